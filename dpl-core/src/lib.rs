@@ -1,0 +1,16 @@
+//! `dpl-core`: everything in dpl that does not depend on a target.
+//!
+//! The macro (`dpl-macros`) lowers a `#[parallel]` body into the IR of [`ir`]; the passes of
+//! this crate then check and transform it, and the backends generate code from the result.
+//!
+//! ```text
+//! lowered IR (Prim level)  --typeck-->  typed IR  --normalize-->  Soac level  --fuse-->  fused
+//! ```
+//!
+//! * [`ir`] — the IR: arenas and handles, single assignment, explicit lambdas.
+//! * [`run`] — the small run-time vocabulary shared by every backend: [`run::Place`],
+//!   [`run::Error`].
+#![deny(missing_docs)]
+
+pub mod ir;
+pub mod run;

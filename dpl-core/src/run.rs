@@ -1,0 +1,168 @@
+//! The run-time vocabulary shared by the facade and every backend: where a call runs
+//! ([`Place`]) and what a violated contract reports ([`Error`]).
+
+use std::fmt;
+
+/// Where a `#[parallel]` call runs.
+///
+/// Every variant always exists; choosing one whose backend is not compiled in is reported
+/// as [`Error::PlaceUnavailable`] (or a panic saying so).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Place {
+    /// All CPU cores, through rayon.
+    Cpu,
+    /// The sequential reference implementation: one thread, deterministic order.
+    Seq,
+    /// CUDA device `n` (feature `cuda`).
+    Gpu(usize),
+    /// The bundled PTX simulator (feature `sim`).
+    Sim,
+}
+
+impl Place {
+    /// Parses the syntax of `DPL_PLACE`: `cpu`, `seq`, `gpu`, `gpu:N`, `sim`
+    /// (case-insensitive, surrounding white space ignored).
+    pub fn parse(text: &str) -> Result<Place, Error> {
+        let t = text.trim().to_ascii_lowercase();
+        match t.as_str() {
+            "cpu" => Ok(Place::Cpu),
+            "seq" => Ok(Place::Seq),
+            "sim" => Ok(Place::Sim),
+            "gpu" => Ok(Place::Gpu(0)),
+            _ => t
+                .strip_prefix("gpu:")
+                .and_then(|n| n.parse().ok())
+                .map(Place::Gpu)
+                .ok_or_else(|| Error::BadPlace { text: text.to_string() }),
+        }
+    }
+}
+
+impl fmt::Display for Place {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Place::Cpu => f.write_str("cpu"),
+            Place::Seq => f.write_str("seq"),
+            Place::Gpu(n) => write!(f, "gpu:{n}"),
+            Place::Sim => f.write_str("sim"),
+        }
+    }
+}
+
+/// A source position of a `#[parallel]` body, recorded at compile time for messages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Location {
+    /// The source file, as `file!()` gives it.
+    pub file: &'static str,
+    /// 1-based line.
+    pub line: u32,
+    /// 1-based column.
+    pub column: u32,
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}:{}", self.file, self.line, self.column)
+    }
+}
+
+/// A violated contract or an unavailable resource, reported by a `#[parallel]` call.
+///
+/// Functions declared `-> Result<T, dpl::Error>` return it; others panic with its
+/// `Display` text.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// Inputs that must have the same length do not.
+    #[error("{prim}: length mismatch: {left} vs {right} at {at}")]
+    LengthMismatch {
+        /// The primitive that needs equal lengths.
+        prim: &'static str,
+        /// One length.
+        left: usize,
+        /// The other.
+        right: usize,
+        /// Where in the source.
+        at: Location,
+    },
+    /// An index (given as data or computed) is outside its sequence.
+    #[error("{prim}: index {index} out of range for length {len} at {at}")]
+    IndexOutOfRange {
+        /// `index` for `x[i]`, else the primitive.
+        prim: &'static str,
+        /// The offending index (negative indices are reported as their value).
+        index: i128,
+        /// The length of the sequence.
+        len: usize,
+        /// Where in the source.
+        at: Location,
+    },
+    /// `min`/`max`/`reduce` without a start value over an empty sequence.
+    #[error("{prim}: empty sequence at {at}")]
+    Empty {
+        /// The primitive.
+        prim: &'static str,
+        /// Where in the source.
+        at: Location,
+    },
+    /// `permute` indices that are not a permutation of `0..len`.
+    #[error("{prim}: indices are not a permutation ({detail}) at {at}")]
+    NotAPermutation {
+        /// The primitive.
+        prim: &'static str,
+        /// What is wrong (e.g. "index 3 appears twice").
+        detail: String,
+        /// Where in the source.
+        at: Location,
+    },
+    /// Integer division or remainder by zero.
+    #[error("attempt to divide by zero at {at}")]
+    DivideByZero {
+        /// Where in the source.
+        at: Location,
+    },
+    /// A `Nested`, `Matrix` or `Seq` whose parts are inconsistent.
+    #[error("malformed {what}: {detail}")]
+    Malformed {
+        /// `Nested`, `Matrix`, ...
+        what: &'static str,
+        /// What is wrong.
+        detail: String,
+    },
+    /// A place whose backend is not compiled in or has no device.
+    #[error("place {place} is not available: {reason}")]
+    PlaceUnavailable {
+        /// The place asked for.
+        place: Place,
+        /// Why not.
+        reason: String,
+    },
+    /// `DPL_PLACE` (or `Place::parse`) text that names no place.
+    #[error("`{text}` is not a place (expected cpu, seq, gpu, gpu:N or sim)")]
+    BadPlace {
+        /// The text given.
+        text: String,
+    },
+    /// A device failure: out of memory, launch failure, ...
+    #[error("device error: {0}")]
+    Device(String),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_places() {
+        assert_eq!(Place::parse("cpu"), Ok(Place::Cpu));
+        assert_eq!(Place::parse(" SEQ "), Ok(Place::Seq));
+        assert_eq!(Place::parse("gpu"), Ok(Place::Gpu(0)));
+        assert_eq!(Place::parse("gpu:3"), Ok(Place::Gpu(3)));
+        assert_eq!(Place::parse("sim"), Ok(Place::Sim));
+        assert!(Place::parse("gpu:x").is_err());
+        assert!(Place::parse("tpu").is_err());
+        for p in [Place::Cpu, Place::Seq, Place::Gpu(2), Place::Sim] {
+            assert_eq!(Place::parse(&p.to_string()), Ok(p));
+        }
+    }
+}

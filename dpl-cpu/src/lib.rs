@@ -1,0 +1,10 @@
+//! `dpl-cpu`: the CPU backend of dpl.
+//!
+//! * [`rt`] (feature `runtime`) — the run-time helpers that generated code calls: parallel
+//!   map, reduce, scan, filter, scatter, ... over an index space, built on rayon, each
+//!   taking the fused element function as a closure that LLVM inlines.
+//! * `codegen` (feature `codegen`) — turns dpl IR into Rust tokens calling [`rt`].
+#![deny(missing_docs)]
+
+#[cfg(feature = "runtime")]
+pub mod rt;

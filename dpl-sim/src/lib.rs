@@ -1,0 +1,1 @@
+//! dpl-sim: a PTX simulator (under construction).

@@ -1,0 +1,58 @@
+//! Choosing where calls run: the default place (`DPL_PLACE`), and [`with_place`] scopes.
+
+use crate::{Error, Place};
+use std::cell::Cell;
+use std::sync::OnceLock;
+
+thread_local! {
+    static SCOPED: Cell<Option<Place>> = const { Cell::new(None) };
+}
+
+/// The place used when no [`with_place`] scope is active: `DPL_PLACE` if set (`cpu`, `seq`,
+/// `gpu`, `gpu:N`, `sim`), else [`Place::Cpu`].
+///
+/// An unparsable `DPL_PLACE` is reported once on standard error and ignored.
+pub fn default_place() -> Place {
+    static DEFAULT: OnceLock<Place> = OnceLock::new();
+    *DEFAULT.get_or_init(|| match std::env::var("DPL_PLACE") {
+        Ok(text) => Place::parse(&text).unwrap_or_else(|e| {
+            eprintln!("dpl: ignoring DPL_PLACE: {e}");
+            Place::Cpu
+        }),
+        Err(_) => Place::Cpu,
+    })
+}
+
+/// The place a `#[parallel]` call made now on this thread runs on.
+pub fn current_place() -> Place {
+    SCOPED.with(Cell::get).unwrap_or_else(default_place)
+}
+
+/// Runs `f` with `place` as the current place of this thread; the previous place is
+/// restored afterwards, also when `f` panics. Scopes nest.
+///
+/// ```
+/// use dpl::prelude::*;
+/// let p = with_place(Place::Seq, dpl::current_place);
+/// assert_eq!(p, Place::Seq);
+/// ```
+pub fn with_place<R>(place: Place, f: impl FnOnce() -> R) -> R {
+    struct Restore(Option<Place>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            SCOPED.with(|s| s.set(self.0));
+        }
+    }
+    let _restore = Restore(SCOPED.with(|s| s.replace(Some(place))));
+    f()
+}
+
+/// The error for a place whose backend this build does not have.
+pub fn unavailable(place: Place) -> Error {
+    let reason = match place {
+        Place::Gpu(_) => "dpl was built without the `cuda` feature",
+        Place::Sim => "dpl was built without the `sim` feature",
+        Place::Cpu | Place::Seq => "this function has no implementation for it",
+    };
+    Error::PlaceUnavailable { place, reason: reason.to_string() }
+}
