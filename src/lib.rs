@@ -20,6 +20,8 @@
 //! primitives and the places.
 #![deny(missing_docs)]
 
+mod data;
+pub mod mm;
 mod place;
 
 pub use dpl_core::run::{Error, Location, Place};

@@ -12,5 +12,12 @@
 //!   [`run::Error`].
 #![deny(missing_docs)]
 
+pub mod fuse;
+pub mod interp;
 pub mod ir;
+pub mod normalize;
+pub mod pipeline;
 pub mod run;
+pub mod text;
+pub mod typeck;
+pub mod verify;

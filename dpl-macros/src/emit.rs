@@ -1,0 +1,1 @@
+//! Code generation for lowered functions (being written).
