@@ -764,6 +764,15 @@ pub enum Assertion {
         /// The bound (`usize`).
         len: VarId,
     },
+    /// A single index (any integer type) is below `len` (and not negative).
+    InBounds {
+        /// Who requires it.
+        origin: Origin,
+        /// The index.
+        index: VarId,
+        /// The bound (`usize`).
+        len: VarId,
+    },
     /// A length (`usize`) is not zero.
     NonEmpty {
         /// Who requires it.
@@ -954,6 +963,7 @@ impl Expr {
             Expr::Assert(a) => match a {
                 Assertion::EqLen { a, b, .. } => vec![*a, *b],
                 Assertion::IndicesInRange { idx, len, .. } => vec![*idx, *len],
+                Assertion::InBounds { index, len, .. } => vec![*index, *len],
                 Assertion::NonEmpty { len, .. } => vec![*len],
             },
         }

@@ -1,1 +1,626 @@
-//! (being written)
+//! [`Nested<T>`]: a ragged sequence of sequences in one flat buffer.
+//!
+//! # Representation
+//!
+//! A `Nested<T>` with `n` rows is two vectors:
+//!
+//! * `values`: every element of every row, row after row (row 0 first);
+//! * `offsets`: `n + 1` positions into `values`; row `i` is `values[offsets[i]..offsets[i + 1]]`.
+//!
+//! The invariants, checked by every constructor and kept by every method:
+//!
+//! 1. `offsets.len() == rows + 1` (so `offsets` is never empty; zero rows is `[0]`);
+//! 2. `offsets[0] == 0`;
+//! 3. `offsets` is non-decreasing (equal neighbours are empty rows);
+//! 4. `offsets[rows] == values.len()`.
+//!
+//! This is the segment-descriptor form of Copperhead and NESL (values plus the start of each
+//! segment), the same layout as the row part of a CSR sparse matrix. Generated code reads a
+//! row with [`Nested::row`], a cheap slice of `values` (two loads and a bounds-checked
+//! slice), and builds results with [`Nested::from_parts`] or [`Nested::from_lengths`].
+//!
+//! Two `Nested` are equal when they have the same rows with the same elements; thanks to
+//! the invariants that is exactly equality of `values` and `offsets`.
+
+use std::fmt;
+use std::iter::FusedIterator;
+use std::ops::Index;
+
+use dpl_core::run::Error;
+
+/// A ragged sequence of sequences: flat `values` plus row `offsets` (rows may be empty).
+///
+/// In a `#[parallel]` body a `&Nested<T>` is a `[[T]]`: a sequence whose elements are its
+/// rows. See the [module documentation](self) for the representation and its invariants.
+///
+/// ```
+/// use dpl::Nested;
+///
+/// let n = Nested::from_rows(vec![vec![1, 2, 3], vec![], vec![4]]);
+/// assert_eq!(n.len(), 3);
+/// assert_eq!(n.row(0), &[1, 2, 3]);
+/// assert!(n[1].is_empty());
+/// assert_eq!(n.values(), &[1, 2, 3, 4]);
+/// assert_eq!(n.offsets(), &[0, 3, 3, 4]);
+/// assert_eq!(n.to_vecs(), vec![vec![1, 2, 3], vec![], vec![4]]);
+/// ```
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct Nested<T> {
+    /// Every element of every row, row 0 first. `values.len() == offsets[rows]`.
+    values: Vec<T>,
+    /// Row boundaries: `rows + 1` entries, starting at 0, non-decreasing, ending at
+    /// `values.len()`.
+    offsets: Vec<usize>,
+}
+
+fn malformed(detail: String) -> Error {
+    Error::Malformed { what: "Nested", detail }
+}
+
+impl<T> Nested<T> {
+    /// A `Nested` with no rows.
+    ///
+    /// ```
+    /// let n = dpl::Nested::<f32>::new();
+    /// assert!(n.is_empty());
+    /// assert_eq!(n.offsets(), &[0]);
+    /// ```
+    pub fn new() -> Self {
+        Nested { values: Vec::new(), offsets: vec![0] }
+    }
+
+    /// Builds a `Nested` from anything that iterates over rows, each row being anything
+    /// that iterates over elements: `Vec<Vec<T>>`, an array of arrays, an iterator of
+    /// iterators, ...
+    ///
+    /// For rows given as borrowed slices, see [`Nested::from_slices`].
+    ///
+    /// ```
+    /// use dpl::Nested;
+    ///
+    /// let a = Nested::from_rows([[1, 2], [3, 4]]);
+    /// let b = Nested::from_rows((0..3).map(|i| 0..i));
+    /// assert_eq!(a.to_vecs(), vec![vec![1, 2], vec![3, 4]]);
+    /// assert_eq!(b.to_vecs(), vec![vec![], vec![0], vec![0, 1]]);
+    /// ```
+    pub fn from_rows<R>(rows: R) -> Self
+    where
+        R: IntoIterator,
+        R::Item: IntoIterator<Item = T>,
+    {
+        let rows = rows.into_iter();
+        let mut offsets = Vec::with_capacity(rows.size_hint().0 + 1);
+        offsets.push(0);
+        let mut values = Vec::new();
+        for row in rows {
+            values.extend(row);
+            offsets.push(values.len());
+        }
+        Nested { values, offsets }
+    }
+
+    /// Builds a `Nested` from its parts, checking every invariant (see the
+    /// [module documentation](self)).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Malformed`] (with `what: "Nested"`) naming the first violated invariant.
+    ///
+    /// ```
+    /// use dpl::Nested;
+    ///
+    /// let n = Nested::from_parts(vec![1.0, 2.0, 3.0], vec![0, 1, 1, 3]).unwrap();
+    /// assert_eq!(n.to_vecs(), vec![vec![1.0], vec![], vec![2.0, 3.0]]);
+    ///
+    /// // The last offset must be the number of values.
+    /// let e = Nested::from_parts(vec![1.0, 2.0], vec![0, 1]).unwrap_err();
+    /// assert!(e.to_string().contains("last offset"));
+    /// ```
+    pub fn from_parts(values: Vec<T>, offsets: Vec<usize>) -> Result<Self, Error> {
+        let Some(&first) = offsets.first() else {
+            return Err(malformed(
+                "offsets is empty (it needs rows + 1 entries, starting with 0)".into(),
+            ));
+        };
+        if first != 0 {
+            return Err(malformed(format!("offsets[0] is {first}, expected 0")));
+        }
+        if let Some(i) = offsets.windows(2).position(|w| w[0] > w[1]) {
+            return Err(malformed(format!(
+                "offsets decrease at row {i}: offsets[{i}] = {} > offsets[{}] = {}",
+                offsets[i],
+                i + 1,
+                offsets[i + 1]
+            )));
+        }
+        let last = offsets[offsets.len() - 1];
+        if last != values.len() {
+            return Err(malformed(format!(
+                "last offset is {last} but there are {} values",
+                values.len()
+            )));
+        }
+        Ok(Nested { values, offsets })
+    }
+
+    /// Builds a `Nested` from flat values and the length of each row.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Malformed`] if the lengths do not add up to `values.len()`.
+    ///
+    /// ```
+    /// use dpl::Nested;
+    ///
+    /// let n = Nested::from_lengths(vec!['a', 'b', 'c'], [2, 0, 1]).unwrap();
+    /// assert_eq!(n.offsets(), &[0, 2, 2, 3]);
+    /// assert!(Nested::from_lengths(vec!['a'], [2]).is_err());
+    /// ```
+    pub fn from_lengths<L>(values: Vec<T>, lengths: L) -> Result<Self, Error>
+    where
+        L: IntoIterator<Item = usize>,
+    {
+        let lengths = lengths.into_iter();
+        let mut offsets = Vec::with_capacity(lengths.size_hint().0 + 1);
+        offsets.push(0usize);
+        let mut end = 0usize;
+        for (row, len) in lengths.enumerate() {
+            end = match end.checked_add(len) {
+                Some(e) if e <= values.len() => e,
+                _ => {
+                    return Err(malformed(format!(
+                        "row lengths exceed the {} values (at row {row}, length {len})",
+                        values.len()
+                    )));
+                }
+            };
+            offsets.push(end);
+        }
+        if end != values.len() {
+            return Err(malformed(format!(
+                "row lengths add up to {end} but there are {} values",
+                values.len()
+            )));
+        }
+        Ok(Nested { values, offsets })
+    }
+
+    /// The number of rows.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.offsets.len() - 1
+    }
+
+    /// `true` if there are no rows (a `Nested` of empty rows is not empty).
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Row `i` as a slice.
+    ///
+    /// # Panics
+    ///
+    /// If `i >= self.len()`, with a message giving the index and the number of rows.
+    ///
+    /// ```
+    /// let n = dpl::Nested::from_rows([vec![1], vec![2, 3]]);
+    /// assert_eq!(n.row(1), &[2, 3]);
+    /// ```
+    #[inline]
+    #[track_caller]
+    pub fn row(&self, i: usize) -> &[T] {
+        match self.get(i) {
+            Some(r) => r,
+            None => row_out_of_range(i, self.len()),
+        }
+    }
+
+    /// Row `i` as a slice, or `None` if `i >= self.len()`.
+    #[inline]
+    pub fn get(&self, i: usize) -> Option<&[T]> {
+        if i < self.len() {
+            Some(&self.values[self.offsets[i]..self.offsets[i + 1]])
+        } else {
+            None
+        }
+    }
+
+    /// Row `i` as a mutable slice (the row structure cannot change through it).
+    ///
+    /// # Panics
+    ///
+    /// If `i >= self.len()`.
+    #[inline]
+    #[track_caller]
+    pub fn row_mut(&mut self, i: usize) -> &mut [T] {
+        if i >= self.len() {
+            row_out_of_range(i, self.len());
+        }
+        &mut self.values[self.offsets[i]..self.offsets[i + 1]]
+    }
+
+    /// The length of row `i`.
+    ///
+    /// # Panics
+    ///
+    /// If `i >= self.len()`.
+    #[inline]
+    #[track_caller]
+    pub fn row_len(&self, i: usize) -> usize {
+        if i >= self.len() {
+            row_out_of_range(i, self.len());
+        }
+        self.offsets[i + 1] - self.offsets[i]
+    }
+
+    /// An iterator over the rows, as slices.
+    ///
+    /// ```
+    /// let n = dpl::Nested::from_rows([vec![1, 2], vec![], vec![3]]);
+    /// let sums: Vec<i32> = n.rows().map(|r| r.iter().sum()).collect();
+    /// assert_eq!(sums, vec![3, 0, 3]);
+    /// ```
+    pub fn rows(&self) -> Rows<'_, T> {
+        Rows { nested: self, front: 0, back: self.len() }
+    }
+
+    /// The same as [`Nested::rows`]: the elements of a `Nested` in the DSL are its rows.
+    pub fn iter(&self) -> Rows<'_, T> {
+        self.rows()
+    }
+
+    /// An iterator over the row lengths.
+    ///
+    /// ```
+    /// let n = dpl::Nested::from_rows([vec![1, 2], vec![], vec![3]]);
+    /// assert_eq!(n.row_lengths().collect::<Vec<_>>(), vec![2, 0, 1]);
+    /// ```
+    pub fn row_lengths(&self) -> impl ExactSizeIterator<Item = usize> + '_ {
+        self.offsets.windows(2).map(|w| w[1] - w[0])
+    }
+
+    /// The length of the longest row (0 if there are no rows).
+    pub fn max_row_len(&self) -> usize {
+        self.row_lengths().max().unwrap_or(0)
+    }
+
+    /// All elements, row after row.
+    #[inline]
+    pub fn values(&self) -> &[T] {
+        &self.values
+    }
+
+    /// All elements, mutable (the row structure cannot change through it).
+    #[inline]
+    pub fn values_mut(&mut self) -> &mut [T] {
+        &mut self.values
+    }
+
+    /// The row offsets: `len() + 1` entries, row `i` is `values()[offsets[i]..offsets[i + 1]]`.
+    #[inline]
+    pub fn offsets(&self) -> &[usize] {
+        &self.offsets
+    }
+
+    /// The total number of elements over all rows (`values().len()`).
+    #[inline]
+    pub fn total_len(&self) -> usize {
+        self.values.len()
+    }
+
+    /// Takes the `Nested` apart into `(values, offsets)`; [`Nested::from_parts`] puts it
+    /// back together.
+    ///
+    /// ```
+    /// let n = dpl::Nested::from_rows([vec![7], vec![8, 9]]);
+    /// let (values, offsets) = n.clone().into_parts();
+    /// assert_eq!((values.as_slice(), offsets.as_slice()), (&[7, 8, 9][..], &[0, 1, 3][..]));
+    /// assert_eq!(dpl::Nested::from_parts(values, offsets).unwrap(), n);
+    /// ```
+    pub fn into_parts(self) -> (Vec<T>, Vec<usize>) {
+        (self.values, self.offsets)
+    }
+
+    /// Appends a row.
+    ///
+    /// ```
+    /// let mut n = dpl::Nested::new();
+    /// n.push_row([1, 2]);
+    /// n.push_row([]);
+    /// assert_eq!(n.to_vecs(), vec![vec![1, 2], vec![]]);
+    /// ```
+    pub fn push_row<R: IntoIterator<Item = T>>(&mut self, row: R) {
+        self.values.extend(row);
+        self.offsets.push(self.values.len());
+    }
+
+    /// A `Nested` with the same rows structure and `f` applied to every element.
+    ///
+    /// ```
+    /// let n = dpl::Nested::from_rows([vec![1, 2], vec![3]]);
+    /// assert_eq!(n.map_values(|v| v * 10).to_vecs(), vec![vec![10, 20], vec![30]]);
+    /// ```
+    pub fn map_values<U>(&self, f: impl FnMut(&T) -> U) -> Nested<U> {
+        Nested { values: self.values.iter().map(f).collect(), offsets: self.offsets.clone() }
+    }
+}
+
+impl<T: Clone> Nested<T> {
+    /// Builds a `Nested` by copying borrowed rows (`&[Vec<T>]`, `&[&[T]]`, ...).
+    ///
+    /// ```
+    /// let rows: [&[u32]; 2] = [&[1, 2], &[]];
+    /// let n = dpl::Nested::from_slices(&rows);
+    /// assert_eq!(n.to_vecs(), vec![vec![1, 2], vec![]]);
+    /// ```
+    pub fn from_slices<S: AsRef<[T]>>(rows: &[S]) -> Self {
+        let total = rows.iter().map(|r| r.as_ref().len()).sum();
+        let mut values = Vec::with_capacity(total);
+        let mut offsets = Vec::with_capacity(rows.len() + 1);
+        offsets.push(0);
+        for r in rows {
+            values.extend_from_slice(r.as_ref());
+            offsets.push(values.len());
+        }
+        Nested { values, offsets }
+    }
+
+    /// The rows copied into a `Vec` of `Vec`s.
+    pub fn to_vecs(&self) -> Vec<Vec<T>> {
+        self.rows().map(<[T]>::to_vec).collect()
+    }
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn row_out_of_range(i: usize, rows: usize) -> ! {
+    panic!("Nested: row index {i} out of range for {rows} rows")
+}
+
+impl<T> Default for Nested<T> {
+    fn default() -> Self {
+        Nested::new()
+    }
+}
+
+impl<T> Index<usize> for Nested<T> {
+    type Output = [T];
+
+    #[inline]
+    #[track_caller]
+    fn index(&self, i: usize) -> &[T] {
+        self.row(i)
+    }
+}
+
+impl<T: fmt::Debug> fmt::Debug for Nested<T> {
+    /// Formats as the list of rows, e.g. `Nested[[1, 2], [], [3]]`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Nested")?;
+        f.debug_list().entries(self.rows()).finish()
+    }
+}
+
+impl<T> From<Vec<Vec<T>>> for Nested<T> {
+    fn from(rows: Vec<Vec<T>>) -> Self {
+        Nested::from_rows(rows)
+    }
+}
+
+impl<T: Clone> From<&[Vec<T>]> for Nested<T> {
+    fn from(rows: &[Vec<T>]) -> Self {
+        Nested::from_slices(rows)
+    }
+}
+
+impl<T> From<Nested<T>> for Vec<Vec<T>> {
+    fn from(n: Nested<T>) -> Self {
+        let Nested { values, offsets } = n;
+        let mut rows = Vec::with_capacity(offsets.len() - 1);
+        let mut rest = values.into_iter();
+        for w in offsets.windows(2) {
+            rows.push(rest.by_ref().take(w[1] - w[0]).collect());
+        }
+        rows
+    }
+}
+
+/// Collects rows (each anything iterable over `T`, e.g. a `Vec<T>`) into a `Nested`.
+///
+/// ```
+/// let n: dpl::Nested<usize> = (1..4).map(|k| vec![k; k]).collect();
+/// assert_eq!(n.row_lengths().collect::<Vec<_>>(), vec![1, 2, 3]);
+/// ```
+impl<T, R: IntoIterator<Item = T>> FromIterator<R> for Nested<T> {
+    fn from_iter<I: IntoIterator<Item = R>>(rows: I) -> Self {
+        Nested::from_rows(rows)
+    }
+}
+
+impl<'a, T> IntoIterator for &'a Nested<T> {
+    type Item = &'a [T];
+    type IntoIter = Rows<'a, T>;
+
+    fn into_iter(self) -> Rows<'a, T> {
+        self.rows()
+    }
+}
+
+/// The iterator over the rows of a [`Nested`], from [`Nested::rows`].
+#[derive(Clone)]
+pub struct Rows<'a, T> {
+    nested: &'a Nested<T>,
+    /// Next row from the front; `front <= back` always.
+    front: usize,
+    /// One past the next row from the back.
+    back: usize,
+}
+
+impl<'a, T> Iterator for Rows<'a, T> {
+    type Item = &'a [T];
+
+    #[inline]
+    fn next(&mut self) -> Option<&'a [T]> {
+        if self.front < self.back {
+            let r = self.nested.row(self.front);
+            self.front += 1;
+            Some(r)
+        } else {
+            None
+        }
+    }
+
+    #[inline]
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = self.back - self.front;
+        (n, Some(n))
+    }
+
+    #[inline]
+    fn nth(&mut self, n: usize) -> Option<&'a [T]> {
+        self.front = self.front.saturating_add(n).min(self.back);
+        self.next()
+    }
+}
+
+impl<T> DoubleEndedIterator for Rows<'_, T> {
+    #[inline]
+    fn next_back(&mut self) -> Option<Self::Item> {
+        if self.front < self.back {
+            self.back -= 1;
+            Some(self.nested.row(self.back))
+        } else {
+            None
+        }
+    }
+}
+
+impl<T> ExactSizeIterator for Rows<'_, T> {}
+impl<T> FusedIterator for Rows<'_, T> {}
+
+impl<T: fmt::Debug> fmt::Debug for Rows<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.clone()).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The rows a `Nested` must hold, checked against an independent `Vec<Vec<_>>`.
+    fn check_against(n: &Nested<i32>, rows: &[Vec<i32>]) {
+        assert_eq!(n.len(), rows.len());
+        assert_eq!(n.is_empty(), rows.is_empty());
+        assert_eq!(n.total_len(), rows.iter().map(Vec::len).sum::<usize>());
+        for (i, r) in rows.iter().enumerate() {
+            assert_eq!(n.row(i), r.as_slice());
+            assert_eq!(&n[i], r.as_slice());
+            assert_eq!(n.row_len(i), r.len());
+            assert_eq!(n.get(i), Some(r.as_slice()));
+        }
+        assert_eq!(n.get(rows.len()), None);
+        assert_eq!(n.to_vecs(), rows);
+        let flat: Vec<i32> = rows.iter().flatten().copied().collect();
+        assert_eq!(n.values(), flat.as_slice());
+    }
+
+    #[test]
+    fn constructors_agree() {
+        let rows = vec![vec![], vec![1, 2, 3], vec![], vec![4], vec![]];
+        let a = Nested::from_rows(rows.clone());
+        check_against(&a, &rows);
+        assert_eq!(a.offsets(), &[0, 0, 3, 3, 4, 4]);
+        let b = Nested::from_parts(vec![1, 2, 3, 4], vec![0, 0, 3, 3, 4, 4]).unwrap();
+        let c = Nested::from_lengths(vec![1, 2, 3, 4], [0, 3, 0, 1, 0]).unwrap();
+        let d = Nested::from_slices(&rows);
+        let e: Nested<i32> = rows.iter().cloned().collect();
+        let f = Nested::from(rows.clone());
+        for x in [&b, &c, &d, &e, &f] {
+            assert_eq!(x, &a);
+        }
+        assert_eq!(Vec::<Vec<i32>>::from(a), rows);
+    }
+
+    #[test]
+    fn empty_and_all_empty_rows() {
+        let n: Nested<i32> = Nested::new();
+        check_against(&n, &[]);
+        assert_eq!(n, Nested::default());
+        assert_eq!(n, Nested::from_parts(vec![], vec![0]).unwrap());
+        let e = Nested::from_rows(vec![Vec::<i32>::new(); 3]);
+        check_against(&e, &[vec![], vec![], vec![]]);
+        assert!(!e.is_empty());
+        assert_ne!(n, e);
+        assert_eq!(e.max_row_len(), 0);
+    }
+
+    #[test]
+    fn from_parts_rejects_each_invariant() {
+        let msg = |v: Vec<i32>, o: Vec<usize>| match Nested::from_parts(v, o) {
+            Err(Error::Malformed { what, detail }) => {
+                assert_eq!(what, "Nested");
+                detail
+            }
+            other => panic!("expected Malformed, got {other:?}"),
+        };
+        assert!(msg(vec![], vec![]).contains("offsets is empty"));
+        assert!(msg(vec![1], vec![1, 1]).contains("offsets[0] is 1"));
+        assert!(msg(vec![1, 2], vec![0, 2, 1, 2]).contains("decrease at row 1"));
+        assert!(msg(vec![1, 2], vec![0, 1]).contains("last offset is 1 but there are 2"));
+        assert!(msg(vec![1], vec![0, 2]).contains("last offset is 2 but there are 1"));
+    }
+
+    #[test]
+    fn from_lengths_rejects_bad_sums() {
+        assert!(Nested::from_lengths(vec![1, 2, 3], [1, 1]).is_err());
+        assert!(Nested::from_lengths(vec![1, 2, 3], [2, 2]).is_err());
+        assert!(Nested::from_lengths(vec![1, 2, 3], [usize::MAX, 4]).is_err());
+        assert!(Nested::<i32>::from_lengths(vec![], std::iter::empty()).unwrap().is_empty());
+    }
+
+    #[test]
+    fn rows_iterator_both_ends() {
+        let n = Nested::from_rows([vec![1], vec![2, 2], vec![], vec![4]]);
+        let mut it = n.rows();
+        assert_eq!(it.len(), 4);
+        assert_eq!(it.next(), Some(&[1][..]));
+        assert_eq!(it.next_back(), Some(&[4][..]));
+        assert_eq!(it.len(), 2);
+        assert_eq!(it.next_back(), Some(&[][..]));
+        assert_eq!(it.next(), Some(&[2, 2][..]));
+        assert_eq!(it.next(), None);
+        assert_eq!(it.next_back(), None);
+        assert_eq!(n.rows().nth(3), Some(&[4][..]));
+        assert_eq!(n.rows().nth(9), None);
+        let rev: Vec<&[i32]> = n.rows().rev().collect();
+        assert_eq!(rev, vec![&[4][..], &[], &[2, 2], &[1]]);
+        assert_eq!((&n).into_iter().count(), 4);
+    }
+
+    #[test]
+    #[should_panic(expected = "row index 2 out of range for 2 rows")]
+    fn row_out_of_range_panics() {
+        let n = Nested::from_rows([vec![1], vec![2]]);
+        let _ = n.row(2);
+    }
+
+    #[test]
+    fn mutation_keeps_structure() {
+        let mut n = Nested::from_rows([vec![1, 2], vec![3]]);
+        n.row_mut(0)[1] = 20;
+        n.values_mut()[2] = 30;
+        n.push_row(vec![4, 5]);
+        assert_eq!(n.to_vecs(), vec![vec![1, 20], vec![30], vec![4, 5]]);
+        assert_eq!(n.max_row_len(), 2);
+    }
+
+    #[test]
+    fn debug_lists_rows() {
+        let n = Nested::from_rows([vec![1, 2], vec![], vec![3]]);
+        assert_eq!(format!("{n:?}"), "Nested[[1, 2], [], [3]]");
+        assert_eq!(format!("{:?}", n.rows().skip(1)), "[[], [3]]");
+    }
+}
