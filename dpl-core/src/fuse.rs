@@ -1,1 +1,235 @@
-//! (being written)
+//! Fusion at the Soac level, and dead-code elimination.
+//!
+//! A producer `p = soac map n |i| body` whose value is only ever read element-wise
+//! (`p[j]`, and `len(p)`) at a single place is *inlined* there: the read becomes the
+//! producer's body with `i := j` (preceded by a bounds check against `n` when the read was
+//! checked), and `len(p)` becomes `n`. Because every combinator reads its inputs through its
+//! element function, this one rule fuses map into map, reduce, scan, filter and scatter,
+//! gathers of maps, zips and unzips, and chains of them; the temporaries disappear. It is
+//! repeated until nothing changes, then statements whose value is unused are removed
+//! (assertions are kept: they are the program's checks).
+
+use crate::captures::{fix_captures, visit_blocks_mut};
+use crate::ir::*;
+use std::collections::{HashMap, HashSet};
+
+/// Fuses producers into consumers and removes dead statements.
+pub fn fuse(f: &Function) -> Function {
+    let mut out = f.clone();
+    while let Some(p) = candidate(&out) {
+        inline_producer(&mut out, p);
+    }
+    dead_code(&mut out);
+    fix_captures(&mut out);
+    out
+}
+
+/// How a variable is used.
+#[derive(Default, Debug)]
+struct Uses {
+    /// `Index { seq: v }` reads.
+    reads: usize,
+    /// `Len(v)` uses.
+    lens: usize,
+    /// Any other use (operand of another expression, a block result).
+    other: usize,
+}
+
+fn count_uses(f: &Function) -> HashMap<VarId, Uses> {
+    let mut uses: HashMap<VarId, Uses> = HashMap::new();
+    fn block(b: &Block, uses: &mut HashMap<VarId, Uses>) {
+        for s in &b.stmts {
+            match &s.expr {
+                Expr::Index { seq, index, .. } => {
+                    uses.entry(*seq).or_default().reads += 1;
+                    uses.entry(*index).or_default().other += 1;
+                }
+                Expr::Len(v) => uses.entry(*v).or_default().lens += 1,
+                e => {
+                    for v in e.operands() {
+                        uses.entry(v).or_default().other += 1;
+                    }
+                }
+            }
+            s.expr.for_each_block(&mut |b| block(b, uses));
+        }
+        uses.entry(b.result).or_default().other += 1;
+    }
+    block(&f.body, &mut uses);
+    uses
+}
+
+/// Lambda nesting depth of each statement's definition and of each variable's reads.
+fn depths(f: &Function) -> (HashMap<VarId, usize>, HashMap<VarId, usize>) {
+    fn block(b: &Block, d: usize, defs: &mut HashMap<VarId, usize>, reads: &mut HashMap<VarId, usize>) {
+        for s in &b.stmts {
+            defs.insert(s.var, d);
+            if let Expr::Index { seq, .. } = &s.expr {
+                let e = reads.entry(*seq).or_insert(d);
+                *e = (*e).max(d);
+            }
+            match &s.expr {
+                Expr::If(_, x, y) => {
+                    block(x, d, defs, reads);
+                    block(y, d, defs, reads);
+                }
+                e => e.for_each_lambda(&mut |l| block(&l.body, d + 1, defs, reads)),
+            }
+        }
+    }
+    let (mut defs, mut reads) = (HashMap::new(), HashMap::new());
+    block(&f.body, 0, &mut defs, &mut reads);
+    (defs, reads)
+}
+
+/// The first fusable producer in program order: a `map` combinator read element-wise at
+/// exactly one place, at most one loop level deeper than itself (deeper reads would
+/// recompute each element once per iteration of the loops in between).
+fn candidate(f: &Function) -> Option<VarId> {
+    let uses = count_uses(f);
+    let (defs, reads) = depths(f);
+    let mut found = None;
+    f.body.walk(&mut |s| {
+        if found.is_some() {
+            return;
+        }
+        if let Expr::Soac(soac) = &s.expr {
+            if matches!(soac.kind, SoacKind::Map) {
+                if let Some(u) = uses.get(&s.var) {
+                    let near = match (defs.get(&s.var), reads.get(&s.var)) {
+                        (Some(d), Some(r)) => *r <= *d + 1,
+                        _ => false,
+                    };
+                    if u.other == 0 && u.reads == 1 && near {
+                        found = Some(s.var);
+                    }
+                }
+            }
+        }
+    });
+    found
+}
+
+/// Removes the producer statement of `p` and inlines it at its single read.
+fn inline_producer(f: &mut Function, p: VarId) {
+    let mut producer: Option<(Soac, Span)> = None;
+    visit_blocks_mut(&mut f.body, &mut |b| {
+        if producer.is_some() {
+            return;
+        }
+        if let Some(pos) = b.stmts.iter().position(|s| s.var == p) {
+            let s = b.stmts.remove(pos);
+            if let Expr::Soac(soac) = s.expr {
+                producer = Some((*soac, s.span));
+            }
+        }
+    });
+    let Some((soac, _)) = producer else { return };
+    let n = soac.len;
+    let mut elem = Some(soac.elem);
+    let vars = &mut f.vars;
+    visit_blocks_mut(&mut f.body, &mut |b| {
+        let mut k = 0;
+        while k < b.stmts.len() {
+            match &b.stmts[k].expr {
+                Expr::Len(v) if *v == p => {
+                    b.stmts[k].expr = Expr::Var(n);
+                    k += 1;
+                }
+                Expr::Index { seq, index, checked } if *seq == p => {
+                    let (index, checked) = (*index, *checked);
+                    let Some(l) = elem.take() else {
+                        k += 1;
+                        continue;
+                    };
+                    let Stmt { var, span, .. } = b.stmts.remove(k);
+                    let mut new = Vec::new();
+                    if let Some(origin) = checked {
+                        let c = vars.push(Var { name: "check".into(), ty: Type::unit(), span });
+                        new.push(Stmt {
+                            var: c,
+                            expr: Expr::Assert(Assertion::InBounds { origin, index, len: n }),
+                            span,
+                        });
+                    }
+                    let i = l.params[0];
+                    let bind = if vars[index].ty == Type::usize() {
+                        Expr::Var(index)
+                    } else {
+                        Expr::Cast(index, Scalar::Usize)
+                    };
+                    new.push(Stmt { var: i, expr: bind, span });
+                    new.extend(l.body.stmts);
+                    new.push(Stmt { var, expr: Expr::Var(l.body.result), span });
+                    let added = new.len();
+                    b.stmts.splice(k..k, new);
+                    k += added;
+                }
+                _ => k += 1,
+            }
+        }
+    });
+}
+
+/// Removes statements whose variable is never used (except assertions), to a fixpoint.
+fn dead_code(f: &mut Function) {
+    loop {
+        let uses = count_uses(f);
+        let used: HashSet<VarId> = uses
+            .iter()
+            .filter(|(_, u)| u.reads + u.lens + u.other > 0)
+            .map(|(v, _)| *v)
+            .collect();
+        let mut removed = false;
+        visit_blocks_mut(&mut f.body, &mut |b| {
+            let before = b.stmts.len();
+            b.stmts.retain(|s| used.contains(&s.var) || matches!(s.expr, Expr::Assert(_)));
+            removed |= b.stmts.len() != before;
+        });
+        if !removed {
+            break;
+        }
+    }
+}
+
+/// Counts of loops and temporaries, for structure tests.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Stats {
+    /// Combinators (each is one loop over its index space), nested ones included.
+    pub loops: usize,
+    /// Sequences materialized by a combinator that are not (part of) the function's result.
+    pub temporaries: usize,
+    /// Combinators at the top level of the body.
+    pub top_level_loops: usize,
+}
+
+/// Counts loops and temporaries of a Soac-level function.
+pub fn stats(f: &Function) -> Stats {
+    let mut results: HashSet<VarId> = HashSet::new();
+    let mut pending = vec![f.body.result];
+    while let Some(v) = pending.pop() {
+        if results.insert(v) {
+            for s in &f.body.stmts {
+                if s.var == v {
+                    match &s.expr {
+                        Expr::Tuple(vs) => pending.extend(vs),
+                        Expr::Var(w) => pending.push(*w),
+                        _ => {}
+                    }
+                }
+            }
+        }
+    }
+    let mut st = Stats::default();
+    st.top_level_loops = f.body.stmts.iter().filter(|s| matches!(s.expr, Expr::Soac(_))).count();
+    f.body.walk(&mut |s| {
+        if let Expr::Soac(soac) = &s.expr {
+            st.loops += 1;
+            let materializes = !matches!(soac.kind, SoacKind::Reduce { .. });
+            if materializes && !results.contains(&s.var) {
+                st.temporaries += 1;
+            }
+        }
+    });
+    st
+}

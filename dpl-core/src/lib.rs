@@ -12,6 +12,8 @@
 //!   [`run::Error`].
 #![deny(missing_docs)]
 
+pub mod captures;
+pub mod diag;
 pub mod fuse;
 pub mod interp;
 pub mod ir;

@@ -1,1 +1,740 @@
-//! (being written)
+//! Type inference.
+//!
+//! Unification over type terms with three kinds of unknowns: any type, an integer type (an
+//! unsuffixed integer literal) and a float type (an unsuffixed float literal), following
+//! Rust's rules: literals without a suffix default to `i32` and `f64` when nothing else
+//! decides, an integer used as an index becomes `usize`. Parameter and result types come
+//! from the Rust signature; annotations in the body are already on the variables.
+//!
+//! The walk visits data arguments of a primitive before its lambdas, so a lambda's
+//! parameters get their types from the sequences it is applied to (as Rust's closure
+//! inference does). After solving, a second walk checks that every operator is applied to
+//! types it supports (no `-` on unsigned integers, no bit operations on floats, ...), then
+//! the concrete types are written back into [`Var::ty`](crate::ir::Var).
+
+use crate::diag::Diagnostic;
+use crate::ir::*;
+
+/// Infers the type of every variable of `f` and writes it into the IR. Returns every error
+/// found (several at once where they are independent).
+pub fn infer(f: &mut Function) -> Result<(), Vec<Diagnostic>> {
+    let mut cx = Cx::new(f);
+    let body = f.body.clone();
+    cx.block(f, &body);
+    let ret = cx.from_type(&f.ret.clone());
+    let result_span = f.vars[body.result].span;
+    cx.unify_at(cx.var_ty[body.result.index()], ret, result_span, "the function's result");
+    cx.default_literals();
+    let types: Vec<Option<Type>> =
+        (0..f.vars.len()).map(|i| cx.resolve(cx.var_ty[i])).collect();
+    for (i, t) in types.iter().enumerate() {
+        match t {
+            Some(t) => f.vars[Handle::new(i)].ty = t.clone(),
+            None => {
+                let var = &f.vars[Handle::new(i)];
+                if cx.used[i] {
+                    cx.errors.push(Diagnostic::new(
+                        var.span,
+                        format!("cannot infer the type of `{}`; add a type annotation", var.name),
+                    ));
+                } else {
+                    // An unused variable of unknown type (e.g. a `let _ = ...` whose value
+                    // was never constrained): give it unit type.
+                    f.vars[Handle::new(i)].ty = Type::unit();
+                }
+            }
+        }
+    }
+    if cx.errors.is_empty() {
+        check_ops(f, &f.body, &mut cx.errors);
+    }
+    if cx.errors.is_empty() { Ok(()) } else { Err(dedup(cx.errors)) }
+}
+
+fn dedup(mut errors: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    let mut seen = std::collections::HashSet::new();
+    errors.retain(|e| seen.insert((e.span, e.message.clone())));
+    errors
+}
+
+type Ty = usize;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Any,
+    Int,
+    Float,
+}
+
+#[derive(Clone, Debug)]
+enum Node {
+    Unknown(Kind),
+    Scalar(Scalar),
+    Seq(Ty),
+    Tuple(Vec<Ty>),
+}
+
+struct Cx {
+    nodes: Vec<Node>,
+    parent: Vec<Ty>,
+    var_ty: Vec<Ty>,
+    used: Vec<bool>,
+    errors: Vec<Diagnostic>,
+}
+
+impl Cx {
+    fn new(f: &Function) -> Cx {
+        let mut cx = Cx {
+            nodes: Vec::new(),
+            parent: Vec::new(),
+            var_ty: Vec::new(),
+            used: vec![false; f.vars.len()],
+            errors: Vec::new(),
+        };
+        for (_, v) in f.vars.iter() {
+            let t = cx.from_type(&v.ty);
+            cx.var_ty.push(t);
+        }
+        for p in &f.params {
+            cx.used[p.index()] = true;
+        }
+        cx
+    }
+
+    fn node(&mut self, n: Node) -> Ty {
+        self.nodes.push(n);
+        self.parent.push(self.parent.len());
+        self.parent.len() - 1
+    }
+
+    fn from_type(&mut self, t: &Type) -> Ty {
+        match t {
+            Type::Infer => self.node(Node::Unknown(Kind::Any)),
+            Type::Scalar(s) => self.node(Node::Scalar(*s)),
+            Type::Seq(e) => {
+                let e = self.from_type(e);
+                self.node(Node::Seq(e))
+            }
+            Type::Tuple(ts) => {
+                let ts = ts.iter().map(|t| self.from_type(t)).collect();
+                self.node(Node::Tuple(ts))
+            }
+        }
+    }
+
+    fn find(&mut self, t: Ty) -> Ty {
+        let mut r = t;
+        while self.parent[r] != r {
+            r = self.parent[r];
+        }
+        let mut c = t;
+        while self.parent[c] != r {
+            let next = self.parent[c];
+            self.parent[c] = r;
+            c = next;
+        }
+        r
+    }
+
+    fn scalar(&mut self, s: Scalar) -> Ty {
+        self.node(Node::Scalar(s))
+    }
+
+    fn fresh(&mut self, k: Kind) -> Ty {
+        self.node(Node::Unknown(k))
+    }
+
+    fn seq_of(&mut self, e: Ty) -> Ty {
+        self.node(Node::Seq(e))
+    }
+
+    /// Unifies two terms; on failure returns a message describing both.
+    fn unify(&mut self, a: Ty, b: Ty) -> Result<(), ()> {
+        let (a, b) = (self.find(a), self.find(b));
+        if a == b {
+            return Ok(());
+        }
+        match (self.nodes[a].clone(), self.nodes[b].clone()) {
+            (Node::Unknown(ka), Node::Unknown(kb)) => {
+                let k = match (ka, kb) {
+                    (Kind::Any, k) | (k, Kind::Any) => k,
+                    (x, y) if x == y => x,
+                    _ => return Err(()),
+                };
+                self.nodes[b] = Node::Unknown(k);
+                self.parent[a] = b;
+                Ok(())
+            }
+            (Node::Unknown(k), other) | (other, Node::Unknown(k)) => {
+                let ok = match (&other, k) {
+                    (_, Kind::Any) => true,
+                    (Node::Scalar(s), Kind::Int) => s.is_int(),
+                    (Node::Scalar(s), Kind::Float) => s.is_float(),
+                    _ => false,
+                };
+                if !ok {
+                    return Err(());
+                }
+                let (unknown, known) =
+                    if matches!(self.nodes[a], Node::Unknown(_)) { (a, b) } else { (b, a) };
+                self.parent[unknown] = known;
+                Ok(())
+            }
+            (Node::Scalar(x), Node::Scalar(y)) => {
+                if x == y {
+                    Ok(())
+                } else {
+                    Err(())
+                }
+            }
+            (Node::Seq(x), Node::Seq(y)) => {
+                self.parent[a] = b;
+                self.unify(x, y)
+            }
+            (Node::Tuple(xs), Node::Tuple(ys)) => {
+                if xs.len() != ys.len() {
+                    return Err(());
+                }
+                self.parent[a] = b;
+                for (x, y) in xs.into_iter().zip(ys) {
+                    self.unify(x, y)?;
+                }
+                Ok(())
+            }
+            _ => Err(()),
+        }
+    }
+
+    /// Unifies and reports a mismatch at `span`, saying what was being checked.
+    fn unify_at(&mut self, actual: Ty, expected: Ty, span: Span, what: &str) -> bool {
+        let (ta, te) = (self.show(actual), self.show(expected));
+        if self.unify(actual, expected).is_err() {
+            self.errors.push(Diagnostic::new(
+                span,
+                format!("mismatched types: {what} has type `{ta}`, expected `{te}`"),
+            ));
+            false
+        } else {
+            true
+        }
+    }
+
+    fn show(&mut self, t: Ty) -> String {
+        let t = self.find(t);
+        match self.nodes[t].clone() {
+            Node::Unknown(Kind::Any) => "_".into(),
+            Node::Unknown(Kind::Int) => "{integer}".into(),
+            Node::Unknown(Kind::Float) => "{float}".into(),
+            Node::Scalar(s) => s.name().into(),
+            Node::Seq(e) => format!("[{}]", self.show(e)),
+            Node::Tuple(ts) => {
+                let parts: Vec<String> = ts.into_iter().map(|t| self.show(t)).collect();
+                if parts.len() == 1 {
+                    format!("({},)", parts[0])
+                } else {
+                    format!("({})", parts.join(", "))
+                }
+            }
+        }
+    }
+
+    /// The resolved node of a term.
+    fn get(&mut self, t: Ty) -> Node {
+        let r = self.find(t);
+        self.nodes[r].clone()
+    }
+
+    fn default_literals(&mut self) {
+        for i in 0..self.nodes.len() {
+            if self.find(i) == i {
+                match self.nodes[i] {
+                    Node::Unknown(Kind::Int) => self.nodes[i] = Node::Scalar(Scalar::I32),
+                    Node::Unknown(Kind::Float) => self.nodes[i] = Node::Scalar(Scalar::F64),
+                    _ => {}
+                }
+            }
+        }
+    }
+
+    fn resolve(&mut self, t: Ty) -> Option<Type> {
+        match self.get(t) {
+            Node::Unknown(_) => None,
+            Node::Scalar(s) => Some(Type::Scalar(s)),
+            Node::Seq(e) => Some(Type::seq(self.resolve(e)?)),
+            Node::Tuple(ts) => {
+                let mut out = Vec::with_capacity(ts.len());
+                for t in ts {
+                    out.push(self.resolve(t)?);
+                }
+                Some(Type::Tuple(out))
+            }
+        }
+    }
+
+    fn ty(&mut self, v: VarId) -> Ty {
+        self.used[v.index()] = true;
+        self.var_ty[v.index()]
+    }
+
+    /// The element type of a sequence variable, or an error at `span`.
+    fn elem_of(&mut self, f: &Function, v: VarId, span: Span, what: &str) -> Ty {
+        let t = self.ty(v);
+        match self.get(t) {
+            Node::Seq(e) => e,
+            Node::Unknown(Kind::Any) => {
+                let e = self.fresh(Kind::Any);
+                let s = self.seq_of(e);
+                let _ = self.unify(t, s);
+                e
+            }
+            _ => {
+                let shown = self.show(t);
+                self.errors.push(Diagnostic::new(
+                    span,
+                    format!("{what} must be a sequence, but `{}` has type `{shown}`", f.vars[v].name),
+                ));
+                self.fresh(Kind::Any)
+            }
+        }
+    }
+
+    /// Requires an integer type for an index; an undecided integer becomes `usize`.
+    fn index_ty(&mut self, f: &Function, t: Ty, span: Span, what: &str) {
+        match self.get(t) {
+            Node::Unknown(_) => {
+                let u = self.scalar(Scalar::Usize);
+                let _ = self.unify(t, u);
+            }
+            Node::Scalar(s) if s.is_int() => {}
+            _ => {
+                let shown = self.show(t);
+                let _ = f;
+                self.errors.push(Diagnostic::new(
+                    span,
+                    format!("{what} must be an integer, found `{shown}`"),
+                ));
+            }
+        }
+    }
+
+    fn block(&mut self, f: &Function, b: &Block) {
+        for s in &b.stmts {
+            self.stmt(f, s);
+        }
+        self.used[b.result.index()] = true;
+    }
+
+    /// Types a lambda applied to arguments of types `args`; returns its result type.
+    fn lambda(&mut self, f: &Function, l: &Lambda, args: &[Ty], span: Span, what: &str) -> Ty {
+        if l.params.len() != args.len() {
+            self.errors.push(Diagnostic::new(
+                span,
+                format!("{what} takes {} argument(s), but the closure has {}", args.len(), l.params.len()),
+            ));
+        }
+        for (p, a) in l.params.iter().zip(args) {
+            let pt = self.ty(*p);
+            let pspan = f.vars[*p].span;
+            let pspan = if pspan == Span::NONE { span } else { pspan };
+            self.unify_at(pt, *a, pspan, &format!("the closure parameter `{}`", f.vars[*p].name));
+        }
+        self.block(f, &l.body);
+        self.ty(l.body.result)
+    }
+
+    fn stmt(&mut self, f: &Function, s: &Stmt) {
+        let out = self.ty(s.var);
+        let span = s.span;
+        let t = match &s.expr {
+            Expr::Const(c) => match c {
+                Const::Bool(_) => self.scalar(Scalar::Bool),
+                Const::Int(_) => self.fresh(Kind::Int),
+                Const::Float(_) => self.fresh(Kind::Float),
+            },
+            Expr::Var(v) => self.ty(*v),
+            Expr::Unary(_, v) => self.ty(*v),
+            Expr::Binary(op, a, b) => {
+                let (ta, tb) = (self.ty(*a), self.ty(*b));
+                match op {
+                    BinOp::Shl | BinOp::Shr => {
+                        self.index_ty(f, tb, span, "a shift amount");
+                        ta
+                    }
+                    _ => {
+                        let sym = op.symbol();
+                        self.unify_at(tb, ta, span, &format!("the right operand of `{sym}`"));
+                        if op.is_comparison() { self.scalar(Scalar::Bool) } else { ta }
+                    }
+                }
+            }
+            Expr::Cast(v, s) => {
+                let _ = self.ty(*v);
+                self.scalar(*s)
+            }
+            Expr::Tuple(vs) => {
+                let ts = vs.iter().map(|v| self.ty(*v)).collect();
+                self.node(Node::Tuple(ts))
+            }
+            Expr::Field(v, n) => {
+                let tv = self.ty(*v);
+                match self.get(tv) {
+                    Node::Tuple(ts) if (*n as usize) < ts.len() => ts[*n as usize],
+                    Node::Tuple(ts) => {
+                        self.errors.push(Diagnostic::new(
+                            span,
+                            format!("no field `{n}` on a tuple of {} element(s)", ts.len()),
+                        ));
+                        self.fresh(Kind::Any)
+                    }
+                    Node::Unknown(Kind::Any) => {
+                        self.errors.push(Diagnostic::new(
+                            span,
+                            format!(
+                                "the type of `{}` must be known here; add a type annotation",
+                                f.vars[*v].name
+                            ),
+                        ));
+                        self.fresh(Kind::Any)
+                    }
+                    _ => {
+                        let shown = self.show(tv);
+                        self.errors.push(Diagnostic::new(
+                            span,
+                            format!("`.{n}` needs a tuple, found `{shown}`"),
+                        ));
+                        self.fresh(Kind::Any)
+                    }
+                }
+            }
+            Expr::If(c, a, b) => {
+                let tc = self.ty(*c);
+                let bool_t = self.scalar(Scalar::Bool);
+                self.unify_at(tc, bool_t, f.vars[*c].span.or(span), "the condition of `if`");
+                self.block(f, a);
+                self.block(f, b);
+                let (ta, tb) = (self.ty(a.result), self.ty(b.result));
+                self.unify_at(tb, ta, f.vars[b.result].span.or(span), "the `else` branch");
+                ta
+            }
+            Expr::Index { seq, index, .. } => {
+                let e = self.elem_of(f, *seq, span, "an indexed value");
+                let ti = self.ty(*index);
+                self.index_ty(f, ti, span, "an index");
+                e
+            }
+            Expr::Len(v) => {
+                let _ = self.elem_of(f, *v, span, "the argument of `len`");
+                self.scalar(Scalar::Usize)
+            }
+            Expr::Math(m, args) => {
+                let ts: Vec<Ty> = args.iter().map(|a| self.ty(*a)).collect();
+                for (k, t) in ts.iter().enumerate().skip(1) {
+                    self.unify_at(*t, ts[0], span, &format!("argument {} of `{}`", k + 1, m.name()));
+                }
+                if m.float_only() {
+                    if let Some(t0) = ts.first() {
+                        if let Node::Unknown(Kind::Any) = self.get(*t0) {
+                            let fl = self.fresh(Kind::Float);
+                            let _ = self.unify(*t0, fl);
+                        }
+                    }
+                }
+                ts.first().copied().unwrap_or_else(|| self.fresh(Kind::Any))
+            }
+            Expr::Prim { prim, lambdas, args } => self.prim(f, *prim, lambdas, args, span),
+            Expr::Soac(soac) => self.soac(f, soac, span),
+            Expr::Assert(_) => self.node(Node::Tuple(Vec::new())),
+        };
+        let name = f.vars[s.var].name.clone();
+        self.unify_at(t, out, f.vars[s.var].span.or(span), &format!("`{name}`"));
+    }
+
+    fn prim(&mut self, f: &Function, prim: Prim, lambdas: &[Lambda], args: &[VarId], span: Span) -> Ty {
+        let name = prim.name();
+        let arg = |k: usize| args.get(k).copied();
+        let what = |k: usize| format!("argument {} of `{name}`", k + 1);
+        // Element type of data argument k.
+        macro_rules! elem {
+            ($k:expr) => {
+                match arg($k) {
+                    Some(v) => self.elem_of(f, v, span, &what($k)),
+                    None => self.fresh(Kind::Any),
+                }
+            };
+        }
+        macro_rules! scalar_arg {
+            ($k:expr) => {
+                match arg($k) {
+                    Some(v) => self.ty(v),
+                    None => self.fresh(Kind::Any),
+                }
+            };
+        }
+        let lambda = |cx: &mut Cx, k: usize, ins: &[Ty]| -> Ty {
+            match lambdas.get(k) {
+                Some(l) => cx.lambda(f, l, ins, span, &format!("the function argument of `{name}`")),
+                None => cx.fresh(Kind::Any),
+            }
+        };
+        match prim {
+            Prim::Map => {
+                let ins: Vec<Ty> = (0..args.len()).map(|k| elem!(k)).collect();
+                let r = lambda(self, 0, &ins);
+                self.seq_of(r)
+            }
+            Prim::Zip => {
+                let ins: Vec<Ty> = (0..args.len()).map(|k| elem!(k)).collect();
+                let t = self.node(Node::Tuple(ins));
+                self.seq_of(t)
+            }
+            Prim::Unzip => {
+                let e = elem!(0);
+                match self.get(e) {
+                    Node::Tuple(ts) => {
+                        let seqs = ts.into_iter().map(|t| self.seq_of(t)).collect();
+                        self.node(Node::Tuple(seqs))
+                    }
+                    _ => {
+                        let shown = self.show(e);
+                        self.errors.push(Diagnostic::new(
+                            span,
+                            format!("`unzip` needs a sequence of tuples, found `[{shown}]`"),
+                        ));
+                        self.fresh(Kind::Any)
+                    }
+                }
+            }
+            Prim::Gather => {
+                let e = elem!(0);
+                let i = elem!(1);
+                self.index_ty(f, i, span, "the elements of the index sequence");
+                self.seq_of(e)
+            }
+            Prim::Permute => {
+                let e = elem!(0);
+                let i = elem!(1);
+                self.index_ty(f, i, span, "the elements of the index sequence");
+                self.seq_of(e)
+            }
+            Prim::Scatter | Prim::ScatterReduce => {
+                let e = elem!(0);
+                let i = elem!(1);
+                self.index_ty(f, i, span, "the elements of the index sequence");
+                let d = elem!(2);
+                self.unify_at(d, e, span, &format!("the elements of the destination of `{name}`"));
+                if prim == Prim::ScatterReduce {
+                    let r = lambda(self, 0, &[e, e]);
+                    self.unify_at(r, e, span, &format!("the result of the operator of `{name}`"));
+                }
+                self.seq_of(e)
+            }
+            Prim::Reduce | Prim::ExclusiveScan => {
+                let e = elem!(0);
+                let init = scalar_arg!(1);
+                self.unify_at(init, e, span, &format!("the start value of `{name}`"));
+                let r = lambda(self, 0, &[e, e]);
+                self.unify_at(r, e, span, &format!("the result of the operator of `{name}`"));
+                if prim == Prim::Reduce { e } else { self.seq_of(e) }
+            }
+            Prim::Scan => {
+                let e = elem!(0);
+                let r = lambda(self, 0, &[e, e]);
+                self.unify_at(r, e, span, "the result of the operator of `scan`");
+                self.seq_of(e)
+            }
+            Prim::Sum | Prim::Min | Prim::Max => elem!(0),
+            Prim::Any | Prim::All | Prim::Count => {
+                let e = elem!(0);
+                let b = self.scalar(Scalar::Bool);
+                if lambdas.is_empty() {
+                    self.unify_at(e, b, span, &format!("the elements of the argument of `{name}`"));
+                } else {
+                    let r = lambda(self, 0, &[e]);
+                    self.unify_at(r, b, span, &format!("the result of the predicate of `{name}`"));
+                }
+                if prim == Prim::Count { self.scalar(Scalar::Usize) } else { b }
+            }
+            Prim::Filter => {
+                let e = elem!(0);
+                let b = self.scalar(Scalar::Bool);
+                let r = lambda(self, 0, &[e]);
+                self.unify_at(r, b, span, "the result of the predicate of `filter`");
+                self.seq_of(e)
+            }
+            Prim::Replicate => {
+                let v = scalar_arg!(0);
+                let n = scalar_arg!(1);
+                let u = self.scalar(Scalar::Usize);
+                self.unify_at(n, u, span, "the count of `replicate`");
+                self.seq_of(v)
+            }
+            Prim::Indices => {
+                let _ = elem!(0);
+                let u = self.scalar(Scalar::Usize);
+                self.seq_of(u)
+            }
+            Prim::Range => {
+                let n = scalar_arg!(0);
+                let u = self.scalar(Scalar::Usize);
+                self.unify_at(n, u, span, "the argument of `range`");
+                let u = self.scalar(Scalar::Usize);
+                self.seq_of(u)
+            }
+            Prim::Len => {
+                let _ = elem!(0);
+                self.scalar(Scalar::Usize)
+            }
+        }
+    }
+
+    fn soac(&mut self, f: &Function, s: &Soac, span: Span) -> Ty {
+        let u = self.scalar(Scalar::Usize);
+        let tl = self.ty(s.len);
+        self.unify_at(tl, u, span, "the length of a combinator");
+        let u = self.scalar(Scalar::Usize);
+        let e = self.lambda(f, &s.elem, &[u], span, "an index function");
+        let name = s.kind.name();
+        let op = |cx: &mut Cx, l: &Lambda, ins: &[Ty]| cx.lambda(f, l, ins, span, name);
+        match &s.kind {
+            SoacKind::Map => self.seq_of(e),
+            SoacKind::Reduce { op: l, init } => {
+                if let Some(i) = init {
+                    let ti = self.ty(*i);
+                    self.unify_at(ti, e, span, "the start value");
+                }
+                let r = op(self, l, &[e, e]);
+                self.unify_at(r, e, span, "the operator's result");
+                e
+            }
+            SoacKind::Scan { op: l } => {
+                let r = op(self, l, &[e, e]);
+                self.unify_at(r, e, span, "the operator's result");
+                self.seq_of(e)
+            }
+            SoacKind::ExclusiveScan { op: l, init } => {
+                let ti = self.ty(*init);
+                self.unify_at(ti, e, span, "the start value");
+                let r = op(self, l, &[e, e]);
+                self.unify_at(r, e, span, "the operator's result");
+                self.seq_of(e)
+            }
+            SoacKind::Filter { pred } => {
+                let r = op(self, pred, &[e]);
+                let b = self.scalar(Scalar::Bool);
+                self.unify_at(r, b, span, "the predicate's result");
+                self.seq_of(e)
+            }
+            SoacKind::Scatter { .. } | SoacKind::ScatterReduce { .. } | SoacKind::Permute => {
+                let parts = match self.get(e) {
+                    Node::Tuple(t) if t.len() == 2 => t,
+                    _ => {
+                        self.errors.push(Diagnostic::new(
+                            span,
+                            format!("the index function of `{name}` must return an (index, value) pair"),
+                        ));
+                        return self.fresh(Kind::Any);
+                    }
+                };
+                self.index_ty(f, parts[0], span, "a target index");
+                let v = parts[1];
+                if let SoacKind::Scatter { dst } | SoacKind::ScatterReduce { dst, .. } = &s.kind {
+                    let d = self.elem_of(f, *dst, span, "the destination");
+                    self.unify_at(d, v, span, "the destination's elements");
+                }
+                if let SoacKind::ScatterReduce { op: l, .. } = &s.kind {
+                    let r = op(self, l, &[v, v]);
+                    self.unify_at(r, v, span, "the operator's result");
+                }
+                self.seq_of(v)
+            }
+        }
+    }
+}
+
+trait OrSpan {
+    fn or(self, other: Span) -> Span;
+}
+
+impl OrSpan for Span {
+    fn or(self, other: Span) -> Span {
+        if self == Span::NONE { other } else { self }
+    }
+}
+
+/// Checks, with final types, that each operator is applied to types that support it.
+fn check_ops(f: &Function, b: &Block, errors: &mut Vec<Diagnostic>) {
+    b.walk(&mut |s| {
+        let ty = |v: VarId| &f.vars[v].ty;
+        let scalar = |v: VarId| ty(v).scalar();
+        let mut err = |m: String| errors.push(Diagnostic::new(s.span, m));
+        match &s.expr {
+            Expr::Unary(op, v) => match (op, scalar(*v)) {
+                (UnOp::Neg, Some(t)) if t.is_float() || t.is_signed_int() => {}
+                (UnOp::Neg, _) => err(format!(
+                    "cannot negate a value of type `{}`; `-` needs a signed integer or a float",
+                    ty(*v)
+                )),
+                (UnOp::Not, Some(t)) if t.is_int() || t == Scalar::Bool => {}
+                (UnOp::Not, _) => {
+                    err(format!("`!` needs a bool or an integer, found `{}`", ty(*v)))
+                }
+            },
+            Expr::Binary(op, a, _) => {
+                let t = scalar(*a);
+                let ok = match op {
+                    BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Rem => {
+                        t.is_some_and(|t| t != Scalar::Bool)
+                    }
+                    BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor => {
+                        t.is_some_and(|t| t.is_int() || t == Scalar::Bool)
+                    }
+                    BinOp::Shl | BinOp::Shr => t.is_some_and(Scalar::is_int),
+                    BinOp::Eq | BinOp::Ne => t.is_some(),
+                    BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => t.is_some(),
+                };
+                if !ok {
+                    err(format!(
+                        "`{}` cannot be applied to values of type `{}`",
+                        op.symbol(),
+                        ty(*a)
+                    ));
+                }
+            }
+            Expr::Cast(v, _) if scalar(*v).is_none() => {
+                err(format!("only scalars can be cast with `as`, found `{}`", ty(*v)))
+            }
+            Expr::Math(m, args) => {
+                let t = args.first().and_then(|a| scalar(*a));
+                if args.len() != m.arity() {
+                    err(format!("`{}` takes {} argument(s)", m.name(), m.arity()));
+                }
+                let ok = match t {
+                    Some(t) if t.is_float() => true,
+                    Some(t) if t.is_int() && !m.float_only() => {
+                        *m != MathFn::Abs || t.is_signed_int()
+                    }
+                    _ => false,
+                };
+                if !ok {
+                    let what = if m.float_only() { "a float" } else { "a number" };
+                    err(format!(
+                        "`{}` needs {what}, found `{}`",
+                        m.name(),
+                        args.first().map(|a| ty(*a).to_string()).unwrap_or_default()
+                    ));
+                }
+            }
+            Expr::Prim { prim: p @ (Prim::Sum | Prim::Min | Prim::Max), args, .. } => {
+                let e = args.first().and_then(|a| ty(*a).elem()).and_then(Type::scalar);
+                if !e.is_some_and(|e| e != Scalar::Bool) {
+                    err(format!(
+                        "`{}` needs a sequence of numbers, found `{}`",
+                        p.name(),
+                        args.first().map(|a| ty(*a).to_string()).unwrap_or_default()
+                    ));
+                }
+            }
+            _ => {}
+        }
+    });
+}

@@ -1,0 +1,118 @@
+//! Closure conversion bookkeeping: recomputing [`Lambda::captures`] after a pass has moved
+//! code between lambdas, plus mutable traversal helpers shared by the passes.
+
+use crate::ir::*;
+use std::collections::HashSet;
+
+/// Recomputes the capture list of every lambda of `f` (first-use order).
+pub fn fix_captures(f: &mut Function) {
+    let mut defined: HashSet<VarId> = f.params.iter().copied().collect();
+    let mut free = Vec::new();
+    walk_block(&mut f.body, &mut defined, &mut free);
+}
+
+fn fix_lambda(l: &mut Lambda, outer_defined: &HashSet<VarId>) -> Vec<VarId> {
+    let mut defined: HashSet<VarId> = l.params.iter().copied().collect();
+    let mut free = Vec::new();
+    walk_block(&mut l.body, &mut defined, &mut free);
+    let _ = outer_defined;
+    l.captures = free.clone();
+    free
+}
+
+fn walk_block(b: &mut Block, defined: &mut HashSet<VarId>, free: &mut Vec<VarId>) {
+    let use_var = |v: VarId, defined: &HashSet<VarId>, free: &mut Vec<VarId>| {
+        if !defined.contains(&v) && !free.contains(&v) {
+            free.push(v);
+        }
+    };
+    for s in &mut b.stmts {
+        for v in s.expr.operands() {
+            use_var(v, defined, free);
+        }
+        let mut inner_free = Vec::new();
+        for_each_block_mut(&mut s.expr, &mut |blk, kind| match kind {
+            BlockKind::Branch => walk_block(blk, defined, &mut inner_free),
+            BlockKind::Lambda(l) => {
+                let caps = fix_lambda(l, defined);
+                inner_free.extend(caps);
+            }
+        });
+        for v in inner_free {
+            use_var(v, defined, free);
+        }
+        defined.insert(s.var);
+    }
+    use_var(b.result, defined, free);
+}
+
+/// A block found inside an expression: a branch of an `if` (shares the enclosing scope) or
+/// the body of a lambda (handed over whole, so its parameters can be seen).
+pub enum BlockKind<'a> {
+    /// A branch of [`Expr::If`]; the caller gets the block itself.
+    Branch,
+    /// A lambda; the block argument is a dummy and the lambda is given here.
+    Lambda(&'a mut Lambda),
+}
+
+/// Calls `f` for each block directly inside `e`: `(block, Branch)` for `if` branches and
+/// `(dummy, Lambda(l))` for lambdas.
+pub fn for_each_block_mut(e: &mut Expr, f: &mut impl FnMut(&mut Block, BlockKind<'_>)) {
+    let mut dummy = Block { stmts: Vec::new(), result: Handle::new(0) };
+    match e {
+        Expr::If(_, a, b) => {
+            f(a, BlockKind::Branch);
+            f(b, BlockKind::Branch);
+        }
+        Expr::Prim { lambdas, .. } => {
+            for l in lambdas {
+                f(&mut dummy, BlockKind::Lambda(l));
+            }
+        }
+        Expr::Soac(s) => {
+            f(&mut dummy, BlockKind::Lambda(&mut s.elem));
+            for l in lambdas_mut(&mut s.kind) {
+                f(&mut dummy, BlockKind::Lambda(l));
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The operator / predicate lambdas of a [`SoacKind`], mutably.
+pub fn lambdas_mut(k: &mut SoacKind) -> Vec<&mut Lambda> {
+    match k {
+        SoacKind::Reduce { op, .. }
+        | SoacKind::Scan { op }
+        | SoacKind::ExclusiveScan { op, .. }
+        | SoacKind::ScatterReduce { op, .. } => vec![op],
+        SoacKind::Filter { pred } => vec![pred],
+        SoacKind::Map | SoacKind::Scatter { .. } | SoacKind::Permute => vec![],
+    }
+}
+
+/// Calls `f` on every block of `b`, `b` included, innermost last (pre-order), mutably:
+/// branches of `if` and lambda bodies alike.
+pub fn visit_blocks_mut(b: &mut Block, f: &mut impl FnMut(&mut Block)) {
+    f(b);
+    for s in &mut b.stmts {
+        match &mut s.expr {
+            Expr::If(_, x, y) => {
+                visit_blocks_mut(x, f);
+                visit_blocks_mut(y, f);
+            }
+            Expr::Prim { lambdas, .. } => {
+                for l in lambdas {
+                    visit_blocks_mut(&mut l.body, f);
+                }
+            }
+            Expr::Soac(soac) => {
+                visit_blocks_mut(&mut soac.elem.body, f);
+                for l in lambdas_mut(&mut soac.kind) {
+                    visit_blocks_mut(&mut l.body, f);
+                }
+            }
+            _ => {}
+        }
+    }
+}
