@@ -1,13 +1,441 @@
-//! Installing NVIDIA's PTX tools from PyPI wheels and checking PTX with them (being written).
+//! NVIDIA's PTX tools from PyPI wheels, and checking PTX with them.
+//!
+//! The development and CI machines have no CUDA toolkit, but NVIDIA publishes its PTX
+//! assembler and binary dumper as plain Python wheels, so `pip install --target` gives us
+//! working binaries without root and without CUDA:
+//!
+//! | binary | wheel | used for |
+//! |---|---|---|
+//! | `ptxas` (CUDA 12.9) | `nvidia-cuda-nvcc-cu12` | dpl's own kernels: sm_70, sm_80, sm_90 |
+//! | `ptxas-cuda13` (CUDA 13.5) | `nvidia-cuda-nvcc` | the dpl-sim fixtures (PTX ISA 9.5 from nvcc 13.5) |
+//! | `cuobjdump` (CUDA 13.5) | `nvidia-cuda-cuobjdump` | `-res-usage`: registers, local memory |
+//!
+//! Two assemblers are needed because each CUDA release reads only the PTX ISA versions up
+//! to its own: CUDA 12.9's ptxas stops at PTX 8.8 and rejects the `.version 9.5` that nvcc
+//! 13.5 writes, while CUDA 13 no longer assembles for sm_70. [`ptxas_for`] picks the one
+//! that can read a given PTX text from its `.version` line.
+//!
+//! Everything lands in `<repo>/target/ptx-tools/`: the unpacked wheels under `wheels/`
+//! and links to the three binaries under `bin/` (the folder [`install_tools`] returns).
+//! Setting `DPL_PTXAS=/path/to/ptxas` skips the installation and uses that assembler's
+//! folder instead (a ptxas of CUDA 13.x or later then also reads the fixtures).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
 
-/// Installs the tools (once) and returns the folder holding `ptxas`.
-pub fn install_tools() -> Result<PathBuf, String> {
-    Err("not written yet".into())
+/// Release of the CUDA 12 wheels (`ptxas` for sm_70/80/90).
+const CUDA12_RELEASE: &str = "12.9.86";
+/// Release of the CUDA 13 wheels (`ptxas-cuda13` and `cuobjdump`).
+const CUDA13_RELEASE: &str = "13.5.37";
+
+/// Name of the CUDA 12 assembler in the tools folder.
+const PTXAS: &str = "ptxas";
+/// Name of the CUDA 13 assembler in the tools folder.
+const PTXAS_CUDA13: &str = "ptxas-cuda13";
+/// Name of the binary dumper in the tools folder.
+const CUOBJDUMP: &str = "cuobjdump";
+
+/// Root of the repository (the parent of the `xtask` package).
+fn repo_root() -> PathBuf {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    manifest.parent().unwrap_or(manifest).to_path_buf()
 }
 
-/// Assembles the PTX fixtures.
-pub fn check_fixtures(_args: &[String]) -> Result<(), String> {
-    Err("not written yet".into())
+/// Installs the tools (once) and returns the folder holding `ptxas`.
+///
+/// Idempotent: when `target/ptx-tools/bin` already holds working binaries of the expected
+/// releases nothing is downloaded. With `DPL_PTXAS` set, returns that file's folder after
+/// checking that it runs.
+pub fn install_tools() -> Result<PathBuf, String> {
+    if let Some(ptxas) = std::env::var_os("DPL_PTXAS") {
+        let ptxas = PathBuf::from(ptxas);
+        let version = tool_version(&ptxas)
+            .map_err(|e| format!("DPL_PTXAS={} does not run: {e}", ptxas.display()))?;
+        let folder = ptxas.parent().map(Path::to_path_buf).unwrap_or_default();
+        eprintln!("xtask: using DPL_PTXAS={} ({version})", ptxas.display());
+        return Ok(folder);
+    }
+    let tools = repo_root().join("target").join("ptx-tools");
+    let bin = tools.join("bin");
+    if tools_present(&bin) {
+        return Ok(bin);
+    }
+    install_wheels(&tools)?;
+    link_binaries(&tools, &bin)?;
+    if !tools_present(&bin) {
+        return Err(format!(
+            "installed the wheels into {} but the tools in {} do not report releases {CUDA12_RELEASE} / {CUDA13_RELEASE}",
+            tools.display(),
+            bin.display()
+        ));
+    }
+    Ok(bin)
+}
+
+/// The installed tools folder, computed once per process.
+fn tools_folder() -> Result<PathBuf, String> {
+    static FOLDER: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    FOLDER.get_or_init(install_tools).clone()
+}
+
+/// Whether `bin` holds the three binaries of the pinned releases.
+fn tools_present(bin: &Path) -> bool {
+    let reports = |name: &str, release: &str| {
+        tool_version(&bin.join(name)).is_ok_and(|v| v.contains(&format!("V{release}")))
+    };
+    reports(PTXAS, CUDA12_RELEASE)
+        && reports(PTXAS_CUDA13, CUDA13_RELEASE)
+        && reports(CUOBJDUMP, CUDA13_RELEASE)
+}
+
+/// The last line of `tool --version` that names the release ("Cuda compilation tools, ...").
+fn tool_version(tool: &Path) -> Result<String, String> {
+    let output = Command::new(tool)
+        .arg("--version")
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", tool.display()))?;
+    let text = String::from_utf8_lossy(&output.stdout);
+    if !output.status.success() {
+        return Err(format!("{} --version failed: {text}", tool.display()));
+    }
+    text.lines()
+        .rev()
+        .find(|l| l.contains("release"))
+        .map(|l| l.trim().to_string())
+        .ok_or_else(|| format!("{} --version printed no release: {text}", tool.display()))
+}
+
+/// Installs the three wheels into `tools/wheels` with pip, through a staging folder so an
+/// interrupted download never leaves a half-installed tree behind.
+fn install_wheels(tools: &Path) -> Result<(), String> {
+    let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".to_string());
+    let probe = Command::new(&python).arg("--version").output();
+    if !probe.is_ok_and(|o| o.status.success()) {
+        return Err(format!(
+            "`{python}` was not found: the PTX tools are installed from PyPI with pip, so \
+             install Python 3 with pip (or set PYTHON=/path/to/python3), or point \
+             DPL_PTXAS at an existing ptxas"
+        ));
+    }
+    let pip = Command::new(&python)
+        .args(["-m", "pip", "--version"])
+        .output();
+    if !pip.is_ok_and(|o| o.status.success()) {
+        return Err(format!(
+            "`{python} -m pip` is not available: install pip (e.g. `apt-get install \
+             python3-pip` or `{python} -m ensurepip --user`), or point DPL_PTXAS at an \
+             existing ptxas"
+        ));
+    }
+    let staging = tools.join("staging");
+    let wheels = tools.join("wheels");
+    remove_if_present(&staging)?;
+    std::fs::create_dir_all(tools)
+        .map_err(|e| format!("cannot create {}: {e}", tools.display()))?;
+    let packages = [
+        format!("nvidia-cuda-nvcc-cu12=={CUDA12_RELEASE}"),
+        format!("nvidia-cuda-nvcc=={CUDA13_RELEASE}"),
+        format!("nvidia-cuda-cuobjdump=={CUDA13_RELEASE}"),
+    ];
+    eprintln!(
+        "xtask: installing {} into {}",
+        packages.join(" "),
+        wheels.display()
+    );
+    let output = Command::new(&python)
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--no-deps",
+            "--disable-pip-version-check",
+            "--quiet",
+        ])
+        .arg("--target")
+        .arg(&staging)
+        .args(&packages)
+        .output()
+        .map_err(|e| format!("cannot run `{python} -m pip`: {e}"))?;
+    if !output.status.success() {
+        let log = format!(
+            "{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let hint = if log.contains("No matching distribution")
+            || log.contains("Could not find a version")
+            || log.contains("NewConnectionError")
+            || log.contains("Failed to establish")
+            || log.contains("Temporary failure in name resolution")
+            || log.contains("Network is unreachable")
+            || log.contains("timed out")
+        {
+            "pip could not download the wheels from PyPI: is the network (or a PIP_INDEX_URL \
+             mirror) reachable? Alternatively set DPL_PTXAS=/path/to/ptxas"
+        } else {
+            "pip failed to install the wheels"
+        };
+        let tail: Vec<&str> = log.lines().rev().take(15).collect();
+        let tail: Vec<&str> = tail.into_iter().rev().collect();
+        return Err(format!("{hint}\npip said:\n{}", tail.join("\n")));
+    }
+    remove_if_present(&wheels)?;
+    std::fs::rename(&staging, &wheels).map_err(|e| {
+        format!(
+            "cannot move {} to {}: {e}",
+            staging.display(),
+            wheels.display()
+        )
+    })
+}
+
+fn remove_if_present(dir: &Path) -> Result<(), String> {
+    if dir.exists() {
+        std::fs::remove_dir_all(dir)
+            .map_err(|e| format!("cannot remove {}: {e}", dir.display()))?;
+    }
+    Ok(())
+}
+
+/// Finds the binaries in the unpacked wheels, makes them executable and links them into
+/// `bin` under fixed names.
+fn link_binaries(tools: &Path, bin: &Path) -> Result<(), String> {
+    let wheels = tools.join("wheels");
+    let mut found = Vec::new();
+    collect_files(&wheels, &mut |p| {
+        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if name == PTXAS || name == CUOBJDUMP {
+            found.push(p.to_path_buf());
+        }
+    })?;
+    remove_if_present(bin)?;
+    std::fs::create_dir_all(bin).map_err(|e| format!("cannot create {}: {e}", bin.display()))?;
+    let mut linked = Vec::new();
+    for path in &found {
+        make_executable(path)?;
+        // Relative links keep the tools folder movable (e.g. copied to another machine).
+        let relative = Path::new("..").join(path.strip_prefix(tools).unwrap_or(path));
+        let version = tool_version(path)?;
+        let is_ptxas = path.file_name().is_some_and(|n| n == PTXAS);
+        let name = match (is_ptxas, version.contains(&format!("V{CUDA12_RELEASE}"))) {
+            (true, true) => PTXAS,
+            (true, false) => PTXAS_CUDA13,
+            (false, _) => CUOBJDUMP,
+        };
+        link(&relative, &bin.join(name))?;
+        linked.push(name);
+    }
+    for name in [PTXAS, PTXAS_CUDA13, CUOBJDUMP] {
+        if !linked.contains(&name) {
+            return Err(format!(
+                "the wheels installed in {} hold no {name} (found: {found:?})",
+                wheels.display()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Calls `visit` on every regular file below `dir`.
+fn collect_files(dir: &Path, visit: &mut dyn FnMut(&Path)) -> Result<(), String> {
+    let entries =
+        std::fs::read_dir(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
+        let kind = entry
+            .file_type()
+            .map_err(|e| format!("{}: {e}", entry.path().display()))?;
+        if kind.is_dir() {
+            collect_files(&entry.path(), visit)?;
+        } else if kind.is_file() {
+            visit(&entry.path());
+        }
+    }
+    Ok(())
+}
+
+#[cfg(unix)]
+fn make_executable(path: &Path) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))
+        .map_err(|e| format!("cannot make {} executable: {e}", path.display()))
+}
+
+#[cfg(not(unix))]
+fn make_executable(_path: &Path) -> Result<(), String> {
+    Ok(())
+}
+
+#[cfg(unix)]
+fn link(target: &Path, link: &Path) -> Result<(), String> {
+    std::os::unix::fs::symlink(target, link).map_err(|e| {
+        format!(
+            "cannot link {} to {}: {e}",
+            link.display(),
+            target.display()
+        )
+    })
+}
+
+#[cfg(not(unix))]
+fn link(target: &Path, link: &Path) -> Result<(), String> {
+    let target = link.parent().unwrap_or(link).join(target);
+    std::fs::copy(&target, link).map(|_| ()).map_err(|e| {
+        format!(
+            "cannot copy {} to {}: {e}",
+            target.display(),
+            link.display()
+        )
+    })
+}
+
+/// The PTX ISA version a PTX text declares (`.version 9.5` gives `(9, 5)`).
+fn ptx_isa_version(ptx: &str) -> Option<(u32, u32)> {
+    let line = ptx
+        .lines()
+        .map(str::trim)
+        .find(|l| l.starts_with(".version"))?;
+    let (major, minor) = line.trim_start_matches(".version").trim().split_once('.')?;
+    Some((major.parse().ok()?, minor.trim().parse().ok()?))
+}
+
+/// The assembler in `folder` that reads `ptx`: PTX ISA 9.x and later needs a CUDA 13
+/// ptxas (`ptxas-cuda13` when the folder has one), anything older the CUDA 12 `ptxas`.
+pub fn ptxas_for(folder: &Path, ptx: &str) -> PathBuf {
+    let cuda13 = folder.join(PTXAS_CUDA13);
+    match ptx_isa_version(ptx) {
+        Some((major, _)) if major >= 9 && cuda13.exists() => cuda13,
+        _ => folder.join(PTXAS),
+    }
+}
+
+/// Assembles `ptx_file` with ptxas for `arch` (e.g. `"sm_80"`), adding `extra_args`
+/// (e.g. `["-Werror", "--warn-on-spills", "--warn-on-local-memory-usage", "-v"]`).
+///
+/// Installs the tools first if needed. Returns everything ptxas printed when it succeeds,
+/// and an error carrying ptxas's output when it does not.
+pub fn ptxas_check(ptx_file: &Path, arch: &str, extra_args: &[&str]) -> Result<String, String> {
+    let folder = tools_folder()?;
+    let ptx = std::fs::read_to_string(ptx_file)
+        .map_err(|e| format!("cannot read {}: {e}", ptx_file.display()))?;
+    let ptxas = ptxas_for(&folder, &ptx);
+    let cubin = std::env::temp_dir().join(format!(
+        "dpl-ptxas-{}-{}.cubin",
+        std::process::id(),
+        ptx_file
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("kernel")
+    ));
+    let output = Command::new(&ptxas)
+        .arg(format!("-arch={arch}"))
+        .args(extra_args)
+        .arg("-o")
+        .arg(&cubin)
+        .arg(ptx_file)
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", ptxas.display()))?;
+    let _ = std::fs::remove_file(&cubin);
+    let log = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    if output.status.success() {
+        return Ok(log);
+    }
+    let mut command = format!("{} -arch={arch}", ptxas.display());
+    for arg in extra_args {
+        command.push(' ');
+        command.push_str(arg);
+    }
+    let mut message = format!("`{command}` rejected {}:\n{log}", ptx_file.display());
+    if log.contains("Unsupported .version") {
+        message.push_str(
+            "(this ptxas is older than the PTX ISA version of the file; the fixtures need \
+             a CUDA 13.5 or later ptxas: run `cargo xtask ptx-tools` without DPL_PTXAS)\n",
+        );
+    }
+    Err(message)
+}
+
+/// Folder of the PTX fixtures of dpl-sim.
+fn fixtures_dir() -> PathBuf {
+    repo_root().join("dpl-sim").join("fixtures")
+}
+
+/// Assembles the PTX fixtures (every `dpl-sim/fixtures/*.ptx`, or the files given as
+/// arguments) with `ptxas -arch=sm_80`, and fails with ptxas's output for each one that
+/// does not assemble.
+pub fn check_fixtures(args: &[String]) -> Result<(), String> {
+    if let Some(flag) = args.iter().find(|a| a.starts_with('-')) {
+        return Err(format!(
+            "check-fixtures: unknown option {flag} (usage: cargo xtask check-fixtures [FILE.ptx ...])"
+        ));
+    }
+    let files: Vec<PathBuf> = if args.is_empty() {
+        let dir = fixtures_dir();
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .map_err(|e| format!("cannot read {}: {e}", dir.display()))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "ptx"))
+            .collect();
+        files.sort();
+        if files.is_empty() {
+            return Err(format!("no .ptx fixtures in {}", dir.display()));
+        }
+        files
+    } else {
+        args.iter().map(PathBuf::from).collect()
+    };
+    let mut failures = Vec::new();
+    for file in &files {
+        match ptxas_check(file, "sm_80", &[]) {
+            Ok(_) => println!("ok      {}", file.display()),
+            Err(e) => {
+                println!("FAILED  {}", file.display());
+                failures.push(e);
+            }
+        }
+    }
+    if failures.is_empty() {
+        println!("ptxas assembled all {} fixtures for sm_80", files.len());
+        Ok(())
+    } else {
+        Err(format!(
+            "{} of {} fixtures did not assemble:\n\n{}",
+            failures.len(),
+            files.len(),
+            failures.join("\n")
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_ptx_isa_version() {
+        assert_eq!(
+            ptx_isa_version("//\n.version 9.5\n.target sm_80\n"),
+            Some((9, 5))
+        );
+        assert_eq!(ptx_isa_version("  .version 8.0 \n"), Some((8, 0)));
+        assert_eq!(ptx_isa_version(".target sm_80\n"), None);
+        assert_eq!(ptx_isa_version(".version nine\n"), None);
+    }
+
+    #[test]
+    fn picks_the_assembler_by_isa_version() {
+        let dir = std::env::temp_dir().join(format!("dpl-xtask-ptxas-for-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        assert_eq!(ptxas_for(&dir, ".version 9.5"), dir.join(PTXAS));
+        std::fs::write(dir.join(PTXAS_CUDA13), b"").unwrap();
+        assert_eq!(ptxas_for(&dir, ".version 9.5"), dir.join(PTXAS_CUDA13));
+        assert_eq!(ptxas_for(&dir, ".version 8.8"), dir.join(PTXAS));
+        assert_eq!(ptxas_for(&dir, "no version"), dir.join(PTXAS));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
