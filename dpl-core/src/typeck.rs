@@ -700,9 +700,19 @@ fn check_ops(f: &Function, b: &Block, errors: &mut Vec<Diagnostic>) {
                     ));
                 }
             }
-            Expr::Cast(v, _) if scalar(*v).is_none() => {
-                err(format!("only scalars can be cast with `as`, found `{}`", ty(*v)))
-            }
+            Expr::Cast(v, to) => match scalar(*v) {
+                None => err(format!("only scalars can be cast with `as`, found `{}`", ty(*v))),
+                Some(from) => {
+                    let ok = from == *to
+                        || (from == Scalar::Bool && to.is_int())
+                        || (from != Scalar::Bool && *to != Scalar::Bool);
+                    if !ok {
+                        err(format!(
+                            "cannot cast `{from}` as `{to}`; `as` converts between numbers, and from bool to integers"
+                        ))
+                    }
+                }
+            },
             Expr::Math(m, args) => {
                 let t = args.first().and_then(|a| scalar(*a));
                 if args.len() != m.arity() {

@@ -6,5 +6,9 @@
 //! * `codegen` (feature `codegen`) — turns dpl IR into Rust tokens calling [`rt`].
 #![deny(missing_docs)]
 
+#[cfg(feature = "codegen")]
+pub mod codegen;
 #[cfg(feature = "runtime")]
 pub mod rt;
+#[cfg(feature = "runtime")]
+pub mod seq;

@@ -1,0 +1,150 @@
+//! The sequential reference run time: the same helper API as [`rt`](crate::rt), written
+//! as the plainest possible in-order loops on one thread.
+//!
+//! `Place::Seq` runs the *unfused* program on these helpers, so it serves as the
+//! deterministic reference the parallel place is compared with: reductions fold left to
+//! right starting from the start value, scans run in order, scatters apply writes in index
+//! order (the last write wins).
+
+use dpl_core::run::{Error, Location};
+
+pub use crate::rt::{Idx, check_eq_len, check_non_empty, index, index_error, raise, read, run, run_or_panic};
+
+/// Raises [`Error::IndexOutOfRange`] for the first element of `idx` not below `len`.
+pub fn check_indices<I: Idx>(idx: &[I], len: usize, prim: &'static str, at: Location) {
+    for &i in idx {
+        if i.checked(len).is_none() {
+            index_error(prim, i.value(), len, at)
+        }
+    }
+}
+
+/// `[f(0), ..., f(len - 1)]`.
+pub fn map<T, F: Fn(usize) -> T>(len: usize, f: F) -> Vec<T> {
+    let mut out = Vec::with_capacity(len);
+    for i in 0..len {
+        out.push(f(i));
+    }
+    out
+}
+
+/// `init op f(0) op f(1) ...`, left to right. Without `init`, the first element starts the
+/// fold and an empty index space raises [`Error::Empty`].
+pub fn reduce<T, F: Fn(usize) -> T, Op: Fn(T, T) -> T>(
+    len: usize,
+    init: Option<T>,
+    f: F,
+    op: Op,
+    prim: &'static str,
+    at: Location,
+) -> T {
+    let (mut acc, start) = match init {
+        Some(i) => (i, 0),
+        None if len > 0 => (f(0), 1),
+        None => raise(Error::Empty { prim, at }),
+    };
+    for i in start..len {
+        acc = op(acc, f(i));
+    }
+    acc
+}
+
+/// Inclusive scan, in order.
+pub fn scan<T: Copy, F: Fn(usize) -> T, Op: Fn(T, T) -> T>(len: usize, f: F, op: Op) -> Vec<T> {
+    let mut out: Vec<T> = Vec::with_capacity(len);
+    for i in 0..len {
+        let v = f(i);
+        let next = match out.last() {
+            Some(&prev) => op(prev, v),
+            None => v,
+        };
+        out.push(next);
+    }
+    out
+}
+
+/// Exclusive scan, in order: `y[0] = init`, `y[i] = op(y[i-1], f(i-1))`.
+pub fn exclusive_scan<T: Copy, F: Fn(usize) -> T, Op: Fn(T, T) -> T>(
+    len: usize,
+    init: T,
+    f: F,
+    op: Op,
+) -> Vec<T> {
+    let mut out = Vec::with_capacity(len);
+    let mut acc = init;
+    for i in 0..len {
+        out.push(acc);
+        acc = op(acc, f(i));
+    }
+    out
+}
+
+/// The elements satisfying `pred`, in order.
+pub fn filter<T, F: Fn(usize) -> T, P: Fn(&T) -> bool>(len: usize, f: F, pred: P) -> Vec<T> {
+    let mut out = Vec::new();
+    for i in 0..len {
+        let v = f(i);
+        if pred(&v) {
+            out.push(v);
+        }
+    }
+    out
+}
+
+/// A copy of `dst` with the writes `(k, v) = f(i)` applied in order of `i`.
+pub fn scatter<I: Idx, T: Copy, F: Fn(usize) -> (I, T)>(
+    len: usize,
+    f: F,
+    dst: &[T],
+    prim: &'static str,
+    at: Location,
+) -> Vec<T> {
+    let mut out = dst.to_vec();
+    for i in 0..len {
+        let (k, v) = f(i);
+        match k.checked(out.len()) {
+            Some(k) => out[k] = v,
+            None => index_error(prim, k.value(), out.len(), at),
+        }
+    }
+    out
+}
+
+/// A copy of `dst` with `dst[k] = op(dst[k], v)` applied in order of `i`.
+pub fn scatter_reduce<I: Idx, T: Copy, F: Fn(usize) -> (I, T), Op: Fn(T, T) -> T>(
+    len: usize,
+    f: F,
+    dst: &[T],
+    op: Op,
+    prim: &'static str,
+    at: Location,
+) -> Vec<T> {
+    let mut out = dst.to_vec();
+    for i in 0..len {
+        let (k, v) = f(i);
+        match k.checked(out.len()) {
+            Some(k) => out[k] = op(out[k], v),
+            None => index_error(prim, k.value(), out.len(), at),
+        }
+    }
+    out
+}
+
+/// `y[k] = v` for `(k, v) = f(i)`; the `k` must be a permutation of `0..len`.
+pub fn permute<I: Idx, T, F: Fn(usize) -> (I, T)>(
+    len: usize,
+    f: F,
+    prim: &'static str,
+    at: Location,
+) -> Vec<T> {
+    let mut slots: Vec<Option<T>> = (0..len).map(|_| None).collect();
+    for i in 0..len {
+        let (k, v) = f(i);
+        let Some(k) = k.checked(len) else { index_error(prim, k.value(), len, at) };
+        if slots[k].replace(v).is_some() {
+            raise(Error::NotAPermutation { prim, detail: format!("index {k} appears twice"), at })
+        }
+    }
+    // `len` distinct indices below `len` fill every slot.
+    slots.into_iter().flatten().collect()
+}
