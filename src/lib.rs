@@ -21,6 +21,7 @@
 #![deny(missing_docs)]
 
 mod data;
+pub use data::{Matrix, MatrixRows, Nested, RowView, RowViewIter, Rows, Seq};
 pub mod mm;
 mod place;
 

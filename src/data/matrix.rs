@@ -1,1 +1,911 @@
-//! (being written)
+//! [`Matrix<T>`]: a uniform 2-D sequence over a flat buffer with explicit strides.
+//!
+//! # Representation
+//!
+//! A `Matrix<T>` owns a flat `data: Vec<T>` and addresses element `(r, c)` (row `r`,
+//! column `c`) at
+//!
+//! ```text
+//! data[r * row_stride + c * col_stride]
+//! ```
+//!
+//! * row-major: `row_stride = cols`, `col_stride = 1` ([`Matrix::row_major`]);
+//! * column-major: `row_stride = 1`, `col_stride = rows` ([`Matrix::col_major`]);
+//! * anything else with [`Matrix::with_strides`], e.g. a row-major matrix whose rows are
+//!   padded to a leading dimension, or a broadcast.
+//!
+//! The invariant, checked on construction: every addressed element lies inside `data`,
+//! i.e. when the matrix has at least one element, `(rows - 1) * row_stride + (cols - 1) *
+//! col_stride < data.len()` (computed without overflow). `data` may hold more elements than
+//! are addressed (padding); they are never read.
+//!
+//! Strides may make several positions address the same element: a stride of 0 repeats
+//! (broadcasts) one row or one column, and small strides overlap. This is allowed on
+//! purpose, because a `Matrix` is read-only after construction: it has no method that writes
+//! an element, so aliasing positions can never disagree.
+//!
+//! In a `#[parallel]` body a `&Matrix<T>` is a `[[T]]` whose elements are its rows; a row is
+//! a [`RowView`], a strided view that generated code reads with [`RowView::get`] or
+//! indexing. [`Matrix::transpose`] only swaps the shape and the strides, so the rows of the
+//! transpose are the columns of the original, without a copy.
+//!
+//! Equality ([`PartialEq`]) compares the logical contents (shape and every element), not
+//! the layout: a row-major and a column-major matrix holding the same numbers are equal.
+
+use std::fmt;
+use std::iter::FusedIterator;
+use std::ops::Index;
+
+use dpl_core::run::Error;
+
+use super::nested::Nested;
+
+/// A uniform 2-D sequence with explicit strides (row-major, column-major or custom).
+///
+/// See the [module documentation](self) for the layout and its invariant.
+///
+/// ```
+/// use dpl::Matrix;
+///
+/// // 2 x 3, stored column by column.
+/// let m = Matrix::col_major(2, 3, vec![1, 4, 2, 5, 3, 6]).unwrap();
+/// assert_eq!(m.get(0, 2), Some(&3));
+/// assert_eq!(m.row(1).to_vec(), vec![4, 5, 6]);
+/// assert_eq!(m.to_row_vecs(), vec![vec![1, 2, 3], vec![4, 5, 6]]);
+/// assert_eq!(m, Matrix::row_major(2, 3, vec![1, 2, 3, 4, 5, 6]).unwrap());
+///
+/// let t = m.transpose(); // no copy
+/// assert_eq!(t.to_row_vecs(), vec![vec![1, 4], vec![2, 5], vec![3, 6]]);
+/// ```
+#[derive(Clone)]
+pub struct Matrix<T> {
+    /// The elements; at least every addressed position is inside (see the module docs).
+    data: Vec<T>,
+    rows: usize,
+    cols: usize,
+    /// Distance in `data` between `(r, c)` and `(r + 1, c)`.
+    row_stride: usize,
+    /// Distance in `data` between `(r, c)` and `(r, c + 1)`.
+    col_stride: usize,
+}
+
+fn malformed(detail: String) -> Error {
+    Error::Malformed {
+        what: "Matrix",
+        detail,
+    }
+}
+
+impl<T> Matrix<T> {
+    /// A `rows x cols` matrix from `data` laid out row after row.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Malformed`] (with `what: "Matrix"`) unless `data.len() == rows * cols`.
+    ///
+    /// ```
+    /// let m = dpl::Matrix::row_major(2, 2, vec![1, 2, 3, 4]).unwrap();
+    /// assert_eq!(m.row(1).to_vec(), vec![3, 4]);
+    /// assert!(dpl::Matrix::row_major(2, 2, vec![1, 2, 3]).is_err());
+    /// ```
+    pub fn row_major(rows: usize, cols: usize, data: Vec<T>) -> Result<Self, Error> {
+        Self::exact(rows, cols, data, "row-major")?.strided(cols, 1)
+    }
+
+    /// A `rows x cols` matrix from `data` laid out column after column.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Malformed`] unless `data.len() == rows * cols`.
+    ///
+    /// ```
+    /// let m = dpl::Matrix::col_major(2, 2, vec![1, 2, 3, 4]).unwrap();
+    /// assert_eq!(m.row(0).to_vec(), vec![1, 3]);
+    /// ```
+    pub fn col_major(rows: usize, cols: usize, data: Vec<T>) -> Result<Self, Error> {
+        Self::exact(rows, cols, data, "column-major")?.strided(1, rows)
+    }
+
+    /// Checks `data.len() == rows * cols` and returns the parts for [`Self::strided`].
+    fn exact(rows: usize, cols: usize, data: Vec<T>, layout: &str) -> Result<Parts<T>, Error> {
+        match rows.checked_mul(cols) {
+            Some(n) if n == data.len() => Ok(Parts { rows, cols, data }),
+            Some(n) => Err(malformed(format!(
+                "{layout} {rows} x {cols} needs {n} elements, got {}",
+                data.len()
+            ))),
+            None => Err(malformed(format!(
+                "{rows} x {cols} elements overflow usize"
+            ))),
+        }
+    }
+
+    /// A `rows x cols` matrix whose element `(r, c)` is `data[r * row_stride + c *
+    /// col_stride]`.
+    ///
+    /// Strides of 0 and overlapping strides are allowed (see the
+    /// [module documentation](self)); `data` may be longer than needed.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Malformed`] if some addressed element is outside `data`.
+    ///
+    /// ```
+    /// use dpl::Matrix;
+    ///
+    /// // Rows of 2 elements padded to a leading dimension of 3.
+    /// let m = Matrix::with_strides(2, 2, vec![1, 2, 0, 3, 4, 0], 3, 1).unwrap();
+    /// assert_eq!(m.to_row_vecs(), vec![vec![1, 2], vec![3, 4]]);
+    ///
+    /// // One row broadcast three times.
+    /// let b = Matrix::with_strides(3, 2, vec![7, 8], 0, 1).unwrap();
+    /// assert_eq!(b.to_row_vecs(), vec![vec![7, 8]; 3]);
+    ///
+    /// assert!(Matrix::with_strides(2, 2, vec![1, 2, 3], 2, 1).is_err());
+    /// ```
+    pub fn with_strides(
+        rows: usize,
+        cols: usize,
+        data: Vec<T>,
+        row_stride: usize,
+        col_stride: usize,
+    ) -> Result<Self, Error> {
+        Parts { rows, cols, data }.strided(row_stride, col_stride)
+    }
+
+    /// Builds a row-major matrix from rows that must all have the same length.
+    ///
+    /// With no rows the matrix is `0 x 0`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Malformed`] naming the first row whose length differs from row 0's.
+    ///
+    /// ```
+    /// let m = dpl::Matrix::from_rows(vec![vec![1, 2], vec![3, 4]]).unwrap();
+    /// assert_eq!(m.get(1, 0), Some(&3));
+    /// assert!(dpl::Matrix::from_rows(vec![vec![1, 2], vec![3]]).is_err());
+    /// ```
+    pub fn from_rows<R>(rows: R) -> Result<Self, Error>
+    where
+        R: IntoIterator,
+        R::Item: IntoIterator<Item = T>,
+    {
+        let mut data = Vec::new();
+        let mut n_rows = 0;
+        let mut cols = 0;
+        for (i, row) in rows.into_iter().enumerate() {
+            let before = data.len();
+            data.extend(row);
+            let len = data.len() - before;
+            if i == 0 {
+                cols = len;
+            } else if len != cols {
+                return Err(malformed(format!(
+                    "row {i} has {len} elements but row 0 has {cols}"
+                )));
+            }
+            n_rows += 1;
+        }
+        Matrix::row_major(n_rows, cols, data)
+    }
+
+    /// The number of rows.
+    #[inline]
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// The number of columns (the length of every row).
+    #[inline]
+    pub fn cols(&self) -> usize {
+        self.cols
+    }
+
+    /// The number of rows: the length of the matrix as a sequence of rows (as in the DSL).
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.rows
+    }
+
+    /// `true` if the matrix has no rows.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.rows == 0
+    }
+
+    /// `(rows, cols)`.
+    #[inline]
+    pub fn shape(&self) -> (usize, usize) {
+        (self.rows, self.cols)
+    }
+
+    /// `(row_stride, col_stride)`: element `(r, c)` is `data()[r * row_stride + c * col_stride]`.
+    #[inline]
+    pub fn strides(&self) -> (usize, usize) {
+        (self.row_stride, self.col_stride)
+    }
+
+    /// The underlying buffer, in storage order (it may contain padding; see
+    /// [`Matrix::strides`]).
+    #[inline]
+    pub fn data(&self) -> &[T] {
+        &self.data
+    }
+
+    /// Takes the matrix apart into `(data, rows, cols, row_stride, col_stride)`;
+    /// [`Matrix::with_strides`] puts it back together.
+    pub fn into_parts(self) -> (Vec<T>, usize, usize, usize, usize) {
+        (
+            self.data,
+            self.rows,
+            self.cols,
+            self.row_stride,
+            self.col_stride,
+        )
+    }
+
+    /// Element `(r, c)`, or `None` if `r >= rows()` or `c >= cols()`.
+    #[inline]
+    pub fn get(&self, r: usize, c: usize) -> Option<&T> {
+        if r < self.rows && c < self.cols {
+            // In range by the construction invariant.
+            Some(&self.data[r * self.row_stride + c * self.col_stride])
+        } else {
+            None
+        }
+    }
+
+    /// Row `r`, a strided view.
+    ///
+    /// # Panics
+    ///
+    /// If `r >= rows()`.
+    ///
+    /// ```
+    /// let m = dpl::Matrix::col_major(2, 3, vec![1, 4, 2, 5, 3, 6]).unwrap();
+    /// let r = m.row(0);
+    /// assert_eq!((r.len(), r[2]), (3, 3));
+    /// assert_eq!(r.iter().sum::<i32>(), 6);
+    /// ```
+    #[inline]
+    #[track_caller]
+    pub fn row(&self, r: usize) -> RowView<'_, T> {
+        if r >= self.rows {
+            index_out_of_range("row", r, self.rows);
+        }
+        self.view(r * self.row_stride, self.cols, self.col_stride)
+    }
+
+    /// Column `c`, a strided view (the same type as a row: it is a row of the transpose).
+    ///
+    /// # Panics
+    ///
+    /// If `c >= cols()`.
+    ///
+    /// ```
+    /// let m = dpl::Matrix::row_major(2, 2, vec![1, 2, 3, 4]).unwrap();
+    /// assert_eq!(m.col(1).to_vec(), vec![2, 4]);
+    /// ```
+    #[inline]
+    #[track_caller]
+    pub fn col(&self, c: usize) -> RowView<'_, T> {
+        if c >= self.cols {
+            index_out_of_range("column", c, self.cols);
+        }
+        self.view(c * self.col_stride, self.rows, self.row_stride)
+    }
+
+    #[inline]
+    fn view(&self, start: usize, len: usize, stride: usize) -> RowView<'_, T> {
+        RowView {
+            data: &self.data,
+            start,
+            len,
+            stride,
+        }
+    }
+
+    /// Row `r` as a contiguous slice, if the columns are adjacent in memory
+    /// (`col_stride == 1`, or a row of at most one element). `None` otherwise or if
+    /// `r >= rows()`.
+    ///
+    /// ```
+    /// let m = dpl::Matrix::row_major(2, 2, vec![1, 2, 3, 4]).unwrap();
+    /// assert_eq!(m.row_slice(1), Some(&[3, 4][..]));
+    /// assert_eq!(m.transpose().row_slice(1), None);
+    /// ```
+    #[inline]
+    pub fn row_slice(&self, r: usize) -> Option<&[T]> {
+        if r < self.rows {
+            self.row(r).as_slice()
+        } else {
+            None
+        }
+    }
+
+    /// An iterator over the rows, as [`RowView`]s.
+    pub fn iter(&self) -> MatrixRows<'_, T> {
+        MatrixRows {
+            matrix: self,
+            front: 0,
+            back: self.rows,
+        }
+    }
+
+    /// `true` if the layout is exactly row-major without padding (`data().len() ==
+    /// rows * cols`, `strides() == (cols, 1)`), so `data()` lists the rows in order.
+    pub fn is_row_major(&self) -> bool {
+        self.data.len() == self.rows * self.cols
+            && (self.rows <= 1 || self.row_stride == self.cols)
+            && (self.cols <= 1 || self.col_stride == 1)
+    }
+
+    /// The transpose: `cols x rows`, element `(c, r)` of the result is element `(r, c)` of
+    /// `self`. Only the shape and the strides change; the data is not moved.
+    ///
+    /// ```
+    /// let m = dpl::Matrix::row_major(1, 3, vec![1, 2, 3]).unwrap();
+    /// let t = m.transpose();
+    /// assert_eq!((t.rows(), t.cols(), t.strides()), (3, 1, (1, 3)));
+    /// assert_eq!(t.get(2, 0), Some(&3));
+    /// ```
+    pub fn transpose(self) -> Self {
+        Matrix {
+            data: self.data,
+            rows: self.cols,
+            cols: self.rows,
+            row_stride: self.col_stride,
+            col_stride: self.row_stride,
+        }
+    }
+}
+
+impl<T: Clone> Matrix<T> {
+    /// The rows copied into a `Vec` of `Vec`s.
+    pub fn to_row_vecs(&self) -> Vec<Vec<T>> {
+        self.iter().map(|r| r.to_vec()).collect()
+    }
+
+    /// A compact row-major copy (`strides() == (cols, 1)`, no padding, no aliasing).
+    ///
+    /// ```
+    /// let m = dpl::Matrix::col_major(2, 2, vec![1, 2, 3, 4]).unwrap().to_row_major();
+    /// assert_eq!((m.data(), m.strides()), (&[1, 3, 2, 4][..], (2, 1)));
+    /// ```
+    pub fn to_row_major(&self) -> Self {
+        let data = self.iter().flat_map(|r| r.iter().cloned()).collect();
+        Matrix {
+            data,
+            rows: self.rows,
+            cols: self.cols,
+            row_stride: self.cols,
+            col_stride: 1,
+        }
+    }
+
+    /// The rows copied into a [`Nested`] (every row of length `cols()`).
+    ///
+    /// ```
+    /// let m = dpl::Matrix::row_major(2, 1, vec![5, 6]).unwrap();
+    /// assert_eq!(m.to_nested().to_vecs(), vec![vec![5], vec![6]]);
+    /// ```
+    pub fn to_nested(&self) -> Nested<T> {
+        Nested::from_rows(self.iter().map(|r| r.iter().cloned()))
+    }
+}
+
+/// A matrix under construction: shape and data, strides not yet checked.
+struct Parts<T> {
+    rows: usize,
+    cols: usize,
+    data: Vec<T>,
+}
+
+impl<T> Parts<T> {
+    /// Checks that every addressed element is inside `data`.
+    fn strided(self, row_stride: usize, col_stride: usize) -> Result<Matrix<T>, Error> {
+        let Parts { rows, cols, data } = self;
+        if rows > 0 && cols > 0 {
+            let last = (rows - 1).checked_mul(row_stride).and_then(|a| {
+                (cols - 1)
+                    .checked_mul(col_stride)
+                    .and_then(|b| a.checked_add(b))
+            });
+            match last {
+                Some(last) if last < data.len() => {}
+                Some(last) => {
+                    return Err(malformed(format!(
+                        "{rows} x {cols} with strides ({row_stride}, {col_stride}) reads \
+                         data[{last}] but data has {} elements",
+                        data.len()
+                    )));
+                }
+                None => {
+                    return Err(malformed(format!(
+                        "{rows} x {cols} with strides ({row_stride}, {col_stride}) \
+                         overflows usize"
+                    )));
+                }
+            }
+        }
+        Ok(Matrix {
+            data,
+            rows,
+            cols,
+            row_stride,
+            col_stride,
+        })
+    }
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn index_out_of_range(what: &str, i: usize, n: usize) -> ! {
+    panic!("Matrix: {what} index {i} out of range for {n} {what}s")
+}
+
+impl<T: PartialEq> PartialEq for Matrix<T> {
+    /// Same shape and the same element at every position, whatever the layouts.
+    fn eq(&self, other: &Self) -> bool {
+        self.shape() == other.shape() && self.iter().zip(other.iter()).all(|(a, b)| a == b)
+    }
+}
+
+impl<T: Eq> Eq for Matrix<T> {}
+
+impl<T: fmt::Debug> fmt::Debug for Matrix<T> {
+    /// Formats the shape and the rows, e.g. `Matrix(2x2)[[1, 2], [3, 4]]` (the layout is not
+    /// shown; see [`Matrix::strides`]).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Matrix({}x{})", self.rows, self.cols)?;
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl<'a, T> IntoIterator for &'a Matrix<T> {
+    type Item = RowView<'a, T>;
+    type IntoIter = MatrixRows<'a, T>;
+
+    fn into_iter(self) -> MatrixRows<'a, T> {
+        self.iter()
+    }
+}
+
+/// A strided view of one row (or column) of a [`Matrix`]: element `j` is
+/// `data[start + j * stride]`.
+///
+/// Cheap to copy; indexing is one multiply-add and a bounds check.
+///
+/// ```
+/// let m = dpl::Matrix::col_major(3, 2, vec![1, 2, 3, 4, 5, 6]).unwrap();
+/// let r = m.row(2);
+/// assert_eq!(r.len(), 2);
+/// assert_eq!((r[0], r[1]), (3, 6));
+/// assert_eq!(r.get(2), None);
+/// assert_eq!(r, [3, 6][..]);
+/// ```
+pub struct RowView<'a, T> {
+    /// The whole matrix buffer; `start + (len - 1) * stride < data.len()` when `len > 0`.
+    data: &'a [T],
+    start: usize,
+    len: usize,
+    stride: usize,
+}
+
+// Manual impls: a view is copyable whatever `T` is (derive would require `T: Copy`).
+impl<T> Clone for RowView<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for RowView<'_, T> {}
+
+impl<'a, T> RowView<'a, T> {
+    /// The number of elements.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// `true` if the view has no elements.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The distance in the matrix buffer between consecutive elements.
+    #[inline]
+    pub fn stride(&self) -> usize {
+        self.stride
+    }
+
+    /// Element `j`, or `None` if `j >= len()`.
+    #[inline]
+    pub fn get(&self, j: usize) -> Option<&'a T> {
+        if j < self.len {
+            Some(&self.data[self.start + j * self.stride])
+        } else {
+            None
+        }
+    }
+
+    /// An iterator over the elements, in order.
+    pub fn iter(&self) -> RowViewIter<'a, T> {
+        RowViewIter {
+            view: *self,
+            front: 0,
+            back: self.len,
+        }
+    }
+
+    /// The elements as a contiguous slice, if they are adjacent in memory (stride 1, or at
+    /// most one element).
+    #[inline]
+    pub fn as_slice(&self) -> Option<&'a [T]> {
+        if self.len == 0 {
+            Some(&[])
+        } else if self.stride == 1 || self.len == 1 {
+            Some(&self.data[self.start..self.start + self.len])
+        } else {
+            None
+        }
+    }
+
+    /// The elements copied into a `Vec`.
+    pub fn to_vec(&self) -> Vec<T>
+    where
+        T: Clone,
+    {
+        self.iter().cloned().collect()
+    }
+}
+
+impl<T> Index<usize> for RowView<'_, T> {
+    type Output = T;
+
+    #[inline]
+    #[track_caller]
+    fn index(&self, j: usize) -> &T {
+        match self.get(j) {
+            Some(v) => v,
+            None => index_out_of_range("element", j, self.len),
+        }
+    }
+}
+
+impl<T: PartialEq> PartialEq for RowView<'_, T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.len == other.len && self.iter().eq(other.iter())
+    }
+}
+
+impl<T: Eq> Eq for RowView<'_, T> {}
+
+impl<T: PartialEq> PartialEq<[T]> for RowView<'_, T> {
+    fn eq(&self, other: &[T]) -> bool {
+        self.len == other.len() && self.iter().eq(other.iter())
+    }
+}
+
+impl<T: PartialEq> PartialEq<Vec<T>> for RowView<'_, T> {
+    fn eq(&self, other: &Vec<T>) -> bool {
+        *self == other[..]
+    }
+}
+
+impl<T: fmt::Debug> fmt::Debug for RowView<'_, T> {
+    /// Formats as a list of the elements.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl<'a, T> IntoIterator for RowView<'a, T> {
+    type Item = &'a T;
+    type IntoIter = RowViewIter<'a, T>;
+
+    fn into_iter(self) -> RowViewIter<'a, T> {
+        self.iter()
+    }
+}
+
+impl<'a, T> IntoIterator for &RowView<'a, T> {
+    type Item = &'a T;
+    type IntoIter = RowViewIter<'a, T>;
+
+    fn into_iter(self) -> RowViewIter<'a, T> {
+        self.iter()
+    }
+}
+
+/// The iterator over the elements of a [`RowView`].
+pub struct RowViewIter<'a, T> {
+    view: RowView<'a, T>,
+    /// Next element from the front; `front <= back <= view.len` always.
+    front: usize,
+    back: usize,
+}
+
+impl<T> Clone for RowViewIter<'_, T> {
+    fn clone(&self) -> Self {
+        RowViewIter {
+            view: self.view,
+            front: self.front,
+            back: self.back,
+        }
+    }
+}
+
+impl<'a, T> Iterator for RowViewIter<'a, T> {
+    type Item = &'a T;
+
+    #[inline]
+    fn next(&mut self) -> Option<&'a T> {
+        if self.front < self.back {
+            let v = &self.view.data[self.view.start + self.front * self.view.stride];
+            self.front += 1;
+            Some(v)
+        } else {
+            None
+        }
+    }
+
+    #[inline]
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = self.back - self.front;
+        (n, Some(n))
+    }
+
+    #[inline]
+    fn nth(&mut self, n: usize) -> Option<&'a T> {
+        self.front = self.front.saturating_add(n).min(self.back);
+        self.next()
+    }
+}
+
+impl<T> DoubleEndedIterator for RowViewIter<'_, T> {
+    #[inline]
+    fn next_back(&mut self) -> Option<Self::Item> {
+        if self.front < self.back {
+            self.back -= 1;
+            Some(&self.view.data[self.view.start + self.back * self.view.stride])
+        } else {
+            None
+        }
+    }
+}
+
+impl<T> ExactSizeIterator for RowViewIter<'_, T> {}
+impl<T> FusedIterator for RowViewIter<'_, T> {}
+
+impl<T: fmt::Debug> fmt::Debug for RowViewIter<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.clone()).finish()
+    }
+}
+
+/// The iterator over the rows of a [`Matrix`], from [`Matrix::iter`].
+pub struct MatrixRows<'a, T> {
+    matrix: &'a Matrix<T>,
+    /// Next row from the front; `front <= back <= matrix.rows` always.
+    front: usize,
+    back: usize,
+}
+
+impl<T> Clone for MatrixRows<'_, T> {
+    fn clone(&self) -> Self {
+        MatrixRows {
+            matrix: self.matrix,
+            front: self.front,
+            back: self.back,
+        }
+    }
+}
+
+impl<'a, T> Iterator for MatrixRows<'a, T> {
+    type Item = RowView<'a, T>;
+
+    #[inline]
+    fn next(&mut self) -> Option<RowView<'a, T>> {
+        if self.front < self.back {
+            let r = self.matrix.row(self.front);
+            self.front += 1;
+            Some(r)
+        } else {
+            None
+        }
+    }
+
+    #[inline]
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = self.back - self.front;
+        (n, Some(n))
+    }
+}
+
+impl<T> DoubleEndedIterator for MatrixRows<'_, T> {
+    #[inline]
+    fn next_back(&mut self) -> Option<Self::Item> {
+        if self.front < self.back {
+            self.back -= 1;
+            Some(self.matrix.row(self.back))
+        } else {
+            None
+        }
+    }
+}
+
+impl<T> ExactSizeIterator for MatrixRows<'_, T> {}
+impl<T> FusedIterator for MatrixRows<'_, T> {}
+
+impl<T: fmt::Debug> fmt::Debug for MatrixRows<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.clone()).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `rows x cols` test values: element (r, c) is `10 * r + c`.
+    fn reference(rows: usize, cols: usize) -> Vec<Vec<i64>> {
+        (0..rows)
+            .map(|r| (0..cols).map(|c| (10 * r + c) as i64).collect())
+            .collect()
+    }
+
+    fn check(m: &Matrix<i64>, want: &[Vec<i64>]) {
+        assert_eq!(m.rows(), want.len());
+        assert_eq!(m.len(), want.len());
+        for (r, row) in want.iter().enumerate() {
+            assert_eq!(m.cols(), row.len());
+            assert_eq!(m.row(r).len(), row.len());
+            assert_eq!(m.row(r).to_vec(), *row);
+            assert_eq!(m.row(r).iter().rev().copied().collect::<Vec<_>>(), {
+                let mut v = row.clone();
+                v.reverse();
+                v
+            });
+            for (c, v) in row.iter().enumerate() {
+                assert_eq!(m.get(r, c), Some(v));
+                assert_eq!(m.row(r)[c], *v);
+                assert_eq!(m.col(c)[r], *v);
+            }
+            assert_eq!(m.get(r, row.len()), None);
+        }
+        assert_eq!(m.get(want.len(), 0), None);
+        assert_eq!(m.to_row_vecs(), want);
+        assert_eq!(m.to_nested().to_vecs(), want);
+    }
+
+    #[test]
+    fn layouts_agree() {
+        for (rows, cols) in [(0, 0), (0, 3), (3, 0), (1, 1), (1, 4), (4, 1), (3, 5)] {
+            let want = reference(rows, cols);
+            let rm: Vec<i64> = want.iter().flatten().copied().collect();
+            let cm: Vec<i64> = (0..cols)
+                .flat_map(|c| want.iter().map(move |r| r[c]))
+                .collect();
+            let a = Matrix::row_major(rows, cols, rm.clone()).unwrap();
+            let b = Matrix::col_major(rows, cols, cm).unwrap();
+            // Padded rows: leading dimension cols + 2.
+            let ld = cols + 2;
+            let padded: Vec<i64> = want
+                .iter()
+                .flat_map(|r| r.iter().copied().chain([-1, -1]))
+                .collect();
+            let c = Matrix::with_strides(rows, cols, padded, ld, 1).unwrap();
+            let d = Matrix::from_rows(want.clone()).unwrap();
+            // With no rows, `from_rows` cannot know the column count: it says 0 x 0.
+            assert_eq!(d.shape(), if rows == 0 { (0, 0) } else { (rows, cols) });
+            let all = if rows == 0 {
+                vec![&a, &b, &c]
+            } else {
+                vec![&a, &b, &c, &d]
+            };
+            for m in all {
+                check(m, &want);
+                assert_eq!(m, &a);
+                check(&m.to_row_major(), &want);
+            }
+            assert!(a.is_row_major());
+            assert_eq!(a.to_row_major().data(), rm.as_slice());
+            let t = b.clone().transpose();
+            let want_t: Vec<Vec<i64>> = (0..cols)
+                .map(|c| want.iter().map(|r| r[c]).collect())
+                .collect();
+            check(&t, &want_t);
+            assert_eq!(t.clone().transpose(), b);
+        }
+    }
+
+    #[test]
+    fn rejects_bad_shapes() {
+        let err = |r: Result<Matrix<i32>, Error>| match r {
+            Err(Error::Malformed {
+                what: "Matrix",
+                detail,
+            }) => detail,
+            other => panic!("expected Malformed, got {other:?}"),
+        };
+        assert!(err(Matrix::row_major(2, 3, vec![0; 5])).contains("needs 6 elements, got 5"));
+        assert!(err(Matrix::col_major(2, 3, vec![0; 7])).contains("needs 6 elements, got 7"));
+        assert!(err(Matrix::row_major(usize::MAX, 2, vec![])).contains("overflow"));
+        assert!(err(Matrix::with_strides(2, 2, vec![0; 4], 3, 1)).contains("reads data[4]"));
+        assert!(err(Matrix::with_strides(2, usize::MAX, vec![0; 4], 1, 2)).contains("overflow"));
+        assert!(err(Matrix::from_rows(vec![vec![1], vec![2, 3]])).contains("row 1 has 2"));
+        // Empty shapes address nothing, so any strides are fine.
+        assert!(Matrix::<i32>::with_strides(0, 5, vec![], 7, 9).is_ok());
+    }
+
+    #[test]
+    fn broadcast_and_overlap() {
+        // Column broadcast: every column is the same.
+        let m = Matrix::with_strides(3, 4, vec![1, 2, 3], 1, 0).unwrap();
+        assert_eq!(m.to_row_vecs(), vec![vec![1; 4], vec![2; 4], vec![3; 4]]);
+        // Overlapping: a Hankel matrix, element (r, c) = data[r + c].
+        let h = Matrix::with_strides(3, 3, vec![0, 1, 2, 3, 4], 1, 1).unwrap();
+        assert_eq!(
+            h.to_row_vecs(),
+            vec![vec![0, 1, 2], vec![1, 2, 3], vec![2, 3, 4]]
+        );
+        assert_eq!(h.row_slice(2), Some(&[2, 3, 4][..]));
+        assert!(!h.is_row_major());
+    }
+
+    #[test]
+    fn equality_is_by_contents() {
+        let a = Matrix::row_major(2, 2, vec![1, 2, 3, 4]).unwrap();
+        let b = Matrix::col_major(2, 2, vec![1, 3, 2, 4]).unwrap();
+        assert_eq!(a, b);
+        assert_ne!(a, Matrix::row_major(2, 2, vec![1, 2, 3, 5]).unwrap());
+        assert_ne!(a, Matrix::row_major(1, 4, vec![1, 2, 3, 4]).unwrap());
+        assert_ne!(a, Matrix::row_major(4, 1, vec![1, 2, 3, 4]).unwrap());
+        assert_eq!(
+            Matrix::<i32>::row_major(0, 3, vec![]).unwrap(),
+            Matrix::col_major(0, 3, vec![]).unwrap()
+        );
+        assert_ne!(
+            Matrix::<i32>::row_major(0, 3, vec![]).unwrap(),
+            Matrix::row_major(0, 2, vec![]).unwrap()
+        );
+    }
+
+    #[test]
+    fn row_views() {
+        let m = Matrix::col_major(2, 3, vec![1, 4, 2, 5, 3, 6]).unwrap();
+        let r = m.row(1);
+        assert_eq!(r.stride(), 2);
+        assert_eq!(r.as_slice(), None);
+        assert_eq!(r, vec![4, 5, 6]);
+        assert_ne!(r, vec![4, 5]);
+        assert_eq!(r, m.clone().transpose().col(1));
+        let mut it = r.iter();
+        assert_eq!(it.len(), 3);
+        assert_eq!(it.next_back(), Some(&6));
+        assert_eq!(it.nth(1), Some(&5));
+        assert_eq!(it.next(), None);
+        assert_eq!(m.iter().rev().map(|r| r[0]).collect::<Vec<_>>(), vec![4, 1]);
+        assert_eq!((&m).into_iter().len(), 2);
+        assert_eq!(format!("{m:?}"), "Matrix(2x3)[[1, 2, 3], [4, 5, 6]]");
+        assert_eq!(format!("{r:?}"), "[4, 5, 6]");
+    }
+
+    #[test]
+    #[should_panic(expected = "row index 2 out of range for 2 rows")]
+    fn row_out_of_range_panics() {
+        let m = Matrix::row_major(2, 1, vec![1, 2]).unwrap();
+        let _ = m.row(2);
+    }
+
+    #[test]
+    #[should_panic(expected = "element index 1 out of range for 1 elements")]
+    fn view_index_out_of_range_panics() {
+        let m = Matrix::row_major(2, 1, vec![1, 2]).unwrap();
+        let _ = m.row(0)[1];
+    }
+}
