@@ -1,0 +1,443 @@
+//! Helpers shared by the end-to-end test suites: a deterministic generator of inputs, the
+//! sizes every program runs at, comparisons (exact for maps, reassociation-tolerant for
+//! floating-point reductions and scans), panic-message capture, and the macro that
+//! instantiates one `#[test]` per place.
+//!
+//! Oracles are written in the test files themselves, in plain Rust, never by calling dpl.
+
+#![allow(dead_code)]
+
+use dpl::Place;
+use std::fmt::Debug;
+
+/// A size above the CPU backend's grain (2^15) many times over, odd so that chunked loops
+/// have a ragged end.
+pub const BIG: usize = (1 << 20) + 7;
+
+/// The sizes a program runs at: empty, one element, an odd size below the parallel grain,
+/// and one size large enough for the parallel paths.
+pub const ALL_SIZES: [usize; 4] = [0, 1, 1001, BIG];
+
+/// [`ALL_SIZES`] without 0, for programs whose contract needs a non-empty input.
+pub const NONEMPTY_SIZES: [usize; 3] = [1, 1001, BIG];
+
+/// Instantiates a check `fn name(place: dpl::Place)` once per place: for every name given,
+/// a module `name` with one `#[test]` per place (`name::seq`, `name::cpu`, ...).
+///
+/// Places whose backend is behind a feature get their test only with that feature; the
+/// GPU test also needs a device, so it is ignored unless asked for (`--ignored`).
+macro_rules! on_every_place {
+    ($($check:ident),* $(,)?) => {$(
+        mod $check {
+            #[test]
+            fn seq() {
+                super::$check(dpl::Place::Seq)
+            }
+            #[test]
+            fn cpu() {
+                super::$check(dpl::Place::Cpu)
+            }
+            #[cfg(feature = "sim")]
+            #[test]
+            fn sim() {
+                super::$check(dpl::Place::Sim)
+            }
+            #[cfg(feature = "cuda")]
+            #[test]
+            #[ignore = "needs an NVIDIA GPU: run with --ignored on a machine with one"]
+            fn gpu() {
+                super::$check(dpl::Place::Gpu(0))
+            }
+        }
+    )*};
+}
+pub(crate) use on_every_place;
+
+/// Every place whose backend this build has (the GPU only with `cuda` and `DPL_TEST_GPU`
+/// set, since the build machine may have no device).
+pub fn available_places() -> Vec<Place> {
+    let mut places = vec![Place::Seq, Place::Cpu];
+    if cfg!(feature = "sim") {
+        places.push(Place::Sim);
+    }
+    if cfg!(feature = "cuda") && std::env::var_os("DPL_TEST_GPU").is_some() {
+        places.push(Place::Gpu(0));
+    }
+    places
+}
+
+/// Runs `body(n, rng)` on `place` for every size of `sizes`, with a generator seeded from
+/// `n`. The place and size are printed first, so a failure shows which case it was.
+pub fn each_size(place: Place, sizes: &[usize], mut body: impl FnMut(usize, &mut Rng)) {
+    for &n in sizes {
+        eprintln!("place {place:?}, n = {n}");
+        let mut rng = Rng::new(0x00d1_5ea5_e000 ^ n as u64);
+        dpl::with_place(place, || body(n, &mut rng));
+    }
+}
+
+/// A small deterministic generator (SplitMix64): the same inputs on every run and machine.
+#[derive(Clone, Debug)]
+pub struct Rng(u64);
+
+impl Rng {
+    /// A generator with the given seed.
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+
+    /// 64 random bits.
+    pub fn u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// 32 random bits.
+    pub fn u32(&mut self) -> u32 {
+        (self.u64() >> 32) as u32
+    }
+
+    /// Any `i32`.
+    pub fn i32(&mut self) -> i32 {
+        self.u32() as i32
+    }
+
+    /// Any `i64`.
+    pub fn i64(&mut self) -> i64 {
+        self.u64() as i64
+    }
+
+    /// A fair coin.
+    pub fn bool(&mut self) -> bool {
+        self.u64() >> 63 == 1
+    }
+
+    /// Uniform in `0..bound` (`bound > 0`).
+    pub fn below(&mut self, bound: usize) -> usize {
+        assert!(bound > 0, "Rng::below(0)");
+        ((self.u64() as u128 * bound as u128) >> 64) as usize
+    }
+
+    /// Uniform in `lo..=hi`.
+    pub fn int_in(&mut self, lo: i64, hi: i64) -> i64 {
+        lo + self.below((hi - lo) as usize + 1) as i64
+    }
+
+    /// Uniform in `[lo, hi)`.
+    pub fn f64_in(&mut self, lo: f64, hi: f64) -> f64 {
+        let unit = (self.u64() >> 11) as f64 / (1u64 << 53) as f64;
+        lo + (hi - lo) * unit
+    }
+
+    /// Uniform in `[lo, hi)` (rounded to `f32`).
+    pub fn f32_in(&mut self, lo: f32, hi: f32) -> f32 {
+        self.f64_in(lo as f64, hi as f64) as f32
+    }
+
+    /// `n` values of `f32` uniform in `[lo, hi)`.
+    pub fn f32s(&mut self, n: usize, lo: f32, hi: f32) -> Vec<f32> {
+        self.vec(n, |r| r.f32_in(lo, hi))
+    }
+
+    /// `n` values of `f64` uniform in `[lo, hi)`.
+    pub fn f64s(&mut self, n: usize, lo: f64, hi: f64) -> Vec<f64> {
+        self.vec(n, |r| r.f64_in(lo, hi))
+    }
+
+    /// `n` fair coins.
+    pub fn bools(&mut self, n: usize) -> Vec<bool> {
+        self.vec(n, Rng::bool)
+    }
+
+    /// One of `special` with probability 1/8, else `any()`: integers that exercise
+    /// wrapping (the type's MIN, MAX, 0, -1, ...) more often than uniform bits would.
+    pub fn edgy<T: Copy>(&mut self, special: &[T], any: impl FnOnce(&mut Rng) -> T) -> T {
+        if self.below(8) == 0 {
+            special[self.below(special.len())]
+        } else {
+            any(self)
+        }
+    }
+
+    /// `n` `i32`s, uniform bits with edge values mixed in.
+    pub fn i32s(&mut self, n: usize) -> Vec<i32> {
+        self.vec(n, |r| {
+            r.edgy(&[0, 1, -1, 2, i32::MIN, i32::MAX, i32::MIN + 1], Rng::i32)
+        })
+    }
+
+    /// `n` `u32`s, uniform bits with edge values mixed in.
+    pub fn u32s(&mut self, n: usize) -> Vec<u32> {
+        self.vec(n, |r| {
+            r.edgy(&[0, 1, 2, u32::MAX, u32::MAX - 1, 1 << 31], Rng::u32)
+        })
+    }
+
+    /// `n` `i64`s, uniform bits with edge values mixed in.
+    pub fn i64s(&mut self, n: usize) -> Vec<i64> {
+        self.vec(n, |r| {
+            r.edgy(&[0, 1, -1, 2, i64::MIN, i64::MAX, i64::MIN + 1], Rng::i64)
+        })
+    }
+
+    /// `n` `u64`s, uniform bits with edge values mixed in.
+    pub fn u64s(&mut self, n: usize) -> Vec<u64> {
+        self.vec(n, |r| {
+            r.edgy(&[0, 1, 2, u64::MAX, u64::MAX - 1, 1 << 63], Rng::u64)
+        })
+    }
+
+    /// `n` values drawn by `generate`.
+    pub fn vec<T>(&mut self, n: usize, mut generate: impl FnMut(&mut Rng) -> T) -> Vec<T> {
+        (0..n).map(|_| generate(self)).collect()
+    }
+
+    /// `n` indices uniform in `0..len` (`len > 0` unless `n == 0`).
+    pub fn indices(&mut self, n: usize, len: usize) -> Vec<usize> {
+        self.vec(n, |r| r.below(len))
+    }
+
+    /// A uniformly random permutation of `0..n`.
+    pub fn permutation(&mut self, n: usize) -> Vec<usize> {
+        let mut p: Vec<usize> = (0..n).collect();
+        for i in (1..n).rev() {
+            p.swap(i, self.below(i + 1));
+        }
+        p
+    }
+}
+
+/// Converts a slice of indices to another integer type (the values must fit).
+pub fn cast_indices<I: TryFrom<usize>>(idx: &[usize]) -> Vec<I>
+where
+    I::Error: Debug,
+{
+    idx.iter()
+        .map(|&i| I::try_from(i).expect("index fits the type"))
+        .collect()
+}
+
+/// How many units in the last place a scalar math function (`sin`, `exp`, ...) may differ
+/// from Rust's own on `place`: none on the CPU places, which call the same functions; the GPU
+/// places evaluate them with their own code.
+pub fn math_ulps(place: Place) -> u64 {
+    match place {
+        Place::Seq | Place::Cpu => 0,
+        Place::Sim | Place::Gpu(_) => 4,
+    }
+}
+
+/// Asserts that `got[i]` is within `ulps` units in the last place of `want[i]` for every
+/// `i` (NaN matches NaN; with `ulps == 0` this is [`assert_same`]).
+#[track_caller]
+pub fn assert_ulps<T: Ulps>(got: &[T], want: &[T], ulps: u64, what: &str) {
+    if ulps == 0 {
+        return assert_same(got, want, what);
+    }
+    assert_eq!(got.len(), want.len(), "{what}: length");
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        assert!(
+            g.exact(w) || g.ulps_from(*w) <= ulps,
+            "{what}: at [{i}]: got {g:?}, want {w:?} (more than {ulps} ulps apart)"
+        );
+    }
+}
+
+/// Distance in units in the last place between floats.
+pub trait Ulps: Exact + Copy {
+    /// How many representable values lie between `self` and `other` (`u64::MAX` if either is
+    /// NaN and the other not).
+    fn ulps_from(self, other: Self) -> u64;
+}
+
+impl Ulps for f32 {
+    fn ulps_from(self, other: f32) -> u64 {
+        if self.is_nan() || other.is_nan() {
+            return u64::MAX;
+        }
+        let key = |v: f32| {
+            let b = v.to_bits() as i32;
+            (if b < 0 { i32::MIN - b } else { b }) as i64
+        };
+        key(self).abs_diff(key(other))
+    }
+}
+
+impl Ulps for f64 {
+    fn ulps_from(self, other: f64) -> u64 {
+        if self.is_nan() || other.is_nan() {
+            return u64::MAX;
+        }
+        let key = |v: f64| {
+            let b = v.to_bits() as i64;
+            (if b < 0 { i64::MIN - b } else { b }) as i128
+        };
+        key(self).abs_diff(key(other)) as u64
+    }
+}
+
+/// Bit-exact equality, except that every NaN equals every NaN (the payload of a NaN is not
+/// part of any backend's contract).
+pub trait Exact: Debug {
+    /// True when `self` and `other` are the same value.
+    fn exact(&self, other: &Self) -> bool;
+}
+
+macro_rules! exact_by_eq {
+    ($($t:ty),*) => {$(
+        impl Exact for $t {
+            fn exact(&self, other: &Self) -> bool {
+                self == other
+            }
+        }
+    )*};
+}
+exact_by_eq!(bool, i32, u32, i64, u64, usize);
+
+impl Exact for f32 {
+    fn exact(&self, other: &Self) -> bool {
+        self.to_bits() == other.to_bits() || (self.is_nan() && other.is_nan())
+    }
+}
+
+impl Exact for f64 {
+    fn exact(&self, other: &Self) -> bool {
+        self.to_bits() == other.to_bits() || (self.is_nan() && other.is_nan())
+    }
+}
+
+impl<A: Exact, B: Exact> Exact for (A, B) {
+    fn exact(&self, other: &Self) -> bool {
+        self.0.exact(&other.0) && self.1.exact(&other.1)
+    }
+}
+
+impl<T: Exact> Exact for Vec<T> {
+    fn exact(&self, other: &Self) -> bool {
+        self.len() == other.len() && self.iter().zip(other).all(|(a, b)| a.exact(b))
+    }
+}
+
+/// Asserts that two scalars are [`Exact`]ly equal.
+#[track_caller]
+pub fn assert_exact<T: Exact>(got: T, want: T, what: &str) {
+    assert!(got.exact(&want), "{what}: got {got:?}, want {want:?}");
+}
+
+/// Asserts that two sequences are [`Exact`]ly equal; on failure reports the length or the
+/// first differing position with its neighbours, never the whole (possibly huge) sequence.
+#[track_caller]
+pub fn assert_same<T: Exact>(got: &[T], want: &[T], what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}: length");
+    if let Some(i) = (0..got.len()).find(|&i| !got[i].exact(&want[i])) {
+        let lo = i.saturating_sub(2);
+        let hi = (i + 3).min(got.len());
+        panic!(
+            "{what}: first difference at [{i}] of {}: got {:?}, want {:?} (got[{lo}..{hi}] = {:?}, want[{lo}..{hi}] = {:?})",
+            got.len(),
+            got[i],
+            want[i],
+            &got[lo..hi],
+            &want[lo..hi]
+        );
+    }
+}
+
+/// Floating-point scalars, for reassociation-tolerant comparisons.
+pub trait Float: Copy + Debug {
+    /// Machine epsilon of the type.
+    const EPS: f64;
+    /// The value as `f64`.
+    fn to_f64(self) -> f64;
+}
+
+impl Float for f32 {
+    const EPS: f64 = f32::EPSILON as f64;
+    fn to_f64(self) -> f64 {
+        self as f64
+    }
+}
+
+impl Float for f64 {
+    const EPS: f64 = f64::EPSILON;
+    fn to_f64(self) -> f64 {
+        self
+    }
+}
+
+/// The error a sum of `n` terms of type `T` may have, in any association order, relative to
+/// the sum of the terms' magnitudes. The worst case is `(n - 1) * eps`; rounding errors of
+/// a real summation behave like a random walk, and this bound leaves a wide margin above
+/// that (`4 sqrt(n)` ulps, at least 8).
+pub fn reassociation_tolerance<T: Float>(n: usize) -> f64 {
+    T::EPS * (8.0 + 4.0 * (n as f64).sqrt())
+}
+
+/// Asserts that `got`, a reduction of `n` terms computed in `T` in some order, is within
+/// [`reassociation_tolerance`] of `want` (computed exactly enough, e.g. in `f64`), where
+/// `magnitude` is the sum of the absolute values of the terms.
+#[track_caller]
+pub fn assert_reduced<T: Float>(got: T, want: f64, magnitude: f64, n: usize, what: &str) {
+    let err = (got.to_f64() - want).abs();
+    let allowed = reassociation_tolerance::<T>(n) * magnitude + f64::MIN_POSITIVE;
+    assert!(
+        err <= allowed,
+        "{what}: got {got:?}, want {want} (error {err:e} > allowed {allowed:e}, n = {n})"
+    );
+}
+
+/// Asserts that `got` is an inclusive scan computed in `T`: `got[k]` is within
+/// [`reassociation_tolerance`] of `want[k]`, given `magnitude[k]`, the running sum of the
+/// absolute values of the terms `0..=k`. (For an exclusive scan pass the shifted arrays.)
+#[track_caller]
+pub fn assert_scanned<T: Float>(got: &[T], want: &[f64], magnitude: &[f64], what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}: length");
+    for (k, ((&g, &w), &m)) in got.iter().zip(want).zip(magnitude).enumerate() {
+        let err = (g.to_f64() - w).abs();
+        let allowed = reassociation_tolerance::<T>(k + 1) * m + f64::MIN_POSITIVE;
+        assert!(
+            err <= allowed,
+            "{what}: at [{k}] of {}: got {g:?}, want {w} (error {err:e} > allowed {allowed:e})",
+            got.len()
+        );
+    }
+}
+
+/// The oracle of a float sum: `(sum, sum of magnitudes)` of the terms, in `f64`.
+pub fn f64_sum<T: Float>(terms: impl IntoIterator<Item = T>) -> (f64, f64) {
+    terms.into_iter().fold((0.0, 0.0), |(s, m), t| {
+        (s + t.to_f64(), m + t.to_f64().abs())
+    })
+}
+
+/// The oracle of a float inclusive `+` scan: `(prefix sums, prefix magnitudes)` in `f64`.
+pub fn f64_prefix_sums<T: Float>(terms: &[T]) -> (Vec<f64>, Vec<f64>) {
+    let (mut s, mut m) = (0.0, 0.0);
+    terms
+        .iter()
+        .map(|t| {
+            s += t.to_f64();
+            m += t.to_f64().abs();
+            (s, m)
+        })
+        .unzip()
+}
+
+/// Runs `f`, which must panic, and returns its panic message (a `String` or `&str`
+/// payload). Fails the test if `f` returns normally or panics with another payload.
+#[track_caller]
+pub fn panic_message<R>(f: impl FnOnce() -> R) -> String {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(_) => panic!("expected a panic, but the call returned normally"),
+        Err(payload) => match payload.downcast::<String>() {
+            Ok(s) => *s,
+            Err(payload) => match payload.downcast::<&'static str>() {
+                Ok(s) => s.to_string(),
+                Err(_) => panic!("the panic payload is neither a String nor a &str"),
+            },
+        },
+    }
+}
