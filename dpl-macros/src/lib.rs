@@ -1,8 +1,154 @@
-//! The `#[parallel]` attribute of dpl (under construction).
+//! The `#[parallel]` attribute of dpl.
+//!
+//! The attribute goes on a function or on an inline module. The [`front`] end validates the
+//! body and lowers it to dpl's IR; code generation (`emit`) then produces the Rust that
+//! replaces the item. When the body is outside the language, the output is the compile
+//! errors followed by the item with its body replaced by `unreachable!()`, so that callers
+//! still type-check and only the real errors show.
+#![deny(missing_docs)]
+
 use proc_macro::TokenStream;
+use proc_macro2::TokenStream as TokenStream2;
+use quote::{ToTokens, quote};
+
+mod emit;
+pub(crate) mod front;
+
+/// The `dpl::Inspect` record of a `#[parallel]` function: `dpl::inspect!(saxpy)` or
+/// `dpl::inspect!(module::saxpy)`.
+#[proc_macro]
+pub fn inspect(input: TokenStream) -> TokenStream {
+    let mut path = match syn::parse::<syn::Path>(input) {
+        Ok(p) => p,
+        Err(e) => return e.to_compile_error().into(),
+    };
+    match path.segments.last_mut() {
+        Some(last) => {
+            last.ident =
+                quote::format_ident!("__dpl_inspect_{}", last.ident, span = last.ident.span());
+            quote!(#path).into()
+        }
+        None => syn::Error::new(
+            proc_macro2::Span::call_site(),
+            "expected the path of a #[parallel] function",
+        )
+        .to_compile_error()
+        .into(),
+    }
+}
 
 /// Compiles a data-parallel function (or every function of an inline module).
+///
+/// `#[parallel]` or `#[parallel(inner = "seq" | "block" | "warp" | "auto")]`; see the
+/// `dpl` crate for the language.
 #[proc_macro_attribute]
-pub fn parallel(_attr: TokenStream, item: TokenStream) -> TokenStream {
-    item
+pub fn parallel(attr: TokenStream, item: TokenStream) -> TokenStream {
+    expand(attr.into(), item.into()).into()
+}
+
+/// The whole expansion, on `proc_macro2` tokens. Never panics on user input.
+fn expand(attr: TokenStream2, item: TokenStream2) -> TokenStream2 {
+    let parsed: syn::Item = match syn::parse2(item.clone()) {
+        Ok(i) => i,
+        Err(e) => return error_with(e, item),
+    };
+    let opts = front::Options::parse(attr);
+    match parsed {
+        syn::Item::Fn(f) => {
+            let lowered = opts.and_then(|o| {
+                let l = front::expand_fn(&o, f.clone())?;
+                Ok((o, l))
+            });
+            match lowered.and_then(|(o, l)| generate(&o, vec![l], None)) {
+                Ok(tokens) => tokens,
+                Err(e) => error_with(e, fallback_fn(f).into_token_stream()),
+            }
+        }
+        syn::Item::Mod(m) => {
+            let lowered = match opts {
+                Ok(o) => front::expand_mod(&o, &m).map(|l| (o, l)),
+                Err(e) => {
+                    // Report the body's errors too, not only the attribute's.
+                    let mut e = e;
+                    if let Err(more) = front::expand_mod(
+                        &front::Options {
+                            inner: front::Inner::Seq,
+                        },
+                        &m,
+                    ) {
+                        e.combine(more);
+                    }
+                    Err(e)
+                }
+            };
+            match lowered.and_then(|(o, l)| generate(&o, l, Some(&m))) {
+                Ok(tokens) => tokens,
+                Err(e) => error_with(e, fallback_mod(m).into_token_stream()),
+            }
+        }
+        other => error_with(
+            syn::Error::new_spanned(
+                item_head(&other),
+                "#[parallel] applies to a `fn` or to an inline `mod`",
+            ),
+            other.into_token_stream(),
+        ),
+    }
+}
+
+/// Code generation for the lowered functions.
+fn generate(
+    opts: &front::Options,
+    lowered: Vec<front::Lowered>,
+    module: Option<&syn::ItemMod>,
+) -> Result<TokenStream2, syn::Error> {
+    emit::emit(opts, lowered, module)
+}
+
+/// The errors, then `item` (what stays of the user's code so that callers type-check).
+fn error_with(e: syn::Error, item: TokenStream2) -> TokenStream2 {
+    let mut out = e.to_compile_error();
+    out.extend(item);
+    out
+}
+
+/// The function with its body replaced by `unreachable!()`.
+fn fallback_fn(mut f: syn::ItemFn) -> syn::ItemFn {
+    f.attrs.retain(|a| !front::is_parallel_attr(a));
+    f.attrs
+        .push(syn::parse_quote!(#[allow(unused_variables, clippy::diverging_sub_expression)]));
+    f.block = Box::new(syn::parse_quote!({ ::core::unreachable!() }));
+    f
+}
+
+/// The module with every function body replaced by `unreachable!()`.
+fn fallback_mod(mut m: syn::ItemMod) -> syn::ItemMod {
+    if let Some((_, items)) = &mut m.content {
+        for item in items.iter_mut() {
+            if let syn::Item::Fn(f) = item {
+                *f = fallback_fn(f.clone());
+            }
+        }
+    }
+    m
+}
+
+/// A short part of an item to put an error on (its first tokens, not its whole body).
+fn item_head(item: &syn::Item) -> TokenStream2 {
+    match item {
+        syn::Item::Struct(s) => {
+            let (t, i) = (&s.struct_token, &s.ident);
+            quote!(#t #i)
+        }
+        syn::Item::Enum(e) => {
+            let (t, i) = (&e.enum_token, &e.ident);
+            quote!(#t #i)
+        }
+        syn::Item::Impl(i) => i.impl_token.into_token_stream(),
+        syn::Item::Trait(t) => {
+            let (k, i) = (&t.trait_token, &t.ident);
+            quote!(#k #i)
+        }
+        other => other.into_token_stream(),
+    }
 }

@@ -1,0 +1,247 @@
+//! The front end of `#[parallel]`: syn AST -> validation -> Prim-level IR.
+//!
+//! # Design
+//!
+//! The front end takes the item the attribute is applied to (one `fn`, or an inline `mod`
+//! whose `fn`s form one compilation unit) and produces, for every function, a
+//! [`dpl_core::ir::Function`] at the Prim level together with what code generation needs to
+//! re-emit the Rust signature ([`Signature`]) and to point errors at the source ([`Spans`]).
+//!
+//! It works in one pass over the syn tree, validating while lowering:
+//!
+//! * [`sig`] reads the Rust signature: which parameter and result types are allowed and how
+//!   each is represented ([`Repr`]), and the IR type that goes with it.
+//! * `lower` turns the body into A-normal form. Names are resolved through a persistent
+//!   environment, so a closure bound with `let` remembers the scope it was written in and
+//!   can be *inlined at every use* with fresh variables: each use gets its own types.
+//!   Closures, nested `fn`s and the other functions of a `#[parallel] mod` are never values;
+//!   they only exist as arguments of primitives (where they become [`ir::Lambda`]s) or as
+//!   callees (where their body is inlined).
+//! * Errors never stop the walk: each is recorded with the span of the offending node and
+//!   lowering goes on with a placeholder variable, so the user sees every problem at once.
+//!   The body of a closure or nested `fn` is checked once where it is defined; its inlined
+//!   copies are lowered quietly so an error is reported once, not once per use.
+//!
+//! Nothing here panics on user input: there is no `unwrap` on anything derived from the
+//! tokens, and every unsupported construct has its own message saying what is allowed.
+
+mod errors;
+mod lower;
+pub mod sig;
+
+#[cfg(test)]
+mod fuzz;
+#[cfg(test)]
+mod tests;
+
+use dpl_core::ir;
+use proc_macro2::TokenStream;
+
+pub use sig::{ParamSig, Repr, RetSig, Signature};
+
+/// The options of the attribute: `#[parallel]` or `#[parallel(inner = "...")]`.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Options {
+    /// How nested primitives are scheduled.
+    pub inner: Inner,
+}
+
+/// The schedule of the nested level (`inner = "..."`; see SPEC.md, "Schedules").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Inner {
+    /// Nested primitives run sequentially inside each element of the outer map (default).
+    #[default]
+    Seq,
+    /// The nested level is a CUDA thread block (nested tasks on the CPU).
+    Block,
+    /// The nested level is a warp.
+    Warp,
+    /// Compile the variants and pick one at run time from the shapes of the data.
+    Auto,
+}
+
+impl Inner {
+    /// Every schedule, with the spelling used in the attribute.
+    pub const ALL: [(Inner, &'static str); 4] = [
+        (Inner::Seq, "seq"),
+        (Inner::Block, "block"),
+        (Inner::Warp, "warp"),
+        (Inner::Auto, "auto"),
+    ];
+
+    /// The spelling used in the attribute.
+    pub fn name(self) -> &'static str {
+        match self {
+            Inner::Seq => "seq",
+            Inner::Block => "block",
+            Inner::Warp => "warp",
+            Inner::Auto => "auto",
+        }
+    }
+}
+
+impl Options {
+    /// Parses the tokens between the attribute's parentheses (empty for `#[parallel]`).
+    pub fn parse(attr: TokenStream) -> Result<Options, syn::Error> {
+        let mut options = Options { inner: Inner::Seq };
+        if attr.is_empty() {
+            return Ok(options);
+        }
+        let mut seen_inner = false;
+        let parser = syn::meta::parser(|meta| {
+            if meta.path.is_ident("inner") {
+                if seen_inner {
+                    return Err(meta.error("`inner` is given twice"));
+                }
+                seen_inner = true;
+                let value: syn::LitStr = meta.value()?.parse().map_err(|e| {
+                    syn::Error::new(
+                        e.span(),
+                        "expected a string: inner = \"seq\" | \"block\" | \"warp\" | \"auto\"",
+                    )
+                })?;
+                let text = value.value();
+                match Inner::ALL.iter().find(|(_, name)| *name == text) {
+                    Some((inner, _)) => options.inner = *inner,
+                    None => {
+                        return Err(syn::Error::new(
+                            value.span(),
+                            format!(
+                                "unknown schedule \"{text}\"; allowed: \"seq\", \"block\", \"warp\", \"auto\""
+                            ),
+                        ));
+                    }
+                }
+                Ok(())
+            } else {
+                let name = path_text(&meta.path);
+                Err(syn::Error::new_spanned(
+                    &meta.path,
+                    format!(
+                        "unknown option `{name}`; allowed: inner = \"seq\" | \"block\" | \"warp\" | \"auto\""
+                    ),
+                ))
+            }
+        });
+        syn::parse::Parser::parse2(parser, attr)?;
+        Ok(options)
+    }
+}
+
+/// One lowered function and what code generation needs besides its IR.
+#[derive(Clone)]
+pub struct Lowered {
+    /// The body at the Prim level; variable types are [`ir::Type::Infer`] where the source
+    /// does not say.
+    pub func: ir::Function,
+    /// Maps the IR's [`ir::Span`]s back to source spans.
+    pub spans: Spans,
+    /// The Rust signature, read.
+    pub sig: Signature,
+    /// The original item (code generation re-emits its attributes, visibility and signature).
+    pub item: syn::ItemFn,
+}
+
+/// The table from [`ir::Span`] numbers to source spans. `ir::Span(0)` is unknown and maps to
+/// `Span::call_site()`.
+#[derive(Clone)]
+pub struct Spans(Vec<proc_macro2::Span>);
+
+impl Spans {
+    /// The source span of an IR span; `call_site` for [`ir::Span::NONE`] or an unknown number.
+    pub fn get(&self, span: ir::Span) -> proc_macro2::Span {
+        usize::try_from(span.0)
+            .ok()
+            .and_then(|i| self.0.get(i).copied())
+            .unwrap_or_else(proc_macro2::Span::call_site)
+    }
+
+    /// Number of entries, `ir::Span(0)` included.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// True when the table has no entry besides `ir::Span(0)` (never the case after lowering
+    /// a function, whose parameters have spans).
+    pub fn is_empty(&self) -> bool {
+        self.0.len() <= 1
+    }
+}
+
+/// Lowers one `#[parallel] fn`.
+pub fn expand_fn(opts: &Options, item: syn::ItemFn) -> Result<Lowered, syn::Error> {
+    let _ = opts;
+    let mut recursion = lower::Reported::default();
+    lower::lower_function(item, &[], 0, &mut recursion)
+}
+
+/// Lowers every `fn` of a `#[parallel] mod m { ... }`. Calls between the module's functions
+/// are inlined; `use` items are left to code generation; other items are errors.
+pub fn expand_mod(opts: &Options, item: &syn::ItemMod) -> Result<Vec<Lowered>, syn::Error> {
+    let _ = opts;
+    let mut errors = errors::Errors::default();
+    let Some((_, items)) = &item.content else {
+        return Err(syn::Error::new_spanned(
+            item,
+            "#[parallel] on a module needs an inline module: `mod name { ... }`",
+        ));
+    };
+    let mut fns = Vec::new();
+    for it in items {
+        match it {
+            syn::Item::Fn(f) => {
+                if let Some(attr) = f.attrs.iter().find(|a| is_parallel_attr(a)) {
+                    errors.push(syn::Error::new_spanned(
+                        attr,
+                        "remove this attribute: `#[parallel]` on the module already compiles every function in it",
+                    ));
+                }
+                fns.push(f.clone());
+            }
+            syn::Item::Use(_) => {}
+            other => errors.push(syn::Error::new_spanned(
+                other,
+                "only `fn` and `use` items are allowed in a #[parallel] module",
+            )),
+        }
+    }
+    if fns.is_empty() && errors.is_empty() {
+        errors.push(syn::Error::new_spanned(
+            &item.ident,
+            "this #[parallel] module has no functions",
+        ));
+    }
+    let mut recursion = lower::Reported::default();
+    let mut out = Vec::new();
+    for (i, f) in fns.iter().enumerate() {
+        match lower::lower_function(f.clone(), &fns, i, &mut recursion) {
+            Ok(l) => out.push(l),
+            Err(e) => errors.push(e),
+        }
+    }
+    errors.finish()?;
+    Ok(out)
+}
+
+/// True for `#[parallel]`, `#[parallel(...)]` and `#[dpl::parallel ...]`.
+pub fn is_parallel_attr(attr: &syn::Attribute) -> bool {
+    attr.path()
+        .segments
+        .last()
+        .is_some_and(|s| s.ident == "parallel")
+}
+
+/// `a::b::c` as written, for messages.
+pub(crate) fn path_text(path: &syn::Path) -> String {
+    let mut s = String::new();
+    if path.leading_colon.is_some() {
+        s.push_str("::");
+    }
+    for (i, seg) in path.segments.iter().enumerate() {
+        if i > 0 {
+            s.push_str("::");
+        }
+        s.push_str(&seg.ident.to_string());
+    }
+    s
+}
