@@ -26,7 +26,7 @@ pub mod mm;
 mod place;
 
 pub use dpl_core::run::{Error, Location, Place};
-pub use dpl_macros::parallel;
+pub use dpl_macros::{inspect, parallel};
 pub use place::{current_place, default_place, with_place};
 
 /// Everything a `#[parallel]` user needs: `use dpl::prelude::*;`.
@@ -40,5 +40,31 @@ pub mod prelude {
 pub mod __private {
     pub use crate::place::{current_place as place, unavailable};
     pub use dpl_core::run::{Error, Location, Place};
-    pub use dpl_cpu::rt;
+    pub use dpl_cpu::{rt, seq};
 }
+
+/// What the compiler made of one `#[parallel]` function: the IR after each pass, the
+/// generated CPU code and loop counts. Read it with [`inspect!`].
+#[derive(Clone, Copy, Debug)]
+pub struct Inspect {
+    /// The function's name.
+    pub name: &'static str,
+    /// The IR after type inference (primitives as written).
+    pub typed_ir: &'static str,
+    /// The IR after normalization (combinators over index spaces, shape checks explicit).
+    pub normalized_ir: &'static str,
+    /// The IR after fusion (what the parallel backends compile).
+    pub fused_ir: &'static str,
+    /// The generated Rust for `Place::Cpu`.
+    pub cpu_rust: &'static str,
+    /// Loops (combinators) before fusion.
+    pub loops_before_fusion: usize,
+    /// Loops after fusion.
+    pub loops: usize,
+    /// Materialized intermediate sequences before fusion.
+    pub temporaries_before_fusion: usize,
+    /// Materialized intermediate sequences after fusion.
+    pub temporaries: usize,
+}
+
+

@@ -1,1 +1,237 @@
-//! Code generation for lowered functions (being written).
+//! Code generation for lowered functions: runs the dpl-core pipeline on each function and
+//! emits the Rust item that dispatches on the current place.
+//!
+//! ```text
+//! #[attrs] vis fn name(params) -> Ret {
+//!     match ::dpl::__private::place() {
+//!         Place::Cpu => rt::run_or_panic(|| { <fused IR on the parallel run time> }),
+//!         Place::Seq => rt::run_or_panic(|| { <unfused IR on the sequential run time> }),
+//!         other => panic!("{}", unavailable(other)),
+//!     }
+//! }
+//! ```
+//!
+//! A function declared `-> Result<T, dpl::Error>` uses `rt::run` and returns the error
+//! instead. Next to each function a hidden constant `__dpl_inspect_<name>` holds the IR after
+//! each pass, the generated Rust and loop counts (read with `dpl::inspect!(name)`); with
+//! `DPL_DUMP=<dir>` set at build time the same texts are written to files there.
+
+use crate::front::{Lowered, Options, Repr};
+use dpl_core::ir;
+use dpl_core::pipeline::{self, Compiled};
+use dpl_cpu::codegen::{self, FnInput, ParamRepr};
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote, quote_spanned};
+
+/// Emits the items for every lowered function (inside the module when `module` is given).
+pub fn emit(
+    opts: &Options,
+    lowered: Vec<Lowered>,
+    module: Option<&syn::ItemMod>,
+) -> Result<TokenStream, syn::Error> {
+    let mut items = TokenStream::new();
+    let mut errors: Option<syn::Error> = None;
+    for l in &lowered {
+        match function(opts, l) {
+            Ok(ts) => items.extend(ts),
+            Err(e) => match &mut errors {
+                Some(all) => all.combine(e),
+                None => errors = Some(e),
+            },
+        }
+    }
+    if let Some(e) = errors {
+        return Err(e);
+    }
+    Ok(match module {
+        None => items,
+        Some(m) => {
+            let attrs = m
+                .attrs
+                .iter()
+                .filter(|a| !crate::front::is_parallel_attr(a));
+            let (vis, ident) = (&m.vis, &m.ident);
+            let uses = m
+                .content
+                .iter()
+                .flat_map(|(_, items)| items)
+                .filter(|i| matches!(i, syn::Item::Use(_)));
+            quote! {
+                #(#attrs)*
+                #vis mod #ident {
+                    #(#uses)*
+                    #items
+                }
+            }
+        }
+    })
+}
+
+fn diagnostics_to_error(l: &Lowered, diags: Vec<dpl_core::diag::Diagnostic>) -> syn::Error {
+    let mut all: Option<syn::Error> = None;
+    for d in diags {
+        let span = if d.span == ir::Span::NONE {
+            l.item.sig.ident.span()
+        } else {
+            l.spans.get(d.span)
+        };
+        let e = syn::Error::new(span, d.message);
+        match &mut all {
+            Some(a) => a.combine(e),
+            None => all = Some(e),
+        }
+    }
+    all.unwrap_or_else(|| syn::Error::new(l.item.sig.ident.span(), "compilation failed"))
+}
+
+fn function(_opts: &Options, l: &Lowered) -> Result<TokenStream, syn::Error> {
+    let compiled = pipeline::compile(l.func.clone()).map_err(|d| diagnostics_to_error(l, d))?;
+    let mut params = Vec::new();
+    let mut errors: Option<syn::Error> = None;
+    for p in &l.sig.params {
+        let repr = match &p.repr {
+            Repr::Scalar(_) => ParamRepr::Scalar,
+            Repr::Slice(_) | Repr::Vec(_) | Repr::SeqBuf(_) => ParamRepr::Slice,
+            Repr::Nested(_) | Repr::Matrix(_) | Repr::Tuple(_) => {
+                let e = syn::Error::new(
+                    p.ident.span(),
+                    "nested parameters (`Nested`, `Matrix`) and tuple parameters are not supported by this version of dpl yet",
+                );
+                match &mut errors {
+                    Some(a) => a.combine(e),
+                    None => errors = Some(e),
+                }
+                continue;
+            }
+        };
+        params.push((p.ident.clone(), repr));
+    }
+    if let Some(e) = errors {
+        return Err(e);
+    }
+    let span_of = |s: ir::Span| l.spans.get(s);
+    let private = quote!(::dpl::__private);
+    let cpu = codegen::body(&FnInput {
+        func: &compiled.fused,
+        params: params.clone(),
+        span: &span_of,
+        rt: quote!(::dpl::__private::rt),
+        private: private.clone(),
+    });
+    let seq = codegen::body(&FnInput {
+        func: &compiled.normalized,
+        params,
+        span: &span_of,
+        rt: quote!(::dpl::__private::seq),
+        private: private.clone(),
+    });
+    let cpu = convert_result(cpu, &l.sig.ret.repr);
+    let seq = convert_result(seq, &l.sig.ret.repr);
+    let item = &l.item;
+    let attrs = item
+        .attrs
+        .iter()
+        .filter(|a| !crate::front::is_parallel_attr(a));
+    let (vis, sig) = (&item.vis, &item.sig);
+    let span = item.sig.ident.span();
+    let dispatch = if l.sig.ret.result {
+        quote_spanned! {span=>
+            match #private::place() {
+                #private::Place::Cpu => #private::rt::run(move || #cpu),
+                #private::Place::Seq => #private::rt::run(move || #seq),
+                __dpl_other => ::core::result::Result::Err(#private::unavailable(__dpl_other)),
+            }
+        }
+    } else {
+        quote_spanned! {span=>
+            match #private::place() {
+                #private::Place::Cpu => #private::rt::run_or_panic(move || #cpu),
+                #private::Place::Seq => #private::rt::run_or_panic(move || #seq),
+                __dpl_other => ::core::panic!("{}", #private::unavailable(__dpl_other)),
+            }
+        }
+    };
+    let inspect = inspect_const(l, &compiled, &cpu);
+    Ok(quote! {
+        #(#attrs)*
+        #[allow(unused_variables, unused_parens, unused_braces, unused_unsafe, non_snake_case, clippy::all)]
+        #vis #sig {
+            #dispatch
+        }
+        #inspect
+    })
+}
+
+/// Converts the generated owned value (`Vec`s, tuples) into the declared result type.
+fn convert_result(body: TokenStream, repr: &Repr) -> TokenStream {
+    fn conv(e: TokenStream, r: &Repr) -> TokenStream {
+        match r {
+            Repr::SeqBuf(_) => quote!(::dpl::Seq::from(#e)),
+            Repr::Tuple(rs) => {
+                let names: Vec<_> = (0..rs.len())
+                    .map(|k| format_ident!("__dpl_r{}", k))
+                    .collect();
+                let parts = names.iter().zip(rs).map(|(n, r)| conv(quote!(#n), r));
+                quote!({ let (#(#names,)*) = #e; (#(#parts,)*) })
+            }
+            _ => e,
+        }
+    }
+    conv(body, repr)
+}
+
+fn inspect_const(l: &Lowered, c: &Compiled, cpu: &TokenStream) -> TokenStream {
+    let name = l.item.sig.ident.to_string();
+    let typed = dpl_core::text::print(&c.typed);
+    let normalized = dpl_core::text::print(&c.normalized);
+    let fused = dpl_core::text::print(&c.fused);
+    let cpu_rust = cpu.to_string();
+    let (before, after) = (c.stats_before(), c.stats());
+    dump(
+        &name,
+        &[
+            ("typed.ir", &typed),
+            ("normalized.ir", &normalized),
+            ("fused.ir", &fused),
+            ("cpu.rs", &cpu_rust),
+        ],
+    );
+    let ident = format_ident!("__dpl_inspect_{}", l.item.sig.ident);
+    let vis = &l.item.vis;
+    let (lb, la, tb, ta) = (
+        before.loops,
+        after.loops,
+        before.temporaries,
+        after.temporaries,
+    );
+    quote! {
+        #[doc(hidden)]
+        #[allow(non_upper_case_globals, dead_code)]
+        #vis const #ident: ::dpl::Inspect = ::dpl::Inspect {
+            name: #name,
+            typed_ir: #typed,
+            normalized_ir: #normalized,
+            fused_ir: #fused,
+            cpu_rust: #cpu_rust,
+            loops_before_fusion: #lb,
+            loops: #la,
+            temporaries_before_fusion: #tb,
+            temporaries: #ta,
+        };
+    }
+}
+
+/// With `DPL_DUMP=<dir>` at build time, writes each text to `<dir>/<function>.<what>`.
+/// Failures to write are ignored: dumping is a debugging aid and must not break builds.
+fn dump(name: &str, files: &[(&str, &str)]) {
+    let Some(dir) = std::env::var_os("DPL_DUMP") else {
+        return;
+    };
+    let dir = std::path::PathBuf::from(dir);
+    if std::fs::create_dir_all(&dir).is_err() {
+        return;
+    }
+    for (what, text) in files {
+        let _ = std::fs::write(dir.join(format!("{name}.{what}")), text);
+    }
+}
