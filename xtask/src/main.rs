@@ -1,28 +1,68 @@
 //! Developer commands for dpl: `cargo xtask help` lists them.
+//!
+//! `cargo xtask test` is the one command that runs the whole test suite on a fresh machine:
+//! it installs NVIDIA's PTX tools from PyPI into `target/ptx-tools` (once), then runs every
+//! test of the workspace with them available (`DPL_PTX_TOOLS`).
 
 mod bench;
 mod ptx;
+
+use std::process::Command;
+
+const USAGE: &str = "usage: cargo xtask <command>
+
+commands:
+  test             install the PTX tools (once), then run the whole test suite
+  demo             run the demonstration (release build): flagship programs, checked, timed
+  ptx-tools        install ptxas/cuobjdump (PyPI wheels) under target/, print the folder
+  check-fixtures   assemble every PTX fixture of dpl-sim with ptxas
+  bench-report     run the benchmarks and write BENCHMARKS.md";
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let rest = args.get(1..).unwrap_or(&[]);
     let result = match args.first().map(String::as_str) {
+        Some("test") => test(rest),
+        Some("demo") => cargo(&["run", "--release", "--example", "demo"], &[]),
         Some("ptx-tools") => ptx::install_tools().map(|dir| println!("{}", dir.display())),
         Some("check-fixtures") => ptx::check_fixtures(rest),
         Some("bench-report") => bench::report(rest),
+        Some("help" | "--help" | "-h") => {
+            println!("{USAGE}");
+            Ok(())
+        }
         _ => {
-            eprintln!(
-                "usage: cargo xtask <command>\n\n\
-                 commands:\n  \
-                 ptx-tools        install ptxas/cuobjdump (PyPI wheels) under target/, print the folder\n  \
-                 check-fixtures   assemble every PTX fixture with ptxas\n  \
-                 bench-report     run the benchmarks and write BENCHMARKS.md"
-            );
+            eprintln!("{USAGE}");
             std::process::exit(2);
         }
     };
     if let Err(e) = result {
         eprintln!("xtask: {e}");
         std::process::exit(1);
+    }
+}
+
+/// Installs the PTX tools, then runs `cargo test --workspace` (extra arguments are passed
+/// on to cargo test).
+fn test(extra: &[String]) -> Result<(), String> {
+    let tools = ptx::install_tools()?;
+    let tools = tools.to_string_lossy().into_owned();
+    println!("xtask: PTX tools in {tools}");
+    let mut args = vec!["test", "--workspace"];
+    args.extend(extra.iter().map(String::as_str));
+    cargo(&args, &[("DPL_PTX_TOOLS", &tools)])
+}
+
+fn cargo(args: &[&str], env: &[(&str, &str)]) -> Result<(), String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let status = Command::new(&cargo)
+        .args(args)
+        .envs(env.iter().copied())
+        .status()
+        .map_err(|e| format!("cannot run {cargo}: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("`cargo {}` failed ({status})", args.join(" ")))
     }
 }
