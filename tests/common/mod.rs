@@ -26,6 +26,7 @@ pub const NONEMPTY_SIZES: [usize; 3] = [1, 1001, BIG];
 ///
 /// Places whose backend is behind a feature get their test only with that feature; the
 /// GPU test also needs a device, so it is ignored unless asked for (`--ignored`).
+#[allow(unused_macros)]
 macro_rules! on_every_place {
     ($($check:ident),* $(,)?) => {$(
         mod $check {
@@ -51,6 +52,7 @@ macro_rules! on_every_place {
         }
     )*};
 }
+#[allow(unused_imports)]
 pub(crate) use on_every_place;
 
 /// Every place whose backend this build has (the GPU only with `cuda` and `DPL_TEST_GPU`
