@@ -7,7 +7,7 @@
 //! Recursion is refused at load time. A call of a function without a body (`vprintf`,
 //! `__assertfail`, ...) loads but faults if executed.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::error::{Error, Result};
 use crate::ir::*;
@@ -152,7 +152,65 @@ enum Sym {
     Func,
 }
 
+/// What `ret` means in the body being emitted.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Top {
+    Kernel,
+    Inline,
+    OutOfLine,
+}
+
+/// Layout of an out-of-line (recursive) function.
+#[derive(Clone, Default)]
+struct Ool {
+    entry: u32,
+    params: Vec<(u32, u32)>,
+    rets: Vec<(u32, u32)>,
+    regs: (Slot, Slot),
+    locals: Vec<(u32, u32)>,
+}
+
+/// The functions that can reach themselves through calls.
+fn recursive_functions(m: &PtxModule) -> HashSet<String> {
+    let mut calls: HashMap<&str, Vec<&str>> = HashMap::new();
+    for f in &m.funcs {
+        let mut out = Vec::new();
+        for s in f.body.iter().flatten() {
+            if let Stmt::Inst(i) = s
+                && i.opcode == "call"
+            {
+                for o in &i.operands {
+                    if let Operand::Name(n) = o {
+                        out.push(n.as_str());
+                    }
+                }
+            }
+        }
+        calls.insert(f.name.as_str(), out);
+    }
+    let mut rec = HashSet::new();
+    for f in &m.funcs {
+        let mut seen = HashSet::new();
+        let mut stack: Vec<&str> = calls.get(f.name.as_str()).cloned().unwrap_or_default();
+        while let Some(g) = stack.pop() {
+            if g == f.name {
+                rec.insert(f.name.clone());
+                break;
+            }
+            if seen.insert(g) {
+                stack.extend(calls.get(g).cloned().unwrap_or_default());
+            }
+        }
+    }
+    rec
+}
+
 struct Dec<'a> {
+    top: Top,
+    recursive: &'a HashSet<String>,
+    ool: HashMap<String, Ool>,
+    ool_queue: Vec<String>,
+    call_fixups: Vec<(usize, String)>,
     m: &'a PtxModule,
     globals: &'a HashMap<String, u64>,
     shared: &'a SharedLayout,
@@ -164,7 +222,6 @@ struct Dec<'a> {
     scopes: Vec<HashMap<String, Sym>>,
     inline_stack: Vec<String>,
     fname: String,
-    is_kernel: bool,
 }
 
 /// Decodes every `.entry` of a module.
@@ -174,9 +231,15 @@ pub(crate) fn decode_module(
     shared: &SharedLayout,
 ) -> Result<Vec<Kernel>> {
     let mut out = Vec::new();
+    let recursive = recursive_functions(m);
     for f in m.funcs.iter().filter(|f| f.is_entry) {
         let Some(body) = &f.body else { continue };
         let mut d = Dec {
+            top: Top::Kernel,
+            recursive: &recursive,
+            ool: HashMap::new(),
+            ool_queue: Vec::new(),
+            call_fixups: Vec::new(),
             m,
             globals,
             shared,
@@ -188,7 +251,6 @@ pub(crate) fn decode_module(
             scopes: Vec::new(),
             inline_stack: vec![f.name.clone()],
             fname: f.name.clone(),
-            is_kernel: true,
         };
         let mut params = Vec::new();
         let mut binds = HashMap::new();
@@ -208,9 +270,10 @@ pub(crate) fn decode_module(
             });
             off += size;
         }
-        d.body(body, binds)?;
+        d.body(body, binds, Top::Kernel)?;
         // Falling off the end of a kernel exits.
         d.push(Op::Exit, None, f.line, "ret");
+        d.emit_out_of_line()?;
         out.push(Kernel {
             name: f.name.clone(),
             insts: d.insts,
@@ -315,8 +378,47 @@ impl<'a> Dec<'a> {
         Ok(())
     }
 
+    /// Emits the recursive functions called so far (and those they call) after the kernel,
+    /// then fills in the calls.
+    fn emit_out_of_line(&mut self) -> Result<()> {
+        while let Some(name) = self.ool_queue.pop() {
+            let f = self
+                .m
+                .funcs
+                .iter()
+                .find(|f| f.name == name && f.body.is_some())
+                .expect("queued functions have bodies");
+            let mut layout = self.ool[&name].clone();
+            layout.entry = self.insts.len() as u32;
+            let (r0, l0) = (self.nslots, self.local);
+            let mut binds = HashMap::new();
+            for (formal, (off, _)) in f.params.iter().chain(&f.rets).zip(layout.params.iter().chain(&layout.rets)) {
+                binds.insert(formal.name.clone(), Sym::LParam(*off));
+            }
+            let saved_name = std::mem::replace(&mut self.fname, name.clone());
+            let saved_stack = std::mem::replace(&mut self.inline_stack, vec![name.clone()]);
+            self.body(f.body.as_ref().expect("checked"), binds, Top::OutOfLine)?;
+            self.push(Op::Ret, None, f.line, "ret");
+            self.fname = saved_name;
+            self.inline_stack = saved_stack;
+            layout.regs = (r0, self.nslots);
+            layout.locals.push((l0 as u32, self.local as u32));
+            self.ool.insert(name, layout);
+        }
+        for (at, name) in std::mem::take(&mut self.call_fixups) {
+            let o = &self.ool[&name];
+            if let Op::Call { entry, regs, locals, .. } = &mut self.insts[at].op {
+                *entry = o.entry;
+                *regs = o.regs;
+                *locals = o.locals.clone();
+            }
+        }
+        Ok(())
+    }
+
     /// Emits a function body with the given parameter bindings.
-    fn body(&mut self, body: &[Stmt], binds: HashMap<String, Sym>) -> Result<()> {
+    fn body(&mut self, body: &[Stmt], binds: HashMap<String, Sym>, top: Top) -> Result<()> {
+        let saved_top = std::mem::replace(&mut self.top, top);
         let saved = std::mem::take(&mut self.scopes);
         self.scopes.push(binds);
         let mut labels: HashMap<String, u32> = HashMap::new();
@@ -348,6 +450,7 @@ impl<'a> Dec<'a> {
             self.insts[at].op = Op::Bra { target: end };
         }
         self.scopes = saved;
+        self.top = saved_top;
         Ok(())
     }
 
@@ -849,15 +952,15 @@ impl<'a> Dec<'a> {
                 fixups.push((at, l.clone(), line));
                 return Ok(());
             }
-            "ret" => {
-                if self.is_kernel && self.inline_stack.len() == 1 {
-                    Op::Exit
-                } else {
+            "ret" => match self.top {
+                Top::Kernel => Op::Exit,
+                Top::OutOfLine => Op::Ret,
+                Top::Inline => {
                     let at = self.push(Op::Nop, guard, line, &text);
                     rets.push(at);
                     return Ok(());
                 }
-            }
+            },
             "exit" => Op::Exit,
             "trap" => Op::Trap,
             "call" => return self.call(i, guard, &text),
@@ -1061,6 +1164,9 @@ impl<'a> Dec<'a> {
             );
             return Ok(());
         };
+        if self.recursive.contains(name) {
+            return self.call_out_of_line(f, rets, args, guard, line, text);
+        }
         if self.inline_stack.iter().any(|n| n == name) {
             return perr(line, format!("recursive call of `{name}` is not supported"));
         }
@@ -1086,21 +1192,66 @@ impl<'a> Dec<'a> {
             let skip = self.push(Op::Nop, guard.map(|(s, n)| (s, !n)), line, text);
             self.inline_stack.push(name.to_string());
             let saved_name = std::mem::replace(&mut self.fname, name.to_string());
-            let saved_kernel = std::mem::replace(&mut self.is_kernel, false);
-            self.body(body, binds)?;
+            self.body(body, binds, Top::Inline)?;
             self.fname = saved_name;
-            self.is_kernel = saved_kernel;
             self.inline_stack.pop();
             self.insts[skip].op = Op::Bra { target: self.insts.len() as u32 };
             return Ok(());
         }
         self.inline_stack.push(name.to_string());
         let saved_name = std::mem::replace(&mut self.fname, name.to_string());
-        let saved_kernel = std::mem::replace(&mut self.is_kernel, false);
-        self.body(body, binds)?;
+        self.body(body, binds, Top::Inline)?;
         self.fname = saved_name;
-        self.is_kernel = saved_kernel;
         self.inline_stack.pop();
+        Ok(())
+    }
+}
+
+impl Dec<'_> {
+    fn call_out_of_line(
+        &mut self,
+        f: &Function,
+        rets: &[Operand],
+        args: &[Operand],
+        guard: Option<(Slot, bool)>,
+        line: u32,
+        text: &str,
+    ) -> Result<()> {
+        if !self.ool.contains_key(&f.name) {
+            let l0 = self.local;
+            let mut layout = Ool::default();
+            for p in &f.params {
+                let (_, size, _) = var_layout(p)?;
+                layout.params.push((self.alloc_local(p)?, size as u32));
+            }
+            for p in &f.rets {
+                let (_, size, _) = var_layout(p)?;
+                layout.rets.push((self.alloc_local(p)?, size as u32));
+            }
+            layout.locals.push((l0 as u32, self.local as u32));
+            self.ool.insert(f.name.clone(), layout);
+            self.ool_queue.push(f.name.clone());
+        }
+        let layout = self.ool[&f.name].clone();
+        let offset_of = |o: &Operand| -> Result<u32> {
+            match o {
+                Operand::Name(n) => match self.lookup(n) {
+                    Some(Sym::LParam(off) | Sym::Local(off)) => Ok(off),
+                    _ => perr(line, format!("call argument `{n}` must be a `.param` variable")),
+                },
+                _ => perr(line, "call arguments must be `.param` variables"),
+            }
+        };
+        let mut a = Vec::new();
+        for (o, (off, size)) in args.iter().zip(&layout.params) {
+            a.push((offset_of(o)?, *off, *size));
+        }
+        let mut r = Vec::new();
+        for (o, (off, size)) in rets.iter().zip(&layout.rets) {
+            r.push((*off, offset_of(o)?, *size));
+        }
+        let at = self.push(Op::Call { entry: 0, args: a, rets: r, regs: (0, 0), locals: Vec::new() }, guard, line, text);
+        self.call_fixups.push((at, f.name.clone()));
         Ok(())
     }
 }

@@ -139,7 +139,20 @@ struct Warp {
     blocked: u32,
     local: Vec<u8>,
     alloc_hint: usize,
+    /// Per lane: frames of out-of-line (recursive) calls.
+    stacks: Vec<Vec<Frame>>,
 }
+
+/// One activation of an out-of-line call.
+struct Frame {
+    ret_pc: u32,
+    call_pc: u32,
+    saved_regs: Vec<u64>,
+    saved_local: Vec<u8>,
+}
+
+/// Deepest recursion allowed per thread.
+const MAX_CALL_DEPTH: usize = 4096;
 
 #[derive(Clone, Default)]
 struct BarState {
@@ -243,6 +256,10 @@ impl Worker {
             w.blocked = 0;
             w.pc = [0; 32];
             w.alloc_hint = 0;
+            w.stacks.resize_with(32, Vec::new);
+            for st in &mut w.stacks {
+                st.clear();
+            }
             for lane in 0..32usize {
                 let t = first + lane as u32;
                 let tid = [t % bx, (t / bx) % by, t / (bx * by)];
@@ -449,6 +466,85 @@ impl Worker {
                     if others != 0 && gpc >= others_min {
                         regroup!();
                     }
+                    continue;
+                }
+                Op::Call { entry, args, regs, locals, .. } => {
+                    let frame_bytes = k.local_bytes as usize;
+                    let mut overflow = None;
+                    lanes(m, |lane| {
+                        if w.stacks[lane].len() >= MAX_CALL_DEPTH {
+                            overflow = Some(lane);
+                            return;
+                        }
+                        let saved_regs = (regs.0..regs.1).map(|s| w.regs[idx(s, lane)]).collect();
+                        let base = lane * frame_bytes;
+                        let mut saved_local = Vec::new();
+                        for (a, b) in locals {
+                            saved_local.extend_from_slice(&w.local[base + *a as usize..base + *b as usize]);
+                        }
+                        for (from, to, n) in args {
+                            let (from, to, n) = (base + *from as usize, base + *to as usize, *n as usize);
+                            w.local.copy_within(from..from + n, to);
+                        }
+                        w.stacks[lane].push(Frame { ret_pc: gpc + 1, call_pc: gpc, saved_regs, saved_local });
+                        w.pc[lane] = *entry;
+                    });
+                    if let Some(lane) = overflow {
+                        break Err(Fault {
+                            kind: FaultKind::Unsupported,
+                            lane,
+                            pc: gpc,
+                            detail: format!("call stack deeper than {MAX_CALL_DEPTH} frames"),
+                        });
+                    }
+                    lanes(gmask & !m, |lane| w.pc[lane] = gpc + 1);
+                    gmask = 0;
+                    regroup!();
+                    continue;
+                }
+                Op::Ret => {
+                    let frame_bytes = k.local_bytes as usize;
+                    let mut bad = None;
+                    lanes(m, |lane| {
+                        let Some(f) = w.stacks[lane].pop() else {
+                            bad = Some(lane);
+                            return;
+                        };
+                        let Op::Call { rets, regs, locals, .. } = &insts[f.call_pc as usize].op else {
+                            unreachable!("frames are pushed by calls")
+                        };
+                        let base = lane * frame_bytes;
+                        // The results are read before the callee's memory is restored (the
+                        // caller's destination may lie in that memory when a function calls
+                        // itself) and written after.
+                        let mut results = Vec::new();
+                        for (from, _, n) in rets {
+                            let from = base + *from as usize;
+                            results.extend_from_slice(&w.local[from..from + *n as usize]);
+                        }
+                        for (i, s) in (regs.0..regs.1).enumerate() {
+                            w.regs[idx(s, lane)] = f.saved_regs[i];
+                        }
+                        let mut at = 0;
+                        for (a, b) in locals {
+                            let n = (*b - *a) as usize;
+                            w.local[base + *a as usize..base + *b as usize].copy_from_slice(&f.saved_local[at..at + n]);
+                            at += n;
+                        }
+                        let mut at = 0;
+                        for (_, to, n) in rets {
+                            let (to, n) = (base + *to as usize, *n as usize);
+                            w.local[to..to + n].copy_from_slice(&results[at..at + n]);
+                            at += n;
+                        }
+                        w.pc[lane] = f.ret_pc;
+                    });
+                    if let Some(lane) = bad {
+                        break Err(Fault { kind: FaultKind::Unsupported, lane, pc: gpc, detail: "`ret` without a call".into() });
+                    }
+                    lanes(gmask & !m, |lane| w.pc[lane] = gpc + 1);
+                    gmask = 0;
+                    regroup!();
                     continue;
                 }
                 Op::Exit => {
@@ -890,7 +986,7 @@ impl Worker {
                 return Err(Fault { kind: FaultKind::Unsupported, lane: m.trailing_zeros() as usize, pc: 0, detail: msg.clone() });
             }
             Op::Nop => {}
-            Op::Bra { .. } | Op::Exit | Op::Bar { .. } => unreachable!("control flow is handled by run_warp"),
+            Op::Bra { .. } | Op::Exit | Op::Bar { .. } | Op::Call { .. } | Op::Ret => unreachable!("control flow is handled by run_warp"),
         }
         Ok(())
     }

@@ -405,6 +405,19 @@ pub(crate) enum Op {
     Redux { op: ReduxOp, ty: Ty, d: Slot, a: Src, mask: Src },
     /// `testp`.
     Testp { what: TestP, ty: Ty, d: Slot, a: Src },
+    /// A call of a recursive `.func` (emitted out of line; other calls are inlined):
+    /// saves the callee's registers and local memory, copies the arguments
+    /// (caller offset, callee offset, bytes) and jumps to `entry`.
+    Call {
+        entry: u32,
+        args: Vec<(u32, u32, u32)>,
+        rets: Vec<(u32, u32, u32)>,
+        regs: (Slot, Slot),
+        locals: Vec<(u32, u32)>,
+    },
+    /// `ret` of an out-of-line function: copies the results back, restores what the call
+    /// saved and returns.
+    Ret,
     /// `exit`, and `ret` in a kernel.
     Exit,
     /// `trap`.
