@@ -1,6 +1,6 @@
 //! The reference interpreter: the meaning of the IR, at both levels.
 //!
-//! [`run`] evaluates a [`Function`] on [`Value`]s, sequentially and deterministically. It is
+//! [`run()`] evaluates a [`Function`] on [`Value`]s, sequentially and deterministically. It is
 //! the oracle of dpl's own tests: a pass (normalization, fusion) must not change what `run`
 //! computes, and every backend must agree with it.
 //!
@@ -279,7 +279,7 @@ impl TryFrom<Value> for () {
     }
 }
 
-/// Why [`run`] failed. The first variants are the contract violations of the language (as
+/// Why [`run()`] failed. The first variants are the contract violations of the language (as
 /// [`run::Error`] has them, with the statement's span instead of a location); the others
 /// are misuse of the interpreter or compiler bugs.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]

@@ -71,7 +71,7 @@ impl fmt::Display for Function {
 }
 
 /// A copy of `f` with every span (of variables and statements) set to [`Span::NONE`]: what
-/// [`parse`] gives back for [`print`]ed text.
+/// [`parse`] gives back for [`print()`]ed text.
 pub fn without_spans(f: &Function) -> Function {
     fn block(b: &mut Block) {
         for s in &mut b.stmts {
@@ -781,7 +781,17 @@ impl Parser {
         }
     }
 
-    /// `%1, %2, ...` up to (not including) `close`.
+    /// `%1, %2, ...`: at least one variable, then more after each comma (the operands of
+    /// an operator, which are not delimited).
+    fn operands(&mut self) -> PResult<Vec<VarId>> {
+        let mut vs = vec![self.var()?];
+        while self.eat_punct(',') {
+            vs.push(self.var()?);
+        }
+        Ok(vs)
+    }
+
+    /// `%1, %2, ...` (possibly none) up to (not including) `close`.
     fn var_list(&mut self, close: char) -> PResult<Vec<VarId>> {
         let mut vs = Vec::new();
         while !self.is_punct(close) {
@@ -1125,7 +1135,7 @@ impl Parser {
                 self.expect_punct(')')?;
                 let kind = self.ident("an assertion kind")?;
                 let at = self.pos - 1;
-                let vs = self.var_list('\n')?;
+                let vs = self.operands()?;
                 let arity = |n: usize, p: &Self| -> PResult<()> {
                     if vs.len() == n {
                         Ok(())
@@ -1217,7 +1227,7 @@ impl Parser {
                     return Ok(Expr::Binary(op, a, b));
                 }
                 if let Some(m) = MathFn::from_name(&head) {
-                    let vs = self.var_list('\n')?;
+                    let vs = self.operands()?;
                     return Ok(Expr::Math(m, vs));
                 }
                 self.pos -= 1;
