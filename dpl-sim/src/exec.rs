@@ -788,7 +788,7 @@ impl Worker {
                     let ge = if cty == Ty::F32 {
                         let f = f32::from_bits(cv as u32);
                         let f = if ftz { fpu::ftz32(f) } else { f };
-                        f >= 0.0 || (f.is_nan() && false)
+                        f >= 0.0
                     } else {
                         (cv as u32 as i32) >= 0
                     };
@@ -1133,7 +1133,7 @@ impl Worker {
         }
         let signed = ty.signed();
         lanes(m, |lane| {
-            for e in 0..n as usize {
+            for (e, d) in ds.iter().enumerate().take(n as usize) {
                 let at = e as u64 * esize as u64;
                 let raw = match locs[lane] {
                     Loc::Global(i, o) => l.global.allocs[i].load(o + at, esize.min(8)),
@@ -1142,7 +1142,7 @@ impl Worker {
                     Loc::Param(o) => read_bytes(l.params, o + at as usize, esize),
                 };
                 let v = if signed { canon(ty, raw) } else { raw };
-                w.regs[idx(ds[e], lane)] = v;
+                w.regs[idx(*d, lane)] = v;
             }
         });
         Ok(())
@@ -1190,9 +1190,9 @@ impl Worker {
             self.report.bank_conflicts += bank_conflicts(&locs, smask, total);
         }
         lanes(m, |lane| {
-            for e in 0..n as usize {
+            for (e, src) in srcs.iter().enumerate().take(n as usize) {
                 let at = e as u64 * esize as u64;
-                let v = Self::read_s(&w.regs, srcs[e], lane);
+                let v = Self::read_s(&w.regs, *src, lane);
                 match locs[lane] {
                     Loc::Global(i, o) => l.global.allocs[i].store(o + at, esize, v),
                     Loc::Shared(o) => write_bytes(&mut self.shared, o + at as usize, esize, v),
@@ -1474,7 +1474,7 @@ fn int_op(op: IntOp, ty: Ty, a: u64, b: u64, c: u64, e: u64, carry: u64) -> Resu
         IntOp::MadLo => wrap(sx(a).wrapping_mul(sx(b)) + sx(canon(ty, c))),
         IntOp::MadHi => wrap((sx(a).wrapping_mul(sx(b)) >> bits) + sx(canon(ty, c))),
         IntOp::MadHiSat => {
-            let v = (sx(a) * sx(b) >> 32) + sx(canon(ty, c));
+            let v = ((sx(a) * sx(b)) >> 32) + sx(canon(ty, c));
             v.clamp(i32::MIN as i128, i32::MAX as i128) as i64 as u64
         }
         IntOp::MadWide => {
@@ -1557,13 +1557,8 @@ fn int_op(op: IntOp, ty: Ty, a: u64, b: u64, c: u64, e: u64, carry: u64) -> Resu
             };
             let mut v = 0u64;
             for i in 0..bits {
-                let bit = if i < len && pos + i < bits {
-                    (raw >> (pos + i)) & 1
-                } else if i < len {
-                    sbit as u64
-                } else {
-                    sbit as u64
-                };
+                // Bits past the source's top (and above the field) take the sign bit.
+                let bit = if i < len && pos + i < bits { (raw >> (pos + i)) & 1 } else { sbit as u64 };
                 v |= bit << i;
             }
             canon(ty, v & msk)
@@ -1720,7 +1715,7 @@ fn float_op(op: FOp, ty: Ty, rnd: Rnd, ftz: bool, sat: bool, a: u64, b: u64, c: 
                 FOp::Tanh => (x as f64).tanh() as f32,
                 FOp::Min => fpu::fmin(x, y, x.is_nan(), y.is_nan(), x.is_sign_negative(), y.is_sign_negative()).unwrap_or(f32::NAN),
                 FOp::Max => fpu::fmax(x, y, x.is_nan(), y.is_nan(), x.is_sign_negative(), y.is_sign_negative()).unwrap_or(f32::NAN),
-                FOp::Abs => return f32_out(x.abs(), ftz, false) | if x.is_nan() { 0 } else { 0 },
+                FOp::Abs => return f32_out(x.abs(), ftz, false),
                 FOp::Neg => return (if ftz { fpu::ftz32(x) } else { x }).to_bits() as u64 ^ 0x8000_0000,
                 FOp::Copysign => y.copysign(x),
             };

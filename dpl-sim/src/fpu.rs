@@ -168,7 +168,7 @@ pub(crate) fn div64(a: f64, b: f64, rnd: Rnd) -> f64 {
 
 pub(crate) fn sqrt32(a: f32, rnd: Rnd) -> f32 {
     let r = a.sqrt();
-    if !directed(rnd) || !(a > 0.0) {
+    if !directed(rnd) || a.is_nan() || a <= 0.0 {
         return r;
     }
     let resid = (-(r as f64)).mul_add(r as f64, a as f64);
@@ -177,7 +177,7 @@ pub(crate) fn sqrt32(a: f32, rnd: Rnd) -> f32 {
 
 pub(crate) fn sqrt64(a: f64, rnd: Rnd) -> f64 {
     let r = a.sqrt();
-    if !directed(rnd) || !(a > 0.0) {
+    if !directed(rnd) || a.is_nan() || a <= 0.0 {
         return r;
     }
     let resid = (-r).mul_add(r, a);
@@ -280,7 +280,7 @@ pub(crate) fn to_small_float(x: f64, mant: u32, exp: u32, rnd: Rnd) -> u32 {
     let emax_field = (1u32 << exp) - 1;
     let bias = (1i32 << (exp - 1)) - 1;
     if x.is_nan() {
-        return (emax_field << mant) | (1 << (mant - 1)) | (1 << (mant - 1)) - 1 | sign;
+        return (emax_field << mant) | ((1 << mant) - 1) | sign;
     }
     let a = x.abs();
     let max_bits = ((emax_field - 1) << mant) | ((1 << mant) - 1);

@@ -275,14 +275,11 @@ fn lex(src: &str) -> Result<Vec<Token>> {
             i += 1;
             while i < b.len() {
                 let d = b[i];
-                if d.is_ascii_alphanumeric() || d == b'.' {
-                    i += 1;
-                } else if (d == b'-' || d == b'+')
+                let lower = src[start..i].to_ascii_lowercase();
+                let exponent_sign = (d == b'-' || d == b'+')
                     && matches!(b[i - 1], b'e' | b'E')
-                    && !src[start..i].to_ascii_lowercase().starts_with("0x")
-                    && !src[start..i].to_ascii_lowercase().starts_with("0f")
-                    && !src[start..i].to_ascii_lowercase().starts_with("0d")
-                {
+                    && !["0x", "0f", "0d"].iter().any(|p| lower.starts_with(p));
+                if d.is_ascii_alphanumeric() || d == b'.' || exponent_sign {
                     i += 1;
                 } else {
                     break;
@@ -635,22 +632,16 @@ fn parse_function(p: &mut Parser, is_entry: bool, line: u32) -> Result<Function>
     let name = p.ident()?;
     let params = if p.is_punct('(') { parse_params(p)? } else { Vec::new() };
     // Performance directives (.maxntid 256, 1, 1 / .reqntid / .minnctapersm / .noreturn ...).
-    loop {
-        match p.peek().cloned() {
-            Some(Tok::Dot(d)) => {
-                p.pos += 1;
-                match d.as_str() {
-                    "maxntid" | "reqntid" | "minnctapersm" | "maxnctapersm" | "maxnreg"
-                    | "reqnctapercluster" | "maxclusterrank" | "explicitcluster" | "noreturn"
-                    | "pragma" => {
-                        while matches!(p.peek(), Some(Tok::Lit(_)) | Some(Tok::Punct(',')) | Some(Tok::Str(_))) {
-                            p.pos += 1;
-                        }
-                    }
-                    other => return err(p.line(), format!("unsupported function directive `.{other}`")),
+    while let Some(Tok::Dot(d)) = p.peek().cloned() {
+        p.pos += 1;
+        match d.as_str() {
+            "maxntid" | "reqntid" | "minnctapersm" | "maxnctapersm" | "maxnreg" | "reqnctapercluster"
+            | "maxclusterrank" | "explicitcluster" | "noreturn" | "pragma" => {
+                while matches!(p.peek(), Some(Tok::Lit(_)) | Some(Tok::Punct(',')) | Some(Tok::Str(_))) {
+                    p.pos += 1;
                 }
             }
-            _ => break,
+            other => return err(p.line(), format!("unsupported function directive `.{other}`")),
         }
     }
     if p.eat_punct(';') {
@@ -796,9 +787,8 @@ fn parse_operand(p: &mut Parser) -> Result<Operand> {
             let mut offset: i64 = 0;
             if let Some(Tok::Ident(_)) = p.peek() {
                 base = Some(parse_name(p)?);
-                if p.eat_punct('+') {
-                    offset = p.int()? as i64;
-                } else if p.is_punct('-') {
+                // `+N`, `+-N` and `-N` (the sign is read by `int`).
+                if p.eat_punct('+') || p.is_punct('-') {
                     offset = p.int()? as i64;
                 }
             } else {
