@@ -1,36 +1,7 @@
 //! [`Matrix<T>`]: a uniform 2-D sequence over a flat buffer with explicit strides.
 //!
-//! # Representation
-//!
-//! A `Matrix<T>` owns a flat `data: Vec<T>` and addresses element `(r, c)` (row `r`,
-//! column `c`) at
-//!
-//! ```text
-//! data[r * row_stride + c * col_stride]
-//! ```
-//!
-//! * row-major: `row_stride = cols`, `col_stride = 1` ([`Matrix::row_major`]);
-//! * column-major: `row_stride = 1`, `col_stride = rows` ([`Matrix::col_major`]);
-//! * anything else with [`Matrix::with_strides`], e.g. a row-major matrix whose rows are
-//!   padded to a leading dimension, or a broadcast.
-//!
-//! The invariant, checked on construction: every addressed element lies inside `data`,
-//! i.e. when the matrix has at least one element, `(rows - 1) * row_stride + (cols - 1) *
-//! col_stride < data.len()` (computed without overflow). `data` may hold more elements than
-//! are addressed (padding); they are never read.
-//!
-//! Strides may make several positions address the same element: a stride of 0 repeats
-//! (broadcasts) one row or one column, and small strides overlap. This is allowed on
-//! purpose, because a `Matrix` is read-only after construction: it has no method that writes
-//! an element, so aliasing positions can never disagree.
-//!
-//! In a `#[parallel]` body a `&Matrix<T>` is a `[[T]]` whose elements are its rows; a row is
-//! a [`RowView`], a strided view that generated code reads with [`RowView::get`] or
-//! indexing. [`Matrix::transpose`] only swaps the shape and the strides, so the rows of the
-//! transpose are the columns of the original, without a copy.
-//!
-//! Equality ([`PartialEq`]) compares the logical contents (shape and every element), not
-//! the layout: a row-major and a column-major matrix holding the same numbers are equal.
+//! The representation, its invariants and the design are documented on [`Matrix`] itself
+//! (this module is private; the type is re-exported at the crate root).
 
 use std::fmt;
 use std::iter::FusedIterator;
@@ -42,7 +13,7 @@ use super::nested::Nested;
 
 /// A uniform 2-D sequence with explicit strides (row-major, column-major or custom).
 ///
-/// See the [module documentation](self) for the layout and its invariant.
+/// See *Representation* below.
 ///
 /// ```
 /// use dpl::Matrix;
@@ -57,6 +28,38 @@ use super::nested::Nested;
 /// let t = m.transpose(); // no copy
 /// assert_eq!(t.to_row_vecs(), vec![vec![1, 4], vec![2, 5], vec![3, 6]]);
 /// ```
+///
+/// # Representation
+///
+/// A `Matrix<T>` owns a flat `data: Vec<T>` and addresses element `(r, c)` (row `r`,
+/// column `c`) at
+///
+/// ```text
+/// data[r * row_stride + c * col_stride]
+/// ```
+///
+/// * row-major: `row_stride = cols`, `col_stride = 1` ([`Matrix::row_major`]);
+/// * column-major: `row_stride = 1`, `col_stride = rows` ([`Matrix::col_major`]);
+/// * anything else with [`Matrix::with_strides`], e.g. a row-major matrix whose rows are
+///   padded to a leading dimension, or a broadcast.
+///
+/// The invariant, checked on construction: every addressed element lies inside `data`,
+/// i.e. when the matrix has at least one element, `(rows - 1) * row_stride + (cols - 1) *
+/// col_stride < data.len()` (computed without overflow). `data` may hold more elements than
+/// are addressed (padding); they are never read.
+///
+/// Strides may make several positions address the same element: a stride of 0 repeats
+/// (broadcasts) one row or one column, and small strides overlap. This is allowed on
+/// purpose, because a `Matrix` is read-only after construction: it has no method that writes
+/// an element, so aliasing positions can never disagree.
+///
+/// In a `#[parallel]` body a `&Matrix<T>` is a `[[T]]` whose elements are its rows; a row is
+/// a [`RowView`], a strided view that generated code reads with [`RowView::get`] or
+/// indexing. [`Matrix::transpose`] only swaps the shape and the strides, so the rows of the
+/// transpose are the columns of the original, without a copy.
+///
+/// Equality ([`PartialEq`]) compares the logical contents (shape and every element), not
+/// the layout: a row-major and a column-major matrix holding the same numbers are equal.
 #[derive(Clone)]
 pub struct Matrix<T> {
     /// The elements; at least every addressed position is inside (see the module docs).
@@ -123,8 +126,8 @@ impl<T> Matrix<T> {
     /// A `rows x cols` matrix whose element `(r, c)` is `data[r * row_stride + c *
     /// col_stride]`.
     ///
-    /// Strides of 0 and overlapping strides are allowed (see the
-    /// [module documentation](self)); `data` may be longer than needed.
+    /// Strides of 0 and overlapping strides are allowed (see [`Matrix`]); `data` may be
+    /// longer than needed.
     ///
     /// # Errors
     ///

@@ -1,26 +1,7 @@
 //! [`Nested<T>`]: a ragged sequence of sequences in one flat buffer.
 //!
-//! # Representation
-//!
-//! A `Nested<T>` with `n` rows is two vectors:
-//!
-//! * `values`: every element of every row, row after row (row 0 first);
-//! * `offsets`: `n + 1` positions into `values`; row `i` is `values[offsets[i]..offsets[i + 1]]`.
-//!
-//! The invariants, checked by every constructor and kept by every method:
-//!
-//! 1. `offsets.len() == rows + 1` (so `offsets` is never empty; zero rows is `[0]`);
-//! 2. `offsets[0] == 0`;
-//! 3. `offsets` is non-decreasing (equal neighbours are empty rows);
-//! 4. `offsets[rows] == values.len()`.
-//!
-//! This is the segment-descriptor form of Copperhead and NESL (values plus the start of each
-//! segment), the same layout as the row part of a CSR sparse matrix. Generated code reads a
-//! row with [`Nested::row`], a cheap slice of `values` (two loads and a bounds-checked
-//! slice), and builds results with [`Nested::from_parts`] or [`Nested::from_lengths`].
-//!
-//! Two `Nested` are equal when they have the same rows with the same elements; thanks to
-//! the invariants that is exactly equality of `values` and `offsets`.
+//! The representation, its invariants and the design are documented on [`Nested`] itself
+//! (this module is private; the type is re-exported at the crate root).
 
 use std::fmt;
 use std::iter::FusedIterator;
@@ -31,7 +12,7 @@ use dpl_core::run::Error;
 /// A ragged sequence of sequences: flat `values` plus row `offsets` (rows may be empty).
 ///
 /// In a `#[parallel]` body a `&Nested<T>` is a `[[T]]`: a sequence whose elements are its
-/// rows. See the [module documentation](self) for the representation and its invariants.
+/// rows. See *Representation* below.
 ///
 /// ```
 /// use dpl::Nested;
@@ -44,6 +25,28 @@ use dpl_core::run::Error;
 /// assert_eq!(n.offsets(), &[0, 3, 3, 4]);
 /// assert_eq!(n.to_vecs(), vec![vec![1, 2, 3], vec![], vec![4]]);
 /// ```
+///
+/// # Representation
+///
+/// A `Nested<T>` with `n` rows is two vectors:
+///
+/// * `values`: every element of every row, row after row (row 0 first);
+/// * `offsets`: `n + 1` positions into `values`; row `i` is `values[offsets[i]..offsets[i + 1]]`.
+///
+/// The invariants, checked by every constructor and kept by every method:
+///
+/// 1. `offsets.len() == rows + 1` (so `offsets` is never empty; zero rows is `[0]`);
+/// 2. `offsets[0] == 0`;
+/// 3. `offsets` is non-decreasing (equal neighbours are empty rows);
+/// 4. `offsets[rows] == values.len()`.
+///
+/// This is the segment-descriptor form of Copperhead and NESL (values plus the start of each
+/// segment), the same layout as the row part of a CSR sparse matrix. Generated code reads a
+/// row with [`Nested::row`], a cheap slice of `values` (two loads and a bounds-checked
+/// slice), and builds results with [`Nested::from_parts`] or [`Nested::from_lengths`].
+///
+/// Two `Nested` are equal when they have the same rows with the same elements; thanks to
+/// the invariants that is exactly equality of `values` and `offsets`.
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub struct Nested<T> {
     /// Every element of every row, row 0 first. `values.len() == offsets[rows]`.
@@ -105,8 +108,8 @@ impl<T> Nested<T> {
         Nested { values, offsets }
     }
 
-    /// Builds a `Nested` from its parts, checking every invariant (see the
-    /// [module documentation](self)).
+    /// Builds a `Nested` from its parts, checking every invariant (see
+    /// [`Nested`]).
     ///
     /// # Errors
     ///

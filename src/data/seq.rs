@@ -1,39 +1,14 @@
 //! [`Seq<T>`]: an owned sequence that knows where its valid copies are.
 //!
-//! # Today: host only
-//!
-//! A `Seq<T>` currently holds exactly one copy of its elements, in host memory, and behaves
-//! like a `Vec<T>` that cannot change length: it dereferences to `[T]`, converts from and
-//! to `Vec<T>` and slices, and compares by contents.
-//!
-//! # The plan for device copies
-//!
-//! SPEC.md promises that a `Seq` returned by one GPU call and passed to the next stays on the
-//! device in between. The internals are laid out so the GPU backend can add that without
-//! changing this API:
-//!
-//! * the host copy is a [`OnceLock<Vec<T>>`](std::sync::OnceLock): *initialised* means
-//!   *valid*. Today it is always initialised.
-//! * the GPU backend will add a field `device: Option<Box<dyn DeviceCopy<T>>>` (a private
-//!   trait implemented by the CUDA and simulator buffers, with `len`, `download` and
-//!   `place`), valid whenever present.
-//! * reading through `&self` (`Deref`, [`Seq::as_slice`], `PartialEq`, `Debug`) fills an
-//!   uninitialised host copy from the device copy (`OnceLock::get_or_init`), so a lazy
-//!   download needs no `&mut` and stays safe to share between threads;
-//! * writing through `&mut self` (`DerefMut`, [`Seq::as_mut_slice`]) makes sure the host copy
-//!   is valid and then drops the device copy, which has become stale;
-//! * [`Seq::into_vec`] downloads if needed; a `#[parallel]` call running on a GPU takes the
-//!   device copy if there is one (no transfer) and uploads the host copy otherwise, and
-//!   returns a `Seq` holding only a device copy.
-//!
-//! Every state is thus "host valid", "device valid" or both; "neither" cannot be built.
+//! The representation, its invariants and the design are documented on [`Seq`] itself
+//! (this module is private; the type is re-exported at the crate root).
 
 use std::fmt;
 use std::ops::{Deref, DerefMut};
 use std::sync::OnceLock;
 
-/// An owned sequence that knows its place (for now always the host; see the
-/// [module documentation](self) for the device plan).
+/// An owned sequence that knows its place (for now always the host; see *The plan for
+/// device copies* below).
 ///
 /// In a `#[parallel]` body a `&Seq<T>` is a `[T]`, and a function may return `Seq<T>`.
 ///
@@ -48,7 +23,35 @@ use std::sync::OnceLock;
 /// let back: Vec<f32> = s.into_vec();
 /// assert_eq!(back, [1.0, 2.0, 3.0]);
 /// ```
-#[derive(Clone, PartialEq, Eq)]
+///
+/// # Today: host only
+///
+/// A `Seq<T>` currently holds exactly one copy of its elements, in host memory, and behaves
+/// like a `Vec<T>` that cannot change length: it dereferences to `[T]`, converts from and
+/// to `Vec<T>` and slices, and compares by contents.
+///
+/// # The plan for device copies
+///
+/// SPEC.md promises that a `Seq` returned by one GPU call and passed to the next stays on the
+/// device in between. The internals are laid out so the GPU backend can add that without
+/// changing this API:
+///
+/// * the host copy is a [`OnceLock<Vec<T>>`](std::sync::OnceLock): *initialised* means
+///   *valid*. Today it is always initialised.
+/// * the GPU backend will add a field `device: Option<Box<dyn DeviceCopy<T>>>` (a private
+///   trait implemented by the CUDA and simulator buffers, with `len`, `download` and
+///   `place`), valid whenever present.
+/// * reading through `&self` (`Deref`, [`Seq::as_slice`], `PartialEq`, `Debug`) fills an
+///   uninitialised host copy from the device copy (`OnceLock::get_or_init`), so a lazy
+///   download needs no `&mut` and stays safe to share between threads;
+/// * writing through `&mut self` (`DerefMut`, [`Seq::as_mut_slice`]) makes sure the host copy
+///   is valid and then drops the device copy, which has become stale;
+/// * [`Seq::into_vec`] downloads if needed; a `#[parallel]` call running on a GPU takes the
+///   device copy if there is one (no transfer) and uploads the host copy otherwise, and
+///   returns a `Seq` holding only a device copy.
+///
+/// Every state is thus "host valid", "device valid" or both; "neither" cannot be built.
+#[derive(Clone)]
 pub struct Seq<T> {
     /// The host copy; initialised exactly when it is valid. With no device copy (today:
     /// always) it is always initialised, which every constructor ensures.
@@ -204,6 +207,16 @@ impl<'a, T> IntoIterator for &'a Seq<T> {
         self.as_slice().iter()
     }
 }
+
+// By contents, whichever copies are valid (written out, not derived, so that adding the
+// device copy later cannot change what equality means).
+impl<T: PartialEq> PartialEq for Seq<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+
+impl<T: Eq> Eq for Seq<T> {}
 
 impl<T: PartialEq> PartialEq<[T]> for Seq<T> {
     fn eq(&self, other: &[T]) -> bool {
