@@ -1029,6 +1029,13 @@ impl Csr {
     /// with value 0 and a valid column (the row's last column, or 0 for an empty row), so
     /// a padded product adds `0 * x[valid]`.
     ///
+    /// ELL stores `rows() * width` entries: one very long row makes it large (use
+    /// [`Csr::to_nested`] for skewed matrices).
+    ///
+    /// # Panics
+    ///
+    /// If `rows() * width` overflows `usize`.
+    ///
     /// ```
     /// use dpl::mm::CooMatrix;
     ///
@@ -1052,8 +1059,11 @@ impl Csr {
     fn ell_with<V: Copy>(&self, convert: impl Fn(f64) -> V, zero: V) -> (Matrix<V>, Matrix<u32>) {
         let rows = self.rows();
         let width = self.row_lengths().into_iter().max().unwrap_or(0);
-        let mut vals = vec![zero; rows * width];
-        let mut cols = vec![0u32; rows * width];
+        let size = rows.checked_mul(width).unwrap_or_else(|| {
+            panic!("Csr::to_ell: {rows} rows x {width} (longest row) overflows usize")
+        });
+        let mut vals = vec![zero; size];
+        let mut cols = vec![0u32; size];
         for r in 0..rows {
             let (cs, vs) = self.row(r);
             let pad = cs.last().copied().unwrap_or(0);

@@ -339,7 +339,7 @@ impl<T> Matrix<T> {
     /// `true` if the layout is exactly row-major without padding (`data().len() ==
     /// rows * cols`, `strides() == (cols, 1)`), so `data()` lists the rows in order.
     pub fn is_row_major(&self) -> bool {
-        self.data.len() == self.rows * self.cols
+        self.rows.checked_mul(self.cols) == Some(self.data.len())
             && (self.rows <= 1 || self.row_stride == self.cols)
             && (self.cols <= 1 || self.col_stride == 1)
     }
@@ -858,6 +858,10 @@ mod tests {
         );
         assert_eq!(h.row_slice(2), Some(&[2, 3, 4][..]));
         assert!(!h.is_row_major());
+        // A huge broadcast is fine: nothing is materialised.
+        let big = Matrix::with_strides(usize::MAX, 3, vec![1, 2, 3], 0, 1).unwrap();
+        assert!(!big.is_row_major());
+        assert_eq!(big.row(usize::MAX - 1).to_vec(), vec![1, 2, 3]);
     }
 
     #[test]
