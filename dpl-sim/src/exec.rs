@@ -1448,15 +1448,14 @@ fn int_op(op: IntOp, ty: Ty, a: u64, b: u64, c: u64, e: u64, carry: u64) -> Resu
             return Ok((canon(ty, s as u64 & msk), co));
         }
         IntOp::MadC { hi, cin, cout } => {
-            let p = sx(a) * sx(b);
-            let part = if hi { (p >> bits) as u64 & msk } else { p as u64 & msk };
+            let part = if hi { mul_hi(a, b, bits, signed, msk) & msk } else { sx(a).wrapping_mul(sx(b)) as u64 & msk };
             let cc = canon(ty, c) & msk;
             let s = part as u128 + cc as u128 + if cin { (carry & 1) as u128 } else { 0 };
             let co = if cout { Some(((s >> bits) & 1) as u64) } else { None };
             return Ok((canon(ty, s as u64 & msk), co));
         }
         IntOp::MulLo => wrap(sx(a).wrapping_mul(sx(b))),
-        IntOp::MulHi => wrap(sx(a).wrapping_mul(sx(b)) >> bits),
+        IntOp::MulHi => mul_hi(a, b, bits, signed, msk),
         IntOp::MulWide => {
             let p = sx(a) * sx(b);
             canon(ty.widened(), p as u64 & mask_of(bits * 2))
@@ -1471,8 +1470,8 @@ fn int_op(op: IntOp, ty: Ty, a: u64, b: u64, c: u64, e: u64, carry: u64) -> Resu
             let y = (b & 0xff_ffff) as i128 - if signed && b & 0x80_0000 != 0 { 1 << 24 } else { 0 };
             wrap((x * y) >> 16)
         }
-        IntOp::MadLo => wrap(sx(a).wrapping_mul(sx(b)) + sx(canon(ty, c))),
-        IntOp::MadHi => wrap((sx(a).wrapping_mul(sx(b)) >> bits) + sx(canon(ty, c))),
+        IntOp::MadLo => wrap(sx(a).wrapping_mul(sx(b)).wrapping_add(sx(canon(ty, c)))),
+        IntOp::MadHi => wrap(sx(mul_hi(a, b, bits, signed, msk)) + sx(canon(ty, c))),
         IntOp::MadHiSat => {
             let v = ((sx(a) * sx(b)) >> 32) + sx(canon(ty, c));
             v.clamp(i32::MIN as i128, i32::MAX as i128) as i64 as u64
@@ -1680,6 +1679,17 @@ fn int_op(op: IntOp, ty: Ty, a: u64, b: u64, c: u64, e: u64, carry: u64) -> Resu
         IntOp::Fns => return Err("`fns` is not supported".into()),
     };
     Ok((r, None))
+}
+
+/// The high half of the full product (canonical result).
+fn mul_hi(a: u64, b: u64, bits: u32, signed: bool, msk: u64) -> u64 {
+    let hi = if signed {
+        ((a as i64 as i128 * b as i64 as i128) >> bits) as u64
+    } else {
+        (((a & msk) as u128 * (b & msk) as u128) >> bits) as u64
+    };
+    let hi = hi & msk;
+    if signed && bits < 64 && (hi >> (bits - 1)) & 1 == 1 { hi | !msk } else { hi }
 }
 
 fn f32_out(x: f32, ftz: bool, sat: bool) -> u64 {
