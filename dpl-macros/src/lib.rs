@@ -96,7 +96,7 @@ fn expand(attr: TokenStream2, item: TokenStream2) -> TokenStream2 {
     }
 }
 
-/// Code generation for the lowered functions.
+/// Code generation for the lowered functions (see `emit`).
 fn generate(
     opts: &front::Options,
     lowered: Vec<front::Lowered>,

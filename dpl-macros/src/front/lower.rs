@@ -52,7 +52,7 @@ pub(crate) fn lower_function(
     index: usize,
     reported: &mut Reported,
 ) -> Result<Lowered, syn::Error> {
-    let in_module = module.len() > 1 || !module.iter().any(|f| f.sig.ident == item.sig.ident);
+    let in_module = module.len() > 1;
     let mut lw = Lowerer::new(module, index, reported, in_module);
     let (params, sig) = lw.signature(&item);
     lw.stack.push(index);

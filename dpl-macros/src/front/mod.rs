@@ -37,6 +37,8 @@ mod tests;
 use dpl_core::ir;
 use proc_macro2::TokenStream;
 
+// All of the interface, whether or not code generation names each type today.
+#[allow(unused_imports)]
 pub use sig::{ParamSig, Repr, RetSig, Signature};
 
 /// The options of the attribute: `#[parallel]` or `#[parallel(inner = "...")]`.
@@ -61,13 +63,8 @@ pub enum Inner {
 }
 
 impl Inner {
-    /// Every schedule, with the spelling used in the attribute.
-    pub const ALL: [(Inner, &'static str); 4] = [
-        (Inner::Seq, "seq"),
-        (Inner::Block, "block"),
-        (Inner::Warp, "warp"),
-        (Inner::Auto, "auto"),
-    ];
+    /// Every schedule.
+    pub const ALL: [Inner; 4] = [Inner::Seq, Inner::Block, Inner::Warp, Inner::Auto];
 
     /// The spelling used in the attribute.
     pub fn name(self) -> &'static str {
@@ -101,8 +98,8 @@ impl Options {
                     )
                 })?;
                 let text = value.value();
-                match Inner::ALL.iter().find(|(_, name)| *name == text) {
-                    Some((inner, _)) => options.inner = *inner,
+                match Inner::ALL.into_iter().find(|i| i.name() == text) {
+                    Some(inner) => options.inner = inner,
                     None => {
                         return Err(syn::Error::new(
                             value.span(),
@@ -155,24 +152,14 @@ impl Spans {
             .and_then(|i| self.0.get(i).copied())
             .unwrap_or_else(proc_macro2::Span::call_site)
     }
-
-    /// Number of entries, `ir::Span(0)` included.
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    /// True when the table has no entry besides `ir::Span(0)` (never the case after lowering
-    /// a function, whose parameters have spans).
-    pub fn is_empty(&self) -> bool {
-        self.0.len() <= 1
-    }
 }
 
 /// Lowers one `#[parallel] fn`.
 pub fn expand_fn(opts: &Options, item: syn::ItemFn) -> Result<Lowered, syn::Error> {
     let _ = opts;
     let mut recursion = lower::Reported::default();
-    lower::lower_function(item, &[], 0, &mut recursion)
+    let module = [item.clone()];
+    lower::lower_function(item, &module, 0, &mut recursion)
 }
 
 /// Lowers every `fn` of a `#[parallel] mod m { ... }`. Calls between the module's functions
