@@ -848,7 +848,7 @@ impl Worker {
             }
             Op::Shfl { mode, d, p, a, b, c, mask } => {
                 let mv = rd!(*mask, m.trailing_zeros() as usize) as u32;
-                self.check_converged(w, mv & m, group, "shfl.sync")?;
+                self.check_converged(w, mv, group, "shfl.sync")?;
                 let mut src = [0u64; 32];
                 for (lane, s) in src.iter_mut().enumerate() {
                     *s = rd!(*a, lane) & 0xffff_ffff;
@@ -889,7 +889,7 @@ impl Worker {
             }
             Op::Vote { mode, d, a, neg, mask } => {
                 let mv = rd!(*mask, m.trailing_zeros() as usize) as u32;
-                self.check_converged(w, mv & m, group, "vote.sync")?;
+                self.check_converged(w, mv, group, "vote.sync")?;
                 let mut ballot = 0u32;
                 let (a, neg) = (*a, *neg);
                 lanes(m, |lane| {
@@ -913,7 +913,7 @@ impl Worker {
             }
             Op::Match { all, ty, d, p, a, mask } => {
                 let mv = rd!(*mask, m.trailing_zeros() as usize) as u32;
-                self.check_converged(w, mv & m, group, "match.sync")?;
+                self.check_converged(w, mv, group, "match.sync")?;
                 let members = m & mv;
                 let mut vals = [0u64; 32];
                 lanes(members, |lane| vals[lane] = canon(*ty, rd!(*a, lane)));
@@ -938,7 +938,7 @@ impl Worker {
             }
             Op::Redux { op, ty, d, a, mask } => {
                 let mv = rd!(*mask, m.trailing_zeros() as usize) as u32;
-                self.check_converged(w, mv & m, group, "redux.sync")?;
+                self.check_converged(w, mv, group, "redux.sync")?;
                 let members = m & mv;
                 let signed = ty.signed();
                 let mut acc: Option<u64> = None;

@@ -1,0 +1,591 @@
+//! Execution model: divergence and reconvergence, barriers and shared memory, warp
+//! collectives, atomics, state spaces, calls, counters and every error case.
+
+mod common;
+
+use common::{HEADER, launch};
+use dpl_sim::{Arg, Device, Error, FaultKind};
+
+/// Global thread index into `%r1`, `n` into `%r2`, out pointer (global) into `%rd2`;
+/// exits threads with `i >= n`. Parameters: `(u64 out, u32 n)`.
+const PROLOGUE: &str = "
+	ld.param.u64 	%rd1, [k_param_0];
+	ld.param.u32 	%r2, [k_param_1];
+	mov.u32 	%r3, %ctaid.x;
+	mov.u32 	%r4, %ntid.x;
+	mov.u32 	%r5, %tid.x;
+	mad.lo.s32 	%r1, %r3, %r4, %r5;
+	cvta.to.global.u64 	%rd2, %rd1;
+";
+
+fn kernel(body: &str) -> String {
+    format!(
+        "{HEADER}
+.visible .entry k(
+	.param .u64 k_param_0,
+	.param .u32 k_param_1
+)
+{{
+	.reg .pred 	%p<16>;
+	.reg .b32 	%r<40>;
+	.reg .b64 	%rd<20>;
+	.reg .f32 	%f<10>;
+{PROLOGUE}
+{body}
+}}
+"
+    )
+}
+
+/// Runs `body` with `threads` threads over an output of `n` u32.
+fn run_u32(body: &str, n: usize, threads: u32, block: u32) -> (Vec<u32>, dpl_sim::Report) {
+    let dev = Device::new();
+    let out = dev.alloc_zeroed::<u32>(n);
+    let grid = threads.div_ceil(block).max(1);
+    let r = launch(&dev, &kernel(body), "k", [grid, 1, 1], [block, 1, 1], 0, &[(&out).into(), (n as u32).into()])
+        .unwrap_or_else(|e| panic!("{e}"));
+    (dev.download(&out), r)
+}
+
+#[test]
+fn nested_branches_loops_and_early_exit_reconverge() {
+    // v = i%4==0 ? 1 : (i%2==0 ? 2 : 3); for j in 0..i%7 { v += j*i }; lanes with
+    // i%5==3 exit early; the rest store v plus (activemask << 8) in the high bits.
+    let body = "
+	setp.ge.u32 	%p1, %r1, %r2;
+	@%p1 bra 	$L__EXIT;
+	and.b32 	%r6, %r1, 1;
+	setp.ne.s32 	%p2, %r6, 0;
+	@%p2 bra 	$L__ODD;
+	and.b32 	%r7, %r1, 3;
+	setp.eq.s32 	%p3, %r7, 0;
+	selp.u32 	%r8, 1, 2, %p3;
+	bra.uni 	$L__JOIN;
+$L__ODD:
+	mov.u32 	%r8, 3;
+$L__JOIN:
+	rem.u32 	%r9, %r1, 7;
+	mov.u32 	%r10, 0;
+	setp.eq.s32 	%p4, %r9, 0;
+	@%p4 bra 	$L__AFTER;
+$L__LOOP:
+	mad.lo.s32 	%r8, %r10, %r1, %r8;
+	add.s32 	%r10, %r10, 1;
+	setp.lt.u32 	%p5, %r10, %r9;
+	@%p5 bra 	$L__LOOP;
+$L__AFTER:
+	rem.u32 	%r11, %r1, 5;
+	setp.eq.s32 	%p6, %r11, 3;
+	@%p6 bra 	$L__EXIT;
+	activemask.b32 	%r12;
+	and.b32 	%r8, %r8, 0xff;
+	mul.wide.u32 	%rd3, %r1, 4;
+	add.s64 	%rd4, %rd2, %rd3;
+	st.global.u32 	[%rd4], %r8;
+	add.s64 	%rd5, %rd4, 4096;
+	st.global.u32 	[%rd5], %r12;
+$L__EXIT:
+	ret;
+";
+    let n = 1000usize;
+    let dev = Device::new();
+    let out = dev.alloc_zeroed::<u32>(2048);
+    let r = launch(&dev, &kernel(body), "k", [8, 1, 1], [128, 1, 1], 0, &[(&out).into(), (n as u32).into()]).unwrap();
+    let got = dev.download(&out);
+    for i in 0..1024usize {
+        let stored = i < n && i % 5 != 3;
+        let mut v: u32 = if i % 2 == 1 { 3 } else if i % 4 == 0 { 1 } else { 2 };
+        for j in 0..(i % 7) as u32 {
+            v = v.wrapping_add(j * i as u32);
+        }
+        let want = if stored { v & 0xff } else { 0 };
+        assert_eq!(got[i], want, "value of thread {i}");
+        if stored {
+            // Reconverged: every lane of the warp that is still alive is active.
+            let warp = i / 32 * 32;
+            let mut mask = 0u32;
+            for l in 0..32 {
+                let t = warp + l;
+                if t < n && t % 5 != 3 {
+                    mask |= 1 << l;
+                }
+            }
+            assert_eq!(got[1024 + i], mask, "activemask of thread {i}");
+        }
+    }
+    assert!(r.thread_instructions < r.instructions * 32);
+}
+
+#[test]
+fn barriers_and_shared_memory_reverse_a_block() {
+    let ptx = format!(
+        "{HEADER}
+.shared .align 4 .b8 tile[1024];
+.extern .shared .align 4 .b8 dyn[];
+.visible .entry k(.param .u64 k_param_0, .param .u32 k_param_1)
+{{
+	.reg .pred %p<4>; .reg .b32 %r<20>; .reg .b64 %rd<20>;
+{PROLOGUE}
+	mul.wide.u32 	%rd3, %r1, 4;
+	add.s64 	%rd4, %rd2, %rd3;
+	ld.global.u32 	%r6, [%rd4];
+	shl.b32 	%r7, %r5, 2;
+	mov.u32 	%r8, tile;
+	add.s32 	%r9, %r8, %r7;
+	st.shared.u32 	[%r9], %r6;
+	mov.u32 	%r14, dyn;
+	add.s32 	%r15, %r14, %r7;
+	mul.lo.s32 	%r16, %r6, 3;
+	st.shared.u32 	[%r15], %r16;
+	bar.sync 	0;
+	sub.s32 	%r10, %r4, %r5;
+	add.s32 	%r10, %r10, -1;
+	shl.b32 	%r11, %r10, 2;
+	add.s32 	%r12, %r8, %r11;
+	ld.shared.u32 	%r13, [%r12];
+	add.s32 	%r17, %r14, %r11;
+	ld.shared.u32 	%r18, [%r17];
+	barrier.sync 	0;
+	add.s32 	%r13, %r13, %r18;
+	st.global.u32 	[%rd4], %r13;
+	ret;
+}}
+"
+    );
+    let dev = Device::new();
+    let data: Vec<u32> = (0..1024).map(|i| i * 7 + 1).collect();
+    let buf = dev.upload(&data);
+    let r = launch(&dev, &ptx, "k", [4, 1, 1], [256, 1, 1], 1024, &[(&buf).into(), 1024u32.into()]).unwrap();
+    let got = dev.download(&buf);
+    for b in 0..4 {
+        for t in 0..256 {
+            let src = data[b * 256 + 255 - t];
+            assert_eq!(got[b * 256 + t], src + 3 * src);
+        }
+    }
+    assert_eq!(r.barriers, 8, "two barriers in each of four blocks");
+    assert_eq!(r.bank_conflicts, 0);
+    assert_eq!(r.shared_store_requests, 2 * 32);
+}
+
+#[test]
+fn warp_shuffles_votes_and_reductions() {
+    // lane value v = i*3+1; out[i] = butterfly sum (all lanes), plus ballot of odd v>>1, etc.
+    let body = "
+	mul.lo.s32 	%r6, %r1, 3;
+	add.s32 	%r6, %r6, 1;
+	mov.u32 	%r7, %r6;
+	shfl.sync.bfly.b32 	%r8, %r7, 16, 31, -1;
+	add.s32 	%r7, %r7, %r8;
+	shfl.sync.bfly.b32 	%r8, %r7, 8, 31, -1;
+	add.s32 	%r7, %r7, %r8;
+	shfl.sync.bfly.b32 	%r8, %r7, 4, 31, -1;
+	add.s32 	%r7, %r7, %r8;
+	shfl.sync.bfly.b32 	%r8, %r7, 2, 31, -1;
+	add.s32 	%r7, %r7, %r8;
+	shfl.sync.bfly.b32 	%r8, %r7, 1, 31, -1;
+	add.s32 	%r7, %r7, %r8;
+	shfl.sync.up.b32 	%r9|%p1, %r6, 1, 0, -1;
+	selp.u32 	%r9, %r9, 0, %p1;
+	shfl.sync.down.b32 	%r10|%p2, %r6, 3, 31, -1;
+	selp.u32 	%r10, %r10, 99, %p2;
+	shfl.sync.idx.b32 	%r11, %r6, 5, 31, -1;
+	and.b32 	%r12, %r6, 2;
+	setp.ne.s32 	%p3, %r12, 0;
+	vote.sync.ballot.b32 	%r13, %p3, -1;
+	vote.sync.any.pred 	%p4, %p3, -1;
+	vote.sync.all.pred 	%p5, !%p3, -1;
+	vote.sync.uni.pred 	%p6, %p3, -1;
+	selp.u32 	%r14, 1, 0, %p4;
+	selp.u32 	%r15, 2, 0, %p5;
+	selp.u32 	%r16, 4, 0, %p6;
+	or.b32 	%r14, %r14, %r15;
+	or.b32 	%r14, %r14, %r16;
+	redux.sync.max.u32 	%r17, %r6, -1;
+	mul.wide.u32 	%rd3, %r1, 32;
+	add.s64 	%rd4, %rd2, %rd3;
+	st.global.v4.u32 	[%rd4], {%r7, %r9, %r10, %r11};
+	st.global.v4.u32 	[%rd4+16], {%r13, %r14, %r17, %r6};
+	ret;
+";
+    let (got, _) = run_u32(body, 64 * 8, 64, 64);
+    for i in 0..64usize {
+        let w = i / 32 * 32;
+        let l = i % 32;
+        let v = |t: usize| (t * 3 + 1) as u32;
+        let row = &got[i * 8..i * 8 + 8];
+        assert_eq!(row[0], (w..w + 32).map(v).sum::<u32>(), "butterfly sum of lane {i}");
+        assert_eq!(row[1], if l >= 1 { v(i - 1) } else { 0 }, "shfl.up");
+        assert_eq!(row[2], if l + 3 <= 31 { v(i + 3) } else { 99 }, "shfl.down");
+        assert_eq!(row[3], v(w + 5), "shfl.idx");
+        let ballot: u32 = (0..32).filter(|&k| v(w + k) & 2 != 0).fold(0, |m, k| m | 1 << k);
+        assert_eq!(row[4], ballot, "ballot");
+        let any = ballot != 0;
+        let all_not = ballot == 0;
+        let uni = ballot == 0 || ballot == u32::MAX;
+        assert_eq!(row[5], any as u32 | (all_not as u32) << 1 | (uni as u32) << 2);
+        assert_eq!(row[6], v(w + 31), "redux.max");
+    }
+}
+
+#[test]
+fn atomics_are_atomic_across_blocks() {
+    let ptx = format!(
+        "{HEADER}
+.visible .entry k(.param .u64 k_param_0, .param .u32 k_param_1)
+{{
+	.reg .pred %p<4>; .reg .b32 %r<20>; .reg .b64 %rd<20>; .reg .f32 %f<4>;
+	.shared .align 4 .b8 hist[64];
+{PROLOGUE}
+	atom.global.add.u32 	%r6, [%rd2], 1;
+	mov.f32 	%f1, 0f3F800000;
+	atom.global.add.f32 	%f2, [%rd2+4], %f1;
+	atom.global.max.s32 	%r7, [%rd2+8], %r1;
+	neg.s32 	%r8, %r1;
+	atom.global.min.s32 	%r9, [%rd2+12], %r8;
+	red.global.add.u64 	[%rd2+16], 3;
+	atom.global.inc.u32 	%r10, [%rd2+24], 9;
+	atom.global.or.b32 	%r11, [%rd2+28], %r5;
+$L__CAS:
+	ld.volatile.global.u32 	%r12, [%rd2+32];
+	add.s32 	%r13, %r12, 2;
+	atom.global.cas.b32 	%r14, [%rd2+32], %r12, %r13;
+	setp.ne.s32 	%p1, %r14, %r12;
+	@%p1 bra 	$L__CAS;
+	and.b32 	%r15, %r5, 15;
+	shl.b32 	%r15, %r15, 2;
+	mov.u32 	%r16, hist;
+	add.s32 	%r16, %r16, %r15;
+	setp.lt.u32 	%p2, %r5, 16;
+	@%p2 st.shared.u32 	[%r16], 0;
+	bar.sync 	0;
+	atom.shared.add.u32 	%r17, [%r16], 1;
+	bar.sync 	0;
+	ld.shared.u32 	%r18, [%r16];
+	atom.global.add.u32 	%r19, [%rd2+36], %r18;
+	atom.global.exch.b32 	%r19, [%rd2+40], 7;
+	ret;
+}}
+"
+    );
+    let dev = Device::new();
+    let buf = dev.alloc_zeroed::<u32>(12);
+    let (blocks, threads) = (64u32, 256u32);
+    launch(&dev, &ptx, "k", [blocks, 1, 1], [threads, 1, 1], 0, &[(&buf).into(), 0u32.into()]).unwrap();
+    let got = dev.download(&buf);
+    let total = blocks * threads;
+    assert_eq!(got[0], total);
+    assert_eq!(f32::from_bits(got[1]), total as f32);
+    assert_eq!(got[2], total - 1);
+    assert_eq!(got[3] as i32, -(total as i32 - 1));
+    assert_eq!(got[4] as u64 | (got[5] as u64) << 32, 3 * total as u64);
+    assert_eq!(got[6], total % 10, "inc wraps at 9");
+    assert_eq!(got[7], 255);
+    assert_eq!(got[8], 2 * total, "compare-and-swap loop");
+    // Each thread reads its bucket's count (threads / 16 per bucket) and adds it.
+    assert_eq!(got[9], total * (threads / 16));
+    assert_eq!(got[10], 7);
+}
+
+#[test]
+fn local_memory_calls_globals_and_constants() {
+    let ptx = format!(
+        "{HEADER}
+.global .align 4 .u32 counter = 5;
+.global .align 4 .b8 table[8] = {{1, 2, 3, 4, 5, 6, 7, 8}};
+.const .align 8 .f64 scale = 0d4000000000000000;
+
+.func  (.param .b32 func_retval0) twice(
+	.param .b32 twice_param_0
+)
+{{
+	.reg .b32 	%r<3>;
+	ld.param.u32 	%r1, [twice_param_0];
+	shl.b32 	%r2, %r1, 1;
+	st.param.b32 	[func_retval0+0], %r2;
+	ret;
+}}
+
+.visible .entry k(.param .u64 k_param_0, .param .u32 k_param_1)
+{{
+	.local .align 4 .b8 	__local_depot0[32];
+	.reg .b64 	%SP;
+	.reg .b64 	%SPL;
+	.reg .pred %p<4>; .reg .b32 %r<20>; .reg .b64 %rd<20>; .reg .f64 %fd<4>;
+	mov.u64 	%SPL, __local_depot0;
+	cvta.local.u64 	%SP, %SPL;
+{PROLOGUE}
+	mov.u32 	%r6, 0;
+$L__FILL:
+	mul.wide.u32 	%rd3, %r6, 4;
+	add.s64 	%rd4, %SP, %rd3;
+	add.s32 	%r7, %r6, %r1;
+	st.u32 	[%rd4], %r7;
+	add.s32 	%r6, %r6, 1;
+	setp.lt.u32 	%p1, %r6, 8;
+	@%p1 bra 	$L__FILL;
+	and.b32 	%r8, %r1, 7;
+	mul.wide.u32 	%rd5, %r8, 4;
+	add.s64 	%rd6, %SPL, %rd5;
+	ld.local.u32 	%r9, [%rd6];
+	{{ // callseq 0, 0
+	.param .b32 param0;
+	st.param.b32 	[param0+0], %r9;
+	.param .b32 retval0;
+	call.uni (retval0), twice, (param0);
+	ld.param.b32 	%r10, [retval0+0];
+	}}
+	ld.global.u32 	%r11, [counter];
+	mov.u64 	%rd7, table;
+	cvt.u64.u32 	%rd8, %r8;
+	add.s64 	%rd9, %rd7, %rd8;
+	ld.global.u8 	%r12, [%rd9];
+	ld.const.f64 	%fd1, [scale];
+	cvt.rn.f64.u32 	%fd2, %r12;
+	mul.f64 	%fd3, %fd1, %fd2;
+	cvt.rzi.u32.f64 	%r13, %fd3;
+	add.s32 	%r14, %r10, %r11;
+	add.s32 	%r14, %r14, %r13;
+	mul.wide.u32 	%rd10, %r1, 4;
+	add.s64 	%rd11, %rd2, %rd10;
+	st.global.u32 	[%rd11], %r14;
+	ret;
+}}
+"
+    );
+    let dev = Device::new();
+    let out = dev.alloc_zeroed::<u32>(100);
+    let m = dev.load_ptx(&ptx).unwrap();
+    assert!(m.global_address("counter").is_some());
+    dev.launch(&m, "k", [1, 1, 1], [100, 1, 1], 0, &[(&out).into(), 100u32.into()]).unwrap();
+    let got = dev.download(&out);
+    for (i, g) in got.iter().enumerate() {
+        let k = (i % 8) as u32;
+        let local = k + i as u32;
+        assert_eq!(*g, 2 * local + 5 + 2 * (k + 1), "thread {i}");
+    }
+}
+
+#[test]
+fn three_dimensional_grids() {
+    let ptx = format!(
+        "{HEADER}
+.visible .entry k(.param .u64 k_param_0)
+{{
+	.reg .b32 %r<30>; .reg .b64 %rd<8>;
+	ld.param.u64 	%rd1, [k_param_0];
+	cvta.to.global.u64 	%rd2, %rd1;
+	mov.u32 %r1, %tid.x; mov.u32 %r2, %tid.y; mov.u32 %r3, %tid.z;
+	mov.u32 %r4, %ntid.x; mov.u32 %r5, %ntid.y; mov.u32 %r6, %ntid.z;
+	mov.u32 %r7, %ctaid.x; mov.u32 %r8, %ctaid.y; mov.u32 %r9, %ctaid.z;
+	mov.u32 %r10, %nctaid.x; mov.u32 %r11, %nctaid.y;
+	mad.lo.s32 %r12, %r9, %r11, %r8;
+	mad.lo.s32 %r12, %r12, %r10, %r7;
+	mul.lo.s32 %r13, %r4, %r5;
+	mul.lo.s32 %r13, %r13, %r6;
+	mad.lo.s32 %r14, %r3, %r5, %r2;
+	mad.lo.s32 %r14, %r14, %r4, %r1;
+	mad.lo.s32 %r15, %r12, %r13, %r14;
+	shl.b32 %r16, %r7, 24; shl.b32 %r17, %r8, 16; shl.b32 %r18, %r9, 12;
+	shl.b32 %r19, %r3, 8; shl.b32 %r20, %r2, 4;
+	or.b32 %r21, %r16, %r17; or.b32 %r21, %r21, %r18; or.b32 %r21, %r21, %r19;
+	or.b32 %r21, %r21, %r20; or.b32 %r21, %r21, %r1;
+	mul.wide.u32 %rd3, %r15, 4;
+	add.s64 %rd4, %rd2, %rd3;
+	st.global.u32 [%rd4], %r21;
+	ret;
+}}
+"
+    );
+    let dev = Device::new();
+    let (g, b) = ([3u32, 2, 2], [4u32, 3, 2]);
+    let n = (g.iter().product::<u32>() * b.iter().product::<u32>()) as usize;
+    let out = dev.alloc_zeroed::<u32>(n);
+    launch(&dev, &ptx, "k", g, b, 0, &[(&out).into()]).unwrap();
+    let got = dev.download(&out);
+    let mut k = 0;
+    for bz in 0..g[2] {
+        for by in 0..g[1] {
+            for bx in 0..g[0] {
+                for tz in 0..b[2] {
+                    for ty in 0..b[1] {
+                        for tx in 0..b[0] {
+                            assert_eq!(got[k], bx << 24 | by << 16 | bz << 12 | tz << 8 | ty << 4 | tx);
+                            k += 1;
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn counters_measure_coalescing_and_bank_conflicts() {
+    // Thread i reads in[i * stride] and writes shared[tid * sstride].
+    let ptx = |stride: u32, sstride: u32| {
+        format!(
+            "{HEADER}
+.shared .align 4 .b8 s[32768];
+.visible .entry k(.param .u64 k_param_0, .param .u32 k_param_1)
+{{
+	.reg .pred %p<4>; .reg .b32 %r<20>; .reg .b64 %rd<20>;
+{PROLOGUE}
+	mul.lo.s32 	%r6, %r1, {stride};
+	mul.wide.u32 	%rd3, %r6, 4;
+	add.s64 	%rd4, %rd2, %rd3;
+	ld.global.u32 	%r7, [%rd4];
+	mul.lo.s32 	%r8, %r5, {};
+	mov.u32 	%r9, s;
+	add.s32 	%r9, %r9, %r8;
+	st.shared.u32 	[%r9], %r7;
+	ret;
+}}
+",
+            sstride * 4
+        )
+    };
+    let dev = Device::new();
+    let buf = dev.alloc_zeroed::<u32>(32 * 1024);
+    let r = launch(&dev, &ptx(1, 1), "k", [4, 1, 1], [256, 1, 1], 0, &[(&buf).into(), 0u32.into()]).unwrap();
+    assert_eq!(r.global_load_requests, 32);
+    assert_eq!(r.global_load_sectors, 32 * 4);
+    assert_eq!(r.global_load_sectors_ideal, 32 * 4);
+    assert_eq!(r.bank_conflicts, 0);
+    assert_eq!(r.sectors_moved, r.sectors_ideal);
+    let r = launch(&dev, &ptx(32, 32), "k", [4, 1, 1], [256, 1, 1], 0, &[(&buf).into(), 0u32.into()]).unwrap();
+    assert_eq!(r.global_load_sectors, 32 * 32, "one sector per lane");
+    assert_eq!(r.global_load_sectors_ideal, 32 * 4);
+    assert_eq!(r.bank_conflicts, 32 * 31, "all lanes in one bank: 31 extra wavefronts");
+    let r = launch(&dev, &ptx(2, 2), "k", [4, 1, 1], [256, 1, 1], 0, &[(&buf).into(), 0u32.into()]).unwrap();
+    assert_eq!(r.global_load_sectors, 32 * 8);
+    assert_eq!(r.bank_conflicts, 32, "stride 2: two-way conflicts");
+    assert_eq!(r.instructions, 32 * 16);
+    assert_eq!(r.thread_instructions, 1024 * 16);
+    assert!((r.coalescing_efficiency() - 0.5).abs() < 1e-9);
+}
+
+fn expect_fault(result: dpl_sim::Result<dpl_sim::Report>, kind: FaultKind, line: u32) -> String {
+    match result {
+        Err(e @ Error::Fault { .. }) => {
+            let Error::Fault { kind: k, line: l, .. } = &e else { unreachable!() };
+            assert_eq!(*k, kind, "{e}");
+            assert_eq!(*l, line, "{e}");
+            e.to_string()
+        }
+        other => panic!("expected a {kind:?} fault, got {other:?}"),
+    }
+}
+
+#[test]
+fn faults_name_the_thread_and_the_line() {
+    let dev = Device::new();
+    let out = dev.alloc_zeroed::<u32>(10);
+    let args: Vec<Arg<'_>> = vec![(&out).into(), 10u32.into()];
+    // Line numbers: the kernel text starts with 3 header lines, a blank line, 4 lines of
+    // signature, `{`, 4 `.reg` lines, the 8 lines of PROLOGUE (one blank), then the body.
+    let first_body_line = 3 + 1 + 4 + 1 + 4 + 8 + 2;
+    let oob = "	mul.wide.u32 	%rd3, %r1, 4;\n	add.s64 	%rd4, %rd2, %rd3;\n	st.global.u32 	[%rd4], %r1;\n	ret;";
+    let msg = expect_fault(launch(&dev, &kernel(oob), "k", [1, 1, 1], [32, 1, 1], 0, &args), FaultKind::OutOfBounds, first_body_line + 2);
+    assert!(msg.contains("thread (10,0,0)"), "{msg}");
+    assert!(msg.contains("st.global.u32"), "{msg}");
+    let mis = "	add.s64 	%rd4, %rd2, 2;\n	ld.global.u32 	%r6, [%rd4];\n	ret;";
+    expect_fault(launch(&dev, &kernel(mis), "k", [1, 1, 1], [32, 1, 1], 0, &args), FaultKind::Misaligned, first_body_line + 1);
+    let null = "	mov.u64 	%rd4, 0;\n	ld.u32 	%r6, [%rd4];\n	ret;";
+    expect_fault(launch(&dev, &kernel(null), "k", [1, 1, 1], [32, 1, 1], 0, &args), FaultKind::OutOfBounds, first_body_line + 1);
+    let trap = "	setp.eq.s32 	%p1, %r1, 5;\n	@%p1 trap;\n	ret;";
+    let msg = expect_fault(launch(&dev, &kernel(trap), "k", [1, 1, 1], [32, 1, 1], 0, &args), FaultKind::Trap, first_body_line + 1);
+    assert!(msg.contains("thread (5,0,0)"), "{msg}");
+    // Two different barriers: lanes of warp 0 and warp 1 wait at different instructions.
+    let div = "	setp.lt.u32 	%p1, %r5, 32;\n	@%p1 bra 	$L__A;\n	bar.sync 	0;\n	bra.uni 	$L__B;\n$L__A:\n	bar.sync 	0;\n$L__B:\n	ret;";
+    expect_fault(launch(&dev, &kernel(div), "k", [1, 1, 1], [64, 1, 1], 0, &args), FaultKind::BarrierDivergence, first_body_line + 2);
+    // Warp 1 exits while warp 0 waits: deadlock.
+    let dead = "	setp.ge.u32 	%p1, %r5, 32;\n	@%p1 bra 	$L__X;\n	bar.sync 	0;\n$L__X:\n	ret;";
+    expect_fault(launch(&dev, &kernel(dead), "k", [1, 1, 1], [64, 1, 1], 0, &args), FaultKind::Deadlock, first_body_line + 2);
+    // Lanes of one warp exiting before a barrier is allowed (warp-granular arrival).
+    let partial = "	setp.ge.u32 	%p1, %r5, 20;\n	@%p1 bra 	$L__X;\n	bar.sync 	0;\n$L__X:\n	ret;";
+    launch(&dev, &kernel(partial), "k", [1, 1, 1], [32, 1, 1], 0, &args).unwrap();
+    // A runaway loop is stopped by the instruction limit.
+    let spin = "$L__S:\n	add.s32 	%r6, %r6, 1;\n	bra.uni 	$L__S;";
+    dev.set_instruction_limit(100_000);
+    let msg = expect_fault(launch(&dev, &kernel(spin), "k", [2, 1, 1], [64, 1, 1], 0, &args), FaultKind::InstructionLimit, first_body_line + 1);
+    assert!(msg.contains("100000"), "{msg}");
+    dev.set_instruction_limit(dpl_sim::DEFAULT_INSTRUCTION_LIMIT);
+    // shfl.sync naming a lane that took the other branch.
+    let ws = "	setp.lt.u32 	%p1, %r5, 16;\n	@%p1 bra 	$L__Y;\n	shfl.sync.idx.b32 	%r6, %r5, 0, 31, -1;\n$L__Y:\n	ret;";
+    expect_fault(launch(&dev, &kernel(ws), "k", [1, 1, 1], [32, 1, 1], 0, &args), FaultKind::WarpSync, first_body_line + 2);
+}
+
+#[test]
+fn launch_and_load_errors() {
+    let dev = Device::new();
+    let out = dev.alloc_zeroed::<u32>(10);
+    let m = dev.load_ptx(&kernel("	ret;")).unwrap();
+    match dev.launch(&m, "nope", [1, 1, 1], [1, 1, 1], 0, &[(&out).into(), 1u32.into()]) {
+        Err(Error::UnknownKernel { name, available }) => {
+            assert_eq!(name, "nope");
+            assert_eq!(available, "k");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(dev.launch(&m, "k", [1, 1, 1], [1, 1, 1], 0, &[(&out).into()]), Err(Error::Arguments { .. })));
+    let e = dev.launch(&m, "k", [1, 1, 1], [1, 1, 1], 0, &[1.5f64.into(), 1u32.into()]).unwrap_err();
+    assert!(matches!(e, Error::Arguments { .. }) && e.to_string().contains("argument 0"), "{e}");
+    let e = dev.launch(&m, "k", [1, 1, 1], [1, 1, 1], 0, &[(&out).into(), 1u64.into()]).unwrap_err();
+    assert!(e.to_string().contains("argument 1"), "{e}");
+    assert!(matches!(dev.launch(&m, "k", [1, 1, 1], [2048, 1, 1], 0, &[(&out).into(), 1u32.into()]), Err(Error::LaunchConfig { .. })));
+    assert!(matches!(dev.launch(&m, "k", [0, 1, 1], [1, 1, 1], 0, &[(&out).into(), 1u32.into()]), Err(Error::LaunchConfig { .. })));
+    // Parse errors and unsupported instructions name the line.
+    let bad = format!("{HEADER}.visible .entry k()\n{{\n\t.reg .b32 %r<3>;\n\tcp.async.ca.shared.global [%r1], [%r2], 4;\n}}\n");
+    match dev.load_ptx(&bad) {
+        Err(Error::Parse { line, msg }) => {
+            assert_eq!(line, 7, "{msg}");
+            assert!(msg.contains("cp.async.ca.shared.global"), "{msg}");
+        }
+        other => panic!("{other:?}"),
+    }
+    let undeclared = format!("{HEADER}.visible .entry k()\n{{\n\tadd.s32 %r1, %r2, 1;\n}}\n");
+    match dev.load_ptx(&undeclared) {
+        Err(Error::Parse { line, msg }) => assert!(line == 6 && msg.contains("%r1"), "{line} {msg}"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn buffers_copy_free_and_share_between_threads() {
+    let dev = Device::new();
+    let a = dev.upload(&[1i64, 2, 3, 4, 5]);
+    let b = dev.alloc_zeroed::<i64>(5);
+    dev.copy(&a, 1, &b, 0, 3).unwrap();
+    assert_eq!(dev.download(&b), vec![2, 3, 4, 0, 0]);
+    assert_eq!(dev.download_range(&a, 3..5).unwrap(), vec![4, 5]);
+    assert!(dev.download_range(&a, 3..6).is_err());
+    dev.fill(&b, -7).unwrap();
+    assert_eq!(dev.download(&b), vec![-7; 5]);
+    dev.memset(&b, 0xff).unwrap();
+    assert_eq!(dev.download(&b), vec![-1; 5]);
+    let used = dev.memory_used();
+    dev.free(b).unwrap();
+    assert_eq!(dev.memory_used(), used - 40);
+    assert!(a.addr() >= 1 << 32);
+    // Several host threads launching on one device at once.
+    let m = dev.load_ptx(&kernel(
+        "	setp.ge.u32 	%p1, %r1, %r2;\n	@%p1 bra 	$L__E;\n	mul.wide.u32 	%rd3, %r1, 4;\n	add.s64 	%rd4, %rd2, %rd3;\n	st.global.u32 	[%rd4], %r1;\n$L__E:\n	ret;",
+    ))
+    .unwrap();
+    std::thread::scope(|s| {
+        for t in 0..4u32 {
+            let (dev, m) = (&dev, &m);
+            s.spawn(move || {
+                let n = 1000 + t * 100;
+                let out = dev.alloc_zeroed::<u32>(n as usize);
+                dev.launch(m, "k", [n.div_ceil(128), 1, 1], [128, 1, 1], 0, &[(&out).into(), n.into()]).unwrap();
+                assert_eq!(dev.download(&out), (0..n).collect::<Vec<_>>());
+                dev.free(out).unwrap();
+            });
+        }
+    });
+    // Memory limit.
+    let small = Device::with_memory_limit(1000);
+    assert!(matches!(small.try_alloc_zeroed::<u8>(2000), Err(Error::OutOfMemory { .. })));
+}
