@@ -1,0 +1,213 @@
+//! Run-time helpers called by the CPU code that `#[parallel]` generates.
+//!
+//! Every helper works over an *index space* `0..len` and takes the fused element function
+//! `f: Fn(usize) -> T` as a closure, so one helper call is one loop with no temporaries;
+//! LLVM inlines `f` into the helper's loops. Small index spaces run sequentially on the
+//! calling thread (no rayon overhead below [`GRAIN`]).
+//!
+//! Contract violations are raised with [`raise`], which unwinds with the [`Error`] as
+//! payload (without running the panic hook); the generated entry point catches it with
+//! [`run`] and either returns it (`-> Result<_, dpl::Error>`) or panics with its message.
+//!
+//! # How the helpers are made fast
+//!
+//! The machine this was tuned on has 2 cores, a ~7 us cost for any rayon call made from
+//! outside the pool, and a memory system that one core cannot saturate. The shapes that
+//! reach its bandwidth (measured, see `BENCHMARKS.md` and `DESIGN.md`) are:
+//!
+//! * **reduce** ([`reduce`]): per task, an array of `L` independent accumulators over
+//!   blocks of `L` consecutive elements (`L` = 32 four-byte or 16 eight-byte lanes), seeded
+//!   with the first block (there is no identity element), combined sequentially at the end;
+//!   long ranges run 4 contiguous sub-streams in lock step, so the hardware prefetcher
+//!   follows four streams. Tasks are contiguous chunks, a few per thread.
+//! * **map** ([`map`]): each task writes its chunk of the uninitialised output `Vec`
+//!   exactly once (no zero-filling, no `collect` machinery).
+//! * **scan** ([`scan`], [`exclusive_scan`]): scan-then-propagate over cache-sized chunks
+//!   grouped in blocks: every chunk is scanned locally in blocks of 16 with an in-register
+//!   Hillis-Steele step (needs only associativity), the chunk totals are combined
+//!   sequentially, and the carry is applied while the chunk is still in cache. The
+//!   propagation of one block runs in the same parallel step as the local scans of the
+//!   next, so there is one synchronisation per block and the element function runs once
+//!   per element.
+//! * **filter** ([`filter`]): the same blocked pipeline; a chunk compacts its survivors
+//!   branch-free into a reusable buffer, the counts give the output offsets, and the
+//!   buffers move into place in the next step.
+//! * **scatter** ([`scatter`], [`scatter_reduce`]): the destination is split into one part
+//!   per thread; source chunks are bucketed by part in parallel, then each thread applies
+//!   the buckets of its part in source order (so the result is exactly the sequential one,
+//!   also for floating-point `scatter_reduce`). Small destinations (histograms) use one
+//!   private copy per contiguous source range instead, merged in order.
+//! * **permute** ([`permute`]): a shared bitmap, claimed with atomic `fetch_or`, gives each
+//!   destination slot to exactly one writer; a duplicate stops the call.
+//!
+//! Errors found in parallel are reported as the sequential reference reports them: the
+//! first offending element in index order.
+
+use dpl_core::run::{Error, Location};
+
+mod filter;
+mod map;
+mod par;
+mod reduce;
+mod scan;
+mod scatter;
+
+pub use filter::filter;
+pub use map::map;
+pub use reduce::reduce;
+pub use scan::{exclusive_scan, scan};
+pub use scatter::{permute, scatter, scatter_reduce};
+
+/// Index spaces smaller than this run sequentially on the calling thread.
+///
+/// Measured on the 2-core machine (see `BENCHMARKS.md`): a rayon call from outside the pool
+/// costs ~7 us, which a cheap streaming loop (sum, saxpy) amortises from about 2^16
+/// elements; below, sequential code on the calling thread is as fast or faster.
+pub const GRAIN: usize = 1 << 16;
+
+/// Raises a contract violation: unwinds to the nearest [`run`] with `e` as payload.
+#[cold]
+#[inline(never)]
+pub fn raise(e: Error) -> ! {
+    std::panic::resume_unwind(Box::new(e))
+}
+
+/// Runs `body`, turning an [`Error`] raised inside it (on any thread) into `Err`. Other
+/// panics pass through unchanged.
+pub fn run<T>(body: impl FnOnce() -> T) -> Result<T, Error> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)) {
+        Ok(v) => Ok(v),
+        Err(payload) => match payload.downcast::<Error>() {
+            Ok(e) => Err(*e),
+            Err(other) => std::panic::resume_unwind(other),
+        },
+    }
+}
+
+/// Runs `body`; an [`Error`] raised inside becomes an ordinary panic with its message.
+#[track_caller]
+pub fn run_or_panic<T>(body: impl FnOnce() -> T) -> T {
+    match run(body) {
+        Ok(v) => v,
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// Integer types usable as indices (`idx` arguments and `x[i]`).
+pub trait Idx: Copy + Send + Sync {
+    /// The index as a `usize` if it is below `len`.
+    fn checked(self, len: usize) -> Option<usize>;
+    /// The value, for messages.
+    fn value(self) -> i128;
+    /// Whether the index is below `len` (a branch-free test that vectorizes).
+    #[inline(always)]
+    fn in_range(self, len: usize) -> bool {
+        self.checked(len).is_some()
+    }
+}
+
+macro_rules! impl_idx {
+    ($($t:ty),*) => {$(
+        impl Idx for $t {
+            #[inline(always)]
+            fn checked(self, len: usize) -> Option<usize> {
+                if self.in_range(len) { Some(self as usize) } else { None }
+            }
+            #[inline(always)]
+            fn value(self) -> i128 {
+                self as i128
+            }
+            #[inline(always)]
+            fn in_range(self, len: usize) -> bool {
+                // A negative signed index sign-extends to a huge `u64`, above any length.
+                (self as u64) < (len as u64)
+            }
+        }
+    )*};
+}
+impl_idx!(i32, u32, i64, u64, usize);
+
+/// `seq[i]` with a bounds check that raises [`Error::IndexOutOfRange`] for `prim`.
+#[inline(always)]
+pub fn index<T: Copy, I: Idx>(seq: &[T], i: I, prim: &'static str, at: Location) -> T {
+    match i.checked(seq.len()) {
+        Some(i) => seq[i],
+        None => index_error(prim, i.value(), seq.len(), at),
+    }
+}
+
+/// Raises [`Error::IndexOutOfRange`].
+#[cold]
+#[inline(never)]
+pub fn index_error(prim: &'static str, index: i128, len: usize, at: Location) -> ! {
+    raise(Error::IndexOutOfRange {
+        prim,
+        index,
+        len,
+        at,
+    })
+}
+
+/// `seq[i]` without a bounds check.
+///
+/// # Safety
+///
+/// `i < seq.len()`.
+#[inline(always)]
+pub unsafe fn read<T: Copy>(seq: &[T], i: usize) -> T {
+    debug_assert!(i < seq.len());
+    // SAFETY: the caller guarantees `i < seq.len()`.
+    unsafe { *seq.get_unchecked(i) }
+}
+
+/// Raises [`Error::LengthMismatch`] unless `a == b`.
+#[inline]
+pub fn check_eq_len(prim: &'static str, a: usize, b: usize, at: Location) {
+    if a != b {
+        raise(Error::LengthMismatch {
+            prim,
+            left: a,
+            right: b,
+            at,
+        })
+    }
+}
+
+/// Raises [`Error::Empty`] if `len == 0`.
+#[inline]
+pub fn check_non_empty(prim: &'static str, len: usize, at: Location) {
+    if len == 0 {
+        raise(Error::Empty { prim, at })
+    }
+}
+
+/// Raises [`Error::IndexOutOfRange`] for the first element of `idx` that is not below `len`.
+///
+/// The scan is a branch-free "any out of range" over blocks (it vectorizes), in parallel
+/// above [`GRAIN`]; only on failure is the first offending element located.
+pub fn check_indices<I: Idx>(idx: &[I], len: usize, prim: &'static str, at: Location) {
+    if any_out_of_range(idx, len) {
+        let p = idx
+            .iter()
+            .position(|i| !i.in_range(len))
+            .expect("an index is out of range");
+        index_error(prim, idx[p].value(), len, at)
+    }
+}
+
+/// Whether some element of `idx` is not below `len`.
+fn any_out_of_range<I: Idx>(idx: &[I], len: usize) -> bool {
+    use rayon::prelude::*;
+    fn seq<I: Idx>(idx: &[I], len: usize) -> bool {
+        // Blocks of 256 with an OR accumulator vectorize; the early exit per block keeps a
+        // failing call short.
+        idx.chunks(256)
+            .any(|c| c.iter().fold(false, |bad, i| bad | !i.in_range(len)))
+    }
+    if idx.len() < GRAIN {
+        seq(idx, len)
+    } else {
+        let chunk = par::chunk_len(idx.len(), GRAIN / 4);
+        idx.par_chunks(chunk).any(|c| seq(c, len))
+    }
+}

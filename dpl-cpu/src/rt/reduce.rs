@@ -1,0 +1,159 @@
+//! `reduce`: multi-accumulator sequential kernels and their parallel driver.
+//!
+//! A reduction written as `acc = op(acc, f(i))` is one serial dependency chain: one `op`
+//! latency (4 cycles for an f32 add) per element, and LLVM may not reassociate it for
+//! floats. The kernels here keep `L` accumulators, one per lane of a block of `L`
+//! consecutive elements, so the loop body is `L` independent `op`s over `L` consecutive
+//! `f` values: exactly the shape that LLVM turns into vector loads and vector `op`s
+//! (`if a > b { a } else { b }` becomes a vector max). This reorders the operands, which is
+//! allowed because `reduce`'s `op` is associative and commutative.
+
+use super::par;
+use super::{Error, Location, raise};
+use rayon::prelude::*;
+
+/// Ranges at least this many blocks of lanes long use the 4-stream kernel.
+const STREAMS_MIN_BLOCKS: usize = 64;
+
+/// `init op f(0) op f(1) ...` in unspecified order (`op` associative and commutative).
+/// Without `init`, an empty index space raises [`Error::Empty`] for `prim`.
+pub fn reduce<T, F, Op>(
+    len: usize,
+    init: Option<T>,
+    f: F,
+    op: Op,
+    prim: &'static str,
+    at: Location,
+) -> T
+where
+    T: Copy + Send,
+    F: Fn(usize) -> T + Sync,
+    Op: Fn(T, T) -> T + Sync,
+{
+    let total = if len == 0 {
+        None
+    } else if len < super::GRAIN {
+        Some(fold_range(0, len, &f, &op))
+    } else {
+        let chunk = par::chunk_len(len, super::GRAIN / 4);
+        (0..len.div_ceil(chunk))
+            .into_par_iter()
+            .with_max_len(1)
+            .map(|c| fold_range(c * chunk, ((c + 1) * chunk).min(len), &f, &op))
+            .reduce_with(&op)
+    };
+    match (init, total) {
+        (Some(i), Some(t)) => op(i, t),
+        (Some(i), None) => i,
+        (None, Some(t)) => t,
+        (None, None) => raise(Error::Empty { prim, at }),
+    }
+}
+
+/// `f(start) op ... op f(end - 1)` in unspecified order; `start < end`.
+///
+/// Picks the number of lanes from the size of `T` (a constant, so only one arm survives
+/// monomorphisation): about two cache lines of accumulators.
+#[inline]
+pub(crate) fn fold_range<T, F, Op>(start: usize, end: usize, f: &F, op: &Op) -> T
+where
+    T: Copy,
+    F: Fn(usize) -> T,
+    Op: Fn(T, T) -> T,
+{
+    match size_of::<T>() {
+        0..=4 => fold_lanes::<T, F, Op, 32, 16>(start, end, f, op),
+        5..=8 => fold_lanes::<T, F, Op, 16, 8>(start, end, f, op),
+        9..=16 => fold_lanes::<T, F, Op, 8, 4>(start, end, f, op),
+        _ => fold_lanes::<T, F, Op, 4, 2>(start, end, f, op),
+    }
+}
+
+/// The lane kernel: `L` accumulators for short ranges, 4 lock-step streams of `S`
+/// accumulators each for long ones. `start < end`.
+#[inline(always)]
+fn fold_lanes<T, F, Op, const L: usize, const S: usize>(
+    start: usize,
+    end: usize,
+    f: &F,
+    op: &Op,
+) -> T
+where
+    T: Copy,
+    F: Fn(usize) -> T,
+    Op: Fn(T, T) -> T,
+{
+    debug_assert!(start < end);
+    let n = end - start;
+    if n < 2 * L {
+        let mut acc = f(start);
+        for i in start + 1..end {
+            acc = op(acc, f(i));
+        }
+        return acc;
+    }
+    if n >= 4 * S * STREAMS_MIN_BLOCKS {
+        return fold_streams::<T, F, Op, S>(start, end, f, op);
+    }
+    let blocks_end = start + n / L * L;
+    let mut acc: [T; L] = std::array::from_fn(|j| f(start + j));
+    let mut base = start + L;
+    while base < blocks_end {
+        for j in 0..L {
+            acc[j] = op(acc[j], f(base + j));
+        }
+        base += L;
+    }
+    let mut r = acc[0];
+    for a in &acc[1..] {
+        r = op(r, *a);
+    }
+    for i in blocks_end..end {
+        r = op(r, f(i));
+    }
+    r
+}
+
+/// Four contiguous quarters of the range read in lock step, `S` accumulators each: four
+/// memory streams in flight per thread reach more of the machine's bandwidth than one.
+/// `end - start >= 4 * S`.
+#[inline(always)]
+fn fold_streams<T, F, Op, const S: usize>(start: usize, end: usize, f: &F, op: &Op) -> T
+where
+    T: Copy,
+    F: Fn(usize) -> T,
+    Op: Fn(T, T) -> T,
+{
+    let quarter = (end - start) / (4 * S) * S;
+    let [s0, s1, s2, s3] = [
+        start,
+        start + quarter,
+        start + 2 * quarter,
+        start + 3 * quarter,
+    ];
+    let mut a0: [T; S] = std::array::from_fn(|j| f(s0 + j));
+    let mut a1: [T; S] = std::array::from_fn(|j| f(s1 + j));
+    let mut a2: [T; S] = std::array::from_fn(|j| f(s2 + j));
+    let mut a3: [T; S] = std::array::from_fn(|j| f(s3 + j));
+    let mut k = S;
+    while k < quarter {
+        for j in 0..S {
+            a0[j] = op(a0[j], f(s0 + k + j));
+            a1[j] = op(a1[j], f(s1 + k + j));
+            a2[j] = op(a2[j], f(s2 + k + j));
+            a3[j] = op(a3[j], f(s3 + k + j));
+        }
+        k += S;
+    }
+    for j in 0..S {
+        a0[j] = op(op(a0[j], a1[j]), op(a2[j], a3[j]));
+    }
+    let mut r = a0[0];
+    for a in &a0[1..] {
+        r = op(r, *a);
+    }
+    for i in start + 4 * quarter..end {
+        r = op(r, f(i));
+    }
+    r
+}

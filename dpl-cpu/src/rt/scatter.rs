@@ -1,0 +1,355 @@
+//! `scatter`, `scatter_reduce` and `permute`: parallel writes to computed places without
+//! data races.
+//!
+//! * `scatter` and (large-destination) `scatter_reduce` partition the *destination*: one
+//!   contiguous part per thread. Source chunks are evaluated in parallel and their
+//!   `(index, value)` pairs bucketed by part; then each thread copies its part of `dst` and
+//!   applies the buckets that target it, chunk by chunk in source order. Each part has one
+//!   writer, and every slot sees its updates in the sequential order, so the result is
+//!   exactly the sequential one (the last write wins; `scatter_reduce` applies `op` in index
+//!   order, bit for bit, floats included).
+//! * `scatter_reduce` into a destination much smaller than the source (histograms) gives
+//!   each contiguous source range a private copy instead (slots start empty: `op` has no
+//!   identity), merged into `dst` in range order: `op` is only reassociated.
+//! * `permute` claims every destination slot with an atomic `fetch_or` on a shared bitmap
+//!   before writing it, so each slot has at most one writer; a second claim is a duplicate
+//!   and stops the call.
+//!
+//! Index errors are reported for the first offending element in index order, as the
+//! sequential reference does.
+
+use super::{Error, GRAIN, Idx, Location, index_error, par, raise};
+use rayon::prelude::*;
+use std::mem::MaybeUninit;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+/// A copy of `dst` with `dst[k] = v` for every `(k, v) = f(i)`; an index out of range of
+/// `dst` raises for `prim`. With repeated indices, which write wins is unspecified.
+pub fn scatter<I, T, F>(len: usize, f: F, dst: &[T], prim: &'static str, at: Location) -> Vec<T>
+where
+    I: Idx,
+    T: Copy + Send + Sync,
+    F: Fn(usize) -> (I, T) + Sync,
+{
+    if len < GRAIN {
+        let mut out = copy_of(dst);
+        for i in 0..len {
+            let (k, v) = f(i);
+            match k.checked(out.len()) {
+                Some(k) => out[k] = v,
+                None => index_error(prim, k.value(), out.len(), at),
+            }
+        }
+        out
+    } else {
+        partitioned(len, &f, dst, &|_, v| v, prim, at)
+    }
+}
+
+/// A copy of `dst` with `dst[k] = op(dst[k], v)` for every `(k, v) = f(i)`.
+pub fn scatter_reduce<I, T, F, Op>(
+    len: usize,
+    f: F,
+    dst: &[T],
+    op: Op,
+    prim: &'static str,
+    at: Location,
+) -> Vec<T>
+where
+    I: Idx,
+    T: Copy + Send + Sync,
+    F: Fn(usize) -> (I, T) + Sync,
+    Op: Fn(T, T) -> T + Sync,
+{
+    let n = dst.len();
+    if len < GRAIN {
+        let mut out = copy_of(dst);
+        for i in 0..len {
+            let (k, v) = f(i);
+            match k.checked(n) {
+                Some(k) => out[k] = op(out[k], v),
+                None => index_error(prim, k.value(), n, at),
+            }
+        }
+        out
+    } else if n <= PRIVATE_MAX && n * PRIVATE_RATIO <= len {
+        private_copies(len, &f, dst, &op, prim, at)
+    } else {
+        partitioned(len, &f, dst, &op, prim, at)
+    }
+}
+
+/// Destinations up to this many elements may use private copies...
+const PRIVATE_MAX: usize = 1 << 16;
+/// ...when the source is at least this many times longer.
+const PRIVATE_RATIO: usize = 8;
+
+/// `dst.to_vec()`, in parallel for long slices.
+fn copy_of<T: Copy + Send + Sync>(dst: &[T]) -> Vec<T> {
+    if dst.len() < GRAIN {
+        dst.to_vec()
+    } else {
+        super::map(dst.len(), |i| dst[i])
+    }
+}
+
+/// The first index error of chunk results in chunk order (each chunk stops at its first).
+fn first_error<R>(results: &[Result<R, i128>], n: usize, prim: &'static str, at: Location) {
+    if let Some(Err(value)) = results.iter().find(|r| r.is_err()) {
+        index_error(prim, *value, n, at)
+    }
+}
+
+/// The destination-partitioned scatter: `out[k] = apply(out[k], v)` in source order.
+fn partitioned<I, T, F, A>(
+    len: usize,
+    f: &F,
+    dst: &[T],
+    apply: &A,
+    prim: &'static str,
+    at: Location,
+) -> Vec<T>
+where
+    I: Idx,
+    T: Copy + Send + Sync,
+    F: Fn(usize) -> (I, T) + Sync,
+    A: Fn(T, T) -> T + Sync,
+{
+    let n = dst.len();
+    let parts = if n < GRAIN { 1 } else { par::threads() };
+    let part_len = n.div_ceil(parts).max(1);
+    let chunk = par::chunk_len(len, GRAIN / 4);
+    // Bucket every chunk's pairs by destination part (the index is stored relative to its
+    // part); an index out of range ends the chunk with its value.
+    let buckets: Vec<Result<Vec<Vec<(usize, T)>>, i128>> = (0..len.div_ceil(chunk))
+        .into_par_iter()
+        .with_max_len(1)
+        .map(|c| {
+            let range = c * chunk..((c + 1) * chunk).min(len);
+            let mut b: Vec<Vec<(usize, T)>> = (0..parts)
+                .map(|_| Vec::with_capacity(range.len() / parts + 64))
+                .collect();
+            for i in range {
+                let (k, v) = f(i);
+                let Some(k) = k.checked(n) else {
+                    return Err(k.value());
+                };
+                b[k / part_len].push((k % part_len, v));
+            }
+            Ok(b)
+        })
+        .collect();
+    first_error(&buckets, n, prim, at);
+    let mut out: Vec<T> = Vec::with_capacity(n);
+    out.spare_capacity_mut()
+        .par_chunks_mut(part_len)
+        .zip(dst.par_chunks(part_len))
+        .enumerate()
+        .for_each(|(p, (part, src))| {
+            for (slot, v) in part.iter_mut().zip(src) {
+                slot.write(*v);
+            }
+            // SAFETY: every slot of `part` was written just above (`src` has its length);
+            // `MaybeUninit<T>` has the layout of `T`.
+            let part = unsafe { &mut *(part as *mut [MaybeUninit<T>] as *mut [T]) };
+            for b in buckets.iter().flatten() {
+                for &(k, v) in &b[p] {
+                    part[k] = apply(part[k], v);
+                }
+            }
+        });
+    // SAFETY: the parts cover the `n` slots and each was filled from `dst`.
+    unsafe { out.set_len(n) };
+    out
+}
+
+/// `scatter_reduce` with one private copy of the destination per contiguous source range.
+fn private_copies<I, T, F, Op>(
+    len: usize,
+    f: &F,
+    dst: &[T],
+    op: &Op,
+    prim: &'static str,
+    at: Location,
+) -> Vec<T>
+where
+    I: Idx,
+    T: Copy + Send + Sync,
+    F: Fn(usize) -> (I, T) + Sync,
+    Op: Fn(T, T) -> T + Sync,
+{
+    let n = dst.len();
+    let ranges = par::threads();
+    let range_len = len.div_ceil(ranges);
+    let copies: Vec<Result<Vec<Option<T>>, i128>> = (0..ranges)
+        .into_par_iter()
+        .with_max_len(1)
+        .map(|r| {
+            let mut acc: Vec<Option<T>> = vec![None; n];
+            for i in r * range_len..((r + 1) * range_len).min(len) {
+                let (k, v) = f(i);
+                let Some(k) = k.checked(n) else {
+                    return Err(k.value());
+                };
+                acc[k] = Some(match acc[k] {
+                    Some(a) => op(a, v),
+                    None => v,
+                });
+            }
+            Ok(acc)
+        })
+        .collect();
+    first_error(&copies, n, prim, at);
+    let mut out = dst.to_vec();
+    for copy in copies.iter().flatten() {
+        for (o, c) in out.iter_mut().zip(copy) {
+            if let Some(c) = *c {
+                *o = op(*o, c);
+            }
+        }
+    }
+    out
+}
+
+/// The output slots of `permute`, shared between the tasks that fill them.
+struct Slots<T>(*mut MaybeUninit<T>);
+
+// SAFETY: the tasks write values of type `T: Send` into distinct slots (each slot is
+// claimed in the bitmap before its one write), so sharing the pointer moves `T`s between
+// threads and nothing else.
+unsafe impl<T: Send> Sync for Slots<T> {}
+
+impl<T> Slots<T> {
+    /// Writes slot `k`.
+    ///
+    /// # Safety
+    ///
+    /// `k` is within the allocation and no other thread accesses slot `k`.
+    #[inline(always)]
+    unsafe fn write(&self, k: usize, v: T) {
+        // SAFETY: guaranteed by the caller.
+        unsafe { (*self.0.add(k)).write(v) };
+    }
+}
+
+/// `y[k] = v` for every `(k, v) = f(i)`, where the `k` must be a permutation of `0..len`
+/// (raises [`Error::NotAPermutation`] or [`Error::IndexOutOfRange`] otherwise).
+pub fn permute<I, T, F>(len: usize, f: F, prim: &'static str, at: Location) -> Vec<T>
+where
+    I: Idx,
+    T: Send,
+    F: Fn(usize) -> (I, T) + Sync,
+{
+    let mut out: Vec<T> = Vec::with_capacity(len);
+    let spare = &mut out.spare_capacity_mut()[..len];
+    let words = len.div_ceil(64);
+    let ok = if len < GRAIN {
+        let mut seen = vec![0u64; words];
+        let ok = (0..len).all(|i| {
+            let (k, v) = f(i);
+            let Some(k) = k.checked(len) else {
+                return false;
+            };
+            let bit = 1u64 << (k % 64);
+            if seen[k / 64] & bit != 0 {
+                return false;
+            }
+            seen[k / 64] |= bit;
+            spare[k].write(v);
+            true
+        });
+        if !ok {
+            drop_claimed(spare, |w| seen[w]);
+        }
+        ok
+    } else {
+        let seen: Vec<AtomicU64> = (0..words).map(|_| AtomicU64::new(0)).collect();
+        let failed = AtomicBool::new(false);
+        let slots = Slots(spare.as_mut_ptr());
+        let chunk = par::chunk_len(len, GRAIN / 4);
+        (0..len.div_ceil(chunk))
+            .into_par_iter()
+            .with_max_len(1)
+            .for_each(|c| {
+                for i in c * chunk..((c + 1) * chunk).min(len) {
+                    let (k, v) = f(i);
+                    let Some(k) = k.checked(len) else {
+                        return failed.store(true, Ordering::Relaxed);
+                    };
+                    let bit = 1u64 << (k % 64);
+                    if seen[k / 64].fetch_or(bit, Ordering::Relaxed) & bit != 0 {
+                        return failed.store(true, Ordering::Relaxed);
+                    }
+                    // SAFETY: `k < len <= capacity`, and this task is the one that set bit `k`
+                    // (the `fetch_or` saw it clear), so no other task writes slot `k`, and
+                    // nothing reads it until the parallel loop has joined.
+                    unsafe { slots.write(k, v) };
+                }
+            });
+        let ok = !failed.into_inner();
+        if !ok {
+            drop_claimed(spare, |w| seen[w].load(Ordering::Relaxed));
+        }
+        ok
+    };
+    if !ok {
+        raise(first_permutation_error(len, &f, prim, at));
+    }
+    // SAFETY: no failure means that `len` indices below `len` were claimed once each, so
+    // all `len` slots were written, each exactly once.
+    unsafe { out.set_len(len) };
+    out
+}
+
+/// Drops the values in the slots whose bit is set in the bitmap `word(w)`.
+fn drop_claimed<T>(slots: &mut [MaybeUninit<T>], word: impl Fn(usize) -> u64) {
+    if !std::mem::needs_drop::<T>() {
+        return;
+    }
+    for (w, group) in slots.chunks_mut(64).enumerate() {
+        let mut bits = word(w);
+        while bits != 0 {
+            let b = bits.trailing_zeros() as usize;
+            // SAFETY: a set bit means the slot was written (the write follows the claim,
+            // and every task has finished).
+            unsafe { group[b].assume_init_drop() };
+            bits &= bits - 1;
+        }
+    }
+}
+
+/// The error that the sequential reference raises for indices that are not a permutation
+/// (called once a failure was seen, to report it deterministically).
+#[cold]
+fn first_permutation_error<I, T, F>(len: usize, f: &F, prim: &'static str, at: Location) -> Error
+where
+    I: Idx,
+    F: Fn(usize) -> (I, T),
+{
+    let mut seen = vec![0u64; len.div_ceil(64)];
+    for i in 0..len {
+        let k = f(i).0;
+        let Some(k) = k.checked(len) else {
+            return Error::IndexOutOfRange {
+                prim,
+                index: k.value(),
+                len,
+                at,
+            };
+        };
+        let bit = 1u64 << (k % 64);
+        if seen[k / 64] & bit != 0 {
+            return Error::NotAPermutation {
+                prim,
+                detail: format!("index {k} appears twice"),
+                at,
+            };
+        }
+        seen[k / 64] |= bit;
+    }
+    Error::NotAPermutation {
+        prim,
+        detail: "the index function gave different indices when evaluated again".into(),
+        at,
+    }
+}

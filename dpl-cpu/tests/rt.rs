@@ -1,0 +1,669 @@
+//! Every run-time helper of `dpl_cpu::rt` against an independent plain sequential Rust
+//! computation, at the sizes where the helpers change strategy (empty, one element, small
+//! odd sizes, around [`rt::GRAIN`], several blocks of the blocked pipelines, >= 2^20), with
+//! 1, 2 and 3 rayon threads, plus proptest inputs and the error cases.
+
+use dpl_core::run::{Error, Location};
+use dpl_cpu::rt;
+use proptest::prelude::*;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+const AT: Location = Location {
+    file: "tests/rt.rs",
+    line: 1,
+    column: 1,
+};
+
+/// The sizes every helper is checked at.
+fn sizes() -> Vec<usize> {
+    let g = rt::GRAIN;
+    vec![
+        0,
+        1,
+        2,
+        3,
+        17,
+        31,
+        33,
+        1000,
+        1001,
+        g - 1,
+        g,
+        g + 1,
+        3 * g + 17,
+        (1 << 20) + 5,
+    ]
+}
+
+/// Runs `check` in pools of 1, 2 and 3 threads (chunking depends on the thread count).
+fn in_pools(check: impl Fn() + Sync) {
+    for threads in [1, 2, 3] {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap()
+            .install(&check);
+    }
+}
+
+/// A deterministic pseudo-random 64-bit value for `i` (splitmix64).
+fn mix(i: u64) -> u64 {
+    let mut z = i.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+fn data_u32(n: usize, seed: u64) -> Vec<u32> {
+    (0..n as u64)
+        .map(|i| mix(i ^ seed.rotate_left(32)) as u32)
+        .collect()
+}
+
+fn data_f32(n: usize) -> Vec<f32> {
+    (0..n as u64)
+        .map(|i| (mix(i) % 2001) as f32 / 1000.0 - 1.0)
+        .collect()
+}
+
+/// A random permutation of `0..n` (Fisher-Yates driven by `mix`).
+fn permutation(n: usize, seed: u64) -> Vec<u32> {
+    let mut p: Vec<u32> = (0..n as u32).collect();
+    for i in (1..n).rev() {
+        let j = (mix(i as u64 ^ seed) % (i as u64 + 1)) as usize;
+        p.swap(i, j);
+    }
+    p
+}
+
+#[test]
+fn map_matches_sequential() {
+    in_pools(|| {
+        for n in sizes() {
+            let x = data_u32(n, 1);
+            // SAFETY: i < n == x.len().
+            let got = rt::map(n, |i| unsafe { rt::read(&x, i) }.wrapping_mul(3) ^ i as u32);
+            let mut want = Vec::new();
+            for (i, v) in x.iter().enumerate() {
+                want.push(v.wrapping_mul(3) ^ i as u32);
+            }
+            assert_eq!(got, want, "n = {n}");
+        }
+    });
+}
+
+#[test]
+fn map_of_owned_values() {
+    for n in [0, 5, rt::GRAIN + 3] {
+        let got = rt::map(n, |i| format!("{i}"));
+        assert_eq!(got.len(), n);
+        assert!(got.iter().enumerate().all(|(i, s)| *s == i.to_string()));
+    }
+}
+
+#[test]
+fn reduce_integers_exactly() {
+    in_pools(|| {
+        for n in sizes() {
+            let x = data_u32(n, 2);
+            let xi: Vec<i32> = x.iter().map(|&v| v as i32).collect();
+            let at = |i| x[i];
+            let sum = rt::reduce(n, Some(7u32), at, u32::wrapping_add, "sum", AT);
+            let mut want = 7u32;
+            for v in &x {
+                want = want.wrapping_add(*v);
+            }
+            assert_eq!(sum, want, "sum n = {n}");
+            let sum64 = rt::reduce(n, Some(0u64), |i| x[i] as u64 * 3, |a, b| a + b, "sum", AT);
+            assert_eq!(sum64, x.iter().map(|&v| v as u64 * 3).sum::<u64>());
+            let count = rt::reduce(
+                n,
+                Some(0usize),
+                |i| (x[i] % 3 == 0) as usize,
+                |a, b| a + b,
+                "count",
+                AT,
+            );
+            assert_eq!(
+                count,
+                x.iter().filter(|&&v| v % 3 == 0).count(),
+                "count n = {n}"
+            );
+            if n > 0 {
+                let min = rt::reduce(
+                    n,
+                    None,
+                    |i| xi[i],
+                    |a, b| if a < b { a } else { b },
+                    "min",
+                    AT,
+                );
+                assert_eq!(min, *xi.iter().min().unwrap(), "min n = {n}");
+                let max = rt::reduce(
+                    n,
+                    None,
+                    |i| xi[i],
+                    |a, b| if a > b { a } else { b },
+                    "max",
+                    AT,
+                );
+                assert_eq!(max, *xi.iter().max().unwrap(), "max n = {n}");
+                // A 16-byte element: (value, index) argmin with ties to the smaller index.
+                let arg = rt::reduce(n, None, |i| (xi[i] as i64, i), |a, b| a.min(b), "min", AT);
+                let want = xi
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &v)| (v as i64, i))
+                    .min()
+                    .unwrap();
+                assert_eq!(arg, want, "argmin n = {n}");
+            }
+        }
+    });
+}
+
+#[test]
+fn reduce_floats_up_to_reassociation() {
+    in_pools(|| {
+        for n in sizes() {
+            let x = data_f32(n);
+            let y: Vec<f32> = x.iter().rev().copied().collect();
+            // SAFETY: i < n for both slices.
+            let dot = rt::reduce(
+                n,
+                Some(0.0f32),
+                |i| unsafe { rt::read(&x, i) * rt::read(&y, i) },
+                |a, b| a + b,
+                "sum",
+                AT,
+            );
+            let want: f64 = x.iter().zip(&y).map(|(a, b)| *a as f64 * *b as f64).sum();
+            let scale: f64 = x
+                .iter()
+                .zip(&y)
+                .map(|(a, b)| (*a as f64 * *b as f64).abs())
+                .sum();
+            assert!(
+                (dot as f64 - want).abs() <= 1e-5 * scale + 1e-6,
+                "dot n = {n}: {dot} vs {want}"
+            );
+            if n > 0 {
+                let max = rt::reduce(
+                    n,
+                    None,
+                    |i| x[i],
+                    |a, b| if a > b { a } else { b },
+                    "max",
+                    AT,
+                );
+                assert_eq!(max, x.iter().copied().fold(f32::NEG_INFINITY, f32::max));
+                let sum64 = rt::reduce(n, None, |i| x[i] as f64, |a, b| a + b, "sum", AT);
+                let want: f64 = x.iter().map(|&v| v as f64).sum();
+                assert!((sum64 - want).abs() <= 1e-9 * n as f64, "sum f64 n = {n}");
+            }
+        }
+    });
+}
+
+#[test]
+fn reduce_empty() {
+    assert_eq!(rt::reduce(0, Some(5i32), |_| 1, |a, b| a + b, "sum", AT), 5);
+    let e = rt::run(|| rt::reduce(0, None, |_| 1i32, |a, b| a.max(b), "max", AT)).unwrap_err();
+    assert_eq!(
+        e,
+        Error::Empty {
+            prim: "max",
+            at: AT
+        }
+    );
+}
+
+/// Affine maps `x -> a * x + b` (wrapping), composed left to right: associative, not
+/// commutative, so a scan that reorders operands gives a different answer.
+fn compose(p: (u32, u32), q: (u32, u32)) -> (u32, u32) {
+    (
+        p.0.wrapping_mul(q.0),
+        p.1.wrapping_mul(q.0).wrapping_add(q.1),
+    )
+}
+
+fn compose64(p: (u64, u64), q: (u64, u64)) -> (u64, u64) {
+    (
+        p.0.wrapping_mul(q.0),
+        p.1.wrapping_mul(q.0).wrapping_add(q.1),
+    )
+}
+
+fn seq_inclusive<T: Copy>(x: &[T], op: impl Fn(T, T) -> T) -> Vec<T> {
+    let mut out: Vec<T> = Vec::new();
+    for &v in x {
+        let next = match out.last() {
+            Some(&p) => op(p, v),
+            None => v,
+        };
+        out.push(next);
+    }
+    out
+}
+
+fn seq_exclusive<T: Copy>(x: &[T], init: T, op: impl Fn(T, T) -> T) -> Vec<T> {
+    let mut out = Vec::new();
+    let mut acc = init;
+    for &v in x {
+        out.push(acc);
+        acc = op(acc, v);
+    }
+    out
+}
+
+#[test]
+fn scans_match_sequential() {
+    in_pools(|| {
+        for n in sizes() {
+            let x = data_u32(n, 3);
+            assert_eq!(
+                rt::scan(n, |i| x[i], u32::wrapping_add),
+                seq_inclusive(&x, u32::wrapping_add),
+                "n = {n}"
+            );
+            assert_eq!(
+                rt::exclusive_scan(n, 11, |i| x[i], u32::wrapping_add),
+                seq_exclusive(&x, 11, u32::wrapping_add),
+                "n = {n}"
+            );
+            let xi: Vec<i64> = x.iter().map(|&v| v as i32 as i64).collect();
+            assert_eq!(
+                rt::scan(n, |i| xi[i], i64::max),
+                seq_inclusive(&xi, i64::max)
+            );
+            // 8-byte non-commutative elements (blocks of 8) and 16-byte ones (serial).
+            let pairs: Vec<(u32, u32)> = x.iter().map(|&v| (v | 1, v >> 3)).collect();
+            assert_eq!(
+                rt::scan(n, |i| pairs[i], compose),
+                seq_inclusive(&pairs, compose),
+                "n = {n}"
+            );
+            assert_eq!(
+                rt::exclusive_scan(n, (3, 4), |i| pairs[i], compose),
+                seq_exclusive(&pairs, (3, 4), compose)
+            );
+            let wide: Vec<(u64, u64)> = pairs.iter().map(|&(a, b)| (a as u64, b as u64)).collect();
+            assert_eq!(
+                rt::scan(n, |i| wide[i], compose64),
+                seq_inclusive(&wide, compose64)
+            );
+        }
+    });
+}
+
+#[test]
+fn float_scan_up_to_reassociation() {
+    for n in sizes() {
+        let x = data_f32(n);
+        let got = rt::scan(n, |i| x[i], |a, b| a + b);
+        let mut acc = 0.0f64;
+        for (i, v) in x.iter().enumerate() {
+            acc += *v as f64;
+            assert!(
+                (got[i] as f64 - acc).abs() <= 1e-6 * (i + 1) as f64 + 1e-5,
+                "n = {n}, i = {i}"
+            );
+        }
+    }
+}
+
+#[test]
+fn filter_matches_sequential() {
+    in_pools(|| {
+        for n in sizes() {
+            let x = data_u32(n, 4);
+            let got = rt::filter(n, |i| x[i] ^ i as u32, |v| v % 3 == 0);
+            let want: Vec<u32> = (0..n)
+                .map(|i| x[i] ^ i as u32)
+                .filter(|v| v % 3 == 0)
+                .collect();
+            assert_eq!(got, want, "n = {n}");
+            assert_eq!(rt::filter(n, |i| x[i], |_| true), x);
+            assert!(rt::filter(n, |i| x[i], |_| false).is_empty());
+        }
+    });
+}
+
+#[test]
+fn filter_of_owned_values() {
+    in_pools(|| {
+        for n in [0, 7, rt::GRAIN + 9, 5 * rt::GRAIN] {
+            let got = rt::filter(n, |i| i.to_string(), |s| s.ends_with('7'));
+            let want: Vec<String> = (0..n)
+                .map(|i| i.to_string())
+                .filter(|s| s.ends_with('7'))
+                .collect();
+            assert_eq!(got, want);
+        }
+    });
+}
+
+#[test]
+fn scatter_with_distinct_indices() {
+    in_pools(|| {
+        for n in sizes() {
+            let dst = data_u32(2 * n + 3, 5);
+            let idx = permutation(2 * n + 3, 6);
+            let src = data_u32(n, 7);
+            let got = rt::scatter(n, |i| (idx[i], src[i]), &dst, "scatter", AT);
+            let mut want = dst.clone();
+            for i in 0..n {
+                want[idx[i] as usize] = src[i];
+            }
+            assert_eq!(got, want, "n = {n}");
+        }
+    });
+}
+
+#[test]
+fn scatter_with_repeated_indices_writes_one_of_the_values() {
+    in_pools(|| {
+        for n in sizes() {
+            let m = n / 4 + 1;
+            let dst = vec![u64::MAX; m];
+            let idx: Vec<usize> = (0..n)
+                .map(|i| (mix(i as u64) % m as u64) as usize)
+                .collect();
+            let got = rt::scatter(n, |i| (idx[i], i as u64), &dst, "scatter", AT);
+            let mut written = vec![Vec::new(); m];
+            for i in 0..n {
+                written[idx[i]].push(i as u64);
+            }
+            for k in 0..m {
+                if written[k].is_empty() {
+                    assert_eq!(got[k], u64::MAX);
+                } else {
+                    assert!(written[k].contains(&got[k]), "n = {n}, slot {k}");
+                }
+            }
+        }
+    });
+}
+
+#[test]
+fn scatter_reduce_matches_sequential() {
+    in_pools(|| {
+        for n in sizes() {
+            // A histogram (small destination: private copies) and a large destination
+            // (partitioned), with wrapping sums and a max.
+            for m in [1, 256, 2 * n + 1] {
+                let dst = data_u32(m, 8);
+                let idx: Vec<i64> = (0..n)
+                    .map(|i| (mix(i as u64 + 99) % m as u64) as i64)
+                    .collect();
+                let src = data_u32(n, 9);
+                let f = |i: usize| (idx[i], src[i]);
+                let got = rt::scatter_reduce(n, f, &dst, u32::wrapping_add, "scatter_reduce", AT);
+                let mut want = dst.clone();
+                for i in 0..n {
+                    let k = idx[i] as usize;
+                    want[k] = want[k].wrapping_add(src[i]);
+                }
+                assert_eq!(got, want, "n = {n}, m = {m}");
+                let got = rt::scatter_reduce(n, f, &dst, u32::max, "scatter_reduce", AT);
+                let mut want = dst.clone();
+                for i in 0..n {
+                    let k = idx[i] as usize;
+                    want[k] = want[k].max(src[i]);
+                }
+                assert_eq!(got, want, "max n = {n}, m = {m}");
+            }
+        }
+    });
+}
+
+#[test]
+fn permute_matches_sequential() {
+    in_pools(|| {
+        for n in sizes() {
+            let idx = permutation(n, 10);
+            let x = data_u32(n, 11);
+            let got = rt::permute(n, |i| (idx[i], x[i]), "permute", AT);
+            let mut want = vec![0u32; n];
+            for i in 0..n {
+                want[idx[i] as usize] = x[i];
+            }
+            assert_eq!(got, want, "n = {n}");
+        }
+    });
+}
+
+#[test]
+fn index_errors_name_the_first_offending_element() {
+    in_pools(|| {
+        for n in [5, rt::GRAIN + 5, 1 << 20] {
+            let dst = vec![0u32; n];
+            // Two bad indices: the first one (in index order) is reported.
+            let idx = |i: usize| {
+                if i == n - 3 {
+                    -1i64
+                } else if i == n - 2 {
+                    n as i64
+                } else {
+                    i as i64
+                }
+            };
+            let e =
+                rt::run(|| rt::scatter(n, |i| (idx(i), 1u32), &dst, "scatter", AT)).unwrap_err();
+            assert_eq!(
+                e,
+                Error::IndexOutOfRange {
+                    prim: "scatter",
+                    index: -1,
+                    len: n,
+                    at: AT
+                }
+            );
+            let e = rt::run(|| {
+                rt::scatter_reduce(
+                    n,
+                    |i| (idx(i), 1u32),
+                    &dst,
+                    |a, b| a + b,
+                    "scatter_reduce",
+                    AT,
+                )
+            })
+            .unwrap_err();
+            assert_eq!(
+                e,
+                Error::IndexOutOfRange {
+                    prim: "scatter_reduce",
+                    index: -1,
+                    len: n,
+                    at: AT
+                }
+            );
+            let small = [0u32; 3];
+            let e = rt::run(|| {
+                rt::scatter_reduce(
+                    n,
+                    |i| ((i % 4) as u32, 1u32),
+                    &small,
+                    |a, b| a + b,
+                    "histogram",
+                    AT,
+                )
+            })
+            .unwrap_err();
+            assert_eq!(
+                e,
+                Error::IndexOutOfRange {
+                    prim: "histogram",
+                    index: 3,
+                    len: 3,
+                    at: AT
+                }
+            );
+            let e = rt::run(|| rt::permute(n, |i| (idx(i), i), "permute", AT)).unwrap_err();
+            assert_eq!(
+                e,
+                Error::IndexOutOfRange {
+                    prim: "permute",
+                    index: -1,
+                    len: n,
+                    at: AT
+                }
+            );
+            let ids: Vec<i64> = (0..n as i64)
+                .map(|i| if i == n as i64 / 2 { -7 } else { i })
+                .collect();
+            let e = rt::run(|| rt::check_indices(&ids, n, "gather", AT)).unwrap_err();
+            assert_eq!(
+                e,
+                Error::IndexOutOfRange {
+                    prim: "gather",
+                    index: -7,
+                    len: n,
+                    at: AT
+                }
+            );
+            let ids: Vec<u32> = (0..n as u32).collect();
+            rt::check_indices(&ids, n, "gather", AT);
+            let e = rt::run(|| rt::check_indices(&ids, n - 1, "gather", AT)).unwrap_err();
+            assert_eq!(
+                e,
+                Error::IndexOutOfRange {
+                    prim: "gather",
+                    index: n as i128 - 1,
+                    len: n - 1,
+                    at: AT
+                }
+            );
+            // An error raised inside the element function of a parallel helper.
+            let x = vec![1.0f32; n];
+            let e = rt::run(|| rt::map(n, |i| rt::index(&x, i + 1, "index", AT))).unwrap_err();
+            assert_eq!(
+                e,
+                Error::IndexOutOfRange {
+                    prim: "index",
+                    index: n as i128,
+                    len: n,
+                    at: AT
+                }
+            );
+        }
+    });
+}
+
+#[test]
+fn permute_rejects_duplicates() {
+    in_pools(|| {
+        for n in [10, rt::GRAIN + 5, 1 << 20] {
+            // Indices 0..n with n/3 replaced by n/2 and 2n/3 replaced by 1: the first
+            // repeat in index order is n/2.
+            let idx = |i: usize| {
+                if i == n / 3 {
+                    n / 2
+                } else if i == 2 * n / 3 {
+                    1
+                } else {
+                    i
+                }
+            };
+            let e = rt::run(|| rt::permute(n, |i| (idx(i), i as f64), "permute", AT)).unwrap_err();
+            let k = n / 2;
+            assert_eq!(
+                e,
+                Error::NotAPermutation {
+                    prim: "permute",
+                    detail: format!("index {k} appears twice"),
+                    at: AT
+                }
+            );
+        }
+    });
+}
+
+/// Counts live values, to check that failing helpers drop what they built.
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+
+struct Counted(#[allow(dead_code)] usize);
+
+impl Counted {
+    fn new(v: usize) -> Counted {
+        LIVE.fetch_add(1, Ordering::SeqCst);
+        Counted(v)
+    }
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        LIVE.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn failing_permute_drops_the_values_it_placed() {
+    for n in [10, rt::GRAIN * 2] {
+        let before = LIVE.load(Ordering::SeqCst);
+        let r = rt::run(|| {
+            rt::permute(
+                n,
+                |i| (if i == n - 1 { 0 } else { i }, Counted::new(i)),
+                "permute",
+                AT,
+            )
+        });
+        assert!(matches!(r, Err(Error::NotAPermutation { .. })));
+        assert_eq!(LIVE.load(Ordering::SeqCst), before);
+        let ok = rt::permute(n, |i| (n - 1 - i, Counted::new(i)), "permute", AT);
+        assert_eq!(ok.len(), n);
+        drop(ok);
+        assert_eq!(LIVE.load(Ordering::SeqCst), before);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    #[test]
+    fn prop_reduce_scan_filter(x in prop::collection::vec(any::<i32>(), 0..3000), big in 0usize..3) {
+        // Repeat the input to cross the grain on some cases.
+        let x: Vec<i32> = x.iter().copied().cycle().take(x.len() * (1 + big * 40)).collect();
+        let n = x.len();
+        let sum = rt::reduce(n, Some(0i32), |i| x[i], i32::wrapping_add, "sum", AT);
+        prop_assert_eq!(sum, x.iter().fold(0i32, |a, &b| a.wrapping_add(b)));
+        let incl = rt::scan(n, |i| x[i], i32::wrapping_add);
+        prop_assert_eq!(incl, seq_inclusive(&x, i32::wrapping_add));
+        let excl = rt::exclusive_scan(n, -5, |i| x[i], i32::max);
+        prop_assert_eq!(excl, seq_exclusive(&x, -5, i32::max));
+        let kept = rt::filter(n, |i| x[i], |v| *v > 0);
+        prop_assert_eq!(kept, x.iter().copied().filter(|v| *v > 0).collect::<Vec<_>>());
+        let doubled = rt::map(n, |i| x[i].wrapping_mul(2));
+        prop_assert_eq!(doubled, x.iter().map(|v| v.wrapping_mul(2)).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn prop_scatters(pairs in prop::collection::vec((0u32..500, any::<u16>()), 0..3000), m in 1usize..600) {
+        let n = pairs.len();
+        let dst: Vec<u64> = (0..m as u64).collect();
+        let r = rt::run(|| rt::scatter_reduce(n, |i| (pairs[i].0, pairs[i].1 as u64), &dst, |a, b| a + b, "sr", AT));
+        let mut want = dst.clone();
+        let mut first_bad = None;
+        for &(k, v) in &pairs {
+            if (k as usize) < m {
+                want[k as usize] += v as u64;
+            } else {
+                first_bad = Some(k);
+                break;
+            }
+        }
+        match first_bad {
+            None => prop_assert_eq!(r.unwrap(), want),
+            Some(k) => prop_assert_eq!(r.unwrap_err(), Error::IndexOutOfRange { prim: "sr", index: k as i128, len: m, at: AT }),
+        }
+        let perm = permutation(n, m as u64);
+        let got = rt::permute(n, |i| (perm[i], pairs[i].1), "permute", AT);
+        let mut want = vec![0u16; n];
+        for i in 0..n {
+            want[perm[i] as usize] = pairs[i].1;
+        }
+        prop_assert_eq!(got, want);
+    }
+}
