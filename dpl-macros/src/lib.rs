@@ -115,14 +115,17 @@ fn error_with(e: syn::Error, item: TokenStream2) -> TokenStream2 {
 /// The function with its body replaced by `unreachable!()`.
 fn fallback_fn(mut f: syn::ItemFn) -> syn::ItemFn {
     f.attrs.retain(|a| !front::is_parallel_attr(a));
-    f.attrs
-        .push(syn::parse_quote!(#[allow(unused_variables, clippy::diverging_sub_expression)]));
+    f.attrs.push(
+        syn::parse_quote!(#[allow(unused_variables, unused_mut, clippy::diverging_sub_expression)]),
+    );
     f.block = Box::new(syn::parse_quote!({ ::core::unreachable!() }));
     f
 }
 
 /// The module with every function body replaced by `unreachable!()`.
 fn fallback_mod(mut m: syn::ItemMod) -> syn::ItemMod {
+    m.attrs.retain(|a| !front::is_parallel_attr(a));
+    m.attrs.push(syn::parse_quote!(#[allow(unused_imports)]));
     if let Some((_, items)) = &mut m.content {
         for item in items.iter_mut() {
             if let syn::Item::Fn(f) = item {

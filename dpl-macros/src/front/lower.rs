@@ -703,6 +703,17 @@ impl<'r> Lowerer<'r> {
             self.error(v, "variadic parameters are not allowed");
         }
         self.generics(&s.generics, "a #[parallel] function");
+        // Types naming a generic parameter are already reported by `generics`.
+        let generic_names: Vec<String> = s
+            .generics
+            .params
+            .iter()
+            .filter_map(|p| match p {
+                syn::GenericParam::Type(t) => Some(t.ident.to_string()),
+                syn::GenericParam::Const(c) => Some(c.ident.to_string()),
+                syn::GenericParam::Lifetime(_) => None,
+            })
+            .collect();
         let mut params = Vec::new();
         let mut psigs = Vec::new();
         let mut ok = true;
@@ -731,7 +742,11 @@ impl<'r> Lowerer<'r> {
                             None
                         }
                     };
-                    let repr = sig::param_repr(&pt.ty, &mut self.errors);
+                    let repr = if mentions(&pt.ty, &generic_names) {
+                        None
+                    } else {
+                        sig::param_repr(&pt.ty, &mut self.errors)
+                    };
                     let ty = repr.as_ref().map_or(Type::Infer, sig::Repr::ir_type);
                     let name = ident
                         .as_ref()
@@ -754,7 +769,10 @@ impl<'r> Lowerer<'r> {
                 }
             }
         }
-        let ret = sig::ret_sig(&s.output, &s.ident, &mut self.errors);
+        let ret = match &s.output {
+            syn::ReturnType::Type(_, ty) if mentions(ty, &generic_names) => None,
+            output => sig::ret_sig(output, &s.ident, &mut self.errors),
+        };
         let sig = match (ok, ret) {
             (true, Some(ret)) => Some(Signature { params: psigs, ret }),
             _ => None,
@@ -1736,6 +1754,13 @@ impl<'r> Lowerer<'r> {
         }
         let mut rest: &[&syn::Expr] = &args;
         let mut lambdas = Vec::new();
+        if let (true, Some((first, tail))) = (has_lambda, args.split_first()) {
+            if self.as_callable(first).is_none()
+                && tail.iter().any(|a| self.as_callable(a).is_some())
+            {
+                return self.fail(c, format!("the function comes first: `{}", spec.form));
+            }
+        }
         if has_lambda {
             if let Some((first, tail)) = rest.split_first() {
                 rest = tail;
@@ -1827,6 +1852,18 @@ impl<'r> Lowerer<'r> {
             span,
         )
     }
+}
+
+/// True when the tokens of `ty` contain one of `names` as an identifier.
+fn mentions(ty: &syn::Type, names: &[String]) -> bool {
+    fn walk(ts: proc_macro2::TokenStream, names: &[String]) -> bool {
+        ts.into_iter().any(|t| match t {
+            proc_macro2::TokenTree::Ident(i) => names.iter().any(|n| i == n),
+            proc_macro2::TokenTree::Group(g) => walk(g.stream(), names),
+            _ => false,
+        })
+    }
+    !names.is_empty() && walk(ty.to_token_stream(), names)
 }
 
 /// A readable variable name for the result of a binary operator.

@@ -1,0 +1,8 @@
+use dpl::prelude::*;
+
+#[parallel]
+fn f(n: usize) -> usize {
+    loop {}
+}
+
+fn main() {}

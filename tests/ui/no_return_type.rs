@@ -1,0 +1,8 @@
+use dpl::prelude::*;
+
+#[parallel]
+fn f(x: &[f32]) {
+    sum(x)
+}
+
+fn main() {}

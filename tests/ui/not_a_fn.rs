@@ -1,0 +1,8 @@
+use dpl::prelude::*;
+
+#[parallel]
+struct S {
+    x: f32,
+}
+
+fn main() {}

@@ -1,0 +1,11 @@
+use dpl::prelude::*;
+
+#[parallel]
+fn f(x: &[f32], y: &mut [f32]) -> Vec<f32> {
+    let mut acc = 0.0;
+    for v in x {}
+    let z = match acc { _ => 1.0 };
+    map(|v| v.frobnicate() + undefined, x)
+}
+
+fn main() {}

@@ -1,0 +1,9 @@
+use dpl::prelude::*;
+
+#[parallel]
+fn f(x: &[f32]) -> f32 {
+    sum(x);
+    max(x)
+}
+
+fn main() {}
