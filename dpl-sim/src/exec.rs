@@ -696,6 +696,73 @@ impl Worker {
                     }
                 });
             }
+            Op::Int { op, ty, d, s } if (ty.bits() >= 32 && fast_int(*op)) || (*op == IntOp::MulWide && ty.bits() == 32) => {
+                // Common 32/64-bit operations: the low bits of wrapping u64 arithmetic on
+                // the operands are the result, whatever the signedness.
+                let (op, ty, d, s) = (*op, *ty, *d, *s);
+                macro_rules! binop {
+                    ($f:expr) => {
+                        lanes(m, |lane| {
+                            let (a, b) = (rd!(s[0], lane), rd!(s[1], lane));
+                            w.regs[idx(d, lane)] = canon(ty, $f(a, b, lane));
+                        })
+                    };
+                }
+                match op {
+                    IntOp::Add => binop!(|a: u64, b: u64, _| a.wrapping_add(b)),
+                    IntOp::Sub => binop!(|a: u64, b: u64, _| a.wrapping_sub(b)),
+                    IntOp::MulLo => binop!(|a: u64, b: u64, _| a.wrapping_mul(b)),
+                    IntOp::And => binop!(|a: u64, b: u64, _| a & b),
+                    IntOp::Or => binop!(|a: u64, b: u64, _| a | b),
+                    IntOp::Xor => binop!(|a: u64, b: u64, _| a ^ b),
+                    IntOp::MadLo => {
+                        let c = s[2];
+                        lanes(m, |lane| {
+                            let (a, b, cv) = (rd!(s[0], lane), rd!(s[1], lane), rd!(c, lane));
+                            w.regs[idx(d, lane)] = canon(ty, a.wrapping_mul(b).wrapping_add(cv));
+                        })
+                    }
+                    // The 64-bit products below are already canonical for the wide type.
+                    IntOp::MulWide if ty == Ty::S32 => lanes(m, |lane| {
+                        let (a, b) = (rd!(s[0], lane), rd!(s[1], lane));
+                        w.regs[idx(d, lane)] = (a as i32 as i64).wrapping_mul(b as i32 as i64) as u64;
+                    }),
+                    _ => lanes(m, |lane| {
+                        let (a, b) = (rd!(s[0], lane), rd!(s[1], lane));
+                        w.regs[idx(d, lane)] = (a as u32 as u64) * (b as u32 as u64);
+                    }),
+                }
+            }
+            Op::Float { op, ty: Ty::F32, rnd: Rnd::Default | Rnd::Rn, ftz: false, sat: false, d, s }
+                if matches!(op, FOp::Add | FOp::Sub | FOp::Mul | FOp::Fma) =>
+            {
+                let (op, d, s) = (*op, *d, *s);
+                macro_rules! fop {
+                    ($f:expr) => {
+                        lanes(m, |lane| {
+                            let a = f32::from_bits(rd!(s[0], lane) as u32);
+                            let b = f32::from_bits(rd!(s[1], lane) as u32);
+                            let r: f32 = $f(a, b, lane);
+                            w.regs[idx(d, lane)] = if r.is_nan() { fpu::F32_NAN as u64 } else { r.to_bits() as u64 };
+                        })
+                    };
+                }
+                match op {
+                    FOp::Add => fop!(|a: f32, b: f32, _| a + b),
+                    FOp::Sub => fop!(|a: f32, b: f32, _| a - b),
+                    FOp::Mul => fop!(|a: f32, b: f32, _| a * b),
+                    _ => {
+                        let c = s[2];
+                        lanes(m, |lane| {
+                            let a = f32::from_bits(rd!(s[0], lane) as u32);
+                            let b = f32::from_bits(rd!(s[1], lane) as u32);
+                            let cv = f32::from_bits(rd!(c, lane) as u32);
+                            let r = a.mul_add(b, cv);
+                            w.regs[idx(d, lane)] = if r.is_nan() { fpu::F32_NAN as u64 } else { r.to_bits() as u64 };
+                        })
+                    }
+                }
+            }
             Op::Int { op, ty, d, s } => {
                 let (op, ty, d, s) = (*op, *ty, *d, *s);
                 let mut err = None;
@@ -991,6 +1058,26 @@ impl Worker {
         Ok(())
     }
 
+    fn count_global_load(&mut self, addrs: &[u64; 32], m: u32, size: u32) {
+        let (s, i) = sectors(addrs, m, size);
+        let r = &mut self.report;
+        r.global_load_requests += 1;
+        r.global_load_sectors += s;
+        r.global_load_sectors_ideal += i;
+        r.sectors_moved += s;
+        r.sectors_ideal += i;
+    }
+
+    fn count_global_store(&mut self, addrs: &[u64; 32], m: u32, size: u32) {
+        let (s, i) = sectors(addrs, m, size);
+        let r = &mut self.report;
+        r.global_store_requests += 1;
+        r.global_store_sectors += s;
+        r.global_store_sectors_ideal += i;
+        r.sectors_moved += s;
+        r.sectors_ideal += i;
+    }
+
     /// Faults when lanes named by `mask` are still alive but not part of the executing group.
     fn check_converged(&self, w: &Warp, mask: u32, group: u32, what: &str) -> FResult<()> {
         let missing = mask & w.live & !group;
@@ -1090,10 +1177,56 @@ fn locate(l: &Launch<'_>, shared_len: usize, w: &mut Warp, space: MemSpace, addr
 
 impl Worker {
 
+    /// Addresses of a warp access to global memory when every active lane's access is
+    /// aligned and inside one allocation (the common, coalesced case): (allocation, addresses).
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    fn fast_global(l: &Launch<'_>, w: &mut Warp, space: MemSpace, base: Src, off: i64, m: u32, size: u32) -> Option<(usize, [u64; 32])> {
+        if !matches!(space, MemSpace::Global | MemSpace::Const | MemSpace::Generic) {
+            return None;
+        }
+        let mut addrs = [0u64; 32];
+        let (mut mn, mut mx, mut or) = (u64::MAX, 0u64, 0u64);
+        lanes(m, |lane| {
+            let a = Self::read_s(&w.regs, base, lane).wrapping_add(off as u64);
+            addrs[lane] = a;
+            mn = mn.min(a);
+            mx = mx.max(a);
+            or |= a;
+        });
+        if or & (size as u64 - 1) != 0 || mn < crate::memory::GLOBAL_BASE {
+            return None;
+        }
+        let mut hint = w.alloc_hint;
+        let (i, _) = l.global.find(mn, size, &mut hint)?;
+        let a = &l.global.allocs[i];
+        if mx.checked_add(size as u64)? <= a.base + a.len {
+            w.alloc_hint = i;
+            Some((i, addrs))
+        } else {
+            None
+        }
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn load(&mut self, l: &Launch<'_>, w: &mut Warp, space: MemSpace, ty: Ty, n: u8, ds: &[Slot; 4], base: Src, off: i64, m: u32) -> FResult<()> {
         let esize = ty.bytes();
         let total = esize * n as u32;
+        let signed = ty.signed();
+        if let Some((ai, addrs)) = Self::fast_global(l, w, space, base, off, m, total) {
+            if space != MemSpace::Const {
+                self.count_global_load(&addrs, m, total);
+            }
+            let a = &l.global.allocs[ai];
+            lanes(m, |lane| {
+                let at = addrs[lane] - a.base;
+                for (e, d) in ds.iter().enumerate().take(n as usize) {
+                    let raw = a.load(at + (e as u32 * esize) as u64, esize);
+                    w.regs[idx(*d, lane)] = if signed { canon(ty, raw) } else { raw };
+                }
+            });
+            return Ok(());
+        }
         let shared_len = self.shared.len();
         let mut addrs = [0u64; 32];
         let mut locs = [Loc::Shared(0); 32];
@@ -1120,18 +1253,12 @@ impl Worker {
         });
         res?;
         if gmask != 0 {
-            self.report.global_load_requests += 1;
-            let (s, i) = sectors(&addrs, gmask, total);
-            self.report.global_load_sectors += s;
-            self.report.global_load_sectors_ideal += i;
-            self.report.sectors_moved += s;
-            self.report.sectors_ideal += i;
+            self.count_global_load(&addrs, gmask, total);
         }
         if smask != 0 {
             self.report.shared_load_requests += 1;
             self.report.bank_conflicts += bank_conflicts(&locs, smask, total);
         }
-        let signed = ty.signed();
         lanes(m, |lane| {
             for (e, d) in ds.iter().enumerate().take(n as usize) {
                 let at = e as u64 * esize as u64;
@@ -1152,6 +1279,19 @@ impl Worker {
     fn store(&mut self, l: &Launch<'_>, w: &mut Warp, space: MemSpace, ty: Ty, n: u8, srcs: &[Src; 4], base: Src, off: i64, m: u32) -> FResult<()> {
         let esize = ty.bytes();
         let total = esize * n as u32;
+        if space != MemSpace::Const
+            && let Some((ai, addrs)) = Self::fast_global(l, w, space, base, off, m, total)
+        {
+            self.count_global_store(&addrs, m, total);
+            let a = &l.global.allocs[ai];
+            lanes(m, |lane| {
+                let at = addrs[lane] - a.base;
+                for (e, src) in srcs.iter().enumerate().take(n as usize) {
+                    a.store(at + (e as u32 * esize) as u64, esize, Self::read_s(&w.regs, *src, lane));
+                }
+            });
+            return Ok(());
+        }
         let shared_len = self.shared.len();
         let mut addrs = [0u64; 32];
         let mut locs = [Loc::Shared(0); 32];
@@ -1178,12 +1318,7 @@ impl Worker {
         });
         res?;
         if gmask != 0 {
-            self.report.global_store_requests += 1;
-            let (s, i) = sectors(&addrs, gmask, total);
-            self.report.global_store_sectors += s;
-            self.report.global_store_sectors_ideal += i;
-            self.report.sectors_moved += s;
-            self.report.sectors_ideal += i;
+            self.count_global_store(&addrs, gmask, total);
         }
         if smask != 0 {
             self.report.shared_store_requests += 1;
@@ -1271,6 +1406,11 @@ enum Loc {
     Shared(usize),
     Local(usize),
     Param(usize),
+}
+
+/// Integer operations with a fast path at 32 and 64 bits.
+fn fast_int(op: IntOp) -> bool {
+    matches!(op, IntOp::Add | IntOp::Sub | IntOp::MulLo | IntOp::MadLo | IntOp::And | IntOp::Or | IntOp::Xor)
 }
 
 fn generic_space(a: u64) -> MemSpace {
