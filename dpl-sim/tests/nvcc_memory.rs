@@ -284,12 +284,8 @@ fn atomic_min_max_logic_inc_dec_sub_exch_wide_and_double() {
         let w: u64 = values
             .iter()
             .fold(0u64, |s, &v| s.wrapping_add(v as u64 * 0x10001));
-        let mx = values
-            .iter()
-            .map(|&v| v as i32 as i64 * 3)
-            .max()
-            .unwrap()
-            .max(i64::MIN);
+        // wide[1] starts at i64::MIN, so the maximum is the largest 3 * v.
+        let mx = values.iter().map(|&v| v as i32 as i64 * 3).max().unwrap();
         let mn = values
             .iter()
             .map(|&v| (v as u64 * 0x10001) ^ 0xffff_0000_0000_0000)
@@ -581,4 +577,135 @@ fn saxpy_with_a_grid_stride_loop() {
             );
         }
     }
+}
+
+// ---------------------------------------------------------------- launch counters
+
+/// The counters of a few launches whose memory behaviour follows from the kernel's
+/// structure: warp-level requests, 32-byte sectors of aligned contiguous accesses, bank
+/// conflicts of the padded and unpadded transposes, and barrier releases.
+#[test]
+fn counters_follow_from_the_kernels_structure() {
+    let fx = Fixture::new("tiling.ptx", TILING);
+    // 64 x 96 floats: 3 x 2 blocks of 8 warps, each warp making 4 shared stores, 4 shared
+    // loads, 4 global loads and 4 global stores of 32 consecutive, 128-byte aligned floats.
+    let (rows, cols) = (64usize, 96usize);
+    let input: Vec<f32> = (0..rows * cols).map(|i| i as f32).collect();
+    let requests = 6 * 8 * 4;
+    for (kernel, conflicts) in [
+        ("transpose_tiled", 0),
+        ("transpose_unpadded", 31 * requests),
+    ] {
+        let (din, dout) = (fx.upload(&input), fx.zeros::<f32>(rows * cols));
+        let r = fx.launch(
+            kernel,
+            [3, 2, 1],
+            [32, 8, 1],
+            0,
+            &[
+                (&din).into(),
+                (&dout).into(),
+                (rows as i32).into(),
+                (cols as i32).into(),
+            ],
+        );
+        assert_eq!(
+            (r.blocks, r.threads, r.barriers),
+            (6, 6 * 256, 6),
+            "{kernel}"
+        );
+        assert_eq!(
+            (r.global_load_requests, r.global_store_requests),
+            (requests, requests),
+            "{kernel}"
+        );
+        assert_eq!(
+            (r.shared_load_requests, r.shared_store_requests),
+            (requests, requests),
+            "{kernel}"
+        );
+        assert_eq!(
+            (r.global_load_sectors, r.global_store_sectors),
+            (4 * requests, 4 * requests),
+            "{kernel}"
+        );
+        assert_eq!(
+            (r.sectors_moved, r.sectors_ideal),
+            (8 * requests, 8 * requests),
+            "{kernel}"
+        );
+        // Unpadded, the 32 lanes of a column read all hit one bank: 31 extra wavefronts.
+        assert_eq!(r.bank_conflicts, conflicts, "{kernel} bank conflicts");
+    }
+
+    // matmul 40x50 * 50x23: 2 x 3 blocks, 4 tiles of k, two barriers per tile.
+    let (m, n, k) = (40usize, 23usize, 50usize);
+    let (da, db, dc) = (
+        fx.zeros::<f32>(m * k),
+        fx.zeros::<f32>(k * n),
+        fx.zeros::<f32>(m * n),
+    );
+    let r = fx.launch(
+        "matmul_tiled",
+        [2, 3, 1],
+        [16, 16, 1],
+        0,
+        &[
+            (&da).into(),
+            (&db).into(),
+            (&dc).into(),
+            (m as i32).into(),
+            (n as i32).into(),
+            (k as i32).into(),
+        ],
+    );
+    assert_eq!((r.blocks, r.barriers), (6, 6 * 4 * 2), "matmul barriers");
+
+    // saxpy over 10000 floats with 16 warps: 313 warp-sized chunks (the last one of 16
+    // lanes), each one load of x, one of y and one store, all aligned and contiguous.
+    let gx = Fixture::new("grid.ptx", GRID);
+    let (dx, dy) = (gx.zeros::<f32>(10000), gx.zeros::<f32>(10000));
+    let r = gx.launch(
+        "saxpy_gridstride",
+        dim1(4),
+        dim1(128),
+        0,
+        &[10000u64.into(), 2.0f32.into(), (&dx).into(), (&dy).into()],
+    );
+    assert_eq!(
+        (r.global_load_requests, r.global_store_requests),
+        (2 * 313, 313),
+        "saxpy requests"
+    );
+    assert_eq!(
+        r.sectors_moved, r.sectors_ideal,
+        "saxpy is perfectly coalesced"
+    );
+    assert_eq!(
+        r.global_load_sectors,
+        2 * (312 * 4 + 2),
+        "saxpy load sectors"
+    );
+
+    // The global histogram: one atomic request per 32-element chunk of the input.
+    let hx = Fixture::new("atomics.ptx", ATOMICS);
+    let (values, bins) = (hx.zeros::<u32>(1000), hx.zeros::<u32>(8));
+    let r = hx.launch(
+        "histogram_global",
+        dim1(3),
+        dim1(128),
+        0,
+        &[
+            (&values).into(),
+            (&bins).into(),
+            1000i32.into(),
+            8u32.into(),
+        ],
+    );
+    assert_eq!(
+        (r.global_atomic_requests, r.global_load_requests),
+        (32, 32),
+        "histogram requests"
+    );
+    assert_eq!(hx.download(&bins)[0], 1000);
 }
