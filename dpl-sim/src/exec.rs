@@ -260,30 +260,42 @@ impl Worker {
             for st in &mut w.stacks {
                 st.clear();
             }
+            let uniform = |w: &mut Warp, s: Slot, v: u64| w.regs[idx(s, 0)..idx(s, 0) + 32].fill(v);
+            for c in 0..3u32 {
+                uniform(w, special::NTID + c, l.block[c as usize] as u64);
+                uniform(w, special::CTAID + c, ctaid[c as usize] as u64);
+                uniform(w, special::NCTAID + c, l.grid[c as usize] as u64);
+            }
+            uniform(w, special::WARPID, wi as u64);
+            uniform(w, special::NWARPID, nwarps as u64);
+            uniform(w, special::SMID, linear % l.nsms as u64);
+            uniform(w, special::NSMID, l.nsms as u64);
+            uniform(w, special::GRIDID, 1);
+            uniform(w, special::DYN_SMEM, l.dyn_shared as u64);
+            uniform(w, special::TOTAL_SMEM, shared_len as u64);
+            // %tid counts up through x, then y, then z.
+            let (mut x, mut y, mut z) = (first % bx, (first / bx) % by, first / (bx * by));
             for lane in 0..32usize {
-                let t = first + lane as u32;
-                let tid = [t % bx, (t / bx) % by, t / (bx * by)];
                 let set = |w: &mut Warp, s: Slot, v: u64| w.regs[idx(s, lane)] = v;
-                for c in 0..3 {
-                    set(w, special::TID + c as u32, tid[c] as u64);
-                    set(w, special::NTID + c as u32, l.block[c] as u64);
-                    set(w, special::CTAID + c as u32, ctaid[c] as u64);
-                    set(w, special::NCTAID + c as u32, l.grid[c] as u64);
+                set(w, special::TID, x as u64);
+                set(w, special::TID + 1, y as u64);
+                set(w, special::TID + 2, z as u64);
+                x += 1;
+                if x == bx {
+                    x = 0;
+                    y += 1;
+                    if y == by {
+                        y = 0;
+                        z += 1;
+                    }
                 }
                 set(w, special::LANEID, lane as u64);
-                set(w, special::WARPID, wi as u64);
-                set(w, special::NWARPID, nwarps as u64);
-                set(w, special::SMID, linear % l.nsms as u64);
-                set(w, special::NSMID, l.nsms as u64);
-                set(w, special::GRIDID, 1);
                 let bit = 1u64 << lane;
                 set(w, special::LANEMASK_EQ, bit);
                 set(w, special::LANEMASK_LT, bit - 1);
                 set(w, special::LANEMASK_LE, (bit << 1).wrapping_sub(1) & 0xffff_ffff);
                 set(w, special::LANEMASK_GT, !((bit << 1).wrapping_sub(1)) & 0xffff_ffff);
                 set(w, special::LANEMASK_GE, !(bit - 1) & 0xffff_ffff);
-                set(w, special::DYN_SMEM, l.dyn_shared as u64);
-                set(w, special::TOTAL_SMEM, shared_len as u64);
             }
         }
         self.report.blocks += 1;
@@ -1213,6 +1225,20 @@ impl Worker {
         let esize = ty.bytes();
         let total = esize * n as u32;
         let signed = ty.signed();
+        if let (MemSpace::Param, Src::Imm(b)) = (space, base) {
+            // A kernel parameter: one address for every lane.
+            let a = b.wrapping_add(off as u64);
+            let lane = m.trailing_zeros() as usize;
+            let Loc::Param(at) = locate(l, 0, w, space, a, total, lane, false)? else {
+                unreachable!("parameter space")
+            };
+            for (e, d) in ds.iter().enumerate().take(n as usize) {
+                let raw = read_bytes(l.params, at + (e as u32 * esize) as usize, esize);
+                let v = if signed { canon(ty, raw) } else { raw };
+                lanes(m, |lane| w.regs[idx(*d, lane)] = v);
+            }
+            return Ok(());
+        }
         if let Some((ai, addrs)) = Self::fast_global(l, w, space, base, off, m, total) {
             if space != MemSpace::Const {
                 self.count_global_load(&addrs, m, total);
