@@ -53,38 +53,30 @@ fn expand(attr: TokenStream2, item: TokenStream2) -> TokenStream2 {
         Err(e) => return error_with(e, item),
     };
     let opts = front::Options::parse(attr);
+    // The body is checked even when the attribute is wrong, so that every error shows.
+    let body_opts = opts.clone().unwrap_or_default();
     match parsed {
         syn::Item::Fn(f) => {
-            let lowered = opts.and_then(|o| {
-                let l = front::expand_fn(&o, f.clone())?;
-                Ok((o, l))
-            });
-            match lowered.and_then(|(o, l)| generate(&o, vec![l], None)) {
-                Ok(tokens) => tokens,
-                Err(e) => error_with(e, fallback_fn(f).into_token_stream()),
-            }
-        }
-        syn::Item::Mod(m) => {
-            let lowered = match opts {
-                Ok(o) => front::expand_mod(&o, &m).map(|l| (o, l)),
-                Err(e) => {
-                    // Report the body's errors too, not only the attribute's.
-                    let mut e = e;
-                    if let Err(more) = front::expand_mod(
-                        &front::Options {
-                            inner: front::Inner::Seq,
-                        },
-                        &m,
-                    ) {
-                        e.combine(more);
-                    }
+            let result = match (opts, front::expand_fn(&body_opts, f.clone())) {
+                (Ok(o), Ok(l)) => generate(&o, vec![l], None),
+                (Err(e), Ok(_)) | (Ok(_), Err(e)) => Err(e),
+                (Err(mut e), Err(more)) => {
+                    e.combine(more);
                     Err(e)
                 }
             };
-            match lowered.and_then(|(o, l)| generate(&o, l, Some(&m))) {
-                Ok(tokens) => tokens,
-                Err(e) => error_with(e, fallback_mod(m).into_token_stream()),
-            }
+            result.unwrap_or_else(|e| error_with(e, fallback_fn(f).into_token_stream()))
+        }
+        syn::Item::Mod(m) => {
+            let result = match (opts, front::expand_mod(&body_opts, &m)) {
+                (Ok(o), Ok(l)) => generate(&o, l, Some(&m)),
+                (Err(e), Ok(_)) | (Ok(_), Err(e)) => Err(e),
+                (Err(mut e), Err(more)) => {
+                    e.combine(more);
+                    Err(e)
+                }
+            };
+            result.unwrap_or_else(|e| error_with(e, fallback_mod(m).into_token_stream()))
         }
         other => error_with(
             syn::Error::new_spanned(

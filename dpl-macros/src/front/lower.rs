@@ -1622,9 +1622,7 @@ impl<'r> Lowerer<'r> {
         let msg = match name.as_str() {
             "iter" | "into_iter" | "iter_mut" | "map" | "sum" | "fold" | "collect" | "filter"
             | "zip" | "enumerate" | "product" | "rev" => {
-                format!(
-                    "iterator methods are not supported: use the primitives, such as `map(f, xs)`, `reduce(op, xs, init)`, `sum(xs)` or `filter(pred, xs)`"
-                )
+                "iterator methods are not supported: use the primitives, such as `map(f, xs)`, `reduce(op, xs, init)`, `sum(xs)` or `filter(pred, xs)`".to_string()
             }
             "clone" | "to_vec" | "to_owned" | "copied" | "cloned" => {
                 format!(
