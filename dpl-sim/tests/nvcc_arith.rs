@@ -682,3 +682,225 @@ fn early_exit_and_data_dependent_search() {
         assert_same(&format!("early exit n={n}"), &fx.download(&out), &want);
     }
 }
+
+// ---------------------------------------------------------------- special.cu
+
+const SPECIAL: &str = include_str!("../fixtures/special.ptx");
+
+/// Same float, where every NaN equals every NaN and (for min/max of two zeros, whose sign
+/// IEEE leaves open) +0 equals -0 when `zeros_equal`.
+fn same_float(got: f32, want: f32, zeros_equal: bool) -> bool {
+    (got.is_nan() && want.is_nan())
+        || got.to_bits() == want.to_bits()
+        || (zeros_equal && got == 0.0 && want == 0.0)
+}
+
+#[test]
+fn ieee_special_values_and_saturating_conversions() {
+    let fx = Fixture::new("special.ptx", SPECIAL);
+    let specials = [
+        0.0f32,
+        -0.0,
+        1.0,
+        -1.0,
+        2.5,
+        -2.5,
+        0.5,
+        -0.49999997,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        f32::from_bits(1), // smallest subnormal
+        -f32::from_bits(0x007f_ffff),
+        f32::MIN_POSITIVE,
+        f32::MAX,
+        3e9,
+        -1e10,
+        1e-30,
+    ];
+    let mut xs = Vec::new();
+    let mut ys = Vec::new();
+    for &x in &specials {
+        for &y in &specials {
+            xs.push(x);
+            ys.push(y);
+        }
+    }
+    let n = xs.len();
+    let (dx, dy, fo, io) = (
+        fx.upload(&xs),
+        fx.upload(&ys),
+        fx.zeros::<f32>(10 * n),
+        fx.zeros::<i32>(7 * n),
+    );
+    fx.launch(
+        "f32_specials",
+        dim1(blocks_for(n, 64)),
+        dim1(64),
+        0,
+        &[
+            (&dx).into(),
+            (&dy).into(),
+            (&fo).into(),
+            (&io).into(),
+            (n as i32).into(),
+        ],
+    );
+    let (gf, gi) = (fx.download(&fo), fx.download(&io));
+    let names = [
+        "fminf",
+        "fmaxf",
+        "x * y",
+        "x / y",
+        "sqrtf",
+        "roundf",
+        "fmodf",
+        "copysignf",
+        "fdimf",
+        "x + y",
+    ];
+    for i in 0..n {
+        let (x, y) = (xs[i], ys[i]);
+        let fdim = if x.is_nan() || y.is_nan() {
+            f32::NAN
+        } else if x > y {
+            x - y
+        } else {
+            0.0
+        };
+        let want = [
+            x.min(y),
+            x.max(y),
+            x * y,
+            x / y,
+            x.sqrt(),
+            x.round(),
+            x % y,
+            x.copysign(y),
+            fdim,
+            x + y,
+        ];
+        for k in 0..10 {
+            let got = gf[10 * i + k];
+            assert!(
+                same_float(got, want[k], k < 2),
+                "{}({x:e}, {y:e}): got {got:e} ({:#010x}), want {:e} ({:#010x})",
+                names[k],
+                got.to_bits(),
+                want[k],
+                want[k].to_bits()
+            );
+        }
+        let want_i = [
+            x as i32,
+            x as u32 as i32,
+            ((x as i64) >> 32) as i32,
+            x.is_nan() as i32,
+            x.is_infinite() as i32,
+            x.is_finite() as i32,
+            x.is_sign_negative() as i32,
+        ];
+        let got_i = &gi[7 * i..7 * i + 7];
+        // signbit only promises non-zero for negative values.
+        let normalised: Vec<i32> = got_i
+            .iter()
+            .enumerate()
+            .map(|(k, &v)| if k == 6 { (v != 0) as i32 } else { v })
+            .collect();
+        assert_same(
+            &format!("conversions and classes of {x:e}"),
+            &normalised,
+            &want_i,
+        );
+    }
+}
+
+#[test]
+fn integer_division_edges_and_wide_shifts() {
+    let fx = Fixture::new("special.ptx", SPECIAL);
+    let mut rng = Rng::new(51);
+    let edges = [0i32, 1, -1, 2, 31, 32, 33, 64, 255, i32::MIN, i32::MAX, -32];
+    let mut a = Vec::new();
+    let mut b = Vec::new();
+    for &x in &edges {
+        for &y in &edges {
+            a.push(x);
+            b.push(y);
+        }
+    }
+    for _ in 0..200 {
+        a.push(rng.next_u32() as i32);
+        b.push(rng.next_u32() as i32 >> (rng.next_u32() % 32));
+    }
+    let n = a.len();
+    let (da, db, out) = (fx.upload(&a), fx.upload(&b), fx.zeros::<i32>(7 * n));
+    // Division by zero and i32::MIN / -1 must not bring the simulator down: PTX leaves
+    // their results machine-specific, so only the launch itself is checked for them.
+    fx.launch(
+        "int_edges",
+        dim1(blocks_for(n, 64)),
+        dim1(64),
+        0,
+        &[(&da).into(), (&db).into(), (&out).into(), (n as i32).into()],
+    );
+    let got = fx.download(&out);
+    for i in 0..n {
+        let (x, y) = (a[i], b[i]);
+        let (ux, uy) = (x as u32, y as u32);
+        let g = &got[7 * i..7 * i + 7];
+        let shifts = [
+            if uy >= 32 { 0 } else { ux << uy } as i32,
+            if uy >= 32 { 0 } else { ux >> uy } as i32,
+            x >> uy.min(31),
+        ];
+        assert_same(
+            &format!("shl/shr.u32/shr.s32 of {x} by {uy}"),
+            &g[4..7],
+            &shifts,
+        );
+        if y != 0 {
+            assert_eq!(
+                [g[2], g[3]],
+                [(ux / uy) as i32, (ux % uy) as i32],
+                "{ux} /% {uy} (unsigned)"
+            );
+            if !(x == i32::MIN && y == -1) {
+                assert_eq!([g[0], g[1]], [x / y, x % y], "{x} /% {y} (signed)");
+            }
+        }
+    }
+}
+
+#[test]
+fn generic_pointers_to_shared_and_global_memory() {
+    let fx = Fixture::new("special.ptx", SPECIAL);
+    let mut rng = Rng::new(52);
+    for &block in &[32u32, 100, 256] {
+        for &n in &SIZES {
+            let values: Vec<i32> = (0..n)
+                .map(|_| rng.range_i64(-1_000_000, 1_000_000) as i32)
+                .collect();
+            let groups = blocks_for(n, block) as usize;
+            let (din, sums) = (fx.upload(&values), fx.zeros::<i32>(2 * groups));
+            fx.launch(
+                "generic_pointer_sum",
+                dim1(groups as u32),
+                dim1(block),
+                0,
+                &[(&din).into(), (&sums).into(), (n as i32).into()],
+            );
+            let want: Vec<i32> = values
+                .chunks(block as usize)
+                .flat_map(|c| {
+                    let s: i32 = c.iter().sum();
+                    [s, s]
+                })
+                .collect();
+            assert_same(
+                &format!("generic sums block={block} n={n}"),
+                &fx.download(&sums),
+                &want,
+            );
+        }
+    }
+}
