@@ -2,6 +2,9 @@
 //! Throughput is reported in thread-instructions per second ("elements" in criterion's
 //! output are thread-instructions).
 
+// criterion_group! generates an undocumented public function.
+#![allow(missing_docs)]
+
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use dpl_sim::Device;
 
@@ -54,14 +57,23 @@ fn stream(c: &mut Criterion) {
     let x = dev.upload(&vec![1.0f32; n]);
     let y = dev.upload(&vec![2.0f32; n]);
     let run = || {
-        dev.launch(&m, "saxpy", [(n as u32).div_ceil(256), 1, 1], [256, 1, 1], 0, &[(n as u32).into(), 3.0f32.into(), (&x).into(), (&y).into()])
-            .expect("saxpy runs")
+        dev.launch(
+            &m,
+            "saxpy",
+            [(n as u32).div_ceil(256), 1, 1],
+            [256, 1, 1],
+            0,
+            &[(n as u32).into(), 3.0f32.into(), (&x).into(), (&y).into()],
+        )
+        .expect("saxpy runs")
     };
     let per_launch = run().thread_instructions;
     let mut g = c.benchmark_group("dpl-sim");
     g.throughput(Throughput::Elements(per_launch));
     g.sample_size(10);
-    g.bench_function("saxpy 2^20, 1 host thread (thread-instructions)", |b| b.iter(run));
+    g.bench_function("saxpy 2^20, 1 host thread (thread-instructions)", |b| {
+        b.iter(run)
+    });
     g.finish();
 }
 

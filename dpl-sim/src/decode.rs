@@ -23,7 +23,10 @@ pub(crate) const PARAM_WINDOW: u64 = 0x0300_0000;
 pub(crate) const WINDOW_SIZE: u64 = 0x0100_0000;
 
 fn perr<T>(line: u32, msg: impl Into<String>) -> Result<T> {
-    Err(Error::Parse { line, msg: msg.into() })
+    Err(Error::Parse {
+        line,
+        msg: msg.into(),
+    })
 }
 
 fn align_up(x: u64, a: u64) -> u64 {
@@ -37,7 +40,10 @@ pub(crate) fn var_layout(v: &VarDecl) -> Result<(u64, u64, u64)> {
         "f16x2" | "bf16x2" => Some(Ty::B32),
         _ => None,
     }) else {
-        return perr(v.line, format!("unsupported type `.{}` of `{}`", v.ty, v.name));
+        return perr(
+            v.line,
+            format!("unsupported type `.{}` of `{}`", v.ty, v.name),
+        );
     };
     let mut elem = t.bytes() as u64 * v.vec as u64;
     if v.ty == "b128" {
@@ -74,7 +80,10 @@ pub(crate) fn var_init(v: &VarDecl) -> Result<Vec<u8>> {
             let bits = imm_bits(*lit, t);
             let at = i * w;
             if at + w > out.len() {
-                return perr(v.line, format!("initializer of `{}` is longer than the variable", v.name));
+                return perr(
+                    v.line,
+                    format!("initializer of `{}` is longer than the variable", v.name),
+                );
             }
             out[at..at + w].copy_from_slice(&bits.to_le_bytes()[..w]);
         }
@@ -135,10 +144,17 @@ pub(crate) fn shared_layout(m: &PtxModule) -> Result<SharedLayout> {
         }
     }
     if size > WINDOW_SIZE / 2 {
-        return perr(1, format!("{size} bytes of static shared memory is too much"));
+        return perr(
+            1,
+            format!("{size} bytes of static shared memory is too much"),
+        );
     }
     let dyn_offset = align_up(size, max_align) as u32;
-    Ok(SharedLayout { offsets, static_size: size as u32, dyn_offset })
+    Ok(SharedLayout {
+        offsets,
+        static_size: size as u32,
+        dyn_offset,
+    })
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -264,7 +280,11 @@ pub(crate) fn decode_module(
             binds.insert(p.name.clone(), Sym::KParam(off as u32));
             params.push(ParamInfo {
                 name: p.name.clone(),
-                ty: if p.dims.is_empty() { Ty::parse(&p.ty) } else { None },
+                ty: if p.dims.is_empty() {
+                    Ty::parse(&p.ty)
+                } else {
+                    None
+                },
                 size: size as u32,
                 offset: off as u32,
             });
@@ -304,7 +324,12 @@ impl<'a> Dec<'a> {
                 i
             }
         };
-        self.insts.push(Inst { op, guard, line, text: id });
+        self.insts.push(Inst {
+            op,
+            guard,
+            line,
+            text: id,
+        });
         self.insts.len() - 1
     }
 
@@ -337,7 +362,12 @@ impl<'a> Dec<'a> {
         if let Some(o) = self.shared.offsets.get(&(String::new(), name.to_string())) {
             return Some(Sym::Shared(*o));
         }
-        if self.m.vars.iter().any(|v| v.space == Space::Shared && v.is_extern && v.name == name) {
+        if self
+            .m
+            .vars
+            .iter()
+            .any(|v| v.space == Space::Shared && v.is_extern && v.name == name)
+        {
             return Some(Sym::Shared(self.shared.dyn_offset));
         }
         if self.m.funcs.iter().any(|f| f.name == name) {
@@ -352,7 +382,10 @@ impl<'a> Dec<'a> {
                 if let Some(n) = v.range {
                     for i in 0..n {
                         let s = self.new_slot();
-                        self.scopes.last_mut().expect("scope").insert(format!("{}{}", v.name, i), Sym::Reg(s));
+                        self.scopes
+                            .last_mut()
+                            .expect("scope")
+                            .insert(format!("{}{}", v.name, i), Sym::Reg(s));
                     }
                     return Ok(());
                 }
@@ -371,10 +404,16 @@ impl<'a> Dec<'a> {
             Space::Local => Sym::Local(self.alloc_local(v)?),
             Space::Param => Sym::LParam(self.alloc_local(v)?),
             Space::Global | Space::Const => {
-                return perr(v.line, "`.global`/`.const` variables inside functions are not supported");
+                return perr(
+                    v.line,
+                    "`.global`/`.const` variables inside functions are not supported",
+                );
             }
         };
-        self.scopes.last_mut().expect("scope").insert(v.name.clone(), sym);
+        self.scopes
+            .last_mut()
+            .expect("scope")
+            .insert(v.name.clone(), sym);
         Ok(())
     }
 
@@ -392,7 +431,12 @@ impl<'a> Dec<'a> {
             layout.entry = self.insts.len() as u32;
             let (r0, l0) = (self.nslots, self.local);
             let mut binds = HashMap::new();
-            for (formal, (off, _)) in f.params.iter().chain(&f.rets).zip(layout.params.iter().chain(&layout.rets)) {
+            for (formal, (off, _)) in f
+                .params
+                .iter()
+                .chain(&f.rets)
+                .zip(layout.params.iter().chain(&layout.rets))
+            {
                 binds.insert(formal.name.clone(), Sym::LParam(*off));
             }
             let saved_name = std::mem::replace(&mut self.fname, name.clone());
@@ -407,7 +451,13 @@ impl<'a> Dec<'a> {
         }
         for (at, name) in std::mem::take(&mut self.call_fixups) {
             let o = &self.ool[&name];
-            if let Op::Call { entry, regs, locals, .. } = &mut self.insts[at].op {
+            if let Op::Call {
+                entry,
+                regs,
+                locals,
+                ..
+            } = &mut self.insts[at].op
+            {
                 *entry = o.entry;
                 *regs = o.regs;
                 *locals = o.locals.clone();
@@ -466,7 +516,10 @@ impl<'a> Dec<'a> {
         match o {
             Operand::Name(n) => self.reg(n, line),
             Operand::Sink => Ok(special::SINK),
-            _ => perr(line, format!("expected a destination register, found {o:?}")),
+            _ => perr(
+                line,
+                format!("expected a destination register, found {o:?}"),
+            ),
         }
     }
 
@@ -514,7 +567,12 @@ impl<'a> Dec<'a> {
         Ok(match s {
             Sym::Global(a) => a,
             Sym::Shared(o) | Sym::Local(o) | Sym::KParam(o) | Sym::LParam(o) => o as u64,
-            Sym::Func => return perr(line, format!("function pointers (`{name}`) are not supported")),
+            Sym::Func => {
+                return perr(
+                    line,
+                    format!("function pointers (`{name}`) are not supported"),
+                );
+            }
             Sym::Reg(_) => unreachable!("registers are handled by the caller"),
         })
     }
@@ -533,8 +591,12 @@ impl<'a> Dec<'a> {
                 }
             }
             Operand::SymOffset(n, off) => match self.lookup(n) {
-                Some(Sym::Reg(_)) | None => perr(line, format!("`{n}+{off}` is not a symbol address")),
-                Some(sym) => Ok(Src::Imm(self.sym_addr(sym, line, n)?.wrapping_add(*off as u64))),
+                Some(Sym::Reg(_)) | None => {
+                    perr(line, format!("`{n}+{off}` is not a symbol address"))
+                }
+                Some(sym) => Ok(Src::Imm(
+                    self.sym_addr(sym, line, n)?.wrapping_add(*off as u64),
+                )),
             },
             _ => perr(line, format!("unsupported operand {o:?}")),
         }
@@ -563,7 +625,14 @@ impl<'a> Dec<'a> {
             None => return perr(line, format!("unknown name `{b}` in address")),
         };
         let (sp, a) = match sym {
-            Sym::Global(a) => (if space == MemSpace::Const { MemSpace::Const } else { MemSpace::Global }, a),
+            Sym::Global(a) => (
+                if space == MemSpace::Const {
+                    MemSpace::Const
+                } else {
+                    MemSpace::Global
+                },
+                a,
+            ),
             Sym::Shared(o) => (MemSpace::Shared, o as u64),
             Sym::Local(o) | Sym::LParam(o) => (MemSpace::Local, o as u64),
             Sym::KParam(o) => (MemSpace::Param, o as u64),
@@ -572,7 +641,12 @@ impl<'a> Dec<'a> {
         Ok((sp, Src::Imm(a), *offset))
     }
 
-    fn inst(&mut self, i: &Instr, fixups: &mut Vec<(usize, String, u32)>, rets: &mut Vec<usize>) -> Result<()> {
+    fn inst(
+        &mut self,
+        i: &Instr,
+        fixups: &mut Vec<(usize, String, u32)>,
+        rets: &mut Vec<usize>,
+    ) -> Result<()> {
         let line = i.line;
         let text = i.text();
         let guard = match &i.guard {
@@ -587,11 +661,17 @@ impl<'a> Dec<'a> {
             if ops.len() == n {
                 Ok(())
             } else {
-                perr(line, format!("`{text}` expects {n} operands, found {}", ops.len()))
+                perr(
+                    line,
+                    format!("`{text}` expects {n} operands, found {}", ops.len()),
+                )
             }
         };
         let last_ty = || -> Result<Ty> {
-            types.last().copied().ok_or_else(|| Error::Parse { line, msg: format!("`{text}` has no type") })
+            types.last().copied().ok_or_else(|| Error::Parse {
+                line,
+                msg: format!("`{text}` has no type"),
+            })
         };
         let rnd = {
             let mut r = Rnd::Default;
@@ -621,20 +701,38 @@ impl<'a> Dec<'a> {
                     (Operand::Vector(ds), a) => {
                         let parts = ds.len() as u32;
                         let bits = ty.bits() / parts;
-                        let ds = ds.iter().map(|d| self.dst(d, line)).collect::<Result<Vec<_>>>()?;
-                        Op::Unpack { ds, a: self.src(a, ty, line)?, bits }
+                        let ds = ds
+                            .iter()
+                            .map(|d| self.dst(d, line))
+                            .collect::<Result<Vec<_>>>()?;
+                        Op::Unpack {
+                            ds,
+                            a: self.src(a, ty, line)?,
+                            bits,
+                        }
                     }
                     (d, Operand::Vector(ss)) => {
                         let bits = ty.bits() / ss.len() as u32;
                         let pt = Ty::parse(&format!("b{bits}")).unwrap_or(Ty::B32);
-                        let parts = ss.iter().map(|s| self.src(s, pt, line)).collect::<Result<Vec<_>>>()?;
-                        Op::Pack { d: self.dst(d, line)?, parts, bits }
+                        let parts = ss
+                            .iter()
+                            .map(|s| self.src(s, pt, line))
+                            .collect::<Result<Vec<_>>>()?;
+                        Op::Pack {
+                            d: self.dst(d, line)?,
+                            parts,
+                            bits,
+                        }
                     }
-                    (d, a) => Op::Mov { ty, d: self.dst(d, line)?, a: self.src(a, ty, line)? },
+                    (d, a) => Op::Mov {
+                        ty,
+                        d: self.dst(d, line)?,
+                        a: self.src(a, ty, line)?,
+                    },
                 }
             }
-            "add" | "sub" | "mul" | "mad" | "fma" | "div" | "rem" | "min" | "max" | "abs" | "neg"
-            | "addc" | "subc" | "madc" | "mul24" | "mad24" | "sad"
+            "add" | "sub" | "mul" | "mad" | "fma" | "div" | "rem" | "min" | "max" | "abs"
+            | "neg" | "addc" | "subc" | "madc" | "mul24" | "mad24" | "sad"
                 if last_ty()?.float() =>
             {
                 let ty = last_ty()?;
@@ -643,7 +741,9 @@ impl<'a> Dec<'a> {
                     "sub" => FOp::Sub,
                     "mul" => FOp::Mul,
                     "mad" | "fma" => FOp::Fma,
-                    "div" => FOp::Div { approx: has("approx") },
+                    "div" => FOp::Div {
+                        approx: has("approx"),
+                    },
                     "min" => FOp::Min,
                     "max" => FOp::Max,
                     "abs" => FOp::Abs,
@@ -673,19 +773,39 @@ impl<'a> Dec<'a> {
                 };
                 self.float_op(fop, ty, rnd, ftz, sat, ops, line, &text)?
             }
-            "add" | "sub" | "mul" | "mad" | "div" | "rem" | "min" | "max" | "abs" | "neg" | "addc"
-            | "subc" | "madc" | "mul24" | "mad24" | "sad" | "and" | "or" | "xor" | "not" | "cnot"
-            | "shl" | "shr" | "popc" | "clz" | "brev" | "bfe" | "bfi" | "bfind" | "prmt" | "shf"
-            | "lop3" | "dp4a" | "dp2a" | "fns" => {
+            "add" | "sub" | "mul" | "mad" | "div" | "rem" | "min" | "max" | "abs" | "neg"
+            | "addc" | "subc" | "madc" | "mul24" | "mad24" | "sad" | "and" | "or" | "xor"
+            | "not" | "cnot" | "shl" | "shr" | "popc" | "clz" | "brev" | "bfe" | "bfi"
+            | "bfind" | "prmt" | "shf" | "lop3" | "dp4a" | "dp2a" | "fns" => {
                 let ty = last_ty()?;
                 let cc = has("cc");
                 let iop = match i.opcode.as_str() {
-                    "add" if cc => IntOp::AddC { cin: false, cout: true },
-                    "addc" => IntOp::AddC { cin: true, cout: cc },
-                    "sub" if cc => IntOp::SubC { cin: false, cout: true },
-                    "subc" => IntOp::SubC { cin: true, cout: cc },
-                    "mad" if cc => IntOp::MadC { hi: has("hi"), cin: false, cout: true },
-                    "madc" => IntOp::MadC { hi: has("hi"), cin: true, cout: cc },
+                    "add" if cc => IntOp::AddC {
+                        cin: false,
+                        cout: true,
+                    },
+                    "addc" => IntOp::AddC {
+                        cin: true,
+                        cout: cc,
+                    },
+                    "sub" if cc => IntOp::SubC {
+                        cin: false,
+                        cout: true,
+                    },
+                    "subc" => IntOp::SubC {
+                        cin: true,
+                        cout: cc,
+                    },
+                    "mad" if cc => IntOp::MadC {
+                        hi: has("hi"),
+                        cin: false,
+                        cout: true,
+                    },
+                    "madc" => IntOp::MadC {
+                        hi: has("hi"),
+                        cin: true,
+                        cout: cc,
+                    },
                     "add" if sat => IntOp::AddSat,
                     "sub" if sat => IntOp::SubSat,
                     "add" => IntOp::Add,
@@ -718,9 +838,14 @@ impl<'a> Dec<'a> {
                     "brev" => IntOp::Brev,
                     "bfe" => IntOp::Bfe,
                     "bfi" => IntOp::Bfi,
-                    "bfind" => IntOp::Bfind { shiftamt: has("shiftamt") },
+                    "bfind" => IntOp::Bfind {
+                        shiftamt: has("shiftamt"),
+                    },
                     "prmt" => IntOp::Prmt(
-                        match mods.iter().find(|m| matches!(**m, "f4e" | "b4e" | "rc8" | "ecl" | "ecr" | "rc16")) {
+                        match mods
+                            .iter()
+                            .find(|m| matches!(**m, "f4e" | "b4e" | "rc8" | "ecl" | "ecr" | "rc16"))
+                        {
                             None => 0,
                             Some(&"f4e") => 1,
                             Some(&"b4e") => 2,
@@ -730,11 +855,18 @@ impl<'a> Dec<'a> {
                             _ => 6,
                         },
                     ),
-                    "shf" if has("l") => IntOp::ShfL { clamp: has("clamp") },
-                    "shf" => IntOp::ShfR { clamp: has("clamp") },
+                    "shf" if has("l") => IntOp::ShfL {
+                        clamp: has("clamp"),
+                    },
+                    "shf" => IntOp::ShfR {
+                        clamp: has("clamp"),
+                    },
                     "lop3" => IntOp::Lop3,
                     "sad" => IntOp::Sad,
-                    "dp4a" => IntOp::Dp4a { a_signed: types[0].signed(), b_signed: types[types.len() - 1].signed() },
+                    "dp4a" => IntOp::Dp4a {
+                        a_signed: types[0].signed(),
+                        b_signed: types[types.len() - 1].signed(),
+                    },
                     "dp2a" => IntOp::Dp2a {
                         hi: has("hi"),
                         a_signed: types[0].signed(),
@@ -780,10 +912,18 @@ impl<'a> Dec<'a> {
                     _ => return perr(line, format!("unsupported instruction `{text}`")),
                 };
                 let ty = last_ty()?;
-                Op::Testp { what, ty, d: self.dst(&ops[0], line)?, a: self.src(&ops[1], ty, line)? }
+                Op::Testp {
+                    what,
+                    ty,
+                    d: self.dst(&ops[0], line)?,
+                    a: self.src(&ops[1], ty, line)?,
+                }
             }
             "setp" | "set" => {
-                let cmp = parse_cmp(&mods).ok_or_else(|| Error::Parse { line, msg: format!("`{text}`: no comparison") })?;
+                let cmp = parse_cmp(&mods).ok_or_else(|| Error::Parse {
+                    line,
+                    msg: format!("`{text}`: no comparison"),
+                })?;
                 let bop = mods.iter().find_map(|m| match *m {
                     "and" => Some(BoolOp::And),
                     "or" => Some(BoolOp::Or),
@@ -800,7 +940,14 @@ impl<'a> Dec<'a> {
                         Some((b, c, neg))
                     }
                     (None, None) => None,
-                    _ => return perr(line, format!("`{text}`: boolean operator and predicate operand must come together")),
+                    _ => {
+                        return perr(
+                            line,
+                            format!(
+                                "`{text}`: boolean operator and predicate operand must come together"
+                            ),
+                        );
+                    }
                 };
                 let a = self.src(&ops[1], sty, line)?;
                 let b = self.src(&ops[2], sty, line)?;
@@ -809,12 +956,33 @@ impl<'a> Dec<'a> {
                         Operand::Pair(p, q) => (self.reg(p, line)?, Some(self.reg(q, line)?)),
                         o => (self.dst(o, line)?, None),
                     };
-                    Op::Setp { cmp, ty: sty, ftz, d, d2, comb, a, b }
+                    Op::Setp {
+                        cmp,
+                        ty: sty,
+                        ftz,
+                        d,
+                        d2,
+                        comb,
+                        a,
+                        b,
+                    }
                 } else {
                     if types.len() != 2 {
-                        return perr(line, format!("`{text}` needs a destination and a source type"));
+                        return perr(
+                            line,
+                            format!("`{text}` needs a destination and a source type"),
+                        );
                     }
-                    Op::Set { cmp, dty: types[0], sty, ftz, d: self.dst(&ops[0], line)?, comb, a, b }
+                    Op::Set {
+                        cmp,
+                        dty: types[0],
+                        sty,
+                        ftz,
+                        d: self.dst(&ops[0], line)?,
+                        comb,
+                        a,
+                        b,
+                    }
                 }
             }
             "selp" => {
@@ -846,7 +1014,10 @@ impl<'a> Dec<'a> {
             "cvt" => {
                 nops(2)?;
                 if types.len() != 2 {
-                    return perr(line, format!("unsupported instruction `{text}` (needs two scalar types)"));
+                    return perr(
+                        line,
+                        format!("unsupported instruction `{text}` (needs two scalar types)"),
+                    );
                 }
                 Op::Cvt {
                     dty: types[0],
@@ -863,14 +1034,22 @@ impl<'a> Dec<'a> {
                 let space = mods
                     .iter()
                     .find_map(|m| mem_space(m))
-                    .ok_or_else(|| Error::Parse { line, msg: format!("`{text}`: no state space") })?;
+                    .ok_or_else(|| Error::Parse {
+                        line,
+                        msg: format!("`{text}`: no state space"),
+                    })?;
                 let ty = types.last().copied().unwrap_or(Ty::U64);
                 let d = self.dst(&ops[0], line)?;
                 let a = self.src(&ops[1], ty, line)?;
                 if i.opcode == "isspacep" {
                     Op::Isspacep { space, d, a }
                 } else {
-                    Op::Cvta { to: has("to"), space, d, a }
+                    Op::Cvta {
+                        to: has("to"),
+                        space,
+                        d,
+                        a,
+                    }
                 }
             }
             "ld" | "ldu" | "st" => {
@@ -891,27 +1070,48 @@ impl<'a> Dec<'a> {
                     return perr(line, format!("unsupported vector width in `{text}`"));
                 }
                 let ty = last_ty()?;
-                let (data, addr) = if is_ld { (&ops[0], &ops[1]) } else { (&ops[1], &ops[0]) };
+                let (data, addr) = if is_ld {
+                    (&ops[0], &ops[1])
+                } else {
+                    (&ops[1], &ops[0])
+                };
                 let (space, base, off) = self.addr(addr, space, line)?;
                 let elems: Vec<&Operand> = match data {
                     Operand::Vector(v) => v.iter().collect(),
                     o => vec![o],
                 };
                 if elems.len() != n as usize {
-                    return perr(line, format!("`{text}`: {} operands for a vector of {n}", elems.len()));
+                    return perr(
+                        line,
+                        format!("`{text}`: {} operands for a vector of {n}", elems.len()),
+                    );
                 }
                 if is_ld {
                     let mut ds = [special::SINK; 4];
                     for (k, e) in elems.iter().enumerate() {
                         ds[k] = self.dst(e, line)?;
                     }
-                    Op::Ld { space, ty, n, ds, base, off }
+                    Op::Ld {
+                        space,
+                        ty,
+                        n,
+                        ds,
+                        base,
+                        off,
+                    }
                 } else {
                     let mut srcs = [Src::Imm(0); 4];
                     for (k, e) in elems.iter().enumerate() {
                         srcs[k] = self.src(e, ty, line)?;
                     }
-                    Op::St { space, ty, n, srcs, base, off }
+                    Op::St {
+                        space,
+                        ty,
+                        n,
+                        srcs,
+                        base,
+                        off,
+                    }
                 }
             }
             "atom" | "red" => {
@@ -932,16 +1132,38 @@ impl<'a> Dec<'a> {
                 };
                 let ty = last_ty()?;
                 if ty.bits() < 32 {
-                    return perr(line, format!("unsupported instruction `{text}` (atomics on types narrower than 32 bits)"));
+                    return perr(
+                        line,
+                        format!(
+                            "unsupported instruction `{text}` (atomics on types narrower than 32 bits)"
+                        ),
+                    );
                 }
                 let want = if is_atom { 3 } else { 2 } + usize::from(aop == AtomOp::Cas);
                 nops(want)?;
                 let k = usize::from(is_atom);
-                let d = if is_atom { Some(self.dst(&ops[0], line)?) } else { None };
+                let d = if is_atom {
+                    Some(self.dst(&ops[0], line)?)
+                } else {
+                    None
+                };
                 let (space, base, off) = self.addr(&ops[k], space, line)?;
                 let b = self.src(&ops[k + 1], ty, line)?;
-                let c = if aop == AtomOp::Cas { self.src(&ops[k + 2], ty, line)? } else { Src::Imm(0) };
-                Op::Atom { space, op: aop, ty, d, base, off, b, c }
+                let c = if aop == AtomOp::Cas {
+                    self.src(&ops[k + 2], ty, line)?
+                } else {
+                    Src::Imm(0)
+                };
+                Op::Atom {
+                    space,
+                    op: aop,
+                    ty,
+                    d,
+                    base,
+                    off,
+                    b,
+                    c,
+                }
             }
             "bra" => {
                 nops(1)?;
@@ -966,7 +1188,9 @@ impl<'a> Dec<'a> {
             "call" => return self.call(i, guard, &text),
             "bar" | "barrier" if has("warp") => {
                 nops(1)?;
-                Op::WarpSync { mask: self.src(&ops[0], Ty::B32, line)? }
+                Op::WarpSync {
+                    mask: self.src(&ops[0], Ty::B32, line)?,
+                }
             }
             "bar" | "barrier" => {
                 let kind = if has("arrive") {
@@ -995,8 +1219,16 @@ impl<'a> Dec<'a> {
                 let (id, count, pred) = match (red, rest.len()) {
                     (false, 0) => (Src::Imm(0), None, None),
                     (false, 1) => (self.src(&rest[0], Ty::U32, line)?, None, None),
-                    (false, 2) => (self.src(&rest[0], Ty::U32, line)?, Some(self.src(&rest[1], Ty::U32, line)?), None),
-                    (true, 2) => (self.src(&rest[0], Ty::U32, line)?, None, Some(self.pred(&rest[1], line)?)),
+                    (false, 2) => (
+                        self.src(&rest[0], Ty::U32, line)?,
+                        Some(self.src(&rest[1], Ty::U32, line)?),
+                        None,
+                    ),
+                    (true, 2) => (
+                        self.src(&rest[0], Ty::U32, line)?,
+                        None,
+                        Some(self.pred(&rest[1], line)?),
+                    ),
                     (true, 3) => (
                         self.src(&rest[0], Ty::U32, line)?,
                         Some(self.src(&rest[1], Ty::U32, line)?),
@@ -1004,7 +1236,13 @@ impl<'a> Dec<'a> {
                     ),
                     _ => return perr(line, format!("`{text}`: wrong number of operands")),
                 };
-                Op::Bar { kind, id, count, d, pred }
+                Op::Bar {
+                    kind,
+                    id,
+                    count,
+                    d,
+                    pred,
+                }
             }
             "shfl" => {
                 let mode = if has("up") {
@@ -1032,7 +1270,11 @@ impl<'a> Dec<'a> {
                     a: self.src(&ops[1], Ty::B32, line)?,
                     b: self.src(&ops[2], Ty::U32, line)?,
                     c: self.src(&ops[3], Ty::U32, line)?,
-                    mask: if sync { self.src(&ops[4], Ty::B32, line)? } else { Src::Imm(0xffff_ffff) },
+                    mask: if sync {
+                        self.src(&ops[4], Ty::B32, line)?
+                    } else {
+                        Src::Imm(0xffff_ffff)
+                    },
                 }
             }
             "vote" => {
@@ -1055,12 +1297,18 @@ impl<'a> Dec<'a> {
                     d: self.dst(&ops[0], line)?,
                     a,
                     neg,
-                    mask: if sync { self.src(&ops[2], Ty::B32, line)? } else { Src::Imm(0xffff_ffff) },
+                    mask: if sync {
+                        self.src(&ops[2], Ty::B32, line)?
+                    } else {
+                        Src::Imm(0xffff_ffff)
+                    },
                 }
             }
             "activemask" => {
                 nops(1)?;
-                Op::Activemask { d: self.dst(&ops[0], line)? }
+                Op::Activemask {
+                    d: self.dst(&ops[0], line)?,
+                }
             }
             "match" => {
                 nops(3)?;
@@ -1108,7 +1356,11 @@ impl<'a> Dec<'a> {
                 if ops.is_empty() {
                     return perr(line, "`createpolicy` needs a destination");
                 }
-                Op::Mov { ty: Ty::B64, d: self.dst(&ops[0], line)?, a: Src::Imm(0) }
+                Op::Mov {
+                    ty: Ty::B64,
+                    d: self.dst(&ops[0], line)?,
+                    a: Src::Imm(0),
+                }
             }
             "membar" | "fence" | "nanosleep" | "brkpt" | "pmevent" | "prefetch" | "prefetchu"
             | "discard" | "applypriority" | "griddepcontrol" => Op::Nop,
@@ -1119,14 +1371,33 @@ impl<'a> Dec<'a> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn float_op(&self, op: FOp, ty: Ty, rnd: Rnd, ftz: bool, sat: bool, ops: &[Operand], line: u32, text: &str) -> Result<Op> {
+    fn float_op(
+        &self,
+        op: FOp,
+        ty: Ty,
+        rnd: Rnd,
+        ftz: bool,
+        sat: bool,
+        ops: &[Operand],
+        line: u32,
+        text: &str,
+    ) -> Result<Op> {
         let want = match op {
             FOp::Fma => 4,
-            FOp::Add | FOp::Sub | FOp::Mul | FOp::Div { .. } | FOp::Min | FOp::Max | FOp::Copysign => 3,
+            FOp::Add
+            | FOp::Sub
+            | FOp::Mul
+            | FOp::Div { .. }
+            | FOp::Min
+            | FOp::Max
+            | FOp::Copysign => 3,
             _ => 2,
         };
         if ops.len() != want {
-            return perr(line, format!("`{text}` expects {want} operands, found {}", ops.len()));
+            return perr(
+                line,
+                format!("`{text}` expects {want} operands, found {}", ops.len()),
+            );
         }
         if !matches!(ty, Ty::F32 | Ty::F64 | Ty::F16) {
             return perr(line, format!("unsupported instruction `{text}` (type)"));
@@ -1136,7 +1407,15 @@ impl<'a> Dec<'a> {
         for (k, o) in ops[1..].iter().enumerate() {
             s[k] = self.src(o, ty, line)?;
         }
-        Ok(Op::Float { op, ty, rnd, ftz, sat, d, s })
+        Ok(Op::Float {
+            op,
+            ty,
+            rnd,
+            ftz,
+            sat,
+            d,
+            s,
+        })
     }
 
     fn call(&mut self, i: &Instr, guard: Option<(Slot, bool)>, text: &str) -> Result<()> {
@@ -1147,17 +1426,29 @@ impl<'a> Dec<'a> {
             [Operand::List(r), Operand::Name(f)] => (r, f, &[]),
             [Operand::Name(f), Operand::List(a), ..] => (&[], f, a),
             [Operand::Name(f)] => (&[], f, &[]),
-            _ => return perr(line, format!("unsupported form of `{text}` (indirect calls are not supported)")),
+            _ => {
+                return perr(
+                    line,
+                    format!("unsupported form of `{text}` (indirect calls are not supported)"),
+                );
+            }
         };
-        let Some(f) = self.m.funcs.iter().filter(|f| f.name == name).find(|f| f.body.is_some()).or_else(|| {
-            self.m.funcs.iter().find(|f| f.name == name)
-        }) else {
+        let Some(f) = self
+            .m
+            .funcs
+            .iter()
+            .filter(|f| f.name == name)
+            .find(|f| f.body.is_some())
+            .or_else(|| self.m.funcs.iter().find(|f| f.name == name))
+        else {
             return perr(line, format!("call of unknown function `{name}`"));
         };
         let f: &Function = f;
         let Some(body) = &f.body else {
             self.push(
-                Op::Unsupported(format!("call of external function `{name}`, which the simulator cannot run")),
+                Op::Unsupported(format!(
+                    "call of external function `{name}`, which the simulator cannot run"
+                )),
                 guard,
                 line,
                 text,
@@ -1171,7 +1462,10 @@ impl<'a> Dec<'a> {
             return perr(line, format!("recursive call of `{name}` is not supported"));
         }
         if rets.len() != f.rets.len() || args.len() != f.params.len() {
-            return perr(line, format!("call of `{name}` with the wrong number of arguments"));
+            return perr(
+                line,
+                format!("call of `{name}` with the wrong number of arguments"),
+            );
         }
         let mut binds = HashMap::new();
         for (formal, actual) in f.params.iter().chain(&f.rets).zip(args.iter().chain(rets)) {
@@ -1180,7 +1474,10 @@ impl<'a> Dec<'a> {
                     Some(s @ (Sym::LParam(_) | Sym::Local(_))) => s,
                     Some(Sym::Reg(r)) if formal.space == Space::Reg => Sym::Reg(r),
                     _ => {
-                        return perr(line, format!("call argument `{n}` must be a `.param` variable"));
+                        return perr(
+                            line,
+                            format!("call argument `{n}` must be a `.param` variable"),
+                        );
                     }
                 },
                 _ => return perr(line, "call arguments must be `.param` variables"),
@@ -1195,7 +1492,9 @@ impl<'a> Dec<'a> {
             self.body(body, binds, Top::Inline)?;
             self.fname = saved_name;
             self.inline_stack.pop();
-            self.insts[skip].op = Op::Bra { target: self.insts.len() as u32 };
+            self.insts[skip].op = Op::Bra {
+                target: self.insts.len() as u32,
+            };
             return Ok(());
         }
         self.inline_stack.push(name.to_string());
@@ -1237,7 +1536,10 @@ impl Dec<'_> {
             match o {
                 Operand::Name(n) => match self.lookup(n) {
                     Some(Sym::LParam(off) | Sym::Local(off)) => Ok(off),
-                    _ => perr(line, format!("call argument `{n}` must be a `.param` variable")),
+                    _ => perr(
+                        line,
+                        format!("call argument `{n}` must be a `.param` variable"),
+                    ),
                 },
                 _ => perr(line, "call arguments must be `.param` variables"),
             }
@@ -1250,7 +1552,18 @@ impl Dec<'_> {
         for (o, (off, size)) in rets.iter().zip(&layout.rets) {
             r.push((*off, offset_of(o)?, *size));
         }
-        let at = self.push(Op::Call { entry: 0, args: a, rets: r, regs: (0, 0), locals: Vec::new() }, guard, line, text);
+        let at = self.push(
+            Op::Call {
+                entry: 0,
+                args: a,
+                rets: r,
+                regs: (0, 0),
+                locals: Vec::new(),
+            },
+            guard,
+            line,
+            text,
+        );
         self.call_fixups.push((at, f.name.clone()));
         Ok(())
     }
@@ -1313,8 +1626,26 @@ fn atom_op(m: &str) -> Option<AtomOp> {
 fn is_cache_mod(m: &str) -> bool {
     matches!(
         m,
-        "ca" | "cg" | "cs" | "lu" | "cv" | "wb" | "wt" | "nc" | "volatile" | "relaxed" | "acquire"
-            | "release" | "acq_rel" | "weak" | "mmio" | "sc" | "cta" | "gpu" | "sys" | "cluster"
-            | "noftz" | "unified"
+        "ca" | "cg"
+            | "cs"
+            | "lu"
+            | "cv"
+            | "wb"
+            | "wt"
+            | "nc"
+            | "volatile"
+            | "relaxed"
+            | "acquire"
+            | "release"
+            | "acq_rel"
+            | "weak"
+            | "mmio"
+            | "sc"
+            | "cta"
+            | "gpu"
+            | "sys"
+            | "cluster"
+            | "noftz"
+            | "unified"
     ) || m.contains("::")
 }

@@ -43,7 +43,10 @@ impl Default for Device {
 
 impl std::fmt::Debug for Device {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Device").field("id", &self.inner.id).field("memory_used", &self.memory_used()).finish()
+        f.debug_struct("Device")
+            .field("id", &self.inner.id)
+            .field("memory_used", &self.memory_used())
+            .finish()
     }
 }
 
@@ -215,7 +218,9 @@ pub struct Module {
 
 impl std::fmt::Debug for Module {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Module").field("kernels", &self.names).finish()
+        f.debug_struct("Module")
+            .field("kernels", &self.names)
+            .finish()
     }
 }
 
@@ -238,7 +243,9 @@ impl Module {
     }
     /// The parameters of a kernel as (name, size in bytes).
     pub fn kernel_params(&self, kernel: &str) -> Option<Vec<(String, u32)>> {
-        self.kernels.get(kernel).map(|k| k.params.iter().map(|p| (p.name.clone(), p.size)).collect())
+        self.kernels
+            .get(kernel)
+            .map(|k| k.params.iter().map(|p| (p.name.clone(), p.size)).collect())
     }
     /// Decoded instruction count of a kernel (after inlining calls).
     pub fn kernel_len(&self, kernel: &str) -> Option<usize> {
@@ -254,7 +261,9 @@ impl Device {
 
     /// A new simulated GPU whose allocations may total at most `bytes`.
     pub fn with_memory_limit(bytes: u64) -> Device {
-        let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+        let threads = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1);
         Device {
             inner: Arc::new(Inner {
                 id: NEXT_DEVICE.fetch_add(1, Relaxed),
@@ -269,7 +278,9 @@ impl Device {
     /// Bounds the warp instructions one launch may execute; a launch that exceeds it fails
     /// with [`crate::FaultKind::InstructionLimit`] instead of running on.
     pub fn set_instruction_limit(&self, warp_instructions: u64) {
-        self.inner.instruction_limit.store(warp_instructions.max(1), Relaxed);
+        self.inner
+            .instruction_limit
+            .store(warp_instructions.max(1), Relaxed);
     }
 
     /// The current instruction limit.
@@ -297,9 +308,16 @@ impl Device {
             globals: HashMap::new(),
             device: self.inner.clone(),
         };
-        for v in m.vars.iter().filter(|v| matches!(v.space, Space::Global | Space::Const)) {
+        for v in m
+            .vars
+            .iter()
+            .filter(|v| matches!(v.space, Space::Global | Space::Const))
+        {
             if v.is_extern {
-                return Err(Error::Parse { line: v.line, msg: format!("external variable `{}` cannot be resolved", v.name) });
+                return Err(Error::Parse {
+                    line: v.line,
+                    msg: format!("external variable `{}` cannot be resolved", v.name),
+                });
             }
             let init = decode::var_init(v)?;
             let addr = self.inner.mem.alloc(init.len() as u64)?;
@@ -323,7 +341,12 @@ impl Device {
     /// Allocates `len` zeroed elements, or fails when the memory limit would be exceeded.
     pub fn try_alloc_zeroed<T: Element>(&self, len: usize) -> Result<DeviceBuffer<T>> {
         let addr = self.inner.mem.alloc((len * T::SIZE) as u64)?;
-        Ok(DeviceBuffer { addr, len, device: self.inner.id, _t: PhantomData })
+        Ok(DeviceBuffer {
+            addr,
+            len,
+            device: self.inner.id,
+            _t: PhantomData,
+        })
     }
 
     /// Allocates `len` zeroed elements.
@@ -331,7 +354,8 @@ impl Device {
     /// # Panics
     /// When the device's memory limit would be exceeded (see [`Device::try_alloc_zeroed`]).
     pub fn alloc_zeroed<T: Element>(&self, len: usize) -> DeviceBuffer<T> {
-        self.try_alloc_zeroed(len).unwrap_or_else(|e| panic!("dpl-sim: {e}"))
+        self.try_alloc_zeroed(len)
+            .unwrap_or_else(|e| panic!("dpl-sim: {e}"))
     }
 
     /// Copies host data into a new buffer, or fails when memory is exhausted.
@@ -346,14 +370,19 @@ impl Device {
     /// # Panics
     /// When the device's memory limit would be exceeded (see [`Device::try_upload`]).
     pub fn upload<T: Element>(&self, data: &[T]) -> DeviceBuffer<T> {
-        self.try_upload(data).unwrap_or_else(|e| panic!("dpl-sim: {e}"))
+        self.try_upload(data)
+            .unwrap_or_else(|e| panic!("dpl-sim: {e}"))
     }
 
     /// Writes `data` into the buffer starting at element `offset`.
     pub fn write<T: Element>(&self, b: &DeviceBuffer<T>, offset: usize, data: &[T]) -> Result<()> {
         let a = self.check(b)?;
         if offset.checked_add(data.len()).is_none_or(|e| e > b.len) {
-            return Err(Error::Buffer(format!("write of {} elements at {offset} into a buffer of {}", data.len(), b.len)));
+            return Err(Error::Buffer(format!(
+                "write of {} elements at {offset} into a buffer of {}",
+                data.len(),
+                b.len
+            )));
         }
         let mut bytes = vec![0u8; data.len() * T::SIZE];
         for (c, v) in bytes.chunks_exact_mut(T::SIZE).zip(data) {
@@ -364,10 +393,17 @@ impl Device {
     }
 
     /// Copies elements `range` of the buffer to the host.
-    pub fn download_range<T: Element>(&self, b: &DeviceBuffer<T>, range: Range<usize>) -> Result<Vec<T>> {
+    pub fn download_range<T: Element>(
+        &self,
+        b: &DeviceBuffer<T>,
+        range: Range<usize>,
+    ) -> Result<Vec<T>> {
         let a = self.check(b)?;
         if range.start > range.end || range.end > b.len {
-            return Err(Error::Buffer(format!("range {range:?} outside a buffer of {} elements", b.len)));
+            return Err(Error::Buffer(format!(
+                "range {range:?} outside a buffer of {} elements",
+                b.len
+            )));
         }
         let mut bytes = vec![0u8; range.len() * T::SIZE];
         a.read_bytes((range.start * T::SIZE) as u64, &mut bytes);
@@ -379,12 +415,26 @@ impl Device {
     /// # Panics
     /// When the buffer belongs to another device (see [`Device::download_range`]).
     pub fn download<T: Element>(&self, b: &DeviceBuffer<T>) -> Vec<T> {
-        self.download_range(b, 0..b.len).unwrap_or_else(|e| panic!("dpl-sim: {e}"))
+        self.download_range(b, 0..b.len)
+            .unwrap_or_else(|e| panic!("dpl-sim: {e}"))
     }
 
     /// Copies `len` elements from `src[src_offset..]` to `dst[dst_offset..]` (device to device).
-    pub fn copy<T: Element>(&self, src: &DeviceBuffer<T>, src_offset: usize, dst: &DeviceBuffer<T>, dst_offset: usize, len: usize) -> Result<()> {
-        let data = self.download_range(src, src_offset..src_offset.checked_add(len).ok_or_else(|| Error::Buffer("length overflow".into()))?)?;
+    pub fn copy<T: Element>(
+        &self,
+        src: &DeviceBuffer<T>,
+        src_offset: usize,
+        dst: &DeviceBuffer<T>,
+        dst_offset: usize,
+        len: usize,
+    ) -> Result<()> {
+        let data = self.download_range(
+            src,
+            src_offset
+                ..src_offset
+                    .checked_add(len)
+                    .ok_or_else(|| Error::Buffer("length overflow".into()))?,
+        )?;
         self.write(dst, dst_offset, &data)
     }
 
@@ -418,25 +468,40 @@ impl Device {
         args: &[Arg<'_>],
     ) -> Result<Report> {
         if !Arc::ptr_eq(&module.device, &self.inner) {
-            return Err(Error::LaunchConfig { kernel: name.into(), msg: "the module was loaded on another device".into() });
+            return Err(Error::LaunchConfig {
+                kernel: name.into(),
+                msg: "the module was loaded on another device".into(),
+            });
         }
         let Some(k) = module.kernels.get(name) else {
-            return Err(Error::UnknownKernel { name: name.into(), available: module.names.join(", ") });
+            return Err(Error::UnknownKernel {
+                name: name.into(),
+                available: module.names.join(", "),
+            });
         };
-        let cfg = |msg: String| Error::LaunchConfig { kernel: name.into(), msg };
+        let cfg = |msg: String| Error::LaunchConfig {
+            kernel: name.into(),
+            msg,
+        };
         if grid.contains(&0) || block.contains(&0) {
-            return Err(cfg(format!("grid {grid:?} and block {block:?} must be at least 1 in every dimension")));
+            return Err(cfg(format!(
+                "grid {grid:?} and block {block:?} must be at least 1 in every dimension"
+            )));
         }
         let threads = block[0] as u64 * block[1] as u64 * block[2] as u64;
         if threads > 1024 || block[0] > 1024 || block[1] > 1024 || block[2] > 64 {
-            return Err(cfg(format!("block {block:?} exceeds 1024 threads (or 1024 x 1024 x 64)")));
+            return Err(cfg(format!(
+                "block {block:?} exceeds 1024 threads (or 1024 x 1024 x 64)"
+            )));
         }
         if grid[1] > 65535 || grid[2] > 65535 || grid[0] > i32::MAX as u32 {
             return Err(cfg(format!("grid {grid:?} exceeds (2^31-1, 65535, 65535)")));
         }
         let shared_total = k.dyn_shared_offset as u64 + dynamic_shared_bytes as u64;
         if shared_total > WINDOW_SIZE / 2 {
-            return Err(cfg(format!("{shared_total} bytes of shared memory per block is too much")));
+            return Err(cfg(format!(
+                "{shared_total} bytes of shared memory per block is too much"
+            )));
         }
         let params = build_params(k, args)?;
         let view = self.inner.mem.view();
@@ -455,7 +520,9 @@ impl Device {
             nsms: self.inner.sms,
         };
         let nblocks = grid[0] as u64 * grid[1] as u64 * grid[2] as u64;
-        let nthreads = (self.inner.threads.load(Relaxed) as u64).min(nblocks).max(1) as usize;
+        let nthreads = (self.inner.threads.load(Relaxed) as u64)
+            .min(nblocks)
+            .max(1) as usize;
         let next = AtomicU64::new(0);
         let first_error: Mutex<Option<(u64, Error)>> = Mutex::new(None);
         let total = Mutex::new(Report::default());
@@ -469,7 +536,21 @@ impl Device {
                 if b >= nblocks {
                     break;
                 }
-                if let Err(e) = w.run_block(&launch, b) {
+                // A panic would be a simulator bug; it becomes an error, not a crash.
+                let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    w.run_block(&launch, b)
+                }))
+                .unwrap_or_else(|p| {
+                    let msg = p
+                        .downcast_ref::<&str>()
+                        .map(|s| s.to_string())
+                        .or_else(|| p.downcast_ref::<String>().cloned())
+                        .unwrap_or_default();
+                    Err(Error::Internal(format!(
+                        "kernel `{name}`, block {b}: {msg}"
+                    )))
+                });
+                if let Err(e) = result {
                     let mut fe = first_error.lock().unwrap_or_else(|p| p.into_inner());
                     if fe.as_ref().is_none_or(|(fb, _)| b < *fb) {
                         *fe = Some((b, e));
@@ -478,7 +559,10 @@ impl Device {
                     break;
                 }
             }
-            total.lock().unwrap_or_else(|p| p.into_inner()).merge(&w.report);
+            total
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .merge(&w.report);
         };
         if nthreads == 1 {
             work();
@@ -497,9 +581,16 @@ impl Device {
 }
 
 fn build_params(k: &Kernel, args: &[Arg<'_>]) -> Result<Vec<u8>> {
-    let bad = |msg: String| Error::Arguments { kernel: k.name.clone(), msg };
+    let bad = |msg: String| Error::Arguments {
+        kernel: k.name.clone(),
+        msg,
+    };
     if args.len() != k.params.len() {
-        return Err(bad(format!("expects {} arguments, got {}", k.params.len(), args.len())));
+        return Err(bad(format!(
+            "expects {} arguments, got {}",
+            k.params.len(),
+            args.len()
+        )));
     }
     let mut out = vec![0u8; k.param_bytes as usize];
     for (i, (p, a)) in k.params.iter().zip(args).enumerate() {
@@ -509,7 +600,8 @@ fn build_params(k: &Kernel, args: &[Arg<'_>]) -> Result<Vec<u8>> {
                 "argument {i} (`{}`) is {}-byte `{}`, but {} ({} bytes) was passed",
                 p.name,
                 p.size,
-                p.ty.map(|t| format!("{t:?}").to_lowercase()).unwrap_or_else(|| "b8[]".into()),
+                p.ty.map(|t| format!("{t:?}").to_lowercase())
+                    .unwrap_or_else(|| "b8[]".into()),
                 a.describe(),
                 bytes.len()
             )));

@@ -105,6 +105,9 @@ pub enum Error {
     /// buffer of another device).
     #[error("buffer operation: {0}")]
     Buffer(String),
+    /// The simulator itself failed (a bug); the message says where.
+    #[error("internal simulator error (please report): {0}")]
+    Internal(String),
     /// The device's memory limit would be exceeded.
     #[error("out of device memory: {requested} bytes requested, {available} available")]
     OutOfMemory {

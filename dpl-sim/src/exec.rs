@@ -99,7 +99,11 @@ impl Report {
     /// Fraction of moved sectors that were needed (1.0 = perfectly coalesced); 1.0 when no
     /// global memory was touched.
     pub fn coalescing_efficiency(&self) -> f64 {
-        if self.sectors_moved == 0 { 1.0 } else { self.sectors_ideal as f64 / self.sectors_moved as f64 }
+        if self.sectors_moved == 0 {
+            1.0
+        } else {
+            self.sectors_ideal as f64 / self.sectors_moved as f64
+        }
     }
 }
 
@@ -217,7 +221,11 @@ fn canon(t: Ty, v: u64) -> u64 {
 }
 
 fn mask_of(bits: u32) -> u64 {
-    if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 }
+    if bits >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    }
 }
 
 impl Worker {
@@ -235,7 +243,8 @@ impl Worker {
         let nwarps = nthreads.div_ceil(32) as usize;
         let nslots = k.nslots as usize;
         self.warps.resize_with(nwarps, Warp::default);
-        let shared_len = (k.dyn_shared_offset as usize + l.dyn_shared as usize).max(k.shared_static as usize);
+        let shared_len =
+            (k.dyn_shared_offset as usize + l.dyn_shared as usize).max(k.shared_static as usize);
         self.shared.clear();
         self.shared.resize(shared_len, 0);
         self.bars.clear();
@@ -293,8 +302,16 @@ impl Worker {
                 let bit = 1u64 << lane;
                 set(w, special::LANEMASK_EQ, bit);
                 set(w, special::LANEMASK_LT, bit - 1);
-                set(w, special::LANEMASK_LE, (bit << 1).wrapping_sub(1) & 0xffff_ffff);
-                set(w, special::LANEMASK_GT, !((bit << 1).wrapping_sub(1)) & 0xffff_ffff);
+                set(
+                    w,
+                    special::LANEMASK_LE,
+                    (bit << 1).wrapping_sub(1) & 0xffff_ffff,
+                );
+                set(
+                    w,
+                    special::LANEMASK_GT,
+                    !((bit << 1).wrapping_sub(1)) & 0xffff_ffff,
+                );
                 set(w, special::LANEMASK_GE, !(bit - 1) & 0xffff_ffff);
             }
         }
@@ -309,7 +326,9 @@ impl Worker {
                 block: ctaid,
                 thread: [t % bx, (t / bx) % by, t / (bx * by)],
                 line: inst.map(|i| i.line).unwrap_or(0),
-                inst: inst.map(|i| k.texts[i.text as usize].clone()).unwrap_or_default(),
+                inst: inst
+                    .map(|i| k.texts[i.text as usize].clone())
+                    .unwrap_or_default(),
                 detail: f.detail,
             }
         };
@@ -386,7 +405,12 @@ impl Worker {
                     exited_warps
                 );
                 return Err(fault_to_error(
-                    Fault { kind: FaultKind::Deadlock, lane, pc: bar.pc.unwrap_or(0), detail },
+                    Fault {
+                        kind: FaultKind::Deadlock,
+                        lane,
+                        pc: bar.pc.unwrap_or(0),
+                        detail,
+                    },
                     wi,
                 ));
             }
@@ -456,7 +480,9 @@ impl Worker {
             if let Some((p, neg)) = inst.guard {
                 let base = (p as usize) << 5;
                 let mut pm = 0u32;
-                lanes(gmask, |lane| pm |= ((w.regs[base | lane] & 1) as u32) << lane);
+                lanes(gmask, |lane| {
+                    pm |= ((w.regs[base | lane] & 1) as u32) << lane
+                });
                 m &= if neg { !pm } else { pm };
             }
             self.report.instructions += 1;
@@ -480,7 +506,13 @@ impl Worker {
                     }
                     continue;
                 }
-                Op::Call { entry, args, regs, locals, .. } => {
+                Op::Call {
+                    entry,
+                    args,
+                    regs,
+                    locals,
+                    ..
+                } => {
                     let frame_bytes = k.local_bytes as usize;
                     let mut overflow = None;
                     lanes(m, |lane| {
@@ -492,13 +524,21 @@ impl Worker {
                         let base = lane * frame_bytes;
                         let mut saved_local = Vec::new();
                         for (a, b) in locals {
-                            saved_local.extend_from_slice(&w.local[base + *a as usize..base + *b as usize]);
+                            saved_local.extend_from_slice(
+                                &w.local[base + *a as usize..base + *b as usize],
+                            );
                         }
                         for (from, to, n) in args {
-                            let (from, to, n) = (base + *from as usize, base + *to as usize, *n as usize);
+                            let (from, to, n) =
+                                (base + *from as usize, base + *to as usize, *n as usize);
                             w.local.copy_within(from..from + n, to);
                         }
-                        w.stacks[lane].push(Frame { ret_pc: gpc + 1, call_pc: gpc, saved_regs, saved_local });
+                        w.stacks[lane].push(Frame {
+                            ret_pc: gpc + 1,
+                            call_pc: gpc,
+                            saved_regs,
+                            saved_local,
+                        });
                         w.pc[lane] = *entry;
                     });
                     if let Some(lane) = overflow {
@@ -522,7 +562,10 @@ impl Worker {
                             bad = Some(lane);
                             return;
                         };
-                        let Op::Call { rets, regs, locals, .. } = &insts[f.call_pc as usize].op else {
+                        let Op::Call {
+                            rets, regs, locals, ..
+                        } = &insts[f.call_pc as usize].op
+                        else {
                             unreachable!("frames are pushed by calls")
                         };
                         let base = lane * frame_bytes;
@@ -540,7 +583,8 @@ impl Worker {
                         let mut at = 0;
                         for (a, b) in locals {
                             let n = (*b - *a) as usize;
-                            w.local[base + *a as usize..base + *b as usize].copy_from_slice(&f.saved_local[at..at + n]);
+                            w.local[base + *a as usize..base + *b as usize]
+                                .copy_from_slice(&f.saved_local[at..at + n]);
                             at += n;
                         }
                         let mut at = 0;
@@ -552,7 +596,12 @@ impl Worker {
                         w.pc[lane] = f.ret_pc;
                     });
                     if let Some(lane) = bad {
-                        break Err(Fault { kind: FaultKind::Unsupported, lane, pc: gpc, detail: "`ret` without a call".into() });
+                        break Err(Fault {
+                            kind: FaultKind::Unsupported,
+                            lane,
+                            pc: gpc,
+                            detail: "`ret` without a call".into(),
+                        });
                     }
                     lanes(gmask & !m, |lane| w.pc[lane] = gpc + 1);
                     gmask = 0;
@@ -568,13 +617,25 @@ impl Worker {
                     }
                     continue;
                 }
-                Op::Bar { kind, id, count, d, pred } => {
+                Op::Bar {
+                    kind,
+                    id,
+                    count,
+                    d,
+                    pred,
+                } => {
                     if m != 0 {
                         let idv = self.read(w, *id, m.trailing_zeros() as usize) as usize;
                         if idv >= 16 {
-                            break Err(self.fault(FaultKind::Unsupported, m, gpc, format!("barrier id {idv} (must be < 16)")));
+                            break Err(self.fault(
+                                FaultKind::Unsupported,
+                                m,
+                                gpc,
+                                format!("barrier id {idv} (must be < 16)"),
+                            ));
                         }
-                        let cnt = count.map(|c| self.read(w, c, m.trailing_zeros() as usize) as u32);
+                        let cnt =
+                            count.map(|c| self.read(w, c, m.trailing_zeros() as usize) as u32);
                         let bar = &mut self.bars[idv];
                         if let Some(p) = bar.pc
                             && p != gpc
@@ -646,7 +707,12 @@ impl Worker {
     }
 
     fn fault(&self, kind: FaultKind, m: u32, pc: u32, detail: String) -> Fault {
-        Fault { kind, lane: m.trailing_zeros() as usize, pc, detail }
+        Fault {
+            kind,
+            lane: m.trailing_zeros() as usize,
+            pc,
+            detail,
+        }
     }
 
     #[inline(always)]
@@ -670,7 +736,15 @@ impl Worker {
 
     /// Executes a non-control instruction over the lanes of `m` (`group` is the converged
     /// group, for warp collectives).
-    fn exec(&mut self, l: &Launch<'_>, w: &mut Warp, inst: &Inst, m: u32, group: u32, steps: u64) -> FResult<()> {
+    fn exec(
+        &mut self,
+        l: &Launch<'_>,
+        w: &mut Warp,
+        inst: &Inst,
+        m: u32,
+        group: u32,
+        steps: u64,
+    ) -> FResult<()> {
         let clock = self.report.instructions;
         let _ = steps;
         macro_rules! rd {
@@ -708,7 +782,10 @@ impl Worker {
                     }
                 });
             }
-            Op::Int { op, ty, d, s } if (ty.bits() >= 32 && fast_int(*op)) || (*op == IntOp::MulWide && ty.bits() == 32) => {
+            Op::Int { op, ty, d, s }
+                if (ty.bits() >= 32 && fast_int(*op))
+                    || (*op == IntOp::MulWide && ty.bits() == 32) =>
+            {
                 // Common 32/64-bit operations: the low bits of wrapping u64 arithmetic on
                 // the operands are the result, whatever the signedness.
                 let (op, ty, d, s) = (*op, *ty, *d, *s);
@@ -737,7 +814,8 @@ impl Worker {
                     // The 64-bit products below are already canonical for the wide type.
                     IntOp::MulWide if ty == Ty::S32 => lanes(m, |lane| {
                         let (a, b) = (rd!(s[0], lane), rd!(s[1], lane));
-                        w.regs[idx(d, lane)] = (a as i32 as i64).wrapping_mul(b as i32 as i64) as u64;
+                        w.regs[idx(d, lane)] =
+                            (a as i32 as i64).wrapping_mul(b as i32 as i64) as u64;
                     }),
                     _ => lanes(m, |lane| {
                         let (a, b) = (rd!(s[0], lane), rd!(s[1], lane));
@@ -745,9 +823,15 @@ impl Worker {
                     }),
                 }
             }
-            Op::Float { op, ty: Ty::F32, rnd: Rnd::Default | Rnd::Rn, ftz: false, sat: false, d, s }
-                if matches!(op, FOp::Add | FOp::Sub | FOp::Mul | FOp::Fma) =>
-            {
+            Op::Float {
+                op,
+                ty: Ty::F32,
+                rnd: Rnd::Default | Rnd::Rn,
+                ftz: false,
+                sat: false,
+                d,
+                s,
+            } if matches!(op, FOp::Add | FOp::Sub | FOp::Mul | FOp::Fma) => {
                 let (op, d, s) = (*op, *d, *s);
                 macro_rules! fop {
                     ($f:expr) => {
@@ -755,7 +839,11 @@ impl Worker {
                             let a = f32::from_bits(rd!(s[0], lane) as u32);
                             let b = f32::from_bits(rd!(s[1], lane) as u32);
                             let r: f32 = $f(a, b, lane);
-                            w.regs[idx(d, lane)] = if r.is_nan() { fpu::F32_NAN as u64 } else { r.to_bits() as u64 };
+                            w.regs[idx(d, lane)] = if r.is_nan() {
+                                fpu::F32_NAN as u64
+                            } else {
+                                r.to_bits() as u64
+                            };
                         })
                     };
                 }
@@ -770,7 +858,11 @@ impl Worker {
                             let b = f32::from_bits(rd!(s[1], lane) as u32);
                             let cv = f32::from_bits(rd!(c, lane) as u32);
                             let r = a.mul_add(b, cv);
-                            w.regs[idx(d, lane)] = if r.is_nan() { fpu::F32_NAN as u64 } else { r.to_bits() as u64 };
+                            w.regs[idx(d, lane)] = if r.is_nan() {
+                                fpu::F32_NAN as u64
+                            } else {
+                                r.to_bits() as u64
+                            };
                         })
                     }
                 }
@@ -799,10 +891,23 @@ impl Worker {
                     }
                 });
                 if let Some((lane, detail)) = err {
-                    return Err(Fault { kind: FaultKind::Unsupported, lane, pc: 0, detail });
+                    return Err(Fault {
+                        kind: FaultKind::Unsupported,
+                        lane,
+                        pc: 0,
+                        detail,
+                    });
                 }
             }
-            Op::Float { op, ty, rnd, ftz, sat, d, s } => {
+            Op::Float {
+                op,
+                ty,
+                rnd,
+                ftz,
+                sat,
+                d,
+                s,
+            } => {
                 let (op, ty, rnd, ftz, sat, d, s) = (*op, *ty, *rnd, *ftz, *sat, *d, *s);
                 lanes(m, |lane| {
                     let a = rd!(s[0], lane);
@@ -811,7 +916,16 @@ impl Worker {
                     w.regs[idx(d, lane)] = float_op(op, ty, rnd, ftz, sat, a, b, c);
                 });
             }
-            Op::Setp { cmp, ty, ftz, d, d2, comb, a, b } => {
+            Op::Setp {
+                cmp,
+                ty,
+                ftz,
+                d,
+                d2,
+                comb,
+                a,
+                b,
+            } => {
                 let (cmp, ty, ftz, d, d2, comb, a, b) = (*cmp, *ty, *ftz, *d, *d2, *comb, *a, *b);
                 lanes(m, |lane| {
                     let r = compare(cmp, ty, ftz, rd!(a, lane), rd!(b, lane));
@@ -828,8 +942,18 @@ impl Worker {
                     }
                 });
             }
-            Op::Set { cmp, dty, sty, ftz, d, comb, a, b } => {
-                let (cmp, dty, sty, ftz, d, comb, a, b) = (*cmp, *dty, *sty, *ftz, *d, *comb, *a, *b);
+            Op::Set {
+                cmp,
+                dty,
+                sty,
+                ftz,
+                d,
+                comb,
+                a,
+                b,
+            } => {
+                let (cmp, dty, sty, ftz, d, comb, a, b) =
+                    (*cmp, *dty, *sty, *ftz, *d, *comb, *a, *b);
                 lanes(m, |lane| {
                     let mut r = compare(cmp, sty, ftz, rd!(a, lane), rd!(b, lane));
                     if let Some((op, c, neg)) = comb {
@@ -856,11 +980,23 @@ impl Worker {
             Op::Selp { ty, d, a, b, c } => {
                 let (ty, d, a, b, c) = (*ty, *d, *a, *b, *c);
                 lanes(m, |lane| {
-                    let v = if rd!(c, lane) & 1 != 0 { rd!(a, lane) } else { rd!(b, lane) };
+                    let v = if rd!(c, lane) & 1 != 0 {
+                        rd!(a, lane)
+                    } else {
+                        rd!(b, lane)
+                    };
                     w.regs[idx(d, lane)] = canon(ty, v);
                 });
             }
-            Op::Slct { ty, cty, ftz, d, a, b, c } => {
+            Op::Slct {
+                ty,
+                cty,
+                ftz,
+                d,
+                a,
+                b,
+                c,
+            } => {
                 let (ty, cty, ftz, d, a, b, c) = (*ty, *cty, *ftz, *d, *a, *b, *c);
                 lanes(m, |lane| {
                     let cv = rd!(c, lane);
@@ -875,7 +1011,15 @@ impl Worker {
                     w.regs[idx(d, lane)] = canon(ty, v);
                 });
             }
-            Op::Cvt { dty, sty, rnd, sat, ftz, d, a } => {
+            Op::Cvt {
+                dty,
+                sty,
+                rnd,
+                sat,
+                ftz,
+                d,
+                a,
+            } => {
                 let (dty, sty, rnd, sat, ftz, d, a) = (*dty, *sty, *rnd, *sat, *ftz, *d, *a);
                 lanes(m, |lane| {
                     w.regs[idx(d, lane)] = convert(dty, sty, rnd, sat, ftz, rd!(a, lane));
@@ -912,20 +1056,51 @@ impl Worker {
                     w.regs[idx(d, lane)] = r as u64;
                 });
             }
-            Op::Ld { space, ty, n, ds, base, off } => {
+            Op::Ld {
+                space,
+                ty,
+                n,
+                ds,
+                base,
+                off,
+            } => {
                 self.load(l, w, *space, *ty, *n, ds, *base, *off, m)?;
             }
-            Op::St { space, ty, n, srcs, base, off } => {
+            Op::St {
+                space,
+                ty,
+                n,
+                srcs,
+                base,
+                off,
+            } => {
                 self.store(l, w, *space, *ty, *n, srcs, *base, *off, m)?;
             }
-            Op::Atom { space, op, ty, d, base, off, b, c } => {
+            Op::Atom {
+                space,
+                op,
+                ty,
+                d,
+                base,
+                off,
+                b,
+                c,
+            } => {
                 self.atomic(l, w, *space, *op, *ty, *d, *base, *off, *b, *c, m)?;
             }
             Op::WarpSync { mask } => {
                 let mv = rd!(*mask, m.trailing_zeros() as usize) as u32;
                 self.check_converged(w, mv, group, "bar.warp.sync")?;
             }
-            Op::Shfl { mode, d, p, a, b, c, mask } => {
+            Op::Shfl {
+                mode,
+                d,
+                p,
+                a,
+                b,
+                c,
+                mask,
+            } => {
                 let mv = rd!(*mask, m.trailing_zeros() as usize) as u32;
                 self.check_converged(w, mv, group, "shfl.sync")?;
                 let mut src = [0u64; 32];
@@ -959,14 +1134,24 @@ impl Worker {
                             (j, j <= max_lane)
                         }
                     };
-                    let j = if pval && (0..32).contains(&j) { j as usize } else { lane };
+                    let j = if pval && (0..32).contains(&j) {
+                        j as usize
+                    } else {
+                        lane
+                    };
                     w.regs[idx(d, lane)] = src[j];
                     if let Some(p) = p {
                         w.regs[idx(p, lane)] = pval as u64;
                     }
                 });
             }
-            Op::Vote { mode, d, a, neg, mask } => {
+            Op::Vote {
+                mode,
+                d,
+                a,
+                neg,
+                mask,
+            } => {
                 let mv = rd!(*mask, m.trailing_zeros() as usize) as u32;
                 self.check_converged(w, mv, group, "vote.sync")?;
                 let mut ballot = 0u32;
@@ -990,7 +1175,14 @@ impl Worker {
                 let d = *d;
                 lanes(m, |lane| w.regs[idx(d, lane)] = group as u64);
             }
-            Op::Match { all, ty, d, p, a, mask } => {
+            Op::Match {
+                all,
+                ty,
+                d,
+                p,
+                a,
+                mask,
+            } => {
                 let mv = rd!(*mask, m.trailing_zeros() as usize) as u32;
                 self.check_converged(w, mv, group, "match.sync")?;
                 let members = m & mv;
@@ -1030,8 +1222,12 @@ impl Worker {
                             ReduxOp::And => x & v,
                             ReduxOp::Or => x | v,
                             ReduxOp::Xor => x ^ v,
-                            ReduxOp::Min if signed => ((x as u32 as i32).min(v as u32 as i32)) as u32 as u64,
-                            ReduxOp::Max if signed => ((x as u32 as i32).max(v as u32 as i32)) as u32 as u64,
+                            ReduxOp::Min if signed => {
+                                ((x as u32 as i32).min(v as u32 as i32)) as u32 as u64
+                            }
+                            ReduxOp::Max if signed => {
+                                ((x as u32 as i32).max(v as u32 as i32)) as u32 as u64
+                            }
                             ReduxOp::Min => x.min(v),
                             ReduxOp::Max => x.max(v),
                         },
@@ -1045,8 +1241,16 @@ impl Worker {
                 let (what, ty, d, a) = (*what, *ty, *d, *a);
                 lanes(m, |lane| {
                     let v = rd!(a, lane);
-                    let x = if ty == Ty::F32 { f32::from_bits(v as u32) as f64 } else { f64::from_bits(v) };
-                    let sub = if ty == Ty::F32 { f32::from_bits(v as u32).is_subnormal() } else { x.is_subnormal() };
+                    let x = if ty == Ty::F32 {
+                        f32::from_bits(v as u32) as f64
+                    } else {
+                        f64::from_bits(v)
+                    };
+                    let sub = if ty == Ty::F32 {
+                        f32::from_bits(v as u32).is_subnormal()
+                    } else {
+                        x.is_subnormal()
+                    };
                     let r = match what {
                         TestP::Finite => x.is_finite(),
                         TestP::Infinite => x.is_infinite(),
@@ -1059,13 +1263,25 @@ impl Worker {
                 });
             }
             Op::Trap => {
-                return Err(Fault { kind: FaultKind::Trap, lane: m.trailing_zeros() as usize, pc: 0, detail: "the kernel executed `trap`".into() });
+                return Err(Fault {
+                    kind: FaultKind::Trap,
+                    lane: m.trailing_zeros() as usize,
+                    pc: 0,
+                    detail: "the kernel executed `trap`".into(),
+                });
             }
             Op::Unsupported(msg) => {
-                return Err(Fault { kind: FaultKind::Unsupported, lane: m.trailing_zeros() as usize, pc: 0, detail: msg.clone() });
+                return Err(Fault {
+                    kind: FaultKind::Unsupported,
+                    lane: m.trailing_zeros() as usize,
+                    pc: 0,
+                    detail: msg.clone(),
+                });
             }
             Op::Nop => {}
-            Op::Bra { .. } | Op::Exit | Op::Bar { .. } | Op::Call { .. } | Op::Ret => unreachable!("control flow is handled by run_warp"),
+            Op::Bra { .. } | Op::Exit | Op::Bar { .. } | Op::Call { .. } | Op::Ret => {
+                unreachable!("control flow is handled by run_warp")
+            }
         }
         Ok(())
     }
@@ -1106,42 +1322,54 @@ impl Worker {
         }
         Ok(())
     }
-
 }
 
 /// Resolves one lane's access to a location, checking alignment and bounds.
 #[inline]
 #[allow(clippy::too_many_arguments)]
-fn locate(l: &Launch<'_>, shared_len: usize, w: &mut Warp, space: MemSpace, addr: u64, size: u32, lane: usize, write: bool) -> FResult<Loc> {
-        if addr % size as u64 != 0 {
-            return Err(Fault {
-                kind: FaultKind::Misaligned,
-                lane,
-                pc: 0,
-                detail: format!("address {addr:#x} is not aligned to {size} bytes"),
-            });
-        }
-        let (sp, a) = match space {
-            MemSpace::Generic => {
-                let s = generic_space(addr);
-                let a = match s {
-                    MemSpace::Shared => addr - SHARED_WINDOW,
-                    MemSpace::Local => addr - LOCAL_WINDOW,
-                    MemSpace::Param => addr - PARAM_WINDOW,
-                    _ => addr,
-                };
-                (s, a)
-            }
-            s => (s, addr),
-        };
-        let oob = |what: &str, len: u64| Fault {
-            kind: FaultKind::OutOfBounds,
+fn locate(
+    l: &Launch<'_>,
+    shared_len: usize,
+    w: &mut Warp,
+    space: MemSpace,
+    addr: u64,
+    size: u32,
+    lane: usize,
+    write: bool,
+) -> FResult<Loc> {
+    if addr % size as u64 != 0 {
+        return Err(Fault {
+            kind: FaultKind::Misaligned,
             lane,
             pc: 0,
-            detail: format!("{size}-byte {} at {what} offset {a:#x}, outside its {len} bytes", if write { "store" } else { "load" }),
-        };
-        match sp {
-            MemSpace::Global | MemSpace::Const | MemSpace::Generic => match l.global.find(a, size, &mut w.alloc_hint) {
+            detail: format!("address {addr:#x} is not aligned to {size} bytes"),
+        });
+    }
+    let (sp, a) = match space {
+        MemSpace::Generic => {
+            let s = generic_space(addr);
+            let a = match s {
+                MemSpace::Shared => addr - SHARED_WINDOW,
+                MemSpace::Local => addr - LOCAL_WINDOW,
+                MemSpace::Param => addr - PARAM_WINDOW,
+                _ => addr,
+            };
+            (s, a)
+        }
+        s => (s, addr),
+    };
+    let oob = |what: &str, len: u64| Fault {
+        kind: FaultKind::OutOfBounds,
+        lane,
+        pc: 0,
+        detail: format!(
+            "{size}-byte {} at {what} offset {a:#x}, outside its {len} bytes",
+            if write { "store" } else { "load" }
+        ),
+    };
+    match sp {
+        MemSpace::Global | MemSpace::Const | MemSpace::Generic => {
+            match l.global.find(a, size, &mut w.alloc_hint) {
                 Some((i, off)) => Ok(Loc::Global(i, off)),
                 None => Err(Fault {
                     kind: FaultKind::OutOfBounds,
@@ -1150,51 +1378,66 @@ fn locate(l: &Launch<'_>, shared_len: usize, w: &mut Warp, space: MemSpace, addr
                     detail: format!(
                         "{size}-byte {} at address {a:#x} is outside every allocation{}",
                         if write { "store" } else { "load" },
-                        if space == MemSpace::Generic { " (generic address)" } else { "" }
+                        if space == MemSpace::Generic {
+                            " (generic address)"
+                        } else {
+                            ""
+                        }
                     ),
                 }),
-            },
-            MemSpace::Shared => {
-                if a + size as u64 <= shared_len as u64 {
-                    Ok(Loc::Shared(a as usize))
-                } else {
-                    Err(oob("shared-memory", shared_len as u64))
-                }
-            }
-            MemSpace::Local => {
-                let frame = l.kernel.local_bytes as u64;
-                if a + size as u64 <= frame {
-                    Ok(Loc::Local(lane * frame as usize + a as usize))
-                } else {
-                    Err(oob("local-memory", frame))
-                }
-            }
-            MemSpace::Param => {
-                if write {
-                    return Err(Fault {
-                        kind: FaultKind::OutOfBounds,
-                        lane,
-                        pc: 0,
-                        detail: "store to kernel parameter space".into(),
-                    });
-                }
-                if a + size as u64 <= l.params.len() as u64 {
-                    Ok(Loc::Param(a as usize))
-                } else {
-                    Err(oob("kernel-parameter", l.params.len() as u64))
-                }
             }
         }
+        MemSpace::Shared => {
+            if a + size as u64 <= shared_len as u64 {
+                Ok(Loc::Shared(a as usize))
+            } else {
+                Err(oob("shared-memory", shared_len as u64))
+            }
+        }
+        MemSpace::Local => {
+            let frame = l.kernel.local_bytes as u64;
+            if a + size as u64 <= frame {
+                Ok(Loc::Local(lane * frame as usize + a as usize))
+            } else {
+                Err(oob("local-memory", frame))
+            }
+        }
+        MemSpace::Param => {
+            if write {
+                return Err(Fault {
+                    kind: FaultKind::OutOfBounds,
+                    lane,
+                    pc: 0,
+                    detail: "store to kernel parameter space".into(),
+                });
+            }
+            if a + size as u64 <= l.params.len() as u64 {
+                Ok(Loc::Param(a as usize))
+            } else {
+                Err(oob("kernel-parameter", l.params.len() as u64))
+            }
+        }
+    }
 }
 
 impl Worker {
-
     /// Addresses of a warp access to global memory when every active lane's access is
     /// aligned and inside one allocation (the common, coalesced case): (allocation, addresses).
     #[inline]
     #[allow(clippy::too_many_arguments)]
-    fn fast_global(l: &Launch<'_>, w: &mut Warp, space: MemSpace, base: Src, off: i64, m: u32, size: u32) -> Option<(usize, [u64; 32])> {
-        if !matches!(space, MemSpace::Global | MemSpace::Const | MemSpace::Generic) {
+    fn fast_global(
+        l: &Launch<'_>,
+        w: &mut Warp,
+        space: MemSpace,
+        base: Src,
+        off: i64,
+        m: u32,
+        size: u32,
+    ) -> Option<(usize, [u64; 32])> {
+        if !matches!(
+            space,
+            MemSpace::Global | MemSpace::Const | MemSpace::Generic
+        ) {
             return None;
         }
         let mut addrs = [0u64; 32];
@@ -1221,7 +1464,18 @@ impl Worker {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn load(&mut self, l: &Launch<'_>, w: &mut Warp, space: MemSpace, ty: Ty, n: u8, ds: &[Slot; 4], base: Src, off: i64, m: u32) -> FResult<()> {
+    fn load(
+        &mut self,
+        l: &Launch<'_>,
+        w: &mut Warp,
+        space: MemSpace,
+        ty: Ty,
+        n: u8,
+        ds: &[Slot; 4],
+        base: Src,
+        off: i64,
+        m: u32,
+    ) -> FResult<()> {
         let esize = ty.bytes();
         let total = esize * n as u32;
         let signed = ty.signed();
@@ -1302,7 +1556,18 @@ impl Worker {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn store(&mut self, l: &Launch<'_>, w: &mut Warp, space: MemSpace, ty: Ty, n: u8, srcs: &[Src; 4], base: Src, off: i64, m: u32) -> FResult<()> {
+    fn store(
+        &mut self,
+        l: &Launch<'_>,
+        w: &mut Warp,
+        space: MemSpace,
+        ty: Ty,
+        n: u8,
+        srcs: &[Src; 4],
+        base: Src,
+        off: i64,
+        m: u32,
+    ) -> FResult<()> {
         let esize = ty.bytes();
         let total = esize * n as u32;
         if space != MemSpace::Const
@@ -1313,7 +1578,11 @@ impl Worker {
             lanes(m, |lane| {
                 let at = addrs[lane] - a.base;
                 for (e, src) in srcs.iter().enumerate().take(n as usize) {
-                    a.store(at + (e as u32 * esize) as u64, esize, Self::read_s(&w.regs, *src, lane));
+                    a.store(
+                        at + (e as u32 * esize) as u64,
+                        esize,
+                        Self::read_s(&w.regs, *src, lane),
+                    );
                 }
             });
             return Ok(());
@@ -1366,7 +1635,20 @@ impl Worker {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn atomic(&mut self, l: &Launch<'_>, w: &mut Warp, space: MemSpace, op: AtomOp, ty: Ty, d: Option<Slot>, base: Src, off: i64, b: Src, c: Src, m: u32) -> FResult<()> {
+    fn atomic(
+        &mut self,
+        l: &Launch<'_>,
+        w: &mut Warp,
+        space: MemSpace,
+        op: AtomOp,
+        ty: Ty,
+        d: Option<Slot>,
+        base: Src,
+        off: i64,
+        b: Src,
+        c: Src,
+        m: u32,
+    ) -> FResult<()> {
         let size = ty.bytes();
         let shared_len = self.shared.len();
         let mut any_global = false;
@@ -1436,7 +1718,10 @@ enum Loc {
 
 /// Integer operations with a fast path at 32 and 64 bits.
 fn fast_int(op: IntOp) -> bool {
-    matches!(op, IntOp::Add | IntOp::Sub | IntOp::MulLo | IntOp::MadLo | IntOp::And | IntOp::Or | IntOp::Xor)
+    matches!(
+        op,
+        IntOp::Add | IntOp::Sub | IntOp::MulLo | IntOp::MadLo | IntOp::And | IntOp::Or | IntOp::Xor
+    )
 }
 
 fn generic_space(a: u64) -> MemSpace {
@@ -1571,7 +1856,11 @@ fn compare(cmp: Cmp, ty: Ty, ftz: bool, a: u64, b: u64) -> bool {
     }
     let (a, b) = (canon(ty, a), canon(ty, b));
     let signed = ty.signed();
-    let lt = if signed { (a as i64) < (b as i64) } else { a < b };
+    let lt = if signed {
+        (a as i64) < (b as i64)
+    } else {
+        a < b
+    };
     let ult = a < b;
     match cmp {
         Cmp::Eq | Cmp::Equ => a == b,
@@ -1590,7 +1879,15 @@ fn compare(cmp: Cmp, ty: Ty, ftz: bool, a: u64, b: u64) -> bool {
 }
 
 /// Integer operation on canonical operands; returns (result, carry out).
-fn int_op(op: IntOp, ty: Ty, a: u64, b: u64, c: u64, e: u64, carry: u64) -> Result<(u64, Option<u64>), String> {
+fn int_op(
+    op: IntOp,
+    ty: Ty,
+    a: u64,
+    b: u64,
+    c: u64,
+    e: u64,
+    carry: u64,
+) -> Result<(u64, Option<u64>), String> {
     let bits = ty.bits();
     let msk = mask_of(bits);
     let signed = ty.signed();
@@ -1603,8 +1900,13 @@ fn int_op(op: IntOp, ty: Ty, a: u64, b: u64, c: u64, e: u64, carry: u64) -> Resu
         IntOp::AddSat => (a as i32).saturating_add(b as i32) as i64 as u64,
         IntOp::SubSat => (a as i32).saturating_sub(b as i32) as i64 as u64,
         IntOp::AddC { cin, cout } => {
-            let s = (a & msk) as u128 + (b & msk) as u128 + if cin { (carry & 1) as u128 } else { 0 };
-            let co = if cout { Some(((s >> bits) & 1) as u64) } else { None };
+            let s =
+                (a & msk) as u128 + (b & msk) as u128 + if cin { (carry & 1) as u128 } else { 0 };
+            let co = if cout {
+                Some(((s >> bits) & 1) as u64)
+            } else {
+                None
+            };
             return Ok((canon(ty, s as u64 & msk), co));
         }
         IntOp::SubC { cin, cout } => {
@@ -1614,10 +1916,18 @@ fn int_op(op: IntOp, ty: Ty, a: u64, b: u64, c: u64, e: u64, carry: u64) -> Resu
             return Ok((canon(ty, s as u64 & msk), co));
         }
         IntOp::MadC { hi, cin, cout } => {
-            let part = if hi { mul_hi(a, b, bits, signed, msk) & msk } else { sx(a).wrapping_mul(sx(b)) as u64 & msk };
+            let part = if hi {
+                mul_hi(a, b, bits, signed, msk) & msk
+            } else {
+                sx(a).wrapping_mul(sx(b)) as u64 & msk
+            };
             let cc = canon(ty, c) & msk;
             let s = part as u128 + cc as u128 + if cin { (carry & 1) as u128 } else { 0 };
-            let co = if cout { Some(((s >> bits) & 1) as u64) } else { None };
+            let co = if cout {
+                Some(((s >> bits) & 1) as u64)
+            } else {
+                None
+            };
             return Ok((canon(ty, s as u64 & msk), co));
         }
         IntOp::MulLo => wrap(sx(a).wrapping_mul(sx(b))),
@@ -1627,13 +1937,33 @@ fn int_op(op: IntOp, ty: Ty, a: u64, b: u64, c: u64, e: u64, carry: u64) -> Resu
             canon(ty.widened(), p as u64 & mask_of(bits * 2))
         }
         IntOp::Mul24Lo => {
-            let x = sx(a & 0xff_ffff) - if signed && a & 0x80_0000 != 0 { 1 << 24 } else { 0 };
-            let y = sx(b & 0xff_ffff) - if signed && b & 0x80_0000 != 0 { 1 << 24 } else { 0 };
+            let x = sx(a & 0xff_ffff)
+                - if signed && a & 0x80_0000 != 0 {
+                    1 << 24
+                } else {
+                    0
+                };
+            let y = sx(b & 0xff_ffff)
+                - if signed && b & 0x80_0000 != 0 {
+                    1 << 24
+                } else {
+                    0
+                };
             wrap(x * y)
         }
         IntOp::Mul24Hi => {
-            let x = (a & 0xff_ffff) as i128 - if signed && a & 0x80_0000 != 0 { 1 << 24 } else { 0 };
-            let y = (b & 0xff_ffff) as i128 - if signed && b & 0x80_0000 != 0 { 1 << 24 } else { 0 };
+            let x = (a & 0xff_ffff) as i128
+                - if signed && a & 0x80_0000 != 0 {
+                    1 << 24
+                } else {
+                    0
+                };
+            let y = (b & 0xff_ffff) as i128
+                - if signed && b & 0x80_0000 != 0 {
+                    1 << 24
+                } else {
+                    0
+                };
             wrap((x * y) >> 16)
         }
         IntOp::MadLo => wrap(sx(a).wrapping_mul(sx(b)).wrapping_add(sx(canon(ty, c)))),
@@ -1646,12 +1976,26 @@ fn int_op(op: IntOp, ty: Ty, a: u64, b: u64, c: u64, e: u64, carry: u64) -> Resu
             let wt = ty.widened();
             let p = sx(a) * sx(b);
             let cc = canon(wt, c);
-            let cv = if signed { cc as i64 as i128 } else { cc as i128 };
+            let cv = if signed {
+                cc as i64 as i128
+            } else {
+                cc as i128
+            };
             canon(wt, (p + cv) as u64 & mask_of(bits * 2))
         }
         IntOp::Mad24Lo => {
-            let x = (a & 0xff_ffff) as i128 - if signed && a & 0x80_0000 != 0 { 1 << 24 } else { 0 };
-            let y = (b & 0xff_ffff) as i128 - if signed && b & 0x80_0000 != 0 { 1 << 24 } else { 0 };
+            let x = (a & 0xff_ffff) as i128
+                - if signed && a & 0x80_0000 != 0 {
+                    1 << 24
+                } else {
+                    0
+                };
+            let y = (b & 0xff_ffff) as i128
+                - if signed && b & 0x80_0000 != 0 {
+                    1 << 24
+                } else {
+                    0
+                };
             wrap(x * y + sx(canon(ty, c)))
         }
         IntOp::Div => {
@@ -1675,7 +2019,11 @@ fn int_op(op: IntOp, ty: Ty, a: u64, b: u64, c: u64, e: u64, carry: u64) -> Resu
         IntOp::Cnot => (a & msk == 0) as u64,
         IntOp::Shl => {
             let s = b as u32 as u64;
-            if s >= bits as u64 { 0 } else { canon(ty, (a << s) & msk) }
+            if s >= bits as u64 {
+                0
+            } else {
+                canon(ty, (a << s) & msk)
+            }
         }
         IntOp::Shr => {
             let s = (b as u32 as u64).min(bits as u64 - 1 + u64::from(!signed));
@@ -1723,7 +2071,11 @@ fn int_op(op: IntOp, ty: Ty, a: u64, b: u64, c: u64, e: u64, carry: u64) -> Resu
             let mut v = 0u64;
             for i in 0..bits {
                 // Bits past the source's top (and above the field) take the sign bit.
-                let bit = if i < len && pos + i < bits { (raw >> (pos + i)) & 1 } else { sbit as u64 };
+                let bit = if i < len && pos + i < bits {
+                    (raw >> (pos + i)) & 1
+                } else {
+                    sbit as u64
+                };
                 v |= bit << i;
             }
             canon(ty, v & msk)
@@ -1744,7 +2096,11 @@ fn int_op(op: IntOp, ty: Ty, a: u64, b: u64, c: u64, e: u64, carry: u64) -> Resu
         }
         IntOp::Bfind { shiftamt } => {
             let x = a & msk;
-            let v = if signed && (x >> (bits - 1)) & 1 == 1 { !x & msk } else { x };
+            let v = if signed && (x >> (bits - 1)) & 1 == 1 {
+                !x & msk
+            } else {
+                x
+            };
             if v == 0 {
                 0xffff_ffff
             } else {
@@ -1799,7 +2155,11 @@ fn int_op(op: IntOp, ty: Ty, a: u64, b: u64, c: u64, e: u64, carry: u64) -> Resu
             r
         }
         IntOp::ShfL { clamp } | IntOp::ShfR { clamp } => {
-            let n = if clamp { (c as u32).min(32) } else { c as u32 & 31 };
+            let n = if clamp {
+                (c as u32).min(32)
+            } else {
+                c as u32 & 31
+            };
             let pair = ((b as u32 as u64) << 32) | (a as u32 as u64);
             if matches!(op, IntOp::ShfL { .. }) {
                 ((pair << n) >> 32) & 0xffff_ffff
@@ -1817,7 +2177,11 @@ fn int_op(op: IntOp, ty: Ty, a: u64, b: u64, c: u64, e: u64, carry: u64) -> Resu
             r
         }
         IntOp::Sad => {
-            let d = if signed { ((a as i64) - (b as i64)).unsigned_abs() } else { a.abs_diff(b) };
+            let d = if signed {
+                ((a as i64) - (b as i64)).unsigned_abs()
+            } else {
+                a.abs_diff(b)
+            };
             wrap(d as i128 + sx(canon(ty, c)))
         }
         IntOp::Dp4a { a_signed, b_signed } => {
@@ -1825,19 +2189,39 @@ fn int_op(op: IntOp, ty: Ty, a: u64, b: u64, c: u64, e: u64, carry: u64) -> Resu
             for k in 0..4 {
                 let x = (a >> (8 * k)) & 0xff;
                 let y = (b >> (8 * k)) & 0xff;
-                let x = if a_signed { x as u8 as i8 as i64 } else { x as i64 };
-                let y = if b_signed { y as u8 as i8 as i64 } else { y as i64 };
+                let x = if a_signed {
+                    x as u8 as i8 as i64
+                } else {
+                    x as i64
+                };
+                let y = if b_signed {
+                    y as u8 as i8 as i64
+                } else {
+                    y as i64
+                };
                 s += x * y;
             }
             s as u64 & 0xffff_ffff
         }
-        IntOp::Dp2a { hi, a_signed, b_signed } => {
+        IntOp::Dp2a {
+            hi,
+            a_signed,
+            b_signed,
+        } => {
             let mut s = c as u32 as i64;
             for k in 0..2 {
                 let x = (a >> (16 * k)) & 0xffff;
                 let y = (b >> (8 * (k + if hi { 2 } else { 0 }))) & 0xff;
-                let x = if a_signed { x as u16 as i16 as i64 } else { x as i64 };
-                let y = if b_signed { y as u8 as i8 as i64 } else { y as i64 };
+                let x = if a_signed {
+                    x as u16 as i16 as i64
+                } else {
+                    x as i64
+                };
+                let y = if b_signed {
+                    y as u8 as i8 as i64
+                } else {
+                    y as i64
+                };
                 s += x * y;
             }
             s as u64 & 0xffff_ffff
@@ -1855,7 +2239,11 @@ fn mul_hi(a: u64, b: u64, bits: u32, signed: bool, msk: u64) -> u64 {
         (((a & msk) as u128 * (b & msk) as u128) >> bits) as u64
     };
     let hi = hi & msk;
-    if signed && bits < 64 && (hi >> (bits - 1)) & 1 == 1 { hi | !msk } else { hi }
+    if signed && bits < 64 && (hi >> (bits - 1)) & 1 == 1 {
+        hi | !msk
+    } else {
+        hi
+    }
 }
 
 fn f32_out(x: f32, ftz: bool, sat: bool) -> u64 {
@@ -1863,7 +2251,11 @@ fn f32_out(x: f32, ftz: bool, sat: bool) -> u64 {
     if sat {
         x = if x.is_nan() { 0.0 } else { x.clamp(0.0, 1.0) };
     }
-    if x.is_nan() { fpu::F32_NAN as u64 } else { x.to_bits() as u64 }
+    if x.is_nan() {
+        fpu::F32_NAN as u64
+    } else {
+        x.to_bits() as u64
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -1889,10 +2281,28 @@ fn float_op(op: FOp, ty: Ty, rnd: Rnd, ftz: bool, sat: bool, a: u64, b: u64, c: 
                 FOp::Sin => (x as f64).sin() as f32,
                 FOp::Cos => (x as f64).cos() as f32,
                 FOp::Tanh => (x as f64).tanh() as f32,
-                FOp::Min => fpu::fmin(x, y, x.is_nan(), y.is_nan(), x.is_sign_negative(), y.is_sign_negative()).unwrap_or(f32::NAN),
-                FOp::Max => fpu::fmax(x, y, x.is_nan(), y.is_nan(), x.is_sign_negative(), y.is_sign_negative()).unwrap_or(f32::NAN),
+                FOp::Min => fpu::fmin(
+                    x,
+                    y,
+                    x.is_nan(),
+                    y.is_nan(),
+                    x.is_sign_negative(),
+                    y.is_sign_negative(),
+                )
+                .unwrap_or(f32::NAN),
+                FOp::Max => fpu::fmax(
+                    x,
+                    y,
+                    x.is_nan(),
+                    y.is_nan(),
+                    x.is_sign_negative(),
+                    y.is_sign_negative(),
+                )
+                .unwrap_or(f32::NAN),
                 FOp::Abs => return f32_out(x.abs(), ftz, false),
-                FOp::Neg => return (if ftz { fpu::ftz32(x) } else { x }).to_bits() as u64 ^ 0x8000_0000,
+                FOp::Neg => {
+                    return (if ftz { fpu::ftz32(x) } else { x }).to_bits() as u64 ^ 0x8000_0000;
+                }
                 FOp::Copysign => y.copysign(x),
             };
             if matches!(op, FOp::Copysign) {
@@ -1916,13 +2326,33 @@ fn float_op(op: FOp, ty: Ty, rnd: Rnd, ftz: bool, sat: bool, a: u64, b: u64, c: 
                 FOp::Sin => x.sin(),
                 FOp::Cos => x.cos(),
                 FOp::Tanh => x.tanh(),
-                FOp::Min => fpu::fmin(x, y, x.is_nan(), y.is_nan(), x.is_sign_negative(), y.is_sign_negative()).unwrap_or(f64::NAN),
-                FOp::Max => fpu::fmax(x, y, x.is_nan(), y.is_nan(), x.is_sign_negative(), y.is_sign_negative()).unwrap_or(f64::NAN),
+                FOp::Min => fpu::fmin(
+                    x,
+                    y,
+                    x.is_nan(),
+                    y.is_nan(),
+                    x.is_sign_negative(),
+                    y.is_sign_negative(),
+                )
+                .unwrap_or(f64::NAN),
+                FOp::Max => fpu::fmax(
+                    x,
+                    y,
+                    x.is_nan(),
+                    y.is_nan(),
+                    x.is_sign_negative(),
+                    y.is_sign_negative(),
+                )
+                .unwrap_or(f64::NAN),
                 FOp::Abs => return a & !(1 << 63),
                 FOp::Neg => return a ^ (1 << 63),
                 FOp::Copysign => y.copysign(x),
             };
-            let r = if sat { if r.is_nan() { 0.0 } else { r.clamp(0.0, 1.0) } } else { r };
+            let r = if sat {
+                if r.is_nan() { 0.0 } else { r.clamp(0.0, 1.0) }
+            } else {
+                r
+            };
             r.to_bits()
         }
         _ => {
@@ -1949,7 +2379,11 @@ fn float_op(op: FOp, ty: Ty, rnd: Rnd, ftz: bool, sat: bool, a: u64, b: u64, c: 
                 FOp::Neg => return (a ^ 0x8000) & 0xffff,
                 FOp::Copysign => y.copysign(x),
             };
-            let r = if sat { if r.is_nan() { 0.0 } else { r.clamp(0.0, 1.0) } } else { r };
+            let r = if sat {
+                if r.is_nan() { 0.0 } else { r.clamp(0.0, 1.0) }
+            } else {
+                r
+            };
             fpu::f32_to_f16(r, if rnd == Rnd::Default { Rnd::Rn } else { rnd }) as u64
         }
     }
@@ -1957,14 +2391,22 @@ fn float_op(op: FOp, ty: Ty, rnd: Rnd, ftz: bool, sat: bool, a: u64, b: u64, c: 
 
 fn int_range(t: Ty) -> (i128, i128) {
     let bits = t.bits();
-    if t.signed() { (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1) } else { (0, (1i128 << bits) - 1) }
+    if t.signed() {
+        (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+    } else {
+        (0, (1i128 << bits) - 1)
+    }
 }
 
 fn convert(dty: Ty, sty: Ty, rnd: Rnd, sat: bool, ftz: bool, v: u64) -> u64 {
     match (dty.float(), sty.float()) {
         (false, false) => {
             let x = canon(sty, v);
-            let xi = if sty.signed() { x as i64 as i128 } else { x as i128 };
+            let xi = if sty.signed() {
+                x as i64 as i128
+            } else {
+                x as i128
+            };
             let xi = if sat {
                 let (lo, hi) = int_range(dty);
                 xi.clamp(lo, hi)
@@ -1991,7 +2433,11 @@ fn convert(dty: Ty, sty: Ty, rnd: Rnd, sat: bool, ftz: bool, v: u64) -> u64 {
         }
         (true, false) => {
             let x = canon(sty, v);
-            let xi = if sty.signed() { x as i64 as i128 } else { x as i128 };
+            let xi = if sty.signed() {
+                x as i64 as i128
+            } else {
+                x as i128
+            };
             match dty {
                 Ty::F32 => {
                     let f = fpu::int_to_f32(xi, rnd);
@@ -2006,11 +2452,23 @@ fn convert(dty: Ty, sty: Ty, rnd: Rnd, sat: bool, ftz: bool, v: u64) -> u64 {
             let x = to_f64(sty, v, ftz);
             let integral = matches!(rnd, Rnd::Rni | Rnd::Rzi | Rnd::Rmi | Rnd::Rpi);
             let x = if integral { fpu::round_int(x, rnd) } else { x };
-            let x = if sat { if x.is_nan() { 0.0 } else { x.clamp(0.0, 1.0) } } else { x };
-            let r = if rnd == Rnd::Default || integral { Rnd::Rn } else { rnd };
+            let x = if sat {
+                if x.is_nan() { 0.0 } else { x.clamp(0.0, 1.0) }
+            } else {
+                x
+            };
+            let r = if rnd == Rnd::Default || integral {
+                Rnd::Rn
+            } else {
+                rnd
+            };
             match dty {
                 Ty::F32 => {
-                    let f = if sty == Ty::F64 { fpu::f64_to_f32(x, r) } else { x as f32 };
+                    let f = if sty == Ty::F64 {
+                        fpu::f64_to_f32(x, r)
+                    } else {
+                        x as f32
+                    };
                     f32_out(f, ftz, false)
                 }
                 Ty::F64 => x.to_bits(),
@@ -2025,13 +2483,19 @@ fn atom_apply(op: AtomOp, ty: Ty, old: u64, b: u64, c: u64) -> u64 {
     let msk = mask_of(ty.bits());
     let o = canon(ty, old);
     let r = match (op, ty) {
-        (AtomOp::Add, Ty::F32) => (f32::from_bits(o as u32) + f32::from_bits(b as u32)).to_bits() as u64,
+        (AtomOp::Add, Ty::F32) => {
+            (f32::from_bits(o as u32) + f32::from_bits(b as u32)).to_bits() as u64
+        }
         (AtomOp::Add, Ty::F64) => (f64::from_bits(o) + f64::from_bits(b)).to_bits(),
         (AtomOp::Add, _) => o.wrapping_add(b),
         (AtomOp::Min, t) if t.signed() => (o as i64).min(b as i64) as u64,
         (AtomOp::Max, t) if t.signed() => (o as i64).max(b as i64) as u64,
-        (AtomOp::Min, Ty::F32) => f32::from_bits(o as u32).min(f32::from_bits(b as u32)).to_bits() as u64,
-        (AtomOp::Max, Ty::F32) => f32::from_bits(o as u32).max(f32::from_bits(b as u32)).to_bits() as u64,
+        (AtomOp::Min, Ty::F32) => f32::from_bits(o as u32)
+            .min(f32::from_bits(b as u32))
+            .to_bits() as u64,
+        (AtomOp::Max, Ty::F32) => f32::from_bits(o as u32)
+            .max(f32::from_bits(b as u32))
+            .to_bits() as u64,
         (AtomOp::Min, _) => o.min(b),
         (AtomOp::Max, _) => o.max(b),
         (AtomOp::Exch, _) => b,

@@ -90,7 +90,11 @@ pub(crate) fn add32(a: f32, b: f32, rnd: Rnd) -> f32 {
     let (s, e) = two_sum(a as f64, b as f64);
     let err = (s - r as f64) + e;
     let r = adjust32(r, err, a.is_finite() && b.is_finite(), rnd);
-    if r == 0.0 && a + b == 0.0 && rnd == Rnd::Rm && (a != 0.0 || b != 0.0) { -0.0 } else { r }
+    if r == 0.0 && a + b == 0.0 && rnd == Rnd::Rm && (a != 0.0 || b != 0.0) {
+        -0.0
+    } else {
+        r
+    }
 }
 
 pub(crate) fn add64(a: f64, b: f64, rnd: Rnd) -> f64 {
@@ -100,7 +104,11 @@ pub(crate) fn add64(a: f64, b: f64, rnd: Rnd) -> f64 {
     }
     let (_, e) = two_sum(a, b);
     let r2 = adjust64(r, e, a.is_finite() && b.is_finite(), rnd);
-    if r2 == 0.0 && rnd == Rnd::Rm && (a != 0.0 || b != 0.0) { -0.0 } else { r2 }
+    if r2 == 0.0 && rnd == Rnd::Rm && (a != 0.0 || b != 0.0) {
+        -0.0
+    } else {
+        r2
+    }
 }
 
 pub(crate) fn mul32(a: f32, b: f32, rnd: Rnd) -> f32 {
@@ -153,7 +161,11 @@ pub(crate) fn div32(a: f32, b: f32, rnd: Rnd) -> f32 {
     // f64 quotient is not exact, but its error is far below an f32 ulp; the residual in f64
     // decides ties of the adjustment.
     let resid = (-(r as f64)).mul_add(b as f64, a as f64) * (b as f64).signum();
-    let err = if resid != 0.0 { resid } else { exact - r as f64 };
+    let err = if resid != 0.0 {
+        resid
+    } else {
+        exact - r as f64
+    };
     adjust32(r, err, a.is_finite() && b.is_finite() && b != 0.0, rnd)
 }
 
@@ -186,11 +198,22 @@ pub(crate) fn sqrt64(a: f64, rnd: Rnd) -> f64 {
 
 /// Flushes an f32 subnormal to a zero of the same sign.
 pub(crate) fn ftz32(x: f32) -> f32 {
-    if x.is_subnormal() { 0.0f32.copysign(x) } else { x }
+    if x.is_subnormal() {
+        0.0f32.copysign(x)
+    } else {
+        x
+    }
 }
 
 /// PTX `min.f32`: NaN loses to a number; -0 is less than +0.
-pub(crate) fn fmin<T: PartialOrd + Copy>(a: T, b: T, a_nan: bool, b_nan: bool, a_neg: bool, b_neg: bool) -> Option<T> {
+pub(crate) fn fmin<T: PartialOrd + Copy>(
+    a: T,
+    b: T,
+    a_nan: bool,
+    b_nan: bool,
+    a_neg: bool,
+    b_neg: bool,
+) -> Option<T> {
     if a_nan && b_nan {
         return None;
     }
@@ -214,7 +237,14 @@ pub(crate) fn fmin<T: PartialOrd + Copy>(a: T, b: T, a_nan: bool, b_nan: bool, a
 }
 
 /// PTX `max.f32`: NaN loses to a number; +0 is greater than -0.
-pub(crate) fn fmax<T: PartialOrd + Copy>(a: T, b: T, a_nan: bool, b_nan: bool, a_neg: bool, b_neg: bool) -> Option<T> {
+pub(crate) fn fmax<T: PartialOrd + Copy>(
+    a: T,
+    b: T,
+    a_nan: bool,
+    b_nan: bool,
+    a_neg: bool,
+    b_neg: bool,
+) -> Option<T> {
     if a_nan && b_nan {
         return None;
     }
@@ -276,7 +306,11 @@ fn round_mag(a: f64, neg: bool, rnd: Rnd) -> f64 {
 /// Converts an f64 to a small IEEE-style binary format with `mant` fraction bits and `exp`
 /// exponent bits (f16: 10/5, bf16: 7/8), rounding with `rnd`; returns the bits.
 pub(crate) fn to_small_float(x: f64, mant: u32, exp: u32, rnd: Rnd) -> u32 {
-    let sign = if x.is_sign_negative() { 1u32 << (mant + exp) } else { 0 };
+    let sign = if x.is_sign_negative() {
+        1u32 << (mant + exp)
+    } else {
+        0
+    };
     let emax_field = (1u32 << exp) - 1;
     let bias = (1i32 << (exp - 1)) - 1;
     if x.is_nan() {
@@ -295,7 +329,11 @@ pub(crate) fn to_small_float(x: f64, mant: u32, exp: u32, rnd: Rnd) -> u32 {
     let min_normal_exp = 1 - bias;
     let e = (a.log2().floor() as i32).max(min_normal_exp);
     // Guard against log2 inaccuracy at powers of two.
-    let e = if a < 2f64.powi(e) && e > min_normal_exp { e - 1 } else { e };
+    let e = if a < 2f64.powi(e) && e > min_normal_exp {
+        e - 1
+    } else {
+        e
+    };
     let e = if a >= 2f64.powi(e + 1) { e + 1 } else { e };
     let quantum = 2f64.powi(e - mant as i32);
     let q = round_mag(a / quantum, neg, rnd);
@@ -325,20 +363,31 @@ pub(crate) fn to_small_float(x: f64, mant: u32, exp: u32, rnd: Rnd) -> u32 {
             };
             return sign | if to_max { max_bits } else { inf_bits };
         }
-        (field as u32, ((v / 2f64.powi(e2 - mant as i32)) as u32) - (1 << mant))
+        (
+            field as u32,
+            ((v / 2f64.powi(e2 - mant as i32)) as u32) - (1 << mant),
+        )
     };
     sign | (e2 << mant) | m
 }
 
 /// The value of a small-float bit pattern (see [`to_small_float`]).
 pub(crate) fn from_small_float(bits: u32, mant: u32, exp: u32) -> f64 {
-    let sign = if bits >> (mant + exp) & 1 == 1 { -1.0 } else { 1.0 };
+    let sign = if bits >> (mant + exp) & 1 == 1 {
+        -1.0
+    } else {
+        1.0
+    };
     let emax_field = (1u32 << exp) - 1;
     let bias = (1i32 << (exp - 1)) - 1;
     let e = (bits >> mant) & emax_field;
     let m = bits & ((1 << mant) - 1);
     if e == emax_field {
-        return if m == 0 { sign * f64::INFINITY } else { f64::NAN };
+        return if m == 0 {
+            sign * f64::INFINITY
+        } else {
+            f64::NAN
+        };
     }
     if e == 0 {
         return sign * m as f64 * 2f64.powi(1 - bias - mant as i32);
@@ -391,12 +440,21 @@ mod tests {
 
     #[test]
     fn directed_rounding_brackets_the_exact_result() {
-        let cases = [(1.0f32, 1e-9f32), (1.0, -1e-9), (-1.0, 1e-9), (3.0, 1.0 / 3.0), (1e38, 1e38)];
+        let cases = [
+            (1.0f32, 1e-9f32),
+            (1.0, -1e-9),
+            (-1.0, 1e-9),
+            (3.0, 1.0 / 3.0),
+            (1e38, 1e38),
+        ];
         for (a, b) in cases {
             let rm = add32(a, b, Rnd::Rm);
             let rp = add32(a, b, Rnd::Rp);
             let exact = a as f64 + b as f64;
-            assert!((rm as f64) <= exact && exact <= rp as f64, "{a} + {b}: {rm} {rp}");
+            assert!(
+                (rm as f64) <= exact && exact <= rp as f64,
+                "{a} + {b}: {rm} {rp}"
+            );
             let rz = add32(a, b, Rnd::Rz);
             assert!((rz as f64).abs() <= exact.abs());
             let pm = mul32(a, b, Rnd::Rm);
@@ -419,7 +477,9 @@ mod tests {
 
     #[test]
     fn half_round_trips() {
-        for h in [0u16, 1, 0x3c00, 0x7bff, 0x8001, 0x0400, 0x03ff, 0xc000, 0x7c00] {
+        for h in [
+            0u16, 1, 0x3c00, 0x7bff, 0x8001, 0x0400, 0x03ff, 0xc000, 0x7c00,
+        ] {
             let f = f16_to_f32(h);
             assert_eq!(f32_to_f16(f, Rnd::Rn), h, "{h:#x} -> {f}");
         }

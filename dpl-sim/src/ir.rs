@@ -153,9 +153,19 @@ pub(crate) enum IntOp {
     AddSat,
     SubSat,
     /// `add.cc` etc: `cin` reads the carry, `cout` writes it.
-    AddC { cin: bool, cout: bool },
-    SubC { cin: bool, cout: bool },
-    MadC { hi: bool, cin: bool, cout: bool },
+    AddC {
+        cin: bool,
+        cout: bool,
+    },
+    SubC {
+        cin: bool,
+        cout: bool,
+    },
+    MadC {
+        hi: bool,
+        cin: bool,
+        cout: bool,
+    },
     MulLo,
     MulHi,
     MulWide,
@@ -184,14 +194,27 @@ pub(crate) enum IntOp {
     Brev,
     Bfe,
     Bfi,
-    Bfind { shiftamt: bool },
+    Bfind {
+        shiftamt: bool,
+    },
     Prmt(u8),
-    ShfL { clamp: bool },
-    ShfR { clamp: bool },
+    ShfL {
+        clamp: bool,
+    },
+    ShfR {
+        clamp: bool,
+    },
     Lop3,
     Sad,
-    Dp4a { a_signed: bool, b_signed: bool },
-    Dp2a { hi: bool, a_signed: bool, b_signed: bool },
+    Dp4a {
+        a_signed: bool,
+        b_signed: bool,
+    },
+    Dp2a {
+        hi: bool,
+        a_signed: bool,
+        b_signed: bool,
+    },
     Fns,
 }
 
@@ -346,9 +369,22 @@ pub(crate) enum Op {
     /// `mov.b64 {a, b}, d`: splits.
     Unpack { ds: Vec<Slot>, a: Src, bits: u32 },
     /// Integer operations; unused sources are `Imm(0)`.
-    Int { op: IntOp, ty: Ty, d: Slot, s: [Src; 4] },
+    Int {
+        op: IntOp,
+        ty: Ty,
+        d: Slot,
+        s: [Src; 4],
+    },
     /// Floating-point operations.
-    Float { op: FOp, ty: Ty, rnd: Rnd, ftz: bool, sat: bool, d: Slot, s: [Src; 3] },
+    Float {
+        op: FOp,
+        ty: Ty,
+        rnd: Rnd,
+        ftz: bool,
+        sat: bool,
+        d: Slot,
+        s: [Src; 3],
+    },
     /// `setp`.
     Setp {
         cmp: Cmp,
@@ -372,39 +408,127 @@ pub(crate) enum Op {
         b: Src,
     },
     /// `selp`: d = c ? a : b.
-    Selp { ty: Ty, d: Slot, a: Src, b: Src, c: Src },
+    Selp {
+        ty: Ty,
+        d: Slot,
+        a: Src,
+        b: Src,
+        c: Src,
+    },
     /// `slct`: d = c >= 0 ? a : b.
-    Slct { ty: Ty, cty: Ty, ftz: bool, d: Slot, a: Src, b: Src, c: Src },
+    Slct {
+        ty: Ty,
+        cty: Ty,
+        ftz: bool,
+        d: Slot,
+        a: Src,
+        b: Src,
+        c: Src,
+    },
     /// `cvt`.
-    Cvt { dty: Ty, sty: Ty, rnd: Rnd, sat: bool, ftz: bool, d: Slot, a: Src },
+    Cvt {
+        dty: Ty,
+        sty: Ty,
+        rnd: Rnd,
+        sat: bool,
+        ftz: bool,
+        d: Slot,
+        a: Src,
+    },
     /// `cvta`: to generic (`to == false`) or from generic to `space`.
-    Cvta { to: bool, space: MemSpace, d: Slot, a: Src },
+    Cvta {
+        to: bool,
+        space: MemSpace,
+        d: Slot,
+        a: Src,
+    },
     /// `isspacep`.
     Isspacep { space: MemSpace, d: Slot, a: Src },
     /// `ld`, `ldu`: `n` elements of `ty` into `ds`.
-    Ld { space: MemSpace, ty: Ty, n: u8, ds: [Slot; 4], base: Src, off: i64 },
+    Ld {
+        space: MemSpace,
+        ty: Ty,
+        n: u8,
+        ds: [Slot; 4],
+        base: Src,
+        off: i64,
+    },
     /// `st`.
-    St { space: MemSpace, ty: Ty, n: u8, srcs: [Src; 4], base: Src, off: i64 },
+    St {
+        space: MemSpace,
+        ty: Ty,
+        n: u8,
+        srcs: [Src; 4],
+        base: Src,
+        off: i64,
+    },
     /// `atom` / `red` (d = None).
-    Atom { space: MemSpace, op: AtomOp, ty: Ty, d: Option<Slot>, base: Src, off: i64, b: Src, c: Src },
+    Atom {
+        space: MemSpace,
+        op: AtomOp,
+        ty: Ty,
+        d: Option<Slot>,
+        base: Src,
+        off: i64,
+        b: Src,
+        c: Src,
+    },
     /// `bra`.
     Bra { target: u32 },
     /// `bar` / `barrier`.
-    Bar { kind: BarKind, id: Src, count: Option<Src>, d: Option<Slot>, pred: Option<(Src, bool)> },
+    Bar {
+        kind: BarKind,
+        id: Src,
+        count: Option<Src>,
+        d: Option<Slot>,
+        pred: Option<(Src, bool)>,
+    },
     /// `bar.warp.sync`.
     WarpSync { mask: Src },
     /// `shfl.sync`.
-    Shfl { mode: ShflMode, d: Slot, p: Option<Slot>, a: Src, b: Src, c: Src, mask: Src },
+    Shfl {
+        mode: ShflMode,
+        d: Slot,
+        p: Option<Slot>,
+        a: Src,
+        b: Src,
+        c: Src,
+        mask: Src,
+    },
     /// `vote`.
-    Vote { mode: VoteMode, d: Slot, a: Src, neg: bool, mask: Src },
+    Vote {
+        mode: VoteMode,
+        d: Slot,
+        a: Src,
+        neg: bool,
+        mask: Src,
+    },
     /// `activemask`.
     Activemask { d: Slot },
     /// `match.sync`.
-    Match { all: bool, ty: Ty, d: Slot, p: Option<Slot>, a: Src, mask: Src },
+    Match {
+        all: bool,
+        ty: Ty,
+        d: Slot,
+        p: Option<Slot>,
+        a: Src,
+        mask: Src,
+    },
     /// `redux.sync`.
-    Redux { op: ReduxOp, ty: Ty, d: Slot, a: Src, mask: Src },
+    Redux {
+        op: ReduxOp,
+        ty: Ty,
+        d: Slot,
+        a: Src,
+        mask: Src,
+    },
     /// `testp`.
-    Testp { what: TestP, ty: Ty, d: Slot, a: Src },
+    Testp {
+        what: TestP,
+        ty: Ty,
+        d: Slot,
+        a: Src,
+    },
     /// A call of a recursive `.func` (emitted out of line; other calls are inlined):
     /// saves the callee's registers and local memory, copies the arguments
     /// (caller offset, callee offset, bytes) and jumps to `entry`.

@@ -35,7 +35,6 @@
 //! assert_eq!(report.global_load_requests, 1);
 //! # Ok::<(), dpl_sim::Error>(())
 //! ```
-//!
 #![doc = include_str!("../README.md")]
 #![deny(missing_docs)]
 
@@ -48,6 +47,8 @@ mod ir;
 mod memory;
 mod parse;
 
-pub use device::{Arg, DEFAULT_INSTRUCTION_LIMIT, DEFAULT_MEMORY_LIMIT, Device, DeviceBuffer, Element, Module};
+pub use device::{
+    Arg, DEFAULT_INSTRUCTION_LIMIT, DEFAULT_MEMORY_LIMIT, Device, DeviceBuffer, Element, Module,
+};
 pub use error::{Error, FaultKind, Result};
 pub use exec::Report;

@@ -10,7 +10,8 @@ use std::time::Instant;
 
 use dpl_sim::{Arg, Device, DeviceBuffer};
 
-const USAGE: &str = "usage: dpl-sim KERNEL.ptx --entry NAME [--grid X,Y,Z] [--block X,Y,Z] [--shared BYTES]
+const USAGE: &str =
+    "usage: dpl-sim KERNEL.ptx --entry NAME [--grid X,Y,Z] [--block X,Y,Z] [--shared BYTES]
                [--arg SPEC]... [--print] [--print-all] [--threads N] [--repeat N] [--limit N]
 
 argument SPECs, in the kernel's parameter order:
@@ -91,7 +92,10 @@ fn dims(s: &str) -> Result<[u32; 3], String> {
     }
     let mut d = [1u32; 3];
     for (i, p) in parts.iter().enumerate() {
-        d[i] = p.trim().parse().map_err(|_| format!("bad dimension `{p}`"))?;
+        d[i] = p
+            .trim()
+            .parse()
+            .map_err(|_| format!("bad dimension `{p}`"))?;
     }
     Ok(d)
 }
@@ -103,18 +107,29 @@ enum Spec {
 
 fn parse_arg(dev: &Device, spec: &str) -> Result<Spec, String> {
     if let Some(rest) = spec.strip_prefix("zeros:") {
-        let (ty, n) = rest.split_once(':').ok_or_else(|| format!("bad `{spec}` (expected zeros:T:N)"))?;
+        let (ty, n) = rest
+            .split_once(':')
+            .ok_or_else(|| format!("bad `{spec}` (expected zeros:T:N)"))?;
         let n: usize = n.parse().map_err(|_| format!("bad length in `{spec}`"))?;
         return make_buffer(dev, ty, &[], Some(n)).map(Spec::Buffer);
     }
     if let Some((ty, file)) = spec.split_once("[]@") {
         let text = std::fs::read_to_string(file).map_err(|e| format!("{file}: {e}"))?;
-        let values: Vec<&str> = text.split(|c: char| c.is_whitespace() || c == ',').filter(|s| !s.is_empty()).collect();
+        let values: Vec<&str> = text
+            .split(|c: char| c.is_whitespace() || c == ',')
+            .filter(|s| !s.is_empty())
+            .collect();
         return make_buffer(dev, ty, &values, None).map(Spec::Buffer);
     }
-    let (lhs, value) = spec.split_once('=').ok_or_else(|| format!("bad argument `{spec}`"))?;
+    let (lhs, value) = spec
+        .split_once('=')
+        .ok_or_else(|| format!("bad argument `{spec}`"))?;
     if let Some(ty) = lhs.strip_suffix("[]") {
-        let values: Vec<&str> = value.split(',').map(str::trim).filter(|s| !s.is_empty()).collect();
+        let values: Vec<&str> = value
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .collect();
         return make_buffer(dev, ty, &values, None).map(Spec::Buffer);
     }
     make_scalar(lhs, value).map(Spec::Scalar)
@@ -135,7 +150,9 @@ fn run() -> Result<(), String> {
     let mut i = 0;
     let value = |i: &mut usize| -> Result<String, String> {
         *i += 1;
-        args.get(*i).cloned().ok_or_else(|| format!("{} needs a value", args[*i - 1]))
+        args.get(*i)
+            .cloned()
+            .ok_or_else(|| format!("{} needs a value", args[*i - 1]))
     };
     while i < args.len() {
         match args[i].as_str() {
@@ -149,9 +166,13 @@ fn run() -> Result<(), String> {
                 print = true;
                 all = true;
             }
-            "--threads" => dev.set_host_threads(value(&mut i)?.parse().map_err(|_| "bad --threads")?),
+            "--threads" => {
+                dev.set_host_threads(value(&mut i)?.parse().map_err(|_| "bad --threads")?)
+            }
             "--repeat" => repeat = value(&mut i)?.parse().map_err(|_| "bad --repeat")?,
-            "--limit" => dev.set_instruction_limit(value(&mut i)?.parse().map_err(|_| "bad --limit")?),
+            "--limit" => {
+                dev.set_instruction_limit(value(&mut i)?.parse().map_err(|_| "bad --limit")?)
+            }
             a if a.starts_with("--") => return Err(format!("unknown option `{a}`\n\n{USAGE}")),
             a => {
                 if file.replace(a.to_string()).is_some() {
@@ -167,9 +188,17 @@ fn run() -> Result<(), String> {
     let entry = match entry {
         Some(e) => e,
         None if module.kernel_names().len() == 1 => module.kernel_names()[0].clone(),
-        None => return Err(format!("--entry needed; kernels: {}", module.kernel_names().join(", "))),
+        None => {
+            return Err(format!(
+                "--entry needed; kernels: {}",
+                module.kernel_names().join(", ")
+            ));
+        }
     };
-    let specs = specs.iter().map(|s| parse_arg(&dev, s)).collect::<Result<Vec<_>, _>>()?;
+    let specs = specs
+        .iter()
+        .map(|s| parse_arg(&dev, s))
+        .collect::<Result<Vec<_>, _>>()?;
     let launch_args: Vec<Arg<'_>> = specs
         .iter()
         .map(|s| match s {
@@ -181,18 +210,33 @@ fn run() -> Result<(), String> {
     let mut elapsed = 0.0;
     for _ in 0..repeat.max(1) {
         let t = Instant::now();
-        report = Some(dev.launch(&module, &entry, grid, block, shared, &launch_args).map_err(|e| e.to_string())?);
+        report = Some(
+            dev.launch(&module, &entry, grid, block, shared, &launch_args)
+                .map_err(|e| e.to_string())?,
+        );
         elapsed = t.elapsed().as_secs_f64();
     }
     let r = report.expect("at least one launch");
-    println!("kernel {entry}: grid {grid:?} block {block:?}, {} blocks, {} threads", r.blocks, r.threads);
+    println!(
+        "kernel {entry}: grid {grid:?} block {block:?}, {} blocks, {} threads",
+        r.blocks, r.threads
+    );
     println!("  warp instructions      {}", r.instructions);
     println!("  thread instructions    {}", r.thread_instructions);
-    println!("  global load requests   {}  sectors {} (ideal {})", r.global_load_requests, r.global_load_sectors, r.global_load_sectors_ideal);
-    println!("  global store requests  {}  sectors {} (ideal {})", r.global_store_requests, r.global_store_sectors, r.global_store_sectors_ideal);
+    println!(
+        "  global load requests   {}  sectors {} (ideal {})",
+        r.global_load_requests, r.global_load_sectors, r.global_load_sectors_ideal
+    );
+    println!(
+        "  global store requests  {}  sectors {} (ideal {})",
+        r.global_store_requests, r.global_store_sectors, r.global_store_sectors_ideal
+    );
     println!("  global atomics         {}", r.global_atomic_requests);
     println!("  coalescing efficiency  {:.3}", r.coalescing_efficiency());
-    println!("  shared loads / stores  {} / {}  bank conflicts {}", r.shared_load_requests, r.shared_store_requests, r.bank_conflicts);
+    println!(
+        "  shared loads / stores  {} / {}  bank conflicts {}",
+        r.shared_load_requests, r.shared_store_requests, r.bank_conflicts
+    );
     println!("  barriers               {}", r.barriers);
     println!(
         "  simulated in {:.3} s ({:.1} M thread-instructions/s)",

@@ -33,7 +33,10 @@ pub(crate) struct Alloc {
 impl Alloc {
     fn new(base: u64, len: u64) -> Alloc {
         let n = len.div_ceil(4) as usize;
-        let words = (0..n).map(|_| AtomicU32::new(0)).collect::<Vec<_>>().into_boxed_slice();
+        let words = (0..n)
+            .map(|_| AtomicU32::new(0))
+            .collect::<Vec<_>>()
+            .into_boxed_slice();
         Alloc { base, len, words }
     }
 
@@ -43,7 +46,9 @@ impl Alloc {
         let w = (off >> 2) as usize;
         match size {
             4 => self.words[w].load(Relaxed) as u64,
-            8 => self.words[w].load(Relaxed) as u64 | (self.words[w + 1].load(Relaxed) as u64) << 32,
+            8 => {
+                self.words[w].load(Relaxed) as u64 | (self.words[w + 1].load(Relaxed) as u64) << 32
+            }
             _ => {
                 let v = self.words[w].load(Relaxed) >> ((off & 3) * 8);
                 (v & if size == 1 { 0xff } else { 0xffff }) as u64
@@ -65,7 +70,8 @@ impl Alloc {
                 let shift = (off & 3) * 8;
                 let mask: u32 = (if size == 1 { 0xff } else { 0xffff }) << shift;
                 let bits = ((v as u32) << shift) & mask;
-                let _ = self.words[w].fetch_update(Relaxed, Relaxed, |old| Some((old & !mask) | bits));
+                let _ =
+                    self.words[w].fetch_update(Relaxed, Relaxed, |old| Some((old & !mask) | bits));
             }
         }
     }
@@ -128,7 +134,10 @@ impl Memory {
         let limit = self.limit.load(Relaxed);
         let used = self.used.load(Relaxed);
         if used.saturating_add(len) > limit {
-            return Err(Error::OutOfMemory { requested: len, available: limit.saturating_sub(used) });
+            return Err(Error::OutOfMemory {
+                requested: len,
+                available: limit.saturating_sub(used),
+            });
         }
         self.used.fetch_add(len, Relaxed);
         let base = {
@@ -138,18 +147,28 @@ impl Memory {
             base
         };
         let a = Arc::new(Alloc::new(base, len));
-        self.allocs.write().unwrap_or_else(|e| e.into_inner()).insert(base, a);
+        self.allocs
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(base, a);
         Ok(base)
     }
 
     /// Frees the allocation at `base`.
     pub fn free(&self, base: u64) -> Result<()> {
-        match self.allocs.write().unwrap_or_else(|e| e.into_inner()).remove(&base) {
+        match self
+            .allocs
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&base)
+        {
             Some(a) => {
                 self.used.fetch_sub(a.len, Relaxed);
                 Ok(())
             }
-            None => Err(Error::Buffer(format!("no allocation at {base:#x} (already freed?)"))),
+            None => Err(Error::Buffer(format!(
+                "no allocation at {base:#x} (already freed?)"
+            ))),
         }
     }
 
@@ -160,7 +179,11 @@ impl Memory {
             .unwrap_or_else(|e| e.into_inner())
             .get(&base)
             .cloned()
-            .ok_or_else(|| Error::Buffer(format!("no allocation at {base:#x} (freed, or of another device)")))
+            .ok_or_else(|| {
+                Error::Buffer(format!(
+                    "no allocation at {base:#x} (freed, or of another device)"
+                ))
+            })
     }
 
     /// Bytes currently allocated.
@@ -170,9 +193,19 @@ impl Memory {
 
     /// A snapshot for one launch.
     pub fn view(&self) -> GlobalView<'_> {
-        let allocs: Vec<Arc<Alloc>> = self.allocs.read().unwrap_or_else(|e| e.into_inner()).values().cloned().collect();
+        let allocs: Vec<Arc<Alloc>> = self
+            .allocs
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .cloned()
+            .collect();
         let bases = allocs.iter().map(|a| a.base).collect();
-        GlobalView { allocs, bases, locks: &self.locks }
+        GlobalView {
+            allocs,
+            bases,
+            locks: &self.locks,
+        }
     }
 }
 

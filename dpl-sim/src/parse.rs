@@ -181,7 +181,10 @@ struct Token {
 }
 
 fn err<T>(line: u32, msg: impl Into<String>) -> Result<T> {
-    Err(Error::Parse { line, msg: msg.into() })
+    Err(Error::Parse {
+        line,
+        msg: msg.into(),
+    })
 }
 
 fn is_ident_char(c: u8) -> bool {
@@ -191,24 +194,37 @@ fn is_ident_char(c: u8) -> bool {
 fn parse_number(text: &str, line: u32) -> Result<Literal> {
     let t = text.trim_end_matches(['U', 'u']);
     let lower = t.to_ascii_lowercase();
-    let bad = || Error::Parse { line, msg: format!("bad number `{text}`") };
+    let bad = || Error::Parse {
+        line,
+        msg: format!("bad number `{text}`"),
+    };
     if (lower.starts_with("0f")) && lower.len() == 10 {
-        return u32::from_str_radix(&lower[2..], 16).map(Literal::F32).map_err(|_| bad());
+        return u32::from_str_radix(&lower[2..], 16)
+            .map(Literal::F32)
+            .map_err(|_| bad());
     }
     if lower.starts_with("0d") && lower.len() == 18 {
-        return u64::from_str_radix(&lower[2..], 16).map(Literal::F64).map_err(|_| bad());
+        return u64::from_str_radix(&lower[2..], 16)
+            .map(Literal::F64)
+            .map_err(|_| bad());
     }
     if let Some(h) = lower.strip_prefix("0x") {
-        return i128::from_str_radix(h, 16).map(Literal::Int).map_err(|_| bad());
+        return i128::from_str_radix(h, 16)
+            .map(Literal::Int)
+            .map_err(|_| bad());
     }
     if let Some(b) = lower.strip_prefix("0b") {
-        return i128::from_str_radix(b, 2).map(Literal::Int).map_err(|_| bad());
+        return i128::from_str_radix(b, 2)
+            .map(Literal::Int)
+            .map_err(|_| bad());
     }
     if lower.contains('.') || lower.contains('e') {
         return text.parse::<f64>().map(Literal::Float).map_err(|_| bad());
     }
     if lower.len() > 1 && lower.starts_with('0') {
-        return i128::from_str_radix(&lower[1..], 8).map(Literal::Int).map_err(|_| bad());
+        return i128::from_str_radix(&lower[1..], 8)
+            .map(Literal::Int)
+            .map_err(|_| bad());
     }
     lower.parse::<i128>().map(Literal::Int).map_err(|_| bad())
 }
@@ -263,7 +279,9 @@ fn lex(src: &str) -> Result<Vec<Token>> {
             Tok::Str(src[start + 1..i - 1].to_string())
         } else if c == b'.' && i + 1 < b.len() && (is_ident_char(b[i + 1])) {
             i += 1;
-            while i < b.len() && (is_ident_char(b[i]) || (b[i] == b':' && b.get(i + 1) == Some(&b':'))) {
+            while i < b.len()
+                && (is_ident_char(b[i]) || (b[i] == b':' && b.get(i + 1) == Some(&b':')))
+            {
                 if b[i] == b':' {
                     i += 2;
                 } else {
@@ -412,7 +430,10 @@ const TYPES: &[&str] = &[
 pub fn parse(src: &str) -> Result<PtxModule> {
     let toks = lex(src)?;
     let mut p = Parser { toks, pos: 0 };
-    let mut m = PtxModule { address_size: 64, ..Default::default() };
+    let mut m = PtxModule {
+        address_size: 64,
+        ..Default::default()
+    };
     while p.pos < p.toks.len() {
         let line = p.line();
         let t = p.next()?;
@@ -528,7 +549,9 @@ fn parse_var(p: &mut Parser, space: Space, line: u32) -> Result<VarDecl> {
                     "v8" => v.vec = 8,
                     "ptr" | "global" | "shared" | "const" | "local" | "shared::cta" => {}
                     t if TYPES.contains(&t) => v.ty = t.to_string(),
-                    other => return err(line, format!("unsupported declaration modifier `.{other}`")),
+                    other => {
+                        return err(line, format!("unsupported declaration modifier `.{other}`"));
+                    }
                 }
             }
             Some(Tok::Ident(name)) => {
@@ -536,7 +559,12 @@ fn parse_var(p: &mut Parser, space: Space, line: u32) -> Result<VarDecl> {
                 v.name = name;
                 break;
             }
-            _ => return err(line, format!("expected a declaration, found {}", p.describe())),
+            _ => {
+                return err(
+                    line,
+                    format!("expected a declaration, found {}", p.describe()),
+                );
+            }
         }
     }
     if v.ty.is_empty() {
@@ -585,7 +613,9 @@ fn parse_init(p: &mut Parser, out: &mut Vec<Literal>) -> Result<()> {
         other => {
             return err(
                 line,
-                format!("unsupported initializer {other:?} (only literal initializers are supported)"),
+                format!(
+                    "unsupported initializer {other:?} (only literal initializers are supported)"
+                ),
             );
         }
     }
@@ -611,7 +641,15 @@ fn parse_params(p: &mut Parser) -> Result<Vec<VarDecl>> {
         let line = p.line();
         match p.next()? {
             Tok::Dot(d) if d == "param" || d == "reg" => {
-                let v = parse_var(p, if d == "param" { Space::Param } else { Space::Reg }, line)?;
+                let v = parse_var(
+                    p,
+                    if d == "param" {
+                        Space::Param
+                    } else {
+                        Space::Reg
+                    },
+                    line,
+                )?;
                 out.push(v);
             }
             _ => return err(line, "expected `.param` in a parameter list"),
@@ -630,22 +668,42 @@ fn parse_function(p: &mut Parser, is_entry: bool, line: u32) -> Result<Function>
         rets = parse_params(p)?;
     }
     let name = p.ident()?;
-    let params = if p.is_punct('(') { parse_params(p)? } else { Vec::new() };
+    let params = if p.is_punct('(') {
+        parse_params(p)?
+    } else {
+        Vec::new()
+    };
     // Performance directives (.maxntid 256, 1, 1 / .reqntid / .minnctapersm / .noreturn ...).
     while let Some(Tok::Dot(d)) = p.peek().cloned() {
         p.pos += 1;
         match d.as_str() {
-            "maxntid" | "reqntid" | "minnctapersm" | "maxnctapersm" | "maxnreg" | "reqnctapercluster"
-            | "maxclusterrank" | "explicitcluster" | "noreturn" | "pragma" => {
-                while matches!(p.peek(), Some(Tok::Lit(_)) | Some(Tok::Punct(',')) | Some(Tok::Str(_))) {
+            "maxntid" | "reqntid" | "minnctapersm" | "maxnctapersm" | "maxnreg"
+            | "reqnctapercluster" | "maxclusterrank" | "explicitcluster" | "noreturn"
+            | "pragma" => {
+                while matches!(
+                    p.peek(),
+                    Some(Tok::Lit(_)) | Some(Tok::Punct(',')) | Some(Tok::Str(_))
+                ) {
                     p.pos += 1;
                 }
             }
-            other => return err(p.line(), format!("unsupported function directive `.{other}`")),
+            other => {
+                return err(
+                    p.line(),
+                    format!("unsupported function directive `.{other}`"),
+                );
+            }
         }
     }
     if p.eat_punct(';') {
-        return Ok(Function { name, is_entry, params, rets, body: None, line });
+        return Ok(Function {
+            name,
+            is_entry,
+            params,
+            rets,
+            body: None,
+            line,
+        });
     }
     p.expect_punct('{')?;
     let mut body = Vec::new();
@@ -695,7 +753,12 @@ fn parse_function(p: &mut Parser, is_entry: bool, line: u32) -> Result<Function>
                         p.expect_punct(';')?;
                         body.push(Stmt::Decl(v));
                     }
-                    other => return err(sline, format!("unsupported directive `.{other}` in a function body")),
+                    other => {
+                        return err(
+                            sline,
+                            format!("unsupported directive `.{other}` in a function body"),
+                        );
+                    }
                 }
             }
             Some(Tok::Ident(id)) if p.peek_at(1) == Some(&Tok::Punct(':')) => {
@@ -705,7 +768,14 @@ fn parse_function(p: &mut Parser, is_entry: bool, line: u32) -> Result<Function>
             Some(_) => body.push(Stmt::Inst(parse_instr(p)?)),
         }
     }
-    Ok(Function { name, is_entry, params, rets, body: Some(body), line })
+    Ok(Function {
+        name,
+        is_entry,
+        params,
+        rets,
+        body: Some(body),
+        line,
+    })
 }
 
 fn parse_instr(p: &mut Parser) -> Result<Instr> {
@@ -731,9 +801,18 @@ fn parse_instr(p: &mut Parser) -> Result<Instr> {
         }
     }
     if !p.eat_punct(';') {
-        return err(line, format!("expected `;` after `{opcode}`, found {}", p.describe()));
+        return err(
+            line,
+            format!("expected `;` after `{opcode}`, found {}", p.describe()),
+        );
     }
-    Ok(Instr { guard, opcode, mods, operands, line })
+    Ok(Instr {
+        guard,
+        opcode,
+        mods,
+        operands,
+        line,
+    })
 }
 
 /// A name possibly followed by a component (`%tid.x`) written without spaces.
@@ -842,8 +921,14 @@ mod tests {
 
     #[test]
     fn lexes_numbers() {
-        assert_eq!(parse_number("0f3F800000", 1).unwrap(), Literal::F32(0x3F80_0000));
-        assert_eq!(parse_number("0d3FF0000000000000", 1).unwrap(), Literal::F64(0x3FF0_0000_0000_0000));
+        assert_eq!(
+            parse_number("0f3F800000", 1).unwrap(),
+            Literal::F32(0x3F80_0000)
+        );
+        assert_eq!(
+            parse_number("0d3FF0000000000000", 1).unwrap(),
+            Literal::F64(0x3FF0_0000_0000_0000)
+        );
         assert_eq!(parse_number("0x1F", 1).unwrap(), Literal::Int(31));
         assert_eq!(parse_number("017", 1).unwrap(), Literal::Int(15));
         assert_eq!(parse_number("42U", 1).unwrap(), Literal::Int(42));
@@ -895,9 +980,15 @@ $L__BB0_2:
         assert_eq!(insts[3].guard, Some(("%p1".into(), false)));
         assert_eq!(
             insts[4].operands[0],
-            Operand::Addr { base: Some("%rd1".into()), offset: -8 }
+            Operand::Addr {
+                base: Some("%rd1".into()),
+                offset: -8
+            }
         );
-        assert_eq!(insts[5].operands[0], Operand::Pair("%p1".into(), "%p2".into()));
+        assert_eq!(
+            insts[5].operands[0],
+            Operand::Pair("%p1".into(), "%p2".into())
+        );
         assert_eq!(insts[4].line, 23);
     }
 

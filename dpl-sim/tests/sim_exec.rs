@@ -42,8 +42,16 @@ fn run_u32(body: &str, n: usize, threads: u32, block: u32) -> (Vec<u32>, dpl_sim
     let dev = Device::new();
     let out = dev.alloc_zeroed::<u32>(n);
     let grid = threads.div_ceil(block).max(1);
-    let r = launch(&dev, &kernel(body), "k", [grid, 1, 1], [block, 1, 1], 0, &[(&out).into(), (n as u32).into()])
-        .unwrap_or_else(|e| panic!("{e}"));
+    let r = launch(
+        &dev,
+        &kernel(body),
+        "k",
+        [grid, 1, 1],
+        [block, 1, 1],
+        0,
+        &[(&out).into(), (n as u32).into()],
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
     (dev.download(&out), r)
 }
 
@@ -90,11 +98,26 @@ $L__EXIT:
     let n = 1000usize;
     let dev = Device::new();
     let out = dev.alloc_zeroed::<u32>(2048);
-    let r = launch(&dev, &kernel(body), "k", [8, 1, 1], [128, 1, 1], 0, &[(&out).into(), (n as u32).into()]).unwrap();
+    let r = launch(
+        &dev,
+        &kernel(body),
+        "k",
+        [8, 1, 1],
+        [128, 1, 1],
+        0,
+        &[(&out).into(), (n as u32).into()],
+    )
+    .unwrap();
     let got = dev.download(&out);
     for i in 0..1024usize {
         let stored = i < n && i % 5 != 3;
-        let mut v: u32 = if i % 2 == 1 { 3 } else if i % 4 == 0 { 1 } else { 2 };
+        let mut v: u32 = if i % 2 == 1 {
+            3
+        } else if i % 4 == 0 {
+            1
+        } else {
+            2
+        };
         for j in 0..(i % 7) as u32 {
             v = v.wrapping_add(j * i as u32);
         }
@@ -155,7 +178,16 @@ fn barriers_and_shared_memory_reverse_a_block() {
     let dev = Device::new();
     let data: Vec<u32> = (0..1024).map(|i| i * 7 + 1).collect();
     let buf = dev.upload(&data);
-    let r = launch(&dev, &ptx, "k", [4, 1, 1], [256, 1, 1], 1024, &[(&buf).into(), 1024u32.into()]).unwrap();
+    let r = launch(
+        &dev,
+        &ptx,
+        "k",
+        [4, 1, 1],
+        [256, 1, 1],
+        1024,
+        &[(&buf).into(), 1024u32.into()],
+    )
+    .unwrap();
     let got = dev.download(&buf);
     for b in 0..4 {
         for t in 0..256 {
@@ -214,16 +246,25 @@ fn warp_shuffles_votes_and_reductions() {
         let l = i % 32;
         let v = |t: usize| (t * 3 + 1) as u32;
         let row = &got[i * 8..i * 8 + 8];
-        assert_eq!(row[0], (w..w + 32).map(v).sum::<u32>(), "butterfly sum of lane {i}");
+        assert_eq!(
+            row[0],
+            (w..w + 32).map(v).sum::<u32>(),
+            "butterfly sum of lane {i}"
+        );
         assert_eq!(row[1], if l >= 1 { v(i - 1) } else { 0 }, "shfl.up");
         assert_eq!(row[2], if l + 3 <= 31 { v(i + 3) } else { 99 }, "shfl.down");
         assert_eq!(row[3], v(w + 5), "shfl.idx");
-        let ballot: u32 = (0..32).filter(|&k| v(w + k) & 2 != 0).fold(0, |m, k| m | 1 << k);
+        let ballot: u32 = (0..32)
+            .filter(|&k| v(w + k) & 2 != 0)
+            .fold(0, |m, k| m | 1 << k);
         assert_eq!(row[4], ballot, "ballot");
         let any = ballot != 0;
         let all_not = ballot == 0;
         let uni = ballot == 0 || ballot == u32::MAX;
-        assert_eq!(row[5], any as u32 | (all_not as u32) << 1 | (uni as u32) << 2);
+        assert_eq!(
+            row[5],
+            any as u32 | (all_not as u32) << 1 | (uni as u32) << 2
+        );
         assert_eq!(row[6], v(w + 31), "redux.max");
     }
 }
@@ -271,7 +312,16 @@ $L__CAS:
     let dev = Device::new();
     let buf = dev.alloc_zeroed::<u32>(12);
     let (blocks, threads) = (64u32, 256u32);
-    launch(&dev, &ptx, "k", [blocks, 1, 1], [threads, 1, 1], 0, &[(&buf).into(), 0u32.into()]).unwrap();
+    launch(
+        &dev,
+        &ptx,
+        "k",
+        [blocks, 1, 1],
+        [threads, 1, 1],
+        0,
+        &[(&buf).into(), 0u32.into()],
+    )
+    .unwrap();
     let got = dev.download(&buf);
     let total = blocks * threads;
     assert_eq!(got[0], total);
@@ -357,7 +407,15 @@ $L__FILL:
     let out = dev.alloc_zeroed::<u32>(100);
     let m = dev.load_ptx(&ptx).unwrap();
     assert!(m.global_address("counter").is_some());
-    dev.launch(&m, "k", [1, 1, 1], [100, 1, 1], 0, &[(&out).into(), 100u32.into()]).unwrap();
+    dev.launch(
+        &m,
+        "k",
+        [1, 1, 1],
+        [100, 1, 1],
+        0,
+        &[(&out).into(), 100u32.into()],
+    )
+    .unwrap();
     let got = dev.download(&out);
     for (i, g) in got.iter().enumerate() {
         let k = (i % 8) as u32;
@@ -410,7 +468,10 @@ fn three_dimensional_grids() {
                 for tz in 0..b[2] {
                     for ty in 0..b[1] {
                         for tx in 0..b[0] {
-                            assert_eq!(got[k], bx << 24 | by << 16 | bz << 12 | tz << 8 | ty << 4 | tx);
+                            assert_eq!(
+                                got[k],
+                                bx << 24 | by << 16 | bz << 12 | tz << 8 | ty << 4 | tx
+                            );
                             k += 1;
                         }
                     }
@@ -447,17 +508,48 @@ fn counters_measure_coalescing_and_bank_conflicts() {
     };
     let dev = Device::new();
     let buf = dev.alloc_zeroed::<u32>(32 * 1024);
-    let r = launch(&dev, &ptx(1, 1), "k", [4, 1, 1], [256, 1, 1], 0, &[(&buf).into(), 0u32.into()]).unwrap();
+    let r = launch(
+        &dev,
+        &ptx(1, 1),
+        "k",
+        [4, 1, 1],
+        [256, 1, 1],
+        0,
+        &[(&buf).into(), 0u32.into()],
+    )
+    .unwrap();
     assert_eq!(r.global_load_requests, 32);
     assert_eq!(r.global_load_sectors, 32 * 4);
     assert_eq!(r.global_load_sectors_ideal, 32 * 4);
     assert_eq!(r.bank_conflicts, 0);
     assert_eq!(r.sectors_moved, r.sectors_ideal);
-    let r = launch(&dev, &ptx(32, 32), "k", [4, 1, 1], [256, 1, 1], 0, &[(&buf).into(), 0u32.into()]).unwrap();
+    let r = launch(
+        &dev,
+        &ptx(32, 32),
+        "k",
+        [4, 1, 1],
+        [256, 1, 1],
+        0,
+        &[(&buf).into(), 0u32.into()],
+    )
+    .unwrap();
     assert_eq!(r.global_load_sectors, 32 * 32, "one sector per lane");
     assert_eq!(r.global_load_sectors_ideal, 32 * 4);
-    assert_eq!(r.bank_conflicts, 32 * 31, "all lanes in one bank: 31 extra wavefronts");
-    let r = launch(&dev, &ptx(2, 2), "k", [4, 1, 1], [256, 1, 1], 0, &[(&buf).into(), 0u32.into()]).unwrap();
+    assert_eq!(
+        r.bank_conflicts,
+        32 * 31,
+        "all lanes in one bank: 31 extra wavefronts"
+    );
+    let r = launch(
+        &dev,
+        &ptx(2, 2),
+        "k",
+        [4, 1, 1],
+        [256, 1, 1],
+        0,
+        &[(&buf).into(), 0u32.into()],
+    )
+    .unwrap();
     assert_eq!(r.global_load_sectors, 32 * 8);
     assert_eq!(r.bank_conflicts, 32, "stride 2: two-way conflicts");
     assert_eq!(r.instructions, 32 * 16);
@@ -468,7 +560,12 @@ fn counters_measure_coalescing_and_bank_conflicts() {
 fn expect_fault(result: dpl_sim::Result<dpl_sim::Report>, kind: FaultKind, line: u32) -> String {
     match result {
         Err(e @ Error::Fault { .. }) => {
-            let Error::Fault { kind: k, line: l, .. } = &e else { unreachable!() };
+            let Error::Fault {
+                kind: k, line: l, ..
+            } = &e
+            else {
+                unreachable!()
+            };
             assert_eq!(*k, kind, "{e}");
             assert_eq!(*l, line, "{e}");
             e.to_string()
@@ -486,34 +583,66 @@ fn faults_name_the_thread_and_the_line() {
     // signature, `{`, 4 `.reg` lines, the 8 lines of PROLOGUE (one blank), then the body.
     let first_body_line = 3 + 1 + 4 + 1 + 4 + 8 + 2;
     let oob = "	mul.wide.u32 	%rd3, %r1, 4;\n	add.s64 	%rd4, %rd2, %rd3;\n	st.global.u32 	[%rd4], %r1;\n	ret;";
-    let msg = expect_fault(launch(&dev, &kernel(oob), "k", [1, 1, 1], [32, 1, 1], 0, &args), FaultKind::OutOfBounds, first_body_line + 2);
+    let msg = expect_fault(
+        launch(&dev, &kernel(oob), "k", [1, 1, 1], [32, 1, 1], 0, &args),
+        FaultKind::OutOfBounds,
+        first_body_line + 2,
+    );
     assert!(msg.contains("thread (10,0,0)"), "{msg}");
     assert!(msg.contains("st.global.u32"), "{msg}");
     let mis = "	add.s64 	%rd4, %rd2, 2;\n	ld.global.u32 	%r6, [%rd4];\n	ret;";
-    expect_fault(launch(&dev, &kernel(mis), "k", [1, 1, 1], [32, 1, 1], 0, &args), FaultKind::Misaligned, first_body_line + 1);
+    expect_fault(
+        launch(&dev, &kernel(mis), "k", [1, 1, 1], [32, 1, 1], 0, &args),
+        FaultKind::Misaligned,
+        first_body_line + 1,
+    );
     let null = "	mov.u64 	%rd4, 0;\n	ld.u32 	%r6, [%rd4];\n	ret;";
-    expect_fault(launch(&dev, &kernel(null), "k", [1, 1, 1], [32, 1, 1], 0, &args), FaultKind::OutOfBounds, first_body_line + 1);
+    expect_fault(
+        launch(&dev, &kernel(null), "k", [1, 1, 1], [32, 1, 1], 0, &args),
+        FaultKind::OutOfBounds,
+        first_body_line + 1,
+    );
     let trap = "	setp.eq.s32 	%p1, %r1, 5;\n	@%p1 trap;\n	ret;";
-    let msg = expect_fault(launch(&dev, &kernel(trap), "k", [1, 1, 1], [32, 1, 1], 0, &args), FaultKind::Trap, first_body_line + 1);
+    let msg = expect_fault(
+        launch(&dev, &kernel(trap), "k", [1, 1, 1], [32, 1, 1], 0, &args),
+        FaultKind::Trap,
+        first_body_line + 1,
+    );
     assert!(msg.contains("thread (5,0,0)"), "{msg}");
     // Two different barriers: lanes of warp 0 and warp 1 wait at different instructions.
     let div = "	setp.lt.u32 	%p1, %r5, 32;\n	@%p1 bra 	$L__A;\n	bar.sync 	0;\n	bra.uni 	$L__B;\n$L__A:\n	bar.sync 	0;\n$L__B:\n	ret;";
-    expect_fault(launch(&dev, &kernel(div), "k", [1, 1, 1], [64, 1, 1], 0, &args), FaultKind::BarrierDivergence, first_body_line + 2);
+    expect_fault(
+        launch(&dev, &kernel(div), "k", [1, 1, 1], [64, 1, 1], 0, &args),
+        FaultKind::BarrierDivergence,
+        first_body_line + 2,
+    );
     // Warp 1 exits while warp 0 waits: deadlock.
     let dead = "	setp.ge.u32 	%p1, %r5, 32;\n	@%p1 bra 	$L__X;\n	bar.sync 	0;\n$L__X:\n	ret;";
-    expect_fault(launch(&dev, &kernel(dead), "k", [1, 1, 1], [64, 1, 1], 0, &args), FaultKind::Deadlock, first_body_line + 2);
+    expect_fault(
+        launch(&dev, &kernel(dead), "k", [1, 1, 1], [64, 1, 1], 0, &args),
+        FaultKind::Deadlock,
+        first_body_line + 2,
+    );
     // Lanes of one warp exiting before a barrier is allowed (warp-granular arrival).
     let partial = "	setp.ge.u32 	%p1, %r5, 20;\n	@%p1 bra 	$L__X;\n	bar.sync 	0;\n$L__X:\n	ret;";
     launch(&dev, &kernel(partial), "k", [1, 1, 1], [32, 1, 1], 0, &args).unwrap();
     // A runaway loop is stopped by the instruction limit.
     let spin = "$L__S:\n	add.s32 	%r6, %r6, 1;\n	bra.uni 	$L__S;";
     dev.set_instruction_limit(100_000);
-    let msg = expect_fault(launch(&dev, &kernel(spin), "k", [2, 1, 1], [64, 1, 1], 0, &args), FaultKind::InstructionLimit, first_body_line + 1);
+    let msg = expect_fault(
+        launch(&dev, &kernel(spin), "k", [2, 1, 1], [64, 1, 1], 0, &args),
+        FaultKind::InstructionLimit,
+        first_body_line + 1,
+    );
     assert!(msg.contains("100000"), "{msg}");
     dev.set_instruction_limit(dpl_sim::DEFAULT_INSTRUCTION_LIMIT);
     // shfl.sync naming a lane that took the other branch.
     let ws = "	setp.lt.u32 	%p1, %r5, 16;\n	@%p1 bra 	$L__Y;\n	shfl.sync.idx.b32 	%r6, %r5, 0, 31, -1;\n$L__Y:\n	ret;";
-    expect_fault(launch(&dev, &kernel(ws), "k", [1, 1, 1], [32, 1, 1], 0, &args), FaultKind::WarpSync, first_body_line + 2);
+    expect_fault(
+        launch(&dev, &kernel(ws), "k", [1, 1, 1], [32, 1, 1], 0, &args),
+        FaultKind::WarpSync,
+        first_body_line + 2,
+    );
 }
 
 #[test]
@@ -521,22 +650,75 @@ fn launch_and_load_errors() {
     let dev = Device::new();
     let out = dev.alloc_zeroed::<u32>(10);
     let m = dev.load_ptx(&kernel("	ret;")).unwrap();
-    match dev.launch(&m, "nope", [1, 1, 1], [1, 1, 1], 0, &[(&out).into(), 1u32.into()]) {
+    match dev.launch(
+        &m,
+        "nope",
+        [1, 1, 1],
+        [1, 1, 1],
+        0,
+        &[(&out).into(), 1u32.into()],
+    ) {
         Err(Error::UnknownKernel { name, available }) => {
             assert_eq!(name, "nope");
             assert_eq!(available, "k");
         }
         other => panic!("{other:?}"),
     }
-    assert!(matches!(dev.launch(&m, "k", [1, 1, 1], [1, 1, 1], 0, &[(&out).into()]), Err(Error::Arguments { .. })));
-    let e = dev.launch(&m, "k", [1, 1, 1], [1, 1, 1], 0, &[1.5f64.into(), 1u32.into()]).unwrap_err();
-    assert!(matches!(e, Error::Arguments { .. }) && e.to_string().contains("argument 0"), "{e}");
-    let e = dev.launch(&m, "k", [1, 1, 1], [1, 1, 1], 0, &[(&out).into(), 1u64.into()]).unwrap_err();
+    assert!(matches!(
+        dev.launch(&m, "k", [1, 1, 1], [1, 1, 1], 0, &[(&out).into()]),
+        Err(Error::Arguments { .. })
+    ));
+    let e = dev
+        .launch(
+            &m,
+            "k",
+            [1, 1, 1],
+            [1, 1, 1],
+            0,
+            &[1.5f64.into(), 1u32.into()],
+        )
+        .unwrap_err();
+    assert!(
+        matches!(e, Error::Arguments { .. }) && e.to_string().contains("argument 0"),
+        "{e}"
+    );
+    let e = dev
+        .launch(
+            &m,
+            "k",
+            [1, 1, 1],
+            [1, 1, 1],
+            0,
+            &[(&out).into(), 1u64.into()],
+        )
+        .unwrap_err();
     assert!(e.to_string().contains("argument 1"), "{e}");
-    assert!(matches!(dev.launch(&m, "k", [1, 1, 1], [2048, 1, 1], 0, &[(&out).into(), 1u32.into()]), Err(Error::LaunchConfig { .. })));
-    assert!(matches!(dev.launch(&m, "k", [0, 1, 1], [1, 1, 1], 0, &[(&out).into(), 1u32.into()]), Err(Error::LaunchConfig { .. })));
+    assert!(matches!(
+        dev.launch(
+            &m,
+            "k",
+            [1, 1, 1],
+            [2048, 1, 1],
+            0,
+            &[(&out).into(), 1u32.into()]
+        ),
+        Err(Error::LaunchConfig { .. })
+    ));
+    assert!(matches!(
+        dev.launch(
+            &m,
+            "k",
+            [0, 1, 1],
+            [1, 1, 1],
+            0,
+            &[(&out).into(), 1u32.into()]
+        ),
+        Err(Error::LaunchConfig { .. })
+    ));
     // Parse errors and unsupported instructions name the line.
-    let bad = format!("{HEADER}.visible .entry k()\n{{\n\t.reg .b32 %r<3>;\n\tcp.async.ca.shared.global [%r1], [%r2], 4;\n}}\n");
+    let bad = format!(
+        "{HEADER}.visible .entry k()\n{{\n\t.reg .b32 %r<3>;\n\tcp.async.ca.shared.global [%r1], [%r2], 4;\n}}\n"
+    );
     match dev.load_ptx(&bad) {
         Err(Error::Parse { line, msg }) => {
             assert_eq!(line, 7, "{msg}");
@@ -546,7 +728,9 @@ fn launch_and_load_errors() {
     }
     let undeclared = format!("{HEADER}.visible .entry k()\n{{\n\tadd.s32 %r1, %r2, 1;\n}}\n");
     match dev.load_ptx(&undeclared) {
-        Err(Error::Parse { line, msg }) => assert!(line == 6 && msg.contains("%r1"), "{line} {msg}"),
+        Err(Error::Parse { line, msg }) => {
+            assert!(line == 6 && msg.contains("%r1"), "{line} {msg}")
+        }
         other => panic!("{other:?}"),
     }
 }
@@ -579,7 +763,15 @@ fn buffers_copy_free_and_share_between_threads() {
             s.spawn(move || {
                 let n = 1000 + t * 100;
                 let out = dev.alloc_zeroed::<u32>(n as usize);
-                dev.launch(m, "k", [n.div_ceil(128), 1, 1], [128, 1, 1], 0, &[(&out).into(), n.into()]).unwrap();
+                dev.launch(
+                    m,
+                    "k",
+                    [n.div_ceil(128), 1, 1],
+                    [128, 1, 1],
+                    0,
+                    &[(&out).into(), n.into()],
+                )
+                .unwrap();
                 assert_eq!(dev.download(&out), (0..n).collect::<Vec<_>>());
                 dev.free(out).unwrap();
             });
@@ -587,5 +779,8 @@ fn buffers_copy_free_and_share_between_threads() {
     });
     // Memory limit.
     let small = Device::with_memory_limit(1000);
-    assert!(matches!(small.try_alloc_zeroed::<u8>(2000), Err(Error::OutOfMemory { .. })));
+    assert!(matches!(
+        small.try_alloc_zeroed::<u8>(2000),
+        Err(Error::OutOfMemory { .. })
+    ));
 }

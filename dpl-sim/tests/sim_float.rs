@@ -2,6 +2,9 @@
 //! directed rounding bracketing the exact result, conversions with every rounding mode,
 //! unordered comparisons, `testp`, `copysign`, and the `.approx` functions within error.
 
+// The unordered comparisons are defined as negations of ordered ones; that is the point.
+#![allow(clippy::neg_cmp_op_on_partial_ord)]
+
 mod common;
 
 use common::{Rng, elementwise, run3};
@@ -76,7 +79,15 @@ fn f32_round_to_nearest_is_bit_exact() {
         let got = run(&format!("\t{body}"));
         for i in 0..N {
             let want = f(a[i], b[i], c[i]);
-            assert!(same32(got[i], want), "{body} {:e} {:e} {:e}: got {:e} want {:e}", a[i], b[i], c[i], got[i], want);
+            assert!(
+                same32(got[i], want),
+                "{body} {:e} {:e} {:e}: got {:e} want {:e}",
+                a[i],
+                b[i],
+                c[i],
+                got[i],
+                want
+            );
         }
     }
     // Plain `add.f32` (no modifier) is round to nearest too; div.full within 2 ulp.
@@ -85,7 +96,12 @@ fn f32_round_to_nearest_is_bit_exact() {
         assert!(same32(got[i], a[i] + b[i]));
     }
     // NaN results are the canonical NaN.
-    let nan = run3::<f32, f32>(&elementwise("f32", 4, "f32", 4, "\tsub.rn.f32 %y1, %x1, %x1;"), &[f32::INFINITY], &[0.0], &[0.0]);
+    let nan = run3::<f32, f32>(
+        &elementwise("f32", 4, "f32", 4, "\tsub.rn.f32 %y1, %x1, %x1;"),
+        &[f32::INFINITY],
+        &[0.0],
+        &[0.0],
+    );
     assert_eq!(nan[0].to_bits(), 0x7fff_ffff);
 }
 
@@ -108,7 +124,14 @@ fn f64_round_to_nearest_is_bit_exact() {
         let got = run(&format!("\t{body}"));
         for i in 0..N {
             let want = f(a[i], b[i], c[i]);
-            assert!(same64(got[i], want), "{body} {:e} {:e}: got {:e} want {:e}", a[i], b[i], got[i], want);
+            assert!(
+                same64(got[i], want),
+                "{body} {:e} {:e}: got {:e} want {:e}",
+                a[i],
+                b[i],
+                got[i],
+                want
+            );
         }
     }
 }
@@ -119,26 +142,61 @@ fn directed_rounding_brackets_the_exact_result() {
     let b = f32_inputs(8);
     let c = f32_inputs(9);
     for (op, exact) in [
-        ("add", (|x: f32, y: f32, _z: f32| x as f64 + y as f64) as fn(f32, f32, f32) -> f64),
+        (
+            "add",
+            (|x: f32, y: f32, _z: f32| x as f64 + y as f64) as fn(f32, f32, f32) -> f64,
+        ),
         ("mul", |x, y, _| x as f64 * y as f64),
         ("fma", |x, y, z| (x as f64).mul_add(y as f64, z as f64)),
         ("div", |x, y, _| x as f64 / y as f64),
     ] {
-        let operands = if op == "fma" { "%x1, %x2, %x3" } else { "%x1, %x2" };
-        let run = |m: &str| run3::<f32, f32>(&elementwise("f32", 4, "f32", 4, &format!("\t{op}.{m}.f32 %y1, {operands};")), &a, &b, &c);
+        let operands = if op == "fma" {
+            "%x1, %x2, %x3"
+        } else {
+            "%x1, %x2"
+        };
+        let run = |m: &str| {
+            run3::<f32, f32>(
+                &elementwise(
+                    "f32",
+                    4,
+                    "f32",
+                    4,
+                    &format!("\t{op}.{m}.f32 %y1, {operands};"),
+                ),
+                &a,
+                &b,
+                &c,
+            )
+        };
         let (rn, rz, rm, rp) = (run("rn"), run("rz"), run("rm"), run("rp"));
         for i in 0..N {
             let e = exact(a[i], b[i], c[i]);
-            if !e.is_finite() || e.abs() > f32::MAX as f64 || e == 0.0 || e.abs() < f32::MIN_POSITIVE as f64 {
+            if !e.is_finite()
+                || e.abs() > f32::MAX as f64
+                || e == 0.0
+                || e.abs() < f32::MIN_POSITIVE as f64
+            {
                 continue;
             }
             // f64 is exact for add/mul; for fma/div it is within 2^-53 relative, far below
             // an f32 ulp, so the bracketing test is still decisive except at exact ties.
             let (lo, hi) = (rm[i] as f64, rp[i] as f64);
             assert!(lo <= e && e <= hi, "{op}: {e:e} not in [{lo:e}, {hi:e}]");
-            assert!(rn[i] == rm[i] || rn[i] == rp[i], "{op}: rn must be one of the neighbours");
+            assert!(
+                rn[i] == rm[i] || rn[i] == rp[i],
+                "{op}: rn must be one of the neighbours"
+            );
             if lo != hi {
-                assert_eq!(rp[i], f32::from_bits(if rm[i] >= 0.0 { rm[i].to_bits() + 1 } else { rm[i].to_bits() - 1 }), "{op}: rm and rp one ulp apart");
+                assert_eq!(
+                    rp[i],
+                    f32::from_bits(if rm[i] >= 0.0 {
+                        rm[i].to_bits() + 1
+                    } else {
+                        rm[i].to_bits() - 1
+                    }),
+                    "{op}: rm and rp one ulp apart"
+                );
             }
             assert_eq!(rz[i], if e > 0.0 { rm[i] } else { rp[i] }, "{op}: rz");
         }
@@ -148,9 +206,25 @@ fn directed_rounding_brackets_the_exact_result() {
 #[test]
 fn conversions_with_rounding_modes() {
     let vals: Vec<f32> = vec![
-        0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 2.7, -2.7, 1e10, -1e10, f32::NAN, f32::INFINITY, -0.0, 123456.78, 3e9, -3e9,
+        0.5,
+        1.5,
+        2.5,
+        -0.5,
+        -1.5,
+        -2.5,
+        2.7,
+        -2.7,
+        1e10,
+        -1e10,
+        f32::NAN,
+        f32::INFINITY,
+        -0.0,
+        123456.78,
+        3e9,
+        -3e9,
     ];
-    let run = |body: &str| run3::<f32, i32>(&elementwise("f32", 4, "s32", 4, body), &vals, &vals, &vals);
+    let run =
+        |body: &str| run3::<f32, i32>(&elementwise("f32", 4, "s32", 4, body), &vals, &vals, &vals);
     let rni = run("\tcvt.rni.s32.f32 %y1, %x1;");
     let rzi = run("\tcvt.rzi.s32.f32 %y1, %x1;");
     let rmi = run("\tcvt.rmi.s32.f32 %y1, %x1;");
@@ -162,13 +236,33 @@ fn conversions_with_rounding_modes() {
         assert_eq!(rmi[i], v.floor() as i32, "rmi {v}");
         assert_eq!(rpi[i], v.ceil() as i32, "rpi {v}");
     }
-    let u = run3::<f32, u32>(&elementwise("f32", 4, "u32", 4, "\tcvt.rzi.u32.f32 %y1, %x1;"), &vals, &vals, &vals);
+    let u = run3::<f32, u32>(
+        &elementwise("f32", 4, "u32", 4, "\tcvt.rzi.u32.f32 %y1, %x1;"),
+        &vals,
+        &vals,
+        &vals,
+    );
     for (i, &v) in vals.iter().enumerate() {
         assert_eq!(u[i], v as u32, "u32 {v}");
     }
     // Integer to float with directed modes: 2^24 + 1 is not representable.
-    let ints: Vec<i32> = vec![16_777_217, -16_777_217, 3, i32::MAX, i32::MIN, 0, 33_554_435];
-    let conv = |m: &str| run3::<i32, f32>(&elementwise("s32", 4, "f32", 4, &format!("\tcvt.{m}.f32.s32 %y1, %x1;")), &ints, &ints, &ints);
+    let ints: Vec<i32> = vec![
+        16_777_217,
+        -16_777_217,
+        3,
+        i32::MAX,
+        i32::MIN,
+        0,
+        33_554_435,
+    ];
+    let conv = |m: &str| {
+        run3::<i32, f32>(
+            &elementwise("s32", 4, "f32", 4, &format!("\tcvt.{m}.f32.s32 %y1, %x1;")),
+            &ints,
+            &ints,
+            &ints,
+        )
+    };
     let (rn, rz, rm, rp) = (conv("rn"), conv("rz"), conv("rm"), conv("rp"));
     for (i, &x) in ints.iter().enumerate() {
         assert_eq!(rn[i], x as f32);
@@ -179,20 +273,50 @@ fn conversions_with_rounding_modes() {
     assert_eq!(rp[0], 16_777_218.0);
     // f64 -> f32 and back, rounding to integral values in floating point, and .sat.
     let d: Vec<f64> = vec![0.1, -0.1, 1e300, 2.5, -3.5, 1.0 / 3.0, 0.75];
-    let f = run3::<f64, f32>(&elementwise("f64", 8, "f32", 4, "\tcvt.rn.f32.f64 %y1, %x1;"), &d, &d, &d);
-    let fz = run3::<f64, f32>(&elementwise("f64", 8, "f32", 4, "\tcvt.rz.f32.f64 %y1, %x1;"), &d, &d, &d);
-    let fi = run3::<f64, f64>(&elementwise("f64", 8, "f64", 8, "\tcvt.rni.f64.f64 %y1, %x1;"), &d, &d, &d);
-    let fs = run3::<f64, f32>(&elementwise("f64", 8, "f32", 4, "\tcvt.rn.sat.f32.f64 %y1, %x1;"), &d, &d, &d);
+    let f = run3::<f64, f32>(
+        &elementwise("f64", 8, "f32", 4, "\tcvt.rn.f32.f64 %y1, %x1;"),
+        &d,
+        &d,
+        &d,
+    );
+    let fz = run3::<f64, f32>(
+        &elementwise("f64", 8, "f32", 4, "\tcvt.rz.f32.f64 %y1, %x1;"),
+        &d,
+        &d,
+        &d,
+    );
+    let fi = run3::<f64, f64>(
+        &elementwise("f64", 8, "f64", 8, "\tcvt.rni.f64.f64 %y1, %x1;"),
+        &d,
+        &d,
+        &d,
+    );
+    let fs = run3::<f64, f32>(
+        &elementwise("f64", 8, "f32", 4, "\tcvt.rn.sat.f32.f64 %y1, %x1;"),
+        &d,
+        &d,
+        &d,
+    );
     for (i, &x) in d.iter().enumerate() {
         assert_eq!(f[i], x as f32);
         assert!((fz[i] as f64).abs() <= x.abs());
         assert_eq!(fi[i], x.round_ties_even());
         assert_eq!(fs[i], (x as f32).clamp(0.0, 1.0));
     }
-    assert_eq!(fz[2], f32::MAX, "rz overflow gives the largest finite value");
+    assert_eq!(
+        fz[2],
+        f32::MAX,
+        "rz overflow gives the largest finite value"
+    );
     // Half precision round trip.
     let h = run3::<f32, f32>(
-        &elementwise("f32", 4, "f32", 4, "\tcvt.rn.f16.f32 %h1, %x1;\n\tcvt.f32.f16 %y1, %h1;"),
+        &elementwise(
+            "f32",
+            4,
+            "f32",
+            4,
+            "\tcvt.rn.f16.f32 %h1, %x1;\n\tcvt.f32.f16 %y1, %h1;",
+        ),
         &[1.0, 0.1, 65504.0, 1e6, -2.5, 1.0 + 1.0 / 2048.0],
         &[0.0; 6],
         &[0.0; 6],
@@ -206,7 +330,11 @@ fn comparisons_tests_and_signs() {
     let b = vec![1.0f32, 1.0, f32::NAN, 0.0, 5.0, -3.0, f32::NAN];
     let z = vec![0.0f32; 7];
     let run = |body: &str| run3::<f32, u32>(&elementwise("f32", 4, "u32", 4, body), &a, &b, &z);
-    let cmp = |c: &str| run(&format!("\tsetp.{c}.f32 %p1, %x1, %x2;\n\tselp.u32 %y1, 1, 0, %p1;"));
+    let cmp = |c: &str| {
+        run(&format!(
+            "\tsetp.{c}.f32 %p1, %x1, %x2;\n\tselp.u32 %y1, 1, 0, %p1;"
+        ))
+    };
     type Pred = fn(f32, f32) -> bool;
     let un = |x: f32, y: f32| x.is_nan() || y.is_nan();
     let cases: [(&str, Pred); 12] = [
@@ -237,19 +365,50 @@ fn comparisons_tests_and_signs() {
         assert_eq!(nan[i] == 1, a[i].is_nan());
     }
     // copysign d, a, b takes the sign of a and the magnitude of b.
-    let cs = run3::<f32, f32>(&elementwise("f32", 4, "f32", 4, "\tcopysign.f32 %y1, %x1, %x2;"), &[-1.0, 2.0, -0.0], &[3.0, -4.0, 5.0], &[0.0; 3]);
+    let cs = run3::<f32, f32>(
+        &elementwise("f32", 4, "f32", 4, "\tcopysign.f32 %y1, %x1, %x2;"),
+        &[-1.0, 2.0, -0.0],
+        &[3.0, -4.0, 5.0],
+        &[0.0; 3],
+    );
     assert_eq!(cs, vec![-3.0, 4.0, -5.0]);
     // min/max: a NaN operand loses; abs and neg flip only the sign bit.
-    let mn = run3::<f32, f32>(&elementwise("f32", 4, "f32", 4, "\tmin.f32 %y1, %x1, %x2;"), &[f32::NAN, 1.0, -0.0], &[2.0, f32::NAN, 0.0], &[0.0; 3]);
+    let mn = run3::<f32, f32>(
+        &elementwise("f32", 4, "f32", 4, "\tmin.f32 %y1, %x1, %x2;"),
+        &[f32::NAN, 1.0, -0.0],
+        &[2.0, f32::NAN, 0.0],
+        &[0.0; 3],
+    );
     assert_eq!(mn[0], 2.0);
     assert_eq!(mn[1], 1.0);
     assert_eq!(mn[2].to_bits(), (-0.0f32).to_bits());
-    let mx = run3::<f32, f32>(&elementwise("f32", 4, "f32", 4, "\tmax.f32 %y1, %x1, %x2;"), &[-0.0], &[0.0], &[0.0]);
+    let mx = run3::<f32, f32>(
+        &elementwise("f32", 4, "f32", 4, "\tmax.f32 %y1, %x1, %x2;"),
+        &[-0.0],
+        &[0.0],
+        &[0.0],
+    );
     assert_eq!(mx[0].to_bits(), 0);
-    let ng = run3::<f32, f32>(&elementwise("f32", 4, "f32", 4, "\tneg.f32 %y1, %x1;\n\tabs.f32 %f1, %x2;\n\tadd.f32 %y1, %y1, %f1;"), &[1.5], &[-2.0], &[0.0]);
+    let ng = run3::<f32, f32>(
+        &elementwise(
+            "f32",
+            4,
+            "f32",
+            4,
+            "\tneg.f32 %y1, %x1;\n\tabs.f32 %f1, %x2;\n\tadd.f32 %y1, %y1, %f1;",
+        ),
+        &[1.5],
+        &[-2.0],
+        &[0.0],
+    );
     assert_eq!(ng[0], 0.5);
     // set with a float destination.
-    let st = run3::<f32, f32>(&elementwise("f32", 4, "f32", 4, "\tset.lt.f32.f32 %y1, %x1, %x2;"), &[1.0, 3.0], &[2.0, 2.0], &[0.0; 2]);
+    let st = run3::<f32, f32>(
+        &elementwise("f32", 4, "f32", 4, "\tset.lt.f32.f32 %y1, %x1, %x2;"),
+        &[1.0, 3.0],
+        &[2.0, 2.0],
+        &[0.0; 2],
+    );
     assert_eq!(st, vec![1.0, 0.0]);
 }
 
@@ -262,37 +421,73 @@ fn approximate_functions_within_documented_error() {
     let cos = run("\tcos.approx.ftz.f32 %y1, %x1;");
     let ex2 = run("\tex2.approx.f32 %y1, %x1;");
     let tanh = run("\ttanh.approx.f32 %y1, %x1;");
-    let lg2 = run("\tabs.f32 %f1, %x1;\n\tadd.f32 %f1, %f1, 0f3F800000;\n\tlg2.approx.f32 %y1, %f1;");
-    let rsq = run("\tabs.f32 %f1, %x1;\n\tadd.f32 %f1, %f1, 0f3F800000;\n\trsqrt.approx.f32 %y1, %f1;");
+    let lg2 =
+        run("\tabs.f32 %f1, %x1;\n\tadd.f32 %f1, %f1, 0f3F800000;\n\tlg2.approx.f32 %y1, %f1;");
+    let rsq =
+        run("\tabs.f32 %f1, %x1;\n\tadd.f32 %f1, %f1, 0f3F800000;\n\trsqrt.approx.f32 %y1, %f1;");
     let div = run("\tadd.f32 %f1, %x1, 0f41200000;\n\tdiv.approx.f32 %y1, %x1, %f1;");
     let full = run("\tadd.f32 %f1, %x1, 0f41200000;\n\tdiv.full.f32 %y1, %x1, %f1;");
     for i in 0..N {
         let x = xs[i] as f64;
         // PTX ISA: sin/cos max absolute error 2^-20.9 in [-pi, pi]; ex2 2 ulp; lg2 2^-22.
         if x.abs() <= std::f64::consts::PI {
-            assert!((sin[i] as f64 - x.sin()).abs() < 2f64.powf(-20.9), "sin {x}");
-            assert!((cos[i] as f64 - x.cos()).abs() < 2f64.powf(-20.9), "cos {x}");
+            assert!(
+                (sin[i] as f64 - x.sin()).abs() < 2f64.powf(-20.9),
+                "sin {x}"
+            );
+            assert!(
+                (cos[i] as f64 - x.cos()).abs() < 2f64.powf(-20.9),
+                "cos {x}"
+            );
         }
         let e = x.exp2();
-        assert!((ex2[i] as f64 - e).abs() <= 2.0 * e * f32::EPSILON as f64, "ex2 {x}");
-        assert!((tanh[i] as f64 - x.tanh()).abs() < 2f64.powf(-10.0), "tanh {x}");
+        assert!(
+            (ex2[i] as f64 - e).abs() <= 2.0 * e * f32::EPSILON as f64,
+            "ex2 {x}"
+        );
+        assert!(
+            (tanh[i] as f64 - x.tanh()).abs() < 2f64.powf(-10.0),
+            "tanh {x}"
+        );
         let l = (x.abs() + 1.0).log2();
-        assert!((lg2[i] as f64 - l).abs() < 2f64.powf(-22.0) * 2.0, "lg2 {x}");
+        assert!(
+            (lg2[i] as f64 - l).abs() < 2f64.powf(-22.0) * 2.0,
+            "lg2 {x}"
+        );
         let r = 1.0 / (x.abs() + 1.0).sqrt();
-        assert!((rsq[i] as f64 - r).abs() <= 2.0 * r * f32::EPSILON as f64, "rsqrt {x}");
+        assert!(
+            (rsq[i] as f64 - r).abs() <= 2.0 * r * f32::EPSILON as f64,
+            "rsqrt {x}"
+        );
         let q = x / (x + 10.0);
-        assert!((div[i] as f64 - q).abs() <= 2.0 * q.abs() * f32::EPSILON as f64 + 1e-30, "div.approx {x}");
-        assert!((full[i] as f64 - q).abs() <= 2.0 * q.abs() * f32::EPSILON as f64 + 1e-30, "div.full {x}");
+        assert!(
+            (div[i] as f64 - q).abs() <= 2.0 * q.abs() * f32::EPSILON as f64 + 1e-30,
+            "div.approx {x}"
+        );
+        assert!(
+            (full[i] as f64 - q).abs() <= 2.0 * q.abs() * f32::EPSILON as f64 + 1e-30,
+            "div.full {x}"
+        );
     }
 }
 
 #[test]
 fn ftz_flushes_subnormals() {
     let sub = f32::MIN_POSITIVE / 4.0;
-    let got = run3::<f32, f32>(&elementwise("f32", 4, "f32", 4, "\tadd.ftz.f32 %y1, %x1, %x2;"), &[sub, -sub, 1.0], &[0.0, -0.0, sub], &[0.0; 3]);
+    let got = run3::<f32, f32>(
+        &elementwise("f32", 4, "f32", 4, "\tadd.ftz.f32 %y1, %x1, %x2;"),
+        &[sub, -sub, 1.0],
+        &[0.0, -0.0, sub],
+        &[0.0; 3],
+    );
     assert_eq!(got[0].to_bits(), 0);
     assert_eq!(got[1].to_bits(), 0x8000_0000);
     assert_eq!(got[2], 1.0);
-    let keep = run3::<f32, f32>(&elementwise("f32", 4, "f32", 4, "\tadd.f32 %y1, %x1, %x2;"), &[sub], &[0.0], &[0.0]);
+    let keep = run3::<f32, f32>(
+        &elementwise("f32", 4, "f32", 4, "\tadd.f32 %y1, %x1, %x2;"),
+        &[sub],
+        &[0.0],
+        &[0.0],
+    );
     assert_eq!(keep[0], sub);
 }

@@ -8,7 +8,11 @@ use common::{Rng, elementwise, run3};
 const N: usize = 300;
 
 fn ext(v: u64, bits: u32, signed: bool) -> i128 {
-    let m = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
+    let m = if bits == 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    };
     let v = v & m;
     if signed && bits < 64 && v >> (bits - 1) & 1 == 1 {
         v as i128 - (1i128 << bits)
@@ -20,7 +24,11 @@ fn ext(v: u64, bits: u32, signed: bool) -> i128 {
 }
 
 fn wrap(v: i128, bits: u32) -> u64 {
-    let m = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
+    let m = if bits == 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    };
     (v as u64) & m
 }
 
@@ -39,11 +47,17 @@ fn run_bits(bits: u32, body: &str, a: &[u64], b: &[u64], c: &[u64]) -> Vec<u64> 
     match bits {
         16 => {
             let cv = |v: &[u64]| v.iter().map(|&x| x as u16).collect::<Vec<_>>();
-            run3::<u16, u16>(&ptx, &cv(a), &cv(b), &cv(c)).into_iter().map(u64::from).collect()
+            run3::<u16, u16>(&ptx, &cv(a), &cv(b), &cv(c))
+                .into_iter()
+                .map(u64::from)
+                .collect()
         }
         32 => {
             let cv = |v: &[u64]| v.iter().map(|&x| x as u32).collect::<Vec<_>>();
-            run3::<u32, u32>(&ptx, &cv(a), &cv(b), &cv(c)).into_iter().map(u64::from).collect()
+            run3::<u32, u32>(&ptx, &cv(a), &cv(b), &cv(c))
+                .into_iter()
+                .map(u64::from)
+                .collect()
         }
         _ => run3::<u64, u64>(&ptx, a, b, c),
     }
@@ -51,7 +65,11 @@ fn run_bits(bits: u32, body: &str, a: &[u64], b: &[u64], c: &[u64]) -> Vec<u64> 
 
 /// High half of the full product (u128 for unsigned so 64-bit products fit).
 fn hi(a: i128, b: i128, bits: u32, signed: bool) -> i128 {
-    if signed { (a * b) >> bits } else { ((a as u128 * b as u128) >> bits) as i128 }
+    if signed {
+        (a * b) >> bits
+    } else {
+        ((a as u128 * b as u128) >> bits) as i128
+    }
 }
 
 type Ref = fn(i128, i128, i128, u32, bool) -> Option<i128>;
@@ -68,8 +86,14 @@ fn check(name: &str, ptx_op: &str, operands: usize, reference: Ref, signed_too: 
             let (a, b, c) = inputs(bits, bits as u64 * 7 + signed as u64);
             let got = run_bits(bits, &body, &a, &b, &c);
             for i in 0..N {
-                let (x, y, z) = (ext(a[i], bits, signed), ext(b[i], bits, signed), ext(c[i], bits, signed));
-                let Some(want) = reference(x, y, z, bits, signed) else { continue };
+                let (x, y, z) = (
+                    ext(a[i], bits, signed),
+                    ext(b[i], bits, signed),
+                    ext(c[i], bits, signed),
+                );
+                let Some(want) = reference(x, y, z, bits, signed) else {
+                    continue;
+                };
                 assert_eq!(
                     got[i],
                     wrap(want, bits),
@@ -87,10 +111,34 @@ fn check(name: &str, ptx_op: &str, operands: usize, reference: Ref, signed_too: 
 fn arithmetic_wraps_like_rust() {
     check("add", "add", 2, |a, b, _, _, _| Some(a + b), true);
     check("sub", "sub", 2, |a, b, _, _, _| Some(a - b), true);
-    check("mul.lo", "mul.lo", 2, |a, b, _, _, _| Some(a.wrapping_mul(b)), true);
-    check("mul.hi", "mul.hi", 2, |a, b, _, bits, s| Some(hi(a, b, bits, s)), true);
-    check("mad.lo", "mad.lo", 3, |a, b, c, _, _| Some(a.wrapping_mul(b).wrapping_add(c)), true);
-    check("mad.hi", "mad.hi", 3, |a, b, c, bits, s| Some(hi(a, b, bits, s) + c), true);
+    check(
+        "mul.lo",
+        "mul.lo",
+        2,
+        |a, b, _, _, _| Some(a.wrapping_mul(b)),
+        true,
+    );
+    check(
+        "mul.hi",
+        "mul.hi",
+        2,
+        |a, b, _, bits, s| Some(hi(a, b, bits, s)),
+        true,
+    );
+    check(
+        "mad.lo",
+        "mad.lo",
+        3,
+        |a, b, c, _, _| Some(a.wrapping_mul(b).wrapping_add(c)),
+        true,
+    );
+    check(
+        "mad.hi",
+        "mad.hi",
+        3,
+        |a, b, c, bits, s| Some(hi(a, b, bits, s) + c),
+        true,
+    );
     check("min", "min", 2, |a, b, _, _, _| Some(a.min(b)), true);
     check("max", "max", 2, |a, b, _, _, _| Some(a.max(b)), true);
     check(
@@ -109,7 +157,13 @@ fn arithmetic_wraps_like_rust() {
         },
         true,
     );
-    check("rem", "rem", 2, |a, b, _, _, _| if b == 0 { None } else { Some(a % b) }, true);
+    check(
+        "rem",
+        "rem",
+        2,
+        |a, b, _, _, _| if b == 0 { None } else { Some(a % b) },
+        true,
+    );
 }
 
 #[test]
@@ -146,10 +200,41 @@ fn bitwise_and_shifts() {
         let not = run_bits(bits, &format!("\tnot.b{bits} %y1, %x1;"), &a, &b, &c);
         let cnot = run_bits(bits, &format!("\tcnot.b{bits} %y1, %x1;"), &a, &b, &c);
         // Shift amounts are u32; use the low bits of b plus some too-large values.
-        let shl = run_bits(bits, &format!("\tcvt.u32.u{bits} %r1, %x2;\n\trem.u32 %r1, %r1, {};\n\tshl.b{bits} %y1, %x1, %r1;", bits + 8), &a, &b, &c);
-        let shr_u = run_bits(bits, &format!("\tcvt.u32.u{bits} %r1, %x2;\n\trem.u32 %r1, %r1, {};\n\tshr.u{bits} %y1, %x1, %r1;", bits + 8), &a, &b, &c);
-        let shr_s = run_bits(bits, &format!("\tcvt.u32.u{bits} %r1, %x2;\n\trem.u32 %r1, %r1, {};\n\tshr.s{bits} %y1, %x1, %r1;", bits + 8), &a, &b, &c);
-        let m = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
+        let shl = run_bits(
+            bits,
+            &format!(
+                "\tcvt.u32.u{bits} %r1, %x2;\n\trem.u32 %r1, %r1, {};\n\tshl.b{bits} %y1, %x1, %r1;",
+                bits + 8
+            ),
+            &a,
+            &b,
+            &c,
+        );
+        let shr_u = run_bits(
+            bits,
+            &format!(
+                "\tcvt.u32.u{bits} %r1, %x2;\n\trem.u32 %r1, %r1, {};\n\tshr.u{bits} %y1, %x1, %r1;",
+                bits + 8
+            ),
+            &a,
+            &b,
+            &c,
+        );
+        let shr_s = run_bits(
+            bits,
+            &format!(
+                "\tcvt.u32.u{bits} %r1, %x2;\n\trem.u32 %r1, %r1, {};\n\tshr.s{bits} %y1, %x1, %r1;",
+                bits + 8
+            ),
+            &a,
+            &b,
+            &c,
+        );
+        let m = if bits == 64 {
+            u64::MAX
+        } else {
+            (1u64 << bits) - 1
+        };
         for i in 0..N {
             let s = (b[i] & m) as u32 % (bits + 8);
             assert_eq!(not[i], !a[i] & m);
@@ -159,7 +244,12 @@ fn bitwise_and_shifts() {
             let want_shr = if s >= bits { 0 } else { (a[i] & m) >> s };
             assert_eq!(shr_u[i], want_shr, "shr.u {:#x} {s}", a[i]);
             let sx = ext(a[i], bits, true);
-            assert_eq!(shr_s[i], wrap(sx >> s.min(bits - 1), bits), "shr.s {:#x} {s}", a[i]);
+            assert_eq!(
+                shr_s[i],
+                wrap(sx >> s.min(bits - 1), bits),
+                "shr.s {:#x} {s}",
+                a[i]
+            );
         }
     }
 }
@@ -174,9 +264,12 @@ fn bit_counting_and_fields() {
     let popc = run("\tpopc.b32 %y1, %x1;");
     let clz = run("\tclz.b32 %y1, %x1;");
     let brev = run("\tbrev.b32 %y1, %x1;");
-    let bfe_u = run("\tand.b32 %r1, %x2, 31;\n\tand.b32 %r2, %x3, 15;\n\tbfe.u32 %y1, %x1, %r1, %r2;");
-    let bfe_s = run("\tand.b32 %r1, %x2, 31;\n\tand.b32 %r2, %x3, 15;\n\tbfe.s32 %y1, %x1, %r1, %r2;");
-    let bfi = run("\tand.b32 %r1, %x2, 31;\n\tand.b32 %r2, %x3, 15;\n\tbfi.b32 %y1, %x3, %x1, %r1, %r2;");
+    let bfe_u =
+        run("\tand.b32 %r1, %x2, 31;\n\tand.b32 %r2, %x3, 15;\n\tbfe.u32 %y1, %x1, %r1, %r2;");
+    let bfe_s =
+        run("\tand.b32 %r1, %x2, 31;\n\tand.b32 %r2, %x3, 15;\n\tbfe.s32 %y1, %x1, %r1, %r2;");
+    let bfi =
+        run("\tand.b32 %r1, %x2, 31;\n\tand.b32 %r2, %x3, 15;\n\tbfi.b32 %y1, %x3, %x1, %r1, %r2;");
     let prmt = run("\tprmt.b32 %y1, %x1, %x2, %x3;");
     let shf_l = run("\tshf.l.wrap.b32 %y1, %x1, %x2, %x3;");
     let shf_r = run("\tshf.r.clamp.b32 %y1, %x1, %x2, %x3;");
@@ -188,7 +281,11 @@ fn bit_counting_and_fields() {
         assert_eq!(clz[i], x.leading_zeros());
         assert_eq!(brev[i], x.reverse_bits());
         let (pos, len) = (y & 31, z & 15);
-        let field = if len == 0 { 0 } else { ((x as u64 >> pos) & ((1u64 << len) - 1)) as u32 };
+        let field = if len == 0 {
+            0
+        } else {
+            ((x as u64 >> pos) & ((1u64 << len) - 1)) as u32
+        };
         assert_eq!(bfe_u[i], field, "bfe.u32 {x:#x} {pos} {len}");
         let sfield = if len == 0 {
             0
@@ -229,12 +326,27 @@ fn bit_counting_and_fields() {
         }
         assert_eq!(prmt[i], want, "prmt");
         let n = z & 31;
-        assert_eq!(shf_l[i], ((((y as u64) << 32 | x as u64) << n) >> 32) as u32, "shf.l");
+        assert_eq!(
+            shf_l[i],
+            ((((y as u64) << 32 | x as u64) << n) >> 32) as u32,
+            "shf.l"
+        );
         let n = z.min(32);
-        assert_eq!(shf_r[i], (((y as u64) << 32 | x as u64) >> n) as u32, "shf.r");
+        assert_eq!(
+            shf_r[i],
+            (((y as u64) << 32 | x as u64) >> n) as u32,
+            "shf.r"
+        );
         // 0xe8 is the majority function.
         assert_eq!(lop[i], (x & y) | (x & z) | (y & z), "lop3");
-        assert_eq!(bfind[i], if x == 0 { u32::MAX } else { 31 - x.leading_zeros() });
+        assert_eq!(
+            bfind[i],
+            if x == 0 {
+                u32::MAX
+            } else {
+                31 - x.leading_zeros()
+            }
+        );
     }
 }
 
@@ -247,7 +359,12 @@ fn wide_multiplies_and_carries() {
     let ptx = |body: &str| elementwise("b32", 4, "b64", 8, body);
     let wu = run3::<u32, u64>(&ptx("\tmul.wide.u32 %y1, %x1, %x2;"), &a, &b, &c);
     let ws = run3::<u32, u64>(&ptx("\tmul.wide.s32 %y1, %x1, %x2;"), &a, &b, &c);
-    let mw = run3::<u32, u64>(&ptx("\tcvt.u64.u32 %rd1, %x3;\n\tmad.wide.u32 %y1, %x1, %x2, %rd1;"), &a, &b, &c);
+    let mw = run3::<u32, u64>(
+        &ptx("\tcvt.u64.u32 %rd1, %x3;\n\tmad.wide.u32 %y1, %x1, %x2, %rd1;"),
+        &a,
+        &b,
+        &c,
+    );
     // 64-bit add through add.cc / addc on 32-bit halves.
     let cc = run3::<u32, u64>(
         &ptx("\tadd.cc.u32 %r1, %x1, %x2;\n\taddc.u32 %r2, %x3, 0;\n\tmov.b64 %y1, {%r1, %r2};"),
@@ -261,13 +378,17 @@ fn wide_multiplies_and_carries() {
         assert_eq!(ws[i], (x as i32 as i64 * y as i32 as i64) as u64);
         assert_eq!(mw[i], (x as u64 * y as u64).wrapping_add(z as u64));
         let (lo, carry) = x.overflowing_add(y);
-        assert_eq!(cc[i], (lo as u64) | ((z.wrapping_add(carry as u32) as u64) << 32));
+        assert_eq!(
+            cc[i],
+            (lo as u64) | ((z.wrapping_add(carry as u32) as u64) << 32)
+        );
     }
 }
 
 #[test]
 fn comparisons_and_selects() {
-    let cmps: [(&str, fn(i128, i128) -> bool); 6] = [
+    type Cmp = fn(i128, i128) -> bool;
+    let cmps: [(&str, Cmp); 6] = [
         ("eq", |a, b| a == b),
         ("ne", |a, b| a != b),
         ("lt", |a, b| a < b),
@@ -283,12 +404,23 @@ fn comparisons_and_selects() {
                 b[i] = a[i];
             }
             for (name, f) in cmps {
-                let body = format!("\tsetp.{name}.{ty} %p1, %x1, %x2;\n\tselp.b{bits} %y1, %x3, 7, %p1;");
+                let body =
+                    format!("\tsetp.{name}.{ty} %p1, %x1, %x2;\n\tselp.b{bits} %y1, %x3, 7, %p1;");
                 let got = run_bits(bits, &body, &a, &b, &c);
                 for i in 0..N {
                     let r = f(ext(a[i], bits, signed), ext(b[i], bits, signed));
-                    let m = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
-                    assert_eq!(got[i], if r { c[i] & m } else { 7 }, "setp.{name}.{ty} {:#x} {:#x}", a[i], b[i]);
+                    let m = if bits == 64 {
+                        u64::MAX
+                    } else {
+                        (1u64 << bits) - 1
+                    };
+                    assert_eq!(
+                        got[i],
+                        if r { c[i] & m } else { 7 },
+                        "setp.{name}.{ty} {:#x} {:#x}",
+                        a[i],
+                        b[i]
+                    );
                 }
             }
         }
@@ -332,7 +464,13 @@ fn eight_bit_loads_and_stores() {
     // Neighbouring bytes written by different threads (and blocks) must all land.
     let mut r = Rng::new(4);
     let a: Vec<i8> = (0..1000).map(|_| r.next() as i8).collect();
-    let ptx = elementwise("s8", 1, "s8", 1, "\tcvt.s32.s8 %r1, %x1;\n\tmul.lo.s32 %r1, %r1, -3;\n\tcvt.s8.s32 %y1, %r1;");
+    let ptx = elementwise(
+        "s8",
+        1,
+        "s8",
+        1,
+        "\tcvt.s32.s8 %r1, %x1;\n\tmul.lo.s32 %r1, %r1, -3;\n\tcvt.s8.s32 %y1, %r1;",
+    );
     let got = run3::<i8, i8>(&ptx, &a, &a, &a);
     let want: Vec<i8> = a.iter().map(|&x| (x as i32 * -3) as i8).collect();
     assert_eq!(got, want);

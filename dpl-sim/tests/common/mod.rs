@@ -12,7 +12,13 @@ pub const HEADER: &str = ".version 8.0\n.target sm_80\n.address_size 64\n";
 /// Registers available to `body`: `%x<8>` (in_ty), `%y<8>` (out_ty), `%p<8>` (pred),
 /// `%r<8>` (b32), `%rd<8>` (b64), `%f<8>` (f32), `%fd<8>` (f64), `%h<8>` (b16).
 pub fn elementwise(in_ty: &str, in_size: u32, out_ty: &str, out_size: u32, body: &str) -> String {
-    let reg = |t: &str| if t == "b8" || t == "u8" || t == "s8" { "b16".to_string() } else { t.to_string() };
+    let reg = |t: &str| {
+        if t == "b8" || t == "u8" || t == "s8" {
+            "b16".to_string()
+        } else {
+            t.to_string()
+        }
+    };
     format!(
         r#"{HEADER}
 .visible .entry k(
@@ -84,7 +90,13 @@ pub fn run3<I: Element, O: Element>(ptx: &str, a: &[I], b: &[I], c: &[I]) -> Vec
         [(n as u32).div_ceil(block).max(1), 1, 1],
         [block, 1, 1],
         0,
-        &[(&da).into(), (&db).into(), (&dc).into(), (&out).into(), (n as i32).into()],
+        &[
+            (&da).into(),
+            (&db).into(),
+            (&dc).into(),
+            (&out).into(),
+            (n as i32).into(),
+        ],
     )
     .unwrap_or_else(|e| panic!("{e}\n{ptx}"));
     dev.download(&out)
@@ -107,7 +119,11 @@ impl Rng {
     }
     /// Random bits biased towards edge values (0, 1, all ones, sign bit, small numbers).
     pub fn edgy(&mut self, bits: u32) -> u64 {
-        let mask = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
+        let mask = if bits == 64 {
+            u64::MAX
+        } else {
+            (1u64 << bits) - 1
+        };
         let v = match self.next() % 8 {
             0 => 0,
             1 => 1,
@@ -122,7 +138,15 @@ impl Rng {
 }
 
 /// Loads `ptx` and launches kernel `name`, returning the launch result.
-pub fn launch(dev: &Device, ptx: &str, name: &str, grid: [u32; 3], block: [u32; 3], shared: u32, args: &[Arg<'_>]) -> dpl_sim::Result<Report> {
+pub fn launch(
+    dev: &Device,
+    ptx: &str,
+    name: &str,
+    grid: [u32; 3],
+    block: [u32; 3],
+    shared: u32,
+    args: &[Arg<'_>],
+) -> dpl_sim::Result<Report> {
     let m = dev.load_ptx(ptx).unwrap_or_else(|e| panic!("{e}\n{ptx}"));
     dev.launch(&m, name, grid, block, shared, args)
 }
