@@ -949,6 +949,12 @@ impl<'a> Dec<'a> {
                         );
                     }
                 };
+                if matches!(sty, Ty::F16x2 | Ty::Bf16x2) {
+                    return perr(
+                        line,
+                        format!("unsupported instruction `{text}` (packed comparison)"),
+                    );
+                }
                 let a = self.src(&ops[1], sty, line)?;
                 let b = self.src(&ops[2], sty, line)?;
                 if i.opcode == "setp" {
@@ -1362,6 +1368,53 @@ impl<'a> Dec<'a> {
                     a: Src::Imm(0),
                 }
             }
+            "cp" if mods.first() == Some(&"async") => {
+                if mods
+                    .iter()
+                    .any(|m| matches!(*m, "commit_group" | "wait_group" | "wait_all"))
+                {
+                    // Copies complete when issued, so there is nothing to wait for.
+                    Op::Nop
+                } else if mods
+                    .iter()
+                    .any(|m| matches!(*m, "bulk" | "mbarrier" | "tensor"))
+                {
+                    return perr(line, format!("unsupported instruction `{text}`"));
+                } else {
+                    if ops.len() < 3 {
+                        return perr(
+                            line,
+                            format!("`{text}` needs a destination, a source and a size"),
+                        );
+                    }
+                    let (_, dst, dst_off) = self.addr(&ops[0], MemSpace::Shared, line)?;
+                    let (_, src, src_off) = self.addr(&ops[1], MemSpace::Global, line)?;
+                    let size = match &ops[2] {
+                        Operand::Imm(Literal::Int(n @ (4 | 8 | 16))) => *n as u32,
+                        _ => {
+                            return perr(
+                                line,
+                                format!("`{text}`: the copy size must be 4, 8 or 16"),
+                            );
+                        }
+                    };
+                    // An optional source size, then an optional cache policy.
+                    let src_size = match ops.get(3) {
+                        Some(o) if !has("L2::cache_hint") || ops.len() == 5 => {
+                            Some(self.src(o, Ty::U32, line)?)
+                        }
+                        _ => None,
+                    };
+                    Op::CpAsync {
+                        dst,
+                        dst_off,
+                        src,
+                        src_off,
+                        size,
+                        src_size,
+                    }
+                }
+            }
             "membar" | "fence" | "nanosleep" | "brkpt" | "pmevent" | "prefetch" | "prefetchu"
             | "discard" | "applypriority" | "griddepcontrol" => Op::Nop,
             _ => return perr(line, format!("unsupported instruction `{text}`")),
@@ -1399,7 +1452,10 @@ impl<'a> Dec<'a> {
                 format!("`{text}` expects {want} operands, found {}", ops.len()),
             );
         }
-        if !matches!(ty, Ty::F32 | Ty::F64 | Ty::F16) {
+        if !matches!(
+            ty,
+            Ty::F32 | Ty::F64 | Ty::F16 | Ty::Bf16 | Ty::F16x2 | Ty::Bf16x2
+        ) {
             return perr(line, format!("unsupported instruction `{text}` (type)"));
         }
         let d = self.dst(&ops[0], line)?;

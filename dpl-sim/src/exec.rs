@@ -210,7 +210,7 @@ fn idx(s: Slot, lane: usize) -> usize {
 fn canon(t: Ty, v: u64) -> u64 {
     match t {
         Ty::B64 | Ty::U64 | Ty::S64 | Ty::F64 => v,
-        Ty::B32 | Ty::U32 | Ty::F32 => v & 0xffff_ffff,
+        Ty::B32 | Ty::U32 | Ty::F32 | Ty::F16x2 | Ty::Bf16x2 => v & 0xffff_ffff,
         Ty::S32 => v as i32 as i64 as u64,
         Ty::B16 | Ty::U16 | Ty::F16 | Ty::Bf16 => v & 0xffff,
         Ty::S16 => v as i16 as i64 as u64,
@@ -1262,6 +1262,16 @@ impl Worker {
                     w.regs[idx(d, lane)] = r as u64;
                 });
             }
+            Op::CpAsync {
+                dst,
+                dst_off,
+                src,
+                src_off,
+                size,
+                src_size,
+            } => {
+                self.cp_async(l, w, *dst, *dst_off, *src, *src_off, *size, *src_size, m)?;
+            }
             Op::Trap => {
                 return Err(Fault {
                     kind: FaultKind::Trap,
@@ -1283,6 +1293,66 @@ impl Worker {
                 unreachable!("control flow is handled by run_warp")
             }
         }
+        Ok(())
+    }
+
+    /// `cp.async`: copies global to shared memory at once (so waiting is a no-op).
+    #[allow(clippy::too_many_arguments)]
+    fn cp_async(
+        &mut self,
+        l: &Launch<'_>,
+        w: &mut Warp,
+        dst: Src,
+        dst_off: i64,
+        src: Src,
+        src_off: i64,
+        size: u32,
+        src_size: Option<Src>,
+        m: u32,
+    ) -> FResult<()> {
+        let shared_len = self.shared.len();
+        let mut addrs = [0u64; 32];
+        let mut locs = [Loc::Shared(0); 32];
+        let mut srcs = [Loc::Shared(0); 32];
+        let mut res = Ok(());
+        lanes(m, |lane| {
+            if res.is_err() {
+                return;
+            }
+            let s = Self::read_s(&w.regs, src, lane).wrapping_add(src_off as u64);
+            let d = Self::read_s(&w.regs, dst, lane).wrapping_add(dst_off as u64);
+            addrs[lane] = s;
+            match (
+                locate(l, shared_len, w, MemSpace::Global, s, size, lane, false),
+                locate(l, shared_len, w, MemSpace::Shared, d, size, lane, true),
+            ) {
+                (Ok(a), Ok(b)) => {
+                    srcs[lane] = a;
+                    locs[lane] = b;
+                }
+                (Err(f), _) | (_, Err(f)) => res = Err(f),
+            }
+        });
+        res?;
+        self.count_global_load(&addrs, m, size);
+        self.report.shared_store_requests += 1;
+        self.report.bank_conflicts += bank_conflicts(&locs, m, size);
+        lanes(m, |lane| {
+            let n = src_size
+                .map(|s| (Self::read_s(&w.regs, s, lane) as u32).min(size))
+                .unwrap_or(size);
+            let (Loc::Global(i, o), Loc::Shared(d)) = (srcs[lane], locs[lane]) else {
+                unreachable!("located above")
+            };
+            for k in 0..size {
+                let v = if k < n {
+                    l.global.allocs[i].load(o + k as u64, 1)
+                } else {
+                    0
+                };
+                self.shared[d + k as usize] = v as u8;
+            }
+        });
         Ok(())
     }
 
@@ -2355,9 +2425,32 @@ fn float_op(op: FOp, ty: Ty, rnd: Rnd, ftz: bool, sat: bool, a: u64, b: u64, c: 
             };
             r.to_bits()
         }
+        Ty::F16x2 | Ty::Bf16x2 => {
+            let half = if ty == Ty::F16x2 { Ty::F16 } else { Ty::Bf16 };
+            let lo = float_op(op, half, rnd, ftz, sat, a & 0xffff, b & 0xffff, c & 0xffff);
+            let hi = float_op(
+                op,
+                half,
+                rnd,
+                ftz,
+                sat,
+                (a >> 16) & 0xffff,
+                (b >> 16) & 0xffff,
+                (c >> 16) & 0xffff,
+            );
+            lo | (hi << 16)
+        }
         _ => {
-            // f16: compute in f32 (exact enough: f32 has more than twice the precision), round.
-            let g = |v: u64| fpu::f16_to_f32(v as u16);
+            // f16/bf16: compute in f32 (more than twice the precision, so rounding the f32
+            // result again is correct for + - * / sqrt), then round.
+            let bf = ty == Ty::Bf16;
+            let g = |v: u64| {
+                if bf {
+                    fpu::from_small_float(v as u32 & 0xffff, 7, 8) as f32
+                } else {
+                    fpu::f16_to_f32(v as u16)
+                }
+            };
             let (x, y, z) = (g(a), g(b), g(c));
             let r = match op {
                 FOp::Add => x + y,
@@ -2384,7 +2477,12 @@ fn float_op(op: FOp, ty: Ty, rnd: Rnd, ftz: bool, sat: bool, a: u64, b: u64, c: 
             } else {
                 r
             };
-            fpu::f32_to_f16(r, if rnd == Rnd::Default { Rnd::Rn } else { rnd }) as u64
+            let rnd = if rnd == Rnd::Default { Rnd::Rn } else { rnd };
+            if bf {
+                fpu::to_small_float(r as f64, 7, 8, rnd) as u64
+            } else {
+                fpu::f32_to_f16(r, rnd) as u64
+            }
         }
     }
 }

@@ -68,6 +68,10 @@ pub(crate) enum Ty {
     S64,
     F16,
     Bf16,
+    /// Two f16 in 32 bits (low half first).
+    F16x2,
+    /// Two bf16 in 32 bits.
+    Bf16x2,
     F32,
     F64,
     Pred,
@@ -90,6 +94,8 @@ impl Ty {
             "s64" => Ty::S64,
             "f16" => Ty::F16,
             "bf16" => Ty::Bf16,
+            "f16x2" => Ty::F16x2,
+            "bf16x2" => Ty::Bf16x2,
             "f32" => Ty::F32,
             "f64" => Ty::F64,
             "pred" => Ty::Pred,
@@ -100,7 +106,7 @@ impl Ty {
         match self {
             Ty::B8 | Ty::U8 | Ty::S8 => 8,
             Ty::B16 | Ty::U16 | Ty::S16 | Ty::F16 | Ty::Bf16 => 16,
-            Ty::B32 | Ty::U32 | Ty::S32 | Ty::F32 => 32,
+            Ty::B32 | Ty::U32 | Ty::S32 | Ty::F32 | Ty::F16x2 | Ty::Bf16x2 => 32,
             Ty::B64 | Ty::U64 | Ty::S64 | Ty::F64 => 64,
             Ty::Pred => 1,
         }
@@ -112,7 +118,10 @@ impl Ty {
         matches!(self, Ty::S8 | Ty::S16 | Ty::S32 | Ty::S64)
     }
     pub(crate) fn float(self) -> bool {
-        matches!(self, Ty::F16 | Ty::Bf16 | Ty::F32 | Ty::F64)
+        matches!(
+            self,
+            Ty::F16 | Ty::Bf16 | Ty::F16x2 | Ty::Bf16x2 | Ty::F32 | Ty::F64
+        )
     }
     /// The signed type of twice the width (for `.wide`).
     pub(crate) fn widened(self) -> Ty {
@@ -542,6 +551,16 @@ pub(crate) enum Op {
     /// `ret` of an out-of-line function: copies the results back, restores what the call
     /// saved and returns.
     Ret,
+    /// `cp.async` global to shared: copies `size` bytes (zero-filling after `src_size`
+    /// bytes) at once; the commit/wait instructions are then no-ops.
+    CpAsync {
+        dst: Src,
+        dst_off: i64,
+        src: Src,
+        src_off: i64,
+        size: u32,
+        src_size: Option<Src>,
+    },
     /// `exit`, and `ret` in a kernel.
     Exit,
     /// `trap`.

@@ -570,8 +570,12 @@ fn parse_var(p: &mut Parser, space: Space, line: u32) -> Result<VarDecl> {
     if v.ty.is_empty() {
         return err(line, format!("declaration of `{}` without a type", v.name));
     }
-    // Pointer parameters may carry `.ptr .global .align N` after the type and before the name,
-    // handled above; alignment may also follow here in older PTX.
+    parse_var_suffix(p, &mut v)?;
+    Ok(v)
+}
+
+/// The part of a declaration after the name: `<N>`, `[N]...`, `= init`.
+fn parse_var_suffix(p: &mut Parser, v: &mut VarDecl) -> Result<()> {
     if p.eat_punct('<') {
         v.range = Some(p.int()? as u32);
         p.expect_punct('>')?;
@@ -589,7 +593,7 @@ fn parse_var(p: &mut Parser, space: Space, line: u32) -> Result<VarDecl> {
         parse_init(p, &mut lits)?;
         v.init = Some(lits);
     }
-    Ok(v)
+    Ok(())
 }
 
 fn parse_init(p: &mut Parser, out: &mut Vec<Literal>) -> Result<()> {
@@ -737,8 +741,22 @@ fn parse_function(p: &mut Parser, is_entry: bool, line: u32) -> Result<Function>
                     }
                     "reg" | "shared" | "local" | "param" | "const" | "global" => {
                         let v = parse_var(p, space_of(&d).expect("listed"), sline)?;
+                        // `.reg .f16 low, high;` declares several names.
+                        let mut more = Vec::new();
+                        while p.eat_punct(',') {
+                            let mut w = VarDecl {
+                                name: p.ident()?,
+                                range: None,
+                                dims: Vec::new(),
+                                init: None,
+                                ..v.clone()
+                            };
+                            parse_var_suffix(p, &mut w)?;
+                            more.push(w);
+                        }
                         p.expect_punct(';')?;
                         body.push(Stmt::Decl(v));
+                        body.extend(more.into_iter().map(Stmt::Decl));
                     }
                     "extern" => {
                         let sp = match p.next()? {
