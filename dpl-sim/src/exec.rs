@@ -1089,8 +1089,7 @@ impl Worker {
                 self.atomic(l, w, *space, *op, *ty, *d, *base, *off, *b, *c, m)?;
             }
             Op::WarpSync { mask } => {
-                let mv = rd!(*mask, m.trailing_zeros() as usize) as u32;
-                self.check_converged(w, mv, group, "bar.warp.sync")?;
+                self.member_masks(w, *mask, m, group, "bar.warp.sync")?;
             }
             Op::Shfl {
                 mode,
@@ -1101,8 +1100,7 @@ impl Worker {
                 c,
                 mask,
             } => {
-                let mv = rd!(*mask, m.trailing_zeros() as usize) as u32;
-                self.check_converged(w, mv, group, "shfl.sync")?;
+                self.member_masks(w, *mask, m, group, "shfl.sync")?;
                 let mut src = [0u64; 32];
                 for (lane, s) in src.iter_mut().enumerate() {
                     *s = rd!(*a, lane) & 0xffff_ffff;
@@ -1152,8 +1150,8 @@ impl Worker {
                 neg,
                 mask,
             } => {
-                let mv = rd!(*mask, m.trailing_zeros() as usize) as u32;
-                self.check_converged(w, mv, group, "vote.sync")?;
+                // Each lane's member mask may differ (tiles of a warp): results per lane.
+                let masks = self.member_masks(w, *mask, m, group, "vote.sync")?;
                 let mut ballot = 0u32;
                 let (a, neg) = (*a, *neg);
                 lanes(m, |lane| {
@@ -1161,15 +1159,17 @@ impl Worker {
                         ballot |= 1 << lane;
                     }
                 });
-                let members = m & if mv == 0 { m } else { mv };
-                let v = match mode {
-                    VoteMode::Ballot => (ballot & members) as u64,
-                    VoteMode::All => (ballot & members == members) as u64,
-                    VoteMode::Any => (ballot & members != 0) as u64,
-                    VoteMode::Uni => (ballot & members == members || ballot & members == 0) as u64,
-                };
-                let d = *d;
-                lanes(m, |lane| w.regs[idx(d, lane)] = v);
+                let (mode, d) = (*mode, *d);
+                lanes(m, |lane| {
+                    let members = m & masks[lane];
+                    let b = ballot & members;
+                    w.regs[idx(d, lane)] = match mode {
+                        VoteMode::Ballot => b as u64,
+                        VoteMode::All => (b == members) as u64,
+                        VoteMode::Any => (b != 0) as u64,
+                        VoteMode::Uni => (b == members || b == 0) as u64,
+                    };
+                });
             }
             Op::Activemask { d } => {
                 let d = *d;
@@ -1183,13 +1183,12 @@ impl Worker {
                 a,
                 mask,
             } => {
-                let mv = rd!(*mask, m.trailing_zeros() as usize) as u32;
-                self.check_converged(w, mv, group, "match.sync")?;
-                let members = m & mv;
+                let masks = self.member_masks(w, *mask, m, group, "match.sync")?;
                 let mut vals = [0u64; 32];
-                lanes(members, |lane| vals[lane] = canon(*ty, rd!(*a, lane)));
+                lanes(m, |lane| vals[lane] = canon(*ty, rd!(*a, lane)));
                 let (all, d, p) = (*all, *d, *p);
                 lanes(m, |lane| {
+                    let members = m & masks[lane];
                     let mut same = 0u32;
                     lanes(members, |o| {
                         if vals[o] == vals[lane] {
@@ -1208,34 +1207,35 @@ impl Worker {
                 });
             }
             Op::Redux { op, ty, d, a, mask } => {
-                let mv = rd!(*mask, m.trailing_zeros() as usize) as u32;
-                self.check_converged(w, mv, group, "redux.sync")?;
-                let members = m & mv;
+                let masks = self.member_masks(w, *mask, m, group, "redux.sync")?;
                 let signed = ty.signed();
-                let mut acc: Option<u64> = None;
-                lanes(members, |lane| {
-                    let v = rd!(*a, lane) & 0xffff_ffff;
-                    acc = Some(match acc {
-                        None => v,
-                        Some(x) => match op {
-                            ReduxOp::Add => (x + v) & 0xffff_ffff,
-                            ReduxOp::And => x & v,
-                            ReduxOp::Or => x | v,
-                            ReduxOp::Xor => x ^ v,
-                            ReduxOp::Min if signed => {
-                                ((x as u32 as i32).min(v as u32 as i32)) as u32 as u64
-                            }
-                            ReduxOp::Max if signed => {
-                                ((x as u32 as i32).max(v as u32 as i32)) as u32 as u64
-                            }
-                            ReduxOp::Min => x.min(v),
-                            ReduxOp::Max => x.max(v),
-                        },
+                let mut vals = [0u64; 32];
+                lanes(m, |lane| vals[lane] = rd!(*a, lane) & 0xffff_ffff);
+                let (op, d) = (*op, *d);
+                lanes(m, |lane| {
+                    let mut acc: Option<u64> = None;
+                    lanes(m & masks[lane], |o| {
+                        let v = vals[o];
+                        acc = Some(match acc {
+                            None => v,
+                            Some(x) => match op {
+                                ReduxOp::Add => (x + v) & 0xffff_ffff,
+                                ReduxOp::And => x & v,
+                                ReduxOp::Or => x | v,
+                                ReduxOp::Xor => x ^ v,
+                                ReduxOp::Min if signed => {
+                                    (x as u32 as i32).min(v as u32 as i32) as u32 as u64
+                                }
+                                ReduxOp::Max if signed => {
+                                    (x as u32 as i32).max(v as u32 as i32) as u32 as u64
+                                }
+                                ReduxOp::Min => x.min(v),
+                                ReduxOp::Max => x.max(v),
+                            },
+                        });
                     });
+                    w.regs[idx(d, lane)] = acc.unwrap_or(0);
                 });
-                let v = acc.unwrap_or(0);
-                let d = *d;
-                lanes(m, |lane| w.regs[idx(d, lane)] = v);
             }
             Op::Testp { what, ty, d, a } => {
                 let (what, ty, d, a) = (*what, *ty, *d, *a);
@@ -1374,6 +1374,26 @@ impl Worker {
         r.global_store_sectors_ideal += i;
         r.sectors_moved += s;
         r.sectors_ideal += i;
+    }
+
+    /// Each active lane's member mask; faults if any names a live lane outside the group.
+    fn member_masks(
+        &self,
+        w: &Warp,
+        mask: Src,
+        m: u32,
+        group: u32,
+        what: &str,
+    ) -> FResult<[u32; 32]> {
+        let mut masks = [0u32; 32];
+        let mut union = 0u32;
+        lanes(m, |lane| {
+            let v = Self::read_s(&w.regs, mask, lane) as u32;
+            masks[lane] = v;
+            union |= v;
+        });
+        self.check_converged(w, union, group, what)?;
+        Ok(masks)
     }
 
     /// Faults when lanes named by `mask` are still alive but not part of the executing group.

@@ -717,12 +717,12 @@ fn launch_and_load_errors() {
     ));
     // Parse errors and unsupported instructions name the line.
     let bad = format!(
-        "{HEADER}.visible .entry k()\n{{\n\t.reg .b32 %r<3>;\n\tcp.async.ca.shared.global [%r1], [%r2], 4;\n}}\n"
+        "{HEADER}.visible .entry k()\n{{\n\t.reg .b32 %r<3>;\n\tsuld.b.1d.b32.trap {{%r1}}, [%r2];\n}}\n"
     );
     match dev.load_ptx(&bad) {
         Err(Error::Parse { line, msg }) => {
             assert_eq!(line, 7, "{msg}");
-            assert!(msg.contains("cp.async.ca.shared.global"), "{msg}");
+            assert!(msg.contains("unsupported instruction `suld.b.1d.b32.trap`"), "{msg}");
         }
         other => panic!("{other:?}"),
     }
