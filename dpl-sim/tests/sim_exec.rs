@@ -722,7 +722,10 @@ fn launch_and_load_errors() {
     match dev.load_ptx(&bad) {
         Err(Error::Parse { line, msg }) => {
             assert_eq!(line, 7, "{msg}");
-            assert!(msg.contains("unsupported instruction `suld.b.1d.b32.trap`"), "{msg}");
+            assert!(
+                msg.contains("unsupported instruction `suld.b.1d.b32.trap`"),
+                "{msg}"
+            );
         }
         other => panic!("{other:?}"),
     }
@@ -783,4 +786,45 @@ fn buffers_copy_free_and_share_between_threads() {
         small.try_alloc_zeroed::<u8>(2000),
         Err(Error::OutOfMemory { .. })
     ));
+}
+
+#[test]
+fn barrier_reductions_and_match() {
+    // out[i] = popc over the block of (i % 3 == 0) | and(i < 1000) << 16 | or(i == 5) << 17,
+    // then match.all over the warp of i / 64 (all equal) and match.any of i % 4.
+    let body = "
+	rem.u32 	%r6, %r1, 3;
+	setp.eq.s32 	%p1, %r6, 0;
+	bar.red.popc.u32 	%r7, 0, %p1;
+	setp.lt.u32 	%p2, %r1, 1000;
+	bar.red.and.pred 	%p3, 0, %p2;
+	setp.eq.s32 	%p4, %r1, 5;
+	bar.red.or.pred 	%p5, 0, %p4;
+	selp.u32 	%r8, 0x10000, 0, %p3;
+	selp.u32 	%r9, 0x20000, 0, %p5;
+	or.b32 	%r7, %r7, %r8;
+	or.b32 	%r7, %r7, %r9;
+	shr.u32 	%r10, %r1, 6;
+	match.all.sync.b32 	%r11|%p6, %r10, -1;
+	and.b32 	%r12, %r1, 3;
+	match.any.sync.b32 	%r13, %r12, -1;
+	selp.u32 	%r14, 1, 0, %p6;
+	mul.wide.u32 	%rd3, %r1, 16;
+	add.s64 	%rd4, %rd2, %rd3;
+	st.global.v4.u32 	[%rd4], {%r7, %r11, %r14, %r13};
+	ret;
+";
+    let (got, r) = run_u32(body, 128 * 4, 128, 128);
+    assert_eq!(r.barriers, 3);
+    let popc = (0..128).filter(|i| i % 3 == 0).count() as u32;
+    for i in 0..128usize {
+        let row = &got[i * 4..i * 4 + 4];
+        assert_eq!(row[0], popc | 0x10000 | 0x20000, "bar.red of thread {i}");
+        assert_eq!(row[1], u32::MAX, "match.all mask");
+        assert_eq!(row[2], 1);
+        let any: u32 = (0..32)
+            .filter(|l| l % 4 == i % 4)
+            .fold(0, |m, l| m | 1 << l);
+        assert_eq!(row[3], any, "match.any");
+    }
 }

@@ -491,3 +491,58 @@ fn ftz_flushes_subnormals() {
     );
     assert_eq!(keep[0], sub);
 }
+
+#[test]
+fn selects_sets_and_small_floats() {
+    let a = vec![1.0f32, 2.0, 3.0, 4.0];
+    let b = vec![-1.0f32, -2.0, -3.0, -4.0];
+    let c = vec![0.5f32, -0.5, 0.0, -0.0];
+    let slct = run3::<f32, f32>(
+        &elementwise("f32", 4, "f32", 4, "\tslct.f32.f32 %y1, %x1, %x2, %x3;"),
+        &a,
+        &b,
+        &c,
+    );
+    // c >= 0 picks a; -0.0 >= 0 holds.
+    assert_eq!(slct, vec![1.0, -2.0, 3.0, 4.0]);
+    let set = run3::<f32, u32>(
+        &elementwise("f32", 4, "u32", 4, "\tset.gt.and.u32.f32 %y1, %x1, %x3, 1;"),
+        &a,
+        &b,
+        &c,
+    );
+    assert_eq!(set, vec![u32::MAX; 4]);
+    // bf16: round to nearest even on the top 16 bits of the f32.
+    let vals = vec![1.0f32, 1.00390625, 1.01171875, 3.0e38, -0.1];
+    let bf = run3::<f32, f32>(
+        &elementwise(
+            "f32",
+            4,
+            "f32",
+            4,
+            "\tcvt.rn.bf16.f32 %h1, %x1;\n\tcvt.f32.bf16 %y1, %h1;",
+        ),
+        &vals,
+        &vals,
+        &vals,
+    );
+    for (i, &v) in vals.iter().enumerate() {
+        let bits = v.to_bits();
+        let round = bits.wrapping_add(0x7fff + ((bits >> 16) & 1)) & 0xffff_0000;
+        assert_eq!(bf[i].to_bits(), round, "bf16 of {v}");
+    }
+    // f16 arithmetic rounds its result to half precision.
+    let h = run3::<f32, f32>(
+        &elementwise(
+            "f32",
+            4,
+            "f32",
+            4,
+            "\tcvt.rn.f16.f32 %h1, %x1;\n\tcvt.rn.f16.f32 %h2, %x2;\n\tadd.f16 %h3, %h1, %h2;\n\tcvt.f32.f16 %y1, %h3;",
+        ),
+        &[1.0, 1000.0],
+        &[0.0004, 0.3],
+        &[0.0, 0.0],
+    );
+    assert_eq!(h, vec![1.0, 1000.5]);
+}
