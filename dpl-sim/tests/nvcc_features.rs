@@ -383,7 +383,6 @@ fn threadfence_last_block_sum() {
 }
 
 #[test]
-#[ignore = "dpl-sim does not support cp.async.ca.shared.global / commit_group / wait_group yet"]
 fn cp_async_double_buffered_tile_sum() {
     let fx = Fixture::new("async_copy.ptx", ASYNC_COPY);
     let mut rng = Rng::new(69);
@@ -528,7 +527,6 @@ fn f16_reference_rounds_like_ieee() {
 }
 
 #[test]
-#[ignore = "dpl-sim cannot parse `.reg .f16 low,high;` (a name list) nor `mov.b32 {low,high}, %r;` yet"]
 fn half_arithmetic() {
     let fx = Fixture::new("half.ptx", HALF);
     let mut rng = Rng::new(70);
@@ -599,7 +597,6 @@ fn half_arithmetic() {
 }
 
 #[test]
-#[ignore = "dpl-sim cannot parse `.reg .f16 low,high;` (a name list) nor `mov.b32 {low,high}, %r;` yet"]
 fn every_half_bit_pattern_to_float() {
     let fx = Fixture::new("half.ptx", HALF);
     let patterns: Vec<u16> = (0..=u16::MAX).collect();
