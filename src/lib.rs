@@ -31,7 +31,7 @@ pub use place::{current_place, default_place, with_place};
 
 /// Everything a `#[parallel]` user needs: `use dpl::prelude::*;`.
 pub mod prelude {
-    pub use crate::{Error, Place, parallel, with_place};
+    pub use crate::{Error, Matrix, Nested, Place, Seq, parallel, with_place};
 }
 
 /// Items used by generated code. Not a public API: names and signatures change without

@@ -15,7 +15,7 @@
 use crate::diag::Diagnostic;
 use crate::fuse::{self, Stats};
 use crate::ir::{Function, Span};
-use crate::{normalize, typeck};
+use crate::{normalize, typeck, verify};
 
 /// A function after each pass.
 #[derive(Clone, Debug)]
@@ -57,7 +57,10 @@ fn check(pass: &str, f: &Function, typed: bool) -> Result<(), Vec<Diagnostic>> {
     if !cfg!(debug_assertions) {
         return Ok(());
     }
-    let result: Result<(), Vec<String>> = verify_hook(f, typed);
+    let mut result = verify::verify(f);
+    if typed && result.is_ok() {
+        result = verify::verify_types(f);
+    }
     result.map_err(|errors| {
         errors
             .into_iter()
@@ -71,7 +74,3 @@ fn check(pass: &str, f: &Function, typed: bool) -> Result<(), Vec<Diagnostic>> {
     })
 }
 
-// Wired to `verify::verify` / `verify::verify_types` once the verifier lands.
-fn verify_hook(_f: &Function, _typed: bool) -> Result<(), Vec<String>> {
-    Ok(())
-}
