@@ -21,6 +21,7 @@ use dpl_core::ir::{
     self, BinOp, Block, Const, Expr, Lambda, MathFn, Origin, Prim, Scalar, Stmt, Type, UnOp, Var,
     VarId,
 };
+use proc_macro2::Span;
 use quote::ToTokens;
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;
@@ -30,7 +31,7 @@ use super::sig::{self, ParamSig, Signature};
 use super::{Lowered, Spans, path_text};
 
 /// Past this many variables inlining stops with an error (exponential closure nesting).
-const MAX_VARS: usize = 1 << 18;
+const MAX_VARS: usize = 1 << 16;
 
 const CLOSURE_NOT_VALUE: &str = "a function is not a value here: closures and functions can be passed to primitives, bound with `let f = ...;`, or called";
 const MUT_MSG: &str =
@@ -948,7 +949,7 @@ impl<'r> Lowerer<'r> {
                 .with(name, Binding::Callable(Callable::Fn(first + k)));
         }
         for (k, f) in fns.iter().enumerate() {
-            self.check(&Callable::Fn(first + k), &f.sig.ident);
+            self.check(&Callable::Fn(first + k), &f.sig.ident, f.sig.ident.span());
         }
     }
 
@@ -990,6 +991,7 @@ impl<'r> Lowerer<'r> {
                             checked: false,
                         },
                         &init.expr,
+                        cheap_span(&init.expr),
                     );
                     Callable::Closure { def, checked: true }
                 }
@@ -1075,6 +1077,16 @@ impl<'r> Lowerer<'r> {
 
     // ----- callables -----
 
+    /// Whether an expression denotes a callable (as [`Lowerer::as_callable`], without
+    /// building it).
+    fn is_callable(&self, e: &syn::Expr) -> bool {
+        match peel(e) {
+            syn::Expr::Closure(_) => true,
+            syn::Expr::Path(_) => self.as_callable(e).is_some(),
+            _ => false,
+        }
+    }
+
     /// The callable an expression denotes, if it denotes one.
     fn as_callable(&self, e: &syn::Expr) -> Option<Callable> {
         match peel(e) {
@@ -1136,22 +1148,27 @@ impl<'r> Lowerer<'r> {
 
     /// Checks a callable's body where it is defined: lowers it once with errors reported,
     /// then drops what was produced.
-    fn check(&mut self, c: &Callable, site: &(impl ToTokens + ?Sized)) {
+    fn check(&mut self, c: &Callable, site: &(impl ToTokens + ?Sized), span: Span) {
         let (nv, ns) = (self.vars.len(), self.spans.len());
-        let _ = self.lambda(c, site, false);
+        let _ = self.lambda(c, site, span, false);
         self.vars.truncate(nv);
         self.spans.truncate(ns);
     }
 
     /// The callable as a lambda with fresh parameters (one per parameter of the callable).
-    fn lambda(&mut self, c: &Callable, site: &(impl ToTokens + ?Sized), quiet: bool) -> Lambda {
+    fn lambda(
+        &mut self,
+        c: &Callable,
+        site: &(impl ToTokens + ?Sized),
+        span: Span,
+        quiet: bool,
+    ) -> Lambda {
         let n = self.arity(c);
         let saved = std::mem::take(&mut self.stmts);
-        let span = site.span();
         let params: Vec<VarId> = (0..n)
             .map(|_| self.new_var("arg", Type::Infer, span))
             .collect();
-        let result = self.apply(c, &params, site, quiet);
+        let result = self.apply(c, &params, site, span, quiet);
         let stmts = std::mem::replace(&mut self.stmts, saved);
         let body = Block { stmts, result };
         let captures = captures(&params, &body);
@@ -1170,6 +1187,7 @@ impl<'r> Lowerer<'r> {
         c: &Callable,
         args: &[VarId],
         site: &(impl ToTokens + ?Sized),
+        span: Span,
         quiet: bool,
     ) -> VarId {
         if self.exhausted {
@@ -1184,7 +1202,6 @@ impl<'r> Lowerer<'r> {
             ));
             return self.poison();
         }
-        let span = site.span();
         match c {
             Callable::Closure { def, .. } => {
                 if quiet {
@@ -1268,7 +1285,7 @@ impl<'r> Lowerer<'r> {
                 }
                 r
             }
-            Callable::Scalar(f, ty) => self.scalar_fn(*f, *ty, args.to_vec(), site),
+            Callable::Scalar(f, ty) => self.scalar_fn(*f, *ty, args.to_vec(), site, span),
             Callable::Prim(p) => {
                 let arg = args.first().copied().unwrap_or_else(|| self.poison());
                 self.prim_on(*p, Vec::new(), vec![arg], span)
@@ -1297,13 +1314,13 @@ impl<'r> Lowerer<'r> {
             // A closure or fn body binds its parameters; a scalar function takes the values.
             copies.push(match c {
                 Callable::Closure { .. } | Callable::Fn(_) => {
-                    self.emit("arg", Type::Infer, Expr::Var(v), a.span())
+                    self.emit("arg", Type::Infer, Expr::Var(v), cheap_span(a))
                 }
                 Callable::Scalar(..) | Callable::Prim(_) => v,
             });
         }
         let quiet = c.checked();
-        self.apply(c, &copies, call, quiet)
+        self.apply(c, &copies, call, call_span(call), quiet)
     }
 
     // ----- expressions -----
@@ -1321,12 +1338,12 @@ impl<'r> Lowerer<'r> {
                     return self.fail(e, "the unit value `()` is not supported: every expression must produce a value");
                 }
                 let vs: Vec<VarId> = t.elems.iter().map(|x| self.value(x)).collect();
-                self.emit("tuple", Type::Infer, Expr::Tuple(vs), e.span())
+                self.emit("tuple", Type::Infer, Expr::Tuple(vs), cheap_span(e))
             }
             E::Field(f) => match &f.member {
                 syn::Member::Unnamed(i) => {
                     let v = self.value(&f.base);
-                    self.emit("field", Type::Infer, Expr::Field(v, i.index), e.span())
+                    self.emit("field", Type::Infer, Expr::Field(v, i.index), cheap_span(e))
                 }
                 syn::Member::Named(n) => self.fail(n, "named fields are not supported: tuple fields are written `t.0`"),
             },
@@ -1343,7 +1360,7 @@ impl<'r> Lowerer<'r> {
                 let v = self.value(&c.expr);
                 match sig::scalar_of(&c.ty) {
                     Some(Scalar::Bool) => self.fail(&c.ty, "cannot cast to `bool`: compare instead, such as `x != 0`"),
-                    Some(s) => self.emit("cast", Type::Scalar(s), Expr::Cast(v, s), e.span()),
+                    Some(s) => self.emit("cast", Type::Scalar(s), Expr::Cast(v, s), cheap_span(e)),
                     None => self.fail(&c.ty, "`as` converts between scalar types only: f32, f64, i32, u32, i64, u64, usize"),
                 }
             }
@@ -1353,7 +1370,7 @@ impl<'r> Lowerer<'r> {
                 }
                 let seq = self.value(&i.expr);
                 let index = self.value(&i.index);
-                self.emit("elem", Type::Infer, Expr::Index { seq, index, checked: Some(Origin::Index) }, e.span())
+                self.emit("elem", Type::Infer, Expr::Index { seq, index, checked: Some(Origin::Index) }, cheap_span(e))
             }
             E::MethodCall(m) => self.method_call(m),
             E::Call(c) => self.call(c),
@@ -1478,7 +1495,7 @@ impl<'r> Lowerer<'r> {
             };
         }
         if let Some((c, s)) = const_path(&p.path) {
-            return self.emit("const", Type::Scalar(s), Expr::Const(c), p.span());
+            return self.emit("const", Type::Scalar(s), Expr::Const(c), path_span(&p.path));
         }
         if self.as_callable(&syn::Expr::Path(p.clone())).is_some() {
             return self.fail(p, CLOSURE_NOT_VALUE);
@@ -1617,7 +1634,7 @@ impl<'r> Lowerer<'r> {
             for a in &m.args {
                 args.push(self.value(a));
             }
-            return self.scalar_fn(f, None, args, &m.method);
+            return self.scalar_fn(f, None, args, &m.method, m.method.span());
         }
         let msg = match name.as_str() {
             "iter" | "into_iter" | "iter_mut" | "map" | "sum" | "fold" | "collect" | "filter"
@@ -1642,8 +1659,8 @@ impl<'r> Lowerer<'r> {
         ty: Option<Scalar>,
         mut args: Vec<VarId>,
         site: &(impl ToTokens + ?Sized),
+        span: Span,
     ) -> VarId {
-        let span = site.span();
         if let Some(t) = ty {
             if let Some(why) = f.unsupported_for(t) {
                 return self.fail(site, why);
@@ -1753,9 +1770,7 @@ impl<'r> Lowerer<'r> {
         let mut rest: &[&syn::Expr] = &args;
         let mut lambdas = Vec::new();
         if let (true, Some((first, tail))) = (has_lambda, args.split_first()) {
-            if self.as_callable(first).is_none()
-                && tail.iter().any(|a| self.as_callable(a).is_some())
-            {
+            if !self.is_callable(first) && tail.iter().any(|a| self.is_callable(a)) {
                 return self.fail(c, format!("the function comes first: `{}", spec.form));
             }
         }
@@ -1784,7 +1799,7 @@ impl<'r> Lowerer<'r> {
                             self.error(*first, format!("{why}, but {what} takes {n}"));
                         } else {
                             let quiet = callable.checked();
-                            lambdas.push(self.lambda(&callable, *first, quiet));
+                            lambdas.push(self.lambda(&callable, *first, cheap_span(first), quiet));
                         }
                     }
                     None => {
@@ -1803,7 +1818,7 @@ impl<'r> Lowerer<'r> {
         }
         let mut data = Vec::new();
         for a in rest {
-            if self.as_callable(a).is_some() {
+            if self.is_callable(a) {
                 let what = if spec.lambda == LambdaArg::No {
                     format!("`{}` takes no function argument", prim.name())
                 } else {
@@ -1818,7 +1833,7 @@ impl<'r> Lowerer<'r> {
         if lambdas.len() != usize::from(has_lambda) {
             return self.poison();
         }
-        self.prim_on(prim, lambdas, data, c.span())
+        self.prim_on(prim, lambdas, data, call_span(c))
     }
 
     /// Binds a primitive applied to lowered arguments (`len` becomes [`Expr::Len`]).
@@ -1850,6 +1865,46 @@ impl<'r> Lowerer<'r> {
             span,
         )
     }
+}
+
+/// A span for an expression without converting it to tokens (which `Spanned::span` does,
+/// at a cost proportional to its size): the span of a token that identifies it.
+fn cheap_span(e: &syn::Expr) -> Span {
+    use syn::Expr as E;
+    match e {
+        E::Path(p) => path_span(&p.path),
+        E::Lit(l) => l.lit.span(),
+        E::Call(c) => call_span(c),
+        E::MethodCall(m) => m.method.span(),
+        E::Binary(b) => b.op.span(),
+        E::Unary(u) => u.op.span(),
+        E::Paren(p) => p.paren_token.span.join(),
+        E::Tuple(t) => t.paren_token.span.join(),
+        E::Closure(c) => c.or1_token.span,
+        E::If(i) => i.if_token.span,
+        E::Block(b) => b.block.brace_token.span.join(),
+        E::Index(i) => i.bracket_token.span.join(),
+        E::Field(f) => match &f.member {
+            syn::Member::Named(n) => n.span(),
+            syn::Member::Unnamed(i) => i.span,
+        },
+        E::Reference(r) => r.and_token.span,
+        E::Cast(c) => c.as_token.span,
+        E::Group(g) => cheap_span(&g.expr),
+        _ => Span::call_site(),
+    }
+}
+
+/// The span of a call: its callee's.
+fn call_span(c: &syn::ExprCall) -> Span {
+    cheap_span(&c.func)
+}
+
+/// The span of a path's last segment.
+fn path_span(p: &syn::Path) -> Span {
+    p.segments
+        .last()
+        .map_or_else(Span::call_site, |s| s.ident.span())
 }
 
 /// True when the tokens of `ty` contain one of `names` as an identifier.

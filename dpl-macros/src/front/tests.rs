@@ -917,3 +917,19 @@ fn conformance_programs_lower_verify_and_typecheck() {
         failures.join("\n")
     );
 }
+
+#[test]
+fn exponential_inlining_is_cut_off() {
+    let mut body = String::from("let f0 = |v| v + 1.0; ");
+    for i in 1..=24 {
+        body.push_str(&format!("let f{i} = |v| f{}(f{}(v)); ", i - 1, i - 1));
+    }
+    body.push_str("map(f24, x)");
+    let item: syn::ItemFn =
+        syn::parse_str(&format!("fn f(x: &[f32]) -> Vec<f32> {{ {body} }}")).unwrap();
+    let start = std::time::Instant::now();
+    let e = errors(item);
+    assert!(has(&e, "too large after inlining"), "{e:#?}");
+    assert_eq!(e.len(), 1, "{e:#?}");
+    assert!(start.elapsed().as_secs() < 20);
+}
