@@ -427,10 +427,15 @@ impl Worker {
         let mut others: u32;
         let mut steps: u64 = 0;
         let flush_every: u64 = 1 << 14;
+        // Lanes waiting at a warp-synchronous instruction for lanes of their member mask
+        // that are elsewhere; `force` is set when they are released because nothing else
+        // can run, so that the next such instruction faults instead of waiting again.
+        let mut parked: u32 = 0;
+        let mut force = false;
         macro_rules! regroup {
             () => {{
                 lanes(gmask, |lane| w.pc[lane] = gpc);
-                let run = w.live & !w.blocked;
+                let run = w.live & !w.blocked & !parked;
                 let mut min = u32::MAX;
                 lanes(run, |lane| min = min.min(w.pc[lane]));
                 gmask = 0;
@@ -449,6 +454,12 @@ impl Worker {
         regroup!();
         let result = loop {
             if gmask == 0 {
+                if parked != 0 {
+                    parked = 0;
+                    force = true;
+                    regroup!();
+                    continue;
+                }
                 break Ok(());
             }
             let Some(inst) = insts.get(gpc as usize) else {
@@ -690,6 +701,37 @@ impl Worker {
                 }
                 _ => {}
             }
+            if m != 0
+                && !force
+                && let Some(mask) = sync_mask(&inst.op)
+            {
+                // Join lanes already waiting at this instruction.
+                let mut here = 0u32;
+                lanes(parked, |lane| {
+                    if w.pc[lane] == gpc {
+                        here |= 1 << lane;
+                    }
+                });
+                if here != 0 {
+                    self.report.instructions -= 1;
+                    self.report.thread_instructions -= m.count_ones() as u64;
+                    parked &= !here;
+                    regroup!();
+                    continue;
+                }
+                // Wait for the lanes of the member mask that are still running elsewhere.
+                let mut union = 0u32;
+                lanes(m, |lane| union |= Self::read_s(&w.regs, mask, lane) as u32);
+                if union & w.live & !w.blocked & !parked & !gmask != 0 {
+                    self.report.instructions -= 1;
+                    self.report.thread_instructions -= m.count_ones() as u64;
+                    parked |= gmask;
+                    gmask = 0;
+                    regroup!();
+                    continue;
+                }
+            }
+            force = false;
             if m != 0
                 && let Err(mut f) = self.exec(l, w, inst, m, gmask, steps)
             {
@@ -1398,15 +1440,21 @@ impl Worker {
 
     /// Faults when lanes named by `mask` are still alive but not part of the executing group.
     fn check_converged(&self, w: &Warp, mask: u32, group: u32, what: &str) -> FResult<()> {
-        let missing = mask & w.live & !group;
+        // Lanes past the end of a partial last warp do not exist and are ignored.
+        let missing = mask & w.valid & !group;
         if missing != 0 {
+            let lane = missing.trailing_zeros();
+            let where_ = if w.live & (1 << lane) == 0 {
+                "has exited"
+            } else {
+                "is at a different instruction"
+            };
             return Err(Fault {
                 kind: FaultKind::WarpSync,
                 lane: group.trailing_zeros() as usize,
                 pc: 0,
                 detail: format!(
-                    "`{what}` member mask {mask:#010x} names lane {} which is at a different instruction",
-                    missing.trailing_zeros()
+                    "`{what}` member mask {mask:#010x} names lane {lane}, which {where_}"
                 ),
             });
         }
@@ -1804,6 +1852,18 @@ enum Loc {
     Shared(usize),
     Local(usize),
     Param(usize),
+}
+
+/// The member mask of a warp-synchronous instruction.
+fn sync_mask(op: &Op) -> Option<Src> {
+    match op {
+        Op::Shfl { mask, .. }
+        | Op::Vote { mask, .. }
+        | Op::Match { mask, .. }
+        | Op::Redux { mask, .. }
+        | Op::WarpSync { mask } => Some(*mask),
+        _ => None,
+    }
 }
 
 /// Integer operations with a fast path at 32 and 64 bits.

@@ -636,13 +636,21 @@ fn faults_name_the_thread_and_the_line() {
     );
     assert!(msg.contains("100000"), "{msg}");
     dev.set_instruction_limit(dpl_sim::DEFAULT_INSTRUCTION_LIMIT);
-    // shfl.sync naming a lane that took the other branch.
-    let ws = "	setp.lt.u32 	%p1, %r5, 16;\n	@%p1 bra 	$L__Y;\n	shfl.sync.idx.b32 	%r6, %r5, 0, 31, -1;\n$L__Y:\n	ret;";
+    // Two halves of a warp at two different shfl.sync instructions, each naming all lanes.
+    let ws = "	setp.lt.u32 	%p1, %r5, 16;\n	@%p1 bra 	$L__Y;\n	shfl.sync.idx.b32 	%r6, %r5, 0, 31, -1;\n	bra.uni 	$L__Z;\n$L__Y:\n	shfl.sync.idx.b32 	%r7, %r5, 0, 31, -1;\n$L__Z:\n	ret;";
     expect_fault(
         launch(&dev, &kernel(ws), "k", [1, 1, 1], [32, 1, 1], 0, &args),
         FaultKind::WarpSync,
-        first_body_line + 2,
+        first_body_line + 5,
     );
+    // A shuffle naming lanes that have exited.
+    let gone = "	setp.lt.u32 	%p1, %r5, 16;\n	@%p1 bra 	$L__Y;\n	ret;\n$L__Y:\n	shfl.sync.idx.b32 	%r7, %r5, 0, 31, -1;\n	ret;";
+    let msg = expect_fault(
+        launch(&dev, &kernel(gone), "k", [1, 1, 1], [32, 1, 1], 0, &args),
+        FaultKind::WarpSync,
+        first_body_line + 4,
+    );
+    assert!(msg.contains("has exited"), "{msg}");
 }
 
 #[test]
@@ -826,5 +834,37 @@ fn barrier_reductions_and_match() {
             .filter(|l| l % 4 == i % 4)
             .fold(0, |m, l| m | 1 << l);
         assert_eq!(row[3], any, "match.any");
+    }
+}
+
+#[test]
+fn warp_sync_waits_for_lanes_in_a_later_block() {
+    // The "then" block is placed after the join point (as compilers do with cold code):
+    // the lanes at the join wait at shfl.sync for the others instead of running alone.
+    let body = "
+	and.b32 	%r6, %r5, 3;
+	setp.eq.s32 	%p1, %r6, 0;
+	mov.u32 	%r7, %r5;
+	@%p1 bra 	$L__COLD;
+$L__JOIN:
+	shfl.sync.bfly.b32 	%r8, %r7, 1, 31, -1;
+	activemask.b32 	%r9;
+	mul.wide.u32 	%rd3, %r1, 8;
+	add.s64 	%rd4, %rd2, %rd3;
+	st.global.v2.u32 	[%rd4], {%r8, %r9};
+	ret;
+$L__COLD:
+	mul.lo.s32 	%r7, %r5, 100;
+	bra.uni 	$L__JOIN;
+";
+    let (got, _) = run_u32(body, 64, 32, 32);
+    let v = |l: u32| if l % 4 == 0 { l * 100 } else { l };
+    for l in 0..32u32 {
+        assert_eq!(got[2 * l as usize], v(l ^ 1), "lane {l}");
+        assert_eq!(
+            got[2 * l as usize + 1],
+            u32::MAX,
+            "reconverged at the shuffle"
+        );
     }
 }
