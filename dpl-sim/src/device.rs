@@ -456,6 +456,54 @@ impl Device {
         self.inner.mem.free(b.addr)
     }
 
+    /// Allocates `len` zeroed bytes and returns their device address (for drivers that
+    /// manage untyped memory; [`Device::free_bytes`] frees it).
+    pub fn alloc_bytes(&self, len: usize) -> Result<u64> {
+        self.inner.mem.alloc(len as u64)
+    }
+
+    /// Frees an allocation made by [`Device::alloc_bytes`] (or any allocation, by its
+    /// first address).
+    pub fn free_bytes(&self, addr: u64) -> Result<()> {
+        self.inner.mem.free(addr)
+    }
+
+    /// The allocation containing `[addr, addr + len)` and the offset of `addr` in it.
+    fn range(&self, addr: u64, len: usize) -> Result<(Arc<crate::memory::Alloc>, u64)> {
+        let view = self.inner.mem.view();
+        let mut hint = 0;
+        match view.find(addr, 0, &mut hint) {
+            Some((i, off)) if off + len as u64 <= view.allocs[i].len => {
+                Ok((view.allocs[i].clone(), off))
+            }
+            _ => Err(Error::Buffer(format!(
+                "{len} bytes at {addr:#x} are not inside one allocation"
+            ))),
+        }
+    }
+
+    /// Copies host bytes to device memory at `addr` (anywhere inside one allocation).
+    pub fn write_bytes(&self, addr: u64, data: &[u8]) -> Result<()> {
+        let (a, off) = self.range(addr, data.len())?;
+        a.write_bytes(off, data);
+        Ok(())
+    }
+
+    /// Copies device memory at `addr` (inside one allocation) to `out`.
+    pub fn read_bytes(&self, addr: u64, out: &mut [u8]) -> Result<()> {
+        let (a, off) = self.range(addr, out.len())?;
+        a.read_bytes(off, out);
+        Ok(())
+    }
+
+    /// Copies `len` bytes between device addresses (each range inside one allocation;
+    /// overlapping ranges behave like `memmove`).
+    pub fn copy_bytes(&self, src: u64, dst: u64, len: usize) -> Result<()> {
+        let mut tmp = vec![0u8; len];
+        self.read_bytes(src, &mut tmp)?;
+        self.write_bytes(dst, &tmp)
+    }
+
     /// Runs kernel `name` of `module` over a `grid` of blocks of `block` threads with
     /// `dynamic_shared_bytes` of dynamic shared memory per block, and returns its counters.
     pub fn launch(

@@ -228,7 +228,7 @@ impl GlobalView<'_> {
         }
         let i = self.bases.partition_point(|&b| b <= addr).checked_sub(1)?;
         let a = &self.allocs[i];
-        if addr + size as u64 <= a.base + a.len {
+        if addr + size as u64 <= a.base + a.len && (size > 0 || addr < a.base + a.len.max(1)) {
             *hint = i;
             Some((i, addr - a.base))
         } else {

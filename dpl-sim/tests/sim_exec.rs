@@ -868,3 +868,43 @@ $L__COLD:
         );
     }
 }
+
+#[test]
+fn untyped_memory_by_address() {
+    let dev = Device::new();
+    let a = dev.alloc_bytes(64).unwrap();
+    dev.write_bytes(a + 8, &[1, 2, 3, 4]).unwrap();
+    dev.copy_bytes(a + 8, a + 10, 4).unwrap();
+    let mut out = [0u8; 8];
+    dev.read_bytes(a + 8, &mut out).unwrap();
+    assert_eq!(out, [1, 2, 1, 2, 3, 4, 0, 0]);
+    assert!(dev.write_bytes(a + 62, &[0; 4]).is_err(), "past the end");
+    assert!(
+        dev.read_bytes(a + 64 + 8, &mut out).is_err(),
+        "in the guard gap"
+    );
+    // A kernel receives the address as a pointer argument.
+    let ptx = kernel(
+        "	setp.ge.u32 	%p1, %r1, %r2;\n	@%p1 bra 	$L__E;\n	mul.wide.u32 	%rd3, %r1, 4;\n	add.s64 	%rd4, %rd2, %rd3;\n	st.global.u32 	[%rd4], %r1;\n$L__E:\n	ret;",
+    );
+    launch(
+        &dev,
+        &ptx,
+        "k",
+        [1, 1, 1],
+        [16, 1, 1],
+        0,
+        &[Arg::Ptr(a), 16u32.into()],
+    )
+    .unwrap();
+    let mut words = [0u8; 64];
+    dev.read_bytes(a, &mut words).unwrap();
+    for i in 0..16 {
+        assert_eq!(
+            u32::from_le_bytes(words[4 * i..4 * i + 4].try_into().unwrap()),
+            i as u32
+        );
+    }
+    dev.free_bytes(a).unwrap();
+    assert!(dev.free_bytes(a).is_err(), "double free");
+}
