@@ -342,9 +342,26 @@ impl Worker {
                 progressed = true;
                 let mut w = std::mem::take(&mut self.warps[wi]);
                 let r = self.run_warp(l, &mut w, wi);
+                let pc = w.pc[w.valid.trailing_zeros() as usize];
                 self.warps[wi] = w;
                 if let Err(f) = r {
                     return Err(fault_to_error(f, wi));
+                }
+                // Warps that stop often (at barriers) are checked here too.
+                if l.executed.load(Relaxed) > l.limit {
+                    let detail = format!(
+                        "more than {} warp instructions executed (Device::set_instruction_limit raises the limit)",
+                        l.limit
+                    );
+                    return Err(fault_to_error(
+                        Fault {
+                            kind: FaultKind::InstructionLimit,
+                            lane: 0,
+                            pc,
+                            detail,
+                        },
+                        wi,
+                    ));
                 }
             }
             let _ = progressed;

@@ -635,6 +635,21 @@ fn faults_name_the_thread_and_the_line() {
         first_body_line + 1,
     );
     assert!(msg.contains("100000"), "{msg}");
+    // ... also when every iteration stops at a barrier.
+    let spin_bar = "$L__S:\n	bar.sync 	0;\n	bra.uni 	$L__S;";
+    expect_fault(
+        launch(
+            &dev,
+            &kernel(spin_bar),
+            "k",
+            [1, 1, 1],
+            [64, 1, 1],
+            0,
+            &args,
+        ),
+        FaultKind::InstructionLimit,
+        first_body_line + 2,
+    );
     dev.set_instruction_limit(dpl_sim::DEFAULT_INSTRUCTION_LIMIT);
     // Two halves of a warp at two different shfl.sync instructions, each naming all lanes.
     let ws = "	setp.lt.u32 	%p1, %r5, 16;\n	@%p1 bra 	$L__Y;\n	shfl.sync.idx.b32 	%r6, %r5, 0, 31, -1;\n	bra.uni 	$L__Z;\n$L__Y:\n	shfl.sync.idx.b32 	%r7, %r5, 0, 31, -1;\n$L__Z:\n	ret;";

@@ -513,7 +513,7 @@ fn selects_sets_and_small_floats() {
     );
     assert_eq!(set, vec![u32::MAX; 4]);
     // bf16: round to nearest even on the top 16 bits of the f32.
-    let vals = vec![1.0f32, 1.00390625, 1.01171875, 3.0e38, -0.1];
+    let vals = vec![1.0f32, 1.003_906_2, 1.011_718_8, 3.0e38, -0.1];
     let bf = run3::<f32, f32>(
         &elementwise(
             "f32",
