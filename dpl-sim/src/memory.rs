@@ -87,8 +87,17 @@ impl Alloc {
 
     /// Copies bytes out.
     pub fn read_bytes(&self, off: u64, out: &mut [u8]) {
-        for (i, b) in out.iter_mut().enumerate() {
-            *b = self.load(off + i as u64, 1) as u8;
+        let mut i = 0usize;
+        while i < out.len() {
+            let at = off + i as u64;
+            if at % 4 == 0 && i + 4 <= out.len() {
+                let v = self.words[(at >> 2) as usize].load(Relaxed);
+                out[i..i + 4].copy_from_slice(&v.to_le_bytes());
+                i += 4;
+            } else {
+                out[i] = self.load(at, 1) as u8;
+                i += 1;
+            }
         }
     }
 
