@@ -1297,7 +1297,12 @@ impl<'r> Lowerer<'r> {
     fn inline_call(&mut self, c: &Callable, call: &syn::ExprCall) -> VarId {
         let n = self.arity(c);
         if call.args.len() != n {
-            let what = self.describe(c);
+            let what = match (c, peel(&call.func)) {
+                (Callable::Closure { .. }, syn::Expr::Path(p)) => {
+                    format!("`{}`", path_text(&p.path))
+                }
+                _ => self.describe(c),
+            };
             return self.fail(
                 call,
                 format!(
