@@ -372,10 +372,12 @@ impl Float for f64 {
 
 /// The error a sum of `n` terms of type `T` may have, in any association order, relative to
 /// the sum of the terms' magnitudes. The worst case is `(n - 1) * eps`; rounding errors of
-/// a real summation behave like a random walk, and this bound leaves a wide margin above
-/// that (`4 sqrt(n)` ulps, at least 8).
+/// a real summation grow roughly like `sqrt(n)` ulps (a sequential `f32` sum of 2^21
+/// positive terms was measured at about `6 sqrt(n)`), and this bound leaves a margin above
+/// that: `16 (1 + sqrt(n))` ulps. It still catches a lost or doubled block of the parallel
+/// paths' grain (2^15 elements) in inputs of up to 2^21 positive terms.
 pub fn reassociation_tolerance<T: Float>(n: usize) -> f64 {
-    T::EPS * (8.0 + 4.0 * (n as f64).sqrt())
+    T::EPS * 16.0 * (1.0 + (n as f64).sqrt())
 }
 
 /// Asserts that `got`, a reduction of `n` terms computed in `T` in some order, is within
