@@ -1,6 +1,6 @@
 //! The `#[parallel]` attribute of dpl.
 //!
-//! The attribute goes on a function or on an inline module. The [`front`] end validates the
+//! The attribute goes on a function or on an inline module. The `front` end validates the
 //! body and lowers it to dpl's IR; code generation (`emit`) then produces the Rust that
 //! replaces the item. When the body is outside the language, the output is the compile
 //! errors followed by the item with its body replaced by `unreachable!()`, so that callers
