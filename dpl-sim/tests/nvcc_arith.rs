@@ -904,3 +904,74 @@ fn generic_pointers_to_shared_and_global_memory() {
         }
     }
 }
+
+// ---------------------------------------------------------------- math64.cu
+
+const MATH64: &str = include_str!("../fixtures/math64.ptx");
+
+/// Distance in ulps between two finite f64 values (0 when equal, u64::MAX when only one
+/// is NaN or infinite).
+fn ulp_distance_f64(a: f64, b: f64) -> u64 {
+    if a == b || (a.is_nan() && b.is_nan()) {
+        return 0;
+    }
+    if !a.is_finite() || !b.is_finite() {
+        return u64::MAX;
+    }
+    let key = |x: f64| {
+        let bits = x.to_bits() as i128;
+        if bits >> 63 != 0 {
+            -(bits & 0x7fff_ffff_ffff_ffff)
+        } else {
+            bits
+        }
+    };
+    (key(a) - key(b)).unsigned_abs().min(u64::MAX as u128) as u64
+}
+
+#[test]
+fn f64_library_functions_within_documented_ulps() {
+    let fx = Fixture::new("math64.ptx", MATH64);
+    let mut rng = Rng::new(53);
+    for &n in &SIZES {
+        let x: Vec<f64> = (0..n)
+            .map(|i| match i % 6 {
+                0 => rng.f64_in(1e5, 1e15) * if i % 12 == 0 { -1.0 } else { 1.0 }, // slow range reduction
+                1 => rng.f64_in(-1e-3, 1e-3),
+                _ => rng.f64_in(-50.0, 50.0),
+            })
+            .collect();
+        let y: Vec<f64> = (0..n).map(|_| rng.f64_in(1e-5, 1e5)).collect();
+        let (dx, dy, out) = (fx.upload(&x), fx.upload(&y), fx.zeros::<f64>(8 * n));
+        fx.launch(
+            "f64_math",
+            dim1(blocks_for(n, 64)),
+            dim1(64),
+            0,
+            &[(&dx).into(), (&dy).into(), (&out).into(), (n as i32).into()],
+        );
+        let got = fx.download(&out);
+        for (i, (&a, &b)) in x.iter().zip(&y).enumerate() {
+            // Allowed error: CUDA's documented maximum plus the bound glibc documents for
+            // the reference (x86_64 libm-test-ulps), since neither is correctly rounded.
+            let checks: [(&str, f64, u64); 8] = [
+                ("exp", (a / 8.0).exp(), 1 + 1),
+                ("log", b.ln(), 1 + 1),
+                ("sin", a.sin(), 2 + 1),
+                ("cos", a.cos(), 2 + 1),
+                ("pow", b.powf(0.75), 2 + 1),
+                ("atan2", a.atan2(b), 2 + 1),
+                ("cbrt", a.cbrt(), 1 + 4),
+                ("tanh", (a / 4.0).tanh(), 1 + 2),
+            ];
+            for (k, (name, want, ulps)) in checks.into_iter().enumerate() {
+                let g = got[8 * i + k];
+                let d = ulp_distance_f64(g, want);
+                assert!(
+                    d <= ulps,
+                    "{name}: x={a:e} y={b:e}: got {g:e} want {want:e} ({d} ulps > {ulps})"
+                );
+            }
+        }
+    }
+}
