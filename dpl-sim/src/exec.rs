@@ -1576,6 +1576,33 @@ fn locate(
 }
 
 impl Worker {
+    /// Offsets of a warp access to shared memory (`.shared` space) when every active
+    /// lane's access is aligned and in bounds.
+    #[inline]
+    fn fast_shared(
+        w: &Warp,
+        shared_len: usize,
+        space: MemSpace,
+        base: Src,
+        off: i64,
+        m: u32,
+        size: u32,
+    ) -> Option<[u64; 32]> {
+        if space != MemSpace::Shared {
+            return None;
+        }
+        let mut offs = [0u64; 32];
+        let (mut mx, mut or) = (0u64, 0u64);
+        lanes(m, |lane| {
+            let a = Self::read_s(&w.regs, base, lane).wrapping_add(off as u64);
+            offs[lane] = a;
+            mx = mx.max(a);
+            or |= a;
+        });
+        (or & (size as u64 - 1) == 0 && mx.checked_add(size as u64)? <= shared_len as u64)
+            .then_some(offs)
+    }
+
     /// Addresses of a warp access to global memory when every active lane's access is
     /// aligned and inside one allocation (the common, coalesced case): (allocation, addresses).
     #[inline]
@@ -1646,6 +1673,19 @@ impl Worker {
                 let v = if signed { canon(ty, raw) } else { raw };
                 lanes(m, |lane| w.regs[idx(*d, lane)] = v);
             }
+            return Ok(());
+        }
+        if let Some(offs) = Self::fast_shared(w, self.shared.len(), space, base, off, m, total) {
+            self.report.shared_load_requests += 1;
+            self.report.bank_conflicts += bank_conflicts_at(&offs, m, total);
+            let shared = &self.shared;
+            lanes(m, |lane| {
+                let at = offs[lane] as usize;
+                for (e, d) in ds.iter().enumerate().take(n as usize) {
+                    let raw = read_bytes(shared, at + (e as u32 * esize) as usize, esize);
+                    w.regs[idx(*d, lane)] = if signed { canon(ty, raw) } else { raw };
+                }
+            });
             return Ok(());
         }
         if let Some((ai, addrs)) = Self::fast_global(l, w, space, base, off, m, total) {
@@ -1725,6 +1765,23 @@ impl Worker {
     ) -> FResult<()> {
         let esize = ty.bytes();
         let total = esize * n as u32;
+        if let Some(offs) = Self::fast_shared(w, self.shared.len(), space, base, off, m, total) {
+            self.report.shared_store_requests += 1;
+            self.report.bank_conflicts += bank_conflicts_at(&offs, m, total);
+            let shared = &mut self.shared;
+            lanes(m, |lane| {
+                let at = offs[lane] as usize;
+                for (e, src) in srcs.iter().enumerate().take(n as usize) {
+                    write_bytes(
+                        shared,
+                        at + (e as u32 * esize) as usize,
+                        esize,
+                        Self::read_s(&w.regs, *src, lane),
+                    );
+                }
+            });
+            return Ok(());
+        }
         if space != MemSpace::Const
             && let Some((ai, addrs)) = Self::fast_global(l, w, space, base, off, m, total)
         {
@@ -1959,24 +2016,60 @@ fn sectors(addrs: &[u64; 32], m: u32, size: u32) -> (u64, u64) {
 
 /// Extra wavefronts of one shared-memory warp access.
 fn bank_conflicts(locs: &[Loc; 32], m: u32, size: u32) -> u64 {
-    let mut words: Vec<u32> = Vec::with_capacity(64);
+    let mut offs = [0u64; 32];
+    let mut sm = 0u32;
     lanes(m, |lane| {
         if let Loc::Shared(o) = locs[lane] {
-            let first = (o / 4) as u32;
-            let last = ((o + size.max(1) as usize - 1) / 4) as u32;
-            for wd in first..=last {
-                words.push(wd);
-            }
+            offs[lane] = o as u64;
+            sm |= 1 << lane;
         }
     });
+    bank_conflicts_at(&offs, sm, size)
+}
+
+/// Extra wavefronts of a shared-memory warp access at byte offsets `offs`.
+fn bank_conflicts_at(offs: &[u64; 32], m: u32, size: u32) -> u64 {
+    // Fast cases: one word for everybody (broadcast), or consecutive lanes at consecutive
+    // addresses (every bank serves at most ceil(words / 32) words, which is the ideal).
+    let mut prev: Option<u64> = None;
+    let (mut same, mut contiguous) = (true, true);
+    lanes(m, |lane| {
+        let o = offs[lane];
+        if let Some(p) = prev {
+            same &= o / 4 == p / 4 && size <= 4;
+            contiguous &= o == p + size as u64;
+        }
+        prev = Some(o);
+    });
+    if same || (contiguous && size % 4 == 0) {
+        return 0;
+    }
+    // At most 32 lanes x 4 words (16-byte accesses).
+    let mut buf = [0u32; 128];
+    let mut n = 0;
+    lanes(m, |lane| {
+        let o = offs[lane];
+        let first = (o / 4) as u32;
+        let last = ((o + size.max(1) as u64 - 1) / 4) as u32;
+        for wd in first..=last.min(first + 3) {
+            buf[n] = wd;
+            n += 1;
+        }
+    });
+    let words = &mut buf[..n];
     words.sort_unstable();
-    words.dedup();
     let mut per_bank = [0u32; 32];
-    for wd in &words {
-        per_bank[(wd % 32) as usize] += 1;
+    let mut distinct = 0u64;
+    let mut last = None;
+    for &wd in words.iter() {
+        if last != Some(wd) {
+            per_bank[(wd % 32) as usize] += 1;
+            distinct += 1;
+            last = Some(wd);
+        }
     }
     let worst = *per_bank.iter().max().unwrap_or(&0) as u64;
-    let ideal = (words.len() as u64).div_ceil(32);
+    let ideal = distinct.div_ceil(32);
     worst.max(ideal) - ideal
 }
 
