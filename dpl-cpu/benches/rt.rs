@@ -17,6 +17,12 @@
 //! functions of a group and writes BENCHMARKS.md. Set `DPL_BENCH_QUICK=1` for a short
 //! run (fewer samples), `DPL_BENCH_MAX=2^20`-style to cap the sizes.
 
+#![allow(missing_docs)]
+// criterion_group! generates undocumented items.
+// Every `unsafe` block in this file is `rt::read(s, i)` with `i < n == s.len()` (or a
+// gathered index checked by `rt::check_indices` first), exactly as generated code uses it.
+#![allow(clippy::undocumented_unsafe_blocks)]
+
 use criterion::{
     BenchmarkGroup, Criterion, SamplingMode, Throughput, criterion_group, criterion_main,
     measurement::WallTime,

@@ -98,6 +98,8 @@ where
     let blocks_end = start + n / L * L;
     let mut acc: [T; L] = std::array::from_fn(|j| f(start + j));
     let mut base = start + L;
+    // Indexing by lane (not iterators) is the shape that vectorizes: `f(base + j)`.
+    #[allow(clippy::needless_range_loop)]
     while base < blocks_end {
         for j in 0..L {
             acc[j] = op(acc[j], f(base + j));

@@ -100,6 +100,9 @@ fn first_error<R>(results: &[Result<R, i128>], n: usize, prim: &'static str, at:
     }
 }
 
+/// One source chunk's `(index within part, value)` pairs, one vector per destination part.
+type Buckets<T> = Vec<Vec<(usize, T)>>;
+
 /// The destination-partitioned scatter: `out[k] = apply(out[k], v)` in source order.
 fn partitioned<I, T, F, A>(
     len: usize,
@@ -121,7 +124,7 @@ where
     let chunk = par::chunk_len(len, GRAIN / 4);
     // Bucket every chunk's pairs by destination part (the index is stored relative to its
     // part); an index out of range ends the chunk with its value.
-    let buckets: Vec<Result<Vec<Vec<(usize, T)>>, i128>> = (0..len.div_ceil(chunk))
+    let buckets: Vec<Result<Buckets<T>, i128>> = (0..len.div_ceil(chunk))
         .into_par_iter()
         .with_max_len(1)
         .map(|c| {
