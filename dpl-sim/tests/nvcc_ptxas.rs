@@ -160,6 +160,10 @@ fn fixtures_are_complete_and_every_kernel_is_tested() {
         }
     }
     assert!(
+        kernels >= 50,
+        "found only {kernels} kernels in the fixtures"
+    );
+    assert!(
         untested.is_empty(),
         "kernels no nvcc_*.rs test launches: {untested:?}"
     );
