@@ -160,7 +160,10 @@ const MAX_CALL_DEPTH: usize = 4096;
 
 #[derive(Clone, Default)]
 struct BarState {
-    /// Instruction index of the barrier the current phase waits at.
+    /// Whether any thread arrived in the current phase.
+    active: bool,
+    /// Instruction index of the `bar.sync`/`bar.red` the current phase waits at
+    /// (`bar.arrive` may be elsewhere).
     pc: Option<u32>,
     arrived: u32,
     expected: Option<u32>,
@@ -371,7 +374,7 @@ impl Worker {
             }
             let mut released = false;
             for b in 0..self.bars.len() {
-                if self.bars[b].pc.is_none() {
+                if !self.bars[b].active {
                     continue;
                 }
                 let bar = &self.bars[b];
@@ -410,7 +413,7 @@ impl Worker {
                     .bars
                     .iter()
                     .enumerate()
-                    .find(|(_, b)| b.pc.is_some())
+                    .find(|(_, b)| b.active)
                     .map(|(i, b)| (i, b.clone()))
                     .unwrap_or_default();
                 let (wi, lane) = bar.first.unwrap_or((0, 0));
@@ -665,7 +668,8 @@ impl Worker {
                         let cnt =
                             count.map(|c| self.read(w, c, m.trailing_zeros() as usize) as u32);
                         let bar = &mut self.bars[idv];
-                        if let Some(p) = bar.pc
+                        if *kind != BarKind::Arrive
+                            && let Some(p) = bar.pc
                             && p != gpc
                         {
                             let (owi, olane) = bar.first.unwrap_or((0, 0));
@@ -680,12 +684,15 @@ impl Worker {
                                 ),
                             });
                         }
-                        if bar.pc.is_none() {
-                            bar.pc = Some(gpc);
-                            bar.first = Some((wi, m.trailing_zeros() as usize));
+                        if !bar.active {
+                            bar.active = true;
                             bar.all = true;
                             bar.any = false;
                             bar.popc = 0;
+                        }
+                        if *kind != BarKind::Arrive && bar.pc.is_none() {
+                            bar.pc = Some(gpc);
+                            bar.first = Some((wi, m.trailing_zeros() as usize));
                             bar.kind = Some(*kind);
                         }
                         bar.expected = cnt.or(bar.expected);

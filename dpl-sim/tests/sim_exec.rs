@@ -923,3 +923,79 @@ fn untyped_memory_by_address() {
     dev.free_bytes(a).unwrap();
     assert!(dev.free_bytes(a).is_err(), "double free");
 }
+
+#[test]
+fn producer_consumer_named_barrier() {
+    // Warp 1 fills shared memory and arrives at barrier 1; warp 0 waits there, then reads.
+    let ptx = format!(
+        "{HEADER}
+.shared .align 4 .b8 buf[128];
+.visible .entry k(.param .u64 k_param_0, .param .u32 k_param_1)
+{{
+	.reg .pred %p<4>; .reg .b32 %r<20>; .reg .b64 %rd<20>;
+{PROLOGUE}
+	mov.u32 	%r6, buf;
+	and.b32 	%r7, %r5, 31;
+	shl.b32 	%r8, %r7, 2;
+	add.s32 	%r9, %r6, %r8;
+	setp.lt.u32 	%p1, %r5, 32;
+	@%p1 bra 	$L__CONSUMER;
+	mul.lo.s32 	%r10, %r7, 11;
+	st.shared.u32 	[%r9], %r10;
+	bar.arrive 	1, 64;
+	ret;
+$L__CONSUMER:
+	bar.sync 	1, 64;
+	ld.shared.u32 	%r11, [%r9];
+	mul.wide.u32 	%rd3, %r5, 4;
+	add.s64 	%rd4, %rd2, %rd3;
+	st.global.u32 	[%rd4], %r11;
+	ret;
+}}
+"
+    );
+    let dev = Device::new();
+    let out = dev.alloc_zeroed::<u32>(32);
+    let r = launch(
+        &dev,
+        &ptx,
+        "k",
+        [1, 1, 1],
+        [64, 1, 1],
+        0,
+        &[(&out).into(), 0u32.into()],
+    )
+    .unwrap();
+    assert_eq!(
+        dev.download(&out),
+        (0..32).map(|i| i * 11).collect::<Vec<u32>>()
+    );
+    assert_eq!(r.barriers, 1);
+}
+
+#[test]
+fn counters_do_not_depend_on_host_threads() {
+    let ptx = kernel(
+        "	setp.ge.u32 	%p1, %r1, %r2;\n	@%p1 bra 	$L__E;\n	mul.lo.s32 	%r6, %r1, 7;\n	rem.u32 	%r6, %r6, 1000;\n	mul.wide.u32 	%rd3, %r6, 4;\n	add.s64 	%rd4, %rd2, %rd3;\n	atom.global.add.u32 	%r7, [%rd4], 1;\n	ld.global.u32 	%r8, [%rd4];\n$L__E:\n	ret;",
+    );
+    let mut reports = Vec::new();
+    for threads in [1, 2, 4] {
+        let dev = Device::new();
+        dev.set_host_threads(threads);
+        let out = dev.alloc_zeroed::<u32>(1000);
+        let r = launch(
+            &dev,
+            &ptx,
+            "k",
+            [40, 1, 1],
+            [100, 1, 1],
+            0,
+            &[(&out).into(), 3950u32.into()],
+        )
+        .unwrap();
+        assert_eq!(dev.download(&out).iter().sum::<u32>(), 3950);
+        reports.push(r);
+    }
+    assert_eq!(reports[0], reports[1]);
+    assert_eq!(reports[0], reports[2]);
+}
