@@ -316,27 +316,73 @@ pub fn ptxas_for(folder: &Path, ptx: &str) -> PathBuf {
 /// Installs the tools first if needed. Returns everything ptxas printed when it succeeds,
 /// and an error carrying ptxas's output when it does not.
 pub fn ptxas_check(ptx_file: &Path, arch: &str, extra_args: &[&str]) -> Result<String, String> {
-    let folder = tools_folder()?;
-    let ptx = std::fs::read_to_string(ptx_file)
-        .map_err(|e| format!("cannot read {}: {e}", ptx_file.display()))?;
-    let ptxas = ptxas_for(&folder, &ptx);
-    let cubin = std::env::temp_dir().join(format!(
+    let cubin = temp_cubin(ptx_file);
+    let result = assemble(ptx_file, arch, extra_args, &cubin);
+    let _ = std::fs::remove_file(&cubin);
+    result
+}
+
+/// Assembles `ptx_file` for `arch` and returns what `cuobjdump -res-usage` says about the
+/// cubin: registers, stack, shared, local and constant memory of every kernel.
+pub fn resource_usage(ptx_file: &Path, arch: &str) -> Result<String, String> {
+    let cubin = temp_cubin(ptx_file);
+    let result = assemble(ptx_file, arch, &[], &cubin).and_then(|_| {
+        let cuobjdump = tools_folder()?.join(CUOBJDUMP);
+        let output = Command::new(&cuobjdump)
+            .arg("-res-usage")
+            .arg(&cubin)
+            .output()
+            .map_err(|e| format!("cannot run {}: {e}", cuobjdump.display()))?;
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        if output.status.success() {
+            Ok(text)
+        } else {
+            Err(format!(
+                "`{} -res-usage` failed on {}:\n{text}",
+                cuobjdump.display(),
+                ptx_file.display()
+            ))
+        }
+    });
+    let _ = std::fs::remove_file(&cubin);
+    result
+}
+
+/// A per-process temporary cubin path for `ptx_file`.
+fn temp_cubin(ptx_file: &Path) -> PathBuf {
+    std::env::temp_dir().join(format!(
         "dpl-ptxas-{}-{}.cubin",
         std::process::id(),
         ptx_file
             .file_stem()
             .and_then(|s| s.to_str())
             .unwrap_or("kernel")
-    ));
+    ))
+}
+
+/// Runs the right ptxas on `ptx_file`, writing `cubin`; returns ptxas's output.
+fn assemble(
+    ptx_file: &Path,
+    arch: &str,
+    extra_args: &[&str],
+    cubin: &Path,
+) -> Result<String, String> {
+    let folder = tools_folder()?;
+    let ptx = std::fs::read_to_string(ptx_file)
+        .map_err(|e| format!("cannot read {}: {e}", ptx_file.display()))?;
+    let ptxas = ptxas_for(&folder, &ptx);
     let output = Command::new(&ptxas)
         .arg(format!("-arch={arch}"))
         .args(extra_args)
         .arg("-o")
-        .arg(&cubin)
+        .arg(cubin)
         .arg(ptx_file)
         .output()
         .map_err(|e| format!("cannot run {}: {e}", ptxas.display()))?;
-    let _ = std::fs::remove_file(&cubin);
     let log = format!(
         "{}{}",
         String::from_utf8_lossy(&output.stdout),
@@ -367,11 +413,14 @@ fn fixtures_dir() -> PathBuf {
 
 /// Assembles the PTX fixtures (every `dpl-sim/fixtures/*.ptx`, or the files given as
 /// arguments) with `ptxas -arch=sm_80`, and fails with ptxas's output for each one that
-/// does not assemble.
+/// does not assemble. With `--res-usage`, also prints `cuobjdump -res-usage` of each.
 pub fn check_fixtures(args: &[String]) -> Result<(), String> {
+    let res_usage = args.iter().any(|a| a == "--res-usage");
+    let args: Vec<&String> = args.iter().filter(|a| *a != "--res-usage").collect();
     if let Some(flag) = args.iter().find(|a| a.starts_with('-')) {
         return Err(format!(
-            "check-fixtures: unknown option {flag} (usage: cargo xtask check-fixtures [FILE.ptx ...])"
+            "check-fixtures: unknown option {flag} (usage: cargo xtask check-fixtures \
+             [--res-usage] [FILE.ptx ...])"
         ));
     }
     let files: Vec<PathBuf> = if args.is_empty() {
@@ -392,6 +441,10 @@ pub fn check_fixtures(args: &[String]) -> Result<(), String> {
     let mut failures = Vec::new();
     for file in &files {
         match ptxas_check(file, "sm_80", &[]) {
+            Ok(_) if res_usage => {
+                println!("ok      {}", file.display());
+                print!("{}", resource_usage(file, "sm_80")?);
+            }
             Ok(_) => println!("ok      {}", file.display()),
             Err(e) => {
                 println!("FAILED  {}", file.display());
