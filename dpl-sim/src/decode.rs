@@ -1060,7 +1060,18 @@ impl<'a> Dec<'a> {
             }
             "ld" | "ldu" | "st" => {
                 let is_ld = i.opcode != "st";
-                nops(2)?;
+                // A trailing cache-policy operand of `.L2::cache_hint` is ignored.
+                let ops = if has("L2::cache_hint") && ops.len() == 3 {
+                    &ops[..2]
+                } else {
+                    &ops[..]
+                };
+                if ops.len() != 2 {
+                    return perr(
+                        line,
+                        format!("`{text}` expects 2 operands, found {}", ops.len()),
+                    );
+                }
                 let mut space = MemSpace::Generic;
                 let mut n = 1u8;
                 for m in &mods {
@@ -1137,11 +1148,11 @@ impl<'a> Dec<'a> {
                     return perr(line, format!("`{text}`: no operation"));
                 };
                 let ty = last_ty()?;
-                if ty.bits() < 32 {
+                if ty.bits() < 32 || matches!(ty, Ty::F16x2 | Ty::Bf16x2) {
                     return perr(
                         line,
                         format!(
-                            "unsupported instruction `{text}` (atomics on types narrower than 32 bits)"
+                            "unsupported instruction `{text}` (atomics on 16-bit and packed types)"
                         ),
                     );
                 }
