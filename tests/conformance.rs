@@ -692,6 +692,121 @@ mod prog {
         (min(x), max(x))
     }
 
+    // ---- more language: SPEC-spelled consts, sequences of tuples, float `%`, round/trunc,
+    // ---- scalar-only bodies, lazy branches, nested tuples, segmented scans, ... ----
+
+    #[parallel]
+    pub fn spec_consts(x: &[f64]) -> (Vec<f64>, Vec<f32>) {
+        (
+            map(|v| v * f64::consts::PI, x),
+            map(|v| v as f32 * std::f32::consts::E + f32::MIN_POSITIVE, x),
+        )
+    }
+
+    #[parallel]
+    pub fn zip_pairs(a: &[i32], b: &[u32]) -> Vec<(i32, u32)> {
+        zip(a, b)
+    }
+
+    #[parallel]
+    pub fn float_rem(a: &[f32], b: &[f64]) -> (Vec<f32>, Vec<f64>) {
+        (map(|p| p % 0.75, a), map(|q| q % -2.5, b))
+    }
+
+    #[parallel]
+    pub fn round_trunc(x: &[f32]) -> (Vec<f32>, Vec<f32>) {
+        (map(|v| v.round(), x), map(|v| f32::trunc(v), x))
+    }
+
+    #[parallel]
+    pub fn scalar_only(a: f64, b: f64) -> f64 {
+        (a * a + b * b).sqrt()
+    }
+
+    #[parallel]
+    pub fn branch_on_reduction(x: &[i32]) -> i32 {
+        if sum(x) > 0 { max(x) } else { 0 }
+    }
+
+    #[parallel]
+    pub fn nested_tuples(x: &[f32]) -> Vec<f32> {
+        map(
+            |v| {
+                let t = ((v, v * 2.0), (v + 1.0, 3u32));
+                let ((a, b), (c, d)) = t;
+                t.0.1 + a + b * c + d as f32
+            },
+            x,
+        )
+    }
+
+    #[parallel]
+    pub fn scan_pairs(x: &[i64], flags: &[bool]) -> Vec<i64> {
+        let segs = scan(
+            |p, q| if q.1 { q } else { (p.0 + q.0, p.1 || q.1) },
+            zip(x, flags),
+        );
+        map(|s| s.0, segs)
+    }
+
+    #[parallel]
+    pub fn seq_nested_fn(x: &[f32]) -> Vec<f32> {
+        fn total(v: &[f32]) -> f32 {
+            sum(v)
+        }
+        let t = total(x);
+        map(|v| v - t, x)
+    }
+
+    #[parallel]
+    pub fn literal_index(x: &[u64]) -> (u64, u64) {
+        (x[0u32], x[1i64])
+    }
+
+    #[parallel]
+    pub fn int_assoc(a: &[i64], b: &[u32]) -> (Vec<i64>, Vec<u32>) {
+        (
+            map(|v| i64::abs(v), a),
+            map(|v| u32::max(v, 7) + u32::min(v, 3), b),
+        )
+    }
+
+    #[parallel]
+    pub fn range_of_len(x: &[u32]) -> Vec<u32> {
+        gather(x, map(|i| 2 * i, range(len(x) / 2)))
+    }
+
+    #[parallel]
+    pub fn triple_reduce(x: &[f64]) -> (f64, f64, usize) {
+        reduce(
+            |p, q| (p.0.min(q.0), p.1.max(q.1), p.2 + q.2),
+            map(|v| (v, v, 1usize), x),
+            (f64::INFINITY, f64::NEG_INFINITY, 0usize),
+        )
+    }
+
+    #[parallel]
+    pub fn filter_pairs(a: &[f32], b: &[u32]) -> (Vec<f32>, Vec<u32>) {
+        unzip(filter(|p| p.1 % 2 == 0, zip(a, b)))
+    }
+
+    #[parallel]
+    pub fn closure_returns_tuple(x: &[f32]) -> Vec<f32> {
+        let split = |v: f32| (v.floor(), v - v.floor());
+        map(
+            |v| {
+                let (w, f) = split(v);
+                w * 10.0 + f
+            },
+            x,
+        )
+    }
+
+    #[parallel]
+    pub fn replicate_pairs(n: usize) -> (Vec<i32>, Vec<bool>) {
+        unzip(replicate((7, true), n))
+    }
+
     // ---- calls between the functions of a `#[parallel] mod` ----
 
     #[parallel]
@@ -1797,6 +1912,189 @@ fn module_calls(place: Place) {
     });
 }
 
+fn spec_consts(place: Place) {
+    each_size(place, &ALL_SIZES, |n, rng| {
+        let x = rng.f64s(n, -10.0, 10.0);
+        let (a, b) = prog::spec_consts(&x);
+        assert_same(
+            &a,
+            &each(&x, |v| v * std::f64::consts::PI),
+            "f64::consts::PI",
+        );
+        let want = each(&x, |v| v as f32 * std::f32::consts::E + f32::MIN_POSITIVE);
+        assert_same(&b, &want, "std::f32::consts::E");
+    });
+}
+
+fn zip_pairs(place: Place) {
+    each_size(place, &ALL_SIZES, |n, rng| {
+        let (a, b) = (rng.i32s(n), rng.u32s(n));
+        assert_same(
+            &prog::zip_pairs(&a, &b),
+            &zip_with(&a, &b, |p, q| (p, q)),
+            "zip_pairs",
+        );
+    });
+}
+
+fn float_rem(place: Place) {
+    each_size(place, &ALL_SIZES, |n, rng| {
+        let (a, b) = (rng.f32s(n, -100.0, 100.0), rng.f64s(n, -1e6, 1e6));
+        let (p, q) = prog::float_rem(&a, &b);
+        assert_same(&p, &each(&a, |v| v % 0.75), "f32 %");
+        assert_same(&q, &each(&b, |v| v % -2.5), "f64 %");
+    });
+}
+
+fn round_trunc(place: Place) {
+    each_size(place, &ALL_SIZES, |n, rng| {
+        let x = rng.vec(n, |r| {
+            r.edgy(&[0.5, -0.5, 1.5, -2.5], |r| r.f32_in(-1e3, 1e3))
+        });
+        let (r, t) = prog::round_trunc(&x);
+        assert_same(&r, &each(&x, f32::round), "round");
+        assert_same(&t, &each(&x, f32::trunc), "trunc");
+    });
+}
+
+fn scalar_only(place: Place) {
+    each_size(place, &[0], |_, rng| {
+        for _ in 0..100 {
+            let (a, b) = (rng.f64_in(-1e3, 1e3), rng.f64_in(-1e3, 1e3));
+            assert_exact(
+                prog::scalar_only(a, b),
+                (a * a + b * b).sqrt(),
+                "scalar_only",
+            );
+        }
+    });
+}
+
+fn branch_on_reduction(place: Place) {
+    each_size(place, &ALL_SIZES, |n, rng| {
+        let x = rng.vec(n, |r| r.int_in(-100, 101) as i32);
+        // Only the taken branch runs: `max` of an empty input is never evaluated.
+        let want = if x.iter().sum::<i32>() > 0 {
+            *x.iter().max().unwrap()
+        } else {
+            0
+        };
+        assert_exact(prog::branch_on_reduction(&x), want, "branch_on_reduction");
+    });
+}
+
+fn nested_tuples(place: Place) {
+    each_size(place, &ALL_SIZES, |n, rng| {
+        let x = rng.f32s(n, -10.0, 10.0);
+        let want = each(&x, |v| v * 2.0 + v + (v * 2.0) * (v + 1.0) + 3.0);
+        assert_same(&prog::nested_tuples(&x), &want, "nested_tuples");
+    });
+}
+
+fn scan_pairs(place: Place) {
+    each_size(place, &ALL_SIZES, |n, rng| {
+        let x = rng.vec(n, |r| r.int_in(-1000, 1000));
+        let flags = rng.vec(n, |r| r.below(50) == 0);
+        let mut s = 0;
+        let want: Vec<i64> = (0..n)
+            .map(|i| {
+                s = if i == 0 || flags[i] { x[i] } else { s + x[i] };
+                s
+            })
+            .collect();
+        assert_same(&prog::scan_pairs(&x, &flags), &want, "segmented scan");
+    });
+}
+
+fn seq_nested_fn(place: Place) {
+    each_size(place, &ALL_SIZES, |n, rng| {
+        let x = rng.f32s(n, 0.0, 1.0);
+        let (total, magnitude) = f64_sum(x.iter().copied());
+        let got = prog::seq_nested_fn(&x);
+        assert_eq!(got.len(), n);
+        for (k, (&g, &v)) in got.iter().zip(&x).enumerate() {
+            assert_reduced(g, v as f64 - total, magnitude + 1.0, n, &format!("[{k}]"));
+        }
+    });
+}
+
+fn literal_index(place: Place) {
+    each_size(place, &[2, 1001], |n, rng| {
+        let x = rng.u64s(n);
+        assert_exact(prog::literal_index(&x), (x[0], x[1]), "literal_index");
+    });
+}
+
+fn int_assoc(place: Place) {
+    each_size(place, &ALL_SIZES, |n, rng| {
+        let (a, b) = (rng.i64s(n), rng.u32s(n));
+        let (p, q) = prog::int_assoc(&a, &b);
+        assert_same(&p, &each(&a, i64::wrapping_abs), "i64::abs");
+        assert_same(
+            &q,
+            &each(&b, |v| v.max(7).wrapping_add(v.min(3))),
+            "u32::max, u32::min",
+        );
+    });
+}
+
+fn range_of_len(place: Place) {
+    each_size(place, &ALL_SIZES, |n, rng| {
+        let x = rng.u32s(n);
+        let want: Vec<u32> = x.iter().step_by(2).take(n / 2).copied().collect();
+        assert_same(&prog::range_of_len(&x), &want, "range_of_len");
+    });
+}
+
+fn triple_reduce(place: Place) {
+    each_size(place, &ALL_SIZES, |n, rng| {
+        let x = rng.f64s(n, -1e9, 1e9);
+        let lo = x.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = x.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        assert_eq!(prog::triple_reduce(&x), (lo, hi, n), "triple_reduce");
+    });
+}
+
+fn filter_pairs(place: Place) {
+    each_size(place, &ALL_SIZES, |n, rng| {
+        let (a, b) = (rng.f32s(n, -1.0, 1.0), rng.u32s(n));
+        let (p, q) = prog::filter_pairs(&a, &b);
+        let keep: Vec<usize> = (0..n).filter(|&i| b[i] % 2 == 0).collect();
+        assert_same(
+            &p,
+            &keep.iter().map(|&i| a[i]).collect::<Vec<_>>(),
+            "filter_pairs.0",
+        );
+        assert_same(
+            &q,
+            &keep.iter().map(|&i| b[i]).collect::<Vec<_>>(),
+            "filter_pairs.1",
+        );
+    });
+}
+
+fn closure_returns_tuple(place: Place) {
+    each_size(place, &ALL_SIZES, |n, rng| {
+        let x = rng.f32s(n, -100.0, 100.0);
+        let want = each(&x, |v| v.floor() * 10.0 + (v - v.floor()));
+        assert_same(
+            &prog::closure_returns_tuple(&x),
+            &want,
+            "closure_returns_tuple",
+        );
+    });
+}
+
+fn replicate_pairs(place: Place) {
+    each_size(place, &ALL_SIZES, |n, _| {
+        assert_eq!(
+            prog::replicate_pairs(n),
+            (vec![7; n], vec![true; n]),
+            "replicate_pairs"
+        );
+    });
+}
+
 on_every_place!(
     square,
     saxpy,
@@ -1877,4 +2175,20 @@ on_every_place!(
     try_gather,
     try_min_max,
     module_calls,
+    spec_consts,
+    zip_pairs,
+    float_rem,
+    round_trunc,
+    scalar_only,
+    branch_on_reduction,
+    nested_tuples,
+    scan_pairs,
+    seq_nested_fn,
+    literal_index,
+    int_assoc,
+    range_of_len,
+    triple_reduce,
+    filter_pairs,
+    closure_returns_tuple,
+    replicate_pairs,
 );
