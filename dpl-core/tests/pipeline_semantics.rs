@@ -131,8 +131,16 @@ fn run3(c: &Compiled, args: &[Value]) -> Result<Value, Error> {
     let typed = run(&c.typed, args.to_vec());
     let normalized = run(&c.normalized, args.to_vec());
     let fused = run(&c.fused, args.to_vec());
-    assert_eq!(typed, normalized, "typed vs normalized for {}\n{}", c.typed.name, c.normalized);
-    assert_eq!(typed, fused, "typed vs fused for {}\n{}", c.typed.name, c.fused);
+    assert_eq!(
+        typed, normalized,
+        "typed vs normalized for {}\n{}",
+        c.typed.name, c.normalized
+    );
+    assert_eq!(
+        typed, fused,
+        "typed vs fused for {}\n{}",
+        c.typed.name, c.fused
+    );
     typed
 }
 
@@ -192,7 +200,11 @@ fn vec_of<T: TryFrom<Value, Error = dpl_core::interp::ConversionError>>(v: Value
 
 /// `raw` turned into indices below `len` (empty when `len` is zero).
 fn in_range(raw: &[usize], len: usize) -> Vec<usize> {
-    if len == 0 { Vec::new() } else { raw.iter().map(|r| r % len).collect() }
+    if len == 0 {
+        Vec::new()
+    } else {
+        raw.iter().map(|r| r % len).collect()
+    }
 }
 
 /// A strategy for sequences of 0..200 small integers.
@@ -211,7 +223,10 @@ fn raw_indices() -> impl Strategy<Value = Vec<usize>> {
 }
 
 fn config() -> ProptestConfig {
-    ProptestConfig { cases: 96, ..ProptestConfig::default() }
+    ProptestConfig {
+        cases: 96,
+        ..ProptestConfig::default()
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -543,7 +558,11 @@ fn all_programs_compile() {
         let c = compiled(src);
         // Fusion never adds loops.
         assert!(c.stats().loops <= c.stats_before().loops, "{}", c.fused);
-        assert!(c.stats().temporaries <= c.stats_before().temporaries, "{}", c.fused);
+        assert!(
+            c.stats().temporaries <= c.stats_before().temporaries,
+            "{}",
+            c.fused
+        );
     }
 }
 
@@ -552,12 +571,23 @@ fn all_programs_infer_their_annotations() {
     for src in ALL.iter().copied().chain([SHIFT_CAST]) {
         let explicit = compiled(src);
         // Inference leaves annotated types alone...
-        assert_eq!(print(&explicit.typed), print(&ir(src)), "annotations changed");
+        assert_eq!(
+            print(&explicit.typed),
+            print(&ir(src)),
+            "annotations changed"
+        );
         // ...and finds them when they are erased.
         let erased = erase_types(src);
-        assert!(erased.matches(": _").count() >= 2, "nothing erased in\n{erased}");
+        assert!(
+            erased.matches(": _").count() >= 2,
+            "nothing erased in\n{erased}"
+        );
         let inferred = compiled(&erased);
-        assert_eq!(print(&inferred.typed), print(&explicit.typed), "inferred from\n{erased}");
+        assert_eq!(
+            print(&inferred.typed),
+            print(&explicit.typed),
+            "inferred from\n{erased}"
+        );
         assert_eq!(print(&inferred.fused), print(&explicit.fused));
     }
 }
