@@ -807,6 +807,109 @@ mod prog {
         unzip(replicate((7, true), n))
     }
 
+    // ---- what could trip a code generator: names of generated code and of primitives,
+    // ---- long chains, dead code, extreme literals, shared producers, repeated inputs ----
+
+    #[parallel]
+    pub fn hygiene(i: &[u32], n: usize, f: u32, out: &[u32], rt: u32) -> Vec<u32> {
+        map(|idx, o| i[idx] + o * f + rt + n as u32, range(n), out)
+    }
+
+    #[parallel]
+    pub fn named_like_prims(x: &[f32]) -> (usize, f32) {
+        let len = len(x);
+        let total = sum(x);
+        (len, total)
+    }
+
+    #[parallel]
+    pub fn long_chain(x: &[i32], idx: &[u32]) -> Vec<i32> {
+        map(
+            |v| v - 1,
+            map(
+                |v| v * 3,
+                map(|v| v + 2, gather(scan(|a, b| a + b, x), idx)),
+            ),
+        )
+    }
+
+    #[parallel]
+    pub fn dead_code(x: &[f64]) -> Vec<f64> {
+        let unused = map(|v| v.sqrt(), x);
+        let also_unused = sum(x);
+        map(|v| v + 1.0, x)
+    }
+
+    #[parallel]
+    pub fn big_literals(x: &[u64]) -> (Vec<u64>, Vec<i32>, Vec<u32>) {
+        (
+            map(|v| v ^ 18446744073709551615u64, x),
+            map(|v| if v > 10 { -2147483648i32 } else { 2147483647 }, x),
+            map(|v| (v as u32) / 3_000_000_000u32, x),
+        )
+    }
+
+    #[parallel]
+    pub fn neg_cast(x: &[i32]) -> (Vec<u32>, Vec<i64>) {
+        (map(|v| -v as u32, x), map(|v| -(v as i64), x))
+    }
+
+    #[parallel]
+    pub fn len_of_expr(x: &[i32]) -> (usize, usize) {
+        (map(|v| v + 1, x).len(), filter(|v| v > 0, x).len())
+    }
+
+    #[parallel]
+    pub fn shared_producer(x: &[f32]) -> (f32, f32, Vec<f32>) {
+        let y = map(|v| v * v - 1.0, x);
+        (
+            reduce(|a, b| a.max(b), y, f32::NEG_INFINITY),
+            reduce(|a, b| a.min(b), y, f32::INFINITY),
+            y,
+        )
+    }
+
+    #[parallel]
+    pub fn same_input_twice(x: &[i64]) -> Vec<i64> {
+        map(|a, b| a * b - a, x, x)
+    }
+
+    #[parallel]
+    pub fn parity(b: &[bool]) -> bool {
+        reduce(|p, q| p ^ q, b, false)
+    }
+
+    #[parallel]
+    pub fn captured_init(x: &[u32], start: u32) -> (u32, Vec<u32>) {
+        (
+            reduce(|a, b| a + b, x, start),
+            exclusive_scan(|a, b| a + b, x, start),
+        )
+    }
+
+    #[parallel]
+    pub fn unused_param(x: &[f32], _y: &[f64]) -> Vec<f32> {
+        map(|v| -v, x)
+    }
+
+    #[parallel]
+    pub fn filter_used_twice(x: &[i32]) -> (Vec<i32>, i32) {
+        let kept = filter(|v| v % 2 != 0, x);
+        (map(|v| v * 2, kept), sum(kept))
+    }
+
+    #[parallel]
+    pub fn capture_in_operator(x: &[i64], bits: i64) -> i64 {
+        let mask = (1i64 << bits) - 1;
+        reduce(|a, b| (a + b) & mask, x, 0i64)
+    }
+
+    #[parallel]
+    pub fn gather_of_filter(x: &[f64]) -> Vec<f64> {
+        let big = filter(|i| x[i] > 0.5, indices(x));
+        gather(map(|v| v * 2.0, x), big)
+    }
+
     // ---- calls between the functions of a `#[parallel] mod` ----
 
     #[parallel]
@@ -2095,6 +2198,192 @@ fn replicate_pairs(place: Place) {
     });
 }
 
+fn hygiene(place: Place) {
+    each_size(place, &ALL_SIZES, |n, rng| {
+        let (i, out) = (rng.u32s(n + 5), rng.u32s(n));
+        let (f, rt) = (3u32, u32::MAX - 4);
+        let want: Vec<u32> = (0..n)
+            .map(|k| {
+                i[k].wrapping_add(out[k].wrapping_mul(f))
+                    .wrapping_add(rt)
+                    .wrapping_add(n as u32)
+            })
+            .collect();
+        assert_same(&prog::hygiene(&i, n, f, &out, rt), &want, "hygiene");
+    });
+}
+
+fn named_like_prims(place: Place) {
+    each_size(place, &ALL_SIZES, |n, rng| {
+        let x = rng.f32s(n, -1.0, 1.0);
+        let (len, total) = prog::named_like_prims(&x);
+        assert_eq!(len, n, "len");
+        let (want, magnitude) = f64_sum(x.iter().copied());
+        assert_reduced(total, want, magnitude, n, "total");
+    });
+}
+
+fn long_chain(place: Place) {
+    each_size(place, &ALL_SIZES, |n, rng| {
+        let x = rng.i32s(n);
+        let idx = rng.indices(if n == 0 { 0 } else { n / 2 + 3 }, n);
+        let mut s = 0i32;
+        let prefix = each(&x, |v| {
+            s = s.wrapping_add(v);
+            s
+        });
+        let want: Vec<i32> = idx
+            .iter()
+            .map(|&k| prefix[k].wrapping_add(2).wrapping_mul(3).wrapping_sub(1))
+            .collect();
+        assert_same(
+            &prog::long_chain(&x, &cast_indices::<u32>(&idx)),
+            &want,
+            "long_chain",
+        );
+    });
+}
+
+fn dead_code(place: Place) {
+    each_size(place, &ALL_SIZES, |n, rng| {
+        let x = rng.f64s(n, -1.0, 1.0);
+        assert_same(&prog::dead_code(&x), &each(&x, |v| v + 1.0), "dead_code");
+    });
+}
+
+fn big_literals(place: Place) {
+    each_size(place, &ALL_SIZES, |n, rng| {
+        let x = rng.u64s(n);
+        let (a, b, c) = prog::big_literals(&x);
+        assert_same(&a, &each(&x, |v| !v), "u64::MAX literal");
+        assert_same(
+            &b,
+            &each(&x, |v| if v > 10 { i32::MIN } else { i32::MAX }),
+            "i32::MIN literal",
+        );
+        assert_same(
+            &c,
+            &each(&x, |v| (v as u32) / 3_000_000_000),
+            "3e9u32 literal",
+        );
+    });
+}
+
+fn neg_cast(place: Place) {
+    each_size(place, &ALL_SIZES, |n, rng| {
+        let x = rng.i32s(n);
+        let (a, b) = prog::neg_cast(&x);
+        assert_same(&a, &each(&x, |v| v.wrapping_neg() as u32), "-v as u32");
+        assert_same(&b, &each(&x, |v| -(v as i64)), "-(v as i64)");
+    });
+}
+
+fn len_of_expr(place: Place) {
+    each_size(place, &ALL_SIZES, |n, rng| {
+        let x = rng.i32s(n);
+        let want = (n, x.iter().filter(|&&v| v > 0).count());
+        assert_eq!(prog::len_of_expr(&x), want, "len_of_expr");
+    });
+}
+
+fn shared_producer(place: Place) {
+    each_size(place, &ALL_SIZES, |n, rng| {
+        let x = rng.f32s(n, -3.0, 3.0);
+        let y = each(&x, |v| v * v - 1.0);
+        let (hi, lo, got) = prog::shared_producer(&x);
+        assert_exact(
+            hi,
+            y.iter().copied().fold(f32::NEG_INFINITY, f32::max),
+            "max",
+        );
+        assert_exact(lo, y.iter().copied().fold(f32::INFINITY, f32::min), "min");
+        assert_same(&got, &y, "y");
+    });
+}
+
+fn same_input_twice(place: Place) {
+    each_size(place, &ALL_SIZES, |n, rng| {
+        let x = rng.i64s(n);
+        let want = each(&x, |v| v.wrapping_mul(v).wrapping_sub(v));
+        assert_same(&prog::same_input_twice(&x), &want, "same_input_twice");
+    });
+}
+
+fn parity(place: Place) {
+    each_size(place, &ALL_SIZES, |n, rng| {
+        let b = rng.bools(n);
+        assert_exact(
+            prog::parity(&b),
+            b.iter().fold(false, |p, &q| p ^ q),
+            "parity",
+        );
+    });
+}
+
+fn captured_init(place: Place) {
+    each_size(place, &ALL_SIZES, |n, rng| {
+        let x = rng.u32s(n);
+        let start = 123_456_789u32;
+        let mut s = start;
+        let scanned = each(&x, |v| {
+            let before = s;
+            s = s.wrapping_add(v);
+            before
+        });
+        let (total, got) = prog::captured_init(&x, start);
+        assert_exact(total, s, "reduce from a parameter");
+        assert_same(&got, &scanned, "exclusive_scan from a parameter");
+    });
+}
+
+fn unused_param(place: Place) {
+    each_size(place, &ALL_SIZES, |n, rng| {
+        let x = rng.f32s(n, -1.0, 1.0);
+        assert_same(
+            &prog::unused_param(&x, &[1.0]),
+            &each(&x, |v| -v),
+            "unused_param",
+        );
+    });
+}
+
+fn filter_used_twice(place: Place) {
+    each_size(place, &ALL_SIZES, |n, rng| {
+        let x = rng.i32s(n);
+        let kept: Vec<i32> = x.iter().copied().filter(|v| v % 2 != 0).collect();
+        let (doubled, total) = prog::filter_used_twice(&x);
+        assert_same(&doubled, &each(&kept, |v| v.wrapping_mul(2)), "doubled");
+        assert_exact(
+            total,
+            kept.iter().fold(0i32, |a, &b| a.wrapping_add(b)),
+            "sum",
+        );
+    });
+}
+
+fn capture_in_operator(place: Place) {
+    each_size(place, &ALL_SIZES, |n, rng| {
+        let x = rng.i64s(n);
+        for bits in [1, 13, 62] {
+            let mask = (1i64 << bits) - 1;
+            let want = x.iter().fold(0i64, |a, &b| a.wrapping_add(b) & mask);
+            assert_exact(
+                prog::capture_in_operator(&x, bits),
+                want,
+                &format!("bits = {bits}"),
+            );
+        }
+    });
+}
+
+fn gather_of_filter(place: Place) {
+    each_size(place, &ALL_SIZES, |n, rng| {
+        let x = rng.f64s(n, 0.0, 1.0);
+        let want: Vec<f64> = x.iter().filter(|&&v| v > 0.5).map(|v| v * 2.0).collect();
+        assert_same(&prog::gather_of_filter(&x), &want, "gather_of_filter");
+    });
+}
+
 on_every_place!(
     square,
     saxpy,
@@ -2191,4 +2480,19 @@ on_every_place!(
     filter_pairs,
     closure_returns_tuple,
     replicate_pairs,
+    hygiene,
+    named_like_prims,
+    long_chain,
+    dead_code,
+    big_literals,
+    neg_cast,
+    len_of_expr,
+    shared_producer,
+    same_input_twice,
+    parity,
+    captured_init,
+    unused_param,
+    filter_used_twice,
+    capture_in_operator,
+    gather_of_filter,
 );
