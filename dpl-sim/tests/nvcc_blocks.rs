@@ -122,3 +122,60 @@ fn cooperative_groups_tiles() {
         }
     }
 }
+
+// ---------------------------------------------------------------- debug_g.cu, lineinfo.cu
+
+const DEBUG_G: &str = include_str!("../fixtures/debug_g.ptx");
+const LINEINFO: &str = include_str!("../fixtures/lineinfo.ptx");
+
+/// The same kernels built with `nvcc -G` (no optimisation, DWARF sections, `.target sm_80,
+/// debug`) and with `-lineinfo` (`.file`/`.loc` directives) give the same results.
+#[test]
+fn debug_builds_run_like_optimised_ones() {
+    let mut rng = Rng::new(83);
+    for (name, ptx) in [("debug_g.ptx", DEBUG_G), ("lineinfo.ptx", LINEINFO)] {
+        let fx = Fixture::new(name, ptx);
+        for &block in &[32u32, 128] {
+            for &n in &[1usize, 33, 500] {
+                let values: Vec<i32> = (0..n).map(|_| rng.next_u32() as i32).collect();
+                let (din, total) = (fx.upload(&values), fx.zeros::<i32>(1));
+                fx.launch(
+                    "dbg_block_sum",
+                    dim1(blocks_for(n, block)),
+                    dim1(block),
+                    0,
+                    &[(&din).into(), (&total).into(), (n as i32).into()],
+                );
+                let want = values.iter().fold(0i32, |s, &v| s.wrapping_add(v));
+                assert_eq!(
+                    fx.download(&total),
+                    vec![want],
+                    "{name} block sum block={block} n={n}"
+                );
+
+                let windows: Vec<i32> = (0..5 * n).map(|_| rng.range_i64(-9, 9) as i32).collect();
+                let (dw, medians) = (fx.upload(&windows), fx.zeros::<i32>(n));
+                fx.launch(
+                    "dbg_median5",
+                    dim1(blocks_for(n, block)),
+                    dim1(block),
+                    0,
+                    &[(&dw).into(), (&medians).into(), (n as i32).into()],
+                );
+                let want: Vec<i32> = windows
+                    .chunks(5)
+                    .map(|w| {
+                        let mut w = w.to_vec();
+                        w.sort_unstable();
+                        w[2]
+                    })
+                    .collect();
+                assert_same(
+                    &format!("{name} medians block={block} n={n}"),
+                    &fx.download(&medians),
+                    &want,
+                );
+            }
+        }
+    }
+}
