@@ -693,6 +693,50 @@ impl<'a> Dec<'a> {
         };
         let ftz = has("ftz");
         let sat = has("sat") || has("satfinite");
+        // Modifiers each family understands; anything else is refused rather than ignored.
+        let allowed: Option<&[&str]> = match i.opcode.as_str() {
+            "add" | "sub" | "mul" | "mad" | "fma" | "div" | "rem" | "min" | "max" | "abs"
+            | "neg" | "addc" | "subc" | "madc" | "mul24" | "mad24" | "sad" | "sqrt" | "rcp"
+            | "rsqrt" | "ex2" | "lg2" | "sin" | "cos" | "tanh" | "copysign" => Some(&[
+                "lo", "hi", "wide", "cc", "sat", "rn", "rz", "rm", "rp", "ftz", "approx", "full",
+            ]),
+            "and" | "or" | "xor" | "not" | "cnot" | "shl" | "shr" | "popc" | "clz" | "brev"
+            | "bfe" | "bfi" | "bfind" | "lop3" | "dp4a" | "dp2a" | "fns" => {
+                Some(&["shiftamt", "lo", "hi"])
+            }
+            "prmt" => Some(&["f4e", "b4e", "rc8", "ecl", "ecr", "rc16"]),
+            "shf" => Some(&["l", "r", "wrap", "clamp"]),
+            "mov" | "selp" | "activemask" => Some(&[]),
+            "cvt" => Some(&[
+                "rn", "rz", "rm", "rp", "rna", "rni", "rzi", "rmi", "rpi", "sat", "ftz",
+            ]),
+            "setp" | "set" => Some(&[
+                "eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs", "equ", "neu", "ltu",
+                "leu", "gtu", "geu", "num", "nan", "and", "or", "xor", "ftz",
+            ]),
+            "slct" => Some(&["ftz"]),
+            "testp" => Some(&[
+                "finite",
+                "infinite",
+                "number",
+                "notanumber",
+                "normal",
+                "subnormal",
+            ]),
+            "shfl" => Some(&["sync", "up", "down", "bfly", "idx"]),
+            "vote" => Some(&["sync", "all", "any", "uni", "ballot"]),
+            "match" => Some(&["sync", "any", "all"]),
+            "redux" => Some(&["sync", "add", "min", "max", "and", "or", "xor"]),
+            "bar" | "barrier" => Some(&[
+                "sync", "arrive", "red", "popc", "and", "or", "aligned", "cta", "warp",
+            ]),
+            _ => None,
+        };
+        if let Some(allowed) = allowed
+            && let Some(bad) = mods.iter().find(|m| !is_type(m) && !allowed.contains(m))
+        {
+            return perr(line, format!("unsupported modifier `.{bad}` in `{text}`"));
+        }
         let op: Op = match i.opcode.as_str() {
             "mov" => {
                 nops(2)?;
