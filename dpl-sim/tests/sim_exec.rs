@@ -752,6 +752,11 @@ fn launch_and_load_errors() {
         }
         other => panic!("{other:?}"),
     }
+    let odd = format!("{HEADER}.visible .entry k()\n{{\n\t.reg .b32 %r<3>;\n\tadd.xyz.s32 %r1, %r2, 1;\n}}\n");
+    match dev.load_ptx(&odd) {
+        Err(Error::Parse { line, msg }) => assert!(line == 7 && msg.contains(".xyz"), "{line} {msg}"),
+        other => panic!("{other:?}"),
+    }
     let undeclared = format!("{HEADER}.visible .entry k()\n{{\n\tadd.s32 %r1, %r2, 1;\n}}\n");
     match dev.load_ptx(&undeclared) {
         Err(Error::Parse { line, msg }) => {
