@@ -514,8 +514,39 @@ fn shift_cast($x: [u32], $k: [u32]) -> [u64] {
   $r
 }";
 
+const SPMV: &str = "
+fn spmv($vals: [[f64]], $cols: [[u32]], $x: [f64]) -> [f64] {
+  $r: [f64] = map(|$ai: [f64], $ci: [u32]| [] {
+    $g: [f64] = gather($x, $ci)
+    $p: [f64] = map(|$a: f64, $xj: f64| [] { $t: f64 = mul $a, $xj; $t }, $ai, $g)
+    $s: f64 = sum($p)
+    $s
+  }, $vals, $cols)
+  $r
+}";
+
+const ROWS_OF_REPLICATE: &str = "
+fn rows_of_replicate($x: [i64], $k: usize) -> [i64] {
+  $rows: [[i64]] = map(|$a: i64| [] { $row: [i64] = replicate($a, $k); $row }, $x)
+  $sums: [i64] = map(|$rw: [i64]| [] {
+    $ix: [usize] = indices($rw)
+    $w: [i64] = map(|$e: i64, $j: usize| [] { $jj: i64 = cast $j as i64; $t: i64 = mul $e, $jj; $t }, $rw, $ix)
+    $s: i64 = sum($w)
+    $s
+  }, $rows)
+  $sums
+}";
+
+const GATHER_SIGNED: &str = "
+fn gather_signed($x: [i64], $idx: [i32]) -> i64 {
+  $m: [i64] = map(|$a: i64| [] { $c: i64 = const 7; $t: i64 = sub $a, $c; $t }, $x)
+  $g: [i64] = gather($m, $idx)
+  $s: i64 = sum($g)
+  $s
+}";
+
 /// Every program, for the whole-list checks.
-const ALL: [&str; 31] = [
+const ALL: [&str; 34] = [
     MAP_OF_MAP,
     SUM_MAP_GATHER,
     FILTER_OF_MAP,
@@ -547,6 +578,9 @@ const ALL: [&str; 31] = [
     LENGTHS,
     THREE_INPUTS,
     NESTED_MAP_OF_OUTER_MAP,
+    SPMV,
+    ROWS_OF_REPLICATE,
+    GATHER_SIGNED,
 ];
 
 // ---------------------------------------------------------------------------------------
@@ -1021,5 +1055,121 @@ proptest! {
         let got = run3(&compiled(SHIFT_CAST), &[x.into(), k.into()]).unwrap();
         let want: Vec<u64> = x.iter().zip(k).map(|(&a, &b)| u64::from(a.wrapping_shl(b)) + u64::from(a ^ b)).collect();
         prop_assert_eq!(vec_of::<u64>(got), want);
+    }
+    #[test]
+    fn spmv(
+        rows in prop::collection::vec(prop::collection::vec((-100f64..100.0, 0u32..10_000), 0..20), 0..40),
+        x in prop::collection::vec(-100f64..100.0, 1..60),
+        spill in 0u32..2,
+    ) {
+        // A CSR-like matrix: row i has the (value, column) pairs rows[i]; with `spill` a
+        // column may fall just past the end of `x`.
+        let vals: Vec<Vec<f64>> = rows.iter().map(|r| r.iter().map(|p| p.0).collect()).collect();
+        let cols: Vec<Vec<u32>> = rows
+            .iter()
+            .map(|r| r.iter().map(|p| p.1 % (x.len() as u32 + spill)).collect())
+            .collect();
+        let got = run3_approx(&compiled(SPMV), &[vals.clone().into(), cols.clone().into(), x.clone().into()], 1e-9);
+        match cols.iter().flatten().find(|&&c| c as usize >= x.len()) {
+            Some(&bad) => prop_assert_eq!(
+                got.unwrap_err().to_string(),
+                format!("gather: index {bad} out of range for length {}", x.len())
+            ),
+            None => {
+                let want: Vec<f64> = vals
+                    .iter()
+                    .zip(&cols)
+                    .map(|(v, c)| v.iter().zip(c).map(|(a, &j)| a * x[j as usize]).sum())
+                    .collect();
+                let got = got.unwrap();
+                prop_assert!(close(&got, &Value::from(want.clone()), 1e-9), "{} vs {:?}", got, want);
+            }
+        }
+    }
+
+    #[test]
+    fn spmv_ragged_row_mismatch(n in 1usize..10, x in prop::collection::vec(-100f64..100.0, 1..20)) {
+        // Row 0 has one value more than columns: the inner map's length check fires.
+        let vals: Vec<Vec<f64>> = (0..n).map(|i| vec![1.0; i + usize::from(i == 0) + 1]).collect();
+        let cols: Vec<Vec<u32>> = (0..n).map(|i| vec![0; i + 1]).collect();
+        let got = run3(&compiled(SPMV), &[vals.into(), cols.into(), x.into()]);
+        prop_assert_eq!(got.unwrap_err().to_string(), "map: length mismatch: 2 vs 1");
+    }
+
+    #[test]
+    fn rows_of_replicate(x in ints(), k in 0usize..30) {
+        let got = run3(&compiled(ROWS_OF_REPLICATE), &[x.clone().into(), k.into()]).unwrap();
+        let tri = (0..k as i64).sum::<i64>();
+        let want: Vec<i64> = x.iter().map(|a| a * tri).collect();
+        prop_assert_eq!(vec_of::<i64>(got), want);
+    }
+
+    #[test]
+    fn gather_signed(x in ints(), idx in prop::collection::vec(-3i32..210, 0..200)) {
+        let got = run3(&compiled(GATHER_SIGNED), &[x.clone().into(), idx.clone().into()]);
+        match idx.iter().find(|&&j| j < 0 || j as usize >= x.len()) {
+            Some(&bad) => prop_assert_eq!(
+                got.unwrap_err().to_string(),
+                format!("gather: index {bad} out of range for length {}", x.len())
+            ),
+            None => {
+                let want: i64 = idx.iter().map(|&j| x[j as usize] - 7).sum();
+                prop_assert_eq!(got.unwrap(), Value::I64(want));
+            }
+        }
+    }
+}
+
+#[test]
+#[ignore = "compiler bug: fusion's dead-code elimination removes unused statements that can \
+            fail (a checked index, a division, `min` of a sequence, a gather), so the fused \
+            function returns a value where the typed and normalized ones (and Rust) fail"]
+fn dead_failing_statements_still_fail_after_fusion() {
+    let cases = [
+        "fn f($x: [i64], $j: usize) -> i64 { $v: i64 = index(index) $x[$j]; $z: i64 = const 0; $z }",
+        "fn f($x: [i64], $j: usize) -> i64 { $a: i64 = const 1; $b: i64 = const 0; $q: i64 = div $a, $b; $b }",
+        "fn f($x: [i64], $j: usize) -> i64 { $m: i64 = min($x); $z: i64 = const 0; $z }",
+        "fn f($x: [i64], $j: usize) -> i64 { $r: [usize] = replicate($j, $j); $g: [i64] = gather($x, $r); $z: i64 = const 0; $z }",
+    ];
+    let mut lost = Vec::new();
+    for src in cases {
+        let c = compiled(src);
+        // `x` is empty and `j` is 3: every case above fails when its statement runs.
+        let args = vec![Value::from(Vec::<i64>::new()), Value::Usize(3)];
+        let typed = run(&c.typed, args.clone());
+        assert!(typed.is_err(), "{typed:?}");
+        assert!(run(&c.normalized, args.clone()).is_err());
+        if let Ok(v) = run(&c.fused, args) {
+            lost.push(format!("{src}\n  fused gives {v} instead of {:?}", typed));
+        }
+    }
+    assert!(
+        lost.is_empty(),
+        "errors lost by fusion:\n{}",
+        lost.join("\n")
+    );
+}
+
+#[test]
+fn two_violations_are_an_error_at_every_level() {
+    // A gather index out of range *and* inputs of different lengths: which one is reported
+    // depends on the order of the checks, which fusion changes (the map's length check
+    // moves before the gather it absorbed), but every level must fail with one of them.
+    let c = compiled(THREE_INPUTS);
+    let args = vec![
+        Value::from(vec![1i64, 2]),
+        Value::from(vec![1i64]),
+        Value::from(vec![5usize, 0]),
+    ];
+    for f in [&c.typed, &c.normalized, &c.fused] {
+        let got = run(f, args.clone());
+        let msg = got.as_ref().map_err(ToString::to_string);
+        assert!(
+            matches!(
+                msg.as_deref(),
+                Err("gather: index 5 out of range for length 2" | "map: length mismatch: 2 vs 1")
+            ),
+            "{got:?}\n{f}"
+        );
     }
 }
