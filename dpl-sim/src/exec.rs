@@ -143,6 +143,8 @@ struct Warp {
     blocked: u32,
     local: Vec<u8>,
     alloc_hint: usize,
+    /// Lanes waiting at a warp-synchronous instruction for other lanes of their mask.
+    parked: u32,
     /// Per lane: frames of out-of-line (recursive) calls.
     stacks: Vec<Vec<Frame>>,
 }
@@ -266,6 +268,7 @@ impl Worker {
             w.valid = if n == 32 { FULL } else { (1u32 << n) - 1 };
             w.live = w.valid;
             w.blocked = 0;
+            w.parked = 0;
             w.pc = [0; 32];
             w.alloc_hint = 0;
             w.stacks.resize_with(32, Vec::new);
@@ -339,7 +342,7 @@ impl Worker {
             let mut progressed = false;
             for wi in 0..nwarps {
                 let w = &self.warps[wi];
-                if w.live & !w.blocked == 0 {
+                if w.live & !w.blocked & !w.parked == 0 {
                     continue;
                 }
                 progressed = true;
@@ -450,12 +453,11 @@ impl Worker {
         // Lanes waiting at a warp-synchronous instruction for lanes of their member mask
         // that are elsewhere; `force` is set when they are released because nothing else
         // can run, so that the next such instruction faults instead of waiting again.
-        let mut parked: u32 = 0;
         let mut force = false;
         macro_rules! regroup {
             () => {{
                 lanes(gmask, |lane| w.pc[lane] = gpc);
-                let run = w.live & !w.blocked & !parked;
+                let run = w.live & !w.blocked & !w.parked;
                 let mut min = u32::MAX;
                 lanes(run, |lane| min = min.min(w.pc[lane]));
                 gmask = 0;
@@ -474,8 +476,12 @@ impl Worker {
         regroup!();
         let result = loop {
             if gmask == 0 {
-                if parked != 0 {
-                    parked = 0;
+                if w.parked != 0 && w.live & w.blocked != 0 {
+                    // The awaited lanes may be waiting at a barrier: stop until it opens.
+                    break Ok(());
+                }
+                if w.parked != 0 {
+                    w.parked = 0;
                     force = true;
                     regroup!();
                     continue;
@@ -731,7 +737,7 @@ impl Worker {
             {
                 // Join lanes already waiting at this instruction.
                 let mut here = 0u32;
-                lanes(parked, |lane| {
+                lanes(w.parked, |lane| {
                     if w.pc[lane] == gpc {
                         here |= 1 << lane;
                     }
@@ -739,17 +745,18 @@ impl Worker {
                 if here != 0 {
                     self.report.instructions -= 1;
                     self.report.thread_instructions -= m.count_ones() as u64;
-                    parked &= !here;
+                    w.parked &= !here;
                     regroup!();
                     continue;
                 }
                 // Wait for the lanes of the member mask that are still running elsewhere.
                 let mut union = 0u32;
                 lanes(m, |lane| union |= Self::read_s(&w.regs, mask, lane) as u32);
-                if union & w.live & !w.blocked & !parked & !gmask != 0 {
+                // Lanes waiting at a barrier may come later, once it opens.
+                if union & w.live & !w.parked & !gmask != 0 {
                     self.report.instructions -= 1;
                     self.report.thread_instructions -= m.count_ones() as u64;
-                    parked |= gmask;
+                    w.parked |= gmask;
                     gmask = 0;
                     regroup!();
                     continue;
