@@ -919,6 +919,9 @@ impl<'a> Dec<'a> {
                     "fns" => IntOp::Fns,
                     _ => return perr(line, format!("unsupported instruction `{text}`")),
                 };
+                if matches!(iop, IntOp::MulWide | IntOp::MadWide) && !matches!(ty.bits(), 16 | 32) {
+                    return perr(line, format!("`{text}`: .wide needs a 16- or 32-bit type"));
+                }
                 if (i.opcode == "add" || i.opcode == "sub") && sat && ty != Ty::S32 {
                     return perr(line, format!("`{text}`: .sat needs .s32"));
                 }

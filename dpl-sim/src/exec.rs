@@ -1557,7 +1557,7 @@ fn locate(
             }
         }
         MemSpace::Shared => {
-            if a + size as u64 <= shared_len as u64 {
+            if a.saturating_add(size as u64) <= shared_len as u64 {
                 Ok(Loc::Shared(a as usize))
             } else {
                 Err(oob("shared-memory", shared_len as u64))
@@ -1565,7 +1565,7 @@ fn locate(
         }
         MemSpace::Local => {
             let frame = l.kernel.local_bytes as u64;
-            if a + size as u64 <= frame {
+            if a.saturating_add(size as u64) <= frame {
                 Ok(Loc::Local(lane * frame as usize + a as usize))
             } else {
                 Err(oob("local-memory", frame))
@@ -1580,7 +1580,7 @@ fn locate(
                     detail: "store to kernel parameter space".into(),
                 });
             }
-            if a + size as u64 <= l.params.len() as u64 {
+            if a.saturating_add(size as u64) <= l.params.len() as u64 {
                 Ok(Loc::Param(a as usize))
             } else {
                 Err(oob("kernel-parameter", l.params.len() as u64))

@@ -231,13 +231,15 @@ impl GlobalView<'_> {
     pub fn find(&self, addr: u64, size: u32, hint: &mut usize) -> Option<(usize, u64)> {
         if let Some(a) = self.allocs.get(*hint)
             && addr >= a.base
-            && addr + size as u64 <= a.base + a.len
+            && addr.saturating_add(size as u64) <= a.base + a.len
         {
             return Some((*hint, addr - a.base));
         }
         let i = self.bases.partition_point(|&b| b <= addr).checked_sub(1)?;
         let a = &self.allocs[i];
-        if addr + size as u64 <= a.base + a.len && (size > 0 || addr < a.base + a.len.max(1)) {
+        if addr.saturating_add(size as u64) <= a.base + a.len
+            && (size > 0 || addr < a.base + a.len.max(1))
+        {
             *hint = i;
             Some((i, addr - a.base))
         } else {

@@ -752,9 +752,13 @@ fn launch_and_load_errors() {
         }
         other => panic!("{other:?}"),
     }
-    let odd = format!("{HEADER}.visible .entry k()\n{{\n\t.reg .b32 %r<3>;\n\tadd.xyz.s32 %r1, %r2, 1;\n}}\n");
+    let odd = format!(
+        "{HEADER}.visible .entry k()\n{{\n\t.reg .b32 %r<3>;\n\tadd.xyz.s32 %r1, %r2, 1;\n}}\n"
+    );
     match dev.load_ptx(&odd) {
-        Err(Error::Parse { line, msg }) => assert!(line == 7 && msg.contains(".xyz"), "{line} {msg}"),
+        Err(Error::Parse { line, msg }) => {
+            assert!(line == 7 && msg.contains(".xyz"), "{line} {msg}")
+        }
         other => panic!("{other:?}"),
     }
     let undeclared = format!("{HEADER}.visible .entry k()\n{{\n\tadd.s32 %r1, %r2, 1;\n}}\n");
@@ -1003,4 +1007,28 @@ fn counters_do_not_depend_on_host_threads() {
     }
     assert_eq!(reports[0], reports[1]);
     assert_eq!(reports[0], reports[2]);
+}
+
+#[test]
+fn wild_addresses_fault_cleanly() {
+    // Addresses near the top of the 64-bit space, in every state space.
+    let dev = Device::new();
+    let out = dev.alloc_zeroed::<u32>(4);
+    let args: Vec<Arg<'_>> = vec![(&out).into(), 4u32.into()];
+    for body in [
+        "	mov.u64 	%rd4, -4;\n	ld.global.u32 	%r6, [%rd4];\n	ret;",
+        "	mov.u64 	%rd4, -4;\n	st.u32 	[%rd4], %r1;\n	ret;",
+        "	mov.u32 	%r6, -4;\n	ld.shared.u32 	%r7, [%r6];\n	ret;",
+        "	mov.u64 	%rd4, -8;\n	ld.local.u64 	%rd5, [%rd4];\n	ret;",
+        "	mov.u64 	%rd4, -4;\n	ld.param.u32 	%r6, [%rd4];\n	ret;",
+        "	mov.u64 	%rd4, -4;\n	atom.global.add.u32 	%r6, [%rd4], 1;\n	ret;",
+    ] {
+        match launch(&dev, &kernel(body), "k", [1, 1, 1], [32, 1, 1], 0, &args) {
+            Err(Error::Fault {
+                kind: FaultKind::OutOfBounds,
+                ..
+            }) => {}
+            other => panic!("{body}: {other:?}"),
+        }
+    }
 }
