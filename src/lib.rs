@@ -27,7 +27,7 @@ mod place;
 
 pub use dpl_core::run::{Error, Location, Place};
 pub use dpl_macros::{inspect, parallel};
-pub use place::{current_place, default_place, with_place};
+pub use place::{available_places, current_place, default_place, with_place};
 
 /// Everything a `#[parallel]` user needs: `use dpl::prelude::*;`.
 pub mod prelude {

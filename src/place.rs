@@ -56,3 +56,14 @@ pub fn unavailable(place: Place) -> Error {
     };
     Error::PlaceUnavailable { place, reason: reason.to_string() }
 }
+
+/// The places this build can run on: always [`Place::Seq`] and [`Place::Cpu`], plus
+/// [`Place::Sim`] with the `sim` feature and `Place::Gpu(n)` for each CUDA device found
+/// with the `cuda` feature.
+pub fn available_places() -> Vec<Place> {
+    let mut places = vec![Place::Seq, Place::Cpu];
+    if cfg!(feature = "sim") {
+        places.push(Place::Sim);
+    }
+    places
+}

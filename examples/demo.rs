@@ -1,0 +1,245 @@
+//! The dpl demonstration: a few data-parallel programs, run on every place this build has,
+//! checked against plain Rust, and timed against the hand-written rayon code a user would
+//! otherwise write.
+//!
+//! Run it with `cargo xtask demo` (a release build). Timings are medians of several runs on
+//! a shared machine: read the ratios, not the absolute numbers.
+
+use dpl::prelude::*;
+use rayon::prelude::*;
+use std::time::{Duration, Instant};
+
+/// `a * x + y`, element-wise.
+#[parallel]
+fn saxpy(a: f32, x: &[f32], y: &[f32]) -> Vec<f32> {
+    map(|xi, yi| a * xi + yi, x, y)
+}
+
+/// The dot product: one fused loop, no temporary.
+#[parallel]
+fn dot(x: &[f32], y: &[f32]) -> f32 {
+    sum(map(|a, b| a * b, x, y))
+}
+
+/// `sum(x[idx[i]]^2)`, accumulated in f64: a gather fused into a map fused into a reduction.
+#[parallel]
+fn gathered_energy(x: &[f32], idx: &[u32]) -> f64 {
+    sum(map(|v| (v * v) as f64, gather(x, idx)))
+}
+
+/// The positive elements, in order.
+#[parallel]
+fn positives(x: &[f32]) -> Vec<f32> {
+    filter(|v| v > 0.0, x)
+}
+
+/// Running totals of squares (an inclusive scan of a map).
+#[parallel]
+fn running_energy(x: &[i64]) -> Vec<i64> {
+    scan(|a, b| a + b, map(|v| v * v, x))
+}
+
+/// A histogram of `buckets` bins: reduce-by-index.
+#[parallel]
+fn histogram(keys: &[u32], buckets: usize) -> Vec<u32> {
+    let ones = replicate(1u32, len(keys));
+    scatter_reduce(|a, b| a + b, ones, keys, replicate(0u32, buckets))
+}
+
+/// The number of elements above the mean, and the mean.
+#[parallel]
+fn above_mean(x: &[f64]) -> (usize, f64) {
+    let mean = sum(x) / (len(x) as f64);
+    (count(|v| v > mean, x), mean)
+}
+
+fn main() {
+    let n: usize = std::env::var("DEMO_N").ok().and_then(|s| s.parse().ok()).unwrap_or(1 << 24);
+    println!("dpl demonstration: n = {n} elements, {} rayon threads\n", rayon::current_num_threads());
+    let x = random_f32(n, 1);
+    let y = random_f32(n, 2);
+    let idx: Vec<u32> = random_u32(n, 3).into_iter().map(|v| v % n as u32).collect();
+    let xi: Vec<i64> = random_u32(n, 4).into_iter().map(|v| (v % 2001) as i64 - 1000).collect();
+    let keys: Vec<u32> = random_u32(n, 5).into_iter().map(|v| v % 256).collect();
+    let xd: Vec<f64> = x.iter().map(|&v| v as f64).collect();
+    let mut report = Report::default();
+
+    report.case(
+        "saxpy",
+        || saxpy(2.5, &x, &y),
+        || x.par_iter().zip(&y).map(|(a, b)| 2.5 * a + b).collect::<Vec<f32>>(),
+        |got| *got == x.iter().zip(&y).map(|(a, b)| 2.5 * a + b).collect::<Vec<f32>>(),
+    );
+    let want_dot: f64 = x.iter().zip(&y).map(|(a, b)| (a * b) as f64).sum();
+    report.case(
+        "dot",
+        || dot(&x, &y),
+        || x.par_iter().zip(&y).map(|(a, b)| a * b).sum::<f32>(),
+        |got| close(*got as f64, want_dot, n),
+    );
+    let want_energy: f64 = idx.iter().map(|&i| (x[i as usize] * x[i as usize]) as f64).sum();
+    report.case(
+        "sum(map(gather))",
+        || gathered_energy(&x, &idx),
+        || {
+            let g: Vec<f32> = idx.par_iter().map(|&i| x[i as usize]).collect();
+            g.par_iter().map(|v| (v * v) as f64).sum::<f64>()
+        },
+        |got| close(*got, want_energy, n),
+    );
+    report.case(
+        "filter",
+        || positives(&x),
+        || x.par_iter().copied().filter(|v| *v > 0.0).collect::<Vec<f32>>(),
+        |got| *got == x.iter().copied().filter(|v| *v > 0.0).collect::<Vec<f32>>(),
+    );
+    report.case(
+        "scan(map)",
+        || running_energy(&xi),
+        || {
+            let sq: Vec<i64> = xi.par_iter().map(|v| v * v).collect();
+            let mut out = Vec::with_capacity(sq.len());
+            let mut acc = 0i64;
+            for v in sq {
+                acc += v;
+                out.push(acc);
+            }
+            out
+        },
+        |got| {
+            let mut acc = 0i64;
+            got.len() == xi.len()
+                && xi.iter().zip(got).all(|(v, g)| {
+                    acc += v * v;
+                    acc == *g
+                })
+        },
+    );
+    report.case(
+        "histogram",
+        || histogram(&keys, 256),
+        || {
+            keys.par_chunks(1 << 16)
+                .map(|c| {
+                    let mut h = vec![0u32; 256];
+                    for &k in c {
+                        h[k as usize] += 1;
+                    }
+                    h
+                })
+                .reduce(|| vec![0u32; 256], |mut a, b| {
+                    a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+                    a
+                })
+        },
+        |got| {
+            let mut h = vec![0u32; 256];
+            for &k in &keys {
+                h[k as usize] += 1;
+            }
+            *got == h
+        },
+    );
+    let mean = xd.iter().sum::<f64>() / n as f64;
+    report.case(
+        "count above mean",
+        || above_mean(&xd),
+        || {
+            let m = xd.par_iter().sum::<f64>() / n as f64;
+            (xd.par_iter().filter(|v| **v > m).count(), m)
+        },
+        |(c, m)| close(*m, mean, n) && *c == xd.iter().filter(|v| **v > *m).count(),
+    );
+    report.finish();
+}
+
+#[derive(Default)]
+struct Report {
+    failures: usize,
+}
+
+impl Report {
+    /// Runs `dpl_fn` on every place (checking each result) and times it against `rayon_fn`.
+    fn case<T>(&mut self, name: &str, dpl_fn: impl Fn() -> T, rayon_fn: impl Fn() -> T, check: impl Fn(&T) -> bool) {
+        let mut line = format!("{name:<18}");
+        let mut cpu_time = None;
+        for place in dpl::available_places() {
+            let (ok, t) = with_place(place, || {
+                let out = dpl_fn();
+                let ok = check(&out);
+                let t = median(|| {
+                    std::hint::black_box(dpl_fn());
+                });
+                (ok, t)
+            });
+            if !ok {
+                self.failures += 1;
+            }
+            let mark = if ok { "ok" } else { "WRONG" };
+            line += &format!(" {place:>4}: {mark:<5} {:>9}", fmt(t));
+            if place == Place::Cpu {
+                cpu_time = Some(t);
+            }
+        }
+        let r = median(|| {
+            std::hint::black_box(rayon_fn());
+        });
+        line += &format!("   rayon {:>9}", fmt(r));
+        if let Some(c) = cpu_time {
+            line += &format!("   dpl/rayon speed {:.2}x", r.as_secs_f64() / c.as_secs_f64());
+        }
+        println!("{line}");
+    }
+
+    fn finish(self) {
+        println!();
+        if self.failures == 0 {
+            println!("all results checked against plain Rust: ok");
+        } else {
+            println!("{} result(s) WRONG", self.failures);
+            std::process::exit(1);
+        }
+    }
+}
+
+fn median(f: impl Fn()) -> Duration {
+    f();
+    let mut times: Vec<Duration> = (0..7)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed()
+        })
+        .collect();
+    times.sort();
+    times[times.len() / 2]
+}
+
+fn fmt(d: Duration) -> String {
+    let us = d.as_secs_f64() * 1e6;
+    if us < 1000.0 { format!("{us:.1} us") } else { format!("{:.2} ms", us / 1000.0) }
+}
+
+/// Closeness for f32 reductions against an f64 reference: reassociation is allowed, and the
+/// sequential reference accumulates in f32 from left to right, whose relative error grows
+/// with the length (about 1e-3 at 2^24 elements).
+fn close(got: f64, want: f64, n: usize) -> bool {
+    let _ = n;
+    (got - want).abs() <= 5e-3 * want.abs().max(1.0)
+}
+
+fn random_u32(n: usize, seed: u64) -> Vec<u32> {
+    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 32) as u32
+        })
+        .collect()
+}
+
+fn random_f32(n: usize, seed: u64) -> Vec<f32> {
+    random_u32(n, seed).into_iter().map(|v| (v as f32 / u32::MAX as f32) * 2.0 - 1.0).collect()
+}
