@@ -326,6 +326,8 @@ fn dp4a_signed_and_unsigned() {
 #[test]
 fn double_add_through_64_bit_cas() {
     let fx = Fixture::new("misc.ptx", MISC);
+    // More host threads than cores, so blocks' atomics really interleave.
+    fx.dev.set_host_threads(8);
     let mut rng = Rng::new(67);
     for &n in &SIZES {
         // Integers: every partial sum is exact, whatever order the CAS loop serialises.
@@ -349,6 +351,8 @@ fn double_add_through_64_bit_cas() {
 #[test]
 fn threadfence_last_block_sum() {
     let fx = Fixture::new("misc.ptx", MISC);
+    // More host threads than cores, so blocks' atomics really interleave.
+    fx.dev.set_host_threads(8);
     let mut rng = Rng::new(68);
     for &n in &SIZES {
         let values: Vec<i32> = (0..n).map(|_| rng.next_u32() as i32).collect();

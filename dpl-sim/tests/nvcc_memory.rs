@@ -120,6 +120,8 @@ fn histogram_reference(values: &[u32], nbins: u32) -> Vec<u32> {
 #[test]
 fn histograms_global_and_shared() {
     let fx = Fixture::new("atomics.ptx", ATOMICS);
+    // More host threads than cores, so blocks' atomics really interleave.
+    fx.dev.set_host_threads(8);
     let mut rng = Rng::new(3);
     for &n in &[1usize, 100, 1000, 5000] {
         for &nbins in &[1u32, 7, 64, 256] {
@@ -163,6 +165,8 @@ fn histograms_global_and_shared() {
 #[test]
 fn float_max_through_compare_and_swap() {
     let fx = Fixture::new("atomics.ptx", ATOMICS);
+    // More host threads than cores, so blocks' atomics really interleave.
+    fx.dev.set_host_threads(8);
     let mut rng = Rng::new(4);
     for &n in &[1usize, 31, 32, 33, 1000, 4097] {
         let values: Vec<f32> = (0..n).map(|_| rng.f32_in(-100.0, 100.0)).collect();
@@ -188,6 +192,8 @@ fn float_max_through_compare_and_swap() {
 #[test]
 fn atomic_add_hands_out_distinct_tickets() {
     let fx = Fixture::new("atomics.ptx", ATOMICS);
+    // More host threads than cores, so blocks' atomics really interleave.
+    fx.dev.set_host_threads(8);
     for &n in &[1usize, 33, 1000, 3000] {
         let (counter, tickets) = (fx.upload(&[5u32]), fx.zeros::<u32>(n));
         fx.launch(
@@ -208,6 +214,8 @@ fn atomic_add_hands_out_distinct_tickets() {
 #[test]
 fn atomic_min_max_logic_inc_dec_sub_exch_wide_and_double() {
     let fx = Fixture::new("atomics.ptx", ATOMICS);
+    // More host threads than cores, so blocks' atomics really interleave.
+    fx.dev.set_host_threads(8);
     let mut rng = Rng::new(5);
     let limit = 17u32;
     for &n in &[1usize, 32, 77, 1000, 2500] {
