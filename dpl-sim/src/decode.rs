@@ -304,6 +304,8 @@ pub(crate) fn decode_module(
             shared_static: shared.static_size,
             dyn_shared_offset: shared.dyn_offset,
             local_bytes: align_up(d.local, 16) as u32,
+            maxntid: f.maxntid,
+            reqntid: f.reqntid,
         });
     }
     Ok(out)

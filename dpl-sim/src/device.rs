@@ -545,6 +545,20 @@ impl Device {
         if grid[1] > 65535 || grid[2] > 65535 || grid[0] > i32::MAX as u32 {
             return Err(cfg(format!("grid {grid:?} exceeds (2^31-1, 65535, 65535)")));
         }
+        if let Some(req) = k.reqntid
+            && req != block
+        {
+            return Err(cfg(format!(
+                "block {block:?} differs from the kernel's .reqntid {req:?}"
+            )));
+        }
+        if let Some(max) = k.maxntid
+            && threads > max[0] as u64 * max[1] as u64 * max[2] as u64
+        {
+            return Err(cfg(format!(
+                "block {block:?} has more threads than the kernel's .maxntid {max:?}"
+            )));
+        }
         let shared_total = k.dyn_shared_offset as u64 + dynamic_shared_bytes as u64;
         if shared_total > WINDOW_SIZE / 2 {
             return Err(cfg(format!(

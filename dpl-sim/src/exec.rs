@@ -75,6 +75,33 @@ pub struct Report {
     pub threads: u64,
 }
 
+impl std::fmt::Display for Report {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(f, "{} blocks, {} threads", self.blocks, self.threads)?;
+        writeln!(
+            f,
+            "instructions: {} warp, {} thread",
+            self.instructions, self.thread_instructions
+        )?;
+        writeln!(
+            f,
+            "global: {} load / {} store / {} atomic requests; sectors {} moved, {} ideal (efficiency {:.3})",
+            self.global_load_requests,
+            self.global_store_requests,
+            self.global_atomic_requests,
+            self.sectors_moved,
+            self.sectors_ideal,
+            self.coalescing_efficiency()
+        )?;
+        writeln!(
+            f,
+            "shared: {} load / {} store requests, {} bank conflicts",
+            self.shared_load_requests, self.shared_store_requests, self.bank_conflicts
+        )?;
+        write!(f, "barriers: {}", self.barriers)
+    }
+}
+
 impl Report {
     pub(crate) fn merge(&mut self, o: &Report) {
         self.instructions += o.instructions;

@@ -608,4 +608,7 @@ pub(crate) struct Kernel {
     pub dyn_shared_offset: u32,
     /// Bytes of local memory per thread (locals and call parameters).
     pub local_bytes: u32,
+    /// `.maxntid` and `.reqntid` of the entry.
+    pub maxntid: Option<[u32; 3]>,
+    pub reqntid: Option<[u32; 3]>,
 }

@@ -146,6 +146,10 @@ pub struct Function {
     pub body: Option<Vec<Stmt>>,
     /// 1-based line of the header.
     pub line: u32,
+    /// `.maxntid x, y, z` (missing dimensions are 1).
+    pub maxntid: Option<[u32; 3]>,
+    /// `.reqntid x, y, z`.
+    pub reqntid: Option<[u32; 3]>,
 }
 
 /// A parsed PTX module.
@@ -678,12 +682,26 @@ fn parse_function(p: &mut Parser, is_entry: bool, line: u32) -> Result<Function>
         Vec::new()
     };
     // Performance directives (.maxntid 256, 1, 1 / .reqntid / .minnctapersm / .noreturn ...).
+    let (mut maxntid, mut reqntid) = (None, None);
     while let Some(Tok::Dot(d)) = p.peek().cloned() {
         p.pos += 1;
         match d.as_str() {
-            "maxntid" | "reqntid" | "minnctapersm" | "maxnctapersm" | "maxnreg"
-            | "reqnctapercluster" | "maxclusterrank" | "explicitcluster" | "noreturn"
-            | "pragma" => {
+            "maxntid" | "reqntid" => {
+                let mut dims = [1u32; 3];
+                for (k, slot) in dims.iter_mut().enumerate() {
+                    if k > 0 && !p.eat_punct(',') {
+                        break;
+                    }
+                    *slot = p.int()? as u32;
+                }
+                if d == "maxntid" {
+                    maxntid = Some(dims);
+                } else {
+                    reqntid = Some(dims);
+                }
+            }
+            "minnctapersm" | "maxnctapersm" | "maxnreg" | "reqnctapercluster"
+            | "maxclusterrank" | "explicitcluster" | "noreturn" | "pragma" => {
                 while matches!(
                     p.peek(),
                     Some(Tok::Lit(_)) | Some(Tok::Punct(',')) | Some(Tok::Str(_))
@@ -707,6 +725,8 @@ fn parse_function(p: &mut Parser, is_entry: bool, line: u32) -> Result<Function>
             rets,
             body: None,
             line,
+            maxntid,
+            reqntid,
         });
     }
     p.expect_punct('{')?;
@@ -793,6 +813,8 @@ fn parse_function(p: &mut Parser, is_entry: bool, line: u32) -> Result<Function>
         rets,
         body: Some(body),
         line,
+        maxntid,
+        reqntid,
     })
 }
 

@@ -738,6 +738,21 @@ fn launch_and_load_errors() {
         ),
         Err(Error::LaunchConfig { .. })
     ));
+    // Launch shapes the kernel declares it cannot take.
+    let shaped = format!(
+        "{HEADER}.visible .entry a()\n.maxntid 64, 1, 1\n{{\n\tret;\n}}\n.visible .entry b()\n.reqntid 32, 2\n{{\n\tret;\n}}\n"
+    );
+    let sm = dev.load_ptx(&shaped).unwrap();
+    dev.launch(&sm, "a", [1, 1, 1], [64, 1, 1], 0, &[]).unwrap();
+    assert!(matches!(
+        dev.launch(&sm, "a", [1, 1, 1], [65, 1, 1], 0, &[]),
+        Err(Error::LaunchConfig { .. })
+    ));
+    dev.launch(&sm, "b", [1, 1, 1], [32, 2, 1], 0, &[]).unwrap();
+    assert!(matches!(
+        dev.launch(&sm, "b", [1, 1, 1], [64, 1, 1], 0, &[]),
+        Err(Error::LaunchConfig { .. })
+    ));
     // Parse errors and unsupported instructions name the line.
     let bad = format!(
         "{HEADER}.visible .entry k()\n{{\n\t.reg .b32 %r<3>;\n\tsuld.b.1d.b32.trap {{%r1}}, [%r2];\n}}\n"
