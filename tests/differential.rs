@@ -149,12 +149,30 @@ fn f64s() -> impl Strategy<Value = f64> {
     prop_oneof![-1e3f64..1e3, -1e200f64..1e200, Just(0.0), Just(-0.0)]
 }
 
-/// Runs `call` on every place and hands each result to `check` with its place.
-fn on_all_places<R>(call: impl Fn() -> R, check: impl Fn(Place, R)) {
+/// A rayon pool with an odd number of threads, so that the CPU place's chunking differs
+/// from the one the default pool of the test machine gives.
+fn odd_pool() -> &'static rayon::ThreadPool {
+    static POOL: std::sync::OnceLock<rayon::ThreadPool> = std::sync::OnceLock::new();
+    POOL.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(7)
+            .build()
+            .unwrap()
+    })
+}
+
+/// Runs `call` on every place, and on the CPU place once more inside [`odd_pool`], and
+/// hands each result to `check` with its place.
+fn on_all_places<R: Send>(call: impl Fn() -> R + Sync, check: impl Fn(Place, R)) {
     for place in available_places() {
         eprintln!("place {place:?}");
         check(place, with_place(place, &call));
     }
+    eprintln!("place Cpu in a pool of 7 threads");
+    check(
+        Place::Cpu,
+        odd_pool().install(|| with_place(Place::Cpu, &call)),
+    );
 }
 
 /// Two equally long float sequences (the tiling applies to both).
