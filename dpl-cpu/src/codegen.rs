@@ -437,7 +437,7 @@ impl Gen<'_> {
         let value = match &s.kind {
             SoacKind::Map => quote!(#rt::map(#n, #elem)),
             SoacKind::Reduce { op, init } => {
-                let what = reduce_name(op);
+                let what = s.kind.origin_name();
                 let op = self.lambda(op, false);
                 let init = match init {
                     Some(i) => {
@@ -473,16 +473,6 @@ impl Gen<'_> {
             SoacKind::Permute => quote!(#rt::permute(#n, #elem, "permute", #loc)),
         };
         self.bind_owned(v, value)
-    }
-}
-
-/// The primitive a reduce came from, for messages: `min`/`max` reductions have no start
-/// value and an operator that is the math function.
-fn reduce_name(op: &Lambda) -> &'static str {
-    match op.body.stmts.as_slice() {
-        [Stmt { expr: Expr::Math(MathFn::Min, _), .. }] => "min",
-        [Stmt { expr: Expr::Math(MathFn::Max, _), .. }] => "max",
-        _ => "reduce",
     }
 }
 

@@ -116,8 +116,9 @@ where
 ///
 /// For types without drop glue the loop is branch-free: every value is written at the
 /// current end and the end advances only past the kept ones (a rejected value is simply
-/// overwritten; nothing needs dropping).
-#[inline(always)]
+/// overwritten; nothing needs dropping). Never inlined, so that `out` stays a `noalias`
+/// parameter (see [`super::map`]'s `fill`).
+#[inline(never)]
 fn compact<T, F, P>(out: &mut [MaybeUninit<T>], base: usize, f: &F, pred: &P) -> usize
 where
     F: Fn(usize) -> T,

