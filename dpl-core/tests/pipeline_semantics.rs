@@ -545,8 +545,20 @@ fn gather_signed($x: [i64], $idx: [i32]) -> i64 {
   $s
 }";
 
+const COMPUTED_SCATTER: &str = "
+fn computed_scatter($keys: [u32], $bins: usize) -> [i64] {
+  $n: usize = len($keys)
+  $c1: i64 = const 1
+  $c0: i64 = const 0
+  $ones: [i64] = replicate($c1, $n)
+  $slots: [usize] = map(|$k: u32| [] { $w: usize = cast $k as usize; $b: usize = rem $w, $bins; $b }, $keys)
+  $zero: [i64] = replicate($c0, $bins)
+  $h: [i64] = scatter_reduce(|$p: i64, $q: i64| [] { $t: i64 = add $p, $q; $t }, $ones, $slots, $zero)
+  $h
+}";
+
 /// Every program, for the whole-list checks.
-const ALL: [&str; 34] = [
+const ALL: [&str; 35] = [
     MAP_OF_MAP,
     SUM_MAP_GATHER,
     FILTER_OF_MAP,
@@ -581,6 +593,7 @@ const ALL: [&str; 34] = [
     SPMV,
     ROWS_OF_REPLICATE,
     GATHER_SIGNED,
+    COMPUTED_SCATTER,
 ];
 
 // ---------------------------------------------------------------------------------------
@@ -1102,6 +1115,22 @@ proptest! {
         let tri = (0..k as i64).sum::<i64>();
         let want: Vec<i64> = x.iter().map(|a| a * tri).collect();
         prop_assert_eq!(vec_of::<i64>(got), want);
+    }
+
+    #[test]
+    fn computed_scatter(keys in prop::collection::vec(any::<u32>(), 0..200), bins in 0usize..20) {
+        // Index and source both computed (and fused into the scatter); with no bins, any
+        // key is a division by zero.
+        let got = run3(&compiled(COMPUTED_SCATTER), &[keys.clone().into(), bins.into()]);
+        if bins == 0 && !keys.is_empty() {
+            prop_assert!(matches!(got, Err(Error::DivideByZero { .. })), "{:?}", got);
+        } else {
+            let mut want = vec![0i64; bins];
+            for &k in &keys {
+                want[k as usize % bins] += 1;
+            }
+            prop_assert_eq!(vec_of::<i64>(got.unwrap()), want);
+        }
     }
 
     #[test]
