@@ -13,8 +13,9 @@ use crate::ir::{Kernel, Ty};
 use crate::memory::Memory;
 use crate::parse::{self, Space};
 
-/// The default bound on warp instructions per launch (about a minute of simulation).
-pub const DEFAULT_INSTRUCTION_LIMIT: u64 = 1 << 32;
+/// The default bound on warp instructions per launch: 2^31, a few minutes of simulation
+/// per host core, far above what test-sized launches execute.
+pub const DEFAULT_INSTRUCTION_LIMIT: u64 = 1 << 31;
 /// The default bound on device memory (bytes).
 pub const DEFAULT_MEMORY_LIMIT: u64 = 4 << 30;
 
