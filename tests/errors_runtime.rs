@@ -140,6 +140,56 @@ mod prog {
     pub fn float_quotients(a: &[f32], b: &[f32]) -> Result<Vec<f32>, Error> {
         map(|p, q| p / q, a, b)
     }
+
+    // ---- violations inside fused pipelines and lambdas ----
+
+    pub const FUSED_GATHER_LINE: u32 = line!() + 3;
+    #[parallel]
+    pub fn energy(x: &[f32], idx: &[u32]) -> Result<f32, Error> {
+        sum(map(|v| v * v, gather(x, idx)))
+    }
+
+    pub const MAX_OF_MAP_LINE: u32 = line!() + 3;
+    #[parallel]
+    pub fn max_shifted(x: &[f64]) -> Result<f64, Error> {
+        max(map(|v| v + 1.0, x))
+    }
+
+    pub const MIN_OF_FILTER_LINE: u32 = line!() + 3;
+    #[parallel]
+    pub fn min_positive(x: &[i64]) -> Result<i64, Error> {
+        min(filter(|v| v > 0, x))
+    }
+
+    pub const MAP_OF_FILTER_LINE: u32 = line!() + 3;
+    #[parallel]
+    pub fn add_positives(x: &[i32], y: &[i32]) -> Result<Vec<i32>, Error> {
+        map(|a, b| a + b, filter(|v| v > 0, x), y)
+    }
+
+    pub const DIV_IN_SUM_LINE: u32 = line!() + 3;
+    #[parallel]
+    pub fn sum_of_quotients(a: &[i64], b: &[i64]) -> Result<i64, Error> {
+        sum(map(|p, q| p / q, a, b))
+    }
+
+    pub const INDEX_IN_PREDICATE_LINE: u32 = line!() + 3;
+    #[parallel]
+    pub fn select_positive(x: &[f32], idx: &[usize]) -> Result<Vec<usize>, Error> {
+        filter(|i| x[i] > 0.0, idx)
+    }
+
+    pub const WRAPPED_INDEX_LINE: u32 = line!() + 3;
+    #[parallel]
+    pub fn shift_left(x: &[u32]) -> Result<Vec<u32>, Error> {
+        gather(x, map(|i| i - 1, indices(x)))
+    }
+
+    pub const NEGATIVE_INDEX_LINE: u32 = line!() + 3;
+    #[parallel]
+    pub fn lookup_i32(x: &[u64], idx: &[i32]) -> Result<Vec<u64>, Error> {
+        map(|i| x[i], idx)
+    }
 }
 
 /// Where an error says it happened.
@@ -398,6 +448,60 @@ fn divide_by_zero(place: Place) {
     });
 }
 
+fn violations_in_fused_pipelines(place: Place) {
+    each_size(place, &VIOLATION_SIZES, |n, rng| {
+        let x = rng.f32s(n, -1.0, 1.0);
+        let mut idx = cast_indices::<u32>(&rng.indices(2 * n, n));
+        idx[n] = n as u32 + 1;
+        assert_err_at(prog::energy(&x, &idx), prog::FUSED_GATHER_LINE, |e| {
+            is_out_of_range(e, "gather", n as i128 + 1, n)
+        });
+        assert_err_at(prog::max_shifted(&[]), prog::MAX_OF_MAP_LINE, |e| {
+            matches!(e, Error::Empty { prim: "max", .. })
+        });
+        // Not empty, but nothing passes the filter.
+        let negative = rng.vec(n, |r| r.int_in(-1000, 0));
+        assert_err_at(
+            prog::min_positive(&negative),
+            prog::MIN_OF_FILTER_LINE,
+            |e| matches!(e, Error::Empty { prim: "min", .. }),
+        );
+        // A length known only at run time, after the filter.
+        let (a, b) = (rng.vec(n, |r| r.int_in(-5, 5) as i32), rng.i32s(n));
+        let kept = a.iter().filter(|&&v| v > 0).count();
+        if kept != n {
+            assert_err_at(prog::add_positives(&a, &b), prog::MAP_OF_FILTER_LINE, |e| {
+                is_length_mismatch(e, "map", kept, n)
+            });
+        }
+        let (p, mut q) = (rng.i64s(n), rng.vec(n, |r| r.int_in(1, 9)));
+        q[n / 2] = 0;
+        assert_err_at(prog::sum_of_quotients(&p, &q), prog::DIV_IN_SUM_LINE, |e| {
+            matches!(e, Error::DivideByZero { .. })
+        });
+        let mut positions = rng.indices(n, n);
+        positions[n - 1] = n;
+        assert_err_at(
+            prog::select_positive(&x, &positions),
+            prog::INDEX_IN_PREDICATE_LINE,
+            |e| is_out_of_range(e, "index", n as i128, n),
+        );
+        // `0usize - 1` wraps to usize::MAX, which is then out of range.
+        let y = rng.u32s(n);
+        assert_err_at(prog::shift_left(&y), prog::WRAPPED_INDEX_LINE, |e| {
+            is_out_of_range(e, "gather", usize::MAX as i128, n)
+        });
+        let table = rng.u64s(n);
+        let mut signed = cast_indices::<i32>(&rng.indices(n, n));
+        signed[n / 3] = -3;
+        assert_err_at(
+            prog::lookup_i32(&table, &signed),
+            prog::NEGATIVE_INDEX_LINE,
+            |e| is_out_of_range(e, "index", -3, n),
+        );
+    });
+}
+
 on_every_place!(
     map_length_mismatch,
     zip_length_mismatch,
@@ -408,6 +512,7 @@ on_every_place!(
     empty_min_max,
     index_out_of_range,
     divide_by_zero,
+    violations_in_fused_pipelines,
 );
 
 /// The plain `#[should_panic]` form of the checks above, on the two CPU places.
