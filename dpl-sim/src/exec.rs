@@ -2672,22 +2672,18 @@ fn float_op(op: FOp, ty: Ty, rnd: Rnd, ftz: bool, sat: bool, a: u64, b: u64, c: 
             lo | (hi << 16)
         }
         _ => {
-            // f16/bf16: compute in f32 (more than twice the precision, so rounding the f32
-            // result again is correct for + - * / sqrt), then round.
+            // f16/bf16: compute in f64 and round once to the half format. Sums, differences
+            // and products of f16 values are exact in f64; quotients and square roots are
+            // rounded twice, which is harmless for nearest rounding (53 >= 2 * 11 + 2).
             let bf = ty == Ty::Bf16;
-            let g = |v: u64| {
-                if bf {
-                    fpu::from_small_float(v as u32 & 0xffff, 7, 8) as f32
-                } else {
-                    fpu::f16_to_f32(v as u16)
-                }
-            };
+            let (mant, exp) = if bf { (7, 8) } else { (10, 5) };
+            let g = |v: u64| fpu::from_small_float(v as u32 & 0xffff, mant, exp);
             let (x, y, z) = (g(a), g(b), g(c));
             let r = match op {
                 FOp::Add => x + y,
                 FOp::Sub => x - y,
                 FOp::Mul => x * y,
-                FOp::Fma => (x as f64 * y as f64 + z as f64) as f32,
+                FOp::Fma => x.mul_add(y, z),
                 FOp::Div { .. } => x / y,
                 FOp::Sqrt => x.sqrt(),
                 FOp::Rcp => 1.0 / x,
@@ -2697,8 +2693,24 @@ fn float_op(op: FOp, ty: Ty, rnd: Rnd, ftz: bool, sat: bool, a: u64, b: u64, c: 
                 FOp::Sin => x.sin(),
                 FOp::Cos => x.cos(),
                 FOp::Tanh => x.tanh(),
-                FOp::Min => x.min(y),
-                FOp::Max => x.max(y),
+                FOp::Min => fpu::fmin(
+                    x,
+                    y,
+                    x.is_nan(),
+                    y.is_nan(),
+                    x.is_sign_negative(),
+                    y.is_sign_negative(),
+                )
+                .unwrap_or(f64::NAN),
+                FOp::Max => fpu::fmax(
+                    x,
+                    y,
+                    x.is_nan(),
+                    y.is_nan(),
+                    x.is_sign_negative(),
+                    y.is_sign_negative(),
+                )
+                .unwrap_or(f64::NAN),
                 FOp::Abs => return a & 0x7fff,
                 FOp::Neg => return (a ^ 0x8000) & 0xffff,
                 FOp::Copysign => y.copysign(x),
@@ -2709,11 +2721,7 @@ fn float_op(op: FOp, ty: Ty, rnd: Rnd, ftz: bool, sat: bool, a: u64, b: u64, c: 
                 r
             };
             let rnd = if rnd == Rnd::Default { Rnd::Rn } else { rnd };
-            if bf {
-                fpu::to_small_float(r as f64, 7, 8, rnd) as u64
-            } else {
-                fpu::f32_to_f16(r, rnd) as u64
-            }
+            fpu::to_small_float(r, mant, exp, rnd) as u64
         }
     }
 }

@@ -546,3 +546,86 @@ fn selects_sets_and_small_floats() {
     );
     assert_eq!(h, vec![1.0, 1000.5]);
 }
+
+/// The f16 value of `bits` (independent of the simulator's conversion code).
+fn half_value(bits: u16) -> f64 {
+    let sign = if bits & 0x8000 != 0 { -1.0 } else { 1.0 };
+    let e = ((bits >> 10) & 0x1f) as i32;
+    let m = (bits & 0x3ff) as f64;
+    match e {
+        0 => sign * m * 2f64.powi(-24),
+        31 => {
+            if m == 0.0 {
+                sign * f64::INFINITY
+            } else {
+                f64::NAN
+            }
+        }
+        _ => sign * (1.0 + m / 1024.0) * 2f64.powi(e - 15),
+    }
+}
+
+/// Round-to-nearest-even to f16 by searching all finite halves.
+fn nearest_half(x: f64, table: &[(f64, u16)]) -> u16 {
+    if x.abs() >= 65520.0 {
+        return if x > 0.0 { 0x7c00 } else { 0xfc00 };
+    }
+    let i = table.partition_point(|&(v, _)| v < x);
+    let mut best = table[i.min(table.len() - 1)];
+    for j in [i.saturating_sub(1), i, (i + 1).min(table.len() - 1)] {
+        let c = table[j];
+        let (dc, db) = ((c.0 - x).abs(), (best.0 - x).abs());
+        if dc < db || (dc == db && c.1 & 1 == 0 && best.1 & 1 == 1) {
+            best = c;
+        }
+    }
+    if best.0 == 0.0 && x.is_sign_negative() {
+        0x8000
+    } else {
+        best.1
+    }
+}
+
+#[test]
+fn half_arithmetic_rounds_to_nearest() {
+    let mut table: Vec<(f64, u16)> = (0..0x7c00u16)
+        .chain(0x8001..0xfc00)
+        .map(|b| (half_value(b), b))
+        .collect();
+    table.sort_by(|a, b| a.0.partial_cmp(&b.0).unwrap());
+    let mut r = Rng::new(77);
+    let finite = |r: &mut Rng| loop {
+        let b = r.next() as u16;
+        if b & 0x7c00 != 0x7c00 {
+            return b;
+        }
+    };
+    let a: Vec<u16> = (0..2000).map(|_| finite(&mut r)).collect();
+    let b: Vec<u16> = (0..2000).map(|_| finite(&mut r)).collect();
+    for (op, f) in [
+        ("add", (|x: f64, y: f64| x + y) as fn(f64, f64) -> f64),
+        ("mul", |x, y| x * y),
+        ("sub", |x, y| x - y),
+    ] {
+        let got = run3::<u16, u16>(
+            &elementwise("b16", 2, "b16", 2, &format!("\t{op}.rn.f16 %y1, %x1, %x2;")),
+            &a,
+            &b,
+            &a,
+        );
+        for i in 0..a.len() {
+            let exact = f(half_value(a[i]), half_value(b[i]));
+            let want = nearest_half(exact, &table);
+            // Exact zero results: +0 except for (-0) + (-0) style cases; compare values.
+            if exact == 0.0 {
+                assert_eq!(half_value(got[i]), 0.0);
+                continue;
+            }
+            assert_eq!(
+                got[i], want,
+                "{op}.f16 {:#06x} {:#06x}: exact {exact}",
+                a[i], b[i]
+            );
+        }
+    }
+}
