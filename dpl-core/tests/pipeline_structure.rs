@@ -432,33 +432,47 @@ fn dead_map_is_removed() {
 // ---------------------------------------------------------------------------------------
 // Not fused: fusing would recompute, or the producer is needed as a whole
 
+/// A producer whose elements are expensive (each one a reduction over `y`): reading it at
+/// two places must not compute it twice.
+const COSTLY: &str = "$m: [i64] = map(|$a: i64| [] {
+             $p: [i64] = map(|$b: i64| [] { $t: i64 = mul $a, $b; $t }, $y)
+             $s: i64 = sum($p)
+             $s
+           }, $x)";
+
 #[test]
-fn map_read_twice_in_one_consumer_is_not_fused() {
-    shape(
-        "fn f($x: [i64]) -> [i64] {
-           $m: [i64] = map(|$a: i64| [] { $t: i64 = mul $a, $a; $t }, $x)
-           $r: [i64] = map(|$p: i64, $q: i64| [] { $t2: i64 = add $p, $q; $t2 }, $m, $m)
-           $r
-         }",
-        (2, 1),
-        (2, 1),
+fn costly_map_read_twice_in_one_consumer_is_not_fused() {
+    // Before: m, its inner map and sum, the consumer; the inner map fuses into its sum.
+    let c = shape(
+        &format!(
+            "fn f($x: [i64], $y: [i64]) -> [i64] {{
+               {COSTLY}
+               $r: [i64] = map(|$u: i64, $v: i64| [] {{ $w: i64 = add $u, $v; $w }}, $m, $m)
+               $r
+             }}"
+        ),
+        (4, 2),
+        (3, 1),
     );
+    assert_eq!(soac_kinds(&c.fused), "map reduce map");
 }
 
 #[test]
-fn map_with_two_consumers_is_not_fused() {
+fn costly_map_with_two_consumers_is_not_fused() {
     let c = shape(
-        "fn f($x: [i64]) -> i64 {
-           $m: [i64] = map(|$a: i64| [] { $t: i64 = mul $a, $a; $t }, $x)
-           $s: i64 = sum($m)
-           $h: i64 = max($m)
-           $r: i64 = add $s, $h
-           $r
-         }",
-        (3, 1),
-        (3, 1),
+        &format!(
+            "fn f($x: [i64], $y: [i64]) -> i64 {{
+               {COSTLY}
+               $total: i64 = sum($m)
+               $h: i64 = max($m)
+               $r: i64 = add $total, $h
+               $r
+             }}"
+        ),
+        (5, 2),
+        (4, 1),
     );
-    assert_eq!(soac_kinds(&c.fused), "map reduce reduce");
+    assert_eq!(soac_kinds(&c.fused), "map reduce reduce reduce");
 }
 
 #[test]
