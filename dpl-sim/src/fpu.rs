@@ -401,6 +401,7 @@ pub(crate) fn f32_to_f16(x: f32, rnd: Rnd) -> u16 {
 }
 
 /// IEEE half to f32 (exact).
+#[cfg(test)]
 pub(crate) fn f16_to_f32(h: u16) -> f32 {
     from_small_float(h as u32, 10, 5) as f32
 }
