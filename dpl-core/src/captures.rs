@@ -116,3 +116,58 @@ pub fn visit_blocks_mut(b: &mut Block, f: &mut impl FnMut(&mut Block)) {
         }
     }
 }
+
+/// The operand slots of an expression (the variables it reads directly), mutably; the same
+/// slots, in the same order, as [`Expr::operands`].
+pub fn operands_mut(e: &mut Expr) -> Vec<&mut VarId> {
+    match e {
+        Expr::Const(_) => vec![],
+        Expr::Var(v) | Expr::Unary(_, v) | Expr::Cast(v, _) | Expr::Field(v, _) | Expr::Len(v) => {
+            vec![v]
+        }
+        Expr::Binary(_, a, b) => vec![a, b],
+        Expr::Tuple(vs) | Expr::Math(_, vs) => vs.iter_mut().collect(),
+        Expr::If(c, _, _) => vec![c],
+        Expr::Index { seq, index, .. } => vec![seq, index],
+        Expr::Prim { args, .. } => args.iter_mut().collect(),
+        Expr::Soac(s) => {
+            let Soac { kind, len, .. } = &mut **s;
+            let mut v = vec![len];
+            match kind {
+                SoacKind::Reduce { init: Some(i), .. } | SoacKind::ExclusiveScan { init: i, .. } => {
+                    v.push(i)
+                }
+                SoacKind::Scatter { dst } | SoacKind::ScatterReduce { dst, .. } => v.push(dst),
+                _ => {}
+            }
+            v
+        }
+        Expr::Assert(a) => match a {
+            Assertion::EqLen { a, b, .. } => vec![a, b],
+            Assertion::IndicesInRange { idx, len, .. } => vec![idx, len],
+            Assertion::InBounds { index, len, .. } => vec![index, len],
+            Assertion::NonEmpty { len, .. } => vec![len],
+        },
+    }
+}
+
+/// Replaces every use of a variable (operands and block results, in every nested block)
+/// by its image under `map`. Definitions are left alone.
+pub fn rename_uses(b: &mut Block, map: &std::collections::HashMap<VarId, VarId>) {
+    let resolve = |v: VarId| {
+        let mut v = v;
+        // Follow chains (a -> b -> c); `map` is acyclic because images are defined earlier.
+        while let Some(&w) = map.get(&v) {
+            v = w;
+        }
+        v
+    };
+    visit_blocks_mut(b, &mut |blk| {
+        for s in &mut blk.stmts {
+            for slot in operands_mut(&mut s.expr) {
+                *slot = resolve(*slot);
+            }
+        }
+        blk.result = resolve(blk.result);
+    });
+}

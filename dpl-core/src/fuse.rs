@@ -9,13 +9,15 @@
 //! repeated until nothing changes, then statements whose value is unused are removed
 //! (assertions are kept: they are the program's checks).
 
-use crate::captures::{fix_captures, visit_blocks_mut};
+use crate::captures::{fix_captures, rename_uses, visit_blocks_mut};
 use crate::ir::*;
 use std::collections::{HashMap, HashSet};
 
 /// Fuses producers into consumers and removes dead statements.
 pub fn fuse(f: &Function) -> Function {
     let mut out = f.clone();
+    forward_copies(&mut out);
+    dead_code(&mut out);
     while let Some(p) = candidate(&out) {
         inline_producer(&mut out, p);
     }
@@ -100,7 +102,8 @@ fn candidate(f: &Function) -> Option<VarId> {
                         (Some(d), Some(r)) => *r <= *d + 1,
                         _ => false,
                     };
-                    if u.other == 0 && u.reads == 1 && near {
+                    let fusable = u.reads == 1 || (u.reads > 1 && cheap(&soac.elem));
+                    if u.other == 0 && fusable && near {
                         found = Some(s.var);
                     }
                 }
@@ -110,7 +113,60 @@ fn candidate(f: &Function) -> Option<VarId> {
     found
 }
 
-/// Removes the producer statement of `p` and inlines it at its single read.
+/// Element functions small enough to be recomputed at each of several reads rather than
+/// materialized: a few statements, no nested loop, no check that could fail.
+fn cheap(l: &Lambda) -> bool {
+    l.body.stmts.len() <= 6
+        && l.body.stmts.iter().all(|s| {
+            !matches!(s.expr, Expr::Soac(_) | Expr::Prim { .. } | Expr::If(..) | Expr::Assert(_))
+                && !matches!(s.expr, Expr::Index { checked: Some(_), .. })
+        })
+}
+
+/// A copy of `l` in which every variable it defines (parameters, statements, nested
+/// lambdas' parameters) is replaced by a fresh one, so the copy can live beside the original.
+fn clone_fresh(vars: &mut Arena<Var>, l: &Lambda) -> Lambda {
+    let mut defined = Vec::new();
+    fn collect(b: &Block, out: &mut Vec<VarId>) {
+        for s in &b.stmts {
+            out.push(s.var);
+            s.expr.for_each_lambda(&mut |l| out.extend(&l.params));
+            s.expr.for_each_block(&mut |b| collect(b, out));
+        }
+    }
+    defined.extend(&l.params);
+    collect(&l.body, &mut defined);
+    let map: HashMap<VarId, VarId> = defined
+        .into_iter()
+        .map(|v| {
+            let copy = vars[v].clone();
+            (v, vars.push(copy))
+        })
+        .collect();
+    let mut out = l.clone();
+    out.params = out.params.iter().map(|p| map[p]).collect();
+    visit_blocks_mut(&mut out.body, &mut |b| {
+        for s in &mut b.stmts {
+            if let Some(&n) = map.get(&s.var) {
+                s.var = n;
+            }
+            crate::captures::for_each_block_mut(&mut s.expr, &mut |_, kind| {
+                if let crate::captures::BlockKind::Lambda(inner) = kind {
+                    for p in &mut inner.params {
+                        if let Some(&n) = map.get(p) {
+                            *p = n;
+                        }
+                    }
+                }
+            });
+        }
+    });
+    rename_uses(&mut out.body, &map);
+    out
+}
+
+/// Removes the producer statement of `p` and inlines it at each of its reads (a fresh copy
+/// for all but the last).
 fn inline_producer(f: &mut Function, p: VarId) {
     let mut producer: Option<(Soac, Span)> = None;
     visit_blocks_mut(&mut f.body, &mut |b| {
@@ -127,6 +183,7 @@ fn inline_producer(f: &mut Function, p: VarId) {
     let Some((soac, _)) = producer else { return };
     let n = soac.len;
     let mut elem = Some(soac.elem);
+    let mut remaining = count_uses(f).get(&p).map_or(0, |u| u.reads);
     let vars = &mut f.vars;
     visit_blocks_mut(&mut f.body, &mut |b| {
         let mut k = 0;
@@ -138,7 +195,12 @@ fn inline_producer(f: &mut Function, p: VarId) {
                 }
                 Expr::Index { seq, index, checked } if *seq == p => {
                     let (index, checked) = (*index, *checked);
-                    let Some(l) = elem.take() else {
+                    remaining -= 1;
+                    let Some(l) = (if remaining == 0 {
+                        elem.take()
+                    } else {
+                        elem.as_ref().map(|e| clone_fresh(vars, e))
+                    }) else {
                         k += 1;
                         continue;
                     };
@@ -171,7 +233,64 @@ fn inline_producer(f: &mut Function, p: VarId) {
     });
 }
 
-/// Removes statements whose variable is never used (except assertions), to a fixpoint.
+/// Copy propagation: uses of `c = a` and of `c = t.k` where `t = (.., a, ..)` are replaced
+/// by `a`, so that a tuple built only to be taken apart (what `unzip` and tuple patterns
+/// produce) is no barrier to fusion. The bypassed statements become dead.
+fn forward_copies(f: &mut Function) {
+    let mut tuples: HashMap<VarId, Vec<VarId>> = HashMap::new();
+    let mut map: HashMap<VarId, VarId> = HashMap::new();
+    f.body.walk(&mut |s| match &s.expr {
+        Expr::Tuple(vs) => {
+            tuples.insert(s.var, vs.clone());
+        }
+        Expr::Var(a) => {
+            map.insert(s.var, *a);
+        }
+        _ => {}
+    });
+    // Fields of known tuples (after resolving copies of the tuple itself).
+    f.body.walk(&mut |s| {
+        if let Expr::Field(t, k) = &s.expr {
+            let mut t = *t;
+            while let Some(&w) = map.get(&t) {
+                t = w;
+            }
+            if let Some(parts) = tuples.get(&t) {
+                if let Some(&a) = parts.get(*k as usize) {
+                    map.insert(s.var, a);
+                }
+            }
+        }
+    });
+    // Parameters of element functions are bound by copies too (`i = j`); keep those
+    // definitions, only their uses are redirected.
+    rename_uses(&mut f.body, &map);
+}
+
+/// True when evaluating `e` may raise a contract violation (a checked index, an assertion,
+/// an integer division, a reduction without start value, a scatter or permutation), here or
+/// in a nested block. Such statements are kept even when their value is unused, so that
+/// every place reports the same errors.
+fn may_fail(f: &Function, e: &Expr) -> bool {
+    let here = match e {
+        Expr::Assert(_) | Expr::Index { checked: Some(_), .. } => true,
+        Expr::Binary(BinOp::Div | BinOp::Rem, a, _) => f.vars[*a].ty.scalar().is_some_and(Scalar::is_int),
+        Expr::Soac(s) => matches!(
+            s.kind,
+            SoacKind::Reduce { init: None, .. }
+                | SoacKind::Scatter { .. }
+                | SoacKind::ScatterReduce { .. }
+                | SoacKind::Permute
+        ),
+        Expr::Prim { .. } => true,
+        _ => false,
+    };
+    let mut nested = false;
+    e.for_each_block(&mut |b| nested |= b.stmts.iter().any(|s| may_fail(f, &s.expr)));
+    here || nested
+}
+
+/// Removes statements whose value is never used and that cannot fail, to a fixpoint.
 fn dead_code(f: &mut Function) {
     loop {
         let uses = count_uses(f);
@@ -181,9 +300,18 @@ fn dead_code(f: &mut Function) {
             .map(|(v, _)| *v)
             .collect();
         let mut removed = false;
+        let keep: HashSet<VarId> = {
+            let mut k = HashSet::new();
+            f.body.walk(&mut |s| {
+                if used.contains(&s.var) || may_fail(f, &s.expr) {
+                    k.insert(s.var);
+                }
+            });
+            k
+        };
         visit_blocks_mut(&mut f.body, &mut |b| {
             let before = b.stmts.len();
-            b.stmts.retain(|s| used.contains(&s.var) || matches!(s.expr, Expr::Assert(_)));
+            b.stmts.retain(|s| keep.contains(&s.var));
             removed |= b.stmts.len() != before;
         });
         if !removed {

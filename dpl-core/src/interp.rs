@@ -941,7 +941,7 @@ impl Interp<'_> {
 
     fn soac(&mut self, s: &Soac, span: Span) -> Result<Value> {
         let len = self.usize(s.len, span)?;
-        let name = s.kind.name();
+        let name = s.kind.origin_name();
         // The elements, computed in index order.
         let mut elems = with_capacity(len, span)?;
         for i in 0..len {

@@ -983,6 +983,20 @@ impl SoacKind {
         }
     }
 
+    /// The primitive this combinator stands for, for run-time messages: like
+    /// [`SoacKind::name`], except that a reduction without start value whose operator is
+    /// `min` or `max` (what `min(x)` / `max(x)` normalize to) is named after it.
+    pub fn origin_name(&self) -> &'static str {
+        if let SoacKind::Reduce { op, init: None } = self {
+            match op.body.stmts.as_slice() {
+                [Stmt { expr: Expr::Math(MathFn::Min, _), .. }] => return "min",
+                [Stmt { expr: Expr::Math(MathFn::Max, _), .. }] => return "max",
+                _ => {}
+            }
+        }
+        self.name()
+    }
+
     /// A short name for messages and the text form.
     pub fn name(&self) -> &'static str {
         match self {
