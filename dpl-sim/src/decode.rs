@@ -1560,6 +1560,39 @@ impl<'a> Dec<'a> {
             return perr(line, format!("call of unknown function `{name}`"));
         };
         let f: &Function = f;
+        if name == "vprintf" && f.body.is_none() {
+            // printf: the format string and argument buffer pointers are in the argument
+            // `.param`s, which live in local memory.
+            let off = |o: Option<&Operand>| -> Result<u32> {
+                match o {
+                    Some(Operand::Name(n)) => match self.lookup(n) {
+                        Some(Sym::LParam(off) | Sym::Local(off)) => Ok(off),
+                        _ => perr(
+                            line,
+                            format!("vprintf argument `{n}` must be a `.param` variable"),
+                        ),
+                    },
+                    _ => perr(line, "vprintf needs a format and an argument buffer"),
+                }
+            };
+            let fmt = off(args.first())?;
+            let buf = off(args.get(1))?;
+            let ret = match rets.first() {
+                Some(r) => Some(off(Some(r))?),
+                None => None,
+            };
+            self.push(
+                Op::Printf {
+                    fmt,
+                    args: buf,
+                    ret,
+                },
+                guard,
+                line,
+                text,
+            );
+            return Ok(());
+        }
         let Some(body) = &f.body else {
             self.push(
                 Op::Unsupported(format!(

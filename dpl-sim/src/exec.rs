@@ -69,6 +69,10 @@ pub struct Report {
     pub bank_conflicts: u64,
     /// Block-wide barrier completions (one per barrier per block each time it releases).
     pub barriers: u64,
+    /// Lines written by `printf` in the kernel, each prefixed with the block and thread
+    /// (blocks run in parallel, so lines of different blocks may interleave in any order;
+    /// within a block they are in execution order).
+    pub printf: Vec<String>,
     /// Blocks run.
     pub blocks: u64,
     /// Threads run.
@@ -118,6 +122,7 @@ impl Report {
         self.bank_conflicts += o.bank_conflicts;
         self.barriers += o.barriers;
         self.blocks += o.blocks;
+        self.printf.extend(o.printf.iter().cloned());
         self.threads += o.threads;
         self.sectors_moved = self.global_load_sectors + self.global_store_sectors;
         self.sectors_ideal = self.global_load_sectors_ideal + self.global_store_sectors_ideal;
@@ -149,14 +154,14 @@ pub(crate) struct Launch<'a> {
 }
 
 /// A fault inside a warp, before it is given a thread and a line.
-struct Fault {
-    kind: FaultKind,
-    lane: usize,
-    pc: u32,
-    detail: String,
+pub(crate) struct Fault {
+    pub kind: FaultKind,
+    pub lane: usize,
+    pub pc: u32,
+    pub detail: String,
 }
 
-type FResult<T> = std::result::Result<T, Fault>;
+pub(crate) type FResult<T> = std::result::Result<T, Fault>;
 
 const FULL: u32 = u32::MAX;
 
@@ -1371,6 +1376,57 @@ impl Worker {
                 src_size,
             } => {
                 self.cp_async(l, w, *dst, *dst_off, *src, *src_off, *size, *src_size, m)?;
+            }
+            Op::Printf { fmt, args, ret } => {
+                let frame = l.kernel.local_bytes as usize;
+                let ctaid = [
+                    w.regs[idx(special::CTAID, 0)],
+                    w.regs[idx(special::CTAID + 1, 0)],
+                    w.regs[idx(special::CTAID + 2, 0)],
+                ];
+                let mut err = None;
+                lanes(m, |lane| {
+                    if err.is_some() {
+                        return;
+                    }
+                    let base = lane * frame;
+                    let f = read_bytes(&w.local, base + *fmt as usize, 8);
+                    let a = read_bytes(&w.local, base + *args as usize, 8);
+                    let tid = [
+                        w.regs[idx(special::TID, lane)],
+                        w.regs[idx(special::TID + 1, lane)],
+                        w.regs[idx(special::TID + 2, lane)],
+                    ];
+                    let mut read = |addr: u64, size: u32| -> FResult<u64> {
+                        let shared_len = self.shared.len();
+                        match locate(l, shared_len, w, MemSpace::Generic, addr, size, lane, false)?
+                        {
+                            Loc::Global(i, o) => Ok(l.global.allocs[i].load(o, size)),
+                            Loc::Shared(o) => Ok(read_bytes(&self.shared, o, size)),
+                            Loc::Local(o) => Ok(read_bytes(&w.local, o, size)),
+                            Loc::Param(o) => Ok(read_bytes(l.params, o, size)),
+                        }
+                    };
+                    match crate::printf::format(f, a, &mut read) {
+                        Ok(text) => {
+                            let n = text.len();
+                            self.report.printf.push(format!(
+                                "[block ({},{},{}) thread ({},{},{})] {}",
+                                ctaid[0], ctaid[1], ctaid[2], tid[0], tid[1], tid[2], text
+                            ));
+                            if let Some(r) = ret {
+                                write_bytes(&mut w.local, base + *r as usize, 4, n as u64);
+                            }
+                        }
+                        Err(mut e) => {
+                            e.lane = lane;
+                            err = Some(e);
+                        }
+                    }
+                });
+                if let Some(e) = err {
+                    return Err(e);
+                }
             }
             Op::Trap => {
                 return Err(Fault {

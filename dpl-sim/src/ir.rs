@@ -561,6 +561,13 @@ pub(crate) enum Op {
         size: u32,
         src_size: Option<Src>,
     },
+    /// `call vprintf`: local-frame offsets of the format pointer, the argument-buffer
+    /// pointer and the `.b32` result.
+    Printf {
+        fmt: u32,
+        args: u32,
+        ret: Option<u32>,
+    },
     /// `exit`, and `ret` in a kernel.
     Exit,
     /// `trap`.

@@ -46,6 +46,7 @@ mod fpu;
 mod ir;
 mod memory;
 mod parse;
+mod printf;
 
 pub use device::{
     Arg, DEFAULT_INSTRUCTION_LIMIT, DEFAULT_MEMORY_LIMIT, Device, DeviceBuffer, Element, Module,

@@ -217,6 +217,12 @@ fn run() -> Result<(), String> {
         elapsed = t.elapsed().as_secs_f64();
     }
     let r = report.expect("at least one launch");
+    for line in &r.printf {
+        print!("{line}");
+        if !line.ends_with('\n') {
+            println!();
+        }
+    }
     println!(
         "kernel {entry}: grid {grid:?} block {block:?}, {} blocks, {} threads",
         r.blocks, r.threads

@@ -1047,3 +1047,106 @@ fn wild_addresses_fault_cleanly() {
         }
     }
 }
+
+#[test]
+fn printf_formats_like_c() {
+    let fmt = "t=%d v=%.3f h=%#x c=%c w=[%5d|%-4u] e=%e g=%g s=%s%%\n\0";
+    let bytes: Vec<String> = fmt.bytes().map(|b| b.to_string()).collect();
+    let word = "ok\0";
+    let wbytes: Vec<String> = word.bytes().map(|b| b.to_string()).collect();
+    let ptx = format!(
+        "{HEADER}
+.extern .func  (.param .b32 func_retval0) vprintf
+(
+	.param .b64 vprintf_param_0,
+	.param .b64 vprintf_param_1
+)
+;
+.global .align 1 .b8 $str[{}] = {{{}}};
+.global .align 1 .b8 $str1[{}] = {{{}}};
+
+.visible .entry k(.param .u64 k_param_0, .param .u32 k_param_1)
+{{
+	.local .align 8 .b8 	__local_depot0[56];
+	.reg .b64 	%SP;
+	.reg .b64 	%SPL;
+	.reg .pred %p<4>; .reg .b32 %r<20>; .reg .b64 %rd<20>; .reg .f64 %fd<4>;
+	mov.u64 	%SPL, __local_depot0;
+	cvta.local.u64 	%SP, %SPL;
+{PROLOGUE}
+	add.u64 	%rd5, %SP, 0;
+	add.u64 	%rd6, %SPL, 0;
+	st.local.u32 	[%rd6], %r1;
+	cvt.rn.f64.u32 	%fd1, %r1;
+	mul.f64 	%fd1, %fd1, 0d3FD0000000000000;
+	st.local.f64 	[%rd6+8], %fd1;
+	mul.lo.s32 	%r6, %r1, 255;
+	st.local.u32 	[%rd6+16], %r6;
+	add.s32 	%r7, %r1, 65;
+	st.local.u32 	[%rd6+20], %r7;
+	st.local.u32 	[%rd6+24], %r1;
+	st.local.u32 	[%rd6+28], %r1;
+	st.local.f64 	[%rd6+32], %fd1;
+	st.local.f64 	[%rd6+40], %fd1;
+	mov.u64 	%rd7, $str1;
+	cvta.global.u64 	%rd8, %rd7;
+	st.local.u64 	[%rd6+48], %rd8;
+	mov.u64 	%rd9, $str;
+	cvta.global.u64 	%rd10, %rd9;
+	{{ // callseq 0, 0
+	.param .b64 param0;
+	st.param.b64 	[param0], %rd10;
+	.param .b64 param1;
+	st.param.b64 	[param1], %rd5;
+	.param .b32 retval0;
+	call.uni (retval0), vprintf, (param0, param1);
+	ld.param.b32 	%r8, [retval0];
+	}}
+	mul.wide.u32 	%rd11, %r1, 4;
+	add.s64 	%rd12, %rd2, %rd11;
+	st.global.u32 	[%rd12], %r8;
+	ret;
+}}
+",
+        bytes.len(),
+        bytes.join(", "),
+        wbytes.len(),
+        wbytes.join(", ")
+    );
+    let dev = Device::new();
+    let out = dev.alloc_zeroed::<u32>(3);
+    let r = launch(
+        &dev,
+        &ptx,
+        "k",
+        [1, 1, 1],
+        [3, 1, 1],
+        0,
+        &[(&out).into(), 3u32.into()],
+    )
+    .unwrap();
+    assert_eq!(r.printf.len(), 3);
+    for t in 0..3u32 {
+        let v = t as f64 * 0.25;
+        let text = format!(
+            "t={t} v={v:.3} h={} c={} w=[{t:>5}|{t:<4}] e={} g={} s=ok%\n",
+            if t == 0 {
+                "0".to_string()
+            } else {
+                format!("{:#x}", t * 255)
+            },
+            (b'A' + t as u8) as char,
+            ["0.000000e+00", "2.500000e-01", "5.000000e-01"][t as usize],
+            ["0", "0.25", "0.5"][t as usize],
+        );
+        assert_eq!(
+            r.printf[t as usize],
+            format!("[block (0,0,0) thread ({t},0,0)] {text}")
+        );
+        assert_eq!(
+            dev.download(&out)[t as usize] as usize,
+            text.len(),
+            "vprintf returns the length"
+        );
+    }
+}
