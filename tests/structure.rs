@@ -256,10 +256,10 @@ fn histogram_fuses_the_ones_but_not_the_bins() {
 }
 
 #[test]
-#[ignore = "missed fusion: at HEAD the tuple binding unzip's components blocks all fusion \
-            around it (4 loops / 3 temporaries); with the copy forwarding being added to \
-            fuse.rs the components fuse, but the map of pairs is then read once per \
-            component and its element function is not `cheap`, so it stays (2 / 1)"]
+#[ignore = "missed fusion: copy forwarding lets unzip's components fuse into the consumer, \
+            but the map of pairs is then read once per component and its element function \
+            (8 statements with the zip inlined) is not `cheap`, so it stays: 2 loops / 1 \
+            temporary"]
 fn unzip_of_a_map_of_zip_fuses() {
     let i = dpl::inspect!(prog::swap_pairs);
     assert_eq!((i.loops, i.temporaries), (1, 0), "{}", i.fused_ir);
@@ -280,10 +280,9 @@ fn unzip_is_correct_whatever_its_shape() {
 }
 
 #[test]
-#[ignore = "compiler bug: fusion's dead-code elimination removes the unused `x[i]`, so \
-            Place::Cpu (fused) returns Ok while Place::Seq (unfused) reports the index out \
-            of range"]
 fn dead_failing_index_fails_on_every_place() {
+    // Dead-code elimination must keep a statement that can fail: `Place::Cpu` runs the
+    // fused function, `Place::Seq` the unfused one, and both must report the index.
     for place in [dpl::Place::Seq, dpl::Place::Cpu] {
         let got = dpl::with_place(place, || prog::dead_index(&[1, 2, 3], 7));
         assert!(got.is_err(), "{place:?}: {got:?}");

@@ -640,9 +640,6 @@ fn all_programs_infer_their_annotations() {
 }
 
 #[test]
-#[ignore = "compiler bug: normalize turns `min`/`max` into `soac reduce` without init and no \
-            `assert(min) non_empty`, so after normalization an empty input is reported as \
-            `reduce: empty sequence` instead of `min: empty sequence`"]
 fn min_of_empty_is_reported_as_min_at_every_level() {
     let c = compiled(MIN_MAX_OF_MAP);
     for f in [&c.typed, &c.normalized, &c.fused] {
@@ -1150,9 +1147,6 @@ proptest! {
 }
 
 #[test]
-#[ignore = "compiler bug: fusion's dead-code elimination removes unused statements that can \
-            fail (a checked index, a division, `min` of a sequence, a gather), so the fused \
-            function returns a value where the typed and normalized ones (and Rust) fail"]
 fn dead_failing_statements_still_fail_after_fusion() {
     let cases = [
         "fn f($x: [i64], $j: usize) -> i64 { $v: i64 = index(index) $x[$j]; $z: i64 = const 0; $z }",

@@ -554,10 +554,6 @@ fn sum_of_filter_of_map_is_two_loops() {
 }
 
 #[test]
-#[ignore = "missed fusion: unzip's components are two maps bound in a tuple; that tuple \
-            (and the field projections of it) count as uses while fusion looks for \
-            candidates, and dead code is removed only after the fusion loop, so neither the \
-            components nor the zip are inlined: 4 loops / 3 temporaries after fusion"]
 fn unzip_of_zip_is_fused() {
     shape(
         "fn f($x: [i64], $y: [i64]) -> [i64] {
