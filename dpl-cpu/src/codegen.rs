@@ -17,15 +17,48 @@
 use dpl_core::ir::*;
 use proc_macro2::{Ident, Span as PmSpan, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// How a parameter arrives in Rust.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ParamRepr {
     /// A scalar passed by value.
     Scalar,
-    /// Anything that slices to `[E]` with `&x[..]`: `&[E]`, `&Vec<E>`, `Vec<E>`.
+    /// Anything that slices to `[E]` with `&x[..]`: `&[E]`, `&Vec<E>`, `Vec<E>`, `&Seq<E>`.
     Slice,
+    /// `&Nested<E>`: rows are slices (`row(i)`).
+    Nested,
+    /// `&Matrix<E>`: rows are strided views (`row(i)`, a `RowView`).
+    Matrix,
+}
+
+/// How a value is represented in the generated code. Sequences are always borrowed views;
+/// sequences the generated code creates are backed by an owned `Vec` local.
+#[derive(Clone, Debug, PartialEq)]
+enum Rep {
+    /// A scalar, or a tuple of scalars.
+    Value,
+    /// `&[E]`.
+    Slice,
+    /// `&Nested<E>`.
+    Nested,
+    /// `&Matrix<E>`.
+    Matrix,
+    /// `RowView<'_, E>`: a row of a matrix.
+    RowView,
+    /// `&[Vec<E>]`: a sequence of sequences the generated code built.
+    Rows,
+    /// A tuple with sequences in it.
+    Tuple(Vec<Rep>),
+}
+
+/// Which loops of a function run in parallel (the `inner` schedule of SPEC.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InnerSchedule {
+    /// Nested levels run sequentially inside each element of the outer level.
+    Sequential,
+    /// Nested levels are parallel too (rayon tasks, sequential below the grain size).
+    Parallel,
 }
 
 /// What the generated function body must produce.
@@ -51,19 +84,40 @@ pub struct FnInput<'a> {
     pub rt: TokenStream,
     /// Path of the facade's private module, e.g. `::dpl::__private`.
     pub private: TokenStream,
+    /// Path of the run-time module used for loops nested inside other loops.
+    pub inner_rt: TokenStream,
+    /// Whether outer loops over elements that contain loops themselves use the
+    /// load-balancing `heavy` helpers (one task per element where work allows).
+    pub heavy: Option<TokenStream>,
 }
 
 /// The body of the function as an expression producing its (inner) result.
 pub fn body(input: &FnInput<'_>) -> TokenStream {
-    let mut g = Gen { f: input.func, span: input.span, rt: &input.rt, private: &input.private, owned: HashSet::new() };
+    let mut g = Gen {
+        f: input.func,
+        span: input.span,
+        rt: &input.rt,
+        inner_rt: &input.inner_rt,
+        heavy: input.heavy.as_ref(),
+        private: &input.private,
+        owned: HashSet::new(),
+        reps: HashMap::new(),
+        depth: 0,
+    };
     let mut prologue = TokenStream::new();
     for ((ident, repr), &v) in input.params.iter().zip(&input.func.params) {
         let name = g.ident(v);
-        let ty = g.rep_ty(&input.func.vars[v].ty);
-        prologue.extend(match repr {
-            ParamRepr::Scalar => quote! { let #name: #ty = #ident; },
-            ParamRepr::Slice => quote! { let #name: #ty = &#ident[..]; },
-        });
+        let (rep, binding) = match repr {
+            ParamRepr::Scalar => {
+                let ty = g.rep_ty(&input.func.vars[v].ty);
+                (Rep::Value, quote! { let #name: #ty = #ident; })
+            }
+            ParamRepr::Slice => (Rep::Slice, quote! { let #name = &#ident[..]; }),
+            ParamRepr::Nested => (Rep::Nested, quote! { let #name = &*#ident; }),
+            ParamRepr::Matrix => (Rep::Matrix, quote! { let #name = &*#ident; }),
+        };
+        g.reps.insert(v, rep);
+        prologue.extend(binding);
     }
     let stmts = g.stmts(&input.func.body);
     let result = g.owned_value(input.func.body.result);
@@ -74,19 +128,20 @@ struct Gen<'a> {
     f: &'a Function,
     span: &'a dyn Fn(Span) -> PmSpan,
     rt: &'a TokenStream,
+    inner_rt: &'a TokenStream,
+    heavy: Option<&'a TokenStream>,
     private: &'a TokenStream,
     /// Variables backed by an owned local `<name>__own`.
     owned: HashSet<VarId>,
+    /// The representation of each variable generated so far.
+    reps: HashMap<VarId, Rep>,
+    /// Lambda nesting depth of the code being generated (0: the function body).
+    depth: usize,
 }
 
 impl Gen<'_> {
     fn ident(&self, v: VarId) -> Ident {
-        let name: String = self.f.vars[v]
-            .name
-            .chars()
-            .map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' })
-            .collect();
-        format_ident!("v{}_{}", v.index(), name)
+        ident_of(self.f, v)
     }
 
     fn own_ident(&self, v: VarId) -> Ident {
@@ -98,14 +153,12 @@ impl Gen<'_> {
         quote!(#id)
     }
 
-    /// The type of a variable's representation (sequences borrowed).
+    /// The type of a variable's representation; `_` (left to rustc) for anything with a
+    /// sequence in it, whose Rust type depends on its representation.
     fn rep_ty(&self, t: &Type) -> TokenStream {
         match t {
             Type::Scalar(s) => Self::scalar_ty(*s),
-            Type::Seq(e) => {
-                let e = self.elem_ty(e);
-                quote!(&[#e])
-            }
+            Type::Seq(_) => quote!(_),
             Type::Tuple(ts) => {
                 let ts = ts.iter().map(|t| self.rep_ty(t));
                 quote!((#(#ts,)*))
@@ -133,6 +186,46 @@ impl Gen<'_> {
     /// The type of a sequence element as stored.
     fn elem_ty(&self, t: &Type) -> TokenStream {
         self.owned_ty(t)
+    }
+
+    fn rep(&self, v: VarId) -> Rep {
+        if let Some(r) = self.reps.get(&v) {
+            return r.clone();
+        }
+        Self::default_rep(&self.f.vars[v].ty)
+    }
+
+    fn default_rep(t: &Type) -> Rep {
+        match t {
+            Type::Seq(e) if matches!(**e, Type::Seq(_)) => Rep::Rows,
+            Type::Seq(_) => Rep::Slice,
+            Type::Tuple(ts) if ts.iter().any(Self::contains_seq) => {
+                Rep::Tuple(ts.iter().map(Self::default_rep).collect())
+            }
+            _ => Rep::Value,
+        }
+    }
+
+    /// The representation of an element read from a sequence of representation `r`.
+    fn elem_rep(r: &Rep, elem: &Type) -> Rep {
+        match r {
+            Rep::Nested | Rep::Rows => Rep::Slice,
+            Rep::Matrix => Rep::RowView,
+            _ => Self::default_rep(elem),
+        }
+    }
+
+    /// Reads element `i` (a `usize` known to be in range) of `x`.
+    fn read(&self, x: VarId, i: TokenStream) -> TokenStream {
+        let rt = self.rt;
+        let name = self.ident(x);
+        match self.rep(x) {
+            Rep::Nested => quote!(#name.row(#i)),
+            Rep::Matrix => quote!(#name.row(#i)),
+            Rep::RowView => quote!(#name[#i]),
+            Rep::Rows => quote!(&#name[#i][..]),
+            _ => quote!(unsafe { #rt::read(#name, #i) }),
+        }
     }
 
     fn contains_seq(t: &Type) -> bool {
@@ -178,20 +271,23 @@ impl Gen<'_> {
             let own = self.own_ident(v);
             return quote!(#own);
         }
-        Self::to_owned_expr(quote!(#name), t)
+        Self::to_owned_expr(quote!(#name), &self.rep(v))
     }
 
-    fn to_owned_expr(e: TokenStream, t: &Type) -> TokenStream {
-        match t {
-            Type::Seq(_) => quote!(<[_]>::to_vec(#e)),
-            Type::Tuple(ts) if ts.iter().any(Self::contains_seq) => {
-                let parts = ts.iter().enumerate().map(|(k, t)| {
+    fn to_owned_expr(e: TokenStream, r: &Rep) -> TokenStream {
+        match r {
+            Rep::Value => e,
+            Rep::Slice | Rep::Rows => quote!(<[_]>::to_vec(#e)),
+            Rep::Nested => quote!((#e).to_vecs()),
+            Rep::Matrix => quote!((#e).to_row_vecs()),
+            Rep::RowView => quote!((#e).to_vec()),
+            Rep::Tuple(rs) => {
+                let parts = rs.iter().enumerate().map(|(k, r)| {
                     let k = syn_index(k);
-                    Self::to_owned_expr(quote!((#e).#k), t)
+                    Self::to_owned_expr(quote!((#e).#k), r)
                 });
                 quote!((#(#parts,)*))
             }
-            _ => e,
         }
     }
 
@@ -210,22 +306,27 @@ impl Gen<'_> {
         }
     }
 
-    /// Binds `v` to an owned value produced by `value`.
+    /// Binds `v` to an owned value produced by `value` (sequences as `Vec`s).
     fn bind_owned(&mut self, v: VarId, value: TokenStream) -> TokenStream {
         let t = &self.f.vars[v].ty;
         let name = self.ident(v);
         let own = self.own_ident(v);
-        let oty = self.owned_ty(t);
-        let rty = self.rep_ty(t);
         let borrow = Self::borrow_expr(quote!(#own), t);
         self.owned.insert(v);
+        self.reps.insert(v, Self::default_rep(t));
         quote! {
-            let #own: #oty = #value;
-            let #name: #rty = #borrow;
+            let #own = #value;
+            let #name = #borrow;
         }
     }
 
-    fn lambda(&mut self, l: &Lambda, by_ref_first: bool) -> TokenStream {
+    /// A closure for `l`; `param_reps` gives the representation of each parameter
+    /// (missing ones are derived from the types).
+    fn lambda(&mut self, l: &Lambda, by_ref_first: bool, param_reps: &[Rep]) -> TokenStream {
+        for (k, p) in l.params.iter().enumerate() {
+            let r = param_reps.get(k).cloned().unwrap_or_else(|| Self::default_rep(&self.f.vars[*p].ty));
+            self.reps.insert(*p, r);
+        }
         let mut params = Vec::new();
         let mut unpack = TokenStream::new();
         for (k, p) in l.params.iter().enumerate() {
@@ -240,7 +341,9 @@ impl Gen<'_> {
             }
         }
         let rty = self.owned_ty(&self.f.vars[l.body.result].ty);
+        self.depth += 1;
         let body = self.block_owned(&l.body);
+        self.depth -= 1;
         quote!(move |#(#params),*| -> #rty { #unpack #body })
     }
 
@@ -250,10 +353,14 @@ impl Gen<'_> {
         let ty = &self.f.vars[v].ty;
         let rty = self.rep_ty(ty);
         let rt = self.rt;
-        let id = |x: VarId| self.ident(x);
+        let f = self.f;
+        let id = |x: VarId| ident_of(f, x);
+        let annotate = !Self::contains_seq(ty);
         let value = match &s.expr {
             Expr::Const(c) => self.constant(*c, ty),
             Expr::Var(w) => {
+                let r = self.rep(*w);
+                self.reps.insert(v, r);
                 let w = id(*w);
                 quote!(#w)
             }
@@ -273,10 +380,19 @@ impl Gen<'_> {
                 quote!(#a as #to)
             }
             Expr::Tuple(vs) => {
+                if Self::contains_seq(ty) {
+                    let r = Rep::Tuple(vs.iter().map(|x| self.rep(*x)).collect());
+                    self.reps.insert(v, r);
+                }
                 let vs = vs.iter().map(|v| id(*v));
                 quote!((#(#vs,)*))
             }
             Expr::Field(t, k) => {
+                if let Rep::Tuple(rs) = self.rep(*t) {
+                    if let Some(r) = rs.get(*k as usize) {
+                        self.reps.insert(v, r.clone());
+                    }
+                }
                 let t = id(*t);
                 let k = syn_index(*k as usize);
                 quote!(#t.#k)
@@ -292,14 +408,30 @@ impl Gen<'_> {
                 value
             }
             Expr::Index { seq, index, checked } => {
+                let r = Self::elem_rep(&self.rep(*seq), ty);
+                self.reps.insert(v, r);
                 let x = id(*seq);
                 let i = id(*index);
-                match checked {
-                    None => quote!(unsafe { #rt::read(#x, #i) }),
-                    Some(origin) => {
+                match (checked, self.rep(*seq)) {
+                    (None, _) => self.read(*seq, quote!(#i)),
+                    (Some(origin), Rep::Slice) => {
                         let name = origin.name();
                         let loc = self.loc(s.span);
                         quote!(#rt::index(#x, #i, #name, #loc))
+                    }
+                    (Some(origin), _) => {
+                        let name = origin.name();
+                        let loc = self.loc(s.span);
+                        let read = self.read(*seq, quote!(__dpl_j));
+                        quote! {{
+                            let __dpl_j = match #rt::Idx::checked(#i, #x.len()) {
+                                ::core::option::Option::Some(j) => j,
+                                ::core::option::Option::None => {
+                                    #rt::index_error(#name, #rt::Idx::value(#i), #x.len(), #loc)
+                                }
+                            };
+                            #read
+                        }}
                     }
                 }
             }
@@ -315,7 +447,7 @@ impl Gen<'_> {
             Expr::Soac(soac) => return self.soac(v, soac, s.span),
             Expr::Assert(a) => return self.assertion(a, s.span),
         };
-        quote!(let #name: #rty = #value;)
+        if annotate { quote!(let #name: #rty = #value;) } else { quote!(let #name = #value;) }
     }
 
     fn constant(&self, c: Const, ty: &Type) -> TokenStream {
@@ -427,9 +559,16 @@ impl Gen<'_> {
     }
 
     fn soac(&mut self, v: VarId, s: &Soac, span: Span) -> TokenStream {
-        let rt = self.rt;
+        // Loops inside loops use the inner schedule's run time; an outer loop whose elements
+        // contain loops balances load per element (the `heavy` helpers).
+        let nested = s.elem.body.stmts.iter().any(|st| contains_soac(&st.expr));
+        let rt = match (self.depth, self.heavy) {
+            (0, Some(h)) if nested && matches!(s.kind, SoacKind::Map | SoacKind::Reduce { .. }) => h,
+            (0, _) => self.rt,
+            _ => self.inner_rt,
+        };
         let n = self.ident(s.len);
-        let elem = self.lambda(&s.elem, false);
+        let elem = self.lambda(&s.elem, false, &[Rep::Value]);
         let loc = self.loc(span);
         let name = self.ident(v);
         let ty = &self.f.vars[v].ty;
@@ -438,7 +577,7 @@ impl Gen<'_> {
             SoacKind::Map => quote!(#rt::map(#n, #elem)),
             SoacKind::Reduce { op, init } => {
                 let what = s.kind.origin_name();
-                let op = self.lambda(op, false);
+                let op = self.lambda(op, false, &[]);
                 let init = match init {
                     Some(i) => {
                         let i = self.ident(*i);
@@ -446,19 +585,20 @@ impl Gen<'_> {
                     }
                     None => quote!(::core::option::Option::None),
                 };
+                self.reps.insert(v, Self::default_rep(ty));
                 return quote!(let #name: #rty = #rt::reduce(#n, #init, #elem, #op, #what, #loc););
             }
             SoacKind::Scan { op } => {
-                let op = self.lambda(op, false);
+                let op = self.lambda(op, false, &[]);
                 quote!(#rt::scan(#n, #elem, #op))
             }
             SoacKind::ExclusiveScan { op, init } => {
-                let op = self.lambda(op, false);
+                let op = self.lambda(op, false, &[]);
                 let init = self.ident(*init);
                 quote!(#rt::exclusive_scan(#n, #init, #elem, #op))
             }
             SoacKind::Filter { pred } => {
-                let pred = self.lambda(pred, true);
+                let pred = self.lambda(pred, true, &[]);
                 quote!(#rt::filter(#n, #elem, #pred))
             }
             SoacKind::Scatter { dst } => {
@@ -466,7 +606,7 @@ impl Gen<'_> {
                 quote!(#rt::scatter(#n, #elem, #dst, "scatter", #loc))
             }
             SoacKind::ScatterReduce { op, dst } => {
-                let op = self.lambda(op, false);
+                let op = self.lambda(op, false, &[]);
                 let dst = self.ident(*dst);
                 quote!(#rt::scatter_reduce(#n, #elem, #dst, #op, "scatter_reduce", #loc))
             }
@@ -474,6 +614,26 @@ impl Gen<'_> {
         };
         self.bind_owned(v, value)
     }
+}
+
+/// True when `e` is or contains a combinator (a loop).
+fn contains_soac(e: &Expr) -> bool {
+    if matches!(e, Expr::Soac(_) | Expr::Prim { .. }) {
+        return true;
+    }
+    let mut found = false;
+    e.for_each_block(&mut |b| found |= b.stmts.iter().any(|s| contains_soac(&s.expr)));
+    found
+}
+
+/// The Rust identifier of a variable: `v<index>_<name>`.
+fn ident_of(f: &Function, v: VarId) -> Ident {
+    let name: String = f.vars[v]
+        .name
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' })
+        .collect();
+    format_ident!("v{}_{}", v.index(), name)
 }
 
 fn syn_index(k: usize) -> TokenStream {

@@ -9,6 +9,8 @@
 #[cfg(feature = "codegen")]
 pub mod codegen;
 #[cfg(feature = "runtime")]
+pub mod heavy;
+#[cfg(feature = "runtime")]
 pub mod rt;
 #[cfg(feature = "runtime")]
 pub mod seq;

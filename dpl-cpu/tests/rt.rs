@@ -1,7 +1,7 @@
 //! Every run-time helper of `dpl_cpu::rt` against an independent plain sequential Rust
 //! computation, at the sizes where the helpers change strategy (empty, one element, small
 //! odd sizes, around [`rt::GRAIN`], several blocks of the blocked pipelines, >= 2^20), with
-//! 1, 2 and 3 rayon threads, plus proptest inputs and the error cases.
+//! 1, 2, 3 and 5 rayon threads (5 takes the paths meant for many threads), plus proptest inputs and the error cases.
 
 use dpl_core::run::{Error, Location};
 use dpl_cpu::rt;
@@ -37,7 +37,7 @@ fn sizes() -> Vec<usize> {
 
 /// Runs `check` in pools of 1, 2 and 3 threads (chunking depends on the thread count).
 fn in_pools(check: impl Fn() + Sync) {
-    for threads in [1, 2, 3] {
+    for threads in [1, 2, 3, 5] {
         rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .build()

@@ -1,19 +1,23 @@
 //! `scatter`, `scatter_reduce` and `permute`: parallel writes to computed places without
 //! data races.
 //!
-//! * `scatter` and (large-destination) `scatter_reduce` partition the *destination*: one
-//!   contiguous part per thread. Source chunks are evaluated in parallel and their
-//!   `(index, value)` pairs bucketed by part; then each thread copies its part of `dst` and
-//!   applies the buckets that target it, chunk by chunk in source order. Each part has one
-//!   writer, and every slot sees its updates in the sequential order, so the result is
-//!   exactly the sequential one (the last write wins; `scatter_reduce` applies `op` in index
-//!   order, bit for bit, floats included).
+//! The destination is split into one contiguous part per thread, and each part has exactly
+//! one writer, which applies the updates that land in it in source order. So the result is
+//! exactly the sequential one (the last write wins; `scatter_reduce` applies `op` in index
+//! order, bit for bit, floats included), and no `unsafe` sharing is needed.
+//!
+//! * With up to [`OWNERS_MAX_THREADS`] threads (this machine has 2), every owner runs
+//!   through the whole source and skips the pairs outside its part: the streaming reads
+//!   are repeated, the (costly, random) writes are split.
+//! * With more threads, the source is evaluated once, in parallel chunks whose
+//!   `(index, value)` pairs are bucketed by part; each owner then applies its buckets
+//!   chunk by chunk.
 //! * `scatter_reduce` into a destination much smaller than the source (histograms) gives
 //!   each contiguous source range a private copy instead (slots start empty: `op` has no
 //!   identity), merged into `dst` in range order: `op` is only reassociated.
-//! * `permute` claims every destination slot with an atomic `fetch_or` on a shared bitmap
-//!   before writing it, so each slot has at most one writer; a second claim is a duplicate
-//!   and stops the call.
+//! * `permute` owners keep one "written" flag per slot of their part; a second write is a
+//!   duplicate. With many threads it claims slots with an atomic `fetch_or` on a shared
+//!   bitmap before writing them, so each slot still has at most one writer.
 //!
 //! Index errors are reported for the first offending element in index order, as the
 //! sequential reference does.
@@ -41,6 +45,8 @@ where
             }
         }
         out
+    } else if par::threads() <= OWNERS_MAX_THREADS {
+        owners(len, &f, dst, &|_, v| v, prim, at)
     } else {
         partitioned(len, &f, dst, &|_, v| v, prim, at)
     }
@@ -74,15 +80,110 @@ where
         out
     } else if n <= PRIVATE_MAX && n * PRIVATE_RATIO <= len {
         private_copies(len, &f, dst, &op, prim, at)
+    } else if par::threads() <= OWNERS_MAX_THREADS {
+        owners(len, &f, dst, &op, prim, at)
     } else {
         partitioned(len, &f, dst, &op, prim, at)
     }
 }
 
+/// Up to this many threads, every thread runs through the whole source (see [`owners`]);
+/// beyond, the source is bucketed once (see [`partitioned`]).
+const OWNERS_MAX_THREADS: usize = 4;
+
 /// Destinations up to this many elements may use private copies...
 const PRIVATE_MAX: usize = 1 << 16;
 /// ...when the source is at least this many times longer.
 const PRIVATE_RATIO: usize = 8;
+
+/// The number of destination parts for `n` slots: one per thread, none shorter than
+/// a quarter of [`GRAIN`].
+fn owner_parts(n: usize) -> usize {
+    par::threads().min(n.div_ceil(GRAIN / 4)).max(1)
+}
+
+/// Few threads: each owns a contiguous part of the destination and runs through the whole
+/// source in index order, applying the pairs that land in its part. No buffers and no
+/// synchronisation; the element function runs once per thread, which costs less than
+/// bucketing when there are only a few threads (the writes, not the streaming reads, are
+/// what costs in a scatter). Every thread meets the first bad index, in order.
+fn owners<I, T, F, A>(
+    len: usize,
+    f: &F,
+    dst: &[T],
+    apply: &A,
+    prim: &'static str,
+    at: Location,
+) -> Vec<T>
+where
+    I: Idx,
+    T: Copy + Send + Sync,
+    F: Fn(usize) -> (I, T) + Sync,
+    A: Fn(T, T) -> T + Sync,
+{
+    let n = dst.len();
+    if n == 0 {
+        // Every index is out of range; `len > 0` here.
+        index_error(prim, f(0).0.value(), 0, at)
+    }
+    let part_len = n.div_ceil(owner_parts(n));
+    let mut out: Vec<T> = Vec::with_capacity(n);
+    let errors: Vec<Option<i128>> = out.spare_capacity_mut()[..n]
+        .par_chunks_mut(part_len)
+        .zip(dst.par_chunks(part_len))
+        .enumerate()
+        .with_max_len(1)
+        .map(|(p, (part, src))| {
+            for (slot, v) in part.iter_mut().zip(src) {
+                slot.write(*v);
+            }
+            // SAFETY: every slot of `part` was written just above (`src` has its length);
+            // `MaybeUninit<T>` has the layout of `T`.
+            let part = unsafe { &mut *(part as *mut [MaybeUninit<T>] as *mut [T]) };
+            apply_owned(part, p * part_len, n, len, f, apply)
+        })
+        .collect();
+    if let Some(value) = errors.into_iter().flatten().next() {
+        index_error(prim, value, n, at)
+    }
+    // SAFETY: the parts cover the `n` slots and each was filled from `dst`.
+    unsafe { out.set_len(n) };
+    out
+}
+
+/// The loop of one owner: `part[k - lo] = apply(part[k - lo], v)` for the pairs with `k` in
+/// its range; stops at the first index out of range of `n` (the whole destination),
+/// returning it. Not inlined, so
+/// that `part` stays a `noalias` parameter.
+#[inline(never)]
+fn apply_owned<I, T, F, A>(
+    part: &mut [T],
+    lo: usize,
+    n: usize,
+    len: usize,
+    f: &F,
+    apply: &A,
+) -> Option<i128>
+where
+    I: Idx,
+    T: Copy,
+    F: Fn(usize) -> (I, T),
+    A: Fn(T, T) -> T,
+{
+    for i in 0..len {
+        let (k, v) = f(i);
+        match k.checked(n) {
+            Some(k) => {
+                let r = k.wrapping_sub(lo);
+                if r < part.len() {
+                    part[r] = apply(part[r], v);
+                }
+            }
+            None => return Some(k.value()),
+        }
+    }
+    None
+}
 
 /// `dst.to_vec()`, in parallel for long slices.
 fn copy_of<T: Copy + Send + Sync>(dst: &[T]) -> Vec<T> {
@@ -287,6 +388,31 @@ where
             }
         }
         ok
+    } else if par::threads() <= OWNERS_MAX_THREADS {
+        let part_len = len.div_ceil(owner_parts(len));
+        let results: Vec<Owned> = spare
+            .par_chunks_mut(part_len)
+            .enumerate()
+            .with_max_len(1)
+            .map(|(p, part)| permute_owned(part, p * part_len, len, &f, prim, at))
+            .collect();
+        let failure = results
+            .iter()
+            .filter_map(|r| r.0.as_ref())
+            .min_by_key(|e| e.0)
+            .map(|e| e.1.clone());
+        if let Some(e) = failure {
+            if std::mem::needs_drop::<T>() {
+                for (part, (_, seen)) in spare.chunks_mut(part_len).zip(&results) {
+                    for (slot, _) in part.iter_mut().zip(seen).filter(|(_, s)| **s) {
+                        // SAFETY: a slot is marked seen only right before it is written.
+                        unsafe { slot.assume_init_drop() };
+                    }
+                }
+            }
+            raise(e)
+        }
+        true
     } else {
         let seen: Vec<AtomicU64> = (0..words).map(|_| AtomicU64::new(0)).collect();
         let failed = AtomicBool::new(false);
@@ -324,6 +450,55 @@ where
     // all `len` slots were written, each exactly once.
     unsafe { out.set_len(len) };
     out
+}
+
+/// What one owner of `permute` reports: its first error with the element's position, and
+/// which of its slots it wrote.
+type Owned = (Option<(usize, Error)>, Vec<bool>);
+
+/// One owner of `permute`: runs through all of `0..len` in order and writes the values
+/// whose index falls in `part` (which starts at `lo`). Returns the first error it meets
+/// (with its element's position) and which slots it wrote.
+#[inline(never)]
+fn permute_owned<I, T, F>(
+    part: &mut [MaybeUninit<T>],
+    lo: usize,
+    len: usize,
+    f: &F,
+    prim: &'static str,
+    at: Location,
+) -> Owned
+where
+    I: Idx,
+    F: Fn(usize) -> (I, T),
+{
+    let mut seen = vec![false; part.len()];
+    for i in 0..len {
+        let (k, v) = f(i);
+        let Some(k) = k.checked(len) else {
+            return (
+                Some((
+                    i,
+                    Error::IndexOutOfRange {
+                        prim,
+                        index: k.value(),
+                        len,
+                        at,
+                    },
+                )),
+                seen,
+            );
+        };
+        let r = k.wrapping_sub(lo);
+        if r < part.len() {
+            if std::mem::replace(&mut seen[r], true) {
+                let detail = format!("index {k} appears twice");
+                return (Some((i, Error::NotAPermutation { prim, detail, at })), seen);
+            }
+            part[r].write(v);
+        }
+    }
+    (None, seen)
 }
 
 /// Drops the values in the slots whose bit is set in the bitmap `word(w)`.
