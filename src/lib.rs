@@ -40,7 +40,7 @@ pub mod prelude {
 pub mod __private {
     pub use crate::place::{current_place as place, unavailable};
     pub use dpl_core::run::{Error, Location, Place};
-    pub use dpl_cpu::{rt, seq};
+    pub use dpl_cpu::{heavy, rt, seq};
 }
 
 /// What the compiler made of one `#[parallel]` function: the IR after each pass, the

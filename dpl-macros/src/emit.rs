@@ -16,7 +16,7 @@
 //! each pass, the generated Rust and loop counts (read with `dpl::inspect!(name)`); with
 //! `DPL_DUMP=<dir>` set at build time the same texts are written to files there.
 
-use crate::front::{Lowered, Options, Repr};
+use crate::front::{Inner, Lowered, Options, Repr};
 use dpl_core::ir;
 use dpl_core::pipeline::{self, Compiled};
 use dpl_cpu::codegen::{self, FnInput, ParamRepr};
@@ -84,7 +84,7 @@ fn diagnostics_to_error(l: &Lowered, diags: Vec<dpl_core::diag::Diagnostic>) -> 
     all.unwrap_or_else(|| syn::Error::new(l.item.sig.ident.span(), "compilation failed"))
 }
 
-fn function(_opts: &Options, l: &Lowered) -> Result<TokenStream, syn::Error> {
+fn function(opts: &Options, l: &Lowered) -> Result<TokenStream, syn::Error> {
     let compiled = pipeline::compile(l.func.clone()).map_err(|d| diagnostics_to_error(l, d))?;
     let mut params = Vec::new();
     let mut errors: Option<syn::Error> = None;
@@ -92,10 +92,12 @@ fn function(_opts: &Options, l: &Lowered) -> Result<TokenStream, syn::Error> {
         let repr = match &p.repr {
             Repr::Scalar(_) => ParamRepr::Scalar,
             Repr::Slice(_) | Repr::Vec(_) | Repr::SeqBuf(_) => ParamRepr::Slice,
-            Repr::Nested(_) | Repr::Matrix(_) | Repr::Tuple(_) => {
+            Repr::Nested(_) => ParamRepr::Nested,
+            Repr::Matrix(_) => ParamRepr::Matrix,
+            Repr::Tuple(_) => {
                 let e = syn::Error::new(
                     p.ident.span(),
-                    "nested parameters (`Nested`, `Matrix`) and tuple parameters are not supported by this version of dpl yet",
+                    "tuple parameters are not supported; pass the parts as separate parameters",
                 );
                 match &mut errors {
                     Some(a) => a.combine(e),
@@ -111,19 +113,49 @@ fn function(_opts: &Options, l: &Lowered) -> Result<TokenStream, syn::Error> {
     }
     let span_of = |s: ir::Span| l.spans.get(s);
     let private = quote!(::dpl::__private);
-    let cpu = codegen::body(&FnInput {
-        func: &compiled.fused,
-        params: params.clone(),
-        span: &span_of,
-        rt: quote!(::dpl::__private::rt),
-        private: private.clone(),
-    });
+    let rt = quote!(::dpl::__private::rt);
+    let seq_rt = quote!(::dpl::__private::seq);
+    let cpu_body = |inner: &TokenStream| {
+        codegen::body(&FnInput {
+            func: &compiled.fused,
+            params: params.clone(),
+            span: &span_of,
+            rt: rt.clone(),
+            private: private.clone(),
+            inner_rt: inner.clone(),
+            heavy: Some(quote!(::dpl::__private::heavy)),
+        })
+    };
+    let cpu = match opts.inner {
+        Inner::Seq => cpu_body(&seq_rt),
+        Inner::Block | Inner::Warp => cpu_body(&rt),
+        Inner::Auto => {
+            let (par, seq) = (cpu_body(&rt), cpu_body(&seq_rt));
+            let shape = l.sig.params.iter().find_map(|p| {
+                let x = &p.ident;
+                match p.repr {
+                    Repr::Nested(_) => Some(quote!((#x.len(), #x.total_len(), #x.max_row_len()))),
+                    Repr::Matrix(_) => Some(quote!((#x.rows(), #x.rows() * #x.cols(), #x.cols()))),
+                    _ => None,
+                }
+            });
+            match shape {
+                Some(shape) => quote! {{
+                    let (__dpl_rows, __dpl_total, __dpl_longest) = #shape;
+                    if ::dpl::__private::heavy::parallel_inner(__dpl_rows, __dpl_total, __dpl_longest) #par else #seq
+                }},
+                None => seq,
+            }
+        }
+    };
     let seq = codegen::body(&FnInput {
         func: &compiled.normalized,
         params,
         span: &span_of,
-        rt: quote!(::dpl::__private::seq),
+        rt: seq_rt.clone(),
         private: private.clone(),
+        inner_rt: seq_rt.clone(),
+        heavy: None,
     });
     let cpu = convert_result(cpu, &l.sig.ret.repr);
     let seq = convert_result(seq, &l.sig.ret.repr);
@@ -167,6 +199,7 @@ fn convert_result(body: TokenStream, repr: &Repr) -> TokenStream {
     fn conv(e: TokenStream, r: &Repr) -> TokenStream {
         match r {
             Repr::SeqBuf(_) => quote!(::dpl::Seq::from(#e)),
+            Repr::Nested(_) => quote!(::dpl::Nested::from(#e)),
             Repr::Tuple(rs) => {
                 let names: Vec<_> = (0..rs.len())
                     .map(|k| format_ident!("__dpl_r{}", k))
