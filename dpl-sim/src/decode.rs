@@ -1593,6 +1593,32 @@ impl<'a> Dec<'a> {
             );
             return Ok(());
         }
+        if name == "__assertfail" && f.body.is_none() {
+            // assert(): message, file, line, function, char size.
+            let off = |o: Option<&Operand>| -> Result<u32> {
+                match o {
+                    Some(Operand::Name(n)) => match self.lookup(n) {
+                        Some(Sym::LParam(off) | Sym::Local(off)) => Ok(off),
+                        _ => perr(
+                            line,
+                            format!("__assertfail argument `{n}` must be a `.param` variable"),
+                        ),
+                    },
+                    _ => perr(
+                        line,
+                        "__assertfail needs message, file, line and function arguments",
+                    ),
+                }
+            };
+            let op = Op::AssertFail {
+                msg: off(args.first())?,
+                file: off(args.get(1))?,
+                line: off(args.get(2))?,
+                func: off(args.get(3))?,
+            };
+            self.push(op, guard, line, text);
+            return Ok(());
+        }
         let Some(body) = &f.body else {
             self.push(
                 Op::Unsupported(format!(

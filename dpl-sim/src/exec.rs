@@ -1428,6 +1428,50 @@ impl Worker {
                     return Err(e);
                 }
             }
+            Op::AssertFail {
+                msg,
+                file,
+                line,
+                func,
+            } => {
+                let lane = m.trailing_zeros() as usize;
+                let base = lane * l.kernel.local_bytes as usize;
+                let ptr = |o: u32| read_bytes(&w.local, base + o as usize, 8);
+                let (pm, pf, pfn) = (ptr(*msg), ptr(*file), ptr(*func));
+                let src_line = read_bytes(&w.local, base + *line as usize, 4);
+                let mut read = |addr: u64, size: u32| -> FResult<u64> {
+                    match locate(
+                        l,
+                        self.shared.len(),
+                        w,
+                        MemSpace::Generic,
+                        addr,
+                        size,
+                        lane,
+                        false,
+                    )? {
+                        Loc::Global(i, o) => Ok(l.global.allocs[i].load(o, size)),
+                        Loc::Shared(o) => Ok(read_bytes(&self.shared, o, size)),
+                        Loc::Local(o) => Ok(read_bytes(&w.local, o, size)),
+                        Loc::Param(o) => Ok(read_bytes(l.params, o, size)),
+                    }
+                };
+                let text = |p: u64, read: &mut dyn FnMut(u64, u32) -> FResult<u64>| {
+                    crate::printf::c_string(p, &mut |a, s| read(a, s))
+                        .unwrap_or_else(|_| "?".into())
+                };
+                let (tm, tf, tfn) = (
+                    text(pm, &mut read),
+                    text(pf, &mut read),
+                    text(pfn, &mut read),
+                );
+                return Err(Fault {
+                    kind: FaultKind::Trap,
+                    lane,
+                    pc: 0,
+                    detail: format!("assertion `{tm}` failed ({tf}:{src_line}, in {tfn})"),
+                });
+            }
             Op::Trap => {
                 return Err(Fault {
                     kind: FaultKind::Trap,

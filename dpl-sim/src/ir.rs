@@ -568,6 +568,14 @@ pub(crate) enum Op {
         args: u32,
         ret: Option<u32>,
     },
+    /// `call __assertfail` (a failed `assert`): local-frame offsets of the message, file,
+    /// line and function arguments.
+    AssertFail {
+        msg: u32,
+        file: u32,
+        line: u32,
+        func: u32,
+    },
     /// `exit`, and `ret` in a kernel.
     Exit,
     /// `trap`.

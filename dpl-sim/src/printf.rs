@@ -15,7 +15,10 @@ fn fault(detail: String) -> Fault {
 }
 
 /// Reads a NUL-terminated string of at most 64 KiB.
-fn c_string(addr: u64, read: &mut impl FnMut(u64, u32) -> FResult<u64>) -> FResult<String> {
+pub(crate) fn c_string(
+    addr: u64,
+    read: &mut impl FnMut(u64, u32) -> FResult<u64>,
+) -> FResult<String> {
     let mut bytes = Vec::new();
     for i in 0..65536u64 {
         let b = read(addr + i, 1)? as u8;

@@ -1150,3 +1150,79 @@ fn printf_formats_like_c() {
         );
     }
 }
+
+#[test]
+fn failed_assert_names_message_file_and_line() {
+    let cstr = |s: &str| {
+        let b: Vec<String> = s.bytes().chain([0]).map(|b| b.to_string()).collect();
+        (b.len(), b.join(", "))
+    };
+    let (ml, mb) = cstr("i < 5");
+    let (fl, fb) = cstr("k.cu");
+    let (nl, nb) = cstr("void k(int*, int)");
+    let ptx = format!(
+        "{HEADER}
+.extern .func __assertfail
+(
+	.param .b64 __assertfail_param_0,
+	.param .b64 __assertfail_param_1,
+	.param .b32 __assertfail_param_2,
+	.param .b64 __assertfail_param_3,
+	.param .b64 __assertfail_param_4
+)
+.noreturn;
+.global .align 1 .b8 __unnamed_1[{nl}] = {{{nb}}};
+.global .align 1 .b8 $str[{ml}] = {{{mb}}};
+.global .align 1 .b8 $str$1[{fl}] = {{{fb}}};
+
+.visible .entry k(.param .u64 k_param_0, .param .u32 k_param_1)
+{{
+	.reg .pred %p<4>; .reg .b32 %r<20>; .reg .b64 %rd<20>;
+{PROLOGUE}
+	setp.lt.s32 	%p1, %r1, 5;
+	@%p1 bra 	$L__OK;
+	mov.u64 	%rd3, $str;
+	cvta.global.u64 	%rd4, %rd3;
+	mov.u64 	%rd5, $str$1;
+	cvta.global.u64 	%rd6, %rd5;
+	mov.u64 	%rd7, __unnamed_1;
+	cvta.global.u64 	%rd8, %rd7;
+	mov.u64 	%rd9, 1;
+	{{ // callseq 0, 0
+	.param .b64 param0;
+	st.param.b64 	[param0], %rd4;
+	.param .b64 param1;
+	st.param.b64 	[param1], %rd6;
+	.param .b32 param2;
+	st.param.b32 	[param2], 42;
+	.param .b64 param3;
+	st.param.b64 	[param3], %rd8;
+	.param .b64 param4;
+	st.param.b64 	[param4], %rd9;
+	call.uni __assertfail, (param0, param1, param2, param3, param4);
+	}}
+$L__OK:
+	ret;
+}}
+"
+    );
+    let dev = Device::new();
+    let out = dev.alloc_zeroed::<u32>(1);
+    let e = launch(
+        &dev,
+        &ptx,
+        "k",
+        [1, 1, 1],
+        [8, 1, 1],
+        0,
+        &[(&out).into(), 8u32.into()],
+    )
+    .unwrap_err();
+    let msg = e.to_string();
+    assert_eq!(e.fault_kind(), Some(FaultKind::Trap), "{msg}");
+    assert!(
+        msg.contains("thread (5,0,0)")
+            && msg.contains("assertion `i < 5` failed (k.cu:42, in void k(int*, int))"),
+        "{msg}"
+    );
+}
