@@ -476,6 +476,24 @@ fn costly_map_with_two_consumers_is_not_fused() {
 }
 
 #[test]
+fn cheap_map_read_twice_is_recomputed() {
+    // A producer of a few statements, with no loop and no check, is cheaper to recompute
+    // at each read than to materialize.
+    let c = shape(
+        "fn f($x: [i64]) -> [i64] {
+           $m: [i64] = map(|$a: i64| [] { $t: i64 = mul $a, $a; $t }, $x)
+           $r: [i64] = map(|$p: i64, $q: i64| [] { $t2: i64 = add $p, $q; $t2 }, $m, $m)
+           $r
+         }",
+        (2, 1),
+        (1, 0),
+    );
+    let x: Vec<i64> = (-20..20).collect();
+    let want: Vec<i64> = x.iter().map(|a| 2 * a * a).collect();
+    assert_eq!(run(&c.fused, vec![x.into()]), Ok(Value::from(want)));
+}
+
+#[test]
 fn map_that_is_also_the_result_is_not_fused() {
     // `m` is returned: it must be materialized anyway, and it is not a temporary.
     shape(
