@@ -642,6 +642,7 @@ mod places {
     }
 
     /// Checks the error and the panic for a place this build has no backend for.
+    #[cfg(not(all(feature = "sim", feature = "cuda")))]
     fn assert_unavailable(place: Place, name: &str) {
         match with_place(place, || prog::try_add(&[1.0], &[2.0])) {
             Err(Error::PlaceUnavailable { place: p, reason }) => {
