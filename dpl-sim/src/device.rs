@@ -341,7 +341,9 @@ impl Device {
 
     /// Allocates `len` zeroed elements, or fails when the memory limit would be exceeded.
     pub fn try_alloc_zeroed<T: Element>(&self, len: usize) -> Result<DeviceBuffer<T>> {
-        let addr = self.inner.mem.alloc((len * T::SIZE) as u64)?;
+        // An impossible size saturates to a request the limit refuses.
+        let bytes = len.checked_mul(T::SIZE).map_or(u64::MAX, |b| b as u64);
+        let addr = self.inner.mem.alloc(bytes)?;
         Ok(DeviceBuffer {
             addr,
             len,

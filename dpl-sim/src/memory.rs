@@ -141,14 +141,15 @@ impl Memory {
     /// Allocates `len` zeroed bytes; returns the address.
     pub fn alloc(&self, len: u64) -> Result<u64> {
         let limit = self.limit.load(Relaxed);
-        let used = self.used.load(Relaxed);
-        if used.saturating_add(len) > limit {
+        // Reserve atomically so concurrent allocations cannot exceed the limit together.
+        if let Err(used) = self.used.fetch_update(Relaxed, Relaxed, |u| {
+            u.checked_add(len).filter(|&t| t <= limit)
+        }) {
             return Err(Error::OutOfMemory {
                 requested: len,
                 available: limit.saturating_sub(used),
             });
         }
-        self.used.fetch_add(len, Relaxed);
         let base = {
             let mut next = self.next.lock().unwrap_or_else(|e| e.into_inner());
             let base = *next;
