@@ -833,6 +833,17 @@ fn buffers_copy_free_and_share_between_threads() {
         small.try_alloc_zeroed::<u8>(2000),
         Err(Error::OutOfMemory { .. })
     ));
+    assert!(matches!(
+        small.try_alloc_zeroed::<u64>(usize::MAX / 4),
+        Err(Error::OutOfMemory { .. })
+    ));
+    let fits = small.try_alloc_zeroed::<u8>(600).unwrap();
+    assert!(
+        small.try_alloc_zeroed::<u8>(600).is_err(),
+        "the limit counts live allocations"
+    );
+    small.free(fits).unwrap();
+    small.try_alloc_zeroed::<u8>(600).unwrap();
 }
 
 #[test]
