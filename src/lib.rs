@@ -65,6 +65,8 @@ pub struct Inspect {
     pub temporaries_before_fusion: usize,
     /// Materialized intermediate sequences after fusion.
     pub temporaries: usize,
+    /// Phases after fusion: groups of loops separated by global synchronization points.
+    pub phases: usize,
 }
 
 

@@ -21,6 +21,8 @@ pub fn fuse(f: &Function) -> Function {
     while let Some(p) = candidate(&out) {
         inline_producer(&mut out, p);
     }
+    // Inlining binds each producer's index parameter by a copy; forward those too.
+    forward_copies(&mut out);
     dead_code(&mut out);
     fix_captures(&mut out);
     out

@@ -18,6 +18,7 @@ pub mod fuse;
 pub mod interp;
 pub mod ir;
 pub mod normalize;
+pub mod phases;
 pub mod pipeline;
 pub mod run;
 pub mod text;

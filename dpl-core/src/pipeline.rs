@@ -5,6 +5,7 @@
 //!   -> typeck::infer       every variable gets a type; operator checks
 //!   -> normalize           primitives become combinators over index spaces; shape checks
 //!   -> fuse                producers inlined into consumers; dead code removed
+//!   -> phases::horizontal  reductions of one phase over one index space merged into one loop
 //! ```
 //!
 //! The sequential reference backend compiles the normalized (unfused) function, the
@@ -15,7 +16,7 @@
 use crate::diag::Diagnostic;
 use crate::fuse::{self, Stats};
 use crate::ir::{Function, Span};
-use crate::{normalize, typeck, verify};
+use crate::{normalize, phases, typeck, verify};
 
 /// A function after each pass.
 #[derive(Clone, Debug)]
@@ -38,6 +39,11 @@ impl Compiled {
     pub fn stats(&self) -> Stats {
         fuse::stats(&self.fused)
     }
+
+    /// The phases of the fused function (global synchronization points + 1).
+    pub fn phases(&self) -> Vec<phases::Phase> {
+        phases::phases(&self.fused)
+    }
 }
 
 /// Runs every pass on a lowered function.
@@ -49,6 +55,8 @@ pub fn compile(mut f: Function) -> Result<Compiled, Vec<Diagnostic>> {
     check("normalization", &normalized, true)?;
     let fused = fuse::fuse(&normalized);
     check("fusion", &fused, true)?;
+    let fused = phases::horizontal(&fused);
+    check("horizontal fusion", &fused, true)?;
     Ok(Compiled { typed: f, normalized, fused })
 }
 

@@ -250,6 +250,7 @@ fn inspect_const(l: &Lowered, c: &Compiled, cpu: &TokenStream) -> TokenStream {
             loops: #la,
             temporaries_before_fusion: #tb,
             temporaries: #ta,
+            phases: #phases,
         };
     }
 }
