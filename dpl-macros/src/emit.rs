@@ -237,6 +237,7 @@ fn inspect_const(l: &Lowered, c: &Compiled, cpu: &TokenStream) -> TokenStream {
         before.temporaries,
         after.temporaries,
     );
+    let phases = c.phases().len();
     quote! {
         #[doc(hidden)]
         #[allow(non_upper_case_globals, dead_code)]
