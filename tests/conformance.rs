@@ -910,6 +910,78 @@ mod prog {
         gather(map(|v| v * 2.0, x), big)
     }
 
+    // ---- annotations, sequence-valued `if`, returning inputs and shared results, nested
+    // ---- closures, methods on literals, module functions in any order ----
+
+    #[parallel]
+    pub fn annotated(x: &[f32]) -> (Vec<f32>, usize) {
+        let y: Vec<f32> = map(|v| v * 2.0, x);
+        let n: usize = len(y);
+        let f = |v: f32| -> f32 { v + 1.0 };
+        (map(f, y), n)
+    }
+
+    #[parallel]
+    pub fn seq_valued_if(x: &[i32], up: bool) -> Vec<i32> {
+        if up {
+            map(|v| v + 1, x)
+        } else {
+            map(|v| v - 1, x)
+        }
+    }
+
+    #[parallel]
+    pub fn identity(x: &[f32]) -> Vec<f32> {
+        x
+    }
+
+    #[parallel]
+    pub fn twice(x: &[u32]) -> (Vec<u32>, Vec<u32>) {
+        let y = map(|v| v ^ 1, x);
+        (y, y)
+    }
+
+    #[parallel]
+    pub fn replicate_u32_count(v: i64, n: u32) -> Vec<i64> {
+        replicate(v, n as usize)
+    }
+
+    #[parallel]
+    pub fn nested_closure(x: &[f32]) -> Vec<f32> {
+        map(
+            |v| {
+                let g = |w: f32| w * v;
+                g(2.0) + g(v)
+            },
+            x,
+        )
+    }
+
+    #[parallel]
+    pub fn literal_methods(x: &[f32]) -> Vec<f32> {
+        map(|v| v * 2.0f32.sqrt() + (-1.5f32).abs(), x)
+    }
+
+    #[parallel]
+    pub fn index_as_float(n: usize) -> Vec<f32> {
+        map(|i| i as f32 * 0.5, range(n))
+    }
+
+    #[parallel]
+    pub mod ordered {
+        pub fn first(x: &[f64]) -> Result<f64, dpl::Error> {
+            second(x) + 1.0
+        }
+
+        pub fn second(x: &[f64]) -> f64 {
+            max(third(x))
+        }
+
+        pub fn third(x: &[f64]) -> Vec<f64> {
+            map(|v| v * v, x)
+        }
+    }
+
     // ---- calls between the functions of a `#[parallel] mod` ----
 
     #[parallel]
@@ -2384,6 +2456,103 @@ fn gather_of_filter(place: Place) {
     });
 }
 
+fn annotated(place: Place) {
+    each_size(place, &ALL_SIZES, |n, rng| {
+        let x = rng.f32s(n, -10.0, 10.0);
+        let (y, len) = prog::annotated(&x);
+        assert_same(&y, &each(&x, |v| v * 2.0 + 1.0), "annotated");
+        assert_eq!(len, n);
+    });
+}
+
+fn seq_valued_if(place: Place) {
+    each_size(place, &ALL_SIZES, |n, rng| {
+        let x = rng.i32s(n);
+        assert_same(
+            &prog::seq_valued_if(&x, true),
+            &each(&x, |v| v.wrapping_add(1)),
+            "then",
+        );
+        assert_same(
+            &prog::seq_valued_if(&x, false),
+            &each(&x, |v| v.wrapping_sub(1)),
+            "else",
+        );
+    });
+}
+
+fn identity(place: Place) {
+    each_size(place, &ALL_SIZES, |n, rng| {
+        let x = rng.f32s(n, -1.0, 1.0);
+        assert_same(&prog::identity(&x), &x, "identity");
+    });
+}
+
+fn twice(place: Place) {
+    each_size(place, &ALL_SIZES, |n, rng| {
+        let x = rng.u32s(n);
+        let (a, b) = prog::twice(&x);
+        let want = each(&x, |v| v ^ 1);
+        assert_same(&a, &want, "twice.0");
+        assert_same(&b, &want, "twice.1");
+    });
+}
+
+fn replicate_u32_count(place: Place) {
+    each_size(place, &ALL_SIZES, |n, _| {
+        assert_same(
+            &prog::replicate_u32_count(-9, n as u32),
+            &vec![-9; n],
+            "replicate",
+        );
+    });
+}
+
+fn nested_closure(place: Place) {
+    each_size(place, &ALL_SIZES, |n, rng| {
+        let x = rng.f32s(n, -10.0, 10.0);
+        assert_same(
+            &prog::nested_closure(&x),
+            &each(&x, |v| 2.0 * v + v * v),
+            "nested_closure",
+        );
+    });
+}
+
+fn literal_methods(place: Place) {
+    each_size(place, &ALL_SIZES, |n, rng| {
+        let x = rng.f32s(n, -10.0, 10.0);
+        let want = each(&x, |v| v * 2.0f32.sqrt() + 1.5);
+        assert_same(&prog::literal_methods(&x), &want, "literal_methods");
+    });
+}
+
+fn index_as_float(place: Place) {
+    each_size(place, &ALL_SIZES, |n, _| {
+        let want: Vec<f32> = (0..n).map(|i| i as f32 * 0.5).collect();
+        assert_same(&prog::index_as_float(n), &want, "index_as_float");
+    });
+}
+
+fn module_order(place: Place) {
+    use prog::ordered;
+    each_size(place, &ALL_SIZES, |n, rng| {
+        let x = rng.f64s(n, -3.0, 3.0);
+        let squares = each(&x, |v| v * v);
+        assert_same(&ordered::third(&x), &squares, "third");
+        match squares.iter().copied().reduce(f64::max) {
+            Some(m) => {
+                assert_exact(ordered::second(&x), m, "second");
+                assert_eq!(ordered::first(&x), Ok(m + 1.0), "first");
+            }
+            None => assert!(matches!(
+                ordered::first(&x),
+                Err(dpl::Error::Empty { prim: "max", .. })
+            )),
+        }
+    });
+}
+
 on_every_place!(
     square,
     saxpy,
@@ -2495,4 +2664,13 @@ on_every_place!(
     filter_used_twice,
     capture_in_operator,
     gather_of_filter,
+    annotated,
+    seq_valued_if,
+    identity,
+    twice,
+    replicate_u32_count,
+    nested_closure,
+    literal_methods,
+    index_as_float,
+    module_order,
 );
