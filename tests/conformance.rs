@@ -2674,3 +2674,41 @@ on_every_place!(
     index_as_float,
     module_order,
 );
+
+/// Calls from many threads at once, and from inside rayon tasks (nested parallelism), on
+/// both CPU places: every call returns its own correct result and nothing deadlocks.
+#[test]
+fn concurrent_and_nested_calls() {
+    use rayon::prelude::*;
+    let inputs: Vec<(Vec<f32>, Vec<f32>)> = (0..8)
+        .map(|k| {
+            let mut rng = Rng::new(k);
+            let n = if k % 2 == 0 { BIG / 4 } else { 1001 };
+            (rng.f32s(n, -1.0, 1.0), rng.f32s(n, -1.0, 1.0))
+        })
+        .collect();
+    let expected: Vec<Vec<f32>> = inputs
+        .iter()
+        .map(|(x, y)| zip_with(x, y, |p, q| 1.5 * p + q))
+        .collect();
+    std::thread::scope(|s| {
+        for (k, ((x, y), want)) in inputs.iter().zip(&expected).enumerate() {
+            let place = if k % 3 == 0 { Place::Seq } else { Place::Cpu };
+            s.spawn(move || {
+                for _ in 0..3 {
+                    let got = dpl::with_place(place, || prog::saxpy(1.5, x, y));
+                    assert_same(&got, want, &format!("thread {k} on {place:?}"));
+                }
+            });
+        }
+    });
+    // Inside rayon tasks the CPU place's own parallel loops nest in the same pool.
+    inputs
+        .par_iter()
+        .zip(&expected)
+        .enumerate()
+        .for_each(|(k, ((x, y), want))| {
+            let got = dpl::with_place(Place::Cpu, || prog::saxpy(1.5, x, y));
+            assert_same(&got, want, &format!("rayon task {k}"));
+        });
+}
