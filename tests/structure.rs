@@ -125,11 +125,25 @@ fn shape(i: dpl::Inspect, want: (usize, usize, usize, usize)) {
     );
 }
 
-/// Occurrences of a run-time call `rt :: <name>(` in generated Rust (which is printed
-/// with line breaks anywhere between tokens).
+/// Occurrences of a call `<module> :: <name>(` into any module of the run-time support
+/// (`::dpl::__private::rt`, `::dpl::__private::heavy`, ...) in generated Rust, which is
+/// printed with line breaks anywhere between tokens.
 fn rt_calls(cpu_rust: &str, name: &str) -> usize {
     let flat = cpu_rust.split_whitespace().collect::<Vec<_>>().join(" ");
-    flat.matches(&format!("rt :: {name}(")).count()
+    let call = format!("{name}(");
+    flat.split("__private :: ")
+        .skip(1)
+        .filter(|rest| match rest.split_once(" :: ") {
+            Some((module, after)) => {
+                !module.is_empty()
+                    && module
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_')
+                    && after.starts_with(&call)
+            }
+            None => false,
+        })
+        .count()
 }
 
 /// Occurrences of `soac <kind>(` in an IR text.
