@@ -957,13 +957,11 @@ fn small(c: &mut Criterion) {
     black_box(());
 }
 
-criterion_group!(
-    benches,
-    small,
-    reductions,
-    maps,
-    scans_and_filters,
-    scatters,
-    pipelines
-);
+criterion_group! {
+    name = benches;
+    // No plots (criterion's HTML plots cost more than the measurements on a loaded 2-core
+    // machine); fewer bootstrap resamples for the same reason.
+    config = Criterion::default().without_plots().nresamples(20_000);
+    targets = small, reductions, maps, scans_and_filters, scatters, pipelines
+}
 criterion_main!(benches);

@@ -27,9 +27,10 @@
 //! each shortfall.
 //!
 //! Options: `--no-run` (only read results), `--quick` (sets `DPL_BENCH_QUICK=1`: fewer
-//! samples), `--max 2^20` (sets `DPL_BENCH_MAX`: cap the sizes), `--filter REGEX` (passed to
-//! criterion), `--dir DIR` (criterion's output folder; default `$CARGO_TARGET_DIR/criterion`
-//! or `target/criterion`), `--out FILE` (default `BENCHMARKS.md`).
+//! samples), `--max 2^20` (sets `DPL_BENCH_MAX`: cap the sizes), `--filter REGEX` (passed
+//! to criterion), `--package P` (repeatable; default: `dpl-cpu` and `dpl`), `--dir DIR`
+//! (criterion's output folder; default `$CARGO_TARGET_DIR/criterion` or
+//! `target/criterion`), `--out FILE` (default `BENCHMARKS.md`).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -82,6 +83,7 @@ struct Options {
     quick: bool,
     max: Option<String>,
     filter: Option<String>,
+    packages: Vec<String>,
     dir: Option<PathBuf>,
     out: PathBuf,
 }
@@ -108,11 +110,12 @@ impl Options {
                 "--quick" => o.quick = true,
                 "--max" => o.max = Some(value("--max")?),
                 "--filter" => o.filter = Some(value("--filter")?),
+                "--package" | "-p" => o.packages.push(value("--package")?),
                 "--dir" => o.dir = Some(value("--dir")?.into()),
                 "--out" => o.out = value("--out")?.into(),
                 other => {
                     return Err(format!(
-                        "unknown option `{other}` (bench-report [--no-run] [--quick] [--max 2^K] [--filter REGEX] [--dir DIR] [--out FILE])"
+                        "unknown option `{other}` (bench-report [--no-run] [--quick] [--max 2^K] [--filter REGEX] [--package P]... [--dir DIR] [--out FILE])"
                     ));
                 }
             }
@@ -143,8 +146,14 @@ fn run_benches(root: &Path, opts: &Options) -> Result<(), String> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut cmd = Command::new(cargo);
     cmd.current_dir(root).arg("bench");
-    for p in PACKAGES {
-        cmd.args(["-p", p]);
+    if opts.packages.is_empty() {
+        for p in PACKAGES {
+            cmd.args(["-p", p]);
+        }
+    } else {
+        for p in &opts.packages {
+            cmd.args(["-p", p]);
+        }
     }
     cmd.arg("--benches").arg("--");
     if let Some(f) = &opts.filter {
