@@ -95,6 +95,7 @@ impl Options {
             quick: false,
             max: None,
             filter: None,
+            packages: Vec::new(),
             dir: None,
             out: "BENCHMARKS.md".into(),
         };
