@@ -1,0 +1,2306 @@
+//! From a fused function (Soac level) to PTX kernels and a launch plan.
+//!
+//! The top level of the function becomes the [`Plan`]: scalar statements and assertions
+//! run on the host, each combinator ([`Soac`]) becomes one to three kernels plus the
+//! allocations, copies and read-backs around them (see the crate README for each kind).
+//! Inside a kernel, the element function and the operator lambdas are compiled inline:
+//! scalars live in registers, tuples are flattened into one register per scalar leaf,
+//! captured sequences are kernel parameters (one pointer per leaf plus the length), and a
+//! combinator nested inside an element function runs as a sequential loop in its thread
+//! (Copperhead's default schedule; only reductions are supported there).
+//!
+//! Run-time checks inside kernels (checked indexing, division by zero, nested assertions,
+//! `scatter`/`permute` indices) never fault: they record the failure in the error record
+//! and skip the element (see [`Gen::record`]).
+
+use std::collections::HashMap;
+
+use dpl_core::ir::*;
+
+use crate::Unsupported;
+use crate::plan::*;
+use crate::ptx::{Kernel, Reg, arith, bits, float_imm, mem, size_of, width};
+
+/// Threads per block of every kernel.
+pub const BLOCK: u32 = 256;
+/// Warps per block.
+const WARPS: u32 = BLOCK / 32;
+/// Rounds of `BLOCK` elements per block in scan and filter kernels.
+const ROUNDS: u64 = 4;
+/// Elements per block in scan and filter kernels.
+pub const TILE: u64 = BLOCK as u64 * ROUNDS;
+/// Most blocks of a grid-stride kernel.
+const MAX_GRID: u64 = 1024;
+/// Most blocks of the first pass of a reduction (its partials are combined by one block).
+const MAX_REDUCE_GRID: u64 = 256;
+
+type R<T> = Result<T, Unsupported>;
+
+fn unsupported<T>(msg: impl Into<String>) -> R<T> {
+    Err(Unsupported {
+        message: msg.into(),
+    })
+}
+
+/// A value inside a kernel.
+#[derive(Clone, Debug)]
+enum KVal {
+    /// A scalar in a register.
+    S(Reg),
+    /// A sequence: one pointer per scalar leaf of the element type, and the length.
+    Seq {
+        ptrs: Vec<Reg>,
+        len: Reg,
+        elem: Type,
+    },
+    /// A tuple.
+    Tup(Vec<KVal>),
+}
+
+impl KVal {
+    fn unit() -> KVal {
+        KVal::Tup(Vec::new())
+    }
+
+    fn reg(&self) -> R<&Reg> {
+        match self {
+            KVal::S(r) => Ok(r),
+            _ => unsupported("a scalar was expected (internal)"),
+        }
+    }
+
+    /// The scalar leaves, in order.
+    fn flatten(&self) -> R<Vec<Reg>> {
+        let mut out = Vec::new();
+        fn go(v: &KVal, out: &mut Vec<Reg>) -> R<()> {
+            match v {
+                KVal::S(r) => out.push(r.clone()),
+                KVal::Tup(vs) => vs.iter().try_for_each(|v| go(v, out))?,
+                KVal::Seq { .. } => {
+                    return unsupported("a sequence inside a value computed per element");
+                }
+            }
+            Ok(())
+        }
+        go(self, &mut out)?;
+        Ok(out)
+    }
+}
+
+/// The scalar leaves of a scalar or tuple type, in order.
+pub(crate) fn leaves(ty: &Type) -> R<Vec<Scalar>> {
+    let mut out = Vec::new();
+    fn go(t: &Type, out: &mut Vec<Scalar>) -> R<()> {
+        match t {
+            Type::Scalar(s) => out.push(*s),
+            Type::Tuple(ts) => ts.iter().try_for_each(|t| go(t, out))?,
+            Type::Seq(_) => return unsupported(format!("sequences as elements ({t})")),
+            Type::Infer => return unsupported("an untyped variable"),
+        }
+        Ok(())
+    }
+    go(ty, &mut out)?;
+    Ok(out)
+}
+
+/// Rebuilds a structured value of type `ty` from its leaves.
+fn unflatten(ty: &Type, regs: &mut impl Iterator<Item = Reg>) -> R<KVal> {
+    Ok(match ty {
+        Type::Scalar(_) => match regs.next() {
+            Some(r) => KVal::S(r),
+            None => return unsupported("too few leaves (internal)"),
+        },
+        Type::Tuple(ts) => KVal::Tup(ts.iter().map(|t| unflatten(t, regs)).collect::<R<_>>()?),
+        _ => return unsupported(format!("a value of type {ty} per element")),
+    })
+}
+
+/// An optional value (for reductions without identity): a predicate and the leaves.
+#[derive(Clone, Debug)]
+struct Opt {
+    has: Reg,
+    v: Vec<Reg>,
+}
+
+/// How two elements are combined.
+#[derive(Clone, Copy)]
+enum Comb<'l> {
+    /// The user's operator on elements of the given type.
+    Op(&'l Lambda, &'l Type),
+    /// `u64` addition (counts of filters).
+    AddU64,
+}
+
+/// Where failed checks go: the key of the current element (smaller keys are reported
+/// first) and the label to jump to (none: go on with an unspecified value).
+#[derive(Clone, Debug)]
+struct Ctx {
+    key: Reg,
+    fail: Option<String>,
+}
+
+/// Registers every kernel has.
+struct Common {
+    err: Reg,
+    report: Reg,
+    tid: Reg,
+    tid64: Reg,
+    lane: Reg,
+    warp: Reg,
+    ctaid64: Reg,
+}
+
+type Env = HashMap<VarId, KVal>;
+
+/// The generator for one function.
+pub(crate) struct Gen<'f> {
+    f: &'f Function,
+    /// Kernel texts, in order.
+    pub kernels: Vec<(String, String)>,
+    /// Error sites.
+    pub sites: Vec<ErrorSite>,
+    /// Temporaries used.
+    pub temps: u32,
+    base: String,
+}
+
+fn var(v: VarId) -> u32 {
+    v.index() as u32
+}
+
+fn origin_of(kind: &SoacKind) -> Origin {
+    Origin::Prim(Prim::from_name(kind.origin_name()).unwrap_or(Prim::Reduce))
+}
+
+fn cdiv(c: Count, by: u64) -> Count {
+    Count::CeilDiv(Box::new(c), by)
+}
+
+fn cmin(a: Count, b: Count) -> Count {
+    Count::Min(Box::new(a), Box::new(b))
+}
+
+fn cmax1(a: Count) -> Count {
+    Count::Max(Box::new(a), Box::new(Count::Const(1)))
+}
+
+impl<'f> Gen<'f> {
+    pub fn new(f: &'f Function) -> Gen<'f> {
+        let base: String = f
+            .name
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+            .collect();
+        Gen {
+            f,
+            kernels: Vec::new(),
+            sites: Vec::new(),
+            temps: 0,
+            base: format!("dpl_{base}"),
+        }
+    }
+
+    fn temp(&mut self) -> u32 {
+        self.temps += 1;
+        self.temps - 1
+    }
+
+    fn ty(&self, v: VarId) -> &'f Type {
+        self.f.ty(v)
+    }
+
+    // -----------------------------------------------------------------------------------
+    // The host level
+
+    /// The steps of a top-level block (the function body or a branch of a top-level `if`).
+    pub fn host_block(&mut self, b: &Block) -> R<Vec<Step>> {
+        let mut steps = Vec::new();
+        for s in &b.stmts {
+            self.host_stmt(s, &mut steps)?;
+        }
+        Ok(steps)
+    }
+
+    fn host_stmt(&mut self, s: &Stmt, steps: &mut Vec<Step>) -> R<()> {
+        let v = var(s.var);
+        let span = s.span.0;
+        let ty = self.ty(s.var).clone();
+        let host = |expr| Step::Host {
+            var: v,
+            ty: ty.clone(),
+            expr,
+            span,
+        };
+        match &s.expr {
+            Expr::Const(c) => steps.push(host(HostExpr::Const(*c))),
+            Expr::Var(x) => steps.push(host(HostExpr::Var(var(*x)))),
+            Expr::Unary(op, x) => steps.push(host(HostExpr::Unary(*op, var(*x)))),
+            Expr::Binary(op, a, b) => steps.push(host(HostExpr::Binary(*op, var(*a), var(*b)))),
+            Expr::Cast(x, to) => steps.push(host(HostExpr::Cast(var(*x), *to))),
+            Expr::Tuple(xs) => {
+                steps.push(host(HostExpr::Tuple(xs.iter().map(|x| var(*x)).collect())))
+            }
+            Expr::Field(x, n) => steps.push(host(HostExpr::Field(var(*x), *n))),
+            Expr::Math(m, xs) => steps.push(host(HostExpr::Math(
+                *m,
+                xs.iter().map(|x| var(*x)).collect(),
+            ))),
+            Expr::Len(x) => steps.push(host(HostExpr::Len(var(*x)))),
+            Expr::Index {
+                seq,
+                index,
+                checked,
+            } => {
+                if self.ty(*seq).elem().is_some_and(|e| leaves(e).is_err()) {
+                    return unsupported("indexing a nested sequence on the host");
+                }
+                steps.push(host(HostExpr::Index {
+                    seq: var(*seq),
+                    index: var(*index),
+                    checked: *checked,
+                }))
+            }
+            Expr::If(c, t, e) => {
+                let then = self.host_block(t)?;
+                let else_ = self.host_block(e)?;
+                steps.push(Step::If {
+                    var: v,
+                    cond: var(*c),
+                    then,
+                    then_result: var(t.result),
+                    else_,
+                    else_result: var(e.result),
+                });
+            }
+            Expr::Assert(a) => {
+                let check = match a {
+                    Assertion::EqLen { origin, a, b } => HostAssert::EqLen {
+                        origin: *origin,
+                        a: var(*a),
+                        b: var(*b),
+                    },
+                    Assertion::InBounds { origin, index, len } => HostAssert::InBounds {
+                        origin: *origin,
+                        index: var(*index),
+                        len: var(*len),
+                    },
+                    Assertion::NonEmpty { origin, len } => HostAssert::NonEmpty {
+                        origin: *origin,
+                        len: var(*len),
+                    },
+                    Assertion::IndicesInRange { .. } => {
+                        return unsupported("the indices_in_range assertion");
+                    }
+                };
+                steps.push(host(HostExpr::Tuple(Vec::new())));
+                steps.push(Step::Assert { check, span });
+            }
+            Expr::Prim { prim, .. } => {
+                return unsupported(format!(
+                    "primitive `{}` at the Prim level: compile the fused function",
+                    prim.name()
+                ));
+            }
+            Expr::Soac(soac) => self.soac(s, soac, steps)?,
+        }
+        Ok(())
+    }
+
+    fn new_kernel(&mut self, what: &str) -> (Kernel, Common) {
+        let name = format!("{}_k{}_{what}", self.base, self.kernels.len());
+        let mut k = Kernel::new(name);
+        let err = k.pointer(KArg::ErrorRecord);
+        let report = k.param(Scalar::U64, KArg::ReportKey);
+        let tid = k.reg(Scalar::U32);
+        k.ins(format!("mov.u32 {tid}, %tid.x"));
+        let tid64 = k.reg(Scalar::U64);
+        k.ins(format!("cvt.u64.u32 {tid64}, {tid}"));
+        let lane = k.reg(Scalar::U32);
+        k.ins(format!("and.b32 {lane}, {tid}, 31"));
+        let warp = k.reg(Scalar::U32);
+        k.ins(format!("shr.u32 {warp}, {tid}, 5"));
+        let cta = k.reg(Scalar::U32);
+        k.ins(format!("mov.u32 {cta}, %ctaid.x"));
+        let ctaid64 = k.reg(Scalar::U64);
+        k.ins(format!("cvt.u64.u32 {ctaid64}, {cta}"));
+        (
+            k,
+            Common {
+                err,
+                report,
+                tid,
+                tid64,
+                lane,
+                warp,
+                ctaid64,
+            },
+        )
+    }
+
+    fn push_kernel(&mut self, k: Kernel) -> u32 {
+        let name = k.name.clone();
+        self.kernels.push((name, k.finish()));
+        self.kernels.len() as u32 - 1
+    }
+
+    /// Binds a host variable (or a part of it) as kernel parameters.
+    fn bind_var(&mut self, k: &mut Kernel, v: u32, path: Vec<u32>, ty: &Type) -> R<KVal> {
+        Ok(match ty {
+            Type::Scalar(s) => KVal::S(k.param(
+                *s,
+                KArg::Scalar {
+                    var: v,
+                    path,
+                    ty: *s,
+                },
+            )),
+            Type::Tuple(ts) => KVal::Tup(
+                ts.iter()
+                    .enumerate()
+                    .map(|(i, t)| {
+                        let mut p = path.clone();
+                        p.push(i as u32);
+                        self.bind_var(k, v, p, t)
+                    })
+                    .collect::<R<_>>()?,
+            ),
+            Type::Seq(elem) => {
+                let ls = match leaves(elem) {
+                    Ok(ls) => ls,
+                    Err(_) => return unsupported(format!("nested sequence `{ty}` in a kernel")),
+                };
+                let ptrs = (0..ls.len())
+                    .map(|j| {
+                        k.pointer(KArg::Buf(Buf::Seq {
+                            var: v,
+                            path: path.clone(),
+                            leaf: j as u32,
+                        }))
+                    })
+                    .collect();
+                let len = k.param(Scalar::U64, KArg::Count(Count::Len { var: v, path }));
+                KVal::Seq {
+                    ptrs,
+                    len: Reg {
+                        ty: Scalar::Usize,
+                        ..len
+                    },
+                    elem: (**elem).clone(),
+                }
+            }
+            Type::Infer => return unsupported("an untyped variable"),
+        })
+    }
+
+    /// Binds the captures of some lambdas as kernel parameters.
+    fn bind_captures(&mut self, k: &mut Kernel, lambdas: &[&Lambda]) -> R<Env> {
+        let mut env = Env::new();
+        for l in lambdas {
+            for &c in &l.captures {
+                if env.contains_key(&c) {
+                    continue;
+                }
+                let t = self.ty(c).clone();
+                let val = self.bind_var(k, var(c), Vec::new(), &t)?;
+                env.insert(c, val);
+            }
+        }
+        Ok(env)
+    }
+
+    /// Pointers to temporaries, one per leaf, as kernel parameters.
+    fn temp_ptrs(k: &mut Kernel, temps: &[u32]) -> Vec<Reg> {
+        temps
+            .iter()
+            .map(|t| k.pointer(KArg::Buf(Buf::Temp(*t))))
+            .collect()
+    }
+
+    fn alloc_leaves(&mut self, ls: &[Scalar], count: &Count, steps: &mut Vec<Step>) -> Vec<u32> {
+        ls.iter()
+            .map(|&elem| {
+                let temp = self.temp();
+                steps.push(Step::Alloc {
+                    temp,
+                    elem,
+                    count: count.clone(),
+                });
+                temp
+            })
+            .collect()
+    }
+
+    fn soac(&mut self, s: &Stmt, soac: &Soac, steps: &mut Vec<Step>) -> R<()> {
+        if soac.elem.params.len() != 1 {
+            return unsupported("an element function without exactly one index parameter");
+        }
+        match &soac.kind {
+            SoacKind::Map => self.map(s, soac, steps),
+            SoacKind::Reduce { op, init } => self.reduce(s, soac, op, *init, steps),
+            SoacKind::Scan { op } => self.scan(s, soac, op, None, steps),
+            SoacKind::ExclusiveScan { op, init } => self.scan(s, soac, op, Some(*init), steps),
+            SoacKind::Filter { pred } => self.filter(s, soac, pred, steps),
+            SoacKind::Scatter { dst } => self.scatter(s, soac, None, *dst, steps),
+            SoacKind::ScatterReduce { op, dst } => self.scatter(s, soac, Some(op), *dst, steps),
+            SoacKind::Permute => self.permute(s, soac, steps),
+        }
+    }
+
+    /// The grid-stride loop head: returns (index register, loop label, continue label,
+    /// end label). The caller emits the body, then [`Gen::loop_tail`].
+    fn grid_stride_head(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        n: &Reg,
+    ) -> (Reg, Reg, String, String, String) {
+        let ntid = k.reg(Scalar::U32);
+        k.ins(format!("mov.u32 {ntid}, %ntid.x"));
+        let ncta = k.reg(Scalar::U32);
+        k.ins(format!("mov.u32 {ncta}, %nctaid.x"));
+        let stride = k.reg(Scalar::U64);
+        k.ins(format!("mul.wide.u32 {stride}, {ntid}, {ncta}"));
+        let i = k.reg(Scalar::Usize);
+        let base = k.reg(Scalar::U64);
+        let cta = k.reg(Scalar::U32);
+        k.ins(format!("cvt.u32.u64 {cta}, {}", c.ctaid64));
+        k.ins(format!("mul.wide.u32 {base}, {ntid}, {cta}"));
+        k.ins(format!("add.s64 {i}, {base}, {}", c.tid64));
+        let (top, cont, end) = (k.label(), k.label(), k.label());
+        k.place(&top);
+        let p = k.reg(Scalar::Bool);
+        k.ins(format!("setp.ge.u64 {p}, {i}, {n}"));
+        k.ins(format!("@{p} bra {end}"));
+        (i, stride, top, cont, end)
+    }
+
+    fn loop_tail(k: &mut Kernel, i: &Reg, stride: &Reg, top: &str, cont: &str, end: &str) {
+        k.place(cont);
+        k.ins(format!("add.s64 {i}, {i}, {stride}"));
+        k.ins(format!("bra.uni {top}"));
+        k.place(end);
+    }
+
+    fn launch(kernel: u32, grid: Count, args: Vec<KArg>) -> Step {
+        Step::Launch(Launch {
+            kernel,
+            grid,
+            block: BLOCK,
+            args,
+        })
+    }
+
+    /// Evaluates the element function at index `i`.
+    fn elem(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        env: &mut Env,
+        l: &Lambda,
+        i: &Reg,
+        ctx: &Ctx,
+    ) -> R<KVal> {
+        env.insert(
+            l.params[0],
+            KVal::S(Reg {
+                ty: Scalar::Usize,
+                ..i.clone()
+            }),
+        );
+        self.block(k, c, env, &l.body, ctx)
+    }
+
+    fn map(&mut self, s: &Stmt, soac: &Soac, steps: &mut Vec<Step>) -> R<()> {
+        let Some(elem_ty) = self.ty(s.var).elem() else {
+            return unsupported("map without a sequence type");
+        };
+        let ls = leaves(elem_ty)?;
+        let n_count = Count::Var(var(soac.len));
+        let outs = self.alloc_leaves(&ls, &n_count, steps);
+        let (mut k, c) = self.new_kernel("map");
+        let mut env = self.bind_captures(&mut k, &[&soac.elem])?;
+        let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
+        let ptrs = Self::temp_ptrs(&mut k, &outs);
+        let (i, stride, top, cont, end) = self.grid_stride_head(&mut k, &c, &n);
+        let ctx = Ctx {
+            key: i.clone(),
+            fail: Some(cont.clone()),
+        };
+        let v = self.elem(&mut k, &c, &mut env, &soac.elem, &i, &ctx)?;
+        for (r, p) in v.flatten()?.iter().zip(&ptrs) {
+            self.store(&mut k, p, &i, r);
+        }
+        Self::loop_tail(&mut k, &i, &stride, &top, &cont, &end);
+        let args = k.args.clone();
+        let kid = self.push_kernel(k);
+        let grid = cmax1(cmin(
+            cdiv(n_count.clone(), BLOCK as u64),
+            Count::Const(MAX_GRID),
+        ));
+        steps.push(Self::launch(kid, grid, args));
+        steps.push(Step::CheckErrors);
+        steps.push(Step::BindSeq {
+            var: var(s.var),
+            elem: elem_ty.clone(),
+            bufs: outs.into_iter().map(Buf::Temp).collect(),
+            len: n_count,
+        });
+        Ok(())
+    }
+
+    fn reduce(
+        &mut self,
+        s: &Stmt,
+        soac: &Soac,
+        op: &Lambda,
+        init: Option<VarId>,
+        steps: &mut Vec<Step>,
+    ) -> R<()> {
+        let ty = self.ty(s.var);
+        let ls = leaves(ty)?;
+        let comb = Comb::Op(op, ty);
+        let n_count = Count::Var(var(soac.len));
+        let grid = cmax1(cmin(
+            cdiv(n_count.clone(), BLOCK as u64),
+            Count::Const(MAX_REDUCE_GRID),
+        ));
+        let partials = self.alloc_leaves(&ls, &grid, steps);
+        let phas = self.alloc_leaves(&[Scalar::Bool], &grid, steps)[0];
+
+        // Pass 1: per-thread accumulation over a grid-stride loop, then the block.
+        let (mut k, c) = self.new_kernel("reduce");
+        let mut env = self.bind_captures(&mut k, &[&soac.elem, op])?;
+        let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
+        let pp = Self::temp_ptrs(&mut k, &partials);
+        let ph = Self::temp_ptrs(&mut k, &[phas])[0].clone();
+        let acc = self.none(&mut k, &ls);
+        let (i, stride, top, cont, end) = self.grid_stride_head(&mut k, &c, &n);
+        let ctx = Ctx {
+            key: i.clone(),
+            fail: Some(cont.clone()),
+        };
+        let e = self.elem(&mut k, &c, &mut env, &soac.elem, &i, &ctx)?;
+        let t = self.pconst(&mut k, true);
+        let e = Opt {
+            has: t,
+            v: e.flatten()?,
+        };
+        let op_ctx = Ctx {
+            key: n.clone(),
+            fail: None,
+        };
+        let next = self.opt_combine(&mut k, &c, &mut env, comb, &acc, &e, &op_ctx)?;
+        Self::mov_opt(&mut k, &acc, &next);
+        Self::loop_tail(&mut k, &i, &stride, &top, &cont, &end);
+        let (_, _, total) = self.block_scan(&mut k, &c, &mut env, comb, &acc, &op_ctx)?;
+        self.store_if_thread0(&mut k, &c, &pp, &ph, &c.ctaid64.clone(), &total);
+        let args = k.args.clone();
+        let k1 = self.push_kernel(k);
+        steps.push(Self::launch(k1, grid.clone(), args));
+        steps.push(Step::CheckErrors);
+
+        // Pass 2: one block combines the partials (and the start value).
+        let outs = self.alloc_leaves(&ls, &Count::Const(1), steps);
+        let ohas = self.alloc_leaves(&[Scalar::Bool], &Count::Const(1), steps)[0];
+        let (mut k, c) = self.new_kernel("reduce_finish");
+        let mut env = self.bind_captures(&mut k, &[op])?;
+        let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
+        let g = k.param(Scalar::U64, KArg::Count(grid.clone()));
+        let pp = Self::temp_ptrs(&mut k, &partials);
+        let ph = Self::temp_ptrs(&mut k, &[phas])[0].clone();
+        let init_v = match init {
+            Some(v) => {
+                let t = self.ty(v).clone();
+                Some(self.bind_var(&mut k, var(v), Vec::new(), &t)?.flatten()?)
+            }
+            None => None,
+        };
+        let op_ctx = Ctx {
+            key: n.clone(),
+            fail: None,
+        };
+        let op_ptrs = Self::temp_ptrs(&mut k, &outs);
+        let oh = Self::temp_ptrs(&mut k, &[ohas])[0].clone();
+        let acc = self.none(&mut k, &ls);
+        let j = k.reg(Scalar::U64);
+        k.ins(format!("mov.u64 {j}, {}", c.tid64));
+        let (top, end) = (k.label(), k.label());
+        k.place(&top);
+        let p = k.reg(Scalar::Bool);
+        k.ins(format!("setp.ge.u64 {p}, {j}, {g}"));
+        k.ins(format!("@{p} bra {end}"));
+        let x = self.load_opt(&mut k, &pp, &ph, &j, &ls);
+        let next = self.opt_combine(&mut k, &c, &mut env, comb, &acc, &x, &op_ctx)?;
+        Self::mov_opt(&mut k, &acc, &next);
+        k.ins(format!("add.s64 {j}, {j}, {BLOCK}"));
+        k.ins(format!("bra.uni {top}"));
+        k.place(&end);
+        let (_, _, mut total) = self.block_scan(&mut k, &c, &mut env, comb, &acc, &op_ctx)?;
+        if let Some(iv) = init_v {
+            let t = self.pconst(&mut k, true);
+            let first = Opt { has: t, v: iv };
+            total = self.opt_combine(&mut k, &c, &mut env, comb, &first, &total, &op_ctx)?;
+        }
+        let zero = k.reg(Scalar::U64);
+        k.ins(format!("mov.u64 {zero}, 0"));
+        self.store_if_thread0(&mut k, &c, &op_ptrs, &oh, &zero, &total);
+        let args = k.args.clone();
+        let k2 = self.push_kernel(k);
+        steps.push(Self::launch(k2, Count::Const(1), args));
+        steps.push(Step::CheckErrors);
+        steps.push(Step::ReadScalars {
+            var: var(s.var),
+            ty: ty.clone(),
+            bufs: outs.into_iter().map(Buf::Temp).collect(),
+            has: if init.is_none() {
+                Some(Buf::Temp(ohas))
+            } else {
+                None
+            },
+            origin: origin_of(&soac.kind),
+            span: s.span.0,
+        });
+        Ok(())
+    }
+
+    /// The element (or `none` past the end / after a failed check) for round `r` of a
+    /// tile: returns (index, valid, value).
+    #[allow(clippy::too_many_arguments)]
+    fn tile_elem(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        env: &mut Env,
+        soac: &Soac,
+        pred: Option<&Lambda>,
+        n: &Reg,
+        r: &Reg,
+        ls: &[Scalar],
+    ) -> R<(Reg, Reg, Opt, Option<Reg>)> {
+        let idx = k.reg(Scalar::U64);
+        k.ins(format!("mul.lo.u64 {idx}, {}, {TILE}", c.ctaid64));
+        let off = k.reg(Scalar::U64);
+        k.ins(format!("mul.wide.u32 {off}, {r}, {BLOCK}"));
+        k.ins(format!("add.s64 {idx}, {idx}, {off}"));
+        k.ins(format!("add.s64 {idx}, {idx}, {}", c.tid64));
+        let valid = k.reg(Scalar::Bool);
+        k.ins(format!("setp.lt.u64 {valid}, {idx}, {n}"));
+        let x = self.none(k, ls);
+        let keep = pred.map(|_| self.pconst(k, false));
+        let (fail, done) = (k.label(), k.label());
+        k.ins(format!("@!{valid} bra {done}"));
+        let ctx = Ctx {
+            key: idx.clone(),
+            fail: Some(fail.clone()),
+        };
+        let e = self.elem(k, c, env, &soac.elem, &idx, &ctx)?.flatten()?;
+        for (d, s) in x.v.iter().zip(&e) {
+            Self::mov(k, d, s);
+        }
+        if let (Some(pl), Some(keep)) = (pred, &keep) {
+            let key = k.reg(Scalar::U64);
+            k.ins(format!("add.s64 {key}, {n}, {idx}"));
+            let pctx = Ctx {
+                key,
+                fail: Some(fail.clone()),
+            };
+            let ev = unflatten(self.ty(pl.params[0]), &mut e.clone().into_iter())?;
+            env.insert(pl.params[0], ev);
+            let kv = self.block(k, c, env, &pl.body, &pctx)?;
+            k.ins(format!("mov.pred {keep}, {}", kv.reg()?));
+        }
+        k.ins(format!("mov.pred {}, {valid}", x.has));
+        k.ins(format!("bra.uni {done}"));
+        k.place(&fail);
+        k.ins(format!("setp.ne.u32 {}, 1, 1", x.has));
+        if let Some(keep) = &keep {
+            k.ins(format!("setp.ne.u32 {keep}, 1, 1"));
+        }
+        k.place(&done);
+        Ok((idx, valid, x, keep))
+    }
+
+    fn scan(
+        &mut self,
+        s: &Stmt,
+        soac: &Soac,
+        op: &Lambda,
+        init: Option<VarId>,
+        steps: &mut Vec<Step>,
+    ) -> R<()> {
+        let Some(elem_ty) = self.ty(s.var).elem() else {
+            return unsupported("scan without a sequence type");
+        };
+        let ls = leaves(elem_ty)?;
+        let comb = Comb::Op(op, elem_ty);
+        let n_count = Count::Var(var(soac.len));
+        let grid = cmax1(cdiv(n_count.clone(), TILE));
+        let totals = self.alloc_leaves(&ls, &grid, steps);
+
+        // Pass 1: the total of each tile.
+        let (mut k, c) = self.new_kernel("scan_tiles");
+        let mut env = self.bind_captures(&mut k, &[&soac.elem, op])?;
+        let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
+        let tp = Self::temp_ptrs(&mut k, &totals);
+        let op_ctx = Ctx {
+            key: n.clone(),
+            fail: None,
+        };
+        let carry = self.none(&mut k, &ls);
+        let (r, top, end) = Self::rounds_head(&mut k);
+        let (_, _, x, _) = self.tile_elem(&mut k, &c, &mut env, soac, None, &n, &r, &ls)?;
+        let (_, _, total) = self.block_scan(&mut k, &c, &mut env, comb, &x, &op_ctx)?;
+        let next = self.opt_combine(&mut k, &c, &mut env, comb, &carry, &total, &op_ctx)?;
+        Self::mov_opt(&mut k, &carry, &next);
+        Self::rounds_tail(&mut k, &r, &top, &end);
+        self.store_if_thread0(
+            &mut k,
+            &c,
+            &tp,
+            &Reg {
+                name: String::new(),
+                ty: Scalar::Bool,
+            },
+            &c.ctaid64.clone(),
+            &carry,
+        );
+        let args = k.args.clone();
+        let k1 = self.push_kernel(k);
+        steps.push(Self::launch(k1, grid.clone(), args));
+        steps.push(Step::CheckErrors);
+
+        // Pass 2: scan of the tile totals.
+        self.scan_totals(&ls, comb, op, &totals, &grid, &n_count, steps)?;
+
+        // Pass 3: each tile again, with the carry of the tiles before it.
+        let outs = self.alloc_leaves(&ls, &n_count, steps);
+        let (mut k, c) = self.new_kernel("scan");
+        let mut env = self.bind_captures(&mut k, &[&soac.elem, op])?;
+        let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
+        let tp = Self::temp_ptrs(&mut k, &totals);
+        let op_p = Self::temp_ptrs(&mut k, &outs);
+        let init_v = match init {
+            Some(v) => {
+                let t = self.ty(v).clone();
+                Some(self.bind_var(&mut k, var(v), Vec::new(), &t)?.flatten()?)
+            }
+            None => None,
+        };
+        let op_ctx = Ctx {
+            key: n.clone(),
+            fail: None,
+        };
+        let carry = self.none(&mut k, &ls);
+        let has_prev = k.reg(Scalar::Bool);
+        k.ins(format!("setp.ne.u64 {has_prev}, {}, 0", c.ctaid64));
+        let prev_i = k.reg(Scalar::U64);
+        k.ins(format!("sub.s64 {prev_i}, {}, 1", c.ctaid64));
+        let skip = k.label();
+        if let Some(iv) = &init_v {
+            for (d, s) in carry.v.iter().zip(iv) {
+                Self::mov(&mut k, d, s);
+            }
+            k.ins(format!("setp.eq.u32 {}, 1, 1", carry.has));
+        }
+        k.ins(format!("@!{has_prev} bra {skip}"));
+        let prev = self.load_leaves(&mut k, &tp, &prev_i, &ls);
+        let t = self.pconst(&mut k, true);
+        let prev = Opt { has: t, v: prev };
+        let next = self.opt_combine(&mut k, &c, &mut env, comb, &carry, &prev, &op_ctx)?;
+        Self::mov_opt(&mut k, &carry, &next);
+        k.place(&skip);
+        let (r, top, end) = Self::rounds_head(&mut k);
+        let (idx, valid, x, _) = self.tile_elem(&mut k, &c, &mut env, soac, None, &n, &r, &ls)?;
+        let (incl, excl, total) = self.block_scan(&mut k, &c, &mut env, comb, &x, &op_ctx)?;
+        let mine = if init.is_some() { excl } else { incl };
+        let res = self.opt_combine(&mut k, &c, &mut env, comb, &carry, &mine, &op_ctx)?;
+        let skipw = k.label();
+        k.ins(format!("@!{valid} bra {skipw}"));
+        for (rg, p) in res.v.iter().zip(&op_p) {
+            self.store(&mut k, p, &idx, rg);
+        }
+        k.place(&skipw);
+        let next = self.opt_combine(&mut k, &c, &mut env, comb, &carry, &total, &op_ctx)?;
+        Self::mov_opt(&mut k, &carry, &next);
+        Self::rounds_tail(&mut k, &r, &top, &end);
+        let args = k.args.clone();
+        let k3 = self.push_kernel(k);
+        steps.push(Self::launch(k3, grid, args));
+        steps.push(Step::CheckErrors);
+        steps.push(Step::BindSeq {
+            var: var(s.var),
+            elem: elem_ty.clone(),
+            bufs: outs.into_iter().map(Buf::Temp).collect(),
+            len: n_count,
+        });
+        Ok(())
+    }
+
+    /// One block scans the `grid` tile totals in place (inclusive), in chunks of `BLOCK`.
+    #[allow(clippy::too_many_arguments)]
+    fn scan_totals(
+        &mut self,
+        ls: &[Scalar],
+        comb: Comb<'_>,
+        op: &Lambda,
+        totals: &[u32],
+        grid: &Count,
+        n_count: &Count,
+        steps: &mut Vec<Step>,
+    ) -> R<()> {
+        let (mut k, c) = self.new_kernel("scan_totals");
+        let mut env = match comb {
+            Comb::Op(..) => self.bind_captures(&mut k, &[op])?,
+            Comb::AddU64 => Env::new(),
+        };
+        let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
+        let g = k.param(Scalar::U64, KArg::Count(grid.clone()));
+        let tp = Self::temp_ptrs(&mut k, totals);
+        let op_ctx = Ctx { key: n, fail: None };
+        let carry = self.none(&mut k, ls);
+        let cbase = k.reg(Scalar::U64);
+        k.ins(format!("mov.u64 {cbase}, 0"));
+        let (top, end) = (k.label(), k.label());
+        k.place(&top);
+        let p = k.reg(Scalar::Bool);
+        k.ins(format!("setp.ge.u64 {p}, {cbase}, {g}"));
+        k.ins(format!("@{p} bra.uni {end}"));
+        let j = k.reg(Scalar::U64);
+        k.ins(format!("add.s64 {j}, {cbase}, {}", c.tid64));
+        let valid = k.reg(Scalar::Bool);
+        k.ins(format!("setp.lt.u64 {valid}, {j}, {g}"));
+        let x = self.none(&mut k, ls);
+        let skip = k.label();
+        k.ins(format!("@!{valid} bra {skip}"));
+        let v = self.load_leaves(&mut k, &tp, &j, ls);
+        for (d, s) in x.v.iter().zip(&v) {
+            Self::mov(&mut k, d, s);
+        }
+        k.ins(format!("setp.eq.u32 {}, 1, 1", x.has));
+        k.place(&skip);
+        let (incl, _, total) = self.block_scan(&mut k, &c, &mut env, comb, &x, &op_ctx)?;
+        let res = self.opt_combine(&mut k, &c, &mut env, comb, &carry, &incl, &op_ctx)?;
+        let skipw = k.label();
+        k.ins(format!("@!{valid} bra {skipw}"));
+        for (rg, ptr) in res.v.iter().zip(&tp) {
+            self.store(&mut k, ptr, &j, rg);
+        }
+        k.place(&skipw);
+        let next = self.opt_combine(&mut k, &c, &mut env, comb, &carry, &total, &op_ctx)?;
+        Self::mov_opt(&mut k, &carry, &next);
+        k.ins(format!("add.s64 {cbase}, {cbase}, {BLOCK}"));
+        k.ins(format!("bra.uni {top}"));
+        k.place(&end);
+        let args = k.args.clone();
+        let kid = self.push_kernel(k);
+        steps.push(Self::launch(kid, Count::Const(1), args));
+        Ok(())
+    }
+
+    fn rounds_head(k: &mut Kernel) -> (Reg, String, String) {
+        let r = k.reg(Scalar::U32);
+        k.ins(format!("mov.u32 {r}, 0"));
+        let (top, end) = (k.label(), k.label());
+        k.place(&top);
+        let p = k.reg(Scalar::Bool);
+        k.ins(format!("setp.ge.u32 {p}, {r}, {ROUNDS}"));
+        k.ins(format!("@{p} bra.uni {end}"));
+        (r, top, end)
+    }
+
+    fn rounds_tail(k: &mut Kernel, r: &Reg, top: &str, end: &str) {
+        k.ins(format!("add.s32 {r}, {r}, 1"));
+        k.ins(format!("bra.uni {top}"));
+        k.place(end);
+    }
+
+    fn filter(&mut self, s: &Stmt, soac: &Soac, pred: &Lambda, steps: &mut Vec<Step>) -> R<()> {
+        let Some(elem_ty) = self.ty(s.var).elem() else {
+            return unsupported("filter without a sequence type");
+        };
+        let ls = leaves(elem_ty)?;
+        let n_count = Count::Var(var(soac.len));
+        let grid = cmax1(cdiv(n_count.clone(), TILE));
+        let counts = self.alloc_leaves(&[Scalar::U64], &grid, steps);
+
+        // Pass 1: survivors per tile.
+        let (mut k, c) = self.new_kernel("filter_count");
+        let mut env = self.bind_captures(&mut k, &[&soac.elem, pred])?;
+        let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
+        let cp = Self::temp_ptrs(&mut k, &counts);
+        let op_ctx = Ctx {
+            key: n.clone(),
+            fail: None,
+        };
+        let carry = k.reg(Scalar::U64);
+        k.ins(format!("mov.u64 {carry}, 0"));
+        let (r, top, end) = Self::rounds_head(&mut k);
+        let (_, _, _, keep) =
+            self.tile_elem(&mut k, &c, &mut env, soac, Some(pred), &n, &r, &ls)?;
+        let flag = Self::flag(&mut k, keep.as_ref());
+        let t = self.pconst(&mut k, true);
+        let x = Opt {
+            has: t,
+            v: vec![flag],
+        };
+        let (_, _, total) = self.block_scan(&mut k, &c, &mut env, Comb::AddU64, &x, &op_ctx)?;
+        k.ins(format!("add.s64 {carry}, {carry}, {}", total.v[0]));
+        Self::rounds_tail(&mut k, &r, &top, &end);
+        let t = self.pconst(&mut k, true);
+        let cc = Opt {
+            has: t,
+            v: vec![carry],
+        };
+        self.store_if_thread0(
+            &mut k,
+            &c,
+            &cp,
+            &Reg {
+                name: String::new(),
+                ty: Scalar::Bool,
+            },
+            &c.ctaid64.clone(),
+            &cc,
+        );
+        let args = k.args.clone();
+        let k1 = self.push_kernel(k);
+        steps.push(Self::launch(k1, grid.clone(), args));
+        steps.push(Step::CheckErrors);
+
+        // Pass 2: offsets of the tiles; the last one is the result's length.
+        self.scan_totals(
+            &[Scalar::U64],
+            Comb::AddU64,
+            pred,
+            &counts,
+            &grid,
+            &n_count,
+            steps,
+        )?;
+        let total_t = self.temp();
+        steps.push(Step::ReadCount {
+            temp: total_t,
+            src: Buf::Temp(counts[0]),
+            index: Count::Sub(Box::new(grid.clone()), Box::new(Count::Const(1))),
+            guard: n_count.clone(),
+        });
+        let out_len = Count::Temp(total_t);
+        let outs = self.alloc_leaves(&ls, &out_len, steps);
+
+        // Pass 3: survivors written at their offsets.
+        let (mut k, c) = self.new_kernel("filter");
+        let mut env = self.bind_captures(&mut k, &[&soac.elem, pred])?;
+        let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
+        let cp = Self::temp_ptrs(&mut k, &counts);
+        let op_p = Self::temp_ptrs(&mut k, &outs);
+        let olen = k.param(Scalar::U64, KArg::Count(out_len.clone()));
+        let op_ctx = Ctx {
+            key: n.clone(),
+            fail: None,
+        };
+        let carry = k.reg(Scalar::U64);
+        k.ins(format!("mov.u64 {carry}, 0"));
+        let has_prev = k.reg(Scalar::Bool);
+        k.ins(format!("setp.ne.u64 {has_prev}, {}, 0", c.ctaid64));
+        let prev_i = k.reg(Scalar::U64);
+        k.ins(format!("sub.s64 {prev_i}, {}, 1", c.ctaid64));
+        let skip = k.label();
+        k.ins(format!("@!{has_prev} bra {skip}"));
+        let prev = self.load_leaves(&mut k, &cp, &prev_i, &[Scalar::U64]);
+        k.ins(format!("mov.u64 {carry}, {}", prev[0]));
+        k.place(&skip);
+        let (r, top, end) = Self::rounds_head(&mut k);
+        let (_, _, x, keep) =
+            self.tile_elem(&mut k, &c, &mut env, soac, Some(pred), &n, &r, &ls)?;
+        let flag = Self::flag(&mut k, keep.as_ref());
+        let t = self.pconst(&mut k, true);
+        let fx = Opt {
+            has: t,
+            v: vec![flag],
+        };
+        let (_, excl, total) = self.block_scan(&mut k, &c, &mut env, Comb::AddU64, &fx, &op_ctx)?;
+        let pos = k.reg(Scalar::U64);
+        k.ins(format!("add.s64 {pos}, {carry}, {}", excl.v[0]));
+        let w = k.reg(Scalar::Bool);
+        k.ins(format!("setp.lt.u64 {w}, {pos}, {olen}"));
+        if let Some(keep) = &keep {
+            k.ins(format!("and.pred {w}, {w}, {keep}"));
+        }
+        let skipw = k.label();
+        k.ins(format!("@!{w} bra {skipw}"));
+        for (rg, p) in x.v.iter().zip(&op_p) {
+            self.store(&mut k, p, &pos, rg);
+        }
+        k.place(&skipw);
+        k.ins(format!("add.s64 {carry}, {carry}, {}", total.v[0]));
+        Self::rounds_tail(&mut k, &r, &top, &end);
+        let args = k.args.clone();
+        let k3 = self.push_kernel(k);
+        steps.push(Self::launch(k3, grid, args));
+        steps.push(Step::CheckErrors);
+        steps.push(Step::BindSeq {
+            var: var(s.var),
+            elem: elem_ty.clone(),
+            bufs: outs.into_iter().map(Buf::Temp).collect(),
+            len: out_len,
+        });
+        Ok(())
+    }
+
+    fn flag(k: &mut Kernel, keep: Option<&Reg>) -> Reg {
+        let flag = k.reg(Scalar::U64);
+        match keep {
+            Some(p) => k.ins(format!("selp.u64 {flag}, 1, 0, {p}")),
+            None => k.ins(format!("mov.u64 {flag}, 0")),
+        }
+        flag
+    }
+
+    /// Splits an `(index, value)` element; returns the index as `u64`, whether it was
+    /// signed, and the value's leaves.
+    fn pair(&mut self, k: &mut Kernel, v: KVal) -> R<(Reg, bool, Vec<Reg>)> {
+        let KVal::Tup(mut parts) = v else {
+            return unsupported("(index, value) elements expected");
+        };
+        if parts.len() != 2 {
+            return unsupported("(index, value) elements expected");
+        }
+        let value = parts
+            .pop()
+            .map(|p| p.flatten())
+            .transpose()?
+            .unwrap_or_default();
+        let idx = parts.pop().map(|p| p.reg().cloned()).transpose()?;
+        let Some(idx) = idx else {
+            return unsupported("(index, value) elements expected");
+        };
+        if !idx.ty.is_int() {
+            return unsupported("a non-integer scatter index");
+        }
+        let signed = idx.ty.is_signed_int();
+        Ok((self.to_u64(k, &idx), signed, value))
+    }
+
+    fn scatter(
+        &mut self,
+        s: &Stmt,
+        soac: &Soac,
+        op: Option<&Lambda>,
+        dst: VarId,
+        steps: &mut Vec<Step>,
+    ) -> R<()> {
+        let Some(elem_ty) = self.ty(s.var).elem() else {
+            return unsupported("scatter without a sequence type");
+        };
+        let ls = leaves(elem_ty)?;
+        let origin = origin_of(&soac.kind);
+        let dlen = Count::Len {
+            var: var(dst),
+            path: Vec::new(),
+        };
+        let outs = self.alloc_leaves(&ls, &dlen, steps);
+        for (j, (&t, &l)) in outs.iter().zip(&ls).enumerate() {
+            steps.push(Step::Copy {
+                src: Buf::Seq {
+                    var: var(dst),
+                    path: Vec::new(),
+                    leaf: j as u32,
+                },
+                dst: Buf::Temp(t),
+                elem: l,
+                count: dlen.clone(),
+            });
+        }
+        let what = if op.is_some() {
+            "scatter_reduce"
+        } else {
+            "scatter"
+        };
+        let (mut k, c) = self.new_kernel(what);
+        let lambdas: Vec<&Lambda> = std::iter::once(&soac.elem).chain(op).collect();
+        let mut env = self.bind_captures(&mut k, &lambdas)?;
+        let n = k.param(Scalar::U64, KArg::Count(Count::Var(var(soac.len))));
+        let dl = k.param(Scalar::U64, KArg::Count(dlen.clone()));
+        let ptrs = Self::temp_ptrs(&mut k, &outs);
+        let (i, stride, top, cont, end) = self.grid_stride_head(&mut k, &c, &n);
+        let ctx = Ctx {
+            key: i.clone(),
+            fail: Some(cont.clone()),
+        };
+        let e = self.elem(&mut k, &c, &mut env, &soac.elem, &i, &ctx)?;
+        let (idx, signed, vals) = self.pair(&mut k, e)?;
+        let key = k.reg(Scalar::U64);
+        k.ins(format!("add.s64 {key}, {n}, {i}"));
+        let ctx2 = Ctx {
+            key,
+            fail: Some(cont.clone()),
+        };
+        let bad = k.reg(Scalar::Bool);
+        k.ins(format!("setp.ge.u64 {bad}, {idx}, {dl}"));
+        self.check(
+            &mut k,
+            &c,
+            &ctx2,
+            &bad,
+            SiteKind::IndexOutOfRange,
+            origin,
+            s.span.0,
+            signed,
+            &idx,
+            &dl,
+        );
+        match op {
+            None => {
+                for (r, p) in vals.iter().zip(&ptrs) {
+                    self.store(&mut k, p, &idx, r);
+                }
+            }
+            Some(op) => {
+                let [v] = vals.as_slice() else {
+                    return unsupported("scatter_reduce of tuples");
+                };
+                if v.ty == Scalar::Bool {
+                    return unsupported("scatter_reduce of bool");
+                }
+                let addr = Self::addr(&mut k, &ptrs[0], &idx, v.ty);
+                if let Some(atom) = atomic_op(op, v.ty) {
+                    k.ins(format!("red.global.{atom} [{addr}], {v}"));
+                } else {
+                    let old = k.reg(v.ty);
+                    k.ins(format!("ld.global.{} {old}, [{addr}]", mem(v.ty)));
+                    let (lp, done) = (k.label(), k.label());
+                    k.place(&lp);
+                    env.insert(op.params[0], KVal::S(old.clone()));
+                    env.insert(op.params[1], KVal::S(v.clone()));
+                    let op_ctx = Ctx {
+                        key: ctx2.key.clone(),
+                        fail: None,
+                    };
+                    let new = self.block(&mut k, &c, &mut env, &op.body, &op_ctx)?;
+                    let new = new.reg()?.clone();
+                    let raw = if width(v.ty) == 32 {
+                        Scalar::U32
+                    } else {
+                        Scalar::U64
+                    };
+                    let (ob, nb, prev) = (k.reg(raw), k.reg(raw), k.reg(raw));
+                    let b = bits(v.ty);
+                    k.ins(format!("mov.{b} {ob}, {old}"));
+                    k.ins(format!("mov.{b} {nb}, {new}"));
+                    k.ins(format!("atom.global.cas.{b} {prev}, [{addr}], {ob}, {nb}"));
+                    let same = k.reg(Scalar::Bool);
+                    k.ins(format!("setp.eq.{} {same}, {prev}, {ob}", arith(raw)));
+                    k.ins(format!("@{same} bra {done}"));
+                    k.ins(format!("mov.{b} {old}, {prev}"));
+                    k.ins(format!("bra {lp}"));
+                    k.place(&done);
+                }
+            }
+        }
+        Self::loop_tail(&mut k, &i, &stride, &top, &cont, &end);
+        let args = k.args.clone();
+        let kid = self.push_kernel(k);
+        let n_count = Count::Var(var(soac.len));
+        let grid = cmax1(cmin(cdiv(n_count, BLOCK as u64), Count::Const(MAX_GRID)));
+        steps.push(Self::launch(kid, grid, args));
+        steps.push(Step::CheckErrors);
+        steps.push(Step::BindSeq {
+            var: var(s.var),
+            elem: elem_ty.clone(),
+            bufs: outs.into_iter().map(Buf::Temp).collect(),
+            len: dlen,
+        });
+        Ok(())
+    }
+
+    fn permute(&mut self, s: &Stmt, soac: &Soac, steps: &mut Vec<Step>) -> R<()> {
+        let Some(elem_ty) = self.ty(s.var).elem() else {
+            return unsupported("permute without a sequence type");
+        };
+        let ls = leaves(elem_ty)?;
+        let origin = origin_of(&soac.kind);
+        let n_count = Count::Var(var(soac.len));
+        let owner = self.alloc_leaves(&[Scalar::U64], &n_count, steps)[0];
+        let outs = self.alloc_leaves(&ls, &n_count, steps);
+        let grid = cmax1(cmin(
+            cdiv(n_count.clone(), BLOCK as u64),
+            Count::Const(MAX_GRID),
+        ));
+        for pass in 0..2 {
+            let (mut k, c) = self.new_kernel(if pass == 0 {
+                "permute_owners"
+            } else {
+                "permute"
+            });
+            let mut env = self.bind_captures(&mut k, &[&soac.elem])?;
+            let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
+            let own = Self::temp_ptrs(&mut k, &[owner])[0].clone();
+            let ptrs = if pass == 1 {
+                Self::temp_ptrs(&mut k, &outs)
+            } else {
+                Vec::new()
+            };
+            let (i, stride, top, cont, end) = self.grid_stride_head(&mut k, &c, &n);
+            let ctx = Ctx {
+                key: i.clone(),
+                fail: Some(cont.clone()),
+            };
+            let e = self.elem(&mut k, &c, &mut env, &soac.elem, &i, &ctx)?;
+            let (idx, signed, vals) = self.pair(&mut k, e)?;
+            let key = k.reg(Scalar::U64);
+            k.ins(format!("add.s64 {key}, {n}, {i}"));
+            let ctx2 = Ctx {
+                key,
+                fail: Some(cont.clone()),
+            };
+            let bad = k.reg(Scalar::Bool);
+            k.ins(format!("setp.ge.u64 {bad}, {idx}, {n}"));
+            let ni = k.reg(Scalar::U64);
+            k.ins(format!("not.b64 {ni}, {i}"));
+            let oa = Self::addr(&mut k, &own, &idx, Scalar::U64);
+            if pass == 0 {
+                self.check(
+                    &mut k,
+                    &c,
+                    &ctx2,
+                    &bad,
+                    SiteKind::IndexOutOfRange,
+                    origin,
+                    s.span.0,
+                    signed,
+                    &idx,
+                    &n,
+                );
+                k.ins(format!("red.global.max.u64 [{oa}], {ni}"));
+            } else {
+                k.ins(format!("@{bad} bra {cont}"));
+                let o = k.reg(Scalar::U64);
+                k.ins(format!("ld.global.u64 {o}, [{oa}]"));
+                let dup = k.reg(Scalar::Bool);
+                k.ins(format!("setp.ne.u64 {dup}, {o}, {ni}"));
+                self.check(
+                    &mut k,
+                    &c,
+                    &ctx2,
+                    &dup,
+                    SiteKind::Duplicate,
+                    origin,
+                    s.span.0,
+                    false,
+                    &idx,
+                    &n,
+                );
+                for (r, p) in vals.iter().zip(&ptrs) {
+                    self.store(&mut k, p, &idx, r);
+                }
+            }
+            Self::loop_tail(&mut k, &i, &stride, &top, &cont, &end);
+            let args = k.args.clone();
+            let kid = self.push_kernel(k);
+            steps.push(Self::launch(kid, grid.clone(), args));
+        }
+        steps.push(Step::CheckErrors);
+        steps.push(Step::BindSeq {
+            var: var(s.var),
+            elem: elem_ty.clone(),
+            bufs: outs.into_iter().map(Buf::Temp).collect(),
+            len: n_count,
+        });
+        Ok(())
+    }
+
+    // -----------------------------------------------------------------------------------
+    // Block-level building blocks
+
+    /// A `none` optional value with zeroed leaves.
+    fn none(&mut self, k: &mut Kernel, ls: &[Scalar]) -> Opt {
+        let has = self.pconst(k, false);
+        let v = ls.iter().map(|&s| self.zero(k, s)).collect();
+        Opt { has, v }
+    }
+
+    fn zero(&mut self, k: &mut Kernel, s: Scalar) -> Reg {
+        let r = k.reg(s);
+        match s {
+            Scalar::Bool => k.ins(format!("setp.ne.u32 {r}, 0, 0")),
+            Scalar::F32 | Scalar::F64 => {
+                k.ins(format!("mov.{} {r}, {}", arith(s), float_imm(s, 0.0)))
+            }
+            _ => k.ins(format!("mov.{} {r}, 0", bits(s))),
+        }
+        r
+    }
+
+    fn pconst(&mut self, k: &mut Kernel, b: bool) -> Reg {
+        let r = k.reg(Scalar::Bool);
+        k.ins(format!(
+            "setp.{}.u32 {r}, 0, 0",
+            if b { "eq" } else { "ne" }
+        ));
+        r
+    }
+
+    fn mov(k: &mut Kernel, d: &Reg, s: &Reg) {
+        if d.name != s.name {
+            k.ins(format!("mov.{} {d}, {s}", bits(d.ty)));
+        }
+    }
+
+    fn mov_opt(k: &mut Kernel, d: &Opt, s: &Opt) {
+        Self::mov(k, &d.has, &s.has);
+        for (a, b) in d.v.iter().zip(&s.v) {
+            Self::mov(k, a, b);
+        }
+    }
+
+    /// `d = c ? a : b`
+    fn select(k: &mut Kernel, d: &Reg, c: &Reg, a: &Reg, b: &Reg) {
+        if d.ty == Scalar::Bool {
+            let (t1, t2, nc) = (
+                k.reg(Scalar::Bool),
+                k.reg(Scalar::Bool),
+                k.reg(Scalar::Bool),
+            );
+            k.ins(format!("and.pred {t1}, {c}, {a}"));
+            k.ins(format!("not.pred {nc}, {c}"));
+            k.ins(format!("and.pred {t2}, {nc}, {b}"));
+            k.ins(format!("or.pred {d}, {t1}, {t2}"));
+        } else {
+            let t = if d.ty.is_float() {
+                arith(d.ty)
+            } else {
+                bits(d.ty)
+            };
+            k.ins(format!("selp.{t} {d}, {a}, {b}, {c}"));
+        }
+    }
+
+    /// Combines two elements.
+    fn combine(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        env: &mut Env,
+        comb: Comb<'_>,
+        a: &[Reg],
+        b: &[Reg],
+        ctx: &Ctx,
+    ) -> R<Vec<Reg>> {
+        match comb {
+            Comb::AddU64 => {
+                let r = k.reg(Scalar::U64);
+                k.ins(format!("add.s64 {r}, {}, {}", a[0], b[0]));
+                Ok(vec![r])
+            }
+            Comb::Op(op, ty) => {
+                env.insert(op.params[0], unflatten(ty, &mut a.to_vec().into_iter())?);
+                env.insert(op.params[1], unflatten(ty, &mut b.to_vec().into_iter())?);
+                self.block(k, c, env, &op.body, ctx)?.flatten()
+            }
+        }
+    }
+
+    /// `a ⊕ b` where a missing operand is the identity.
+    #[allow(clippy::too_many_arguments)]
+    fn opt_combine(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        env: &mut Env,
+        comb: Comb<'_>,
+        a: &Opt,
+        b: &Opt,
+        ctx: &Ctx,
+    ) -> R<Opt> {
+        let v: Vec<Reg> = a.v.iter().map(|r| k.reg(r.ty)).collect();
+        for ((d, x), y) in v.iter().zip(&a.v).zip(&b.v) {
+            Self::select(k, d, &a.has, x, y);
+        }
+        let both = k.reg(Scalar::Bool);
+        k.ins(format!("and.pred {both}, {}, {}", a.has, b.has));
+        let skip = k.label();
+        k.ins(format!("@!{both} bra {skip}"));
+        let r = self.combine(k, c, env, comb, &a.v, &b.v, ctx)?;
+        for (d, s) in v.iter().zip(&r) {
+            Self::mov(k, d, s);
+        }
+        k.place(&skip);
+        let has = k.reg(Scalar::Bool);
+        k.ins(format!("or.pred {has}, {}, {}", a.has, b.has));
+        Ok(Opt { has, v })
+    }
+
+    /// `shfl.sync.up` of one register by `d` lanes.
+    fn shfl_up(k: &mut Kernel, r: &Reg, d: u32) -> Reg {
+        let out = k.reg(r.ty);
+        match width(r.ty) {
+            1 => {
+                let (a, b) = (k.reg(Scalar::U32), k.reg(Scalar::U32));
+                k.ins(format!("selp.u32 {a}, 1, 0, {r}"));
+                k.ins(format!("shfl.sync.up.b32 {b}, {a}, {d}, 0, 0xffffffff"));
+                k.ins(format!("setp.ne.u32 {out}, {b}, 0"));
+            }
+            32 => {
+                let (a, b) = (k.reg(Scalar::U32), k.reg(Scalar::U32));
+                k.ins(format!("mov.b32 {a}, {r}"));
+                k.ins(format!("shfl.sync.up.b32 {b}, {a}, {d}, 0, 0xffffffff"));
+                k.ins(format!("mov.b32 {out}, {b}"));
+            }
+            _ => {
+                let (lo, hi, lo2, hi2) = (
+                    k.reg(Scalar::U32),
+                    k.reg(Scalar::U32),
+                    k.reg(Scalar::U32),
+                    k.reg(Scalar::U32),
+                );
+                k.ins(format!("mov.b64 {{{lo}, {hi}}}, {r}"));
+                k.ins(format!("shfl.sync.up.b32 {lo2}, {lo}, {d}, 0, 0xffffffff"));
+                k.ins(format!("shfl.sync.up.b32 {hi2}, {hi}, {d}, 0, 0xffffffff"));
+                k.ins(format!("mov.b64 {out}, {{{lo2}, {hi2}}}"));
+            }
+        }
+        out
+    }
+
+    /// An ordered scan of one value per thread over the block: returns the inclusive and
+    /// exclusive prefixes of this thread and the block's total (every thread gets it).
+    /// Warp scans with shuffles, warp totals through shared memory. Every thread of the
+    /// block must call it (it has barriers).
+    fn block_scan(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        env: &mut Env,
+        comb: Comb<'_>,
+        x: &Opt,
+        ctx: &Ctx,
+    ) -> R<(Opt, Opt, Opt)> {
+        let cur = Opt {
+            has: k.reg(Scalar::Bool),
+            v: x.v.iter().map(|r| k.reg(r.ty)).collect(),
+        };
+        Self::mov_opt(k, &cur, x);
+        let mut d = 1;
+        while d < 32 {
+            let y = Opt {
+                has: Self::shfl_up(k, &cur.has, d),
+                v: cur.v.iter().map(|r| Self::shfl_up(k, r, d)).collect(),
+            };
+            let p = k.reg(Scalar::Bool);
+            k.ins(format!("setp.lt.u32 {p}, {}, {d}", c.lane));
+            let skip = k.label();
+            k.ins(format!("@{p} bra {skip}"));
+            let n = self.opt_combine(k, c, env, comb, &y, &cur, ctx)?;
+            Self::mov_opt(k, &cur, &n);
+            k.place(&skip);
+            d *= 2;
+        }
+        // Exclusive within the warp.
+        let ex = Opt {
+            has: Self::shfl_up(k, &cur.has, 1),
+            v: cur.v.iter().map(|r| Self::shfl_up(k, r, 1)).collect(),
+        };
+        let nz = k.reg(Scalar::Bool);
+        k.ins(format!("setp.ne.u32 {nz}, {}, 0", c.lane));
+        k.ins(format!("and.pred {}, {}, {nz}", ex.has, ex.has));
+        // Warp totals to shared memory: one 8-byte slot per warp per leaf, and the flags.
+        let arrays: Vec<String> = (0..=cur.v.len()).map(|_| k.shared(WARPS * 8)).collect();
+        let off = k.reg(Scalar::U32);
+        k.ins(format!("shl.b32 {off}, {}, 3", c.warp));
+        let last = k.reg(Scalar::Bool);
+        k.ins(format!("setp.eq.u32 {last}, {}, 31", c.lane));
+        let skip = k.label();
+        k.ins(format!("@!{last} bra {skip}"));
+        for (r, a) in std::iter::once(&cur.has).chain(&cur.v).zip(&arrays) {
+            let addr = k.reg(Scalar::U32);
+            k.ins(format!("mov.u32 {addr}, {a}"));
+            k.ins(format!("add.s32 {addr}, {addr}, {off}"));
+            Self::st(k, "shared", &addr.name, r);
+        }
+        k.place(&skip);
+        k.ins("bar.sync 0");
+        // Prefix of the warps before this one, and the total of all.
+        let ls: Vec<Scalar> = cur.v.iter().map(|r| r.ty).collect();
+        let prefix = self.none(k, &ls);
+        let total = self.none(k, &ls);
+        let w = k.reg(Scalar::U32);
+        k.ins(format!("mov.u32 {w}, 0"));
+        let (top, end) = (k.label(), k.label());
+        k.place(&top);
+        let done = k.reg(Scalar::Bool);
+        k.ins(format!("setp.ge.u32 {done}, {w}, {WARPS}"));
+        k.ins(format!("@{done} bra.uni {end}"));
+        let woff = k.reg(Scalar::U32);
+        k.ins(format!("shl.b32 {woff}, {w}, 3"));
+        let mut got = Vec::new();
+        for (ty, a) in std::iter::once(Scalar::Bool)
+            .chain(ls.iter().copied())
+            .zip(&arrays)
+        {
+            let addr = k.reg(Scalar::U32);
+            k.ins(format!("mov.u32 {addr}, {a}"));
+            k.ins(format!("add.s32 {addr}, {addr}, {woff}"));
+            got.push(Self::ld(k, "shared", &addr.name, ty));
+        }
+        let t = Opt {
+            has: got[0].clone(),
+            v: got[1..].to_vec(),
+        };
+        let nt = self.opt_combine(k, c, env, comb, &total, &t, ctx)?;
+        Self::mov_opt(k, &total, &nt);
+        let before = k.reg(Scalar::Bool);
+        k.ins(format!("setp.lt.u32 {before}, {w}, {}", c.warp));
+        let skipp = k.label();
+        k.ins(format!("@!{before} bra {skipp}"));
+        let np = self.opt_combine(k, c, env, comb, &prefix, &t, ctx)?;
+        Self::mov_opt(k, &prefix, &np);
+        k.place(&skipp);
+        k.ins(format!("add.s32 {w}, {w}, 1"));
+        k.ins(format!("bra.uni {top}"));
+        k.place(&end);
+        k.ins("bar.sync 0");
+        let incl = self.opt_combine(k, c, env, comb, &prefix, &cur, ctx)?;
+        let excl = self.opt_combine(k, c, env, comb, &prefix, &ex, ctx)?;
+        Ok((incl, excl, total))
+    }
+
+    /// Thread 0 stores `v` at `idx` of the leaf buffers `ptrs` (and its flag in `has`
+    /// unless `has` has an empty name).
+    fn store_if_thread0(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        ptrs: &[Reg],
+        has: &Reg,
+        idx: &Reg,
+        v: &Opt,
+    ) {
+        let p = k.reg(Scalar::Bool);
+        k.ins(format!("setp.ne.u32 {p}, {}, 0", c.tid));
+        let skip = k.label();
+        k.ins(format!("@{p} bra {skip}"));
+        for (r, ptr) in v.v.iter().zip(ptrs) {
+            self.store(k, ptr, idx, r);
+        }
+        if !has.name.is_empty() {
+            self.store(k, has, idx, &v.has);
+        }
+        k.place(&skip);
+    }
+
+    fn load_opt(
+        &mut self,
+        k: &mut Kernel,
+        ptrs: &[Reg],
+        has: &Reg,
+        idx: &Reg,
+        ls: &[Scalar],
+    ) -> Opt {
+        let v = self.load_leaves(k, ptrs, idx, ls);
+        let a = Self::addr(k, has, idx, Scalar::Bool);
+        let h = Self::ld(k, "global", &a.name, Scalar::Bool);
+        Opt { has: h, v }
+    }
+
+    fn load_leaves(&mut self, k: &mut Kernel, ptrs: &[Reg], idx: &Reg, ls: &[Scalar]) -> Vec<Reg> {
+        ptrs.iter()
+            .zip(ls)
+            .map(|(p, &s)| {
+                let a = Self::addr(k, p, idx, s);
+                Self::ld(k, "global", &a.name, s)
+            })
+            .collect()
+    }
+
+    // -----------------------------------------------------------------------------------
+    // Memory
+
+    /// `base + idx * size_of(ty)`
+    fn addr(k: &mut Kernel, base: &Reg, idx: &Reg, ty: Scalar) -> Reg {
+        let a = k.reg(Scalar::U64);
+        let sz = size_of(ty);
+        if sz == 1 {
+            k.ins(format!("add.s64 {a}, {base}, {idx}"));
+        } else {
+            k.ins(format!("mad.lo.s64 {a}, {idx}, {sz}, {base}"));
+        }
+        a
+    }
+
+    fn ld(k: &mut Kernel, space: &str, addr: &str, ty: Scalar) -> Reg {
+        if ty == Scalar::Bool {
+            let t = k.reg(Scalar::U32);
+            k.ins(format!("ld.{space}.u8 {t}, [{addr}]"));
+            let p = k.reg(Scalar::Bool);
+            k.ins(format!("setp.ne.u32 {p}, {t}, 0"));
+            p
+        } else {
+            let r = k.reg(ty);
+            k.ins(format!("ld.{space}.{} {r}, [{addr}]", mem(ty)));
+            r
+        }
+    }
+
+    fn st(k: &mut Kernel, space: &str, addr: &str, r: &Reg) {
+        if r.ty == Scalar::Bool {
+            let t = k.reg(Scalar::U32);
+            k.ins(format!("selp.u32 {t}, 1, 0, {r}"));
+            k.ins(format!("st.{space}.u8 [{addr}], {t}"));
+        } else {
+            k.ins(format!("st.{space}.{} [{addr}], {r}", mem(r.ty)));
+        }
+    }
+
+    fn store(&mut self, k: &mut Kernel, base: &Reg, idx: &Reg, r: &Reg) {
+        let a = Self::addr(k, base, idx, r.ty);
+        Self::st(k, "global", &a.name, r);
+    }
+
+    // -----------------------------------------------------------------------------------
+    // Checks
+
+    /// If `bad` holds: records the failure at `site` for the current key and jumps to the
+    /// context's fail label.
+    #[allow(clippy::too_many_arguments)]
+    fn check(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        ctx: &Ctx,
+        bad: &Reg,
+        kind: SiteKind,
+        origin: Origin,
+        span: u32,
+        signed: bool,
+        a: &Reg,
+        b: &Reg,
+    ) {
+        let site = self.sites.len() as u64;
+        self.sites.push(ErrorSite {
+            kind,
+            origin,
+            span,
+            signed,
+        });
+        let ok = k.label();
+        k.ins(format!("@!{bad} bra {ok}"));
+        self.record(k, c, ctx, site, a, b);
+        if let Some(l) = &ctx.fail {
+            k.ins(format!("bra {l}"));
+        }
+        k.place(&ok);
+    }
+
+    /// Records a failure: the error record's first word keeps the bitwise negation of the
+    /// smallest failing key (`atom.max`, 0 = no failure). In report mode (the report key
+    /// parameter is that negation), the thread with that key also writes the site and the
+    /// two values; the first site it reaches wins (`atom.cas` on the site word).
+    fn record(&mut self, k: &mut Kernel, c: &Common, ctx: &Ctx, site: u64, a: &Reg, b: &Reg) {
+        let nk = k.reg(Scalar::U64);
+        k.ins(format!("not.b64 {nk}, {}", ctx.key));
+        k.ins(format!("red.global.max.u64 [{}], {nk}", c.err));
+        let other = k.reg(Scalar::Bool);
+        k.ins(format!("setp.ne.u64 {other}, {nk}, {}", c.report));
+        let skip = k.label();
+        k.ins(format!("@{other} bra {skip}"));
+        let (sid, old) = (k.reg(Scalar::U64), k.reg(Scalar::U64));
+        k.ins(format!("mov.u64 {sid}, {}", site + 1));
+        k.ins(format!(
+            "atom.global.cas.b64 {old}, [{}+8], 0, {sid}",
+            c.err
+        ));
+        let taken = k.reg(Scalar::Bool);
+        k.ins(format!("setp.ne.u64 {taken}, {old}, 0"));
+        k.ins(format!("@{taken} bra {skip}"));
+        k.ins(format!("st.global.u64 [{}+16], {a}", c.err));
+        k.ins(format!("st.global.u64 [{}+24], {b}", c.err));
+        k.place(&skip);
+    }
+
+    /// An index register of any integer type as `u64` (sign-extended when signed, so a
+    /// negative index is out of range of every length).
+    fn to_u64(&mut self, k: &mut Kernel, r: &Reg) -> Reg {
+        match r.ty {
+            Scalar::I32 => {
+                let d = k.reg(Scalar::U64);
+                k.ins(format!("cvt.s64.s32 {d}, {r}"));
+                d
+            }
+            Scalar::U32 => {
+                let d = k.reg(Scalar::U64);
+                k.ins(format!("cvt.u64.u32 {d}, {r}"));
+                d
+            }
+            _ => Reg {
+                ty: Scalar::U64,
+                ..r.clone()
+            },
+        }
+    }
+
+    // -----------------------------------------------------------------------------------
+    // The scalar language inside kernels
+
+    fn block(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        env: &mut Env,
+        b: &Block,
+        ctx: &Ctx,
+    ) -> R<KVal> {
+        for s in &b.stmts {
+            let v = self.stmt(k, c, env, s, ctx)?;
+            env.insert(s.var, v);
+        }
+        match env.get(&b.result) {
+            Some(v) => Ok(v.clone()),
+            None => unsupported(format!(
+                "variable %{} is not available in the kernel",
+                b.result.index()
+            )),
+        }
+    }
+
+    fn get(env: &Env, v: VarId) -> R<KVal> {
+        match env.get(&v) {
+            Some(x) => Ok(x.clone()),
+            None => unsupported(format!(
+                "variable %{} is not available in the kernel",
+                v.index()
+            )),
+        }
+    }
+
+    fn stmt(&mut self, k: &mut Kernel, c: &Common, env: &mut Env, s: &Stmt, ctx: &Ctx) -> R<KVal> {
+        let ty = self.ty(s.var);
+        let span = s.span.0;
+        Ok(match &s.expr {
+            Expr::Const(cst) => {
+                let Some(sc) = ty.scalar() else {
+                    return unsupported("a non-scalar constant");
+                };
+                KVal::S(Self::constant(k, sc, *cst)?)
+            }
+            Expr::Var(v) => Self::get(env, *v)?,
+            Expr::Unary(op, v) => {
+                let x = Self::get(env, *v)?.reg()?.clone();
+                KVal::S(Self::unary(k, *op, &x))
+            }
+            Expr::Binary(op, a, b) => {
+                let x = Self::get(env, *a)?.reg()?.clone();
+                let y = Self::get(env, *b)?.reg()?.clone();
+                KVal::S(self.binary(k, c, ctx, *op, &x, &y, span)?)
+            }
+            Expr::Cast(v, to) => {
+                let x = Self::get(env, *v)?.reg()?.clone();
+                KVal::S(Self::cast(k, &x, *to))
+            }
+            Expr::Tuple(vs) => KVal::Tup(vs.iter().map(|v| Self::get(env, *v)).collect::<R<_>>()?),
+            Expr::Field(v, n) => match Self::get(env, *v)? {
+                KVal::Tup(vs) if (*n as usize) < vs.len() => vs[*n as usize].clone(),
+                _ => return unsupported("a field of a non-tuple (internal)"),
+            },
+            Expr::If(cv, t, e) => {
+                let cond = Self::get(env, *cv)?.reg()?.clone();
+                let ls = leaves(ty)?;
+                let res: Vec<Reg> = ls.iter().map(|&l| k.reg(l)).collect();
+                let (els, end) = (k.label(), k.label());
+                k.ins(format!("@!{cond} bra {els}"));
+                let tv = self.block(k, c, env, t, ctx)?.flatten()?;
+                for (d, s) in res.iter().zip(&tv) {
+                    Self::mov(k, d, s);
+                }
+                k.ins(format!("bra {end}"));
+                k.place(&els);
+                let ev = self.block(k, c, env, e, ctx)?.flatten()?;
+                for (d, s) in res.iter().zip(&ev) {
+                    Self::mov(k, d, s);
+                }
+                k.place(&end);
+                unflatten(ty, &mut res.into_iter())?
+            }
+            Expr::Index {
+                seq,
+                index,
+                checked,
+            } => {
+                let KVal::Seq { ptrs, len, elem } = Self::get(env, *seq)? else {
+                    return unsupported("indexing a non-sequence (internal)");
+                };
+                let i = Self::get(env, *index)?.reg()?.clone();
+                if !i.ty.is_int() {
+                    return unsupported("a non-integer index");
+                }
+                let i64r = self.to_u64(k, &i);
+                if let Some(origin) = checked {
+                    let bad = k.reg(Scalar::Bool);
+                    k.ins(format!("setp.ge.u64 {bad}, {i64r}, {len}"));
+                    self.check(
+                        k,
+                        c,
+                        ctx,
+                        &bad,
+                        SiteKind::IndexOutOfRange,
+                        *origin,
+                        span,
+                        i.ty.is_signed_int(),
+                        &i64r,
+                        &len,
+                    );
+                }
+                let ls = leaves(&elem)?;
+                let regs = self.load_leaves(k, &ptrs, &i64r, &ls);
+                unflatten(&elem, &mut regs.into_iter())?
+            }
+            Expr::Len(v) => match Self::get(env, *v)? {
+                KVal::Seq { len, .. } => KVal::S(Reg {
+                    ty: Scalar::Usize,
+                    ..len
+                }),
+                _ => return unsupported("len of a non-sequence (internal)"),
+            },
+            Expr::Math(m, vs) => {
+                let xs = vs
+                    .iter()
+                    .map(|v| Self::get(env, *v)?.reg().cloned())
+                    .collect::<R<Vec<_>>>()?;
+                KVal::S(self.math(k, *m, &xs)?)
+            }
+            Expr::Assert(a) => {
+                match a {
+                    Assertion::InBounds { origin, index, len } => {
+                        let i = Self::get(env, *index)?.reg()?.clone();
+                        let l = Self::get(env, *len)?.reg()?.clone();
+                        let i64r = self.to_u64(k, &i);
+                        let bad = k.reg(Scalar::Bool);
+                        k.ins(format!("setp.ge.u64 {bad}, {i64r}, {l}"));
+                        self.check(
+                            k,
+                            c,
+                            ctx,
+                            &bad,
+                            SiteKind::IndexOutOfRange,
+                            *origin,
+                            span,
+                            i.ty.is_signed_int(),
+                            &i64r,
+                            &l,
+                        );
+                    }
+                    Assertion::EqLen { origin, a, b } => {
+                        let x = Self::get(env, *a)?.reg()?.clone();
+                        let y = Self::get(env, *b)?.reg()?.clone();
+                        let bad = k.reg(Scalar::Bool);
+                        k.ins(format!("setp.ne.u64 {bad}, {x}, {y}"));
+                        self.check(
+                            k,
+                            c,
+                            ctx,
+                            &bad,
+                            SiteKind::LengthMismatch,
+                            *origin,
+                            span,
+                            false,
+                            &x,
+                            &y,
+                        );
+                    }
+                    Assertion::NonEmpty { origin, len } => {
+                        let l = Self::get(env, *len)?.reg()?.clone();
+                        let bad = k.reg(Scalar::Bool);
+                        k.ins(format!("setp.eq.u64 {bad}, {l}, 0"));
+                        self.check(
+                            k,
+                            c,
+                            ctx,
+                            &bad,
+                            SiteKind::Empty,
+                            *origin,
+                            span,
+                            false,
+                            &l,
+                            &l,
+                        );
+                    }
+                    Assertion::IndicesInRange { .. } => {
+                        return unsupported("the indices_in_range assertion inside a kernel");
+                    }
+                }
+                KVal::unit()
+            }
+            Expr::Soac(inner) => self.inner_soac(k, c, env, s, inner, ctx)?,
+            Expr::Prim { prim, .. } => {
+                return unsupported(format!("primitive `{}` at the Prim level", prim.name()));
+            }
+        })
+    }
+
+    /// A combinator inside an element function: a sequential loop in the thread.
+    fn inner_soac(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        env: &mut Env,
+        s: &Stmt,
+        soac: &Soac,
+        ctx: &Ctx,
+    ) -> R<KVal> {
+        let SoacKind::Reduce { op, init } = &soac.kind else {
+            return unsupported(format!(
+                "a nested `{}` producing a sequence inside an element function",
+                soac.kind.name()
+            ));
+        };
+        let ty = self.ty(s.var);
+        let ls = leaves(ty)?;
+        let comb = Comb::Op(op, ty);
+        let len = Self::get(env, soac.len)?.reg()?.clone();
+        let acc = self.none(k, &ls);
+        if let Some(iv) = init {
+            let v = Self::get(env, *iv)?.flatten()?;
+            for (d, s) in acc.v.iter().zip(&v) {
+                Self::mov(k, d, s);
+            }
+            k.ins(format!("setp.eq.u32 {}, 0, 0", acc.has));
+        }
+        let j = k.reg(Scalar::Usize);
+        k.ins(format!("mov.u64 {j}, 0"));
+        let (top, end) = (k.label(), k.label());
+        k.place(&top);
+        let p = k.reg(Scalar::Bool);
+        k.ins(format!("setp.ge.u64 {p}, {j}, {len}"));
+        k.ins(format!("@{p} bra {end}"));
+        let e = self.elem(k, c, env, &soac.elem, &j, ctx)?.flatten()?;
+        let t = self.pconst(k, true);
+        let n = self.opt_combine(k, c, env, comb, &acc, &Opt { has: t, v: e }, ctx)?;
+        Self::mov_opt(k, &acc, &n);
+        k.ins(format!("add.s64 {j}, {j}, 1"));
+        k.ins(format!("bra {top}"));
+        k.place(&end);
+        if init.is_none() {
+            let bad = k.reg(Scalar::Bool);
+            k.ins(format!("not.pred {bad}, {}", acc.has));
+            self.check(
+                k,
+                c,
+                ctx,
+                &bad,
+                SiteKind::Empty,
+                origin_of(&soac.kind),
+                s.span.0,
+                false,
+                &len,
+                &len,
+            );
+        }
+        unflatten(ty, &mut acc.v.into_iter())
+    }
+
+    fn constant(k: &mut Kernel, s: Scalar, c: Const) -> R<Reg> {
+        let r = k.reg(s);
+        match (c, s) {
+            (Const::Bool(b), Scalar::Bool) => k.ins(format!(
+                "setp.{}.u32 {r}, 0, 0",
+                if b { "eq" } else { "ne" }
+            )),
+            (Const::Float(x), Scalar::F32 | Scalar::F64) => {
+                k.ins(format!("mov.{} {r}, {}", arith(s), float_imm(s, x)))
+            }
+            (Const::Int(i), s) if s.is_int() => {
+                let bitsv = if width(s) == 32 {
+                    (i as u32) as u64
+                } else {
+                    i as u64
+                };
+                k.ins(format!("mov.{} {r}, {bitsv:#x}", bits(s)))
+            }
+            _ => return unsupported(format!("the constant {c:?} of type {s}")),
+        }
+        Ok(r)
+    }
+
+    fn unary(k: &mut Kernel, op: UnOp, x: &Reg) -> Reg {
+        let r = k.reg(x.ty);
+        match (op, x.ty) {
+            (UnOp::Not, Scalar::Bool) => k.ins(format!("not.pred {r}, {x}")),
+            (UnOp::Not, s) => k.ins(format!("not.{} {r}, {x}", bits(s))),
+            (UnOp::Neg, s) if s.is_float() => k.ins(format!("neg.{} {r}, {x}", arith(s))),
+            (UnOp::Neg, s) => {
+                let t = if width(s) == 32 { "s32" } else { "s64" };
+                k.ins(format!("neg.{t} {r}, {x}"))
+            }
+        }
+        r
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn binary(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        ctx: &Ctx,
+        op: BinOp,
+        a: &Reg,
+        b: &Reg,
+        span: u32,
+    ) -> R<Reg> {
+        use BinOp::*;
+        let s = a.ty;
+        if op.is_comparison() {
+            let r = k.reg(Scalar::Bool);
+            if s == Scalar::Bool {
+                let x = k.reg(Scalar::Bool);
+                let (na, nb) = (k.reg(Scalar::Bool), k.reg(Scalar::Bool));
+                k.ins(format!("not.pred {na}, {a}"));
+                k.ins(format!("not.pred {nb}, {b}"));
+                match op {
+                    Eq => {
+                        k.ins(format!("xor.pred {x}, {a}, {b}"));
+                        k.ins(format!("not.pred {r}, {x}"));
+                    }
+                    Ne => k.ins(format!("xor.pred {r}, {a}, {b}")),
+                    Lt => k.ins(format!("and.pred {r}, {na}, {b}")),
+                    Le => k.ins(format!("or.pred {r}, {na}, {b}")),
+                    Gt => k.ins(format!("and.pred {r}, {a}, {nb}")),
+                    _ => k.ins(format!("or.pred {r}, {a}, {nb}")),
+                }
+                return Ok(r);
+            }
+            let cmp = match op {
+                Eq => "eq",
+                Ne if s.is_float() => "neu",
+                Ne => "ne",
+                Lt => "lt",
+                Le => "le",
+                Gt => "gt",
+                _ => "ge",
+            };
+            k.ins(format!("setp.{cmp}.{} {r}, {a}, {b}", arith(s)));
+            return Ok(r);
+        }
+        if s == Scalar::Bool {
+            let r = k.reg(Scalar::Bool);
+            let name = match op {
+                BitAnd => "and",
+                BitOr => "or",
+                BitXor => "xor",
+                _ => return unsupported(format!("`{}` on bool", op.symbol())),
+            };
+            k.ins(format!("{name}.pred {r}, {a}, {b}"));
+            return Ok(r);
+        }
+        if s.is_float() {
+            let r = k.reg(s);
+            let t = arith(s);
+            match op {
+                Add => k.ins(format!("add.rn.{t} {r}, {a}, {b}")),
+                Sub => k.ins(format!("sub.rn.{t} {r}, {a}, {b}")),
+                Mul => k.ins(format!("mul.rn.{t} {r}, {a}, {b}")),
+                Div => k.ins(format!("div.rn.{t} {r}, {a}, {b}")),
+                _ => return unsupported(format!("`{}` on floats", op.symbol())),
+            }
+            return Ok(r);
+        }
+        // Integers: wrapping.
+        let r = k.reg(s);
+        let t = arith(s);
+        let bt = bits(s);
+        match op {
+            Add => k.ins(format!("add.{t} {r}, {a}, {b}")),
+            Sub => k.ins(format!("sub.{t} {r}, {a}, {b}")),
+            Mul => k.ins(format!("mul.lo.{t} {r}, {a}, {b}")),
+            BitAnd => k.ins(format!("and.{bt} {r}, {a}, {b}")),
+            BitOr => k.ins(format!("or.{bt} {r}, {a}, {b}")),
+            BitXor => k.ins(format!("xor.{bt} {r}, {a}, {b}")),
+            Shl | Shr => {
+                let amt = k.reg(Scalar::U32);
+                if width(b.ty) == 64 {
+                    k.ins(format!("cvt.u32.u64 {amt}, {b}"));
+                } else {
+                    k.ins(format!("mov.b32 {amt}, {b}"));
+                }
+                k.ins(format!("and.b32 {amt}, {amt}, {}", width(s) - 1));
+                if op == Shl {
+                    k.ins(format!("shl.{bt} {r}, {a}, {amt}"));
+                } else {
+                    k.ins(format!("shr.{t} {r}, {a}, {amt}"));
+                }
+            }
+            Div | Rem => {
+                let z = k.reg(Scalar::Bool);
+                k.ins(format!("setp.eq.{t} {z}, {b}, 0"));
+                let zero = k.reg(Scalar::U64);
+                k.ins(format!("mov.u64 {zero}, 0"));
+                self.check(
+                    k,
+                    c,
+                    ctx,
+                    &z,
+                    SiteKind::DivideByZero,
+                    Origin::Index,
+                    span,
+                    false,
+                    &zero,
+                    &zero,
+                );
+                // A zero divisor (only reached when going on after a failure) divides by 1.
+                let safe = k.reg(s);
+                k.ins(format!("selp.{bt} {safe}, 1, {b}, {z}"));
+                let name = if op == Div { "div" } else { "rem" };
+                if s.is_signed_int() {
+                    // MIN / -1 wraps to MIN, MIN % -1 is 0, as Rust's wrapping ops.
+                    let m1 = k.reg(Scalar::Bool);
+                    k.ins(format!("setp.eq.{t} {m1}, {safe}, -1"));
+                    k.ins(format!("selp.{bt} {safe}, 1, {safe}, {m1}"));
+                    let q = k.reg(s);
+                    k.ins(format!("{name}.{t} {q}, {a}, {safe}"));
+                    if op == Div {
+                        let na = k.reg(s);
+                        k.ins(format!("neg.{t} {na}, {a}"));
+                        k.ins(format!("selp.{bt} {r}, {na}, {q}, {m1}"));
+                    } else {
+                        k.ins(format!("selp.{bt} {r}, 0, {q}, {m1}"));
+                    }
+                } else {
+                    k.ins(format!("{name}.{t} {r}, {a}, {safe}"));
+                }
+            }
+            _ => return unsupported(format!("`{}` on integers", op.symbol())),
+        }
+        Ok(r)
+    }
+
+    /// Rust's `as` between scalar types.
+    fn cast(k: &mut Kernel, x: &Reg, to: Scalar) -> Reg {
+        let from = x.ty;
+        let r = k.reg(to);
+        if from == to {
+            Self::mov(k, &r, x);
+            return r;
+        }
+        match (from, to) {
+            (Scalar::Bool, t) if t.is_float() => k.ins(format!(
+                "selp.{} {r}, {}, {}, {x}",
+                arith(t),
+                float_imm(t, 1.0),
+                float_imm(t, 0.0)
+            )),
+            (Scalar::Bool, t) => k.ins(format!("selp.{} {r}, 1, 0, {x}", bits(t))),
+            (f, Scalar::Bool) if f.is_float() => k.ins(format!(
+                "setp.neu.{} {r}, {x}, {}",
+                arith(f),
+                float_imm(f, 0.0)
+            )),
+            (f, Scalar::Bool) => k.ins(format!("setp.ne.{} {r}, {x}, 0", arith(f))),
+            (f, t) if f.is_int() && t.is_int() => match (width(f), width(t)) {
+                (a, b) if a == b => k.ins(format!("mov.{} {r}, {x}", bits(t))),
+                (32, 64) => k.ins(format!(
+                    "cvt.{}.{} {r}, {x}",
+                    if f.is_signed_int() { "s64" } else { "u64" },
+                    arith(f)
+                )),
+                _ => k.ins(format!("cvt.u32.u64 {r}, {x}")),
+            },
+            (f, t) if f.is_int() => k.ins(format!("cvt.rn.{}.{} {r}, {x}", arith(t), arith(f))),
+            (f, t) if t.is_int() => {
+                k.ins(format!("cvt.rzi.sat.{}.{} {r}, {x}", arith(t), arith(f)))
+            }
+            (Scalar::F32, Scalar::F64) => k.ins(format!("cvt.f64.f32 {r}, {x}")),
+            _ => k.ins(format!("cvt.rn.f32.f64 {r}, {x}")),
+        }
+        r
+    }
+
+    fn math(&mut self, k: &mut Kernel, m: MathFn, xs: &[Reg]) -> R<Reg> {
+        use MathFn::*;
+        let Some(x) = xs.first() else {
+            return unsupported("a math function without arguments");
+        };
+        if xs.len() != m.arity() {
+            return unsupported(format!("`{}` with {} arguments", m.name(), xs.len()));
+        }
+        let s = x.ty;
+        let t = arith(s);
+        let r = k.reg(s);
+        if !s.is_float() {
+            match m {
+                Abs if s.is_signed_int() => k.ins(format!("abs.{t} {r}, {x}")),
+                Abs => Self::mov(k, &r, x),
+                Min => k.ins(format!("min.{t} {r}, {x}, {}", xs[1])),
+                Max => k.ins(format!("max.{t} {r}, {x}, {}", xs[1])),
+                _ => return unsupported(format!("`{}` of an integer", m.name())),
+            }
+            return Ok(r);
+        }
+        match m {
+            Abs => k.ins(format!("abs.{t} {r}, {x}")),
+            Sqrt => k.ins(format!("sqrt.rn.{t} {r}, {x}")),
+            Floor => k.ins(format!("cvt.rmi.{t}.{t} {r}, {x}")),
+            Ceil => k.ins(format!("cvt.rpi.{t}.{t} {r}, {x}")),
+            Trunc => k.ins(format!("cvt.rzi.{t}.{t} {r}, {x}")),
+            Round => {
+                // Half away from zero: trunc, then one step away when the dropped part is
+                // at least a half (x - trunc(x) is exact).
+                let tr = k.reg(s);
+                k.ins(format!("cvt.rzi.{t}.{t} {tr}, {x}"));
+                let d = k.reg(s);
+                k.ins(format!("sub.rn.{t} {d}, {x}, {tr}"));
+                k.ins(format!("abs.{t} {d}, {d}"));
+                let ge = k.reg(Scalar::Bool);
+                k.ins(format!("setp.ge.{t} {ge}, {d}, {}", float_imm(s, 0.5)));
+                let one = k.reg(s);
+                k.ins(format!("mov.{t} {one}, {}", float_imm(s, 1.0)));
+                k.ins(format!("copysign.{t} {one}, {x}, {one}"));
+                let up = k.reg(s);
+                k.ins(format!("add.rn.{t} {up}, {tr}, {one}"));
+                k.ins(format!("selp.{t} {r}, {up}, {tr}, {ge}"));
+            }
+            Min => k.ins(format!("min.{t} {r}, {x}, {}", xs[1])),
+            Max => k.ins(format!("max.{t} {r}, {x}, {}", xs[1])),
+            MulAdd => k.ins(format!("fma.rn.{t} {r}, {x}, {}, {}", xs[1], xs[2])),
+            Exp | Ln | Log2 | Sin | Cos | Tanh | Powf => {
+                return unsupported(format!(
+                    "`{}`: no correctly rounded PTX implementation yet",
+                    m.name()
+                ));
+            }
+        }
+        Ok(r)
+    }
+}
+
+/// The `red.global` operation equivalent to a `scatter_reduce` operator, if any.
+fn atomic_op(op: &Lambda, ty: Scalar) -> Option<String> {
+    let [stmt] = op.body.stmts.as_slice() else {
+        return None;
+    };
+    if stmt.var != op.body.result || op.params.len() != 2 {
+        return None;
+    }
+    let (p, q) = (op.params[0], op.params[1]);
+    let operands_ok = |a: VarId, b: VarId| (a == p && b == q) || (a == q && b == p);
+    let name = match &stmt.expr {
+        Expr::Binary(bop, a, b) if operands_ok(*a, *b) => match bop {
+            BinOp::Add => "add",
+            BinOp::BitAnd => "and",
+            BinOp::BitOr => "or",
+            BinOp::BitXor => "xor",
+            _ => return None,
+        },
+        Expr::Math(MathFn::Min, xs) if xs.len() == 2 && operands_ok(xs[0], xs[1]) => "min",
+        Expr::Math(MathFn::Max, xs) if xs.len() == 2 && operands_ok(xs[0], xs[1]) => "max",
+        _ => return None,
+    };
+    match (name, ty) {
+        ("add", Scalar::F32) => Some("add.f32".into()),
+        ("add", Scalar::F64) => Some("add.f64".into()),
+        (_, s) if s.is_float() || s == Scalar::Bool => None,
+        ("add", s) => Some(format!(
+            "add.{}",
+            if width(s) == 32 { "u32" } else { "u64" }
+        )),
+        ("min" | "max", s) => Some(format!("{name}.{}", arith(s))),
+        (_, s) => Some(format!("{name}.{}", bits(s))),
+    }
+}

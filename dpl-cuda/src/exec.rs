@@ -1,0 +1,808 @@
+//! The executor: runs a [`GpuProgram`]'s plan through a [`Driver`].
+//!
+//! The environment maps each top-level variable to a host value (scalars and tuples, as
+//! [`Value`]s), a device sequence (one buffer per scalar leaf of the element type, plus the
+//! length), or a tuple of those. Scalar statements are evaluated with the reference
+//! interpreter's own semantics (each one is run by [`dpl_core::interp::run`] as a
+//! one-statement function), so host arithmetic cannot drift from the CPU backends.
+//!
+//! Failed checks inside kernels are kept in a 32-byte error record: word 0 holds the
+//! bitwise negation of the smallest failing key (0: none), written with an atomic max.
+//! At a [`Step::CheckErrors`] the executor reads it; when set, it launches the kernels of
+//! the checked group again in *report mode* (the report key parameter is that word), where
+//! only the thread with that key writes its site and values (words 1-3), and turns them
+//! into the [`Error`] the interpreter gives. Keys are element indices (then `len + i` for
+//! the second stage of a combinator), so the reported failure is the one the sequential
+//! reference reports first, whatever the schedule.
+
+use dpl_core::interp::{self, Value};
+use dpl_core::ir::{Block, Expr, Function, Scalar, Span, Stmt, Type};
+use dpl_core::run::{Error, Location};
+
+use crate::GpuProgram;
+use crate::plan::*;
+use crate::ptx::size_of;
+
+/// A scalar kernel argument.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum LaunchArg {
+    /// A `.u32` (also `.s32` and `bool`) parameter.
+    U32(u32),
+    /// A `.u64` (also `.s64`, lengths and device addresses) parameter.
+    U64(u64),
+    /// A `.f32` parameter.
+    F32(f32),
+    /// A `.f64` parameter.
+    F64(f64),
+}
+
+/// What the executor needs from a device. Memory is untyped and addressed by 64-bit device
+/// addresses; errors are messages (they become [`Error::Device`]).
+pub trait Driver {
+    /// A loaded PTX module.
+    type Module;
+    /// Loads (or finds in a cache) the module of a PTX text.
+    fn load(&self, ptx: &str) -> Result<Self::Module, String>;
+    /// Allocates `bytes` zeroed bytes (at least 1).
+    fn alloc_zeroed(&self, bytes: usize) -> Result<u64, String>;
+    /// Copies host bytes to device address `dst`.
+    fn write(&self, dst: u64, data: &[u8]) -> Result<(), String>;
+    /// Copies device bytes at `src` to the host.
+    fn read(&self, src: u64, out: &mut [u8]) -> Result<(), String>;
+    /// Copies `bytes` bytes between device addresses.
+    fn copy(&self, src: u64, dst: u64, bytes: usize) -> Result<(), String>;
+    /// Launches `kernel` over `grid` blocks of `block` threads (one dimension) and waits
+    /// for it.
+    fn launch(
+        &self,
+        module: &Self::Module,
+        kernel: &str,
+        grid: u32,
+        block: u32,
+        args: &[LaunchArg],
+    ) -> Result<(), String>;
+    /// Frees an allocation.
+    fn free(&self, addr: u64) -> Result<(), String>;
+}
+
+/// Where errors are reported when no location table is given.
+/// The location of errors when [`run`] is given no location table.
+pub const UNKNOWN_LOCATION: Location = Location {
+    file: "<dpl>",
+    line: 0,
+    column: 0,
+};
+
+/// Runs `program` on `args` (one [`Value`] per parameter); errors carry an unknown
+/// location (see [`run_at`]).
+pub fn run<D: Driver>(program: &GpuProgram, driver: &D, args: Vec<Value>) -> Result<Value, Error> {
+    run_at(program, driver, args, &|_| UNKNOWN_LOCATION)
+}
+
+/// Runs `program` on `args`; `locate` maps a statement's span number to its source
+/// location for error messages.
+pub fn run_at<D: Driver>(
+    program: &GpuProgram,
+    driver: &D,
+    args: Vec<Value>,
+    locate: &dyn Fn(u32) -> Location,
+) -> Result<Value, Error> {
+    let plan = &program.plan;
+    if args.len() != plan.params.len() {
+        return Err(Error::Device(format!(
+            "`{}` takes {} argument(s), {} given",
+            program.name,
+            plan.params.len(),
+            args.len()
+        )));
+    }
+    let module = driver.load(&program.ptx).map_err(Error::Device)?;
+    let mut ex = Exec {
+        program,
+        driver,
+        module,
+        env: Vec::new(),
+        temps: vec![None; plan.temps as usize],
+        allocs: Vec::new(),
+        pending: Vec::new(),
+        err: 0,
+        locate,
+    };
+    let result = ex.start(args).and_then(|()| {
+        ex.steps(&plan.steps)?;
+        let r = ex.get(plan.result)?.clone();
+        ex.to_value(&r)
+    });
+    for a in std::mem::take(&mut ex.allocs) {
+        let _ = driver.free(a);
+    }
+    result
+}
+
+/// A value of the environment.
+#[derive(Clone, Debug)]
+enum Rt {
+    /// A host value (scalar or tuple of scalars).
+    Val(Value),
+    /// A device sequence.
+    Seq {
+        bufs: Vec<u64>,
+        len: usize,
+        elem: Type,
+    },
+    /// A tuple holding sequences.
+    Tup(Vec<Rt>),
+}
+
+#[derive(Clone, Debug)]
+enum TempV {
+    Buf(u64),
+    Num(u64),
+}
+
+struct Exec<'a, D: Driver> {
+    program: &'a GpuProgram,
+    driver: &'a D,
+    module: D::Module,
+    env: Vec<Option<Rt>>,
+    temps: Vec<Option<TempV>>,
+    allocs: Vec<u64>,
+    /// Launches since the last check: kernel, grid, resolved arguments and the position
+    /// of the report key among them.
+    pending: Vec<(usize, u32, Vec<LaunchArg>, Option<usize>)>,
+    err: u64,
+    locate: &'a dyn Fn(u32) -> Location,
+}
+
+fn dev(e: String) -> Error {
+    Error::Device(e)
+}
+
+fn internal(msg: impl Into<String>) -> Error {
+    Error::Device(format!(
+        "internal error of the GPU executor: {}",
+        msg.into()
+    ))
+}
+
+/// The scalar leaves of a host value, in order.
+fn value_leaves(v: &Value, out: &mut Vec<Value>) {
+    match v {
+        Value::Tuple(vs) => vs.iter().for_each(|v| value_leaves(v, out)),
+        other => out.push(other.clone()),
+    }
+}
+
+fn scalar_bytes(v: &Value, out: &mut Vec<u8>) -> Result<(), Error> {
+    match *v {
+        Value::Bool(b) => out.push(u8::from(b)),
+        Value::I32(x) => out.extend_from_slice(&x.to_le_bytes()),
+        Value::U32(x) => out.extend_from_slice(&x.to_le_bytes()),
+        Value::I64(x) => out.extend_from_slice(&x.to_le_bytes()),
+        Value::U64(x) => out.extend_from_slice(&x.to_le_bytes()),
+        Value::Usize(x) => out.extend_from_slice(&(x as u64).to_le_bytes()),
+        Value::F32(x) => out.extend_from_slice(&x.to_le_bytes()),
+        Value::F64(x) => out.extend_from_slice(&x.to_le_bytes()),
+        _ => return Err(internal("a scalar was expected")),
+    }
+    Ok(())
+}
+
+fn scalar_from_bytes(s: Scalar, b: &[u8]) -> Value {
+    let w8 = |b: &[u8]| {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(&b[..8]);
+        a
+    };
+    let w4 = |b: &[u8]| {
+        let mut a = [0u8; 4];
+        a.copy_from_slice(&b[..4]);
+        a
+    };
+    match s {
+        Scalar::Bool => Value::Bool(b[0] != 0),
+        Scalar::I32 => Value::I32(i32::from_le_bytes(w4(b))),
+        Scalar::U32 => Value::U32(u32::from_le_bytes(w4(b))),
+        Scalar::F32 => Value::F32(f32::from_le_bytes(w4(b))),
+        Scalar::I64 => Value::I64(i64::from_le_bytes(w8(b))),
+        Scalar::U64 => Value::U64(u64::from_le_bytes(w8(b))),
+        Scalar::Usize => Value::Usize(u64::from_le_bytes(w8(b)) as usize),
+        Scalar::F64 => Value::F64(f64::from_le_bytes(w8(b))),
+    }
+}
+
+fn type_leaves(t: &Type) -> Result<Vec<Scalar>, Error> {
+    crate::codegen::leaves(t).map_err(|e| internal(e.message))
+}
+
+/// Rebuilds a value of type `ty` from scalar leaves.
+fn assemble(ty: &Type, it: &mut impl Iterator<Item = Value>) -> Result<Value, Error> {
+    Ok(match ty {
+        Type::Tuple(ts) => Value::Tuple(
+            ts.iter()
+                .map(|t| assemble(t, it))
+                .collect::<Result<_, _>>()?,
+        ),
+        _ => it.next().ok_or_else(|| internal("too few leaves"))?,
+    })
+}
+
+fn as_u64(v: &Value) -> Result<u64, Error> {
+    Ok(match *v {
+        Value::Usize(x) => x as u64,
+        Value::U64(x) => x,
+        Value::U32(x) => x.into(),
+        Value::I32(x) => x as u64,
+        Value::I64(x) => x as u64,
+        _ => return Err(internal("an integer was expected")),
+    })
+}
+
+fn as_i128(v: &Value) -> Result<i128, Error> {
+    Ok(match *v {
+        Value::Usize(x) => x as i128,
+        Value::U64(x) => x.into(),
+        Value::U32(x) => x.into(),
+        Value::I32(x) => x.into(),
+        Value::I64(x) => x.into(),
+        _ => return Err(internal("an integer index was expected")),
+    })
+}
+
+impl<D: Driver> Exec<'_, D> {
+    fn at(&self, span: u32) -> Location {
+        (self.locate)(span)
+    }
+
+    fn alloc(&mut self, bytes: usize) -> Result<u64, Error> {
+        let a = self.driver.alloc_zeroed(bytes.max(1)).map_err(dev)?;
+        self.allocs.push(a);
+        Ok(a)
+    }
+
+    fn set(&mut self, v: u32, x: Rt) {
+        let i = v as usize;
+        if self.env.len() <= i {
+            self.env.resize(i + 1, None);
+        }
+        self.env[i] = Some(x);
+    }
+
+    fn get(&self, v: u32) -> Result<&Rt, Error> {
+        self.env
+            .get(v as usize)
+            .and_then(Option::as_ref)
+            .ok_or_else(|| internal(format!("%{v} undefined")))
+    }
+
+    fn path(&self, v: u32, path: &[u32]) -> Result<Rt, Error> {
+        let mut cur = self.get(v)?.clone();
+        for &p in path {
+            cur = match cur {
+                Rt::Tup(xs) => xs.get(p as usize).cloned(),
+                Rt::Val(Value::Tuple(xs)) => xs.get(p as usize).cloned().map(Rt::Val),
+                _ => None,
+            }
+            .ok_or_else(|| internal("bad tuple path"))?;
+        }
+        Ok(cur)
+    }
+
+    fn value(&self, v: u32) -> Result<Value, Error> {
+        match self.get(v)? {
+            Rt::Val(x) => Ok(x.clone()),
+            _ => Err(internal(format!("%{v} is not a host value"))),
+        }
+    }
+
+    /// Uploads the arguments.
+    fn start(&mut self, args: Vec<Value>) -> Result<(), Error> {
+        self.err = self.alloc(32)?;
+        let params = self.program.plan.params.clone();
+        for ((v, ty), a) in params.iter().zip(args) {
+            if !a.conforms(ty) {
+                return Err(Error::Device(format!("argument %{v} must be {ty}")));
+            }
+            let rt = self.upload(ty, &a)?;
+            self.set(*v, rt);
+        }
+        Ok(())
+    }
+
+    fn upload(&mut self, ty: &Type, a: &Value) -> Result<Rt, Error> {
+        Ok(match (ty, a) {
+            (Type::Seq(elem), Value::Seq(items)) => {
+                let ls = type_leaves(elem)?;
+                let mut bytes: Vec<Vec<u8>> = ls
+                    .iter()
+                    .map(|l| Vec::with_capacity(items.len() * size_of(*l) as usize))
+                    .collect();
+                let mut tmp = Vec::new();
+                for it in items.iter() {
+                    tmp.clear();
+                    value_leaves(it, &mut tmp);
+                    for (b, x) in bytes.iter_mut().zip(&tmp) {
+                        scalar_bytes(x, b)?;
+                    }
+                }
+                let mut bufs = Vec::new();
+                for b in bytes {
+                    let addr = self.alloc(b.len())?;
+                    if !b.is_empty() {
+                        self.driver.write(addr, &b).map_err(dev)?;
+                    }
+                    bufs.push(addr);
+                }
+                Rt::Seq {
+                    bufs,
+                    len: items.len(),
+                    elem: (**elem).clone(),
+                }
+            }
+            (Type::Tuple(ts), Value::Tuple(vs))
+                if ts
+                    .iter()
+                    .any(|t| matches!(t, Type::Seq(_) | Type::Tuple(_))) =>
+            {
+                Rt::Tup(
+                    ts.iter()
+                        .zip(vs)
+                        .map(|(t, v)| self.upload(t, v))
+                        .collect::<Result<_, _>>()?,
+                )
+            }
+            _ => Rt::Val(a.clone()),
+        })
+    }
+
+    fn to_value(&self, r: &Rt) -> Result<Value, Error> {
+        Ok(match r {
+            Rt::Val(v) => v.clone(),
+            Rt::Tup(xs) => Value::Tuple(
+                xs.iter()
+                    .map(|x| self.to_value(x))
+                    .collect::<Result<_, _>>()?,
+            ),
+            Rt::Seq { bufs, len, elem } => {
+                let ls = type_leaves(elem)?;
+                let mut cols = Vec::new();
+                for (b, l) in bufs.iter().zip(&ls) {
+                    let sz = size_of(*l) as usize;
+                    let mut bytes = vec![0u8; len * sz];
+                    if *len > 0 {
+                        self.driver.read(*b, &mut bytes).map_err(dev)?;
+                    }
+                    cols.push(bytes);
+                }
+                let mut items = Vec::with_capacity(*len);
+                for i in 0..*len {
+                    let mut it = ls.iter().zip(&cols).map(|(l, c)| {
+                        let sz = size_of(*l) as usize;
+                        scalar_from_bytes(*l, &c[i * sz..(i + 1) * sz])
+                    });
+                    items.push(assemble(elem, &mut it)?);
+                }
+                Value::seq(items)
+            }
+        })
+    }
+
+    fn count(&self, c: &Count) -> Result<u64, Error> {
+        Ok(match c {
+            Count::Const(x) => *x,
+            Count::Var(v) => as_u64(&self.value(*v)?)?,
+            Count::Len { var, path } => match self.path(*var, path)? {
+                Rt::Seq { len, .. } => len as u64,
+                _ => return Err(internal("length of a non-sequence")),
+            },
+            Count::Temp(t) => match self.temps.get(*t as usize) {
+                Some(Some(TempV::Num(x))) => *x,
+                _ => return Err(internal("numeric temporary missing")),
+            },
+            Count::CeilDiv(a, b) => self.count(a)?.div_ceil(*b),
+            Count::Min(a, b) => self.count(a)?.min(self.count(b)?),
+            Count::Max(a, b) => self.count(a)?.max(self.count(b)?),
+            Count::Sub(a, b) => self.count(a)?.saturating_sub(self.count(b)?),
+        })
+    }
+
+    fn buf(&self, b: &Buf) -> Result<u64, Error> {
+        match b {
+            Buf::Temp(t) => match self.temps.get(*t as usize) {
+                Some(Some(TempV::Buf(a))) => Ok(*a),
+                _ => Err(internal("buffer temporary missing")),
+            },
+            Buf::Seq { var, path, leaf } => match self.path(*var, path)? {
+                Rt::Seq { bufs, .. } => bufs
+                    .get(*leaf as usize)
+                    .copied()
+                    .ok_or_else(|| internal("bad leaf")),
+                _ => Err(internal("buffer of a non-sequence")),
+            },
+        }
+    }
+
+    fn steps(&mut self, steps: &[Step]) -> Result<(), Error> {
+        for s in steps {
+            self.step(s)?;
+        }
+        Ok(())
+    }
+
+    fn step(&mut self, s: &Step) -> Result<(), Error> {
+        match s {
+            Step::Host {
+                var,
+                ty,
+                expr,
+                span,
+            } => {
+                let v = self.host(ty, expr, *span)?;
+                self.set(*var, v);
+            }
+            Step::Assert { check, span } => self.assert(check, *span)?,
+            Step::Alloc { temp, elem, count } => {
+                let n = self.count(count)?;
+                let bytes = n
+                    .checked_mul(size_of(*elem))
+                    .ok_or_else(|| dev("allocation too large".into()))?;
+                let a = self.alloc(
+                    usize::try_from(bytes).map_err(|_| dev("allocation too large".into()))?,
+                )?;
+                self.temps[*temp as usize] = Some(TempV::Buf(a));
+            }
+            Step::Copy {
+                src,
+                dst,
+                elem,
+                count,
+            } => {
+                let bytes = (self.count(count)? * size_of(*elem)) as usize;
+                if bytes > 0 {
+                    self.driver
+                        .copy(self.buf(src)?, self.buf(dst)?, bytes)
+                        .map_err(dev)?;
+                }
+            }
+            Step::ReadCount {
+                temp,
+                src,
+                index,
+                guard,
+            } => {
+                let x = if self.count(guard)? == 0 {
+                    0
+                } else {
+                    let mut b = [0u8; 8];
+                    self.driver
+                        .read(self.buf(src)? + 8 * self.count(index)?, &mut b)
+                        .map_err(dev)?;
+                    u64::from_le_bytes(b)
+                };
+                self.temps[*temp as usize] = Some(TempV::Num(x));
+            }
+            Step::Launch(l) => self.launch(l)?,
+            Step::CheckErrors => self.check_errors()?,
+            Step::BindSeq {
+                var,
+                elem,
+                bufs,
+                len,
+            } => {
+                let bufs = bufs.iter().map(|b| self.buf(b)).collect::<Result<_, _>>()?;
+                let len = self.count(len)? as usize;
+                self.set(
+                    *var,
+                    Rt::Seq {
+                        bufs,
+                        len,
+                        elem: elem.clone(),
+                    },
+                );
+            }
+            Step::ReadScalars {
+                var,
+                ty,
+                bufs,
+                has,
+                origin,
+                span,
+            } => {
+                if let Some(h) = has {
+                    let mut b = [0u8; 1];
+                    self.driver.read(self.buf(h)?, &mut b).map_err(dev)?;
+                    if b[0] == 0 {
+                        return Err(Error::Empty {
+                            prim: origin.name(),
+                            at: self.at(*span),
+                        });
+                    }
+                }
+                let ls = type_leaves(ty)?;
+                let mut vals = Vec::new();
+                for (b, l) in bufs.iter().zip(&ls) {
+                    let mut bytes = vec![0u8; size_of(*l) as usize];
+                    self.driver.read(self.buf(b)?, &mut bytes).map_err(dev)?;
+                    vals.push(scalar_from_bytes(*l, &bytes));
+                }
+                let v = assemble(ty, &mut vals.into_iter())?;
+                self.set(*var, Rt::Val(v));
+            }
+            Step::If {
+                var,
+                cond,
+                then,
+                then_result,
+                else_,
+                else_result,
+            } => {
+                let c = matches!(self.value(*cond)?, Value::Bool(true));
+                let (steps, r) = if c {
+                    (then, then_result)
+                } else {
+                    (else_, else_result)
+                };
+                self.steps(steps)?;
+                let v = self.get(*r)?.clone();
+                self.set(*var, v);
+            }
+        }
+        Ok(())
+    }
+
+    fn launch(&mut self, l: &Launch) -> Result<(), Error> {
+        let mut args = Vec::with_capacity(l.args.len());
+        let mut report = None;
+        for a in &l.args {
+            args.push(match a {
+                KArg::Buf(b) => LaunchArg::U64(self.buf(b)?),
+                KArg::Count(c) => LaunchArg::U64(self.count(c)?),
+                KArg::ErrorRecord => LaunchArg::U64(self.err),
+                KArg::ReportKey => {
+                    report = Some(args.len());
+                    LaunchArg::U64(0)
+                }
+                KArg::Scalar { var, path, ty } => {
+                    let Rt::Val(v) = self.path(*var, path)? else {
+                        return Err(internal("a scalar argument is a sequence"));
+                    };
+                    match (ty, v) {
+                        (Scalar::Bool, Value::Bool(b)) => LaunchArg::U32(u32::from(b)),
+                        (Scalar::F32, Value::F32(x)) => LaunchArg::F32(x),
+                        (Scalar::F64, Value::F64(x)) => LaunchArg::F64(x),
+                        (Scalar::I32, Value::I32(x)) => LaunchArg::U32(x as u32),
+                        (Scalar::U32, Value::U32(x)) => LaunchArg::U32(x),
+                        (_, v) => LaunchArg::U64(as_u64(&v)?),
+                    }
+                }
+            });
+        }
+        let grid = self.count(&l.grid)?.max(1);
+        let grid = u32::try_from(grid).map_err(|_| dev(format!("grid of {grid} blocks")))?;
+        let kernel = l.kernel as usize;
+        self.raw_launch(kernel, grid, l.block, &args)?;
+        self.pending.push((kernel, grid, args, report));
+        Ok(())
+    }
+
+    fn raw_launch(
+        &self,
+        kernel: usize,
+        grid: u32,
+        block: u32,
+        args: &[LaunchArg],
+    ) -> Result<(), Error> {
+        let name = self
+            .program
+            .kernels
+            .get(kernel)
+            .ok_or_else(|| internal("bad kernel index"))?;
+        self.driver
+            .launch(&self.module, name, grid, block, args)
+            .map_err(dev)
+    }
+
+    fn check_errors(&mut self) -> Result<(), Error> {
+        let pending = std::mem::take(&mut self.pending);
+        let mut rec = [0u8; 32];
+        self.driver.read(self.err, &mut rec).map_err(dev)?;
+        fn word(rec: &[u8; 32], i: usize) -> u64 {
+            u64::from_le_bytes(rec[i * 8..i * 8 + 8].try_into().unwrap_or([0; 8]))
+        }
+        let nk = word(&rec, 0);
+        if nk == 0 {
+            return Ok(());
+        }
+        for (kernel, grid, mut args, report) in pending {
+            if let Some(r) = report {
+                args[r] = LaunchArg::U64(nk);
+            }
+            self.raw_launch(kernel, grid, crate::codegen::BLOCK, &args)?;
+        }
+        self.driver.read(self.err, &mut rec).map_err(dev)?;
+        let (site, a, b) = (word(&rec, 1), word(&rec, 2), word(&rec, 3));
+        let Some(site) = site
+            .checked_sub(1)
+            .and_then(|s| self.program.plan.sites.get(s as usize))
+        else {
+            return Err(internal("a failed check did not report its site"));
+        };
+        let at = self.at(site.span);
+        let prim = site.origin.name();
+        Err(match site.kind {
+            SiteKind::IndexOutOfRange => Error::IndexOutOfRange {
+                prim,
+                index: if site.signed {
+                    a as i64 as i128
+                } else {
+                    a as i128
+                },
+                len: b as usize,
+                at,
+            },
+            SiteKind::DivideByZero => Error::DivideByZero { at },
+            SiteKind::LengthMismatch => Error::LengthMismatch {
+                prim,
+                left: a as usize,
+                right: b as usize,
+                at,
+            },
+            SiteKind::Empty => Error::Empty { prim, at },
+            SiteKind::Duplicate => Error::NotAPermutation {
+                prim,
+                detail: format!("index {a} appears twice"),
+                at,
+            },
+        })
+    }
+
+    fn assert(&self, check: &HostAssert, span: u32) -> Result<(), Error> {
+        let at = self.at(span);
+        match check {
+            HostAssert::EqLen { origin, a, b } => {
+                let (l, r) = (
+                    as_u64(&self.value(*a)?)? as usize,
+                    as_u64(&self.value(*b)?)? as usize,
+                );
+                if l != r {
+                    return Err(Error::LengthMismatch {
+                        prim: origin.name(),
+                        left: l,
+                        right: r,
+                        at,
+                    });
+                }
+            }
+            HostAssert::InBounds { origin, index, len } => {
+                let i = as_i128(&self.value(*index)?)?;
+                let n = as_u64(&self.value(*len)?)? as usize;
+                if i < 0 || i >= n as i128 {
+                    return Err(Error::IndexOutOfRange {
+                        prim: origin.name(),
+                        index: i,
+                        len: n,
+                        at,
+                    });
+                }
+            }
+            HostAssert::NonEmpty { origin, len } => {
+                if as_u64(&self.value(*len)?)? == 0 {
+                    return Err(Error::Empty {
+                        prim: origin.name(),
+                        at,
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn host(&self, ty: &Type, expr: &HostExpr, span: u32) -> Result<Rt, Error> {
+        Ok(match expr {
+            HostExpr::Var(v) => self.get(*v)?.clone(),
+            HostExpr::Tuple(vs) => {
+                let xs: Vec<Rt> = vs
+                    .iter()
+                    .map(|v| self.get(*v).cloned())
+                    .collect::<Result<_, _>>()?;
+                if xs.iter().all(|x| matches!(x, Rt::Val(_))) {
+                    Rt::Val(Value::Tuple(
+                        xs.into_iter()
+                            .map(|x| if let Rt::Val(v) = x { v } else { Value::unit() })
+                            .collect(),
+                    ))
+                } else {
+                    Rt::Tup(xs)
+                }
+            }
+            HostExpr::Field(v, n) => self.path(*v, &[*n])?,
+            HostExpr::Len(v) => match self.get(*v)? {
+                Rt::Seq { len, .. } => Rt::Val(Value::Usize(*len)),
+                _ => return Err(internal("len of a non-sequence")),
+            },
+            HostExpr::Index {
+                seq,
+                index,
+                checked,
+            } => {
+                let Rt::Seq { bufs, len, elem } = self.get(*seq)?.clone() else {
+                    return Err(internal("indexing a non-sequence"));
+                };
+                let i = as_i128(&self.value(*index)?)?;
+                if i < 0 || i >= len as i128 {
+                    return Err(match checked {
+                        Some(o) => Error::IndexOutOfRange {
+                            prim: o.name(),
+                            index: i,
+                            len,
+                            at: self.at(span),
+                        },
+                        None => {
+                            internal(format!("unchecked index {i} out of range for length {len}"))
+                        }
+                    });
+                }
+                let ls = type_leaves(&elem)?;
+                let mut vals = Vec::new();
+                for (b, l) in bufs.iter().zip(&ls) {
+                    let sz = size_of(*l);
+                    let mut bytes = vec![0u8; sz as usize];
+                    self.driver
+                        .read(b + sz * i as u64, &mut bytes)
+                        .map_err(dev)?;
+                    vals.push(scalar_from_bytes(*l, &bytes));
+                }
+                Rt::Val(assemble(&elem, &mut vals.into_iter())?)
+            }
+            HostExpr::Const(c) => Rt::Val(self.interp(ty, &[], |_| Expr::Const(*c), span)?),
+            HostExpr::Unary(op, x) => {
+                Rt::Val(self.interp(ty, &[*x], |p| Expr::Unary(*op, p[0]), span)?)
+            }
+            HostExpr::Binary(op, a, b) => {
+                Rt::Val(self.interp(ty, &[*a, *b], |p| Expr::Binary(*op, p[0], p[1]), span)?)
+            }
+            HostExpr::Cast(x, to) => {
+                Rt::Val(self.interp(ty, &[*x], |p| Expr::Cast(p[0], *to), span)?)
+            }
+            HostExpr::Math(m, xs) => {
+                Rt::Val(self.interp(ty, xs, |p| Expr::Math(*m, p.to_vec()), span)?)
+            }
+        })
+    }
+
+    /// Evaluates one scalar statement with the reference interpreter.
+    fn interp(
+        &self,
+        ty: &Type,
+        operands: &[u32],
+        build: impl FnOnce(&[dpl_core::ir::VarId]) -> Expr,
+        span: u32,
+    ) -> Result<Value, Error> {
+        let mut f = Function::new("host", ty.clone());
+        let mut args = Vec::new();
+        let mut params = Vec::new();
+        for &o in operands {
+            let v = self.value(o)?;
+            let t = match v.scalar_type() {
+                Some(s) => Type::Scalar(s),
+                None => return Err(internal("a host operand is not a scalar")),
+            };
+            params.push(f.new_var("x", t, Span::NONE));
+            args.push(v);
+        }
+        f.params = params.clone();
+        let r = f.new_var("r", ty.clone(), Span(span));
+        f.body = Block {
+            stmts: vec![Stmt {
+                var: r,
+                expr: build(&params),
+                span: Span(span),
+            }],
+            result: r,
+        };
+        interp::run(&f, args).map_err(|e| {
+            e.to_run_error(self.at(span))
+                .unwrap_or_else(|| internal(e.to_string()))
+        })
+    }
+}

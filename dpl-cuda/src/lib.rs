@@ -1,0 +1,117 @@
+//! `dpl-cuda`: dpl's GPU backend.
+//!
+//! [`compile`] turns a fused function (the Soac level of [`dpl_core::ir`], what
+//! [`dpl_core::pipeline::compile`] returns as `fused`) into a [`GpuProgram`]: the PTX text
+//! of one module (ISA 7.0, `sm_70`, 64-bit addresses) and a [`plan::Plan`] saying what the
+//! host does — evaluate scalar statements, check assertions, allocate temporaries sized
+//! from lengths, launch kernels, read back scalars and lengths. Both are plain data, so the
+//! `#[parallel]` macro can generate them at compile time and embed them as static data.
+//!
+//! [`run`] executes a program through a [`Driver`]: the simulator ([`sim::SimDriver`],
+//! feature `sim`) or, later, a real device. Contract violations found on the device
+//! (indices out of range, division by zero, duplicate `permute` indices, ...) come back as
+//! the same [`dpl_core::run::Error`] the CPU backends report.
+//!
+//! See the crate README for the kernel designs per combinator.
+#![deny(missing_docs)]
+
+mod codegen;
+mod exec;
+pub mod plan;
+mod ptx;
+#[cfg(feature = "sim")]
+pub mod sim;
+
+pub use exec::{Driver, LaunchArg, UNKNOWN_LOCATION, run, run_at};
+pub use ptx::size_of;
+
+use dpl_core::ir::Function;
+
+/// A construct the GPU backend does not compile (yet).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("not supported by the GPU backend: {message}")]
+pub struct Unsupported {
+    /// What is not supported.
+    pub message: String,
+}
+
+/// A compiled function: one PTX module and the plan that runs it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GpuProgram {
+    /// The function's name.
+    pub name: String,
+    /// The PTX module (every kernel of the function).
+    pub ptx: String,
+    /// The kernels' entry names; [`plan::Launch::kernel`] indexes this list.
+    pub kernels: Vec<String>,
+    /// The host's part.
+    pub plan: plan::Plan,
+}
+
+impl GpuProgram {
+    /// The PTX text of kernel `i` alone (for inspection and golden tests).
+    pub fn kernel_text(&self, i: usize) -> Option<&str> {
+        let name = self.kernels.get(i)?;
+        let start = self.ptx.find(&format!(".visible .entry {name}("))?;
+        let rest = &self.ptx[start..];
+        let end = rest.find("\n}\n").map(|e| e + 3).unwrap_or(rest.len());
+        Some(&rest[..end])
+    }
+}
+
+/// The module header of every generated PTX text.
+pub const PTX_HEADER: &str = ".version 7.0\n.target sm_70\n.address_size 64\n";
+
+/// Compiles a fused function (Soac level) for the GPU.
+///
+/// Fails with [`Unsupported`] for what the backend cannot compile yet: nested sequences as
+/// parameters or results, combinators producing sequences inside element functions, the
+/// transcendental math functions (`exp ln log2 sin cos tanh powf`), float `%`, and
+/// Prim-level functions (run [`dpl_core::pipeline::compile`] first).
+pub fn compile(f: &Function) -> Result<GpuProgram, Unsupported> {
+    for &p in &f.params {
+        check_param_type(f.ty(p))?;
+    }
+    let mut g = codegen::Gen::new(f);
+    let steps = g.host_block(&f.body)?;
+    let mut ptx = String::from(PTX_HEADER);
+    let mut kernels = Vec::new();
+    for (name, text) in &g.kernels {
+        ptx.push('\n');
+        ptx.push_str(text);
+        kernels.push(name.clone());
+    }
+    let plan = plan::Plan {
+        params: f
+            .params
+            .iter()
+            .map(|p| (p.index() as u32, f.ty(*p).clone()))
+            .collect(),
+        steps,
+        result: f.body.result.index() as u32,
+        ret: f.ret.clone(),
+        temps: g.temps,
+        sites: g.sites,
+    };
+    Ok(GpuProgram {
+        name: f.name.clone(),
+        ptx,
+        kernels,
+        plan,
+    })
+}
+
+/// Parameters are scalars, flat sequences of scalars or tuples, and tuples of those.
+fn check_param_type(t: &dpl_core::ir::Type) -> Result<(), Unsupported> {
+    use dpl_core::ir::Type;
+    match t {
+        Type::Scalar(_) => Ok(()),
+        Type::Tuple(ts) => ts.iter().try_for_each(check_param_type),
+        Type::Seq(e) => codegen::leaves(e).map(|_| ()).map_err(|_| Unsupported {
+            message: format!("parameters of nested sequence type `{t}`"),
+        }),
+        Type::Infer => Err(Unsupported {
+            message: "an untyped parameter".into(),
+        }),
+    }
+}

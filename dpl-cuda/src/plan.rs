@@ -1,0 +1,307 @@
+//! The launch plan: what the host does to run a compiled function.
+//!
+//! A [`Plan`] is plain data — vectors, enums, integers, strings and a few `Copy` enums of
+//! `dpl-core` ([`Scalar`], [`BinOp`], [`Origin`], ...) — so the macro can write it out as
+//! Rust tokens and embed it next to the PTX text. The executor ([`crate::run`]) walks the
+//! steps in order with an environment holding, per top-level IR variable, either host
+//! values (scalars, tuples) or device sequences (one buffer per scalar leaf of the element
+//! type: structure of arrays), and a table of temporaries (device buffers and host
+//! counts).
+//!
+//! Variables are named by the index of their [`dpl_core::ir::VarId`] in the compiled
+//! function's arena, so a plan can be read side by side with the IR's text form.
+
+use dpl_core::ir::{BinOp, Const, MathFn, Origin, Scalar, Type, UnOp};
+
+/// The host-side program of a compiled function.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Plan {
+    /// The parameters (variable indices), in order, with their types.
+    pub params: Vec<(u32, Type)>,
+    /// The steps, in order.
+    pub steps: Vec<Step>,
+    /// The variable holding the function's result.
+    pub result: u32,
+    /// The declared result type.
+    pub ret: Type,
+    /// How many temporaries ([`Count::Temp`], [`Buf::Temp`]) the steps use.
+    pub temps: u32,
+    /// The places in the kernels where a run-time check can fail, indexed by site number.
+    pub sites: Vec<ErrorSite>,
+}
+
+/// One thing the host does.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Step {
+    /// Evaluates a statement of the function's top level on the host.
+    Host {
+        /// The variable defined.
+        var: u32,
+        /// Its type.
+        ty: Type,
+        /// The expression.
+        expr: HostExpr,
+        /// The statement's span (for error messages).
+        span: u32,
+    },
+    /// Checks an assertion of the function's top level.
+    Assert {
+        /// What is checked.
+        check: HostAssert,
+        /// The statement's span.
+        span: u32,
+    },
+    /// Allocates a zeroed device buffer of `count` elements of type `elem` as temporary
+    /// `temp`.
+    Alloc {
+        /// The temporary that receives the buffer.
+        temp: u32,
+        /// Element type.
+        elem: Scalar,
+        /// Number of elements.
+        count: Count,
+    },
+    /// Copies `count` elements of type `elem` from `src` to `dst`.
+    Copy {
+        /// Source buffer.
+        src: Buf,
+        /// Destination buffer.
+        dst: Buf,
+        /// Element type.
+        elem: Scalar,
+        /// Number of elements.
+        count: Count,
+    },
+    /// Reads element `index` (a `u64`) of `src` into the numeric temporary `temp`; 0 when
+    /// `guard` evaluates to 0 (nothing is read then).
+    ReadCount {
+        /// The temporary that receives the number.
+        temp: u32,
+        /// The buffer (of `u64`).
+        src: Buf,
+        /// The element read.
+        index: Count,
+        /// Read only when this is not zero.
+        guard: Count,
+    },
+    /// Launches a kernel of the module.
+    Launch(Launch),
+    /// Reads the error record; if a kernel recorded a failed check since the last
+    /// `CheckErrors`, re-runs those launches in report mode to learn the first failure's
+    /// details and fails with it.
+    CheckErrors,
+    /// Makes `var` a device sequence made of the buffers `bufs` (one per scalar leaf of
+    /// the element type `elem`) of length `len`.
+    BindSeq {
+        /// The variable defined.
+        var: u32,
+        /// Its element type.
+        elem: Type,
+        /// One buffer per scalar leaf.
+        bufs: Vec<Buf>,
+        /// The length.
+        len: Count,
+    },
+    /// Makes `var` a host value of type `ty` from element 0 of each buffer (one per scalar
+    /// leaf). With `has: Some(buf)`, element 0 of `buf` (a `u32`) says whether there is a
+    /// value at all; if not, fails with [`dpl_core::run::Error::Empty`] for `origin`.
+    ReadScalars {
+        /// The variable defined.
+        var: u32,
+        /// Its type.
+        ty: Type,
+        /// One buffer per scalar leaf.
+        bufs: Vec<Buf>,
+        /// The buffer telling whether a value exists (reductions without start value).
+        has: Option<Buf>,
+        /// The primitive named when there is no value.
+        origin: Origin,
+        /// The statement's span.
+        span: u32,
+    },
+    /// `var = if cond { then } else { else_ }` where the branches are plans of their own.
+    If {
+        /// The variable defined.
+        var: u32,
+        /// The condition (a `bool` variable).
+        cond: u32,
+        /// Steps of the `then` branch.
+        then: Vec<Step>,
+        /// The variable holding the `then` branch's value.
+        then_result: u32,
+        /// Steps of the `else` branch.
+        else_: Vec<Step>,
+        /// The variable holding the `else` branch's value.
+        else_result: u32,
+    },
+}
+
+/// A kernel launch.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Launch {
+    /// The kernel's index in [`crate::GpuProgram::kernels`].
+    pub kernel: u32,
+    /// Number of blocks (at least 1 is launched).
+    pub grid: Count,
+    /// Threads per block.
+    pub block: u32,
+    /// The arguments, in the kernel's parameter order.
+    pub args: Vec<KArg>,
+}
+
+/// A number known on the host at run time.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Count {
+    /// A constant.
+    Const(u64),
+    /// A `usize` variable.
+    Var(u32),
+    /// The length of a sequence variable (`path` selects inside a tuple).
+    Len {
+        /// The variable.
+        var: u32,
+        /// Field indices into nested tuples.
+        path: Vec<u32>,
+    },
+    /// A numeric temporary.
+    Temp(u32),
+    /// `ceil(of / by)`.
+    CeilDiv(Box<Count>, u64),
+    /// `min(a, b)`.
+    Min(Box<Count>, Box<Count>),
+    /// `max(a, b)`.
+    Max(Box<Count>, Box<Count>),
+    /// `a - b` (saturating at 0).
+    Sub(Box<Count>, Box<Count>),
+}
+
+/// A device buffer.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Buf {
+    /// A temporary allocated by [`Step::Alloc`].
+    Temp(u32),
+    /// Leaf `leaf` of the sequence variable `var` (`path` selects inside a tuple).
+    Seq {
+        /// The variable.
+        var: u32,
+        /// Field indices into nested tuples.
+        path: Vec<u32>,
+        /// The scalar leaf of the element type.
+        leaf: u32,
+    },
+}
+
+/// A kernel argument.
+#[derive(Clone, Debug, PartialEq)]
+pub enum KArg {
+    /// A buffer's address (`.u64`).
+    Buf(Buf),
+    /// A count (`.u64`).
+    Count(Count),
+    /// A scalar leaf of a host variable (`path` selects inside a tuple); `bool` is passed
+    /// as a `.u32`.
+    Scalar {
+        /// The variable.
+        var: u32,
+        /// Field indices into nested tuples.
+        path: Vec<u32>,
+        /// Its type.
+        ty: Scalar,
+    },
+    /// The address of the error record (`.u64`).
+    ErrorRecord,
+    /// The report key (`.u64`): 0 in a normal run, the bitwise negation of the failing key
+    /// in report mode.
+    ReportKey,
+}
+
+/// A scalar (or tuple) statement evaluated on the host, operands by variable index.
+#[derive(Clone, Debug, PartialEq)]
+pub enum HostExpr {
+    /// A literal.
+    Const(Const),
+    /// A copy.
+    Var(u32),
+    /// `op x`
+    Unary(UnOp, u32),
+    /// `a op b`
+    Binary(BinOp, u32, u32),
+    /// `x as T`
+    Cast(u32, Scalar),
+    /// `(a, b, ...)` (of any values, sequences included)
+    Tuple(Vec<u32>),
+    /// `t.n`
+    Field(u32, u32),
+    /// A math function.
+    Math(MathFn, Vec<u32>),
+    /// `seq.len()`
+    Len(u32),
+    /// `seq[index]`: one element read back from the device.
+    Index {
+        /// The sequence.
+        seq: u32,
+        /// The index.
+        index: u32,
+        /// Checked on whose behalf (`None`: in range by construction).
+        checked: Option<Origin>,
+    },
+}
+
+/// An assertion of the top level, checked on the host.
+#[derive(Clone, Debug, PartialEq)]
+pub enum HostAssert {
+    /// Two `usize` variables are equal.
+    EqLen {
+        /// Who requires it.
+        origin: Origin,
+        /// First length.
+        a: u32,
+        /// Second length.
+        b: u32,
+    },
+    /// An index variable is below a `usize` variable.
+    InBounds {
+        /// Who requires it.
+        origin: Origin,
+        /// The index.
+        index: u32,
+        /// The bound.
+        len: u32,
+    },
+    /// A `usize` variable is not zero.
+    NonEmpty {
+        /// Who requires it.
+        origin: Origin,
+        /// The length.
+        len: u32,
+    },
+}
+
+/// A place in a kernel where a run-time check can fail.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ErrorSite {
+    /// What is checked.
+    pub kind: SiteKind,
+    /// Who requires it.
+    pub origin: Origin,
+    /// The statement's span.
+    pub span: u32,
+    /// Whether the recorded first value is a signed integer (an index of a signed type).
+    pub signed: bool,
+}
+
+/// The kinds of in-kernel checks. The two recorded values `a` and `b` mean what each
+/// variant says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SiteKind {
+    /// `a` (an index) is not below `b` (a length).
+    IndexOutOfRange,
+    /// Integer division or remainder by zero.
+    DivideByZero,
+    /// Lengths `a` and `b` differ.
+    LengthMismatch,
+    /// A reduction without start value over nothing.
+    Empty,
+    /// `permute`: index `a` appears twice.
+    Duplicate,
+}

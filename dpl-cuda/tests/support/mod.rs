@@ -1,0 +1,173 @@
+//! Shared helpers of the dpl-cuda tests: programs written in the IR text form with named
+//! variables, compiled through the pipeline; a small deterministic random generator;
+//! comparison of results with the reference interpreter.
+#![allow(dead_code)]
+
+use std::fmt::Write as _;
+
+use dpl_core::captures::fix_captures;
+use dpl_core::interp::Value;
+use dpl_core::ir::Function;
+use dpl_core::pipeline::{Compiled, compile};
+use dpl_core::text::parse;
+
+/// Rewrites `$name` variables into `%N` handles (a definition, `$name:`, becomes
+/// `%N name:`), parses the text and recomputes the lambdas' captures.
+pub fn ir(src: &str) -> Function {
+    let chars: Vec<char> = src.chars().collect();
+    let mut names: Vec<String> = Vec::new();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < chars.len() {
+        if chars[i] != '$' {
+            out.push(chars[i]);
+            i += 1;
+            continue;
+        }
+        let start = i + 1;
+        let mut j = start;
+        while j < chars.len() && (chars[j].is_ascii_alphanumeric() || chars[j] == '_') {
+            j += 1;
+        }
+        let name: String = chars[start..j].iter().collect();
+        assert!(!name.is_empty(), "a `$` without a name in\n{src}");
+        let k = match names.iter().position(|n| *n == name) {
+            Some(k) => k,
+            None => {
+                names.push(name.clone());
+                names.len() - 1
+            }
+        };
+        let mut m = j;
+        while chars.get(m) == Some(&' ') {
+            m += 1;
+        }
+        if chars.get(m) == Some(&':') {
+            write!(out, "%{k} {name}").unwrap();
+        } else {
+            write!(out, "%{k}").unwrap();
+        }
+        i = j;
+    }
+    let mut f = parse(&out).unwrap_or_else(|e| panic!("{e}\n{out}"));
+    fix_captures(&mut f);
+    f
+}
+
+/// Compiles a program, panicking with the diagnostics if the pipeline rejects it.
+pub fn compiled(src: &str) -> Compiled {
+    compile(ir(src)).unwrap_or_else(|errors| {
+        let msgs: Vec<String> = errors.iter().map(|d| format!("{d:?}")).collect();
+        panic!("pipeline failed:\n{}\n{src}", msgs.join("\n"))
+    })
+}
+
+/// xorshift64*: deterministic, seedable.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+    pub fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    /// Uniform in `lo..hi` (`hi > lo`).
+    pub fn range(&mut self, lo: i64, hi: i64) -> i64 {
+        let span = (hi as i128 - lo as i128) as u128;
+        (lo as i128 + (self.next() as u128 % span) as i128) as i64
+    }
+    /// A float in `[-1, 1)` times `scale`.
+    pub fn float(&mut self, scale: f64) -> f64 {
+        ((self.next() >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0) * scale
+    }
+    /// A random permutation of `0..n`.
+    pub fn perm(&mut self, n: usize) -> Vec<usize> {
+        let mut p: Vec<usize> = (0..n).collect();
+        for i in (1..n).rev() {
+            let j = (self.next() % (i as u64 + 1)) as usize;
+            p.swap(i, j);
+        }
+        p
+    }
+}
+
+pub fn seq<T: Into<Value>>(xs: Vec<T>) -> Value {
+    Value::seq(xs.into_iter().map(Into::into).collect())
+}
+
+pub fn i64s(r: &mut Rng, n: usize, lo: i64, hi: i64) -> Value {
+    seq((0..n).map(|_| r.range(lo, hi)).collect::<Vec<i64>>())
+}
+
+pub fn i32s(r: &mut Rng, n: usize, lo: i64, hi: i64) -> Value {
+    seq((0..n).map(|_| r.range(lo, hi) as i32).collect::<Vec<i32>>())
+}
+
+pub fn u32s(r: &mut Rng, n: usize, lo: i64, hi: i64) -> Value {
+    seq((0..n).map(|_| r.range(lo, hi) as u32).collect::<Vec<u32>>())
+}
+
+pub fn f32s(r: &mut Rng, n: usize, scale: f64) -> Value {
+    seq((0..n).map(|_| r.float(scale) as f32).collect::<Vec<f32>>())
+}
+
+pub fn f64s(r: &mut Rng, n: usize, scale: f64) -> Value {
+    seq((0..n).map(|_| r.float(scale)).collect::<Vec<f64>>())
+}
+
+pub fn usizes(xs: Vec<usize>) -> Value {
+    seq(xs)
+}
+
+/// Indices in `0..len` (empty when `len` is 0).
+pub fn indices(r: &mut Rng, n: usize, len: usize) -> Value {
+    if len == 0 {
+        return usizes(Vec::new());
+    }
+    usizes((0..n).map(|_| (r.next() % len as u64) as usize).collect())
+}
+
+/// True when two values are equal, floats compared with relative tolerance `rel`
+/// (`rel == 0` means bit-exact, NaNs equal to NaNs).
+pub fn close(a: &Value, b: &Value, rel: f64) -> bool {
+    let near = |x: f64, y: f64| {
+        if rel == 0.0 {
+            x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan())
+        } else {
+            (x.is_nan() && y.is_nan()) || (x - y).abs() <= rel * (1.0 + x.abs().max(y.abs()))
+        }
+    };
+    match (a, b) {
+        (Value::F32(x), Value::F32(y)) => {
+            if rel == 0.0 {
+                x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan())
+            } else {
+                near(f64::from(*x), f64::from(*y))
+            }
+        }
+        (Value::F64(x), Value::F64(y)) => near(*x, *y),
+        (Value::Seq(xs), Value::Seq(ys)) => {
+            xs.len() == ys.len() && xs.iter().zip(ys.iter()).all(|(x, y)| close(x, y, rel))
+        }
+        (Value::Tuple(xs), Value::Tuple(ys)) => {
+            xs.len() == ys.len() && xs.iter().zip(ys).all(|(x, y)| close(x, y, rel))
+        }
+        _ => a == b,
+    }
+}
+
+/// A value's text, cut short.
+pub fn short(v: &Value) -> String {
+    let s = v.to_string();
+    if s.len() > 400 {
+        format!("{}...", &s[..400])
+    } else {
+        s
+    }
+}
