@@ -50,20 +50,17 @@ pub fn with_place<R>(place: Place, f: impl FnOnce() -> R) -> R {
 /// The error for a place whose backend this build does not have.
 pub fn unavailable(place: Place) -> Error {
     let reason = match place {
+        Place::Gpu(_) if cfg!(feature = "cuda") => "the CUDA backend does not generate code yet",
         Place::Gpu(_) => "dpl was built without the `cuda` feature",
+        Place::Sim if cfg!(feature = "sim") => "the simulated-GPU backend does not generate code yet",
         Place::Sim => "dpl was built without the `sim` feature",
         Place::Cpu | Place::Seq => "this function has no implementation for it",
     };
     Error::PlaceUnavailable { place, reason: reason.to_string() }
 }
 
-/// The places this build can run on: always [`Place::Seq`] and [`Place::Cpu`], plus
-/// [`Place::Sim`] with the `sim` feature and `Place::Gpu(n)` for each CUDA device found
-/// with the `cuda` feature.
+/// The places this build can run `#[parallel]` functions on: [`Place::Seq`] and
+/// [`Place::Cpu`]. (The GPU places join the list when their backend generates code.)
 pub fn available_places() -> Vec<Place> {
-    let mut places = vec![Place::Seq, Place::Cpu];
-    if cfg!(feature = "sim") {
-        places.push(Place::Sim);
-    }
-    places
+    vec![Place::Seq, Place::Cpu]
 }
