@@ -1,29 +1,20 @@
-//! The dpl kernels of the `pcg` example: one `#[parallel] mod`, so calls between its
-//! functions are inlined and fused, and the [`Dpl`] kernel set that the PCG loop calls.
+//! The dpl kernels of the `pcg` example: one `#[parallel] mod` ([`pcg`]), so that calls
+//! between its functions are inlined and fused, and the [`Dpl`] kernel set that the PCG
+//! loop calls.
 //!
-//! [`form_preconditioner`] and [`precondition_split`] are Copperhead's Figure 6 as written
-//! there, on separate `u` and `v` arrays (`vmul`/`vadd` calls fused into one loop per
-//! output). The solver's vectors are interleaved (`x[2i] = u_i`, `x[2i + 1] = v_i`), and
-//! [`precondition`] is Figure 6's `e` and `f` computed as one sequence: with
-//! `spread(p, q) = [p0, q0, p1, q1, ...]`, `first(x) = [u0, u0, u1, u1, ...]` and
-//! `second(x) = [v0, v0, v1, v1, ...]`,
-//!
-//! ```text
-//! precondition(x) = vadd(vmul(spread(p_a, p_b), first(x)), vmul(spread(p_b, p_c), second(x)))
-//!                 = [e0, f0, e1, f1, ...]
-//! ```
-//!
-//! which the compiler fuses (eleven calls, twelve temporaries before fusion) into one loop
-//! with no temporary. The operator [`apply`] reuses the same block product
-//! ([`block_apply`]) with the system's blocks and subtracts the weighted neighbours
-//! ([`coupling`]): again one loop.
+//! [`pcg::form_preconditioner`] and [`pcg::precondition`] are Copperhead's Figure 6 as
+//! written there. Each output of `precondition` is one fused loop (`vadd(vmul(p_a, u),
+//! vmul(p_b, v))`: three calls, two temporaries before fusion, one loop and none after),
+//! [`pcg::block_row`]; the solver calls it once per output (see [`Dpl`] for why). The
+//! operator, [`pcg::apply_half`], reuses the same block product with the system's blocks
+//! and subtracts the weighted neighbours ([`pcg::coupling`]): again one loop per component.
 
 use dpl::prelude::*;
 
-use crate::problem::Problem;
+use crate::problem::{Field, Problem};
 use crate::solver::Kernels;
 
-/// The kernels, compiled by dpl. Vectors of unknowns are interleaved (see the module docs).
+/// The kernels, compiled by dpl.
 #[parallel]
 pub mod pcg {
     /// Element-wise sum (Figure 6).
@@ -51,9 +42,8 @@ pub mod pcg {
         (p_a, p_b, p_c)
     }
 
-    /// Figure 6's `precondition` on separate `u` and `v` arrays: `(e, f) = [p_a p_b; p_b
-    /// p_c] (u, v)` per pixel.
-    pub fn precondition_split(
+    /// Figure 6's `precondition`: `(e, f) = [p_a p_b; p_b p_c] (u, v)` per pixel.
+    pub fn precondition(
         u: &[f32],
         v: &[f32],
         p_a: &[f32],
@@ -65,72 +55,61 @@ pub mod pcg {
         (e, f)
     }
 
-    /// `[p0, q0, p1, q1, ...]`: per-pixel values spread over the two interleaved components.
-    pub fn spread(p: &[f32], q: &[f32]) -> Vec<f32> {
+    /// One row of a symmetric 2x2 block product per pixel: `p * u + q * v` (`e` of
+    /// Figure 6 with `(p, q) = (p_a, p_b)`, `f` with `(p_b, p_c)`).
+    pub fn block_row(p: &[f32], q: &[f32], u: &[f32], v: &[f32]) -> Vec<f32> {
+        vadd(vmul(p, u), vmul(q, v))
+    }
+
+    /// The weighted sum of each pixel's 4-neighbours in one component `y`: the
+    /// off-diagonal part of the stencil. `right`/`down` are the edge weights, `width` the row
+    /// length; the weights are 0 across the field's border, so only the ends of the arrays
+    /// need tests.
+    pub fn coupling(y: &[f32], right: &[f32], down: &[f32], width: usize) -> Vec<f32> {
+        let n = len(y);
         map(
-            |k| if k % 2 == 0 { p[k / 2] } else { q[k / 2] },
-            range(2 * len(p)),
-        )
-    }
-
-    /// `[u0, u0, u1, u1, ...]`: each pixel's `u` at both of its positions.
-    pub fn first(x: &[f32]) -> Vec<f32> {
-        gather(x, map(|k| k - k % 2, indices(x)))
-    }
-
-    /// `[v0, v0, v1, v1, ...]`: each pixel's `v` at both of its positions.
-    pub fn second(x: &[f32]) -> Vec<f32> {
-        gather(x, map(|k| k - k % 2 + 1, indices(x)))
-    }
-
-    /// The block-diagonal product: `[a b; b c] (u, v)` per pixel, interleaved.
-    pub fn block_apply(x: &[f32], a: &[f32], b: &[f32], c: &[f32]) -> Vec<f32> {
-        vadd(vmul(spread(a, b), first(x)), vmul(spread(b, c), second(x)))
-    }
-
-    /// Figure 6's `precondition` on the interleaved field: `[e0, f0, e1, f1, ...]`.
-    pub fn precondition(x: &[f32], p_a: &[f32], p_b: &[f32], p_c: &[f32]) -> Vec<f32> {
-        block_apply(x, p_a, p_b, p_c)
-    }
-
-    /// The weighted sum of each unknown's 4-neighbours (same component): the off-diagonal
-    /// part of the stencil. `right`/`down` are the edge weights, `width` the row length; the
-    /// weights are 0 across the field's border, so only the ends of the arrays need tests.
-    pub fn coupling(x: &[f32], right: &[f32], down: &[f32], width: usize) -> Vec<f32> {
-        let n = len(right);
-        map(
-            |k| {
-                let i = k / 2;
-                let west = if i > 0 { right[i - 1] * x[k - 2] } else { 0.0 };
-                let east = if i + 1 < n { right[i] * x[k + 2] } else { 0.0 };
-                let north = if i >= width { down[i - width] * x[k - 2 * width] } else { 0.0 };
-                let south = if i + width < n { down[i] * x[k + 2 * width] } else { 0.0 };
+            |i, east_weight, south_weight| {
+                let west = if i > 0 { right[i - 1] * y[i - 1] } else { 0.0 };
+                let east = if i + 1 < n { east_weight * y[i + 1] } else { 0.0 };
+                let north = if i >= width { down[i - width] * y[i - width] } else { 0.0 };
+                let south = if i + width < n { south_weight * y[i + width] } else { 0.0 };
                 (west + east) + (north + south)
             },
-            indices(x),
+            indices(y),
+            right,
+            down,
         )
     }
 
-    /// `A x`: the diagonal blocks minus the weighted neighbours.
-    pub fn apply(
-        x: &[f32],
-        a: &[f32],
-        b: &[f32],
-        c: &[f32],
+    /// One component of `A x`: the block row `p * u + q * v` minus the weighted neighbours
+    /// of the same component `y` (`(a, b, u, v, u)` gives the `u` component, `(b, c, u, v,
+    /// v)` the `v` component).
+    pub fn apply_half(
+        p: &[f32],
+        q: &[f32],
+        u: &[f32],
+        v: &[f32],
+        y: &[f32],
         right: &[f32],
         down: &[f32],
         width: usize,
     ) -> Vec<f32> {
         map(
             |d, s| d - s,
-            block_apply(x, a, b, c),
-            coupling(x, right, down, width),
+            block_row(p, q, u, v),
+            coupling(y, right, down, width),
         )
     }
 
-    /// `sum x[k] * y[k]`, the products accumulated in `f64`.
-    pub fn dot(x: &[f32], y: &[f32]) -> f64 {
-        sum(map(|a, b| (a * b) as f64, x, y))
+    /// `sum xu[k] * yu[k] + xv[k] * yv[k]`, each product accumulated in `f64`.
+    pub fn dot(xu: &[f32], xv: &[f32], yu: &[f32], yv: &[f32]) -> f64 {
+        sum(map(
+            |a, b, c, d| (a * b) as f64 + (c * d) as f64,
+            xu,
+            yu,
+            xv,
+            yv,
+        ))
     }
 
     /// `x + s * y`.
@@ -139,8 +118,13 @@ pub mod pcg {
     }
 }
 
-/// The PCG kernels as dpl calls: every method is one call of a `#[parallel]` function,
-/// run on the current place.
+/// The PCG kernels as dpl calls: every method calls `#[parallel]` functions of [`pcg`], run
+/// on the current place.
+///
+/// The preconditioner is Figure 6's `precondition` called once per output
+/// ([`pcg::block_row`]): the tuple-returning [`pcg::precondition`] computes the same two
+/// loops but copies each result once more on return (generated `<[_]>::to_vec` of each
+/// tuple element), which costs two extra passes over the field per iteration.
 pub struct Dpl<'a> {
     problem: &'a Problem,
     p_a: Vec<f32>,
@@ -154,6 +138,11 @@ impl<'a> Dpl<'a> {
         let (p_a, p_b, p_c) = pcg::form_preconditioner(&problem.a, &problem.b, &problem.c);
         Dpl { problem, p_a, p_b, p_c }
     }
+
+    /// The preconditioner's three distinct entries per pixel.
+    pub fn preconditioner(&self) -> (&[f32], &[f32], &[f32]) {
+        (&self.p_a, &self.p_b, &self.p_c)
+    }
 }
 
 impl Kernels for Dpl<'_> {
@@ -161,24 +150,28 @@ impl Kernels for Dpl<'_> {
         "dpl"
     }
 
-    fn apply(&self, p: &[f32], q: &mut Vec<f32>) {
+    fn apply(&self, p: &Field, q: &mut Field) {
         let s = self.problem;
-        *q = pcg::apply(p, &s.a, &s.b, &s.c, &s.right, &s.down, s.width);
+        q.u = pcg::apply_half(&s.a, &s.b, &p.u, &p.v, &p.u, &s.right, &s.down, s.width);
+        q.v = pcg::apply_half(&s.b, &s.c, &p.u, &p.v, &p.v, &s.right, &s.down, s.width);
     }
 
-    fn precondition(&self, r: &[f32], z: &mut Vec<f32>) {
-        *z = pcg::precondition(r, &self.p_a, &self.p_b, &self.p_c);
+    fn precondition(&self, r: &Field, z: &mut Field) {
+        z.u = pcg::block_row(&self.p_a, &self.p_b, &r.u, &r.v);
+        z.v = pcg::block_row(&self.p_b, &self.p_c, &r.u, &r.v);
     }
 
-    fn dot(&self, x: &[f32], y: &[f32]) -> f64 {
-        pcg::dot(x, y)
+    fn dot(&self, x: &Field, y: &Field) -> f64 {
+        pcg::dot(&x.u, &x.v, &y.u, &y.v)
     }
 
-    fn add_scaled(&self, x: &mut Vec<f32>, s: f32, y: &[f32]) {
-        *x = pcg::axpy(s, x, y);
+    fn add_scaled(&self, x: &mut Field, s: f32, y: &Field) {
+        x.u = pcg::axpy(s, &x.u, &y.u);
+        x.v = pcg::axpy(s, &x.v, &y.v);
     }
 
-    fn scale_add(&self, z: &[f32], s: f32, p: &mut Vec<f32>) {
-        *p = pcg::axpy(s, z, p);
+    fn scale_add(&self, z: &Field, s: f32, p: &mut Field) {
+        p.u = pcg::axpy(s, &z.u, &p.u);
+        p.v = pcg::axpy(s, &z.v, &p.v);
     }
 }

@@ -32,9 +32,8 @@
 //! Per pixel `i = row * width + col`: the block `a, b, c`, and the weights of the edges to
 //! the right (`right[i] = w_{i,i+1}`, 0 in the last column) and down (`down[i] =
 //! w_{i,i+width}`, 0 in the last row). The weights towards the left and up are those of the
-//! neighbour: `right[i - 1]`, `down[i - width]`. Vectors of unknowns are interleaved,
-//! `x[2i] = u_i`, `x[2i + 1] = v_i`, so that every kernel is one pass that reads each
-//! array once and writes one output.
+//! neighbour: `right[i - 1]`, `down[i - width]`. A vector of unknowns is a [`Field`]: one
+//! array per component, `u` and `v`, as in Copperhead's `precondition(u, v, ...)`.
 //!
 //! # The synthetic problem
 //!
@@ -65,8 +64,34 @@ pub struct Problem {
     pub right: Vec<f32>,
     /// Weight of the edge from pixel `i` to `i + width` (0 in the last row).
     pub down: Vec<f32>,
-    /// The right-hand side, interleaved: `rhs[2i] = -Ix It`, `rhs[2i + 1] = -Iy It`.
-    pub rhs: Vec<f32>,
+    /// The right-hand side: `-Ix It` for `u`, `-Iy It` for `v`.
+    pub rhs: Field,
+}
+
+/// A vector of the system: one value of each component per pixel.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Field {
+    /// The horizontal component, one value per pixel.
+    pub u: Vec<f32>,
+    /// The vertical component, one value per pixel.
+    pub v: Vec<f32>,
+}
+
+impl Field {
+    /// The zero field of `pixels` pixels.
+    pub fn zeros(pixels: usize) -> Field {
+        Field { u: vec![0.0; pixels], v: vec![0.0; pixels] }
+    }
+
+    /// Number of pixels.
+    pub fn pixels(&self) -> usize {
+        self.u.len()
+    }
+
+    /// Both components as one sequence of `f64` (`u` then `v`).
+    pub fn to_f64(&self) -> Vec<f64> {
+        self.u.iter().chain(&self.v).map(|&x| x as f64).collect()
+    }
 }
 
 /// Frame 1 of the synthetic image pair at a (real-valued) position: a few sinusoids at
@@ -145,7 +170,8 @@ impl Problem {
         let a: Vec<f64> = (0..n).map(|i| ix[i] * ix[i] + degree[i]).collect();
         let b: Vec<f64> = (0..n).map(|i| ix[i] * iy[i]).collect();
         let c: Vec<f64> = (0..n).map(|i| iy[i] * iy[i] + degree[i]).collect();
-        let rhs: Vec<f64> = (0..n).flat_map(|i| [-ix[i] * it[i], -iy[i] * it[i]]).collect();
+        let rhs_u: Vec<f64> = (0..n).map(|i| -ix[i] * it[i]).collect();
+        let rhs_v: Vec<f64> = (0..n).map(|i| -iy[i] * it[i]).collect();
         Ok(Problem {
             width,
             height,
@@ -154,7 +180,7 @@ impl Problem {
             c: f(&c),
             right: f(&right),
             down: f(&down),
-            rhs: f(&rhs),
+            rhs: Field { u: f(&rhs_u), v: f(&rhs_v) },
         })
     }
 
@@ -163,27 +189,29 @@ impl Problem {
         self.width * self.height
     }
 
-    /// Number of unknowns (two per pixel): the length of every vector of the solver.
+    /// Number of unknowns (two per pixel).
     pub fn unknowns(&self) -> usize {
         2 * self.pixels()
     }
 
     /// `A x` computed in `f64` from the `f32` data, written directly from the stencil (by
-    /// rows and columns, neighbours by position), independently of the solvers' kernels.
-    pub fn apply_f64(&self, x: &[f32]) -> Vec<f64> {
-        assert_eq!(x.len(), self.unknowns(), "x must have two entries per pixel");
+    /// rows and columns, neighbours by position), independently of the solvers' kernels:
+    /// `u` then `v`.
+    pub fn apply_f64(&self, x: &Field) -> Vec<f64> {
+        let n = self.pixels();
+        assert!(x.u.len() == n && x.v.len() == n, "x must have one value per pixel and component");
         let (w, h) = (self.width, self.height);
-        let mut out = vec![0.0f64; x.len()];
+        let mut out = vec![0.0f64; 2 * n];
         for row in 0..h {
             for col in 0..w {
                 let i = row * w + col;
-                let (u, v) = (x[2 * i] as f64, x[2 * i + 1] as f64);
+                let (u, v) = (x.u[i] as f64, x.v[i] as f64);
                 let (a, b, c) = (self.a[i] as f64, self.b[i] as f64, self.c[i] as f64);
                 let mut qu = a * u + b * v;
                 let mut qv = b * u + c * v;
                 let mut neighbour = |j: usize, weight: f32| {
-                    qu -= weight as f64 * x[2 * j] as f64;
-                    qv -= weight as f64 * x[2 * j + 1] as f64;
+                    qu -= weight as f64 * x.u[j] as f64;
+                    qv -= weight as f64 * x.v[j] as f64;
                 };
                 if col > 0 {
                     neighbour(i - 1, self.right[i - 1]);
@@ -197,26 +225,28 @@ impl Problem {
                 if row + 1 < h {
                     neighbour(i + w, self.down[i]);
                 }
-                out[2 * i] = qu;
-                out[2 * i + 1] = qv;
+                out[i] = qu;
+                out[n + i] = qv;
             }
         }
         out
     }
 
     /// The true relative residual `|b - A x| / |b|` of a solution, in `f64`.
-    pub fn relative_residual(&self, x: &[f32]) -> f64 {
+    pub fn relative_residual(&self, x: &Field) -> f64 {
         let ax = self.apply_f64(x);
-        let num: f64 = ax.iter().zip(&self.rhs).map(|(q, &b)| (b as f64 - q).powi(2)).sum();
-        let den: f64 = self.rhs.iter().map(|&b| (b as f64).powi(2)).sum();
+        let b = self.rhs.to_f64();
+        let num: f64 = ax.iter().zip(&b).map(|(q, b)| (b - q).powi(2)).sum();
+        let den: f64 = b.iter().map(|b| b.powi(2)).sum();
         if den == 0.0 { num.sqrt() } else { (num / den).sqrt() }
     }
 }
 
-/// The relative distance `|x - y| / |y|` of two solutions, in `f64`.
-pub fn relative_distance(x: &[f32], y: &[f32]) -> f64 {
-    assert_eq!(x.len(), y.len(), "solutions of different lengths");
-    let num: f64 = x.iter().zip(y).map(|(&a, &b)| (a as f64 - b as f64).powi(2)).sum();
-    let den: f64 = y.iter().map(|&b| (b as f64).powi(2)).sum();
+/// The relative distance `|x - y| / |y|` of two fields, in `f64`.
+pub fn relative_distance(x: &Field, y: &Field) -> f64 {
+    let (x, y) = (x.to_f64(), y.to_f64());
+    assert_eq!(x.len(), y.len(), "fields of different sizes");
+    let num: f64 = x.iter().zip(&y).map(|(a, b)| (a - b).powi(2)).sum();
+    let den: f64 = y.iter().map(|b| b.powi(2)).sum();
     if den == 0.0 { num.sqrt() } else { (num / den).sqrt() }
 }

@@ -11,23 +11,25 @@
 
 use std::time::{Duration, Instant};
 
-/// The kernels one PCG iteration is made of. Each vector has two entries per pixel,
-/// interleaved (`x[2i] = u_i`, `x[2i + 1] = v_i`); the system and the preconditioner are
-/// held by the implementation.
+use crate::problem::Field;
+
+/// The kernels one PCG iteration is made of, on [`Field`]s (one array per component); the
+/// system and the preconditioner are held by the implementation. Outputs may come in with
+/// any sizes and contents.
 pub trait Kernels {
     /// A short name for reports.
     fn name(&self) -> &'static str;
-    /// `q = A p` (the coupled 5-point stencil). `q` may come in with any length and contents.
-    fn apply(&self, p: &[f32], q: &mut Vec<f32>);
-    /// `z = M^-1 r` (block Jacobi: each pixel's 2x2 diagonal block inverted). `z` may come
-    /// in with any length and contents.
-    fn precondition(&self, r: &[f32], z: &mut Vec<f32>);
-    /// `sum x[k] * y[k]`, each product rounded to `f32` and accumulated in `f64`.
-    fn dot(&self, x: &[f32], y: &[f32]) -> f64;
-    /// `x = x + s * y`.
-    fn add_scaled(&self, x: &mut Vec<f32>, s: f32, y: &[f32]);
-    /// `p = z + s * p`.
-    fn scale_add(&self, z: &[f32], s: f32, p: &mut Vec<f32>);
+    /// `q = A p` (the coupled 5-point stencil).
+    fn apply(&self, p: &Field, q: &mut Field);
+    /// `z = M^-1 r` (block Jacobi: each pixel's 2x2 diagonal block inverted).
+    fn precondition(&self, r: &Field, z: &mut Field);
+    /// `sum x[k] * y[k]` over both components, each product rounded to `f32` and
+    /// accumulated in `f64`.
+    fn dot(&self, x: &Field, y: &Field) -> f64;
+    /// `x = x + s * y`, component by component.
+    fn add_scaled(&self, x: &mut Field, s: f32, y: &Field);
+    /// `p = z + s * p`, component by component.
+    fn scale_add(&self, z: &Field, s: f32, p: &mut Field);
 }
 
 /// When to stop.
@@ -55,8 +57,8 @@ impl Options {
 /// The outcome of a solve.
 #[derive(Clone, Debug)]
 pub struct Solution {
-    /// The approximate solution, interleaved like the right-hand side.
-    pub x: Vec<f32>,
+    /// The approximate solution.
+    pub x: Field,
     /// Iterations run (matrix-vector products).
     pub iterations: usize,
     /// The relative residual `|r| / |b|` of the recurrence after the last iteration.
@@ -78,17 +80,16 @@ impl Solution {
 ///
 /// Errors when the method breaks down (`p . A p` or `r . z` not positive and finite: the
 /// operator or the preconditioner is not positive definite, or the values overflowed).
-pub fn pcg<K: Kernels>(k: &K, rhs: &[f32], opts: Options) -> Result<Solution, String> {
+pub fn pcg<K: Kernels>(k: &K, rhs: &Field, opts: Options) -> Result<Solution, String> {
     let start = Instant::now();
-    let n = rhs.len();
-    let mut x = vec![0.0f32; n];
+    let mut x = Field::zeros(rhs.pixels());
     let b_norm = k.dot(rhs, rhs).sqrt();
     if b_norm == 0.0 {
         return Ok(Solution { x, iterations: 0, residual: 0.0, converged: true, elapsed: start.elapsed() });
     }
-    let mut r = rhs.to_vec();
-    let mut z = Vec::new();
-    let mut q = Vec::new();
+    let mut r = rhs.clone();
+    let mut z = Field::default();
+    let mut q = Field::default();
     k.precondition(&r, &mut z);
     let mut p = z.clone();
     let mut rz = k.dot(&r, &z);
