@@ -540,8 +540,18 @@ impl Gen<'_> {
                 quote!(#rt::check_eq_len(#name, #a, #b, #loc);)
             }
             Assertion::IndicesInRange { origin, idx, len } => {
-                let (name, idx, len) = (origin.name(), self.ident(*idx), self.ident(*len));
-                quote!(#rt::check_indices(#idx, #len, #name, #loc);)
+                let flat = match self.rep(*idx) {
+                    Rep::Nested => {
+                        let idx = self.ident(*idx);
+                        quote!(#idx.values())
+                    }
+                    _ => {
+                        let idx = self.ident(*idx);
+                        quote!(#idx)
+                    }
+                };
+                let (name, len) = (origin.name(), self.ident(*len));
+                quote!(#rt::check_indices(#flat, #len, #name, #loc);)
             }
             Assertion::InBounds { origin, index, len } => {
                 let (name, i, n) = (origin.name(), self.ident(*index), self.ident(*len));

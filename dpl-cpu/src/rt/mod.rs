@@ -60,10 +60,13 @@ pub use scatter::{permute, scatter, scatter_reduce};
 
 /// Index spaces smaller than this run sequentially on the calling thread.
 ///
-/// Measured on the 2-core machine (see `BENCHMARKS.md`): a rayon call from outside the pool
-/// costs ~7 us, which a cheap streaming loop (sum, saxpy) amortises from about 2^16
-/// elements; below, sequential code on the calling thread is as fast or faster.
-pub const GRAIN: usize = 1 << 16;
+/// Measured on the 2-core machine (min-of-N timings, called from outside the pool): a
+/// rayon call costs 7-15 us before any work is done; at 2^16 elements a parallel saxpy
+/// took 20.7 us against 8.8 us sequentially (rayon's own `par_iter` 19.7 us), and a
+/// parallel copy lost likewise. With ~9 us of sequential work per 2^16 elements and a
+/// call cost of that order, the break-even is near 2^17 for the cheapest streaming loops.
+/// Costlier element functions would pay off earlier, but their cost is not known here.
+pub const GRAIN: usize = 1 << 17;
 
 /// Raises a contract violation: unwinds to the nearest [`run`] with `e` as payload.
 #[cold]
