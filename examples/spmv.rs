@@ -6,6 +6,8 @@
 //! cargo run --release --example spmv                 # generated + shared real matrices
 //! cargo run --release --example spmv -- a.mtx b.mtx  # your Matrix Market files instead
 //! cargo run --release --example spmv -- --inspect    # also print the generated Rust
+//! cargo run --release --example spmv -- --small      # the small matrices of the tests
+//! cargo run --release --example spmv -- --only csr   # one variant (csr, block, auto, ell)
 //! ```
 //!
 //! The kernels are in `examples/spmv/kernels.rs` (the `#[parallel]` functions), the
@@ -18,9 +20,10 @@
 //! loop).
 //!
 //! Generated matrices: uniform random (1M rows, 10 entries per row), the 5-point Laplacian
-//! of a 1000x1000 grid, and a power-law matrix (1M rows, a few rows with tens of thousands
-//! of entries among many with 4 to 10). ELL is skipped where its padding would store more
-//! than 8 times the entries (the power law).
+//! of a 1000x1000 grid, a power-law matrix (1M rows, a few rows with tens of thousands of
+//! entries among many with 4 to 10), and a matrix with one row of 4M entries after 250K
+//! rows of 8 (where `inner = "auto"` parallelizes inside rows). ELL is skipped where its
+//! padding would store more than 8 times the entries (the two skewed matrices).
 
 #[path = "spmv/kernels.rs"]
 mod kernels;
@@ -37,18 +40,37 @@ use plain::CsrF32;
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.iter().any(|a| a == "-h" || a == "--help") {
-        println!("usage: spmv [--inspect] [MATRIX.mtx ...]");
+        println!("usage: spmv [--inspect] [--small] [--only csr|block|auto|ell] [MATRIX.mtx ...]");
         return;
     }
+    let only = args.iter().position(|a| a == "--only").map(|i| {
+        match args.get(i + 1).map(String::as_str) {
+            Some(v @ ("csr" | "block" | "auto" | "ell")) => v.to_string(),
+            other => {
+                eprintln!("spmv: --only takes csr, block, auto or ell, not {other:?}");
+                std::process::exit(2);
+            }
+        }
+    });
+    let scale = if args.iter().any(|a| a == "--small") {
+        plain::Scale::Small
+    } else {
+        plain::Scale::Full
+    };
     if args.iter().any(|a| a == "--inspect") {
         inspect();
     }
-    let files: Vec<&String> = args.iter().filter(|a| !a.starts_with("--")).collect();
+    let files: Vec<&String> = args
+        .iter()
+        .enumerate()
+        .filter(|&(i, a)| !a.starts_with("--") && (i == 0 || args[i - 1] != "--only"))
+        .map(|(_, a)| a)
+        .collect();
 
     let mut matrices: Vec<(String, Csr)> = Vec::new();
     if files.is_empty() {
         println!("generating matrices ...");
-        matrices.extend(plain::generated(plain::Scale::Full));
+        matrices.extend(plain::generated(scale));
         match plain::shared_matrices() {
             Ok(real) => matrices.extend(real),
             Err(why) => println!("skipping the real matrices: {why}"),
@@ -71,7 +93,7 @@ fn main() {
     );
     let mut failures = 0;
     for (name, a) in &matrices {
-        failures += run_matrix(name, a);
+        failures += run_matrix(name, a, only.as_deref());
     }
     println!();
     if failures == 0 {
@@ -83,7 +105,7 @@ fn main() {
 }
 
 /// Runs every variant on every place for one matrix; returns the number of wrong results.
-fn run_matrix(name: &str, a: &Csr) -> usize {
+fn run_matrix(name: &str, a: &Csr, only: Option<&str>) -> usize {
     let (rows, nnz, longest) = plain::shape(a);
     let csr = CsrF32::new(a);
     let x_owned = plain::vector(a.cols());
@@ -113,25 +135,36 @@ fn run_matrix(name: &str, a: &Csr) -> usize {
     baseline("seq (hand-written)", &|| plain::spmv_seq(&csr, x));
     let rayon_t = baseline("rayon (hand-written)", &|| plain::spmv_rayon(&csr, x));
 
-    let mut variants: Vec<(&str, Box<dyn Fn() -> Vec<f32> + '_>)> = vec![
-        ("csr", Box::new(|| kernels::spmv_csr(&vals, &cols, x))),
+    type Variant<'a> = (&'static str, &'static str, Box<dyn Fn() -> Vec<f32> + 'a>);
+    let mut variants: Vec<Variant<'_>> = vec![
         (
+            "csr",
+            "csr",
+            Box::new(|| kernels::spmv_csr(&vals, &cols, x)),
+        ),
+        (
+            "block",
             "csr inner=block",
             Box::new(|| kernels::spmv_csr_block(&vals, &cols, x)),
         ),
         (
+            "auto",
             "csr inner=auto",
             Box::new(|| kernels::spmv_csr_auto(&vals, &cols, x)),
         ),
     ];
     match &ell {
-        Some((ev, ec)) => variants.push(("ell", Box::new(move || kernels::spmv_ell(ev, ec, x)))),
-        None => println!(
+        Some((ev, ec)) => {
+            variants.push(("ell", "ell", Box::new(move || kernels::spmv_ell(ev, ec, x))))
+        }
+        None if only.is_none_or(|o| o == "ell") => println!(
             "  ell                skipped: {rows} rows x {longest} padded = {:.0}x the entries",
             (rows as f64 * longest as f64) / nnz.max(1) as f64
         ),
+        None => {}
     }
-    for (label, f) in &variants {
+    variants.retain(|(key, _, _)| only.is_none_or(|o| o == *key));
+    for (_, label, f) in &variants {
         let mut line = format!("  {label:<18}");
         let mut cpu = None;
         for place in dpl::available_places() {

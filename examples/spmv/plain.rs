@@ -194,17 +194,19 @@ pub enum Scale {
     Small,
 }
 
-/// The generated matrices: `(name, matrix)` for a uniform random matrix (about 10 entries
-/// per row), a 2-D 5-point Laplacian, and a power-law (skewed) matrix.
+/// The generated matrices: `(name, matrix)` for a uniform random matrix (10 entries per
+/// row), a 2-D 5-point Laplacian, a power-law (skewed) matrix, and [`one_long_row`] (the
+/// extreme skew, where `inner = "auto"` switches to parallel rows).
 pub fn generated(scale: Scale) -> Vec<(String, Csr)> {
-    let (n, grid) = match scale {
-        Scale::Full => (1_000_000, 1000),
-        Scale::Small => (20_000, 100),
+    let (n, grid, long) = match scale {
+        Scale::Full => (1_000_000, 1000, 4_000_000),
+        Scale::Small => (20_000, 100, 300_000),
     };
     vec![
         ("random".to_string(), Csr::random(n, n, 10, 1)),
         ("laplace2d".to_string(), Csr::laplacian_2d(grid, grid)),
         ("powerlaw".to_string(), power_law(n)),
+        ("onelongrow".to_string(), one_long_row(n / 4, long)),
     ]
 }
 
@@ -213,6 +215,29 @@ pub fn generated(scale: Scale) -> Vec<(String, Csr)> {
 /// 1M rows).
 pub fn power_law(n: usize) -> Csr {
     Csr::power_law(n, n, 4, 1.5, 3)
+}
+
+/// One very long row among many short ones: `short_rows` rows of 8 entries, then one row
+/// of `long_len` consecutive columns, `max(short_rows, long_len)` columns. When the long
+/// row holds more than a thread's share of the entries, one thread per row leaves it to a
+/// single thread; `inner = "auto"` then parallelizes inside rows.
+pub fn one_long_row(short_rows: usize, long_len: usize) -> Csr {
+    let ncols = short_rows.max(long_len).max(8);
+    let mut rng = dpl::mm::SplitMix64::new(11);
+    let mut offsets = vec![0];
+    let mut cols = Vec::new();
+    for r in 0..short_rows {
+        // 8 distinct increasing columns spread around the diagonal.
+        let start = r.min(ncols - 8);
+        cols.extend((0..8).map(|k| (start + k) as u32));
+        offsets.push(cols.len());
+    }
+    cols.extend((0..long_len).map(|c| c as u32));
+    offsets.push(cols.len());
+    let vals = (0..cols.len())
+        .map(|_| 2.0 * rng.next_f64() - 1.0)
+        .collect();
+    Csr::from_parts(ncols, offsets, cols, vals).expect("valid by construction")
 }
 
 /// The folder of the real matrices shipped next to the repository.
