@@ -1019,8 +1019,11 @@ impl<'f> Gen<'f> {
             v: vec![flag],
         };
         let (_, excl, total) = self.block_scan(&mut k, &c, &mut env, Comb::AddU64, &fx, &op_ctx)?;
+        // The first thread of the block has no exclusive prefix (its value is garbage).
+        let before = k.reg(Scalar::U64);
+        k.ins(format!("selp.u64 {before}, {}, 0, {}", excl.v[0], excl.has));
         let pos = k.reg(Scalar::U64);
-        k.ins(format!("add.s64 {pos}, {carry}, {}", excl.v[0]));
+        k.ins(format!("add.s64 {pos}, {carry}, {before}"));
         let w = k.reg(Scalar::Bool);
         k.ins(format!("setp.lt.u64 {w}, {pos}, {olen}"));
         if let Some(keep) = &keep {
@@ -2256,8 +2259,18 @@ impl<'f> Gen<'f> {
                 k.ins(format!("add.rn.{t} {up}, {tr}, {one}"));
                 k.ins(format!("selp.{t} {r}, {up}, {tr}, {ge}"));
             }
-            Min => k.ins(format!("min.{t} {r}, {x}, {}", xs[1])),
-            Max => k.ins(format!("max.{t} {r}, {x}, {}", xs[1])),
+            Min | Max => {
+                // As Rust on x86-64 computes `x.min(y)` / `x.max(y)`: `y` when it is
+                // strictly better or `x` is NaN, else `x` (so equal zeros give `x`).
+                let y = &xs[1];
+                let better = k.reg(Scalar::Bool);
+                let cmp = if m == Min { "lt" } else { "gt" };
+                k.ins(format!("setp.{cmp}.{t} {better}, {y}, {x}"));
+                let nan = k.reg(Scalar::Bool);
+                k.ins(format!("setp.nan.{t} {nan}, {x}, {x}"));
+                k.ins(format!("or.pred {better}, {better}, {nan}"));
+                k.ins(format!("selp.{t} {r}, {y}, {x}, {better}"));
+            }
             MulAdd => k.ins(format!("fma.rn.{t} {r}, {x}, {}, {}", xs[1], xs[2])),
             Exp | Ln | Log2 | Sin | Cos | Tanh | Powf => {
                 return unsupported(format!(

@@ -3,6 +3,8 @@
 //! comparison of results with the reference interpreter.
 #![allow(dead_code)]
 
+pub mod programs;
+
 use std::fmt::Write as _;
 
 use dpl_core::captures::fix_captures;
@@ -169,5 +171,20 @@ pub fn short(v: &Value) -> String {
         format!("{}...", &s[..400])
     } else {
         s
+    }
+}
+
+/// The first element where two sequences differ (for messages).
+pub fn first_diff(a: &Value, b: &Value, rel: f64) -> String {
+    match (a, b) {
+        (Value::Seq(xs), Value::Seq(ys)) => {
+            for (i, (x, y)) in xs.iter().zip(ys.iter()).enumerate() {
+                if !close(x, y, rel) {
+                    return format!("first difference at {i}: want {x}, got {y}");
+                }
+            }
+            format!("lengths {} vs {}", xs.len(), ys.len())
+        }
+        _ => String::new(),
     }
 }

@@ -1,0 +1,461 @@
+//! The IR programs of the tests (text form at the Prim level, `$name` variables).
+
+pub const SAXPY: &str = "
+fn saxpy($alpha: f32, $x: [f32], $y: [f32]) -> [f32] {
+  $r: [f32] = map(|$a: f32, $b: f32| [] { $t: f32 = mul $alpha, $a; $u: f32 = add $t, $b; $u }, $x, $y)
+  $r
+}";
+
+pub const SUM_I64: &str = "
+fn sum_i64($x: [i64]) -> i64 {
+  $s: i64 = sum($x)
+  $s
+}";
+
+pub const DOT: &str = "
+fn dot($x: [f64], $y: [f64]) -> f64 {
+  $p: [f64] = map(|$a: f64, $b: f64| [] { $t: f64 = mul $a, $b; $t }, $x, $y)
+  $s: f64 = sum($p)
+  $s
+}";
+
+pub const SUM_F32: &str = "
+fn sum_f32($x: [f32]) -> f32 {
+  $s: f32 = sum($x)
+  $s
+}";
+
+pub const SUM_MAP_GATHER: &str = "
+fn sum_map_gather($x: [i64], $idx: [usize]) -> i64 {
+  $g: [i64] = gather($x, $idx)
+  $sq: [i64] = map(|$v: i64| [] { $vv: i64 = mul $v, $v; $vv }, $g)
+  $s: i64 = sum($sq)
+  $s
+}";
+
+pub const FILTER_OF_MAP: &str = "
+fn filter_of_map($x: [i64]) -> [i64] {
+  $m: [i64] = map(|$a: i64| [] { $c3: i64 = const 3; $t: i64 = mul $a, $c3; $c1: i64 = const 1; $u: i64 = add $t, $c1; $u }, $x)
+  $ev: [i64] = filter(|$v: i64| [] { $two: i64 = const 2; $r: i64 = rem $v, $two; $zero: i64 = const 0; $e: bool = eq $r, $zero; $e }, $m)
+  $ev
+}";
+
+pub const FILTER_NONE_OR_ALL: &str = "
+fn filter_threshold($x: [u32], $t: u32) -> [u32] {
+  $f: [u32] = filter(|$v: u32| [$t] { $g: bool = ge $v, $t; $g }, $x)
+  $f
+}";
+
+pub const SCAN_OF_MAP: &str = "
+fn scan_of_map($x: [i64]) -> [i64] {
+  $m: [i64] = map(|$a: i64| [] { $c2: i64 = const 2; $t: i64 = mul $a, $c2; $t }, $x)
+  $s: [i64] = scan(|$p: i64, $q: i64| [] { $r: i64 = add $p, $q; $r }, $m)
+  $s
+}";
+
+pub const EXCLUSIVE_SCAN_MAX: &str = "
+fn exclusive_scan_of_map($x: [i64], $z: i64) -> [i64] {
+  $m: [i64] = map(|$a: i64| [] { $c5: i64 = const 5; $t: i64 = sub $a, $c5; $t }, $x)
+  $s: [i64] = exclusive_scan(|$p: i64, $q: i64| [] { $r: i64 = max $p, $q; $r }, $m, $z)
+  $s
+}";
+
+pub const FLOAT_SCAN: &str = "
+fn float_scan($x: [f64]) -> [f64] {
+  $m: [f64] = map(|$a: f64| [] { $b: f64 = abs $a; $r: f64 = sqrt $b; $r }, $x)
+  $s: [f64] = scan(|$p: f64, $q: f64| [] { $t: f64 = add $p, $q; $t }, $m)
+  $s
+}";
+
+/// Composition of affine maps `x -> a*x + b`: associative, not commutative, so any
+/// reordering of a scan shows.
+pub const AFFINE_SCAN: &str = "
+fn affine_scan($a: [i64], $b: [i64]) -> [(i64, i64)] {
+  $p: [(i64, i64)] = zip($a, $b)
+  $s: [(i64, i64)] = scan(|$f: (i64, i64), $g: (i64, i64)| [] {
+    $fa: i64 = $f.0; $fb: i64 = $f.1; $ga: i64 = $g.0; $gb: i64 = $g.1
+    $ra: i64 = mul $fa, $ga
+    $t: i64 = mul $fb, $ga
+    $rb: i64 = add $t, $gb
+    $r: (i64, i64) = tuple($ra, $rb)
+    $r
+  }, $p)
+  $s
+}";
+
+pub const AFFINE_EXCLUSIVE_SCAN: &str = "
+fn affine_exclusive_scan($a: [i64], $b: [i64], $z: (i64, i64)) -> [(i64, i64)] {
+  $p: [(i64, i64)] = zip($a, $b)
+  $s: [(i64, i64)] = exclusive_scan(|$f: (i64, i64), $g: (i64, i64)| [] {
+    $fa: i64 = $f.0; $fb: i64 = $f.1; $ga: i64 = $g.0; $gb: i64 = $g.1
+    $ra: i64 = mul $fa, $ga
+    $t: i64 = mul $fb, $ga
+    $rb: i64 = add $t, $gb
+    $r: (i64, i64) = tuple($ra, $rb)
+    $r
+  }, $p, $z)
+  $s
+}";
+
+pub const REDUCE_OF_ZIP: &str = "
+fn reduce_of_zip($x: [i64], $y: [i64]) -> (i64, i64) {
+  $p: [(i64, i64)] = zip($x, $y)
+  $z0: i64 = const 0
+  $zm: i64 = const -1000000
+  $init: (i64, i64) = tuple($z0, $zm)
+  $r: (i64, i64) = reduce(|$acc: (i64, i64), $e: (i64, i64)| [] {
+    $a0: i64 = $acc.0; $e0: i64 = $e.0; $s: i64 = add $a0, $e0
+    $a1: i64 = $acc.1; $e1: i64 = $e.1; $m: i64 = max $a1, $e1
+    $t: (i64, i64) = tuple($s, $m)
+    $t
+  }, $p, $init)
+  $r
+}";
+
+pub const MIN_MAX_OF_MAP: &str = "
+fn min_max_of_map($x: [i64]) -> (i64, i64) {
+  $m1: [i64] = map(|$a: i64| [] { $c: i64 = const 1; $t: i64 = sub $a, $c; $t }, $x)
+  $lo: i64 = min($m1)
+  $m2: [i64] = map(|$b: i64| [] { $c2: i64 = const 2; $t2: i64 = mul $b, $c2; $t2 }, $x)
+  $hi: i64 = max($m2)
+  $r: (i64, i64) = tuple($lo, $hi)
+  $r
+}";
+
+pub const MIN_F64: &str = "
+fn min_f64($x: [f64]) -> f64 {
+  $lo: f64 = min($x)
+  $lo
+}";
+
+pub const COUNT_ANY_ALL_PRED: &str = "
+fn count_any_all($x: [i64]) -> (usize, bool, bool) {
+  $m1: [i64] = map(|$a: i64| [] { $c: i64 = const 7; $t: i64 = sub $a, $c; $t }, $x)
+  $n: usize = count(|$v: i64| [] { $z: i64 = const 0; $g: bool = gt $v, $z; $g }, $m1)
+  $m2: [i64] = map(|$b: i64| [] { $c2: i64 = const 2; $t2: i64 = mul $b, $c2; $t2 }, $x)
+  $an: bool = any(|$w: i64| [] { $k: i64 = const 1900; $g2: bool = gt $w, $k; $g2 }, $m2)
+  $m3: [i64] = map(|$d: i64| [] { $t3: i64 = abs $d; $t3 }, $x)
+  $al: bool = all(|$u: i64| [] { $k2: i64 = const 990; $g3: bool = lt $u, $k2; $g3 }, $m3)
+  $r: (usize, bool, bool) = tuple($n, $an, $al)
+  $r
+}";
+
+pub const BOOLS: &str = "
+fn bools($x: [i32]) -> ([bool], usize, [bool]) {
+  $b: [bool] = map(|$a: i32| [] { $z: i32 = const 0; $g: bool = lt $a, $z; $g }, $x)
+  $n: usize = count($b)
+  $t: [bool] = filter(|$v: bool| [] { $v }, $b)
+  $r: ([bool], usize, [bool]) = tuple($b, $n, $t)
+  $r
+}";
+
+pub const SCATTER_OF_MAP: &str = "
+fn scatter_of_map($src: [i64], $idx: [usize], $dst: [i64]) -> [i64] {
+  $m: [i64] = map(|$a: i64| [] { $c2: i64 = const 2; $t: i64 = mul $a, $c2; $t }, $src)
+  $s: [i64] = scatter($m, $idx, $dst)
+  $s
+}";
+
+pub const HISTOGRAM: &str = "
+fn histogram($src: [i64], $idx: [usize], $dst: [i64]) -> [i64] {
+  $m: [i64] = map(|$a: i64| [] { $c1: i64 = const 1; $t: i64 = add $a, $c1; $t }, $src)
+  $s: [i64] = scatter_reduce(|$acc: i64, $v: i64| [] { $r: i64 = add $acc, $v; $r }, $m, $idx, $dst)
+  $s
+}";
+
+pub const HISTOGRAM_F32: &str = "
+fn histogram_f32($src: [f32], $idx: [u32], $dst: [f32]) -> [f32] {
+  $s: [f32] = scatter_reduce(|$acc: f32, $v: f32| [] { $r: f32 = add $v, $acc; $r }, $src, $idx, $dst)
+  $s
+}";
+
+pub const SCATTER_MIN_I32: &str = "
+fn scatter_min($src: [i32], $idx: [i64], $dst: [i32]) -> [i32] {
+  $s: [i32] = scatter_reduce(|$acc: i32, $v: i32| [] { $r: i32 = min $acc, $v; $r }, $src, $idx, $dst)
+  $s
+}";
+
+/// Operators without an atomic instruction go through compare-and-swap loops.
+pub const SCATTER_CAS: &str = "
+fn scatter_cas($src: [u64], $idx: [usize], $dst: [u64], $fsrc: [f64], $fdst: [f64]) -> ([u64], [f64]) {
+  $s: [u64] = scatter_reduce(|$acc: u64, $v: u64| [] { $pr: u64 = mul $acc, $v; $pr }, $src, $idx, $dst)
+  $f: [f64] = scatter_reduce(|$a: f64, $b: f64| [] { $m: f64 = max $a, $b; $m }, $fsrc, $idx, $fdst)
+  $out: ([u64], [f64]) = tuple($s, $f)
+  $out
+}";
+
+pub const PERMUTE_OF_MAP: &str = "
+fn permute_of_map($x: [i64], $perm: [usize]) -> [i64] {
+  $m: [i64] = map(|$a: i64| [] { $t: i64 = mul $a, $a; $t }, $x)
+  $p: [i64] = permute($m, $perm)
+  $p
+}";
+
+pub const USER_INDEX: &str = "
+fn user_index($x: [i64], $idx: [i64]) -> [i64] {
+  $m: [i64] = map(|$j: i64| [$x] { $v: i64 = index(index) $x[$j]; $c: i64 = const 1; $t: i64 = add $v, $c; $t }, $idx)
+  $m
+}";
+
+pub const NESTED_SUM: &str = "
+fn nested_sum($x: [i64], $y: [i64]) -> [i64] {
+  $r: [i64] = map(|$a: i64| [] {
+    $p: [i64] = map(|$b: i64| [] { $t: i64 = mul $a, $b; $t }, $y)
+    $s: i64 = sum($p)
+    $s
+  }, $x)
+  $r
+}";
+
+pub const NESTED_MIN: &str = "
+fn nested_min($x: [f64], $y: [f64]) -> [f64] {
+  $r: [f64] = map(|$a: f64| [] {
+    $p: [f64] = map(|$b: f64| [] { $t: f64 = sub $a, $b; $u: f64 = abs $t; $u }, $y)
+    $s: f64 = min($p)
+    $s
+  }, $x)
+  $r
+}";
+
+pub const NESTED_COUNT_GATHER: &str = "
+fn nested_count_gather($x: [i64], $y: [i64], $idx: [usize]) -> [usize] {
+  $r: [usize] = map(|$a: i64| [] {
+    $g: [i64] = gather($y, $idx)
+    $n: usize = count(|$b: i64| [] { $l: bool = lt $b, $a; $l }, $g)
+    $n
+  }, $x)
+  $r
+}";
+
+pub const IF_IN_LAMBDA: &str = "
+fn if_in_lambda($x: [i64], $y: [i64]) -> [i64] {
+  $r: [i64] = map(|$a: i64| [] {
+    $z: i64 = const 0
+    $pos: bool = gt $a, $z
+    $v: i64 = if $pos {
+      $c2: i64 = const 2; $t: i64 = mul $a, $c2; $t
+    } else {
+      $s: i64 = sum($y); $u: i64 = sub $s, $a; $u
+    }
+    $v
+  }, $x)
+  $r
+}";
+
+pub const REPLICATE_MAP: &str = "
+fn replicate_map($x: [i64], $c: i64) -> [i64] {
+  $n: usize = len($x)
+  $rep: [i64] = replicate($c, $n)
+  $r: [i64] = map(|$a: i64, $b: i64| [] { $t: i64 = add $a, $b; $t }, $x, $rep)
+  $r
+}";
+
+pub const RANGE_SUM: &str = "
+fn range_sum($n: usize) -> usize {
+  $r: [usize] = range($n)
+  $sq: [usize] = map(|$i: usize| [] { $t: usize = mul $i, $i; $t }, $r)
+  $s: usize = sum($sq)
+  $s
+}";
+
+pub const INDICES_MAP: &str = "
+fn indices_map($x: [i64]) -> [i64] {
+  $ix: [usize] = indices($x)
+  $r: [i64] = map(|$i: usize, $a: i64| [] { $w: i64 = cast $i as i64; $t: i64 = mul $a, $w; $t }, $ix, $x)
+  $r
+}";
+
+pub const GATHER_OF_GATHER: &str = "
+fn gather_of_gather($x: [i64], $i1: [usize], $i2: [usize]) -> [i64] {
+  $g1: [i64] = gather($x, $i1)
+  $g2: [i64] = gather($g1, $i2)
+  $g2
+}";
+
+pub const INT_OPS: &str = "
+fn int_ops($a: [i32], $b: [i32], $c: [u64], $d: [u64]) -> [(i32, i32, i32, i32, u64, u64, u64, bool)] {
+  $r: [(i32, i32, i32, i32, u64, u64, u64, bool)] = map(|$x: i32, $y: i32, $u: u64, $v: u64| [] {
+    $q: i32 = div $x, $y
+    $m: i32 = rem $x, $y
+    $sh: i32 = shl $x, $u
+    $sr: i32 = shr $x, $y
+    $p: u64 = mul $u, $v
+    $s: u64 = shr $u, $y
+    $w: u64 = xor $u, $v
+    $n1: i32 = neg $x
+    $n2: i32 = not $n1
+    $o: i32 = or $n2, $sh
+    $a1: i32 = and $o, $sr
+    $lt: bool = lt $x, $y
+    $ge: bool = ge $u, $v
+    $bx: bool = xor $lt, $ge
+    $res: (i32, i32, i32, i32, u64, u64, u64, bool) = tuple($q, $m, $a1, $sr, $p, $s, $w, $bx)
+    $res
+  }, $a, $b, $c, $d)
+  $r
+}";
+
+pub const CASTS: &str = "
+fn casts($x: [f32], $y: [f64], $i: [i64]) -> [(i32, u32, u64, i64, f32, f64, i32, bool)] {
+  $r: [(i32, u32, u64, i64, f32, f64, i32, bool)] = map(|$a: f32, $b: f64, $k: i64| [] {
+    $c1: i32 = cast $a as i32
+    $c2: u32 = cast $b as u32
+    $c3: u64 = cast $a as u64
+    $c4: i64 = cast $b as i64
+    $c5: f32 = cast $k as f32
+    $c6: f64 = cast $k as f64
+    $c7: i32 = cast $k as i32
+    $z: f64 = const 0.0
+    $c8: bool = lt $b, $z
+    $c9: i32 = cast $c8 as i32
+    $c10: i32 = add $c7, $c9
+    $c11: f64 = cast $a as f64
+    $c12: f64 = add $c6, $c11
+    $c13: f32 = cast $b as f32
+    $c14: f32 = add $c5, $c13
+    $res: (i32, u32, u64, i64, f32, f64, i32, bool) = tuple($c1, $c2, $c3, $c4, $c14, $c12, $c10, $c8)
+    $res
+  }, $x, $y, $i)
+  $r
+}";
+
+pub const MATH: &str = "
+fn math($x: [f32], $y: [f64]) -> [(f32, f32, f32, f32, f32, f32, f64, f64, f64, f64, f64, f64)] {
+  $r: [(f32, f32, f32, f32, f32, f32, f64, f64, f64, f64, f64, f64)] = map(|$a: f32, $b: f64| [] {
+    $a1: f32 = abs $a
+    $s: f32 = sqrt $a1
+    $fl: f32 = floor $a
+    $ce: f32 = ceil $a
+    $ro: f32 = round $a
+    $tr: f32 = trunc $a
+    $mn: f32 = min $a, $s
+    $ma: f32 = mul_add $a, $s, $fl
+    $r1: f32 = add $ro, $mn
+    $r2: f32 = div $ma, $ce
+    $b1: f64 = abs $b
+    $sb: f64 = sqrt $b1
+    $fb: f64 = floor $b
+    $cb: f64 = ceil $b
+    $rb: f64 = round $b
+    $tb: f64 = trunc $b
+    $mx: f64 = max $b, $sb
+    $mb: f64 = mul_add $b, $sb, $fb
+    $dv: f64 = div $mb, $cb
+    $res: (f32, f32, f32, f32, f32, f32, f64, f64, f64, f64, f64, f64) = tuple($s, $fl, $r1, $tr, $r2, $ma, $sb, $rb, $tb, $mx, $dv, $cb)
+    $res
+  }, $x, $y)
+  $r
+}";
+
+pub const TUPLE_MAP_UNZIP: &str = "
+fn tuple_map($x: [u32]) -> ([u32], [f64]) {
+  $p: [(u32, f64)] = map(|$a: u32| [] { $c: u32 = const 3; $t: u32 = mul $a, $c; $f: f64 = cast $a as f64; $h: f64 = const 0.5; $g: f64 = mul $f, $h; $r: (u32, f64) = tuple($t, $g); $r }, $x)
+  $u: ([u32], [f64]) = unzip($p)
+  $u
+}";
+
+pub const MEAN: &str = "
+fn mean($x: [f64]) -> f64 {
+  $s: f64 = sum($x)
+  $n: usize = len $x
+  $nf: f64 = cast $n as f64
+  $m: f64 = div $s, $nf
+  $m
+}";
+
+pub const HOST_INDEX: &str = "
+fn host_index($x: [i64], $i: usize) -> i64 {
+  $s: [i64] = scan(|$p: i64, $q: i64| [] { $r: i64 = add $p, $q; $r }, $x)
+  $v: i64 = index(index) $s[$i]
+  $v
+}";
+
+pub const HOST_IF: &str = "
+fn host_if($x: [i64], $flag: bool) -> [i64] {
+  $r: [i64] = if $flag {
+    $a: [i64] = map(|$v: i64| [] { $c: i64 = const 2; $t: i64 = mul $v, $c; $t }, $x)
+    $a
+  } else {
+    $b: [i64] = filter(|$w: i64| [] { $z: i64 = const 0; $g: bool = gt $w, $z; $g }, $x)
+    $b
+  }
+  $r
+}";
+
+pub const FILTER_PAIRS: &str = "
+fn filter_pairs($x: [i32], $y: [f32]) -> [(i32, f32)] {
+  $p: [(i32, f32)] = zip($x, $y)
+  $f: [(i32, f32)] = filter(|$e: (i32, f32)| [] { $a: i32 = $e.0; $z: i32 = const 0; $g: bool = gt $a, $z; $g }, $p)
+  $f
+}";
+
+pub const DIV_IN_REDUCE: &str = "
+fn div_in_reduce($x: [u32], $y: [u32]) -> u32 {
+  $q: [u32] = map(|$a: u32, $b: u32| [] { $t: u32 = div $a, $b; $t }, $x, $y)
+  $s: u32 = sum($q)
+  $s
+}";
+
+pub const FILTER_THEN_SUM: &str = "
+fn sum_filter_map($x: [i64]) -> (i64, usize) {
+  $m: [i64] = map(|$a: i64| [] { $c: i64 = const 10; $t: i64 = sub $a, $c; $t }, $x)
+  $f: [i64] = filter(|$v: i64| [] { $z: i64 = const 0; $g: bool = gt $v, $z; $g }, $m)
+  $s: i64 = sum($f)
+  $n: usize = len $f
+  $r: (i64, usize) = tuple($s, $n)
+  $r
+}";
+
+pub const SCAN_BOOL_OR: &str = "
+fn scan_or($x: [i32]) -> [bool] {
+  $b: [bool] = map(|$a: i32| [] { $k: i32 = const 90; $g: bool = gt $a, $k; $g }, $x)
+  $s: [bool] = scan(|$p: bool, $q: bool| [] { $r: bool = or $p, $q; $r }, $b)
+  $s
+}";
+
+/// Every program, with its name.
+pub const ALL: &[(&str, &str)] = &[
+    ("saxpy", SAXPY),
+    ("sum_i64", SUM_I64),
+    ("dot", DOT),
+    ("sum_f32", SUM_F32),
+    ("sum_map_gather", SUM_MAP_GATHER),
+    ("filter_of_map", FILTER_OF_MAP),
+    ("filter_none_or_all", FILTER_NONE_OR_ALL),
+    ("scan_of_map", SCAN_OF_MAP),
+    ("exclusive_scan_max", EXCLUSIVE_SCAN_MAX),
+    ("float_scan", FLOAT_SCAN),
+    ("affine_scan", AFFINE_SCAN),
+    ("affine_exclusive_scan", AFFINE_EXCLUSIVE_SCAN),
+    ("reduce_of_zip", REDUCE_OF_ZIP),
+    ("min_max_of_map", MIN_MAX_OF_MAP),
+    ("min_f64", MIN_F64),
+    ("count_any_all_pred", COUNT_ANY_ALL_PRED),
+    ("bools", BOOLS),
+    ("scatter_of_map", SCATTER_OF_MAP),
+    ("histogram", HISTOGRAM),
+    ("histogram_f32", HISTOGRAM_F32),
+    ("scatter_min_i32", SCATTER_MIN_I32),
+    ("scatter_cas", SCATTER_CAS),
+    ("permute_of_map", PERMUTE_OF_MAP),
+    ("user_index", USER_INDEX),
+    ("nested_sum", NESTED_SUM),
+    ("nested_min", NESTED_MIN),
+    ("nested_count_gather", NESTED_COUNT_GATHER),
+    ("if_in_lambda", IF_IN_LAMBDA),
+    ("replicate_map", REPLICATE_MAP),
+    ("range_sum", RANGE_SUM),
+    ("indices_map", INDICES_MAP),
+    ("gather_of_gather", GATHER_OF_GATHER),
+    ("int_ops", INT_OPS),
+    ("casts", CASTS),
+    ("math", MATH),
+    ("tuple_map_unzip", TUPLE_MAP_UNZIP),
+    ("mean", MEAN),
+    ("host_index", HOST_INDEX),
+    ("host_if", HOST_IF),
+    ("filter_pairs", FILTER_PAIRS),
+    ("div_in_reduce", DIV_IN_REDUCE),
+    ("filter_then_sum", FILTER_THEN_SUM),
+    ("scan_bool_or", SCAN_BOOL_OR),
+];
