@@ -208,3 +208,68 @@ pub fn each_matrix(place: Place, mut body: impl FnMut(Layout, usize, usize, &mut
         }
     }
 }
+
+/// Compiles the given `#[parallel] mod` items four times, once per schedule, as the modules
+/// `seq_inner` (default), `block_inner`, `warp_inner` and `auto_inner` (the same tokens under
+/// four attributes). Use it inside a module named `sched`, which [`each_schedule!`] reads.
+#[allow(unused_macros)]
+macro_rules! scheduled {
+    ($($body:tt)*) => {
+        /// Default schedule: the outer level parallel, inner levels sequential.
+        #[dpl::parallel]
+        pub mod seq_inner {
+            use dpl::prelude::*;
+            $($body)*
+        }
+        /// `inner = "block"`: inner levels parallel too.
+        #[dpl::parallel(inner = "block")]
+        pub mod block_inner {
+            use dpl::prelude::*;
+            $($body)*
+        }
+        /// `inner = "warp"`: on the CPU the same as "block".
+        #[dpl::parallel(inner = "warp")]
+        pub mod warp_inner {
+            use dpl::prelude::*;
+            $($body)*
+        }
+        /// `inner = "auto"`: chosen at run time from the shape of the first nested input.
+        #[dpl::parallel(inner = "auto")]
+        pub mod auto_inner {
+            use dpl::prelude::*;
+            $($body)*
+        }
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use scheduled;
+
+/// Runs `$body` four times, with `$f` naming each compilation of the programs of the module
+/// `sched` (made by [`scheduled!`]) and `$name` its schedule (`"seq"`, `"block"`, ...).
+#[allow(unused_macros)]
+macro_rules! each_schedule {
+    (|$name:ident, $f:ident| $body:expr) => {{
+        {
+            let $name = "seq";
+            use sched::seq_inner as $f;
+            $body
+        }
+        {
+            let $name = "block";
+            use sched::block_inner as $f;
+            $body
+        }
+        {
+            let $name = "warp";
+            use sched::warp_inner as $f;
+            $body
+        }
+        {
+            let $name = "auto";
+            use sched::auto_inner as $f;
+            $body
+        }
+    }};
+}
+#[allow(unused_imports)]
+pub(crate) use each_schedule;
