@@ -55,29 +55,10 @@ fn env<T: std::str::FromStr>(name: &str, default: T) -> T {
 }
 
 fn main() {
-    if let Ok(k) = std::env::var("PCG_PROFILE") {
-        let problem = Problem::optical_flow(512, 512, 0.01).unwrap();
-        let d = Dpl::new(&problem);
-        let r = Plain::rayon(&problem);
-        let x = problem.rhs.clone();
-        let mut out = Field::default();
-        let t = Instant::now();
-        for _ in 0..300 {
-            match k.as_str() {
-                "dpl_pre" => d.precondition(&x, &mut out),
-                "rayon_pre" => r.precondition(&x, &mut out),
-                "dpl_apply" => d.apply(&x, &mut out),
-                "rayon_apply" => r.apply(&x, &mut out),
-                _ => panic!(),
-            }
-        }
-        println!("{:?}", t.elapsed() / 300);
-        return;
-    }
     let size: usize = env("PCG_SIZE", 512);
     let alpha: f64 = env("PCG_ALPHA", 0.01);
     let tolerance: f64 = env("PCG_TOL", 1e-6);
-    let repeat: usize = env("PCG_REPEAT", 3).max(1);
+    let repeat: usize = env("PCG_REPEAT", 5).max(1);
     let problem = Problem::optical_flow(size, size, alpha).unwrap_or_else(|e| {
         eprintln!("{e}");
         std::process::exit(2)
@@ -96,17 +77,30 @@ fn main() {
     );
 
     let mut failures = Vec::new();
-    let reference = solve(&Plain::sequential(&problem), &problem, opts, 1);
-    let rayon = solve(&Plain::rayon(&problem), &problem, opts, repeat);
-    let mut rows: Vec<(String, Solution)> = Vec::new();
-    for place in dpl::available_places() {
-        // The sequential reference place runs the unfused program: one solve is enough.
-        let n = if place == Place::Seq { 1 } else { repeat };
-        let s = with_place(place, || solve(&Dpl::new(&problem), &problem, opts, n));
-        rows.push((format!("dpl {place}"), s));
+    // The sequential reference place runs the unfused program: one solve is enough.
+    let dpl_seq = dpl::available_places()
+        .contains(&Place::Seq)
+        .then(|| with_place(Place::Seq, || solve_once(&Dpl::new(&problem), &problem, opts)));
+    // The timed solvers take turns, so that a change of the machine's load between them
+    // (it is shared) affects all alike; the median solve of each is reported.
+    let dpl_cpu = with_place(Place::Cpu, || Dpl::new(&problem));
+    let (rayon_k, seq_k) = (Plain::rayon(&problem), Plain::sequential(&problem));
+    let mut runs: [Vec<Solution>; 3] = Default::default();
+    for _ in 0..repeat {
+        runs[0].push(with_place(Place::Cpu, || solve_once(&dpl_cpu, &problem, opts)));
+        runs[1].push(solve_once(&rayon_k, &problem, opts));
+        runs[2].push(solve_once(&seq_k, &problem, opts));
     }
-    rows.push(("rayon".into(), rayon.clone()));
-    rows.push(("seq".into(), reference.clone()));
+    let [dpl_runs, rayon_runs, seq_runs] = runs.map(median_solve);
+    let reference = seq_runs.clone();
+    let rayon = rayon_runs.clone();
+    let mut rows: Vec<(String, Solution)> = Vec::new();
+    if let Some(s) = dpl_seq {
+        rows.push(("dpl seq".into(), s));
+    }
+    rows.push(("dpl cpu".into(), dpl_runs));
+    rows.push(("rayon".into(), rayon_runs));
+    rows.push(("seq".into(), seq_runs));
     for (name, s) in &rows {
         let ratio = rayon.per_iteration().as_secs_f64() / s.per_iteration().as_secs_f64();
         println!(
@@ -142,18 +136,19 @@ fn main() {
     }
 }
 
-/// Solves `repeat` times; returns the solve with the median time.
-fn solve<K: Kernels>(k: &K, problem: &Problem, opts: Options, repeat: usize) -> Solution {
-    let mut all: Vec<Solution> = (0..repeat)
-        .map(|_| {
-            pcg(k, &problem.rhs, opts).unwrap_or_else(|e| {
-                eprintln!("{e}");
-                std::process::exit(1)
-            })
-        })
-        .collect();
+/// One solve; exits the program on a breakdown.
+fn solve_once<K: Kernels>(k: &K, problem: &Problem, opts: Options) -> Solution {
+    pcg(k, &problem.rhs, opts).unwrap_or_else(|e| {
+        eprintln!("{e}");
+        std::process::exit(1)
+    })
+}
+
+/// The solve with the median time.
+fn median_solve(mut all: Vec<Solution>) -> Solution {
     all.sort_by_key(|s| s.elapsed);
-    all.swap_remove(repeat / 2)
+    let mid = all.len() / 2;
+    all.swap_remove(mid)
 }
 
 /// Median times of the kernels of one iteration, dpl on `Place::Cpu` against rayon and
@@ -173,10 +168,15 @@ fn kernel_times(problem: &Problem, x: &Field) {
         ("axpy", Box::new(|k, out| k.add_scaled(out, 0.5, x))),
     ];
     for (name, step) in &steps {
-        let mut out = y.clone();
-        let t_dpl = with_place(Place::Cpu, || median(|| step(&dpl, &mut out)));
-        let t_rayon = median(|| step(&rayon, &mut out));
-        let t_seq = median(|| step(&seq, &mut out));
+        let mut outs = [y.clone(), y.clone(), y.clone()];
+        let mut times: [Vec<Duration>; 3] = Default::default();
+        for _ in 0..KERNEL_RUNS {
+            let [o0, o1, o2] = &mut outs;
+            times[0].push(with_place(Place::Cpu, || timed(|| step(&dpl, o0))));
+            times[1].push(timed(|| step(&rayon, o1)));
+            times[2].push(timed(|| step(&seq, o2)));
+        }
+        let [t_dpl, t_rayon, t_seq] = times.map(median);
         println!(
             "{name:<14} {:>11} {:>11} {:>11} {:>9.2}x",
             fmt(t_dpl),
@@ -194,15 +194,16 @@ fn kernel_times(problem: &Problem, x: &Field) {
     }
 }
 
-fn median(mut f: impl FnMut()) -> Duration {
+/// Runs of each kernel (taking turns); the median is reported.
+const KERNEL_RUNS: usize = 21;
+
+fn timed(f: impl FnOnce()) -> Duration {
+    let t = Instant::now();
     f();
-    let mut times: Vec<Duration> = (0..15)
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed()
-        })
-        .collect();
+    t.elapsed()
+}
+
+fn median(mut times: Vec<Duration>) -> Duration {
     times.sort();
     times[times.len() / 2]
 }

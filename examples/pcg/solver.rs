@@ -80,7 +80,7 @@ impl Solution {
 ///
 /// Errors when the method breaks down (`p . A p` or `r . z` not positive and finite: the
 /// operator or the preconditioner is not positive definite, or the values overflowed).
-pub fn pcg<K: Kernels>(k: &K, rhs: &Field, opts: Options) -> Result<Solution, String> {
+pub fn pcg<K: Kernels + ?Sized>(k: &K, rhs: &Field, opts: Options) -> Result<Solution, String> {
     let start = Instant::now();
     let mut x = Field::zeros(rhs.pixels());
     let b_norm = k.dot(rhs, rhs).sqrt();
