@@ -682,7 +682,16 @@ impl Interp<'_> {
             Assertion::IndicesInRange { origin, idx, len } => {
                 let len = self.usize(*len, span)?;
                 for x in self.seq(*idx, span)?.iter() {
-                    Self::index(x, len, span, Some(origin.name()))?;
+                    match x {
+                        Value::Seq(row) => {
+                            for y in row.iter() {
+                                Self::index(y, len, span, Some(origin.name()))?;
+                            }
+                        }
+                        x => {
+                            Self::index(x, len, span, Some(origin.name()))?;
+                        }
+                    }
                 }
             }
             Assertion::InBounds { origin, index, len } => {

@@ -759,7 +759,7 @@ pub enum Assertion {
     IndicesInRange {
         /// Who requires it.
         origin: Origin,
-        /// An integer sequence.
+        /// An integer sequence, or a sequence of integer rows (every element of every row).
         idx: VarId,
         /// The bound (`usize`).
         len: VarId,

@@ -715,7 +715,11 @@ impl Types<'_> {
                         self.expect(*b, &usize, "a length")?;
                     }
                     Assertion::IndicesInRange { idx, len, .. } => {
-                        self.int_seq(*idx, "the indices")?;
+                        // A sequence of integers, or of rows of integers.
+                        match self.seq_elem(*idx, "the indices")? {
+                            Type::Seq(_) => {}
+                            _ => self.int_seq(*idx, "the indices")?,
+                        }
                         self.expect(*len, &usize, "the bound")?;
                     }
                     Assertion::InBounds { index, len, .. } => {

@@ -412,8 +412,15 @@ impl Gen<'_> {
                 self.reps.insert(v, r);
                 let x = id(*seq);
                 let i = id(*index);
+                let in_range = if self.f.vars[*index].ty == Type::usize() {
+                    quote!(#i)
+                } else {
+                    // Unchecked reads with another integer type come from indices validated
+                    // up front (non-negative and below the length), so the cast is exact.
+                    quote!((#i as usize))
+                };
                 match (checked, self.rep(*seq)) {
-                    (None, _) => self.read(*seq, quote!(#i)),
+                    (None, _) => self.read(*seq, in_range),
                     (Some(origin), Rep::Slice) => {
                         let name = origin.name();
                         let loc = self.loc(s.span);
