@@ -33,6 +33,9 @@ pub const TILE: u64 = BLOCK as u64 * ROUNDS;
 const MAX_GRID: u64 = 1024;
 /// Most blocks of the first pass of a reduction (its partials are combined by one block).
 const MAX_REDUCE_GRID: u64 = 256;
+/// Elements per thread before a reduction uses more blocks (the block-level combination
+/// costs a few hundred instructions per thread, so each thread should accumulate several).
+const REDUCE_PER_THREAD: u64 = 8;
 
 type R<T> = Result<T, Unsupported>;
 
@@ -561,7 +564,7 @@ impl<'f> Gen<'f> {
         let comb = Comb::Op(op, ty);
         let n_count = Count::Var(var(soac.len));
         let grid = cmax1(cmin(
-            cdiv(n_count.clone(), BLOCK as u64),
+            cdiv(n_count.clone(), BLOCK as u64 * REDUCE_PER_THREAD),
             Count::Const(MAX_REDUCE_GRID),
         ));
         let partials = self.alloc_leaves(&ls, &grid, steps);
@@ -1081,7 +1084,7 @@ impl<'f> Gen<'f> {
             return unsupported("a non-integer scatter index");
         }
         let signed = idx.ty.is_signed_int();
-        Ok((self.to_u64(k, &idx), signed, value))
+        Ok((self.widen_index(k, &idx), signed, value))
     }
 
     fn scatter(
@@ -1379,6 +1382,7 @@ impl<'f> Gen<'f> {
     }
 
     /// Combines two elements.
+    #[allow(clippy::too_many_arguments)]
     fn combine(
         &mut self,
         k: &mut Kernel,
@@ -1396,8 +1400,8 @@ impl<'f> Gen<'f> {
                 Ok(vec![r])
             }
             Comb::Op(op, ty) => {
-                env.insert(op.params[0], unflatten(ty, &mut a.to_vec().into_iter())?);
-                env.insert(op.params[1], unflatten(ty, &mut b.to_vec().into_iter())?);
+                env.insert(op.params[0], unflatten(ty, &mut a.iter().cloned())?);
+                env.insert(op.params[1], unflatten(ty, &mut b.iter().cloned())?);
                 self.block(k, c, env, &op.body, ctx)?.flatten()
             }
         }
@@ -1722,7 +1726,7 @@ impl<'f> Gen<'f> {
 
     /// An index register of any integer type as `u64` (sign-extended when signed, so a
     /// negative index is out of range of every length).
-    fn to_u64(&mut self, k: &mut Kernel, r: &Reg) -> Reg {
+    fn widen_index(&mut self, k: &mut Kernel, r: &Reg) -> Reg {
         match r.ty {
             Scalar::I32 => {
                 let d = k.reg(Scalar::U64);
@@ -1835,7 +1839,7 @@ impl<'f> Gen<'f> {
                 if !i.ty.is_int() {
                     return unsupported("a non-integer index");
                 }
-                let i64r = self.to_u64(k, &i);
+                let i64r = self.widen_index(k, &i);
                 if let Some(origin) = checked {
                     let bad = k.reg(Scalar::Bool);
                     k.ins(format!("setp.ge.u64 {bad}, {i64r}, {len}"));
@@ -1875,7 +1879,7 @@ impl<'f> Gen<'f> {
                     Assertion::InBounds { origin, index, len } => {
                         let i = Self::get(env, *index)?.reg()?.clone();
                         let l = Self::get(env, *len)?.reg()?.clone();
-                        let i64r = self.to_u64(k, &i);
+                        let i64r = self.widen_index(k, &i);
                         let bad = k.reg(Scalar::Bool);
                         k.ins(format!("setp.ge.u64 {bad}, {i64r}, {l}"));
                         self.check(

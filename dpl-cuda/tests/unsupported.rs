@@ -1,0 +1,64 @@
+//! What the GPU backend does not compile yet is a clear `Unsupported`, never a panic or
+//! wrong PTX.
+
+mod support;
+
+use support::compiled;
+
+fn message(src: &str) -> String {
+    let c = compiled(src);
+    match dpl_cuda::compile(&c.fused) {
+        Ok(_) => panic!("compiled:\n{}", c.fused),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn transcendental_math() {
+    let m = message(
+        "fn e($x: [f32]) -> [f32] {
+          $r: [f32] = map(|$a: f32| [] { $t: f32 = exp $a; $t }, $x)
+          $r
+        }",
+    );
+    assert!(m.contains("`exp`"), "{m}");
+}
+
+#[test]
+fn float_remainder() {
+    let m = message(
+        "fn fr($x: [f64], $y: [f64]) -> [f64] {
+          $r: [f64] = map(|$a: f64, $b: f64| [] { $t: f64 = rem $a, $b; $t }, $x, $y)
+          $r
+        }",
+    );
+    assert!(m.contains("`%` on floats"), "{m}");
+}
+
+#[test]
+fn nested_sequence_parameters() {
+    let m = message(
+        "fn rows($x: [[f32]]) -> [f32] {
+          $r: [f32] = map(|$row: [f32]| [] { $s: f32 = sum($row); $s }, $x)
+          $r
+        }",
+    );
+    assert!(m.contains("nested sequence"), "{m}");
+}
+
+#[test]
+fn sequences_built_inside_elements() {
+    let m = message(
+        "fn inner($x: [i64], $y: [i64]) -> [i64] {
+          $r: [i64] = map(|$a: i64| [] {
+            $p: [i64] = scan(|$u: i64, $v: i64| [] { $w: i64 = add $u, $v; $w }, $y)
+            $k: usize = const 3
+            $c: i64 = index(index) $p[$k]
+            $t: i64 = add $a, $c
+            $t
+          }, $x)
+          $r
+        }",
+    );
+    assert!(m.contains("nested `scan`"), "{m}");
+}
