@@ -54,12 +54,21 @@ fn above_mean(x: &[f64]) -> (usize, f64) {
 }
 
 fn main() {
-    let n: usize = std::env::var("DEMO_N").ok().and_then(|s| s.parse().ok()).unwrap_or(1 << 24);
-    println!("dpl demonstration: n = {n} elements, {} rayon threads\n", rayon::current_num_threads());
+    let n: usize = std::env::var("DEMO_N")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1 << 24);
+    println!(
+        "dpl demonstration: n = {n} elements, {} rayon threads\n",
+        rayon::current_num_threads()
+    );
     let x = random_f32(n, 1);
     let y = random_f32(n, 2);
     let idx: Vec<u32> = random_u32(n, 3).into_iter().map(|v| v % n as u32).collect();
-    let xi: Vec<i64> = random_u32(n, 4).into_iter().map(|v| (v % 2001) as i64 - 1000).collect();
+    let xi: Vec<i64> = random_u32(n, 4)
+        .into_iter()
+        .map(|v| (v % 2001) as i64 - 1000)
+        .collect();
     let keys: Vec<u32> = random_u32(n, 5).into_iter().map(|v| v % 256).collect();
     let xd: Vec<f64> = x.iter().map(|&v| v as f64).collect();
     let mut report = Report::default();
@@ -67,8 +76,19 @@ fn main() {
     report.case(
         "saxpy",
         || saxpy(2.5, &x, &y),
-        || x.par_iter().zip(&y).map(|(a, b)| 2.5 * a + b).collect::<Vec<f32>>(),
-        |got| *got == x.iter().zip(&y).map(|(a, b)| 2.5 * a + b).collect::<Vec<f32>>(),
+        || {
+            x.par_iter()
+                .zip(&y)
+                .map(|(a, b)| 2.5 * a + b)
+                .collect::<Vec<f32>>()
+        },
+        |got| {
+            *got == x
+                .iter()
+                .zip(&y)
+                .map(|(a, b)| 2.5 * a + b)
+                .collect::<Vec<f32>>()
+        },
     );
     let want_dot: f64 = x.iter().zip(&y).map(|(a, b)| (a * b) as f64).sum();
     report.case(
@@ -77,7 +97,10 @@ fn main() {
         || x.par_iter().zip(&y).map(|(a, b)| a * b).sum::<f32>(),
         |got| close(*got as f64, want_dot, n),
     );
-    let want_energy: f64 = idx.iter().map(|&i| (x[i as usize] * x[i as usize]) as f64).sum();
+    let want_energy: f64 = idx
+        .iter()
+        .map(|&i| (x[i as usize] * x[i as usize]) as f64)
+        .sum();
     report.case(
         "sum(map(gather))",
         || gathered_energy(&x, &idx),
@@ -90,7 +113,12 @@ fn main() {
     report.case(
         "filter",
         || positives(&x),
-        || x.par_iter().copied().filter(|v| *v > 0.0).collect::<Vec<f32>>(),
+        || {
+            x.par_iter()
+                .copied()
+                .filter(|v| *v > 0.0)
+                .collect::<Vec<f32>>()
+        },
         |got| *got == x.iter().copied().filter(|v| *v > 0.0).collect::<Vec<f32>>(),
     );
     report.case(
@@ -127,10 +155,13 @@ fn main() {
                     }
                     h
                 })
-                .reduce(|| vec![0u32; 256], |mut a, b| {
-                    a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
-                    a
-                })
+                .reduce(
+                    || vec![0u32; 256],
+                    |mut a, b| {
+                        a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+                        a
+                    },
+                )
         },
         |got| {
             let mut h = vec![0u32; 256];
@@ -160,7 +191,13 @@ struct Report {
 
 impl Report {
     /// Runs `dpl_fn` on every place (checking each result) and times it against `rayon_fn`.
-    fn case<T>(&mut self, name: &str, dpl_fn: impl Fn() -> T, rayon_fn: impl Fn() -> T, check: impl Fn(&T) -> bool) {
+    fn case<T>(
+        &mut self,
+        name: &str,
+        dpl_fn: impl Fn() -> T,
+        rayon_fn: impl Fn() -> T,
+        check: impl Fn(&T) -> bool,
+    ) {
         let mut line = format!("{name:<18}");
         let mut cpu_time = None;
         for place in dpl::available_places() {
@@ -186,7 +223,10 @@ impl Report {
         });
         line += &format!("   rayon {:>9}", fmt(r));
         if let Some(c) = cpu_time {
-            line += &format!("   dpl/rayon speed {:.2}x", r.as_secs_f64() / c.as_secs_f64());
+            line += &format!(
+                "   dpl/rayon speed {:.2}x",
+                r.as_secs_f64() / c.as_secs_f64()
+            );
         }
         println!("{line}");
     }
@@ -217,7 +257,11 @@ fn median(f: impl Fn()) -> Duration {
 
 fn fmt(d: Duration) -> String {
     let us = d.as_secs_f64() * 1e6;
-    if us < 1000.0 { format!("{us:.1} us") } else { format!("{:.2} ms", us / 1000.0) }
+    if us < 1000.0 {
+        format!("{us:.1} us")
+    } else {
+        format!("{:.2} ms", us / 1000.0)
+    }
 }
 
 /// Closeness for f32 reductions against an f64 reference: reassociation is allowed, and the
@@ -241,5 +285,8 @@ fn random_u32(n: usize, seed: u64) -> Vec<u32> {
 }
 
 fn random_f32(n: usize, seed: u64) -> Vec<f32> {
-    random_u32(n, seed).into_iter().map(|v| (v as f32 / u32::MAX as f32) * 2.0 - 1.0).collect()
+    random_u32(n, seed)
+        .into_iter()
+        .map(|v| (v as f32 / u32::MAX as f32) * 2.0 - 1.0)
+        .collect()
 }

@@ -68,5 +68,3 @@ pub struct Inspect {
     /// Phases after fusion: groups of loops separated by global synchronization points.
     pub phases: usize,
 }
-
-

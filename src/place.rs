@@ -52,11 +52,16 @@ pub fn unavailable(place: Place) -> Error {
     let reason = match place {
         Place::Gpu(_) if cfg!(feature = "cuda") => "the CUDA backend does not generate code yet",
         Place::Gpu(_) => "dpl was built without the `cuda` feature",
-        Place::Sim if cfg!(feature = "sim") => "the simulated-GPU backend does not generate code yet",
+        Place::Sim if cfg!(feature = "sim") => {
+            "the simulated-GPU backend does not generate code yet"
+        }
         Place::Sim => "dpl was built without the `sim` feature",
         Place::Cpu | Place::Seq => "this function has no implementation for it",
     };
-    Error::PlaceUnavailable { place, reason: reason.to_string() }
+    Error::PlaceUnavailable {
+        place,
+        reason: reason.to_string(),
+    }
 }
 
 /// The places this build can run `#[parallel]` functions on: [`Place::Seq`] and

@@ -58,7 +58,10 @@ pub enum BlockKind<'a> {
 /// Calls `f` for each block directly inside `e`: `(block, Branch)` for `if` branches and
 /// `(dummy, Lambda(l))` for lambdas.
 pub fn for_each_block_mut(e: &mut Expr, f: &mut impl FnMut(&mut Block, BlockKind<'_>)) {
-    let mut dummy = Block { stmts: Vec::new(), result: Handle::new(0) };
+    let mut dummy = Block {
+        stmts: Vec::new(),
+        result: Handle::new(0),
+    };
     match e {
         Expr::If(_, a, b) => {
             f(a, BlockKind::Branch);
@@ -134,9 +137,8 @@ pub fn operands_mut(e: &mut Expr) -> Vec<&mut VarId> {
             let Soac { kind, len, .. } = &mut **s;
             let mut v = vec![len];
             match kind {
-                SoacKind::Reduce { init: Some(i), .. } | SoacKind::ExclusiveScan { init: i, .. } => {
-                    v.push(i)
-                }
+                SoacKind::Reduce { init: Some(i), .. }
+                | SoacKind::ExclusiveScan { init: i, .. } => v.push(i),
                 SoacKind::Scatter { dst } | SoacKind::ScatterReduce { dst, .. } => v.push(dst),
                 _ => {}
             }

@@ -15,7 +15,10 @@ pub struct Diagnostic {
 impl Diagnostic {
     /// A diagnostic at `span`.
     pub fn new(span: Span, message: impl Into<String>) -> Diagnostic {
-        Diagnostic { span, message: message.into() }
+        Diagnostic {
+            span,
+            message: message.into(),
+        }
     }
 }
 

@@ -65,7 +65,12 @@ fn count_uses(f: &Function) -> HashMap<VarId, Uses> {
 
 /// Lambda nesting depth of each statement's definition and of each variable's reads.
 fn depths(f: &Function) -> (HashMap<VarId, usize>, HashMap<VarId, usize>) {
-    fn block(b: &Block, d: usize, defs: &mut HashMap<VarId, usize>, reads: &mut HashMap<VarId, usize>) {
+    fn block(
+        b: &Block,
+        d: usize,
+        defs: &mut HashMap<VarId, usize>,
+        reads: &mut HashMap<VarId, usize>,
+    ) {
         for s in &b.stmts {
             defs.insert(s.var, d);
             if let Expr::Index { seq, .. } = &s.expr {
@@ -120,8 +125,16 @@ fn candidate(f: &Function) -> Option<VarId> {
 fn cheap(l: &Lambda) -> bool {
     l.body.stmts.len() <= 6
         && l.body.stmts.iter().all(|s| {
-            !matches!(s.expr, Expr::Soac(_) | Expr::Prim { .. } | Expr::If(..) | Expr::Assert(_))
-                && !matches!(s.expr, Expr::Index { checked: Some(_), .. })
+            !matches!(
+                s.expr,
+                Expr::Soac(_) | Expr::Prim { .. } | Expr::If(..) | Expr::Assert(_)
+            ) && !matches!(
+                s.expr,
+                Expr::Index {
+                    checked: Some(_),
+                    ..
+                }
+            )
         })
 }
 
@@ -195,7 +208,11 @@ fn inline_producer(f: &mut Function, p: VarId) {
                     b.stmts[k].expr = Expr::Var(n);
                     k += 1;
                 }
-                Expr::Index { seq, index, checked } if *seq == p => {
+                Expr::Index {
+                    seq,
+                    index,
+                    checked,
+                } if *seq == p => {
                     let (index, checked) = (*index, *checked);
                     remaining -= 1;
                     let Some(l) = (if remaining == 0 {
@@ -209,10 +226,18 @@ fn inline_producer(f: &mut Function, p: VarId) {
                     let Stmt { var, span, .. } = b.stmts.remove(k);
                     let mut new = Vec::new();
                     if let Some(origin) = checked {
-                        let c = vars.push(Var { name: "check".into(), ty: Type::unit(), span });
+                        let c = vars.push(Var {
+                            name: "check".into(),
+                            ty: Type::unit(),
+                            span,
+                        });
                         new.push(Stmt {
                             var: c,
-                            expr: Expr::Assert(Assertion::InBounds { origin, index, len: n }),
+                            expr: Expr::Assert(Assertion::InBounds {
+                                origin,
+                                index,
+                                len: n,
+                            }),
                             span,
                         });
                     }
@@ -222,9 +247,17 @@ fn inline_producer(f: &mut Function, p: VarId) {
                     } else {
                         Expr::Cast(index, Scalar::Usize)
                     };
-                    new.push(Stmt { var: i, expr: bind, span });
+                    new.push(Stmt {
+                        var: i,
+                        expr: bind,
+                        span,
+                    });
                     new.extend(l.body.stmts);
-                    new.push(Stmt { var, expr: Expr::Var(l.body.result), span });
+                    new.push(Stmt {
+                        var,
+                        expr: Expr::Var(l.body.result),
+                        span,
+                    });
                     let added = new.len();
                     b.stmts.splice(k..k, new);
                     k += added;
@@ -275,8 +308,13 @@ fn forward_copies(f: &mut Function) {
 /// every place reports the same errors.
 fn may_fail(f: &Function, e: &Expr) -> bool {
     let here = match e {
-        Expr::Assert(_) | Expr::Index { checked: Some(_), .. } => true,
-        Expr::Binary(BinOp::Div | BinOp::Rem, a, _) => f.vars[*a].ty.scalar().is_some_and(Scalar::is_int),
+        Expr::Assert(_)
+        | Expr::Index {
+            checked: Some(_), ..
+        } => true,
+        Expr::Binary(BinOp::Div | BinOp::Rem, a, _) => {
+            f.vars[*a].ty.scalar().is_some_and(Scalar::is_int)
+        }
         Expr::Soac(s) => matches!(
             s.kind,
             SoacKind::Reduce { init: None, .. }
@@ -351,7 +389,12 @@ pub fn stats(f: &Function) -> Stats {
         }
     }
     let mut st = Stats::default();
-    st.top_level_loops = f.body.stmts.iter().filter(|s| matches!(s.expr, Expr::Soac(_))).count();
+    st.top_level_loops = f
+        .body
+        .stmts
+        .iter()
+        .filter(|s| matches!(s.expr, Expr::Soac(_)))
+        .count();
     f.body.walk(&mut |s| {
         if let Expr::Soac(soac) = &s.expr {
             st.loops += 1;

@@ -44,7 +44,10 @@ impl<T> Handle<T> {
     /// The handle for position `index` of an arena.
     pub fn new(index: usize) -> Self {
         let index = u32::try_from(index).expect("arena larger than u32::MAX");
-        Handle { index, marker: PhantomData }
+        Handle {
+            index,
+            marker: PhantomData,
+        }
     }
 
     /// The position in the arena.
@@ -122,12 +125,18 @@ impl<T> Arena<T> {
 
     /// All items with their handles, in insertion order.
     pub fn iter(&self) -> impl Iterator<Item = (Handle<T>, &T)> {
-        self.items.iter().enumerate().map(|(i, t)| (Handle::new(i), t))
+        self.items
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (Handle::new(i), t))
     }
 
     /// All items mutably with their handles, in insertion order.
     pub fn iter_mut(&mut self) -> impl Iterator<Item = (Handle<T>, &mut T)> {
-        self.items.iter_mut().enumerate().map(|(i, t)| (Handle::new(i), t))
+        self.items
+            .iter_mut()
+            .enumerate()
+            .map(|(i, t)| (Handle::new(i), t))
     }
 }
 
@@ -346,19 +355,30 @@ impl Function {
     /// fill it in with [`Function::new_var`], [`Function::params`] and [`Function::body`].
     pub fn new(name: impl Into<String>, ret: Type) -> Function {
         let mut vars = Arena::new();
-        let result = vars.push(Var { name: "unit".into(), ty: Type::unit(), span: Span::NONE });
+        let result = vars.push(Var {
+            name: "unit".into(),
+            ty: Type::unit(),
+            span: Span::NONE,
+        });
         Function {
             name: name.into(),
             vars,
             params: Vec::new(),
             ret,
-            body: Block { stmts: Vec::new(), result },
+            body: Block {
+                stmts: Vec::new(),
+                result,
+            },
         }
     }
 
     /// Creates a fresh variable.
     pub fn new_var(&mut self, name: impl Into<String>, ty: Type, span: Span) -> VarId {
-        self.vars.push(Var { name: name.into(), ty, span })
+        self.vars.push(Var {
+            name: name.into(),
+            ty,
+            span,
+        })
     }
 
     /// The type of a variable.
@@ -952,9 +972,8 @@ impl Expr {
             Expr::Soac(s) => {
                 let mut v = vec![s.len];
                 match &s.kind {
-                    SoacKind::Reduce { init: Some(i), .. } | SoacKind::ExclusiveScan { init: i, .. } => {
-                        v.push(*i)
-                    }
+                    SoacKind::Reduce { init: Some(i), .. }
+                    | SoacKind::ExclusiveScan { init: i, .. } => v.push(*i),
                     SoacKind::Scatter { dst } | SoacKind::ScatterReduce { dst, .. } => v.push(*dst),
                     _ => {}
                 }
@@ -989,8 +1008,18 @@ impl SoacKind {
     pub fn origin_name(&self) -> &'static str {
         if let SoacKind::Reduce { op, init: None } = self {
             match op.body.stmts.as_slice() {
-                [Stmt { expr: Expr::Math(MathFn::Min, _), .. }] => return "min",
-                [Stmt { expr: Expr::Math(MathFn::Max, _), .. }] => return "max",
+                [
+                    Stmt {
+                        expr: Expr::Math(MathFn::Min, _),
+                        ..
+                    },
+                ] => return "min",
+                [
+                    Stmt {
+                        expr: Expr::Math(MathFn::Max, _),
+                        ..
+                    },
+                ] => return "max",
                 _ => {}
             }
         }

@@ -37,10 +37,16 @@ pub fn normalize(f: &Function) -> Function {
         validated: HashSet::new(),
         branch_depth: 0,
     };
-    let body = n.block(Block { stmts: body, result });
+    let body = n.block(Block {
+        stmts: body,
+        result,
+    });
     let mut hoisted = std::mem::take(&mut n.hoisted);
     hoisted.extend(body.stmts);
-    out.body = Block { stmts: hoisted, result: body.result };
+    out.body = Block {
+        stmts: hoisted,
+        result: body.result,
+    };
     fix_captures(&mut out);
     out
 }
@@ -74,12 +80,19 @@ impl Norm<'_> {
             self.stmt(s, &mut out);
         }
         self.scopes.pop();
-        Block { stmts: out, result: b.result }
+        Block {
+            stmts: out,
+            result: b.result,
+        }
     }
 
     fn lambda(&mut self, l: Lambda) -> Lambda {
         let body = self.block(l.body);
-        Lambda { params: l.params, captures: Vec::new(), body }
+        Lambda {
+            params: l.params,
+            captures: Vec::new(),
+            body,
+        }
     }
 
     fn known_len(&self, seq: VarId) -> Option<VarId> {
@@ -99,7 +112,11 @@ impl Norm<'_> {
         }
         let name = format!("len_{}", self.f.vars[seq].name);
         let n = self.var(&name, Type::usize(), span);
-        out.push(Stmt { var: n, expr: Expr::Len(seq), span });
+        out.push(Stmt {
+            var: n,
+            expr: Expr::Len(seq),
+            span,
+        });
         self.record_len(seq, n);
         n
     }
@@ -111,8 +128,16 @@ impl Norm<'_> {
             let m = self.len_of(s, span, out);
             if m != n {
                 let v = self.var("check", Type::unit(), span);
-                let a = Assertion::EqLen { origin: Origin::Prim(prim), a: n, b: m };
-                out.push(Stmt { var: v, expr: Expr::Assert(a), span });
+                let a = Assertion::EqLen {
+                    origin: Origin::Prim(prim),
+                    a: n,
+                    b: m,
+                };
+                out.push(Stmt {
+                    var: v,
+                    expr: Expr::Assert(a),
+                    span,
+                });
                 // From here on both have the same symbolic length.
                 self.record_len(s, n);
             }
@@ -140,10 +165,18 @@ impl Norm<'_> {
             let n = self.var(&format!("len_{}", self.f.vars[x].name), Type::usize(), span);
             let c = self.var("check", Type::unit(), span);
             let origin = Origin::Prim(Prim::Gather);
-            self.hoisted.push(Stmt { var: n, expr: Expr::Len(x), span });
+            self.hoisted.push(Stmt {
+                var: n,
+                expr: Expr::Len(x),
+                span,
+            });
             self.hoisted.push(Stmt {
                 var: c,
-                expr: Expr::Assert(Assertion::IndicesInRange { origin, idx: source, len: n }),
+                expr: Expr::Assert(Assertion::IndicesInRange {
+                    origin,
+                    idx: source,
+                    len: n,
+                }),
                 span,
             });
         }
@@ -158,7 +191,15 @@ impl Norm<'_> {
     fn read(&mut self, seq: VarId, i: VarId, span: Span) -> Stmt {
         let name = format!("{}_i", self.f.vars[seq].name);
         let v = self.var(&name, self.elem_ty(seq), span);
-        Stmt { var: v, expr: Expr::Index { seq, index: i, checked: None }, span }
+        Stmt {
+            var: v,
+            expr: Expr::Index {
+                seq,
+                index: i,
+                checked: None,
+            },
+            span,
+        }
     }
 
     /// The index parameter of a new element function.
@@ -178,29 +219,53 @@ impl Norm<'_> {
     /// An element function `|i| { stmts; result }`, normalized (it may contain primitives).
     fn elem(&mut self, i: VarId, stmts: Vec<Stmt>, result: VarId) -> Lambda {
         let body = self.block(Block { stmts, result });
-        Lambda { params: vec![i], captures: Vec::new(), body }
+        Lambda {
+            params: vec![i],
+            captures: Vec::new(),
+            body,
+        }
     }
 
     /// The binary operator lambda `|a, b| a op b` over `ty`.
-    fn op_lambda(&mut self, ty: &Type, span: Span, make: impl FnOnce(VarId, VarId) -> Expr) -> Lambda {
+    fn op_lambda(
+        &mut self,
+        ty: &Type,
+        span: Span,
+        make: impl FnOnce(VarId, VarId) -> Expr,
+    ) -> Lambda {
         let a = self.var("a", ty.clone(), span);
         let b = self.var("b", ty.clone(), span);
         let r = self.var("r", ty.clone(), span);
         Lambda {
             params: vec![a, b],
             captures: Vec::new(),
-            body: Block { stmts: vec![Stmt { var: r, expr: make(a, b), span }], result: r },
+            body: Block {
+                stmts: vec![Stmt {
+                    var: r,
+                    expr: make(a, b),
+                    span,
+                }],
+                result: r,
+            },
         }
     }
 
     fn constant(&mut self, ty: &Type, c: Const, span: Span, out: &mut Vec<Stmt>) -> VarId {
         let v = self.var("c", ty.clone(), span);
-        out.push(Stmt { var: v, expr: Expr::Const(c), span });
+        out.push(Stmt {
+            var: v,
+            expr: Expr::Const(c),
+            span,
+        });
         v
     }
 
     fn soac(&mut self, var: VarId, kind: SoacKind, len: VarId, elem: Lambda, span: Span) -> Stmt {
-        Stmt { var, expr: Expr::Soac(Box::new(Soac { kind, len, elem })), span }
+        Stmt {
+            var,
+            expr: Expr::Soac(Box::new(Soac { kind, len, elem })),
+            span,
+        }
     }
 
     fn stmt(&mut self, s: Stmt, out: &mut Vec<Stmt>) {
@@ -210,24 +275,48 @@ impl Norm<'_> {
                 self.branch_depth += 1;
                 let (a, b) = (self.block(a), self.block(b));
                 self.branch_depth -= 1;
-                out.push(Stmt { var, expr: Expr::If(c, a, b), span });
+                out.push(Stmt {
+                    var,
+                    expr: Expr::If(c, a, b),
+                    span,
+                });
             }
             Expr::Len(x) => {
                 let n = self.len_of(x, span, out);
-                out.push(Stmt { var, expr: Expr::Var(n), span });
+                out.push(Stmt {
+                    var,
+                    expr: Expr::Var(n),
+                    span,
+                });
             }
             Expr::Var(x) if self.f.vars[x].ty.elem().is_some() => {
                 if let Some(n) = self.known_len(x) {
                     self.record_len(var, n);
                 }
-                out.push(Stmt { var, expr: Expr::Var(x), span });
+                out.push(Stmt {
+                    var,
+                    expr: Expr::Var(x),
+                    span,
+                });
             }
-            Expr::Prim { prim, lambdas, args } => self.prim(var, prim, lambdas, args, span, out),
+            Expr::Prim {
+                prim,
+                lambdas,
+                args,
+            } => self.prim(var, prim, lambdas, args, span, out),
             Expr::Soac(mut soac) => {
                 soac.elem = self.lambda(soac.elem.clone());
-                out.push(Stmt { var, expr: Expr::Soac(soac), span });
+                out.push(Stmt {
+                    var,
+                    expr: Expr::Soac(soac),
+                    span,
+                });
             }
-            other => out.push(Stmt { var, expr: other, span }),
+            other => out.push(Stmt {
+                var,
+                expr: other,
+                span,
+            }),
         }
     }
 
@@ -243,10 +332,19 @@ impl Norm<'_> {
         let result_ty = self.f.vars[var].ty.clone();
         let elem_of_result = result_ty.elem().cloned().unwrap_or(Type::Infer);
         let has_lambda = !lambdas.is_empty();
-        let mut take_lambda = |k: usize| std::mem::replace(
-            &mut lambdas[k],
-            Lambda { params: vec![], captures: vec![], body: Block { stmts: vec![], result: var } },
-        );
+        let mut take_lambda = |k: usize| {
+            std::mem::replace(
+                &mut lambdas[k],
+                Lambda {
+                    params: vec![],
+                    captures: vec![],
+                    body: Block {
+                        stmts: vec![],
+                        result: var,
+                    },
+                },
+            )
+        };
         match prim {
             Prim::Map | Prim::Zip => {
                 let n = self.same_len(prim, &args, span, out);
@@ -260,7 +358,15 @@ impl Norm<'_> {
                         if nested && self.params.contains(&x) && self.scopes.len() == 1 {
                             self.rows_of.insert(*p, x);
                         }
-                        stmts.push(Stmt { var: *p, expr: Expr::Index { seq: x, index: i, checked: None }, span });
+                        stmts.push(Stmt {
+                            var: *p,
+                            expr: Expr::Index {
+                                seq: x,
+                                index: i,
+                                checked: None,
+                            },
+                            span,
+                        });
                     }
                     stmts.extend(f.body.stmts);
                     f.body.result
@@ -271,7 +377,8 @@ impl Norm<'_> {
                         parts.push(r.var);
                         stmts.push(r);
                     }
-                    let t = self.fresh_stmt("pair", elem_of_result.clone(), Expr::Tuple(parts), span);
+                    let t =
+                        self.fresh_stmt("pair", elem_of_result.clone(), Expr::Tuple(parts), span);
                     let tv = t.var;
                     stmts.push(t);
                     tv
@@ -298,7 +405,11 @@ impl Norm<'_> {
                     self.record_len(u, n);
                     seqs.push(u);
                 }
-                out.push(Stmt { var, expr: Expr::Tuple(seqs), span });
+                out.push(Stmt {
+                    var,
+                    expr: Expr::Tuple(seqs),
+                    span,
+                });
             }
             Prim::Gather => {
                 let (x, idx) = (args[0], args[1]);
@@ -314,7 +425,11 @@ impl Norm<'_> {
                 let v = self.fresh_stmt(
                     "gathered",
                     self.elem_ty(x),
-                    Expr::Index { seq: x, index: jv, checked },
+                    Expr::Index {
+                        seq: x,
+                        index: jv,
+                        checked,
+                    },
                     span,
                 );
                 let vv = v.var;
@@ -328,8 +443,12 @@ impl Norm<'_> {
                 let i = self.index_param(span);
                 let k = self.read(idx, i, span);
                 let v = self.read(src, i, span);
-                let pair_ty = Type::Tuple(vec![self.f.vars[k.var].ty.clone(), self.f.vars[v.var].ty.clone()]);
-                let pair = self.fresh_stmt("target", pair_ty, Expr::Tuple(vec![k.var, v.var]), span);
+                let pair_ty = Type::Tuple(vec![
+                    self.f.vars[k.var].ty.clone(),
+                    self.f.vars[v.var].ty.clone(),
+                ]);
+                let pair =
+                    self.fresh_stmt("target", pair_ty, Expr::Tuple(vec![k.var, v.var]), span);
                 let pv = pair.var;
                 let elem = self.elem(i, vec![k, v, pair], pv);
                 let (kind, len) = match prim {
@@ -343,7 +462,13 @@ impl Norm<'_> {
                         let dst = args[2];
                         let m = self.len_of(dst, span, out);
                         let op = take_lambda(0);
-                        (SoacKind::ScatterReduce { op: self.lambda(op), dst }, m)
+                        (
+                            SoacKind::ScatterReduce {
+                                op: self.lambda(op),
+                                dst,
+                            },
+                            m,
+                        )
                     }
                 };
                 out.push(self.soac(var, kind, n, elem, span));
@@ -359,9 +484,15 @@ impl Norm<'_> {
                 let l = take_lambda(0);
                 let l = self.lambda(l);
                 let kind = match prim {
-                    Prim::Reduce => SoacKind::Reduce { op: l, init: Some(args[1]) },
+                    Prim::Reduce => SoacKind::Reduce {
+                        op: l,
+                        init: Some(args[1]),
+                    },
                     Prim::Scan => SoacKind::Scan { op: l },
-                    Prim::ExclusiveScan => SoacKind::ExclusiveScan { op: l, init: args[1] },
+                    Prim::ExclusiveScan => SoacKind::ExclusiveScan {
+                        op: l,
+                        init: args[1],
+                    },
                     _ => SoacKind::Filter { pred: l },
                 };
                 out.push(self.soac(var, kind, n, elem, span));
@@ -385,10 +516,19 @@ impl Norm<'_> {
                             Const::Int(0)
                         };
                         let init = self.constant(&ty, zero, span, out);
-                        (self.op_lambda(&ty, span, |a, b| Expr::Binary(BinOp::Add, a, b)), Some(init))
+                        (
+                            self.op_lambda(&ty, span, |a, b| Expr::Binary(BinOp::Add, a, b)),
+                            Some(init),
+                        )
                     }
-                    Prim::Min => (self.op_lambda(&ty, span, |a, b| Expr::Math(MathFn::Min, vec![a, b])), None),
-                    _ => (self.op_lambda(&ty, span, |a, b| Expr::Math(MathFn::Max, vec![a, b])), None),
+                    Prim::Min => (
+                        self.op_lambda(&ty, span, |a, b| Expr::Math(MathFn::Min, vec![a, b])),
+                        None,
+                    ),
+                    _ => (
+                        self.op_lambda(&ty, span, |a, b| Expr::Math(MathFn::Max, vec![a, b])),
+                        None,
+                    ),
                 };
                 out.push(self.soac(var, SoacKind::Reduce { op, init }, n, elem, span));
             }
@@ -404,7 +544,11 @@ impl Norm<'_> {
                     rv
                 } else {
                     let pred = take_lambda(0);
-                    stmts.push(Stmt { var: pred.params[0], expr: r.expr, span });
+                    stmts.push(Stmt {
+                        var: pred.params[0],
+                        expr: r.expr,
+                        span,
+                    });
                     stmts.extend(pred.body.stmts);
                     pred.body.result
                 };
@@ -412,23 +556,49 @@ impl Norm<'_> {
                 let (op, init, result) = match prim {
                     Prim::Count => {
                         let u = Type::usize();
-                        let c = self.fresh_stmt("one", u.clone(), Expr::Cast(flag, Scalar::Usize), span);
+                        let c = self.fresh_stmt(
+                            "one",
+                            u.clone(),
+                            Expr::Cast(flag, Scalar::Usize),
+                            span,
+                        );
                         let cv = c.var;
                         stmts.push(c);
                         let init = self.constant(&u, Const::Int(0), span, out);
-                        (self.op_lambda(&u, span, |a, b| Expr::Binary(BinOp::Add, a, b)), init, cv)
+                        (
+                            self.op_lambda(&u, span, |a, b| Expr::Binary(BinOp::Add, a, b)),
+                            init,
+                            cv,
+                        )
                     }
                     Prim::Any => {
                         let init = self.constant(&bool_t, Const::Bool(false), span, out);
-                        (self.op_lambda(&bool_t, span, |a, b| Expr::Binary(BinOp::BitOr, a, b)), init, flag)
+                        (
+                            self.op_lambda(&bool_t, span, |a, b| Expr::Binary(BinOp::BitOr, a, b)),
+                            init,
+                            flag,
+                        )
                     }
                     _ => {
                         let init = self.constant(&bool_t, Const::Bool(true), span, out);
-                        (self.op_lambda(&bool_t, span, |a, b| Expr::Binary(BinOp::BitAnd, a, b)), init, flag)
+                        (
+                            self.op_lambda(&bool_t, span, |a, b| Expr::Binary(BinOp::BitAnd, a, b)),
+                            init,
+                            flag,
+                        )
                     }
                 };
                 let elem = self.elem(i, stmts, result);
-                out.push(self.soac(var, SoacKind::Reduce { op, init: Some(init) }, n, elem, span));
+                out.push(self.soac(
+                    var,
+                    SoacKind::Reduce {
+                        op,
+                        init: Some(init),
+                    },
+                    n,
+                    elem,
+                    span,
+                ));
             }
             Prim::Replicate => {
                 let (v, n) = (args[0], args[1]);
@@ -438,7 +608,11 @@ impl Norm<'_> {
                 self.record_len(var, n);
             }
             Prim::Indices | Prim::Range => {
-                let n = if prim == Prim::Indices { self.len_of(args[0], span, out) } else { args[0] };
+                let n = if prim == Prim::Indices {
+                    self.len_of(args[0], span, out)
+                } else {
+                    args[0]
+                };
                 let i = self.index_param(span);
                 let elem = self.elem(i, vec![], i);
                 out.push(self.soac(var, SoacKind::Map, n, elem, span));

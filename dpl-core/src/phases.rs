@@ -43,7 +43,12 @@ pub struct Phase {
 pub fn phases(f: &Function) -> Vec<Phase> {
     let levels = levels(f);
     let max = levels.iter().copied().max().unwrap_or(0);
-    let mut out: Vec<Phase> = (0..=max).map(|_| Phase { stmts: Vec::new(), loops: 0 }).collect();
+    let mut out: Vec<Phase> = (0..=max)
+        .map(|_| Phase {
+            stmts: Vec::new(),
+            loops: 0,
+        })
+        .collect();
     for (k, (s, level)) in f.body.stmts.iter().zip(&levels).enumerate() {
         out[*level].stmts.push(k);
         if matches!(s.expr, Expr::Soac(_)) {
@@ -58,15 +63,27 @@ pub fn phases(f: &Function) -> Vec<Phase> {
 /// result defined earlier).
 pub fn completion(s: &Stmt, v: VarId) -> Completion {
     let Expr::Soac(soac) = &s.expr else {
-        return if s.expr.operands().contains(&v) { Completion::Global } else { Completion::None };
+        return if s.expr.operands().contains(&v) {
+            Completion::Global
+        } else {
+            Completion::None
+        };
     };
     let index = soac.elem.params[0];
-    let mut c = if s.expr.operands().contains(&v) { Completion::Global } else { Completion::None };
+    let mut c = if s.expr.operands().contains(&v) {
+        Completion::Global
+    } else {
+        Completion::None
+    };
     let visit = |b: &Block, c: &mut Completion| {
         b.walk(&mut |st| {
             let here = match &st.expr {
                 Expr::Index { seq, index: i, .. } if *seq == v => {
-                    if *i == index { Completion::Local } else { Completion::Global }
+                    if *i == index {
+                        Completion::Local
+                    } else {
+                        Completion::Global
+                    }
                 }
                 e if e.operands().contains(&v) => Completion::Global,
                 _ => Completion::None,
@@ -90,7 +107,8 @@ fn levels(f: &Function) -> Vec<usize> {
     for s in &f.body.stmts {
         let mut uses = s.expr.operands();
         s.expr.for_each_lambda(&mut |l| uses.extend(&l.captures));
-        s.expr.for_each_block(&mut |b| b.walk(&mut |st| uses.extend(st.expr.operands())));
+        s.expr
+            .for_each_block(&mut |b| b.walk(&mut |st| uses.extend(st.expr.operands())));
         let mut level = 0;
         for u in uses {
             if let Some(&l) = level_of.get(&u) {
@@ -131,18 +149,27 @@ fn merge_candidate(f: &Function) -> Option<(usize, usize)> {
     let levels = levels(f);
     let stmts = &f.body.stmts;
     for b in 0..stmts.len() {
-        let Expr::Soac(sb) = &stmts[b].expr else { continue };
-        let SoacKind::Reduce { init: Some(_), .. } = sb.kind else { continue };
+        let Expr::Soac(sb) = &stmts[b].expr else {
+            continue;
+        };
+        let SoacKind::Reduce { init: Some(_), .. } = sb.kind else {
+            continue;
+        };
         for a in 0..b {
-            let Expr::Soac(sa) = &stmts[a].expr else { continue };
-            let SoacKind::Reduce { init: Some(_), .. } = sa.kind else { continue };
+            let Expr::Soac(sa) = &stmts[a].expr else {
+                continue;
+            };
+            let SoacKind::Reduce { init: Some(_), .. } = sa.kind else {
+                continue;
+            };
             if sa.len != sb.len || levels[a] != levels[b] {
                 continue;
             }
             let va = stmts[a].var;
             let used_between = stmts[a + 1..=b].iter().any(|s| {
                 let mut uses = s.expr.operands();
-                s.expr.for_each_block(&mut |blk| blk.walk(&mut |st| uses.extend(st.expr.operands())));
+                s.expr
+                    .for_each_block(&mut |blk| blk.walk(&mut |st| uses.extend(st.expr.operands())));
                 s.expr.for_each_block(&mut |blk| uses.push(blk.result));
                 uses.contains(&va)
             });
@@ -157,9 +184,19 @@ fn merge_candidate(f: &Function) -> Option<(usize, usize)> {
 fn merge(f: &mut Function, a: usize, b: usize) {
     let sb = f.body.stmts.remove(b);
     let sa = f.body.stmts.remove(a);
-    let (Expr::Soac(ra), Expr::Soac(rb)) = (sa.expr, sb.expr) else { unreachable!("merge_candidate checked") };
-    let (SoacKind::Reduce { op: op_a, init: Some(init_a) }, SoacKind::Reduce { op: op_b, init: Some(init_b) }) =
-        (ra.kind, rb.kind)
+    let (Expr::Soac(ra), Expr::Soac(rb)) = (sa.expr, sb.expr) else {
+        unreachable!("merge_candidate checked")
+    };
+    let (
+        SoacKind::Reduce {
+            op: op_a,
+            init: Some(init_a),
+        },
+        SoacKind::Reduce {
+            op: op_b,
+            init: Some(init_b),
+        },
+    ) = (ra.kind, rb.kind)
     else {
         unreachable!("merge_candidate checked")
     };
@@ -171,40 +208,99 @@ fn merge(f: &mut Function, a: usize, b: usize) {
     // Element function: |i| (elem_a(i), elem_b(i)).
     let i = var(f, "i", &Type::usize());
     let mut stmts = vec![
-        Stmt { var: ra.elem.params[0], expr: Expr::Var(i), span },
-        Stmt { var: rb.elem.params[0], expr: Expr::Var(i), span },
+        Stmt {
+            var: ra.elem.params[0],
+            expr: Expr::Var(i),
+            span,
+        },
+        Stmt {
+            var: rb.elem.params[0],
+            expr: Expr::Var(i),
+            span,
+        },
     ];
     stmts.extend(ra.elem.body.stmts);
     stmts.extend(rb.elem.body.stmts);
     let e = var(f, "both", &pair);
-    stmts.push(Stmt { var: e, expr: Expr::Tuple(vec![ra.elem.body.result, rb.elem.body.result]), span });
-    let elem = Lambda { params: vec![i], captures: Vec::new(), body: Block { stmts, result: e } };
+    stmts.push(Stmt {
+        var: e,
+        expr: Expr::Tuple(vec![ra.elem.body.result, rb.elem.body.result]),
+        span,
+    });
+    let elem = Lambda {
+        params: vec![i],
+        captures: Vec::new(),
+        body: Block { stmts, result: e },
+    };
 
     // Operator: |p, q| (op_a(p.0, q.0), op_b(p.1, q.1)).
     let (p, q) = (var(f, "p", &pair), var(f, "q", &pair));
     let mut stmts = vec![
-        Stmt { var: op_a.params[0], expr: Expr::Field(p, 0), span },
-        Stmt { var: op_a.params[1], expr: Expr::Field(q, 0), span },
-        Stmt { var: op_b.params[0], expr: Expr::Field(p, 1), span },
-        Stmt { var: op_b.params[1], expr: Expr::Field(q, 1), span },
+        Stmt {
+            var: op_a.params[0],
+            expr: Expr::Field(p, 0),
+            span,
+        },
+        Stmt {
+            var: op_a.params[1],
+            expr: Expr::Field(q, 0),
+            span,
+        },
+        Stmt {
+            var: op_b.params[0],
+            expr: Expr::Field(p, 1),
+            span,
+        },
+        Stmt {
+            var: op_b.params[1],
+            expr: Expr::Field(q, 1),
+            span,
+        },
     ];
     stmts.extend(op_a.body.stmts);
     stmts.extend(op_b.body.stmts);
     let r = var(f, "both", &pair);
-    stmts.push(Stmt { var: r, expr: Expr::Tuple(vec![op_a.body.result, op_b.body.result]), span });
-    let op = Lambda { params: vec![p, q], captures: Vec::new(), body: Block { stmts, result: r } };
+    stmts.push(Stmt {
+        var: r,
+        expr: Expr::Tuple(vec![op_a.body.result, op_b.body.result]),
+        span,
+    });
+    let op = Lambda {
+        params: vec![p, q],
+        captures: Vec::new(),
+        body: Block { stmts, result: r },
+    };
 
     let init = var(f, "init", &pair);
     let t = var(f, "reduced", &pair);
     let merged = vec![
-        Stmt { var: init, expr: Expr::Tuple(vec![init_a, init_b]), span },
         Stmt {
-            var: t,
-            expr: Expr::Soac(Box::new(Soac { kind: SoacKind::Reduce { op, init: Some(init) }, len: rb.len, elem })),
+            var: init,
+            expr: Expr::Tuple(vec![init_a, init_b]),
             span,
         },
-        Stmt { var: sa.var, expr: Expr::Field(t, 0), span: sa.span },
-        Stmt { var: sb.var, expr: Expr::Field(t, 1), span },
+        Stmt {
+            var: t,
+            expr: Expr::Soac(Box::new(Soac {
+                kind: SoacKind::Reduce {
+                    op,
+                    init: Some(init),
+                },
+                len: rb.len,
+                elem,
+            })),
+            span,
+        },
+        Stmt {
+            var: sa.var,
+            expr: Expr::Field(t, 0),
+            span: sa.span,
+        },
+        Stmt {
+            var: sb.var,
+            expr: Expr::Field(t, 1),
+            span,
+        },
     ];
     // Everything `a` and `b` read is defined before `b`'s old position (now `b - 1`).
     let at = b - 1;

@@ -57,7 +57,11 @@ pub fn compile(mut f: Function) -> Result<Compiled, Vec<Diagnostic>> {
     check("fusion", &fused, true)?;
     let fused = phases::horizontal(&fused);
     check("horizontal fusion", &fused, true)?;
-    Ok(Compiled { typed: f, normalized, fused })
+    Ok(Compiled {
+        typed: f,
+        normalized,
+        fused,
+    })
 }
 
 /// Runs the verifier when debug assertions are on (always in tests).
@@ -81,4 +85,3 @@ fn check(pass: &str, f: &Function, typed: bool) -> Result<(), Vec<Diagnostic>> {
             .collect()
     })
 }
-

@@ -33,7 +33,9 @@ impl Place {
                 .strip_prefix("gpu:")
                 .and_then(|n| n.parse().ok())
                 .map(Place::Gpu)
-                .ok_or_else(|| Error::BadPlace { text: text.to_string() }),
+                .ok_or_else(|| Error::BadPlace {
+                    text: text.to_string(),
+                }),
         }
     }
 }

@@ -23,10 +23,16 @@ pub fn infer(f: &mut Function) -> Result<(), Vec<Diagnostic>> {
     cx.block(f, &body);
     let ret = cx.from_type(&f.ret.clone());
     let result_span = f.vars[body.result].span;
-    cx.unify_at(cx.var_ty[body.result.index()], ret, result_span, "the function's result");
+    cx.unify_at(
+        cx.var_ty[body.result.index()],
+        ret,
+        result_span,
+        "the function's result",
+    );
     cx.default_literals();
-    let types: Vec<Option<Type>> =
-        (0..f.vars.len()).map(|i| cx.resolve(cx.var_ty[i])).collect();
+    let types: Vec<Option<Type>> = (0..f.vars.len())
+        .map(|i| cx.resolve(cx.var_ty[i]))
+        .collect();
     for (i, t) in types.iter().enumerate() {
         match t {
             Some(t) => f.vars[Handle::new(i)].ty = t.clone(),
@@ -35,7 +41,10 @@ pub fn infer(f: &mut Function) -> Result<(), Vec<Diagnostic>> {
                 if cx.used[i] {
                     cx.errors.push(Diagnostic::new(
                         var.span,
-                        format!("cannot infer the type of `{}`; add a type annotation", var.name),
+                        format!(
+                            "cannot infer the type of `{}`; add a type annotation",
+                            var.name
+                        ),
                     ));
                 } else {
                     // An unused variable of unknown type (e.g. a `let _ = ...` whose value
@@ -48,7 +57,11 @@ pub fn infer(f: &mut Function) -> Result<(), Vec<Diagnostic>> {
     if cx.errors.is_empty() {
         check_ops(f, &f.body, &mut cx.errors);
     }
-    if cx.errors.is_empty() { Ok(()) } else { Err(dedup(cx.errors)) }
+    if cx.errors.is_empty() {
+        Ok(())
+    } else {
+        Err(dedup(cx.errors))
+    }
 }
 
 fn dedup(mut errors: Vec<Diagnostic>) -> Vec<Diagnostic> {
@@ -175,8 +188,11 @@ impl Cx {
                 if !ok {
                     return Err(());
                 }
-                let (unknown, known) =
-                    if matches!(self.nodes[a], Node::Unknown(_)) { (a, b) } else { (b, a) };
+                let (unknown, known) = if matches!(self.nodes[a], Node::Unknown(_)) {
+                    (a, b)
+                } else {
+                    (b, a)
+                };
                 self.parent[unknown] = known;
                 Ok(())
             }
@@ -291,7 +307,10 @@ impl Cx {
                 let shown = self.show(t);
                 self.errors.push(Diagnostic::new(
                     span,
-                    format!("{what} must be a sequence, but `{}` has type `{shown}`", f.vars[v].name),
+                    format!(
+                        "{what} must be a sequence, but `{}` has type `{shown}`",
+                        f.vars[v].name
+                    ),
                 ));
                 self.fresh(Kind::Any)
             }
@@ -329,14 +348,23 @@ impl Cx {
         if l.params.len() != args.len() {
             self.errors.push(Diagnostic::new(
                 span,
-                format!("{what} takes {} argument(s), but the closure has {}", args.len(), l.params.len()),
+                format!(
+                    "{what} takes {} argument(s), but the closure has {}",
+                    args.len(),
+                    l.params.len()
+                ),
             ));
         }
         for (p, a) in l.params.iter().zip(args) {
             let pt = self.ty(*p);
             let pspan = f.vars[*p].span;
             let pspan = if pspan == Span::NONE { span } else { pspan };
-            self.unify_at(pt, *a, pspan, &format!("the closure parameter `{}`", f.vars[*p].name));
+            self.unify_at(
+                pt,
+                *a,
+                pspan,
+                &format!("the closure parameter `{}`", f.vars[*p].name),
+            );
         }
         self.block(f, &l.body);
         self.ty(l.body.result)
@@ -363,7 +391,11 @@ impl Cx {
                     _ => {
                         let sym = op.symbol();
                         self.unify_at(tb, ta, span, &format!("the right operand of `{sym}`"));
-                        if op.is_comparison() { self.scalar(Scalar::Bool) } else { ta }
+                        if op.is_comparison() {
+                            self.scalar(Scalar::Bool)
+                        } else {
+                            ta
+                        }
                     }
                 }
             }
@@ -409,7 +441,12 @@ impl Cx {
             Expr::If(c, a, b) => {
                 let tc = self.ty(*c);
                 let bool_t = self.scalar(Scalar::Bool);
-                self.unify_at(tc, bool_t, f.vars[*c].span.or(span), "the condition of `if`");
+                self.unify_at(
+                    tc,
+                    bool_t,
+                    f.vars[*c].span.or(span),
+                    "the condition of `if`",
+                );
                 self.block(f, a);
                 self.block(f, b);
                 let (ta, tb) = (self.ty(a.result), self.ty(b.result));
@@ -429,7 +466,12 @@ impl Cx {
             Expr::Math(m, args) => {
                 let ts: Vec<Ty> = args.iter().map(|a| self.ty(*a)).collect();
                 for (k, t) in ts.iter().enumerate().skip(1) {
-                    self.unify_at(*t, ts[0], span, &format!("argument {} of `{}`", k + 1, m.name()));
+                    self.unify_at(
+                        *t,
+                        ts[0],
+                        span,
+                        &format!("argument {} of `{}`", k + 1, m.name()),
+                    );
                 }
                 if m.float_only() {
                     if let Some(t0) = ts.first() {
@@ -441,7 +483,11 @@ impl Cx {
                 }
                 ts.first().copied().unwrap_or_else(|| self.fresh(Kind::Any))
             }
-            Expr::Prim { prim, lambdas, args } => self.prim(f, *prim, lambdas, args, span),
+            Expr::Prim {
+                prim,
+                lambdas,
+                args,
+            } => self.prim(f, *prim, lambdas, args, span),
             Expr::Soac(soac) => self.soac(f, soac, span),
             Expr::Assert(_) => self.node(Node::Tuple(Vec::new())),
         };
@@ -449,7 +495,14 @@ impl Cx {
         self.unify_at(t, out, f.vars[s.var].span.or(span), &format!("`{name}`"));
     }
 
-    fn prim(&mut self, f: &Function, prim: Prim, lambdas: &[Lambda], args: &[VarId], span: Span) -> Ty {
+    fn prim(
+        &mut self,
+        f: &Function,
+        prim: Prim,
+        lambdas: &[Lambda],
+        args: &[VarId],
+        span: Span,
+    ) -> Ty {
         let name = prim.name();
         let arg = |k: usize| args.get(k).copied();
         let what = |k: usize| format!("argument {} of `{name}`", k + 1);
@@ -472,7 +525,13 @@ impl Cx {
         }
         let lambda = |cx: &mut Cx, k: usize, ins: &[Ty]| -> Ty {
             match lambdas.get(k) {
-                Some(l) => cx.lambda(f, l, ins, span, &format!("the function argument of `{name}`")),
+                Some(l) => cx.lambda(
+                    f,
+                    l,
+                    ins,
+                    span,
+                    &format!("the function argument of `{name}`"),
+                ),
                 None => cx.fresh(Kind::Any),
             }
         };
@@ -521,10 +580,20 @@ impl Cx {
                 let i = elem!(1);
                 self.index_ty(f, i, span, "the elements of the index sequence");
                 let d = elem!(2);
-                self.unify_at(d, e, span, &format!("the elements of the destination of `{name}`"));
+                self.unify_at(
+                    d,
+                    e,
+                    span,
+                    &format!("the elements of the destination of `{name}`"),
+                );
                 if prim == Prim::ScatterReduce {
                     let r = lambda(self, 0, &[e, e]);
-                    self.unify_at(r, e, span, &format!("the result of the operator of `{name}`"));
+                    self.unify_at(
+                        r,
+                        e,
+                        span,
+                        &format!("the result of the operator of `{name}`"),
+                    );
                 }
                 self.seq_of(e)
             }
@@ -533,8 +602,17 @@ impl Cx {
                 let init = scalar_arg!(1);
                 self.unify_at(init, e, span, &format!("the start value of `{name}`"));
                 let r = lambda(self, 0, &[e, e]);
-                self.unify_at(r, e, span, &format!("the result of the operator of `{name}`"));
-                if prim == Prim::Reduce { e } else { self.seq_of(e) }
+                self.unify_at(
+                    r,
+                    e,
+                    span,
+                    &format!("the result of the operator of `{name}`"),
+                );
+                if prim == Prim::Reduce {
+                    e
+                } else {
+                    self.seq_of(e)
+                }
             }
             Prim::Scan => {
                 let e = elem!(0);
@@ -547,12 +625,26 @@ impl Cx {
                 let e = elem!(0);
                 let b = self.scalar(Scalar::Bool);
                 if lambdas.is_empty() {
-                    self.unify_at(e, b, span, &format!("the elements of the argument of `{name}`"));
+                    self.unify_at(
+                        e,
+                        b,
+                        span,
+                        &format!("the elements of the argument of `{name}`"),
+                    );
                 } else {
                     let r = lambda(self, 0, &[e]);
-                    self.unify_at(r, b, span, &format!("the result of the predicate of `{name}`"));
+                    self.unify_at(
+                        r,
+                        b,
+                        span,
+                        &format!("the result of the predicate of `{name}`"),
+                    );
                 }
-                if prim == Prim::Count { self.scalar(Scalar::Usize) } else { b }
+                if prim == Prim::Count {
+                    self.scalar(Scalar::Usize)
+                } else {
+                    b
+                }
             }
             Prim::Filter => {
                 let e = elem!(0);
@@ -630,7 +722,9 @@ impl Cx {
                     _ => {
                         self.errors.push(Diagnostic::new(
                             span,
-                            format!("the index function of `{name}` must return an (index, value) pair"),
+                            format!(
+                                "the index function of `{name}` must return an (index, value) pair"
+                            ),
                         ));
                         return self.fresh(Kind::Any);
                     }

@@ -22,7 +22,10 @@ fn independent_reductions_share_one_loop() {
     assert_eq!(fuse::stats(&c.fused).loops, 1, "{}", text::print(&c.fused));
     assert_eq!(c.phases().len(), 1);
     let x: Vec<f64> = (0..1001).map(|i| ((i * 37) % 101) as f64 - 50.0).collect();
-    let want = (x.iter().sum::<f64>(), x.iter().filter(|v| **v > 0.0).count());
+    let want = (
+        x.iter().sum::<f64>(),
+        x.iter().filter(|v| **v > 0.0).count(),
+    );
     for f in [&c.typed, &c.normalized, &c.fused] {
         let got = interp::run(f, vec![Value::from(x.clone())]).expect("runs");
         assert_eq!(got, Value::from((want.0, want.1)));
@@ -60,6 +63,12 @@ fn completion_of_inputs() {
     let body = &c.fused.body.stmts;
     let scan = body.iter().find(|s| s.var.index() == 5).expect("scan kept");
     // The gather was fused into the scan: the scan reads `x` at data-dependent positions.
-    assert_eq!(phases::completion(scan, dpl_core::ir::Handle::new(0)), phases::Completion::Global);
-    assert_eq!(phases::completion(scan, dpl_core::ir::Handle::new(1)), phases::Completion::Local);
+    assert_eq!(
+        phases::completion(scan, dpl_core::ir::Handle::new(0)),
+        phases::Completion::Global
+    );
+    assert_eq!(
+        phases::completion(scan, dpl_core::ir::Handle::new(1)),
+        phases::Completion::Local
+    );
 }

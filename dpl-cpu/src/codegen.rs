@@ -324,7 +324,10 @@ impl Gen<'_> {
     /// (missing ones are derived from the types).
     fn lambda(&mut self, l: &Lambda, by_ref_first: bool, param_reps: &[Rep]) -> TokenStream {
         for (k, p) in l.params.iter().enumerate() {
-            let r = param_reps.get(k).cloned().unwrap_or_else(|| Self::default_rep(&self.f.vars[*p].ty));
+            let r = param_reps
+                .get(k)
+                .cloned()
+                .unwrap_or_else(|| Self::default_rep(&self.f.vars[*p].ty));
             self.reps.insert(*p, r);
         }
         let mut params = Vec::new();
@@ -407,7 +410,11 @@ impl Gen<'_> {
                 }
                 value
             }
-            Expr::Index { seq, index, checked } => {
+            Expr::Index {
+                seq,
+                index,
+                checked,
+            } => {
                 let r = Self::elem_rep(&self.rep(*seq), ty);
                 self.reps.insert(v, r);
                 let x = id(*seq);
@@ -448,13 +455,20 @@ impl Gen<'_> {
             }
             Expr::Math(m, args) => self.math(*m, args),
             Expr::Prim { prim, .. } => {
-                let msg = format!("dpl internal error: primitive `{}` reached code generation", prim.name());
+                let msg = format!(
+                    "dpl internal error: primitive `{}` reached code generation",
+                    prim.name()
+                );
                 quote!(::core::panic!(#msg))
             }
             Expr::Soac(soac) => return self.soac(v, soac, s.span),
             Expr::Assert(a) => return self.assertion(a, s.span),
         };
-        if annotate { quote!(let #name: #rty = #value;) } else { quote!(let #name = #value;) }
+        if annotate {
+            quote!(let #name: #rty = #value;)
+        } else {
+            quote!(let #name = #value;)
+        }
     }
 
     fn constant(&self, c: Const, ty: &Type) -> TokenStream {
@@ -480,7 +494,11 @@ impl Gen<'_> {
                 if x.is_nan() {
                     quote!(#t::NAN)
                 } else if x.is_infinite() {
-                    if x > 0.0 { quote!(#t::INFINITY) } else { quote!(#t::NEG_INFINITY) }
+                    if x > 0.0 {
+                        quote!(#t::INFINITY)
+                    } else {
+                        quote!(#t::NEG_INFINITY)
+                    }
                 } else if s == Scalar::F32 {
                     let lit = proc_macro2::Literal::f32_suffixed(x as f32);
                     quote!((#lit))
@@ -504,7 +522,11 @@ impl Gen<'_> {
             BinOp::Mul if int => quote!(#x.wrapping_mul(#y)),
             BinOp::Div | BinOp::Rem if int => {
                 let loc = self.loc(span);
-                let f = if op == BinOp::Div { quote!(wrapping_div) } else { quote!(wrapping_rem) };
+                let f = if op == BinOp::Div {
+                    quote!(wrapping_div)
+                } else {
+                    quote!(wrapping_rem)
+                };
                 quote! {{
                     if #y == 0 { #rt::raise(#private::Error::DivideByZero { at: #loc }) }
                     #x.#f(#y)
@@ -520,7 +542,10 @@ impl Gen<'_> {
     }
 
     fn math(&self, m: MathFn, args: &[VarId]) -> TokenStream {
-        let t = args.first().and_then(|a| self.f.vars[*a].ty.scalar()).unwrap_or(Scalar::F32);
+        let t = args
+            .first()
+            .and_then(|a| self.f.vars[*a].ty.scalar())
+            .unwrap_or(Scalar::F32);
         let a: Vec<Ident> = args.iter().map(|v| self.ident(*v)).collect();
         let ty = Self::scalar_ty(t);
         if t.is_int() {
@@ -531,7 +556,9 @@ impl Gen<'_> {
                 }
                 MathFn::Min => quote!(::core::cmp::Ord::min(#(#a),*)),
                 MathFn::Max => quote!(::core::cmp::Ord::max(#(#a),*)),
-                _ => quote!(::core::panic!("dpl internal error: float function on an integer")),
+                _ => quote!(::core::panic!(
+                    "dpl internal error: float function on an integer"
+                )),
             };
         }
         let f = format_ident!("{}", m.name());
@@ -580,7 +607,9 @@ impl Gen<'_> {
         // contain loops balances load per element (the `heavy` helpers).
         let nested = s.elem.body.stmts.iter().any(|st| contains_soac(&st.expr));
         let rt = match (self.depth, self.heavy) {
-            (0, Some(h)) if nested && matches!(s.kind, SoacKind::Map | SoacKind::Reduce { .. }) => h,
+            (0, Some(h)) if nested && matches!(s.kind, SoacKind::Map | SoacKind::Reduce { .. }) => {
+                h
+            }
             (0, _) => self.rt,
             _ => self.inner_rt,
         };
@@ -648,7 +677,13 @@ fn ident_of(f: &Function, v: VarId) -> Ident {
     let name: String = f.vars[v]
         .name
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     format_ident!("v{}_{}", v.index(), name)
 }

@@ -8,7 +8,9 @@
 
 use dpl_core::run::{Error, Location};
 
-pub use crate::rt::{Idx, check_eq_len, check_non_empty, index, index_error, raise, read, run, run_or_panic};
+pub use crate::rt::{
+    Idx, check_eq_len, check_non_empty, index, index_error, raise, read, run, run_or_panic,
+};
 
 /// Raises [`Error::IndexOutOfRange`] for the first element of `idx` not below `len`.
 pub fn check_indices<I: Idx>(idx: &[I], len: usize, prim: &'static str, at: Location) {
@@ -140,9 +142,15 @@ pub fn permute<I: Idx, T, F: Fn(usize) -> (I, T)>(
     let mut slots: Vec<Option<T>> = (0..len).map(|_| None).collect();
     for i in 0..len {
         let (k, v) = f(i);
-        let Some(k) = k.checked(len) else { index_error(prim, k.value(), len, at) };
+        let Some(k) = k.checked(len) else {
+            index_error(prim, k.value(), len, at)
+        };
         if slots[k].replace(v).is_some() {
-            raise(Error::NotAPermutation { prim, detail: format!("index {k} appears twice"), at })
+            raise(Error::NotAPermutation {
+                prim,
+                detail: format!("index {k} appears twice"),
+                at,
+            })
         }
     }
     // `len` distinct indices below `len` fill every slot.
