@@ -134,7 +134,11 @@ fn sum_of_map_of_gather_is_one_loop() {
     // The gather's indices are a parameter: they are checked once, before the loop, and the
     // reads inside the fused loop are unchecked.
     let text = print(&c.fused);
-    assert!(text.contains("assert(gather) indices_in_range"), "{}", c.fused);
+    assert!(
+        text.contains("assert(gather) indices_in_range"),
+        "{}",
+        c.fused
+    );
     assert!(!text.contains("index(gather)"), "{}", c.fused);
 }
 
