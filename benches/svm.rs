@@ -16,6 +16,7 @@
 //!   (rows of very different lengths, some empty).
 //!
 //! Throughput: bytes read once plus bytes written once. `DPL_BENCH_QUICK=1` shortens the run.
+#![allow(missing_docs)] // criterion_group! generates undocumented items.
 
 #[path = "../examples/ragged.rs"]
 #[allow(dead_code)]
@@ -69,29 +70,77 @@ fn svm_cases(c: &mut Criterion) {
     let nested = points.to_nested();
     let p = svm::default_params(FEATURES);
     let x = points.row_slice(POINTS / 3).expect("row-major").to_vec();
-    assert_eq!(with_place(Place::Cpu, || svm::kernel_row(p.ngamma, &points, &x)), Sequential.kernel_row(p.ngamma, &points, &x));
-    assert_eq!(with_place(Place::Cpu, || kernel_row_nested(p.ngamma, &nested, &x)), Sequential.kernel_row(p.ngamma, &points, &x));
+    assert_eq!(
+        with_place(Place::Cpu, || svm::kernel_row(p.ngamma, &points, &x)),
+        Sequential.kernel_row(p.ngamma, &points, &x)
+    );
+    assert_eq!(
+        with_place(Place::Cpu, || kernel_row_nested(p.ngamma, &nested, &x)),
+        Sequential.kernel_row(p.ngamma, &points, &x)
+    );
 
-    let mut g = group(c, format!("svm_kernel_row_d{FEATURES}_f32/{POINTS}"), (POINTS * FEATURES + POINTS) * 4);
-    g.bench_function("dpl", |b| b.iter(|| with_place(Place::Cpu, || svm::kernel_row(p.ngamma, black_box(&points), &x))));
-    g.bench_function("dpl_nested", |b| {
-        b.iter(|| with_place(Place::Cpu, || kernel_row_nested(p.ngamma, black_box(&nested), &x)))
+    let mut g = group(
+        c,
+        format!("svm_kernel_row_d{FEATURES}_f32/{POINTS}"),
+        (POINTS * FEATURES + POINTS) * 4,
+    );
+    g.bench_function("dpl", |b| {
+        b.iter(|| {
+            with_place(Place::Cpu, || {
+                svm::kernel_row(p.ngamma, black_box(&points), &x)
+            })
+        })
     });
-    g.bench_function("rayon", |b| b.iter(|| Rayon.kernel_row(p.ngamma, black_box(&points), &x)));
-    g.bench_function("seq", |b| b.iter(|| Sequential.kernel_row(p.ngamma, black_box(&points), &x)));
+    g.bench_function("dpl_nested", |b| {
+        b.iter(|| {
+            with_place(Place::Cpu, || {
+                kernel_row_nested(p.ngamma, black_box(&nested), &x)
+            })
+        })
+    });
+    g.bench_function("rayon", |b| {
+        b.iter(|| Rayon.kernel_row(p.ngamma, black_box(&points), &x))
+    });
+    g.bench_function("seq", |b| {
+        b.iter(|| Sequential.kernel_row(p.ngamma, black_box(&points), &x))
+    });
     g.finish();
 
-    let fixed = Params { tol: 0.0, max_iter: SMO_ITERATIONS, ..p };
+    let fixed = Params {
+        tol: 0.0,
+        max_iter: SMO_ITERATIONS,
+        ..p
+    };
     let want = svm::train(&Sequential, &points, &y, fixed);
-    assert_eq!(want.iterations, SMO_ITERATIONS, "the case must not converge early");
-    assert_eq!(with_place(Place::Cpu, || svm::train(&Dpl, &points, &y, fixed)), want);
+    assert_eq!(
+        want.iterations, SMO_ITERATIONS,
+        "the case must not converge early"
+    );
+    assert_eq!(
+        with_place(Place::Cpu, || svm::train(&Dpl, &points, &y, fixed)),
+        want
+    );
     // Per step: two kernel rows (the matrix, twice) and f, alpha, y read, f written.
     let step_bytes = 2 * (POINTS * FEATURES + POINTS) * 4 + 4 * POINTS * 4;
-    let mut g = group(c, format!("svm_smo_{SMO_ITERATIONS}it_f32/{POINTS}"), SMO_ITERATIONS * step_bytes);
+    let mut g = group(
+        c,
+        format!("svm_smo_{SMO_ITERATIONS}it_f32/{POINTS}"),
+        SMO_ITERATIONS * step_bytes,
+    );
     g.sample_size(10);
-    g.bench_function("dpl", |b| b.iter(|| with_place(Place::Cpu, || svm::train(&Dpl, black_box(&points), &y, fixed))));
-    g.bench_function("rayon", |b| b.iter(|| svm::train(&Rayon, black_box(&points), &y, fixed)));
-    g.bench_function("seq", |b| b.iter(|| svm::train(&Sequential, black_box(&points), &y, fixed)));
+    g.bench_function("dpl", |b| {
+        b.iter(|| {
+            with_place(Place::Cpu, || {
+                svm::train(&Dpl, black_box(&points), &y, fixed)
+            })
+        })
+    });
+    g.bench_function("rayon", |b| {
+        b.iter(|| svm::train(&Rayon, black_box(&points), &y, fixed))
+    });
+    g.bench_function("seq", |b| {
+        b.iter(|| svm::train(&Sequential, black_box(&points), &y, fixed))
+    });
     g.finish();
 }
 
@@ -106,8 +155,14 @@ fn ragged_case<T: PartialEq + std::fmt::Debug>(
     seq_fn: impl Fn() -> T,
 ) {
     let want = seq_fn();
-    assert!(with_place(Place::Cpu, &dpl_fn) == want, "{case}: dpl disagrees with plain Rust");
-    assert!(rayon_fn() == want, "{case}: rayon disagrees with plain Rust");
+    assert!(
+        with_place(Place::Cpu, &dpl_fn) == want,
+        "{case}: dpl disagrees with plain Rust"
+    );
+    assert!(
+        rayon_fn() == want,
+        "{case}: rayon disagrees with plain Rust"
+    );
     let mut g = group(c, format!("{case}/2^20"), bytes);
     g.bench_function("dpl", |b| b.iter(|| with_place(Place::Cpu, &dpl_fn)));
     g.bench_function("rayon", |b| b.iter(&rayon_fn));
@@ -125,9 +180,14 @@ fn ragged_cases(c: &mut Criterion) {
     // Values and offsets in, the same shape out.
     let same_shape = 2 * (TX * 8 + (USERS + 1) * 8);
     let per_row = TX * 8 + (USERS + 1) * 8 + USERS * 16;
-    ragged_case(c, "ragged_prefix_sum_i64", same_shape, || ragged::row_prefix_sums(a), || hand::prefix_sums(a), || {
-        plain::prefix_sums(a)
-    });
+    ragged_case(
+        c,
+        "ragged_prefix_sum_i64",
+        same_shape,
+        || ragged::row_prefix_sums(a),
+        || hand::prefix_sums(a),
+        || plain::prefix_sums(a),
+    );
     let kept = plain::positives(a).total_len();
     ragged_case(
         c,
@@ -137,9 +197,14 @@ fn ragged_cases(c: &mut Criterion) {
         || hand::filter(a, |v| v > 0),
         || plain::positives(a),
     );
-    ragged_case(c, "ragged_sum_max_i64", per_row, || ragged::row_sums_and_maxima(a), || hand::sums_and_maxima(a), || {
-        plain::sums_and_maxima(a)
-    });
+    ragged_case(
+        c,
+        "ragged_sum_max_i64",
+        per_row,
+        || ragged::row_sums_and_maxima(a),
+        || hand::sums_and_maxima(a),
+        || plain::sums_and_maxima(a),
+    );
     ragged_case(
         c,
         "ragged_balances_i64",
