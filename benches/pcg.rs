@@ -14,6 +14,7 @@
 //!
 //! Throughput: the bytes each algorithm reads and writes once (`f32` arrays of one value per
 //! pixel: the system has 5, a field 2). `DPL_BENCH_QUICK=1` shortens the run.
+#![allow(missing_docs)] // criterion_group! generates undocumented items.
 
 #[path = "../examples/pcg/baselines.rs"]
 mod baselines;
@@ -48,7 +49,9 @@ fn quick() -> bool {
 
 fn group<'a>(c: &'a mut Criterion, case: &str, arrays: u64) -> BenchmarkGroup<'a, WallTime> {
     let mut g = c.benchmark_group(format!("{case}/{SIZE}"));
-    g.throughput(Throughput::Bytes(arrays * (SIDE * SIDE * size_of::<f32>()) as u64));
+    g.throughput(Throughput::Bytes(
+        arrays * (SIDE * SIDE * size_of::<f32>()) as u64,
+    ));
     g.sample_size(10);
     g.warm_up_time(Duration::from_millis(if quick() { 100 } else { 500 }));
     g.measurement_time(Duration::from_millis(if quick() { 500 } else { 3000 }));
@@ -68,7 +71,9 @@ fn three_ways(
     let (rayon, seq) = (Plain::rayon(problem), Plain::sequential(problem));
     let mut g = group(c, case, arrays);
     let mut out = problem.rhs.clone();
-    g.bench_function("dpl", |b| with_place(Place::Cpu, || b.iter(|| step(&dpl, &mut out))));
+    g.bench_function("dpl", |b| {
+        with_place(Place::Cpu, || b.iter(|| step(&dpl, &mut out)))
+    });
     let mut out = problem.rhs.clone();
     g.bench_function("rayon", |b| b.iter(|| step(&rayon, &mut out)));
     let mut out = problem.rhs.clone();
@@ -80,21 +85,32 @@ fn benches(c: &mut Criterion) {
     let problem = Problem::optical_flow(SIDE, SIDE, 0.01).expect("a valid problem");
     let x = {
         // A realistic vector: the solution after a few iterations.
-        let s = pcg(&Plain::rayon(&problem), &problem.rhs, Options::fixed(5)).expect("no breakdown");
+        let s =
+            pcg(&Plain::rayon(&problem), &problem.rhs, Options::fixed(5)).expect("no breakdown");
         s.x
     };
     // Per iteration: apply 7 + 2, three dots 4 + 2 + 4, three axpys 3 x 6, precondition 5 + 2.
-    three_ways(c, "pcg_optical_flow_f32", ITERATIONS as u64 * 44, &problem, |k, out| {
-        let s = pcg(k, &problem.rhs, Options::fixed(ITERATIONS)).expect("no breakdown");
-        assert_eq!(s.iterations, ITERATIONS);
-        *out = s.x;
-    });
+    three_ways(
+        c,
+        "pcg_optical_flow_f32",
+        ITERATIONS as u64 * 44,
+        &problem,
+        |k, out| {
+            let s = pcg(k, &problem.rhs, Options::fixed(ITERATIONS)).expect("no breakdown");
+            assert_eq!(s.iterations, ITERATIONS);
+            *out = s.x;
+        },
+    );
     three_ways(c, "pcg_apply_f32", 9, &problem, |k, out| k.apply(&x, out));
-    three_ways(c, "pcg_precondition_f32", 7, &problem, |k, out| k.precondition(&x, out));
+    three_ways(c, "pcg_precondition_f32", 7, &problem, |k, out| {
+        k.precondition(&x, out)
+    });
     three_ways(c, "pcg_dot_f32", 4, &problem, |k, _| {
         black_box(k.dot(&x, &problem.rhs));
     });
-    three_ways(c, "pcg_axpy_f32", 6, &problem, |k, out| k.add_scaled(out, 1e-3, &x));
+    three_ways(c, "pcg_axpy_f32", 6, &problem, |k, out| {
+        k.add_scaled(out, 1e-3, &x)
+    });
 }
 
 criterion_group!(pcg_benches, benches);

@@ -78,16 +78,20 @@ fn main() {
 
     let mut failures = Vec::new();
     // The sequential reference place runs the unfused program: one solve is enough.
-    let dpl_seq = dpl::available_places()
-        .contains(&Place::Seq)
-        .then(|| with_place(Place::Seq, || solve_once(&Dpl::new(&problem), &problem, opts)));
+    let dpl_seq = dpl::available_places().contains(&Place::Seq).then(|| {
+        with_place(Place::Seq, || {
+            solve_once(&Dpl::new(&problem), &problem, opts)
+        })
+    });
     // The timed solvers take turns, so that a change of the machine's load between them
     // (it is shared) affects all alike; the median solve of each is reported.
     let dpl_cpu = with_place(Place::Cpu, || Dpl::new(&problem));
     let (rayon_k, seq_k) = (Plain::rayon(&problem), Plain::sequential(&problem));
     let mut runs: [Vec<Solution>; 3] = Default::default();
     for _ in 0..repeat {
-        runs[0].push(with_place(Place::Cpu, || solve_once(&dpl_cpu, &problem, opts)));
+        runs[0].push(with_place(Place::Cpu, || {
+            solve_once(&dpl_cpu, &problem, opts)
+        }));
         runs[1].push(solve_once(&rayon_k, &problem, opts));
         runs[2].push(solve_once(&seq_k, &problem, opts));
     }
@@ -119,15 +123,22 @@ fn main() {
             failures.push(format!("{name}: solution differs from seq by {d:.2e}"));
         }
         if s.iterations.abs_diff(reference.iterations) > 2 {
-            failures.push(format!("{name}: {} iterations, seq {}", s.iterations, reference.iterations));
+            failures.push(format!(
+                "{name}: {} iterations, seq {}",
+                s.iterations, reference.iterations
+            ));
         }
     }
-    println!("(vs rayon: rayon's time per iteration over this one; above 1 is faster than rayon)\n");
+    println!(
+        "(vs rayon: rayon's time per iteration over this one; above 1 is faster than rayon)\n"
+    );
 
     kernel_times(&problem, &reference.x);
 
     if failures.is_empty() {
-        println!("\nall solvers converged and agree with the sequential solver (relative distance <= {AGREEMENT:e})");
+        println!(
+            "\nall solvers converged and agree with the sequential solver (relative distance <= {AGREEMENT:e})"
+        );
     } else {
         for f in &failures {
             println!("WRONG: {f}");
@@ -157,14 +168,20 @@ fn kernel_times(problem: &Problem, x: &Field) {
     let dpl = with_place(Place::Cpu, || Dpl::new(problem));
     let (rayon, seq) = (Plain::rayon(problem), Plain::sequential(problem));
     let y = problem.rhs.clone();
-    println!("{:<14} {:>11} {:>11} {:>11} {:>10}", "kernel", "dpl cpu", "rayon", "seq", "vs rayon");
+    println!(
+        "{:<14} {:>11} {:>11} {:>11} {:>10}",
+        "kernel", "dpl cpu", "rayon", "seq", "vs rayon"
+    );
     type Step<'k> = Box<dyn Fn(&dyn Kernels, &mut Field) + 'k>;
     let steps: [(&str, Step<'_>); 4] = [
         ("apply (A p)", Box::new(|k, out| k.apply(x, out))),
         ("precondition", Box::new(|k, out| k.precondition(x, out))),
-        ("dot", Box::new(|k, _| {
-            std::hint::black_box(k.dot(x, &y));
-        })),
+        (
+            "dot",
+            Box::new(|k, _| {
+                std::hint::black_box(k.dot(x, &y));
+            }),
+        ),
         ("axpy", Box::new(|k, out| k.add_scaled(out, 0.5, x))),
     ];
     for (name, step) in &steps {
@@ -186,7 +203,12 @@ fn kernel_times(problem: &Problem, x: &Field) {
         );
     }
     // Structure: what the compiler made of the kernels.
-    for i in [dpl::inspect!(dk::apply_half), dpl::inspect!(dk::block_row), dpl::inspect!(dk::precondition), dpl::inspect!(dk::dot)] {
+    for i in [
+        dpl::inspect!(dk::apply_half),
+        dpl::inspect!(dk::block_row),
+        dpl::inspect!(dk::precondition),
+        dpl::inspect!(dk::dot),
+    ] {
         println!(
             "{:<14} {} loops and {} temporaries before fusion, {} loop(s) and {} after",
             i.name, i.loops_before_fusion, i.temporaries_before_fusion, i.loops, i.temporaries
@@ -210,5 +232,9 @@ fn median(mut times: Vec<Duration>) -> Duration {
 
 fn fmt(d: Duration) -> String {
     let us = d.as_secs_f64() * 1e6;
-    if us < 1000.0 { format!("{us:.1} us") } else { format!("{:.2} ms", us / 1000.0) }
+    if us < 1000.0 {
+        format!("{us:.1} us")
+    } else {
+        format!("{:.2} ms", us / 1000.0)
+    }
 }

@@ -46,17 +46,27 @@ fn dpl_converges_on_every_place_and_agrees_with_plain_rust() {
         let problem = Problem::optical_flow(w, h, 0.01).unwrap();
         let opts = Options::converge(TOLERANCE, 10 * problem.unknowns());
         let seq = pcg(&Plain::sequential(&problem), &problem.rhs, opts).unwrap();
-        assert!(seq.converged, "{w}x{h}: the sequential solver did not converge");
+        assert!(
+            seq.converged,
+            "{w}x{h}: the sequential solver did not converge"
+        );
         // Independent of every kernel: the true residual computed in f64 from the stencil.
         // It stays a little above the tolerance of the recurrence: f32 rounding of A x.
         let true_residual = problem.relative_residual(&seq.x);
-        assert!(true_residual < 2e-5, "{w}x{h}: true residual {true_residual:e}");
+        assert!(
+            true_residual < 2e-5,
+            "{w}x{h}: true residual {true_residual:e}"
+        );
         let rayon = pcg(&Plain::rayon(&problem), &problem.rhs, opts).unwrap();
         assert!(rayon.converged && rayon.iterations.abs_diff(seq.iterations) <= 2);
         assert!(relative_distance(&rayon.x, &seq.x) < 1e-4);
         each_place(|place| {
             let s = pcg(&Dpl::new(&problem), &problem.rhs, opts).unwrap();
-            assert!(s.converged, "{w}x{h} {place}: not converged after {} iterations", s.iterations);
+            assert!(
+                s.converged,
+                "{w}x{h} {place}: not converged after {} iterations",
+                s.iterations
+            );
             assert!(s.residual <= TOLERANCE);
             assert!(
                 s.iterations.abs_diff(seq.iterations) <= 2,
@@ -65,7 +75,10 @@ fn dpl_converges_on_every_place_and_agrees_with_plain_rust() {
                 seq.iterations
             );
             let d = relative_distance(&s.x, &seq.x);
-            assert!(d < 1e-4, "{w}x{h} {place}: solution differs from sequential Rust by {d:e}");
+            assert!(
+                d < 1e-4,
+                "{w}x{h} {place}: solution differs from sequential Rust by {d:e}"
+            );
             let r = problem.relative_residual(&s.x);
             assert!(r < 2e-5, "{w}x{h} {place}: true residual {r:e}");
         });
@@ -75,7 +88,12 @@ fn dpl_converges_on_every_place_and_agrees_with_plain_rust() {
 #[test]
 fn fixed_iterations_run_exactly_and_agree() {
     let problem = Problem::optical_flow(40, 24, 0.02).unwrap();
-    let seq = pcg(&Plain::sequential(&problem), &problem.rhs, Options::fixed(7)).unwrap();
+    let seq = pcg(
+        &Plain::sequential(&problem),
+        &problem.rhs,
+        Options::fixed(7),
+    )
+    .unwrap();
     assert_eq!(seq.iterations, 7);
     assert!(!seq.converged);
     each_place(|place| {
@@ -83,7 +101,10 @@ fn fixed_iterations_run_exactly_and_agree() {
         assert_eq!(s.iterations, 7, "{place}");
         let d = relative_distance(&s.x, &seq.x);
         assert!(d < 1e-5, "{place}: {d:e}");
-        assert!((s.residual - seq.residual).abs() <= 1e-4 * seq.residual, "{place}");
+        assert!(
+            (s.residual - seq.residual).abs() <= 1e-4 * seq.residual,
+            "{place}"
+        );
     });
 }
 
@@ -103,10 +124,21 @@ fn operator_matches_the_reference() {
             // A bound on the rounding of the f32 evaluation: 8 roundings of terms at most
             // |a| + |b| + |c| + the weights, times max |x| = 1.
             let scale = (problem.a[i].abs() + problem.b[i].abs() + problem.c[i].abs()) as f64
-                + 4.0 * problem.right.iter().chain(&problem.down).fold(0.0f32, |m, &v| m.max(v)) as f64;
+                + 4.0
+                    * problem
+                        .right
+                        .iter()
+                        .chain(&problem.down)
+                        .fold(0.0f32, |m, &v| m.max(v)) as f64;
             let bound = 8.0 * f32::EPSILON as f64 * scale;
-            assert!((want.u[i] as f64 - reference[i]).abs() <= bound, "{w}x{h} u[{i}]");
-            assert!((want.v[i] as f64 - reference[n + i]).abs() <= bound, "{w}x{h} v[{i}]");
+            assert!(
+                (want.u[i] as f64 - reference[i]).abs() <= bound,
+                "{w}x{h} u[{i}]"
+            );
+            assert!(
+                (want.v[i] as f64 - reference[n + i]).abs() <= bound,
+                "{w}x{h} v[{i}]"
+            );
         }
         each_place(|place| {
             let mut got = Field::default();
@@ -129,10 +161,21 @@ fn figure6_preconditioner_inverts_the_blocks() {
         assert_eq!((p_a, p_b, p_c), plain.preconditioner(), "{place}");
         for i in 0..problem.pixels() {
             // [a b; b c] [p_a p_b; p_b p_c] = I, in f64 from the f32 entries.
-            let (a, b, c) = (problem.a[i] as f64, problem.b[i] as f64, problem.c[i] as f64);
+            let (a, b, c) = (
+                problem.a[i] as f64,
+                problem.b[i] as f64,
+                problem.c[i] as f64,
+            );
             let (pa, pb, pc) = (p_a[i] as f64, p_b[i] as f64, p_c[i] as f64);
-            for (got, want) in [(a * pa + b * pb, 1.0), (a * pb + b * pc, 0.0), (b * pb + c * pc, 1.0)] {
-                assert!((got - want).abs() < 1e-5, "{place}: pixel {i}: {got} vs {want}");
+            for (got, want) in [
+                (a * pa + b * pb, 1.0),
+                (a * pb + b * pc, 0.0),
+                (b * pb + c * pc, 1.0),
+            ] {
+                assert!(
+                    (got - want).abs() < 1e-5,
+                    "{place}: pixel {i}: {got} vs {want}"
+                );
             }
         }
         let mut z = Field::default();
@@ -150,7 +193,12 @@ fn dot_and_axpy_match_plain_rust() {
     let y = random_field(1000, 2);
     let problem = Problem::optical_flow(50, 20, 0.01).unwrap();
     let plain = Plain::sequential(&problem);
-    let want_dot: f64 = x.u.iter().zip(&y.u).chain(x.v.iter().zip(&y.v)).map(|(a, b)| (a * b) as f64).sum();
+    let want_dot: f64 =
+        x.u.iter()
+            .zip(&y.u)
+            .chain(x.v.iter().zip(&y.v))
+            .map(|(a, b)| (a * b) as f64)
+            .sum();
     let mut want_x = x.clone();
     plain.add_scaled(&mut want_x, 0.75, &y);
     let mut want_p = y.clone();
@@ -158,7 +206,10 @@ fn dot_and_axpy_match_plain_rust() {
     each_place(|place| {
         let dpl = Dpl::new(&problem);
         let got = dpl.dot(&x, &y);
-        assert!((got - want_dot).abs() <= 1e-12 * want_dot.abs().max(1.0), "{place}: {got} vs {want_dot}");
+        assert!(
+            (got - want_dot).abs() <= 1e-12 * want_dot.abs().max(1.0),
+            "{place}: {got} vs {want_dot}"
+        );
         let mut got_x = x.clone();
         dpl.add_scaled(&mut got_x, 0.75, &y);
         assert_eq!(got_x, want_x, "{place}");
@@ -172,7 +223,14 @@ fn dot_and_axpy_match_plain_rust() {
 /// kernel the solver calls is one loop with no temporary.
 #[test]
 fn kernels_are_fused_across_calls() {
-    let shape = |i: dpl::Inspect| (i.loops_before_fusion, i.temporaries_before_fusion, i.loops, i.temporaries);
+    let shape = |i: dpl::Inspect| {
+        (
+            i.loops_before_fusion,
+            i.temporaries_before_fusion,
+            i.loops,
+            i.temporaries,
+        )
+    };
     // vadd(vmul(p, u), vmul(q, v)): three calls, one loop.
     assert_eq!(shape(dpl::inspect!(dk::block_row)), (3, 2, 1, 0));
     // block_row and the neighbour sum, then their difference: one loop.
@@ -209,7 +267,12 @@ fn zero_right_hand_side_is_solved_at_once() {
     let problem = Problem::optical_flow(8, 8, 0.01).unwrap();
     let zero = Field::zeros(problem.pixels());
     each_place(|place| {
-        let s = pcg(&Dpl::new(&problem), &zero, Options::converge(TOLERANCE, 100)).unwrap();
+        let s = pcg(
+            &Dpl::new(&problem),
+            &zero,
+            Options::converge(TOLERANCE, 100),
+        )
+        .unwrap();
         assert!(s.converged && s.iterations == 0 && s.x == zero, "{place}");
     });
 }
@@ -222,20 +285,50 @@ fn breakdown_is_an_error_not_a_wrong_answer() {
         *v = -*v;
     }
     each_place(|place| {
-        let e = pcg(&Dpl::new(&problem), &problem.rhs, Options::converge(TOLERANCE, 1000)).unwrap_err();
+        let e = pcg(
+            &Dpl::new(&problem),
+            &problem.rhs,
+            Options::converge(TOLERANCE, 1000),
+        )
+        .unwrap_err();
         assert!(e.contains("breakdown"), "{place}: {e}");
     });
-    let e = pcg(&Plain::sequential(&problem), &problem.rhs, Options::converge(TOLERANCE, 1000)).unwrap_err();
+    let e = pcg(
+        &Plain::sequential(&problem),
+        &problem.rhs,
+        Options::converge(TOLERANCE, 1000),
+    )
+    .unwrap_err();
     assert!(e.contains("breakdown"), "{e}");
 }
 
 #[test]
 fn bad_problems_are_rejected() {
-    assert!(Problem::optical_flow(0, 4, 0.01).unwrap_err().contains("empty"));
-    assert!(Problem::optical_flow(4, 0, 0.01).unwrap_err().contains("empty"));
-    assert!(Problem::optical_flow(4, 4, 0.0).unwrap_err().contains("positive"));
-    assert!(Problem::optical_flow(4, 4, f64::NAN).unwrap_err().contains("positive"));
-    assert!(Problem::optical_flow(1 << 20, 1 << 20, 0.01).unwrap_err().contains("too large"));
+    assert!(
+        Problem::optical_flow(0, 4, 0.01)
+            .unwrap_err()
+            .contains("empty")
+    );
+    assert!(
+        Problem::optical_flow(4, 0, 0.01)
+            .unwrap_err()
+            .contains("empty")
+    );
+    assert!(
+        Problem::optical_flow(4, 4, 0.0)
+            .unwrap_err()
+            .contains("positive")
+    );
+    assert!(
+        Problem::optical_flow(4, 4, f64::NAN)
+            .unwrap_err()
+            .contains("positive")
+    );
+    assert!(
+        Problem::optical_flow(1 << 20, 1 << 20, 0.01)
+            .unwrap_err()
+            .contains("too large")
+    );
 }
 
 #[test]
@@ -244,6 +337,9 @@ fn kernels_reject_mismatched_lengths() {
         // A contract violation panics with a message naming the primitive and the place.
         let payload = std::panic::catch_unwind(|| dk::axpy(1.0, &[1.0, 2.0], &[1.0])).unwrap_err();
         let msg = payload.downcast::<String>().expect("a panic message");
-        assert!(msg.contains("map: length mismatch") && msg.contains("kernels.rs"), "{place}: {msg}");
+        assert!(
+            msg.contains("map: length mismatch") && msg.contains("kernels.rs"),
+            "{place}: {msg}"
+        );
     });
 }

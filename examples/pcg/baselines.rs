@@ -43,7 +43,13 @@ impl<'a> Plain<'a> {
             p_b[i] = -inv_det * b;
             p_c[i] = inv_det * a;
         }
-        Plain { problem, parallel, p_a, p_b, p_c }
+        Plain {
+            problem,
+            parallel,
+            p_a,
+            p_b,
+            p_c,
+        }
     }
 
     /// The preconditioner's three distinct entries per pixel (for tests).
@@ -75,9 +81,9 @@ impl<'a> Plain<'a> {
     fn axpy(&self, x: &mut [f32], s: f32, y: &[f32]) {
         assert_eq!(x.len(), y.len(), "axpy of vectors of different lengths");
         if self.parallel {
-            x.par_iter_mut().zip(y).for_each(|(a, b)| *a = *a + s * b);
+            x.par_iter_mut().zip(y).for_each(|(a, b)| *a += s * b);
         } else {
-            x.iter_mut().zip(y).for_each(|(a, b)| *a = *a + s * b);
+            x.iter_mut().zip(y).for_each(|(a, b)| *a += s * b);
         }
     }
 
@@ -85,7 +91,9 @@ impl<'a> Plain<'a> {
     fn xpay(&self, z: &[f32], s: f32, p: &mut [f32]) {
         assert_eq!(z.len(), p.len(), "axpy of vectors of different lengths");
         if self.parallel {
-            p.par_iter_mut().zip(z).for_each(|(pi, zi)| *pi = zi + s * *pi);
+            p.par_iter_mut()
+                .zip(z)
+                .for_each(|(pi, zi)| *pi = zi + s * *pi);
         } else {
             p.iter_mut().zip(z).for_each(|(pi, zi)| *pi = zi + s * *pi);
         }
@@ -96,9 +104,23 @@ impl<'a> Plain<'a> {
 /// one component: `y` is the row, `above`/`below` the rows next to it with the weights of
 /// the edges to them.
 #[inline(always)]
-fn coupling(y: &[f32], right: &[f32], above: Option<(&[f32], &[f32])>, below: Option<(&[f32], &[f32])>, col: usize) -> f32 {
-    let west = if col > 0 { right[col - 1] * y[col - 1] } else { 0.0 };
-    let east = if col + 1 < y.len() { right[col] * y[col + 1] } else { 0.0 };
+fn coupling(
+    y: &[f32],
+    right: &[f32],
+    above: Option<(&[f32], &[f32])>,
+    below: Option<(&[f32], &[f32])>,
+    col: usize,
+) -> f32 {
+    let west = if col > 0 {
+        right[col - 1] * y[col - 1]
+    } else {
+        0.0
+    };
+    let east = if col + 1 < y.len() {
+        right[col] * y[col + 1]
+    } else {
+        0.0
+    };
     let north = above.map_or(0.0, |(ya, wa)| wa[col] * ya[col]);
     let south = below.map_or(0.0, |(yb, wb)| wb[col] * yb[col]);
     (west + east) + (north + south)
@@ -114,7 +136,10 @@ fn apply_row(s: &Problem, x: &Field, row: usize, qu: &mut [f32], qv: &mut [f32])
     let (u, v) = (&x.u[this.clone()], &x.v[this.clone()]);
     let (mut u_above, mut v_above, mut u_below, mut v_below) = (None, None, None, None);
     if row > 0 {
-        let (up, weights) = (this.start - w..this.start, &s.down[this.start - w..this.start]);
+        let (up, weights) = (
+            this.start - w..this.start,
+            &s.down[this.start - w..this.start],
+        );
         u_above = Some((&x.u[up.clone()], weights));
         v_above = Some((&x.v[up], weights));
     }
@@ -134,7 +159,11 @@ fn apply_row(s: &Problem, x: &Field, row: usize, qu: &mut [f32], qv: &mut [f32])
 fn precondition_row(m: &Plain<'_>, r: &Field, row: usize, zu: &mut [f32], zv: &mut [f32]) {
     let w = m.problem.width;
     let this = row * w..(row + 1) * w;
-    let (pa, pb, pc) = (&m.p_a[this.clone()], &m.p_b[this.clone()], &m.p_c[this.clone()]);
+    let (pa, pb, pc) = (
+        &m.p_a[this.clone()],
+        &m.p_b[this.clone()],
+        &m.p_c[this.clone()],
+    );
     let (u, v) = (&r.u[this.clone()], &r.v[this]);
     let (zu, zv) = (&mut zu[..w], &mut zv[..w]);
     for col in 0..w {
@@ -157,12 +186,23 @@ impl Kernels for Plain<'_> {
     }
 
     fn dot(&self, x: &Field, y: &Field) -> f64 {
-        assert!(x.u.len() == y.u.len() && x.v.len() == y.v.len() && x.u.len() == x.v.len(), "dot of fields of different sizes");
+        assert!(
+            x.u.len() == y.u.len() && x.v.len() == y.v.len() && x.u.len() == x.v.len(),
+            "dot of fields of different sizes"
+        );
         let term = |((a, b), (c, d)): ((&f32, &f32), (&f32, &f32))| (a * b) as f64 + (c * d) as f64;
         if self.parallel {
-            x.u.par_iter().zip(&y.u).zip(x.v.par_iter().zip(&y.v)).map(term).sum()
+            x.u.par_iter()
+                .zip(&y.u)
+                .zip(x.v.par_iter().zip(&y.v))
+                .map(term)
+                .sum()
         } else {
-            x.u.iter().zip(&y.u).zip(x.v.iter().zip(&y.v)).map(term).sum()
+            x.u.iter()
+                .zip(&y.u)
+                .zip(x.v.iter().zip(&y.v))
+                .map(term)
+                .sum()
         }
     }
 

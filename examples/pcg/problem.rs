@@ -80,7 +80,10 @@ pub struct Field {
 impl Field {
     /// The zero field of `pixels` pixels.
     pub fn zeros(pixels: usize) -> Field {
-        Field { u: vec![0.0; pixels], v: vec![0.0; pixels] }
+        Field {
+            u: vec![0.0; pixels],
+            v: vec![0.0; pixels],
+        }
     }
 
     /// Number of pixels.
@@ -123,10 +126,14 @@ impl Problem {
     /// large to index (`2 * width * height` unknowns must fit in `usize` and `u32`).
     pub fn optical_flow(width: usize, height: usize, alpha: f64) -> Result<Problem, String> {
         if width == 0 || height == 0 {
-            return Err(format!("the field must not be empty (got {width} x {height})"));
+            return Err(format!(
+                "the field must not be empty (got {width} x {height})"
+            ));
         }
         if !(alpha.is_finite() && alpha > 0.0) {
-            return Err(format!("the smoothness weight must be positive and finite (got {alpha})"));
+            return Err(format!(
+                "the smoothness weight must be positive and finite (got {alpha})"
+            ));
         }
         let n = width
             .checked_mul(height)
@@ -180,7 +187,10 @@ impl Problem {
             c: f(&c),
             right: f(&right),
             down: f(&down),
-            rhs: Field { u: f(&rhs_u), v: f(&rhs_v) },
+            rhs: Field {
+                u: f(&rhs_u),
+                v: f(&rhs_v),
+            },
         })
     }
 
@@ -199,7 +209,10 @@ impl Problem {
     /// `u` then `v`.
     pub fn apply_f64(&self, x: &Field) -> Vec<f64> {
         let n = self.pixels();
-        assert!(x.u.len() == n && x.v.len() == n, "x must have one value per pixel and component");
+        assert!(
+            x.u.len() == n && x.v.len() == n,
+            "x must have one value per pixel and component"
+        );
         let (w, h) = (self.width, self.height);
         let mut out = vec![0.0f64; 2 * n];
         for row in 0..h {
@@ -238,7 +251,11 @@ impl Problem {
         let b = self.rhs.to_f64();
         let num: f64 = ax.iter().zip(&b).map(|(q, b)| (b - q).powi(2)).sum();
         let den: f64 = b.iter().map(|b| b.powi(2)).sum();
-        if den == 0.0 { num.sqrt() } else { (num / den).sqrt() }
+        if den == 0.0 {
+            num.sqrt()
+        } else {
+            (num / den).sqrt()
+        }
     }
 }
 
@@ -248,5 +265,9 @@ pub fn relative_distance(x: &Field, y: &Field) -> f64 {
     assert_eq!(x.len(), y.len(), "fields of different sizes");
     let num: f64 = x.iter().zip(&y).map(|(a, b)| (a - b).powi(2)).sum();
     let den: f64 = y.iter().map(|b| b.powi(2)).sum();
-    if den == 0.0 { num.sqrt() } else { (num / den).sqrt() }
+    if den == 0.0 {
+        num.sqrt()
+    } else {
+        (num / den).sqrt()
+    }
 }

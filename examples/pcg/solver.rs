@@ -45,12 +45,18 @@ pub struct Options {
 impl Options {
     /// Iterate until `|r| / |b| <= tolerance`, at most `max_iterations` times.
     pub fn converge(tolerance: f64, max_iterations: usize) -> Options {
-        Options { tolerance, max_iterations }
+        Options {
+            tolerance,
+            max_iterations,
+        }
     }
 
     /// Exactly `iterations` iterations (for timing), unless the method breaks down.
     pub fn fixed(iterations: usize) -> Options {
-        Options { tolerance: 0.0, max_iterations: iterations }
+        Options {
+            tolerance: 0.0,
+            max_iterations: iterations,
+        }
     }
 }
 
@@ -85,7 +91,13 @@ pub fn pcg<K: Kernels + ?Sized>(k: &K, rhs: &Field, opts: Options) -> Result<Sol
     let mut x = Field::zeros(rhs.pixels());
     let b_norm = k.dot(rhs, rhs).sqrt();
     if b_norm == 0.0 {
-        return Ok(Solution { x, iterations: 0, residual: 0.0, converged: true, elapsed: start.elapsed() });
+        return Ok(Solution {
+            x,
+            iterations: 0,
+            residual: 0.0,
+            converged: true,
+            elapsed: start.elapsed(),
+        });
     }
     let mut r = rhs.clone();
     let mut z = Field::default();
@@ -97,12 +109,18 @@ pub fn pcg<K: Kernels + ?Sized>(k: &K, rhs: &Field, opts: Options) -> Result<Sol
     let mut iterations = 0;
     while iterations < opts.max_iterations && residual > opts.tolerance {
         if !(rz.is_finite() && rz > 0.0) {
-            return Err(format!("{}: breakdown at iteration {iterations}: r . z = {rz}", k.name()));
+            return Err(format!(
+                "{}: breakdown at iteration {iterations}: r . z = {rz}",
+                k.name()
+            ));
         }
         k.apply(&p, &mut q);
         let pq = k.dot(&p, &q);
         if !(pq.is_finite() && pq > 0.0) {
-            return Err(format!("{}: breakdown at iteration {iterations}: p . Ap = {pq}", k.name()));
+            return Err(format!(
+                "{}: breakdown at iteration {iterations}: p . Ap = {pq}",
+                k.name()
+            ));
         }
         let alpha = rz / pq;
         k.add_scaled(&mut x, alpha as f32, &p);
@@ -118,5 +136,11 @@ pub fn pcg<K: Kernels + ?Sized>(k: &K, rhs: &Field, opts: Options) -> Result<Sol
         rz = rz_next;
         k.scale_add(&z, beta as f32, &mut p);
     }
-    Ok(Solution { x, iterations, residual, converged: residual <= opts.tolerance, elapsed: start.elapsed() })
+    Ok(Solution {
+        x,
+        iterations,
+        residual,
+        converged: residual <= opts.tolerance,
+        elapsed: start.elapsed(),
+    })
 }
