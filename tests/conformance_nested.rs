@@ -470,38 +470,10 @@ mod prog {
     }
 }
 
-/// Programs compiled once per schedule (the same tokens under four attributes).
-macro_rules! scheduled {
-    ($($body:tt)*) => {
-        /// Default schedule: the outer level parallel, inner levels sequential.
-        #[dpl::parallel]
-        pub mod seq_inner {
-            use dpl::prelude::*;
-            $($body)*
-        }
-        /// `inner = "block"`: inner levels parallel too.
-        #[dpl::parallel(inner = "block")]
-        pub mod block_inner {
-            use dpl::prelude::*;
-            $($body)*
-        }
-        /// `inner = "warp"`: on the CPU the same as "block".
-        #[dpl::parallel(inner = "warp")]
-        pub mod warp_inner {
-            use dpl::prelude::*;
-            $($body)*
-        }
-        /// `inner = "auto"`: chosen at run time from the shape of the first nested input.
-        #[dpl::parallel(inner = "auto")]
-        pub mod auto_inner {
-            use dpl::prelude::*;
-            $($body)*
-        }
-    };
-}
-
-/// The programs of [`scheduled!`].
+/// The programs compiled once per schedule (see `common_nested::scheduled!`).
 mod sched {
+    use crate::common_nested::scheduled;
+
     scheduled! {
         pub fn spmv(vals: &Nested<f32>, cols: &Nested<u32>, x: &[f32]) -> Vec<f32> {
             let spvv = |ai, ci| sum(map(|aij, xj| aij * xj, ai, gather(x, ci)));
@@ -1652,33 +1624,6 @@ fn mat_broadcast_dot(place: Place) {
 }
 
 // ---- the scheduled programs: every schedule against the same oracle ----
-
-/// Runs `$body` with `$f` naming each of the four compilations of the scheduled programs
-/// and `$name` its schedule.
-macro_rules! each_schedule {
-    (|$name:ident, $f:ident| $body:expr) => {{
-        {
-            let $name = "seq";
-            use sched::seq_inner as $f;
-            $body
-        }
-        {
-            let $name = "block";
-            use sched::block_inner as $f;
-            $body
-        }
-        {
-            let $name = "warp";
-            use sched::warp_inner as $f;
-            $body
-        }
-        {
-            let $name = "auto";
-            use sched::auto_inner as $f;
-            $body
-        }
-    }};
-}
 
 fn sched_spmv(place: Place) {
     each_shape(place, &ALL_SHAPES, |_, lens, rng| {
