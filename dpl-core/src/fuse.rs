@@ -388,13 +388,13 @@ pub fn stats(f: &Function) -> Stats {
             }
         }
     }
-    let mut st = Stats::default();
-    st.top_level_loops = f
+    let top_level_loops = f
         .body
         .stmts
         .iter()
         .filter(|s| matches!(s.expr, Expr::Soac(_)))
         .count();
+    let mut st = Stats { top_level_loops, ..Stats::default() };
     f.body.walk(&mut |s| {
         if let Expr::Soac(soac) = &s.expr {
             st.loops += 1;

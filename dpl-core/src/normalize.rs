@@ -25,7 +25,7 @@ use std::collections::{HashMap, HashSet};
 /// Rewrites a typed Prim-level function into the Soac level.
 pub fn normalize(f: &Function) -> Function {
     let mut out = f.clone();
-    let body = std::mem::replace(&mut out.body.stmts, Vec::new());
+    let body = std::mem::take(&mut out.body.stmts);
     let result = out.body.result;
     let params: HashSet<VarId> = out.params.iter().copied().collect();
     let mut n = Norm {

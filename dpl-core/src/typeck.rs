@@ -21,7 +21,7 @@ pub fn infer(f: &mut Function) -> Result<(), Vec<Diagnostic>> {
     let mut cx = Cx::new(f);
     let body = f.body.clone();
     cx.block(f, &body);
-    let ret = cx.from_type(&f.ret.clone());
+    let ret = cx.type_term(&f.ret.clone());
     let result_span = f.vars[body.result].span;
     cx.unify_at(
         cx.var_ty[body.result.index()],
@@ -105,7 +105,7 @@ impl Cx {
             errors: Vec::new(),
         };
         for (_, v) in f.vars.iter() {
-            let t = cx.from_type(&v.ty);
+            let t = cx.type_term(&v.ty);
             cx.var_ty.push(t);
         }
         for p in &f.params {
@@ -120,16 +120,16 @@ impl Cx {
         self.parent.len() - 1
     }
 
-    fn from_type(&mut self, t: &Type) -> Ty {
+    fn type_term(&mut self, t: &Type) -> Ty {
         match t {
             Type::Infer => self.node(Node::Unknown(Kind::Any)),
             Type::Scalar(s) => self.node(Node::Scalar(*s)),
             Type::Seq(e) => {
-                let e = self.from_type(e);
+                let e = self.type_term(e);
                 self.node(Node::Seq(e))
             }
             Type::Tuple(ts) => {
-                let ts = ts.iter().map(|t| self.from_type(t)).collect();
+                let ts = ts.iter().map(|t| self.type_term(t)).collect();
                 self.node(Node::Tuple(ts))
             }
         }
@@ -830,7 +830,7 @@ fn check_ops(f: &Function, b: &Block, errors: &mut Vec<Diagnostic>) {
             }
             Expr::Prim { prim: p @ (Prim::Sum | Prim::Min | Prim::Max), args, .. } => {
                 let e = args.first().and_then(|a| ty(*a).elem()).and_then(Type::scalar);
-                if !e.is_some_and(|e| e != Scalar::Bool) {
+                if e.is_none_or(|e| e == Scalar::Bool) {
                     err(format!(
                         "`{}` needs a sequence of numbers, found `{}`",
                         p.name(),
