@@ -447,6 +447,21 @@ mod prog {
         map(|r| sum(map(|a, b| a * b, r, x)), m)
     }
 
+    /// Rows of 3 or more hold indices that are out of range: they must not be read.
+    #[parallel]
+    pub fn guarded_gather(idx: &Nested<u32>, x: &[f32]) -> Result<Vec<f32>, Error> {
+        map(|r| if len(r) < 3 { sum(gather(x, r)) } else { -1.0 }, idx)
+    }
+
+    /// Only the indices below `len(x)` are gathered; the others are filtered out first.
+    #[parallel]
+    pub fn gather_kept_indices(idx: &Nested<u32>, x: &[f32]) -> Result<Nested<f32>, Error> {
+        map(
+            |r| filter(|v| v > 0.0, gather(x, filter(|j| (j as usize) < len(x), r))),
+            idx,
+        )
+    }
+
     // ---- errors inside rows ----
 
     #[parallel]
@@ -1623,6 +1638,61 @@ fn mat_broadcast_dot(place: Place) {
     }
 }
 
+fn guarded_gather(place: Place) {
+    each_shape(place, &ALL_SHAPES, |_, lens, rng| {
+        let x = rng.f32s(100, -1.0, 1.0);
+        // Rows of 3 or more elements are never gathered: their indices are out of range.
+        let ir: Vec<Vec<u32>> = rows_of(lens, rng, |r| r.below(100) as u32)
+            .into_iter()
+            .map(|r| {
+                if r.len() < 3 {
+                    r
+                } else {
+                    r.iter().map(|j| j + 100).collect()
+                }
+            })
+            .collect();
+        let idx = Nested::from(ir.clone());
+        let terms: Vec<Vec<f32>> = per_row(&ir, |r| {
+            if r.len() < 3 {
+                r.iter().map(|&j| x[j as usize]).collect()
+            } else {
+                vec![]
+            }
+        });
+        let got = prog::guarded_gather(&idx, &x).expect("untaken branches read nothing");
+        assert_eq!(got.len(), ir.len(), "rows");
+        for (i, r) in ir.iter().enumerate() {
+            if r.len() >= 3 {
+                assert_eq!(got[i], -1.0, "row {i}");
+            } else {
+                let (w, m) = f64_sum(terms[i].iter().copied());
+                assert_reduced(got[i], w, m, r.len(), &format!("row {i}"));
+            }
+        }
+    });
+}
+
+fn gather_kept_indices(place: Place) {
+    each_shape(place, &ALL_SHAPES, |_, lens, rng| {
+        let x = rng.f32s(500, -1.0, 1.0);
+        // Half the indices are out of range and filtered out before the gather.
+        let (idx, ir) = nested_of(lens, rng, |r| r.below(1000) as u32);
+        let want: Vec<Vec<f32>> = per_row(&ir, |r| {
+            r.iter()
+                .filter(|&&j| (j as usize) < x.len())
+                .map(|&j| x[j as usize])
+                .filter(|&v| v > 0.0)
+                .collect()
+        });
+        assert_rows(
+            &prog::gather_kept_indices(&idx, &x).expect("in range"),
+            &want,
+            "kept",
+        );
+    });
+}
+
 // ---- the scheduled programs: every schedule against the same oracle ----
 
 fn sched_spmv(place: Place) {
@@ -1875,6 +1945,8 @@ on_every_place!(
     minus_global_mean,
     scaled_by_row_share,
     mat_broadcast_dot,
+    guarded_gather,
+    gather_kept_indices,
     sched_spmv,
     sched_row_sums_i64,
     sched_row_min_max,
