@@ -13,8 +13,8 @@
 //!
 //! Gathers whose source is a parameter and whose indices are either a parameter (a gather
 //! at the top level) or the rows of a nested parameter (a gather directly inside a
-//! top-level `map` over those rows) use every index, so the indices are checked once, up
-//! front, with one vectorizable pass ([`Assertion::IndicesInRange`]) and the reads
+//! top-level `map` over those rows) use every index, so the indices are checked once, right
+//! before that loop, with one vectorizable pass ([`Assertion::IndicesInRange`]) and the reads
 //! themselves are unchecked. Gathers inside `if` branches or deeper loops, which might not
 //! run at all, keep their per-read checks.
 
@@ -303,7 +303,16 @@ impl Norm<'_> {
                 prim,
                 lambdas,
                 args,
-            } => self.prim(var, prim, lambdas, args, span, out),
+            } => {
+                self.prim(var, prim, lambdas, args, span, out);
+                // Up-front index checks go right before the loop that needs them, after its
+                // own shape checks, so errors come in the order a sequential run meets them.
+                if self.scopes.len() == 1 && !self.hoisted.is_empty() {
+                    let at = out.len().saturating_sub(1);
+                    let checks = std::mem::take(&mut self.hoisted);
+                    out.splice(at..at, checks);
+                }
+            }
             Expr::Soac(mut soac) => {
                 soac.elem = self.lambda(soac.elem.clone());
                 out.push(Stmt {

@@ -574,18 +574,28 @@ impl Gen<'_> {
                 quote!(#rt::check_eq_len(#name, #a, #b, #loc);)
             }
             Assertion::IndicesInRange { origin, idx, len } => {
-                let flat = match self.rep(*idx) {
-                    Rep::Nested => {
-                        let idx = self.ident(*idx);
-                        quote!(#idx.values())
-                    }
-                    _ => {
-                        let idx = self.ident(*idx);
-                        quote!(#idx)
-                    }
-                };
                 let (name, len) = (origin.name(), self.ident(*len));
-                quote!(#rt::check_indices(#flat, #len, #name, #loc);)
+                let x = self.ident(*idx);
+                match self.rep(*idx) {
+                    Rep::Nested => quote!(#rt::check_indices(#x.values(), #len, #name, #loc);),
+                    Rep::Matrix | Rep::Rows => {
+                        let row = if self.rep(*idx) == Rep::Matrix {
+                            quote!(#x.row(__dpl_r))
+                        } else {
+                            quote!(#x[__dpl_r])
+                        };
+                        quote! {
+                            for __dpl_r in 0..#x.len() {
+                                for &__dpl_v in #row.iter() {
+                                    if #rt::Idx::checked(__dpl_v, #len).is_none() {
+                                        #rt::index_error(#name, #rt::Idx::value(__dpl_v), #len, #loc)
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    _ => quote!(#rt::check_indices(#x, #len, #name, #loc);),
+                }
             }
             Assertion::InBounds { origin, index, len } => {
                 let (name, i, n) = (origin.name(), self.ident(*index), self.ident(*len));
