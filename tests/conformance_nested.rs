@@ -698,7 +698,7 @@ fn row_counts(place: Place) {
                 &per_row(&rows, |r| r.iter().filter(|&&v| v % k == 0).count()),
                 "count",
             );
-            assert_same(&gl, &lens.to_vec(), "len");
+            assert_same(&gl, lens, "len");
         }
     });
 }
@@ -1113,7 +1113,7 @@ fn spmv_tuple_rows(place: Place) {
         let terms = spmv_oracle(&vals, &cols, &x);
         let (y, nnz) = prog::spmv_tuple_rows(&Nested::from(vals), &Nested::from(cols), &x);
         assert_row_sums(&y, &terms, "y");
-        assert_same(&nnz, &lens.to_vec(), "nnz per row");
+        assert_same(&nnz, lens, "nnz per row");
     });
 }
 
@@ -1347,7 +1347,7 @@ fn offsets_of(place: Place) {
         let (x, _) = nested_of(lens, rng, Rng::i32);
         assert_same(
             &prog::offsets_of(&x),
-            &x.offsets()[..lens.len()].to_vec(),
+            &x.offsets()[..lens.len()],
             "offsets_of",
         );
     });
