@@ -117,12 +117,12 @@ fn select_plain(f: &[f32], alpha: &[f32], y: &[f32], c: f32) -> svm::Selection {
     let low = |i: usize| (y[i] > 0.0 && alpha[i] > 0.0) || (y[i] < 0.0 && alpha[i] < c);
     let mut high = (f32::INFINITY, n);
     let mut lo = (f32::NEG_INFINITY, n);
-    for i in 0..n {
-        if up(i) && (high.1 == n || f[i] < high.0) {
-            high = (f[i], i);
+    for (i, &fi) in f.iter().enumerate() {
+        if up(i) && (high.1 == n || fi < high.0) {
+            high = (fi, i);
         }
-        if low(i) && (lo.1 == n || f[i] > lo.0) {
-            lo = (f[i], i);
+        if low(i) && (lo.1 == n || fi > lo.0) {
+            lo = (fi, i);
         }
     }
     (high, lo)
