@@ -43,8 +43,13 @@ pub fn spmv_csr_auto(vals: &Nested<f32>, cols: &Nested<u32>, x: &[f32]) -> Vec<f
 /// `y = A x` for an ELLPACK matrix: `vals` and `cols` are `rows x width` (column-major in
 /// [`dpl::mm::Csr::to_ell`]; any strides work), padded entries have value 0 and a valid
 /// column.
+///
+/// Written with `x[c]` instead of `gather(x, ci)`: since commit 6f62b6c the compiler
+/// validates the indices of a gather over the rows of a parameter once up front with
+/// `check_indices(&[I])`, which does not type-check when the parameter is a `Matrix` (no
+/// contiguous slice). `x[c]` is the same read, checked per element.
 #[parallel]
 pub fn spmv_ell(vals: &Matrix<f32>, cols: &Matrix<u32>, x: &[f32]) -> Vec<f32> {
-    let spvv = |ai, ci| sum(map(|aij, xj| aij * xj, ai, gather(x, ci)));
+    let spvv = |ai, ci| sum(map(|aij, c| aij * x[c], ai, ci));
     map(spvv, vals, cols)
 }
