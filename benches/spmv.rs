@@ -43,6 +43,9 @@ use criterion::{
 use dpl::mm::Csr;
 use plain::CsrF32;
 
+/// One SpMV call, its inputs captured.
+type Kernel<'a> = Box<dyn Fn() -> Vec<f32> + 'a>;
+
 fn quick() -> bool {
     std::env::var_os("DPL_BENCH_QUICK").is_some()
 }
@@ -85,7 +88,7 @@ fn spmv(c: &mut Criterion) {
         verify("rayon", plain::spmv_rayon(&csr, &x));
         verify("seq", plain::spmv_seq(&csr, &x));
 
-        let mut variants: Vec<(&str, Box<dyn Fn() -> Vec<f32> + '_>)> = vec![
+        let mut variants: Vec<(&str, Kernel<'_>)> = vec![
             ("csr", Box::new(|| kernels::spmv_csr(&vals, &cols, &x))),
             (
                 "csr_block",
