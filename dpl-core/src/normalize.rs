@@ -10,43 +10,25 @@
 //! sequence whose length is known: the length of `map(f, x)` is the length of `x`, that of
 //! `scan` its input's, and so on. Two sequences with the same symbolic length need no
 //! run-time equality check, and `len(y)` of a known `y` is the variable itself.
-//!
-//! Gathers whose source is a parameter and whose indices are either a parameter (a gather
-//! at the top level) or the rows of a nested parameter (a gather directly inside a
-//! top-level `map` over those rows) use every index, so the indices are checked once, right
-//! before that loop, with one vectorizable pass ([`Assertion::IndicesInRange`]) and the reads
-//! themselves are unchecked. Gathers inside `if` branches or deeper loops, which might not
-//! run at all, keep their per-read checks.
 
 use crate::captures::fix_captures;
 use crate::ir::*;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 /// Rewrites a typed Prim-level function into the Soac level.
 pub fn normalize(f: &Function) -> Function {
     let mut out = f.clone();
     let body = std::mem::take(&mut out.body.stmts);
     let result = out.body.result;
-    let params: HashSet<VarId> = out.params.iter().copied().collect();
     let mut n = Norm {
         f: &mut out,
         scopes: Vec::new(),
-        params,
-        rows_of: HashMap::new(),
-        hoisted: Vec::new(),
-        validated: HashSet::new(),
-        branch_depth: 0,
     };
     let body = n.block(Block {
         stmts: body,
         result,
     });
-    let mut hoisted = std::mem::take(&mut n.hoisted);
-    hoisted.extend(body.stmts);
-    out.body = Block {
-        stmts: hoisted,
-        result: body.result,
-    };
+    out.body = body;
     fix_captures(&mut out);
     out
 }
@@ -55,17 +37,6 @@ struct Norm<'f> {
     f: &'f mut Function,
     /// Symbolic lengths known in each enclosing scope, innermost last.
     scopes: Vec<HashMap<VarId, VarId>>,
-    /// The function's parameters.
-    params: HashSet<VarId>,
-    /// Element-function parameters bound to the rows of a nested parameter, every row of
-    /// which is visited.
-    rows_of: HashMap<VarId, VarId>,
-    /// Checks run once at the start of the function.
-    hoisted: Vec<Stmt>,
-    /// (indices, source) pairs already checked up front.
-    validated: HashSet<(VarId, VarId)>,
-    /// Nesting depth of `if` branches around the code being normalized.
-    branch_depth: usize,
 }
 
 impl Norm<'_> {
@@ -143,44 +114,6 @@ impl Norm<'_> {
             }
         }
         n
-    }
-
-    /// Checks the indices of `gather(x, idx)` once at the start of the function when both
-    /// come from parameters (see the module docs); true when the reads need no check.
-    fn validate_up_front(&mut self, x: VarId, idx: VarId, span: Span) -> bool {
-        if self.branch_depth > 0 || !self.params.contains(&x) {
-            return false;
-        }
-        // At the top level every index is used; directly inside the element function of a
-        // top-level map over rows, every row is.
-        let source = match self.scopes.len() {
-            1 if self.params.contains(&idx) => idx,
-            2 => match self.rows_of.get(&idx) {
-                Some(&rows) => rows,
-                None => return false,
-            },
-            _ => return false,
-        };
-        if self.validated.insert((source, x)) {
-            let n = self.var(&format!("len_{}", self.f.vars[x].name), Type::usize(), span);
-            let c = self.var("check", Type::unit(), span);
-            let origin = Origin::Prim(Prim::Gather);
-            self.hoisted.push(Stmt {
-                var: n,
-                expr: Expr::Len(x),
-                span,
-            });
-            self.hoisted.push(Stmt {
-                var: c,
-                expr: Expr::Assert(Assertion::IndicesInRange {
-                    origin,
-                    idx: source,
-                    len: n,
-                }),
-                span,
-            });
-        }
-        true
     }
 
     fn elem_ty(&self, seq: VarId) -> Type {
@@ -272,9 +205,7 @@ impl Norm<'_> {
         let Stmt { var, expr, span } = s;
         match expr {
             Expr::If(c, a, b) => {
-                self.branch_depth += 1;
                 let (a, b) = (self.block(a), self.block(b));
-                self.branch_depth -= 1;
                 out.push(Stmt {
                     var,
                     expr: Expr::If(c, a, b),
@@ -303,16 +234,7 @@ impl Norm<'_> {
                 prim,
                 lambdas,
                 args,
-            } => {
-                self.prim(var, prim, lambdas, args, span, out);
-                // Up-front index checks go right before the loop that needs them, after its
-                // own shape checks, so errors come in the order a sequential run meets them.
-                if self.scopes.len() == 1 && !self.hoisted.is_empty() {
-                    let at = out.len().saturating_sub(1);
-                    let checks = std::mem::take(&mut self.hoisted);
-                    out.splice(at..at, checks);
-                }
-            }
+            } => self.prim(var, prim, lambdas, args, span, out),
             Expr::Soac(mut soac) => {
                 soac.elem = self.lambda(soac.elem.clone());
                 out.push(Stmt {
@@ -362,11 +284,6 @@ impl Norm<'_> {
                 let result = if prim == Prim::Map {
                     let f = take_lambda(0);
                     for (p, &x) in f.params.iter().zip(&args) {
-                        let nested = matches!(self.elem_ty(x), Type::Seq(_));
-                        // Only rows bound by a top-level map are known to be all visited.
-                        if nested && self.params.contains(&x) && self.scopes.len() == 1 {
-                            self.rows_of.insert(*p, x);
-                        }
                         stmts.push(Stmt {
                             var: *p,
                             expr: Expr::Index {
@@ -426,18 +343,13 @@ impl Norm<'_> {
                 let i = self.index_param(span);
                 let j = self.read(idx, i, span);
                 let jv = j.var;
-                let checked = if self.validate_up_front(x, idx, span) {
-                    None
-                } else {
-                    Some(Origin::Prim(Prim::Gather))
-                };
                 let v = self.fresh_stmt(
                     "gathered",
                     self.elem_ty(x),
                     Expr::Index {
                         seq: x,
                         index: jv,
-                        checked,
+                        checked: Some(Origin::Prim(Prim::Gather)),
                     },
                     span,
                 );
