@@ -394,7 +394,10 @@ pub fn stats(f: &Function) -> Stats {
         .iter()
         .filter(|s| matches!(s.expr, Expr::Soac(_)))
         .count();
-    let mut st = Stats { top_level_loops, ..Stats::default() };
+    let mut st = Stats {
+        top_level_loops,
+        ..Stats::default()
+    };
     f.body.walk(&mut |s| {
         if let Expr::Soac(soac) = &s.expr {
             st.loops += 1;
