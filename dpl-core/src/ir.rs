@@ -164,6 +164,7 @@ impl Span {
 
 /// Scalar types of the language.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Scalar {
     /// `bool`
     Bool,
@@ -239,6 +240,7 @@ impl fmt::Display for Scalar {
 
 /// The type of a value.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Type {
     /// Not known yet; type inference replaces every `Infer`.
     Infer,
@@ -425,6 +427,7 @@ pub struct Lambda {
 
 /// A literal value. Its type is the type of the variable it is bound to.
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Const {
     /// `true` / `false`
     Bool(bool),
@@ -436,6 +439,7 @@ pub enum Const {
 
 /// Unary operators.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum UnOp {
     /// `-x` (wrapping for integers)
     Neg,
@@ -446,6 +450,7 @@ pub enum UnOp {
 /// Binary operators. `&&` and `||` do not appear: the front end lowers them to
 /// [`Expr::If`] so that they short-circuit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum BinOp {
     /// `+` (wrapping for integers)
     Add,
@@ -515,6 +520,7 @@ impl BinOp {
 
 /// Scalar math functions (methods such as `v.sqrt()` or `f32::sqrt(v)` in the source).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum MathFn {
     /// `abs` (floats and signed integers; integer `abs` wraps)
     Abs,
@@ -639,6 +645,7 @@ impl MathFn {
 ///
 /// Index arguments (`idx`) may be sequences of any integer type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Prim {
     /// `map`
     Map,
@@ -745,6 +752,7 @@ impl Prim {
 
 /// What a run-time check or an error message is about: a primitive, or plain indexing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Origin {
     /// `x[i]` written by the user.
     Index,

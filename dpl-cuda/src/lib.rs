@@ -36,7 +36,7 @@ pub struct Unsupported {
 }
 
 /// A compiled function: one PTX module and the plan that runs it.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct GpuProgram {
     /// The function's name.
     pub name: String,
@@ -49,6 +49,19 @@ pub struct GpuProgram {
 }
 
 impl GpuProgram {
+    /// The program as bytes (a compact binary encoding), for embedding in a binary: the
+    /// `#[parallel]` macro writes them as a byte-string literal and [`GpuProgram::decode`]
+    /// reads them back at the first call.
+    pub fn encode(&self) -> Vec<u8> {
+        postcard::to_allocvec(self).expect("a GpuProgram always serializes")
+    }
+
+    /// Reads a program written by [`GpuProgram::encode`]. Fails on bytes that are not such
+    /// a program (e.g. written by another version of dpl-cuda).
+    pub fn decode(bytes: &[u8]) -> Result<GpuProgram, String> {
+        postcard::from_bytes(bytes).map_err(|e| format!("corrupt embedded GPU program: {e}"))
+    }
+
     /// The PTX text of kernel `i` alone (for inspection and golden tests).
     pub fn kernel_text(&self, i: usize) -> Option<&str> {
         let name = self.kernels.get(i)?;

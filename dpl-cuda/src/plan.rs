@@ -15,6 +15,7 @@ use dpl_core::ir::{BinOp, Const, MathFn, Origin, Scalar, Type, UnOp};
 
 /// The host-side program of a compiled function.
 #[derive(Clone, Debug, PartialEq)]
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct Plan {
     /// The parameters (variable indices), in order, with their types.
     pub params: Vec<(u32, Type)>,
@@ -32,6 +33,7 @@ pub struct Plan {
 
 /// One thing the host does.
 #[derive(Clone, Debug, PartialEq)]
+#[derive(serde::Serialize, serde::Deserialize)]
 pub enum Step {
     /// Evaluates a statement of the function's top level on the host.
     Host {
@@ -138,6 +140,7 @@ pub enum Step {
 
 /// A kernel launch.
 #[derive(Clone, Debug, PartialEq)]
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct Launch {
     /// The kernel's index in [`crate::GpuProgram::kernels`].
     pub kernel: u32,
@@ -151,6 +154,7 @@ pub struct Launch {
 
 /// A number known on the host at run time.
 #[derive(Clone, Debug, PartialEq)]
+#[derive(serde::Serialize, serde::Deserialize)]
 pub enum Count {
     /// A constant.
     Const(u64),
@@ -177,6 +181,7 @@ pub enum Count {
 
 /// A device buffer.
 #[derive(Clone, Debug, PartialEq)]
+#[derive(serde::Serialize, serde::Deserialize)]
 pub enum Buf {
     /// A temporary allocated by [`Step::Alloc`].
     Temp(u32),
@@ -193,6 +198,7 @@ pub enum Buf {
 
 /// A kernel argument.
 #[derive(Clone, Debug, PartialEq)]
+#[derive(serde::Serialize, serde::Deserialize)]
 pub enum KArg {
     /// A buffer's address (`.u64`).
     Buf(Buf),
@@ -217,6 +223,7 @@ pub enum KArg {
 
 /// A scalar (or tuple) statement evaluated on the host, operands by variable index.
 #[derive(Clone, Debug, PartialEq)]
+#[derive(serde::Serialize, serde::Deserialize)]
 pub enum HostExpr {
     /// A literal.
     Const(Const),
@@ -249,6 +256,7 @@ pub enum HostExpr {
 
 /// An assertion of the top level, checked on the host.
 #[derive(Clone, Debug, PartialEq)]
+#[derive(serde::Serialize, serde::Deserialize)]
 pub enum HostAssert {
     /// Two `usize` variables are equal.
     EqLen {
@@ -279,6 +287,7 @@ pub enum HostAssert {
 
 /// A place in a kernel where a run-time check can fail.
 #[derive(Clone, Debug, PartialEq)]
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct ErrorSite {
     /// What is checked.
     pub kind: SiteKind,
@@ -293,6 +302,7 @@ pub struct ErrorSite {
 /// The kinds of in-kernel checks. The two recorded values `a` and `b` mean what each
 /// variant says.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(serde::Serialize, serde::Deserialize)]
 pub enum SiteKind {
     /// `a` (an index) is not below `b` (a length).
     IndexOutOfRange,

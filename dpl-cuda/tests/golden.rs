@@ -1,4 +1,5 @@
-//! Golden PTX text and plans for three programs (a map, a fused reduction, a filter).
+//! Golden PTX text and plans for three programs (a map, a fused reduction, a filter), and
+//! the round trip of their embedded (encoded) form.
 //! `DPL_BLESS=1 cargo test -p dpl-cuda --test golden` rewrites the files in
 //! `tests/golden/`.
 
@@ -13,6 +14,9 @@ fn golden(name: &str, src: &str) {
     let c = compiled(src);
     let prog = dpl_cuda::compile(&c.fused).unwrap_or_else(|e| panic!("{name}: {e}"));
     let text = format!("{}\n// plan\n{:#?}\n", prog.ptx, prog.plan);
+    // What the macro embeds reads back as the same program.
+    let decoded = dpl_cuda::GpuProgram::decode(&prog.encode());
+    assert_eq!(decoded.as_ref(), Ok(&prog), "{name}: encode/decode round trip");
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/golden")
         .join(format!("{name}.ptx"));
