@@ -75,6 +75,41 @@ impl GpuProgram {
 /// The module header of every generated PTX text.
 pub const PTX_HEADER: &str = ".version 7.0\n.target sm_70\n.address_size 64\n";
 
+/// How nesting levels below the outermost are scheduled (`#[parallel(inner = ...)]`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Inner {
+    /// Inner levels run as sequential loops in the thread of their outer element
+    /// (Copperhead's default).
+    #[default]
+    Seq,
+    /// Each outer element gets a thread block; its inner level runs across the block.
+    Block,
+    /// Each outer element gets a warp; its inner level runs across the warp's lanes.
+    Warp,
+    /// Chosen at run time from the data's shape.
+    Auto,
+}
+
+/// Compilation options.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Options {
+    /// The schedule of inner nesting levels.
+    pub inner: Inner,
+}
+
+/// Compiles a fused function (Soac level) for the GPU with the given options.
+///
+/// Fails with [`Unsupported`] as [`compile`] does, and for inner schedules other than
+/// [`Inner::Seq`] (not implemented yet).
+pub fn compile_with(f: &Function, opts: &Options) -> Result<GpuProgram, Unsupported> {
+    if opts.inner != Inner::Seq {
+        return Err(Unsupported {
+            message: format!("the `{:?}` inner schedule", opts.inner).to_lowercase(),
+        });
+    }
+    compile(f)
+}
+
 /// Compiles a fused function (Soac level) for the GPU.
 ///
 /// Fails with [`Unsupported`] for what the backend cannot compile yet: nested sequences as
