@@ -22,6 +22,8 @@
 
 mod data;
 pub use data::{Matrix, MatrixRows, Nested, RowView, RowViewIter, Rows, Seq};
+#[doc(hidden)]
+pub mod gpu;
 pub mod mm;
 mod place;
 
@@ -40,6 +42,7 @@ pub mod prelude {
 pub mod __private {
     pub use crate::place::{current_place as place, unavailable};
     pub use dpl_core::run::{Error, Location, Place};
+    pub use crate::gpu;
     pub use dpl_cpu::{heavy, rt, seq};
 }
 

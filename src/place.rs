@@ -52,9 +52,6 @@ pub fn unavailable(place: Place) -> Error {
     let reason = match place {
         Place::Gpu(_) if cfg!(feature = "cuda") => "the CUDA backend does not generate code yet",
         Place::Gpu(_) => "dpl was built without the `cuda` feature",
-        Place::Sim if cfg!(feature = "sim") => {
-            "the simulated-GPU backend does not generate code yet"
-        }
         Place::Sim => "dpl was built without the `sim` feature",
         Place::Cpu | Place::Seq => "this function has no implementation for it",
     };
@@ -64,8 +61,12 @@ pub fn unavailable(place: Place) -> Error {
     }
 }
 
-/// The places this build can run `#[parallel]` functions on: [`Place::Seq`] and
-/// [`Place::Cpu`]. (The GPU places join the list when their backend generates code.)
+/// The places this build can run `#[parallel]` functions on: [`Place::Seq`], [`Place::Cpu`],
+/// and [`Place::Sim`] with the `sim` feature.
 pub fn available_places() -> Vec<Place> {
-    vec![Place::Seq, Place::Cpu]
+    let mut places = vec![Place::Seq, Place::Cpu];
+    if cfg!(feature = "sim") {
+        places.push(Place::Sim);
+    }
+    places
 }

@@ -166,11 +166,14 @@ fn function(opts: &Options, l: &Lowered) -> Result<TokenStream, syn::Error> {
         .filter(|a| !crate::front::is_parallel_attr(a));
     let (vis, sig) = (&item.vis, &item.sig);
     let span = item.sig.ident.span();
+    let gpu = gpu_arm(opts, l, &compiled);
     let dispatch = if l.sig.ret.result {
         quote_spanned! {span=>
             match #private::place() {
                 #private::Place::Cpu => #private::rt::run(move || #cpu),
                 #private::Place::Seq => #private::rt::run(move || #seq),
+                #gpu
+                #[allow(unreachable_patterns)]
                 __dpl_other => ::core::result::Result::Err(#private::unavailable(__dpl_other)),
             }
         }
@@ -179,6 +182,8 @@ fn function(opts: &Options, l: &Lowered) -> Result<TokenStream, syn::Error> {
             match #private::place() {
                 #private::Place::Cpu => #private::rt::run_or_panic(move || #cpu),
                 #private::Place::Seq => #private::rt::run_or_panic(move || #seq),
+                #gpu
+                #[allow(unreachable_patterns)]
                 __dpl_other => ::core::panic!("{}", #private::unavailable(__dpl_other)),
             }
         }
@@ -192,6 +197,58 @@ fn function(opts: &Options, l: &Lowered) -> Result<TokenStream, syn::Error> {
         }
         #inspect
     })
+}
+
+/// The match arm for the GPU places (`Sim`, `Gpu(n)`): the function compiled for the GPU
+/// and embedded as a static `dpl::__private::gpu::Program`, or the reason it could not be.
+/// Empty without the `gpu` feature (the dispatch's last arm reports the place unavailable).
+#[cfg(feature = "gpu")]
+fn gpu_arm(opts: &Options, l: &Lowered, compiled: &Compiled) -> TokenStream {
+    let private = quote!(::dpl::__private);
+    let name = l.item.sig.ident.to_string();
+    let inner = match opts.inner {
+        Inner::Seq => dpl_cuda::Inner::Seq,
+        Inner::Block => dpl_cuda::Inner::Block,
+        Inner::Warp => dpl_cuda::Inner::Warp,
+        Inner::Auto => dpl_cuda::Inner::Auto,
+    };
+    let program = match dpl_cuda::compile_with(&compiled.fused, &dpl_cuda::Options { inner }) {
+        Ok(p) => {
+            dump(&name, &[("ptx", &p.ptx), ("plan.txt", &format!("{:#?}", p.plan))]);
+            let bytes = proc_macro2::Literal::byte_string(&p.encode());
+            let locations = (0..l.spans.count()).map(|s| {
+                let sp = l.spans.get(ir::Span(s as u32));
+                quote_spanned! {sp=>
+                    #private::Location { file: ::core::file!(), line: ::core::line!(), column: ::core::column!() }
+                }
+            });
+            quote!(#private::gpu::Program::new(#name, #bytes, &[#(#locations),*]))
+        }
+        Err(e) => {
+            let reason = e.message;
+            quote!(#private::gpu::Program::unsupported(#name, #reason))
+        }
+    };
+    let args = l.sig.params.iter().map(|p| {
+        let x = &p.ident;
+        quote!(#private::gpu::Arg::to_value(&#x))
+    });
+    let call = if l.sig.ret.result {
+        quote!(call)
+    } else {
+        quote!(call_or_panic)
+    };
+    quote! {
+        __dpl_place @ (#private::Place::Sim | #private::Place::Gpu(_)) => {
+            static __DPL_GPU: #private::gpu::Program = #program;
+            #private::gpu::#call(&__DPL_GPU, __dpl_place, ::std::vec![#(#args),*])
+        }
+    }
+}
+
+#[cfg(not(feature = "gpu"))]
+fn gpu_arm(_: &Options, _: &Lowered, _: &Compiled) -> TokenStream {
+    TokenStream::new()
 }
 
 /// Converts the generated owned value (`Vec`s, tuples) into the declared result type.

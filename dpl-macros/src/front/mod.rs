@@ -145,6 +145,12 @@ pub struct Lowered {
 pub struct Spans(Vec<proc_macro2::Span>);
 
 impl Spans {
+    /// How many spans there are (IR spans `0..len`).
+    #[cfg_attr(not(feature = "gpu"), allow(dead_code))]
+    pub fn count(&self) -> usize {
+        self.0.len()
+    }
+
     /// The source span of an IR span; `call_site` for [`ir::Span::NONE`] or an unknown number.
     pub fn get(&self, span: ir::Span) -> proc_macro2::Span {
         usize::try_from(span.0)
