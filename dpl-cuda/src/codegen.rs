@@ -13,7 +13,8 @@
 //! `scatter`/`permute` indices) never fault: they record the failure in the error record
 //! and skip the element (see [`Gen::record`]).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
 
 use dpl_core::ir::*;
 
@@ -50,14 +51,37 @@ fn unsupported<T>(msg: impl Into<String>) -> R<T> {
 enum KVal {
     /// A scalar in a register.
     S(Reg),
-    /// A sequence: one pointer per scalar leaf of the element type, and the length.
+    /// A sequence in memory: one pointer per scalar leaf of the element type, and the
+    /// length. A nested sequence (`elem` is `[T]`) also has the pointer to its `len + 1`
+    /// row offsets, and `ptrs` point to the leaves of `T`.
     Seq {
         ptrs: Vec<Reg>,
         len: Reg,
         elem: Type,
+        offs: Option<Reg>,
+    },
+    /// A sequence built inside an element function and not stored: its elements are
+    /// produced on demand by a sequential loop (see [`Gen::stream`]).
+    Lazy(Rc<LazySeq>),
+    /// A lazy sequence while a loop streams it: the current position and element.
+    Cur {
+        idx: Reg,
+        val: Box<KVal>,
+        of: Rc<LazySeq>,
     },
     /// A tuple.
     Tup(Vec<KVal>),
+}
+
+/// A combinator producing a sequence inside an element function.
+#[derive(Debug)]
+struct LazySeq {
+    /// The variable it defines.
+    var: VarId,
+    /// The combinator (a `Map`, `Scan`, `ExclusiveScan` or `Filter`).
+    soac: Soac,
+    /// Its element type.
+    elem_ty: Type,
 }
 
 impl KVal {
@@ -79,7 +103,7 @@ impl KVal {
             match v {
                 KVal::S(r) => out.push(r.clone()),
                 KVal::Tup(vs) => vs.iter().try_for_each(|v| go(v, out))?,
-                KVal::Seq { .. } => {
+                KVal::Seq { .. } | KVal::Lazy(_) | KVal::Cur { .. } => {
                     return unsupported("a sequence inside a value computed per element");
                 }
             }
@@ -155,6 +179,9 @@ struct Common {
 
 type Env = HashMap<VarId, KVal>;
 
+/// The per-element callback of [`Gen::for_each`] and [`Gen::stream`]: `(position, element)`.
+type Body<'b, 'f> = dyn FnMut(&mut Gen<'f>, &mut Kernel, &mut Env, &Reg, KVal) -> R<()> + 'b;
+
 /// The generator for one function.
 pub(crate) struct Gen<'f> {
     f: &'f Function,
@@ -165,6 +192,26 @@ pub(crate) struct Gen<'f> {
     /// Temporaries used.
     pub temps: u32,
     base: String,
+    /// `len s` statements: the variable defined -> `s`.
+    len_of: HashMap<VarId, VarId>,
+    /// Variables used other than as the length of a combinator.
+    other_use: HashSet<VarId>,
+}
+
+/// Fills [`Gen::len_of`] and [`Gen::other_use`].
+fn analyse(b: &Block, len_of: &mut HashMap<VarId, VarId>, other: &mut HashSet<VarId>) {
+    other.insert(b.result);
+    for s in &b.stmts {
+        if let Expr::Len(x) = s.expr {
+            len_of.insert(s.var, x);
+        }
+        for (j, o) in s.expr.operands().into_iter().enumerate() {
+            if !(j == 0 && matches!(s.expr, Expr::Soac(_))) {
+                other.insert(o);
+            }
+        }
+        s.expr.for_each_block(&mut |b| analyse(b, len_of, other));
+    }
 }
 
 fn var(v: VarId) -> u32 {
@@ -194,12 +241,16 @@ impl<'f> Gen<'f> {
             .chars()
             .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
             .collect();
+        let (mut len_of, mut other_use) = (HashMap::new(), HashSet::new());
+        analyse(&f.body, &mut len_of, &mut other_use);
         Gen {
             f,
             kernels: Vec::new(),
             sites: Vec::new(),
             temps: 0,
             base: format!("dpl_{base}"),
+            len_of,
+            other_use,
         }
     }
 
@@ -254,8 +305,11 @@ impl<'f> Gen<'f> {
                 index,
                 checked,
             } => {
-                if self.ty(*seq).elem().is_some_and(|e| leaves(e).is_err()) {
-                    return unsupported("indexing a nested sequence on the host");
+                if let Some(e) = self.ty(*seq).elem()
+                    && leaves(e).is_err()
+                    && e.elem().is_none_or(|t| leaves(t).is_err())
+                {
+                    return unsupported(format!("indexing a sequence of `{e}` on the host"));
                 }
                 steps.push(host(HostExpr::Index {
                     seq: var(*seq),
@@ -368,9 +422,19 @@ impl<'f> Gen<'f> {
                     .collect::<R<_>>()?,
             ),
             Type::Seq(elem) => {
-                let ls = match leaves(elem) {
+                let (offs, leaf_ty) = match &**elem {
+                    Type::Seq(inner) => (
+                        Some(k.pointer(KArg::Buf(Buf::Offsets {
+                            var: v,
+                            path: path.clone(),
+                        }))),
+                        &**inner,
+                    ),
+                    e => (None, e),
+                };
+                let ls = match leaves(leaf_ty) {
                     Ok(ls) => ls,
-                    Err(_) => return unsupported(format!("nested sequence `{ty}` in a kernel")),
+                    Err(_) => return unsupported(format!("the sequence type `{ty}` in a kernel")),
                 };
                 let ptrs = (0..ls.len())
                     .map(|j| {
@@ -389,6 +453,7 @@ impl<'f> Gen<'f> {
                         ..len
                     },
                     elem: (**elem).clone(),
+                    offs,
                 }
             }
             Type::Infer => return unsupported("an untyped variable"),
@@ -438,7 +503,10 @@ impl<'f> Gen<'f> {
             return unsupported("an element function without exactly one index parameter");
         }
         match &soac.kind {
-            SoacKind::Map => self.map(s, soac, steps),
+            SoacKind::Map => match self.ty(s.var).elem() {
+                Some(Type::Seq(row)) => self.nested_map(s, soac, row, steps),
+                _ => self.map(s, soac, steps),
+            },
             SoacKind::Reduce { op, init } => self.reduce(s, soac, op, *init, steps),
             SoacKind::Scan { op } => self.scan(s, soac, op, None, steps),
             SoacKind::ExclusiveScan { op, init } => self.scan(s, soac, op, Some(*init), steps),
@@ -547,8 +615,233 @@ impl<'f> Gen<'f> {
             elem: elem_ty.clone(),
             bufs: outs.into_iter().map(Buf::Temp).collect(),
             len: n_count,
+            offs: None,
         });
         Ok(())
+    }
+
+    /// A `map` whose elements are sequences (a nested result, rows of any lengths), in
+    /// phases: (1) each element's length into `sizes`; (2) an exclusive scan of the sizes
+    /// gives the row offsets and the total, read back to allocate the leaves exactly;
+    /// (3) each element again, written at its offset.
+    fn nested_map(&mut self, s: &Stmt, soac: &Soac, row: &Type, steps: &mut Vec<Step>) -> R<()> {
+        let ls = match leaves(row) {
+            Ok(ls) => ls,
+            Err(_) => return unsupported(format!("sequences of `[{row}]` as results")),
+        };
+        let n_count = Count::Var(var(soac.len));
+        let grid = cmax1(cmin(
+            cdiv(n_count.clone(), BLOCK as u64),
+            Count::Const(MAX_GRID),
+        ));
+        let sizes = self.alloc_leaves(&[Scalar::U64], &n_count, steps)[0];
+
+        let (mut k, c) = self.new_kernel("row_sizes");
+        let mut env = self.bind_captures(&mut k, &[&soac.elem])?;
+        let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
+        let sp = Self::temp_ptrs(&mut k, &[sizes])[0].clone();
+        let (i, stride, top, cont, end) = self.grid_stride_head(&mut k, &c, &n);
+        let ctx = Ctx {
+            key: i.clone(),
+            fail: Some(cont.clone()),
+        };
+        let v = self.elem(&mut k, &c, &mut env, &soac.elem, &i, &ctx)?;
+        let len = self.seq_len(&mut k, &c, &mut env, &v, &ctx)?;
+        self.store(&mut k, &sp, &i, &len);
+        Self::loop_tail(&mut k, &i, &stride, &top, &cont, &end);
+        let args = k.args.clone();
+        let k1 = self.push_kernel(k);
+        steps.push(Self::launch(k1, grid.clone(), args));
+        steps.push(Step::CheckErrors);
+
+        let (offs, total) = self.offsets(sizes, &n_count, steps)?;
+        let outs = self.alloc_leaves(&ls, &Count::Temp(total), steps);
+
+        let (mut k, c) = self.new_kernel("row_fill");
+        let mut env = self.bind_captures(&mut k, &[&soac.elem])?;
+        let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
+        let op = Self::temp_ptrs(&mut k, &[offs])[0].clone();
+        let ptrs = Self::temp_ptrs(&mut k, &outs);
+        let (i, stride, top, cont, end) = self.grid_stride_head(&mut k, &c, &n);
+        let ctx = Ctx {
+            key: i.clone(),
+            fail: Some(cont.clone()),
+        };
+        let v = self.elem(&mut k, &c, &mut env, &soac.elem, &i, &ctx)?;
+        let a = Self::addr(&mut k, &op, &i, Scalar::U64);
+        let base = k.reg(Scalar::U64);
+        k.ins(format!("ld.global.u64 {base}, [{a}]"));
+        self.write_seq(&mut k, &c, &mut env, &v, &ptrs, &base, &ctx)?;
+        Self::loop_tail(&mut k, &i, &stride, &top, &cont, &end);
+        let args = k.args.clone();
+        let k2 = self.push_kernel(k);
+        steps.push(Self::launch(k2, grid, args));
+        steps.push(Step::CheckErrors);
+        steps.push(Step::BindSeq {
+            var: var(s.var),
+            elem: Type::seq(row.clone()),
+            bufs: outs.into_iter().map(Buf::Temp).collect(),
+            len: n_count,
+            offs: Some(Buf::Temp(offs)),
+        });
+        Ok(())
+    }
+
+    /// Writes the elements of a sequence value at `base`, `base + 1`, ... of `ptrs`.
+    #[allow(clippy::too_many_arguments)]
+    fn write_seq(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        env: &mut Env,
+        v: &KVal,
+        ptrs: &[Reg],
+        base: &Reg,
+        ctx: &Ctx,
+    ) -> R<()> {
+        let put = |g: &mut Self, k: &mut Kernel, j: &Reg, e: KVal| -> R<()> {
+            let at = k.reg(Scalar::U64);
+            k.ins(format!("add.s64 {at}, {base}, {j}"));
+            for (r, p) in e.flatten()?.iter().zip(ptrs) {
+                g.store(k, p, &at, r);
+            }
+            Ok(())
+        };
+        match v {
+            KVal::Seq { offs: Some(_), .. } => unsupported("three levels of nesting"),
+            KVal::Seq { len, .. } => {
+                let j = k.reg(Scalar::Usize);
+                k.ins(format!("mov.u64 {j}, 0"));
+                let (top, end) = (k.label(), k.label());
+                k.place(&top);
+                let p = k.reg(Scalar::Bool);
+                k.ins(format!("setp.ge.u64 {p}, {j}, {len}"));
+                k.ins(format!("@{p} bra {end}"));
+                let e = self.index(k, c, env, v, &j, ctx)?;
+                put(self, k, &j, e)?;
+                k.ins(format!("add.s64 {j}, {j}, 1"));
+                k.ins(format!("bra {top}"));
+                k.place(&end);
+                Ok(())
+            }
+            KVal::Lazy(l) | KVal::Cur { of: l, .. } => {
+                let l = l.clone();
+                self.stream(k, c, env, &l, ctx, &mut |g, k, _env, j, e| put(g, k, j, e))
+            }
+            _ => unsupported("a sequence was expected (internal)"),
+        }
+    }
+
+    /// The exclusive scan of `n` `u64` sizes into `n + 1` offsets (reduce-then-scan over
+    /// tiles, as [`Gen::scan`]); returns the offsets' temporary and a numeric temporary
+    /// holding the total.
+    fn offsets(&mut self, sizes: u32, n_count: &Count, steps: &mut Vec<Step>) -> R<(u32, u32)> {
+        let grid = cmax1(cdiv(n_count.clone(), TILE));
+        let tiles = self.alloc_leaves(&[Scalar::U64], &grid, steps);
+        let n1 = Count::Add(Box::new(n_count.clone()), Box::new(Count::Const(1)));
+        let offs = self.alloc_leaves(&[Scalar::U64], &n1, steps)[0];
+        for pass in 0..2 {
+            let (mut k, c) = self.new_kernel(if pass == 0 {
+                "offsets_tiles"
+            } else {
+                "offsets"
+            });
+            let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
+            let sp = Self::temp_ptrs(&mut k, &[sizes])[0].clone();
+            let tp = Self::temp_ptrs(&mut k, &tiles)[0].clone();
+            let opp = Self::temp_ptrs(&mut k, &[offs])[0].clone();
+            let op_ctx = Ctx {
+                key: n.clone(),
+                fail: None,
+            };
+            let mut env = Env::new();
+            let carry = k.reg(Scalar::U64);
+            k.ins(format!("mov.u64 {carry}, 0"));
+            if pass == 1 {
+                let has_prev = k.reg(Scalar::Bool);
+                k.ins(format!("setp.ne.u64 {has_prev}, {}, 0", c.ctaid64));
+                let prev_i = k.reg(Scalar::U64);
+                k.ins(format!("sub.s64 {prev_i}, {}, 1", c.ctaid64));
+                let skip = k.label();
+                k.ins(format!("@!{has_prev} bra {skip}"));
+                let prev =
+                    self.load_leaves(&mut k, std::slice::from_ref(&tp), &prev_i, &[Scalar::U64]);
+                k.ins(format!("mov.u64 {carry}, {}", prev[0]));
+                k.place(&skip);
+            }
+            let (r, top, end) = Self::rounds_head(&mut k);
+            let idx = k.reg(Scalar::U64);
+            k.ins(format!("mul.lo.u64 {idx}, {}, {TILE}", c.ctaid64));
+            let off = k.reg(Scalar::U64);
+            k.ins(format!("mul.wide.u32 {off}, {r}, {BLOCK}"));
+            k.ins(format!("add.s64 {idx}, {idx}, {off}"));
+            k.ins(format!("add.s64 {idx}, {idx}, {}", c.tid64));
+            let valid = k.reg(Scalar::Bool);
+            k.ins(format!("setp.lt.u64 {valid}, {idx}, {n}"));
+            let x = k.reg(Scalar::U64);
+            k.ins(format!("mov.u64 {x}, 0"));
+            let skip = k.label();
+            k.ins(format!("@!{valid} bra {skip}"));
+            let v = self.load_leaves(&mut k, std::slice::from_ref(&sp), &idx, &[Scalar::U64]);
+            k.ins(format!("mov.u64 {x}, {}", v[0]));
+            k.place(&skip);
+            let t = self.pconst(&mut k, true);
+            let xo = Opt { has: t, v: vec![x] };
+            let (incl, _, total) =
+                self.block_scan(&mut k, &c, &mut env, Comb::AddU64, &xo, &op_ctx)?;
+            if pass == 1 {
+                let skipw = k.label();
+                k.ins(format!("@!{valid} bra {skipw}"));
+                let val = k.reg(Scalar::U64);
+                k.ins(format!("add.s64 {val}, {carry}, {}", incl.v[0]));
+                let at = k.reg(Scalar::U64);
+                k.ins(format!("add.s64 {at}, {idx}, 1"));
+                self.store(&mut k, &opp, &at, &val);
+                k.place(&skipw);
+            }
+            k.ins(format!("add.s64 {carry}, {carry}, {}", total.v[0]));
+            Self::rounds_tail(&mut k, &r, &top, &end);
+            if pass == 0 {
+                let t = self.pconst(&mut k, true);
+                let cc = Opt {
+                    has: t,
+                    v: vec![carry],
+                };
+                self.store_if_thread0(
+                    &mut k,
+                    &c,
+                    std::slice::from_ref(&tp),
+                    &Reg {
+                        name: String::new(),
+                        ty: Scalar::Bool,
+                    },
+                    &c.ctaid64.clone(),
+                    &cc,
+                );
+            }
+            let args = k.args.clone();
+            let kid = self.push_kernel(k);
+            steps.push(Self::launch(kid, grid.clone(), args));
+            if pass == 0 {
+                self.scan_totals(
+                    &[Scalar::U64],
+                    Comb::AddU64,
+                    None,
+                    &tiles,
+                    &grid,
+                    n_count,
+                    steps,
+                )?;
+            }
+        }
+        let total = self.temp();
+        steps.push(Step::ReadCount {
+            temp: total,
+            src: Buf::Temp(offs),
+            index: n_count.clone(),
+            guard: Count::Const(1),
+        });
+        Ok((offs, total))
     }
 
     fn reduce(
@@ -773,7 +1066,7 @@ impl<'f> Gen<'f> {
         steps.push(Step::CheckErrors);
 
         // Pass 2: scan of the tile totals.
-        self.scan_totals(&ls, comb, op, &totals, &grid, &n_count, steps)?;
+        self.scan_totals(&ls, comb, Some(op), &totals, &grid, &n_count, steps)?;
 
         // Pass 3: each tile again, with the carry of the tiles before it.
         let outs = self.alloc_leaves(&ls, &n_count, steps);
@@ -835,6 +1128,7 @@ impl<'f> Gen<'f> {
             elem: elem_ty.clone(),
             bufs: outs.into_iter().map(Buf::Temp).collect(),
             len: n_count,
+            offs: None,
         });
         Ok(())
     }
@@ -845,16 +1139,16 @@ impl<'f> Gen<'f> {
         &mut self,
         ls: &[Scalar],
         comb: Comb<'_>,
-        op: &Lambda,
+        op: Option<&Lambda>,
         totals: &[u32],
         grid: &Count,
         n_count: &Count,
         steps: &mut Vec<Step>,
     ) -> R<()> {
         let (mut k, c) = self.new_kernel("scan_totals");
-        let mut env = match comb {
-            Comb::Op(..) => self.bind_captures(&mut k, &[op])?,
-            Comb::AddU64 => Env::new(),
+        let mut env = match op {
+            Some(op) => self.bind_captures(&mut k, &[op])?,
+            None => Env::new(),
         };
         let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
         let g = k.param(Scalar::U64, KArg::Count(grid.clone()));
@@ -974,7 +1268,7 @@ impl<'f> Gen<'f> {
         self.scan_totals(
             &[Scalar::U64],
             Comb::AddU64,
-            pred,
+            None,
             &counts,
             &grid,
             &n_count,
@@ -1049,6 +1343,7 @@ impl<'f> Gen<'f> {
             elem: elem_ty.clone(),
             bufs: outs.into_iter().map(Buf::Temp).collect(),
             len: out_len,
+            offs: None,
         });
         Ok(())
     }
@@ -1215,6 +1510,7 @@ impl<'f> Gen<'f> {
             elem: elem_ty.clone(),
             bufs: outs.into_iter().map(Buf::Temp).collect(),
             len: dlen,
+            offs: None,
         });
         Ok(())
     }
@@ -1311,6 +1607,7 @@ impl<'f> Gen<'f> {
             elem: elem_ty.clone(),
             bufs: outs.into_iter().map(Buf::Temp).collect(),
             len: n_count,
+            offs: None,
         });
         Ok(())
     }
@@ -1832,15 +2129,14 @@ impl<'f> Gen<'f> {
                 index,
                 checked,
             } => {
-                let KVal::Seq { ptrs, len, elem } = Self::get(env, *seq)? else {
-                    return unsupported("indexing a non-sequence (internal)");
-                };
                 let i = Self::get(env, *index)?.reg()?.clone();
                 if !i.ty.is_int() {
                     return unsupported("a non-integer index");
                 }
                 let i64r = self.widen_index(k, &i);
+                let sv = Self::get(env, *seq)?;
                 if let Some(origin) = checked {
+                    let len = self.seq_len(k, c, env, &sv, ctx)?;
                     let bad = k.reg(Scalar::Bool);
                     k.ins(format!("setp.ge.u64 {bad}, {i64r}, {len}"));
                     self.check(
@@ -1856,17 +2152,22 @@ impl<'f> Gen<'f> {
                         &len,
                     );
                 }
-                let ls = leaves(&elem)?;
-                let regs = self.load_leaves(k, &ptrs, &i64r, &ls);
-                unflatten(&elem, &mut regs.into_iter())?
+                self.index(k, c, env, &sv, &i64r, ctx)?
             }
-            Expr::Len(v) => match Self::get(env, *v)? {
-                KVal::Seq { len, .. } => KVal::S(Reg {
-                    ty: Scalar::Usize,
-                    ..len
-                }),
-                _ => return unsupported("len of a non-sequence (internal)"),
-            },
+            Expr::Len(v) => {
+                let sv = Self::get(env, *v)?;
+                let only_lengths = !self.other_use.contains(&s.var);
+                match &sv {
+                    KVal::Lazy(l) | KVal::Cur { of: l, .. }
+                        if only_lengths && matches!(l.soac.kind, SoacKind::Filter { .. }) =>
+                    {
+                        // Only used as the length of combinators, which stream the filter
+                        // instead of counting it first.
+                        KVal::unit()
+                    }
+                    _ => KVal::S(self.seq_len(k, c, env, &sv, ctx)?),
+                }
+            }
             Expr::Math(m, vs) => {
                 let xs = vs
                     .iter()
@@ -1943,7 +2244,9 @@ impl<'f> Gen<'f> {
         })
     }
 
-    /// A combinator inside an element function: a sequential loop in the thread.
+    /// A combinator inside an element function: a reduction runs as a sequential loop in
+    /// the thread; a sequence is not built, it stays [`KVal::Lazy`] and is streamed by
+    /// its consumers.
     fn inner_soac(
         &mut self,
         k: &mut Kernel,
@@ -1953,16 +2256,34 @@ impl<'f> Gen<'f> {
         soac: &Soac,
         ctx: &Ctx,
     ) -> R<KVal> {
-        let SoacKind::Reduce { op, init } = &soac.kind else {
-            return unsupported(format!(
-                "a nested `{}` producing a sequence inside an element function",
-                soac.kind.name()
-            ));
+        if soac.elem.params.len() != 1 {
+            return unsupported("an element function without exactly one index parameter");
+        }
+        let (op, init) = match &soac.kind {
+            SoacKind::Reduce { op, init } => (op, init),
+            SoacKind::Map
+            | SoacKind::Scan { .. }
+            | SoacKind::ExclusiveScan { .. }
+            | SoacKind::Filter { .. } => {
+                let Some(elem_ty) = self.ty(s.var).elem() else {
+                    return unsupported("a sequence combinator without a sequence type");
+                };
+                return Ok(KVal::Lazy(Rc::new(LazySeq {
+                    var: s.var,
+                    soac: soac.clone(),
+                    elem_ty: elem_ty.clone(),
+                })));
+            }
+            _ => {
+                return unsupported(format!(
+                    "a nested `{}` inside an element function",
+                    soac.kind.name()
+                ));
+            }
         };
         let ty = self.ty(s.var);
         let ls = leaves(ty)?;
         let comb = Comb::Op(op, ty);
-        let len = Self::get(env, soac.len)?.reg()?.clone();
         let acc = self.none(k, &ls);
         if let Some(iv) = init {
             let v = Self::get(env, *iv)?.flatten()?;
@@ -1971,23 +2292,19 @@ impl<'f> Gen<'f> {
             }
             k.ins(format!("setp.eq.u32 {}, 0, 0", acc.has));
         }
-        let j = k.reg(Scalar::Usize);
-        k.ins(format!("mov.u64 {j}, 0"));
-        let (top, end) = (k.label(), k.label());
-        k.place(&top);
-        let p = k.reg(Scalar::Bool);
-        k.ins(format!("setp.ge.u64 {p}, {j}, {len}"));
-        k.ins(format!("@{p} bra {end}"));
-        let e = self.elem(k, c, env, &soac.elem, &j, ctx)?.flatten()?;
-        let t = self.pconst(k, true);
-        let n = self.opt_combine(k, c, env, comb, &acc, &Opt { has: t, v: e }, ctx)?;
-        Self::mov_opt(k, &acc, &n);
-        k.ins(format!("add.s64 {j}, {j}, 1"));
-        k.ins(format!("bra {top}"));
-        k.place(&end);
+        let accc = acc.clone();
+        self.for_each(k, c, env, soac, ctx, &mut |g, k, env, _j, e| {
+            let e = e.flatten()?;
+            let t = g.pconst(k, true);
+            let n = g.opt_combine(k, c, env, comb, &accc, &Opt { has: t, v: e }, ctx)?;
+            Self::mov_opt(k, &accc, &n);
+            Ok(())
+        })?;
         if init.is_none() {
             let bad = k.reg(Scalar::Bool);
             k.ins(format!("not.pred {bad}, {}", acc.has));
+            let zero = k.reg(Scalar::U64);
+            k.ins(format!("mov.u64 {zero}, 0"));
             self.check(
                 k,
                 c,
@@ -1997,11 +2314,259 @@ impl<'f> Gen<'f> {
                 origin_of(&soac.kind),
                 s.span.0,
                 false,
-                &len,
-                &len,
+                &zero,
+                &zero,
             );
         }
         unflatten(ty, &mut acc.v.into_iter())
+    }
+
+    /// The lazy sequence a combinator streams: the one whose length is its index space,
+    /// when that sequence is lazy.
+    fn streamed_source(&self, env: &Env, soac: &Soac) -> Option<(VarId, KVal)> {
+        let src = *self.len_of.get(&soac.len)?;
+        match env.get(&src)? {
+            v @ (KVal::Lazy(_) | KVal::Cur { .. }) => Some((src, v.clone())),
+            _ => None,
+        }
+    }
+
+    /// Runs `body(j, elem(j))` for every element of a combinator's index space, in order:
+    /// a counted loop, or — when the index space is the length of a lazy sequence — inside
+    /// the loop that produces that sequence (`j` is then the position in it).
+    fn for_each(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        env: &mut Env,
+        soac: &Soac,
+        ctx: &Ctx,
+        body: &mut Body<'_, 'f>,
+    ) -> R<()> {
+        if let Some((src, saved)) = self.streamed_source(env, soac) {
+            let of = match &saved {
+                KVal::Lazy(l) | KVal::Cur { of: l, .. } => l.clone(),
+                _ => return unsupported("a lazy sequence was expected (internal)"),
+            };
+            let r = self.stream(k, c, env, &of, ctx, &mut |g, k, env, j, e| {
+                env.insert(
+                    src,
+                    KVal::Cur {
+                        idx: j.clone(),
+                        val: Box::new(e),
+                        of: of.clone(),
+                    },
+                );
+                let x = g.elem(k, c, env, &soac.elem, j, ctx)?;
+                body(g, k, env, j, x)
+            });
+            env.insert(src, saved);
+            return r;
+        }
+        let len = Self::get(env, soac.len)?.reg()?.clone();
+        let j = k.reg(Scalar::Usize);
+        k.ins(format!("mov.u64 {j}, 0"));
+        let (top, end) = (k.label(), k.label());
+        k.place(&top);
+        let p = k.reg(Scalar::Bool);
+        k.ins(format!("setp.ge.u64 {p}, {j}, {len}"));
+        k.ins(format!("@{p} bra {end}"));
+        let e = self.elem(k, c, env, &soac.elem, &j, ctx)?;
+        body(self, k, env, &j, e)?;
+        k.ins(format!("add.s64 {j}, {j}, 1"));
+        k.ins(format!("bra {top}"));
+        k.place(&end);
+        Ok(())
+    }
+
+    /// Produces the elements of a lazy sequence in order: `body(position, element)`.
+    fn stream(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        env: &mut Env,
+        l: &Rc<LazySeq>,
+        ctx: &Ctx,
+        body: &mut Body<'_, 'f>,
+    ) -> R<()> {
+        let ety = &l.elem_ty;
+        match &l.soac.kind {
+            SoacKind::Map => self.for_each(k, c, env, &l.soac, ctx, body),
+            SoacKind::Scan { op } | SoacKind::ExclusiveScan { op, .. } => {
+                let ls = leaves(ety)?;
+                let comb = Comb::Op(op, ety);
+                let acc = self.none(k, &ls);
+                let exclusive = match &l.soac.kind {
+                    SoacKind::ExclusiveScan { init, .. } => {
+                        let v = Self::get(env, *init)?.flatten()?;
+                        for (d, s) in acc.v.iter().zip(&v) {
+                            Self::mov(k, d, s);
+                        }
+                        k.ins(format!("setp.eq.u32 {}, 0, 0", acc.has));
+                        true
+                    }
+                    _ => false,
+                };
+                self.for_each(k, c, env, &l.soac, ctx, &mut |g, k, env, j, e| {
+                    let e = e.flatten()?;
+                    if exclusive {
+                        let cur = unflatten(ety, &mut acc.v.clone().into_iter())?;
+                        body(g, k, env, j, cur)?;
+                    }
+                    let t = g.pconst(k, true);
+                    let n = g.opt_combine(k, c, env, comb, &acc, &Opt { has: t, v: e }, ctx)?;
+                    Self::mov_opt(k, &acc, &n);
+                    if !exclusive {
+                        // Copies, so the consumer sees this step's value even if it loops.
+                        let cur: Vec<Reg> = acc.v.iter().map(|r| k.reg(r.ty)).collect();
+                        for (d, s) in cur.iter().zip(&acc.v) {
+                            Self::mov(k, d, s);
+                        }
+                        body(g, k, env, j, unflatten(ety, &mut cur.into_iter())?)?;
+                    }
+                    Ok(())
+                })
+            }
+            SoacKind::Filter { pred } => {
+                let cnt = k.reg(Scalar::Usize);
+                k.ins(format!("mov.u64 {cnt}, 0"));
+                self.for_each(k, c, env, &l.soac, ctx, &mut |g, k, env, _j, e| {
+                    env.insert(pred.params[0], e.clone());
+                    let keep = g.block(k, c, env, &pred.body, ctx)?.reg()?.clone();
+                    let skip = k.label();
+                    k.ins(format!("@!{keep} bra {skip}"));
+                    let pos = k.reg(Scalar::Usize);
+                    k.ins(format!("mov.u64 {pos}, {cnt}"));
+                    body(g, k, env, &pos, e)?;
+                    k.ins(format!("add.s64 {cnt}, {cnt}, 1"));
+                    k.place(&skip);
+                    Ok(())
+                })
+            }
+            _ => unsupported("a lazy sequence of this kind (internal)"),
+        }
+    }
+
+    /// The length of a sequence value (a filter is counted by a loop).
+    fn seq_len(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        env: &mut Env,
+        v: &KVal,
+        ctx: &Ctx,
+    ) -> R<Reg> {
+        let l = match v {
+            KVal::Seq { len, .. } => {
+                return Ok(Reg {
+                    ty: Scalar::Usize,
+                    ..len.clone()
+                });
+            }
+            KVal::Lazy(l) | KVal::Cur { of: l, .. } => l.clone(),
+            _ => return unsupported("the length of a non-sequence (internal)"),
+        };
+        match &l.soac.kind {
+            SoacKind::Map | SoacKind::Scan { .. } | SoacKind::ExclusiveScan { .. } => {
+                match self.streamed_source(env, &l.soac) {
+                    Some((_, src)) => self.seq_len(k, c, env, &src, ctx),
+                    None => Ok(Self::get(env, l.soac.len)?.reg()?.clone()),
+                }
+            }
+            _ => {
+                let n = k.reg(Scalar::Usize);
+                k.ins(format!("mov.u64 {n}, 0"));
+                let saved = env.get(&l.var).cloned();
+                self.stream(k, c, env, &l, ctx, &mut |_, k, _, _, _| {
+                    k.ins(format!("add.s64 {n}, {n}, 1"));
+                    Ok(())
+                })?;
+                if let Some(sv) = saved {
+                    env.insert(l.var, sv);
+                }
+                Ok(n)
+            }
+        }
+    }
+
+    /// Element `i` (a `u64`, in range) of a sequence value.
+    fn index(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        env: &mut Env,
+        sv: &KVal,
+        i: &Reg,
+        ctx: &Ctx,
+    ) -> R<KVal> {
+        match sv {
+            KVal::Seq {
+                ptrs,
+                elem,
+                offs: None,
+                ..
+            } => {
+                let ls = leaves(elem)?;
+                let regs = self.load_leaves(k, ptrs, i, &ls);
+                unflatten(elem, &mut regs.into_iter())
+            }
+            KVal::Seq {
+                ptrs,
+                elem,
+                offs: Some(o),
+                ..
+            } => {
+                // A row: a view into the leaves, from offs[i] to offs[i + 1].
+                let Some(inner) = elem.elem() else {
+                    return unsupported("rows of a flat sequence (internal)");
+                };
+                let ls = leaves(inner)?;
+                let a = Self::addr(k, o, i, Scalar::U64);
+                let start = k.reg(Scalar::U64);
+                k.ins(format!("ld.global.u64 {start}, [{a}]"));
+                let stop = k.reg(Scalar::U64);
+                k.ins(format!("ld.global.u64 {stop}, [{a}+8]"));
+                let len = k.reg(Scalar::Usize);
+                k.ins(format!("sub.s64 {len}, {stop}, {start}"));
+                let rows = ptrs
+                    .iter()
+                    .zip(&ls)
+                    .map(|(p, &l)| Self::addr(k, p, &start, l))
+                    .collect();
+                Ok(KVal::Seq {
+                    ptrs: rows,
+                    len,
+                    elem: inner.clone(),
+                    offs: None,
+                })
+            }
+            KVal::Cur { idx, val, .. } if idx.name == i.name => Ok((**val).clone()),
+            KVal::Lazy(l) | KVal::Cur { of: l, .. } => match &l.soac.kind {
+                SoacKind::Map if self.streamed_source(env, &l.soac).is_none() => {
+                    self.elem(k, c, env, &l.soac.elem.clone(), i, ctx)
+                }
+                _ => {
+                    // Stream up to position i and keep that element.
+                    let ls = leaves(&l.elem_ty)?;
+                    let out: Vec<Reg> = ls.iter().map(|&s| k.reg(s)).collect();
+                    let saved = env.get(&l.var).cloned();
+                    self.stream(k, c, env, l, ctx, &mut |_, k, _, j, e| {
+                        let e = e.flatten()?;
+                        let hit = k.reg(Scalar::Bool);
+                        k.ins(format!("setp.eq.u64 {hit}, {j}, {i}"));
+                        for (d, s) in out.iter().zip(&e) {
+                            Self::select(k, d, &hit, s, d);
+                        }
+                        Ok(())
+                    })?;
+                    if let Some(sv) = saved {
+                        env.insert(l.var, sv);
+                    }
+                    unflatten(&l.elem_ty, &mut out.into_iter())
+                }
+            },
+            _ => unsupported("indexing a non-sequence (internal)"),
+        }
     }
 
     fn constant(k: &mut Kernel, s: Scalar, c: Const) -> R<Reg> {

@@ -124,11 +124,14 @@ pub fn run_at<D: Driver>(
 enum Rt {
     /// A host value (scalar or tuple of scalars).
     Val(Value),
-    /// A device sequence.
+    /// A device sequence: one buffer per scalar leaf of the (innermost) element type. A
+    /// nested sequence (`elem` is `[T]`) also has `offs`: `len + 1` `u64` offsets of the
+    /// rows into the leaf buffers.
     Seq {
         bufs: Vec<u64>,
         len: usize,
         elem: Type,
+        offs: Option<u64>,
     },
     /// A tuple holding sequences.
     Tup(Vec<Rt>),
@@ -140,6 +143,10 @@ enum TempV {
     Num(u64),
 }
 
+/// A launch since the last check: kernel, grid, block, resolved arguments and the
+/// position of the report key among them.
+type Pending = (usize, u32, u32, Vec<LaunchArg>, Option<usize>);
+
 struct Exec<'a, D: Driver> {
     program: &'a GpuProgram,
     driver: &'a D,
@@ -149,7 +156,7 @@ struct Exec<'a, D: Driver> {
     allocs: Vec<u64>,
     /// Launches since the last check: kernel, grid, resolved arguments and the position
     /// of the report key among them.
-    pending: Vec<(usize, u32, Vec<LaunchArg>, Option<usize>)>,
+    pending: Vec<Pending>,
     err: u64,
     locate: &'a dyn Fn(u32) -> Location,
 }
@@ -312,13 +319,40 @@ impl<D: Driver> Exec<'_, D> {
     fn upload(&mut self, ty: &Type, a: &Value) -> Result<Rt, Error> {
         Ok(match (ty, a) {
             (Type::Seq(elem), Value::Seq(items)) => {
-                let ls = type_leaves(elem)?;
+                // A nested sequence: rows concatenated, plus the offsets of the rows.
+                let (leaf_ty, rows): (&Type, Option<Vec<u64>>) = match &**elem {
+                    Type::Seq(inner) => {
+                        let mut offs = Vec::with_capacity(items.len() + 1);
+                        let mut total = 0u64;
+                        offs.push(0);
+                        for it in items.iter() {
+                            let Value::Seq(row) = it else {
+                                return Err(internal("a row was expected"));
+                            };
+                            total += row.len() as u64;
+                            offs.push(total);
+                        }
+                        (inner, Some(offs))
+                    }
+                    e => (e, None),
+                };
+                let ls = type_leaves(leaf_ty)?;
+                let flat: Vec<&Value> = match rows {
+                    Some(_) => items
+                        .iter()
+                        .flat_map(|r| match r {
+                            Value::Seq(row) => row.iter().collect::<Vec<_>>(),
+                            _ => Vec::new(),
+                        })
+                        .collect(),
+                    None => items.iter().collect(),
+                };
                 let mut bytes: Vec<Vec<u8>> = ls
                     .iter()
-                    .map(|l| Vec::with_capacity(items.len() * size_of(*l) as usize))
+                    .map(|l| Vec::with_capacity(flat.len() * size_of(*l) as usize))
                     .collect();
                 let mut tmp = Vec::new();
-                for it in items.iter() {
+                for it in flat {
                     tmp.clear();
                     value_leaves(it, &mut tmp);
                     for (b, x) in bytes.iter_mut().zip(&tmp) {
@@ -327,16 +361,20 @@ impl<D: Driver> Exec<'_, D> {
                 }
                 let mut bufs = Vec::new();
                 for b in bytes {
-                    let addr = self.alloc(b.len())?;
-                    if !b.is_empty() {
-                        self.driver.write(addr, &b).map_err(dev)?;
-                    }
-                    bufs.push(addr);
+                    bufs.push(self.upload_bytes(&b)?);
                 }
+                let offs = match rows {
+                    Some(o) => {
+                        let b: Vec<u8> = o.iter().flat_map(|x| x.to_le_bytes()).collect();
+                        Some(self.upload_bytes(&b)?)
+                    }
+                    None => None,
+                };
                 Rt::Seq {
                     bufs,
                     len: items.len(),
                     elem: (**elem).clone(),
+                    offs,
                 }
             }
             (Type::Tuple(ts), Value::Tuple(vs))
@@ -355,6 +393,68 @@ impl<D: Driver> Exec<'_, D> {
         })
     }
 
+    fn upload_bytes(&mut self, b: &[u8]) -> Result<u64, Error> {
+        let addr = self.alloc(b.len())?;
+        if !b.is_empty() {
+            self.driver.write(addr, b).map_err(dev)?;
+        }
+        Ok(addr)
+    }
+
+    /// Reads `n` `u64`s at `addr`.
+    fn read_u64s(&self, addr: u64, n: usize) -> Result<Vec<u64>, Error> {
+        let mut bytes = vec![0u8; n * 8];
+        if n > 0 {
+            self.driver.read(addr, &mut bytes).map_err(dev)?;
+        }
+        Ok(bytes
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+            .collect())
+    }
+
+    /// Reads `len` elements of type `elem` (scalar or tuple) from leaf buffers.
+    fn read_items(&self, bufs: &[u64], len: usize, elem: &Type) -> Result<Vec<Value>, Error> {
+        let ls = type_leaves(elem)?;
+        let mut cols = Vec::new();
+        for (b, l) in bufs.iter().zip(&ls) {
+            let sz = size_of(*l) as usize;
+            let mut bytes = vec![0u8; len * sz];
+            if len > 0 {
+                self.driver.read(*b, &mut bytes).map_err(dev)?;
+            }
+            cols.push(bytes);
+        }
+        let mut items = Vec::with_capacity(len);
+        for i in 0..len {
+            let mut it = ls.iter().zip(&cols).map(|(l, c)| {
+                let sz = size_of(*l) as usize;
+                scalar_from_bytes(*l, &c[i * sz..(i + 1) * sz])
+            });
+            items.push(assemble(elem, &mut it)?);
+        }
+        Ok(items)
+    }
+
+    /// Row `i` of a nested device sequence as a flat sequence (a view into its buffers).
+    fn row(&self, bufs: &[u64], offs: u64, elem: &Type, i: usize) -> Result<Rt, Error> {
+        let o = self.read_u64s(offs + 8 * i as u64, 2)?;
+        let inner = elem
+            .elem()
+            .ok_or_else(|| internal("a row of a flat sequence"))?;
+        let ls = type_leaves(inner)?;
+        Ok(Rt::Seq {
+            bufs: bufs
+                .iter()
+                .zip(&ls)
+                .map(|(b, l)| b + o[0] * size_of(*l))
+                .collect(),
+            len: (o[1] - o[0]) as usize,
+            elem: inner.clone(),
+            offs: None,
+        })
+    }
+
     fn to_value(&self, r: &Rt) -> Result<Value, Error> {
         Ok(match r {
             Rt::Val(v) => v.clone(),
@@ -363,26 +463,28 @@ impl<D: Driver> Exec<'_, D> {
                     .map(|x| self.to_value(x))
                     .collect::<Result<_, _>>()?,
             ),
-            Rt::Seq { bufs, len, elem } => {
-                let ls = type_leaves(elem)?;
-                let mut cols = Vec::new();
-                for (b, l) in bufs.iter().zip(&ls) {
-                    let sz = size_of(*l) as usize;
-                    let mut bytes = vec![0u8; len * sz];
-                    if *len > 0 {
-                        self.driver.read(*b, &mut bytes).map_err(dev)?;
-                    }
-                    cols.push(bytes);
+            Rt::Seq {
+                bufs,
+                len,
+                elem,
+                offs: None,
+            } => Value::seq(self.read_items(bufs, *len, elem)?),
+            Rt::Seq {
+                bufs,
+                len,
+                elem,
+                offs: Some(o),
+            } => {
+                let offs = self.read_u64s(*o, len + 1)?;
+                let inner = elem.elem().ok_or_else(|| internal("rows of a flat type"))?;
+                let total = offs.last().copied().unwrap_or(0) as usize;
+                let mut flat = self.read_items(bufs, total, inner)?.into_iter();
+                let mut rows = Vec::with_capacity(*len);
+                for w in offs.windows(2) {
+                    let n = w[1].saturating_sub(w[0]) as usize;
+                    rows.push(Value::seq(flat.by_ref().take(n).collect()));
                 }
-                let mut items = Vec::with_capacity(*len);
-                for i in 0..*len {
-                    let mut it = ls.iter().zip(&cols).map(|(l, c)| {
-                        let sz = size_of(*l) as usize;
-                        scalar_from_bytes(*l, &c[i * sz..(i + 1) * sz])
-                    });
-                    items.push(assemble(elem, &mut it)?);
-                }
-                Value::seq(items)
+                Value::seq(rows)
             }
         })
     }
@@ -403,6 +505,10 @@ impl<D: Driver> Exec<'_, D> {
             Count::Min(a, b) => self.count(a)?.min(self.count(b)?),
             Count::Max(a, b) => self.count(a)?.max(self.count(b)?),
             Count::Sub(a, b) => self.count(a)?.saturating_sub(self.count(b)?),
+            Count::Add(a, b) => self
+                .count(a)?
+                .checked_add(self.count(b)?)
+                .ok_or_else(|| dev("count overflow".into()))?,
         })
     }
 
@@ -418,6 +524,10 @@ impl<D: Driver> Exec<'_, D> {
                     .copied()
                     .ok_or_else(|| internal("bad leaf")),
                 _ => Err(internal("buffer of a non-sequence")),
+            },
+            Buf::Offsets { var, path } => match self.path(*var, path)? {
+                Rt::Seq { offs: Some(o), .. } => Ok(o),
+                _ => Err(internal("offsets of a flat sequence")),
             },
         }
     }
@@ -488,15 +598,18 @@ impl<D: Driver> Exec<'_, D> {
                 elem,
                 bufs,
                 len,
+                offs,
             } => {
                 let bufs = bufs.iter().map(|b| self.buf(b)).collect::<Result<_, _>>()?;
                 let len = self.count(len)? as usize;
+                let offs = offs.as_ref().map(|o| self.buf(o)).transpose()?;
                 self.set(
                     *var,
                     Rt::Seq {
                         bufs,
                         len,
                         elem: elem.clone(),
+                        offs,
                     },
                 );
             }
@@ -581,7 +694,7 @@ impl<D: Driver> Exec<'_, D> {
         let grid = u32::try_from(grid).map_err(|_| dev(format!("grid of {grid} blocks")))?;
         let kernel = l.kernel as usize;
         self.raw_launch(kernel, grid, l.block, &args)?;
-        self.pending.push((kernel, grid, args, report));
+        self.pending.push((kernel, grid, l.block, args, report));
         Ok(())
     }
 
@@ -613,11 +726,11 @@ impl<D: Driver> Exec<'_, D> {
         if nk == 0 {
             return Ok(());
         }
-        for (kernel, grid, mut args, report) in pending {
+        for (kernel, grid, block, mut args, report) in pending {
             if let Some(r) = report {
                 args[r] = LaunchArg::U64(nk);
             }
-            self.raw_launch(kernel, grid, crate::codegen::BLOCK, &args)?;
+            self.raw_launch(kernel, grid, block, &args)?;
         }
         self.driver.read(self.err, &mut rec).map_err(dev)?;
         let (site, a, b) = (word(&rec, 1), word(&rec, 2), word(&rec, 3));
@@ -725,7 +838,13 @@ impl<D: Driver> Exec<'_, D> {
                 index,
                 checked,
             } => {
-                let Rt::Seq { bufs, len, elem } = self.get(*seq)?.clone() else {
+                let Rt::Seq {
+                    bufs,
+                    len,
+                    elem,
+                    offs,
+                } = self.get(*seq)?.clone()
+                else {
                     return Err(internal("indexing a non-sequence"));
                 };
                 let i = as_i128(&self.value(*index)?)?;
@@ -741,6 +860,9 @@ impl<D: Driver> Exec<'_, D> {
                             internal(format!("unchecked index {i} out of range for length {len}"))
                         }
                     });
+                }
+                if let Some(o) = offs {
+                    return self.row(&bufs, o, &elem, i as usize);
                 }
                 let ls = type_leaves(&elem)?;
                 let mut vals = Vec::new();

@@ -149,15 +149,23 @@ pub fn compile(f: &Function) -> Result<GpuProgram, Unsupported> {
     })
 }
 
-/// Parameters are scalars, flat sequences of scalars or tuples, and tuples of those.
+/// Parameters are scalars, sequences of scalars or tuples, sequences of such sequences
+/// (`[[T]]`: `Nested` and `Matrix` values, stored as the rows' elements plus row
+/// offsets), and tuples of those.
 fn check_param_type(t: &dpl_core::ir::Type) -> Result<(), Unsupported> {
     use dpl_core::ir::Type;
     match t {
         Type::Scalar(_) => Ok(()),
         Type::Tuple(ts) => ts.iter().try_for_each(check_param_type),
-        Type::Seq(e) => codegen::leaves(e).map(|_| ()).map_err(|_| Unsupported {
-            message: format!("parameters of nested sequence type `{t}`"),
-        }),
+        Type::Seq(e) => {
+            let leaf = match &**e {
+                Type::Seq(inner) => inner,
+                _ => e,
+            };
+            codegen::leaves(leaf).map(|_| ()).map_err(|_| Unsupported {
+                message: format!("parameters of type `{t}` (more than two levels of nesting)"),
+            })
+        }
         Type::Infer => Err(Unsupported {
             message: "an untyped parameter".into(),
         }),

@@ -14,8 +14,7 @@
 use dpl_core::ir::{BinOp, Const, MathFn, Origin, Scalar, Type, UnOp};
 
 /// The host-side program of a compiled function.
-#[derive(Clone, Debug, PartialEq)]
-#[derive(serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Plan {
     /// The parameters (variable indices), in order, with their types.
     pub params: Vec<(u32, Type)>,
@@ -32,8 +31,7 @@ pub struct Plan {
 }
 
 /// One thing the host does.
-#[derive(Clone, Debug, PartialEq)]
-#[derive(serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Step {
     /// Evaluates a statement of the function's top level on the host.
     Host {
@@ -103,6 +101,9 @@ pub enum Step {
         bufs: Vec<Buf>,
         /// The length.
         len: Count,
+        /// For a nested sequence (`elem` is `[T]`, `bufs` hold the leaves of `T`): the
+        /// buffer of the `len + 1` row offsets (`u64`).
+        offs: Option<Buf>,
     },
     /// Makes `var` a host value of type `ty` from element 0 of each buffer (one per scalar
     /// leaf). With `has: Some(buf)`, element 0 of `buf` (a `u32`) says whether there is a
@@ -139,8 +140,7 @@ pub enum Step {
 }
 
 /// A kernel launch.
-#[derive(Clone, Debug, PartialEq)]
-#[derive(serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Launch {
     /// The kernel's index in [`crate::GpuProgram::kernels`].
     pub kernel: u32,
@@ -153,8 +153,7 @@ pub struct Launch {
 }
 
 /// A number known on the host at run time.
-#[derive(Clone, Debug, PartialEq)]
-#[derive(serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Count {
     /// A constant.
     Const(u64),
@@ -177,11 +176,12 @@ pub enum Count {
     Max(Box<Count>, Box<Count>),
     /// `a - b` (saturating at 0).
     Sub(Box<Count>, Box<Count>),
+    /// `a + b`.
+    Add(Box<Count>, Box<Count>),
 }
 
 /// A device buffer.
-#[derive(Clone, Debug, PartialEq)]
-#[derive(serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Buf {
     /// A temporary allocated by [`Step::Alloc`].
     Temp(u32),
@@ -191,14 +191,21 @@ pub enum Buf {
         var: u32,
         /// Field indices into nested tuples.
         path: Vec<u32>,
-        /// The scalar leaf of the element type.
+        /// The scalar leaf of the element type (of the rows' elements for a nested
+        /// sequence).
         leaf: u32,
+    },
+    /// The `len + 1` row offsets (`u64`) of the nested sequence variable `var`.
+    Offsets {
+        /// The variable.
+        var: u32,
+        /// Field indices into nested tuples.
+        path: Vec<u32>,
     },
 }
 
 /// A kernel argument.
-#[derive(Clone, Debug, PartialEq)]
-#[derive(serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum KArg {
     /// A buffer's address (`.u64`).
     Buf(Buf),
@@ -222,8 +229,7 @@ pub enum KArg {
 }
 
 /// A scalar (or tuple) statement evaluated on the host, operands by variable index.
-#[derive(Clone, Debug, PartialEq)]
-#[derive(serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum HostExpr {
     /// A literal.
     Const(Const),
@@ -255,8 +261,7 @@ pub enum HostExpr {
 }
 
 /// An assertion of the top level, checked on the host.
-#[derive(Clone, Debug, PartialEq)]
-#[derive(serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum HostAssert {
     /// Two `usize` variables are equal.
     EqLen {
@@ -286,8 +291,7 @@ pub enum HostAssert {
 }
 
 /// A place in a kernel where a run-time check can fail.
-#[derive(Clone, Debug, PartialEq)]
-#[derive(serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ErrorSite {
     /// What is checked.
     pub kind: SiteKind,
@@ -301,8 +305,7 @@ pub struct ErrorSite {
 
 /// The kinds of in-kernel checks. The two recorded values `a` and `b` mean what each
 /// variant says.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[derive(serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum SiteKind {
     /// `a` (an index) is not below `b` (a length).
     IndexOutOfRange,

@@ -36,29 +36,27 @@ fn float_remainder() {
 }
 
 #[test]
-fn nested_sequence_parameters() {
+fn three_levels_of_nesting() {
     let m = message(
-        "fn rows($x: [[f32]]) -> [f32] {
-          $r: [f32] = map(|$row: [f32]| [] { $s: f32 = sum($row); $s }, $x)
+        "fn rows($x: [[[f32]]]) -> [usize] {
+          $r: [usize] = map(|$row: [[f32]]| [] { $n: usize = len($row); $n }, $x)
           $r
         }",
     );
-    assert!(m.contains("nested sequence"), "{m}");
+    assert!(m.contains("more than two levels"), "{m}");
 }
 
 #[test]
-fn sequences_built_inside_elements() {
+fn scatter_inside_elements() {
     let m = message(
-        "fn inner($x: [i64], $y: [i64]) -> [i64] {
-          $r: [i64] = map(|$a: i64| [] {
-            $p: [i64] = scan(|$u: i64, $v: i64| [] { $w: i64 = add $u, $v; $w }, $y)
-            $k: usize = const 3
-            $c: i64 = index(index) $p[$k]
-            $t: i64 = add $a, $c
-            $t
+        "fn inner($x: [[i64]], $d: [i64]) -> [[i64]] {
+          $r: [[i64]] = map(|$row: [i64]| [$d] {
+            $ix: [usize] = indices($row)
+            $s: [i64] = scatter($row, $ix, $d)
+            $s
           }, $x)
           $r
         }",
     );
-    assert!(m.contains("nested `scan`"), "{m}");
+    assert!(m.contains("nested `scatter`"), "{m}");
 }

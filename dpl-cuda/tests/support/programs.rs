@@ -414,6 +414,204 @@ fn scan_or($x: [i32]) -> [bool] {
 }";
 
 /// Every program, with its name.
+// ---- nested data: `[[T]]` parameters and results ----
+
+pub const ROW_SUMS: &str = "
+fn row_sums($x: [[f32]]) -> [f32] {
+  $r: [f32] = map(|$row: [f32]| [] { $s: f32 = sum($row); $s }, $x)
+  $r
+}";
+
+pub const SPMV_CSR: &str = "
+fn spmv_csr($vals: [[f32]], $cols: [[u32]], $x: [f32]) -> [f32] {
+  $r: [f32] = map(|$a: [f32], $c: [u32]| [$x] {
+    $g: [f32] = gather($x, $c)
+    $p: [f32] = map(|$u: f32, $w: f32| [] { $t: f32 = mul $u, $w; $t }, $a, $g)
+    $s: f32 = sum($p)
+    $s
+  }, $vals, $cols)
+  $r
+}";
+
+pub const ROW_MIN_MAX: &str = "
+fn row_min_max($x: [[i64]]) -> ([i64], [i64]) {
+  $lo: [i64] = map(|$row: [i64]| [] { $s: i64 = min($row); $s }, $x)
+  $hi: [i64] = map(|$row2: [i64]| [] { $t: i64 = max($row2); $t }, $x)
+  $r: ([i64], [i64]) = tuple($lo, $hi)
+  $r
+}";
+
+pub const ROW_SCAN: &str = "
+fn row_scan($x: [[i64]]) -> [[i64]] {
+  $r: [[i64]] = map(|$row: [i64]| [] {
+    $s: [i64] = scan(|$p: i64, $q: i64| [] { $t: i64 = add $p, $q; $t }, $row)
+    $s
+  }, $x)
+  $r
+}";
+
+pub const ROW_EXCLUSIVE_SCAN: &str = "
+fn row_exclusive_scan($x: [[u32]], $starts: [u32]) -> [[u32]] {
+  $r: [[u32]] = map(|$row: [u32], $z: u32| [] {
+    $s: [u32] = exclusive_scan(|$p: u32, $q: u32| [] { $t: u32 = add $p, $q; $t }, $row, $z)
+    $s
+  }, $x, $starts)
+  $r
+}";
+
+pub const ROW_FILTER_OF_MAP: &str = "
+fn row_filter_of_map($x: [[i64]]) -> [[i64]] {
+  $r: [[i64]] = map(|$row: [i64]| [] {
+    $m: [i64] = map(|$v: i64| [] { $c7: i64 = const 7; $t: i64 = mul $v, $c7; $c1: i64 = const 1; $u: i64 = add $t, $c1; $u }, $row)
+    $f: [i64] = filter(|$w: i64| [] { $c3: i64 = const 3; $m3: i64 = rem $w, $c3; $z: i64 = const 0; $e: bool = eq $m3, $z; $e }, $m)
+    $f
+  }, $x)
+  $r
+}";
+
+pub const ROW_MAP_OF_FILTER: &str = "
+fn row_map_of_filter($x: [[f32]]) -> [[f32]] {
+  $r: [[f32]] = map(|$row: [f32]| [] {
+    $f: [f32] = filter(|$v: f32| [] { $z: f32 = const 0.0; $g: bool = gt $v, $z; $g }, $row)
+    $m: [f32] = map(|$w: f32| [] { $two: f32 = const 2.0; $t: f32 = mul $w, $two; $t }, $f)
+    $m
+  }, $x)
+  $r
+}";
+
+pub const ROW_SUM_OF_FILTER: &str = "
+fn row_sum_of_filter($x: [[i32]]) -> ([i32], [usize]) {
+  $r: [i32] = map(|$row: [i32]| [] {
+    $f: [i32] = filter(|$v: i32| [] { $two: i32 = const 2; $m: i32 = rem $v, $two; $z: i32 = const 0; $o: bool = ne $m, $z; $o }, $row)
+    $s: i32 = sum($f)
+    $s
+  }, $x)
+  $l: [usize] = map(|$row2: [i32]| [] {
+    $f2: [i32] = filter(|$v2: i32| [] { $z2: i32 = const 0; $p: bool = gt $v2, $z2; $p }, $row2)
+    $n: usize = len($f2)
+    $n
+  }, $x)
+  $res: ([i32], [usize]) = tuple($r, $l)
+  $res
+}";
+
+pub const ROW_NEIGHBOUR_DIFFS: &str = "
+fn row_neighbour_diffs($x: [[i32]]) -> [[i32]] {
+  $r: [[i32]] = map(|$row: [i32]| [] {
+    $ix: [usize] = indices($row)
+    $f: [usize] = filter(|$i: usize| [$row] { $one: usize = const 1; $j: usize = add $i, $one; $n: usize = len($row); $l: bool = lt $j, $n; $l }, $ix)
+    $d: [i32] = map(|$k: usize| [$row] { $one2: usize = const 1; $k1: usize = add $k, $one2; $a: i32 = index(index) $row[$k1]; $b: i32 = index(index) $row[$k]; $t: i32 = sub $a, $b; $t }, $f)
+    $d
+  }, $x)
+  $r
+}";
+
+pub const GATHER_KEPT_INDICES: &str = "
+fn gather_kept_indices($idx: [[u32]], $x: [f32]) -> [[f32]] {
+  $r: [[f32]] = map(|$row: [u32]| [$x] {
+    $ok: [u32] = filter(|$j: u32| [$x] { $n: usize = len($x); $ju: usize = cast $j as usize; $l: bool = lt $ju, $n; $l }, $row)
+    $g: [f32] = gather($x, $ok)
+    $p: [f32] = filter(|$v: f32| [] { $z: f32 = const 0.0; $gt: bool = gt $v, $z; $gt }, $g)
+    $p
+  }, $idx)
+  $r
+}";
+
+pub const PICK_ROWS: &str = "
+fn pick_rows($x: [[i32]], $idx: [u32]) -> [[i32]] {
+  $g: [[i32]] = gather($x, $idx)
+  $g
+}";
+
+pub const IDENTITY_NESTED: &str = "
+fn identity_nested($x: [[(i32, bool)]]) -> [[(i32, bool)]] {
+  $x
+}";
+
+pub const ROWS_FROM_COUNTS: &str = "
+fn rows_from_counts($counts: [u32]) -> [[u64]] {
+  $r: [[u64]] = map(|$k: u32| [] {
+    $n: usize = cast $k as usize
+    $rg: [usize] = range($n)
+    $m: [u64] = map(|$i: usize| [$k] { $sq: usize = mul $i, $i; $a: u64 = cast $sq as u64; $b: u64 = cast $k as u64; $t: u64 = add $a, $b; $t }, $rg)
+    $m
+  }, $counts)
+  $r
+}";
+
+pub const ROW_INDEX: &str = "
+fn row_index($x: [[i32]], $k: usize) -> [i32] {
+  $r: [i32] = map(|$row: [i32]| [$k] { $v: i32 = index(index) $row[$k]; $v }, $x)
+  $r
+}";
+
+pub const CENTERED_ROWS: &str = "
+fn centered_rows($x: [[f64]]) -> [[f64]] {
+  $r: [[f64]] = map(|$row: [f64]| [] {
+    $s: f64 = sum($row)
+    $n: usize = len($row)
+    $nf: f64 = cast $n as f64
+    $mean: f64 = div $s, $nf
+    $m: [f64] = map(|$v: f64| [$mean] { $t: f64 = sub $v, $mean; $t }, $row)
+    $m
+  }, $x)
+  $r
+}";
+
+pub const MAT_ROW_AND_COL0: &str = "
+fn mat_row_and_col0($m: [[f64]], $i: usize) -> (f64, [f64]) {
+  $row: [f64] = index(index) $m[$i]
+  $s: f64 = sum($row)
+  $c: [f64] = map(|$r: [f64]| [] { $z: usize = const 0; $v: f64 = index(index) $r[$z]; $v }, $m)
+  $res: (f64, [f64]) = tuple($s, $c)
+  $res
+}";
+
+pub const ROW_DOTS: &str = "
+fn row_dots($x: [[f64]], $y: [[f64]]) -> [f64] {
+  $r: [f64] = map(|$a: [f64], $b: [f64]| [] {
+    $p: [f64] = map(|$u: f64, $v: f64| [] { $t: f64 = mul $u, $v; $t }, $a, $b)
+    $s: f64 = sum($p)
+    $s
+  }, $x, $y)
+  $r
+}";
+
+pub const PAIR_SUMS_PER_ROW: &str = "
+fn pair_sums_per_row($x: [[i64]]) -> [i64] {
+  $r: [i64] = map(|$row: [i64]| [] {
+    $m: [i64] = map(|$v: i64| [$row] {
+      $in: [i64] = map(|$w: i64| [$v] { $t: i64 = mul $v, $w; $t }, $row)
+      $s: i64 = sum($in)
+      $s
+    }, $row)
+    $s2: i64 = sum($m)
+    $s2
+  }, $x)
+  $r
+}";
+
+pub const LAST_OF_ROW_SCAN: &str = "
+fn last_of_row_scan($x: [[i64]], $k: usize) -> [i64] {
+  $r: [i64] = map(|$row: [i64]| [$k] {
+    $s: [i64] = scan(|$p: i64, $q: i64| [] { $t: i64 = max $p, $q; $t }, $row)
+    $f: [i64] = filter(|$v: i64| [] { $z: i64 = const 0; $g: bool = ge $v, $z; $g }, $s)
+    $a: i64 = index(index) $s[$k]
+    $b: i64 = index(index) $f[$k]
+    $ab: i64 = add $a, $b
+    $ab
+  }, $x)
+  $r
+}";
+
+pub const OFFSETS_OF: &str = "
+fn offsets_of($x: [[i32]]) -> [usize] {
+  $l: [usize] = map(|$row: [i32]| [] { $n: usize = len($row); $n }, $x)
+  $z: usize = const 0
+  $o: [usize] = exclusive_scan(|$p: usize, $q: usize| [] { $t: usize = add $p, $q; $t }, $l, $z)
+  $o
+}";
+
 pub const ALL: &[(&str, &str)] = &[
     ("saxpy", SAXPY),
     ("sum_i64", SUM_I64),
@@ -458,4 +656,48 @@ pub const ALL: &[(&str, &str)] = &[
     ("div_in_reduce", DIV_IN_REDUCE),
     ("filter_then_sum", FILTER_THEN_SUM),
     ("scan_bool_or", SCAN_BOOL_OR),
+    ("row_sums", ROW_SUMS),
+    ("spmv_csr", SPMV_CSR),
+    ("row_min_max", ROW_MIN_MAX),
+    ("row_scan", ROW_SCAN),
+    ("row_exclusive_scan", ROW_EXCLUSIVE_SCAN),
+    ("row_filter_of_map", ROW_FILTER_OF_MAP),
+    ("row_map_of_filter", ROW_MAP_OF_FILTER),
+    ("row_sum_of_filter", ROW_SUM_OF_FILTER),
+    ("row_neighbour_diffs", ROW_NEIGHBOUR_DIFFS),
+    ("gather_kept_indices", GATHER_KEPT_INDICES),
+    ("pick_rows", PICK_ROWS),
+    ("identity_nested", IDENTITY_NESTED),
+    ("rows_from_counts", ROWS_FROM_COUNTS),
+    ("row_index", ROW_INDEX),
+    ("centered_rows", CENTERED_ROWS),
+    ("mat_row_and_col0", MAT_ROW_AND_COL0),
+    ("row_dots", ROW_DOTS),
+    ("pair_sums_per_row", PAIR_SUMS_PER_ROW),
+    ("last_of_row_scan", LAST_OF_ROW_SCAN),
+    ("offsets_of", OFFSETS_OF),
+];
+
+/// The nested programs (also in [`ALL`]).
+pub const NESTED: &[(&str, &str)] = &[
+    ("row_sums", ROW_SUMS),
+    ("spmv_csr", SPMV_CSR),
+    ("row_min_max", ROW_MIN_MAX),
+    ("row_scan", ROW_SCAN),
+    ("row_exclusive_scan", ROW_EXCLUSIVE_SCAN),
+    ("row_filter_of_map", ROW_FILTER_OF_MAP),
+    ("row_map_of_filter", ROW_MAP_OF_FILTER),
+    ("row_sum_of_filter", ROW_SUM_OF_FILTER),
+    ("row_neighbour_diffs", ROW_NEIGHBOUR_DIFFS),
+    ("gather_kept_indices", GATHER_KEPT_INDICES),
+    ("pick_rows", PICK_ROWS),
+    ("identity_nested", IDENTITY_NESTED),
+    ("rows_from_counts", ROWS_FROM_COUNTS),
+    ("row_index", ROW_INDEX),
+    ("centered_rows", CENTERED_ROWS),
+    ("mat_row_and_col0", MAT_ROW_AND_COL0),
+    ("row_dots", ROW_DOTS),
+    ("pair_sums_per_row", PAIR_SUMS_PER_ROW),
+    ("last_of_row_scan", LAST_OF_ROW_SCAN),
+    ("offsets_of", OFFSETS_OF),
 ];

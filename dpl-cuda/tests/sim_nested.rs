@@ -1,0 +1,315 @@
+//! Nested data on the simulated GPU: `[[T]]` parameters (rows stored as the elements plus
+//! row offsets), rows inside element functions (per-row reductions, scans, filters,
+//! gathers, `r[i]`, `len(r)`), and ragged results (sizes, offsets, fill), under every inner
+//! schedule, compared with the reference interpreter.
+
+mod support;
+
+use std::sync::OnceLock;
+
+use dpl_core::interp::{self, Value};
+use dpl_cuda::sim::SimDriver;
+use dpl_cuda::{Inner, Options};
+use support::programs::*;
+use support::*;
+
+const SCHEDULES: [Inner; 1] = [Inner::Seq];
+
+fn driver() -> &'static SimDriver {
+    static D: OnceLock<SimDriver> = OnceLock::new();
+    D.get_or_init(SimDriver::default)
+}
+
+/// Runs `src` under every schedule on inputs from `gen` for each size; compares with the
+/// interpreter (relative tolerance `rel` for floats) and returns how many runs failed
+/// (with the same error on both sides), per schedule.
+fn check(
+    src: &str,
+    sizes: &[usize],
+    rel: f64,
+    generate: impl Fn(&mut Rng, usize) -> Vec<Value>,
+) -> usize {
+    let c = compiled(src);
+    let mut errors = 0;
+    for inner in SCHEDULES {
+        let prog = dpl_cuda::compile_with(&c.fused, &Options { inner })
+            .unwrap_or_else(|e| panic!("{inner:?}: {e}\n{}", c.fused));
+        errors = 0;
+        for &n in sizes {
+            let mut r = Rng::new(0x5eed ^ (n as u64).wrapping_mul(0x9e37_79b9));
+            let args = generate(&mut r, n);
+            let want = interp::run(&c.fused, args.clone());
+            let got = dpl_cuda::run(&prog, driver(), args);
+            match (&want, &got) {
+                (Ok(w), Ok(g)) => assert!(
+                    close(w, g, rel),
+                    "{} ({inner:?}) at n = {n}: {}\n want {}\n  got {}",
+                    c.fused.name,
+                    first_diff(w, g, rel),
+                    short(w),
+                    short(g),
+                ),
+                (Err(w), Err(g)) => {
+                    errors += 1;
+                    let w = w
+                        .to_run_error(dpl_cuda::UNKNOWN_LOCATION)
+                        .unwrap_or_else(|| panic!("interpreter failed: {w}"));
+                    assert_eq!(&w, g, "{} ({inner:?}) at n = {n}", c.fused.name);
+                }
+                _ => panic!(
+                    "{} ({inner:?}) at n = {n}: want {:?}, got {:?}",
+                    c.fused.name,
+                    want.map(|v| short(&v)),
+                    got.map(|v| short(&v)),
+                ),
+            }
+        }
+    }
+    errors
+}
+
+const SIZES: [usize; 5] = [0, 1, 7, 33, 300];
+
+/// `n` rows of lengths in `0..max_len` (about one in five empty), elements from `item`.
+fn ragged(r: &mut Rng, n: usize, max_len: i64, mut item: impl FnMut(&mut Rng) -> Value) -> Value {
+    let rows = (0..n)
+        .map(|_| {
+            let len = if r.next() % 5 == 0 {
+                0
+            } else {
+                r.range(0, max_len) as usize
+            };
+            Value::seq((0..len).map(|_| item(r)).collect())
+        })
+        .collect();
+    Value::seq(rows)
+}
+
+/// `n` rows of exactly `width` elements (a `Matrix`).
+fn matrix(r: &mut Rng, n: usize, width: usize, mut item: impl FnMut(&mut Rng) -> Value) -> Value {
+    Value::seq(
+        (0..n)
+            .map(|_| Value::seq((0..width).map(|_| item(r)).collect()))
+            .collect(),
+    )
+}
+
+fn f32v(r: &mut Rng) -> Value {
+    Value::F32(r.float(10.0) as f32)
+}
+fn f64v(r: &mut Rng) -> Value {
+    Value::F64(r.float(10.0))
+}
+fn i64v(r: &mut Rng) -> Value {
+    Value::I64(r.range(-1000, 1000))
+}
+fn i32v(r: &mut Rng) -> Value {
+    Value::I32(r.range(-1000, 1000) as i32)
+}
+
+#[test]
+fn row_sums() {
+    check(ROW_SUMS, &SIZES, 1e-4, |r, n| vec![ragged(r, n, 40, f32v)]);
+    check(ROW_SUMS, &[5, 64], 1e-4, |r, n| vec![matrix(r, n, 9, f32v)]);
+}
+
+#[test]
+fn spmv_csr() {
+    check(SPMV_CSR, &SIZES, 1e-4, |r, n| {
+        let m = n + 3;
+        let lens: Vec<usize> = (0..n).map(|_| r.range(0, 12) as usize).collect();
+        let vals = Value::seq(
+            lens.iter()
+                .map(|&l| Value::seq((0..l).map(|_| f32v(r)).collect()))
+                .collect(),
+        );
+        let cols = Value::seq(
+            lens.iter()
+                .map(|&l| {
+                    Value::seq(
+                        (0..l)
+                            .map(|_| Value::U32(r.range(0, m as i64) as u32))
+                            .collect(),
+                    )
+                })
+                .collect(),
+        );
+        vec![vals, cols, f32s(r, m, 2.0)]
+    });
+}
+
+#[test]
+fn spmv_csr_bad_column_and_mismatched_rows() {
+    let errors = check(SPMV_CSR, &[7, 33, 300], 1e-4, |r, n| {
+        let lens: Vec<usize> = (0..n).map(|_| r.range(1, 6) as usize).collect();
+        let vals = Value::seq(
+            lens.iter()
+                .map(|&l| Value::seq((0..l).map(|_| f32v(r)).collect()))
+                .collect(),
+        );
+        let cols = Value::seq(
+            lens.iter()
+                .enumerate()
+                .map(|(i, &l)| {
+                    Value::seq(
+                        (0..l)
+                            .map(|j| Value::U32(if i == n / 2 && j == 0 { 99 } else { 1 }))
+                            .collect(),
+                    )
+                })
+                .collect(),
+        );
+        vec![vals, cols, f32s(r, 4, 2.0)]
+    });
+    assert_eq!(errors, 3);
+    let errors = check(SPMV_CSR, &[7, 33], 1e-4, |r, n| {
+        let vals = ragged(r, n, 5, f32v);
+        let cols = ragged(r, n, 5, |r| Value::U32(r.range(0, 4) as u32));
+        vec![vals, cols, f32s(r, 4, 2.0)]
+    });
+    assert_eq!(errors, 2);
+}
+
+#[test]
+fn row_min_max_and_empty_rows() {
+    check(ROW_MIN_MAX, &[0, 1, 7, 300], 0.0, |r, n| {
+        vec![Value::seq(
+            (0..n)
+                .map(|_| Value::seq((0..r.range(1, 30)).map(|_| i64v(r)).collect()))
+                .collect(),
+        )]
+    });
+    let errors = check(ROW_MIN_MAX, &[7, 300], 0.0, |r, n| {
+        vec![ragged(r, n, 30, i64v)]
+    });
+    assert_eq!(errors, 2);
+}
+
+#[test]
+fn row_scans() {
+    check(ROW_SCAN, &SIZES, 0.0, |r, n| vec![ragged(r, n, 40, i64v)]);
+    check(ROW_EXCLUSIVE_SCAN, &SIZES, 0.0, |r, n| {
+        vec![
+            ragged(r, n, 40, |r| Value::U32(r.next() as u32)),
+            u32s(r, n, 0, 1 << 30),
+        ]
+    });
+}
+
+#[test]
+fn row_filters() {
+    check(ROW_FILTER_OF_MAP, &SIZES, 0.0, |r, n| {
+        vec![ragged(r, n, 40, i64v)]
+    });
+    check(ROW_MAP_OF_FILTER, &SIZES, 0.0, |r, n| {
+        vec![ragged(r, n, 40, f32v)]
+    });
+    check(ROW_SUM_OF_FILTER, &SIZES, 0.0, |r, n| {
+        vec![ragged(r, n, 40, i32v)]
+    });
+    check(ROW_NEIGHBOUR_DIFFS, &SIZES, 0.0, |r, n| {
+        vec![ragged(r, n, 40, i32v)]
+    });
+    check(GATHER_KEPT_INDICES, &SIZES, 0.0, |r, n| {
+        vec![
+            ragged(r, n, 20, |r| Value::U32(r.range(0, 60) as u32)),
+            f32s(r, 40, 1.0),
+        ]
+    });
+}
+
+#[test]
+fn gathered_and_identical_rows() {
+    check(PICK_ROWS, &SIZES, 0.0, |r, n| {
+        let m = n + 2;
+        vec![ragged(r, m, 30, i32v), u32s(r, n, 0, m as i64)]
+    });
+    let errors = check(PICK_ROWS, &[7, 33], 0.0, |r, n| {
+        vec![ragged(r, n, 30, i32v), u32s(r, n, 0, n as i64 + 2)]
+    });
+    assert_eq!(errors, 2);
+    check(IDENTITY_NESTED, &SIZES, 0.0, |r, n| {
+        vec![ragged(r, n, 30, |r| {
+            Value::Tuple(vec![i32v(r), Value::Bool(r.next() % 2 == 0)])
+        })]
+    });
+}
+
+#[test]
+fn rows_built_from_counts() {
+    check(ROWS_FROM_COUNTS, &SIZES, 0.0, |r, n| {
+        vec![u32s(r, n, 0, 50)]
+    });
+}
+
+#[test]
+fn row_index_in_and_out_of_range() {
+    check(ROW_INDEX, &[0, 1, 33], 0.0, |r, n| {
+        vec![
+            Value::seq(
+                (0..n)
+                    .map(|_| Value::seq((0..r.range(3, 9)).map(|_| i32v(r)).collect()))
+                    .collect(),
+            ),
+            Value::Usize(2),
+        ]
+    });
+    let errors = check(ROW_INDEX, &[7, 300], 0.0, |r, n| {
+        vec![ragged(r, n, 9, i32v), Value::Usize(2)]
+    });
+    assert_eq!(errors, 2);
+}
+
+#[test]
+fn centered_rows_and_row_dots() {
+    check(CENTERED_ROWS, &SIZES, 1e-12, |r, n| {
+        vec![ragged(r, n, 40, f64v)]
+    });
+    check(ROW_DOTS, &SIZES, 1e-12, |r, n| {
+        let a = matrix(r, n, 13, f64v);
+        let b = matrix(r, n, 13, f64v);
+        vec![a, b]
+    });
+    let errors = check(ROW_DOTS, &[7], 1e-12, |r, n| {
+        vec![matrix(r, n, 13, f64v), matrix(r, n, 12, f64v)]
+    });
+    assert_eq!(errors, 1);
+}
+
+#[test]
+fn matrix_row_on_the_host_and_first_column() {
+    check(MAT_ROW_AND_COL0, &[1, 7, 33], 1e-12, |r, n| {
+        vec![matrix(r, n, 6, f64v), Value::Usize(n / 2)]
+    });
+    let errors = check(MAT_ROW_AND_COL0, &[0, 7], 1e-12, |r, n| {
+        vec![matrix(r, n, 6, f64v), Value::Usize(n + 1)]
+    });
+    assert_eq!(errors, 2);
+}
+
+#[test]
+fn three_loops_per_row() {
+    check(PAIR_SUMS_PER_ROW, &SIZES, 0.0, |r, n| {
+        vec![ragged(r, n, 20, i64v)]
+    });
+}
+
+#[test]
+fn random_access_into_row_scans_and_filters() {
+    let errors = check(LAST_OF_ROW_SCAN, &SIZES, 0.0, |r, n| {
+        vec![
+            Value::seq(
+                (0..n)
+                    .map(|_| Value::seq((0..r.range(4, 20)).map(|_| i64v(r)).collect()))
+                    .collect(),
+            ),
+            Value::Usize(1),
+        ]
+    });
+    assert!(errors <= SIZES.len());
+}
+
+#[test]
+fn offsets_of_rows() {
+    check(OFFSETS_OF, &SIZES, 0.0, |r, n| vec![ragged(r, n, 40, i32v)]);
+}
