@@ -14,7 +14,8 @@
 //! A function declared `-> Result<T, dpl::Error>` uses `rt::run` and returns the error
 //! instead. Next to each function a hidden constant `__dpl_inspect_<name>` holds the IR after
 //! each pass, the generated Rust and loop counts (read with `dpl::inspect!(name)`); with
-//! `DPL_DUMP=<dir>` set at build time the same texts are written to files there.
+//! `DPL_DUMP=<dir>` set at build time the same texts (and, with the `gpu` feature, the PTX
+//! and launch plan) are written to files there.
 
 use crate::front::{Inner, Lowered, Options, Repr};
 use dpl_core::ir;
@@ -193,6 +194,8 @@ fn function(opts: &Options, l: &Lowered) -> Result<TokenStream, syn::Error> {
         #(#attrs)*
         #[allow(unused_variables, unused_parens, unused_braces, unused_unsafe, non_snake_case, clippy::all)]
         #vis #sig {
+            // Makes cargo rebuild this crate (re-running the macro) when `DPL_DUMP` changes.
+            const _: ::core::option::Option<&str> = ::core::option_env!("DPL_DUMP");
             #dispatch
         }
         #inspect
@@ -214,7 +217,10 @@ fn gpu_arm(opts: &Options, l: &Lowered, compiled: &Compiled) -> TokenStream {
     };
     let program = match dpl_cuda::compile_with(&compiled.fused, &dpl_cuda::Options { inner }) {
         Ok(p) => {
-            dump(&name, &[("ptx", &p.ptx), ("plan.txt", &format!("{:#?}", p.plan))]);
+            dump(
+                &name,
+                &[("ptx", &p.ptx), ("plan.txt", &format!("{:#?}", p.plan))],
+            );
             let bytes = proc_macro2::Literal::byte_string(&p.encode());
             let locations = (0..l.spans.count()).map(|s| {
                 let sp = l.spans.get(ir::Span(s as u32));
@@ -313,13 +319,16 @@ fn inspect_const(l: &Lowered, c: &Compiled, cpu: &TokenStream) -> TokenStream {
     }
 }
 
-/// With `DPL_DUMP=<dir>` at build time, writes each text to `<dir>/<function>.<what>`.
-/// Failures to write are ignored: dumping is a debugging aid and must not break builds.
+/// With `DPL_DUMP=<dir>` at build time, writes each text to `<dir>/<crate>/<function>.<what>`
+/// (`<crate>` is cargo's `CARGO_CRATE_NAME`, so test crates that reuse a function name do
+/// not overwrite each other). Failures to write are ignored: dumping is a debugging aid and
+/// must not break builds.
 fn dump(name: &str, files: &[(&str, &str)]) {
     let Some(dir) = std::env::var_os("DPL_DUMP") else {
         return;
     };
-    let dir = std::path::PathBuf::from(dir);
+    let krate = std::env::var("CARGO_CRATE_NAME").unwrap_or_else(|_| "crate".into());
+    let dir = std::path::PathBuf::from(dir).join(krate);
     if std::fs::create_dir_all(&dir).is_err() {
         return;
     }

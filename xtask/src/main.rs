@@ -12,7 +12,8 @@ use std::process::Command;
 const USAGE: &str = "usage: cargo xtask <command>
 
 commands:
-  test             install the PTX tools (once), then run the whole test suite
+  test             install the PTX tools (once), run the whole test suite (also on the
+                   simulated GPU), then assemble every generated kernel with ptxas
   demo             run the demonstration (release build): flagship programs, checked, timed
   ptx-tools        install ptxas/cuobjdump (PyPI wheels) under target/, print the folder
   check-fixtures   assemble every PTX fixture of dpl-sim with ptxas
@@ -42,15 +43,25 @@ fn main() {
     }
 }
 
-/// Installs the PTX tools, then runs `cargo test --workspace` (extra arguments are passed
-/// on to cargo test).
+/// Installs the PTX tools, then runs `cargo test --workspace --features dpl/sim` (extra
+/// arguments are passed on to cargo test): every test also runs on the simulated GPU, and
+/// the GPU code of every `#[parallel]` function is dumped (`DPL_DUMP`) while the tests are
+/// built. Then every dumped kernel is assembled with ptxas for sm_70/80/90 (warnings and
+/// spills are errors) and the register report `target/ptx-report.md` is written.
 fn test(extra: &[String]) -> Result<(), String> {
     let tools = ptx::install_tools()?;
     let tools = tools.to_string_lossy().into_owned();
     println!("xtask: PTX tools in {tools}");
-    let mut args = vec!["test", "--workspace"];
+    let root = ptx::repo_root();
+    let dump = root.join("target").join("dpl-dump");
+    let dump_text = dump.to_string_lossy().into_owned();
+    let mut args = vec!["test", "--workspace", "--features", "dpl/sim"];
     args.extend(extra.iter().map(String::as_str));
-    cargo(&args, &[("DPL_PTX_TOOLS", &tools)])
+    cargo(
+        &args,
+        &[("DPL_PTX_TOOLS", &tools), ("DPL_DUMP", &dump_text)],
+    )?;
+    ptx::check_dump(&dump, &root.join("target").join("ptx-report.md"))
 }
 
 fn cargo(args: &[&str], env: &[(&str, &str)]) -> Result<(), String> {

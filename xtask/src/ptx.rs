@@ -37,7 +37,7 @@ const PTXAS_CUDA13: &str = "ptxas-cuda13";
 const CUOBJDUMP: &str = "cuobjdump";
 
 /// Root of the repository (the parent of the `xtask` package).
-fn repo_root() -> PathBuf {
+pub fn repo_root() -> PathBuf {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
     manifest.parent().unwrap_or(manifest).to_path_buf()
 }
@@ -490,5 +490,158 @@ mod tests {
         assert_eq!(ptxas_for(&dir, ".version 8.8"), dir.join(PTXAS));
         assert_eq!(ptxas_for(&dir, "no version"), dir.join(PTXAS));
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
+
+/// The architectures every generated kernel is assembled for.
+pub const ARCHS: [&str; 3] = ["sm_70", "sm_80", "sm_90"];
+
+/// What ptxas reports about one kernel for one architecture.
+#[derive(Clone, Debug, Default)]
+struct KernelUsage {
+    registers: u32,
+    spill_bytes: u32,
+    shared_bytes: u32,
+}
+
+/// Parses `ptxas -v` output: `Compiling entry function 'k' for 'sm_80'` followed by
+/// `Used N registers, ...` and `N bytes spill stores, N bytes spill loads`.
+fn parse_usage(log: &str) -> Vec<(String, KernelUsage)> {
+    let mut out: Vec<(String, KernelUsage)> = Vec::new();
+    let number_before = |line: &str, unit: &str| -> Option<u32> {
+        let at = line.find(unit)?;
+        line[..at].split_whitespace().last()?.parse().ok()
+    };
+    for line in log.lines() {
+        if let Some(rest) = line.split("Compiling entry function '").nth(1) {
+            let name = rest.split('\'').next().unwrap_or_default().to_string();
+            out.push((name, KernelUsage::default()));
+        } else if let Some((_, u)) = out.last_mut() {
+            if line.contains("Used") {
+                u.registers = number_before(line, " registers").unwrap_or(0);
+                u.shared_bytes = number_before(line, " bytes smem").unwrap_or(0);
+            }
+            if line.contains("spill stores") {
+                u.spill_bytes = number_before(line, " bytes spill stores").unwrap_or(0)
+                    + number_before(line, " bytes spill loads").unwrap_or(0);
+            }
+        }
+    }
+    out
+}
+
+/// Assembles every PTX file `DPL_DUMP` left under `dump` (one folder per crate, one file
+/// per `#[parallel]` function) for [`ARCHS`] with
+/// `-Werror --warn-on-spills --warn-on-local-memory-usage -v`, and writes the register
+/// report `report` (Markdown: one row per kernel). Fails listing every file ptxas rejects.
+pub fn check_dump(dump: &Path, report: &Path) -> Result<(), String> {
+    let mut files = Vec::new();
+    if dump.exists() {
+        collect_files(dump, &mut |p| {
+            if p.extension().is_some_and(|e| e == "ptx") {
+                files.push(p.to_path_buf());
+            }
+        })?;
+    }
+    files.sort();
+    if files.is_empty() {
+        return Err(format!(
+            "no generated PTX under {} (was the test build made with DPL_DUMP and the `sim` feature?)",
+            dump.display()
+        ));
+    }
+    let mut failures = Vec::new();
+    let mut rows = Vec::new();
+    for f in &files {
+        let mut per_arch = Vec::new();
+        for arch in ARCHS {
+            match ptxas_check(
+                f,
+                arch,
+                &[
+                    "-Werror",
+                    "--warn-on-spills",
+                    "--warn-on-local-memory-usage",
+                    "-v",
+                ],
+            ) {
+                Ok(log) => per_arch.push(parse_usage(&log)),
+                Err(e) => {
+                    failures.push(e);
+                    per_arch.push(Vec::new());
+                }
+            }
+        }
+        let rel = f.strip_prefix(dump).unwrap_or(f).display().to_string();
+        for (k, (kernel, u70)) in per_arch[0].iter().enumerate() {
+            let regs = |a: usize| {
+                per_arch[a]
+                    .iter()
+                    .find(|(n, _)| n == kernel)
+                    .map_or_else(|| "-".to_string(), |(_, u)| u.registers.to_string())
+            };
+            rows.push(format!(
+                "| {} | `{kernel}` | {} | {} | {} | {} | {} |",
+                if k == 0 { rel.as_str() } else { "" },
+                u70.registers,
+                regs(1),
+                regs(2),
+                u70.shared_bytes,
+                u70.spill_bytes
+            ));
+        }
+    }
+    let kernels = rows.len();
+    let mut text = format!(
+        "# Generated kernels: ptxas report\n\n\
+         Written by `cargo xtask test` (from the PTX that `DPL_DUMP` wrote while the test \
+         suite was built). Every kernel is assembled for {} with `-Werror --warn-on-spills \
+         --warn-on-local-memory-usage -v`. {} files, {kernels} kernels, {} rejected.\n\n\
+         | function | kernel | regs sm_70 | regs sm_80 | regs sm_90 | smem bytes (sm_70) | spill bytes (sm_70) |\n\
+         |---|---|---|---|---|---|---|\n",
+        ARCHS.join(", "),
+        files.len(),
+        failures.len()
+    );
+    for r in rows {
+        text.push_str(&r);
+        text.push('\n');
+    }
+    std::fs::write(report, text).map_err(|e| format!("cannot write {}: {e}", report.display()))?;
+    println!(
+        "xtask: ptxas accepted {} of {} generated PTX files ({kernels} kernels) for {}; report in {}",
+        files.len() - failures.len().min(files.len()),
+        files.len(),
+        ARCHS.join(", "),
+        report.display()
+    );
+    if failures.is_empty() {
+        Ok(())
+    } else {
+        Err(failures.join("\n"))
+    }
+}
+
+#[cfg(test)]
+mod usage_tests {
+    use super::*;
+
+    #[test]
+    fn parses_ptxas_verbose_output() {
+        let log = "ptxas info    : 0 bytes gmem\n\
+                   ptxas info    : Compiling entry function 'dpl_f_k0_map' for 'sm_80'\n\
+                   ptxas info    : Function properties for dpl_f_k0_map\n\
+                   \x20   0 bytes stack frame, 4 bytes spill stores, 8 bytes spill loads\n\
+                   ptxas info    : Used 12 registers, 1024 bytes smem, 380 bytes cmem[0]\n\
+                   ptxas info    : Compiling entry function 'dpl_f_k1_reduce' for 'sm_80'\n\
+                   ptxas info    : Used 30 registers, 372 bytes cmem[0]\n";
+        let u = parse_usage(log);
+        assert_eq!(u.len(), 2);
+        assert_eq!(u[0].0, "dpl_f_k0_map");
+        assert_eq!(
+            (u[0].1.registers, u[0].1.spill_bytes, u[0].1.shared_bytes),
+            (12, 12, 1024)
+        );
+        assert_eq!((u[1].0.as_str(), u[1].1.registers), ("dpl_f_k1_reduce", 30));
     }
 }
