@@ -43,6 +43,12 @@ pub trait Driver {
     type Module;
     /// Loads (or finds in a cache) the module of a PTX text.
     fn load(&self, ptx: &str) -> Result<Self::Module, String>;
+    /// Loads (or finds in a cache) the module of a compiled program. The default loads
+    /// its PTX text with [`Driver::load`]; a driver that can use the program's cubins
+    /// ([`GpuProgram::cubins`]) overrides it.
+    fn load_program(&self, program: &GpuProgram) -> Result<Self::Module, String> {
+        self.load(&program.ptx)
+    }
     /// Allocates `bytes` zeroed bytes (at least 1).
     fn alloc_zeroed(&self, bytes: usize) -> Result<u64, String>;
     /// Copies host bytes to device address `dst`.
@@ -96,7 +102,7 @@ pub fn run_at<D: Driver>(
             args.len()
         )));
     }
-    let module = driver.load(&program.ptx).map_err(Error::Device)?;
+    let module = driver.load_program(program).map_err(Error::Device)?;
     let mut ex = Exec {
         program,
         driver,

@@ -17,6 +17,9 @@
 
 mod codegen;
 mod exec;
+pub mod cubin;
+#[cfg(feature = "cuda")]
+pub mod cuda;
 pub mod plan;
 mod ptx;
 #[cfg(feature = "sim")]
@@ -46,6 +49,10 @@ pub struct GpuProgram {
     pub kernels: Vec<String>,
     /// The host's part.
     pub plan: plan::Plan,
+    /// The module assembled ahead of time (see [`cubin`]): `(compute capability as
+    /// 10 * major + minor, cubin)` pairs. Empty from [`compile`]; a driver that finds
+    /// none for its device compiles [`GpuProgram::ptx`] instead.
+    pub cubins: Vec<(u32, Vec<u8>)>,
 }
 
 impl GpuProgram {
@@ -146,6 +153,7 @@ pub fn compile(f: &Function) -> Result<GpuProgram, Unsupported> {
         ptx,
         kernels,
         plan,
+        cubins: Vec::new(),
     })
 }
 

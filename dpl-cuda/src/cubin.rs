@@ -1,0 +1,361 @@
+//! Ahead-of-time assembly of the generated PTX into cubins with NVIDIA's `ptxas`.
+//!
+//! A [`GpuProgram`](crate::GpuProgram) always carries its PTX text, which the CUDA driver
+//! compiles (JIT) for the device the first time a module is loaded. When `ptxas` is
+//! available at build time, the kernels can also be assembled for the architectures a
+//! user lists (`dpl_build::cubins(&["sm_80", "sm_90"])` in a `build.rs`), and the cubins
+//! embedded next to the PTX in [`GpuProgram::cubins`](crate::GpuProgram::cubins); the real
+//! driver then loads the cubin matching the device and skips the JIT.
+//!
+//! Nothing here needs a GPU or the CUDA toolkit: `ptxas` is found through environment
+//! variables ([`find_ptxas`]), e.g. the PyPI build that `cargo xtask ptx-tools` installs.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Environment variable naming the `ptxas` executable itself.
+pub const ENV_PTXAS: &str = "DPL_PTXAS";
+/// Environment variable naming a folder that holds `ptxas` (what `cargo xtask ptx-tools`
+/// prints).
+pub const ENV_PTX_TOOLS: &str = "DPL_PTX_TOOLS";
+/// Environment variable listing the architectures to assemble for, comma-separated
+/// (`sm_80,sm_90`), as `dpl_build::cubins` sets it for the compiler.
+pub const ENV_CUBIN_ARCHS: &str = "DPL_CUBIN_ARCHS";
+
+/// The file name of the assembler on this platform.
+pub const PTXAS_FILE: &str = if cfg!(windows) { "ptxas.exe" } else { "ptxas" };
+
+/// Finds `ptxas` from the environment: `DPL_PTXAS` (the executable's path) first, then
+/// `DPL_PTX_TOOLS` (a folder holding it). Returns `None` when neither is set (an empty
+/// value counts as unset). The path is not checked: [`assemble`] reports a missing or
+/// broken assembler.
+pub fn find_ptxas() -> Option<PathBuf> {
+    find_ptxas_in(|name| std::env::var_os(name))
+}
+
+/// [`find_ptxas`] over an arbitrary environment lookup (for build scripts and tests).
+pub fn find_ptxas_in(env: impl Fn(&str) -> Option<std::ffi::OsString>) -> Option<PathBuf> {
+    let set = |name: &str| env(name).filter(|v| !v.is_empty());
+    if let Some(p) = set(ENV_PTXAS) {
+        return Some(PathBuf::from(p));
+    }
+    set(ENV_PTX_TOOLS).map(|dir| PathBuf::from(dir).join(PTXAS_FILE))
+}
+
+/// A GPU architecture for `ptxas -arch`: `sm_<major><minor>`, optionally with the
+/// architecture-specific suffix `a` (`sm_90a`). dpl's PTX targets `sm_70`, so only
+/// `sm_70` and newer are accepted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Arch {
+    /// Compute capability major version (7 for `sm_70`, 10 for `sm_100`).
+    pub major: u32,
+    /// Compute capability minor version (0 to 9).
+    pub minor: u32,
+    /// Architecture-specific variant (`sm_90a`): its cubins run only on exactly that
+    /// compute capability.
+    pub specific: bool,
+}
+
+impl Arch {
+    /// Parses `sm_NN`, `sm_NNN` or the same with an `a` suffix. The last digit is the
+    /// minor version. Fails with a message naming the accepted forms.
+    pub fn parse(s: &str) -> Result<Arch, String> {
+        let bad = |why: &str| {
+            format!(
+                "invalid GPU architecture `{s}`: {why} (expected `sm_` followed by the compute \
+                 capability, e.g. `sm_70`, `sm_80`, `sm_90` or `sm_90a`; sm_70 or newer)"
+            )
+        };
+        let rest = s
+            .strip_prefix("sm_")
+            .ok_or_else(|| bad("it does not start with `sm_`"))?;
+        let (digits, specific) = match rest.strip_suffix('a') {
+            Some(d) => (d, true),
+            None => (rest, false),
+        };
+        if !(2..=3).contains(&digits.len()) || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(bad("the compute capability must be 2 or 3 digits"));
+        }
+        let n: u32 = digits
+            .parse()
+            .map_err(|_| bad("the compute capability is not a number"))?;
+        let arch = Arch {
+            major: n / 10,
+            minor: n % 10,
+            specific,
+        };
+        if arch.major < 7 {
+            return Err(bad("dpl's PTX needs sm_70 or newer"));
+        }
+        Ok(arch)
+    }
+
+    /// The compute capability as `10 * major + minor` (80 for `sm_80` and `sm_80a`), the
+    /// key of [`GpuProgram::cubins`](crate::GpuProgram::cubins).
+    pub fn number(&self) -> u32 {
+        10 * self.major + self.minor
+    }
+}
+
+impl std::fmt::Display for Arch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let a = if self.specific { "a" } else { "" };
+        write!(f, "sm_{}{}{a}", self.major, self.minor)
+    }
+}
+
+/// Parses a comma-separated list of architectures (`sm_80,sm_90`; spaces around the
+/// names are ignored, empty entries skipped). Fails at the first invalid name.
+pub fn parse_archs(list: &str) -> Result<Vec<Arch>, String> {
+    list.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(Arch::parse)
+        .collect()
+}
+
+/// Assembles a PTX module for `arch` (`"sm_80"`, validated by [`Arch::parse`]) with the
+/// `ptxas` at `ptxas`, returning the cubin (an ELF image).
+///
+/// The PTX goes through a temporary file (removed afterwards). Errors name the
+/// assembler and carry its output when it fails.
+pub fn assemble(ptxas: &Path, ptx: &str, arch: &str) -> Result<Vec<u8>, String> {
+    let arch = Arch::parse(arch)?;
+    let dir = TempDir::new()?;
+    let input = dir.path.join("module.ptx");
+    let output = dir.path.join("module.cubin");
+    std::fs::write(&input, ptx)
+        .map_err(|e| format!("cannot write the PTX to {}: {e}", input.display()))?;
+    let out = Command::new(ptxas)
+        .arg(format!("-arch={arch}"))
+        .arg(&input)
+        .arg("-o")
+        .arg(&output)
+        .output()
+        .map_err(|e| {
+            format!(
+                "cannot run ptxas ({}): {e} (set {ENV_PTXAS} to the assembler or \
+                 {ENV_PTX_TOOLS} to its folder; `cargo xtask ptx-tools` installs one)",
+                ptxas.display()
+            )
+        })?;
+    if !out.status.success() {
+        return Err(format!(
+            "ptxas ({}) failed for {arch} ({}):\n{}{}",
+            ptxas.display(),
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    let cubin = std::fs::read(&output).map_err(|e| {
+        format!(
+            "ptxas ({}) succeeded for {arch} but its output {} cannot be read: {e}",
+            ptxas.display(),
+            output.display()
+        )
+    })?;
+    if !is_elf(&cubin) {
+        return Err(format!(
+            "ptxas ({}) wrote something that is not an ELF cubin for {arch} ({} bytes)",
+            ptxas.display(),
+            cubin.len()
+        ));
+    }
+    Ok(cubin)
+}
+
+/// Assembles `ptx` for each architecture of `archs`, returning the
+/// [`GpuProgram::cubins`](crate::GpuProgram::cubins) entries (compute capability number,
+/// cubin). Two names with the same number (`sm_90`, `sm_90a`) keep the first.
+pub fn assemble_all(
+    ptxas: &Path,
+    ptx: &str,
+    archs: &[Arch],
+) -> Result<Vec<(u32, Vec<u8>)>, String> {
+    let mut out: Vec<(u32, Vec<u8>)> = Vec::new();
+    for a in archs {
+        if out.iter().any(|(n, _)| *n == a.number()) {
+            continue;
+        }
+        out.push((a.number(), assemble(ptxas, ptx, &a.to_string())?));
+    }
+    Ok(out)
+}
+
+/// Whether `bytes` start with the ELF magic number (what a cubin is).
+pub fn is_elf(bytes: &[u8]) -> bool {
+    bytes.starts_with(b"\x7fELF")
+}
+
+/// Picks the cubin to load on a device of compute capability `cc` (`10 * major +
+/// minor`): the one built for exactly `cc`, else the newest one of the same major version
+/// and a lower minor (binary compatible), else none (the driver then compiles the PTX).
+pub fn select(cubins: &[(u32, Vec<u8>)], cc: u32) -> Option<&[u8]> {
+    select_entry(cubins, cc).map(|(_, c)| c)
+}
+
+/// [`select`], also giving the chosen cubin's compute capability.
+pub fn select_entry(cubins: &[(u32, Vec<u8>)], cc: u32) -> Option<(u32, &[u8])> {
+    let exact = cubins.iter().find(|(n, _)| *n == cc);
+    exact
+        .or_else(|| {
+            cubins
+                .iter()
+                .filter(|(n, _)| n / 10 == cc / 10 && *n <= cc)
+                .max_by_key(|(n, _)| *n)
+        })
+        .map(|(n, c)| (*n, c.as_slice()))
+}
+
+/// A fresh folder under the system's temporary directory, removed on drop.
+struct TempDir {
+    path: PathBuf,
+}
+
+impl TempDir {
+    fn new() -> Result<TempDir, String> {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        let path = std::env::temp_dir().join(format!(
+            "dpl-cubin-{}-{}-{nanos}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&path)
+            .map_err(|e| format!("cannot create the temporary folder {}: {e}", path.display()))?;
+        Ok(TempDir { path })
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::OsString;
+
+    #[test]
+    fn arch_names_parse() {
+        let a = Arch::parse("sm_80").unwrap();
+        assert_eq!(
+            (a.major, a.minor, a.specific, a.number()),
+            (8, 0, false, 80)
+        );
+        let a = Arch::parse("sm_90a").unwrap();
+        assert_eq!((a.major, a.minor, a.specific, a.number()), (9, 0, true, 90));
+        let a = Arch::parse("sm_86").unwrap();
+        assert_eq!(a.number(), 86);
+        let a = Arch::parse("sm_120").unwrap();
+        assert_eq!((a.major, a.minor, a.number()), (12, 0, 120));
+        for s in ["sm_70", "sm_75", "sm_90a", "sm_100a", "sm_120"] {
+            assert_eq!(Arch::parse(s).unwrap().to_string(), s);
+        }
+    }
+
+    #[test]
+    fn bad_arch_names_are_rejected_with_the_reason() {
+        for (s, why) in [
+            ("sm_60", "sm_70 or newer"),
+            ("sm_52", "sm_70 or newer"),
+            ("compute_80", "does not start with `sm_`"),
+            ("80", "does not start with `sm_`"),
+            ("sm_8", "2 or 3 digits"),
+            ("sm_8x", "2 or 3 digits"),
+            ("sm_", "2 or 3 digits"),
+            ("sm_1000", "2 or 3 digits"),
+            ("sm_80b", "2 or 3 digits"),
+            ("SM_80", "does not start with `sm_`"),
+        ] {
+            let e = Arch::parse(s).unwrap_err();
+            assert!(e.contains(why) && e.contains(&format!("`{s}`")), "{s}: {e}");
+        }
+    }
+
+    #[test]
+    fn arch_lists_parse() {
+        let v = parse_archs(" sm_80, sm_90a ,,").unwrap();
+        assert_eq!(
+            v.iter().map(Arch::to_string).collect::<Vec<_>>(),
+            ["sm_80", "sm_90a"]
+        );
+        assert!(parse_archs("").unwrap().is_empty());
+        assert!(parse_archs("sm_80,sm_61").unwrap_err().contains("`sm_61`"));
+    }
+
+    #[test]
+    fn ptxas_is_found_from_the_environment() {
+        let env = |vars: &'static [(&'static str, &'static str)]| {
+            move |name: &str| {
+                vars.iter()
+                    .find(|(k, _)| *k == name)
+                    .map(|(_, v)| OsString::from(v))
+            }
+        };
+        assert_eq!(find_ptxas_in(env(&[])), None);
+        assert_eq!(
+            find_ptxas_in(env(&[(ENV_PTX_TOOLS, "/t/bin")])),
+            Some(Path::new("/t/bin").join(PTXAS_FILE))
+        );
+        assert_eq!(
+            find_ptxas_in(env(&[
+                (ENV_PTX_TOOLS, "/t/bin"),
+                (ENV_PTXAS, "/x/ptxas-12")
+            ])),
+            Some(PathBuf::from("/x/ptxas-12"))
+        );
+        assert_eq!(
+            find_ptxas_in(env(&[(ENV_PTXAS, ""), (ENV_PTX_TOOLS, "/t")])),
+            Some(Path::new("/t").join(PTXAS_FILE))
+        );
+    }
+
+    #[test]
+    fn cubin_selection_prefers_the_exact_then_the_compatible_arch() {
+        let c = |n: u32| (n, vec![n as u8]);
+        let set = vec![c(70), c(80), c(86), c(90)];
+        assert_eq!(select(&set, 80), Some(&[80u8][..]));
+        assert_eq!(select(&set, 86), Some(&[86u8][..]));
+        assert_eq!(select(&set, 89), Some(&[86u8][..]));
+        assert_eq!(select(&set, 87), Some(&[86u8][..]));
+        assert_eq!(select(&set, 75), Some(&[70u8][..]));
+        assert_eq!(select_entry(&set, 89).map(|(n, _)| n), Some(86));
+        assert_eq!(select(&set, 90), Some(&[90u8][..]));
+        // Other majors are not binary compatible: the PTX is used.
+        assert_eq!(select(&set, 100), None);
+        assert_eq!(select(&[c(80)], 75), None);
+        assert_eq!(select(&[c(86)], 80), None);
+        assert_eq!(select(&[], 80), None);
+    }
+
+    #[test]
+    fn a_missing_assembler_is_a_clear_error() {
+        let e = assemble(
+            Path::new("/nonexistent/dpl/ptxas"),
+            ".version 7.0\n",
+            "sm_80",
+        )
+        .unwrap_err();
+        assert!(
+            e.contains("cannot run ptxas") && e.contains("/nonexistent/dpl/ptxas"),
+            "{e}"
+        );
+        let e = assemble(Path::new("/nonexistent/dpl/ptxas"), "", "sm_61").unwrap_err();
+        assert!(e.contains("sm_70 or newer"), "{e}");
+    }
+
+    #[test]
+    fn elf_magic() {
+        assert!(is_elf(b"\x7fELF\x02\x01"));
+        assert!(!is_elf(b"\x7fEL"));
+        assert!(!is_elf(b".version 7.0"));
+    }
+}
