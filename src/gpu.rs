@@ -14,7 +14,8 @@
 use std::sync::OnceLock;
 
 use dpl_core::interp::Value;
-use dpl_cuda::GpuProgram;
+use dpl_core::ir::{Scalar, Type};
+use dpl_cuda::{DeviceSeq, Driver, GpuProgram, Input, LaunchArg, Output};
 
 use crate::{Error, Location, Matrix, Nested, Place, Seq};
 
@@ -84,23 +85,164 @@ impl Program {
 }
 
 /// Runs `program` on `place` (a GPU place) with the converted arguments.
-pub fn call<R: Ret>(program: &Program, place: Place, args: Vec<Value>) -> Result<R, Error> {
+pub fn call<R: Ret>(program: &Program, place: Place, args: Vec<Input>) -> Result<R, Error> {
     let p = program.program(place)?;
     let locate = |s: u32| program.locate(s);
-    let value = match place {
-        Place::Sim => sim::run(p, args, &locate)?,
-        Place::Gpu(_) | Place::Cpu | Place::Seq => return Err(crate::place::unavailable(place)),
-    };
-    R::from_value(value)
+    let out = run_on(place, p, args, R::KEEP_ON_DEVICE, &locate)?;
+    R::from_output(out, place)
 }
 
 /// Runs `program` and panics with the error's message if it fails (functions not declared
 /// to return `Result`).
 #[track_caller]
-pub fn call_or_panic<R: Ret>(program: &Program, place: Place, args: Vec<Value>) -> R {
+pub fn call_or_panic<R: Ret>(program: &Program, place: Place, args: Vec<Input>) -> R {
     match call(program, place, args) {
         Ok(v) => v,
         Err(e) => panic!("{e}"),
+    }
+}
+
+/// Bytes and copies moved between the host and a GPU place since the process started
+/// (see [`transfers`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Transfers {
+    /// Host-to-device copies.
+    pub to_device: u64,
+    /// Bytes copied host-to-device.
+    pub to_device_bytes: u64,
+    /// Device-to-host copies (results, and the small read-backs of counts, reduction
+    /// results and the error record).
+    pub to_host: u64,
+    /// Bytes copied device-to-host.
+    pub to_host_bytes: u64,
+}
+
+/// The transfers between the host and `place` so far (zero for places without a device,
+/// and for a device that was never used). Take two readings and subtract to measure a
+/// stretch of code:
+///
+/// ```
+/// let before = dpl::transfers(dpl::Place::Sim);
+/// // ... calls on Place::Sim ...
+/// let moved = dpl::transfers(dpl::Place::Sim).to_device_bytes - before.to_device_bytes;
+/// assert_eq!(moved, 0);
+/// ```
+pub fn transfers(place: Place) -> Transfers {
+    match place {
+        Place::Sim => sim::counters().map(Counted::read).unwrap_or_default(),
+        _ => Transfers::default(),
+    }
+}
+
+/// A driver that counts the bytes it moves between host and device.
+struct Counted<D> {
+    inner: D,
+    counts: [std::sync::atomic::AtomicU64; 4],
+}
+
+impl<D> Counted<D> {
+    fn new(inner: D) -> Self {
+        Counted {
+            inner,
+            counts: Default::default(),
+        }
+    }
+
+    fn add(&self, which: usize, bytes: usize) {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.counts[which].fetch_add(1, Relaxed);
+        self.counts[which + 1].fetch_add(bytes as u64, Relaxed);
+    }
+
+    fn read(&self) -> Transfers {
+        use std::sync::atomic::Ordering::Relaxed;
+        let [a, b, c, d] = &self.counts;
+        Transfers {
+            to_device: a.load(Relaxed),
+            to_device_bytes: b.load(Relaxed),
+            to_host: c.load(Relaxed),
+            to_host_bytes: d.load(Relaxed),
+        }
+    }
+}
+
+impl<D: Driver> Driver for Counted<D> {
+    type Module = D::Module;
+
+    fn load(&self, ptx: &str) -> Result<D::Module, String> {
+        self.inner.load(ptx)
+    }
+
+    fn load_program(&self, p: &GpuProgram) -> Result<D::Module, String> {
+        self.inner.load_program(p)
+    }
+
+    fn alloc_zeroed(&self, bytes: usize) -> Result<u64, String> {
+        self.inner.alloc_zeroed(bytes)
+    }
+
+    fn write(&self, dst: u64, data: &[u8]) -> Result<(), String> {
+        self.add(0, data.len());
+        self.inner.write(dst, data)
+    }
+
+    fn read(&self, src: u64, out: &mut [u8]) -> Result<(), String> {
+        self.add(2, out.len());
+        self.inner.read(src, out)
+    }
+
+    fn copy(&self, src: u64, dst: u64, bytes: usize) -> Result<(), String> {
+        self.inner.copy(src, dst, bytes)
+    }
+
+    fn launch(
+        &self,
+        module: &D::Module,
+        kernel: &str,
+        grid: u32,
+        block: u32,
+        args: &[LaunchArg],
+    ) -> Result<(), String> {
+        self.inner.launch(module, kernel, grid, block, args)
+    }
+
+    fn free(&self, addr: u64) -> Result<(), String> {
+        self.inner.free(addr)
+    }
+}
+
+/// The operations the GPU places provide, per backend module (`sim`, later `cuda`): run a
+/// program, read a device sequence back, free device buffers, read the transfer counters.
+fn run_on(
+    place: Place,
+    p: &GpuProgram,
+    args: Vec<Input>,
+    keep: bool,
+    locate: &dyn Fn(u32) -> Location,
+) -> Result<Output, Error> {
+    match place {
+        Place::Sim => sim::run(p, args, keep, locate),
+        Place::Gpu(_) | Place::Cpu | Place::Seq => Err(crate::place::unavailable(place)),
+    }
+}
+
+fn upload_on(place: Place, elem: &Type, items: &[Value]) -> Result<DeviceSeq, Error> {
+    match place {
+        Place::Sim => sim::upload(elem, items),
+        Place::Gpu(_) | Place::Cpu | Place::Seq => Err(crate::place::unavailable(place)),
+    }
+}
+
+fn download_on(place: Place, seq: &DeviceSeq) -> Result<Value, Error> {
+    match place {
+        Place::Sim => sim::download(seq),
+        Place::Gpu(_) | Place::Cpu | Place::Seq => Err(crate::place::unavailable(place)),
+    }
+}
+
+fn free_on(place: Place, seq: &DeviceSeq) {
+    if place == Place::Sim {
+        sim::free(seq);
     }
 }
 
@@ -111,17 +253,36 @@ mod sim {
 
     /// The simulated device shared by every call of the process (modules are cached in
     /// it, so each function's PTX is parsed once).
-    pub fn driver() -> &'static SimDriver {
-        static DRIVER: OnceLock<SimDriver> = OnceLock::new();
-        DRIVER.get_or_init(SimDriver::default)
+    fn driver() -> &'static Counted<SimDriver> {
+        static DRIVER: OnceLock<Counted<SimDriver>> = OnceLock::new();
+        DRIVER.get_or_init(|| Counted::new(SimDriver::default()))
+    }
+
+    pub fn counters() -> Option<&'static Counted<SimDriver>> {
+        Some(driver())
     }
 
     pub fn run(
         p: &GpuProgram,
-        args: Vec<Value>,
+        args: Vec<Input>,
+        keep: bool,
         locate: &dyn Fn(u32) -> Location,
-    ) -> Result<Value, Error> {
-        dpl_cuda::run_at(p, driver(), args, locate)
+    ) -> Result<Output, Error> {
+        dpl_cuda::run_resident(p, driver(), args, keep, locate)
+    }
+
+    pub fn download(seq: &DeviceSeq) -> Result<Value, Error> {
+        dpl_cuda::download(driver(), seq)
+    }
+
+    pub fn upload(elem: &Type, items: &[Value]) -> Result<DeviceSeq, Error> {
+        dpl_cuda::upload(driver(), elem, items)
+    }
+
+    pub fn free(seq: &DeviceSeq) {
+        for &b in &seq.bufs {
+            let _ = driver().free(b);
+        }
     }
 }
 
@@ -129,8 +290,62 @@ mod sim {
 mod sim {
     use super::*;
 
-    pub fn run(_: &GpuProgram, _: Vec<Value>, _: &dyn Fn(u32) -> Location) -> Result<Value, Error> {
+    pub fn counters() -> Option<&'static Counted<NoDriver>> {
+        None
+    }
+
+    pub fn run(
+        _: &GpuProgram,
+        _: Vec<Input>,
+        _: bool,
+        _: &dyn Fn(u32) -> Location,
+    ) -> Result<Output, Error> {
         Err(crate::place::unavailable(Place::Sim))
+    }
+
+    pub fn download(_: &DeviceSeq) -> Result<Value, Error> {
+        Err(crate::place::unavailable(Place::Sim))
+    }
+
+    pub fn upload(_: &Type, _: &[Value]) -> Result<DeviceSeq, Error> {
+        Err(crate::place::unavailable(Place::Sim))
+    }
+
+    pub fn free(_: &DeviceSeq) {}
+}
+
+/// Stands for the driver type of a backend this build does not have.
+#[allow(dead_code)]
+pub struct NoDriver;
+
+/// A device copy of a [`Seq`]: the buffers, the place holding them, and how to read them
+/// back as `T`s. Dropping it frees the buffers.
+pub(crate) struct DeviceCopy<T> {
+    place: Place,
+    seq: DeviceSeq,
+    read: fn(Value) -> Result<Vec<T>, Error>,
+}
+
+impl<T> DeviceCopy<T> {
+    pub(crate) fn len(&self) -> usize {
+        self.seq.len
+    }
+
+    pub(crate) fn place(&self) -> Place {
+        self.place
+    }
+
+    /// Reads the elements back; a device failure panics with its message.
+    pub(crate) fn download(&self) -> Vec<T> {
+        download_on(self.place, &self.seq)
+            .and_then(self.read)
+            .unwrap_or_else(|e| panic!("dpl: reading a Seq back from {}: {e}", self.place))
+    }
+}
+
+impl<T> Drop for DeviceCopy<T> {
+    fn drop(&mut self) {
+        free_on(self.place, &self.seq);
     }
 }
 
@@ -143,6 +358,8 @@ fn mismatch(what: &str, v: &Value) -> Error {
 
 /// Element types of sequences: scalars and tuples of scalars.
 pub trait Elem: Sized {
+    /// The DSL type.
+    fn ty() -> Type;
     /// The interpreter value of `self`.
     fn to_value(&self) -> Value;
     /// Back from an interpreter value.
@@ -152,6 +369,9 @@ pub trait Elem: Sized {
 macro_rules! scalar_elem {
     ($($t:ty => $v:ident),*) => {$(
         impl Elem for $t {
+            fn ty() -> Type {
+                Type::Scalar(Scalar::$v)
+            }
             #[inline]
             fn to_value(&self) -> Value {
                 Value::$v(*self)
@@ -181,6 +401,9 @@ scalar_elem!(bool => Bool, i32 => I32, u32 => U32, i64 => I64, u64 => U64, usize
 macro_rules! tuples {
     ($(($($t:ident $i:tt),+)),*) => {$(
         impl<$($t: Elem),+> Elem for ($($t,)+) {
+            fn ty() -> Type {
+                Type::Tuple(vec![$($t::ty()),+])
+            }
             fn to_value(&self) -> Value {
                 Value::Tuple(vec![$(self.$i.to_value()),+])
             }
@@ -194,6 +417,18 @@ macro_rules! tuples {
             }
         }
         impl<$($t: Ret),+> Ret for ($($t,)+) {
+            const KEEP_ON_DEVICE: bool = false $(|| $t::KEEP_ON_DEVICE)+;
+
+            fn from_output(o: Output, place: Place) -> Result<Self, Error> {
+                match o {
+                    Output::Tuple(items) if items.len() == [$($i),+].len() => {
+                        let mut items = items.into_iter();
+                        Ok(($($t::from_output(items.next().expect("length checked"), place)?,)+))
+                    }
+                    other => Self::from_value(host_value(other, place)?),
+                }
+            }
+
             fn from_value(v: Value) -> Result<Self, Error> {
                 match v {
                     Value::Tuple(items) if items.len() == [$($i),+].len() => {
@@ -226,11 +461,21 @@ fn seq_value<'a, T: Elem + 'a>(items: impl Iterator<Item = &'a T>) -> Value {
 pub trait Arg {
     /// The interpreter value of `self`.
     fn to_value(&self) -> Value;
+
+    /// The argument for a call on `place`: the host value, or a device copy already there.
+    fn input(&self, place: Place) -> Input {
+        let _ = place;
+        Input::Host(self.to_value())
+    }
 }
 
 impl<A: Arg + ?Sized> Arg for &A {
     fn to_value(&self) -> Value {
         (**self).to_value()
+    }
+
+    fn input(&self, place: Place) -> Input {
+        (**self).input(place)
     }
 }
 
@@ -250,6 +495,27 @@ impl<T: Elem> Arg for Seq<T> {
     fn to_value(&self) -> Value {
         seq_value(self.iter())
     }
+
+    /// A `Seq` whose device copy is on `place` is passed as it is: no transfer. One with
+    /// only a host copy is uploaded and keeps the device copy for later calls.
+    fn input(&self, place: Place) -> Input {
+        if self.device().is_none() {
+            let items = self.iter().map(Elem::to_value).collect::<Vec<_>>();
+            if let Ok(seq) = upload_on(place, &T::ty(), &items) {
+                // Another thread may have attached a copy meanwhile: then ours is dropped
+                // (freed) and theirs used.
+                let _ = self.attach_device(DeviceCopy {
+                    place,
+                    seq,
+                    read: Vec::<T>::from_value,
+                });
+            }
+        }
+        match self.device() {
+            Some(d) if d.place() == place => Input::Device(d.seq.clone()),
+            _ => Input::Host(self.to_value()),
+        }
+    }
 }
 
 impl<T: Elem> Arg for Nested<T> {
@@ -266,8 +532,34 @@ impl<T: Elem> Arg for Matrix<T> {
 
 /// Results: how the program's value becomes the declared Rust result.
 pub trait Ret: Sized {
+    /// Whether results of this type keep their sequences on the device (a `Seq` inside).
+    const KEEP_ON_DEVICE: bool = false;
+
     /// Converts the program's result.
     fn from_value(v: Value) -> Result<Self, Error>;
+
+    /// Converts the program's result as [`dpl_cuda::run_resident`] gives it: sequences
+    /// left on `place` are downloaded unless the type keeps them there.
+    fn from_output(o: Output, place: Place) -> Result<Self, Error> {
+        Self::from_value(host_value(o, place)?)
+    }
+}
+
+/// The whole output on the host (downloading and freeing what is on the device).
+fn host_value(o: Output, place: Place) -> Result<Value, Error> {
+    match o {
+        Output::Host(v) => Ok(v),
+        Output::Device(d) => {
+            let v = download_on(place, &d);
+            free_on(place, &d);
+            v
+        }
+        Output::Tuple(os) => os
+            .into_iter()
+            .map(|o| host_value(o, place))
+            .collect::<Result<_, _>>()
+            .map(Value::Tuple),
+    }
 }
 
 fn seq_items(v: &Value) -> Result<&[Value], Error> {
@@ -284,8 +576,22 @@ impl<T: Elem> Ret for Vec<T> {
 }
 
 impl<T: Elem> Ret for Seq<T> {
+    const KEEP_ON_DEVICE: bool = true;
+
     fn from_value(v: Value) -> Result<Self, Error> {
         Vec::<T>::from_value(v).map(Seq::from)
+    }
+
+    /// A sequence left on the device becomes a `Seq` holding only that device copy.
+    fn from_output(o: Output, place: Place) -> Result<Self, Error> {
+        match o {
+            Output::Device(seq) => Ok(Seq::from_device(DeviceCopy {
+                place,
+                seq,
+                read: Vec::<T>::from_value,
+            })),
+            other => Self::from_value(host_value(other, place)?),
+        }
     }
 }
 

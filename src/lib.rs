@@ -29,6 +29,7 @@ mod place;
 
 pub use dpl_core::run::{Error, Location, Place};
 pub use dpl_macros::{inspect, parallel};
+pub use gpu::{Transfers, transfers};
 pub use place::{available_places, current_place, default_place, with_place};
 
 /// Everything a `#[parallel]` user needs: `use dpl::prelude::*;`.

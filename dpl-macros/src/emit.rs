@@ -237,7 +237,7 @@ fn gpu_arm(opts: &Options, l: &Lowered, compiled: &Compiled) -> TokenStream {
     };
     let args = l.sig.params.iter().map(|p| {
         let x = &p.ident;
-        quote!(#private::gpu::Arg::to_value(&#x))
+        quote!(#private::gpu::Arg::input(&#x, __dpl_place))
     });
     let call = if l.sig.ret.result {
         quote!(call)

@@ -7,8 +7,10 @@ use std::fmt;
 use std::ops::{Deref, DerefMut};
 use std::sync::OnceLock;
 
-/// An owned sequence that knows its place (for now always the host; see *The plan for
-/// device copies* below).
+use crate::gpu::DeviceCopy;
+
+/// An owned sequence that knows its place: a host copy and/or a device copy, each valid
+/// or stale, moved lazily.
 ///
 /// In a `#[parallel]` body a `&Seq<T>` is a `[T]`, and a function may return `Seq<T>`.
 ///
@@ -24,38 +26,32 @@ use std::sync::OnceLock;
 /// assert_eq!(back, [1.0, 2.0, 3.0]);
 /// ```
 ///
-/// # Today: host only
+/// # Host and device copies
 ///
-/// A `Seq<T>` currently holds exactly one copy of its elements, in host memory, and behaves
-/// like a `Vec<T>` that cannot change length: it dereferences to `[T]`, converts from and
-/// to `Vec<T>` and slices, and compares by contents.
-///
-/// # The plan for device copies
-///
-/// SPEC.md promises that a `Seq` returned by one GPU call and passed to the next stays on the
-/// device in between. The internals are laid out so the GPU backend can add that without
-/// changing this API:
+/// A `Seq<T>` returned by a call on a GPU place ([`Place::Sim`](crate::Place::Sim),
+/// [`Place::Gpu`](crate::Place::Gpu)) holds only a device copy. Passed to the next call on
+/// the same place it is used where it is — no transfer — which is what keeps an iterative
+/// solver's vectors on the device between calls ([`crate::transfers`] counts the bytes
+/// moved). A `Seq` made on the host is uploaded by the first GPU call that reads it and
+/// keeps that device copy too, so later calls do not upload it again. The host copy of a
+/// device-only `Seq` is made the first time the elements are read on the host:
 ///
 /// * the host copy is a [`OnceLock<Vec<T>>`](std::sync::OnceLock): *initialised* means
-///   *valid*. Today it is always initialised.
-/// * the GPU backend will add a field `device: Option<Box<dyn DeviceCopy<T>>>` (a private
-///   trait implemented by the CUDA and simulator buffers, with `len`, `download` and
-///   `place`), valid whenever present.
-/// * reading through `&self` (`Deref`, [`Seq::as_slice`], `PartialEq`, `Debug`) fills an
-///   uninitialised host copy from the device copy (`OnceLock::get_or_init`), so a lazy
-///   download needs no `&mut` and stays safe to share between threads;
+///   *valid*; reading through `&self` (`Deref`, [`Seq::as_slice`], `PartialEq`, `Debug`)
+///   downloads the device copy into it if needed, so a lazy download needs no `&mut` and is
+///   safe to share between threads;
 /// * writing through `&mut self` (`DerefMut`, [`Seq::as_mut_slice`]) makes sure the host copy
-///   is valid and then drops the device copy, which has become stale;
-/// * [`Seq::into_vec`] downloads if needed; a `#[parallel]` call running on a GPU takes the
-///   device copy if there is one (no transfer) and uploads the host copy otherwise, and
-///   returns a `Seq` holding only a device copy.
+///   is valid and then drops the device copy, which has become stale (its memory is freed);
+/// * [`Seq::into_vec`] downloads if needed; a call on a CPU place reads the host copy.
 ///
-/// Every state is thus "host valid", "device valid" or both; "neither" cannot be built.
-#[derive(Clone)]
+/// Every state is thus "host valid", "device valid" or both; "neither" cannot be built. A
+/// failed download (a device error) panics with the device's message.
 pub struct Seq<T> {
-    /// The host copy; initialised exactly when it is valid. With no device copy (today:
-    /// always) it is always initialised, which every constructor ensures.
+    /// The host copy; initialised exactly when it is valid.
     host: OnceLock<Vec<T>>,
+    /// The device copy; initialised exactly when it is valid (set through `&self` when a
+    /// call uploads the host copy, so the next call on that place finds it there).
+    device: OnceLock<DeviceCopy<T>>,
 }
 
 impl<T> Seq<T> {
@@ -64,26 +60,53 @@ impl<T> Seq<T> {
         Seq::from(Vec::new())
     }
 
-    /// The host copy, valid by the invariant (a lazy download will go here).
-    #[inline]
-    fn host(&self) -> &Vec<T> {
-        self.host
-            .get()
-            .expect("Seq invariant: the host copy is valid when there is no device copy")
+    /// A sequence held only on a device (what GPU calls return).
+    pub(crate) fn from_device(device: DeviceCopy<T>) -> Self {
+        Seq {
+            host: OnceLock::new(),
+            device: OnceLock::from(device),
+        }
     }
 
-    /// The host copy for writing (the device copy, once there is one, is dropped here).
+    /// The device copy, if there is a valid one.
+    pub(crate) fn device(&self) -> Option<&DeviceCopy<T>> {
+        self.device.get()
+    }
+
+    /// Records a device copy made from the (valid) host copy; gives it back if another
+    /// thread recorded one first.
+    pub(crate) fn attach_device(&self, copy: DeviceCopy<T>) -> Result<(), DeviceCopy<T>> {
+        self.device.set(copy)
+    }
+
+    /// The host copy, downloaded from the device copy first if it is not valid.
+    #[inline]
+    fn host(&self) -> &Vec<T> {
+        self.host.get_or_init(|| {
+            self.device
+                .get()
+                .expect("Seq invariant: a host or a device copy is valid")
+                .download()
+        })
+    }
+
+    /// The host copy for writing: made valid, and the device copy (now stale) dropped.
     #[inline]
     fn host_mut(&mut self) -> &mut Vec<T> {
+        self.host();
+        drop(self.device.take());
         self.host
             .get_mut()
-            .expect("Seq invariant: the host copy is valid when there is no device copy")
+            .expect("Seq invariant: the host copy was just made valid")
     }
 
     /// The number of elements.
     #[inline]
     pub fn len(&self) -> usize {
-        self.host().len()
+        match (self.host.get(), self.device.get()) {
+            (None, Some(d)) => d.len(),
+            _ => self.host().len(),
+        }
     }
 
     /// `true` if there are no elements.
@@ -104,11 +127,9 @@ impl<T> Seq<T> {
         self.host_mut()
     }
 
-    /// The elements as a `Vec`, without copying them.
-    pub fn into_vec(self) -> Vec<T> {
-        let mut host = self.host;
-        host.take()
-            .expect("Seq invariant: the host copy is valid when there is no device copy")
+    /// The elements as a `Vec` (downloaded first if only the device has them).
+    pub fn into_vec(mut self) -> Vec<T> {
+        std::mem::take(self.host_mut())
     }
 
     /// The elements copied into a `Vec`.
@@ -117,6 +138,23 @@ impl<T> Seq<T> {
         T: Clone,
     {
         self.as_slice().to_vec()
+    }
+
+    /// Whether the host copy is valid (no download is needed to read the elements).
+    pub fn is_on_host(&self) -> bool {
+        self.host.get().is_some()
+    }
+
+    /// The place holding a valid device copy, if any.
+    pub fn device_place(&self) -> Option<crate::Place> {
+        self.device.get().map(DeviceCopy::place)
+    }
+}
+
+impl<T: Clone> Clone for Seq<T> {
+    /// Clones the host copy (downloading it first if needed); the clone has no device copy.
+    fn clone(&self) -> Self {
+        Seq::from(self.host().clone())
     }
 }
 
@@ -152,6 +190,7 @@ impl<T> From<Vec<T>> for Seq<T> {
     fn from(v: Vec<T>) -> Self {
         Seq {
             host: OnceLock::from(v),
+            device: OnceLock::new(),
         }
     }
 }
