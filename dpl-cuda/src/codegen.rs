@@ -32,6 +32,8 @@ const ROUNDS: u64 = 4;
 pub const TILE: u64 = BLOCK as u64 * ROUNDS;
 /// Most blocks of a grid-stride kernel.
 const MAX_GRID: u64 = 1024;
+/// Most blocks of a `map` with a block per element.
+const MAX_BLOCK_GRID: u64 = 8192;
 /// Most blocks of the first pass of a reduction (its partials are combined by one block).
 const MAX_REDUCE_GRID: u64 = 256;
 /// Elements per thread before a reduction uses more blocks (the block-level combination
@@ -179,6 +181,9 @@ struct Common {
 
 type Env = HashMap<VarId, KVal>;
 
+/// Row bounds loaded ahead: nested sequence -> (start, end) of the current row.
+type Prefetched = HashMap<VarId, (Reg, Reg)>;
+
 /// The per-element callback of [`Gen::for_each`] and [`Gen::stream`]: `(position, element)`.
 type Body<'b, 'f> = dyn FnMut(&mut Gen<'f>, &mut Kernel, &mut Env, &Reg, KVal) -> R<()> + 'b;
 
@@ -196,6 +201,25 @@ pub(crate) struct Gen<'f> {
     len_of: HashMap<VarId, VarId>,
     /// Variables used other than as the length of a combinator.
     other_use: HashSet<VarId>,
+    /// In a warp-per-element `map`: the element's index register, and for nested
+    /// sequences whose row `i` the element function reads, that row's start and end
+    /// (loaded for 32 rows at once, coalesced, and shuffled to the warp).
+    prefetched: Option<(Reg, Prefetched)>,
+    /// The schedule of inner levels asked for.
+    pub inner: crate::Inner,
+    /// Set while compiling the element function of a grouped `map` (a warp or a block per
+    /// element), outside any split loop: the next inner reduction is split across the
+    /// group's lanes.
+    split: Option<Split>,
+}
+
+/// A group of threads working on one element together.
+#[derive(Clone, Debug)]
+struct Split {
+    /// A whole block (else a warp).
+    block: bool,
+    /// The thread's position in its group.
+    lane: Reg,
 }
 
 /// Fills [`Gen::len_of`] and [`Gen::other_use`].
@@ -251,6 +275,9 @@ impl<'f> Gen<'f> {
             base: format!("dpl_{base}"),
             len_of,
             other_use,
+            inner: crate::Inner::Seq,
+            split: None,
+            prefetched: None,
         }
     }
 
@@ -505,7 +532,22 @@ impl<'f> Gen<'f> {
         match &soac.kind {
             SoacKind::Map => match self.ty(s.var).elem() {
                 Some(Type::Seq(row)) => self.nested_map(s, soac, row, steps),
-                _ => self.map(s, soac, steps),
+                _ => match self.inner {
+                    crate::Inner::Seq => self.map(s, soac, steps),
+                    crate::Inner::Warp => self.map_warp(s, soac, steps),
+                    crate::Inner::Block => self.map_grouped(s, soac, true, steps),
+                    crate::Inner::Auto => match self.shape_source(soac) {
+                        None => self.map(s, soac, steps),
+                        Some(rows) => {
+                            let mut warp = Vec::new();
+                            self.map_warp(s, soac, &mut warp)?;
+                            let mut seq = Vec::new();
+                            self.map(s, soac, &mut seq)?;
+                            steps.push(Step::ByShape { rows, warp, seq });
+                            Ok(())
+                        }
+                    },
+                },
             },
             SoacKind::Reduce { op, init } => self.reduce(s, soac, op, *init, steps),
             SoacKind::Scan { op } => self.scan(s, soac, op, None, steps),
@@ -842,6 +884,259 @@ impl<'f> Gen<'f> {
             guard: Count::Const(1),
         });
         Ok((offs, total))
+    }
+
+    /// For `inner = "auto"`: the nested sequence (a top-level variable) whose rows a
+    /// `map`'s element function reads (`x[i]` of a captured `[[T]]`), if any.
+    fn shape_source(&self, soac: &Soac) -> Option<u32> {
+        soac.elem.body.stmts.iter().find_map(|st| match &st.expr {
+            Expr::Index { seq, .. }
+                if soac.elem.captures.contains(seq)
+                    && matches!(self.ty(*seq).elem(), Some(Type::Seq(_))) =>
+            {
+                Some(var(*seq))
+            }
+            _ => None,
+        })
+    }
+
+    /// A `map` with a warp per element (vector CSR, when the element reads rows): each
+    /// warp takes 32 consecutive elements at a time. It first loads the row offsets those
+    /// 32 elements read (one coalesced load per nested sequence, lane `r` for element
+    /// `r`), then evaluates the elements one after the other, every lane evaluating the
+    /// element function and the inner reductions split across the lanes (see
+    /// [`Gen::split_reduce`]); lane `r` keeps element `r`'s result, and the 32 results are
+    /// stored with one coalesced store.
+    fn map_warp(&mut self, s: &Stmt, soac: &Soac, steps: &mut Vec<Step>) -> R<()> {
+        let Some(elem_ty) = self.ty(s.var).elem() else {
+            return unsupported("map without a sequence type");
+        };
+        let ls = leaves(elem_ty)?;
+        let n_count = Count::Var(var(soac.len));
+        let outs = self.alloc_leaves(&ls, &n_count, steps);
+        let (mut k, c) = self.new_kernel("map_warp");
+        let mut env = self.bind_captures(&mut k, &[&soac.elem])?;
+        let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
+        let ptrs = Self::temp_ptrs(&mut k, &outs);
+        // Rows read as `x[i]` (i the element's index) of captured nested sequences.
+        let p0 = soac.elem.params[0];
+        let rows: Vec<VarId> = soac
+            .elem
+            .body
+            .stmts
+            .iter()
+            .filter_map(|st| match &st.expr {
+                Expr::Index { seq, index, .. }
+                    if *index == p0
+                        && soac.elem.captures.contains(seq)
+                        && matches!(self.ty(*seq).elem(), Some(Type::Seq(_))) =>
+                {
+                    Some(*seq)
+                }
+                _ => None,
+            })
+            .collect::<HashSet<_>>()
+            .into_iter()
+            .collect();
+        let ntid = k.reg(Scalar::U32);
+        k.ins(format!("mov.u32 {ntid}, %ntid.x"));
+        let ncta = k.reg(Scalar::U32);
+        k.ins(format!("mov.u32 {ncta}, %nctaid.x"));
+        let cta = k.reg(Scalar::U32);
+        k.ins(format!("cvt.u32.u64 {cta}, {}", c.ctaid64));
+        // base = warp * 32 = (ctaid * ntid + tid) & ~31; stride = ntid * nctaid.
+        let base = k.reg(Scalar::U64);
+        k.ins(format!("mul.wide.u32 {base}, {ntid}, {cta}"));
+        k.ins(format!("add.s64 {base}, {base}, {}", c.tid64));
+        k.ins(format!("and.b64 {base}, {base}, -32"));
+        let stride = k.reg(Scalar::U64);
+        k.ins(format!("mul.wide.u32 {stride}, {ntid}, {ncta}"));
+        let lane64 = k.reg(Scalar::U64);
+        k.ins(format!("cvt.u64.u32 {lane64}, {}", c.lane));
+        let (top, end) = (k.label(), k.label());
+        k.place(&top);
+        let p = k.reg(Scalar::Bool);
+        k.ins(format!("setp.ge.u64 {p}, {base}, {n}"));
+        k.ins(format!("@{p} bra {end}"));
+        let mine = k.reg(Scalar::U64);
+        k.ins(format!("add.s64 {mine}, {base}, {lane64}"));
+        let live = k.reg(Scalar::Bool);
+        k.ins(format!("setp.lt.u64 {live}, {mine}, {n}"));
+        // The lanes whose next row's start is not in the warp: lane 31 and the last row.
+        let last = k.reg(Scalar::Bool);
+        k.ins(format!("setp.eq.u32 {last}, {}, 31", c.lane));
+        let next = k.reg(Scalar::U64);
+        k.ins(format!("add.s64 {next}, {mine}, 1"));
+        let edge = k.reg(Scalar::Bool);
+        k.ins(format!("setp.eq.u64 {edge}, {next}, {n}"));
+        k.ins(format!("or.pred {last}, {last}, {edge}"));
+        // Prefetch: lane r loads offs[base + r]; the end of row r is the start of row
+        // r + 1 (a shuffle), or loaded by the lanes of `last`.
+        let mut pre = Vec::new();
+        for &x in &rows {
+            let Some(KVal::Seq { offs: Some(o), .. }) = env.get(&x).cloned() else {
+                continue;
+            };
+            let start = k.reg(Scalar::U64);
+            k.ins(format!("mov.u64 {start}, 0"));
+            let a = Self::addr(&mut k, &o, &mine, Scalar::U64);
+            k.ins(format!("@{live} ld.global.u64 {start}, [{a}]"));
+            let stop = Self::shfl(&mut k, &start, "down", 1, 31);
+            let l31 = k.reg(Scalar::Bool);
+            k.ins(format!("and.pred {l31}, {last}, {live}"));
+            k.ins(format!("@{l31} ld.global.u64 {stop}, [{a}+8]"));
+            pre.push((x, start, stop));
+        }
+        let res: Vec<Reg> = ls.iter().map(|&l| self.zero(&mut k, l)).collect();
+        let ok = self.pconst(&mut k, false);
+        let r = k.reg(Scalar::U32);
+        k.ins(format!("mov.u32 {r}, 0"));
+        let (rtop, rnext, rend) = (k.label(), k.label(), k.label());
+        k.place(&rtop);
+        let i = k.reg(Scalar::Usize);
+        k.ins(format!("cvt.u64.u32 {i}, {r}"));
+        k.ins(format!("add.s64 {i}, {i}, {base}"));
+        let done = k.reg(Scalar::Bool);
+        k.ins(format!("setp.ge.u64 {done}, {i}, {n}"));
+        let r32 = k.reg(Scalar::Bool);
+        k.ins(format!("setp.ge.u32 {r32}, {r}, 32"));
+        k.ins(format!("or.pred {done}, {done}, {r32}"));
+        k.ins(format!("@{done} bra {rend}"));
+        let mut bound = HashMap::new();
+        for (x, start, stop) in &pre {
+            let a = Self::shfl(&mut k, start, "idx", &r, 31);
+            let b = Self::shfl(&mut k, stop, "idx", &r, 31);
+            bound.insert(*x, (a, b));
+        }
+        let ctx = Ctx {
+            key: i.clone(),
+            fail: Some(rnext.clone()),
+        };
+        self.split = Some(Split {
+            block: false,
+            lane: c.lane.clone(),
+        });
+        self.prefetched = Some((i.clone(), bound));
+        let v = self.elem(&mut k, &c, &mut env, &soac.elem, &i, &ctx);
+        self.split = None;
+        self.prefetched = None;
+        let v = v?.flatten()?;
+        let me = k.reg(Scalar::Bool);
+        k.ins(format!("setp.eq.u32 {me}, {}, {r}", c.lane));
+        for (d, x) in res.iter().zip(&v) {
+            Self::select(&mut k, d, &me, x, d);
+        }
+        k.ins(format!("or.pred {ok}, {ok}, {me}"));
+        k.place(&rnext);
+        k.ins(format!("add.s32 {r}, {r}, 1"));
+        k.ins(format!("bra {rtop}"));
+        k.place(&rend);
+        let skip = k.label();
+        k.ins(format!("@!{ok} bra {skip}"));
+        for (x, p) in res.iter().zip(&ptrs) {
+            self.store(&mut k, p, &mine, x);
+        }
+        k.place(&skip);
+        k.ins(format!("add.s64 {base}, {base}, {stride}"));
+        k.ins(format!("bra {top}"));
+        k.place(&end);
+        let args = k.args.clone();
+        let kid = self.push_kernel(k);
+        let grid = cmax1(cmin(
+            cdiv(n_count.clone(), BLOCK as u64),
+            Count::Const(MAX_GRID),
+        ));
+        steps.push(Self::launch(kid, grid, args));
+        steps.push(Step::CheckErrors);
+        steps.push(Step::BindSeq {
+            var: var(s.var),
+            elem: elem_ty.clone(),
+            bufs: outs.into_iter().map(Buf::Temp).collect(),
+            len: n_count,
+            offs: None,
+        });
+        Ok(())
+    }
+
+    /// A `map` with a group of threads per element (a warp, or a block with
+    /// `block`): every thread of the group evaluates the element function (so control
+    /// flow stays uniform in the group), except the inner reductions, whose elements are
+    /// split across the group's threads and combined with shuffles / shared memory (see
+    /// [`Gen::inner_soac`]); the group's first thread stores the result.
+    fn map_grouped(&mut self, s: &Stmt, soac: &Soac, block: bool, steps: &mut Vec<Step>) -> R<()> {
+        let Some(elem_ty) = self.ty(s.var).elem() else {
+            return unsupported("map without a sequence type");
+        };
+        let ls = leaves(elem_ty)?;
+        let n_count = Count::Var(var(soac.len));
+        let outs = self.alloc_leaves(&ls, &n_count, steps);
+        let (mut k, c) = self.new_kernel(if block { "map_block" } else { "map_warp" });
+        let mut env = self.bind_captures(&mut k, &[&soac.elem])?;
+        let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
+        let ptrs = Self::temp_ptrs(&mut k, &outs);
+        let ntid = k.reg(Scalar::U32);
+        k.ins(format!("mov.u32 {ntid}, %ntid.x"));
+        let ncta = k.reg(Scalar::U32);
+        k.ins(format!("mov.u32 {ncta}, %nctaid.x"));
+        let i = k.reg(Scalar::Usize);
+        let stride = k.reg(Scalar::U64);
+        let lane = if block {
+            k.ins(format!("mov.u64 {i}, {}", c.ctaid64));
+            k.ins(format!("cvt.u64.u32 {stride}, {ncta}"));
+            c.tid.clone()
+        } else {
+            let cta = k.reg(Scalar::U32);
+            k.ins(format!("cvt.u32.u64 {cta}, {}", c.ctaid64));
+            k.ins(format!("mul.wide.u32 {i}, {ntid}, {cta}"));
+            k.ins(format!("add.s64 {i}, {i}, {}", c.tid64));
+            k.ins(format!("shr.u64 {i}, {i}, 5"));
+            k.ins(format!("mul.wide.u32 {stride}, {ntid}, {ncta}"));
+            k.ins(format!("shr.u64 {stride}, {stride}, 5"));
+            c.lane.clone()
+        };
+        let leader = k.reg(Scalar::Bool);
+        k.ins(format!("setp.eq.u32 {leader}, {lane}, 0"));
+        let (top, cont, end) = (k.label(), k.label(), k.label());
+        k.place(&top);
+        let p = k.reg(Scalar::Bool);
+        k.ins(format!("setp.ge.u64 {p}, {i}, {n}"));
+        k.ins(format!("@{p} bra {end}"));
+        let ctx = Ctx {
+            key: i.clone(),
+            fail: Some(cont.clone()),
+        };
+        self.split = Some(Split { block, lane });
+        let v = self.elem(&mut k, &c, &mut env, &soac.elem, &i, &ctx);
+        self.split = None;
+        let v = v?;
+        k.ins(format!("@!{leader} bra {cont}"));
+        for (r, p) in v.flatten()?.iter().zip(&ptrs) {
+            self.store(&mut k, p, &i, r);
+        }
+        k.place(&cont);
+        k.ins(format!("add.s64 {i}, {i}, {stride}"));
+        k.ins(format!("bra {top}"));
+        k.place(&end);
+        let args = k.args.clone();
+        let kid = self.push_kernel(k);
+        let grid = if block {
+            cmax1(cmin(n_count.clone(), Count::Const(MAX_BLOCK_GRID)))
+        } else {
+            cmax1(cmin(
+                cdiv(n_count.clone(), WARPS as u64),
+                Count::Const(MAX_GRID),
+            ))
+        };
+        steps.push(Self::launch(kid, grid, args));
+        steps.push(Step::CheckErrors);
+        steps.push(Step::BindSeq {
+            var: var(s.var),
+            elem: elem_ty.clone(),
+            bufs: outs.into_iter().map(Buf::Temp).collect(),
+            len: n_count,
+            offs: None,
+        });
+        Ok(())
     }
 
     fn reduce(
@@ -1736,18 +2031,28 @@ impl<'f> Gen<'f> {
 
     /// `shfl.sync.up` of one register by `d` lanes.
     fn shfl_up(k: &mut Kernel, r: &Reg, d: u32) -> Reg {
+        Self::shfl(k, r, "up", d, 0)
+    }
+
+    /// `shfl.sync.<mode>` of one register (`bool`s through a 32-bit word, 64-bit values
+    /// as two halves); `cl` is the clamp operand.
+    fn shfl(k: &mut Kernel, r: &Reg, mode: &str, d: impl std::fmt::Display, cl: u32) -> Reg {
         let out = k.reg(r.ty);
         match width(r.ty) {
             1 => {
                 let (a, b) = (k.reg(Scalar::U32), k.reg(Scalar::U32));
                 k.ins(format!("selp.u32 {a}, 1, 0, {r}"));
-                k.ins(format!("shfl.sync.up.b32 {b}, {a}, {d}, 0, 0xffffffff"));
+                k.ins(format!(
+                    "shfl.sync.{mode}.b32 {b}, {a}, {d}, {cl}, 0xffffffff"
+                ));
                 k.ins(format!("setp.ne.u32 {out}, {b}, 0"));
             }
             32 => {
                 let (a, b) = (k.reg(Scalar::U32), k.reg(Scalar::U32));
                 k.ins(format!("mov.b32 {a}, {r}"));
-                k.ins(format!("shfl.sync.up.b32 {b}, {a}, {d}, 0, 0xffffffff"));
+                k.ins(format!(
+                    "shfl.sync.{mode}.b32 {b}, {a}, {d}, {cl}, 0xffffffff"
+                ));
                 k.ins(format!("mov.b32 {out}, {b}"));
             }
             _ => {
@@ -1758,12 +2063,54 @@ impl<'f> Gen<'f> {
                     k.reg(Scalar::U32),
                 );
                 k.ins(format!("mov.b64 {{{lo}, {hi}}}, {r}"));
-                k.ins(format!("shfl.sync.up.b32 {lo2}, {lo}, {d}, 0, 0xffffffff"));
-                k.ins(format!("shfl.sync.up.b32 {hi2}, {hi}, {d}, 0, 0xffffffff"));
+                k.ins(format!(
+                    "shfl.sync.{mode}.b32 {lo2}, {lo}, {d}, {cl}, 0xffffffff"
+                ));
+                k.ins(format!(
+                    "shfl.sync.{mode}.b32 {hi2}, {hi}, {d}, {cl}, 0xffffffff"
+                ));
                 k.ins(format!("mov.b64 {out}, {{{lo2}, {hi2}}}"));
             }
         }
         out
+    }
+
+    fn shfl_opt(k: &mut Kernel, x: &Opt, mode: &str, d: u32) -> Opt {
+        Opt {
+            has: Self::shfl(k, &x.has, mode, d, 31),
+            v: x.v.iter().map(|r| Self::shfl(k, r, mode, d, 31)).collect(),
+        }
+    }
+
+    /// Combines one optional value per lane over the group of a split inner reduction:
+    /// a butterfly over the warp, then lane 0's result to every lane (so all lanes go on
+    /// with the same value whatever the operator), or the block's total.
+    #[allow(clippy::too_many_arguments)]
+    fn group_combine(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        env: &mut Env,
+        comb: Comb<'_>,
+        x: &Opt,
+        block: bool,
+        ctx: &Ctx,
+    ) -> R<Opt> {
+        if block {
+            let (_, _, total) = self.block_scan(k, c, env, comb, x, ctx)?;
+            return Ok(total);
+        }
+        let cur = Opt {
+            has: k.reg(Scalar::Bool),
+            v: x.v.iter().map(|r| k.reg(r.ty)).collect(),
+        };
+        Self::mov_opt(k, &cur, x);
+        for d in [16, 8, 4, 2, 1] {
+            let y = Self::shfl_opt(k, &cur, "bfly", d);
+            let n = self.opt_combine(k, c, env, comb, &cur, &y, ctx)?;
+            Self::mov_opt(k, &cur, &n);
+        }
+        Ok(Self::shfl_opt(k, &cur, "idx", 0))
     }
 
     /// An ordered scan of one value per thread over the block: returns the inclusive and
@@ -2152,7 +2499,25 @@ impl<'f> Gen<'f> {
                         &len,
                     );
                 }
-                self.index(k, c, env, &sv, &i64r, ctx)?
+                let pre = self
+                    .prefetched
+                    .as_ref()
+                    .and_then(|(at, rows)| (at.name == i64r.name).then(|| rows.get(seq)).flatten());
+                match (pre, &sv) {
+                    (
+                        Some((start, stop)),
+                        KVal::Seq {
+                            ptrs,
+                            elem,
+                            offs: Some(_),
+                            ..
+                        },
+                    ) => {
+                        let (start, stop) = (start.clone(), stop.clone());
+                        self.row_view(k, ptrs, elem, &start, &stop)?
+                    }
+                    _ => self.index(k, c, env, &sv, &i64r, ctx)?,
+                }
             }
             Expr::Len(v) => {
                 let sv = Self::get(env, *v)?;
@@ -2284,6 +2649,9 @@ impl<'f> Gen<'f> {
         let ty = self.ty(s.var);
         let ls = leaves(ty)?;
         let comb = Comb::Op(op, ty);
+        if self.split.is_some() && self.streamed_source(env, soac).is_none() {
+            return self.split_reduce(k, c, env, s, soac, op, *init, ctx);
+        }
         let acc = self.none(k, &ls);
         if let Some(iv) = init {
             let v = Self::get(env, *iv)?.flatten()?;
@@ -2319,6 +2687,102 @@ impl<'f> Gen<'f> {
             );
         }
         unflatten(ty, &mut acc.v.into_iter())
+    }
+
+    /// An inner reduction split across the threads of a group (warp or block): thread
+    /// `t` takes elements `t, t + width, ...`, then the group combines the partial
+    /// results. A failed check in one thread marks it; after the loop the group agrees
+    /// (`vote` / `bar.red`) and leaves the element together.
+    #[allow(clippy::too_many_arguments)]
+    fn split_reduce(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        env: &mut Env,
+        s: &Stmt,
+        soac: &Soac,
+        op: &Lambda,
+        init: Option<VarId>,
+        ctx: &Ctx,
+    ) -> R<KVal> {
+        let Some(sp) = self.split.take() else {
+            return unsupported("a split reduction outside a group (internal)");
+        };
+        let ty = self.ty(s.var);
+        let ls = leaves(ty)?;
+        let comb = Comb::Op(op, ty);
+        let width = if sp.block { BLOCK } else { 32 };
+        let len = Self::get(env, soac.len)?.reg()?.clone();
+        let acc = self.none(k, &ls);
+        let failed = self.pconst(k, false);
+        let j = k.reg(Scalar::Usize);
+        k.ins(format!("cvt.u64.u32 {j}, {}", sp.lane));
+        let (top, next, flag, end) = (k.label(), k.label(), k.label(), k.label());
+        k.place(&top);
+        let p = k.reg(Scalar::Bool);
+        k.ins(format!("setp.ge.u64 {p}, {j}, {len}"));
+        k.ins(format!("@{p} bra {end}"));
+        let ictx = Ctx {
+            key: ctx.key.clone(),
+            fail: Some(flag.clone()),
+        };
+        let body = (|| {
+            let e = self.elem(k, c, env, &soac.elem, &j, &ictx)?.flatten()?;
+            let t = self.pconst(k, true);
+            let n = self.opt_combine(k, c, env, comb, &acc, &Opt { has: t, v: e }, &ictx)?;
+            Self::mov_opt(k, &acc, &n);
+            Ok(())
+        })();
+        self.split = Some(sp.clone());
+        body?;
+        k.place(&next);
+        k.ins(format!("add.s64 {j}, {j}, {width}"));
+        k.ins(format!("bra {top}"));
+        k.place(&flag);
+        k.ins(format!("setp.eq.u32 {failed}, 0, 0"));
+        k.ins(format!("bra {next}"));
+        k.place(&end);
+        let any = k.reg(Scalar::Bool);
+        if sp.block {
+            k.ins(format!("bar.red.or.pred {any}, 0, {failed}"));
+        } else {
+            k.ins(format!("vote.sync.any.pred {any}, {failed}, 0xffffffff"));
+        }
+        if let Some(l) = &ctx.fail {
+            k.ins(format!("@{any} bra {l}"));
+        }
+        let op_ctx = Ctx {
+            key: ctx.key.clone(),
+            fail: None,
+        };
+        let mut total = self.group_combine(k, c, env, comb, &acc, sp.block, &op_ctx)?;
+        match init {
+            Some(iv) => {
+                let v = Self::get(env, iv)?.flatten()?;
+                let t = self.pconst(k, true);
+                let first = Opt { has: t, v };
+                total = self.opt_combine(k, c, env, comb, &first, &total, &op_ctx)?;
+            }
+            None => {
+                let bad = k.reg(Scalar::Bool);
+                k.ins(format!("not.pred {bad}, {}", total.has));
+                let zero = k.reg(Scalar::U64);
+                k.ins(format!("mov.u64 {zero}, 0"));
+                self.check(
+                    k,
+                    c,
+                    ctx,
+                    &bad,
+                    SiteKind::Empty,
+                    origin_of(&soac.kind),
+                    s.span.0,
+                    false,
+                    &zero,
+                    &zero,
+                );
+            }
+        }
+        unflatten(ty, &mut total.v.into_iter())
     }
 
     /// The lazy sequence a combinator streams: the one whose length is its index space,
@@ -2489,6 +2953,34 @@ impl<'f> Gen<'f> {
         }
     }
 
+    /// The row `start..stop` of a nested sequence whose leaves are at `ptrs`.
+    fn row_view(
+        &mut self,
+        k: &mut Kernel,
+        ptrs: &[Reg],
+        elem: &Type,
+        start: &Reg,
+        stop: &Reg,
+    ) -> R<KVal> {
+        let Some(inner) = elem.elem() else {
+            return unsupported("rows of a flat sequence (internal)");
+        };
+        let ls = leaves(inner)?;
+        let len = k.reg(Scalar::Usize);
+        k.ins(format!("sub.s64 {len}, {stop}, {start}"));
+        let rows = ptrs
+            .iter()
+            .zip(&ls)
+            .map(|(p, &l)| Self::addr(k, p, start, l))
+            .collect();
+        Ok(KVal::Seq {
+            ptrs: rows,
+            len,
+            elem: inner.clone(),
+            offs: None,
+        })
+    }
+
     /// Element `i` (a `u64`, in range) of a sequence value.
     fn index(
         &mut self,
@@ -2517,28 +3009,12 @@ impl<'f> Gen<'f> {
                 ..
             } => {
                 // A row: a view into the leaves, from offs[i] to offs[i + 1].
-                let Some(inner) = elem.elem() else {
-                    return unsupported("rows of a flat sequence (internal)");
-                };
-                let ls = leaves(inner)?;
                 let a = Self::addr(k, o, i, Scalar::U64);
                 let start = k.reg(Scalar::U64);
                 k.ins(format!("ld.global.u64 {start}, [{a}]"));
                 let stop = k.reg(Scalar::U64);
                 k.ins(format!("ld.global.u64 {stop}, [{a}+8]"));
-                let len = k.reg(Scalar::Usize);
-                k.ins(format!("sub.s64 {len}, {stop}, {start}"));
-                let rows = ptrs
-                    .iter()
-                    .zip(&ls)
-                    .map(|(p, &l)| Self::addr(k, p, &start, l))
-                    .collect();
-                Ok(KVal::Seq {
-                    ptrs: rows,
-                    len,
-                    elem: inner.clone(),
-                    offs: None,
-                })
+                self.row_view(k, ptrs, elem, &start, &stop)
             }
             KVal::Cur { idx, val, .. } if idx.name == i.name => Ok((**val).clone()),
             KVal::Lazy(l) | KVal::Cur { of: l, .. } => match &l.soac.kind {

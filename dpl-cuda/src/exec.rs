@@ -93,6 +93,57 @@ pub fn run_at<D: Driver>(
     args: Vec<Value>,
     locate: &dyn Fn(u32) -> Location,
 ) -> Result<Value, Error> {
+    let args = args.into_iter().map(Input::Host).collect();
+    match run_resident(program, driver, args, false, locate)? {
+        Output::Host(v) => Ok(v),
+        _ => Err(internal("a device result was not asked for")),
+    }
+}
+
+/// A flat sequence in device memory: one buffer per scalar leaf of `elem` (structure of
+/// arrays), `len` elements each. Whoever holds it owns the buffers and frees them with
+/// [`Driver::free`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct DeviceSeq {
+    /// One buffer per scalar leaf of `elem`.
+    pub bufs: Vec<u64>,
+    /// The number of elements.
+    pub len: usize,
+    /// The element type (a scalar or a tuple of scalars).
+    pub elem: Type,
+}
+
+/// An argument of [`run_resident`].
+#[derive(Clone, Debug)]
+pub enum Input {
+    /// A host value, uploaded for the call.
+    Host(Value),
+    /// A flat sequence already on the device (read, never freed nor written by the call).
+    Device(DeviceSeq),
+}
+
+/// A result of [`run_resident`].
+#[derive(Clone, Debug)]
+pub enum Output {
+    /// A host value (the whole result when sequences are not kept on the device).
+    Host(Value),
+    /// A flat sequence left on the device; the caller owns its buffers.
+    Device(DeviceSeq),
+    /// A tuple with at least one device sequence inside.
+    Tuple(Vec<Output>),
+}
+
+/// Runs `program` on `args`, some of which may already be on the device. With
+/// `keep_on_device`, flat sequences in the result stay on the device (fresh buffers owned
+/// by the caller, even when the program returns an argument unchanged); everything else
+/// comes back to the host. This is what lets a `Seq<T>` stay on the device between calls.
+pub fn run_resident<D: Driver>(
+    program: &GpuProgram,
+    driver: &D,
+    args: Vec<Input>,
+    keep_on_device: bool,
+    locate: &dyn Fn(u32) -> Location,
+) -> Result<Output, Error> {
     let plan = &program.plan;
     if args.len() != plan.params.len() {
         return Err(Error::Device(format!(
@@ -117,12 +168,82 @@ pub fn run_at<D: Driver>(
     let result = ex.start(args).and_then(|()| {
         ex.steps(&plan.steps)?;
         let r = ex.get(plan.result)?.clone();
-        ex.to_value(&r)
+        if keep_on_device {
+            ex.take_output(&r)
+        } else {
+            ex.to_value(&r).map(Output::Host)
+        }
     });
     for a in std::mem::take(&mut ex.allocs) {
         let _ = driver.free(a);
     }
     result
+}
+
+/// Copies a flat host sequence (`items`, elements of type `elem`) to the device; the
+/// caller owns the buffers of the result.
+pub fn upload<D: Driver>(driver: &D, elem: &Type, items: &[Value]) -> Result<DeviceSeq, Error> {
+    let leaves = type_leaves(elem)?;
+    let mut cols: Vec<Vec<u8>> = leaves
+        .iter()
+        .map(|&l| Vec::with_capacity(items.len() * size_of(l) as usize))
+        .collect();
+    let mut tmp = Vec::new();
+    for it in items {
+        tmp.clear();
+        value_leaves(it, &mut tmp);
+        if tmp.len() != leaves.len() {
+            return Err(internal(format!("an element of type {elem} was expected")));
+        }
+        for (b, x) in cols.iter_mut().zip(&tmp) {
+            scalar_bytes(x, b)?;
+        }
+    }
+    let mut bufs: Vec<u64> = Vec::with_capacity(cols.len());
+    for c in &cols {
+        let written = driver.alloc_zeroed(c.len().max(1)).and_then(|b| {
+            bufs.push(b);
+            if c.is_empty() {
+                Ok(())
+            } else {
+                driver.write(b, c)
+            }
+        });
+        if let Err(e) = written {
+            for &b in &bufs {
+                let _ = driver.free(b);
+            }
+            return Err(dev(e));
+        }
+    }
+    Ok(DeviceSeq {
+        bufs,
+        len: items.len(),
+        elem: elem.clone(),
+    })
+}
+
+/// Reads a device sequence back to the host.
+pub fn download<D: Driver>(driver: &D, seq: &DeviceSeq) -> Result<Value, Error> {
+    let leaves = type_leaves(&seq.elem)?;
+    let mut cols = Vec::with_capacity(leaves.len());
+    for (&buf, &l) in seq.bufs.iter().zip(&leaves) {
+        let w = size_of(l) as usize;
+        let mut bytes = vec![0u8; w * seq.len];
+        if seq.len > 0 {
+            driver.read(buf, &mut bytes).map_err(dev)?;
+        }
+        cols.push((l, w, bytes));
+    }
+    let items = (0..seq.len)
+        .map(|i| {
+            let mut it = cols
+                .iter()
+                .map(|(l, w, b)| scalar_from_bytes(*l, &b[i * w..(i + 1) * w]));
+            assemble(&seq.elem, &mut it)
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Value::seq(items))
 }
 
 /// A value of the environment.
@@ -309,10 +430,33 @@ impl<D: Driver> Exec<'_, D> {
     }
 
     /// Uploads the arguments.
-    fn start(&mut self, args: Vec<Value>) -> Result<(), Error> {
+    fn start(&mut self, args: Vec<Input>) -> Result<(), Error> {
         self.err = self.alloc(32)?;
         let params = self.program.plan.params.clone();
         for ((v, ty), a) in params.iter().zip(args) {
+            let a = match a {
+                Input::Host(a) => a,
+                Input::Device(d) => {
+                    if Type::seq(d.elem.clone()) != *ty
+                        || d.bufs.len() != type_leaves(&d.elem)?.len()
+                    {
+                        return Err(Error::Device(format!(
+                            "argument %{v} must be {ty}, a device sequence of [{}] was given",
+                            d.elem
+                        )));
+                    }
+                    self.set(
+                        *v,
+                        Rt::Seq {
+                            bufs: d.bufs,
+                            len: d.len,
+                            elem: d.elem,
+                            offs: None,
+                        },
+                    );
+                    continue;
+                }
+            };
             if !a.conforms(ty) {
                 return Err(Error::Device(format!("argument %{v} must be {ty}")));
             }
@@ -458,6 +602,50 @@ impl<D: Driver> Exec<'_, D> {
             len: (o[1] - o[0]) as usize,
             elem: inner.clone(),
             offs: None,
+        })
+    }
+
+    /// The result with its flat sequences left on the device, in buffers the caller will
+    /// own: buffers allocated by this run are handed over (no longer freed at the end),
+    /// any other (an argument's, or one already handed over) is copied first.
+    fn take_output(&mut self, r: &Rt) -> Result<Output, Error> {
+        Ok(match r {
+            Rt::Tup(xs) => Output::Tuple(
+                xs.iter()
+                    .map(|x| self.take_output(x))
+                    .collect::<Result<_, _>>()?,
+            ),
+            Rt::Seq {
+                bufs,
+                len,
+                elem,
+                offs: None,
+            } => {
+                let leaves = type_leaves(elem)?;
+                let mut owned = Vec::with_capacity(bufs.len());
+                for (&b, &l) in bufs.iter().zip(&leaves) {
+                    if let Some(k) = self.allocs.iter().position(|&a| a == b) {
+                        self.allocs.swap_remove(k);
+                        owned.push(b);
+                    } else {
+                        let bytes = size_of(l) as usize * len;
+                        let fresh = self.driver.alloc_zeroed(bytes.max(1)).map_err(dev)?;
+                        if bytes > 0 {
+                            if let Err(e) = self.driver.copy(b, fresh, bytes) {
+                                let _ = self.driver.free(fresh);
+                                return Err(dev(e));
+                            }
+                        }
+                        owned.push(fresh);
+                    }
+                }
+                Output::Device(DeviceSeq {
+                    bufs: owned,
+                    len: *len,
+                    elem: elem.clone(),
+                })
+            }
+            other => Output::Host(self.to_value(other)?),
         })
     }
 
@@ -646,6 +834,26 @@ impl<D: Driver> Exec<'_, D> {
                 }
                 let v = assemble(ty, &mut vals.into_iter())?;
                 self.set(*var, Rt::Val(v));
+            }
+            Step::ByShape { rows, warp, seq } => {
+                let Rt::Seq {
+                    len, offs: Some(o), ..
+                } = self.get(*rows)?.clone()
+                else {
+                    return Err(internal("the shape of a flat sequence"));
+                };
+                let offs = self.read_u64s(o, len + 1)?;
+                let total = offs.last().copied().unwrap_or(0) as usize;
+                let longest = offs
+                    .windows(2)
+                    .map(|w| w[1].saturating_sub(w[0]))
+                    .max()
+                    .unwrap_or(0) as usize;
+                if warp_per_row(len, total, longest) {
+                    self.steps(warp)?;
+                } else {
+                    self.steps(seq)?;
+                }
             }
             Step::If {
                 var,

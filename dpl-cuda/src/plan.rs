@@ -122,6 +122,16 @@ pub enum Step {
         /// The statement's span.
         span: u32,
     },
+    /// `inner = "auto"`: runs `warp` (a warp per row) when [`warp_per_row`] holds for the
+    /// shape of the nested sequence `rows` (a variable), else `seq` (a thread per row).
+    ByShape {
+        /// The nested sequence whose shape decides.
+        rows: u32,
+        /// Steps with a warp per element.
+        warp: Vec<Step>,
+        /// Steps with a thread per element.
+        seq: Vec<Step>,
+    },
     /// `var = if cond { then } else { else_ }` where the branches are plans of their own.
     If {
         /// The variable defined.
@@ -137,6 +147,23 @@ pub enum Step {
         /// The variable holding the `else` branch's value.
         else_result: u32,
     },
+}
+
+/// Threads a GPU of the class dpl targets keeps resident (80 SMs of 2048 threads, a
+/// V100); the `inner = "auto"` rule counts in these.
+pub const RESIDENT_THREADS: usize = 80 * 2048;
+
+/// The `inner = "auto"` rule of the GPU backend, the CPU backend's rule
+/// (`dpl_cpu::heavy::parallel_inner`) with GPU threads instead of cores: give each row a
+/// warp when a thread per row cannot keep the GPU busy — fewer than two rows per resident
+/// thread — or when one row holds more than a thread's share of all the elements (a skewed
+/// `Nested`, whose longest row would be left to one thread). Otherwise one thread per row,
+/// the inner level a sequential loop.
+///
+/// `rows` is the outer length, `total` the number of inner elements, `longest` the length
+/// of the longest row.
+pub fn warp_per_row(rows: usize, total: usize, longest: usize) -> bool {
+    rows < 2 * RESIDENT_THREADS || longest.saturating_mul(RESIDENT_THREADS) > total
 }
 
 /// A kernel launch.

@@ -5,7 +5,8 @@ mod support;
 
 use dpl_core::interp::Value;
 use dpl_cuda::sim::SimDriver;
-use support::programs::{DOT, SAXPY, SCAN_OF_MAP, SUM_F32};
+use dpl_cuda::{Inner, Options};
+use support::programs::{DOT, SAXPY, SCAN_OF_MAP, SPMV_CSR, SUM_F32};
 use support::*;
 
 /// Runs `src` once on `args` and returns (kernel, sectors moved, ideal, bank conflicts,
@@ -61,4 +62,93 @@ fn reduce_is_coalesced() {
 fn scan_is_coalesced() {
     let mut r = Rng::new(3);
     check(SCAN_OF_MAP, vec![i64s(&mut r, N, -100, 100)], N);
+}
+
+/// The 5-point Laplacian of a `g x g` grid in CSR form: (values, columns) per row.
+fn laplacian(g: usize) -> (Value, Value, usize) {
+    let (mut vals, mut cols, mut nnz) = (Vec::new(), Vec::new(), 0);
+    for y in 0..g {
+        for x in 0..g {
+            let i = y * g + x;
+            let mut v = Vec::new();
+            let mut c = Vec::new();
+            let mut put = |j: usize, a: f32| {
+                c.push(Value::U32(j as u32));
+                v.push(Value::F32(a));
+            };
+            if y > 0 {
+                put(i - g, -1.0);
+            }
+            if x > 0 {
+                put(i - 1, -1.0);
+            }
+            put(i, 4.0);
+            if x + 1 < g {
+                put(i + 1, -1.0);
+            }
+            if y + 1 < g {
+                put(i + g, -1.0);
+            }
+            nnz += v.len();
+            vals.push(Value::seq(v));
+            cols.push(Value::seq(c));
+        }
+    }
+    (Value::seq(vals), Value::seq(cols), nnz)
+}
+
+/// Sectors moved by the SpMV kernel (the `map`), and the result.
+fn spmv_sectors(inner: Inner, args: Vec<Value>) -> (u64, Value) {
+    let c = compiled(SPMV_CSR);
+    let prog = dpl_cuda::compile_with(&c.fused, &Options { inner }).expect("compiles");
+    let driver = SimDriver::default();
+    let y = dpl_cuda::run(&prog, &driver, args).expect("runs");
+    let moved = driver
+        .take_reports()
+        .into_iter()
+        .filter(|(k, _)| k.contains("_map"))
+        .map(|(_, r)| r.sectors_moved)
+        .sum();
+    (moved, y)
+}
+
+#[test]
+fn vector_csr_moves_fewer_sectors_than_scalar_csr() {
+    let g = 48;
+    let (vals, cols, nnz) = laplacian(g);
+    let mut r = Rng::new(4);
+    let x = f32s(&mut r, g * g, 1.0);
+    let args = vec![vals, cols, x];
+    let (scalar, ys) = spmv_sectors(Inner::Seq, args.clone());
+    let (vector, yv) = spmv_sectors(Inner::Warp, args.clone());
+    let (block, yb) = spmv_sectors(Inner::Block, args);
+    let per = |s: u64| s as f64 / nnz as f64;
+    eprintln!(
+        "5-point Laplacian {g}x{g} ({nnz} nonzeros): scalar CSR {:.3} sectors per nonzero, \
+         vector CSR (warp per row) {:.3}, block per row {:.3}",
+        per(scalar),
+        per(vector),
+        per(block)
+    );
+    assert!(close(&ys, &yv, 1e-5) && close(&ys, &yb, 1e-5));
+    assert!(
+        vector < scalar,
+        "vector CSR moved {vector} sectors, scalar CSR {scalar}"
+    );
+}
+
+#[test]
+fn auto_rule_mirrors_the_cpu_rule() {
+    use dpl_cuda::plan::{RESIDENT_THREADS, warp_per_row};
+    // Few rows: a warp each.
+    assert!(warp_per_row(1000, 5000, 5));
+    // Many short rows: a thread each.
+    let rows = 4 * RESIDENT_THREADS;
+    assert!(!warp_per_row(rows, 5 * rows, 5));
+    // Many rows but one holds more than a thread's share: a warp each.
+    assert!(warp_per_row(
+        rows,
+        5 * rows,
+        5 * rows / RESIDENT_THREADS + 1
+    ));
 }

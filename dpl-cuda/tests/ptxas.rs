@@ -1,4 +1,5 @@
-//! Every kernel generated for the test programs assembles with NVIDIA's ptxas for sm_70,
+//! Every kernel generated for the test programs (the nested ones under each inner
+//! schedule) assembles with NVIDIA's ptxas for sm_70,
 //! sm_80 and sm_90 with `-Werror --warn-on-spills --warn-on-local-memory-usage`.
 //!
 //! `DPL_PTX_TOOLS` names the folder holding `ptxas` (`cargo xtask ptx-tools` installs it
@@ -10,8 +11,9 @@ mod support;
 use std::path::PathBuf;
 use std::process::Command;
 
+use dpl_cuda::{Inner, Options};
 use support::compiled;
-use support::programs::ALL;
+use support::programs::{ALL, NESTED};
 
 fn ptxas() -> Option<PathBuf> {
     match std::env::var_os("DPL_PTX_TOOLS") {
@@ -36,12 +38,18 @@ fn every_kernel_assembles_for_sm70_sm80_sm90() {
     std::fs::create_dir_all(&dir).expect("a temporary folder");
     let mut failures = Vec::new();
     let mut kernels = 0;
-    for (name, src) in ALL {
+    // Every program with the default schedule, the nested ones with a warp and a block
+    // per row too.
+    let grouped = NESTED
+        .iter()
+        .flat_map(|p| [(p, Inner::Warp), (p, Inner::Block)]);
+    for ((name, src), inner) in ALL.iter().map(|p| (p, Inner::Seq)).chain(grouped) {
         let c = compiled(src);
-        let prog = match dpl_cuda::compile(&c.fused) {
+        let prog = match dpl_cuda::compile_with(&c.fused, &Options { inner }) {
             Ok(p) => p,
             Err(e) => panic!("{name}: {e}"),
         };
+        let name = format!("{name}_{inner:?}");
         kernels += prog.kernels.len();
         let file = dir.join(format!("{name}.ptx"));
         std::fs::write(&file, &prog.ptx).expect("write the PTX");

@@ -2,6 +2,7 @@
 //! row offsets), rows inside element functions (per-row reductions, scans, filters,
 //! gathers, `r[i]`, `len(r)`), and ragged results (sizes, offsets, fill), under every inner
 //! schedule, compared with the reference interpreter.
+#![cfg(feature = "sim")]
 
 mod support;
 
@@ -13,7 +14,7 @@ use dpl_cuda::{Inner, Options};
 use support::programs::*;
 use support::*;
 
-const SCHEDULES: [Inner; 1] = [Inner::Seq];
+const SCHEDULES: [Inner; 4] = [Inner::Seq, Inner::Warp, Inner::Block, Inner::Auto];
 
 fn driver() -> &'static SimDriver {
     static D: OnceLock<SimDriver> = OnceLock::new();

@@ -413,7 +413,6 @@ fn scan_or($x: [i32]) -> [bool] {
   $s
 }";
 
-/// Every program, with its name.
 // ---- nested data: `[[T]]` parameters and results ----
 
 pub const ROW_SUMS: &str = "
@@ -612,6 +611,7 @@ fn offsets_of($x: [[i32]]) -> [usize] {
   $o
 }";
 
+/// Every program, with its name.
 pub const ALL: &[(&str, &str)] = &[
     ("saxpy", SAXPY),
     ("sum_i64", SUM_I64),
