@@ -71,4 +71,13 @@ pub struct Inspect {
     pub temporaries: usize,
     /// Phases after fusion: groups of loops separated by global synchronization points.
     pub phases: usize,
+    /// The PTX module generated for the GPU places (empty without the `sim`/`cuda`
+    /// features, or when the GPU backend does not compile the function).
+    pub ptx: &'static str,
+    /// Why the GPU backend did not compile the function (empty when it did, or without
+    /// the `sim`/`cuda` features).
+    pub gpu_not_compiled: &'static str,
+    /// Compute capabilities (`10 * major + minor`) of the cubins embedded next to the PTX
+    /// (see the `dpl-build` crate); empty when only PTX is embedded.
+    pub cubins: &'static [u32],
 }

@@ -167,7 +167,7 @@ fn function(opts: &Options, l: &Lowered) -> Result<TokenStream, syn::Error> {
         .filter(|a| !crate::front::is_parallel_attr(a));
     let (vis, sig) = (&item.vis, &item.sig);
     let span = item.sig.ident.span();
-    let gpu = gpu_arm(opts, l, &compiled);
+    let (gpu, gpu_summary) = gpu_arm(opts, l, &compiled)?;
     let dispatch = if l.sig.ret.result {
         quote_spanned! {span=>
             match #private::place() {
@@ -189,13 +189,18 @@ fn function(opts: &Options, l: &Lowered) -> Result<TokenStream, syn::Error> {
             }
         }
     };
-    let inspect = inspect_const(l, &compiled, &cpu);
+    let inspect = inspect_const(l, &compiled, &cpu, &gpu_summary);
     Ok(quote! {
         #(#attrs)*
         #[allow(unused_variables, unused_parens, unused_braces, unused_unsafe, non_snake_case, clippy::all)]
         #vis #sig {
-            // Makes cargo rebuild this crate (re-running the macro) when `DPL_DUMP` changes.
-            const _: ::core::option::Option<&str> = ::core::option_env!("DPL_DUMP");
+            // Makes cargo rebuild this crate (re-running the macro) when the variables the
+            // macro reads change.
+            const _: [::core::option::Option<&str>; 3] = [
+                ::core::option_env!("DPL_DUMP"),
+                ::core::option_env!("DPL_PTXAS"),
+                ::core::option_env!("DPL_CUBIN_ARCHS"),
+            ];
             #dispatch
         }
         #inspect
@@ -206,7 +211,12 @@ fn function(opts: &Options, l: &Lowered) -> Result<TokenStream, syn::Error> {
 /// and embedded as a static `dpl::__private::gpu::Program`, or the reason it could not be.
 /// Empty without the `gpu` feature (the dispatch's last arm reports the place unavailable).
 #[cfg(feature = "gpu")]
-fn gpu_arm(opts: &Options, l: &Lowered, compiled: &Compiled) -> TokenStream {
+fn gpu_arm(
+    opts: &Options,
+    l: &Lowered,
+    compiled: &Compiled,
+) -> Result<(TokenStream, GpuSummary), syn::Error> {
+    let mut summary = GpuSummary::default();
     let private = quote!(::dpl::__private);
     let name = l.item.sig.ident.to_string();
     let inner = match opts.inner {
@@ -216,11 +226,16 @@ fn gpu_arm(opts: &Options, l: &Lowered, compiled: &Compiled) -> TokenStream {
         Inner::Auto => dpl_cuda::Inner::Auto,
     };
     let program = match dpl_cuda::compile_with(&compiled.fused, &dpl_cuda::Options { inner }) {
-        Ok(p) => {
+        Ok(mut p) => {
+            if let Err(e) = add_cubins(&mut p) {
+                return Err(syn::Error::new(l.item.sig.ident.span(), e));
+            }
             dump(
                 &name,
                 &[("ptx", &p.ptx), ("plan.txt", &format!("{:#?}", p.plan))],
             );
+            summary.ptx = p.ptx.clone();
+            summary.cubins = p.cubins.iter().map(|(cc, _)| *cc).collect();
             let bytes = proc_macro2::Literal::byte_string(&p.encode());
             let locations = (0..l.spans.count()).map(|s| {
                 let sp = l.spans.get(ir::Span(s as u32));
@@ -232,6 +247,7 @@ fn gpu_arm(opts: &Options, l: &Lowered, compiled: &Compiled) -> TokenStream {
         }
         Err(e) => {
             let reason = e.message;
+            summary.not_compiled = reason.clone();
             quote!(#private::gpu::Program::unsupported(#name, #reason))
         }
     };
@@ -244,17 +260,54 @@ fn gpu_arm(opts: &Options, l: &Lowered, compiled: &Compiled) -> TokenStream {
     } else {
         quote!(call_or_panic)
     };
-    quote! {
+    let arm = quote! {
         __dpl_place @ (#private::Place::Sim | #private::Place::Gpu(_)) => {
             static __DPL_GPU: #private::gpu::Program = #program;
             #private::gpu::#call(&__DPL_GPU, __dpl_place, ::std::vec![#(#args),*])
         }
-    }
+    };
+    Ok((arm, summary))
+}
+
+/// With `DPL_PTXAS` and `DPL_CUBIN_ARCHS` set while the crate compiles (what
+/// `dpl_build::cubins` in the crate's build script arranges), assembles the program's PTX
+/// for each listed architecture and embeds the cubins, so the driver does not compile the
+/// PTX at the first launch. Without them the PTX alone is embedded.
+#[cfg(feature = "gpu")]
+fn add_cubins(p: &mut dpl_cuda::GpuProgram) -> Result<(), String> {
+    use dpl_cuda::cubin;
+    let (Some(ptxas), Some(archs)) = (
+        std::env::var_os(cubin::ENV_PTXAS),
+        std::env::var(cubin::ENV_CUBIN_ARCHS).ok(),
+    ) else {
+        return Ok(());
+    };
+    let archs =
+        cubin::parse_archs(&archs).map_err(|e| format!("{}: {e}", cubin::ENV_CUBIN_ARCHS))?;
+    p.cubins = cubin::assemble_all(std::path::Path::new(&ptxas), &p.ptx, &archs)
+        .map_err(|e| format!("assembling `{}` ahead of time: {e}", p.name))?;
+    Ok(())
 }
 
 #[cfg(not(feature = "gpu"))]
-fn gpu_arm(_: &Options, _: &Lowered, _: &Compiled) -> TokenStream {
-    TokenStream::new()
+fn gpu_arm(
+    _: &Options,
+    _: &Lowered,
+    _: &Compiled,
+) -> Result<(TokenStream, GpuSummary), syn::Error> {
+    Ok((TokenStream::new(), GpuSummary::default()))
+}
+
+/// What `dpl::inspect!` shows of the GPU compilation.
+#[derive(Default)]
+struct GpuSummary {
+    /// The PTX module (empty when not compiled for the GPU).
+    ptx: String,
+    /// Why the GPU backend did not compile the function (empty when it did, or when the
+    /// GPU feature is off).
+    not_compiled: String,
+    /// The compute capabilities of the embedded cubins.
+    cubins: Vec<u32>,
 }
 
 /// Converts the generated owned value (`Vec`s, tuples) into the declared result type.
@@ -276,7 +329,7 @@ fn convert_result(body: TokenStream, repr: &Repr) -> TokenStream {
     conv(body, repr)
 }
 
-fn inspect_const(l: &Lowered, c: &Compiled, cpu: &TokenStream) -> TokenStream {
+fn inspect_const(l: &Lowered, c: &Compiled, cpu: &TokenStream, gpu: &GpuSummary) -> TokenStream {
     let name = l.item.sig.ident.to_string();
     let typed = dpl_core::text::print(&c.typed);
     let normalized = dpl_core::text::print(&c.normalized);
@@ -301,6 +354,7 @@ fn inspect_const(l: &Lowered, c: &Compiled, cpu: &TokenStream) -> TokenStream {
         after.temporaries,
     );
     let phases = c.phases().len();
+    let (ptx, not_compiled, cubins) = (&gpu.ptx, &gpu.not_compiled, &gpu.cubins);
     quote! {
         #[doc(hidden)]
         #[allow(non_upper_case_globals, dead_code)]
@@ -315,6 +369,9 @@ fn inspect_const(l: &Lowered, c: &Compiled, cpu: &TokenStream) -> TokenStream {
             temporaries_before_fusion: #tb,
             temporaries: #ta,
             phases: #phases,
+            ptx: #ptx,
+            gpu_not_compiled: #not_compiled,
+            cubins: &[#(#cubins),*],
         };
     }
 }
