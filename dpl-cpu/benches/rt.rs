@@ -35,7 +35,7 @@ use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-const AT: Location = Location {
+const AT: &Location = &Location {
     file: "benches/rt.rs",
     line: 1,
     column: 1,

@@ -219,11 +219,13 @@ impl Gen<'_> {
     fn read(&self, x: VarId, i: TokenStream) -> TokenStream {
         let rt = self.rt;
         let name = self.ident(x);
+        // SAFETY (of the generated blocks): the caller guarantees `i < len`; a `Nested` and a
+        // `Matrix` keep their rows inside their buffers by construction.
         match self.rep(x) {
-            Rep::Nested => quote!(#name.row(#i)),
-            Rep::Matrix => quote!(#name.row(#i)),
-            Rep::RowView => quote!(#name[#i]),
-            Rep::Rows => quote!(&#name[#i][..]),
+            Rep::Nested => quote!(unsafe { #name.row_unchecked(#i) }),
+            Rep::Matrix => quote!(unsafe { #name.row_unchecked(#i) }),
+            Rep::RowView => quote!(unsafe { *#name.get_unchecked(#i) }),
+            Rep::Rows => quote!(unsafe { &#name.get_unchecked(#i)[..] }),
             _ => quote!(unsafe { #rt::read(#name, #i) }),
         }
     }
@@ -236,12 +238,13 @@ impl Gen<'_> {
         }
     }
 
-    /// `Location` of a statement, pointing at the user's source.
+    /// `&'static Location` of a statement, pointing at the user's source.
     fn loc(&self, span: Span) -> TokenStream {
         let sp = (self.span)(span);
         let private = self.private;
+        // A reference to a promoted constant: one pointer on the cold path of a check.
         quote_spanned! {sp=>
-            #private::Location { file: ::core::file!(), line: ::core::line!(), column: ::core::column!() }
+            &#private::Location { file: ::core::file!(), line: ::core::line!(), column: ::core::column!() }
         }
     }
 
@@ -528,7 +531,7 @@ impl Gen<'_> {
                     quote!(wrapping_rem)
                 };
                 quote! {{
-                    if #y == 0 { #rt::raise(#private::Error::DivideByZero { at: #loc }) }
+                    if #y == 0 { #rt::raise(#private::Error::DivideByZero { at: *#loc }) }
                     #x.#f(#y)
                 }}
             }
@@ -616,12 +619,21 @@ impl Gen<'_> {
         // Loops inside loops use the inner schedule's run time; an outer loop whose elements
         // contain loops balances load per element (the `heavy` helpers).
         let nested = s.elem.body.stmts.iter().any(|st| contains_soac(&st.expr));
+        let heavy = self.depth == 0
+            && self.heavy.is_some()
+            && nested
+            && matches!(s.kind, SoacKind::Map | SoacKind::Reduce { .. });
         let rt = match (self.depth, self.heavy) {
-            (0, Some(h)) if nested && matches!(s.kind, SoacKind::Map | SoacKind::Reduce { .. }) => {
-                h
-            }
+            (0, Some(h)) if heavy => h,
             (0, _) => self.rt,
             _ => self.inner_rt,
+        };
+        // The `heavy` helpers take the number of inner elements of all elements together.
+        let work = if heavy {
+            let w = self.work(s);
+            quote!(#w,)
+        } else {
+            TokenStream::new()
         };
         let n = self.ident(s.len);
         let elem = self.lambda(&s.elem, false, &[Rep::Value]);
@@ -630,7 +642,7 @@ impl Gen<'_> {
         let ty = &self.f.vars[v].ty;
         let rty = self.rep_ty(ty);
         let value = match &s.kind {
-            SoacKind::Map => quote!(#rt::map(#n, #elem)),
+            SoacKind::Map => quote!(#rt::map(#n, #work #elem)),
             SoacKind::Reduce { op, init } => {
                 let what = s.kind.origin_name();
                 let op = self.lambda(op, false, &[]);
@@ -642,7 +654,7 @@ impl Gen<'_> {
                     None => quote!(::core::option::Option::None),
                 };
                 self.reps.insert(v, Self::default_rep(ty));
-                return quote!(let #name: #rty = #rt::reduce(#n, #init, #elem, #op, #what, #loc););
+                return quote!(let #name: #rty = #rt::reduce(#n, #work #init, #elem, #op, #what, #loc););
             }
             SoacKind::Scan { op } => {
                 let op = self.lambda(op, false, &[]);
@@ -669,6 +681,29 @@ impl Gen<'_> {
             SoacKind::Permute => quote!(#rt::permute(#n, #elem, "permute", #loc)),
         };
         self.bind_owned(v, value)
+    }
+}
+
+impl Gen<'_> {
+    /// The number of inner elements a loop over heavy elements walks, as an expression: the
+    /// total length of the first `Nested` or `Matrix` whose rows the element function reads
+    /// at its own index, or `usize::MAX` (unknown) when there is none.
+    fn work(&self, s: &Soac) -> TokenStream {
+        let i = s.elem.params.first().copied();
+        for st in &s.elem.body.stmts {
+            if let Expr::Index { seq, index, .. } = &st.expr {
+                if Some(*index) != i {
+                    continue;
+                }
+                let x = self.ident(*seq);
+                match self.rep(*seq) {
+                    Rep::Nested => return quote!(#x.total_len()),
+                    Rep::Matrix => return quote!(#x.rows().saturating_mul(#x.cols())),
+                    _ => {}
+                }
+            }
+        }
+        quote!(usize::MAX)
     }
 }
 

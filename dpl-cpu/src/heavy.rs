@@ -4,50 +4,109 @@
 //! [`rt`](crate::rt) decides between sequential and parallel execution by the number of
 //! elements, which is right for flat loops but wrong when each element is itself a loop: a
 //! map over 500 long rows would run on one thread. These helpers parallelize at element
-//! granularity (rayon splits adaptively and steals work, so skewed rows balance) and stay
-//! sequential only for a single element.
+//! granularity: contiguous chunks of elements, many per thread (rayon steals work, so
+//! skewed rows balance), and stay sequential only when the elements hold too little work
+//! in all ([`WORK_GRAIN`] inner elements; the code generator passes the total length of the
+//! `Nested`/`Matrix` whose rows the loop walks, when there is one).
 
-use dpl_core::run::{Error, Location};
+use dpl_core::run::Error;
 use rayon::prelude::*;
 
-use crate::rt::raise;
+use crate::rt::{At, fill, raise};
 
-/// `[f(0), ..., f(len - 1)]`, one task per element where that pays.
-pub fn map<T, F>(len: usize, f: F) -> Vec<T>
+/// Below this many inner elements in all (the `work` of [`map`] and [`reduce`]), a loop
+/// over heavy elements runs on the calling thread.
+///
+/// A rayon call made from outside the pool costs 7-15 us on the 2-core machine this was
+/// tuned on (see [`GRAIN`](crate::rt::GRAIN)); an inner element of a nested loop (a gathered
+/// multiply-add of a sparse row, a term of a per-row reduction) costs about 1 ns, against
+/// ~0.1 ns for an element of a flat streaming loop. 2^14 inner elements are therefore
+/// worth about one rayon call: below that, going parallel cannot win.
+pub const WORK_GRAIN: usize = 1 << 14;
+
+/// Tasks per rayon thread: enough for work stealing to even out rows of unequal length
+/// (and a thread slowed by other tenants), few enough that the per-task cost stays small.
+const TASKS_PER_THREAD: usize = 16;
+
+/// The number of elements per task for `len` heavy elements.
+#[inline]
+fn chunk_len(len: usize) -> usize {
+    len.div_ceil(rayon::current_num_threads().max(1) * TASKS_PER_THREAD)
+        .max(1)
+}
+
+/// Whether a loop of `len` heavy elements holding `work` inner elements in all runs
+/// sequentially (`work` is `usize::MAX` when the code generator cannot tell).
+#[inline]
+fn sequential(len: usize, work: usize) -> bool {
+    len <= 1 || work < WORK_GRAIN
+}
+
+/// `[f(0), ..., f(len - 1)]`: contiguous chunks of elements as rayon tasks, a few per
+/// thread; each task writes its part of the uninitialised output once. `work` is the
+/// number of inner elements of all elements together (`usize::MAX` if unknown): below
+/// [`WORK_GRAIN`] the loop runs on the calling thread.
+pub fn map<T, F>(len: usize, work: usize, f: F) -> Vec<T>
 where
     T: Send,
     F: Fn(usize) -> T + Sync,
 {
-    if len <= 1 {
-        return (0..len).map(f).collect();
+    let mut out: Vec<T> = Vec::with_capacity(len);
+    let spare = &mut out.spare_capacity_mut()[..len];
+    if sequential(len, work) {
+        fill(spare, 0, &f);
+    } else {
+        let chunk = chunk_len(len);
+        spare
+            .par_chunks_mut(chunk)
+            .with_max_len(1)
+            .enumerate()
+            .for_each(|(c, part)| fill(part, c * chunk, &f));
     }
-    (0..len).into_par_iter().map(&f).collect()
+    // SAFETY: `fill` wrote every one of the first `len` slots (it returned normally; a
+    // panic in `f` unwinds past this point and the Vec is dropped with length 0, leaking
+    // the values written so far, which is safe).
+    unsafe { out.set_len(len) };
+    out
 }
 
-/// `init op f(0) op f(1) ...` in unspecified order, one task per element where that pays.
+/// `init op f(0) op f(1) ...` in unspecified order (`op` associative and commutative):
+/// contiguous chunks as rayon tasks, each folded left to right, the chunk results combined
+/// in order. Sequential below [`WORK_GRAIN`] inner elements (`work`, as for [`map`]).
 pub fn reduce<T, F, Op>(
     len: usize,
+    work: usize,
     init: Option<T>,
     f: F,
     op: Op,
     prim: &'static str,
-    at: Location,
+    at: At,
 ) -> T
 where
     T: Send,
     F: Fn(usize) -> T + Sync,
     Op: Fn(T, T) -> T + Sync,
 {
-    let total = if len <= 1 {
-        (0..len).map(&f).reduce(&op)
+    let fold = |lo: usize, hi: usize| (lo..hi).map(&f).reduce(&op);
+    let total = if sequential(len, work) {
+        fold(0, len)
     } else {
-        (0..len).into_par_iter().map(&f).reduce_with(&op)
+        let chunk = chunk_len(len);
+        (0..len.div_ceil(chunk))
+            .into_par_iter()
+            .with_max_len(1)
+            .map(|c| fold(c * chunk, ((c + 1) * chunk).min(len)))
+            .reduce_with(|a, b| match (a, b) {
+                (Some(a), Some(b)) => Some(op(a, b)),
+                (a, b) => a.or(b),
+            })
+            .flatten()
     };
     match (init, total) {
         (Some(i), Some(t)) => op(i, t),
         (Some(i), None) => i,
         (None, Some(t)) => t,
-        (None, None) => raise(Error::Empty { prim, at }),
+        (None, None) => raise(Error::Empty { prim, at: *at }),
     }
 }
 

@@ -5,15 +5,20 @@
 //! deterministic reference the parallel place is compared with: reductions fold left to
 //! right starting from the start value, scans run in order, scatters apply writes in index
 //! order (the last write wins).
+//!
+//! The helpers are also the inner loops of nested levels on `Place::Cpu` (the default
+//! schedule runs every level below the outermost sequentially): they are `#[inline]` so
+//! that a per-row loop compiles into the row's closure instead of a call per row.
 
-use dpl_core::run::{Error, Location};
+use dpl_core::run::Error;
 
 pub use crate::rt::{
-    Idx, check_eq_len, check_non_empty, index, index_error, raise, read, run, run_or_panic,
+    At, Idx, check_eq_len, check_non_empty, index, index_error, raise, read, run, run_or_panic,
 };
 
 /// Raises [`Error::IndexOutOfRange`] for the first element of `idx` not below `len`.
-pub fn check_indices<I: Idx>(idx: &[I], len: usize, prim: &'static str, at: Location) {
+#[inline]
+pub fn check_indices<I: Idx>(idx: &[I], len: usize, prim: &'static str, at: At) {
     for &i in idx {
         if i.checked(len).is_none() {
             index_error(prim, i.value(), len, at)
@@ -22,28 +27,27 @@ pub fn check_indices<I: Idx>(idx: &[I], len: usize, prim: &'static str, at: Loca
 }
 
 /// `[f(0), ..., f(len - 1)]`.
+#[inline]
 pub fn map<T, F: Fn(usize) -> T>(len: usize, f: F) -> Vec<T> {
-    let mut out = Vec::with_capacity(len);
-    for i in 0..len {
-        out.push(f(i));
-    }
-    out
+    // A `Range` is `TrustedLen`: `collect` allocates once and writes without capacity checks.
+    (0..len).map(f).collect()
 }
 
 /// `init op f(0) op f(1) ...`, left to right. Without `init`, the first element starts the
 /// fold and an empty index space raises [`Error::Empty`].
+#[inline]
 pub fn reduce<T, F: Fn(usize) -> T, Op: Fn(T, T) -> T>(
     len: usize,
     init: Option<T>,
     f: F,
     op: Op,
     prim: &'static str,
-    at: Location,
+    at: At,
 ) -> T {
     let (mut acc, start) = match init {
         Some(i) => (i, 0),
         None if len > 0 => (f(0), 1),
-        None => raise(Error::Empty { prim, at }),
+        None => raise(Error::Empty { prim, at: *at }),
     };
     for i in start..len {
         acc = op(acc, f(i));
@@ -52,6 +56,7 @@ pub fn reduce<T, F: Fn(usize) -> T, Op: Fn(T, T) -> T>(
 }
 
 /// Inclusive scan, in order.
+#[inline]
 pub fn scan<T: Copy, F: Fn(usize) -> T, Op: Fn(T, T) -> T>(len: usize, f: F, op: Op) -> Vec<T> {
     let mut out: Vec<T> = Vec::with_capacity(len);
     for i in 0..len {
@@ -66,6 +71,7 @@ pub fn scan<T: Copy, F: Fn(usize) -> T, Op: Fn(T, T) -> T>(len: usize, f: F, op:
 }
 
 /// Exclusive scan, in order: `y[0] = init`, `y[i] = op(y[i-1], f(i-1))`.
+#[inline]
 pub fn exclusive_scan<T: Copy, F: Fn(usize) -> T, Op: Fn(T, T) -> T>(
     len: usize,
     init: T,
@@ -82,6 +88,7 @@ pub fn exclusive_scan<T: Copy, F: Fn(usize) -> T, Op: Fn(T, T) -> T>(
 }
 
 /// The elements satisfying `pred`, in order.
+#[inline]
 pub fn filter<T, F: Fn(usize) -> T, P: Fn(&T) -> bool>(len: usize, f: F, pred: P) -> Vec<T> {
     let mut out = Vec::new();
     for i in 0..len {
@@ -99,7 +106,7 @@ pub fn scatter<I: Idx, T: Copy, F: Fn(usize) -> (I, T)>(
     f: F,
     dst: &[T],
     prim: &'static str,
-    at: Location,
+    at: At,
 ) -> Vec<T> {
     let mut out = dst.to_vec();
     for i in 0..len {
@@ -119,7 +126,7 @@ pub fn scatter_reduce<I: Idx, T: Copy, F: Fn(usize) -> (I, T), Op: Fn(T, T) -> T
     dst: &[T],
     op: Op,
     prim: &'static str,
-    at: Location,
+    at: At,
 ) -> Vec<T> {
     let mut out = dst.to_vec();
     for i in 0..len {
@@ -137,7 +144,7 @@ pub fn permute<I: Idx, T, F: Fn(usize) -> (I, T)>(
     len: usize,
     f: F,
     prim: &'static str,
-    at: Location,
+    at: At,
 ) -> Vec<T> {
     let mut slots: Vec<Option<T>> = (0..len).map(|_| None).collect();
     for i in 0..len {
@@ -149,7 +156,7 @@ pub fn permute<I: Idx, T, F: Fn(usize) -> (I, T)>(
             raise(Error::NotAPermutation {
                 prim,
                 detail: format!("index {k} appears twice"),
-                at,
+                at: *at,
             })
         }
     }

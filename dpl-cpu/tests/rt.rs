@@ -8,7 +8,7 @@ use dpl_cpu::rt;
 use proptest::prelude::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-const AT: Location = Location {
+const AT: &Location = &Location {
     file: "tests/rt.rs",
     line: 1,
     column: 1,
@@ -213,7 +213,7 @@ fn reduce_empty() {
         e,
         Error::Empty {
             prim: "max",
-            at: AT
+            at: *AT
         }
     );
 }
@@ -456,7 +456,7 @@ fn index_errors_name_the_first_offending_element() {
                     prim: "scatter",
                     index: -1,
                     len: n,
-                    at: AT
+                    at: *AT
                 }
             );
             let e = rt::run(|| {
@@ -476,7 +476,7 @@ fn index_errors_name_the_first_offending_element() {
                     prim: "scatter_reduce",
                     index: -1,
                     len: n,
-                    at: AT
+                    at: *AT
                 }
             );
             let small = [0u32; 3];
@@ -497,7 +497,7 @@ fn index_errors_name_the_first_offending_element() {
                     prim: "histogram",
                     index: 3,
                     len: 3,
-                    at: AT
+                    at: *AT
                 }
             );
             let e = rt::run(|| rt::permute(n, |i| (idx(i), i), "permute", AT)).unwrap_err();
@@ -507,7 +507,7 @@ fn index_errors_name_the_first_offending_element() {
                     prim: "permute",
                     index: -1,
                     len: n,
-                    at: AT
+                    at: *AT
                 }
             );
             let ids: Vec<i64> = (0..n as i64)
@@ -520,7 +520,7 @@ fn index_errors_name_the_first_offending_element() {
                     prim: "gather",
                     index: -7,
                     len: n,
-                    at: AT
+                    at: *AT
                 }
             );
             let ids: Vec<u32> = (0..n as u32).collect();
@@ -532,7 +532,7 @@ fn index_errors_name_the_first_offending_element() {
                     prim: "gather",
                     index: n as i128 - 1,
                     len: n - 1,
-                    at: AT
+                    at: *AT
                 }
             );
             // An error raised inside the element function of a parallel helper.
@@ -544,7 +544,7 @@ fn index_errors_name_the_first_offending_element() {
                     prim: "index",
                     index: n as i128,
                     len: n,
-                    at: AT
+                    at: *AT
                 }
             );
         }
@@ -573,7 +573,7 @@ fn permute_rejects_duplicates() {
                 Error::NotAPermutation {
                     prim: "permute",
                     detail: format!("index {k} appears twice"),
-                    at: AT
+                    at: *AT
                 }
             );
         }
@@ -656,7 +656,7 @@ proptest! {
         }
         match first_bad {
             None => prop_assert_eq!(r.unwrap(), want),
-            Some(k) => prop_assert_eq!(r.unwrap_err(), Error::IndexOutOfRange { prim: "sr", index: k as i128, len: m, at: AT }),
+            Some(k) => prop_assert_eq!(r.unwrap_err(), Error::IndexOutOfRange { prim: "sr", index: k as i128, len: m, at: *AT }),
         }
         let perm = permutation(n, m as u64);
         let got = rt::permute(n, |i| (perm[i], pairs[i].1), "permute", AT);

@@ -280,6 +280,24 @@ impl<T> Matrix<T> {
         self.view(r * self.row_stride, self.cols, self.col_stride)
     }
 
+    /// Row `r` without the range check: what generated code uses for reads that the
+    /// compiler proved in range.
+    ///
+    /// # Safety
+    ///
+    /// `r < self.rows()`.
+    ///
+    /// ```
+    /// let m = dpl::Matrix::row_major(2, 2, vec![1, 2, 3, 4]).unwrap();
+    /// // SAFETY: 1 < 2 rows.
+    /// assert_eq!(unsafe { m.row_unchecked(1) }.to_vec(), vec![3, 4]);
+    /// ```
+    #[inline]
+    pub unsafe fn row_unchecked(&self, r: usize) -> RowView<'_, T> {
+        debug_assert!(r < self.rows);
+        self.view(r * self.row_stride, self.cols, self.col_stride)
+    }
+
     /// Column `c`, a strided view (the same type as a row: it is a row of the transpose).
     ///
     /// # Panics
@@ -533,6 +551,27 @@ impl<'a, T> RowView<'a, T> {
         } else {
             None
         }
+    }
+
+    /// Element `j` without the range check: what generated code uses for reads that the
+    /// compiler proved in range.
+    ///
+    /// # Safety
+    ///
+    /// `j < self.len()`, and the view comes from a row or column of a [`Matrix`] in range
+    /// ([`Matrix::row_unchecked`] with a row in range counts).
+    ///
+    /// ```
+    /// let m = dpl::Matrix::col_major(2, 2, vec![1, 2, 3, 4]).unwrap();
+    /// // SAFETY: 1 < 2 elements.
+    /// assert_eq!(unsafe { *m.row(0).get_unchecked(1) }, 3);
+    /// ```
+    #[inline]
+    pub unsafe fn get_unchecked(&self, j: usize) -> &'a T {
+        debug_assert!(j < self.len);
+        // SAFETY: a view of a row or column in range of a matrix addresses only elements
+        // inside `data` (the matrix invariant), and `j < len` by the caller's promise.
+        unsafe { self.data.get_unchecked(self.start + j * self.stride) }
     }
 
     /// An iterator over the elements, in order.

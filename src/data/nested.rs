@@ -54,6 +54,10 @@ pub struct Nested<T> {
     /// Row boundaries: `rows + 1` entries, starting at 0, non-decreasing, ending at
     /// `values.len()`.
     offsets: Vec<usize>,
+    /// The length of the longest row (0 without rows), kept by every constructor and by
+    /// [`Nested::push_row`]: `inner = "auto"` reads it on every call, and the structure is
+    /// immutable otherwise. A function of `offsets`, so the derived traits stay exact.
+    longest: usize,
 }
 
 fn malformed(detail: String) -> Error {
@@ -75,6 +79,7 @@ impl<T> Nested<T> {
         Nested {
             values: Vec::new(),
             offsets: vec![0],
+            longest: 0,
         }
     }
 
@@ -101,11 +106,18 @@ impl<T> Nested<T> {
         let mut offsets = Vec::with_capacity(rows.size_hint().0 + 1);
         offsets.push(0);
         let mut values = Vec::new();
+        let mut longest = 0;
         for row in rows {
+            let before = values.len();
             values.extend(row);
+            longest = longest.max(values.len() - before);
             offsets.push(values.len());
         }
-        Nested { values, offsets }
+        Nested {
+            values,
+            offsets,
+            longest,
+        }
     }
 
     /// Builds a `Nested` from its parts, checking every invariant (see
@@ -134,7 +146,18 @@ impl<T> Nested<T> {
         if first != 0 {
             return Err(malformed(format!("offsets[0] is {first}, expected 0")));
         }
-        if let Some(i) = offsets.windows(2).position(|w| w[0] > w[1]) {
+        // One pass finds the longest row and whether some neighbours decrease (only then is
+        // the first such row searched for the message).
+        let mut longest = 0usize;
+        let mut decreasing = false;
+        for w in offsets.windows(2) {
+            decreasing |= w[0] > w[1];
+            longest = longest.max(w[1].wrapping_sub(w[0]));
+        }
+        if let Some(i) = decreasing
+            .then(|| offsets.windows(2).position(|w| w[0] > w[1]))
+            .flatten()
+        {
             return Err(malformed(format!(
                 "offsets decrease at row {i}: offsets[{i}] = {} > offsets[{}] = {}",
                 offsets[i],
@@ -149,7 +172,11 @@ impl<T> Nested<T> {
                 values.len()
             )));
         }
-        Ok(Nested { values, offsets })
+        Ok(Nested {
+            values,
+            offsets,
+            longest,
+        })
     }
 
     /// Builds a `Nested` from flat values and the length of each row.
@@ -173,7 +200,9 @@ impl<T> Nested<T> {
         let mut offsets = Vec::with_capacity(lengths.size_hint().0 + 1);
         offsets.push(0usize);
         let mut end = 0usize;
+        let mut longest = 0;
         for (row, len) in lengths.enumerate() {
+            longest = longest.max(len);
             end = match end.checked_add(len) {
                 Some(e) if e <= values.len() => e,
                 _ => {
@@ -191,7 +220,11 @@ impl<T> Nested<T> {
                 values.len()
             )));
         }
-        Ok(Nested { values, offsets })
+        Ok(Nested {
+            values,
+            offsets,
+            longest,
+        })
     }
 
     /// The number of rows.
@@ -222,6 +255,30 @@ impl<T> Nested<T> {
         match self.get(i) {
             Some(r) => r,
             None => row_out_of_range(i, self.len()),
+        }
+    }
+
+    /// Row `i` as a slice, without the range check: what generated code uses for reads
+    /// that the compiler proved in range.
+    ///
+    /// # Safety
+    ///
+    /// `i < self.len()`.
+    ///
+    /// ```
+    /// let n = dpl::Nested::from_rows([vec![1], vec![2, 3]]);
+    /// // SAFETY: 1 < 2 rows.
+    /// assert_eq!(unsafe { n.row_unchecked(1) }, &[2, 3]);
+    /// ```
+    #[inline]
+    pub unsafe fn row_unchecked(&self, i: usize) -> &[T] {
+        debug_assert!(i < self.len());
+        // SAFETY: `i + 1 < offsets.len()` by the caller's promise; by the invariants the
+        // offsets are non-decreasing and end at `values.len()`, so `lo..hi` is in `values`.
+        unsafe {
+            let lo = *self.offsets.get_unchecked(i);
+            let hi = *self.offsets.get_unchecked(i + 1);
+            self.values.get_unchecked(lo..hi)
         }
     }
 
@@ -293,9 +350,11 @@ impl<T> Nested<T> {
         self.offsets.windows(2).map(|w| w[1] - w[0])
     }
 
-    /// The length of the longest row (0 if there are no rows).
+    /// The length of the longest row (0 if there are no rows). Constant time: it is
+    /// computed on construction.
+    #[inline]
     pub fn max_row_len(&self) -> usize {
-        self.row_lengths().max().unwrap_or(0)
+        self.longest
     }
 
     /// All elements, row after row.
@@ -344,7 +403,9 @@ impl<T> Nested<T> {
     /// assert_eq!(n.to_vecs(), vec![vec![1, 2], vec![]]);
     /// ```
     pub fn push_row<R: IntoIterator<Item = T>>(&mut self, row: R) {
+        let before = self.values.len();
         self.values.extend(row);
+        self.longest = self.longest.max(self.values.len() - before);
         self.offsets.push(self.values.len());
     }
 
@@ -358,6 +419,7 @@ impl<T> Nested<T> {
         Nested {
             values: self.values.iter().map(f).collect(),
             offsets: self.offsets.clone(),
+            longest: self.longest,
         }
     }
 }
@@ -375,11 +437,17 @@ impl<T: Clone> Nested<T> {
         let mut values = Vec::with_capacity(total);
         let mut offsets = Vec::with_capacity(rows.len() + 1);
         offsets.push(0);
+        let mut longest = 0;
         for r in rows {
             values.extend_from_slice(r.as_ref());
+            longest = longest.max(r.as_ref().len());
             offsets.push(values.len());
         }
-        Nested { values, offsets }
+        Nested {
+            values,
+            offsets,
+            longest,
+        }
     }
 
     /// The rows copied into a `Vec` of `Vec`s.
@@ -433,7 +501,9 @@ impl<T: Clone> From<&[Vec<T>]> for Nested<T> {
 
 impl<T> From<Nested<T>> for Vec<Vec<T>> {
     fn from(n: Nested<T>) -> Self {
-        let Nested { values, offsets } = n;
+        let Nested {
+            values, offsets, ..
+        } = n;
         let mut rows = Vec::with_capacity(offsets.len() - 1);
         let mut rest = values.into_iter();
         for w in offsets.windows(2) {

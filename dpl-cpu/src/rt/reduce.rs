@@ -9,7 +9,7 @@
 //! allowed because `reduce`'s `op` is associative and commutative.
 
 use super::par;
-use super::{Error, Location, raise};
+use super::{At, Error, raise};
 use rayon::prelude::*;
 
 /// Ranges at least this many blocks of lanes long use the 4-stream kernel.
@@ -17,14 +17,7 @@ const STREAMS_MIN_BLOCKS: usize = 64;
 
 /// `init op f(0) op f(1) ...` in unspecified order (`op` associative and commutative).
 /// Without `init`, an empty index space raises [`Error::Empty`] for `prim`.
-pub fn reduce<T, F, Op>(
-    len: usize,
-    init: Option<T>,
-    f: F,
-    op: Op,
-    prim: &'static str,
-    at: Location,
-) -> T
+pub fn reduce<T, F, Op>(len: usize, init: Option<T>, f: F, op: Op, prim: &'static str, at: At) -> T
 where
     T: Copy + Send,
     F: Fn(usize) -> T + Sync,
@@ -46,7 +39,7 @@ where
         (Some(i), Some(t)) => op(i, t),
         (Some(i), None) => i,
         (None, Some(t)) => t,
-        (None, None) => raise(Error::Empty { prim, at }),
+        (None, None) => raise(Error::Empty { prim, at: *at }),
     }
 }
 

@@ -22,14 +22,14 @@
 //! Index errors are reported for the first offending element in index order, as the
 //! sequential reference does.
 
-use super::{Error, GRAIN, Idx, Location, index_error, par, raise};
+use super::{At, Error, GRAIN, Idx, index_error, par, raise};
 use rayon::prelude::*;
 use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// A copy of `dst` with `dst[k] = v` for every `(k, v) = f(i)`; an index out of range of
 /// `dst` raises for `prim`. With repeated indices, which write wins is unspecified.
-pub fn scatter<I, T, F>(len: usize, f: F, dst: &[T], prim: &'static str, at: Location) -> Vec<T>
+pub fn scatter<I, T, F>(len: usize, f: F, dst: &[T], prim: &'static str, at: At) -> Vec<T>
 where
     I: Idx,
     T: Copy + Send + Sync,
@@ -59,7 +59,7 @@ pub fn scatter_reduce<I, T, F, Op>(
     dst: &[T],
     op: Op,
     prim: &'static str,
-    at: Location,
+    at: At,
 ) -> Vec<T>
 where
     I: Idx,
@@ -107,14 +107,7 @@ fn owner_parts(n: usize) -> usize {
 /// synchronisation; the element function runs once per thread, which costs less than
 /// bucketing when there are only a few threads (the writes, not the streaming reads, are
 /// what costs in a scatter). Every thread meets the first bad index, in order.
-fn owners<I, T, F, A>(
-    len: usize,
-    f: &F,
-    dst: &[T],
-    apply: &A,
-    prim: &'static str,
-    at: Location,
-) -> Vec<T>
+fn owners<I, T, F, A>(len: usize, f: &F, dst: &[T], apply: &A, prim: &'static str, at: At) -> Vec<T>
 where
     I: Idx,
     T: Copy + Send + Sync,
@@ -195,7 +188,7 @@ fn copy_of<T: Copy + Send + Sync>(dst: &[T]) -> Vec<T> {
 }
 
 /// The first index error of chunk results in chunk order (each chunk stops at its first).
-fn first_error<R>(results: &[Result<R, i128>], n: usize, prim: &'static str, at: Location) {
+fn first_error<R>(results: &[Result<R, i128>], n: usize, prim: &'static str, at: At) {
     if let Some(Err(value)) = results.iter().find(|r| r.is_err()) {
         index_error(prim, *value, n, at)
     }
@@ -211,7 +204,7 @@ fn partitioned<I, T, F, A>(
     dst: &[T],
     apply: &A,
     prim: &'static str,
-    at: Location,
+    at: At,
 ) -> Vec<T>
 where
     I: Idx,
@@ -292,7 +285,7 @@ fn private_copies<I, T, F, Op>(
     dst: &[T],
     op: &Op,
     prim: &'static str,
-    at: Location,
+    at: At,
 ) -> Vec<T>
 where
     I: Idx,
@@ -356,7 +349,7 @@ impl<T> Slots<T> {
 
 /// `y[k] = v` for every `(k, v) = f(i)`, where the `k` must be a permutation of `0..len`
 /// (raises [`Error::NotAPermutation`] or [`Error::IndexOutOfRange`] otherwise).
-pub fn permute<I, T, F>(len: usize, f: F, prim: &'static str, at: Location) -> Vec<T>
+pub fn permute<I, T, F>(len: usize, f: F, prim: &'static str, at: At) -> Vec<T>
 where
     I: Idx,
     T: Send,
@@ -466,7 +459,7 @@ fn permute_owned<I, T, F>(
     len: usize,
     f: &F,
     prim: &'static str,
-    at: Location,
+    at: At,
 ) -> Owned
 where
     I: Idx,
@@ -483,7 +476,7 @@ where
                         prim,
                         index: k.value(),
                         len,
-                        at,
+                        at: *at,
                     },
                 )),
                 seen,
@@ -493,7 +486,17 @@ where
         if r < part.len() {
             if std::mem::replace(&mut seen[r], true) {
                 let detail = format!("index {k} appears twice");
-                return (Some((i, Error::NotAPermutation { prim, detail, at })), seen);
+                return (
+                    Some((
+                        i,
+                        Error::NotAPermutation {
+                            prim,
+                            detail,
+                            at: *at,
+                        },
+                    )),
+                    seen,
+                );
             }
             part[r].write(v);
         }
@@ -521,7 +524,7 @@ fn drop_claimed<T>(slots: &mut [MaybeUninit<T>], word: impl Fn(usize) -> u64) {
 /// The error that the sequential reference raises for indices that are not a permutation
 /// (called once a failure was seen, to report it deterministically).
 #[cold]
-fn first_permutation_error<I, T, F>(len: usize, f: &F, prim: &'static str, at: Location) -> Error
+fn first_permutation_error<I, T, F>(len: usize, f: &F, prim: &'static str, at: At) -> Error
 where
     I: Idx,
     F: Fn(usize) -> (I, T),
@@ -534,7 +537,7 @@ where
                 prim,
                 index: k.value(),
                 len,
-                at,
+                at: *at,
             };
         };
         let bit = 1u64 << (k % 64);
@@ -542,7 +545,7 @@ where
             return Error::NotAPermutation {
                 prim,
                 detail: format!("index {k} appears twice"),
-                at,
+                at: *at,
             };
         }
         seen[k / 64] |= bit;
@@ -550,6 +553,6 @@ where
     Error::NotAPermutation {
         prim,
         detail: "the index function gave different indices when evaluated again".into(),
-        at,
+        at: *at,
     }
 }
