@@ -130,7 +130,8 @@ pub struct Transfers {
 pub fn transfers(place: Place) -> Transfers {
     match place {
         Place::Sim => sim::counters().map(Counted::read).unwrap_or_default(),
-        _ => Transfers::default(),
+        Place::Gpu(n) => cuda::counters(n).map(Counted::read).unwrap_or_default(),
+        Place::Cpu | Place::Seq => Transfers::default(),
     }
 }
 
@@ -141,6 +142,7 @@ struct Counted<D> {
 }
 
 impl<D> Counted<D> {
+    #[cfg_attr(not(any(feature = "sim", feature = "cuda")), allow(dead_code))]
     fn new(inner: D) -> Self {
         Counted {
             inner,
@@ -222,28 +224,138 @@ fn run_on(
 ) -> Result<Output, Error> {
     match place {
         Place::Sim => sim::run(p, args, keep, locate),
-        Place::Gpu(_) | Place::Cpu | Place::Seq => Err(crate::place::unavailable(place)),
+        Place::Gpu(n) => cuda::run(n, p, args, keep, locate),
+        Place::Cpu | Place::Seq => Err(crate::place::unavailable(place)),
     }
 }
 
 fn upload_on(place: Place, elem: &Type, items: &[Value]) -> Result<DeviceSeq, Error> {
     match place {
         Place::Sim => sim::upload(elem, items),
-        Place::Gpu(_) | Place::Cpu | Place::Seq => Err(crate::place::unavailable(place)),
+        Place::Gpu(n) => cuda::upload(n, elem, items),
+        Place::Cpu | Place::Seq => Err(crate::place::unavailable(place)),
     }
 }
 
 fn download_on(place: Place, seq: &DeviceSeq) -> Result<Value, Error> {
     match place {
         Place::Sim => sim::download(seq),
-        Place::Gpu(_) | Place::Cpu | Place::Seq => Err(crate::place::unavailable(place)),
+        Place::Gpu(n) => cuda::download(n, seq),
+        Place::Cpu | Place::Seq => Err(crate::place::unavailable(place)),
     }
 }
 
 fn free_on(place: Place, seq: &DeviceSeq) {
-    if place == Place::Sim {
-        sim::free(seq);
+    match place {
+        Place::Sim => sim::free(seq),
+        Place::Gpu(n) => cuda::free(n, seq),
+        Place::Cpu | Place::Seq => {}
     }
+}
+
+/// Whether `Place::Gpu(n)` can run calls: the `cuda` feature is on, the CUDA driver
+/// library loads and device `n` exists. Otherwise the reason.
+pub fn device_status(n: usize) -> Result<(), String> {
+    cuda::driver(n).map(|_| ())
+}
+
+#[cfg(feature = "cuda")]
+mod cuda {
+    use super::*;
+    use dpl_cuda::cuda::CudaDriver;
+    use std::sync::Mutex;
+
+    type Slot = Result<&'static Counted<CudaDriver>, String>;
+
+    /// The driver of device `n`, created at the first use and kept for the process (the
+    /// module cache lives in it); a failure is remembered too, so it is reported once.
+    pub fn driver(n: usize) -> Result<&'static Counted<CudaDriver>, String> {
+        static DRIVERS: Mutex<Vec<(usize, Slot)>> = Mutex::new(Vec::new());
+        let mut drivers = DRIVERS.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, slot)) = drivers.iter().find(|(k, _)| *k == n) {
+            return slot.clone();
+        }
+        let slot: Slot = CudaDriver::new(n).map(|d| &*Box::leak(Box::new(Counted::new(d))));
+        drivers.push((n, slot.clone()));
+        slot
+    }
+
+    pub fn counters(n: usize) -> Option<&'static Counted<CudaDriver>> {
+        driver(n).ok()
+    }
+
+    fn unavailable(n: usize, reason: String) -> Error {
+        Error::PlaceUnavailable {
+            place: Place::Gpu(n),
+            reason,
+        }
+    }
+
+    pub fn run(
+        n: usize,
+        p: &GpuProgram,
+        args: Vec<Input>,
+        keep: bool,
+        locate: &dyn Fn(u32) -> Location,
+    ) -> Result<Output, Error> {
+        let d = driver(n).map_err(|e| unavailable(n, e))?;
+        dpl_cuda::run_resident(p, d, args, keep, locate)
+    }
+
+    pub fn download(n: usize, seq: &DeviceSeq) -> Result<Value, Error> {
+        let d = driver(n).map_err(|e| unavailable(n, e))?;
+        dpl_cuda::download(d, seq)
+    }
+
+    pub fn upload(n: usize, elem: &Type, items: &[Value]) -> Result<DeviceSeq, Error> {
+        let d = driver(n).map_err(|e| unavailable(n, e))?;
+        dpl_cuda::upload(d, elem, items)
+    }
+
+    pub fn free(n: usize, seq: &DeviceSeq) {
+        if let Ok(d) = driver(n) {
+            for &b in &seq.bufs {
+                let _ = d.free(b);
+            }
+        }
+    }
+}
+
+#[cfg(not(feature = "cuda"))]
+mod cuda {
+    use super::*;
+
+    fn unavailable(n: usize) -> Error {
+        crate::place::unavailable(Place::Gpu(n))
+    }
+
+    pub fn driver(n: usize) -> Result<(), String> {
+        Err(crate::place::unavailable(Place::Gpu(n)).to_string())
+    }
+
+    pub fn counters(_: usize) -> Option<&'static Counted<NoDriver>> {
+        None
+    }
+
+    pub fn run(
+        n: usize,
+        _: &GpuProgram,
+        _: Vec<Input>,
+        _: bool,
+        _: &dyn Fn(u32) -> Location,
+    ) -> Result<Output, Error> {
+        Err(unavailable(n))
+    }
+
+    pub fn download(n: usize, _: &DeviceSeq) -> Result<Value, Error> {
+        Err(unavailable(n))
+    }
+
+    pub fn upload(n: usize, _: &Type, _: &[Value]) -> Result<DeviceSeq, Error> {
+        Err(unavailable(n))
+    }
+
+    pub fn free(_: usize, _: &DeviceSeq) {}
 }
 
 #[cfg(feature = "sim")]

@@ -41,7 +41,7 @@ pub mod prelude {
 /// notice.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::place::{current_place as place, unavailable};
+    pub use crate::place::{dispatch_place as place, unavailable};
     pub use dpl_core::run::{Error, Location, Place};
     pub use crate::gpu;
     pub use dpl_cpu::{heavy, rt, seq};

@@ -9,18 +9,50 @@ thread_local! {
 }
 
 /// The place used when no [`with_place`] scope is active: `DPL_PLACE` if set (`cpu`, `seq`,
-/// `gpu`, `gpu:N`, `sim`), else [`Place::Cpu`].
+/// `gpu`, `gpu:N`, `sim`); else `Gpu(0)` when the `cuda` feature is on and device 0 is
+/// usable; else [`Place::Cpu`].
 ///
 /// An unparsable `DPL_PLACE` is reported once on standard error and ignored.
 pub fn default_place() -> Place {
     static DEFAULT: OnceLock<Place> = OnceLock::new();
-    *DEFAULT.get_or_init(|| match std::env::var("DPL_PLACE") {
-        Ok(text) => Place::parse(&text).unwrap_or_else(|e| {
-            eprintln!("dpl: ignoring DPL_PLACE: {e}");
-            Place::Cpu
-        }),
-        Err(_) => Place::Cpu,
+    *DEFAULT.get_or_init(|| {
+        let fallback = || {
+            if cfg!(feature = "cuda") && crate::gpu::device_status(0).is_ok() {
+                Place::Gpu(0)
+            } else {
+                Place::Cpu
+            }
+        };
+        match std::env::var("DPL_PLACE") {
+            Ok(text) => Place::parse(&text).unwrap_or_else(|e| {
+                eprintln!("dpl: ignoring DPL_PLACE: {e}");
+                fallback()
+            }),
+            Err(_) => fallback(),
+        }
     })
+}
+
+/// The place a call made now actually runs on: [`current_place`], except that with the
+/// `cuda` feature a `Place::Gpu(n)` whose device cannot be used (no driver library, no
+/// such device) runs on [`Place::Cpu`], saying why on standard error once per device.
+/// (Without the `cuda` feature, `Place::Gpu` is an error: the backend is not built.)
+pub fn dispatch_place() -> Place {
+    match current_place() {
+        Place::Gpu(n) if cfg!(feature = "cuda") => match crate::gpu::device_status(n) {
+            Ok(()) => Place::Gpu(n),
+            Err(reason) => {
+                static TOLD: std::sync::Mutex<Vec<usize>> = std::sync::Mutex::new(Vec::new());
+                let mut told = TOLD.lock().unwrap_or_else(|e| e.into_inner());
+                if !told.contains(&n) {
+                    told.push(n);
+                    eprintln!("dpl: Place::Gpu({n}) is not usable ({reason}); running on the CPU");
+                }
+                Place::Cpu
+            }
+        },
+        other => other,
+    }
 }
 
 /// The place a `#[parallel]` call made now on this thread runs on.
@@ -50,7 +82,7 @@ pub fn with_place<R>(place: Place, f: impl FnOnce() -> R) -> R {
 /// The error for a place whose backend this build does not have.
 pub fn unavailable(place: Place) -> Error {
     let reason = match place {
-        Place::Gpu(_) if cfg!(feature = "cuda") => "the CUDA backend does not generate code yet",
+        Place::Gpu(_) if cfg!(feature = "cuda") => "no usable CUDA device",
         Place::Gpu(_) => "dpl was built without the `cuda` feature",
         Place::Sim => "dpl was built without the `sim` feature",
         Place::Cpu | Place::Seq => "this function has no implementation for it",
@@ -62,11 +94,17 @@ pub fn unavailable(place: Place) -> Error {
 }
 
 /// The places this build can run `#[parallel]` functions on: [`Place::Seq`], [`Place::Cpu`],
-/// and [`Place::Sim`] with the `sim` feature.
+/// [`Place::Sim`] with the `sim` feature, and `Place::Gpu(n)` for every usable CUDA device
+/// with the `cuda` feature.
 pub fn available_places() -> Vec<Place> {
     let mut places = vec![Place::Seq, Place::Cpu];
     if cfg!(feature = "sim") {
         places.push(Place::Sim);
+    }
+    let mut n = 0;
+    while cfg!(feature = "cuda") && crate::gpu::device_status(n).is_ok() {
+        places.push(Place::Gpu(n));
+        n += 1;
     }
     places
 }

@@ -43,10 +43,11 @@ fn main() {
     }
 }
 
-/// Installs the PTX tools, then runs `cargo test --workspace --features dpl/sim` (extra
-/// arguments are passed on to cargo test): every test also runs on the simulated GPU, and
-/// the GPU code of every `#[parallel]` function is dumped (`DPL_DUMP`) while the tests are
-/// built. Then every dumped kernel is assembled with ptxas for sm_70/80/90 (warnings and
+/// Installs the PTX tools, then runs `cargo test --workspace --features dpl/sim,dpl/cuda`
+/// (extra arguments are passed on to cargo test): every test also runs on the simulated
+/// GPU (and `Place::Gpu` falls back to the CPU when there is no device), and the GPU code
+/// of every `#[parallel]` function is dumped (`DPL_DUMP`) while the tests are built. The
+/// place-error tests run once more without the GPU features. Then every dumped kernel is assembled with ptxas for sm_70/80/90 (warnings and
 /// spills are errors) and the register report `target/ptx-report.md` is written.
 fn test(extra: &[String]) -> Result<(), String> {
     let tools = ptx::install_tools()?;
@@ -55,12 +56,17 @@ fn test(extra: &[String]) -> Result<(), String> {
     let root = ptx::repo_root();
     let dump = root.join("target").join("dpl-dump");
     let dump_text = dump.to_string_lossy().into_owned();
-    let mut args = vec!["test", "--workspace", "--features", "dpl/sim"];
+    let env = [
+        ("DPL_PTX_TOOLS", tools.as_str()),
+        ("DPL_DUMP", dump_text.as_str()),
+    ];
+    let mut args = vec!["test", "--workspace", "--features", "dpl/sim,dpl/cuda"];
     args.extend(extra.iter().map(String::as_str));
-    cargo(
-        &args,
-        &[("DPL_PTX_TOOLS", &tools), ("DPL_DUMP", &dump_text)],
-    )?;
+    cargo(&args, &env)?;
+    // Without the GPU features, asking for a GPU place must be a clear error.
+    let mut args = vec!["test", "-p", "dpl", "--test", "errors_runtime"];
+    args.extend(extra.iter().map(String::as_str));
+    cargo(&args, &env)?;
     ptx::check_dump(&dump, &root.join("target").join("ptx-report.md"))
 }
 
