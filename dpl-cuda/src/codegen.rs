@@ -19,6 +19,7 @@ use std::rc::Rc;
 use dpl_core::ir::*;
 
 use crate::Unsupported;
+use crate::math::Fun;
 use crate::plan::*;
 use crate::ptx::{Kernel, Reg, arith, bits, float_imm, mem, size_of, width};
 
@@ -3146,6 +3147,7 @@ impl<'f> Gen<'f> {
                 Sub => k.ins(format!("sub.rn.{t} {r}, {a}, {b}")),
                 Mul => k.ins(format!("mul.rn.{t} {r}, {a}, {b}")),
                 Div => k.ins(format!("div.rn.{t} {r}, {a}, {b}")),
+                Rem => return Ok(crate::math::emit(k, Fun::Rem, &[a.clone(), b.clone()])),
                 _ => return unsupported(format!("`{}` on floats", op.symbol())),
             }
             return Ok(r);
@@ -3318,10 +3320,16 @@ impl<'f> Gen<'f> {
             }
             MulAdd => k.ins(format!("fma.rn.{t} {r}, {x}, {}, {}", xs[1], xs[2])),
             Exp | Ln | Log2 | Sin | Cos | Tanh | Powf => {
-                return unsupported(format!(
-                    "`{}`: no correctly rounded PTX implementation yet",
-                    m.name()
-                ));
+                let f = match m {
+                    Exp => Fun::Exp,
+                    Ln => Fun::Ln,
+                    Log2 => Fun::Log2,
+                    Sin => Fun::Sin,
+                    Cos => Fun::Cos,
+                    Tanh => Fun::Tanh,
+                    _ => Fun::Pow,
+                };
+                return Ok(crate::math::emit(k, f, xs));
             }
         }
         Ok(r)

@@ -835,6 +835,26 @@ impl<D: Driver> Exec<'_, D> {
                 let v = assemble(ty, &mut vals.into_iter())?;
                 self.set(*var, Rt::Val(v));
             }
+            Step::ByShape { rows, warp, seq } => {
+                let Rt::Seq {
+                    len, offs: Some(o), ..
+                } = self.get(*rows)?.clone()
+                else {
+                    return Err(internal("the shape of a flat sequence"));
+                };
+                let offs = self.read_u64s(o, len + 1)?;
+                let total = offs.last().copied().unwrap_or(0) as usize;
+                let longest = offs
+                    .windows(2)
+                    .map(|w| w[1].saturating_sub(w[0]))
+                    .max()
+                    .unwrap_or(0) as usize;
+                if warp_per_row(len, total, longest) {
+                    self.steps(warp)?;
+                } else {
+                    self.steps(seq)?;
+                }
+            }
             Step::If {
                 var,
                 cond,

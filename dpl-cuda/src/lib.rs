@@ -20,6 +20,7 @@ pub mod cubin;
 #[cfg(feature = "cuda")]
 pub mod cuda;
 mod exec;
+mod math;
 pub mod plan;
 mod ptx;
 #[cfg(feature = "sim")]
@@ -109,30 +110,28 @@ pub struct Options {
 
 /// Compiles a fused function (Soac level) for the GPU with the given options.
 ///
-/// Fails with [`Unsupported`] as [`compile`] does, and for inner schedules other than
-/// [`Inner::Seq`] (not implemented yet).
-pub fn compile_with(f: &Function, opts: &Options) -> Result<GpuProgram, Unsupported> {
-    if opts.inner != Inner::Seq {
-        return Err(Unsupported {
-            message: format!("the `{:?}` inner schedule", opts.inner).to_lowercase(),
-        });
-    }
-    compile(f)
-}
-
-/// Compiles a fused function (Soac level) for the GPU.
+/// The inner schedule applies to top-level `map`s whose elements are scalars or tuples:
+/// with [`Inner::Warp`] / [`Inner::Block`] each element gets a warp / a thread block and
+/// its inner reductions are split across the group's threads; [`Inner::Auto`] compiles
+/// both a thread and a warp per element and the plan picks one per call from the shape of
+/// the rows read ([`plan::warp_per_row`]). Other combinators keep the default schedule.
 ///
-/// Fails with [`Unsupported`] for what the backend cannot compile yet: nested sequences as
-/// parameters or results, combinators producing sequences inside element functions, the
-/// transcendental math functions (`exp ln log2 sin cos tanh powf`), float `%`, and
-/// Prim-level functions (run [`dpl_core::pipeline::compile`] first).
-pub fn compile(f: &Function) -> Result<GpuProgram, Unsupported> {
+/// Fails with [`Unsupported`] for what the backend cannot compile (see [`compile`]).
+pub fn compile_with(f: &Function, opts: &Options) -> Result<GpuProgram, Unsupported> {
     for &p in &f.params {
         check_param_type(f.ty(p))?;
     }
     let mut g = codegen::Gen::new(f);
+    g.inner = opts.inner;
     let steps = g.host_block(&f.body)?;
     let mut ptx = String::from(PTX_HEADER);
+    if g.kernels
+        .iter()
+        .any(|(_, t)| t.contains(math::TWO_OVER_PI_NAME))
+    {
+        ptx.push('\n');
+        ptx.push_str(&math::two_over_pi_decl());
+    }
     let mut kernels = Vec::new();
     for (name, text) in &g.kernels {
         ptx.push('\n');
@@ -158,6 +157,17 @@ pub fn compile(f: &Function) -> Result<GpuProgram, Unsupported> {
         plan,
         cubins: Vec::new(),
     })
+}
+
+/// Compiles a fused function (Soac level) for the GPU.
+///
+/// With the default options (a thread per element, inner levels sequential). Fails with
+/// [`Unsupported`] for what the backend cannot compile (see the crate README): more than
+/// two levels of nesting in data, `scatter`/`scatter_reduce`/`permute` inside element
+/// functions, combinators over elements that are sequences other than `map`, and
+/// Prim-level functions (run [`dpl_core::pipeline::compile`] first).
+pub fn compile(f: &Function) -> Result<GpuProgram, Unsupported> {
+    compile_with(f, &Options::default())
 }
 
 /// Parameters are scalars, sequences of scalars or tuples, sequences of such sequences

@@ -14,25 +14,30 @@ fn message(src: &str) -> String {
 }
 
 #[test]
-fn transcendental_math() {
+fn filter_of_rows() {
     let m = message(
-        "fn e($x: [f32]) -> [f32] {
-          $r: [f32] = map(|$a: f32| [] { $t: f32 = exp $a; $t }, $x)
+        "fn keep($x: [[f32]]) -> [[f32]] {
+          $r: [[f32]] = filter(|$row: [f32]| [] { $n: usize = len($row); $z: usize = const 0; $g: bool = gt $n, $z; $g }, $x)
           $r
         }",
     );
-    assert!(m.contains("`exp`"), "{m}");
+    assert!(m.contains("sequences as elements"), "{m}");
 }
 
 #[test]
-fn float_remainder() {
+fn scatter_reduce_of_pairs() {
     let m = message(
-        "fn fr($x: [f64], $y: [f64]) -> [f64] {
-          $r: [f64] = map(|$a: f64, $b: f64| [] { $t: f64 = rem $a, $b; $t }, $x, $y)
+        "fn hist($v: [(i64, i64)], $idx: [usize], $d: [(i64, i64)]) -> [(i64, i64)] {
+          $r: [(i64, i64)] = scatter_reduce(|$a: (i64, i64), $b: (i64, i64)| [] {
+            $a0: i64 = $a.0; $b0: i64 = $b.0; $s0: i64 = add $a0, $b0
+            $a1: i64 = $a.1; $b1: i64 = $b.1; $s1: i64 = add $a1, $b1
+            $t: (i64, i64) = tuple($s0, $s1)
+            $t
+          }, $v, $idx, $d)
           $r
         }",
     );
-    assert!(m.contains("`%` on floats"), "{m}");
+    assert!(m.contains("scatter_reduce of tuples"), "{m}");
 }
 
 #[test]

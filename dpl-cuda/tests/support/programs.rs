@@ -611,6 +611,40 @@ fn offsets_of($x: [[i32]]) -> [usize] {
   $o
 }";
 
+pub const TRANSCENDENTAL_F32: &str = "
+fn transcendental_f32($x: [f32], $y: [f32]) -> [(f32, f32, f32, f32, f32, f32, f32, f32)] {
+  $r: [(f32, f32, f32, f32, f32, f32, f32, f32)] = map(|$a: f32, $b: f32| [] {
+    $e: f32 = exp $a
+    $l: f32 = ln $a
+    $l2: f32 = log2 $a
+    $s: f32 = sin $a
+    $c: f32 = cos $a
+    $t: f32 = tanh $a
+    $p: f32 = powf $a, $b
+    $m: f32 = rem $a, $b
+    $res: (f32, f32, f32, f32, f32, f32, f32, f32) = tuple($e, $l, $l2, $s, $c, $t, $p, $m)
+    $res
+  }, $x, $y)
+  $r
+}";
+
+pub const TRANSCENDENTAL_F64: &str = "
+fn transcendental_f64($x: [f64], $y: [f64]) -> [(f64, f64, f64, f64, f64, f64, f64, f64)] {
+  $r: [(f64, f64, f64, f64, f64, f64, f64, f64)] = map(|$a: f64, $b: f64| [] {
+    $e: f64 = exp $a
+    $l: f64 = ln $a
+    $l2: f64 = log2 $a
+    $s: f64 = sin $a
+    $c: f64 = cos $a
+    $t: f64 = tanh $a
+    $p: f64 = powf $a, $b
+    $m: f64 = rem $a, $b
+    $res: (f64, f64, f64, f64, f64, f64, f64, f64) = tuple($e, $l, $l2, $s, $c, $t, $p, $m)
+    $res
+  }, $x, $y)
+  $r
+}";
+
 /// Every program, with its name.
 pub const ALL: &[(&str, &str)] = &[
     ("saxpy", SAXPY),
@@ -676,6 +710,8 @@ pub const ALL: &[(&str, &str)] = &[
     ("pair_sums_per_row", PAIR_SUMS_PER_ROW),
     ("last_of_row_scan", LAST_OF_ROW_SCAN),
     ("offsets_of", OFFSETS_OF),
+    ("transcendental_f32", TRANSCENDENTAL_F32),
+    ("transcendental_f64", TRANSCENDENTAL_F64),
 ];
 
 /// The nested programs (also in [`ALL`]).
