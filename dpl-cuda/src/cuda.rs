@@ -213,6 +213,25 @@ unsafe impl Send for CudaModule {}
 // SAFETY: as for `Send`.
 unsafe impl Sync for CudaModule {}
 
+impl std::fmt::Debug for CudaModule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CudaModule")
+            .field("kernels", &self.kernels())
+            .field("cubin", &self.cubin)
+            .finish_non_exhaustive()
+    }
+}
+
+impl std::fmt::Debug for CudaDriver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CudaDriver")
+            .field("ordinal", &self.ordinal)
+            .field("name", &self.name)
+            .field("compute_capability", &self.cc)
+            .finish_non_exhaustive()
+    }
+}
+
 impl CudaModule {
     /// The compute capability (`10 * major + minor`) of the cubin the module was loaded
     /// from, or `None` when the driver compiled the PTX.

@@ -5,6 +5,11 @@
 //! agree with the reference interpreter, memory misuse is an error, and a program's cubin
 //! is preferred over its PTX when one fits the device. Set `DPL_REQUIRE_GPU=1` to make
 //! the absence of a usable device a failure instead of a skip.
+//!
+//! On Linux the same checks also run without a GPU against `tests/fake-libcuda`, a
+//! stand-in for NVIDIA's `libcuda` built on dpl-sim: the test builds it with cargo, then
+//! runs this test binary again (the `#[ignore]`d `fake_inner_*` tests) with the fake first
+//! on `LD_LIBRARY_PATH`, so every CUDA call of the driver is exercised.
 
 #![cfg(feature = "cuda")]
 
@@ -71,9 +76,7 @@ fn opening_a_device_fails_with_a_reason_or_succeeds_without_panicking() {
 #[test]
 fn an_ordinal_past_the_devices_is_an_error() {
     for ordinal in [usize::MAX, 1 << 40, 4096] {
-        let e = CudaDriver::new(ordinal)
-            .err()
-            .expect("no machine has so many GPUs");
+        let e = CudaDriver::new(ordinal).expect_err("no machine has so many GPUs");
         assert!(!e.is_empty());
         if device_count().is_ok() {
             assert!(
@@ -87,6 +90,11 @@ fn an_ordinal_past_the_devices_is_an_error() {
 #[test]
 fn memory_round_trips_and_misuse_is_an_error() {
     let Some(d) = gpu() else { return };
+    memory_checks(&d);
+}
+
+fn memory_checks(d: &CudaDriver) {
+    let before = d.allocated_bytes();
     let a = d.alloc_zeroed(1000).unwrap();
     let b = d.alloc_zeroed(1000).unwrap();
     let mut out = vec![1u8; 1000];
@@ -111,16 +119,22 @@ fn memory_round_trips_and_misuse_is_an_error() {
     d.free(a).unwrap();
     assert!(d.free(a).unwrap_err().contains("not a live allocation"));
     assert!(d.read(a, &mut [0u8; 4]).unwrap_err().contains("outside"));
-    assert_eq!(d.allocated_bytes(), 1000);
+    assert_eq!(d.allocated_bytes(), before + 1000);
     d.free(b).unwrap();
-    assert_eq!(d.allocated_bytes(), 0);
+    assert_eq!(d.allocated_bytes(), before);
 }
 
 /// Runs `src` on the GPU for each size and compares with the interpreter.
-fn agree(d: &CudaDriver, src: &str, rel: f64, generate: impl Fn(&mut Rng, usize) -> Vec<Value>) {
+fn agree(
+    d: &CudaDriver,
+    sizes: &[usize],
+    src: &str,
+    rel: f64,
+    generate: impl Fn(&mut Rng, usize) -> Vec<Value>,
+) {
     let c = compiled(src);
     let prog = dpl_cuda::compile(&c.fused).unwrap_or_else(|e| panic!("{e}"));
-    for n in [0, 1, 31, 33, 1000, 100_000] {
+    for &n in sizes {
         let mut r = Rng::new(11 ^ n as u64);
         let args = generate(&mut r, n);
         let want = interp::run(&c.fused, args.clone());
@@ -145,25 +159,38 @@ fn agree(d: &CudaDriver, src: &str, rel: f64, generate: impl Fn(&mut Rng, usize)
 #[test]
 fn programs_agree_with_the_interpreter_on_the_gpu() {
     let Some(d) = gpu() else { return };
-    agree(&d, SAXPY, 0.0, |r, n| {
+    programs_agree(&d, &[0, 1, 31, 33, 1000, 100_000]);
+}
+
+fn programs_agree(d: &CudaDriver, sizes: &[usize]) {
+    agree(d, sizes, SAXPY, 0.0, |r, n| {
         vec![Value::F32(1.5), f32s(r, n, 100.0), f32s(r, n, 100.0)]
     });
-    agree(&d, SUM_I64, 0.0, |r, n| {
+    agree(d, sizes, SUM_I64, 0.0, |r, n| {
         vec![i64s(r, n, i64::MIN, i64::MAX)]
     });
-    agree(&d, DOT, 1e-12, |r, n| {
+    agree(d, sizes, DOT, 1e-12, |r, n| {
         vec![f64s(r, n, 10.0), f64s(r, n, 10.0)]
     });
-    agree(&d, FILTER_OF_MAP, 0.0, |r, n| vec![i64s(r, n, -1000, 1000)]);
-    agree(&d, SCAN_OF_MAP, 0.0, |r, n| {
+    agree(d, sizes, FILTER_OF_MAP, 0.0, |r, n| {
+        vec![i64s(r, n, -1000, 1000)]
+    });
+    // A 32-bit scalar parameter (the threshold).
+    agree(d, sizes, FILTER_NONE_OR_ALL, 0.0, |r, n| {
+        vec![u32s(r, n, 0, 100), Value::U32(37)]
+    });
+    agree(d, sizes, EXCLUSIVE_SCAN_MAX, 0.0, |r, n| {
+        vec![i64s(r, n, -1000, 1000), Value::I64(-7)]
+    });
+    agree(d, sizes, SCAN_OF_MAP, 0.0, |r, n| {
         vec![i64s(r, n, i64::MIN, i64::MAX)]
     });
-    agree(&d, SUM_MAP_GATHER, 0.0, |r, n| {
+    agree(d, sizes, SUM_MAP_GATHER, 0.0, |r, n| {
         let m = n / 2 + 1;
         vec![i64s(r, m, -1 << 40, 1 << 40), indices(r, n, m)]
     });
     // An index out of range is reported as the interpreter reports it.
-    agree(&d, SUM_MAP_GATHER, 0.0, |r, n| {
+    agree(d, sizes, SUM_MAP_GATHER, 0.0, |r, n| {
         let m = n / 2 + 1;
         let mut idx: Vec<usize> = (0..n).map(|i| i % m).collect();
         if let Some(last) = idx.last_mut() {
@@ -236,4 +263,304 @@ fn a_module_of_another_driver_is_refused() {
     assert!(e.contains("parameter"), "{e}");
     let e = d1.launch(&m, "no_such_kernel", 1, 32, &[]).unwrap_err();
     assert!(e.contains("no kernel `no_such_kernel`"), "{e}");
+}
+
+/// The fake driver library (Linux): building it, and running `fake_inner_*` tests in a
+/// child process that loads it.
+#[cfg(target_os = "linux")]
+mod fake {
+    use std::path::{Path, PathBuf};
+    use std::process::Command;
+    use std::sync::OnceLock;
+
+    use super::*;
+
+    /// The target folder of this test binary (`<target>/<profile>/deps/<exe>`).
+    fn target_dir() -> PathBuf {
+        let exe = std::env::current_exe().expect("the test binary's path");
+        exe.ancestors()
+            .nth(3)
+            .expect("the test binary lies in <target>/<profile>/deps")
+            .to_path_buf()
+    }
+
+    /// Builds `tests/fake-libcuda` (once per process); returns the folder of `libcuda.so`.
+    fn fake_library() -> &'static Path {
+        static DIR: OnceLock<PathBuf> = OnceLock::new();
+        DIR.get_or_init(|| {
+            let manifest = Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests")
+                .join("fake-libcuda")
+                .join("Cargo.toml");
+            let target = target_dir().join("fake-libcuda");
+            let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+            let out = Command::new(cargo)
+                .args(["build", "--quiet", "--manifest-path"])
+                .arg(&manifest)
+                .arg("--target-dir")
+                .arg(&target)
+                .env_remove("RUSTFLAGS")
+                .output()
+                .expect("run cargo to build tests/fake-libcuda");
+            assert!(
+                out.status.success(),
+                "building tests/fake-libcuda failed:\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let dir = target.join("debug");
+            assert!(
+                dir.join("libcuda.so").is_file(),
+                "no libcuda.so in {}",
+                dir.display()
+            );
+            dir
+        })
+    }
+
+    /// Compiles `tests/fake-libcuda/old.rs` (a library lacking most functions); returns
+    /// the folder of its `libcuda.so`.
+    fn old_library() -> PathBuf {
+        let dir = target_dir().join("fake-libcuda").join("old");
+        std::fs::create_dir_all(&dir).expect("create the folder of the old library");
+        let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests")
+            .join("fake-libcuda")
+            .join("old.rs");
+        let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+        let out = Command::new(rustc)
+            .args([
+                "--edition",
+                "2024",
+                "--crate-type",
+                "cdylib",
+                "--crate-name",
+                "cuda",
+                "-o",
+            ])
+            .arg(dir.join("libcuda.so"))
+            .arg(&src)
+            .output()
+            .expect("run rustc to build tests/fake-libcuda/old.rs");
+        assert!(
+            out.status.success(),
+            "building old.rs failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        dir
+    }
+
+    /// Runs the ignored test `name` of this binary in a child process with the library in
+    /// `lib` first on the search path, and checks that it ran and passed.
+    fn child(name: &str, lib: &Path, env: &[(&str, &str)]) {
+        let exe = std::env::current_exe().expect("the test binary's path");
+        let path = match std::env::var_os("LD_LIBRARY_PATH") {
+            Some(p) => {
+                let mut v = vec![lib.to_path_buf()];
+                v.extend(std::env::split_paths(&p));
+                std::env::join_paths(v).expect("a valid LD_LIBRARY_PATH")
+            }
+            None => lib.as_os_str().to_owned(),
+        };
+        let out = Command::new(exe)
+            .args([
+                "--ignored",
+                "--exact",
+                name,
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env("LD_LIBRARY_PATH", path)
+            .env("DPL_FAKE_CUDA", "1")
+            .envs(env.iter().copied())
+            .output()
+            .expect("run the test binary again");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.success() && stdout.contains("1 passed"),
+            "{name} with the fake libcuda failed:\n{stdout}\n{stderr}"
+        );
+    }
+
+    #[test]
+    fn the_driver_runs_on_the_fake_library() {
+        child("fake::fake_inner_end_to_end", fake_library(), &[]);
+    }
+
+    #[test]
+    fn no_device_and_old_gpus_are_refused_on_the_fake_library() {
+        child(
+            "fake::fake_inner_no_device",
+            fake_library(),
+            &[("FAKE_CUDA_DEVICES", "0")],
+        );
+        child(
+            "fake::fake_inner_old_gpu",
+            fake_library(),
+            &[("FAKE_CUDA_CC", "61")],
+        );
+    }
+
+    #[test]
+    fn a_driver_library_without_the_needed_functions_is_refused() {
+        child("fake::fake_inner_old_driver", &old_library(), &[]);
+    }
+
+    /// Whether this process is a child started by [`child`].
+    fn in_child() -> bool {
+        std::env::var_os("DPL_FAKE_CUDA").is_some()
+    }
+
+    /// Live context references, allocations, modules and launches, from the fake.
+    fn counts() -> [u64; 4] {
+        // SAFETY: the fake library is already loaded by the driver (this only takes one
+        // more reference); `fake_cuda_counts` has exactly this signature and writes four
+        // `u64`s into the array given.
+        unsafe {
+            let lib = libloading::Library::new("libcuda.so").expect("the fake libcuda");
+            let f = lib
+                .get::<unsafe extern "C" fn(*mut u64)>(b"fake_cuda_counts")
+                .expect("fake_cuda_counts");
+            let mut c = [0u64; 4];
+            f(c.as_mut_ptr());
+            c
+        }
+    }
+
+    /// A program's PTX wrapped as a cubin of the fake driver.
+    fn fake_cubin(ptx: &str) -> Vec<u8> {
+        let mut v = b"\x7fELFdplfake:".to_vec();
+        v.extend_from_slice(ptx.as_bytes());
+        v.push(0);
+        v
+    }
+
+    #[test]
+    #[ignore = "run by the_driver_runs_on_the_fake_library in a child process"]
+    fn fake_inner_end_to_end() {
+        assert!(in_child());
+        assert_eq!(device_count(), Ok(1));
+        let d = CudaDriver::new(0).unwrap();
+        assert_eq!(d.compute_capability(), (8, 0));
+        assert_eq!(d.name(), "dpl fake GPU 0 (sm_80)");
+        assert_eq!(counts()[0], 1, "one context reference");
+
+        memory_checks(&d);
+        programs_agree(&d, &[0, 1, 31, 33, 1000, 5000]);
+        assert_eq!(counts()[1], 0, "every allocation was freed");
+        assert!(counts()[3] > 0);
+
+        // Modules are cached by PTX text.
+        let c = compiled(SAXPY);
+        let mut prog = dpl_cuda::compile(&c.fused).unwrap();
+        let m1 = d.load_program(&prog).unwrap();
+        let modules = counts()[2];
+        let m2 = d.load(&prog.ptx).unwrap();
+        assert!(std::sync::Arc::ptr_eq(&m1, &m2));
+        assert_eq!(counts()[2], modules);
+        assert_eq!(m1.cubin(), None);
+
+        // Arguments that do not match the kernel never reach the driver.
+        let launches = counts()[3];
+        let k = &prog.kernels[0];
+        let e = d.launch(&m1, k, 1, 32, &[]).unwrap_err();
+        assert!(e.contains("parameter(s), 0 given"), "{e}");
+        let e = d.launch(&m1, "nope", 1, 32, &[]).unwrap_err();
+        assert!(e.contains("no kernel `nope`"), "{e}");
+        assert_eq!(counts()[3], launches);
+
+        // The cubin for the device is preferred; others are not binary compatible.
+        let mut r = Rng::new(5);
+        let args = vec![
+            Value::F32(0.5),
+            f32s(&mut r, 3000, 9.0),
+            f32s(&mut r, 3000, 9.0),
+        ];
+        let want = interp::run(&c.fused, args.clone()).unwrap();
+        for (cubins, from) in [
+            (
+                vec![(75, b"\x7fELF".to_vec()), (80, fake_cubin(&prog.ptx))],
+                Some(80),
+            ),
+            (vec![(70, fake_cubin(&prog.ptx))], None),
+            (vec![(86, fake_cubin(&prog.ptx))], None),
+            (vec![(80, b"\x7fELF garbage\0".to_vec())], None),
+            (vec![(80, b"not an ELF".to_vec())], None),
+        ] {
+            prog.ptx.push_str("\n// another module\n");
+            prog.cubins = cubins;
+            let m = d.load_program(&prog).unwrap();
+            assert_eq!(m.cubin(), from);
+            let got = dpl_cuda::run(&prog, &d, args.clone()).unwrap();
+            assert!(close(&want, &got, 0.0), "{}", first_diff(&want, &got, 0.0));
+        }
+
+        // The JIT log comes with a load failure; a bad cubin's failure too.
+        let e = d
+            .load(".version 7.0\n.target sm_70\nnonsense\n")
+            .unwrap_err();
+        assert!(
+            e.starts_with("cuModuleLoadDataEx (PTX) failed: CUDA_ERROR_INVALID_PTX\nfake ptxas:"),
+            "{e}"
+        );
+        prog.ptx = ".version 7.0\n.target sm_70\nstill nonsense\n".into();
+        prog.cubins = vec![(80, b"\x7fELF garbage\0".to_vec())];
+        let e = d.load_program(&prog).unwrap_err();
+        assert!(
+            e.starts_with("cuModuleLoadDataEx (cubin for sm_80) failed: CUDA_ERROR_INVALID_IMAGE")
+                && e.contains("and then cuModuleLoadDataEx (PTX) failed"),
+            "{e}"
+        );
+
+        // Another thread uses the same driver (it makes the context current there).
+        std::thread::scope(|s| {
+            s.spawn(|| memory_checks(&d)).join().unwrap();
+        });
+
+        // Dropping the driver frees what is left, unloads its modules and releases the
+        // context.
+        let leak = d.alloc_zeroed(64).unwrap();
+        assert_ne!(leak, 0);
+        assert!(counts()[2] > 0);
+        drop(d);
+        assert_eq!(counts()[..3], [0, 0, 0]);
+    }
+
+    #[test]
+    #[ignore = "run by no_device_and_old_gpus_are_refused_on_the_fake_library"]
+    fn fake_inner_no_device() {
+        assert!(in_child());
+        assert_eq!(device_count(), Ok(0));
+        let e = CudaDriver::new(0).unwrap_err();
+        assert_eq!(
+            e,
+            "CUDA device 0 does not exist: the driver reports 0 device(s)"
+        );
+    }
+
+    #[test]
+    #[ignore = "run by no_device_and_old_gpus_are_refused_on_the_fake_library"]
+    fn fake_inner_old_gpu() {
+        assert!(in_child());
+        let e = CudaDriver::new(0).unwrap_err();
+        assert!(
+            e.contains("compute capability 6.1") && e.contains("7.0"),
+            "{e}"
+        );
+        assert_eq!(counts()[0], 0, "no context was retained");
+    }
+
+    #[test]
+    #[ignore = "run by a_driver_library_without_the_needed_functions_is_refused"]
+    fn fake_inner_old_driver() {
+        assert!(in_child());
+        let e = CudaDriver::new(0).unwrap_err();
+        assert!(
+            e.starts_with("the CUDA driver library `libcuda.so` lacks cuDeviceGetCount, ")
+                && e.contains("cuLaunchKernel")
+                && !e.contains("cuInit,"),
+            "{e}"
+        );
+        assert_eq!(device_count(), Err(e));
+    }
 }
