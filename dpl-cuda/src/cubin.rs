@@ -184,6 +184,50 @@ pub fn assemble_all(
     Ok(out)
 }
 
+/// The ahead-of-time configuration a build script left for the compiler
+/// (`dpl_build::cubins` sets `DPL_CUBIN_ARCHS` and `DPL_PTXAS` with `cargo:rustc-env`):
+/// the assembler and the architectures, or `None` when `DPL_CUBIN_ARCHS` is unset or empty
+/// (no cubins: the PTX alone is embedded). `DPL_PTXAS` alone, e.g. set in a developer's
+/// shell, does not ask for cubins. Fails when the architectures are invalid or
+/// `DPL_CUBIN_ARCHS` is set without `DPL_PTXAS`.
+pub fn configured() -> Result<Option<(PathBuf, Vec<Arch>)>, String> {
+    configured_in(|name| std::env::var_os(name))
+}
+
+/// [`configured`] over an arbitrary environment lookup.
+pub fn configured_in(
+    env: impl Fn(&str) -> Option<std::ffi::OsString>,
+) -> Result<Option<(PathBuf, Vec<Arch>)>, String> {
+    let Some(list) = env(ENV_CUBIN_ARCHS).filter(|v| !v.is_empty()) else {
+        return Ok(None);
+    };
+    let list = list.into_string().map_err(|v| {
+        format!(
+            "{ENV_CUBIN_ARCHS}={} is not valid text",
+            v.to_string_lossy()
+        )
+    })?;
+    let archs = parse_archs(&list).map_err(|e| format!("{ENV_CUBIN_ARCHS}: {e}"))?;
+    if archs.is_empty() {
+        return Ok(None);
+    }
+    let ptxas = env(ENV_PTXAS).filter(|v| !v.is_empty()).ok_or_else(|| {
+        format!("{ENV_CUBIN_ARCHS}={list} asks for cubins but {ENV_PTXAS} names no assembler")
+    })?;
+    Ok(Some((PathBuf::from(ptxas), archs)))
+}
+
+/// Assembles `program`'s PTX into the cubins [`configured`] asks for and stores them in
+/// [`GpuProgram::cubins`](crate::GpuProgram::cubins); does nothing when no cubins are
+/// configured. For the `#[parallel]` macro, at expansion time.
+pub fn embed(program: &mut crate::GpuProgram) -> Result<(), String> {
+    if let Some((ptxas, archs)) = configured()? {
+        program.cubins = assemble_all(&ptxas, &program.ptx, &archs)
+            .map_err(|e| format!("`{}`: {e}", program.name))?;
+    }
+    Ok(())
+}
+
 /// Whether `bytes` start with the ELF magic number (what a cubin is).
 pub fn is_elf(bytes: &[u8]) -> bool {
     bytes.starts_with(b"\x7fELF")
@@ -315,6 +359,40 @@ mod tests {
         assert_eq!(
             find_ptxas_in(env(&[(ENV_PTXAS, ""), (ENV_PTX_TOOLS, "/t")])),
             Some(Path::new("/t").join(PTXAS_FILE))
+        );
+    }
+
+    #[test]
+    fn the_build_configuration_needs_the_arch_list() {
+        let env = |vars: &'static [(&'static str, &'static str)]| {
+            move |name: &str| {
+                vars.iter()
+                    .find(|(k, _)| *k == name)
+                    .map(|(_, v)| OsString::from(v))
+            }
+        };
+        assert_eq!(configured_in(env(&[])), Ok(None));
+        // DPL_PTXAS alone (a developer's shell) asks for nothing.
+        assert_eq!(configured_in(env(&[(ENV_PTXAS, "/p/ptxas")])), Ok(None));
+        assert_eq!(
+            configured_in(env(&[(ENV_PTXAS, "/p/ptxas"), (ENV_CUBIN_ARCHS, "")])),
+            Ok(None)
+        );
+        let (p, archs) = configured_in(env(&[
+            (ENV_PTXAS, "/p/ptxas"),
+            (ENV_CUBIN_ARCHS, "sm_80,sm_90a"),
+        ]))
+        .unwrap()
+        .unwrap();
+        assert_eq!(p, PathBuf::from("/p/ptxas"));
+        assert_eq!(archs.iter().map(Arch::number).collect::<Vec<_>>(), [80, 90]);
+        let e = configured_in(env(&[(ENV_CUBIN_ARCHS, "sm_80")])).unwrap_err();
+        assert!(e.contains("names no assembler"), "{e}");
+        let e =
+            configured_in(env(&[(ENV_PTXAS, "/p"), (ENV_CUBIN_ARCHS, "sm_80,sm_50")])).unwrap_err();
+        assert!(
+            e.starts_with("DPL_CUBIN_ARCHS: ") && e.contains("`sm_50`"),
+            "{e}"
         );
     }
 
