@@ -13,8 +13,10 @@
 //!
 //! with `dpl-build` among the `[build-dependencies]`. When NVIDIA's `ptxas` is available
 //! the step tells the compiler (through `cargo:rustc-env`) which assembler to use and for
-//! which architectures; `#[parallel]` then assembles each function's kernels for each of
-//! them and embeds the cubins next to the PTX. At run time the driver loads the cubin built
+//! which architectures (`DPL_PTXAS`, `DPL_CUBIN_ARCHS`); `#[parallel]` then assembles
+//! each function's kernels for each of them (`dpl_cuda::cubin::embed`) and embeds the
+//! cubins next to the PTX. (`DPL_PTXAS` set in the environment alone asks for nothing:
+//! only `DPL_CUBIN_ARCHS`, which this step sets for the crate being built, does.) At run time the driver loads the cubin built
 //! for the device's compute capability (or an older one of the same major version, which
 //! is binary compatible) and falls back to the PTX on any other GPU. Without `ptxas` the
 //! step prints a cargo warning and the PTX is embedded as is.
