@@ -81,10 +81,14 @@ enum KVal {
 struct LazySeq {
     /// The variable it defines.
     var: VarId,
-    /// The combinator (a `Map`, `Scan`, `ExclusiveScan` or `Filter`).
+    /// The combinator (a `Map`, `Scan`, `ExclusiveScan` or `Filter`, which can be
+    /// streamed; or a `Scatter`, `ScatterReduce` or `Permute`, which can only be written
+    /// out as the element's result, see [`Gen::write_scattered`]).
     soac: Soac,
     /// Its element type.
     elem_ty: Type,
+    /// The statement's span.
+    span: u32,
 }
 
 impl KVal {
@@ -206,6 +210,9 @@ pub(crate) struct Gen<'f> {
     /// sequences whose row `i` the element function reads, that row's start and end
     /// (loaded for 32 rows at once, coalesced, and shuffled to the warp).
     prefetched: Option<(Reg, Prefetched)>,
+    /// While compiling the fill kernel of a nested `map`: one flag (`bool`) per output
+    /// element, for the duplicate check of a per-element `permute`.
+    owner: Option<Reg>,
     /// The schedule of inner levels asked for.
     pub inner: crate::Inner,
     /// Set while compiling the element function of a grouped `map` (a warp or a block per
@@ -279,6 +286,7 @@ impl<'f> Gen<'f> {
             inner: crate::Inner::Seq,
             split: None,
             prefetched: None,
+            owner: None,
         }
     }
 
@@ -699,22 +707,35 @@ impl<'f> Gen<'f> {
 
         let (offs, total) = self.offsets(sizes, &n_count, steps)?;
         let outs = self.alloc_leaves(&ls, &Count::Temp(total), steps);
+        let mut has_permute = false;
+        soac.elem.body.walk(&mut |st| {
+            if let Expr::Soac(x) = &st.expr {
+                has_permute |= matches!(x.kind, SoacKind::Permute);
+            }
+        });
+        let owner =
+            has_permute.then(|| self.alloc_leaves(&[Scalar::Bool], &Count::Temp(total), steps)[0]);
 
         let (mut k, c) = self.new_kernel("row_fill");
         let mut env = self.bind_captures(&mut k, &[&soac.elem])?;
         let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
         let op = Self::temp_ptrs(&mut k, &[offs])[0].clone();
         let ptrs = Self::temp_ptrs(&mut k, &outs);
+        self.owner = owner.map(|o| Self::temp_ptrs(&mut k, &[o])[0].clone());
         let (i, stride, top, cont, end) = self.grid_stride_head(&mut k, &c, &n);
         let ctx = Ctx {
             key: i.clone(),
             fail: Some(cont.clone()),
         };
-        let v = self.elem(&mut k, &c, &mut env, &soac.elem, &i, &ctx)?;
-        let a = Self::addr(&mut k, &op, &i, Scalar::U64);
-        let base = k.reg(Scalar::U64);
-        k.ins(format!("ld.global.u64 {base}, [{a}]"));
-        self.write_seq(&mut k, &c, &mut env, &v, &ptrs, &base, &ctx)?;
+        let written = (|| {
+            let v = self.elem(&mut k, &c, &mut env, &soac.elem, &i, &ctx)?;
+            let a = Self::addr(&mut k, &op, &i, Scalar::U64);
+            let base = k.reg(Scalar::U64);
+            k.ins(format!("ld.global.u64 {base}, [{a}]"));
+            self.write_seq(&mut k, &c, &mut env, &v, &ptrs, &base, &ctx)
+        })();
+        self.owner = None;
+        written?;
         Self::loop_tail(&mut k, &i, &stride, &top, &cont, &end);
         let args = k.args.clone();
         let k2 = self.push_kernel(k);
@@ -769,10 +790,157 @@ impl<'f> Gen<'f> {
             }
             KVal::Lazy(l) | KVal::Cur { of: l, .. } => {
                 let l = l.clone();
+                if matches!(
+                    l.soac.kind,
+                    SoacKind::Scatter { .. } | SoacKind::ScatterReduce { .. } | SoacKind::Permute
+                ) {
+                    return self.write_scattered(k, c, env, &l, ptrs, base, ctx);
+                }
                 self.stream(k, c, env, &l, ctx, &mut |g, k, _env, j, e| put(g, k, j, e))
             }
             _ => unsupported("a sequence was expected (internal)"),
         }
+    }
+
+    /// Writes a per-element `scatter` / `scatter_reduce` (a copy of `dst`, then each
+    /// `(index, value)` written or combined in order) or `permute` (each value at its
+    /// index; a second write to a position is the "appears twice" error, found with the
+    /// owner flags [`Gen::owner`] of the output) at `base` of `ptrs`, sequentially.
+    #[allow(clippy::too_many_arguments)]
+    fn write_scattered(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        env: &mut Env,
+        l: &Rc<LazySeq>,
+        ptrs: &[Reg],
+        base: &Reg,
+        ctx: &Ctx,
+    ) -> R<()> {
+        let origin = origin_of(&l.soac.kind);
+        let (bound, op) = match &l.soac.kind {
+            SoacKind::Scatter { dst } | SoacKind::ScatterReduce { dst, .. } => {
+                let dv = Self::get(env, *dst)?;
+                let n = self.seq_len(k, c, env, &dv, ctx)?;
+                self.write_seq(k, c, env, &dv, ptrs, base, ctx)?;
+                let op = match &l.soac.kind {
+                    SoacKind::ScatterReduce { op, .. } => Some(op),
+                    _ => None,
+                };
+                (n, op)
+            }
+            _ => {
+                let lv = KVal::Lazy(l.clone());
+                (self.seq_len(k, c, env, &lv, ctx)?, None)
+            }
+        };
+        let Some(owner) = self.owner.clone() else {
+            if matches!(l.soac.kind, SoacKind::Permute) {
+                return unsupported("a nested `permute` outside a nested map (internal)");
+            }
+            return self.scatter_loop(k, c, env, l, ptrs, base, ctx, &bound, op, origin, None);
+        };
+        let owner = matches!(l.soac.kind, SoacKind::Permute).then_some(owner);
+        if let Some(o) = &owner {
+            // Clear this element's flags first, so a re-run (report mode) sees the same.
+            let j = k.reg(Scalar::U64);
+            k.ins(format!("mov.u64 {j}, 0"));
+            let (top, end) = (k.label(), k.label());
+            k.place(&top);
+            let p = k.reg(Scalar::Bool);
+            k.ins(format!("setp.ge.u64 {p}, {j}, {bound}"));
+            k.ins(format!("@{p} bra {end}"));
+            let at = k.reg(Scalar::U64);
+            k.ins(format!("add.s64 {at}, {base}, {j}"));
+            let a = Self::addr(k, o, &at, Scalar::Bool);
+            k.ins(format!("st.global.u8 [{a}], 0"));
+            k.ins(format!("add.s64 {j}, {j}, 1"));
+            k.ins(format!("bra {top}"));
+            k.place(&end);
+        }
+        self.scatter_loop(
+            k,
+            c,
+            env,
+            l,
+            ptrs,
+            base,
+            ctx,
+            &bound,
+            op,
+            origin,
+            owner.as_ref(),
+        )
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn scatter_loop(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        env: &mut Env,
+        l: &Rc<LazySeq>,
+        ptrs: &[Reg],
+        base: &Reg,
+        ctx: &Ctx,
+        bound: &Reg,
+        op: Option<&Lambda>,
+        origin: Origin,
+        owner: Option<&Reg>,
+    ) -> R<()> {
+        let ety = l.elem_ty.clone();
+        let ls = leaves(&ety)?;
+        let span = l.span;
+        self.for_each(k, c, env, &l.soac, ctx, &mut |g, k, env, _j, e| {
+            let (idx, signed, vals) = g.pair(k, e)?;
+            let bad = k.reg(Scalar::Bool);
+            k.ins(format!("setp.ge.u64 {bad}, {idx}, {bound}"));
+            g.check(
+                k,
+                c,
+                ctx,
+                &bad,
+                SiteKind::IndexOutOfRange,
+                origin,
+                span,
+                signed,
+                &idx,
+                bound,
+            );
+            let at = k.reg(Scalar::U64);
+            k.ins(format!("add.s64 {at}, {base}, {idx}"));
+            if let Some(o) = owner {
+                let a = Self::addr(k, o, &at, Scalar::Bool);
+                let seen = Self::ld(k, "global", &a.name, Scalar::Bool);
+                g.check(
+                    k,
+                    c,
+                    ctx,
+                    &seen,
+                    SiteKind::Duplicate,
+                    origin,
+                    span,
+                    false,
+                    &idx,
+                    bound,
+                );
+                let t = g.pconst(k, true);
+                Self::st(k, "global", &a.name, &t);
+            }
+            let vals = match op {
+                None => vals,
+                Some(op) => {
+                    let old = g.load_leaves(k, ptrs, &at, &ls);
+                    env.insert(op.params[0], unflatten(&ety, &mut old.into_iter())?);
+                    env.insert(op.params[1], unflatten(&ety, &mut vals.into_iter())?);
+                    g.block(k, c, env, &op.body, ctx)?.flatten()?
+                }
+            };
+            for (r, p) in vals.iter().zip(ptrs) {
+                g.store(k, p, &at, r);
+            }
+            Ok(())
+        })
     }
 
     /// The exclusive scan of `n` `u64` sizes into `n + 1` offsets (reduce-then-scan over
@@ -2627,10 +2795,7 @@ impl<'f> Gen<'f> {
         }
         let (op, init) = match &soac.kind {
             SoacKind::Reduce { op, init } => (op, init),
-            SoacKind::Map
-            | SoacKind::Scan { .. }
-            | SoacKind::ExclusiveScan { .. }
-            | SoacKind::Filter { .. } => {
+            _ => {
                 let Some(elem_ty) = self.ty(s.var).elem() else {
                     return unsupported("a sequence combinator without a sequence type");
                 };
@@ -2638,13 +2803,8 @@ impl<'f> Gen<'f> {
                     var: s.var,
                     soac: soac.clone(),
                     elem_ty: elem_ty.clone(),
+                    span: s.span.0,
                 })));
-            }
-            _ => {
-                return unsupported(format!(
-                    "a nested `{}` inside an element function",
-                    soac.kind.name()
-                ));
             }
         };
         let ty = self.ty(s.var);
@@ -2908,7 +3068,10 @@ impl<'f> Gen<'f> {
                     Ok(())
                 })
             }
-            _ => unsupported("a lazy sequence of this kind (internal)"),
+            kind => unsupported(format!(
+                "a nested `{}` used other than as the result of an element function",
+                kind.name()
+            )),
         }
     }
 
@@ -2932,12 +3095,17 @@ impl<'f> Gen<'f> {
             _ => return unsupported("the length of a non-sequence (internal)"),
         };
         match &l.soac.kind {
-            SoacKind::Map | SoacKind::Scan { .. } | SoacKind::ExclusiveScan { .. } => {
-                match self.streamed_source(env, &l.soac) {
-                    Some((_, src)) => self.seq_len(k, c, env, &src, ctx),
-                    None => Ok(Self::get(env, l.soac.len)?.reg()?.clone()),
-                }
+            SoacKind::Scatter { dst } | SoacKind::ScatterReduce { dst, .. } => {
+                let dv = Self::get(env, *dst)?;
+                self.seq_len(k, c, env, &dv, ctx)
             }
+            SoacKind::Map
+            | SoacKind::Scan { .. }
+            | SoacKind::ExclusiveScan { .. }
+            | SoacKind::Permute => match self.streamed_source(env, &l.soac) {
+                Some((_, src)) => self.seq_len(k, c, env, &src, ctx),
+                None => Ok(Self::get(env, l.soac.len)?.reg()?.clone()),
+            },
             _ => {
                 let n = k.reg(Scalar::Usize);
                 k.ins(format!("mov.u64 {n}, 0"));

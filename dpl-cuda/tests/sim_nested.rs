@@ -314,3 +314,65 @@ fn random_access_into_row_scans_and_filters() {
 fn offsets_of_rows() {
     check(OFFSETS_OF, &SIZES, 0.0, |r, n| vec![ragged(r, n, 40, i32v)]);
 }
+
+#[test]
+fn per_row_scatter_reduce_scatter_and_permute() {
+    check(ROW_HISTOGRAMS, &SIZES, 0.0, |r, n| {
+        vec![ragged(r, n, 30, |r| Value::U32(r.next() as u32))]
+    });
+    // Each row permuted by a random permutation of its positions.
+    let perms = |r: &mut Rng, x: &Value| -> Value {
+        let Value::Seq(rows) = x else { unreachable!() };
+        Value::seq(
+            rows.iter()
+                .map(|row| {
+                    let Value::Seq(items) = row else {
+                        unreachable!()
+                    };
+                    Value::seq(
+                        r.perm(items.len())
+                            .into_iter()
+                            .map(|p| Value::I64(p as i64))
+                            .collect(),
+                    )
+                })
+                .collect(),
+        )
+    };
+    check(ROW_PERMUTE_SCATTER, &SIZES, 0.0, |r, n| {
+        let x = ragged(r, n, 30, i32v);
+        let idx = perms(r, &x);
+        vec![x, idx]
+    });
+    // A duplicate, and an index out of range, in some row.
+    let errors = check(ROW_PERMUTE_SCATTER, &[7, 33], 0.0, |r, n| {
+        let x = Value::seq(
+            (0..n)
+                .map(|_| Value::seq((0..r.range(3, 9)).map(|_| i32v(r)).collect()))
+                .collect(),
+        );
+        let Value::Seq(p) = perms(r, &x) else {
+            unreachable!()
+        };
+        let mut p: Vec<Value> = p.iter().cloned().collect();
+        let Value::Seq(row) = &p[n / 2] else {
+            unreachable!()
+        };
+        let mut row: Vec<Value> = row.iter().cloned().collect();
+        row[1] = if n == 7 {
+            row[0].clone()
+        } else {
+            Value::I64(-1)
+        };
+        p[n / 2] = Value::seq(row);
+        vec![x, Value::seq(p)]
+    });
+    assert_eq!(errors, 2);
+}
+
+#[test]
+fn row_argmax_with_branches_in_the_operator() {
+    check(ROW_ARGMAX, &SIZES, 0.0, |r, n| {
+        vec![ragged(r, n, 40, |r| Value::F32((r.range(-5, 5)) as f32))]
+    });
+}

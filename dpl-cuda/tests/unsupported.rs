@@ -52,16 +52,20 @@ fn three_levels_of_nesting() {
 }
 
 #[test]
-fn scatter_inside_elements() {
+fn scatter_inside_elements_used_as_an_intermediate() {
     let m = message(
-        "fn inner($x: [[i64]], $d: [i64]) -> [[i64]] {
-          $r: [[i64]] = map(|$row: [i64]| [$d] {
+        "fn inner($x: [[i64]], $d: [i64]) -> [i64] {
+          $r: [i64] = map(|$row: [i64]| [$d] {
             $ix: [usize] = indices($row)
             $s: [i64] = scatter($row, $ix, $d)
-            $s
+            $t: i64 = sum($s)
+            $t
           }, $x)
           $r
         }",
     );
-    assert!(m.contains("nested `scatter`"), "{m}");
+    assert!(
+        m.contains("nested `scatter` used other than as the result"),
+        "{m}"
+    );
 }

@@ -645,6 +645,62 @@ fn transcendental_f64($x: [f64], $y: [f64]) -> [(f64, f64, f64, f64, f64, f64, f
   $r
 }";
 
+pub const ROW_HISTOGRAMS: &str = "
+fn row_histograms($x: [[u32]]) -> [[u32]] {
+  $r: [[u32]] = map(|$row: [u32]| [] {
+    $n: usize = len($row)
+    $one: u32 = const 1
+    $ones: [u32] = replicate($one, $n)
+    $bins: [u32] = map(|$v: u32| [] { $four: u32 = const 4; $b: u32 = rem $v, $four; $b }, $row)
+    $zero: u32 = const 0
+    $four2: usize = const 4
+    $dst: [u32] = replicate($zero, $four2)
+    $h: [u32] = scatter_reduce(|$p: u32, $q: u32| [] { $s: u32 = add $p, $q; $s }, $ones, $bins, $dst)
+    $h
+  }, $x)
+  $r
+}";
+
+pub const ROW_PERMUTE_SCATTER: &str = "
+fn row_permute_scatter($x: [[i32]], $idx: [[i64]]) -> ([[i32]], [[i32]]) {
+  $p: [[i32]] = map(|$row: [i32], $ix: [i64]| [] {
+    $q: [i32] = permute($row, $ix)
+    $q
+  }, $x, $idx)
+  $s: [[i32]] = map(|$row2: [i32]| [] {
+    $h: [i32] = map(|$v: i32| [] { $two: i32 = const 2; $d: i32 = div $v, $two; $d }, $row2)
+    $ii: [usize] = indices($row2)
+    $jj: [usize] = map(|$i: usize| [] { $two2: usize = const 2; $a: usize = div $i, $two2; $b: usize = mul $a, $two2; $b }, $ii)
+    $sc: [i32] = scatter($h, $jj, $row2)
+    $sc
+  }, $x)
+  $res: ([[i32]], [[i32]]) = tuple($p, $s)
+  $res
+}";
+
+pub const ROW_ARGMAX: &str = "
+fn row_argmax($x: [[f32]]) -> [(f32, usize)] {
+  $r: [(f32, usize)] = map(|$row: [f32]| [] {
+    $ii: [usize] = indices($row)
+    $pairs: [(f32, usize)] = zip($row, $ii)
+    $lo: f32 = const -1.0e30
+    $z: usize = const 0
+    $init: (f32, usize) = tuple($lo, $z)
+    $m: (f32, usize) = reduce(|$p: (f32, usize), $q: (f32, usize)| [] {
+      $p0: f32 = $p.0; $q0: f32 = $q.0; $p1: usize = $p.1; $q1: usize = $q.1
+      $gt: bool = gt $q0, $p0
+      $eq: bool = eq $q0, $p0
+      $lt: bool = lt $q1, $p1
+      $tie: bool = and $eq, $lt
+      $take: bool = or $gt, $tie
+      $best: (f32, usize) = if $take { $q } else { $p }
+      $best
+    }, $pairs, $init)
+    $m
+  }, $x)
+  $r
+}";
+
 /// Every program, with its name.
 pub const ALL: &[(&str, &str)] = &[
     ("saxpy", SAXPY),
@@ -710,6 +766,9 @@ pub const ALL: &[(&str, &str)] = &[
     ("pair_sums_per_row", PAIR_SUMS_PER_ROW),
     ("last_of_row_scan", LAST_OF_ROW_SCAN),
     ("offsets_of", OFFSETS_OF),
+    ("row_histograms", ROW_HISTOGRAMS),
+    ("row_permute_scatter", ROW_PERMUTE_SCATTER),
+    ("row_argmax", ROW_ARGMAX),
     ("transcendental_f32", TRANSCENDENTAL_F32),
     ("transcendental_f64", TRANSCENDENTAL_F64),
 ];
@@ -736,4 +795,7 @@ pub const NESTED: &[(&str, &str)] = &[
     ("pair_sums_per_row", PAIR_SUMS_PER_ROW),
     ("last_of_row_scan", LAST_OF_ROW_SCAN),
     ("offsets_of", OFFSETS_OF),
+    ("row_histograms", ROW_HISTOGRAMS),
+    ("row_permute_scatter", ROW_PERMUTE_SCATTER),
+    ("row_argmax", ROW_ARGMAX),
 ];
