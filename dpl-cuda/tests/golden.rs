@@ -16,7 +16,11 @@ fn golden(name: &str, src: &str) {
     let text = format!("{}\n// plan\n{:#?}\n", prog.ptx, prog.plan);
     // What the macro embeds reads back as the same program.
     let decoded = dpl_cuda::GpuProgram::decode(&prog.encode());
-    assert_eq!(decoded.as_ref(), Ok(&prog), "{name}: encode/decode round trip");
+    assert_eq!(
+        decoded.as_ref(),
+        Ok(&prog),
+        "{name}: encode/decode round trip"
+    );
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/golden")
         .join(format!("{name}.ptx"));
