@@ -362,6 +362,8 @@ mod cuda {
 mod sim {
     use super::*;
     use dpl_cuda::sim::SimDriver;
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicUsize, Ordering};
 
     /// The simulated device shared by every call of the process (modules are cached in
     /// it, so each function's PTX is parsed once).
@@ -374,13 +376,40 @@ mod sim {
         Some(driver())
     }
 
+    /// How many [`super::sim_profile`] calls are running; while none is, launch reports
+    /// are dropped after each call so they do not pile up.
+    static PROFILING: AtomicUsize = AtomicUsize::new(0);
+    /// Serializes profiles, so each sees only its own launches.
+    pub static PROFILE_LOCK: Mutex<()> = Mutex::new(());
+
     pub fn run(
         p: &GpuProgram,
         args: Vec<Input>,
         keep: bool,
         locate: &dyn Fn(u32) -> Location,
     ) -> Result<Output, Error> {
-        dpl_cuda::run_resident(p, driver(), args, keep, locate)
+        let out = dpl_cuda::run_resident(p, driver(), args, keep, locate);
+        if PROFILING.load(Ordering::Relaxed) == 0 {
+            driver().inner.take_reports();
+        }
+        out
+    }
+
+    /// Runs `f` collecting the launches made meanwhile.
+    pub fn profile<R>(f: impl FnOnce() -> R) -> (R, Vec<(String, dpl_sim::Report)>) {
+        let _serial = PROFILE_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+        driver().inner.take_reports();
+        PROFILING.fetch_add(1, Ordering::Relaxed);
+        struct Done;
+        impl Drop for Done {
+            fn drop(&mut self) {
+                PROFILING.fetch_sub(1, Ordering::Relaxed);
+            }
+        }
+        let done = Done;
+        let r = f();
+        drop(done);
+        (r, driver().inner.take_reports())
     }
 
     pub fn download(seq: &DeviceSeq) -> Result<Value, Error> {
@@ -424,6 +453,70 @@ mod sim {
     }
 
     pub fn free(_: &DeviceSeq) {}
+}
+
+/// The counters of one kernel launch on the simulated GPU (see [`sim_profile`]; dpl-sim's
+/// README defines each counter).
+#[cfg(feature = "sim")]
+#[derive(Clone, Debug, PartialEq)]
+pub struct KernelProfile {
+    /// The kernel's entry name (`dpl_<function>_k<i>_<what>`).
+    pub kernel: String,
+    /// Thread blocks launched.
+    pub blocks: u64,
+    /// Warp-level instructions executed.
+    pub warp_instructions: u64,
+    /// Thread-level instructions executed (active lanes).
+    pub thread_instructions: u64,
+    /// 32-byte global-memory sectors moved by loads and stores.
+    pub sectors: u64,
+    /// The fewest sectors the same accesses could have moved (perfect coalescing).
+    pub ideal_sectors: u64,
+    /// Extra shared-memory wavefronts caused by bank conflicts.
+    pub bank_conflicts: u64,
+    /// Block-wide barrier completions.
+    pub barriers: u64,
+    /// Warp-level global atomic instructions.
+    pub atomics: u64,
+}
+
+/// Runs `f` with [`Place::Sim`] as the current place and returns its result with the
+/// counters of every kernel it launched on the simulated GPU, in launch order. Profiles of
+/// different threads run one after the other.
+///
+/// ```
+/// use dpl::prelude::*;
+///
+/// #[parallel]
+/// fn scale(a: f32, x: &[f32]) -> Vec<f32> {
+///     map(|v| a * v, x)
+/// }
+///
+/// let x = vec![1.0f32; 4096];
+/// let (y, launches) = dpl::sim_profile(|| scale(2.0, &x));
+/// assert_eq!(y, vec![2.0f32; 4096]);
+/// let k = &launches[0];
+/// assert!(k.kernel.contains("scale"));
+/// assert!(k.sectors as f64 <= 1.1 * k.ideal_sectors as f64); // coalesced
+/// ```
+#[cfg(feature = "sim")]
+pub fn sim_profile<R>(f: impl FnOnce() -> R) -> (R, Vec<KernelProfile>) {
+    let (r, reports) = sim::profile(|| crate::with_place(Place::Sim, f));
+    let launches = reports
+        .into_iter()
+        .map(|(kernel, r)| KernelProfile {
+            kernel,
+            blocks: r.blocks,
+            warp_instructions: r.instructions,
+            thread_instructions: r.thread_instructions,
+            sectors: r.sectors_moved,
+            ideal_sectors: r.sectors_ideal,
+            bank_conflicts: r.bank_conflicts,
+            barriers: r.barriers,
+            atomics: r.global_atomic_requests,
+        })
+        .collect();
+    (r, launches)
 }
 
 /// Stands for the driver type of a backend this build does not have.

@@ -30,6 +30,8 @@ mod place;
 pub use dpl_core::run::{Error, Location, Place};
 pub use dpl_macros::{inspect, parallel};
 pub use gpu::{Transfers, transfers};
+#[cfg(feature = "sim")]
+pub use gpu::{KernelProfile, sim_profile};
 pub use place::{available_places, current_place, default_place, with_place};
 
 /// Everything a `#[parallel]` user needs: `use dpl::prelude::*;`.

@@ -227,8 +227,14 @@ fn gpu_arm(
     };
     let program = match dpl_cuda::compile_with(&compiled.fused, &dpl_cuda::Options { inner }) {
         Ok(mut p) => {
-            if let Err(e) = add_cubins(&mut p) {
-                return Err(syn::Error::new(l.item.sig.ident.span(), e));
+            // With `DPL_CUBIN_ARCHS` (and `DPL_PTXAS`) set while the crate compiles, what
+            // `dpl_build::cubins` in its build script arranges, the kernels are assembled
+            // now and the cubins embedded next to the PTX.
+            if let Err(e) = dpl_cuda::cubin::embed(&mut p) {
+                return Err(syn::Error::new(
+                    l.item.sig.ident.span(),
+                    format!("assembling the GPU kernels ahead of time: {e}"),
+                ));
             }
             dump(
                 &name,
@@ -267,26 +273,6 @@ fn gpu_arm(
         }
     };
     Ok((arm, summary))
-}
-
-/// With `DPL_PTXAS` and `DPL_CUBIN_ARCHS` set while the crate compiles (what
-/// `dpl_build::cubins` in the crate's build script arranges), assembles the program's PTX
-/// for each listed architecture and embeds the cubins, so the driver does not compile the
-/// PTX at the first launch. Without them the PTX alone is embedded.
-#[cfg(feature = "gpu")]
-fn add_cubins(p: &mut dpl_cuda::GpuProgram) -> Result<(), String> {
-    use dpl_cuda::cubin;
-    let (Some(ptxas), Some(archs)) = (
-        std::env::var_os(cubin::ENV_PTXAS),
-        std::env::var(cubin::ENV_CUBIN_ARCHS).ok(),
-    ) else {
-        return Ok(());
-    };
-    let archs =
-        cubin::parse_archs(&archs).map_err(|e| format!("{}: {e}", cubin::ENV_CUBIN_ARCHS))?;
-    p.cubins = cubin::assemble_all(std::path::Path::new(&ptxas), &p.ptx, &archs)
-        .map_err(|e| format!("assembling `{}` ahead of time: {e}", p.name))?;
-    Ok(())
 }
 
 #[cfg(not(feature = "gpu"))]

@@ -66,8 +66,15 @@ pub fn report(args: &[String]) -> Result<(), String> {
     std::fs::create_dir_all(root.join("benches")).map_err(|e| e.to_string())?;
     std::fs::write(root.join("benches/ratios.svg"), svg)
         .map_err(|e| format!("writing the plot: {e}"))?;
-    let md = markdown(&groups, &notes);
+    let mut md = markdown(&groups, &notes);
     let out = root.join(&opts.out);
+    // Keep the GPU proxy section (written by `cargo xtask gpu-report`).
+    if let Some(section) = std::fs::read_to_string(&out)
+        .ok()
+        .and_then(|old| crate::gpu::existing_section(&old).map(str::to_string))
+    {
+        md = crate::gpu::splice(&md, &section);
+    }
     std::fs::write(&out, md).map_err(|e| format!("writing {}: {e}", out.display()))?;
     println!(
         "wrote {} and benches/ratios.svg from {} groups",

@@ -5,6 +5,7 @@
 //! test of the workspace with them available (`DPL_PTX_TOOLS`).
 
 mod bench;
+mod gpu;
 mod ptx;
 
 use std::process::Command;
@@ -17,7 +18,8 @@ commands:
   demo             run the demonstration (release build): flagship programs, checked, timed
   ptx-tools        install ptxas/cuobjdump (PyPI wheels) under target/, print the folder
   check-fixtures   assemble every PTX fixture of dpl-sim with ptxas
-  bench-report     run the benchmarks and write BENCHMARKS.md";
+  bench-report     run the benchmarks and write BENCHMARKS.md
+  gpu-report       run the GPU performance proxy on the simulator (section of BENCHMARKS.md)";
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -28,6 +30,7 @@ fn main() {
         Some("ptx-tools") => ptx::install_tools().map(|dir| println!("{}", dir.display())),
         Some("check-fixtures") => ptx::check_fixtures(rest),
         Some("bench-report") => bench::report(rest),
+        Some("gpu-report") => gpu::report(),
         Some("help" | "--help" | "-h") => {
             println!("{USAGE}");
             Ok(())

@@ -498,15 +498,15 @@ pub const ARCHS: [&str; 3] = ["sm_70", "sm_80", "sm_90"];
 
 /// What ptxas reports about one kernel for one architecture.
 #[derive(Clone, Debug, Default)]
-struct KernelUsage {
-    registers: u32,
-    spill_bytes: u32,
-    shared_bytes: u32,
+pub struct KernelUsage {
+    pub registers: u32,
+    pub spill_bytes: u32,
+    pub shared_bytes: u32,
 }
 
 /// Parses `ptxas -v` output: `Compiling entry function 'k' for 'sm_80'` followed by
 /// `Used N registers, ...` and `N bytes spill stores, N bytes spill loads`.
-fn parse_usage(log: &str) -> Vec<(String, KernelUsage)> {
+pub fn parse_usage(log: &str) -> Vec<(String, KernelUsage)> {
     let mut out: Vec<(String, KernelUsage)> = Vec::new();
     let number_before = |line: &str, unit: &str| -> Option<u32> {
         let at = line.find(unit)?;

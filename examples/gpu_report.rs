@@ -1,0 +1,375 @@
+//! The GPU performance proxy: runs dpl's flagship kernels on the simulated GPU
+//! (`Place::Sim`) and reports, per kernel, what a profiler would show on a real one —
+//! instructions per element, 32-byte sectors moved against the ideal (perfect
+//! coalescing), shared-memory bank conflicts — and checks the targets of the GPU issue:
+//! streaming kernels (map, reduce, scan) within 1.1x of the ideal sectors, and the
+//! vector-CSR (`inner = "warp"`) and ELL SpMV kernels below scalar CSR in sectors per
+//! nonzero on the 5-point Laplacian. Every result is checked against plain Rust first.
+//!
+//! `cargo xtask gpu-report` runs it (release build, with `DPL_DUMP` so it can add the
+//! register counts ptxas reports for the same kernels) and writes the section of
+//! BENCHMARKS.md. Run alone: `cargo run --release --features sim --example gpu_report --
+//! [counters.tsv]` prints the table and writes the raw counters (tab-separated) to the
+//! file if given.
+
+use dpl::KernelProfile;
+use dpl::mm::Csr;
+use dpl::prelude::*;
+
+#[path = "spmv/kernels.rs"]
+#[allow(dead_code)]
+mod kernels;
+
+/// Streaming kernels.
+mod flat {
+    use dpl::prelude::*;
+
+    #[parallel]
+    pub fn saxpy(a: f32, x: &[f32], y: &[f32]) -> Vec<f32> {
+        map(|xi, yi| a * xi + yi, x, y)
+    }
+
+    #[parallel]
+    pub fn sum_f32(x: &[f32]) -> f32 {
+        sum(x)
+    }
+
+    #[parallel]
+    pub fn dot_f64(x: &[f32], y: &[f32]) -> f64 {
+        sum(map(|a, b| (a as f64) * (b as f64), x, y))
+    }
+
+    #[parallel]
+    pub fn prefix_sum(x: &[i32]) -> Vec<i32> {
+        scan(|a, b| a + b, x)
+    }
+
+    #[parallel]
+    pub fn positives(x: &[f32]) -> Vec<f32> {
+        filter(|v| v > 0.0, x)
+    }
+
+    #[parallel]
+    pub fn histogram(keys: &[u32], bins: &[u32]) -> Vec<u32> {
+        scatter_reduce(|a, b| a + b, replicate(1u32, len(keys)), keys, bins)
+    }
+}
+
+/// Vector CSR: a warp per row (`inner = "warp"`).
+#[parallel(inner = "warp")]
+fn spmv_csr_warp(vals: &Nested<f32>, cols: &Nested<u32>, x: &[f32]) -> Vec<f32> {
+    let spvv = |ai, ci| sum(map(|aij, xj| aij * xj, ai, gather(x, ci)));
+    map(spvv, vals, cols)
+}
+
+/// One measured function: its launches and what they are compared with.
+struct Case {
+    function: &'static str,
+    /// What the function is (a heading for the table).
+    what: String,
+    /// Elements of the main input (for instructions per element).
+    elements: u64,
+    /// Nonzeros, for SpMV.
+    nnz: Option<u64>,
+    /// `Some(launches)`, or why the GPU backend does not compile it.
+    launches: Result<Vec<KernelProfile>, String>,
+    /// A streaming kernel: its sectors must be within 1.1x of the ideal.
+    streaming: bool,
+}
+
+impl Case {
+    fn sectors(&self) -> Option<(u64, u64)> {
+        self.launches.as_ref().ok().map(|ls| {
+            ls.iter()
+                .fold((0, 0), |(s, i), l| (s + l.sectors, i + l.ideal_sectors))
+        })
+    }
+}
+
+fn close(a: &[f32], b: &[f32], tol: f32) -> bool {
+    a.len() == b.len()
+        && a
+            .iter()
+            .zip(b)
+            .all(|(x, y)| (x - y).abs() <= tol * (1.0 + y.abs()))
+}
+
+/// Runs `f` on the simulator if the function was compiled for the GPU, checks the result
+/// with `check`, and records the launches.
+fn measure<R>(
+    info: dpl::Inspect,
+    what: String,
+    elements: u64,
+    nnz: Option<u64>,
+    streaming: bool,
+    f: impl FnOnce() -> R,
+    check: impl FnOnce(&R) -> bool,
+) -> Case {
+    let launches = if info.gpu_not_compiled.is_empty() {
+        let (r, launches) = dpl::sim_profile(f);
+        assert!(check(&r), "{}: the simulated GPU's result is wrong", info.name);
+        Ok(launches)
+    } else {
+        Err(info.gpu_not_compiled.to_string())
+    };
+    Case {
+        function: info.name,
+        what,
+        elements,
+        nnz,
+        launches,
+        streaming,
+    }
+}
+
+fn main() {
+    let counters_out = std::env::args().nth(1);
+    let n = 1 << 20;
+    let x: Vec<f32> = (0..n).map(|i| ((i * 37 % 1001) as f32 - 500.0) / 64.0).collect();
+    let y: Vec<f32> = (0..n).map(|i| (i % 17) as f32 * 0.25).collect();
+    let xi: Vec<i32> = (0..n).map(|i| (i % 13) as i32 - 6).collect();
+    let keys: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(2_654_435_761) % 256).collect();
+    let n64 = n as u64;
+
+    let mut cases = Vec::new();
+    cases.push(measure(
+        dpl::inspect!(flat::saxpy),
+        format!("map: saxpy, 2^20 f32"),
+        n64,
+        None,
+        true,
+        || flat::saxpy(2.0, &x, &y),
+        |r| {
+            let want: Vec<f32> = x.iter().zip(&y).map(|(a, b)| 2.0 * a + b).collect();
+            r == &want
+        },
+    ));
+    cases.push(measure(
+        dpl::inspect!(flat::sum_f32),
+        "reduce: sum, 2^20 f32".into(),
+        n64,
+        None,
+        true,
+        || flat::sum_f32(&x),
+        |r| {
+            let want: f64 = x.iter().map(|v| *v as f64).sum();
+            (*r as f64 - want).abs() <= 1e-3 * want.abs().max(1.0)
+        },
+    ));
+    cases.push(measure(
+        dpl::inspect!(flat::dot_f64),
+        "reduce of map: f64 dot product, 2^20 f32".into(),
+        n64,
+        None,
+        true,
+        || flat::dot_f64(&x, &y),
+        |r| {
+            let want: f64 = x.iter().zip(&y).map(|(a, b)| *a as f64 * *b as f64).sum();
+            (r - want).abs() <= 1e-9 * want.abs().max(1.0)
+        },
+    ));
+    cases.push(measure(
+        dpl::inspect!(flat::prefix_sum),
+        "scan: inclusive prefix sum, 2^20 i32".into(),
+        n64,
+        None,
+        true,
+        || flat::prefix_sum(&xi),
+        |r| {
+            let mut acc = 0i32;
+            r.iter().zip(&xi).all(|(g, v)| {
+                acc = acc.wrapping_add(*v);
+                *g == acc
+            })
+        },
+    ));
+    cases.push(measure(
+        dpl::inspect!(flat::positives),
+        "filter: keep positives, 2^20 f32".into(),
+        n64,
+        None,
+        false,
+        || flat::positives(&x),
+        |r| r == &x.iter().copied().filter(|v| *v > 0.0).collect::<Vec<_>>(),
+    ));
+    cases.push(measure(
+        dpl::inspect!(flat::histogram),
+        "scatter_reduce: 256-bin histogram, 2^20 keys".into(),
+        n64,
+        None,
+        false,
+        || flat::histogram(&keys, &[0; 256]),
+        |r| {
+            let mut want = vec![0u32; 256];
+            for k in &keys {
+                want[*k as usize] += 1;
+            }
+            r == &want
+        },
+    ));
+
+    // SpMV on the 5-point Laplacian.
+    let side = 256;
+    let a = Csr::laplacian_2d(side, side);
+    let (vals, cols) = a.to_nested();
+    let (ell_vals, ell_cols) = a.to_ell();
+    let xv: Vec<f32> = (0..a.cols()).map(|i| ((i % 97) as f32) / 97.0).collect();
+    let want: Vec<f32> = a
+        .spmv(&xv.iter().map(|v| *v as f64).collect::<Vec<_>>())
+        .into_iter()
+        .map(|v| v as f32)
+        .collect();
+    let rows = a.rows() as u64;
+    let nnz = vals.total_len() as u64;
+    let spmv_what = |s: &str| format!("SpMV {s}, 5-point Laplacian {side}x{side} ({nnz} nonzeros)");
+    cases.push(measure(
+        dpl::inspect!(kernels::spmv_csr),
+        spmv_what("scalar CSR (thread per row)"),
+        rows,
+        Some(nnz),
+        false,
+        || kernels::spmv_csr(&vals, &cols, &xv),
+        |r| close(r, &want, 1e-5),
+    ));
+    cases.push(measure(
+        dpl::inspect!(spmv_csr_warp),
+        spmv_what("vector CSR (warp per row)"),
+        rows,
+        Some(nnz),
+        false,
+        || spmv_csr_warp(&vals, &cols, &xv),
+        |r| close(r, &want, 1e-5),
+    ));
+    cases.push(measure(
+        dpl::inspect!(kernels::spmv_csr_block),
+        spmv_what("CSR, block per row"),
+        rows,
+        Some(nnz),
+        false,
+        || kernels::spmv_csr_block(&vals, &cols, &xv),
+        |r| close(r, &want, 1e-5),
+    ));
+    cases.push(measure(
+        dpl::inspect!(kernels::spmv_ell),
+        spmv_what("ELL (column-major)"),
+        rows,
+        Some(nnz),
+        false,
+        || kernels::spmv_ell(&ell_vals, &ell_cols, &xv),
+        |r| close(r, &want, 1e-5),
+    ));
+
+    // The table.
+    println!("| function | kernel | launches | thread instr / element | sectors / ideal | sectors / nonzero | bank conflicts |");
+    println!("|---|---|---:|---:|---:|---:|---:|");
+    let mut tsv = String::from(
+        "function\tkernel\tlaunches\tblocks\tthread_instructions\telements\tsectors\tideal_sectors\tbank_conflicts\tnnz\n",
+    );
+    for c in &cases {
+        match &c.launches {
+            Err(why) => {
+                println!("| `{}` ({}) | not compiled for the GPU: {why} | | | | | |", c.function, c.what);
+            }
+            Ok(launches) => {
+                // One row per kernel (launches of the same kernel summed).
+                let mut kernels: Vec<(String, u64, KernelProfile)> = Vec::new();
+                for l in launches {
+                    match kernels.iter_mut().find(|(k, _, _)| *k == l.kernel) {
+                        Some((_, count, sum)) => {
+                            *count += 1;
+                            sum.blocks += l.blocks;
+                            sum.thread_instructions += l.thread_instructions;
+                            sum.sectors += l.sectors;
+                            sum.ideal_sectors += l.ideal_sectors;
+                            sum.bank_conflicts += l.bank_conflicts;
+                        }
+                        None => kernels.push((l.kernel.clone(), 1, l.clone())),
+                    }
+                }
+                for (i, (k, count, s)) in kernels.iter().enumerate() {
+                    let name = if i == 0 {
+                        format!("`{}` ({})", c.function, c.what)
+                    } else {
+                        String::new()
+                    };
+                    let per_nnz = c
+                        .nnz
+                        .map_or("-".to_string(), |z| format!("{:.3}", s.sectors as f64 / z as f64));
+                    println!(
+                        "| {name} | `{k}` | {count} | {:.2} | {:.3} | {per_nnz} | {} |",
+                        s.thread_instructions as f64 / c.elements as f64,
+                        s.sectors as f64 / s.ideal_sectors.max(1) as f64,
+                        s.bank_conflicts
+                    );
+                    tsv.push_str(&format!(
+                        "{}\t{k}\t{count}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\n",
+                        c.function,
+                        s.blocks,
+                        s.thread_instructions,
+                        c.elements,
+                        s.sectors,
+                        s.ideal_sectors,
+                        s.bank_conflicts,
+                        c.nnz.unwrap_or(0)
+                    ));
+                }
+            }
+        }
+    }
+
+    // The targets.
+    println!();
+    let mut missed = 0;
+    for c in cases.iter().filter(|c| c.streaming) {
+        match c.sectors() {
+            Some((s, i)) => {
+                let r = s as f64 / i.max(1) as f64;
+                let ok = r <= 1.1;
+                missed += usize::from(!ok);
+                println!(
+                    "* {} `{}`: sectors {r:.3}x the ideal (target <= 1.1x)",
+                    if ok { "met" } else { "MISSED" },
+                    c.function
+                );
+            }
+            None => {
+                missed += 1;
+                println!("* MISSED `{}`: not compiled for the GPU", c.function);
+            }
+        }
+    }
+    let per_nnz = |name: &str| {
+        cases
+            .iter()
+            .find(|c| c.function == name)
+            .and_then(|c| Some(c.sectors()?.0 as f64 / c.nnz? as f64))
+    };
+    match per_nnz("spmv_csr") {
+        Some(scalar) => {
+            for other in ["spmv_csr_warp", "spmv_ell"] {
+                match per_nnz(other) {
+                    Some(v) => {
+                        let ok = v < scalar;
+                        missed += usize::from(!ok);
+                        println!(
+                            "* {} `{other}`: {v:.3} sectors per nonzero vs scalar CSR's {scalar:.3} (target: below)",
+                            if ok { "met" } else { "MISSED" }
+                        );
+                    }
+                    None => {
+                        missed += 1;
+                        println!("* MISSED `{other}`: not compiled for the GPU");
+                    }
+                }
+            }
+        }
+        None => {
+            missed += 1;
+            println!("* MISSED SpMV: scalar CSR is not compiled for the GPU");
+        }
+    }
+    println!("\n{missed} target(s) missed.");
+    if let Some(path) = counters_out {
+        std::fs::write(&path, tsv).unwrap_or_else(|e| panic!("cannot write {path}: {e}"));
+    }
+}
