@@ -1,9 +1,12 @@
 //! The dpl demonstration: a few data-parallel programs, run on every place this build has,
 //! checked against plain Rust, and timed against the hand-written rayon code a user would
-//! otherwise write.
+//! otherwise write. With the `sim` feature (as `cargo xtask demo` builds it) the same
+//! programs then run on the simulated GPU, at a smaller size, reporting what the generated
+//! kernels do there: memory sectors moved against the ideal, instructions per element.
 //!
 //! Run it with `cargo xtask demo` (a release build). Timings are medians of several runs on
-//! a shared machine: read the ratios, not the absolute numbers.
+//! a shared machine: read the ratios, not the absolute numbers. `DEMO_N` and `DEMO_SIM_N`
+//! set the sizes.
 
 use dpl::prelude::*;
 use rayon::prelude::*;
@@ -53,15 +56,37 @@ fn above_mean(x: &[f64]) -> (usize, f64) {
     (count(|v| v > mean, x), mean)
 }
 
-fn main() {
-    let n: usize = std::env::var("DEMO_N")
+fn size(var: &str, default: usize) -> usize {
+    std::env::var(var)
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(1 << 24);
+        .unwrap_or(default)
+}
+
+fn main() {
+    let n = size("DEMO_N", 1 << 24);
     println!(
         "dpl demonstration: n = {n} elements, {} rayon threads\n",
         rayon::current_num_threads()
     );
+    let mut report = Report::default();
+    cases(n, &mut report);
+    if dpl::available_places().contains(&Place::Sim) {
+        let n = size("DEMO_SIM_N", 1 << 18);
+        println!(
+            "\nThe same programs on the simulated GPU (Place::Sim, n = {n}): each result checked, \
+             with what the kernels did (32-byte sectors moved over the ideal of perfectly \
+             coalesced accesses, thread instructions per element):\n"
+        );
+        report.sim = true;
+        cases(n, &mut report);
+    }
+    report.finish();
+}
+
+/// Runs every program on inputs of `n` elements.
+fn cases(n: usize, report: &mut Report) {
+    report.n = n;
     let x = random_f32(n, 1);
     let y = random_f32(n, 2);
     let idx: Vec<u32> = random_u32(n, 3).into_iter().map(|v| v % n as u32).collect();
@@ -71,7 +96,6 @@ fn main() {
         .collect();
     let keys: Vec<u32> = random_u32(n, 5).into_iter().map(|v| v % 256).collect();
     let xd: Vec<f64> = x.iter().map(|&v| v as f64).collect();
-    let mut report = Report::default();
 
     report.case(
         "saxpy",
@@ -181,12 +205,15 @@ fn main() {
         },
         |(c, m)| close(*m, mean, n) && *c == xd.iter().filter(|v| **v > *m).count(),
     );
-    report.finish();
 }
 
 #[derive(Default)]
 struct Report {
     failures: usize,
+    /// Run on the simulated GPU (once, profiled) instead of on the CPU places (timed).
+    sim: bool,
+    /// The input size of the current cases.
+    n: usize,
 }
 
 impl Report {
@@ -199,8 +226,13 @@ impl Report {
         check: impl Fn(&T) -> bool,
     ) {
         let mut line = format!("{name:<18}");
+        if self.sim {
+            self.sim_case(line, dpl_fn, check);
+            return;
+        }
         let mut cpu_time = None;
-        for place in dpl::available_places() {
+        let places = dpl::available_places();
+        for place in places.into_iter().filter(|p| *p != Place::Sim) {
             let (ok, t) = with_place(place, || {
                 let out = dpl_fn();
                 let ok = check(&out);
@@ -230,6 +262,35 @@ impl Report {
         }
         println!("{line}");
     }
+
+    /// One profiled run on the simulated GPU.
+    #[cfg(feature = "sim")]
+    fn sim_case<T>(
+        &mut self,
+        mut line: String,
+        dpl_fn: impl Fn() -> T,
+        check: impl Fn(&T) -> bool,
+    ) {
+        let (out, launches) = dpl::sim_profile(dpl_fn);
+        let ok = check(&out);
+        if !ok {
+            self.failures += 1;
+        }
+        let sectors: u64 = launches.iter().map(|l| l.sectors).sum();
+        let ideal: u64 = launches.iter().map(|l| l.ideal_sectors).sum();
+        let instr: u64 = launches.iter().map(|l| l.thread_instructions).sum();
+        line += &format!(
+            "  sim: {:<5}  {} kernel launch(es), sectors {:.2}x ideal, {:.1} thread instr / element",
+            if ok { "ok" } else { "WRONG" },
+            launches.len(),
+            sectors as f64 / ideal.max(1) as f64,
+            instr as f64 / self.n.max(1) as f64
+        );
+        println!("{line}");
+    }
+
+    #[cfg(not(feature = "sim"))]
+    fn sim_case<T>(&mut self, _: String, _: impl Fn() -> T, _: impl Fn(&T) -> bool) {}
 
     fn finish(self) {
         println!();

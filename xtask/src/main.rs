@@ -26,7 +26,10 @@ fn main() {
     let rest = args.get(1..).unwrap_or(&[]);
     let result = match args.first().map(String::as_str) {
         Some("test") => test(rest),
-        Some("demo") => cargo(&["run", "--release", "--example", "demo"], &[]),
+        Some("demo") => cargo(
+            &["run", "--release", "--features", "sim", "--example", "demo"],
+            &[],
+        ),
         Some("ptx-tools") => ptx::install_tools().map(|dir| println!("{}", dir.display())),
         Some("check-fixtures") => ptx::check_fixtures(rest),
         Some("bench-report") => bench::report(rest),
