@@ -210,6 +210,10 @@ pub(crate) struct Gen<'f> {
     /// sequences whose row `i` the element function reads, that row's start and end
     /// (loaded for 32 rows at once, coalesced, and shuffled to the warp).
     prefetched: Option<(Reg, Prefetched)>,
+    /// Top-level `map`s whose elements hold sequences inside tuples (not stored: their
+    /// consumers evaluate the element function again where they read an element, as
+    /// fusion would).
+    deferred: HashMap<VarId, Soac>,
     /// While compiling the fill kernel of a nested `map`: one flag (`bool`) per output
     /// element, for the duplicate check of a per-element `permute`.
     owner: Option<Reg>,
@@ -228,6 +232,18 @@ struct Split {
     block: bool,
     /// The thread's position in its group.
     lane: Reg,
+}
+
+/// A tuple type with a sequence somewhere inside.
+fn holds_seq_in_tuple(t: &Type) -> bool {
+    fn any_seq(t: &Type) -> bool {
+        match t {
+            Type::Seq(_) => true,
+            Type::Tuple(ts) => ts.iter().any(any_seq),
+            _ => false,
+        }
+    }
+    matches!(t, Type::Tuple(_)) && any_seq(t)
 }
 
 /// Fills [`Gen::len_of`] and [`Gen::other_use`].
@@ -287,6 +303,7 @@ impl<'f> Gen<'f> {
             split: None,
             prefetched: None,
             owner: None,
+            deferred: HashMap::new(),
         }
     }
 
@@ -308,6 +325,9 @@ impl<'f> Gen<'f> {
         for s in &b.stmts {
             self.host_stmt(s, &mut steps)?;
         }
+        if self.deferred.contains_key(&b.result) {
+            return unsupported(format!("a result of type `{}`", self.ty(b.result)));
+        }
         Ok(steps)
     }
 
@@ -321,6 +341,21 @@ impl<'f> Gen<'f> {
             expr,
             span,
         };
+        if let Some(d) = s
+            .expr
+            .operands()
+            .into_iter()
+            .find(|o| self.deferred.contains_key(o))
+        {
+            if let (Expr::Len(_), Some(soac)) = (&s.expr, self.deferred.get(&d)) {
+                steps.push(host(HostExpr::Var(var(soac.len))));
+                return Ok(());
+            }
+            return unsupported(format!(
+                "a sequence of `{}` used other than by element functions",
+                self.ty(d).elem().map(|t| t.to_string()).unwrap_or_default()
+            ));
+        }
         match &s.expr {
             Expr::Const(c) => steps.push(host(HostExpr::Const(*c))),
             Expr::Var(x) => steps.push(host(HostExpr::Var(var(*x)))),
@@ -504,6 +539,24 @@ impl<'f> Gen<'f> {
                 if env.contains_key(&c) {
                     continue;
                 }
+                if let Some(soac) = self.deferred.get(&c).cloned() {
+                    // Its element function's captures, then the map itself, lazily.
+                    let inner = self.bind_captures(k, &[&soac.elem])?;
+                    for (v, x) in inner {
+                        env.entry(v).or_insert(x);
+                    }
+                    let elem_ty = self.ty(c).elem().cloned().unwrap_or(Type::Infer);
+                    env.insert(
+                        c,
+                        KVal::Lazy(Rc::new(LazySeq {
+                            var: c,
+                            soac,
+                            elem_ty,
+                            span: 0,
+                        })),
+                    );
+                    continue;
+                }
                 let t = self.ty(c).clone();
                 let val = self.bind_var(k, var(c), Vec::new(), &t)?;
                 env.insert(c, val);
@@ -539,6 +592,16 @@ impl<'f> Gen<'f> {
             return unsupported("an element function without exactly one index parameter");
         }
         match &soac.kind {
+            SoacKind::Map if self.ty(s.var).elem().is_some_and(holds_seq_in_tuple) => {
+                self.deferred.insert(s.var, soac.clone());
+                Ok(())
+            }
+            SoacKind::Filter { pred } if matches!(self.ty(s.var).elem(), Some(Type::Seq(_))) => {
+                let Some(Type::Seq(row)) = self.ty(s.var).elem() else {
+                    return unsupported("a filter of rows without a row type (internal)");
+                };
+                self.nested_filter(s, soac, pred, row, steps)
+            }
             SoacKind::Map => match self.ty(s.var).elem() {
                 Some(Type::Seq(row)) => self.nested_map(s, soac, row, steps),
                 _ => match self.inner {
@@ -747,6 +810,123 @@ impl<'f> Gen<'f> {
             bufs: outs.into_iter().map(Buf::Temp).collect(),
             len: n_count,
             offs: Some(Buf::Temp(offs)),
+        });
+        Ok(())
+    }
+
+    /// A `filter` of rows (elements that are sequences): (1) per element, whether it is
+    /// kept and its length if so; (2) exclusive scans of the flags (positions of the kept
+    /// rows, and their number) and of the lengths (where each kept row's elements go);
+    /// (3) each kept row written at its place, its offset at its position.
+    fn nested_filter(
+        &mut self,
+        s: &Stmt,
+        soac: &Soac,
+        pred: &Lambda,
+        row: &Type,
+        steps: &mut Vec<Step>,
+    ) -> R<()> {
+        let ls = match leaves(row) {
+            Ok(ls) => ls,
+            Err(_) => return unsupported(format!("sequences of `[{row}]` as results")),
+        };
+        let n_count = Count::Var(var(soac.len));
+        let grid = cmax1(cmin(
+            cdiv(n_count.clone(), BLOCK as u64),
+            Count::Const(MAX_GRID),
+        ));
+        let flags = self.alloc_leaves(&[Scalar::U64], &n_count, steps)[0];
+        let sizes = self.alloc_leaves(&[Scalar::U64], &n_count, steps)[0];
+        // Evaluates the element and the predicate; returns (row, keep).
+        // (Predicate failures are keyed after every element's, as the flat filter does.)
+        let kept = |g: &mut Self,
+                    k: &mut Kernel,
+                    c: &Common,
+                    env: &mut Env,
+                    i: &Reg,
+                    n: &Reg,
+                    ctx: &Ctx| {
+            let v = g.elem(k, c, env, &soac.elem, i, ctx)?;
+            env.insert(pred.params[0], v.clone());
+            let key = k.reg(Scalar::U64);
+            k.ins(format!("add.s64 {key}, {n}, {i}"));
+            let pctx = Ctx {
+                key,
+                fail: ctx.fail.clone(),
+            };
+            let keep = g.block(k, c, env, &pred.body, &pctx)?.reg()?.clone();
+            Ok::<_, Unsupported>((v, keep))
+        };
+
+        let (mut k, c) = self.new_kernel("row_filter_sizes");
+        let mut env = self.bind_captures(&mut k, &[&soac.elem, pred])?;
+        let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
+        let fp = Self::temp_ptrs(&mut k, &[flags])[0].clone();
+        let sp = Self::temp_ptrs(&mut k, &[sizes])[0].clone();
+        let (i, stride, top, cont, end) = self.grid_stride_head(&mut k, &c, &n);
+        let ctx = Ctx {
+            key: i.clone(),
+            fail: Some(cont.clone()),
+        };
+        let (v, keep) = kept(self, &mut k, &c, &mut env, &i, &n, &ctx)?;
+        let len = self.seq_len(&mut k, &c, &mut env, &v, &ctx)?;
+        let f = Self::flag(&mut k, Some(&keep));
+        let sz = k.reg(Scalar::U64);
+        k.ins(format!("selp.u64 {sz}, {len}, 0, {keep}"));
+        self.store(&mut k, &fp, &i, &f);
+        self.store(&mut k, &sp, &i, &sz);
+        Self::loop_tail(&mut k, &i, &stride, &top, &cont, &end);
+        let args = k.args.clone();
+        let k1 = self.push_kernel(k);
+        steps.push(Self::launch(k1, grid.clone(), args));
+        steps.push(Step::CheckErrors);
+
+        let (pos, rows) = self.offsets(flags, &n_count, steps)?;
+        let (eoffs, total) = self.offsets(sizes, &n_count, steps)?;
+        let outs = self.alloc_leaves(&ls, &Count::Temp(total), steps);
+        let n1 = Count::Add(Box::new(Count::Temp(rows)), Box::new(Count::Const(1)));
+        let out_offs = self.alloc_leaves(&[Scalar::U64], &n1, steps)[0];
+
+        let (mut k, c) = self.new_kernel("row_filter");
+        let mut env = self.bind_captures(&mut k, &[&soac.elem, pred])?;
+        let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
+        let pp = Self::temp_ptrs(&mut k, &[pos])[0].clone();
+        let ep = Self::temp_ptrs(&mut k, &[eoffs])[0].clone();
+        let op = Self::temp_ptrs(&mut k, &[out_offs])[0].clone();
+        let ptrs = Self::temp_ptrs(&mut k, &outs);
+        // The end of the last row: out_offs[pos[n]] = eoffs[n] (thread 0 of block 0).
+        let first = k.reg(Scalar::Bool);
+        let gid = k.reg(Scalar::U64);
+        k.ins(format!("or.b64 {gid}, {}, {}", c.ctaid64, c.tid64));
+        k.ins(format!("setp.eq.u64 {first}, {gid}, 0"));
+        let skip = k.label();
+        k.ins(format!("@!{first} bra {skip}"));
+        let last_pos = self.load_leaves(&mut k, std::slice::from_ref(&pp), &n, &[Scalar::U64]);
+        let last_off = self.load_leaves(&mut k, std::slice::from_ref(&ep), &n, &[Scalar::U64]);
+        self.store(&mut k, &op, &last_pos[0], &last_off[0]);
+        k.place(&skip);
+        let (i, stride, top, cont, end) = self.grid_stride_head(&mut k, &c, &n);
+        let ctx = Ctx {
+            key: i.clone(),
+            fail: Some(cont.clone()),
+        };
+        let (v, keep) = kept(self, &mut k, &c, &mut env, &i, &n, &ctx)?;
+        k.ins(format!("@!{keep} bra {cont}"));
+        let at = self.load_leaves(&mut k, std::slice::from_ref(&pp), &i, &[Scalar::U64]);
+        let base = self.load_leaves(&mut k, std::slice::from_ref(&ep), &i, &[Scalar::U64]);
+        self.store(&mut k, &op, &at[0], &base[0]);
+        self.write_seq(&mut k, &c, &mut env, &v, &ptrs, &base[0], &ctx)?;
+        Self::loop_tail(&mut k, &i, &stride, &top, &cont, &end);
+        let args = k.args.clone();
+        let k2 = self.push_kernel(k);
+        steps.push(Self::launch(k2, grid, args));
+        steps.push(Step::CheckErrors);
+        steps.push(Step::BindSeq {
+            var: var(s.var),
+            elem: Type::seq(row.clone()),
+            bufs: outs.into_iter().map(Buf::Temp).collect(),
+            len: Count::Temp(rows),
+            offs: Some(Buf::Temp(out_offs)),
         });
         Ok(())
     }
@@ -1095,10 +1275,15 @@ impl<'f> Gen<'f> {
             .stmts
             .iter()
             .filter_map(|st| match &st.expr {
-                Expr::Index { seq, index, .. }
-                    if *index == p0
-                        && soac.elem.captures.contains(seq)
-                        && matches!(self.ty(*seq).elem(), Some(Type::Seq(_))) =>
+                // Only reads in range by construction (a checked one may be past the end
+                // of `seq`'s offsets, which the prefetch must not read).
+                Expr::Index {
+                    seq,
+                    index,
+                    checked: None,
+                } if *index == p0
+                    && soac.elem.captures.contains(seq)
+                    && matches!(self.ty(*seq).elem(), Some(Type::Seq(_))) =>
                 {
                     Some(*seq)
                 }

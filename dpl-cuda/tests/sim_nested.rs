@@ -376,3 +376,15 @@ fn row_argmax_with_branches_in_the_operator() {
         vec![ragged(r, n, 40, |r| Value::F32((r.range(-5, 5)) as f32))]
     });
 }
+
+#[test]
+fn filter_of_rows_and_unzipped_rows() {
+    for k in [0, 1, 3] {
+        check(ROWS_LONGER_THAN, &SIZES, 0.0, |r, n| {
+            vec![ragged(r, n, 7, i32v), Value::Usize(k)]
+        });
+    }
+    check(ROW_POSITIVES_AND_SUMS, &SIZES, 0.0, |r, n| {
+        vec![ragged(r, n, 30, i32v)]
+    });
+}

@@ -14,14 +14,14 @@ fn message(src: &str) -> String {
 }
 
 #[test]
-fn filter_of_rows() {
+fn sequences_of_tuples_holding_rows_as_results() {
     let m = message(
-        "fn keep($x: [[f32]]) -> [[f32]] {
-          $r: [[f32]] = filter(|$row: [f32]| [] { $n: usize = len($row); $z: usize = const 0; $g: bool = gt $n, $z; $g }, $x)
-          $r
+        "fn pairs($x: [[i32]]) -> [([i32], usize)] {
+          $m: [([i32], usize)] = map(|$row: [i32]| [] { $n: usize = len($row); $t: ([i32], usize) = tuple($row, $n); $t }, $x)
+          $m
         }",
     );
-    assert!(m.contains("sequences as elements"), "{m}");
+    assert!(m.contains("a result of type"), "{m}");
 }
 
 #[test]

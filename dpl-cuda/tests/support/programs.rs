@@ -701,6 +701,24 @@ fn row_argmax($x: [[f32]]) -> [(f32, usize)] {
   $r
 }";
 
+pub const ROWS_LONGER_THAN: &str = "
+fn rows_longer_than($x: [[i32]], $k: usize) -> [[i32]] {
+  $r: [[i32]] = filter(|$row: [i32]| [$k] { $n: usize = len($row); $g: bool = gt $n, $k; $g }, $x)
+  $r
+}";
+
+pub const ROW_POSITIVES_AND_SUMS: &str = "
+fn row_positives_and_sums($x: [[i32]]) -> ([[i32]], [i32]) {
+  $m: [([i32], i32)] = map(|$row: [i32]| [] {
+    $f: [i32] = filter(|$v: i32| [] { $z: i32 = const 0; $g: bool = gt $v, $z; $g }, $row)
+    $s: i32 = sum($row)
+    $t: ([i32], i32) = tuple($f, $s)
+    $t
+  }, $x)
+  $u: ([[i32]], [i32]) = unzip($m)
+  $u
+}";
+
 /// Every program, with its name.
 pub const ALL: &[(&str, &str)] = &[
     ("saxpy", SAXPY),
@@ -769,6 +787,8 @@ pub const ALL: &[(&str, &str)] = &[
     ("row_histograms", ROW_HISTOGRAMS),
     ("row_permute_scatter", ROW_PERMUTE_SCATTER),
     ("row_argmax", ROW_ARGMAX),
+    ("rows_longer_than", ROWS_LONGER_THAN),
+    ("row_positives_and_sums", ROW_POSITIVES_AND_SUMS),
     ("transcendental_f32", TRANSCENDENTAL_F32),
     ("transcendental_f64", TRANSCENDENTAL_F64),
 ];
@@ -798,4 +818,6 @@ pub const NESTED: &[(&str, &str)] = &[
     ("row_histograms", ROW_HISTOGRAMS),
     ("row_permute_scatter", ROW_PERMUTE_SCATTER),
     ("row_argmax", ROW_ARGMAX),
+    ("rows_longer_than", ROWS_LONGER_THAN),
+    ("row_positives_and_sums", ROW_POSITIVES_AND_SUMS),
 ];
