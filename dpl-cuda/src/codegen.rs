@@ -33,6 +33,9 @@ const ROUNDS: u64 = 4;
 pub const TILE: u64 = BLOCK as u64 * ROUNDS;
 /// Most blocks of a grid-stride kernel.
 const MAX_GRID: u64 = 1024;
+/// Threads per block of a `map` with a block per element (a multiple of 32, at most
+/// [`BLOCK`]).
+const GROUP_BLOCK: u32 = 128;
 /// Most blocks of a `map` with a block per element.
 const MAX_BLOCK_GRID: u64 = 8192;
 /// Most blocks of the first pass of a reduction (its partials are combined by one block).
@@ -1481,7 +1484,12 @@ impl<'f> Gen<'f> {
                 Count::Const(MAX_GRID),
             ))
         };
-        steps.push(Self::launch(kid, grid, args));
+        steps.push(Step::Launch(Launch {
+            kernel: kid,
+            grid,
+            block: if block { GROUP_BLOCK } else { BLOCK },
+            args,
+        }));
         steps.push(Step::CheckErrors);
         steps.push(Step::BindSeq {
             var: var(s.var),
@@ -2450,10 +2458,6 @@ impl<'f> Gen<'f> {
         block: bool,
         ctx: &Ctx,
     ) -> R<Opt> {
-        if block {
-            let (_, _, total) = self.block_scan(k, c, env, comb, x, ctx)?;
-            return Ok(total);
-        }
         let cur = Opt {
             has: k.reg(Scalar::Bool),
             v: x.v.iter().map(|r| k.reg(r.ty)).collect(),
@@ -2464,7 +2468,65 @@ impl<'f> Gen<'f> {
             let n = self.opt_combine(k, c, env, comb, &cur, &y, ctx)?;
             Self::mov_opt(k, &cur, &n);
         }
-        Ok(Self::shfl_opt(k, &cur, "idx", 0))
+        let warp_total = Self::shfl_opt(k, &cur, "idx", 0);
+        if !block {
+            return Ok(warp_total);
+        }
+        // The block: lane 0 of each warp puts its total in shared memory; every thread
+        // combines the totals of the block's warps (%ntid.x / 32 of them) in order.
+        let arrays: Vec<String> = (0..=cur.v.len()).map(|_| k.shared(WARPS * 8)).collect();
+        let off = k.reg(Scalar::U32);
+        k.ins(format!("shl.b32 {off}, {}, 3", c.warp));
+        let lead = k.reg(Scalar::Bool);
+        k.ins(format!("setp.eq.u32 {lead}, {}, 0", c.lane));
+        let skip = k.label();
+        k.ins(format!("@!{lead} bra {skip}"));
+        for (r, a) in std::iter::once(&warp_total.has)
+            .chain(&warp_total.v)
+            .zip(&arrays)
+        {
+            let addr = k.reg(Scalar::U32);
+            k.ins(format!("mov.u32 {addr}, {a}"));
+            k.ins(format!("add.s32 {addr}, {addr}, {off}"));
+            Self::st(k, "shared", &addr.name, r);
+        }
+        k.place(&skip);
+        k.ins("bar.sync 0");
+        let ls: Vec<Scalar> = cur.v.iter().map(|r| r.ty).collect();
+        let total = self.none(k, &ls);
+        let nw = k.reg(Scalar::U32);
+        k.ins(format!("mov.u32 {nw}, %ntid.x"));
+        k.ins(format!("shr.u32 {nw}, {nw}, 5"));
+        let w = k.reg(Scalar::U32);
+        k.ins(format!("mov.u32 {w}, 0"));
+        let (top, end) = (k.label(), k.label());
+        k.place(&top);
+        let done = k.reg(Scalar::Bool);
+        k.ins(format!("setp.ge.u32 {done}, {w}, {nw}"));
+        k.ins(format!("@{done} bra.uni {end}"));
+        let woff = k.reg(Scalar::U32);
+        k.ins(format!("shl.b32 {woff}, {w}, 3"));
+        let mut got = Vec::new();
+        for (ty, a) in std::iter::once(Scalar::Bool)
+            .chain(ls.iter().copied())
+            .zip(&arrays)
+        {
+            let addr = k.reg(Scalar::U32);
+            k.ins(format!("mov.u32 {addr}, {a}"));
+            k.ins(format!("add.s32 {addr}, {addr}, {woff}"));
+            got.push(Self::ld(k, "shared", &addr.name, ty));
+        }
+        let t = Opt {
+            has: got[0].clone(),
+            v: got[1..].to_vec(),
+        };
+        let nt = self.opt_combine(k, c, env, comb, &total, &t, ctx)?;
+        Self::mov_opt(k, &total, &nt);
+        k.ins(format!("add.s32 {w}, {w}, 1"));
+        k.ins(format!("bra.uni {top}"));
+        k.place(&end);
+        k.ins("bar.sync 0");
+        Ok(total)
     }
 
     /// An ordered scan of one value per thread over the block: returns the inclusive and
@@ -3057,7 +3119,14 @@ impl<'f> Gen<'f> {
         let ty = self.ty(s.var);
         let ls = leaves(ty)?;
         let comb = Comb::Op(op, ty);
-        let width = if sp.block { BLOCK } else { 32 };
+        let width = k.reg(Scalar::U64);
+        if sp.block {
+            let nt = k.reg(Scalar::U32);
+            k.ins(format!("mov.u32 {nt}, %ntid.x"));
+            k.ins(format!("cvt.u64.u32 {width}, {nt}"));
+        } else {
+            k.ins(format!("mov.u64 {width}, 32"));
+        }
         let len = Self::get(env, soac.len)?.reg()?.clone();
         let acc = self.none(k, &ls);
         let failed = self.pconst(k, false);

@@ -719,6 +719,28 @@ fn row_positives_and_sums($x: [[i32]]) -> ([[i32]], [i32]) {
   $u
 }";
 
+pub const SUMS_OF_KEPT_ROWS: &str = "
+fn sums_of_kept_rows($x: [[i64]]) -> [i64] {
+  $f: [[i64]] = filter(|$row: [i64]| [] {
+    $n: usize = len($row)
+    $z: usize = const 0
+    $ne: bool = gt $n, $z
+    $h: bool = if $ne {
+      $zi: usize = const 0
+      $v: i64 = index(index) $row[$zi]
+      $zv: i64 = const 0
+      $p: bool = gt $v, $zv
+      $p
+    } else {
+      $no: bool = const false
+      $no
+    }
+    $h
+  }, $x)
+  $s: [i64] = map(|$r: [i64]| [] { $t: i64 = sum($r); $t }, $f)
+  $s
+}";
+
 /// Every program, with its name.
 pub const ALL: &[(&str, &str)] = &[
     ("saxpy", SAXPY),
@@ -789,6 +811,7 @@ pub const ALL: &[(&str, &str)] = &[
     ("row_argmax", ROW_ARGMAX),
     ("rows_longer_than", ROWS_LONGER_THAN),
     ("row_positives_and_sums", ROW_POSITIVES_AND_SUMS),
+    ("sums_of_kept_rows", SUMS_OF_KEPT_ROWS),
     ("transcendental_f32", TRANSCENDENTAL_F32),
     ("transcendental_f64", TRANSCENDENTAL_F64),
 ];
@@ -820,4 +843,5 @@ pub const NESTED: &[(&str, &str)] = &[
     ("row_argmax", ROW_ARGMAX),
     ("rows_longer_than", ROWS_LONGER_THAN),
     ("row_positives_and_sums", ROW_POSITIVES_AND_SUMS),
+    ("sums_of_kept_rows", SUMS_OF_KEPT_ROWS),
 ];
