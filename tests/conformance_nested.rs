@@ -132,6 +132,24 @@ mod prog {
         (kept, map(|r| sum(filter(|v| v % 2 != 0, r)), x))
     }
 
+    /// Unzip of a per-row (sequence, scalar) pair into a ragged and a flat result.
+    #[parallel]
+    pub fn row_positives_and_sums(x: &Nested<i32>) -> (Nested<i32>, Vec<i32>) {
+        unzip(map(|r| (filter(|v| v > 0, r), sum(r)), x))
+    }
+
+    /// `filter` over the rows themselves: whole rows kept or dropped.
+    #[parallel]
+    pub fn rows_longer_than(x: &Nested<i32>, k: usize) -> Nested<i32> {
+        filter(|r| len(r) > k, x)
+    }
+
+    /// The rows kept by a `filter` over rows, then a per-row reduction of the survivors.
+    #[parallel]
+    pub fn sums_of_rows_with_positive_head(x: &Nested<i64>) -> Vec<i64> {
+        map(|r| sum(r), filter(|r| len(r) > 0 && r[0] > 0, x))
+    }
+
     #[parallel]
     pub fn row_neighbour_diffs(x: &Nested<i32>) -> Nested<i32> {
         map(
@@ -829,6 +847,47 @@ fn row_filter_and_sum(place: Place) {
         let (gk, gs) = prog::row_filter_and_sum(&x);
         assert_rows(&gk, &kept, "kept");
         assert_same(&gs, &per_row(&kept, wrapping_sum_i32), "sum of kept");
+    });
+}
+
+fn row_positives_and_sums(place: Place) {
+    each_shape(place, &ALL_SHAPES, |_, lens, rng| {
+        let (x, rows) = nested_of(lens, rng, Rng::i32);
+        let kept: Vec<Vec<i32>> =
+            per_row(&rows, |r| r.iter().copied().filter(|&v| v > 0).collect());
+        let (gk, gs) = prog::row_positives_and_sums(&x);
+        assert_rows(&gk, &kept, "positives");
+        assert_same(&gs, &per_row(&rows, wrapping_sum_i32), "row sums");
+    });
+}
+
+fn rows_longer_than(place: Place) {
+    each_shape(place, &ALL_SHAPES, |_, lens, rng| {
+        let (x, rows) = nested_of(lens, rng, Rng::i32);
+        for k in [0, 1, 3] {
+            let want: Vec<Vec<i32>> = rows.iter().filter(|r| r.len() > k).cloned().collect();
+            assert_rows(
+                &prog::rows_longer_than(&x, k),
+                &want,
+                &format!("rows longer than {k}"),
+            );
+        }
+    });
+}
+
+fn sums_of_rows_with_positive_head(place: Place) {
+    each_shape(place, &ALL_SHAPES, |_, lens, rng| {
+        let (x, rows) = nested_of(lens, rng, |r| r.i32() as i64);
+        let want: Vec<i64> = rows
+            .iter()
+            .filter(|r| r.first().is_some_and(|&v| v > 0))
+            .map(|r| r.iter().fold(0i64, |a, &b| a.wrapping_add(b)))
+            .collect();
+        assert_same(
+            &prog::sums_of_rows_with_positive_head(&x),
+            &want,
+            "sums of rows with a positive head",
+        );
     });
 }
 
@@ -1898,6 +1957,9 @@ on_every_place!(
     row_filter_of_map,
     row_map_of_filter,
     row_filter_and_sum,
+    row_positives_and_sums,
+    rows_longer_than,
+    sums_of_rows_with_positive_head,
     row_neighbour_diffs,
     affine_rows,
     clamp_rows,
@@ -1959,23 +2021,3 @@ on_every_place!(
     sched_try_gather_rows,
     sched_module_calls,
 );
-
-// ---- programs the compiler should accept but does not yet ----
-//
-// Each is a whole program in `tests/common_nested/pending/` (they cannot live in this file:
-// the code generated for them does not compile). Each test builds and runs one with trybuild
-// and passes once the compiler handles it; run them with `--ignored`.
-
-#[test]
-#[ignore = "compiler: unzip of a per-row (sequence, scalar) tuple -> (Nested<T>, Vec<T>) \
-            generates Rust that does not compile (rt::read needs Copy; Vec<i32> passed as &[i32])"]
-fn pending_unzip_row_and_scalar() {
-    trybuild::TestCases::new().pass("tests/common_nested/pending/unzip_row_and_scalar.rs");
-}
-
-#[test]
-#[ignore = "compiler: filter over the rows of a Nested (filter(|r| len(r) > 1, x) -> Nested<T>) \
-            generates Rust that does not compile (cannot move out of a shared reference)"]
-fn pending_filter_rows() {
-    trybuild::TestCases::new().pass("tests/common_nested/pending/filter_rows.rs");
-}

@@ -42,8 +42,9 @@ enum Rep {
     Slice,
     /// `&Nested<E>`.
     Nested,
-    /// `&Matrix<E>`.
-    Matrix,
+    /// `&Matrix<E>`; `true` when its rows are contiguous (checked at run time before the
+    /// variant of the body that relies on it), so a row is a plain slice.
+    Matrix(bool),
     /// `RowView<'_, E>`: a row of a matrix.
     RowView,
     /// `&[Vec<E>]`: a sequence of sequences the generated code built.
@@ -92,7 +93,31 @@ pub struct FnInput<'a> {
 }
 
 /// The body of the function as an expression producing its (inner) result.
+///
+/// With `Matrix` parameters the body is generated twice: a variant in which every matrix
+/// row is a plain slice, run when all of them have contiguous rows (row-major: the common
+/// case, where reads are plain loads that LLVM can vectorize), and the general variant over
+/// strided row views.
 pub fn body(input: &FnInput<'_>) -> TokenStream {
+    let matrices: Vec<&Ident> = input
+        .params
+        .iter()
+        .filter(|(_, r)| *r == ParamRepr::Matrix)
+        .map(|(i, _)| i)
+        .collect();
+    if matrices.is_empty() {
+        return variant(input, false);
+    }
+    let contiguous = variant(input, true);
+    let general = variant(input, false);
+    // A block, like every body: callers splice it where a block is expected.
+    quote! {{
+        if #(#matrices.rows_are_slices())&&* #contiguous else #general
+    }}
+}
+
+/// One variant of the body; `contiguous`: the rows of every `Matrix` parameter are slices.
+fn variant(input: &FnInput<'_>, contiguous: bool) -> TokenStream {
     let mut g = Gen {
         f: input.func,
         span: input.span,
@@ -101,6 +126,9 @@ pub fn body(input: &FnInput<'_>) -> TokenStream {
         heavy: input.heavy.as_ref(),
         private: &input.private,
         owned: HashSet::new(),
+        parts: HashMap::new(),
+        unzips: HashMap::new(),
+        projections: HashSet::new(),
         reps: HashMap::new(),
         depth: 0,
     };
@@ -114,13 +142,14 @@ pub fn body(input: &FnInput<'_>) -> TokenStream {
             }
             ParamRepr::Slice => (Rep::Slice, quote! { let #name = &#ident[..]; }),
             ParamRepr::Nested => (Rep::Nested, quote! { let #name = &*#ident; }),
-            ParamRepr::Matrix => (Rep::Matrix, quote! { let #name = &*#ident; }),
+            ParamRepr::Matrix => (Rep::Matrix(contiguous), quote! { let #name = &*#ident; }),
         };
         g.reps.insert(v, rep);
         prologue.extend(binding);
     }
+    g.plan_unzips(&input.func.body);
     let stmts = g.stmts(&input.func.body);
-    let result = g.owned_value(input.func.body.result);
+    let result = g.result_value(input.func.body.result);
     quote! {{ #prologue #stmts #result }}
 }
 
@@ -133,6 +162,14 @@ struct Gen<'a> {
     private: &'a TokenStream,
     /// Variables backed by an owned local `<name>__own`.
     owned: HashSet<VarId>,
+    /// The components of tuples with sequences in them, and the targets of copies
+    /// (one component), so that the function's result can move owned locals out.
+    parts: HashMap<VarId, Vec<VarId>>,
+    /// `unzip(map(f))` written as one loop: the map's variable -> the variable of each
+    /// component's projection (`None`: component unused).
+    unzips: HashMap<VarId, Vec<Option<VarId>>>,
+    /// The projections of those maps: bound by the map's statement, nothing to generate.
+    projections: HashSet<VarId>,
     /// The representation of each variable generated so far.
     reps: HashMap<VarId, Rep>,
     /// Lambda nesting depth of the code being generated (0: the function body).
@@ -210,7 +247,8 @@ impl Gen<'_> {
     fn elem_rep(r: &Rep, elem: &Type) -> Rep {
         match r {
             Rep::Nested | Rep::Rows => Rep::Slice,
-            Rep::Matrix => Rep::RowView,
+            Rep::Matrix(true) => Rep::Slice,
+            Rep::Matrix(false) => Rep::RowView,
             _ => Self::default_rep(elem),
         }
     }
@@ -223,11 +261,27 @@ impl Gen<'_> {
         // `Matrix` keep their rows inside their buffers by construction.
         match self.rep(x) {
             Rep::Nested => quote!(unsafe { #name.row_unchecked(#i) }),
-            Rep::Matrix => quote!(unsafe { #name.row_unchecked(#i) }),
+            Rep::Matrix(true) => quote!(unsafe { #name.row_slice_unchecked(#i) }),
+            Rep::Matrix(false) => quote!(unsafe { #name.row_unchecked(#i) }),
             Rep::RowView => quote!(unsafe { *#name.get_unchecked(#i) }),
             Rep::Rows => quote!(unsafe { &#name.get_unchecked(#i)[..] }),
+            Rep::Slice if self.elem_has_seq(x) => {
+                // Elements with sequences in them (`(Vec<E>, S)` built by a map) are not
+                // `Copy`: borrow the element and view its sequences as slices.
+                let elem = match &self.f.vars[x].ty {
+                    Type::Seq(e) => (**e).clone(),
+                    t => t.clone(),
+                };
+                let borrow = Self::borrow_expr(quote!((*__dpl_e)), &elem);
+                quote!({ let __dpl_e = unsafe { #name.get_unchecked(#i) }; #borrow })
+            }
             _ => quote!(unsafe { #rt::read(#name, #i) }),
         }
+    }
+
+    /// Whether the elements of sequence `x` have sequences in them.
+    fn elem_has_seq(&self, x: VarId) -> bool {
+        matches!(&self.f.vars[x].ty, Type::Seq(e) if Self::contains_seq(e))
     }
 
     fn contains_seq(t: &Type) -> bool {
@@ -263,6 +317,60 @@ impl Gen<'_> {
         quote!({ #stmts #r })
     }
 
+    /// The function's result: owned locals are moved out, through tuples and copies; an
+    /// owned local that appears more than once is copied where it appears first and moved
+    /// where it appears last (tuple fields are evaluated left to right); anything else is
+    /// copied.
+    fn result_value(&self, v: VarId) -> TokenStream {
+        let mut leaves = Vec::new();
+        self.result_leaves(v, &mut leaves);
+        let mut last: HashMap<VarId, usize> = HashMap::new();
+        for (k, l) in leaves.iter().enumerate() {
+            last.insert(*l, k);
+        }
+        let mut next = 0;
+        self.result_expr(v, &last, &mut next)
+    }
+
+    /// The variables that the result is made of, in evaluation order.
+    fn result_leaves(&self, v: VarId, out: &mut Vec<VarId>) {
+        if self.owned.contains(&v) {
+            return out.push(v);
+        }
+        match (self.parts.get(&v), &self.f.vars[v].ty) {
+            (Some(ps), Type::Tuple(_)) => ps.iter().for_each(|p| self.result_leaves(*p, out)),
+            (Some(ps), _) if ps.len() == 1 => self.result_leaves(ps[0], out),
+            _ => out.push(v),
+        }
+    }
+
+    fn result_expr(&self, v: VarId, last: &HashMap<VarId, usize>, next: &mut usize) -> TokenStream {
+        if self.owned.contains(&v) {
+            let k = *next;
+            *next += 1;
+            if last.get(&v) == Some(&k) {
+                let own = self.own_ident(v);
+                return quote!(#own);
+            }
+            let name = self.ident(v);
+            return Self::to_owned_expr(quote!(#name), &self.rep(v));
+        }
+        match (self.parts.get(&v), &self.f.vars[v].ty) {
+            (Some(ps), Type::Tuple(_)) => {
+                let ps: Vec<TokenStream> = ps
+                    .iter()
+                    .map(|p| self.result_expr(*p, last, next))
+                    .collect();
+                quote!((#(#ps,)*))
+            }
+            (Some(ps), _) if ps.len() == 1 => self.result_expr(ps[0], last, next),
+            _ => {
+                *next += 1;
+                self.owned_value(v)
+            }
+        }
+    }
+
     /// An expression producing an owned copy (or move) of `v`'s value.
     fn owned_value(&self, v: VarId) -> TokenStream {
         let t = &self.f.vars[v].ty;
@@ -282,7 +390,7 @@ impl Gen<'_> {
             Rep::Value => e,
             Rep::Slice | Rep::Rows => quote!(<[_]>::to_vec(#e)),
             Rep::Nested => quote!((#e).to_vecs()),
-            Rep::Matrix => quote!((#e).to_row_vecs()),
+            Rep::Matrix(_) => quote!((#e).to_row_vecs()),
             Rep::RowView => quote!((#e).to_vec()),
             Rep::Tuple(rs) => {
                 let parts = rs.iter().enumerate().map(|(k, r)| {
@@ -341,7 +449,14 @@ impl Gen<'_> {
             if by_ref_first && k == 0 {
                 let tmp = format_ident!("{}_ref", name);
                 params.push(quote!(#tmp: &#t));
-                unpack.extend(quote!(let #name: #t = *#tmp;));
+                if Self::contains_seq(&self.f.vars[*p].ty) {
+                    // A predicate over elements with sequences in them (rows kept by a
+                    // `filter`): view them in place instead of moving out of the reference.
+                    let borrow = Self::borrow_expr(quote!((*#tmp)), &self.f.vars[*p].ty);
+                    unpack.extend(quote!(let #name = #borrow;));
+                } else {
+                    unpack.extend(quote!(let #name: #t = *#tmp;));
+                }
             } else {
                 params.push(quote!(#name: #t));
             }
@@ -355,6 +470,12 @@ impl Gen<'_> {
 
     fn stmt(&mut self, s: &Stmt) -> TokenStream {
         let v = s.var;
+        if self.projections.contains(&v) {
+            return TokenStream::new();
+        }
+        if let (Some(parts), Expr::Soac(soac)) = (self.unzips.get(&v).cloned(), &s.expr) {
+            return self.map_unzip(soac, &parts);
+        }
         let name = self.ident(v);
         let ty = &self.f.vars[v].ty;
         let rty = self.rep_ty(ty);
@@ -367,6 +488,9 @@ impl Gen<'_> {
             Expr::Var(w) => {
                 let r = self.rep(*w);
                 self.reps.insert(v, r);
+                if self.depth == 0 && Self::contains_seq(ty) {
+                    self.parts.insert(v, vec![*w]);
+                }
                 let w = id(*w);
                 quote!(#w)
             }
@@ -389,6 +513,9 @@ impl Gen<'_> {
                 if Self::contains_seq(ty) {
                     let r = Rep::Tuple(vs.iter().map(|x| self.rep(*x)).collect());
                     self.reps.insert(v, r);
+                    if self.depth == 0 {
+                        self.parts.insert(v, vs.clone());
+                    }
                 }
                 let vs = vs.iter().map(|v| id(*v));
                 quote!((#(#vs,)*))
@@ -581,8 +708,8 @@ impl Gen<'_> {
                 let x = self.ident(*idx);
                 match self.rep(*idx) {
                     Rep::Nested => quote!(#rt::check_indices(#x.values(), #len, #name, #loc);),
-                    Rep::Matrix | Rep::Rows => {
-                        let row = if self.rep(*idx) == Rep::Matrix {
+                    Rep::Matrix(_) | Rep::Rows => {
+                        let row = if matches!(self.rep(*idx), Rep::Matrix(_)) {
                             quote!(#x.row(__dpl_r))
                         } else {
                             quote!(#x[__dpl_r])
@@ -685,6 +812,77 @@ impl Gen<'_> {
 }
 
 impl Gen<'_> {
+    /// Finds `unzip(map(f))` in `b`: a `map` producing tuples of 2 or 3 scalars, with no
+    /// loop inside its element function, read only by projection maps `map(|i| m[i].k)`
+    /// over the same length (what `unzip` becomes). Such a map and its projections are
+    /// generated as one loop writing one vector per component (`map_unzip2`/`3`).
+    fn plan_unzips(&mut self, b: &Block) {
+        for (mi, st) in b.stmts.iter().enumerate() {
+            let Expr::Soac(s) = &st.expr else { continue };
+            let k = match &self.f.vars[st.var].ty {
+                Type::Seq(e) => match &**e {
+                    Type::Tuple(ts) if (2..=3).contains(&ts.len()) && !Self::contains_seq(e) => {
+                        ts.len()
+                    }
+                    _ => continue,
+                },
+                _ => continue,
+            };
+            let nested = s.elem.body.stmts.iter().any(|x| contains_soac(&x.expr));
+            if s.kind != SoacKind::Map || nested {
+                continue;
+            }
+            let m = st.var;
+            let mut parts: Vec<Option<VarId>> = vec![None; k];
+            let mut found = 0;
+            for p in &b.stmts[mi + 1..] {
+                if let Some(c) = projection(p, m, s.len) {
+                    if parts[c].is_some() {
+                        found = usize::MAX;
+                        break;
+                    }
+                    parts[c] = Some(p.var);
+                    found += 1;
+                }
+            }
+            if found == 0 || found == usize::MAX || mentions(&self.f.body, m) != found {
+                continue;
+            }
+            self.projections.extend(parts.iter().flatten());
+            self.unzips.insert(m, parts);
+        }
+    }
+
+    /// One loop for a planned `unzip(map(f))`: binds the projections' variables.
+    fn map_unzip(&mut self, s: &Soac, parts: &[Option<VarId>]) -> TokenStream {
+        let rt = if self.depth == 0 {
+            self.rt
+        } else {
+            self.inner_rt
+        };
+        let n = self.ident(s.len);
+        let elem = self.lambda(&s.elem, false, &[Rep::Value]);
+        let helper = format_ident!("map_unzip{}", parts.len());
+        let mut names = Vec::new();
+        let mut borrows = TokenStream::new();
+        for p in parts {
+            match p {
+                Some(p) => {
+                    let (name, own) = (self.ident(*p), self.own_ident(*p));
+                    names.push(quote!(#own));
+                    borrows.extend(quote!(let #name = &#own[..];));
+                    self.owned.insert(*p);
+                    self.reps.insert(*p, Rep::Slice);
+                }
+                None => names.push(quote!(_)),
+            }
+        }
+        quote! {
+            let (#(#names,)*) = #rt::#helper(#n, #elem);
+            #borrows
+        }
+    }
+
     /// The number of inner elements a loop over heavy elements walks, as an expression: the
     /// total length of the first `Nested` or `Matrix` whose rows the element function reads
     /// at its own index, or `usize::MAX` (unknown) when there is none.
@@ -698,13 +896,51 @@ impl Gen<'_> {
                 let x = self.ident(*seq);
                 match self.rep(*seq) {
                     Rep::Nested => return quote!(#x.total_len()),
-                    Rep::Matrix => return quote!(#x.rows().saturating_mul(#x.cols())),
+                    Rep::Matrix(_) => return quote!(#x.rows().saturating_mul(#x.cols())),
                     _ => {}
                 }
             }
         }
         quote!(usize::MAX)
     }
+}
+
+/// If `p` is `map(n, |i| m[i].k)` (a projection of `unzip`), the component `k`.
+fn projection(p: &Stmt, m: VarId, n: VarId) -> Option<usize> {
+    let Expr::Soac(s) = &p.expr else { return None };
+    if s.kind != SoacKind::Map || s.len != n || s.elem.params.len() != 1 {
+        return None;
+    }
+    let [read, field] = &s.elem.body.stmts[..] else {
+        return None;
+    };
+    match (&read.expr, &field.expr) {
+        (
+            Expr::Index {
+                seq,
+                index,
+                checked: None,
+            },
+            Expr::Field(t, k),
+        ) if *seq == m
+            && *index == s.elem.params[0]
+            && *t == read.var
+            && s.elem.body.result == field.var =>
+        {
+            Some(*k as usize)
+        }
+        _ => None,
+    }
+}
+
+/// How many times `v` is read in `b` (operands and block results, nested blocks included).
+fn mentions(b: &Block, v: VarId) -> usize {
+    let mut n = usize::from(b.result == v);
+    for s in &b.stmts {
+        n += s.expr.operands().iter().filter(|&&x| x == v).count();
+        s.expr.for_each_block(&mut |blk| n += mentions(blk, v));
+    }
+    n
 }
 
 /// True when `e` is or contains a combinator (a loop).

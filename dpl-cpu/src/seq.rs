@@ -33,6 +33,36 @@ pub fn map<T, F: Fn(usize) -> T>(len: usize, f: F) -> Vec<T> {
     (0..len).map(f).collect()
 }
 
+/// `unzip(map(f))` for pairs: the components of `f(i)` in two vectors, in order.
+#[inline]
+pub fn map_unzip2<A, B, F: Fn(usize) -> (A, B)>(len: usize, f: F) -> (Vec<A>, Vec<B>) {
+    let (mut a, mut b) = (Vec::with_capacity(len), Vec::with_capacity(len));
+    for i in 0..len {
+        let (x, y) = f(i);
+        a.push(x);
+        b.push(y);
+    }
+    (a, b)
+}
+
+/// `unzip(map(f))` for triples: the components of `f(i)` in three vectors, in order.
+#[inline]
+pub fn map_unzip3<A, B, C, F: Fn(usize) -> (A, B, C)>(
+    len: usize,
+    f: F,
+) -> (Vec<A>, Vec<B>, Vec<C>) {
+    let mut a = Vec::with_capacity(len);
+    let mut b = Vec::with_capacity(len);
+    let mut c = Vec::with_capacity(len);
+    for i in 0..len {
+        let (x, y, z) = f(i);
+        a.push(x);
+        b.push(y);
+        c.push(z);
+    }
+    (a, b, c)
+}
+
 /// `init op f(0) op f(1) ...`, left to right. Without `init`, the first element starts the
 /// fold and an empty index space raises [`Error::Empty`].
 #[inline]

@@ -345,6 +345,44 @@ impl<T> Matrix<T> {
         }
     }
 
+    /// `true` if every row is contiguous in memory (`col_stride == 1`, or rows of at most
+    /// one element), so [`Matrix::row_slice`] never returns `None` for a row in range.
+    ///
+    /// ```
+    /// let m = dpl::Matrix::row_major(2, 2, vec![1, 2, 3, 4]).unwrap();
+    /// assert!(m.rows_are_slices());
+    /// assert!(!m.transpose().rows_are_slices());
+    /// ```
+    #[inline]
+    pub fn rows_are_slices(&self) -> bool {
+        self.cols <= 1 || self.col_stride == 1
+    }
+
+    /// Row `r` as a slice, without checks: what generated code uses for reads that the
+    /// compiler proved in range, in the variant it runs after [`Matrix::rows_are_slices`].
+    ///
+    /// # Safety
+    ///
+    /// `r < self.rows()` and `self.rows_are_slices()`.
+    ///
+    /// ```
+    /// let m = dpl::Matrix::row_major(2, 2, vec![1, 2, 3, 4]).unwrap();
+    /// // SAFETY: 1 < 2 rows, and a row-major matrix has contiguous rows.
+    /// assert_eq!(unsafe { m.row_slice_unchecked(1) }, &[3, 4]);
+    /// ```
+    #[inline]
+    pub unsafe fn row_slice_unchecked(&self, r: usize) -> &[T] {
+        debug_assert!(r < self.rows && self.rows_are_slices());
+        if self.cols == 0 {
+            return &[];
+        }
+        let start = r * self.row_stride;
+        // SAFETY: with `r < rows` and `cols > 0` the construction invariant puts the row's
+        // last element, `start + (cols - 1) * col_stride`, inside `data`; with contiguous
+        // rows (`col_stride == 1` or `cols == 1`) that is `start + cols - 1`.
+        unsafe { self.data.get_unchecked(start..start + self.cols) }
+    }
+
     /// An iterator over the rows, as [`RowView`]s.
     pub fn iter(&self) -> MatrixRows<'_, T> {
         MatrixRows {

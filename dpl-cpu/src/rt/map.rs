@@ -44,3 +44,65 @@ where
         slot.write(f(base + j));
     }
 }
+
+macro_rules! map_unzip {
+    ($name:ident, $fill:ident, $($T:ident $v:ident $s:ident $k:tt),+) => {
+        /// `unzip(map(f))` in one loop: `f(i)` is a tuple, and its components are written
+        /// to separate vectors (one per component) by the same loop, instead of a vector of
+        /// tuples that projections then copy apart.
+        pub fn $name<$($T: Send,)+ F>(len: usize, f: F) -> ($(Vec<$T>,)+)
+        where
+            F: Fn(usize) -> ($($T,)+) + Sync,
+        {
+            $(let mut $v: Vec<$T> = Vec::with_capacity(len);)+
+            {
+                $(let $s = &mut $v.spare_capacity_mut()[..len];)+
+                if len < super::GRAIN {
+                    $fill($($s,)+ 0, &f);
+                } else {
+                    let chunk = par::chunk_len(len, super::GRAIN / 4);
+                    let parts: Vec<($(&mut [MaybeUninit<$T>],)+)> =
+                        itertools_zip!($($s.chunks_mut(chunk)),+);
+                    parts
+                        .into_par_iter()
+                        .with_max_len(1)
+                        .enumerate()
+                        .for_each(|(c, ($($s,)+))| $fill($($s,)+ c * chunk, &f));
+                }
+            }
+            // SAFETY: the fill wrote the first `len` slots of every vector (see `map`).
+            unsafe {
+                $($v.set_len(len);)+
+            }
+            ($($v,)+)
+        }
+
+        /// Writes `f(base + j)`'s components to slot `j` of each output; never inlined,
+        /// for the reason given on [`fill`].
+        #[inline(never)]
+        fn $fill<$($T,)+ F>($($s: &mut [MaybeUninit<$T>],)+ base: usize, f: &F)
+        where
+            F: Fn(usize) -> ($($T,)+),
+        {
+            let n = [$($s.len()),+][0];
+            $(let $s = &mut $s[..n];)+
+            for j in 0..n {
+                let t = f(base + j);
+                $($s[j].write(t.$k);)+
+            }
+        }
+    };
+}
+
+/// Zips 2 or 3 iterators of equal length into a `Vec` of tuples.
+macro_rules! itertools_zip {
+    ($a:expr, $b:expr) => {
+        $a.zip($b).map(|(a, b)| (a, b)).collect()
+    };
+    ($a:expr, $b:expr, $c:expr) => {
+        $a.zip($b).zip($c).map(|((a, b), c)| (a, b, c)).collect()
+    };
+}
+
+map_unzip!(map_unzip2, fill_unzip2, A a sa 0, B b sb 1);
+map_unzip!(map_unzip3, fill_unzip3, A a sa 0, B b sb 1, C c sc 2);

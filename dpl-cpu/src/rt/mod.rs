@@ -54,7 +54,7 @@ mod scatter;
 
 pub use filter::filter;
 pub(crate) use map::fill;
-pub use map::map;
+pub use map::{map, map_unzip2, map_unzip3};
 pub use reduce::reduce;
 pub use scan::{exclusive_scan, scan};
 pub use scatter::{permute, scatter, scatter_reduce};
