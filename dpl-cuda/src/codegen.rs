@@ -3203,11 +3203,29 @@ impl<'f> Gen<'f> {
     /// The lazy sequence a combinator streams: the one whose length is its index space,
     /// when that sequence is lazy.
     fn streamed_source(&self, env: &Env, soac: &Soac) -> Option<(VarId, KVal)> {
-        let src = *self.len_of.get(&soac.len)?;
-        match env.get(&src)? {
-            v @ (KVal::Lazy(_) | KVal::Cur { .. }) => Some((src, v.clone())),
-            _ => None,
+        if let Some(src) = self.len_of.get(&soac.len)
+            && let Some(v @ (KVal::Lazy(_) | KVal::Cur { .. })) = env.get(src)
+        {
+            return Some((*src, v.clone()));
         }
+        // A lazy scan (or map) over the same index space read at the element's own index
+        // (the pipeline gives `map(f, scan(..))` the scan's length, not `len` of it).
+        let p0 = *soac.elem.params.first()?;
+        soac.elem.body.stmts.iter().find_map(|st| match &st.expr {
+            Expr::Index { seq, index, .. } if *index == p0 => match env.get(seq)? {
+                v @ (KVal::Lazy(l) | KVal::Cur { of: l, .. })
+                    if l.soac.len == soac.len
+                        && matches!(
+                            l.soac.kind,
+                            SoacKind::Map | SoacKind::Scan { .. } | SoacKind::ExclusiveScan { .. }
+                        ) =>
+                {
+                    Some((*seq, v.clone()))
+                }
+                _ => None,
+            },
+            _ => None,
+        })
     }
 
     /// Runs `body(j, elem(j))` for every element of a combinator's index space, in order:

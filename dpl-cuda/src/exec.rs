@@ -163,6 +163,7 @@ pub fn run_resident<D: Driver>(
         allocs: Vec::new(),
         pending: Vec::new(),
         err: 0,
+        shapes: Vec::new(),
         locate,
     };
     let result = ex.start(args).and_then(|()| {
@@ -286,6 +287,9 @@ struct Exec<'a, D: Driver> {
     pending: Vec<Pending>,
     err: u64,
     locate: &'a dyn Fn(u32) -> Location,
+    /// `(total, longest row)` of the nested sequences uploaded by this run, by the address
+    /// of their offsets (so `inner = "auto"` does not read them back).
+    shapes: Vec<(u64, usize, usize)>,
 }
 
 fn dev(e: String) -> Error {
@@ -516,7 +520,15 @@ impl<D: Driver> Exec<'_, D> {
                 let offs = match rows {
                     Some(o) => {
                         let b: Vec<u8> = o.iter().flat_map(|x| x.to_le_bytes()).collect();
-                        Some(self.upload_bytes(&b)?)
+                        let addr = self.upload_bytes(&b)?;
+                        let total = o.last().copied().unwrap_or(0) as usize;
+                        let longest = o
+                            .windows(2)
+                            .map(|w| w[1] - w[0])
+                            .max()
+                            .unwrap_or(0) as usize;
+                        self.shapes.push((addr, total, longest));
+                        Some(addr)
                     }
                     None => None,
                 };
@@ -842,13 +854,19 @@ impl<D: Driver> Exec<'_, D> {
                 else {
                     return Err(internal("the shape of a flat sequence"));
                 };
-                let offs = self.read_u64s(o, len + 1)?;
-                let total = offs.last().copied().unwrap_or(0) as usize;
-                let longest = offs
-                    .windows(2)
-                    .map(|w| w[1].saturating_sub(w[0]))
-                    .max()
-                    .unwrap_or(0) as usize;
+                let (total, longest) = match self.shapes.iter().find(|s| s.0 == o) {
+                    Some(&(_, t, l)) => (t, l),
+                    None => {
+                        let offs = self.read_u64s(o, len + 1)?;
+                        let total = offs.last().copied().unwrap_or(0) as usize;
+                        let longest = offs
+                            .windows(2)
+                            .map(|w| w[1].saturating_sub(w[0]))
+                            .max()
+                            .unwrap_or(0) as usize;
+                        (total, longest)
+                    }
+                };
                 if warp_per_row(len, total, longest) {
                     self.steps(warp)?;
                 } else {

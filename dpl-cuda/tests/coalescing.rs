@@ -6,7 +6,7 @@ mod support;
 use dpl_core::interp::Value;
 use dpl_cuda::sim::SimDriver;
 use dpl_cuda::{Inner, Options};
-use support::programs::{DOT, SAXPY, SCAN_OF_MAP, SPMV_CSR, SUM_F32};
+use support::programs::{DOT, RUNNING_BALANCES, SAXPY, SCAN_OF_MAP, SPMV_CSR, SUM_F32};
 use support::*;
 
 /// Runs `src` once on `args` and returns (kernel, sectors moved, ideal, bank conflicts,
@@ -151,4 +151,18 @@ fn auto_rule_mirrors_the_cpu_rule() {
         5 * rows,
         5 * rows / RESIDENT_THREADS + 1
     ));
+}
+
+/// A map over a per-row scan streams the scan (one pass per row), not a scan per element:
+/// the thread instructions per element stay bounded for a long row.
+#[test]
+fn streamed_row_scan_is_one_pass() {
+    let n = 4096;
+    let mut r = Rng::new(5);
+    let row = i64s(&mut r, n, -100, 100);
+    let args = vec![Value::seq(vec![row]), i64s(&mut r, 1, 0, 10)];
+    for (k, _, _, _, per) in figures(RUNNING_BALANCES, args, n) {
+        eprintln!("{k}: {per:.1} thread instructions per element");
+        assert!(per < 400.0, "{k}: {per:.1} thread instructions per element");
+    }
 }

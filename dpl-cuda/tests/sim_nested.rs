@@ -189,6 +189,9 @@ fn row_min_max_and_empty_rows() {
 #[test]
 fn row_scans() {
     check(ROW_SCAN, &SIZES, 0.0, |r, n| vec![ragged(r, n, 40, i64v)]);
+    check(RUNNING_BALANCES, &SIZES, 0.0, |r, n| {
+        vec![ragged(r, n, 40, i64v), i64s(r, n, -100, 100)]
+    });
     check(ROW_EXCLUSIVE_SCAN, &SIZES, 0.0, |r, n| {
         vec![
             ragged(r, n, 40, |r| Value::U32(r.next() as u32)),

@@ -741,6 +741,16 @@ fn sums_of_kept_rows($x: [[i64]]) -> [i64] {
   $s
 }";
 
+pub const RUNNING_BALANCES: &str = "
+fn running_balances($amounts: [[i64]], $opening: [i64]) -> [[i64]] {
+  $r: [[i64]] = map(|$row: [i64], $b0: i64| [] {
+    $s: [i64] = scan(|$p: i64, $q: i64| [] { $t: i64 = add $p, $q; $t }, $row)
+    $m: [i64] = map(|$v: i64| [$b0] { $u: i64 = add $b0, $v; $u }, $s)
+    $m
+  }, $amounts, $opening)
+  $r
+}";
+
 /// Every program, with its name.
 pub const ALL: &[(&str, &str)] = &[
     ("saxpy", SAXPY),
@@ -812,6 +822,7 @@ pub const ALL: &[(&str, &str)] = &[
     ("rows_longer_than", ROWS_LONGER_THAN),
     ("row_positives_and_sums", ROW_POSITIVES_AND_SUMS),
     ("sums_of_kept_rows", SUMS_OF_KEPT_ROWS),
+    ("running_balances", RUNNING_BALANCES),
     ("transcendental_f32", TRANSCENDENTAL_F32),
     ("transcendental_f64", TRANSCENDENTAL_F64),
 ];
@@ -844,4 +855,5 @@ pub const NESTED: &[(&str, &str)] = &[
     ("rows_longer_than", ROWS_LONGER_THAN),
     ("row_positives_and_sums", ROW_POSITIVES_AND_SUMS),
     ("sums_of_kept_rows", SUMS_OF_KEPT_ROWS),
+    ("running_balances", RUNNING_BALANCES),
 ];
