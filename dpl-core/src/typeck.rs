@@ -23,12 +23,20 @@ pub fn infer(f: &mut Function) -> Result<(), Vec<Diagnostic>> {
     cx.block(f, &body);
     let ret = cx.type_term(&f.ret.clone());
     let result_span = f.vars[body.result].span;
-    cx.unify_at(
-        cx.var_ty[body.result.index()],
-        ret,
-        result_span,
-        "the function's result",
-    );
+    let result_ty = cx.var_ty[body.result.index()];
+    // The hint is worked out first: a failed unification may have merged the two types.
+    let hint = cx.result_hint(result_ty, ret);
+    let (shown, declared) = (cx.show(result_ty), cx.show(ret));
+    if cx.unify(result_ty, ret).is_err() {
+        let mut message = format!(
+            "mismatched types: the function's result has type `{shown}`, expected `{declared}`"
+        );
+        if let Some(hint) = hint {
+            message.push_str("; ");
+            message.push_str(&hint);
+        }
+        cx.errors.push(Diagnostic::new(result_span, message));
+    }
     cx.default_literals();
     let types: Vec<Option<Type>> = (0..f.vars.len())
         .map(|i| cx.resolve(cx.var_ty[i]))
@@ -235,6 +243,34 @@ impl Cx {
         }
     }
 
+    /// A suggestion for a result whose type differs from the declared one only by a level
+    /// of nesting: a sequence of sequences declared as a flat `Vec<T>` (or the reverse).
+    fn result_hint(&mut self, actual: Ty, declared: Ty) -> Option<String> {
+        let (a, d) = (self.get(actual), self.get(declared));
+        match (a, d) {
+            (Node::Tuple(xs), Node::Tuple(ys)) if xs.len() == ys.len() => {
+                xs.into_iter().zip(ys).enumerate().find_map(|(i, (x, y))| {
+                    self.result_hint(x, y)
+                        .map(|h| format!("component {i}: {h}"))
+                })
+            }
+            (Node::Seq(x), Node::Seq(y)) => match (self.get(x), self.get(y)) {
+                (Node::Seq(inner), Node::Scalar(_) | Node::Unknown(_)) => {
+                    let t = self.show(inner);
+                    Some(format!(
+                        "a sequence of rows (each a `[{t}]`) is returned as `Nested<{t}>`, \
+                         dpl's ragged sequence of sequences: declare it `Nested<{t}>`"
+                    ))
+                }
+                (Node::Scalar(_) | Node::Unknown(_), Node::Seq(_)) => {
+                    Some("help: this result is a flat sequence; declare it as `Vec<T>`".to_string())
+                }
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
     fn show(&mut self, t: Ty) -> String {
         let t = self.find(t);
         match self.nodes[t].clone() {
@@ -304,13 +340,13 @@ impl Cx {
                 e
             }
             _ => {
+                // Point at the argument itself (its own span) and describe it by its type:
+                // the variable may be a compiler temporary whose name means nothing to
+                // the user.
                 let shown = self.show(t);
                 self.errors.push(Diagnostic::new(
-                    span,
-                    format!(
-                        "{what} must be a sequence, but `{}` has type `{shown}`",
-                        f.vars[v].name
-                    ),
+                    f.vars[v].span.or(span),
+                    format!("{what} must be a sequence, found `{shown}`"),
                 ));
                 self.fresh(Kind::Any)
             }
@@ -390,6 +426,24 @@ impl Cx {
                     }
                     _ => {
                         let sym = op.symbol();
+                        // An operand that is a sequence (e.g. a row used as a number): say
+                        // so about that operand, and keep the result unknown so the mistake
+                        // is not reported again where the result is used.
+                        let seq_operand = [(ta, *a, "left"), (tb, *b, "right")]
+                            .into_iter()
+                            .find(|(t, _, _)| matches!(self.get(*t), Node::Seq(_)));
+                        if let Some((t, v, side)) = seq_operand {
+                            let shown = self.show(t);
+                            self.errors.push(Diagnostic::new(
+                                f.vars[v].span.or(span),
+                                format!(
+                                    "`{sym}` works on numbers, but its {side} operand is a sequence \
+                                     `{shown}`; to apply it to every element use \
+                                     `map(|v| ..., seq)`"
+                                ),
+                            ));
+                            return;
+                        }
                         self.unify_at(tb, ta, span, &format!("the right operand of `{sym}`"));
                         if op.is_comparison() {
                             self.scalar(Scalar::Bool)
