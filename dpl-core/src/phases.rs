@@ -11,7 +11,10 @@
 //! reads is complete (as-soon-as-possible scheduling over the dependence graph), and
 //! [`horizontal`] uses it: reductions over the same index space that can run in the same
 //! phase are merged into one loop computing a tuple, so that the data they read is
-//! traversed once (`(sum(x), count(p, x))` reads `x` once).
+//! traversed once (`(sum(x), count(p, x))` reads `x` once). Maps of scalars over index
+//! spaces of the same length in the same phase are merged likewise into one map of pairs
+//! followed by its two projections (`unzip(map(f))`), which a backend can write as one loop
+//! with two outputs (Copperhead's Figure 6: `precondition` becomes one loop).
 
 use crate::captures::fix_captures;
 use crate::ir::*;
@@ -138,6 +141,9 @@ pub fn horizontal(f: &Function) -> Function {
     let mut out = f.clone();
     while let Some((a, b)) = merge_candidate(&out) {
         merge(&mut out, a, b);
+    }
+    while let Some((a, b)) = map_merge_candidate(&out) {
+        merge_maps(&mut out, a, b);
     }
     fix_captures(&mut out);
     out
@@ -302,6 +308,247 @@ fn merge(f: &mut Function, a: usize, b: usize) {
             span,
         },
     ];
+    // Everything `a` and `b` read is defined before `b`'s old position (now `b - 1`).
+    let at = b - 1;
+    f.body.stmts.splice(at..at, merged);
+}
+
+/// Two top-level maps `a < b` (statement indices) producing scalars, in the same phase,
+/// whose lengths are equal (the same variable, lengths of the same sequence, or equated by
+/// the length assertions before `b`), where nothing between them uses `a`'s result and
+/// `a`'s element function cannot raise an error. The merged map runs at `b`'s place, so
+/// `a` moves later: past statements that might raise, which is why `a` itself must not
+/// (then the first error is the one the unmerged program raises).
+fn map_merge_candidate(f: &Function) -> Option<(usize, usize)> {
+    let levels = levels(f);
+    let stmts = &f.body.stmts;
+    let mergeable = |s: &Stmt| match &s.expr {
+        Expr::Soac(m) => {
+            m.kind == SoacKind::Map
+                && matches!(&f.vars[s.var].ty, Type::Seq(e) if matches!(**e, Type::Scalar(_)))
+                && projected(f, m).is_none()
+        }
+        _ => false,
+    };
+    let mut lens = LenClasses::default();
+    for b in 0..stmts.len() {
+        if mergeable(&stmts[b]) {
+            let Expr::Soac(sb) = &stmts[b].expr else {
+                unreachable!()
+            };
+            for a in 0..b {
+                let Expr::Soac(sa) = &stmts[a].expr else {
+                    continue;
+                };
+                if !mergeable(&stmts[a])
+                    || levels[a] != levels[b]
+                    || !lens.same(sa.len, sb.len)
+                    || can_raise(f, &sa.elem)
+                {
+                    continue;
+                }
+                let va = stmts[a].var;
+                let used_between = stmts[a + 1..=b].iter().any(|s| {
+                    let mut uses = s.expr.operands();
+                    s.expr.for_each_block(&mut |blk| {
+                        blk.walk(&mut |st| uses.extend(st.expr.operands()));
+                        uses.push(blk.result);
+                    });
+                    uses.contains(&va)
+                });
+                if !used_between {
+                    return Some((a, b));
+                }
+            }
+        }
+        lens.add(&stmts[b]);
+    }
+    None
+}
+
+/// Which `usize` variables of the top level are known to be equal: lengths of the same
+/// sequence, copies, and the operands of `eq_len` assertions already passed.
+#[derive(Default)]
+struct LenClasses {
+    parent: HashMap<VarId, VarId>,
+    len_of: HashMap<VarId, VarId>,
+}
+
+impl LenClasses {
+    fn find(&self, mut v: VarId) -> VarId {
+        while let Some(&p) = self.parent.get(&v) {
+            v = p;
+        }
+        v
+    }
+
+    fn union(&mut self, a: VarId, b: VarId) {
+        let (ra, rb) = (self.find(a), self.find(b));
+        if ra != rb {
+            self.parent.insert(ra, rb);
+        }
+    }
+
+    fn same(&self, a: VarId, b: VarId) -> bool {
+        self.find(a) == self.find(b)
+    }
+
+    /// Records what top-level statement `s` says about lengths.
+    fn add(&mut self, s: &Stmt) {
+        match &s.expr {
+            Expr::Len(x) => match self.len_of.get(x) {
+                Some(&l) => self.union(s.var, l),
+                None => {
+                    self.len_of.insert(*x, s.var);
+                }
+            },
+            Expr::Var(w) => self.union(s.var, *w),
+            Expr::Assert(Assertion::EqLen { a, b, .. }) => self.union(*a, *b),
+            _ => {}
+        }
+    }
+}
+
+/// Whether evaluating `l`'s body may raise an error: a checked read, an integer division,
+/// an assertion, or a loop (conservatively).
+fn can_raise(f: &Function, l: &Lambda) -> bool {
+    let mut raises = false;
+    l.body.walk(&mut |s| {
+        raises |= match &s.expr {
+            Expr::Index { checked, .. } => checked.is_some(),
+            Expr::Binary(BinOp::Div | BinOp::Rem, a, _) => {
+                f.vars[*a].ty.scalar().is_some_and(|t| t.is_int())
+            }
+            Expr::Assert(_) | Expr::Soac(_) | Expr::Prim { .. } => true,
+            _ => false,
+        };
+    });
+    raises
+}
+
+/// If `m` is a projection `map(|i| t[i].k)` of a sequence of tuples `t`, that `t`.
+pub(crate) fn projected(f: &Function, m: &Soac) -> Option<VarId> {
+    if m.kind != SoacKind::Map || m.elem.params.len() != 1 {
+        return None;
+    }
+    let [read, field] = &m.elem.body.stmts[..] else {
+        return None;
+    };
+    match (&read.expr, &field.expr) {
+        (
+            Expr::Index {
+                seq,
+                index,
+                checked: None,
+            },
+            Expr::Field(t, _),
+        ) if *index == m.elem.params[0]
+            && *t == read.var
+            && m.elem.body.result == field.var
+            && matches!(&f.vars[*seq].ty, Type::Seq(e) if matches!(**e, Type::Tuple(_))) =>
+        {
+            Some(*seq)
+        }
+        _ => None,
+    }
+}
+
+/// Replaces maps `a < b` by `m = map(|i| (elem_a(i), elem_b(i)))` and the projections
+/// `a = map(|i| m[i].0)`, `b = map(|i| m[i].1)` at `b`'s place.
+fn merge_maps(f: &mut Function, a: usize, b: usize) {
+    let sb = f.body.stmts.remove(b);
+    let sa = f.body.stmts.remove(a);
+    let (Expr::Soac(ma), Expr::Soac(mb)) = (sa.expr, sb.expr) else {
+        unreachable!("map_merge_candidate checked")
+    };
+    let elem_ty = |f: &Function, v: VarId| match &f.vars[v].ty {
+        Type::Seq(e) => (**e).clone(),
+        _ => unreachable!("map_merge_candidate checked"),
+    };
+    let (ta, tb) = (elem_ty(f, sa.var), elem_ty(f, sb.var));
+    let pair = Type::Tuple(vec![ta.clone(), tb.clone()]);
+    let span = sb.span;
+    let len = mb.len;
+
+    // Element function: |i| (elem_a(i), elem_b(i)).
+    let i = f.new_var("i", Type::usize(), span);
+    let mut stmts = vec![
+        Stmt {
+            var: ma.elem.params[0],
+            expr: Expr::Var(i),
+            span,
+        },
+        Stmt {
+            var: mb.elem.params[0],
+            expr: Expr::Var(i),
+            span,
+        },
+    ];
+    stmts.extend(ma.elem.body.stmts);
+    stmts.extend(mb.elem.body.stmts);
+    let both = f.new_var("both", pair.clone(), span);
+    stmts.push(Stmt {
+        var: both,
+        expr: Expr::Tuple(vec![ma.elem.body.result, mb.elem.body.result]),
+        span,
+    });
+    let m = f.new_var("both", Type::Seq(Box::new(pair.clone())), span);
+    let mut merged = vec![Stmt {
+        var: m,
+        expr: Expr::Soac(Box::new(Soac {
+            kind: SoacKind::Map,
+            len,
+            elem: Lambda {
+                params: vec![i],
+                captures: Vec::new(),
+                body: Block {
+                    stmts,
+                    result: both,
+                },
+            },
+        })),
+        span,
+    }];
+    // The projections.
+    for (k, (var, ty, span)) in [(sa.var, ta, sa.span), (sb.var, tb, sb.span)]
+        .into_iter()
+        .enumerate()
+    {
+        let j = f.new_var("i", Type::usize(), span);
+        let t = f.new_var("both_i", pair.clone(), span);
+        let x = f.new_var("part", ty, span);
+        merged.push(Stmt {
+            var,
+            expr: Expr::Soac(Box::new(Soac {
+                kind: SoacKind::Map,
+                len,
+                elem: Lambda {
+                    params: vec![j],
+                    captures: Vec::new(),
+                    body: Block {
+                        stmts: vec![
+                            Stmt {
+                                var: t,
+                                expr: Expr::Index {
+                                    seq: m,
+                                    index: j,
+                                    checked: None,
+                                },
+                                span,
+                            },
+                            Stmt {
+                                var: x,
+                                expr: Expr::Field(t, k as u32),
+                                span,
+                            },
+                        ],
+                        result: x,
+                    },
+                },
+            })),
+            span,
+        });
+    }
     // Everything `a` and `b` read is defined before `b`'s old position (now `b - 1`).
     let at = b - 1;
     f.body.stmts.splice(at..at, merged);

@@ -3,12 +3,14 @@
 //! loop calls.
 //!
 //! [`pcg::form_preconditioner`] and [`pcg::precondition`] are Copperhead's Figure 6 as
-//! written there. Each output of `precondition` is one fused loop (`vadd(vmul(p_a, u),
-//! vmul(p_b, v))`: three calls, two temporaries before fusion, one loop and none after),
-//! [`pcg::block_row`]; the solver calls it once per output (see [`Dpl`] for why). The
-//! operator, [`pcg::apply_half`], reuses the same block product with the system's blocks
-//! and subtracts the weighted neighbours ([`pcg::coupling`]): again one loop per component
-//! (six calls, five temporaries before fusion).
+//! written there. Each output of `precondition` fuses into one loop (`vadd(vmul(p_a, u),
+//! vmul(p_b, v))`: three calls, two temporaries before fusion, one loop and none after,
+//! [`pcg::block_row`]), and horizontal fusion merges the two loops (same index space, same
+//! phase) into one that writes both outputs. The operator, [`pcg::apply`], computes both
+//! components in one `map` returning a pair (it reads the neighbours with checked reads, so
+//! the compiler would not merge two separate maps of it: see `dpl_core::phases`);
+//! [`pcg::apply_half`] is one component, the block product minus the weighted neighbours
+//! ([`pcg::coupling`]): one loop (six calls, five temporaries before fusion).
 
 use dpl::prelude::*;
 
@@ -117,6 +119,49 @@ pub mod pcg {
         )
     }
 
+    /// Both components of `A x` in one loop: per pixel, the two block rows minus the
+    /// weighted neighbours of each component (the arithmetic of [`apply_half`] twice, in the
+    /// same order), as one `map` returning a pair, unzipped. Each input is read once for
+    /// both outputs, which the two calls of [`apply_half`] cannot do. (`map` zips at most
+    /// 8 sequences: `u[i]` and `v[i]` are reads instead.)
+    pub fn apply(
+        a: &[f32],
+        b: &[f32],
+        c: &[f32],
+        u: &[f32],
+        v: &[f32],
+        left: &[f32],
+        right: &[f32],
+        up: &[f32],
+        down: &[f32],
+        width: usize,
+    ) -> (Vec<f32>, Vec<f32>) {
+        let n = len(u);
+        unzip(map(
+            |i, ai, bi, ci, west_weight, east_weight, north_weight, south_weight| {
+                let last = n - 1;
+                let (ui, vi) = (u[i], v[i]);
+                let w = i.max(1) - 1;
+                let e = (i + 1).min(last);
+                let no = i.max(width) - width;
+                let so = (i + width).min(last);
+                let cu = (west_weight * u[w] + east_weight * u[e])
+                    + (north_weight * u[no] + south_weight * u[so]);
+                let cv = (west_weight * v[w] + east_weight * v[e])
+                    + (north_weight * v[no] + south_weight * v[so]);
+                ((ai * ui + bi * vi) - cu, (bi * ui + ci * vi) - cv)
+            },
+            indices(u),
+            a,
+            b,
+            c,
+            left,
+            right,
+            up,
+            down,
+        ))
+    }
+
     /// `sum xu[k] * yu[k] + xv[k] * yv[k]`, each product accumulated in `f64`.
     pub fn dot(xu: &[f32], xv: &[f32], yu: &[f32], yv: &[f32]) -> f64 {
         sum(map(
@@ -141,10 +186,7 @@ pub mod pcg {
 /// north (`right` and `down` shifted by one pixel and by one row), formed once like the
 /// preconditioner, so that [`pcg::coupling`] reads all four weights as zipped inputs.
 ///
-/// The preconditioner is Figure 6's `precondition` called once per output
-/// ([`pcg::block_row`]): the tuple-returning [`pcg::precondition`] computes the same two
-/// loops but copies each result once more on return (generated `<[_]>::to_vec` of each
-/// tuple element), which costs two extra passes over the field per iteration.
+/// The preconditioner is Figure 6's `precondition`, one loop writing both components.
 pub struct Dpl<'a> {
     problem: &'a Problem,
     p_a: Vec<f32>,
@@ -194,17 +236,13 @@ impl Kernels for Dpl<'_> {
     fn apply(&self, p: &Field, q: &mut Field) {
         let s = self.problem;
         let (l, u) = (&self.left, &self.up);
-        q.u = pcg::apply_half(
-            &s.a, &s.b, &p.u, &p.v, &p.u, l, &s.right, u, &s.down, s.width,
-        );
-        q.v = pcg::apply_half(
-            &s.b, &s.c, &p.u, &p.v, &p.v, l, &s.right, u, &s.down, s.width,
+        (q.u, q.v) = pcg::apply(
+            &s.a, &s.b, &s.c, &p.u, &p.v, l, &s.right, u, &s.down, s.width,
         );
     }
 
     fn precondition(&self, r: &Field, z: &mut Field) {
-        z.u = pcg::block_row(&self.p_a, &self.p_b, &r.u, &r.v);
-        z.v = pcg::block_row(&self.p_b, &self.p_c, &r.u, &r.v);
+        (z.u, z.v) = pcg::precondition(&r.u, &r.v, &self.p_a, &self.p_b, &self.p_c);
     }
 
     fn dot(&self, x: &Field, y: &Field) -> f64 {
