@@ -522,11 +522,7 @@ impl<D: Driver> Exec<'_, D> {
                         let b: Vec<u8> = o.iter().flat_map(|x| x.to_le_bytes()).collect();
                         let addr = self.upload_bytes(&b)?;
                         let total = o.last().copied().unwrap_or(0) as usize;
-                        let longest = o
-                            .windows(2)
-                            .map(|w| w[1] - w[0])
-                            .max()
-                            .unwrap_or(0) as usize;
+                        let longest = o.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0) as usize;
                         self.shapes.push((addr, total, longest));
                         Some(addr)
                     }
