@@ -3132,6 +3132,12 @@ impl<'f> Gen<'f> {
         let failed = self.pconst(k, false);
         let j = k.reg(Scalar::Usize);
         k.ins(format!("cvt.u64.u32 {j}, {}", sp.lane));
+        // In report mode every thread takes all the elements in order, so the failure
+        // recorded first is the first in sequential order (the value is not used then).
+        let rep = k.reg(Scalar::Bool);
+        k.ins(format!("setp.ne.u64 {rep}, {}, 0", c.report));
+        k.ins(format!("selp.u64 {j}, 0, {j}, {rep}"));
+        k.ins(format!("selp.u64 {width}, 1, {width}, {rep}"));
         let (top, next, flag, end) = (k.label(), k.label(), k.label(), k.label());
         k.place(&top);
         let p = k.reg(Scalar::Bool);
@@ -3170,7 +3176,16 @@ impl<'f> Gen<'f> {
             key: ctx.key.clone(),
             fail: None,
         };
-        let mut total = self.group_combine(k, c, env, comb, &acc, sp.block, &op_ctx)?;
+        let combined = self.group_combine(k, c, env, comb, &acc, sp.block, &op_ctx)?;
+        // In report mode each thread already has the whole reduction, in sequential order.
+        let mut total = Opt {
+            has: k.reg(Scalar::Bool),
+            v: acc.v.iter().map(|r| k.reg(r.ty)).collect(),
+        };
+        Self::select(k, &total.has, &rep, &acc.has, &combined.has);
+        for ((d, a), b) in total.v.iter().zip(&acc.v).zip(&combined.v) {
+            Self::select(k, d, &rep, a, b);
+        }
         match init {
             Some(iv) => {
                 let v = Self::get(env, iv)?.flatten()?;

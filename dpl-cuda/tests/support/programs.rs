@@ -751,6 +751,22 @@ fn running_balances($amounts: [[i64]], $opening: [i64]) -> [[i64]] {
   $r
 }";
 
+pub const TWO_FAILURES_PER_ROW: &str = "
+fn two_failures_per_row($x: [[i64]], $y: [i64]) -> [i64] {
+  $r: [i64] = map(|$row: [i64]| [$y] {
+    $m: [i64] = map(|$v: i64| [$y] {
+      $a: i64 = index(index) $y[$v]
+      $h: i64 = const 100
+      $b: i64 = div $h, $v
+      $t: i64 = add $a, $b
+      $t
+    }, $row)
+    $s: i64 = sum($m)
+    $s
+  }, $x)
+  $r
+}";
+
 /// Every program, with its name.
 pub const ALL: &[(&str, &str)] = &[
     ("saxpy", SAXPY),
@@ -823,6 +839,7 @@ pub const ALL: &[(&str, &str)] = &[
     ("row_positives_and_sums", ROW_POSITIVES_AND_SUMS),
     ("sums_of_kept_rows", SUMS_OF_KEPT_ROWS),
     ("running_balances", RUNNING_BALANCES),
+    ("two_failures_per_row", TWO_FAILURES_PER_ROW),
     ("transcendental_f32", TRANSCENDENTAL_F32),
     ("transcendental_f64", TRANSCENDENTAL_F64),
 ];
@@ -856,4 +873,5 @@ pub const NESTED: &[(&str, &str)] = &[
     ("row_positives_and_sums", ROW_POSITIVES_AND_SUMS),
     ("sums_of_kept_rows", SUMS_OF_KEPT_ROWS),
     ("running_balances", RUNNING_BALANCES),
+    ("two_failures_per_row", TWO_FAILURES_PER_ROW),
 ];
