@@ -752,16 +752,16 @@ fn running_balances($amounts: [[i64]], $opening: [i64]) -> [[i64]] {
 }";
 
 pub const TWO_FAILURES_PER_ROW: &str = "
-fn two_failures_per_row($x: [[i64]], $y: [i64]) -> [i64] {
-  $r: [i64] = map(|$row: [i64]| [$y] {
-    $m: [i64] = map(|$v: i64| [$y] {
-      $a: i64 = index(index) $y[$v]
-      $h: i64 = const 100
-      $b: i64 = div $h, $v
-      $t: i64 = add $a, $b
+fn two_failures_per_row($x: [[i32]], $y: [i32]) -> [i32] {
+  $r: [i32] = map(|$row: [i32]| [$y] {
+    $m: [i32] = map(|$v: i32| [$y] {
+      $a: i32 = index(index) $y[$v]
+      $h: i32 = const 100
+      $b: i32 = div $h, $v
+      $t: i32 = add $a, $b
       $t
     }, $row)
-    $s: i64 = sum($m)
+    $s: i32 = sum($m)
     $s
   }, $x)
   $r
