@@ -24,14 +24,19 @@ use crate::rt::{At, fill, raise};
 /// worth about one rayon call: below that, going parallel cannot win.
 pub const WORK_GRAIN: usize = 1 << 14;
 
-/// Tasks per rayon thread: enough for work stealing to even out rows of unequal length
-/// (and a thread slowed by other tenants), few enough that the per-task cost stays small.
-const TASKS_PER_THREAD: usize = 16;
+/// Chunks per rayon thread: the smallest units of work. rayon splits the chunks adaptively
+/// (into one range per thread first, further only when a thread runs out of work and
+/// steals), so many small chunks cost little when rows are even and let skewed rows
+/// balance: a few very long rows among many short ones can take most of the work, and a
+/// fixed split into a few ranges per thread would leave it to one thread (measured: the
+/// skewed transaction log of `benches/svm.rs`, where the first 3% of the rows hold 68% of
+/// the elements).
+const CHUNKS_PER_THREAD: usize = 256;
 
-/// The number of elements per task for `len` heavy elements.
+/// The number of elements per chunk for `len` heavy elements.
 #[inline]
 fn chunk_len(len: usize) -> usize {
-    len.div_ceil(rayon::current_num_threads().max(1) * TASKS_PER_THREAD)
+    len.div_ceil(rayon::current_num_threads().max(1) * CHUNKS_PER_THREAD)
         .max(1)
 }
 
@@ -42,8 +47,8 @@ fn sequential(len: usize, work: usize) -> bool {
     len <= 1 || work < WORK_GRAIN
 }
 
-/// `[f(0), ..., f(len - 1)]`: contiguous chunks of elements as rayon tasks, a few per
-/// thread; each task writes its part of the uninitialised output once. `work` is the
+/// `[f(0), ..., f(len - 1)]`: contiguous chunks of elements, split adaptively between the
+/// threads; each chunk writes its part of the uninitialised output once. `work` is the
 /// number of inner elements of all elements together (`usize::MAX` if unknown): below
 /// [`WORK_GRAIN`] the loop runs on the calling thread.
 pub fn map<T, F>(len: usize, work: usize, f: F) -> Vec<T>
@@ -59,7 +64,6 @@ where
         let chunk = chunk_len(len);
         spare
             .par_chunks_mut(chunk)
-            .with_max_len(1)
             .enumerate()
             .for_each(|(c, part)| fill(part, c * chunk, &f));
     }
@@ -71,8 +75,8 @@ where
 }
 
 /// `init op f(0) op f(1) ...` in unspecified order (`op` associative and commutative):
-/// contiguous chunks as rayon tasks, each folded left to right, the chunk results combined
-/// in order. Sequential below [`WORK_GRAIN`] inner elements (`work`, as for [`map`]).
+/// contiguous chunks, split adaptively between the threads, each folded left to right,
+/// the chunk results combined in order. Sequential below [`WORK_GRAIN`] inner elements (`work`, as for [`map`]).
 pub fn reduce<T, F, Op>(
     len: usize,
     work: usize,
@@ -94,7 +98,6 @@ where
         let chunk = chunk_len(len);
         (0..len.div_ceil(chunk))
             .into_par_iter()
-            .with_max_len(1)
             .map(|c| fold(c * chunk, ((c + 1) * chunk).min(len)))
             .reduce_with(|a, b| match (a, b) {
                 (Some(a), Some(b)) => Some(op(a, b)),

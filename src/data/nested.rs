@@ -488,8 +488,24 @@ impl<T: fmt::Debug> fmt::Debug for Nested<T> {
 }
 
 impl<T> From<Vec<Vec<T>>> for Nested<T> {
+    /// Moves the rows into one buffer allocated at its final size (the generated code of a
+    /// function with a ragged result builds its rows as `Vec`s and converts them here).
     fn from(rows: Vec<Vec<T>>) -> Self {
-        Nested::from_rows(rows)
+        let total = rows.iter().map(Vec::len).sum();
+        let mut values = Vec::with_capacity(total);
+        let mut offsets = Vec::with_capacity(rows.len() + 1);
+        offsets.push(0);
+        let mut longest = 0;
+        for row in rows {
+            longest = longest.max(row.len());
+            values.extend(row);
+            offsets.push(values.len());
+        }
+        Nested {
+            values,
+            offsets,
+            longest,
+        }
     }
 }
 
