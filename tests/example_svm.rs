@@ -21,6 +21,19 @@ fn params() -> Params {
     svm::default_params(D)
 }
 
+/// Whether `place` computes `exp` with the host's libm, as the plain-Rust code does. The GPU
+/// places use dpl's own correctly rounded `exp` (dpl-cuda's README), which differs from
+/// glibc's `expf` by one ulp on about 0.06% of inputs; there results agree within a few
+/// ulp instead of bit for bit, and SMO may take slightly different steps.
+fn host_libm(place: Place) -> bool {
+    matches!(place, Place::Seq | Place::Cpu)
+}
+
+/// The distance in units in the last place between two finite `f32`s of the same sign.
+fn ulps(a: f32, b: f32) -> u32 {
+    a.to_bits().abs_diff(b.to_bits())
+}
+
 fn each_place(mut f: impl FnMut(Place)) {
     let places = dpl::available_places();
     assert!(places.contains(&Place::Seq) && places.contains(&Place::Cpu));
@@ -65,11 +78,18 @@ fn kernel_rows_match_plain_rust_on_every_place() {
                     "{place}: K[{i}] = {g}, want {w}"
                 );
             }
-            // The same sum in the same order, then the same exp: the plain-Rust row exactly.
-            assert_eq!(
-                got, plain,
-                "{place}: bit-equal to the plain-Rust kernel row"
-            );
+            // The same sum in the same order, then the same exp: the plain-Rust row exactly
+            // (within 2 ulp where `exp` is not the host's).
+            if host_libm(place) {
+                assert_eq!(
+                    got, plain,
+                    "{place}: bit-equal to the plain-Rust kernel row"
+                );
+            } else {
+                for (i, (g, q)) in got.iter().zip(&plain).enumerate() {
+                    assert!(ulps(*g, *q) <= 2, "{place}: K[{i}] = {g} vs plain {q}");
+                }
+            }
         });
     }
     // A point's kernel value with itself is exactly 1.
@@ -262,14 +282,20 @@ fn dpl_smo_agrees_with_plain_rust_on_every_place() {
             "{who}: accuracy"
         );
         assert_eq!(m.stop, Stop::Converged, "{who}");
-        assert_eq!(*m, reference, "{who}: bit-identical to the plain-Rust SMO");
     };
-    check(&svm::train(&Rayon, &points, &y, p), "rayon");
+    let rayon = svm::train(&Rayon, &points, &y, p);
+    check(&rayon, "rayon");
+    assert_eq!(
+        rayon, reference,
+        "rayon: bit-identical to the plain-Rust SMO"
+    );
     each_place(|place| {
-        check(
-            &svm::train(&Dpl, &points, &y, p),
-            &format!("dpl on {place}"),
-        )
+        let m = svm::train(&Dpl, &points, &y, p);
+        let who = format!("dpl on {place}");
+        check(&m, &who);
+        if host_libm(place) {
+            assert_eq!(m, reference, "{who}: bit-identical to the plain-Rust SMO");
+        }
     });
 }
 
@@ -283,7 +309,22 @@ fn fixed_iteration_training_stops_at_max_iter() {
     };
     let want = svm::train(&Sequential, &points, &y, p);
     assert_eq!((want.iterations, want.stop), (25, Stop::MaxIter));
-    each_place(|place| assert_eq!(svm::train(&Dpl, &points, &y, p), want, "{place}"));
+    each_place(|place| {
+        let m = svm::train(&Dpl, &points, &y, p);
+        if host_libm(place) {
+            assert_eq!(m, want, "{place}");
+        } else {
+            assert_eq!(
+                (m.iterations, m.stop),
+                (want.iterations, want.stop),
+                "{place}"
+            );
+            assert!(
+                (m.training_accuracy(&y) - want.training_accuracy(&y)).abs() <= 0.01,
+                "{place}: accuracy"
+            );
+        }
+    });
 }
 
 #[test]

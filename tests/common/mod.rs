@@ -14,6 +14,11 @@ use std::fmt::Debug;
 /// have a ragged end.
 pub const BIG: usize = (1 << 20) + 7;
 
+/// What [`BIG`] becomes on the simulated GPU, whose every thread is simulated: still more
+/// elements than one grid of 1024 blocks x 256 threads holds (so grid-stride loops take a
+/// second, ragged turn) and hundreds of scan/filter tiles, at a quarter of the cost.
+pub const SIM_BIG: usize = (1 << 18) + 7;
+
 /// The sizes a program runs at: empty, one element, an odd size below the parallel grain,
 /// and one size large enough for the parallel paths.
 pub const ALL_SIZES: [usize; 4] = [0, 1, 1001, BIG];
@@ -72,6 +77,11 @@ pub fn available_places() -> Vec<Place> {
 /// `n`. The place and size are printed first, so a failure shows which case it was.
 pub fn each_size(place: Place, sizes: &[usize], mut body: impl FnMut(usize, &mut Rng)) {
     for &n in sizes {
+        let n = if n == BIG && place == Place::Sim {
+            SIM_BIG
+        } else {
+            n
+        };
         eprintln!("place {place:?}, n = {n}");
         let mut rng = Rng::new(0x00d1_5ea5_e000 ^ n as u64);
         dpl::with_place(place, || body(n, &mut rng));

@@ -47,6 +47,9 @@ pub const NONEMPTY_ROW_SHAPES: [Shape; 3] = [Shape::NoRows, Shape::OneRow, Shape
 /// At least this many elements in a [`Shape::Large`] input.
 pub const LARGE_TOTAL: usize = 1 << 20;
 
+/// The longest first row of a [`Shape::Large`] input on the simulated GPU.
+pub const SIM_LARGE_TOTAL: usize = 1 << 18;
+
 /// The row lengths of a `Nested` of shape `shape`.
 pub fn row_lengths(shape: Shape, rng: &mut Rng) -> Vec<usize> {
     match shape {
@@ -78,7 +81,14 @@ pub fn row_lengths(shape: Shape, rng: &mut Rng) -> Vec<usize> {
 pub fn each_shape(place: Place, shapes: &[Shape], mut body: impl FnMut(Shape, &[usize], &mut Rng)) {
     for (k, &shape) in shapes.iter().enumerate() {
         let mut rng = Rng::new(0x0e57_ed00 ^ (k as u64) << 20);
-        let lens = row_lengths(shape, &mut rng);
+        let mut lens = row_lengths(shape, &mut rng);
+        if place == Place::Sim && shape == Shape::Large {
+            // Every thread of the simulated GPU is simulated: a quarter of the rows (still
+            // 2^18 elements, more than a grid's worth of threads) keeps the suite's time
+            // in bounds.
+            lens.truncate(lens.len() / 4);
+            lens[0] = lens[0].min(SIM_LARGE_TOTAL);
+        }
         eprintln!(
             "place {place:?}, shape {shape:?}: {} rows, {} elements",
             lens.len(),
@@ -201,6 +211,13 @@ pub fn matrix<T: Copy>(layout: Layout, rows: &[Vec<T>], cols: usize, pad: T) -> 
 /// a generator seeded from the shape. The layout and shape are printed first.
 pub fn each_matrix(place: Place, mut body: impl FnMut(Layout, usize, usize, &mut Rng)) {
     for (k, &(rows, cols)) in MATRIX_SHAPES.iter().enumerate() {
+        // On the simulated GPU the largest matrix has a quarter of the rows (see
+        // `each_shape`).
+        let rows = if place == Place::Sim && rows == 1024 {
+            256
+        } else {
+            rows
+        };
         for layout in ALL_LAYOUTS {
             let mut rng = Rng::new(0x3a7_0000 ^ (k as u64) << 8);
             eprintln!("place {place:?}, {layout:?} {rows} x {cols}");
