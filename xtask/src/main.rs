@@ -66,7 +66,13 @@ fn test(extra: &[String]) -> Result<(), String> {
         ("DPL_PTX_TOOLS", tools.as_str()),
         ("DPL_DUMP", dump_text.as_str()),
     ];
-    let mut args = vec!["test", "--workspace", "--features", "dpl/sim,dpl/cuda"];
+    let mut args = vec![
+        "test",
+        "--workspace",
+        "--no-fail-fast",
+        "--features",
+        "dpl/sim,dpl/cuda",
+    ];
     args.extend(extra.iter().map(String::as_str));
     cargo(&args, &env)?;
     // Without the GPU features, asking for a GPU place must be a clear error.
