@@ -12,7 +12,15 @@
 //!
 //! Every combinator becomes one helper call whose element function is a `move` closure
 //! over slices and scalars, so LLVM sees the whole loop. Reads that the IR marks unchecked
-//! compile to unchecked loads; the assertions that make them safe precede them.
+//! compile to unchecked loads (rows of a `Nested` or `Matrix` included); the assertions
+//! that make them safe precede them. Checked reads pass their source location as a
+//! `&'static Location`, so the check costs a compare and a cold branch.
+//!
+//! Beyond one call per combinator: `unzip(map(f))` (a map of 2 or 3 scalars read only by
+//! its projections) is one `map_unzip` call writing one vector per component; the function's
+//! result moves the owned locals it is made of, through tuples; and with `Matrix`
+//! parameters the body is generated twice, once with matrix rows as plain slices (run when
+//! every matrix has contiguous rows) and once with strided row views.
 
 use dpl_core::ir::*;
 use proc_macro2::{Ident, Span as PmSpan, TokenStream};

@@ -18,11 +18,12 @@ use crate::rt::{At, fill, raise};
 /// over heavy elements runs on the calling thread.
 ///
 /// A rayon call made from outside the pool costs 7-15 us on the 2-core machine this was
-/// tuned on (see [`GRAIN`](crate::rt::GRAIN)); an inner element of a nested loop (a gathered
-/// multiply-add of a sparse row, a term of a per-row reduction) costs about 1 ns, against
-/// ~0.1 ns for an element of a flat streaming loop. 2^14 inner elements are therefore
-/// worth about one rayon call: below that, going parallel cannot win.
-pub const WORK_GRAIN: usize = 1 << 14;
+/// tuned on (see [`GRAIN`](crate::rt::GRAIN)); an inner element of a nested loop costs
+/// 0.5-1 ns (a sequential CSR SpMV: 0.66 ns per entry on the 21K-entry `ani4` matrix,
+/// against ~0.1 ns for an element of a flat streaming loop). Two threads win only when
+/// the work is a few times the call's cost: measured, the hand-written rayon SpMV lost to
+/// the sequential loop on matrices of 21K and 35K entries. Hence 2^16.
+pub const WORK_GRAIN: usize = 1 << 16;
 
 /// Chunks per rayon thread: the smallest units of work. rayon splits the chunks adaptively
 /// (into one range per thread first, further only when a thread runs out of work and
@@ -33,11 +34,22 @@ pub const WORK_GRAIN: usize = 1 << 14;
 /// the elements).
 const CHUNKS_PER_THREAD: usize = 256;
 
-/// The number of elements per chunk for `len` heavy elements.
+/// Inner elements per chunk at least (when the work is known): smaller chunks only add
+/// bookkeeping.
+const MIN_CHUNK_WORK: usize = 1 << 12;
+
+/// The number of elements per chunk for `len` heavy elements holding `work` inner
+/// elements (`usize::MAX` if unknown).
 #[inline]
-fn chunk_len(len: usize) -> usize {
-    len.div_ceil(rayon::current_num_threads().max(1) * CHUNKS_PER_THREAD)
-        .max(1)
+fn chunk_len(len: usize, work: usize) -> usize {
+    let by_threads = len.div_ceil(rayon::current_num_threads().max(1) * CHUNKS_PER_THREAD);
+    let by_work = if work == usize::MAX {
+        1
+    } else {
+        // Elements holding about MIN_CHUNK_WORK inner elements on average.
+        (len as u128 * MIN_CHUNK_WORK as u128 / work.max(1) as u128) as usize
+    };
+    by_threads.max(by_work).max(1)
 }
 
 /// Whether a loop of `len` heavy elements holding `work` inner elements in all runs
@@ -61,7 +73,7 @@ where
     if sequential(len, work) {
         fill(spare, 0, &f);
     } else {
-        let chunk = chunk_len(len);
+        let chunk = chunk_len(len, work);
         spare
             .par_chunks_mut(chunk)
             .enumerate()
@@ -95,7 +107,7 @@ where
     let total = if sequential(len, work) {
         fold(0, len)
     } else {
-        let chunk = chunk_len(len);
+        let chunk = chunk_len(len, work);
         (0..len.div_ceil(chunk))
             .into_par_iter()
             .map(|c| fold(c * chunk, ((c + 1) * chunk).min(len)))

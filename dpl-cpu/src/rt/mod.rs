@@ -22,6 +22,9 @@
 //!   follows four streams. Tasks are contiguous chunks, a few per thread.
 //! * **map** ([`map`]): each task writes its chunk of the uninitialised output `Vec`
 //!   exactly once (no zero-filling, no `collect` machinery).
+//! * **unzip of a map** ([`map_unzip2`], [`map_unzip3`]): the same, writing each component
+//!   of the element function's tuple to its own output (`unzip(map(f))`, and the maps that
+//!   horizontal fusion merged) in one loop.
 //! * **scan** ([`scan`], [`exclusive_scan`]): scan-then-propagate over cache-sized chunks
 //!   grouped in blocks: every chunk is scanned locally in blocks of 4 with an in-register
 //!   Hillis-Steele step (needs only associativity), the chunk totals are combined
