@@ -88,8 +88,7 @@ impl Case {
 
 fn close(a: &[f32], b: &[f32], tol: f32) -> bool {
     a.len() == b.len()
-        && a
-            .iter()
+        && a.iter()
             .zip(b)
             .all(|(x, y)| (x - y).abs() <= tol * (1.0 + y.abs()))
 }
@@ -107,7 +106,11 @@ fn measure<R>(
 ) -> Case {
     let launches = if info.gpu_not_compiled.is_empty() {
         let (r, launches) = dpl::sim_profile(f);
-        assert!(check(&r), "{}: the simulated GPU's result is wrong", info.name);
+        assert!(
+            check(&r),
+            "{}: the simulated GPU's result is wrong",
+            info.name
+        );
         Ok(launches)
     } else {
         Err(info.gpu_not_compiled.to_string())
@@ -124,17 +127,21 @@ fn measure<R>(
 
 fn main() {
     let counters_out = std::env::args().nth(1);
-    let n = 1 << 20;
-    let x: Vec<f32> = (0..n).map(|i| ((i * 37 % 1001) as f32 - 500.0) / 64.0).collect();
+    let n: usize = 1 << 20;
+    let x: Vec<f32> = (0..n)
+        .map(|i| ((i * 37 % 1001) as f32 - 500.0) / 64.0)
+        .collect();
     let y: Vec<f32> = (0..n).map(|i| (i % 17) as f32 * 0.25).collect();
     let xi: Vec<i32> = (0..n).map(|i| (i % 13) as i32 - 6).collect();
-    let keys: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(2_654_435_761) % 256).collect();
+    let keys: Vec<u32> = (0..n as u32)
+        .map(|i| i.wrapping_mul(2_654_435_761) % 256)
+        .collect();
     let n64 = n as u64;
 
     let mut cases = Vec::new();
     cases.push(measure(
         dpl::inspect!(flat::saxpy),
-        format!("map: saxpy, 2^20 f32"),
+        "map: saxpy, 2^20 f32".into(),
         n64,
         None,
         true,
@@ -260,7 +267,9 @@ fn main() {
     ));
 
     // The table.
-    println!("| function | kernel | launches | thread instr / element | sectors / ideal | sectors / nonzero | bank conflicts |");
+    println!(
+        "| function | kernel | launches | thread instr / element (SpMV: / row) | sectors / ideal | sectors / nonzero | bank conflicts |"
+    );
     println!("|---|---|---:|---:|---:|---:|---:|");
     let mut tsv = String::from(
         "function\tkernel\tlaunches\tblocks\tthread_instructions\telements\tsectors\tideal_sectors\tbank_conflicts\tnnz\n",
@@ -268,7 +277,10 @@ fn main() {
     for c in &cases {
         match &c.launches {
             Err(why) => {
-                println!("| `{}` ({}) | not compiled for the GPU: {why} | | | | | |", c.function, c.what);
+                println!(
+                    "| `{}` ({}) | not compiled for the GPU: {why} | | | | | |",
+                    c.function, c.what
+                );
             }
             Ok(launches) => {
                 // One row per kernel (launches of the same kernel summed).
@@ -292,9 +304,9 @@ fn main() {
                     } else {
                         String::new()
                     };
-                    let per_nnz = c
-                        .nnz
-                        .map_or("-".to_string(), |z| format!("{:.3}", s.sectors as f64 / z as f64));
+                    let per_nnz = c.nnz.map_or("-".to_string(), |z| {
+                        format!("{:.3}", s.sectors as f64 / z as f64)
+                    });
                     println!(
                         "| {name} | `{k}` | {count} | {:.2} | {:.3} | {per_nnz} | {} |",
                         s.thread_instructions as f64 / c.elements as f64,

@@ -29,9 +29,9 @@ mod place;
 
 pub use dpl_core::run::{Error, Location, Place};
 pub use dpl_macros::{inspect, parallel};
-pub use gpu::{Transfers, transfers};
 #[cfg(feature = "sim")]
 pub use gpu::{KernelProfile, sim_profile};
+pub use gpu::{Transfers, transfers};
 pub use place::{available_places, current_place, default_place, with_place};
 
 /// Everything a `#[parallel]` user needs: `use dpl::prelude::*;`.
@@ -43,9 +43,9 @@ pub mod prelude {
 /// notice.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::gpu;
     pub use crate::place::{dispatch_place as place, unavailable};
     pub use dpl_core::run::{Error, Location, Place};
-    pub use crate::gpu;
     pub use dpl_cpu::{heavy, rt, seq};
 }
 

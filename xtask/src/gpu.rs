@@ -91,7 +91,7 @@ fn section(stdout: &str, regs: &[(String, u32, u32)]) -> String {
     let mut table = true;
     for line in stdout.lines() {
         if line.starts_with("| function |") {
-            out.push_str("| function | kernel | registers (sm_80) | launches | thread instr / element | sectors / ideal | sectors / nonzero | bank conflicts |\n");
+            out.push_str("| function | kernel | registers (sm_80) | launches | thread instr / element (SpMV: / row) | sectors / ideal | sectors / nonzero | bank conflicts |\n");
             continue;
         }
         if line.starts_with("|---") {

@@ -37,7 +37,10 @@ mod tests {
         }
         // The test command installs ptxas, so under it (CI) the cubins must be there.
         if std::env::var_os("CI").is_some() {
-            assert!(ptxas_found(), "the build script did not find ptxas under CI");
+            assert!(
+                ptxas_found(),
+                "the build script did not find ptxas under CI"
+            );
         }
     }
 
