@@ -2504,22 +2504,7 @@ impl<'f> Gen<'f> {
         let done = k.reg(Scalar::Bool);
         k.ins(format!("setp.ge.u32 {done}, {w}, {nw}"));
         k.ins(format!("@{done} bra.uni {end}"));
-        let woff = k.reg(Scalar::U32);
-        k.ins(format!("shl.b32 {woff}, {w}, 3"));
-        let mut got = Vec::new();
-        for (ty, a) in std::iter::once(Scalar::Bool)
-            .chain(ls.iter().copied())
-            .zip(&arrays)
-        {
-            let addr = k.reg(Scalar::U32);
-            k.ins(format!("mov.u32 {addr}, {a}"));
-            k.ins(format!("add.s32 {addr}, {addr}, {woff}"));
-            got.push(Self::ld(k, "shared", &addr.name, ty));
-        }
-        let t = Opt {
-            has: got[0].clone(),
-            v: got[1..].to_vec(),
-        };
+        let t = Self::warp_partial(k, &arrays, &ls, &w);
         let nt = self.opt_combine(k, c, env, comb, &total, &t, ctx)?;
         Self::mov_opt(k, &total, &nt);
         k.ins(format!("add.s32 {w}, {w}, 1"));
@@ -2597,22 +2582,7 @@ impl<'f> Gen<'f> {
         let done = k.reg(Scalar::Bool);
         k.ins(format!("setp.ge.u32 {done}, {w}, {WARPS}"));
         k.ins(format!("@{done} bra.uni {end}"));
-        let woff = k.reg(Scalar::U32);
-        k.ins(format!("shl.b32 {woff}, {w}, 3"));
-        let mut got = Vec::new();
-        for (ty, a) in std::iter::once(Scalar::Bool)
-            .chain(ls.iter().copied())
-            .zip(&arrays)
-        {
-            let addr = k.reg(Scalar::U32);
-            k.ins(format!("mov.u32 {addr}, {a}"));
-            k.ins(format!("add.s32 {addr}, {addr}, {woff}"));
-            got.push(Self::ld(k, "shared", &addr.name, ty));
-        }
-        let t = Opt {
-            has: got[0].clone(),
-            v: got[1..].to_vec(),
-        };
+        let t = Self::warp_partial(k, &arrays, &ls, &w);
         let nt = self.opt_combine(k, c, env, comb, &total, &t, ctx)?;
         Self::mov_opt(k, &total, &nt);
         let before = k.reg(Scalar::Bool);
@@ -2692,6 +2662,32 @@ impl<'f> Gen<'f> {
             k.ins(format!("mad.lo.s64 {a}, {idx}, {sz}, {base}"));
         }
         a
+    }
+
+    /// Loads warp `w`'s optional partial (the "has value" flag and one value per leaf of
+    /// types `ls`) from the per-warp shared arrays `arrays` (8-byte slots).
+    fn warp_partial<A: std::fmt::Display>(
+        k: &mut Kernel,
+        arrays: &[A],
+        ls: &[Scalar],
+        w: &Reg,
+    ) -> Opt {
+        let woff = k.reg(Scalar::U32);
+        k.ins(format!("shl.b32 {woff}, {w}, 3"));
+        let mut got = Vec::new();
+        for (ty, a) in std::iter::once(Scalar::Bool)
+            .chain(ls.iter().copied())
+            .zip(arrays)
+        {
+            let addr = k.reg(Scalar::U32);
+            k.ins(format!("mov.u32 {addr}, {a}"));
+            k.ins(format!("add.s32 {addr}, {addr}, {woff}"));
+            got.push(Self::ld(k, "shared", &addr.name, ty));
+        }
+        Opt {
+            has: got[0].clone(),
+            v: got[1..].to_vec(),
+        }
     }
 
     fn ld(k: &mut Kernel, space: &str, addr: &str, ty: Scalar) -> Reg {
