@@ -5,8 +5,14 @@
 //! GPU at build time (`dpl_cuda::compile_with`) and embeds the result — PTX text plus
 //! launch plan, encoded by `GpuProgram::encode` — as a [`Program`] static next to the
 //! function, with one source [`Location`] per span of the function for error messages. A
-//! call on a GPU place converts its arguments to interpreter [`Value`]s ([`Arg`]), runs
-//! the program through the place's driver and converts the result back ([`Ret`]).
+//! call on a GPU place converts its arguments ([`Arg`]), runs the program through the
+//! place's driver and converts the result back ([`Ret`]).
+//!
+//! Flat sequences (`&[T]`, `Vec<T>`, [`Seq<T>`]) cross between host and device as typed
+//! bytes: [`Elem::put`] writes each element's scalar leaves straight into one byte column
+//! per leaf (the device's structure-of-arrays layout) and [`Elem::get`] reads them back,
+//! with no per-element interpreter [`Value`]. Scalars, nested sequences and matrices still
+//! go through `Value`s (`dpl_cuda` uploads them itself).
 //!
 //! A function the GPU backend cannot compile gets a [`Program`] holding the reason instead,
 //! and calling it on a GPU place fails with [`Error::PlaceUnavailable`] naming it.
@@ -84,18 +90,80 @@ impl Program {
     }
 }
 
+/// One argument of a GPU call, as [`Arg::input`] makes it: what the program reads, and the
+/// device copy made for this call alone (freed when the call ends).
+pub struct In {
+    arg: Result<Input, Error>,
+    temp: Option<DeviceSeq>,
+}
+
+impl In {
+    /// A host value, uploaded by the run itself.
+    fn host(v: Value) -> In {
+        In {
+            arg: Ok(Input::Host(v)),
+            temp: None,
+        }
+    }
+
+    /// A device sequence the caller keeps (a `Seq`'s device copy).
+    fn device(seq: DeviceSeq) -> In {
+        In {
+            arg: Ok(Input::Device(seq)),
+            temp: None,
+        }
+    }
+
+    /// A device copy made for this call.
+    fn uploaded(copy: Result<DeviceSeq, Error>) -> In {
+        match copy {
+            Ok(seq) => In {
+                arg: Ok(Input::Device(seq.clone())),
+                temp: Some(seq),
+            },
+            Err(e) => In {
+                arg: Err(e),
+                temp: None,
+            },
+        }
+    }
+}
+
+/// Device copies made for one call; freed when dropped (also when the call fails).
+struct Temps {
+    place: Place,
+    seqs: Vec<DeviceSeq>,
+}
+
+impl Drop for Temps {
+    fn drop(&mut self) {
+        for s in &self.seqs {
+            free_on(self.place, s);
+        }
+    }
+}
+
 /// Runs `program` on `place` (a GPU place) with the converted arguments.
-pub fn call<R: Ret>(program: &Program, place: Place, args: Vec<Input>) -> Result<R, Error> {
+pub fn call<R: Ret>(program: &Program, place: Place, args: Vec<In>) -> Result<R, Error> {
+    let temps = Temps {
+        place,
+        seqs: args.iter().filter_map(|a| a.temp.clone()).collect(),
+    };
     let p = program.program(place)?;
+    let inputs = args
+        .into_iter()
+        .map(|a| a.arg)
+        .collect::<Result<Vec<_>, _>>()?;
     let locate = |s: u32| program.locate(s);
-    let out = run_on(place, p, args, R::KEEP_ON_DEVICE, &locate)?;
-    R::from_output(out, place)
+    let out = run_on(place, p, inputs, R::KEEP_ON_DEVICE, &locate);
+    drop(temps);
+    R::from_output(out?, place)
 }
 
 /// Runs `program` and panics with the error's message if it fails (functions not declared
 /// to return `Result`).
 #[track_caller]
-pub fn call_or_panic<R: Ret>(program: &Program, place: Place, args: Vec<Input>) -> R {
+pub fn call_or_panic<R: Ret>(program: &Program, place: Place, args: Vec<In>) -> R {
     match call(program, place, args) {
         Ok(v) => v,
         Err(e) => panic!("{e}"),
@@ -229,12 +297,99 @@ fn run_on(
     }
 }
 
-fn upload_on(place: Place, elem: &Type, items: &[Value]) -> Result<DeviceSeq, Error> {
+fn upload_on(place: Place, elem: &Type, len: usize, cols: &[Vec<u8>]) -> Result<DeviceSeq, Error> {
     match place {
-        Place::Sim => sim::upload(elem, items),
-        Place::Gpu(n) => cuda::upload(n, elem, items),
+        Place::Sim => sim::upload(elem, len, cols),
+        Place::Gpu(n) => cuda::upload(n, elem, len, cols),
         Place::Cpu | Place::Seq => Err(crate::place::unavailable(place)),
     }
+}
+
+fn read_on(place: Place, seq: &DeviceSeq, widths: &[usize]) -> Result<Vec<Vec<u8>>, Error> {
+    match place {
+        Place::Sim => sim::read(seq, widths),
+        Place::Gpu(n) => cuda::read(n, seq, widths),
+        Place::Cpu | Place::Seq => Err(crate::place::unavailable(place)),
+    }
+}
+
+/// Copies leaf columns (`len` elements of type `elem`, one column per scalar leaf) to
+/// fresh device buffers owned by the caller.
+#[cfg_attr(not(any(feature = "sim", feature = "cuda")), allow(dead_code))]
+fn upload_columns<D: Driver>(
+    d: &D,
+    elem: &Type,
+    len: usize,
+    cols: &[Vec<u8>],
+) -> Result<DeviceSeq, Error> {
+    let mut bufs: Vec<u64> = Vec::with_capacity(cols.len());
+    for c in cols {
+        let written = d.alloc_zeroed(c.len().max(1)).and_then(|b| {
+            bufs.push(b);
+            if c.is_empty() { Ok(()) } else { d.write(b, c) }
+        });
+        if let Err(e) = written {
+            for &b in &bufs {
+                let _ = d.free(b);
+            }
+            return Err(Error::Device(e));
+        }
+    }
+    Ok(DeviceSeq {
+        bufs,
+        len,
+        elem: elem.clone(),
+    })
+}
+
+/// Reads the leaf columns of a device sequence whose leaves are `widths` bytes wide.
+#[cfg_attr(not(any(feature = "sim", feature = "cuda")), allow(dead_code))]
+fn read_columns<D: Driver>(
+    d: &D,
+    seq: &DeviceSeq,
+    widths: &[usize],
+) -> Result<Vec<Vec<u8>>, Error> {
+    if widths.len() != seq.bufs.len() {
+        return Err(Error::Device(format!(
+            "internal error: a device sequence of {} with {} buffers read as {} leaves",
+            seq.elem,
+            seq.bufs.len(),
+            widths.len()
+        )));
+    }
+    seq.bufs
+        .iter()
+        .zip(widths)
+        .map(|(&b, &w)| {
+            let mut bytes = vec![0u8; w * seq.len];
+            if !bytes.is_empty() {
+                d.read(b, &mut bytes).map_err(Error::Device)?;
+            }
+            Ok(bytes)
+        })
+        .collect()
+}
+
+/// Copies `items` to `place` as typed bytes (a fresh device sequence).
+fn upload_items<T: Elem>(place: Place, items: &[T]) -> Result<DeviceSeq, Error> {
+    let mut widths = Vec::with_capacity(T::LEAVES);
+    T::widths(&mut widths);
+    let mut cols: Vec<Vec<u8>> = widths
+        .iter()
+        .map(|w| Vec::with_capacity(w * items.len()))
+        .collect();
+    for x in items {
+        x.put(&mut cols);
+    }
+    upload_on(place, &T::ty(), items.len(), &cols)
+}
+
+/// Reads a device sequence of `T`s on `place` back to the host.
+fn download_items<T: Elem>(place: Place, seq: &DeviceSeq) -> Result<Vec<T>, Error> {
+    let mut widths = Vec::with_capacity(T::LEAVES);
+    T::widths(&mut widths);
+    let cols = read_on(place, seq, &widths)?;
+    Ok((0..seq.len).map(|i| T::get(&cols, i)).collect())
 }
 
 fn download_on(place: Place, seq: &DeviceSeq) -> Result<Value, Error> {
@@ -307,9 +462,14 @@ mod cuda {
         dpl_cuda::download(d, seq)
     }
 
-    pub fn upload(n: usize, elem: &Type, items: &[Value]) -> Result<DeviceSeq, Error> {
+    pub fn upload(n: usize, elem: &Type, len: usize, cols: &[Vec<u8>]) -> Result<DeviceSeq, Error> {
         let d = driver(n).map_err(|e| unavailable(n, e))?;
-        dpl_cuda::upload(d, elem, items)
+        upload_columns(d, elem, len, cols)
+    }
+
+    pub fn read(n: usize, seq: &DeviceSeq, widths: &[usize]) -> Result<Vec<Vec<u8>>, Error> {
+        let d = driver(n).map_err(|e| unavailable(n, e))?;
+        read_columns(d, seq, widths)
     }
 
     pub fn free(n: usize, seq: &DeviceSeq) {
@@ -351,7 +511,11 @@ mod cuda {
         Err(unavailable(n))
     }
 
-    pub fn upload(n: usize, _: &Type, _: &[Value]) -> Result<DeviceSeq, Error> {
+    pub fn upload(n: usize, _: &Type, _: usize, _: &[Vec<u8>]) -> Result<DeviceSeq, Error> {
+        Err(unavailable(n))
+    }
+
+    pub fn read(n: usize, _: &DeviceSeq, _: &[usize]) -> Result<Vec<Vec<u8>>, Error> {
         Err(unavailable(n))
     }
 
@@ -416,8 +580,16 @@ mod sim {
         dpl_cuda::download(driver(), seq)
     }
 
-    pub fn upload(elem: &Type, items: &[Value]) -> Result<DeviceSeq, Error> {
-        dpl_cuda::upload(driver(), elem, items)
+    pub fn upload(elem: &Type, len: usize, cols: &[Vec<u8>]) -> Result<DeviceSeq, Error> {
+        upload_columns(driver(), elem, len, cols)
+    }
+
+    pub fn read(seq: &DeviceSeq, widths: &[usize]) -> Result<Vec<Vec<u8>>, Error> {
+        read_columns(driver(), seq, widths)
+    }
+
+    pub fn memory_used() -> u64 {
+        driver().inner.device().memory_used()
     }
 
     pub fn free(seq: &DeviceSeq) {
@@ -425,6 +597,13 @@ mod sim {
             let _ = driver().free(b);
         }
     }
+}
+
+/// Bytes of simulated device memory in use by the process's `Place::Sim` calls (buffers of
+/// `Seq`s kept there, plus anything leaked): for tests that check device copies are freed.
+#[cfg(feature = "sim")]
+pub fn sim_memory_used() -> u64 {
+    sim::memory_used()
 }
 
 #[cfg(not(feature = "sim"))]
@@ -448,7 +627,11 @@ mod sim {
         Err(crate::place::unavailable(Place::Sim))
     }
 
-    pub fn upload(_: &Type, _: &[Value]) -> Result<DeviceSeq, Error> {
+    pub fn upload(_: &Type, _: usize, _: &[Vec<u8>]) -> Result<DeviceSeq, Error> {
+        Err(crate::place::unavailable(Place::Sim))
+    }
+
+    pub fn read(_: &DeviceSeq, _: &[usize]) -> Result<Vec<Vec<u8>>, Error> {
         Err(crate::place::unavailable(Place::Sim))
     }
 
@@ -528,7 +711,18 @@ pub struct NoDriver;
 pub(crate) struct DeviceCopy<T> {
     place: Place,
     seq: DeviceSeq,
-    read: fn(Value) -> Result<Vec<T>, Error>,
+    read: fn(Place, &DeviceSeq) -> Result<Vec<T>, Error>,
+}
+
+impl<T: Elem> DeviceCopy<T> {
+    /// Takes ownership of `seq`, a device sequence of `T`s on `place`.
+    fn new(place: Place, seq: DeviceSeq) -> Self {
+        DeviceCopy {
+            place,
+            seq,
+            read: download_items::<T>,
+        }
+    }
 }
 
 impl<T> DeviceCopy<T> {
@@ -542,8 +736,7 @@ impl<T> DeviceCopy<T> {
 
     /// Reads the elements back; a device failure panics with its message.
     pub(crate) fn download(&self) -> Vec<T> {
-        download_on(self.place, &self.seq)
-            .and_then(self.read)
+        (self.read)(self.place, &self.seq)
             .unwrap_or_else(|e| panic!("dpl: reading a Seq back from {}: {e}", self.place))
     }
 }
@@ -569,6 +762,53 @@ pub trait Elem: Sized {
     fn to_value(&self) -> Value;
     /// Back from an interpreter value.
     fn from_value(v: &Value) -> Result<Self, Error>;
+    /// The number of scalar leaves (1 for a scalar).
+    const LEAVES: usize;
+    /// Appends the width in bytes of each scalar leaf to `out`, in order (`bool` is one
+    /// byte, `usize` eight).
+    fn widths(out: &mut Vec<usize>);
+    /// Appends the scalar leaves of `self`, little-endian, to `cols[0..LEAVES]`, one
+    /// column per leaf (the device's structure-of-arrays layout).
+    fn put(&self, cols: &mut [Vec<u8>]);
+    /// Element `i` of the columns `cols[0..LEAVES]` written by [`Elem::put`] or read from
+    /// the device.
+    fn get(cols: &[Vec<u8>], i: usize) -> Self;
+}
+
+/// The width of a scalar on the device (`dpl_cuda::size_of`, as a constant).
+macro_rules! scalar_width {
+    (Usize, $t:ty) => {
+        8
+    };
+    ($v:ident, $t:ty) => {
+        std::mem::size_of::<$t>()
+    };
+}
+
+/// The device bytes of a scalar (`bool` one byte, `usize` as `u64`).
+macro_rules! scalar_bytes {
+    (Bool, $x:expr) => {
+        [u8::from($x)]
+    };
+    (Usize, $x:expr) => {
+        ($x as u64).to_le_bytes()
+    };
+    ($v:ident, $x:expr) => {
+        $x.to_le_bytes()
+    };
+}
+
+/// A scalar back from its device bytes (any nonzero byte is `true`).
+macro_rules! scalar_from {
+    (Bool, $t:ty, $b:expr) => {
+        $b[0] != 0
+    };
+    (Usize, $t:ty, $b:expr) => {
+        u64::from_le_bytes($b) as usize
+    };
+    ($v:ident, $t:ty, $b:expr) => {
+        <$t>::from_le_bytes($b)
+    };
 }
 
 macro_rules! scalar_elem {
@@ -586,6 +826,22 @@ macro_rules! scalar_elem {
                     Value::$v(x) => Ok(*x),
                     other => Err(mismatch(stringify!($t), other)),
                 }
+            }
+            const LEAVES: usize = 1;
+            fn widths(out: &mut Vec<usize>) {
+                out.push(scalar_width!($v, $t));
+            }
+            #[inline]
+            fn put(&self, cols: &mut [Vec<u8>]) {
+                cols[0].extend_from_slice(&scalar_bytes!($v, *self));
+            }
+            #[inline]
+            fn get(cols: &[Vec<u8>], i: usize) -> Self {
+                const W: usize = scalar_width!($v, $t);
+                let bytes: [u8; W] = cols[0][i * W..(i + 1) * W]
+                    .try_into()
+                    .expect("a leaf column holds W bytes per element");
+                scalar_from!($v, $t, bytes)
             }
         }
         impl Arg for $t {
@@ -619,6 +875,28 @@ macro_rules! tuples {
                     }
                     other => Err(mismatch("a tuple", other)),
                 }
+            }
+            const LEAVES: usize = 0 $(+ $t::LEAVES)+;
+            fn widths(out: &mut Vec<usize>) {
+                $($t::widths(out);)+
+            }
+            fn put(&self, cols: &mut [Vec<u8>]) {
+                let mut k = 0;
+                $(
+                    self.$i.put(&mut cols[k..]);
+                    k += $t::LEAVES;
+                )+
+                let _ = k;
+            }
+            fn get(cols: &[Vec<u8>], i: usize) -> Self {
+                let mut k = 0;
+                let v = ($({
+                    let x = $t::get(&cols[k..], i);
+                    k += $t::LEAVES;
+                    x
+                },)+);
+                let _ = k;
+                v
             }
         }
         impl<$($t: Ret),+> Ret for ($($t,)+) {
@@ -667,10 +945,11 @@ pub trait Arg {
     /// The interpreter value of `self`.
     fn to_value(&self) -> Value;
 
-    /// The argument for a call on `place`: the host value, or a device copy already there.
-    fn input(&self, place: Place) -> Input {
+    /// The argument for a call on `place`: the host value, a device copy already there,
+    /// or one made for the call.
+    fn input(&self, place: Place) -> In {
         let _ = place;
-        Input::Host(self.to_value())
+        In::host(self.to_value())
     }
 }
 
@@ -679,7 +958,7 @@ impl<A: Arg + ?Sized> Arg for &A {
         (**self).to_value()
     }
 
-    fn input(&self, place: Place) -> Input {
+    fn input(&self, place: Place) -> In {
         (**self).input(place)
     }
 }
@@ -688,11 +967,20 @@ impl<T: Elem> Arg for [T] {
     fn to_value(&self) -> Value {
         seq_value(self.iter())
     }
+
+    /// Copied to `place` as typed bytes for this call.
+    fn input(&self, place: Place) -> In {
+        In::uploaded(upload_items(place, self))
+    }
 }
 
 impl<T: Elem> Arg for Vec<T> {
     fn to_value(&self) -> Value {
         seq_value(self.iter())
+    }
+
+    fn input(&self, place: Place) -> In {
+        self.as_slice().input(place)
     }
 }
 
@@ -703,22 +991,19 @@ impl<T: Elem> Arg for Seq<T> {
 
     /// A `Seq` whose device copy is on `place` is passed as it is: no transfer. One with
     /// only a host copy is uploaded and keeps the device copy for later calls.
-    fn input(&self, place: Place) -> Input {
+    fn input(&self, place: Place) -> In {
         if self.device().is_none() {
-            let items = self.iter().map(Elem::to_value).collect::<Vec<_>>();
-            if let Ok(seq) = upload_on(place, &T::ty(), &items) {
+            match upload_items(place, self.as_slice()) {
                 // Another thread may have attached a copy meanwhile: then ours is dropped
                 // (freed) and theirs used.
-                let _ = self.attach_device(DeviceCopy {
-                    place,
-                    seq,
-                    read: Vec::<T>::from_value,
-                });
+                Ok(seq) => drop(self.attach_device(DeviceCopy::new(place, seq))),
+                Err(e) => return In::uploaded(Err(e)),
             }
         }
         match self.device() {
-            Some(d) if d.place() == place => Input::Device(d.seq.clone()),
-            _ => Input::Host(self.to_value()),
+            Some(d) if d.place() == place => In::device(d.seq.clone()),
+            // The device copy is on another place: a copy for this call only.
+            _ => In::uploaded(upload_items(place, self.as_slice())),
         }
     }
 }
@@ -775,8 +1060,22 @@ fn seq_items(v: &Value) -> Result<&[Value], Error> {
 }
 
 impl<T: Elem> Ret for Vec<T> {
+    /// Sequences are read back as typed bytes, not as interpreter values.
+    const KEEP_ON_DEVICE: bool = true;
+
     fn from_value(v: Value) -> Result<Self, Error> {
         seq_items(&v)?.iter().map(T::from_value).collect()
+    }
+
+    fn from_output(o: Output, place: Place) -> Result<Self, Error> {
+        match o {
+            Output::Device(seq) => {
+                let v = download_items(place, &seq);
+                free_on(place, &seq);
+                v
+            }
+            other => Self::from_value(host_value(other, place)?),
+        }
     }
 }
 
@@ -790,11 +1089,7 @@ impl<T: Elem> Ret for Seq<T> {
     /// A sequence left on the device becomes a `Seq` holding only that device copy.
     fn from_output(o: Output, place: Place) -> Result<Self, Error> {
         match o {
-            Output::Device(seq) => Ok(Seq::from_device(DeviceCopy {
-                place,
-                seq,
-                read: Vec::<T>::from_value,
-            })),
+            Output::Device(seq) => Ok(Seq::from_device(DeviceCopy::new(place, seq))),
             other => Self::from_value(host_value(other, place)?),
         }
     }
