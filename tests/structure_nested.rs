@@ -243,12 +243,12 @@ fn module_function_taking_a_row_is_inlined_and_fused() {
 
 #[test]
 fn per_row_filter_and_scan_absorb_the_map_before_them() {
-    // The one temporary left is each row's result (collected into the Nested result).
+    // No temporary is left: each row's result is written into the Nested result.
     for i in [
         dpl::inspect!(prog::row_filter_of_map),
         dpl::inspect!(prog::row_scan_of_map),
     ] {
-        shape(i, (3, 2, 2, 1));
+        shape(i, (3, 1, 2, 0));
         assert_eq!(
             soacs(i.fused_ir, "map"),
             1,
@@ -322,7 +322,7 @@ fn per_row_reduction_read_by_the_row_map_is_computed_once_per_row() {
     // centered: the mean is a reduction over the row, then a map over the same row reads
     // it: three loops (rows, sum, map), the sum not pushed into the map.
     let i = dpl::inspect!(prog::centered);
-    shape(i, (3, 1, 3, 1));
+    shape(i, (3, 0, 3, 0));
     let (before_map, inner_map) = i
         .fused_ir
         .split_once("soac reduce(")
@@ -339,10 +339,9 @@ fn per_row_reduction_read_by_the_row_map_is_computed_once_per_row() {
 }
 
 #[test]
-#[ignore = "missed optimization: a ragged result is built as Vec<Vec<T>> (one allocation per \
-            row, counted as a temporary) and then copied by Nested::from, instead of being \
-            written in place after a pass computing the row lengths"]
 fn ragged_map_in_map_writes_rows_in_place() {
+    // Sizes first: the row lengths in one pass, then every row written in place into the
+    // flat values of the result (no `Vec` per row, no copy).
     let i = dpl::inspect!(prog::row_map_in_map);
     assert_eq!(
         (i.loops, i.temporaries),
@@ -351,6 +350,20 @@ fn ragged_map_in_map_writes_rows_in_place() {
         i.fused_ir,
         i.cpu_rust
     );
+    let r = flat(i.cpu_rust);
+    assert_eq!(r.matches("heavy :: ragged(").count(), 1, "{r}");
+    assert_eq!(r.matches("seq :: map_into(").count(), 1, "{r}");
+    assert_eq!(r.matches("heavy :: map(").count(), 0, "{r}");
+    assert_eq!(r.matches("seq :: map(").count(), 0, "{r}");
+    // Scans too; filtered rows (lengths known only after) are appended to per-chunk
+    // buffers instead.
+    let s = flat(dpl::inspect!(prog::row_scan_of_map).cpu_rust);
+    assert_eq!(s.matches("heavy :: ragged(").count(), 1, "{s}");
+    assert_eq!(s.matches("seq :: scan_into(").count(), 1, "{s}");
+    let f = flat(dpl::inspect!(prog::row_filter_of_map).cpu_rust);
+    assert_eq!(f.matches("heavy :: ragged_push(").count(), 1, "{f}");
+    assert_eq!(f.matches("seq :: filter_push(").count(), 1, "{f}");
+    assert_eq!(f.matches("seq :: filter(").count(), 0, "{f}");
 }
 
 #[test]
@@ -388,4 +401,226 @@ fn fused_programs_compute_the_right_thing() {
             assert_eq!(prog::mat_vec_squared(&m, &yf), mv, "{place:?}");
         });
     }
+}
+
+/// Ragged results built by the CPU's sizes-first (`map`, `scan`, `exclusive_scan` rows) and
+/// per-chunk (`filter` rows) paths, and by the general path they fall back to.
+mod ragged {
+    use dpl::prelude::*;
+
+    #[parallel]
+    pub fn affine(x: &Nested<i64>, a: i64) -> Nested<i64> {
+        map(|r| map(|v| a * v + 1, r), x)
+    }
+
+    #[parallel(inner = "block")]
+    pub fn affine_block(x: &Nested<i64>, a: i64) -> Nested<i64> {
+        map(|r| map(|v| a * v + 1, r), x)
+    }
+
+    #[parallel]
+    pub fn prefix(x: &Nested<i64>) -> Nested<i64> {
+        map(|r| scan(|a, b| a + b, r), x)
+    }
+
+    #[parallel(inner = "block")]
+    pub fn prefix_block(x: &Nested<i64>) -> Nested<i64> {
+        map(|r| scan(|a, b| a + b, r), x)
+    }
+
+    #[parallel]
+    pub fn exclusive(x: &Nested<i64>, s: &[i64]) -> Nested<i64> {
+        map(|r, s0| exclusive_scan(|a, b| a + b, r, s0), x, s)
+    }
+
+    #[parallel(inner = "block")]
+    pub fn exclusive_block(x: &Nested<i64>, s: &[i64]) -> Nested<i64> {
+        map(|r, s0| exclusive_scan(|a, b| a + b, r, s0), x, s)
+    }
+
+    #[parallel]
+    pub fn above(x: &Nested<i64>, t: i64) -> Nested<i64> {
+        map(|r| filter(|v| v > t, r), x)
+    }
+
+    #[parallel(inner = "block")]
+    pub fn above_block(x: &Nested<i64>, t: i64) -> Nested<i64> {
+        map(|r| filter(|v| v > t, r), x)
+    }
+
+    /// Row lengths computed from the row (a plain scalar expression): sized first.
+    #[parallel]
+    pub fn halves(x: &Nested<i64>) -> Nested<i64> {
+        map(|r| map(|i| r[i * 2], range(len(r) / 2)), x)
+    }
+
+    /// Row lengths that depend on a loop (a filter): the general path.
+    #[parallel]
+    pub fn gaps(x: &Nested<i64>) -> Nested<i64> {
+        map(
+            |r| map(|i| r[i + 1] - r[i], filter(|i| i + 1 < len(r), indices(r))),
+            x,
+        )
+    }
+
+    /// A ragged result read by a second loop, and returned next to it.
+    #[parallel]
+    pub fn prefix_and_last(x: &Nested<i64>) -> (Nested<i64>, Vec<i64>) {
+        let p = map(|r| scan(|a, b| a + b, r), x);
+        (p, map(|r| if len(r) > 0 { r[len(r) - 1] } else { 0 }, p))
+    }
+}
+
+/// Plain-Rust row functions for [`ragged`]'s programs.
+fn rows_of(x: &[Vec<i64>], f: impl Fn(usize, &[i64]) -> Vec<i64>) -> Vec<Vec<i64>> {
+    x.iter().enumerate().map(|(i, r)| f(i, r)).collect()
+}
+
+fn prefix_row(r: &[i64], start: i64, inclusive: bool) -> Vec<i64> {
+    let mut acc = start;
+    r.iter()
+        .map(|&v| {
+            let before = acc;
+            acc = acc.wrapping_add(v);
+            if inclusive { acc } else { before }
+        })
+        .collect()
+}
+
+#[test]
+fn ragged_results_written_in_place_match_plain_rust() {
+    // Shapes that stress the offsets of a sizes-first fill: no rows, all rows empty, many
+    // empty rows between a few, one long row (parallel chunks, and above GRAIN for the
+    // block schedule's parallel inner loops), skewed rows, and uniform ones.
+    let long = 300_000usize;
+    let shapes: Vec<(&str, Vec<Vec<i64>>)> = vec![
+        ("no rows", vec![]),
+        ("one empty row", vec![vec![]]),
+        ("all empty", vec![vec![]; 5_000]),
+        (
+            "many empty",
+            (0..20_000)
+                .map(|k| {
+                    if k % 97 == 3 {
+                        vec![k as i64 % 11 - 5; k % 5 + 1]
+                    } else {
+                        vec![]
+                    }
+                })
+                .collect(),
+        ),
+        (
+            "one long row",
+            vec![(0..long as i64).map(|v| v % 13 - 6).collect()],
+        ),
+        (
+            "long row among empty",
+            (0..9)
+                .map(|k| {
+                    if k == 4 {
+                        (0..long as i64).map(|v| v % 7 - 3).collect()
+                    } else {
+                        vec![]
+                    }
+                })
+                .collect(),
+        ),
+        (
+            "skewed",
+            (0..30_000)
+                .map(|k: usize| {
+                    let n = if k < 50 { 4_000 } else { k % 9 };
+                    (0..n as i64)
+                        .map(|v| (v * 31 + k as i64) % 17 - 8)
+                        .collect()
+                })
+                .collect(),
+        ),
+        (
+            "uniform",
+            (0..40_000)
+                .map(|k| (0..6).map(|v| v - (k % 4)).collect())
+                .collect(),
+        ),
+    ];
+    for (name, rows) in &shapes {
+        let x = dpl::Nested::from(rows.clone());
+        let s: Vec<i64> = (0..rows.len() as i64).map(|k| k * 3 - 7).collect();
+        let affine = rows_of(rows, |_, r| r.iter().map(|v| 3 * v + 1).collect());
+        let prefix = rows_of(rows, |_, r| prefix_row(r, 0, true));
+        let exclusive = rows_of(rows, |i, r| prefix_row(r, s[i], false));
+        let keep = |t: i64| {
+            rows_of(rows, move |_, r| {
+                r.iter().copied().filter(|&v| v > t).collect()
+            })
+        };
+        let halves = rows_of(rows, |_, r| (0..r.len() / 2).map(|i| r[2 * i]).collect());
+        let gaps = rows_of(rows, |_, r| r.windows(2).map(|w| w[1] - w[0]).collect());
+        let last: Vec<i64> = prefix
+            .iter()
+            .map(|r| r.last().copied().unwrap_or(0))
+            .collect();
+        let n = |v: Vec<Vec<i64>>| dpl::Nested::from(v);
+        for place in [dpl::Place::Seq, dpl::Place::Cpu] {
+            dpl::with_place(place, || {
+                let at = format!("{name} on {place:?}");
+                assert_eq!(ragged::affine(&x, 3), n(affine.clone()), "{at}");
+                assert_eq!(ragged::affine_block(&x, 3), n(affine.clone()), "{at}");
+                assert_eq!(ragged::prefix(&x), n(prefix.clone()), "{at}");
+                assert_eq!(ragged::prefix_block(&x), n(prefix.clone()), "{at}");
+                assert_eq!(ragged::exclusive(&x, &s), n(exclusive.clone()), "{at}");
+                assert_eq!(
+                    ragged::exclusive_block(&x, &s),
+                    n(exclusive.clone()),
+                    "{at}"
+                );
+                // Keeping none, some and all.
+                for t in [i64::MAX, 0, i64::MIN] {
+                    assert_eq!(ragged::above(&x, t), n(keep(t)), "{at}, t = {t}");
+                    assert_eq!(ragged::above_block(&x, t), n(keep(t)), "{at}, t = {t}");
+                }
+                assert_eq!(ragged::halves(&x), n(halves.clone()), "{at}");
+                assert_eq!(ragged::gaps(&x), n(gaps.clone()), "{at}");
+                let (p, l) = ragged::prefix_and_last(&x);
+                assert_eq!((p, l), (n(prefix.clone()), last.clone()), "{at}");
+            });
+        }
+        // The longest row is kept right (`inner = "auto"` reads it).
+        let longest = rows.iter().map(Vec::len).max().unwrap_or(0);
+        let got = dpl::with_place(dpl::Place::Cpu, || ragged::prefix(&x));
+        assert_eq!(got.max_row_len(), longest, "{name}");
+        let kept = dpl::with_place(dpl::Place::Cpu, || ragged::above(&x, 0));
+        assert_eq!(kept.max_row_len(), n(keep(0)).max_row_len(), "{name}");
+    }
+}
+
+#[test]
+fn ragged_paths_chosen_by_the_shape_of_the_row() {
+    let flat_of = |i: dpl::Inspect| flat(i.cpu_rust);
+    // Sized first: map, scan, exclusive scan, and a length computed from the row.
+    for (i, into) in [
+        (dpl::inspect!(ragged::affine), "map_into"),
+        (dpl::inspect!(ragged::prefix), "scan_into"),
+        (dpl::inspect!(ragged::exclusive), "exclusive_scan_into"),
+        (dpl::inspect!(ragged::halves), "map_into"),
+    ] {
+        let r = flat_of(i);
+        assert_eq!(r.matches("heavy :: ragged(").count(), 1, "{}: {r}", i.name);
+        assert_eq!(
+            r.matches(&format!("seq :: {into}(")).count(),
+            1,
+            "{}: {r}",
+            i.name
+        );
+    }
+    // The block schedule writes the rows with the parallel run time.
+    let b = flat_of(dpl::inspect!(ragged::prefix_block));
+    assert_eq!(b.matches("rt :: scan_into(").count(), 1, "{b}");
+    // A length that depends on a loop: one Vec per row, then a Nested.
+    let g = flat_of(dpl::inspect!(ragged::gaps));
+    assert_eq!(g.matches("heavy :: ragged").count(), 0, "{g}");
+    // A ragged result read by a later loop is read in place (rows of a Nested).
+    let p = flat_of(dpl::inspect!(ragged::prefix_and_last));
+    assert_eq!(p.matches("heavy :: ragged(").count(), 1, "{p}");
+    assert!(p.contains("row_unchecked"), "{p}");
 }

@@ -366,6 +366,9 @@ pub struct Stats {
     /// Combinators (each is one loop over its index space), nested ones included.
     pub loops: usize,
     /// Sequences materialized by a combinator that are not (part of) the function's result.
+    /// The rows of a ragged result (the `map`, `scan`, `exclusive_scan` or `filter` that
+    /// computes each row of a `map` that is part of the result) are part of it: the CPU
+    /// backend writes them into the result's flat buffer.
     pub temporaries: usize,
     /// Combinators at the top level of the body.
     pub top_level_loops: usize,
@@ -388,6 +391,30 @@ pub fn stats(f: &Function) -> Stats {
             }
         }
     }
+    // The rows of ragged results: what the element function of a result `map` returns,
+    // when a combinator that the CPU backend writes into the result computes it.
+    let mut rows: HashSet<VarId> = HashSet::new();
+    for s in &f.body.stmts {
+        if let Expr::Soac(m) = &s.expr {
+            if m.kind != SoacKind::Map || !results.contains(&s.var) {
+                continue;
+            }
+            let r = m.elem.body.result;
+            let row_loop = m.elem.body.stmts.iter().any(|st| {
+                st.var == r
+                    && matches!(&st.expr, Expr::Soac(k) if matches!(
+                        k.kind,
+                        SoacKind::Map
+                            | SoacKind::Scan { .. }
+                            | SoacKind::ExclusiveScan { .. }
+                            | SoacKind::Filter { .. }
+                    ))
+            });
+            if row_loop {
+                rows.insert(r);
+            }
+        }
+    }
     let top_level_loops = f
         .body
         .stmts
@@ -402,7 +429,7 @@ pub fn stats(f: &Function) -> Stats {
         if let Expr::Soac(soac) = &s.expr {
             st.loops += 1;
             let materializes = !matches!(soac.kind, SoacKind::Reduce { .. });
-            if materializes && !results.contains(&s.var) {
+            if materializes && !results.contains(&s.var) && !rows.contains(&s.var) {
                 st.temporaries += 1;
             }
         }

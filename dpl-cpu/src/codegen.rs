@@ -388,6 +388,11 @@ impl Gen<'_> {
         }
         if self.owned.contains(&v) {
             let own = self.own_ident(v);
+            if self.rep(v) == Rep::Nested {
+                // A ragged result built in place (`ragged_map`) where a block's owned value
+                // is expected (an `if` branch): the type every ragged block value has.
+                return quote!(::std::vec::Vec::<::std::vec::Vec<_>>::from(#own));
+            }
             return quote!(#own);
         }
         Self::to_owned_expr(quote!(#name), &self.rep(v))
@@ -770,6 +775,14 @@ impl Gen<'_> {
         } else {
             TokenStream::new()
         };
+        if heavy && s.kind == SoacKind::Map {
+            if let Some(code) = self.ragged_map(v, s) {
+                return code;
+            }
+            if let Some(code) = self.blocked_map(v, s) {
+                return code;
+            }
+        }
         let n = self.ident(s.len);
         let elem = self.lambda(&s.elem, false, &[Rep::Value]);
         let loc = self.loc(span);
@@ -891,6 +904,269 @@ impl Gen<'_> {
         }
     }
 
+    /// A top-level `map` whose element function returns a row of scalars computed by a
+    /// `map`, `scan` or `exclusive_scan` (length known before the row is computed) or a
+    /// `filter` (known after), written as one flat ragged result without a `Vec` per row:
+    /// `heavy::ragged` (sizes first: the statements the row's length depends on run in a
+    /// first pass, then each row is written in place by the `*_into` helpers) or
+    /// `heavy::ragged_push` (rows appended to per-chunk buffers by `filter_push`). The
+    /// variable becomes a `dpl::Nested`. `None` when the map has another shape, or when
+    /// the row's length depends on a statement that is not a plain, non-failing scalar
+    /// computation (a loop, a checked read, an integer division).
+    fn ragged_map(&mut self, v: VarId, s: &Soac) -> Option<TokenStream> {
+        let Type::Seq(row_ty) = &self.f.vars[v].ty else {
+            return None;
+        };
+        let Type::Seq(elem_ty) = &**row_ty else {
+            return None;
+        };
+        let heavy = self.heavy?.clone();
+        let body = &s.elem.body;
+        let (last, prefix) = body.stmts.split_last()?;
+        let Expr::Soac(inner) = &last.expr else {
+            return None;
+        };
+        if Self::contains_seq(elem_ty) || last.var != body.result || s.elem.params.len() != 1 {
+            return None;
+        }
+        let sized = match inner.kind {
+            SoacKind::Map | SoacKind::Scan { .. } | SoacKind::ExclusiveScan { .. } => {
+                Some(self.size_slice(prefix, inner.len, s.elem.params[0])?)
+            }
+            SoacKind::Filter { .. } => None,
+            _ => return None,
+        };
+        let work = self.work(s);
+        let n = self.ident(s.len);
+        let e = self.elem_ty(elem_ty);
+        let i = s.elem.params[0];
+        self.reps.insert(i, Rep::Value);
+        let ip = self.ident(i);
+        let name = self.ident(v);
+        let own = self.own_ident(v);
+        self.depth += 1;
+        let rt = self.inner_rt.clone();
+        let len = self.ident(inner.len);
+        let pre = self.stmts(&Block {
+            stmts: prefix.to_vec(),
+            result: body.result,
+        });
+        let elem = self.lambda(&inner.elem, false, &[Rep::Value]);
+        let value = match (&inner.kind, sized) {
+            (SoacKind::Filter { pred }, None) => {
+                let pred = self.lambda(pred, true, &[]);
+                quote! {
+                    ::dpl::Nested::from(#heavy::ragged_push(#n, #work,
+                        move |#ip: usize, __dpl_out: &mut ::std::vec::Vec<#e>| {
+                            #pre
+                            #rt::filter_push(__dpl_out, #len, #elem, #pred)
+                        }))
+                }
+            }
+            (kind, Some(keep)) => {
+                let into = match kind {
+                    SoacKind::Scan { op } => {
+                        let op = self.lambda(op, false, &[]);
+                        quote!(#rt::scan_into(__dpl_out, #len, #elem, #op))
+                    }
+                    SoacKind::ExclusiveScan { op, init } => {
+                        let op = self.lambda(op, false, &[]);
+                        let init = self.ident(*init);
+                        quote!(#rt::exclusive_scan_into(__dpl_out, #len, #init, #elem, #op))
+                    }
+                    _ => quote!(#rt::map_into(__dpl_out, #len, #elem)),
+                };
+                let sizes = self.stmts(&Block {
+                    stmts: keep.iter().map(|&k| prefix[k].clone()).collect(),
+                    result: inner.len,
+                });
+                // SAFETY (of the generated block): the `*_into` helpers check that the row's
+                // slot has the length they write and write every slot of it.
+                quote! {
+                    ::dpl::Nested::from(unsafe {
+                        #heavy::ragged(#n, #work,
+                            move |#ip: usize| -> usize { #sizes #len },
+                            move |#ip: usize, __dpl_out: &mut [::core::mem::MaybeUninit<#e>]| {
+                                #pre
+                                #into
+                            })
+                    })
+                }
+            }
+            _ => unreachable!("filters are pushed, the other kinds sized"),
+        };
+        self.depth -= 1;
+        self.owned.insert(v);
+        self.reps.insert(v, Rep::Nested);
+        Some(quote! {
+            let #own: ::dpl::Nested<#e> = #value;
+            let #name = &#own;
+        })
+    }
+
+    /// A top-level `map` over the rows of a `Matrix` with strided rows (the general body
+    /// variant: e.g. column-major) whose element is a reduction over the row, with an
+    /// initial value, between plain scalar statements: ELL SpMV,
+    /// `map(|a, c| sum(map(|v, j| v * x[j], a, c)), vals, cols)`. Written as
+    /// `heavy::map_reduce_blocked`: rows in blocks, the inner loop down one column of the
+    /// block (contiguous for column-major rows). `None` for any other shape.
+    fn blocked_map(&mut self, v: VarId, s: &Soac) -> Option<TokenStream> {
+        let heavy = self.heavy?.clone();
+        let body = &s.elem.body;
+        if s.elem.params.len() != 1 || Self::contains_seq(&self.f.vars[body.result].ty) {
+            return None;
+        }
+        let i = s.elem.params[0];
+        let at = body
+            .stmts
+            .iter()
+            .position(|st| matches!(st.expr, Expr::Soac(_)))?;
+        let (prefix, rest) = body.stmts.split_at(at);
+        let (red_stmt, suffix) = rest.split_first()?;
+        let Expr::Soac(red) = &red_stmt.expr else {
+            return None;
+        };
+        let SoacKind::Reduce {
+            op,
+            init: Some(init),
+        } = &red.kind
+        else {
+            return None;
+        };
+        if suffix.iter().any(|st| contains_soac(&st.expr))
+            || prefix.iter().any(|st| contains_soac(&st.expr))
+        {
+            return None;
+        }
+        // The reduction runs over a row of a strided matrix, read at this element's index.
+        let row_of = |x: VarId| {
+            prefix.iter().find_map(|st| match &st.expr {
+                Expr::Index {
+                    seq,
+                    index,
+                    checked: None,
+                } if st.var == x && *index == i && self.rep(*seq) == Rep::Matrix(false) => {
+                    Some(*seq)
+                }
+                _ => None,
+            })
+        };
+        let matrix = prefix.iter().find_map(|st| match &st.expr {
+            Expr::Len(a) if st.var == red.len => row_of(*a),
+            _ => None,
+        })?;
+        // What one step needs: the statements the element function and the operator read.
+        let mut used = HashSet::new();
+        uses(&red.elem.body, &mut used);
+        uses(&op.body, &mut used);
+        let keep = self.slice_of(prefix, used, i)?;
+        let acc_ty = self.rep_ty(&self.f.vars[red_stmt.var].ty);
+        let out_ty = self.owned_ty(&self.f.vars[body.result].ty);
+        let work = self.work(s);
+        let n = self.ident(s.len);
+        let m = self.ident(matrix);
+        self.reps.insert(i, Rep::Value);
+        let ip = self.ident(i);
+        let red_name = self.ident(red_stmt.var);
+        let init = self.ident(*init);
+        let result = self.ident(body.result);
+        let row = self.lambda(&s.elem, false, &[Rep::Value]);
+        self.depth += 1;
+        let pre = self.stmts(&Block {
+            stmts: prefix.to_vec(),
+            result: body.result,
+        });
+        let step_pre = self.stmts(&Block {
+            stmts: keep.iter().map(|&k| prefix[k].clone()).collect(),
+            result: body.result,
+        });
+        let elem = self.lambda(&red.elem, false, &[Rep::Value]);
+        let op = self.lambda(op, false, &[]);
+        let post = self.stmts(&Block {
+            stmts: suffix.to_vec(),
+            result: body.result,
+        });
+        self.depth -= 1;
+        let value = quote! {
+            #heavy::map_reduce_blocked(#n, #work, #m.cols(),
+                move |#ip: usize| -> #acc_ty { #pre #init },
+                move |#ip: usize, __dpl_k: usize, __dpl_acc: #acc_ty| -> #acc_ty {
+                    #step_pre
+                    (#op)(__dpl_acc, (#elem)(__dpl_k))
+                },
+                move |#ip: usize, __dpl_acc: #acc_ty| -> #out_ty {
+                    #pre
+                    let #red_name: #acc_ty = __dpl_acc;
+                    #post
+                    #result
+                },
+                #row)
+        };
+        Some(self.bind_owned(v, value))
+    }
+
+    /// The statements of `prefix` (by position) that the variables `need` depend on, if
+    /// all of them are plain scalar computations (see [`Gen::size_slice`]).
+    fn slice_of(&self, prefix: &[Stmt], need: HashSet<VarId>, i: VarId) -> Option<Vec<usize>> {
+        let asserts = prefix.iter().any(|st| matches!(st.expr, Expr::Assert(_)));
+        let mut need = need;
+        let mut keep = Vec::new();
+        for (k, st) in prefix.iter().enumerate().rev() {
+            if !need.contains(&st.var) {
+                continue;
+            }
+            if !self.plain(prefix, &st.expr, i, asserts) {
+                return None;
+            }
+            need.extend(st.expr.operands());
+            keep.push(k);
+        }
+        keep.reverse();
+        Some(keep)
+    }
+
+    /// The statements of `prefix` (by position) that the length `len` depends on, if all
+    /// of them are plain scalar computations that cannot fail and contain no loop, so a
+    /// first pass can run them to size each row. Unchecked reads are allowed at the
+    /// element's own index `i` (in range by construction of the outer loop) or anywhere
+    /// when the element function asserts nothing itself (their safety was then established
+    /// before the loop).
+    fn size_slice(&self, prefix: &[Stmt], len: VarId, i: VarId) -> Option<Vec<usize>> {
+        self.slice_of(prefix, HashSet::from([len]), i)
+    }
+
+    /// Whether `e` (a statement of `prefix`) is a plain scalar computation that cannot fail
+    /// and contains no loop (see [`Gen::size_slice`]); `asserts`: `prefix` asserts
+    /// something.
+    fn plain(&self, prefix: &[Stmt], e: &Expr, i: VarId, asserts: bool) -> bool {
+        match e {
+            Expr::Const(_)
+            | Expr::Var(_)
+            | Expr::Unary(..)
+            | Expr::Cast(..)
+            | Expr::Tuple(_)
+            | Expr::Field(..)
+            | Expr::Len(_)
+            | Expr::Math(..) => true,
+            Expr::Binary(op, a, b) => {
+                // An integer division fails only by a zero divisor: allowed when the
+                // divisor is a small positive constant (non-zero in every type).
+                let int = self.f.vars[*a].ty.scalar().is_none_or(|t| t.is_int());
+                let nonzero = prefix.iter().any(|d| {
+                    d.var == *b
+                        && matches!(d.expr, Expr::Const(Const::Int(k)) if (1..=127).contains(&k))
+                });
+                !(int && matches!(op, BinOp::Div | BinOp::Rem)) || nonzero
+            }
+            Expr::Index {
+                index,
+                checked: None,
+                ..
+            } => *index == i || !asserts,
+            _ => false,
+        }
+    }
+
     /// The number of inner elements a loop over heavy elements walks, as an expression: the
     /// total length of the first `Nested` or `Matrix` whose rows the element function reads
     /// at its own index, or `usize::MAX` (unknown) when there is none.
@@ -949,6 +1225,15 @@ fn mentions(b: &Block, v: VarId) -> usize {
         s.expr.for_each_block(&mut |blk| n += mentions(blk, v));
     }
     n
+}
+
+/// Adds every variable that `b` reads (operands and results, nested blocks included).
+fn uses(b: &Block, out: &mut HashSet<VarId>) {
+    out.insert(b.result);
+    for s in &b.stmts {
+        out.extend(s.expr.operands());
+        s.expr.for_each_block(&mut |blk| uses(blk, out));
+    }
 }
 
 /// True when `e` is or contains a combinator (a loop).

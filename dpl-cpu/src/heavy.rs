@@ -8,9 +8,16 @@
 //! skewed rows balance), and stay sequential only when the elements hold too little work
 //! in all ([`WORK_GRAIN`] inner elements; the code generator passes the total length of the
 //! `Nested`/`Matrix` whose rows the loop walks, when there is one).
+//!
+//! Ragged results (a `map` whose element function returns a sequence) are built in one
+//! flat buffer, without a `Vec` per row: [`ragged`] when each row's length is known before
+//! the row is computed (a `map` or `scan` over a row: sizes first, then every row written
+//! in place), [`ragged_push`] when it is known only after (a `filter`: rows appended to a
+//! buffer per chunk, the buffers moved into place in parallel).
 
 use dpl_core::run::Error;
 use rayon::prelude::*;
+use std::mem::MaybeUninit;
 
 use crate::rt::{At, fill, raise};
 
@@ -86,6 +93,112 @@ where
     out
 }
 
+/// Rows per block of [`map_reduce_blocked`]: the accumulators of a block stay in the L1
+/// cache, and one column of a block of a column-major matrix is 256 consecutive elements
+/// (1 KiB of `f32`), long enough for the hardware prefetcher to stream.
+pub const BLOCK_ROWS: usize = 256;
+
+/// A `map` whose element `i` is a reduction over the `inner` columns of row `i` (the same
+/// count for every row: rows of a `Matrix`), traversed in blocks of [`BLOCK_ROWS`] rows:
+/// for each column `k`, every row of the block takes one step, `acc[r] = step(i, k,
+/// acc[r])` starting from `init(i)`, then `finish(i, acc)` gives element `i`. With
+/// column-major rows (strided views), the inner loop walks down one column of the block,
+/// so the matrix is read in contiguous runs instead of `inner` strided streams per row.
+///
+/// `row(i)` computes element `i` row by row (the plain element function): when a block
+/// raises a contract violation, its rows are run again with `row`, in order, so the error
+/// reported is the first in row order, as from the row-by-row loop (the functions are
+/// pure: running them again is harmless). Chunks, threads and `work` are as for [`map`].
+#[allow(clippy::too_many_arguments)]
+pub fn map_reduce_blocked<T, A, I, S, F, R>(
+    len: usize,
+    work: usize,
+    inner: usize,
+    init: I,
+    step: S,
+    finish: F,
+    row: R,
+) -> Vec<T>
+where
+    T: Send,
+    A: Copy,
+    I: Fn(usize) -> A + Sync,
+    S: Fn(usize, usize, A) -> A + Sync,
+    F: Fn(usize, A) -> T + Sync,
+    R: Fn(usize) -> T + Sync,
+{
+    let kernel = |part: &mut [MaybeUninit<T>], base: usize| {
+        let mut acc: Vec<A> = Vec::with_capacity(BLOCK_ROWS.min(part.len()));
+        for (b, blk) in part.chunks_mut(BLOCK_ROWS).enumerate() {
+            let lo = base + b * BLOCK_ROWS;
+            let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                blocked_rows(blk, lo, inner, &mut acc, &init, &step, &finish)
+            }));
+            if let Err(payload) = run {
+                for i in lo..lo + blk.len() {
+                    drop(row(i));
+                }
+                std::panic::resume_unwind(payload)
+            }
+        }
+    };
+    let mut out: Vec<T> = Vec::with_capacity(len);
+    let spare = &mut out.spare_capacity_mut()[..len];
+    if sequential(len, work) {
+        kernel(spare, 0);
+    } else {
+        let chunk = chunk_len(len, work).next_multiple_of(BLOCK_ROWS);
+        spare
+            .par_chunks_mut(chunk)
+            .enumerate()
+            .for_each(|(c, part)| kernel(part, c * chunk));
+    }
+    // SAFETY: every block wrote each of its slots (`blocked_rows` returned normally for
+    // every block; a panic unwinds past this point and drops `out` with length 0).
+    unsafe { out.set_len(len) };
+    out
+}
+
+/// One block of [`map_reduce_blocked`]: rows `lo..lo + out.len()`.
+#[inline(never)]
+fn blocked_rows<T, A, I, S, F>(
+    out: &mut [MaybeUninit<T>],
+    lo: usize,
+    inner: usize,
+    acc: &mut Vec<A>,
+    init: &I,
+    step: &S,
+    finish: &F,
+) where
+    A: Copy,
+    I: Fn(usize) -> A,
+    S: Fn(usize, usize, A) -> A,
+    F: Fn(usize, A) -> T,
+{
+    acc.clear();
+    acc.extend((lo..lo + out.len()).map(init));
+    for k in 0..inner {
+        column_step(acc, lo, k, step);
+    }
+    for (r, (slot, a)) in out.iter_mut().zip(acc.iter()).enumerate() {
+        slot.write(finish(lo + r, *a));
+    }
+}
+
+/// One column of a block: `acc[r] = step(lo + r, k, acc[r])`. Never inlined, so that
+/// `acc` is a `noalias` parameter: the stores cannot change what `step` reads (the
+/// matrices' pointers and strides), whose loads LLVM then hoists out of the loop.
+#[inline(never)]
+fn column_step<A, S>(acc: &mut [A], lo: usize, k: usize, step: &S)
+where
+    A: Copy,
+    S: Fn(usize, usize, A) -> A,
+{
+    for (r, a) in acc.iter_mut().enumerate() {
+        *a = step(lo + r, k, *a);
+    }
+}
+
 /// `init op f(0) op f(1) ...` in unspecified order (`op` associative and commutative):
 /// contiguous chunks, split adaptively between the threads, each folded left to right,
 /// the chunk results combined in order. Sequential below [`WORK_GRAIN`] inner elements (`work`, as for [`map`]).
@@ -136,4 +249,225 @@ where
 pub fn parallel_inner(rows: usize, total: usize, longest: usize) -> bool {
     let threads = rayon::current_num_threads().max(1);
     rows < 2 * threads || longest.saturating_mul(threads) > total
+}
+
+/// A ragged result built by [`ragged`] or [`ragged_push`]: flat values and row offsets
+/// that satisfy the invariants of `dpl::Nested` (`rows + 1` offsets starting at 0,
+/// non-decreasing, the last equal to the number of values), plus the longest row's length.
+///
+/// Only this module constructs one, so `dpl::Nested` takes the parts over without checking
+/// them again.
+#[derive(Debug)]
+pub struct Ragged<T> {
+    values: Vec<T>,
+    offsets: Vec<usize>,
+    longest: usize,
+}
+
+impl<T> Ragged<T> {
+    /// `(values, offsets, longest)`, in the form `dpl::Nested` stores them.
+    pub fn into_parts(self) -> (Vec<T>, Vec<usize>, usize) {
+        (self.values, self.offsets, self.longest)
+    }
+}
+
+/// Panics for a ragged result with more than `usize::MAX` elements (only reachable with
+/// rows of computed lengths; the allocation would fail first in practice).
+#[cold]
+#[inline(never)]
+fn too_many_elements() -> ! {
+    panic!("dpl: a ragged result would have more than usize::MAX elements")
+}
+
+/// Rows per chunk for [`ragged`]: all of them in one chunk if the loop is sequential.
+fn chunks(len: usize, work: usize) -> usize {
+    if sequential(len, work) {
+        len.max(1)
+    } else {
+        chunk_len(len, work)
+    }
+}
+
+/// A ragged result of `len` rows whose lengths are known before the rows are computed:
+/// row `i` has `size(i)` elements and `row(i, out)` writes them to `out` (exactly
+/// `size(i)` slots). Sizes first: the lengths (a pass over the rows, in parallel chunks),
+/// their prefix sums, one allocation of the flat values, then every row written in place
+/// into its disjoint slice (parallel over the same chunks; rayon balances skewed rows as
+/// in [`map`]). No `Vec` per row and no copy. `work` is as for [`map`].
+///
+/// # Safety
+///
+/// `row(i, out)` must initialise every slot of `out` or panic (the generated code calls
+/// the `*_into` helpers of [`rt`](crate::rt) and [`seq`](crate::seq), which check the
+/// length and write every slot).
+pub unsafe fn ragged<T, S, F>(len: usize, work: usize, size: S, row: F) -> Ragged<T>
+where
+    T: Send,
+    S: Fn(usize) -> usize + Sync,
+    F: Fn(usize, &mut [MaybeUninit<T>]) + Sync,
+{
+    let chunk = chunks(len, work);
+    let mut offsets = vec![0usize; len + 1];
+    // Pass 1: each chunk's row lengths as prefix sums local to the chunk.
+    let count = |c: usize, part: &mut [usize]| -> (usize, usize) {
+        let (mut end, mut longest) = (0usize, 0usize);
+        for (k, slot) in part.iter_mut().enumerate() {
+            let n = size(c * chunk + k);
+            longest = longest.max(n);
+            end = end.checked_add(n).unwrap_or_else(|| too_many_elements());
+            *slot = end;
+        }
+        (end, longest)
+    };
+    let sums: Vec<(usize, usize)> = if sequential(len, work) {
+        offsets[1..]
+            .chunks_mut(chunk)
+            .enumerate()
+            .map(|(c, p)| count(c, p))
+            .collect()
+    } else {
+        offsets[1..]
+            .par_chunks_mut(chunk)
+            .enumerate()
+            .map(|(c, p)| count(c, p))
+            .collect()
+    };
+    let (bases, total, longest) = chunk_bases(&sums);
+    let mut values: Vec<T> = Vec::with_capacity(total);
+    let parts = split_by(&mut values.spare_capacity_mut()[..total], &sums);
+    // Pass 2: each chunk writes its rows into its part and makes its offsets global.
+    let write = |c: usize, offs: &mut [usize], part: &mut [MaybeUninit<T>], base: usize| {
+        let mut start = 0;
+        for (k, o) in offs.iter_mut().enumerate() {
+            let end = *o;
+            row(c * chunk + k, &mut part[start..end]);
+            start = end;
+            *o = end + base;
+        }
+    };
+    if sequential(len, work) {
+        for (c, ((offs, part), base)) in offsets[1..]
+            .chunks_mut(chunk)
+            .zip(parts)
+            .zip(bases)
+            .enumerate()
+        {
+            write(c, offs, part, base);
+        }
+    } else {
+        offsets[1..]
+            .par_chunks_mut(chunk)
+            .zip(parts)
+            .zip(bases)
+            .enumerate()
+            .for_each(|(c, ((offs, part), base))| write(c, offs, part, base));
+    }
+    // SAFETY: the parts cover the first `total` slots, and `row` initialised every slot of
+    // every row of every part (the caller's contract; it returned normally: a panic unwinds
+    // past this point and drops `values` with length 0, which leaks but is safe).
+    unsafe { values.set_len(total) };
+    Ragged {
+        values,
+        offsets,
+        longest,
+    }
+}
+
+/// A ragged result of `len` rows whose lengths are known only once they are computed (a
+/// `filter` per row): `row(i, buf)` appends row `i`'s elements to `buf`. Each chunk of
+/// rows appends to a buffer of its own (cache-sized for the default chunking), recording
+/// its row ends; then the buffers move into one allocation in parallel. Sequential below
+/// [`WORK_GRAIN`] (`work` as for [`map`]): the rows are appended to the result directly.
+pub fn ragged_push<T, F>(len: usize, work: usize, row: F) -> Ragged<T>
+where
+    T: Send,
+    F: Fn(usize, &mut Vec<T>) + Sync,
+{
+    let mut offsets = vec![0usize; len + 1];
+    if sequential(len, work) {
+        let mut values = Vec::new();
+        let mut longest = 0;
+        for (i, o) in offsets[1..].iter_mut().enumerate() {
+            let before = values.len();
+            row(i, &mut values);
+            longest = longest.max(values.len() - before);
+            *o = values.len();
+        }
+        return Ragged {
+            values,
+            offsets,
+            longest,
+        };
+    }
+    let chunk = chunk_len(len, work);
+    let mut bufs: Vec<(Vec<T>, usize)> = offsets[1..]
+        .par_chunks_mut(chunk)
+        .enumerate()
+        .map(|(c, offs)| {
+            let mut buf = Vec::new();
+            let mut longest = 0;
+            for (k, o) in offs.iter_mut().enumerate() {
+                let before = buf.len();
+                row(c * chunk + k, &mut buf);
+                longest = longest.max(buf.len() - before);
+                *o = buf.len();
+            }
+            (buf, longest)
+        })
+        .collect();
+    let sums: Vec<(usize, usize)> = bufs.iter().map(|(b, l)| (b.len(), *l)).collect();
+    let (bases, total, longest) = chunk_bases(&sums);
+    let mut values: Vec<T> = Vec::with_capacity(total);
+    let parts = split_by(&mut values.spare_capacity_mut()[..total], &sums);
+    offsets[1..]
+        .par_chunks_mut(chunk)
+        .zip(parts)
+        .zip(bases)
+        .zip(bufs.par_iter_mut())
+        .for_each(|(((offs, part), base), (buf, _))| {
+            for o in offs.iter_mut() {
+                *o += base;
+            }
+            // SAFETY: `part` has exactly `buf.len()` slots (`split_by` cut it so) and does
+            // not overlap `buf`; the values are moved: `buf` forgets them right after.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    buf.as_ptr(),
+                    part.as_mut_ptr().cast::<T>(),
+                    buf.len(),
+                );
+                buf.set_len(0);
+            }
+        });
+    // SAFETY: the parts cover the first `total` slots and each received its buffer's values.
+    unsafe { values.set_len(total) };
+    Ragged {
+        values,
+        offsets,
+        longest,
+    }
+}
+
+/// For per-chunk `(elements, longest row)`: each chunk's first position, the total and the
+/// longest row overall.
+fn chunk_bases(sums: &[(usize, usize)]) -> (Vec<usize>, usize, usize) {
+    let mut bases = Vec::with_capacity(sums.len());
+    let (mut total, mut longest) = (0usize, 0usize);
+    for &(n, l) in sums {
+        bases.push(total);
+        total = total.checked_add(n).unwrap_or_else(|| too_many_elements());
+        longest = longest.max(l);
+    }
+    (bases, total, longest)
+}
+
+/// `out` cut into consecutive parts of the chunks' element counts.
+fn split_by<'a, T>(mut out: &'a mut [T], sums: &[(usize, usize)]) -> Vec<&'a mut [T]> {
+    let mut parts = Vec::with_capacity(sums.len());
+    for &(n, _) in sums {
+        let (part, rest) = std::mem::take(&mut out).split_at_mut(n);
+        parts.push(part);
+        out = rest;
+    }
+    parts
 }

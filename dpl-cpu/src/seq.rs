@@ -11,9 +11,11 @@
 //! that a per-row loop compiles into the row's closure instead of a call per row.
 
 use dpl_core::run::Error;
+use std::mem::MaybeUninit;
 
 pub use crate::rt::{
-    At, Idx, check_eq_len, check_non_empty, index, index_error, raise, read, run, run_or_panic,
+    At, Idx, check_eq_len, check_non_empty, check_row_len, index, index_error, raise, read, run,
+    run_or_panic,
 };
 
 /// Raises [`Error::IndexOutOfRange`] for the first element of `idx` not below `len`.
@@ -31,6 +33,74 @@ pub fn check_indices<I: Idx>(idx: &[I], len: usize, prim: &'static str, at: At) 
 pub fn map<T, F: Fn(usize) -> T>(len: usize, f: F) -> Vec<T> {
     // A `Range` is `TrustedLen`: `collect` allocates once and writes without capacity checks.
     (0..len).map(f).collect()
+}
+
+/// `out[j] = f(j)` for every slot of `out` (length `len`, checked): a row of a ragged
+/// result written in place (see [`heavy::ragged`](crate::heavy::ragged)).
+#[inline]
+pub fn map_into<T, F: Fn(usize) -> T>(out: &mut [MaybeUninit<T>], len: usize, f: F) {
+    check_row_len(out.len(), len);
+    for (j, slot) in out.iter_mut().enumerate() {
+        slot.write(f(j));
+    }
+}
+
+/// Inclusive scan written into `out` (length `len`, checked), in order.
+#[inline]
+pub fn scan_into<T: Copy, F: Fn(usize) -> T, Op: Fn(T, T) -> T>(
+    out: &mut [MaybeUninit<T>],
+    len: usize,
+    f: F,
+    op: Op,
+) {
+    check_row_len(out.len(), len);
+    let mut acc: Option<T> = None;
+    for (j, slot) in out.iter_mut().enumerate() {
+        let v = f(j);
+        let next = match acc {
+            Some(prev) => op(prev, v),
+            None => v,
+        };
+        acc = Some(next);
+        slot.write(next);
+    }
+}
+
+/// Exclusive scan written into `out` (length `len`, checked), in order: `out[0] = init`,
+/// `out[j] = op(out[j-1], f(j-1))`.
+#[inline]
+pub fn exclusive_scan_into<T: Copy, F: Fn(usize) -> T, Op: Fn(T, T) -> T>(
+    out: &mut [MaybeUninit<T>],
+    len: usize,
+    init: T,
+    f: F,
+    op: Op,
+) {
+    check_row_len(out.len(), len);
+    let mut acc = init;
+    for (j, slot) in out.iter_mut().enumerate() {
+        slot.write(acc);
+        acc = op(acc, f(j));
+    }
+}
+
+/// Appends the elements `f(i)` (`i < len`) satisfying `pred` to `out`, in order: a row of
+/// a ragged result written into a buffer shared with the rows before it (see
+/// [`heavy::ragged_push`](crate::heavy::ragged_push)). Branch-free for types without drop
+/// glue.
+#[inline]
+pub fn filter_push<T, F: Fn(usize) -> T, P: Fn(&T) -> bool>(
+    out: &mut Vec<T>,
+    len: usize,
+    f: F,
+    pred: P,
+) {
+    out.reserve(len);
+    let at = out.len();
+    let kept = crate::rt::compact(&mut out.spare_capacity_mut()[..len], 0, &f, &pred);
+    // SAFETY: `compact` wrote the first `kept` spare slots, right after the `at`
+    // initialised elements.
+    unsafe { out.set_len(at + kept) };
 }
 
 /// `unzip(map(f))` for pairs: the components of `f(i)` in two vectors, in order.

@@ -509,6 +509,28 @@ impl<T> From<Vec<Vec<T>>> for Nested<T> {
     }
 }
 
+impl<T> From<dpl_cpu::heavy::Ragged<T>> for Nested<T> {
+    /// Takes over a ragged result built in place by the CPU run time (the generated code
+    /// of a function with a ragged result). Its parts satisfy the invariants by
+    /// construction (only `dpl_cpu::heavy` builds a `Ragged`), so nothing is checked or
+    /// copied; debug builds check anyway.
+    fn from(r: dpl_cpu::heavy::Ragged<T>) -> Self {
+        let (values, offsets, longest) = r.into_parts();
+        debug_assert!(
+            offsets.first() == Some(&0)
+                && offsets.windows(2).all(|w| w[0] <= w[1])
+                && offsets.last() == Some(&values.len())
+                && longest == offsets.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0),
+            "dpl internal error: malformed ragged result"
+        );
+        Nested {
+            values,
+            offsets,
+            longest,
+        }
+    }
+}
+
 impl<T: Clone> From<&[Vec<T>]> for Nested<T> {
     fn from(rows: &[Vec<T>]) -> Self {
         Nested::from_slices(rows)

@@ -41,6 +41,28 @@ where
     out
 }
 
+/// Appends the elements `f(i)` for which `pred` holds to `out`, in order: a row of a
+/// ragged result written into a buffer shared with the rows before it (see
+/// [`heavy::ragged_push`](crate::heavy::ragged_push)). Rows below
+/// [`GRAIN`](super::GRAIN) are compacted branch-free straight into `out`'s spare capacity.
+pub fn filter_push<T, F, P>(out: &mut Vec<T>, len: usize, f: F, pred: P)
+where
+    T: Send,
+    F: Fn(usize) -> T + Sync,
+    P: Fn(&T) -> bool + Sync,
+{
+    if len < super::GRAIN {
+        out.reserve(len);
+        let at = out.len();
+        let kept = compact(&mut out.spare_capacity_mut()[..len], 0, &f, &pred);
+        // SAFETY: `compact` wrote the first `kept` spare slots, right after the `at`
+        // initialised elements.
+        unsafe { out.set_len(at + kept) };
+    } else {
+        out.extend(filter(len, f, pred));
+    }
+}
+
 /// The blocked pipeline; returns the number of elements written to the front of `out`.
 fn blocked_filter<T, F, P>(
     out: &mut [MaybeUninit<T>],
@@ -119,7 +141,7 @@ where
 /// overwritten; nothing needs dropping). Never inlined, so that `out` stays a `noalias`
 /// parameter (see [`super::map`]'s `fill`).
 #[inline(never)]
-fn compact<T, F, P>(out: &mut [MaybeUninit<T>], base: usize, f: &F, pred: &P) -> usize
+pub(crate) fn compact<T, F, P>(out: &mut [MaybeUninit<T>], base: usize, f: &F, pred: &P) -> usize
 where
     F: Fn(usize) -> T,
     P: Fn(&T) -> bool,

@@ -11,22 +11,37 @@ where
     F: Fn(usize) -> T + Sync,
 {
     let mut out: Vec<T> = Vec::with_capacity(len);
-    let spare = &mut out.spare_capacity_mut()[..len];
-    if len < super::GRAIN {
-        fill(spare, 0, &f);
-    } else {
-        let chunk = par::chunk_len(len, super::GRAIN / 4);
-        spare
-            .par_chunks_mut(chunk)
-            .with_max_len(1)
-            .enumerate()
-            .for_each(|(c, part)| fill(part, c * chunk, &f));
-    }
-    // SAFETY: `fill` wrote every one of the first `len` slots (it returned normally; a
+    map_into(&mut out.spare_capacity_mut()[..len], len, f);
+    // SAFETY: `map_into` wrote every one of the first `len` slots (it returned normally; a
     // panic in `f` unwinds past this point and the Vec is dropped with length 0, leaking
     // the values written so far, which is safe).
     unsafe { out.set_len(len) };
     out
+}
+
+/// `out[j] = f(j)` for every slot of `out`, whose length must be `len`: a `map` written
+/// in place, e.g. a row of a ragged result (see [`heavy::ragged`](crate::heavy::ragged)).
+/// In parallel above [`GRAIN`](super::GRAIN), like [`map`].
+///
+/// # Panics
+///
+/// If `out.len() != len` (the caller computed the row's length differently: a bug of the
+/// code generator, reported as an internal error).
+pub fn map_into<T, F>(out: &mut [MaybeUninit<T>], len: usize, f: F)
+where
+    T: Send,
+    F: Fn(usize) -> T + Sync,
+{
+    super::check_row_len(out.len(), len);
+    if len < super::GRAIN {
+        fill(out, 0, &f);
+    } else {
+        let chunk = par::chunk_len(len, super::GRAIN / 4);
+        out.par_chunks_mut(chunk)
+            .with_max_len(1)
+            .enumerate()
+            .for_each(|(c, part)| fill(part, c * chunk, &f));
+    }
 }
 
 /// `out[j] = f(base + j)` for every slot of `out`.

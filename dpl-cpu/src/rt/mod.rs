@@ -55,11 +55,12 @@ mod reduce;
 mod scan;
 mod scatter;
 
-pub use filter::filter;
+pub(crate) use filter::compact;
+pub use filter::{filter, filter_push};
 pub(crate) use map::fill;
-pub use map::{map, map_unzip2, map_unzip3};
+pub use map::{map, map_into, map_unzip2, map_unzip3};
 pub use reduce::reduce;
-pub use scan::{exclusive_scan, scan};
+pub use scan::{exclusive_scan, exclusive_scan_into, scan, scan_into};
 pub use scatter::{permute, scatter, scatter_reduce};
 
 /// Where a contract violation is reported: a source position of the `#[parallel]` body.
@@ -185,6 +186,25 @@ pub fn check_eq_len(prim: &'static str, a: usize, b: usize, at: At) {
             at: *at,
         })
     }
+}
+
+/// Panics (an internal error) unless a row's buffer has the length its producer computes.
+///
+/// The `*_into` helpers write a row of a ragged result into the slot that
+/// [`heavy::ragged`](crate::heavy::ragged) sized from the same statements beforehand, so
+/// the lengths agree by construction; the check keeps a code-generator bug from leaving
+/// slots uninitialised.
+#[inline(always)]
+pub fn check_row_len(buffer: usize, len: usize) {
+    if buffer != len {
+        row_len_mismatch(buffer, len)
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn row_len_mismatch(buffer: usize, len: usize) -> ! {
+    panic!("dpl internal error: a row of a ragged result was sized {buffer} but has {len} elements")
 }
 
 /// Raises [`Error::Empty`] if `len == 0`.

@@ -57,22 +57,65 @@ where
     Op: Fn(T, T) -> T + Sync,
 {
     let mut out: Vec<T> = Vec::with_capacity(n);
-    let spare = &mut out.spare_capacity_mut()[..n];
-    spare[0].write(seed);
+    scan_core_into(&mut out.spare_capacity_mut()[..n], seed, h, op);
+    // SAFETY: `scan_core_into` wrote every slot; a panic unwinds past this point.
+    unsafe { out.set_len(n) };
+    out
+}
+
+/// `out[0] = seed`, `out[j] = op(out[j - 1], h(j))` for every other slot; `out` not empty.
+fn scan_core_into<T, H, Op>(out: &mut [MaybeUninit<T>], seed: T, h: &H, op: &Op)
+where
+    T: Copy + Send + Sync,
+    H: Fn(usize) -> T + Sync,
+    Op: Fn(T, T) -> T + Sync,
+{
+    let n = out.len();
+    out[0].write(seed);
     if n < super::GRAIN {
-        scan_from(&mut spare[1..], 1, seed, h, op);
+        scan_from(&mut out[1..], 1, seed, h, op);
     } else {
         let threads = par::threads();
         let chunk = n
             .div_ceil(4 * threads)
             .clamp(4096, par::cache_chunk::<T>(CHUNK_BYTES));
         let block = chunk * 2 * threads;
-        rayon::scope(|_| blocked_scan(&mut spare[1..], 1, seed, chunk, block, h, op));
+        rayon::scope(|_| blocked_scan(&mut out[1..], 1, seed, chunk, block, h, op));
     }
-    // SAFETY: slot 0 was written above and every other slot by `scan_from` (directly or
-    // through `blocked_scan`, which scans every chunk); a panic unwinds past this point.
-    unsafe { out.set_len(n) };
-    out
+}
+
+/// [`scan`] written into `out` (length `len`), e.g. a row of a ragged result.
+///
+/// # Panics
+///
+/// If `out.len() != len` (an internal error of the code generator).
+pub fn scan_into<T, F, Op>(out: &mut [MaybeUninit<T>], len: usize, f: F, op: Op)
+where
+    T: Copy + Send + Sync,
+    F: Fn(usize) -> T + Sync,
+    Op: Fn(T, T) -> T + Sync,
+{
+    super::check_row_len(out.len(), len);
+    if len > 0 {
+        scan_core_into(out, f(0), &f, &op);
+    }
+}
+
+/// [`exclusive_scan`] written into `out` (length `len`), e.g. a row of a ragged result.
+///
+/// # Panics
+///
+/// If `out.len() != len` (an internal error of the code generator).
+pub fn exclusive_scan_into<T, F, Op>(out: &mut [MaybeUninit<T>], len: usize, init: T, f: F, op: Op)
+where
+    T: Copy + Send + Sync,
+    F: Fn(usize) -> T + Sync,
+    Op: Fn(T, T) -> T + Sync,
+{
+    super::check_row_len(out.len(), len);
+    if len > 0 {
+        scan_core_into(out, init, &|j| f(j - 1), &op);
+    }
 }
 
 /// The blocked pipeline over `out`, whose slot `j` holds position `pos + j`, following
