@@ -2,7 +2,8 @@
 //! (`Place::Sim`) and reports, per kernel, what a profiler would show on a real one —
 //! instructions per element, 32-byte sectors moved against the ideal (perfect
 //! coalescing), shared-memory bank conflicts — and checks the targets of the GPU issue:
-//! streaming kernels (map, reduce, scan) within 1.1x of the ideal sectors, and the
+//! streaming kernels (map, reduce, scan — the single-pass look-back scan and, for
+//! comparison, reduce-then-scan) within 1.1x of the ideal sectors, and the
 //! vector-CSR (`inner = "warp"`) and ELL SpMV kernels below scalar CSR in sectors per
 //! nonzero on the 5-point Laplacian. Every result is checked against plain Rust first.
 //!
@@ -41,6 +42,13 @@ mod flat {
 
     #[parallel]
     pub fn prefix_sum(x: &[i32]) -> Vec<i32> {
+        scan(|a, b| a + b, x)
+    }
+
+    /// The same scan as `prefix_sum` with reduce-then-scan (three kernels) instead of
+    /// the single pass with decoupled look-back, for comparison.
+    #[parallel(scan = "reduce_then_scan")]
+    pub fn prefix_sum_rts(x: &[i32]) -> Vec<i32> {
         scan(|a, b| a + b, x)
     }
 
@@ -182,6 +190,21 @@ fn main() {
         None,
         true,
         || flat::prefix_sum(&xi),
+        |r| {
+            let mut acc = 0i32;
+            r.iter().zip(&xi).all(|(g, v)| {
+                acc = acc.wrapping_add(*v);
+                *g == acc
+            })
+        },
+    ));
+    cases.push(measure(
+        dpl::inspect!(flat::prefix_sum_rts),
+        "scan, reduce-then-scan: inclusive prefix sum, 2^20 i32".into(),
+        n64,
+        None,
+        true,
+        || flat::prefix_sum_rts(&xi),
         |r| {
             let mut acc = 0i32;
             r.iter().zip(&xi).all(|(g, v)| {

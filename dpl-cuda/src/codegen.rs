@@ -23,23 +23,15 @@ use crate::math::Fun;
 use crate::plan::*;
 use crate::ptx::{Kernel, Reg, arith, bits, float_imm, mem, size_of, width};
 
-/// Threads per block of every kernel.
-pub const BLOCK: u32 = 256;
-/// Warps per block.
-const WARPS: u32 = BLOCK / 32;
-/// Rounds of `BLOCK` elements per block in scan and filter kernels.
-const ROUNDS: u64 = 4;
-/// Elements per block in scan and filter kernels.
-pub const TILE: u64 = BLOCK as u64 * ROUNDS;
-/// Most blocks of a grid-stride kernel.
-const MAX_GRID: u64 = 1024;
-/// Threads per block of a `map` with a block per element (a multiple of 32, at most
-/// [`BLOCK`]).
-const GROUP_BLOCK: u32 = 128;
-/// Most blocks of a `map` with a block per element.
-const MAX_BLOCK_GRID: u64 = 8192;
-/// Most blocks of the first pass of a reduction (its partials are combined by one block).
-const MAX_REDUCE_GRID: u64 = 256;
+/// Threads per block of a kernel with a thread per element (or a warp per element) when
+/// neither the attribute nor register counts say otherwise (see [`crate::occupancy`]).
+pub const DEFAULT_BLOCK: u32 = 256;
+/// Rounds of a block's threads' worth of elements per block in scan and filter kernels
+/// (a tile is `ROUNDS * block` elements).
+pub const ROUNDS: u64 = 4;
+/// Threads per block of a `map` with a block per element when neither the attribute nor
+/// register counts say otherwise.
+pub const GROUP_BLOCK: u32 = 128;
 /// Elements per thread before a reduction uses more blocks (the block-level combination
 /// costs a few hundred instructions per thread, so each thread should accumulate several).
 const REDUCE_PER_THREAD: u64 = 8;
@@ -226,6 +218,32 @@ pub(crate) struct Gen<'f> {
     /// element), outside any split loop: the next inner reduction is split across the
     /// group's lanes.
     split: Option<Split>,
+    /// Threads per block asked for by the attribute (`block = N`), for every kernel.
+    pub block: Option<u32>,
+    /// The device-wide scan algorithm.
+    pub scan_alg: crate::Scan,
+    /// Threads per block chosen from register counts, by combinator (its ordinal among the
+    /// top-level combinators, see [`Gen::kinfo`]).
+    pub tuned: HashMap<u32, u32>,
+    /// Per kernel, in order: the ordinal of the combinator it belongs to, its block size
+    /// and the default block size of its kind.
+    pub kinfo: Vec<KernelInfo>,
+    /// The ordinal of the next combinator.
+    ordinal: u32,
+    /// The combinator being compiled: its ordinal, block size and default block size.
+    cur: KernelInfo,
+}
+
+/// Which combinator a kernel belongs to and its block size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct KernelInfo {
+    /// The ordinal of the top-level combinator (kernels of one combinator share a block
+    /// size: their tiles and temporaries are sized from it).
+    pub group: u32,
+    /// Threads per block.
+    pub block: u32,
+    /// The block size of the kernel's kind without attribute or register counts.
+    pub default: u32,
 }
 
 /// A group of threads working on one element together.
@@ -307,7 +325,79 @@ impl<'f> Gen<'f> {
             prefetched: None,
             owner: None,
             deferred: HashMap::new(),
+            block: None,
+            scan_alg: crate::Scan::default(),
+            tuned: HashMap::new(),
+            kinfo: Vec::new(),
+            ordinal: 0,
+            cur: KernelInfo {
+                group: 0,
+                block: DEFAULT_BLOCK,
+                default: DEFAULT_BLOCK,
+            },
         }
+    }
+
+    /// Starts the kernels of the next top-level combinator, whose kernels default to
+    /// `default` threads per block.
+    fn start_group(&mut self, default: u32) {
+        let group = self.ordinal;
+        self.ordinal += 1;
+        self.set_group(group, default);
+    }
+
+    /// Makes the kernels created from now on part of combinator `group` with the block size
+    /// the attribute, the register counts or `default` says (in that order).
+    fn set_group(&mut self, group: u32, default: u32) {
+        let block = self
+            .block
+            .or_else(|| self.tuned.get(&group).copied())
+            .unwrap_or(default);
+        self.cur = KernelInfo {
+            group,
+            block,
+            default,
+        };
+    }
+
+    /// Threads per block of the kernels being generated.
+    fn bsize(&self) -> u32 {
+        self.cur.block
+    }
+
+    /// Warps per block of the kernels being generated.
+    fn warps(&self) -> u32 {
+        self.cur.block / 32
+    }
+
+    /// Elements per block of the scan and filter kernels being generated.
+    fn tile(&self) -> u64 {
+        u64::from(self.cur.block) * ROUNDS
+    }
+
+    /// Rounds per tile of the look-back scan: its rounds' results stay in registers, so
+    /// large blocks (fewer registers per thread) take fewer: 4 up to 256 threads, 2 at 512,
+    /// 1 at 1024 (tiles of 1024 elements from 256 threads up).
+    fn lookback_rounds(&self) -> u64 {
+        (1024 / u64::from(self.cur.block)).clamp(1, ROUNDS)
+    }
+
+    /// The number of blocks of a kernel whose result does not depend on its grid (a grid-,
+    /// warp- or block-stride loop over `n` items, `per_block` items per block and turn):
+    /// enough blocks for every item, but no more than the device keeps resident.
+    fn stride_grid(&self, kernel: u32, n: &Count, per_block: u64) -> Count {
+        cmax1(cmin(
+            cdiv(n.clone(), per_block),
+            Count::Resident {
+                kernel,
+                block: self.bsize(),
+            },
+        ))
+    }
+
+    /// The index the next kernel pushed will have.
+    fn next_kernel(&self) -> u32 {
+        self.kernels.len() as u32
     }
 
     fn temp(&mut self) -> u32 {
@@ -439,7 +529,7 @@ impl<'f> Gen<'f> {
 
     fn new_kernel(&mut self, what: &str) -> (Kernel, Common) {
         let name = format!("{}_k{}_{what}", self.base, self.kernels.len());
-        let mut k = Kernel::new(name);
+        let mut k = Kernel::new(name, self.bsize());
         let err = k.pointer(KArg::ErrorRecord);
         let report = k.param(Scalar::U64, KArg::ReportKey);
         let tid = k.reg(Scalar::U32);
@@ -470,6 +560,10 @@ impl<'f> Gen<'f> {
 
     fn push_kernel(&mut self, k: Kernel) -> u32 {
         let name = k.name.clone();
+        self.kinfo.push(KernelInfo {
+            block: k.block,
+            ..self.cur
+        });
         self.kernels.push((name, k.finish()));
         self.kernels.len() as u32 - 1
     }
@@ -594,6 +688,7 @@ impl<'f> Gen<'f> {
         if soac.elem.params.len() != 1 {
             return unsupported("an element function without exactly one index parameter");
         }
+        self.start_group(DEFAULT_BLOCK);
         match &soac.kind {
             SoacKind::Map if self.ty(s.var).elem().is_some_and(holds_seq_in_tuple) => {
                 self.deferred.insert(s.var, soac.clone());
@@ -625,8 +720,14 @@ impl<'f> Gen<'f> {
                 },
             },
             SoacKind::Reduce { op, init } => self.reduce(s, soac, op, *init, steps),
-            SoacKind::Scan { op } => self.scan(s, soac, op, None, steps),
-            SoacKind::ExclusiveScan { op, init } => self.scan(s, soac, op, Some(*init), steps),
+            SoacKind::Scan { op } => match self.scan_alg {
+                crate::Scan::LookBack => self.scan_lookback(s, soac, op, None, steps),
+                crate::Scan::ReduceThenScan => self.scan(s, soac, op, None, steps),
+            },
+            SoacKind::ExclusiveScan { op, init } => match self.scan_alg {
+                crate::Scan::LookBack => self.scan_lookback(s, soac, op, Some(*init), steps),
+                crate::Scan::ReduceThenScan => self.scan(s, soac, op, Some(*init), steps),
+            },
             SoacKind::Filter { pred } => self.filter(s, soac, pred, steps),
             SoacKind::Scatter { dst } => self.scatter(s, soac, None, *dst, steps),
             SoacKind::ScatterReduce { op, dst } => self.scatter(s, soac, Some(op), *dst, steps),
@@ -669,12 +770,27 @@ impl<'f> Gen<'f> {
         k.place(end);
     }
 
-    fn launch(kernel: u32, grid: Count, args: Vec<KArg>) -> Step {
+    /// A launch of a kernel whose results depend on its grid size (one block per tile,
+    /// one block in all).
+    fn launch(&self, kernel: u32, grid: Count, args: Vec<KArg>) -> Step {
         Step::Launch(Launch {
             kernel,
             grid,
-            block: BLOCK,
+            block: self.bsize(),
             args,
+            any_grid: false,
+        })
+    }
+
+    /// A launch of a grid-stride kernel (see [`Gen::stride_grid`]) over `n` items,
+    /// `per_block` per block and turn.
+    fn stride_launch(&self, kernel: u32, n: &Count, per_block: u64, args: Vec<KArg>) -> Step {
+        Step::Launch(Launch {
+            kernel,
+            grid: self.stride_grid(kernel, n, per_block),
+            block: self.bsize(),
+            args,
+            any_grid: true,
         })
     }
 
@@ -721,11 +837,8 @@ impl<'f> Gen<'f> {
         Self::loop_tail(&mut k, &i, &stride, &top, &cont, &end);
         let args = k.args.clone();
         let kid = self.push_kernel(k);
-        let grid = cmax1(cmin(
-            cdiv(n_count.clone(), BLOCK as u64),
-            Count::Const(MAX_GRID),
-        ));
-        steps.push(Self::launch(kid, grid, args));
+        let per_block = u64::from(self.bsize());
+        steps.push(self.stride_launch(kid, &n_count, per_block, args));
         steps.push(Step::CheckErrors);
         steps.push(Step::BindSeq {
             var: var(s.var),
@@ -747,10 +860,7 @@ impl<'f> Gen<'f> {
             Err(_) => return unsupported(format!("sequences of `[{row}]` as results")),
         };
         let n_count = Count::Var(var(soac.len));
-        let grid = cmax1(cmin(
-            cdiv(n_count.clone(), BLOCK as u64),
-            Count::Const(MAX_GRID),
-        ));
+        let per_block = u64::from(self.bsize());
         let sizes = self.alloc_leaves(&[Scalar::U64], &n_count, steps)[0];
 
         let (mut k, c) = self.new_kernel("row_sizes");
@@ -768,7 +878,7 @@ impl<'f> Gen<'f> {
         Self::loop_tail(&mut k, &i, &stride, &top, &cont, &end);
         let args = k.args.clone();
         let k1 = self.push_kernel(k);
-        steps.push(Self::launch(k1, grid.clone(), args));
+        steps.push(self.stride_launch(k1, &n_count, per_block, args));
         steps.push(Step::CheckErrors);
 
         let (offs, total) = self.offsets(sizes, &n_count, steps)?;
@@ -805,7 +915,7 @@ impl<'f> Gen<'f> {
         Self::loop_tail(&mut k, &i, &stride, &top, &cont, &end);
         let args = k.args.clone();
         let k2 = self.push_kernel(k);
-        steps.push(Self::launch(k2, grid, args));
+        steps.push(self.stride_launch(k2, &n_count, per_block, args));
         steps.push(Step::CheckErrors);
         steps.push(Step::BindSeq {
             var: var(s.var),
@@ -834,10 +944,7 @@ impl<'f> Gen<'f> {
             Err(_) => return unsupported(format!("sequences of `[{row}]` as results")),
         };
         let n_count = Count::Var(var(soac.len));
-        let grid = cmax1(cmin(
-            cdiv(n_count.clone(), BLOCK as u64),
-            Count::Const(MAX_GRID),
-        ));
+        let per_block = u64::from(self.bsize());
         let flags = self.alloc_leaves(&[Scalar::U64], &n_count, steps)[0];
         let sizes = self.alloc_leaves(&[Scalar::U64], &n_count, steps)[0];
         // Evaluates the element and the predicate; returns (row, keep).
@@ -881,7 +988,7 @@ impl<'f> Gen<'f> {
         Self::loop_tail(&mut k, &i, &stride, &top, &cont, &end);
         let args = k.args.clone();
         let k1 = self.push_kernel(k);
-        steps.push(Self::launch(k1, grid.clone(), args));
+        steps.push(self.stride_launch(k1, &n_count, per_block, args));
         steps.push(Step::CheckErrors);
 
         let (pos, rows) = self.offsets(flags, &n_count, steps)?;
@@ -922,7 +1029,7 @@ impl<'f> Gen<'f> {
         Self::loop_tail(&mut k, &i, &stride, &top, &cont, &end);
         let args = k.args.clone();
         let k2 = self.push_kernel(k);
-        steps.push(Self::launch(k2, grid, args));
+        steps.push(self.stride_launch(k2, &n_count, per_block, args));
         steps.push(Step::CheckErrors);
         steps.push(Step::BindSeq {
             var: var(s.var),
@@ -1130,7 +1237,7 @@ impl<'f> Gen<'f> {
     /// tiles, as [`Gen::scan`]); returns the offsets' temporary and a numeric temporary
     /// holding the total.
     fn offsets(&mut self, sizes: u32, n_count: &Count, steps: &mut Vec<Step>) -> R<(u32, u32)> {
-        let grid = cmax1(cdiv(n_count.clone(), TILE));
+        let grid = cmax1(cdiv(n_count.clone(), self.tile()));
         let tiles = self.alloc_leaves(&[Scalar::U64], &grid, steps);
         let n1 = Count::Add(Box::new(n_count.clone()), Box::new(Count::Const(1)));
         let offs = self.alloc_leaves(&[Scalar::U64], &n1, steps)[0];
@@ -1165,9 +1272,9 @@ impl<'f> Gen<'f> {
             }
             let (r, top, end) = Self::rounds_head(&mut k);
             let idx = k.reg(Scalar::U64);
-            k.ins(format!("mul.lo.u64 {idx}, {}, {TILE}", c.ctaid64));
+            k.ins(format!("mul.lo.u64 {idx}, {}, {}", c.ctaid64, self.tile()));
             let off = k.reg(Scalar::U64);
-            k.ins(format!("mul.wide.u32 {off}, {r}, {BLOCK}"));
+            k.ins(format!("mul.wide.u32 {off}, {r}, {}", self.bsize()));
             k.ins(format!("add.s64 {idx}, {idx}, {off}"));
             k.ins(format!("add.s64 {idx}, {idx}, {}", c.tid64));
             let valid = k.reg(Scalar::Bool);
@@ -1215,7 +1322,7 @@ impl<'f> Gen<'f> {
             }
             let args = k.args.clone();
             let kid = self.push_kernel(k);
-            steps.push(Self::launch(kid, grid.clone(), args));
+            steps.push(self.launch(kid, grid.clone(), args));
             if pass == 0 {
                 self.scan_totals(
                     &[Scalar::U64],
@@ -1399,11 +1506,8 @@ impl<'f> Gen<'f> {
         k.place(&end);
         let args = k.args.clone();
         let kid = self.push_kernel(k);
-        let grid = cmax1(cmin(
-            cdiv(n_count.clone(), BLOCK as u64),
-            Count::Const(MAX_GRID),
-        ));
-        steps.push(Self::launch(kid, grid, args));
+        let per_block = u64::from(self.bsize());
+        steps.push(self.stride_launch(kid, &n_count, per_block, args));
         steps.push(Step::CheckErrors);
         steps.push(Step::BindSeq {
             var: var(s.var),
@@ -1425,6 +1529,9 @@ impl<'f> Gen<'f> {
             return unsupported("map without a sequence type");
         };
         let ls = leaves(elem_ty)?;
+        if block {
+            self.set_group(self.cur.group, GROUP_BLOCK);
+        }
         let n_count = Count::Var(var(soac.len));
         let outs = self.alloc_leaves(&ls, &n_count, steps);
         let (mut k, c) = self.new_kernel(if block { "map_block" } else { "map_warp" });
@@ -1476,20 +1583,8 @@ impl<'f> Gen<'f> {
         k.place(&end);
         let args = k.args.clone();
         let kid = self.push_kernel(k);
-        let grid = if block {
-            cmax1(cmin(n_count.clone(), Count::Const(MAX_BLOCK_GRID)))
-        } else {
-            cmax1(cmin(
-                cdiv(n_count.clone(), WARPS as u64),
-                Count::Const(MAX_GRID),
-            ))
-        };
-        steps.push(Step::Launch(Launch {
-            kernel: kid,
-            grid,
-            block: if block { GROUP_BLOCK } else { BLOCK },
-            args,
-        }));
+        let per_block = if block { 1 } else { u64::from(self.warps()) };
+        steps.push(self.stride_launch(kid, &n_count, per_block, args));
         steps.push(Step::CheckErrors);
         steps.push(Step::BindSeq {
             var: var(s.var),
@@ -1513,10 +1608,10 @@ impl<'f> Gen<'f> {
         let ls = leaves(ty)?;
         let comb = Comb::Op(op, ty);
         let n_count = Count::Var(var(soac.len));
-        let grid = cmax1(cmin(
-            cdiv(n_count.clone(), BLOCK as u64 * REDUCE_PER_THREAD),
-            Count::Const(MAX_REDUCE_GRID),
-        ));
+        // The partials are as many as the first pass's blocks: enough for
+        // `REDUCE_PER_THREAD` elements per thread, at most the resident blocks.
+        let k1_id = self.next_kernel();
+        let grid = self.stride_grid(k1_id, &n_count, u64::from(self.bsize()) * REDUCE_PER_THREAD);
         let partials = self.alloc_leaves(&ls, &grid, steps);
         let phas = self.alloc_leaves(&[Scalar::Bool], &grid, steps)[0];
 
@@ -1549,7 +1644,16 @@ impl<'f> Gen<'f> {
         self.store_if_thread0(&mut k, &c, &pp, &ph, &c.ctaid64.clone(), &total);
         let args = k.args.clone();
         let k1 = self.push_kernel(k);
-        steps.push(Self::launch(k1, grid.clone(), args));
+        if k1 != k1_id {
+            return unsupported("a kernel was generated out of order (internal)");
+        }
+        steps.push(Step::Launch(Launch {
+            kernel: k1,
+            grid: grid.clone(),
+            block: self.bsize(),
+            args,
+            any_grid: true,
+        }));
         steps.push(Step::CheckErrors);
 
         // Pass 2: one block combines the partials (and the start value).
@@ -1585,7 +1689,7 @@ impl<'f> Gen<'f> {
         let x = self.load_opt(&mut k, &pp, &ph, &j, &ls);
         let next = self.opt_combine(&mut k, &c, &mut env, comb, &acc, &x, &op_ctx)?;
         Self::mov_opt(&mut k, &acc, &next);
-        k.ins(format!("add.s64 {j}, {j}, {BLOCK}"));
+        k.ins(format!("add.s64 {j}, {j}, {}", self.bsize()));
         k.ins(format!("bra.uni {top}"));
         k.place(&end);
         let (_, _, mut total) = self.block_scan(&mut k, &c, &mut env, comb, &acc, &op_ctx)?;
@@ -1599,7 +1703,7 @@ impl<'f> Gen<'f> {
         self.store_if_thread0(&mut k, &c, &op_ptrs, &oh, &zero, &total);
         let args = k.args.clone();
         let k2 = self.push_kernel(k);
-        steps.push(Self::launch(k2, Count::Const(1), args));
+        steps.push(self.launch(k2, Count::Const(1), args));
         steps.push(Step::CheckErrors);
         steps.push(Step::ReadScalars {
             var: var(s.var),
@@ -1629,11 +1733,12 @@ impl<'f> Gen<'f> {
         n: &Reg,
         r: &Reg,
         ls: &[Scalar],
+        (tile, tile_len): (&Reg, u64),
     ) -> R<(Reg, Reg, Opt, Option<Reg>)> {
         let idx = k.reg(Scalar::U64);
-        k.ins(format!("mul.lo.u64 {idx}, {}, {TILE}", c.ctaid64));
+        k.ins(format!("mul.lo.u64 {idx}, {tile}, {tile_len}"));
         let off = k.reg(Scalar::U64);
-        k.ins(format!("mul.wide.u32 {off}, {r}, {BLOCK}"));
+        k.ins(format!("mul.wide.u32 {off}, {r}, {}", self.bsize()));
         k.ins(format!("add.s64 {idx}, {idx}, {off}"));
         k.ins(format!("add.s64 {idx}, {idx}, {}", c.tid64));
         let valid = k.reg(Scalar::Bool);
@@ -1687,7 +1792,7 @@ impl<'f> Gen<'f> {
         let ls = leaves(elem_ty)?;
         let comb = Comb::Op(op, elem_ty);
         let n_count = Count::Var(var(soac.len));
-        let grid = cmax1(cdiv(n_count.clone(), TILE));
+        let grid = cmax1(cdiv(n_count.clone(), self.tile()));
         let totals = self.alloc_leaves(&ls, &grid, steps);
 
         // Pass 1: the total of each tile.
@@ -1701,7 +1806,17 @@ impl<'f> Gen<'f> {
         };
         let carry = self.none(&mut k, &ls);
         let (r, top, end) = Self::rounds_head(&mut k);
-        let (_, _, x, _) = self.tile_elem(&mut k, &c, &mut env, soac, None, &n, &r, &ls)?;
+        let (_, _, x, _) = self.tile_elem(
+            &mut k,
+            &c,
+            &mut env,
+            soac,
+            None,
+            &n,
+            &r,
+            &ls,
+            (&c.ctaid64, self.tile()),
+        )?;
         let (_, _, total) = self.block_scan(&mut k, &c, &mut env, comb, &x, &op_ctx)?;
         let next = self.opt_combine(&mut k, &c, &mut env, comb, &carry, &total, &op_ctx)?;
         Self::mov_opt(&mut k, &carry, &next);
@@ -1719,7 +1834,7 @@ impl<'f> Gen<'f> {
         );
         let args = k.args.clone();
         let k1 = self.push_kernel(k);
-        steps.push(Self::launch(k1, grid.clone(), args));
+        steps.push(self.launch(k1, grid.clone(), args));
         steps.push(Step::CheckErrors);
 
         // Pass 2: scan of the tile totals.
@@ -1763,7 +1878,17 @@ impl<'f> Gen<'f> {
         Self::mov_opt(&mut k, &carry, &next);
         k.place(&skip);
         let (r, top, end) = Self::rounds_head(&mut k);
-        let (idx, valid, x, _) = self.tile_elem(&mut k, &c, &mut env, soac, None, &n, &r, &ls)?;
+        let (idx, valid, x, _) = self.tile_elem(
+            &mut k,
+            &c,
+            &mut env,
+            soac,
+            None,
+            &n,
+            &r,
+            &ls,
+            (&c.ctaid64, self.tile()),
+        )?;
         let (incl, excl, total) = self.block_scan(&mut k, &c, &mut env, comb, &x, &op_ctx)?;
         let mine = if init.is_some() { excl } else { incl };
         let res = self.opt_combine(&mut k, &c, &mut env, comb, &carry, &mine, &op_ctx)?;
@@ -1778,7 +1903,7 @@ impl<'f> Gen<'f> {
         Self::rounds_tail(&mut k, &r, &top, &end);
         let args = k.args.clone();
         let k3 = self.push_kernel(k);
-        steps.push(Self::launch(k3, grid, args));
+        steps.push(self.launch(k3, grid, args));
         steps.push(Step::CheckErrors);
         steps.push(Step::BindSeq {
             var: var(s.var),
@@ -1790,7 +1915,336 @@ impl<'f> Gen<'f> {
         Ok(())
     }
 
-    /// One block scans the `grid` tile totals in place (inclusive), in chunks of `BLOCK`.
+    /// A single-pass scan with decoupled look-back (Merrill and Garland): every block takes
+    /// the next tile from an atomic counter (so a block waits only for tiles taken before
+    /// its own, which are running or done, whatever order the blocks are scheduled in),
+    /// scans it (4 rounds of a block's threads, the round results kept in registers),
+    /// publishes the tile's aggregate (flag 1), then its first warp looks back over the
+    /// tiles before it, 32 at a time, combining aggregates in order until one with its
+    /// inclusive prefix published (flag 2); the block then publishes its own inclusive
+    /// prefix and writes its elements. Status: per tile a `u32` flag, and the aggregate and
+    /// inclusive prefix as optional values (a "has" byte plus the leaves), written before
+    /// the flag with a `membar.gl` between (and read after it with one); flags are read
+    /// and written `volatile`, values read `ld.relaxed.gpu`. In report mode (the launch
+    /// again, the counter past the end) tile `t mod grid` is taken and every flag is set.
+    fn scan_lookback(
+        &mut self,
+        s: &Stmt,
+        soac: &Soac,
+        op: &Lambda,
+        init: Option<VarId>,
+        steps: &mut Vec<Step>,
+    ) -> R<()> {
+        let Some(elem_ty) = self.ty(s.var).elem() else {
+            return unsupported("scan without a sequence type");
+        };
+        let ls = leaves(elem_ty)?;
+        let comb = Comb::Op(op, elem_ty);
+        let n_count = Count::Var(var(soac.len));
+        let rounds = self.lookback_rounds();
+        let tile_len = u64::from(self.bsize()) * rounds;
+        let grid = cmax1(cdiv(n_count.clone(), tile_len));
+        let counter = self.alloc_leaves(&[Scalar::U32], &Count::Const(1), steps)[0];
+        let flags = self.alloc_leaves(&[Scalar::U32], &grid, steps)[0];
+        let aggs = self.alloc_leaves(&ls, &grid, steps);
+        let agg_has = self.alloc_leaves(&[Scalar::Bool], &grid, steps)[0];
+        let incs = self.alloc_leaves(&ls, &grid, steps);
+        let inc_has = self.alloc_leaves(&[Scalar::Bool], &grid, steps)[0];
+        let outs = self.alloc_leaves(&ls, &n_count, steps);
+
+        let (mut k, c) = self.new_kernel("scan_lookback");
+        let mut env = self.bind_captures(&mut k, &[&soac.elem, op])?;
+        let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
+        let cp = Self::temp_ptrs(&mut k, &[counter])[0].clone();
+        let fp = Self::temp_ptrs(&mut k, &[flags])[0].clone();
+        let ap = Self::temp_ptrs(&mut k, &aggs);
+        let ahp = Self::temp_ptrs(&mut k, &[agg_has])[0].clone();
+        let ip = Self::temp_ptrs(&mut k, &incs);
+        let ihp = Self::temp_ptrs(&mut k, &[inc_has])[0].clone();
+        let op_p = Self::temp_ptrs(&mut k, &outs);
+        let init_v = match init {
+            Some(v) => {
+                let t = self.ty(v).clone();
+                Some(self.bind_var(&mut k, var(v), Vec::new(), &t)?.flatten()?)
+            }
+            None => None,
+        };
+        let op_ctx = Ctx {
+            key: n.clone(),
+            fail: None,
+        };
+
+        // The tile: thread 0 takes the next number, the block reads it from shared memory.
+        let tsh = k.shared(8);
+        let is0 = k.reg(Scalar::Bool);
+        k.ins(format!("setp.eq.u32 {is0}, {}, 0", c.tid));
+        let skip = k.label();
+        k.ins(format!("@!{is0} bra {skip}"));
+        let t = k.reg(Scalar::U32);
+        k.ins(format!("atom.global.add.u32 {t}, [{cp}], 1"));
+        let ncta = k.reg(Scalar::U32);
+        k.ins(format!("mov.u32 {ncta}, %nctaid.x"));
+        k.ins(format!("rem.u32 {t}, {t}, {ncta}"));
+        k.ins(format!("st.shared.u32 [{tsh}], {t}"));
+        k.place(&skip);
+        k.ins("bar.sync 0");
+        let t32 = k.reg(Scalar::U32);
+        k.ins(format!("ld.shared.u32 {t32}, [{tsh}]"));
+        let tile = k.reg(Scalar::U64);
+        k.ins(format!("cvt.u64.u32 {tile}, {t32}"));
+
+        // The rounds, unrolled: each round's prefix within the tile stays in registers.
+        let carry = self.none(&mut k, &ls);
+        let mut kept = Vec::new();
+        for round in 0..rounds {
+            let r = k.reg(Scalar::U32);
+            k.ins(format!("mov.u32 {r}, {round}"));
+            let (idx, valid, x, _) = self.tile_elem(
+                &mut k,
+                &c,
+                &mut env,
+                soac,
+                None,
+                &n,
+                &r,
+                &ls,
+                (&tile, tile_len),
+            )?;
+            let (incl, excl, total) = self.block_scan(&mut k, &c, &mut env, comb, &x, &op_ctx)?;
+            let mine = if init.is_some() { excl } else { incl };
+            let local = self.opt_combine(&mut k, &c, &mut env, comb, &carry, &mine, &op_ctx)?;
+            kept.push((idx, valid, local));
+            let next = self.opt_combine(&mut k, &c, &mut env, comb, &carry, &total, &op_ctx)?;
+            Self::mov_opt(&mut k, &carry, &next);
+        }
+
+        // Publish the aggregate (tile 0: its inclusive prefix).
+        let first = k.reg(Scalar::Bool);
+        k.ins(format!("setp.eq.u64 {first}, {tile}, 0"));
+        let later = k.reg(Scalar::Bool);
+        k.ins(format!("setp.ne.u64 {later}, {tile}, 0"));
+        let skip = k.label();
+        k.ins(format!("@!{is0} bra {skip}"));
+        let (agg_pub, inc_pub, done_pub) = (k.label(), k.label(), k.label());
+        k.ins(format!("@{first} bra {inc_pub}"));
+        k.place(&agg_pub);
+        self.publish(&mut k, &ap, &ahp, &fp, &tile, &carry, 1);
+        k.ins(format!("bra.uni {done_pub}"));
+        k.place(&inc_pub);
+        self.publish(&mut k, &ip, &ihp, &fp, &tile, &carry, 2);
+        k.place(&done_pub);
+        k.place(&skip);
+
+        // Look-back by warp 0 (tiles after the first).
+        let prefix = self.none(&mut k, &ls);
+        let psh: Vec<String> = (0..=ls.len()).map(|_| k.shared(8)).collect();
+        let skip_lb = k.label();
+        let w0 = k.reg(Scalar::Bool);
+        k.ins(format!("setp.eq.u32 {w0}, {}, 0", c.warp));
+        let lb = k.reg(Scalar::Bool);
+        k.ins(format!("and.pred {lb}, {w0}, {later}"));
+        k.ins(format!("@!{lb} bra {skip_lb}"));
+        self.look_back(
+            &mut k, &c, &mut env, comb, &op_ctx, &ls, &tile, &fp, &ap, &ahp, &ip, &ihp, &prefix,
+        )?;
+        // Lane 0 publishes the inclusive prefix and shares the exclusive one.
+        let lane0 = k.reg(Scalar::Bool);
+        k.ins(format!("setp.eq.u32 {lane0}, {}, 0", c.lane));
+        k.ins(format!("@!{lane0} bra {skip_lb}"));
+        let inc = self.opt_combine(&mut k, &c, &mut env, comb, &prefix, &carry, &op_ctx)?;
+        self.publish(&mut k, &ip, &ihp, &fp, &tile, &inc, 2);
+        for (r, a) in std::iter::once(&prefix.has).chain(&prefix.v).zip(&psh) {
+            Self::st(&mut k, "shared", a, r);
+        }
+        k.place(&skip_lb);
+        k.ins("bar.sync 0");
+        // Every thread: the prefix of the tiles before (none for tile 0), then its elements.
+        let got = {
+            let zero = k.reg(Scalar::U32);
+            k.ins(format!("mov.u32 {zero}, 0"));
+            Self::warp_partial(&mut k, &psh, &ls, &zero)
+        };
+        let before = Opt {
+            has: k.reg(Scalar::Bool),
+            v: got.v.clone(),
+        };
+        k.ins(format!("and.pred {}, {}, {later}", before.has, got.has));
+        let base = self.none(&mut k, &ls);
+        if let Some(iv) = &init_v {
+            for (d, s) in base.v.iter().zip(iv) {
+                Self::mov(&mut k, d, s);
+            }
+            k.ins(format!("setp.eq.u32 {}, 1, 1", base.has));
+        }
+        let base = self.opt_combine(&mut k, &c, &mut env, comb, &base, &before, &op_ctx)?;
+        for (idx, valid, local) in kept {
+            let res = self.opt_combine(&mut k, &c, &mut env, comb, &base, &local, &op_ctx)?;
+            let skipw = k.label();
+            k.ins(format!("@!{valid} bra {skipw}"));
+            for (rg, p) in res.v.iter().zip(&op_p) {
+                self.store(&mut k, p, &idx, rg);
+            }
+            k.place(&skipw);
+        }
+        let args = k.args.clone();
+        let kid = self.push_kernel(k);
+        steps.push(self.launch(kid, grid, args));
+        steps.push(Step::CheckErrors);
+        steps.push(Step::BindSeq {
+            var: var(s.var),
+            elem: elem_ty.clone(),
+            bufs: outs.into_iter().map(Buf::Temp).collect(),
+            len: n_count,
+            offs: None,
+        });
+        Ok(())
+    }
+
+    /// Stores the optional value `v` as tile `tile`'s entry of the status arrays `ptrs`
+    /// (leaves) and `has`, then, after a fence, `flag` into the tile's flag (volatile).
+    #[allow(clippy::too_many_arguments)]
+    fn publish(
+        &mut self,
+        k: &mut Kernel,
+        ptrs: &[Reg],
+        has: &Reg,
+        flags: &Reg,
+        tile: &Reg,
+        v: &Opt,
+        flag: u32,
+    ) {
+        for (r, p) in v.v.iter().zip(ptrs) {
+            self.store(k, p, tile, r);
+        }
+        self.store(k, has, tile, &v.has);
+        k.ins("membar.gl");
+        let a = Self::addr(k, flags, tile, Scalar::U32);
+        k.ins(format!("st.volatile.global.u32 [{a}], {flag}"));
+    }
+
+    /// The look-back of [`Gen::scan_lookback`], run by a whole warp: lane `l` looks at tile
+    /// `base - 1 - l` (`base` starts at `tile`), waits for its flag, and the warp finds the
+    /// nearest tile with an inclusive prefix (`vote.ballot`); the values of the tiles from
+    /// that one (its inclusive prefix) to the nearest (their aggregates) are combined in
+    /// tile order by a shuffle-down reduction towards lane 0 and put before `prefix`. With
+    /// no inclusive prefix in the window, the next 32 tiles follow.
+    #[allow(clippy::too_many_arguments)]
+    fn look_back(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        env: &mut Env,
+        comb: Comb<'_>,
+        ctx: &Ctx,
+        ls: &[Scalar],
+        tile: &Reg,
+        fp: &Reg,
+        ap: &[Reg],
+        ahp: &Reg,
+        ip: &[Reg],
+        ihp: &Reg,
+        prefix: &Opt,
+    ) -> R<()> {
+        let base = k.reg(Scalar::U64);
+        k.ins(format!("mov.u64 {base}, {tile}"));
+        let lane64 = k.reg(Scalar::U64);
+        k.ins(format!("cvt.u64.u32 {lane64}, {}", c.lane));
+        let (top, end) = (k.label(), k.label());
+        k.place(&top);
+        // Lane l: tile base - 1 - l, if there is one.
+        let exists = k.reg(Scalar::Bool);
+        k.ins(format!("setp.gt.u64 {exists}, {base}, {lane64}"));
+        let j = k.reg(Scalar::U64);
+        k.ins(format!("sub.s64 {j}, {base}, 1"));
+        k.ins(format!("sub.s64 {j}, {j}, {lane64}"));
+        let f = k.reg(Scalar::U32);
+        k.ins(format!("mov.u32 {f}, 0"));
+        let (spin, spun) = (k.label(), k.label());
+        k.ins(format!("@!{exists} bra {spun}"));
+        let fa = Self::addr(k, fp, &j, Scalar::U32);
+        let first_try = k.label();
+        k.ins(format!("bra {first_try}"));
+        k.place(&spin);
+        // Back off before reading again (the block published nothing yet).
+        k.ins("nanosleep.u32 64");
+        k.place(&first_try);
+        k.ins(format!("ld.volatile.global.u32 {f}, [{fa}]"));
+        let waiting = k.reg(Scalar::Bool);
+        k.ins(format!("setp.eq.u32 {waiting}, {f}, 0"));
+        k.ins(format!("@{waiting} bra {spin}"));
+        k.place(&spun);
+        k.ins("membar.gl");
+        // The nearest lane with an inclusive prefix (32: none).
+        let incl = k.reg(Scalar::Bool);
+        k.ins(format!("setp.eq.u32 {incl}, {f}, 2"));
+        let ballot = k.reg(Scalar::U32);
+        k.ins(format!("vote.sync.ballot.b32 {ballot}, {incl}, 0xffffffff"));
+        let low = k.reg(Scalar::U32);
+        k.ins(format!("neg.s32 {low}, {ballot}"));
+        k.ins(format!("and.b32 {low}, {low}, {ballot}"));
+        let stop = k.reg(Scalar::U32);
+        k.ins(format!("bfind.u32 {stop}, {low}"));
+        let none = k.reg(Scalar::Bool);
+        k.ins(format!("setp.eq.u32 {none}, {ballot}, 0"));
+        k.ins(format!("selp.u32 {stop}, 32, {stop}, {none}"));
+        // This lane's value: the inclusive prefix at the stop, aggregates before it.
+        let v = self.none(k, ls);
+        let take = k.reg(Scalar::Bool);
+        k.ins(format!("setp.le.u32 {take}, {}, {stop}", c.lane));
+        k.ins(format!("and.pred {take}, {take}, {exists}"));
+        let at_stop = k.reg(Scalar::Bool);
+        k.ins(format!("setp.eq.u32 {at_stop}, {}, {stop}", c.lane));
+        let (skip, agg, got) = (k.label(), k.label(), k.label());
+        k.ins(format!("@!{take} bra {skip}"));
+        k.ins(format!("@!{at_stop} bra {agg}"));
+        let x = Self::load_status(k, ip, ihp, &j, ls);
+        Self::mov_opt(k, &v, &x);
+        k.ins(format!("bra.uni {got}"));
+        k.place(&agg);
+        let x = Self::load_status(k, ap, ahp, &j, ls);
+        Self::mov_opt(k, &v, &x);
+        k.place(&got);
+        k.place(&skip);
+        // In tile order (higher lanes first) towards lane 0.
+        for d in [1u32, 2, 4, 8, 16] {
+            let y = Self::shfl_opt(k, &v, "down", d);
+            let inside = k.reg(Scalar::Bool);
+            k.ins(format!("setp.lt.u32 {inside}, {}, {}", c.lane, 32 - d));
+            k.ins(format!("and.pred {}, {}, {inside}", y.has, y.has));
+            let n = self.opt_combine(k, c, env, comb, &y, &v, ctx)?;
+            Self::mov_opt(k, &v, &n);
+        }
+        let w = Self::shfl_opt(k, &v, "idx", 0);
+        let n = self.opt_combine(k, c, env, comb, &w, prefix, ctx)?;
+        Self::mov_opt(k, prefix, &n);
+        k.ins(format!("@!{none} bra.uni {end}"));
+        k.ins(format!("sub.s64 {base}, {base}, 32"));
+        let past = k.reg(Scalar::Bool);
+        k.ins(format!("setp.le.s64 {past}, {base}, 0"));
+        k.ins(format!("@{past} bra.uni {end}"));
+        k.ins(format!("bra.uni {top}"));
+        k.place(&end);
+        Ok(())
+    }
+
+    /// Loads entry `j` of a status array (leaves `ptrs`, flags `has`) coherently at the
+    /// device scope.
+    fn load_status(k: &mut Kernel, ptrs: &[Reg], has: &Reg, j: &Reg, ls: &[Scalar]) -> Opt {
+        let v = ptrs
+            .iter()
+            .zip(ls)
+            .map(|(p, &s)| {
+                let a = Self::addr(k, p, j, s);
+                Self::ld(k, "relaxed.gpu.global", &a.name, s)
+            })
+            .collect();
+        let a = Self::addr(k, has, j, Scalar::Bool);
+        let h = Self::ld(k, "relaxed.gpu.global", &a.name, Scalar::Bool);
+        Opt { has: h, v }
+    }
+
+    /// One block scans the `grid` tile totals in place (inclusive), in chunks of a block's
+    /// threads.
     #[allow(clippy::too_many_arguments)]
     fn scan_totals(
         &mut self,
@@ -1842,12 +2296,12 @@ impl<'f> Gen<'f> {
         k.place(&skipw);
         let next = self.opt_combine(&mut k, &c, &mut env, comb, &carry, &total, &op_ctx)?;
         Self::mov_opt(&mut k, &carry, &next);
-        k.ins(format!("add.s64 {cbase}, {cbase}, {BLOCK}"));
+        k.ins(format!("add.s64 {cbase}, {cbase}, {}", self.bsize()));
         k.ins(format!("bra.uni {top}"));
         k.place(&end);
         let args = k.args.clone();
         let kid = self.push_kernel(k);
-        steps.push(Self::launch(kid, Count::Const(1), args));
+        steps.push(self.launch(kid, Count::Const(1), args));
         Ok(())
     }
 
@@ -1874,7 +2328,7 @@ impl<'f> Gen<'f> {
         };
         let ls = leaves(elem_ty)?;
         let n_count = Count::Var(var(soac.len));
-        let grid = cmax1(cdiv(n_count.clone(), TILE));
+        let grid = cmax1(cdiv(n_count.clone(), self.tile()));
         let counts = self.alloc_leaves(&[Scalar::U64], &grid, steps);
 
         // Pass 1: survivors per tile.
@@ -1889,8 +2343,17 @@ impl<'f> Gen<'f> {
         let carry = k.reg(Scalar::U64);
         k.ins(format!("mov.u64 {carry}, 0"));
         let (r, top, end) = Self::rounds_head(&mut k);
-        let (_, _, _, keep) =
-            self.tile_elem(&mut k, &c, &mut env, soac, Some(pred), &n, &r, &ls)?;
+        let (_, _, _, keep) = self.tile_elem(
+            &mut k,
+            &c,
+            &mut env,
+            soac,
+            Some(pred),
+            &n,
+            &r,
+            &ls,
+            (&c.ctaid64, self.tile()),
+        )?;
         let flag = Self::flag(&mut k, keep.as_ref());
         let t = self.pconst(&mut k, true);
         let x = Opt {
@@ -1918,7 +2381,7 @@ impl<'f> Gen<'f> {
         );
         let args = k.args.clone();
         let k1 = self.push_kernel(k);
-        steps.push(Self::launch(k1, grid.clone(), args));
+        steps.push(self.launch(k1, grid.clone(), args));
         steps.push(Step::CheckErrors);
 
         // Pass 2: offsets of the tiles; the last one is the result's length.
@@ -1964,8 +2427,17 @@ impl<'f> Gen<'f> {
         k.ins(format!("mov.u64 {carry}, {}", prev[0]));
         k.place(&skip);
         let (r, top, end) = Self::rounds_head(&mut k);
-        let (_, _, x, keep) =
-            self.tile_elem(&mut k, &c, &mut env, soac, Some(pred), &n, &r, &ls)?;
+        let (_, _, x, keep) = self.tile_elem(
+            &mut k,
+            &c,
+            &mut env,
+            soac,
+            Some(pred),
+            &n,
+            &r,
+            &ls,
+            (&c.ctaid64, self.tile()),
+        )?;
         let flag = Self::flag(&mut k, keep.as_ref());
         let t = self.pconst(&mut k, true);
         let fx = Opt {
@@ -1993,7 +2465,7 @@ impl<'f> Gen<'f> {
         Self::rounds_tail(&mut k, &r, &top, &end);
         let args = k.args.clone();
         let k3 = self.push_kernel(k);
-        steps.push(Self::launch(k3, grid, args));
+        steps.push(self.launch(k3, grid, args));
         steps.push(Step::CheckErrors);
         steps.push(Step::BindSeq {
             var: var(s.var),
@@ -2159,8 +2631,8 @@ impl<'f> Gen<'f> {
         let args = k.args.clone();
         let kid = self.push_kernel(k);
         let n_count = Count::Var(var(soac.len));
-        let grid = cmax1(cmin(cdiv(n_count, BLOCK as u64), Count::Const(MAX_GRID)));
-        steps.push(Self::launch(kid, grid, args));
+        let per_block = u64::from(self.bsize());
+        steps.push(self.stride_launch(kid, &n_count, per_block, args));
         steps.push(Step::CheckErrors);
         steps.push(Step::BindSeq {
             var: var(s.var),
@@ -2181,10 +2653,7 @@ impl<'f> Gen<'f> {
         let n_count = Count::Var(var(soac.len));
         let owner = self.alloc_leaves(&[Scalar::U64], &n_count, steps)[0];
         let outs = self.alloc_leaves(&ls, &n_count, steps);
-        let grid = cmax1(cmin(
-            cdiv(n_count.clone(), BLOCK as u64),
-            Count::Const(MAX_GRID),
-        ));
+        let per_block = u64::from(self.bsize());
         for pass in 0..2 {
             let (mut k, c) = self.new_kernel(if pass == 0 {
                 "permute_owners"
@@ -2256,7 +2725,7 @@ impl<'f> Gen<'f> {
             Self::loop_tail(&mut k, &i, &stride, &top, &cont, &end);
             let args = k.args.clone();
             let kid = self.push_kernel(k);
-            steps.push(Self::launch(kid, grid.clone(), args));
+            steps.push(self.stride_launch(kid, &n_count, per_block, args));
         }
         steps.push(Step::CheckErrors);
         steps.push(Step::BindSeq {
@@ -2474,7 +2943,9 @@ impl<'f> Gen<'f> {
         }
         // The block: lane 0 of each warp puts its total in shared memory; every thread
         // combines the totals of the block's warps (%ntid.x / 32 of them) in order.
-        let arrays: Vec<String> = (0..=cur.v.len()).map(|_| k.shared(WARPS * 8)).collect();
+        let arrays: Vec<String> = (0..=cur.v.len())
+            .map(|_| k.shared(self.warps() * 8))
+            .collect();
         let off = k.reg(Scalar::U32);
         k.ins(format!("shl.b32 {off}, {}, 3", c.warp));
         let lead = k.reg(Scalar::Bool);
@@ -2556,7 +3027,9 @@ impl<'f> Gen<'f> {
         k.ins(format!("setp.ne.u32 {nz}, {}, 0", c.lane));
         k.ins(format!("and.pred {}, {}, {nz}", ex.has, ex.has));
         // Warp totals to shared memory: one 8-byte slot per warp per leaf, and the flags.
-        let arrays: Vec<String> = (0..=cur.v.len()).map(|_| k.shared(WARPS * 8)).collect();
+        let arrays: Vec<String> = (0..=cur.v.len())
+            .map(|_| k.shared(self.warps() * 8))
+            .collect();
         let off = k.reg(Scalar::U32);
         k.ins(format!("shl.b32 {off}, {}, 3", c.warp));
         let last = k.reg(Scalar::Bool);
@@ -2580,7 +3053,7 @@ impl<'f> Gen<'f> {
         let (top, end) = (k.label(), k.label());
         k.place(&top);
         let done = k.reg(Scalar::Bool);
-        k.ins(format!("setp.ge.u32 {done}, {w}, {WARPS}"));
+        k.ins(format!("setp.ge.u32 {done}, {w}, {}", self.warps()));
         k.ins(format!("@{done} bra.uni {end}"));
         let t = Self::warp_partial(k, &arrays, &ls, &w);
         let nt = self.opt_combine(k, c, env, comb, &total, &t, ctx)?;

@@ -121,6 +121,38 @@ pub fn parse_archs(list: &str) -> Result<Vec<Arch>, String> {
 /// The PTX goes through a temporary file (removed afterwards). Errors name the
 /// assembler and carry its output when it fails.
 pub fn assemble(ptxas: &Path, ptx: &str, arch: &str) -> Result<Vec<u8>, String> {
+    run_ptxas(ptxas, ptx, arch, false).map(|(cubin, _)| cubin)
+}
+
+/// Assembles `ptx` for `arch` with `ptxas -v` and returns its resource report per kernel:
+/// `(kernel, registers per thread, static shared memory bytes)` (see
+/// [`crate::occupancy::parse_ptxas_report`]). Fails as [`assemble`] does, or when a
+/// kernel of the module is missing from the report.
+pub fn resources(ptxas: &Path, ptx: &str, arch: &str) -> Result<Vec<(String, u32, u32)>, String> {
+    let (_, report) = run_ptxas(ptxas, ptx, arch, true)?;
+    let found = crate::occupancy::parse_ptxas_report(&report);
+    for line in ptx.lines() {
+        if let Some(rest) = line.strip_prefix(".visible .entry ") {
+            let name = rest.trim_end_matches('(');
+            if !found.iter().any(|(k, _, _)| k == name) {
+                return Err(format!(
+                    "ptxas -v ({}) reported no register count for `{name}` on {arch}:\n{report}",
+                    ptxas.display()
+                ));
+            }
+        }
+    }
+    Ok(found)
+}
+
+/// Runs `ptxas` (with `-v` when `verbose`) on `ptx` for `arch`: the cubin and what the
+/// assembler printed.
+fn run_ptxas(
+    ptxas: &Path,
+    ptx: &str,
+    arch: &str,
+    verbose: bool,
+) -> Result<(Vec<u8>, String), String> {
     let arch = Arch::parse(arch)?;
     let dir = TempDir::new()?;
     let input = dir.path.join("module.ptx");
@@ -128,6 +160,7 @@ pub fn assemble(ptxas: &Path, ptx: &str, arch: &str) -> Result<Vec<u8>, String> 
     std::fs::write(&input, ptx)
         .map_err(|e| format!("cannot write the PTX to {}: {e}", input.display()))?;
     let out = Command::new(ptxas)
+        .args(verbose.then_some("-v"))
         .arg(format!("-arch={arch}"))
         .arg(&input)
         .arg("-o")
@@ -163,7 +196,12 @@ pub fn assemble(ptxas: &Path, ptx: &str, arch: &str) -> Result<Vec<u8>, String> 
             cubin.len()
         ));
     }
-    Ok(cubin)
+    let report = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Ok((cubin, report))
 }
 
 /// Assembles `ptx` for each architecture of `archs`, returning the

@@ -62,6 +62,7 @@ const SYMBOLS: &[&str] = &[
     "cuModuleUnload",
     "cuModuleGetFunction",
     "cuLaunchKernel",
+    "cuOccupancyMaxActiveBlocksPerMultiprocessor",
 ];
 
 /// Size of the JIT error log buffer given to `cuModuleLoadDataEx`.
@@ -183,6 +184,8 @@ pub struct CudaDriver {
     ctx: sys::CUcontext,
     cc: (u32, u32),
     name: String,
+    /// Multiprocessors of the device.
+    sms: u32,
     modules: Mutex<HashMap<String, Arc<CudaModule>>>,
     /// Live allocations: start address -> size in bytes.
     allocs: Mutex<BTreeMap<u64, usize>>,
@@ -280,6 +283,10 @@ impl CudaDriver {
             sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
             "compute capability minor",
         )?;
+        let sms = attribute(
+            sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+            "multiprocessor count",
+        )?;
         if major < 7 {
             return Err(format!(
                 "CUDA device {ordinal} has compute capability {major}.{minor}: dpl's kernels \
@@ -307,6 +314,7 @@ impl CudaDriver {
             ctx,
             cc: (major, minor),
             name,
+            sms: sms.max(1),
             modules: Mutex::new(HashMap::new()),
             allocs: Mutex::new(BTreeMap::new()),
         })
@@ -320,6 +328,11 @@ impl CudaDriver {
     /// The device's name, as the driver reports it.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// The device's number of multiprocessors.
+    pub fn multiprocessors(&self) -> u32 {
+        self.sms
     }
 
     /// The device's compute capability `(major, minor)`.
@@ -593,6 +606,34 @@ impl Driver for CudaDriver {
         check("cuMemcpyDtoD_v2", unsafe {
             sys::cuMemcpyDtoD_v2(dst, src, bytes)
         })
+    }
+
+    /// `cuOccupancyMaxActiveBlocksPerMultiprocessor` for the loaded kernel (its registers
+    /// and shared memory as the driver compiled them) times the multiprocessors; at least
+    /// one block.
+    fn resident_blocks(
+        &self,
+        module: &Arc<CudaModule>,
+        kernel: &str,
+        block: u32,
+    ) -> Result<u32, String> {
+        if module.driver != self.id {
+            return Err(format!(
+                "kernel `{kernel}`: the module was loaded by another CUDA driver"
+            ));
+        }
+        let size = c_int::try_from(block).map_err(|_| format!("block of {block} threads"))?;
+        self.bind()?;
+        let f = self.function(module, kernel)?;
+        let mut n: c_int = 0;
+        // SAFETY: the context is current; `f` is a kernel of a live module of this
+        // driver; `n` is a valid out-pointer; no dynamic shared memory.
+        check(
+            &format!("cuOccupancyMaxActiveBlocksPerMultiprocessor({kernel})"),
+            unsafe { sys::cuOccupancyMaxActiveBlocksPerMultiprocessor(&mut n, f, size, 0) },
+        )?;
+        let per_sm = u32::try_from(n).unwrap_or(0).max(1);
+        Ok(per_sm.saturating_mul(self.sms))
     }
 
     fn launch(

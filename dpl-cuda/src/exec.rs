@@ -69,6 +69,21 @@ pub trait Driver {
     ) -> Result<(), String>;
     /// Frees an allocation.
     fn free(&self, addr: u64) -> Result<(), String>;
+    /// How many blocks of `block` threads of `kernel` the device runs at once: resident
+    /// blocks per multiprocessor (from the kernel's registers and shared memory) times the
+    /// number of multiprocessors. Grid-stride kernels are launched with at most this many
+    /// blocks ([`crate::plan::Count::Resident`]). The default is the model of
+    /// [`crate::plan::model_resident_blocks`] (what the simulator uses); the CUDA driver
+    /// asks the device. Must give the same answer for the same arguments during a run.
+    fn resident_blocks(
+        &self,
+        module: &Self::Module,
+        kernel: &str,
+        block: u32,
+    ) -> Result<u32, String> {
+        let _ = (module, kernel);
+        Ok(crate::plan::model_resident_blocks(block))
+    }
 }
 
 /// Where errors are reported when no location table is given.
@@ -711,6 +726,18 @@ impl<D: Driver> Exec<'_, D> {
                 .count(a)?
                 .checked_add(self.count(b)?)
                 .ok_or_else(|| dev("count overflow".into()))?,
+            Count::Resident { kernel, block } => {
+                let name = self
+                    .program
+                    .kernels
+                    .get(*kernel as usize)
+                    .ok_or_else(|| internal("bad kernel index"))?;
+                let n = self
+                    .driver
+                    .resident_blocks(&self.module, name, *block)
+                    .map_err(dev)?;
+                u64::from(n.max(1))
+            }
         })
     }
 

@@ -21,6 +21,7 @@ pub mod cubin;
 pub mod cuda;
 mod exec;
 mod math;
+pub mod occupancy;
 pub mod plan;
 mod ptx;
 #[cfg(feature = "sim")]
@@ -31,6 +32,8 @@ pub use exec::{
     run_resident, upload,
 };
 pub use ptx::size_of;
+
+use std::collections::HashMap;
 
 use dpl_core::ir::Function;
 
@@ -51,6 +54,8 @@ pub struct GpuProgram {
     pub ptx: String,
     /// The kernels' entry names; [`plan::Launch::kernel`] indexes this list.
     pub kernels: Vec<String>,
+    /// Per kernel (same order): its block size and why it was chosen.
+    pub blocks: Vec<KernelBlock>,
     /// The host's part.
     pub plan: plan::Plan,
     /// The module assembled ahead of time (see [`cubin`]): `(compute capability as
@@ -83,6 +88,20 @@ impl GpuProgram {
     }
 }
 
+/// The block size of one kernel and the reason for it (also written as a comment above the
+/// kernel in the PTX text, so `dpl::inspect!` shows it).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct KernelBlock {
+    /// Threads per block (the kernel's `.maxntid`, what the plan launches it with).
+    pub block: u32,
+    /// The ordinal of the top-level combinator the kernel belongs to; the kernels of one
+    /// combinator share their block size.
+    pub group: u32,
+    /// Why this size: `block = N` given, the default, or the occupancy computed from
+    /// `ptxas -v` register counts (see [`occupancy`]).
+    pub why: String,
+}
+
 /// The module header of every generated PTX text.
 pub const PTX_HEADER: &str = ".version 7.0\n.target sm_70\n.address_size 64\n";
 
@@ -101,11 +120,39 @@ pub enum Inner {
     Auto,
 }
 
+/// The device-wide scan algorithm (`scan`, `exclusive_scan`; [`Options::scan`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Scan {
+    /// One pass with decoupled look-back: each element is read and written once.
+    #[default]
+    LookBack,
+    /// Three kernels: tile totals, a scan of the totals by one block, each tile again (the
+    /// elements are read twice, but no block ever waits for another).
+    ReduceThenScan,
+}
+
 /// Compilation options.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Options {
     /// The schedule of inner nesting levels.
     pub inner: Inner,
+    /// Threads per block of every kernel (`#[parallel(block = N)]`): a multiple of 32
+    /// from 32 to 1024 ([`check_block`]). `None`: chosen per combinator (see
+    /// [`occupancy`]).
+    pub block: Option<u32>,
+    /// The device-wide scan algorithm.
+    pub scan: Scan,
+}
+
+/// Checks a block size given by the user: a multiple of 32 (whole warps: the block-level
+/// combinations work warp by warp) from 32 to 1024 (the most threads a block can have).
+pub fn check_block(block: u32) -> Result<(), String> {
+    if !(32..=1024).contains(&block) || block % 32 != 0 {
+        return Err(format!(
+            "block size {block}: threads per block must be a multiple of 32 from 32 to 1024"
+        ));
+    }
+    Ok(())
 }
 
 /// Compiles a fused function (Soac level) for the GPU with the given options.
@@ -118,11 +165,80 @@ pub struct Options {
 ///
 /// Fails with [`Unsupported`] for what the backend cannot compile (see [`compile`]).
 pub fn compile_with(f: &Function, opts: &Options) -> Result<GpuProgram, Unsupported> {
+    generate(f, opts, &HashMap::new(), &HashMap::new())
+}
+
+/// [`compile_with`], then, unless `opts.block` fixes the block size, the block size of
+/// each combinator's kernels chosen from their register counts: the module is assembled
+/// with `ptxas -v` (at `ptxas`) for each of `archs`, and [`occupancy::choose`] picks, for
+/// the most register-hungry kernel of each combinator, the size with the best occupancy
+/// on the worst architecture. The module is then generated again with those sizes; the
+/// reasons are in [`GpuProgram::blocks`] and in comments of the PTX.
+///
+/// Fails with the reason when the function is not supported or `ptxas` fails.
+pub fn compile_tuned(
+    f: &Function,
+    opts: &Options,
+    ptxas: &std::path::Path,
+    archs: &[cubin::Arch],
+) -> Result<GpuProgram, String> {
+    let first = compile_with(f, opts).map_err(|e| e.to_string())?;
+    if opts.block.is_some() || archs.is_empty() {
+        return Ok(first);
+    }
+    // Per combinator: per architecture, the largest register count and shared memory of
+    // its kernels.
+    let mut needs: HashMap<u32, Vec<(cubin::Arch, u32, u32)>> = HashMap::new();
+    for a in archs {
+        let report = cubin::resources(ptxas, &first.ptx, &a.to_string())?;
+        for (i, name) in first.kernels.iter().enumerate() {
+            let Some((_, regs, smem)) = report.iter().find(|(k, _, _)| k == name) else {
+                continue;
+            };
+            let group = first.blocks[i].group;
+            let v = needs.entry(group).or_default();
+            match v.iter_mut().find(|(x, _, _)| x == a) {
+                Some(e) => {
+                    e.1 = e.1.max(*regs);
+                    e.2 = e.2.max(*smem);
+                }
+                None => v.push((*a, *regs, *smem)),
+            }
+        }
+    }
+    let mut tuned = HashMap::new();
+    let mut whys = HashMap::new();
+    for (i, kb) in first.blocks.iter().enumerate() {
+        if tuned.contains_key(&kb.group) {
+            continue;
+        }
+        let default = first.blocks[i].block;
+        let (b, why) = occupancy::choose(needs.get(&kb.group).map_or(&[][..], |v| v), default);
+        let why = format!("chosen from ptxas register counts at {default} threads: {why}");
+        tuned.insert(kb.group, b);
+        whys.insert(kb.group, why);
+    }
+    generate(f, opts, &tuned, &whys).map_err(|e| e.to_string())
+}
+
+/// The code generation proper, with block sizes by combinator (`tuned`) and their reasons.
+fn generate(
+    f: &Function,
+    opts: &Options,
+    tuned: &HashMap<u32, u32>,
+    whys: &HashMap<u32, String>,
+) -> Result<GpuProgram, Unsupported> {
     for &p in &f.params {
         check_param_type(f.ty(p))?;
     }
+    if let Some(b) = opts.block {
+        check_block(b).map_err(|message| Unsupported { message })?;
+    }
     let mut g = codegen::Gen::new(f);
     g.inner = opts.inner;
+    g.block = opts.block;
+    g.scan_alg = opts.scan;
+    g.tuned = tuned.clone();
     let steps = g.host_block(&f.body)?;
     let mut ptx = String::from(PTX_HEADER);
     if g.kernels
@@ -133,10 +249,29 @@ pub fn compile_with(f: &Function, opts: &Options) -> Result<GpuProgram, Unsuppor
         ptx.push_str(&math::two_over_pi_decl());
     }
     let mut kernels = Vec::new();
-    for (name, text) in &g.kernels {
+    let mut blocks = Vec::new();
+    for ((name, text), info) in g.kernels.iter().zip(&g.kinfo) {
+        let why = if opts.block.is_some() {
+            "given by the attribute (block = N)".to_string()
+        } else if let Some(w) = whys.get(&info.group) {
+            w.clone()
+        } else if info.default == codegen::DEFAULT_BLOCK {
+            "the default for a thread (or warp) per element; no register counts".to_string()
+        } else {
+            "the default for a block per element; no register counts".to_string()
+        };
         ptx.push('\n');
+        ptx.push_str(&format!(
+            "// {name}: {} threads per block ({why})\n",
+            info.block
+        ));
         ptx.push_str(text);
         kernels.push(name.clone());
+        blocks.push(KernelBlock {
+            block: info.block,
+            group: info.group,
+            why,
+        });
     }
     let plan = plan::Plan {
         params: f
@@ -154,6 +289,7 @@ pub fn compile_with(f: &Function, opts: &Options) -> Result<GpuProgram, Unsuppor
         name: f.name.clone(),
         ptx,
         kernels,
+        blocks,
         plan,
         cubins: Vec::new(),
     })

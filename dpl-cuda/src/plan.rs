@@ -173,10 +173,27 @@ pub struct Launch {
     pub kernel: u32,
     /// Number of blocks (at least 1 is launched).
     pub grid: Count,
-    /// Threads per block.
+    /// Threads per block (the kernel's `.maxntid`).
     pub block: u32,
     /// The arguments, in the kernel's parameter order.
     pub args: Vec<KArg>,
+    /// The kernel computes the same whatever its number of blocks (a grid-, warp- or
+    /// block-stride loop): its grid is enough blocks for every item but at most what the
+    /// device keeps resident ([`Count::Resident`]), a number known only at run time.
+    /// Kernels with a block per tile, or a single block, have `false`.
+    pub any_grid: bool,
+}
+
+/// Streaming multiprocessors of the modelled GPU (a V100) for [`model_resident_blocks`].
+pub const MODEL_SMS: u32 = 80;
+
+/// The blocks of `block` threads a GPU keeps resident at once in the model used where the
+/// driver cannot say (the simulator): [`MODEL_SMS`] multiprocessors, each holding at most
+/// 2048 threads and 32 blocks (sm_70 to sm_90), registers assumed not to limit (at most
+/// 32 per thread). 640 blocks of 256 threads; at least one block per multiprocessor.
+pub fn model_resident_blocks(block: u32) -> u32 {
+    let per_sm = (2048 / block.max(1)).clamp(1, 32);
+    MODEL_SMS * per_sm
 }
 
 /// A number known on the host at run time.
@@ -205,6 +222,16 @@ pub enum Count {
     Sub(Box<Count>, Box<Count>),
     /// `a + b`.
     Add(Box<Count>, Box<Count>),
+    /// How many blocks of `block` threads of kernel `kernel` the device keeps resident at
+    /// once (multiprocessors times resident blocks per multiprocessor), asked from the
+    /// driver ([`crate::Driver::resident_blocks`]). Used only for the grids of kernels
+    /// with [`Launch::any_grid`] (and the temporaries sized like them).
+    Resident {
+        /// The kernel's index in [`crate::GpuProgram::kernels`].
+        kernel: u32,
+        /// Threads per block.
+        block: u32,
+    },
 }
 
 /// A device buffer.

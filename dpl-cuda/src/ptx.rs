@@ -106,12 +106,15 @@ pub(crate) struct Kernel {
     labels: u32,
     /// `.shared` declarations.
     shared: Vec<String>,
+    /// Threads per block it is launched with (`.maxntid`).
+    pub block: u32,
 }
 
 impl Kernel {
-    /// An empty kernel.
-    pub fn new(name: String) -> Kernel {
+    /// An empty kernel launched with `block` threads per block.
+    pub fn new(name: String, block: u32) -> Kernel {
         Kernel {
+            block,
             name,
             params: Vec::new(),
             args: Vec::new(),
@@ -195,7 +198,7 @@ impl Kernel {
             let _ = writeln!(out, "\t{p}{sep}");
         }
         let _ = writeln!(out, ")");
-        let _ = writeln!(out, ".maxntid {}, 1, 1", crate::codegen::BLOCK);
+        let _ = writeln!(out, ".maxntid {}, 1, 1", self.block);
         let _ = writeln!(out, "{{");
         let names = [".pred %p", ".b32 %r", ".b64 %rd", ".f32 %f", ".f64 %fd"];
         for (n, decl) in self.counts.iter().zip(names) {

@@ -12,8 +12,18 @@ use support::*;
 /// Runs `src` once on `args` and returns (kernel, sectors moved, ideal, bank conflicts,
 /// instructions per element) for each launch.
 fn figures(src: &str, args: Vec<Value>, n: usize) -> Vec<(String, u64, u64, u64, f64)> {
+    figures_with(src, &Options::default(), args, n)
+}
+
+/// [`figures`] with compilation options.
+fn figures_with(
+    src: &str,
+    opts: &Options,
+    args: Vec<Value>,
+    n: usize,
+) -> Vec<(String, u64, u64, u64, f64)> {
     let c = compiled(src);
-    let prog = dpl_cuda::compile(&c.fused).expect("compiles");
+    let prog = dpl_cuda::compile_with(&c.fused, opts).expect("compiles");
     let driver = SimDriver::default();
     dpl_cuda::run(&prog, &driver, args).expect("runs");
     driver
@@ -64,6 +74,48 @@ fn scan_is_coalesced() {
     check(SCAN_OF_MAP, vec![i64s(&mut r, N, -100, 100)], N);
 }
 
+/// The single-pass scan with decoupled look-back (the default) reads each element once:
+/// it moves about 2/3 of the sectors of reduce-then-scan (which reads the input twice),
+/// for `i64` elements and for pairs, and runs fewer instructions per element.
+#[test]
+fn lookback_scan_moves_fewer_sectors_than_reduce_then_scan() {
+    use dpl_cuda::Scan;
+    use support::programs::AFFINE_SCAN;
+    let mut r = Rng::new(4);
+    let x = i64s(&mut r, N, -100, 100);
+    let (a, b) = (i64s(&mut r, N, -3, 4), i64s(&mut r, N, -100, 100));
+    for (name, src, args) in [
+        ("scan_of_map i64", SCAN_OF_MAP, vec![x]),
+        ("affine_scan (i64, i64)", AFFINE_SCAN, vec![a, b]),
+    ] {
+        let total = |scan: Scan| {
+            let opts = Options {
+                scan,
+                ..Options::default()
+            };
+            let fs = figures_with(src, &opts, args.clone(), N);
+            let sectors: u64 = fs.iter().map(|f| f.1).sum();
+            let ideal: u64 = fs.iter().map(|f| f.2).sum();
+            let per: f64 = fs.iter().map(|f| f.4).sum();
+            eprintln!(
+                "{name}, {scan:?}: {} kernels, {sectors} sectors (ideal {ideal}), {per:.1} thread instructions per element",
+                fs.len()
+            );
+            (sectors, per)
+        };
+        let (lb, lb_per) = total(Scan::LookBack);
+        let (rts, rts_per) = total(Scan::ReduceThenScan);
+        assert!(
+            (lb as f64) < 0.75 * rts as f64,
+            "{name}: look-back {lb} sectors vs reduce-then-scan {rts}"
+        );
+        assert!(
+            lb_per < rts_per,
+            "{name}: {lb_per} vs {rts_per} instructions"
+        );
+    }
+}
+
 /// The 5-point Laplacian of a `g x g` grid in CSR form: (values, columns) per row.
 fn laplacian(g: usize) -> (Value, Value, usize) {
     let (mut vals, mut cols, mut nnz) = (Vec::new(), Vec::new(), 0);
@@ -100,7 +152,14 @@ fn laplacian(g: usize) -> (Value, Value, usize) {
 /// Sectors moved by the SpMV kernel (the `map`), and the result.
 fn spmv_sectors(inner: Inner, args: Vec<Value>) -> (u64, Value) {
     let c = compiled(SPMV_CSR);
-    let prog = dpl_cuda::compile_with(&c.fused, &Options { inner }).expect("compiles");
+    let prog = dpl_cuda::compile_with(
+        &c.fused,
+        &Options {
+            inner,
+            ..Options::default()
+        },
+    )
+    .expect("compiles");
     let driver = SimDriver::default();
     let y = dpl_cuda::run(&prog, &driver, args).expect("runs");
     let moved = driver

@@ -1,4 +1,5 @@
-//! Golden PTX text and plans for three programs (a map, a fused reduction, a filter), and
+//! Golden PTX text and plans for four programs (a map, a fused reduction, a filter, a
+//! scan with decoupled look-back), and
 //! the round trip of their embedded (encoded) form.
 //! `DPL_BLESS=1 cargo test -p dpl-cuda --test golden` rewrites the files in
 //! `tests/golden/`.
@@ -8,7 +9,7 @@ mod support;
 use std::path::PathBuf;
 
 use support::compiled;
-use support::programs::{FILTER_OF_MAP, SAXPY, SUM_MAP_GATHER};
+use support::programs::{FILTER_OF_MAP, SAXPY, SCAN_OF_MAP, SUM_MAP_GATHER};
 
 fn golden(name: &str, src: &str) {
     let c = compiled(src);
@@ -54,4 +55,9 @@ fn sum_map_gather() {
 #[test]
 fn filter_of_map() {
     golden("filter_of_map", FILTER_OF_MAP);
+}
+
+#[test]
+fn scan_of_map() {
+    golden("scan_of_map", SCAN_OF_MAP);
 }

@@ -33,8 +33,14 @@ fn check(
     let c = compiled(src);
     let mut errors = 0;
     for inner in SCHEDULES {
-        let prog = dpl_cuda::compile_with(&c.fused, &Options { inner })
-            .unwrap_or_else(|e| panic!("{inner:?}: {e}\n{}", c.fused));
+        let prog = dpl_cuda::compile_with(
+            &c.fused,
+            &Options {
+                inner,
+                ..Options::default()
+            },
+        )
+        .unwrap_or_else(|e| panic!("{inner:?}: {e}\n{}", c.fused));
         errors = 0;
         for &n in sizes {
             let mut r = Rng::new(0x5eed ^ (n as u64).wrapping_mul(0x9e37_79b9));

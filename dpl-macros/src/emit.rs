@@ -27,13 +27,14 @@ use quote::{format_ident, quote, quote_spanned};
 /// Emits the items for every lowered function (inside the module when `module` is given).
 pub fn emit(
     opts: &Options,
+    gpu: crate::GpuAttrs,
     lowered: Vec<Lowered>,
     module: Option<&syn::ItemMod>,
 ) -> Result<TokenStream, syn::Error> {
     let mut items = TokenStream::new();
     let mut errors: Option<syn::Error> = None;
     for l in &lowered {
-        match function(opts, l) {
+        match function(opts, gpu, l) {
             Ok(ts) => items.extend(ts),
             Err(e) => match &mut errors {
                 Some(all) => all.combine(e),
@@ -85,7 +86,7 @@ fn diagnostics_to_error(l: &Lowered, diags: Vec<dpl_core::diag::Diagnostic>) -> 
     all.unwrap_or_else(|| syn::Error::new(l.item.sig.ident.span(), "compilation failed"))
 }
 
-fn function(opts: &Options, l: &Lowered) -> Result<TokenStream, syn::Error> {
+fn function(opts: &Options, gpu: crate::GpuAttrs, l: &Lowered) -> Result<TokenStream, syn::Error> {
     let compiled = pipeline::compile(l.func.clone()).map_err(|d| diagnostics_to_error(l, d))?;
     let mut params = Vec::new();
     let mut errors: Option<syn::Error> = None;
@@ -167,7 +168,7 @@ fn function(opts: &Options, l: &Lowered) -> Result<TokenStream, syn::Error> {
         .filter(|a| !crate::front::is_parallel_attr(a));
     let (vis, sig) = (&item.vis, &item.sig);
     let span = item.sig.ident.span();
-    let (gpu, gpu_summary) = gpu_arm(opts, l, &compiled)?;
+    let (gpu, gpu_summary) = gpu_arm(opts, gpu, l, &compiled)?;
     let dispatch = if l.sig.ret.result {
         quote_spanned! {span=>
             match #private::place() {
@@ -213,6 +214,7 @@ fn function(opts: &Options, l: &Lowered) -> Result<TokenStream, syn::Error> {
 #[cfg(feature = "gpu")]
 fn gpu_arm(
     opts: &Options,
+    gpu: crate::GpuAttrs,
     l: &Lowered,
     compiled: &Compiled,
 ) -> Result<(TokenStream, GpuSummary), syn::Error> {
@@ -225,8 +227,39 @@ fn gpu_arm(
         Inner::Warp => dpl_cuda::Inner::Warp,
         Inner::Auto => dpl_cuda::Inner::Auto,
     };
-    let program = match dpl_cuda::compile_with(&compiled.fused, &dpl_cuda::Options { inner }) {
+    let block = gpu.block;
+    let gpu_opts = dpl_cuda::Options {
+        inner,
+        block,
+        scan: if gpu.reduce_then_scan {
+            dpl_cuda::Scan::ReduceThenScan
+        } else {
+            dpl_cuda::Scan::LookBack
+        },
+    };
+    let program = match dpl_cuda::compile_with(&compiled.fused, &gpu_opts) {
         Ok(mut p) => {
+            // With ptxas at hand (the cubin configuration below) and no `block = N`, each
+            // combinator's block size is chosen from the kernels' register counts.
+            if block.is_none() {
+                let tuned = dpl_cuda::cubin::configured().and_then(|c| match c {
+                    Some((ptxas, archs)) => {
+                        dpl_cuda::compile_tuned(&compiled.fused, &gpu_opts, &ptxas, &archs)
+                            .map(Some)
+                    }
+                    None => Ok(None),
+                });
+                match tuned {
+                    Ok(Some(t)) => p = t,
+                    Ok(None) => {}
+                    Err(e) => {
+                        return Err(syn::Error::new(
+                            l.item.sig.ident.span(),
+                            format!("choosing the GPU block sizes from register counts: {e}"),
+                        ));
+                    }
+                }
+            }
             // With `DPL_CUBIN_ARCHS` (and `DPL_PTXAS`) set while the crate compiles, what
             // `dpl_build::cubins` in its build script arranges, the kernels are assembled
             // now and the cubins embedded next to the PTX.
@@ -238,7 +271,11 @@ fn gpu_arm(
             }
             dump(
                 &name,
-                &[("ptx", &p.ptx), ("plan.txt", &format!("{:#?}", p.plan))],
+                &[
+                    ("ptx", &p.ptx),
+                    ("plan.txt", &format!("{:#?}", p.plan)),
+                    ("blocks.txt", &format!("{:#?}", p.blocks)),
+                ],
             );
             summary.ptx = p.ptx.clone();
             summary.cubins = p.cubins.iter().map(|(cc, _)| *cc).collect();
@@ -278,6 +315,7 @@ fn gpu_arm(
 #[cfg(not(feature = "gpu"))]
 fn gpu_arm(
     _: &Options,
+    _: crate::GpuAttrs,
     _: &Lowered,
     _: &Compiled,
 ) -> Result<(TokenStream, GpuSummary), syn::Error> {

@@ -1475,8 +1475,10 @@ impl<'a> Dec<'a> {
                     }
                 }
             }
-            "membar" | "fence" | "nanosleep" | "brkpt" | "pmevent" | "prefetch" | "prefetchu"
-            | "discard" | "applypriority" | "griddepcontrol" => Op::Nop,
+            "membar" | "fence" => Op::Fence,
+            "nanosleep" => Op::Sleep,
+            "brkpt" | "pmevent" | "prefetch" | "prefetchu" | "discard" | "applypriority"
+            | "griddepcontrol" => Op::Nop,
             _ => return perr(line, format!("unsupported instruction `{text}`")),
         };
         self.push(op, guard, line, &text);

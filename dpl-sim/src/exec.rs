@@ -165,6 +165,9 @@ pub(crate) type FResult<T> = std::result::Result<T, Fault>;
 
 const FULL: u32 = u32::MAX;
 
+/// How long `nanosleep` puts the host thread running a block to sleep.
+pub(crate) const SLEEP: std::time::Duration = std::time::Duration::from_micros(20);
+
 #[derive(Default)]
 struct Warp {
     regs: Vec<u64>,
@@ -1489,6 +1492,8 @@ impl Worker {
                 });
             }
             Op::Nop => {}
+            Op::Fence => std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst),
+            Op::Sleep => std::thread::sleep(SLEEP),
             Op::Bra { .. } | Op::Exit | Op::Bar { .. } | Op::Call { .. } | Op::Ret => {
                 unreachable!("control flow is handled by run_warp")
             }

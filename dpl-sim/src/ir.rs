@@ -582,8 +582,17 @@ pub(crate) enum Op {
     Trap,
     /// Something loaded but refused when executed (e.g. a call of an external function).
     Unsupported(String),
-    /// `membar`, `fence`, `nanosleep`, `brkpt`, `pmevent`, `prefetch`: no effect here.
+    /// `brkpt`, `pmevent`, `prefetch`: no effect here.
     Nop,
+    /// `nanosleep`: the host thread running the block sleeps a little (a fixed
+    /// 20 µs, whatever the operand), so a spin-wait loop with back-off
+    /// does not execute (and count) thousands of iterations while the block it waits for
+    /// runs on another host thread.
+    Sleep,
+    /// `membar`, `fence`: a sequentially consistent fence of the host (blocks run on
+    /// several host threads and global memory is relaxed atomics, so a flag published
+    /// after a fence is seen only after the data written before it).
+    Fence,
 }
 
 /// A decoded instruction with its guard and source position.

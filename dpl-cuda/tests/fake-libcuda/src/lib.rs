@@ -149,6 +149,7 @@ pub unsafe extern "C" fn cuDeviceGetAttribute(v: *mut c_int, attr: c_uint, d: c_
             return INVALID_DEVICE;
         }
         let value = match attr {
+            16 => env_int("FAKE_CUDA_SMS", 4),
             75 => s.cc / 10,
             76 => s.cc % 10,
             _ => return INVALID_VALUE,
@@ -404,6 +405,27 @@ pub unsafe extern "C" fn cuModuleGetFunction(
         s.next_handle += 1;
         s.functions.insert(h, (m.addr(), name));
         unsafe { *f = std::ptr::without_provenance_mut(h) };
+        SUCCESS
+    })
+}
+
+/// Resident blocks per multiprocessor: what 2048 threads and 32 blocks allow (registers
+/// are not modelled).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuOccupancyMaxActiveBlocksPerMultiprocessor(
+    n: *mut c_int,
+    f: *mut c_void,
+    block: c_int,
+    shared: usize,
+) -> CUresult {
+    with(true, |s| {
+        if !s.functions.contains_key(&f.addr()) {
+            return INVALID_HANDLE;
+        }
+        if !(1..=1024).contains(&block) || shared != 0 {
+            return INVALID_VALUE;
+        }
+        unsafe { *n = (2048 / block).min(32) };
         SUCCESS
     })
 }

@@ -1,0 +1,235 @@
+//! The device-wide scans on the simulator, against plain Rust: the single-pass scan with
+//! decoupled look-back (the default) and reduce-then-scan, inclusive and exclusive, for
+//! integers, floats, bools and tuples with a non-commutative operator, at sizes around the
+//! tile boundaries (0, 1, tile - 1, tile, tile + 1, many tiles, 2^18 + 7), with blocks run
+//! by 8 host threads (so blocks wait on each other's status words in every order), at
+//! several block sizes; errors inside a scanned element function are the interpreter's.
+
+mod support;
+
+use std::sync::OnceLock;
+
+use dpl_core::interp::{self, Value};
+use dpl_cuda::sim::SimDriver;
+use dpl_cuda::{GpuProgram, Inner, Options, Scan};
+use support::programs::*;
+use support::*;
+
+fn driver() -> &'static SimDriver {
+    static D: OnceLock<SimDriver> = OnceLock::new();
+    D.get_or_init(|| {
+        let d = SimDriver::default();
+        d.device().set_host_threads(8);
+        d
+    })
+}
+
+fn program(src: &str, scan: Scan, block: Option<u32>) -> GpuProgram {
+    let c = compiled(src);
+    dpl_cuda::compile_with(
+        &c.fused,
+        &Options {
+            inner: Inner::Seq,
+            block,
+            scan,
+        },
+    )
+    .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Sizes around the look-back tiles of `block` threads (4 rounds per tile up to 256
+/// threads, 1024 elements from there).
+fn sizes(block: u32) -> Vec<usize> {
+    let t = (4 * block as usize).max(1024);
+    // Many tiles: more than a look-back window of 32.
+    let many = (60_000 / t).max(40) * t + 1;
+    vec![0, 1, 2, t - 1, t, t + 1, 2 * t, 7 * t + 3, many]
+}
+
+const VARIANTS: [(Scan, Option<u32>); 4] = [
+    (Scan::LookBack, None),
+    (Scan::LookBack, Some(32)),
+    (Scan::LookBack, Some(1024)),
+    (Scan::ReduceThenScan, None),
+];
+
+fn vals(v: &Value) -> Vec<Value> {
+    match v {
+        Value::Seq(xs) => xs.to_vec(),
+        other => panic!("not a sequence: {other:?}"),
+    }
+}
+
+fn run(p: &GpuProgram, args: Vec<Value>) -> Value {
+    dpl_cuda::run(p, driver(), args).unwrap_or_else(|e| panic!("{}: {e}", p.name))
+}
+
+#[test]
+fn integer_sums_and_exclusive_maxima() {
+    for (alg, block) in VARIANTS {
+        let scan = program(SCAN_OF_MAP, alg, block);
+        let excl = program(EXCLUSIVE_SCAN_MAX, alg, block);
+        for n in sizes(block.unwrap_or(256)) {
+            let mut r = Rng::new(n as u64 + 11);
+            let x: Vec<i64> = (0..n).map(|_| r.range(-1_000_000, 1_000_000)).collect();
+            let got = run(&scan, vec![seq(x.clone())]);
+            let mut acc = 0i64;
+            let want: Vec<i64> = x
+                .iter()
+                .map(|v| {
+                    acc = acc.wrapping_add(2 * v);
+                    acc
+                })
+                .collect();
+            assert_eq!(got, seq(want), "{alg:?} {block:?} scan, n = {n}");
+
+            let got = run(&excl, vec![seq(x.clone()), Value::I64(i64::MIN)]);
+            let mut acc = i64::MIN;
+            let want: Vec<i64> = x
+                .iter()
+                .map(|v| {
+                    let out = acc;
+                    acc = acc.max(v - 5);
+                    out
+                })
+                .collect();
+            assert_eq!(got, seq(want), "{alg:?} {block:?} exclusive, n = {n}");
+        }
+    }
+}
+
+#[test]
+fn tuples_with_a_non_commutative_operator() {
+    for (alg, block) in VARIANTS {
+        let incl = program(AFFINE_SCAN, alg, block);
+        let excl = program(AFFINE_EXCLUSIVE_SCAN, alg, block);
+        for n in sizes(block.unwrap_or(256)) {
+            let mut r = Rng::new(n as u64 + 5);
+            let a: Vec<i64> = (0..n).map(|_| r.range(-3, 4)).collect();
+            let b: Vec<i64> = (0..n).map(|_| r.range(-100, 100)).collect();
+            // (f ; g)(x) = g(f(x)): (fa * ga, fb * ga + gb), wrapping.
+            let compose = |f: (i64, i64), g: (i64, i64)| {
+                (
+                    f.0.wrapping_mul(g.0),
+                    f.1.wrapping_mul(g.0).wrapping_add(g.1),
+                )
+            };
+            let pair = |p: (i64, i64)| Value::Tuple(vec![Value::I64(p.0), Value::I64(p.1)]);
+            let mut acc: Option<(i64, i64)> = None;
+            let want: Vec<Value> = a
+                .iter()
+                .zip(&b)
+                .map(|(&x, &y)| {
+                    let next = acc.map_or((x, y), |f| compose(f, (x, y)));
+                    acc = Some(next);
+                    pair(next)
+                })
+                .collect();
+            let got = run(&incl, vec![seq(a.clone()), seq(b.clone())]);
+            assert_eq!(vals(&got), want, "{alg:?} {block:?} affine scan, n = {n}");
+
+            let z = (2, -1);
+            let mut acc = z;
+            let want: Vec<Value> = a
+                .iter()
+                .zip(&b)
+                .map(|(&x, &y)| {
+                    let out = pair(acc);
+                    acc = compose(acc, (x, y));
+                    out
+                })
+                .collect();
+            let got = run(&excl, vec![seq(a.clone()), seq(b.clone()), pair(z)]);
+            assert_eq!(
+                vals(&got),
+                want,
+                "{alg:?} {block:?} affine exclusive, n = {n}"
+            );
+        }
+    }
+}
+
+#[test]
+fn floats_and_bools() {
+    for (alg, block) in VARIANTS {
+        let fs = program(FLOAT_SCAN, alg, block);
+        let bs = program(SCAN_BOOL_OR, alg, block);
+        for n in sizes(block.unwrap_or(256)) {
+            let mut r = Rng::new(n as u64 + 3);
+            let x: Vec<f64> = (0..n).map(|_| r.float(1000.0)).collect();
+            let got = vals(&run(&fs, vec![seq(x.clone())]));
+            let mut acc = 0.0f64;
+            for (i, (g, v)) in got.iter().zip(&x).enumerate() {
+                acc += v.abs().sqrt();
+                let Value::F64(g) = g else { panic!("{g:?}") };
+                assert!(
+                    (g - acc).abs() <= 1e-9 * acc.abs().max(1.0),
+                    "{alg:?} {block:?} float scan, n = {n}, at {i}: {g} vs {acc}"
+                );
+            }
+            assert_eq!(got.len(), n);
+
+            // Mostly false, the first true somewhere in the middle.
+            let k = r.range(0, n as i64 + 1) as usize;
+            let x: Vec<i32> = (0..n).map(|i| if i == k { 91 } else { 7 }).collect();
+            let got = run(&bs, vec![seq(x)]);
+            let want: Vec<bool> = (0..n).map(|i| i >= k).collect();
+            assert_eq!(
+                got,
+                seq(want),
+                "{alg:?} {block:?} or-scan, n = {n}, k = {k}"
+            );
+        }
+    }
+}
+
+/// A scan of `1000 / x` with zeros somewhere: the error is the interpreter's (the first
+/// zero in sequence order), and the kernel launched again in report mode does not hang.
+#[test]
+fn failures_inside_the_scanned_elements() {
+    const SRC: &str = "
+fn scan_div($x: [i32]) -> [i32] {
+  $m: [i32] = map(|$a: i32| [] { $k: i32 = const 1000; $d: i32 = div $k, $a; $d }, $x)
+  $s: [i32] = scan(|$p: i32, $q: i32| [] { $t: i32 = add $p, $q; $t }, $m)
+  $s
+}";
+    let c = compiled(SRC);
+    for (alg, block) in VARIANTS {
+        let p = program(SRC, alg, block);
+        for n in [1usize, 3000, 40_000] {
+            for zeros in [vec![0], vec![n - 1], vec![n / 2, n / 3, n - 1]] {
+                let x: Vec<i32> = (0..n)
+                    .map(|i| {
+                        if zeros.contains(&i) {
+                            0
+                        } else {
+                            1 + (i % 7) as i32
+                        }
+                    })
+                    .collect();
+                let args = vec![seq(x)];
+                let want = interp::run(&c.fused, args.clone())
+                    .expect_err("a division by zero")
+                    .to_run_error(dpl_cuda::UNKNOWN_LOCATION)
+                    .expect("a run error");
+                let got = dpl_cuda::run(&p, driver(), args).expect_err("a division by zero");
+                assert_eq!(got, want, "{alg:?} {block:?}, n = {n}, zeros at {zeros:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_large_scan_across_many_tiles() {
+    let n = (1 << 18) + 7;
+    let p = program(SCAN_OF_MAP, Scan::LookBack, None);
+    let mut r = Rng::new(99);
+    let x: Vec<i64> = (0..n).map(|_| r.range(-50, 50)).collect();
+    let got = vals(&run(&p, vec![seq(x.clone())]));
+    let mut acc = 0i64;
+    for (i, (g, v)) in got.iter().zip(&x).enumerate() {
+        acc += 2 * v;
+        assert_eq!(*g, Value::I64(acc), "at {i}");
+    }
+    assert_eq!(got.len(), n);
+}
