@@ -624,3 +624,132 @@ fn ragged_paths_chosen_by_the_shape_of_the_row() {
     assert_eq!(p.matches("heavy :: ragged(").count(), 1, "{p}");
     assert!(p.contains("row_unchecked"), "{p}");
 }
+
+/// Stencils with clamped neighbour indices: their reads are proven in range
+/// (`dpl_core::ranges`), and the interior, where no clamp is active, runs a variant with
+/// the neighbours at `i - c` and `i + c`.
+mod stencil {
+    use dpl::prelude::*;
+
+    /// Neighbours of `y` (length `n`, the loop's) and of `z` (any length: in range when
+    /// `len(z) >= n`, checked otherwise).
+    #[parallel]
+    pub fn cross(y: &[f32], z: &[f32], w: usize) -> Vec<f32> {
+        let n = len(y);
+        map(
+            |i| {
+                let last = n - 1;
+                let west = y[i.max(1) - 1];
+                let east = y[(i + 1).min(last)];
+                let north = z[i.max(w) - w];
+                let south = z[(i + w).min(last)];
+                (west + east) * 2.0 + north - south * 3.0
+            },
+            indices(y),
+        )
+    }
+
+    /// Two outputs (one loop writing both: `map_unzip2`).
+    #[parallel]
+    pub fn pair(y: &[i64], w: usize) -> (Vec<i64>, Vec<i64>) {
+        let n = len(y);
+        unzip(map(
+            |i| {
+                let last = n - 1;
+                let a = y[i.max(w) - w];
+                let b = y[(w + i).min(last)];
+                (a - b, a * 2 + b)
+            },
+            indices(y),
+        ))
+    }
+
+    /// Not clamps: `max(i, 1) - 2` can wrap, `i + 1` can reach `n`; these stay checked.
+    #[parallel]
+    pub fn unclamped(y: &[i64]) -> Vec<i64> {
+        map(|i| y[i.max(1) - 2] + y[i + 1], indices(y))
+    }
+}
+
+fn cross_plain(y: &[f32], z: &[f32], w: usize) -> Vec<f32> {
+    let n = y.len();
+    (0..n)
+        .map(|i| {
+            let last = n - 1;
+            let west = y[i.max(1) - 1];
+            let east = y[(i + 1).min(last)];
+            let north = z[i.max(w) - w];
+            let south = z[(i + w).min(last)];
+            (west + east) * 2.0 + north - south * 3.0
+        })
+        .collect()
+}
+
+#[test]
+fn clamped_stencils_match_plain_rust_and_keep_their_errors() {
+    // Lengths around the chunk sizes (one chunk, parallel chunks), offsets from 0 to
+    // beyond the length (empty interior), z longer, equal and shorter.
+    for n in [0usize, 1, 2, 3, 17, 1000, 300_001] {
+        for w in [0usize, 1, 5, 999, 1000, 1001, 400_000] {
+            let y: Vec<f32> = (0..n).map(|k| (k % 97) as f32 * 0.5 - 7.0).collect();
+            for zlen in [n + 3, n, n.saturating_sub(1)] {
+                let z: Vec<f32> = (0..zlen).map(|k| (k % 13) as f32 - 2.0).collect();
+                // The plain version panics exactly when some read is out of range.
+                let want = std::panic::catch_unwind(|| cross_plain(&y, &z, w)).ok();
+                for place in [dpl::Place::Seq, dpl::Place::Cpu] {
+                    let got = dpl::with_place(place, || {
+                        std::panic::catch_unwind(|| stencil::cross(&y, &z, w)).ok()
+                    });
+                    assert_eq!(got, want, "n {n}, w {w}, len(z) {zlen}, {place:?}");
+                }
+            }
+            let yi: Vec<i64> = (0..n as i64).map(|k| k * k % 101 - 50).collect();
+            let want: (Vec<i64>, Vec<i64>) = (0..n)
+                .map(|i| {
+                    let (a, b) = (yi[i.max(w) - w], yi[(w + i).min(n - 1)]);
+                    (a - b, a * 2 + b)
+                })
+                .unzip();
+            for place in [dpl::Place::Seq, dpl::Place::Cpu] {
+                let got = dpl::with_place(place, || stencil::pair(&yi, w));
+                assert_eq!(got, want, "n {n}, w {w}, {place:?}");
+            }
+        }
+    }
+    // A shorter z is still reported as the first out-of-range read.
+    let y = vec![1.0f32; 10];
+    let z = vec![1.0f32; 6];
+    let e = dpl::with_place(dpl::Place::Cpu, || {
+        std::panic::catch_unwind(|| stencil::cross(&y, &z, 2)).unwrap_err()
+    });
+    let msg = e.downcast_ref::<String>().cloned().unwrap_or_default();
+    assert!(msg.contains("index 6") && msg.contains("length 6"), "{msg}");
+    // Unclamped indices keep their checks.
+    let y: Vec<i64> = (0..10).collect();
+    assert!(
+        dpl::with_place(dpl::Place::Cpu, || std::panic::catch_unwind(|| {
+            stencil::unclamped(&y)
+        }))
+        .is_err()
+    );
+}
+
+#[test]
+fn clamped_stencils_get_an_interior_variant() {
+    let c = flat(dpl::inspect!(stencil::cross).cpu_rust);
+    // One variant for z at least as long as y (reads unchecked, interior split), the
+    // checked one otherwise.
+    assert_eq!(c.matches("rt :: map_split(").count(), 1, "{c}");
+    assert!(
+        c.contains("v1_z.len() >=") || c.contains("z.len() >="),
+        "{c}"
+    );
+    assert!(c.contains("wrapping_sub"), "{c}");
+    let p = flat(dpl::inspect!(stencil::pair).cpu_rust);
+    assert_eq!(p.matches("rt :: map_unzip2_split(").count(), 1, "{p}");
+    // y is the loop's own sequence: no condition, no checked variant.
+    assert_eq!(p.matches("rt :: map_unzip2(").count(), 0, "{p}");
+    let u = flat(dpl::inspect!(stencil::unclamped).cpu_rust);
+    assert_eq!(u.matches("map_split").count(), 0, "{u}");
+    assert_eq!(u.matches("rt :: index(").count(), 2, "{u}");
+}

@@ -20,6 +20,7 @@ pub mod ir;
 pub mod normalize;
 pub mod phases;
 pub mod pipeline;
+pub mod ranges;
 pub mod run;
 pub mod text;
 pub mod typeck;

@@ -139,6 +139,8 @@ fn variant(input: &FnInput<'_>, contiguous: bool) -> TokenStream {
         projections: HashSet::new(),
         reps: HashMap::new(),
         depth: 0,
+        unchecked: HashSet::new(),
+        interior: HashMap::new(),
     };
     let mut prologue = TokenStream::new();
     for ((ident, repr), &v) in input.params.iter().zip(&input.func.params) {
@@ -182,6 +184,22 @@ struct Gen<'a> {
     reps: HashMap<VarId, Rep>,
     /// Lambda nesting depth of the code being generated (0: the function body).
     depth: usize,
+    /// Checked reads generated without their check: proven in range
+    /// ([`dpl_core::ranges`]) in the loop variant being generated.
+    unchecked: HashSet<VarId>,
+    /// Clamped indices generated as their simpler form (the interior variant of a loop,
+    /// see [`dpl_core::ranges::clamps`]): statement -> expression.
+    interior: HashMap<VarId, TokenStream>,
+}
+
+/// The loop variants that range facts allow (see [`Gen::bounded_variant`]).
+struct Variants {
+    /// The condition for the unchecked variants (`None`: always).
+    cond: Option<TokenStream>,
+    /// The element function with the bounded reads unchecked.
+    fast: TokenStream,
+    /// `(lo, hi, interior)`: the element function for `lo..hi` with the clamps removed.
+    interior: Option<(TokenStream, TokenStream, TokenStream)>,
 }
 
 impl Gen<'_> {
@@ -487,7 +505,7 @@ impl Gen<'_> {
             return TokenStream::new();
         }
         if let (Some(parts), Expr::Soac(soac)) = (self.unzips.get(&v).cloned(), &s.expr) {
-            return self.map_unzip(soac, &parts);
+            return self.map_unzip(v, soac, &parts);
         }
         let name = self.ident(v);
         let ty = &self.f.vars[v].ty;
@@ -496,6 +514,9 @@ impl Gen<'_> {
         let f = self.f;
         let id = |x: VarId| ident_of(f, x);
         let annotate = !Self::contains_seq(ty);
+        if let Some(e) = self.interior.get(&v) {
+            return quote!(let #name: usize = #e;);
+        }
         let value = match &s.expr {
             Expr::Const(c) => self.constant(*c, ty),
             Expr::Var(w) => {
@@ -571,6 +592,7 @@ impl Gen<'_> {
                 };
                 match (checked, self.rep(*seq)) {
                     (None, _) => self.read(*seq, in_range),
+                    (Some(_), _) if self.unchecked.contains(&v) => self.read(*seq, quote!(#i)),
                     (Some(origin), Rep::Slice) => {
                         let name = origin.name();
                         let loc = self.loc(s.span);
@@ -784,6 +806,23 @@ impl Gen<'_> {
             }
         }
         let n = self.ident(s.len);
+        if s.kind == SoacKind::Map && self.depth == 0 {
+            if let Some(vs) = self.bounded_variant(v, s) {
+                let edge = vs.fast;
+                let fast = match vs.interior {
+                    Some((lo, hi, int)) => quote!(#rt::map_split(#n, #lo, #hi, #edge, #int)),
+                    None => quote!(#rt::map(#n, #work #edge)),
+                };
+                let value = match vs.cond {
+                    None => fast,
+                    Some(cond) => {
+                        let slow = self.lambda(&s.elem, false, &[Rep::Value]);
+                        quote!(if #cond { #fast } else { #rt::map(#n, #work #slow) })
+                    }
+                };
+                return self.bind_owned(v, value);
+            }
+        }
         let elem = self.lambda(&s.elem, false, &[Rep::Value]);
         let loc = self.loc(span);
         let name = self.ident(v);
@@ -875,15 +914,40 @@ impl Gen<'_> {
     }
 
     /// One loop for a planned `unzip(map(f))`: binds the projections' variables.
-    fn map_unzip(&mut self, s: &Soac, parts: &[Option<VarId>]) -> TokenStream {
+    fn map_unzip(&mut self, m: VarId, s: &Soac, parts: &[Option<VarId>]) -> TokenStream {
         let rt = if self.depth == 0 {
             self.rt
         } else {
             self.inner_rt
         };
         let n = self.ident(s.len);
-        let elem = self.lambda(&s.elem, false, &[Rep::Value]);
         let helper = format_ident!("map_unzip{}", parts.len());
+        let split = format_ident!("map_unzip{}_split", parts.len());
+        let vs = if self.depth == 0 {
+            self.bounded_variant(m, s)
+        } else {
+            None
+        };
+        let call = match vs {
+            Some(vs) => {
+                let edge = vs.fast;
+                let fast = match vs.interior {
+                    Some((lo, hi, int)) => quote!(#rt::#split(#n, #lo, #hi, #edge, #int)),
+                    None => quote!(#rt::#helper(#n, #edge)),
+                };
+                match vs.cond {
+                    None => fast,
+                    Some(cond) => {
+                        let slow = self.lambda(&s.elem, false, &[Rep::Value]);
+                        quote!(if #cond { #fast } else { #rt::#helper(#n, #slow) })
+                    }
+                }
+            }
+            None => {
+                let elem = self.lambda(&s.elem, false, &[Rep::Value]);
+                quote!(#rt::#helper(#n, #elem))
+            }
+        };
         let mut names = Vec::new();
         let mut borrows = TokenStream::new();
         for p in parts {
@@ -899,9 +963,106 @@ impl Gen<'_> {
             }
         }
         quote! {
-            let (#(#names,)*) = #rt::#helper(#n, #elem);
+            let (#(#names,)*) = #call;
             #borrows
         }
+    }
+
+    /// For the top-level loop `v` (over `s`): when some of its checked reads have indices
+    /// provably below its length ([`dpl_core::ranges::bounded_reads`], e.g. a stencil's
+    /// clamped neighbours), the element function with those reads unchecked, and the
+    /// condition under which that is safe (`len(x) >= n` for every such `x` whose length
+    /// is not already proven equal to `n`; `None` if there is none). The caller runs the
+    /// checked element function when the condition fails, so errors are unchanged.
+    ///
+    /// On `Place::Cpu`, when the element's index is also clamped (`max(i, c) - c`,
+    /// `min(i + c, n - 1)`: [`dpl_core::ranges::clamps`]), a third variant for the interior
+    /// `lo..hi` where every clamp is the identity computes the neighbours as `i - c` and
+    /// `i + c`: contiguous reads, so the loop vectorizes (`map_split`).
+    fn bounded_variant(&mut self, v: VarId, s: &Soac) -> Option<Variants> {
+        let reads: Vec<_> = dpl_core::ranges::bounded_reads(self.f, v)
+            .into_iter()
+            .filter(|r| self.rep(r.seq) == Rep::Slice)
+            .collect();
+        if reads.is_empty() {
+            return None;
+        }
+        let n = self.ident(s.len);
+        let mut conds = Vec::new();
+        let mut seen = HashSet::new();
+        for r in &reads {
+            if !r.same_len && seen.insert(r.seq) {
+                let x = self.ident(r.seq);
+                conds.push(quote!(#x.len() >= #n));
+            }
+        }
+        let cond = (!conds.is_empty()).then(|| quote!(#(#conds)&&*));
+        self.unchecked = reads.iter().map(|r| r.stmt).collect();
+        let fast = self.lambda(&s.elem, false, &[Rep::Value]);
+        let interior = self.interior_variant(v, s);
+        self.unchecked.clear();
+        Some(Variants {
+            cond,
+            fast,
+            interior,
+        })
+    }
+
+    /// The interior variant of [`Gen::bounded_variant`]: `(lo, hi, element function)`, or
+    /// `None` without clamps (or off `Place::Cpu`, whose run time has `map_split`).
+    fn interior_variant(
+        &mut self,
+        v: VarId,
+        s: &Soac,
+    ) -> Option<(TokenStream, TokenStream, TokenStream)> {
+        use dpl_core::ranges::{Clamp, Outer};
+        self.heavy?;
+        let clamps = dpl_core::ranges::clamps(self.f, v);
+        if clamps.is_empty() {
+            return None;
+        }
+        let outer = |o: Outer| -> Option<TokenStream> {
+            match o {
+                Outer::Var(x) => {
+                    let x = self.ident(x);
+                    Some(quote!(#x))
+                }
+                Outer::Const(k) => {
+                    let k = usize::try_from(k).ok()?;
+                    let lit = proc_macro2::Literal::usize_suffixed(k);
+                    Some(quote!(#lit))
+                }
+            }
+        };
+        let i = self.ident(s.elem.params[0]);
+        let n = self.ident(s.len);
+        let (mut lows, mut highs) = (Vec::new(), Vec::new());
+        let mut forms = HashMap::new();
+        for c in &clamps {
+            match *c {
+                Clamp::Low { stmt, c } => {
+                    let c = outer(c)?;
+                    forms.insert(stmt, quote!(#i.wrapping_sub(#c)));
+                    lows.push(c);
+                }
+                Clamp::High { stmt, x, c } => {
+                    let x = self.ident(x);
+                    forms.insert(stmt, quote!(#x));
+                    highs.push(match c {
+                        Some(c) => outer(c)?,
+                        None => quote!(0usize),
+                    });
+                }
+            }
+        }
+        // SAFETY of the forms: inside `lo..hi`, `i >= c` for every low clamp and
+        // `i + c < n` for every high clamp, so each clamp equals its simpler form.
+        let lo = quote!(0usize #(.max(#lows))*);
+        let hi = quote!(#n.saturating_sub(0usize #(.max(#highs))*));
+        self.interior = forms;
+        let int = self.lambda(&s.elem, false, &[Rep::Value]);
+        self.interior.clear();
+        Some((lo, hi, int))
     }
 
     /// A top-level `map` whose element function returns a row of scalars computed by a

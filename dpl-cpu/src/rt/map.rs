@@ -60,8 +60,105 @@ where
     }
 }
 
+/// [`map`] with two element functions: `interior` for the indices in `lo..hi`, `edge` for
+/// the others (they must compute the same values; `interior` is a form the compiler
+/// simplified for that range, e.g. a stencil's neighbours without their clamps, so that it
+/// vectorizes). Each task's chunk is cut at `lo` and `hi` and each piece filled by its own
+/// loop.
+pub fn map_split<T, E, I>(len: usize, lo: usize, hi: usize, edge: E, interior: I) -> Vec<T>
+where
+    T: Send,
+    E: Fn(usize) -> T + Sync,
+    I: Fn(usize) -> T + Sync,
+{
+    let (lo, hi) = split_range(len, lo, hi);
+    let mut out: Vec<T> = Vec::with_capacity(len);
+    let spare = &mut out.spare_capacity_mut()[..len];
+    let run = |part: &mut [MaybeUninit<T>], base: usize| {
+        let (a, b) = cut(base, part.len(), lo, hi);
+        let (p0, rest) = part.split_at_mut(a);
+        let (p1, p2) = rest.split_at_mut(b - a);
+        fill(p0, base, &edge);
+        fill(p1, base + a, &interior);
+        fill(p2, base + b, &edge);
+    };
+    if len < super::GRAIN {
+        run(spare, 0);
+    } else {
+        let chunk = par::chunk_len(len, super::GRAIN / 4);
+        spare
+            .par_chunks_mut(chunk)
+            .with_max_len(1)
+            .enumerate()
+            .for_each(|(c, part)| run(part, c * chunk));
+    }
+    // SAFETY: the three fills of each chunk wrote every one of its slots (see `map`).
+    unsafe { out.set_len(len) };
+    out
+}
+
+/// `lo..hi` made a (possibly empty) sub-range of `0..len`.
+#[inline]
+fn split_range(len: usize, lo: usize, hi: usize) -> (usize, usize) {
+    let hi = hi.min(len);
+    (lo.min(hi), hi)
+}
+
+/// Where `lo..hi` cuts the chunk `base..base + n`, relative to `base`: `(a, b)`, `a <= b`.
+#[inline]
+fn cut(base: usize, n: usize, lo: usize, hi: usize) -> (usize, usize) {
+    let end = base + n;
+    (lo.clamp(base, end) - base, hi.clamp(base, end) - base)
+}
+
 macro_rules! map_unzip {
-    ($name:ident, $fill:ident, $($T:ident $v:ident $s:ident $k:tt),+) => {
+    ($name:ident, $split:ident, $fill:ident, $($T:ident $v:ident $s:ident $k:tt),+) => {
+        /// [`map_split`] for `unzip(map(f))`: `interior` on `lo..hi`, `edge` elsewhere.
+        pub fn $split<$($T: Send,)+ E, I>(
+            len: usize,
+            lo: usize,
+            hi: usize,
+            edge: E,
+            interior: I,
+        ) -> ($(Vec<$T>,)+)
+        where
+            E: Fn(usize) -> ($($T,)+) + Sync,
+            I: Fn(usize) -> ($($T,)+) + Sync,
+        {
+            let (lo, hi) = split_range(len, lo, hi);
+            let run = |$($s: &mut [MaybeUninit<$T>],)+ base: usize| {
+                let n = [$($s.len()),+][0];
+                let (a, b) = cut(base, n, lo, hi);
+                $(let ($s, rest) = $s.split_at_mut(a);
+                let (mid, tail) = rest.split_at_mut(b - a);
+                let $s = ($s, mid, tail);)+
+                $fill($($s.0,)+ base, &edge);
+                $fill($($s.1,)+ base + a, &interior);
+                $fill($($s.2,)+ base + b, &edge);
+            };
+            $(let mut $v: Vec<$T> = Vec::with_capacity(len);)+
+            {
+                $(let $s = &mut $v.spare_capacity_mut()[..len];)+
+                if len < super::GRAIN {
+                    run($($s,)+ 0);
+                } else {
+                    let chunk = par::chunk_len(len, super::GRAIN / 4);
+                    let parts: Vec<($(&mut [MaybeUninit<$T>],)+)> =
+                        itertools_zip!($($s.chunks_mut(chunk)),+);
+                    parts
+                        .into_par_iter()
+                        .with_max_len(1)
+                        .enumerate()
+                        .for_each(|(c, ($($s,)+))| run($($s,)+ c * chunk));
+                }
+            }
+            // SAFETY: the three fills of each chunk wrote every slot of every vector.
+            unsafe {
+                $($v.set_len(len);)+
+            }
+            ($($v,)+)
+        }
+
         /// `unzip(map(f))` in one loop: `f(i)` is a tuple, and its components are written
         /// to separate vectors (one per component) by the same loop, instead of a vector of
         /// tuples that projections then copy apart.
@@ -119,5 +216,5 @@ macro_rules! itertools_zip {
     };
 }
 
-map_unzip!(map_unzip2, fill_unzip2, A a sa 0, B b sb 1);
-map_unzip!(map_unzip3, fill_unzip3, A a sa 0, B b sb 1, C c sc 2);
+map_unzip!(map_unzip2, map_unzip2_split, fill_unzip2, A a sa 0, B b sb 1);
+map_unzip!(map_unzip3, map_unzip3_split, fill_unzip3, A a sa 0, B b sb 1, C c sc 2);
