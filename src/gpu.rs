@@ -197,8 +197,12 @@ pub struct Transfers {
 /// ```
 pub fn transfers(place: Place) -> Transfers {
     match place {
-        Place::Sim => sim::counters().map(Counted::read).unwrap_or_default(),
-        Place::Gpu(n) => cuda::counters(n).map(Counted::read).unwrap_or_default(),
+        Place::Sim => sim::counters()
+            .map(Counted::read_counts)
+            .unwrap_or_default(),
+        Place::Gpu(n) => cuda::counters(n)
+            .map(Counted::read_counts)
+            .unwrap_or_default(),
         Place::Cpu | Place::Seq => Transfers::default(),
     }
 }
@@ -224,7 +228,7 @@ impl<D> Counted<D> {
         self.counts[which + 1].fetch_add(bytes as u64, Relaxed);
     }
 
-    fn read(&self) -> Transfers {
+    fn read_counts(&self) -> Transfers {
         use std::sync::atomic::Ordering::Relaxed;
         let [a, b, c, d] = &self.counts;
         Transfers {
@@ -278,6 +282,10 @@ impl<D: Driver> Driver for Counted<D> {
 
     fn free(&self, addr: u64) -> Result<(), String> {
         self.inner.free(addr)
+    }
+
+    fn resident_blocks(&self, module: &D::Module, kernel: &str, block: u32) -> Result<u32, String> {
+        self.inner.resident_blocks(module, kernel, block)
     }
 }
 
@@ -1108,5 +1116,113 @@ impl<T: Elem> Ret for Nested<T> {
             offsets.push(values.len());
         }
         Nested::from_parts(values, offsets)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A driver that answers every query with a recognisable value.
+    struct Probe;
+
+    impl Driver for Probe {
+        type Module = ();
+        fn load(&self, _: &str) -> Result<(), String> {
+            Ok(())
+        }
+        fn alloc_zeroed(&self, bytes: usize) -> Result<u64, String> {
+            Ok(bytes as u64 + 1000)
+        }
+        fn write(&self, _: u64, _: &[u8]) -> Result<(), String> {
+            Ok(())
+        }
+        fn read(&self, _: u64, out: &mut [u8]) -> Result<(), String> {
+            out.fill(7);
+            Ok(())
+        }
+        fn copy(&self, _: u64, _: u64, _: usize) -> Result<(), String> {
+            Err("copy reached the probe".into())
+        }
+        fn launch(&self, _: &(), k: &str, _: u32, _: u32, _: &[LaunchArg]) -> Result<(), String> {
+            Err(format!("launch of {k} reached the probe"))
+        }
+        fn free(&self, addr: u64) -> Result<(), String> {
+            Err(format!("free of {addr} reached the probe"))
+        }
+        fn resident_blocks(&self, _: &(), kernel: &str, block: u32) -> Result<u32, String> {
+            Ok(kernel.len() as u32 * 1000 + block)
+        }
+    }
+
+    /// The counting wrapper forwards every operation, including those with a default in
+    /// the trait (a missed one would silently use the default: the occupancy model
+    /// instead of the device's answer).
+    #[test]
+    fn counted_forwards_everything() {
+        let c = Counted::new(Probe);
+        assert_eq!(c.resident_blocks(&(), "k12", 256), Ok(3256));
+        assert_eq!(c.alloc_zeroed(24), Ok(1024));
+        assert_eq!(c.copy(1, 2, 3), Err("copy reached the probe".into()));
+        assert_eq!(
+            c.launch(&(), "k", 1, 1, &[]),
+            Err("launch of k reached the probe".into())
+        );
+        assert_eq!(c.free(9), Err("free of 9 reached the probe".into()));
+        c.write(5, &[1, 2, 3]).unwrap();
+        let mut out = [0u8; 4];
+        c.read(5, &mut out).unwrap();
+        assert_eq!(out, [7; 4]);
+        let t = c.read_counts();
+        assert_eq!(
+            (t.to_device, t.to_device_bytes, t.to_host, t.to_host_bytes),
+            (1, 3, 1, 4)
+        );
+    }
+
+    /// Leaf columns written by `put` read back by `get`, for every scalar and nested
+    /// tuples, at the widths `dpl_cuda` uses for the device.
+    #[test]
+    fn leaf_columns_round_trip() {
+        fn check<T: Elem + PartialEq + std::fmt::Debug + Clone>(items: &[T]) {
+            let mut widths = Vec::new();
+            T::widths(&mut widths);
+            assert_eq!(widths.len(), T::LEAVES);
+            let leaves: Vec<usize> = match T::ty() {
+                Type::Scalar(s) => vec![dpl_cuda::size_of(s) as usize],
+                Type::Tuple(ts) => ts
+                    .iter()
+                    .flat_map(|t| match t {
+                        Type::Scalar(s) => vec![dpl_cuda::size_of(*s) as usize],
+                        Type::Tuple(us) => us
+                            .iter()
+                            .map(|u| match u {
+                                Type::Scalar(s) => dpl_cuda::size_of(*s) as usize,
+                                other => panic!("{other}"),
+                            })
+                            .collect(),
+                        other => panic!("{other}"),
+                    })
+                    .collect(),
+                other => panic!("{other}"),
+            };
+            assert_eq!(widths, leaves);
+            let mut cols = vec![Vec::new(); T::LEAVES];
+            items.iter().for_each(|x| x.put(&mut cols));
+            for (c, w) in cols.iter().zip(&widths) {
+                assert_eq!(c.len(), w * items.len());
+            }
+            let back: Vec<T> = (0..items.len()).map(|i| T::get(&cols, i)).collect();
+            assert_eq!(back, items);
+        }
+        check(&[true, false, true]);
+        check(&[i32::MIN, -1, 0, i32::MAX]);
+        check(&[u32::MAX, 3]);
+        check(&[i64::MIN, 5]);
+        check(&[u64::MAX, 0]);
+        check(&[usize::MAX, 17]);
+        check(&[f32::MIN_POSITIVE, -0.0, f32::INFINITY]);
+        check(&[f64::MAX, -2.5]);
+        check(&[(1u32, (true, -3.5f64), 9i64), (0, (false, 1e300), -1)]);
     }
 }
