@@ -1665,13 +1665,7 @@ impl<'f> Gen<'f> {
         let g = k.param(Scalar::U64, KArg::Count(grid.clone()));
         let pp = Self::temp_ptrs(&mut k, &partials);
         let ph = Self::temp_ptrs(&mut k, &[phas])[0].clone();
-        let init_v = match init {
-            Some(v) => {
-                let t = self.ty(v).clone();
-                Some(self.bind_var(&mut k, var(v), Vec::new(), &t)?.flatten()?)
-            }
-            None => None,
-        };
+        let init_v = self.bind_init(&mut k, init)?;
         let op_ctx = Ctx {
             key: n.clone(),
             fail: None,
@@ -1847,13 +1841,7 @@ impl<'f> Gen<'f> {
         let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
         let tp = Self::temp_ptrs(&mut k, &totals);
         let op_p = Self::temp_ptrs(&mut k, &outs);
-        let init_v = match init {
-            Some(v) => {
-                let t = self.ty(v).clone();
-                Some(self.bind_var(&mut k, var(v), Vec::new(), &t)?.flatten()?)
-            }
-            None => None,
-        };
+        let init_v = self.bind_init(&mut k, init)?;
         let op_ctx = Ctx {
             key: n.clone(),
             fail: None,
@@ -1864,12 +1852,7 @@ impl<'f> Gen<'f> {
         let prev_i = k.reg(Scalar::U64);
         k.ins(format!("sub.s64 {prev_i}, {}, 1", c.ctaid64));
         let skip = k.label();
-        if let Some(iv) = &init_v {
-            for (d, s) in carry.v.iter().zip(iv) {
-                Self::mov(&mut k, d, s);
-            }
-            k.ins(format!("setp.eq.u32 {}, 1, 1", carry.has));
-        }
+        Self::set_init(&mut k, &carry, init_v.as_deref());
         k.ins(format!("@!{has_prev} bra {skip}"));
         let prev = self.load_leaves(&mut k, &tp, &prev_i, &ls);
         let t = self.pconst(&mut k, true);
@@ -1962,13 +1945,7 @@ impl<'f> Gen<'f> {
         let ip = Self::temp_ptrs(&mut k, &incs);
         let ihp = Self::temp_ptrs(&mut k, &[inc_has])[0].clone();
         let op_p = Self::temp_ptrs(&mut k, &outs);
-        let init_v = match init {
-            Some(v) => {
-                let t = self.ty(v).clone();
-                Some(self.bind_var(&mut k, var(v), Vec::new(), &t)?.flatten()?)
-            }
-            None => None,
-        };
+        let init_v = self.bind_init(&mut k, init)?;
         let op_ctx = Ctx {
             key: n.clone(),
             fail: None,
@@ -2070,12 +2047,7 @@ impl<'f> Gen<'f> {
         };
         k.ins(format!("and.pred {}, {}, {later}", before.has, got.has));
         let base = self.none(&mut k, &ls);
-        if let Some(iv) = &init_v {
-            for (d, s) in base.v.iter().zip(iv) {
-                Self::mov(&mut k, d, s);
-            }
-            k.ins(format!("setp.eq.u32 {}, 1, 1", base.has));
-        }
+        Self::set_init(&mut k, &base, init_v.as_deref());
         let base = self.opt_combine(&mut k, &c, &mut env, comb, &base, &before, &op_ctx)?;
         for (idx, valid, local) in kept {
             let res = self.opt_combine(&mut k, &c, &mut env, comb, &base, &local, &op_ctx)?;
@@ -2098,6 +2070,28 @@ impl<'f> Gen<'f> {
             offs: None,
         });
         Ok(())
+    }
+
+    /// The start value of a reduction or exclusive scan (`init`), bound as kernel
+    /// parameters: its scalar leaves.
+    fn bind_init(&mut self, k: &mut Kernel, init: Option<VarId>) -> R<Option<Vec<Reg>>> {
+        match init {
+            Some(v) => {
+                let t = self.ty(v).clone();
+                Ok(Some(self.bind_var(k, var(v), Vec::new(), &t)?.flatten()?))
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// Sets the optional `acc` to the start value `init`, if there is one.
+    fn set_init(k: &mut Kernel, acc: &Opt, init: Option<&[Reg]>) {
+        if let Some(iv) = init {
+            for (d, s) in acc.v.iter().zip(iv) {
+                Self::mov(k, d, s);
+            }
+            k.ins(format!("setp.eq.u32 {}, 1, 1", acc.has));
+        }
     }
 
     /// Stores the optional value `v` as tile `tile`'s entry of the status arrays `ptrs`
@@ -2943,26 +2937,7 @@ impl<'f> Gen<'f> {
         }
         // The block: lane 0 of each warp puts its total in shared memory; every thread
         // combines the totals of the block's warps (%ntid.x / 32 of them) in order.
-        let arrays: Vec<String> = (0..=cur.v.len())
-            .map(|_| k.shared(self.warps() * 8))
-            .collect();
-        let off = k.reg(Scalar::U32);
-        k.ins(format!("shl.b32 {off}, {}, 3", c.warp));
-        let lead = k.reg(Scalar::Bool);
-        k.ins(format!("setp.eq.u32 {lead}, {}, 0", c.lane));
-        let skip = k.label();
-        k.ins(format!("@!{lead} bra {skip}"));
-        for (r, a) in std::iter::once(&warp_total.has)
-            .chain(&warp_total.v)
-            .zip(&arrays)
-        {
-            let addr = k.reg(Scalar::U32);
-            k.ins(format!("mov.u32 {addr}, {a}"));
-            k.ins(format!("add.s32 {addr}, {addr}, {off}"));
-            Self::st(k, "shared", &addr.name, r);
-        }
-        k.place(&skip);
-        k.ins("bar.sync 0");
+        let arrays = self.warp_values_to_shared(k, c, &warp_total, 0);
         let ls: Vec<Scalar> = cur.v.iter().map(|r| r.ty).collect();
         let total = self.none(k, &ls);
         let nw = k.reg(Scalar::U32);
@@ -3026,24 +3001,8 @@ impl<'f> Gen<'f> {
         let nz = k.reg(Scalar::Bool);
         k.ins(format!("setp.ne.u32 {nz}, {}, 0", c.lane));
         k.ins(format!("and.pred {}, {}, {nz}", ex.has, ex.has));
-        // Warp totals to shared memory: one 8-byte slot per warp per leaf, and the flags.
-        let arrays: Vec<String> = (0..=cur.v.len())
-            .map(|_| k.shared(self.warps() * 8))
-            .collect();
-        let off = k.reg(Scalar::U32);
-        k.ins(format!("shl.b32 {off}, {}, 3", c.warp));
-        let last = k.reg(Scalar::Bool);
-        k.ins(format!("setp.eq.u32 {last}, {}, 31", c.lane));
-        let skip = k.label();
-        k.ins(format!("@!{last} bra {skip}"));
-        for (r, a) in std::iter::once(&cur.has).chain(&cur.v).zip(&arrays) {
-            let addr = k.reg(Scalar::U32);
-            k.ins(format!("mov.u32 {addr}, {a}"));
-            k.ins(format!("add.s32 {addr}, {addr}, {off}"));
-            Self::st(k, "shared", &addr.name, r);
-        }
-        k.place(&skip);
-        k.ins("bar.sync 0");
+        // Warp totals (the last lane's inclusive values) to shared memory.
+        let arrays = self.warp_values_to_shared(k, c, &cur, 31);
         // Prefix of the warps before this one, and the total of all.
         let ls: Vec<Scalar> = cur.v.iter().map(|r| r.ty).collect();
         let prefix = self.none(k, &ls);
@@ -3135,6 +3094,38 @@ impl<'f> Gen<'f> {
             k.ins(format!("mad.lo.s64 {a}, {idx}, {sz}, {base}"));
         }
         a
+    }
+
+    /// Lane `lane` of every warp stores its optional value `v` (the flag, then each leaf)
+    /// into the warp's 8-byte slot of fresh per-warp shared arrays, then the block waits
+    /// (`bar.sync`); returns the arrays (read back with [`Gen::warp_partial`]). The
+    /// block-level step shared by the block reduce ([`Gen::group_combine`]) and the block
+    /// scan ([`Gen::block_scan`]).
+    fn warp_values_to_shared(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        v: &Opt,
+        lane: u32,
+    ) -> Vec<String> {
+        let arrays: Vec<String> = (0..=v.v.len())
+            .map(|_| k.shared(self.warps() * 8))
+            .collect();
+        let off = k.reg(Scalar::U32);
+        k.ins(format!("shl.b32 {off}, {}, 3", c.warp));
+        let writer = k.reg(Scalar::Bool);
+        k.ins(format!("setp.eq.u32 {writer}, {}, {lane}", c.lane));
+        let skip = k.label();
+        k.ins(format!("@!{writer} bra {skip}"));
+        for (r, a) in std::iter::once(&v.has).chain(&v.v).zip(&arrays) {
+            let addr = k.reg(Scalar::U32);
+            k.ins(format!("mov.u32 {addr}, {a}"));
+            k.ins(format!("add.s32 {addr}, {addr}, {off}"));
+            Self::st(k, "shared", &addr.name, r);
+        }
+        k.place(&skip);
+        k.ins("bar.sync 0");
+        arrays
     }
 
     /// Loads warp `w`'s optional partial (the "has value" flag and one value per leaf of

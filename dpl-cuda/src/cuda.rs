@@ -628,9 +628,10 @@ impl Driver for CudaDriver {
         let mut n: c_int = 0;
         // SAFETY: the context is current; `f` is a kernel of a live module of this
         // driver; `n` is a valid out-pointer; no dynamic shared memory.
+        let r = unsafe { sys::cuOccupancyMaxActiveBlocksPerMultiprocessor(&mut n, f, size, 0) };
         check(
             &format!("cuOccupancyMaxActiveBlocksPerMultiprocessor({kernel})"),
-            unsafe { sys::cuOccupancyMaxActiveBlocksPerMultiprocessor(&mut n, f, size, 0) },
+            r,
         )?;
         let per_sm = u32::try_from(n).unwrap_or(0).max(1);
         Ok(per_sm.saturating_mul(self.sms))

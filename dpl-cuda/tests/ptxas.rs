@@ -70,6 +70,15 @@ fn assemble(
     }
 }
 
+fn assert_clean(failures: &[String]) {
+    assert!(
+        failures.is_empty(),
+        "{} failure(s):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
 fn temp_dir(what: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("dpl-cuda-{what}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("a temporary folder");
@@ -110,12 +119,7 @@ fn other_block_sizes_and_scans_assemble() {
         );
     }
     let _ = std::fs::remove_dir_all(&dir);
-    assert!(
-        failures.is_empty(),
-        "{} failure(s):\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    assert_clean(&failures);
 }
 
 /// Block sizes chosen from `ptxas -v` register counts: every kernel gets a candidate size
@@ -159,12 +163,7 @@ fn tuned_block_sizes() {
         assemble(&ptxas, &dir, name, &prog.ptx, &ARCHS, &mut failures);
     }
     let _ = std::fs::remove_dir_all(&dir);
-    assert!(
-        failures.is_empty(),
-        "{} failure(s):\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    assert_clean(&failures);
     eprintln!(
         "tuned block sizes: {} kernels at 128, {} at 256, {} at 512",
         chosen.iter().filter(|&&b| b == 128).count(),
@@ -202,11 +201,6 @@ fn every_kernel_assembles_for_sm70_sm80_sm90() {
         assemble(&ptxas, &dir, &name, &prog.ptx, &ARCHS, &mut failures);
     }
     let _ = std::fs::remove_dir_all(&dir);
-    assert!(
-        failures.is_empty(),
-        "{} failure(s):\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    assert_clean(&failures);
     assert!(kernels >= ALL.len(), "{kernels} kernels");
 }
