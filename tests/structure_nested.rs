@@ -463,6 +463,25 @@ mod ragged {
         )
     }
 
+    /// A map over a scan of the row (running balances): the scan is written into the
+    /// row's slot and the map applied in place.
+    #[parallel]
+    pub fn balances(x: &Nested<i64>, s: &[i64]) -> Nested<i64> {
+        map(|r, b0| map(|v| b0 + v * 2, scan(|a, b| a + b, r)), x, s)
+    }
+
+    /// The same over a map of the row whose result is read twice.
+    #[parallel]
+    pub fn squares_twice(x: &Nested<i64>) -> Nested<i64> {
+        map(
+            |r| {
+                let q = map(|v| v * v, r);
+                map(|i| q[i] - q[i] / 2, indices(r))
+            },
+            x,
+        )
+    }
+
     /// A ragged result read by a second loop, and returned next to it.
     #[parallel]
     pub fn prefix_and_last(x: &Nested<i64>) -> (Nested<i64>, Vec<i64>) {
@@ -560,6 +579,13 @@ fn ragged_results_written_in_place_match_plain_rust() {
             .iter()
             .map(|r| r.last().copied().unwrap_or(0))
             .collect();
+        let balances = rows_of(rows, |i, r| {
+            prefix_row(r, 0, true)
+                .iter()
+                .map(|p| s[i] + p * 2)
+                .collect()
+        });
+        let squares = rows_of(rows, |_, r| r.iter().map(|v| v * v - v * v / 2).collect());
         let n = |v: Vec<Vec<i64>>| dpl::Nested::from(v);
         for place in [dpl::Place::Seq, dpl::Place::Cpu] {
             dpl::with_place(place, || {
@@ -581,6 +607,8 @@ fn ragged_results_written_in_place_match_plain_rust() {
                 }
                 assert_eq!(ragged::halves(&x), n(halves.clone()), "{at}");
                 assert_eq!(ragged::gaps(&x), n(gaps.clone()), "{at}");
+                assert_eq!(ragged::balances(&x, &s), n(balances.clone()), "{at}");
+                assert_eq!(ragged::squares_twice(&x), n(squares.clone()), "{at}");
                 let (p, l) = ragged::prefix_and_last(&x);
                 assert_eq!((p, l), (n(prefix.clone()), last.clone()), "{at}");
             });
@@ -613,6 +641,12 @@ fn ragged_paths_chosen_by_the_shape_of_the_row() {
             i.name
         );
     }
+    // A map over a scan of the row: no temporary per row, the map applied in place.
+    let b = flat_of(dpl::inspect!(ragged::balances));
+    assert_eq!(b.matches("heavy :: ragged(").count(), 1, "{b}");
+    assert_eq!(b.matches("seq :: scan_into(").count(), 1, "{b}");
+    assert_eq!(b.matches("seq :: map_in_place(").count(), 1, "{b}");
+    assert_eq!(b.matches("seq :: scan(").count(), 0, "{b}");
     // The block schedule writes the rows with the parallel run time.
     let b = flat_of(dpl::inspect!(ragged::prefix_block));
     assert_eq!(b.matches("rt :: scan_into(").count(), 1, "{b}");

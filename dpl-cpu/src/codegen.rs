@@ -140,7 +140,7 @@ fn variant(input: &FnInput<'_>, contiguous: bool) -> TokenStream {
         reps: HashMap::new(),
         depth: 0,
         unchecked: HashSet::new(),
-        interior: HashMap::new(),
+        subst: HashMap::new(),
     };
     let mut prologue = TokenStream::new();
     for ((ident, repr), &v) in input.params.iter().zip(&input.func.params) {
@@ -187,9 +187,10 @@ struct Gen<'a> {
     /// Checked reads generated without their check: proven in range
     /// ([`dpl_core::ranges`]) in the loop variant being generated.
     unchecked: HashSet<VarId>,
-    /// Clamped indices generated as their simpler form (the interior variant of a loop,
-    /// see [`dpl_core::ranges::clamps`]): statement -> expression.
-    interior: HashMap<VarId, TokenStream>,
+    /// Statements generated as another expression: clamped indices as their simpler form
+    /// (the interior variant of a loop, see [`dpl_core::ranges::clamps`]), reads of a row
+    /// streamed in place (see [`Gen::ragged_map`]).
+    subst: HashMap<VarId, TokenStream>,
 }
 
 /// The loop variants that range facts allow (see [`Gen::bounded_variant`]).
@@ -514,8 +515,8 @@ impl Gen<'_> {
         let f = self.f;
         let id = |x: VarId| ident_of(f, x);
         let annotate = !Self::contains_seq(ty);
-        if let Some(e) = self.interior.get(&v) {
-            return quote!(let #name: usize = #e;);
+        if let Some(e) = self.subst.get(&v) {
+            return quote!(let #name = #e;);
         }
         let value = match &s.expr {
             Expr::Const(c) => self.constant(*c, ty),
@@ -1059,9 +1060,9 @@ impl Gen<'_> {
         // `i + c < n` for every high clamp, so each clamp equals its simpler form.
         let lo = quote!(0usize #(.max(#lows))*);
         let hi = quote!(#n.saturating_sub(0usize #(.max(#highs))*));
-        self.interior = forms;
+        self.subst = forms;
         let int = self.lambda(&s.elem, false, &[Rep::Value]);
-        self.interior.clear();
+        self.subst.clear();
         Some((lo, hi, int))
     }
 
@@ -1105,13 +1106,57 @@ impl Gen<'_> {
         let ip = self.ident(i);
         let name = self.ident(v);
         let own = self.own_ident(v);
+        let streamed = self.streamed_producer(prefix, inner, row_ty);
         self.depth += 1;
         let rt = self.inner_rt.clone();
         let len = self.ident(inner.len);
         let pre = self.stmts(&Block {
-            stmts: prefix.to_vec(),
+            stmts: prefix
+                .iter()
+                .filter(|st| Some(st.var) != streamed.map(|(t, _)| t.var))
+                .cloned()
+                .collect(),
             result: body.result,
         });
+        if let Some((t, producer)) = streamed {
+            // The row is `map(g, p)` over a producer `p` of the same length read only at
+            // the map's index: `p` is written into the row's slot, then `g` applied in place.
+            let into = self.write_row_call(&rt, producer, &len);
+            let j = inner.elem.params[0];
+            self.reps.insert(j, Rep::Value);
+            let jp = self.ident(j);
+            for st in &inner.elem.body.stmts {
+                if matches!(&st.expr, Expr::Index { seq, .. } if *seq == t.var) {
+                    self.subst.insert(st.var, quote!(__dpl_old));
+                }
+            }
+            self.depth += 1;
+            let g = self.block_owned(&inner.elem.body);
+            self.depth -= 1;
+            self.subst.clear();
+            self.depth -= 1;
+            let keep = self.size_slice(prefix, inner.len, i)?;
+            let sizes = self.stmts(&Block {
+                stmts: keep.iter().map(|&k| prefix[k].clone()).collect(),
+                result: inner.len,
+            });
+            self.owned.insert(v);
+            self.reps.insert(v, Rep::Nested);
+            // SAFETY (of the generated block): `*_into` writes every slot of the row (its
+            // length checked), so `map_in_place` reads initialised values.
+            return Some(quote! {
+                let #own: ::dpl::Nested<#e> = ::dpl::Nested::from(unsafe {
+                    #heavy::ragged(#n, #work,
+                        move |#ip: usize| -> usize { #sizes #len },
+                        move |#ip: usize, __dpl_out: &mut [::core::mem::MaybeUninit<#e>]| {
+                            #pre
+                            #into;
+                            #rt::map_in_place(__dpl_out, move |#jp: usize, __dpl_old: #e| -> #e #g)
+                        })
+                });
+                let #name = &#own;
+            });
+        }
         let elem = self.lambda(&inner.elem, false, &[Rep::Value]);
         let value = match (&inner.kind, sized) {
             (SoacKind::Filter { pred }, None) => {
@@ -1163,6 +1208,63 @@ impl Gen<'_> {
             let #own: ::dpl::Nested<#e> = #value;
             let #name = &#own;
         })
+    }
+
+    /// For a row computed as `map(g, p)` (`inner`): the statement of `p` and its combinator
+    /// when `p` is a `map`, `scan` or `exclusive_scan` of the row's element type and length,
+    /// computed in `prefix` and read nowhere but by `g`, at `g`'s own index. The row can
+    /// then be written as `p` and mapped in place, without a temporary.
+    fn streamed_producer<'s>(
+        &self,
+        prefix: &'s [Stmt],
+        inner: &Soac,
+        row_ty: &Type,
+    ) -> Option<(&'s Stmt, &'s Soac)> {
+        if inner.kind != SoacKind::Map || inner.elem.params.len() != 1 {
+            return None;
+        }
+        let j = inner.elem.params[0];
+        prefix.iter().find_map(|t| {
+            let Expr::Soac(p) = &t.expr else {
+                return None;
+            };
+            let kind_ok = matches!(
+                p.kind,
+                SoacKind::Map | SoacKind::Scan { .. } | SoacKind::ExclusiveScan { .. }
+            );
+            if !kind_ok || p.len != inner.len || self.f.vars[t.var].ty != *row_ty {
+                return None;
+            }
+            let reads = inner
+                .elem
+                .body
+                .stmts
+                .iter()
+                .filter(|st| {
+                    matches!(&st.expr, Expr::Index { seq, index, checked: None }
+                        if *seq == t.var && *index == j)
+                })
+                .count();
+            (reads > 0 && mentions(&self.f.body, t.var) == reads).then_some((t, &**p))
+        })
+    }
+
+    /// `p` (a `map`, `scan` or `exclusive_scan` of length `len`) written into `__dpl_out`
+    /// with `rt`'s `*_into` helpers.
+    fn write_row_call(&mut self, rt: &TokenStream, p: &Soac, len: &Ident) -> TokenStream {
+        let elem = self.lambda(&p.elem, false, &[Rep::Value]);
+        match &p.kind {
+            SoacKind::Scan { op } => {
+                let op = self.lambda(op, false, &[]);
+                quote!(#rt::scan_into(__dpl_out, #len, #elem, #op))
+            }
+            SoacKind::ExclusiveScan { op, init } => {
+                let op = self.lambda(op, false, &[]);
+                let init = self.ident(*init);
+                quote!(#rt::exclusive_scan_into(__dpl_out, #len, #init, #elem, #op))
+            }
+            _ => quote!(#rt::map_into(__dpl_out, #len, #elem)),
+        }
     }
 
     /// A top-level `map` over the rows of a `Matrix` with strided rows (the general body

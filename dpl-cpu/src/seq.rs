@@ -45,6 +45,21 @@ pub fn map_into<T, F: Fn(usize) -> T>(out: &mut [MaybeUninit<T>], len: usize, f:
     }
 }
 
+/// `out[j] = f(j, out[j])` for every slot, in order: a `map` over a row just written into
+/// `out`, applied in place.
+///
+/// # Safety
+///
+/// Every slot of `out` is initialised.
+#[inline]
+pub unsafe fn map_in_place<T: Copy, F: Fn(usize, T) -> T>(out: &mut [MaybeUninit<T>], f: F) {
+    for (j, slot) in out.iter_mut().enumerate() {
+        // SAFETY: initialised (the caller's contract); `T: Copy`, overwritten right after.
+        let old = unsafe { slot.assume_init() };
+        slot.write(f(j, old));
+    }
+}
+
 /// Inclusive scan written into `out` (length `len`, checked), in order.
 #[inline]
 pub fn scan_into<T: Copy, F: Fn(usize) -> T, Op: Fn(T, T) -> T>(

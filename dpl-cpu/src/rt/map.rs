@@ -60,6 +60,37 @@ where
     }
 }
 
+/// `out[j] = f(j, out[j])` for every slot: a `map` over a row just written into `out`
+/// (e.g. by [`scan_into`](super::scan_into)), applied in place. In parallel above
+/// [`GRAIN`](super::GRAIN).
+///
+/// # Safety
+///
+/// Every slot of `out` is initialised.
+pub unsafe fn map_in_place<T, F>(out: &mut [MaybeUninit<T>], f: F)
+where
+    T: Copy + Send,
+    F: Fn(usize, T) -> T + Sync,
+{
+    let run = |part: &mut [MaybeUninit<T>], base: usize| {
+        for (j, slot) in part.iter_mut().enumerate() {
+            // SAFETY: the caller guarantees that every slot is initialised; `T: Copy`, so
+            // reading it leaves it valid, and it is overwritten right after.
+            let old = unsafe { slot.assume_init() };
+            slot.write(f(base + j, old));
+        }
+    };
+    if out.len() < super::GRAIN {
+        run(out, 0);
+    } else {
+        let chunk = par::chunk_len(out.len(), super::GRAIN / 4);
+        out.par_chunks_mut(chunk)
+            .with_max_len(1)
+            .enumerate()
+            .for_each(|(c, part)| run(part, c * chunk));
+    }
+}
+
 /// [`map`] with two element functions: `interior` for the indices in `lo..hi`, `edge` for
 /// the others (they must compute the same values; `interior` is a form the compiler
 /// simplified for that range, e.g. a stencil's neighbours without their clamps, so that it

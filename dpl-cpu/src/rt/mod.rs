@@ -59,7 +59,8 @@ pub(crate) use filter::compact;
 pub use filter::{filter, filter_push};
 pub(crate) use map::fill;
 pub use map::{
-    map, map_into, map_split, map_unzip2, map_unzip2_split, map_unzip3, map_unzip3_split,
+    map, map_in_place, map_into, map_split, map_unzip2, map_unzip2_split, map_unzip3,
+    map_unzip3_split,
 };
 pub use reduce::reduce;
 pub use scan::{exclusive_scan, exclusive_scan_into, scan, scan_into};
