@@ -184,6 +184,33 @@ type Env = HashMap<VarId, KVal>;
 /// Row bounds loaded ahead: nested sequence -> (start, end) of the current row.
 type Prefetched = HashMap<VarId, (Reg, Reg)>;
 
+/// The element source of [`Gen::lookback_core`]: `(round register, tile register)` ->
+/// `(index, valid, value)`.
+type TileElem<'b, 'f> =
+    dyn FnMut(&mut Gen<'f>, &mut Kernel, &mut Env, &Reg, &Reg) -> R<(Reg, Reg, Opt)> + 'b;
+
+/// The look-back status of a scan's tiles (temporaries): the tile counter, one flag per
+/// tile, the aggregates and the inclusive prefixes (one buffer per leaf, plus the "has"
+/// bytes).
+struct Status {
+    counter: u32,
+    flags: u32,
+    aggs: Vec<u32>,
+    agg_has: u32,
+    incs: Vec<u32>,
+    inc_has: u32,
+}
+
+/// [`Status`] as kernel parameters.
+struct StatusPtrs {
+    counter: Reg,
+    flags: Reg,
+    aggs: Vec<Reg>,
+    agg_has: Reg,
+    incs: Vec<Reg>,
+    inc_has: Reg,
+}
+
 /// The per-element callback of [`Gen::for_each`] and [`Gen::stream`]: `(position, element)`.
 type Body<'b, 'f> = dyn FnMut(&mut Gen<'f>, &mut Kernel, &mut Env, &Reg, KVal) -> R<()> + 'b;
 
@@ -1233,10 +1260,14 @@ impl<'f> Gen<'f> {
         })
     }
 
-    /// The exclusive scan of `n` `u64` sizes into `n + 1` offsets (reduce-then-scan over
-    /// tiles, as [`Gen::scan`]); returns the offsets' temporary and a numeric temporary
-    /// holding the total.
+    /// The exclusive scan of `n` `u64` sizes into `n + 1` offsets (with the look-back scan,
+    /// [`Gen::offsets_lookback`], unless reduce-then-scan is asked for: then over tiles, as
+    /// [`Gen::scan`]); returns the offsets' temporary and a numeric temporary holding the
+    /// total.
     fn offsets(&mut self, sizes: u32, n_count: &Count, steps: &mut Vec<Step>) -> R<(u32, u32)> {
+        if self.scan_alg == crate::Scan::LookBack {
+            return self.offsets_lookback(sizes, n_count, steps);
+        }
         let grid = cmax1(cdiv(n_count.clone(), self.tile()));
         let tiles = self.alloc_leaves(&[Scalar::U64], &grid, steps);
         let n1 = Count::Add(Box::new(n_count.clone()), Box::new(Count::Const(1)));
@@ -1924,128 +1955,38 @@ impl<'f> Gen<'f> {
         let ls = leaves(elem_ty)?;
         let comb = Comb::Op(op, elem_ty);
         let n_count = Count::Var(var(soac.len));
-        let rounds = self.lookback_rounds();
-        let tile_len = u64::from(self.bsize()) * rounds;
+        let tile_len = u64::from(self.bsize()) * self.lookback_rounds();
         let grid = cmax1(cdiv(n_count.clone(), tile_len));
-        let counter = self.alloc_leaves(&[Scalar::U32], &Count::Const(1), steps)[0];
-        let flags = self.alloc_leaves(&[Scalar::U32], &grid, steps)[0];
-        let aggs = self.alloc_leaves(&ls, &grid, steps);
-        let agg_has = self.alloc_leaves(&[Scalar::Bool], &grid, steps)[0];
-        let incs = self.alloc_leaves(&ls, &grid, steps);
-        let inc_has = self.alloc_leaves(&[Scalar::Bool], &grid, steps)[0];
+        let status = self.alloc_status(&ls, &grid, steps);
         let outs = self.alloc_leaves(&ls, &n_count, steps);
 
         let (mut k, c) = self.new_kernel("scan_lookback");
         let mut env = self.bind_captures(&mut k, &[&soac.elem, op])?;
         let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
-        let cp = Self::temp_ptrs(&mut k, &[counter])[0].clone();
-        let fp = Self::temp_ptrs(&mut k, &[flags])[0].clone();
-        let ap = Self::temp_ptrs(&mut k, &aggs);
-        let ahp = Self::temp_ptrs(&mut k, &[agg_has])[0].clone();
-        let ip = Self::temp_ptrs(&mut k, &incs);
-        let ihp = Self::temp_ptrs(&mut k, &[inc_has])[0].clone();
+        let st = Self::status_ptrs(&mut k, &status);
         let op_p = Self::temp_ptrs(&mut k, &outs);
         let init_v = self.bind_init(&mut k, init)?;
         let op_ctx = Ctx {
             key: n.clone(),
             fail: None,
         };
-
-        // The tile: thread 0 takes the next number, the block reads it from shared memory.
-        let tsh = k.shared(8);
-        let is0 = k.reg(Scalar::Bool);
-        k.ins(format!("setp.eq.u32 {is0}, {}, 0", c.tid));
-        let skip = k.label();
-        k.ins(format!("@!{is0} bra {skip}"));
-        let t = k.reg(Scalar::U32);
-        k.ins(format!("atom.global.add.u32 {t}, [{cp}], 1"));
-        let ncta = k.reg(Scalar::U32);
-        k.ins(format!("mov.u32 {ncta}, %nctaid.x"));
-        k.ins(format!("rem.u32 {t}, {t}, {ncta}"));
-        k.ins(format!("st.shared.u32 [{tsh}], {t}"));
-        k.place(&skip);
-        k.ins("bar.sync 0");
-        let t32 = k.reg(Scalar::U32);
-        k.ins(format!("ld.shared.u32 {t32}, [{tsh}]"));
-        let tile = k.reg(Scalar::U64);
-        k.ins(format!("cvt.u64.u32 {tile}, {t32}"));
-
-        // The rounds, unrolled: each round's prefix within the tile stays in registers.
-        let carry = self.none(&mut k, &ls);
-        let mut kept = Vec::new();
-        for round in 0..rounds {
-            let r = k.reg(Scalar::U32);
-            k.ins(format!("mov.u32 {r}, {round}"));
-            let (idx, valid, x, _) = self.tile_elem(
-                &mut k,
-                &c,
-                &mut env,
-                soac,
-                None,
-                &n,
-                &r,
-                &ls,
-                (&tile, tile_len),
-            )?;
-            let (incl, excl, total) = self.block_scan(&mut k, &c, &mut env, comb, &x, &op_ctx)?;
-            let mine = if init.is_some() { excl } else { incl };
-            let local = self.opt_combine(&mut k, &c, &mut env, comb, &carry, &mine, &op_ctx)?;
-            kept.push((idx, valid, local));
-            let next = self.opt_combine(&mut k, &c, &mut env, comb, &carry, &total, &op_ctx)?;
-            Self::mov_opt(&mut k, &carry, &next);
-        }
-
-        // Publish the aggregate (tile 0: its inclusive prefix).
-        let first = k.reg(Scalar::Bool);
-        k.ins(format!("setp.eq.u64 {first}, {tile}, 0"));
-        let later = k.reg(Scalar::Bool);
-        k.ins(format!("setp.ne.u64 {later}, {tile}, 0"));
-        let skip = k.label();
-        k.ins(format!("@!{is0} bra {skip}"));
-        let (agg_pub, inc_pub, done_pub) = (k.label(), k.label(), k.label());
-        k.ins(format!("@{first} bra {inc_pub}"));
-        k.place(&agg_pub);
-        self.publish(&mut k, &ap, &ahp, &fp, &tile, &carry, 1);
-        k.ins(format!("bra.uni {done_pub}"));
-        k.place(&inc_pub);
-        self.publish(&mut k, &ip, &ihp, &fp, &tile, &carry, 2);
-        k.place(&done_pub);
-        k.place(&skip);
-
-        // Look-back by warp 0 (tiles after the first).
-        let prefix = self.none(&mut k, &ls);
-        let psh: Vec<String> = (0..=ls.len()).map(|_| k.shared(8)).collect();
-        let skip_lb = k.label();
-        let w0 = k.reg(Scalar::Bool);
-        k.ins(format!("setp.eq.u32 {w0}, {}, 0", c.warp));
-        let lb = k.reg(Scalar::Bool);
-        k.ins(format!("and.pred {lb}, {w0}, {later}"));
-        k.ins(format!("@!{lb} bra {skip_lb}"));
-        self.look_back(
-            &mut k, &c, &mut env, comb, &op_ctx, &ls, &tile, &fp, &ap, &ahp, &ip, &ihp, &prefix,
+        let mut elem = |g: &mut Self, k: &mut Kernel, env: &mut Env, r: &Reg, tile: &Reg| {
+            let (idx, valid, x, _) =
+                g.tile_elem(k, &c, env, soac, None, &n, r, &ls, (tile, tile_len))?;
+            Ok((idx, valid, x))
+        };
+        let (before, kept) = self.lookback_core(
+            &mut k,
+            &c,
+            &mut env,
+            comb,
+            &op_ctx,
+            &ls,
+            &st,
+            init.is_some(),
+            &mut elem,
         )?;
-        // Lane 0 publishes the inclusive prefix and shares the exclusive one.
-        let lane0 = k.reg(Scalar::Bool);
-        k.ins(format!("setp.eq.u32 {lane0}, {}, 0", c.lane));
-        k.ins(format!("@!{lane0} bra {skip_lb}"));
-        let inc = self.opt_combine(&mut k, &c, &mut env, comb, &prefix, &carry, &op_ctx)?;
-        self.publish(&mut k, &ip, &ihp, &fp, &tile, &inc, 2);
-        for (r, a) in std::iter::once(&prefix.has).chain(&prefix.v).zip(&psh) {
-            Self::st(&mut k, "shared", a, r);
-        }
-        k.place(&skip_lb);
-        k.ins("bar.sync 0");
-        // Every thread: the prefix of the tiles before (none for tile 0), then its elements.
-        let got = {
-            let zero = k.reg(Scalar::U32);
-            k.ins(format!("mov.u32 {zero}, 0"));
-            Self::warp_partial(&mut k, &psh, &ls, &zero)
-        };
-        let before = Opt {
-            has: k.reg(Scalar::Bool),
-            v: got.v.clone(),
-        };
-        k.ins(format!("and.pred {}, {}, {later}", before.has, got.has));
+        // Start value (exclusive scan), earlier tiles, then this element's prefix.
         let base = self.none(&mut k, &ls);
         Self::set_init(&mut k, &base, init_v.as_deref());
         let base = self.opt_combine(&mut k, &c, &mut env, comb, &base, &before, &op_ctx)?;
@@ -2070,6 +2011,217 @@ impl<'f> Gen<'f> {
             offs: None,
         });
         Ok(())
+    }
+
+    /// The row offsets of a ragged result from the row sizes (`sizes`, `n` of them, `u64`)
+    /// in one pass with decoupled look-back: `offs[i + 1]` is the inclusive sum up to `i`
+    /// (`offs[0]` is 0 from the zeroed allocation). Returns (offsets, the total read back).
+    fn offsets_lookback(
+        &mut self,
+        sizes: u32,
+        n_count: &Count,
+        steps: &mut Vec<Step>,
+    ) -> R<(u32, u32)> {
+        let ls = [Scalar::U64];
+        let tile_len = u64::from(self.bsize()) * self.lookback_rounds();
+        let grid = cmax1(cdiv(n_count.clone(), tile_len));
+        let status = self.alloc_status(&ls, &grid, steps);
+        let n1 = Count::Add(Box::new(n_count.clone()), Box::new(Count::Const(1)));
+        let offs = self.alloc_leaves(&[Scalar::U64], &n1, steps)[0];
+
+        let (mut k, c) = self.new_kernel("offsets_lookback");
+        let mut env = Env::new();
+        let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
+        let sp = Self::temp_ptrs(&mut k, &[sizes])[0].clone();
+        let opp = Self::temp_ptrs(&mut k, &[offs])[0].clone();
+        let st = Self::status_ptrs(&mut k, &status);
+        let op_ctx = Ctx {
+            key: n.clone(),
+            fail: None,
+        };
+        let bsize = self.bsize();
+        let mut elem = |g: &mut Self, k: &mut Kernel, _: &mut Env, r: &Reg, tile: &Reg| {
+            let idx = k.reg(Scalar::U64);
+            k.ins(format!("mul.lo.u64 {idx}, {tile}, {tile_len}"));
+            let off = k.reg(Scalar::U64);
+            k.ins(format!("mul.wide.u32 {off}, {r}, {bsize}"));
+            k.ins(format!("add.s64 {idx}, {idx}, {off}"));
+            k.ins(format!("add.s64 {idx}, {idx}, {}", c.tid64));
+            let valid = k.reg(Scalar::Bool);
+            k.ins(format!("setp.lt.u64 {valid}, {idx}, {n}"));
+            let x = k.reg(Scalar::U64);
+            k.ins(format!("mov.u64 {x}, 0"));
+            let skip = k.label();
+            k.ins(format!("@!{valid} bra {skip}"));
+            let v = g.load_leaves(k, std::slice::from_ref(&sp), &idx, &[Scalar::U64]);
+            k.ins(format!("mov.u64 {x}, {}", v[0]));
+            k.place(&skip);
+            let has = g.pconst(k, true);
+            Ok((idx, valid, Opt { has, v: vec![x] }))
+        };
+        let (before, kept) = self.lookback_core(
+            &mut k,
+            &c,
+            &mut env,
+            Comb::AddU64,
+            &op_ctx,
+            &ls,
+            &st,
+            false,
+            &mut elem,
+        )?;
+        for (idx, valid, local) in kept {
+            let res =
+                self.opt_combine(&mut k, &c, &mut env, Comb::AddU64, &before, &local, &op_ctx)?;
+            let skipw = k.label();
+            k.ins(format!("@!{valid} bra {skipw}"));
+            let at = k.reg(Scalar::U64);
+            k.ins(format!("add.s64 {at}, {idx}, 1"));
+            self.store(&mut k, &opp, &at, &res.v[0]);
+            k.place(&skipw);
+        }
+        let args = k.args.clone();
+        let kid = self.push_kernel(k);
+        steps.push(self.launch(kid, grid, args));
+        let total = self.temp();
+        steps.push(Step::ReadCount {
+            temp: total,
+            src: Buf::Temp(offs),
+            index: n_count.clone(),
+            guard: Count::Const(1),
+        });
+        Ok((offs, total))
+    }
+
+    /// Allocates the look-back status of `grid` tiles for elements of leaves `ls`: the
+    /// tile counter, the flags, the aggregates and inclusive prefixes (each with its "has"
+    /// flags), all zeroed.
+    fn alloc_status(&mut self, ls: &[Scalar], grid: &Count, steps: &mut Vec<Step>) -> Status {
+        Status {
+            counter: self.alloc_leaves(&[Scalar::U32], &Count::Const(1), steps)[0],
+            flags: self.alloc_leaves(&[Scalar::U32], grid, steps)[0],
+            aggs: self.alloc_leaves(ls, grid, steps),
+            agg_has: self.alloc_leaves(&[Scalar::Bool], grid, steps)[0],
+            incs: self.alloc_leaves(ls, grid, steps),
+            inc_has: self.alloc_leaves(&[Scalar::Bool], grid, steps)[0],
+        }
+    }
+
+    /// The look-back status buffers as kernel parameters.
+    fn status_ptrs(k: &mut Kernel, s: &Status) -> StatusPtrs {
+        StatusPtrs {
+            counter: Self::temp_ptrs(k, &[s.counter])[0].clone(),
+            flags: Self::temp_ptrs(k, &[s.flags])[0].clone(),
+            aggs: Self::temp_ptrs(k, &s.aggs),
+            agg_has: Self::temp_ptrs(k, &[s.agg_has])[0].clone(),
+            incs: Self::temp_ptrs(k, &s.incs),
+            inc_has: Self::temp_ptrs(k, &[s.inc_has])[0].clone(),
+        }
+    }
+
+    /// The body of a single-pass scan with decoupled look-back (see
+    /// [`Gen::scan_lookback`]): takes a tile, scans its rounds (`elem` gives round `r`'s
+    /// element of the tile: index, validity, value), publishes, looks back, publishes the
+    /// inclusive prefix. Returns the prefix of the tiles before (no value for tile 0) and,
+    /// per round, (index, valid, this thread's prefix within the tile: inclusive, or
+    /// exclusive with `exclusive`).
+    #[allow(clippy::too_many_arguments)]
+    fn lookback_core(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        env: &mut Env,
+        comb: Comb<'_>,
+        op_ctx: &Ctx,
+        ls: &[Scalar],
+        st: &StatusPtrs,
+        exclusive: bool,
+        elem: &mut TileElem<'_, 'f>,
+    ) -> R<(Opt, Vec<(Reg, Reg, Opt)>)> {
+        // The tile: thread 0 takes the next number, the block reads it from shared memory.
+        let tsh = k.shared(8);
+        let is0 = k.reg(Scalar::Bool);
+        k.ins(format!("setp.eq.u32 {is0}, {}, 0", c.tid));
+        let skip = k.label();
+        k.ins(format!("@!{is0} bra {skip}"));
+        let t = k.reg(Scalar::U32);
+        k.ins(format!("atom.global.add.u32 {t}, [{}], 1", st.counter));
+        let ncta = k.reg(Scalar::U32);
+        k.ins(format!("mov.u32 {ncta}, %nctaid.x"));
+        k.ins(format!("rem.u32 {t}, {t}, {ncta}"));
+        k.ins(format!("st.shared.u32 [{tsh}], {t}"));
+        k.place(&skip);
+        k.ins("bar.sync 0");
+        let t32 = k.reg(Scalar::U32);
+        k.ins(format!("ld.shared.u32 {t32}, [{tsh}]"));
+        let tile = k.reg(Scalar::U64);
+        k.ins(format!("cvt.u64.u32 {tile}, {t32}"));
+
+        // The rounds, unrolled: each round's prefix within the tile stays in registers.
+        let carry = self.none(k, ls);
+        let mut kept = Vec::new();
+        for round in 0..self.lookback_rounds() {
+            let r = k.reg(Scalar::U32);
+            k.ins(format!("mov.u32 {r}, {round}"));
+            let (idx, valid, x) = elem(self, k, env, &r, &tile)?;
+            let (incl, excl, total) = self.block_scan(k, c, env, comb, &x, op_ctx)?;
+            let mine = if exclusive { excl } else { incl };
+            let local = self.opt_combine(k, c, env, comb, &carry, &mine, op_ctx)?;
+            kept.push((idx, valid, local));
+            let next = self.opt_combine(k, c, env, comb, &carry, &total, op_ctx)?;
+            Self::mov_opt(k, &carry, &next);
+        }
+
+        // Publish the aggregate (tile 0: its inclusive prefix).
+        let first = k.reg(Scalar::Bool);
+        k.ins(format!("setp.eq.u64 {first}, {tile}, 0"));
+        let later = k.reg(Scalar::Bool);
+        k.ins(format!("setp.ne.u64 {later}, {tile}, 0"));
+        let skip = k.label();
+        k.ins(format!("@!{is0} bra {skip}"));
+        let (agg_pub, inc_pub, done_pub) = (k.label(), k.label(), k.label());
+        k.ins(format!("@{first} bra {inc_pub}"));
+        k.place(&agg_pub);
+        self.publish(k, &st.aggs, &st.agg_has, &st.flags, &tile, &carry, 1);
+        k.ins(format!("bra.uni {done_pub}"));
+        k.place(&inc_pub);
+        self.publish(k, &st.incs, &st.inc_has, &st.flags, &tile, &carry, 2);
+        k.place(&done_pub);
+        k.place(&skip);
+
+        // Look-back by warp 0 (tiles after the first).
+        let prefix = self.none(k, ls);
+        let psh: Vec<String> = (0..=ls.len()).map(|_| k.shared(8)).collect();
+        let skip_lb = k.label();
+        let w0 = k.reg(Scalar::Bool);
+        k.ins(format!("setp.eq.u32 {w0}, {}, 0", c.warp));
+        let lb = k.reg(Scalar::Bool);
+        k.ins(format!("and.pred {lb}, {w0}, {later}"));
+        k.ins(format!("@!{lb} bra {skip_lb}"));
+        self.look_back(k, c, env, comb, op_ctx, ls, &tile, st, &prefix)?;
+        // Lane 0 publishes the inclusive prefix and shares the exclusive one.
+        let lane0 = k.reg(Scalar::Bool);
+        k.ins(format!("setp.eq.u32 {lane0}, {}, 0", c.lane));
+        k.ins(format!("@!{lane0} bra {skip_lb}"));
+        let inc = self.opt_combine(k, c, env, comb, &prefix, &carry, op_ctx)?;
+        self.publish(k, &st.incs, &st.inc_has, &st.flags, &tile, &inc, 2);
+        for (r, a) in std::iter::once(&prefix.has).chain(&prefix.v).zip(&psh) {
+            Self::st(k, "shared", a, r);
+        }
+        k.place(&skip_lb);
+        k.ins("bar.sync 0");
+        // Every thread: the prefix of the tiles before (none for tile 0).
+        let got = {
+            let zero = k.reg(Scalar::U32);
+            k.ins(format!("mov.u32 {zero}, 0"));
+            Self::warp_partial(k, &psh, ls, &zero)
+        };
+        let before = Opt {
+            has: k.reg(Scalar::Bool),
+            v: got.v.clone(),
+        };
+        k.ins(format!("and.pred {}, {}, {later}", before.has, got.has));
+        Ok((before, kept))
     }
 
     /// The start value of a reduction or exclusive scan (`init`), bound as kernel
@@ -2132,13 +2284,10 @@ impl<'f> Gen<'f> {
         ctx: &Ctx,
         ls: &[Scalar],
         tile: &Reg,
-        fp: &Reg,
-        ap: &[Reg],
-        ahp: &Reg,
-        ip: &[Reg],
-        ihp: &Reg,
+        st: &StatusPtrs,
         prefix: &Opt,
     ) -> R<()> {
+        let (fp, ap, ahp, ip, ihp) = (&st.flags, &st.aggs, &st.agg_has, &st.incs, &st.inc_has);
         let base = k.reg(Scalar::U64);
         k.ins(format!("mov.u64 {base}, {tile}"));
         let lane64 = k.reg(Scalar::U64);

@@ -116,6 +116,35 @@ fn lookback_scan_moves_fewer_sectors_than_reduce_then_scan() {
     }
 }
 
+/// The offsets of a ragged result (an exclusive scan of the row sizes) with the look-back
+/// scan read the sizes once: fewer sectors than with reduce-then-scan's two passes.
+#[test]
+fn lookback_offsets_move_fewer_sectors() {
+    use dpl_cuda::Scan;
+    use support::programs::ROWS_FROM_COUNTS;
+    let counts = Value::seq((0..N as u32).map(|i| Value::U32(i % 3)).collect());
+    let offsets = |scan: Scan| -> u64 {
+        let opts = Options {
+            scan,
+            ..Options::default()
+        };
+        let fs = figures_with(ROWS_FROM_COUNTS, &opts, vec![counts.clone()], N);
+        let sectors: u64 = fs
+            .iter()
+            .filter(|f| f.0.contains("offsets") || f.0.contains("scan_totals"))
+            .map(|f| f.1)
+            .sum();
+        let all: u64 = fs.iter().map(|f| f.1).sum();
+        eprintln!("rows_from_counts, {scan:?}: offsets {sectors} sectors, all kernels {all}");
+        sectors
+    };
+    let (lb, rts) = (offsets(Scan::LookBack), offsets(Scan::ReduceThenScan));
+    assert!(
+        (lb as f64) < 0.8 * rts as f64,
+        "offsets: look-back {lb} sectors vs reduce-then-scan {rts}"
+    );
+}
+
 /// The 5-point Laplacian of a `g x g` grid in CSR form: (values, columns) per row.
 fn laplacian(g: usize) -> (Value, Value, usize) {
     let (mut vals, mut cols, mut nnz) = (Vec::new(), Vec::new(), 0);
