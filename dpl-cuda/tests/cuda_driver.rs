@@ -460,6 +460,16 @@ mod fake {
         assert_eq!(counts()[2], modules);
         assert_eq!(m1.cubin(), None);
 
+        // Resident blocks: the occupancy API (the fake: 2048 threads and 32 blocks per
+        // multiprocessor) times the multiprocessors (the fake has 4).
+        assert_eq!(d.multiprocessors(), 4);
+        let k0 = &prog.kernels[0];
+        assert_eq!(d.resident_blocks(&m1, k0, 256), Ok(4 * 8));
+        assert_eq!(d.resident_blocks(&m1, k0, 32), Ok(4 * 32));
+        assert_eq!(d.resident_blocks(&m1, k0, 1024), Ok(4 * 2));
+        let e = d.resident_blocks(&m1, "nope", 256).unwrap_err();
+        assert!(e.contains("nope"), "{e}");
+
         // Arguments that do not match the kernel never reach the driver.
         let launches = counts()[3];
         let k = &prog.kernels[0];
