@@ -51,12 +51,15 @@ enum KVal {
     S(Reg),
     /// A sequence in memory: one pointer per scalar leaf of the element type, and the
     /// length. A nested sequence (`elem` is `[T]`) also has the pointer to its `len + 1`
-    /// row offsets, and `ptrs` point to the leaves of `T`.
+    /// row offsets and its [`RowLayout`], and `ptrs` point to the leaves of `T`. A row of
+    /// a strided matrix has a `step`: element `j` is at `ptrs + j * step` (else `j`).
     Seq {
         ptrs: Vec<Reg>,
         len: Reg,
         elem: Type,
         offs: Option<Reg>,
+        layout: Option<Rc<RowLayout>>,
+        step: Option<Reg>,
     },
     /// A sequence built inside an element function and not stored: its elements are
     /// produced on demand by a sequential loop (see [`Gen::stream`]).
@@ -69,6 +72,35 @@ enum KVal {
     },
     /// A tuple.
     Tup(Vec<KVal>),
+}
+
+/// How the rows of a nested sequence are found, decided at run time (kernel parameters,
+/// [`KArg::RowLayout`]): from the row offsets, or, for a strided matrix (`strided` set),
+/// row `r` starting at element `r * rs` of the leaves, `cols` long, its elements `cs`
+/// apart (a column-major matrix: `rs = 1`, `cs = rows`; no offsets then).
+#[derive(Debug)]
+struct RowLayout {
+    /// The parameters' names: strided flag, row stride, column stride, columns (loaded
+    /// where used, so they hold no registers across the kernel).
+    names: [String; 4],
+}
+
+impl RowLayout {
+    /// Loads field `f` (0 to 3) into a fresh register.
+    fn load(&self, k: &mut Kernel, f: usize) -> Reg {
+        let r = k.reg(Scalar::U64);
+        k.ins(format!("ld.param.u64 {r}, [{}]", self.names[f]));
+        r
+    }
+
+    /// Whether the rows are strided (a predicate), and its negation.
+    fn strided(&self, k: &mut Kernel) -> (Reg, Reg) {
+        let f = self.load(k, 0);
+        let (p, n) = (k.reg(Scalar::Bool), k.reg(Scalar::Bool));
+        k.ins(format!("setp.ne.u64 {p}, {f}, 0"));
+        k.ins(format!("setp.eq.u64 {n}, {f}, 0"));
+        (p, n)
+    }
 }
 
 /// A combinator producing a sequence inside an element function.
@@ -627,6 +659,19 @@ impl<'f> Gen<'f> {
                     ),
                     e => (None, e),
                 };
+                let layout = if offs.is_some() {
+                    let mut field = |f: u32| {
+                        k.param_name(KArg::RowLayout {
+                            var: v,
+                            path: path.clone(),
+                            field: f,
+                        })
+                    };
+                    let names = [field(0), field(1), field(2), field(3)];
+                    Some(Rc::new(RowLayout { names }))
+                } else {
+                    None
+                };
                 let ls = match leaves(leaf_ty) {
                     Ok(ls) => ls,
                     Err(_) => return unsupported(format!("the sequence type `{ty}` in a kernel")),
@@ -649,6 +694,8 @@ impl<'f> Gen<'f> {
                     },
                     elem: (**elem).clone(),
                     offs,
+                    layout,
+                    step: None,
                 }
             }
             Type::Infer => return unsupported("an untyped variable"),
@@ -1469,17 +1516,33 @@ impl<'f> Gen<'f> {
         // r + 1 (a shuffle), or loaded by the lanes of `last`.
         let mut pre = Vec::new();
         for &x in &rows {
-            let Some(KVal::Seq { offs: Some(o), .. }) = env.get(&x).cloned() else {
+            let Some(KVal::Seq {
+                offs: Some(o),
+                layout,
+                ..
+            }) = env.get(&x).cloned()
+            else {
                 continue;
             };
             let start = k.reg(Scalar::U64);
             k.ins(format!("mov.u64 {start}, 0"));
             let a = Self::addr(&mut k, &o, &mine, Scalar::U64);
-            k.ins(format!("@{live} ld.global.u64 {start}, [{a}]"));
+            let load = k.reg(Scalar::Bool);
+            match &layout {
+                Some(l) => {
+                    let (_, offsets) = l.strided(&mut k);
+                    k.ins(format!("and.pred {load}, {live}, {offsets}"));
+                }
+                None => k.ins(format!("mov.pred {load}, {live}")),
+            }
+            k.ins(format!("@{load} ld.global.u64 {start}, [{a}]"));
             let stop = Self::shfl(&mut k, &start, "down", 1, 31);
             let l31 = k.reg(Scalar::Bool);
-            k.ins(format!("and.pred {l31}, {last}, {live}"));
+            k.ins(format!("and.pred {l31}, {last}, {load}"));
             k.ins(format!("@{l31} ld.global.u64 {stop}, [{a}+8]"));
+            if let Some(l) = &layout {
+                Self::strided_bounds(&mut k, l, &mine, &start, &stop);
+            }
             pre.push((x, start, stop));
         }
         let res: Vec<Reg> = ls.iter().map(|&l| self.zero(&mut k, l)).collect();
@@ -3535,11 +3598,13 @@ impl<'f> Gen<'f> {
                             ptrs,
                             elem,
                             offs: Some(_),
+                            layout,
                             ..
                         },
                     ) => {
                         let (start, stop) = (start.clone(), stop.clone());
-                        self.row_view(k, ptrs, elem, &start, &stop)?
+                        let step = layout.as_ref().map(|l| Self::row_step(k, l));
+                        self.row_view(k, ptrs, elem, &start, &stop, step)?
                     }
                     _ => self.index(k, c, env, &sv, &i64r, ctx)?,
                 }
@@ -4026,6 +4091,7 @@ impl<'f> Gen<'f> {
         elem: &Type,
         start: &Reg,
         stop: &Reg,
+        step: Option<Reg>,
     ) -> R<KVal> {
         let Some(inner) = elem.elem() else {
             return unsupported("rows of a flat sequence (internal)");
@@ -4043,7 +4109,28 @@ impl<'f> Gen<'f> {
             len,
             elem: inner.clone(),
             offs: None,
+            layout: None,
+            step,
         })
+    }
+
+    /// For a strided matrix (the layout's flag set), replaces the bounds of row `i` (`start`,
+    /// `stop`, element positions in the leaves) with `i * rs` and `i * rs + cols`.
+    fn strided_bounds(k: &mut Kernel, l: &RowLayout, i: &Reg, start: &Reg, stop: &Reg) {
+        let (strided, _) = l.strided(k);
+        let (rs, cols) = (l.load(k, 1), l.load(k, 3));
+        let s = k.reg(Scalar::U64);
+        k.ins(format!("mul.lo.u64 {s}, {i}, {rs}"));
+        let e = k.reg(Scalar::U64);
+        k.ins(format!("add.s64 {e}, {s}, {cols}"));
+        k.ins(format!("selp.b64 {start}, {s}, {start}, {strided}"));
+        k.ins(format!("selp.b64 {stop}, {e}, {stop}, {strided}"));
+    }
+
+    /// The distance between consecutive elements of a row: `cs` for a strided matrix, 1
+    /// for rows found from offsets (the host passes either in field 2).
+    fn row_step(k: &mut Kernel, l: &RowLayout) -> Reg {
+        l.load(k, 2)
     }
 
     /// Element `i` (a `u64`, in range) of a sequence value.
@@ -4061,25 +4148,48 @@ impl<'f> Gen<'f> {
                 ptrs,
                 elem,
                 offs: None,
+                step,
                 ..
             } => {
                 let ls = leaves(elem)?;
-                let regs = self.load_leaves(k, ptrs, i, &ls);
+                let regs = match step {
+                    Some(st) => {
+                        let at = k.reg(Scalar::U64);
+                        k.ins(format!("mul.lo.u64 {at}, {i}, {st}"));
+                        self.load_leaves(k, ptrs, &at, &ls)
+                    }
+                    None => self.load_leaves(k, ptrs, i, &ls),
+                };
                 unflatten(elem, &mut regs.into_iter())
             }
             KVal::Seq {
                 ptrs,
                 elem,
                 offs: Some(o),
+                layout,
                 ..
             } => {
-                // A row: a view into the leaves, from offs[i] to offs[i + 1].
+                // A row: a view into the leaves, from offs[i] to offs[i + 1] (or strided).
                 let a = Self::addr(k, o, i, Scalar::U64);
                 let start = k.reg(Scalar::U64);
-                k.ins(format!("ld.global.u64 {start}, [{a}]"));
                 let stop = k.reg(Scalar::U64);
-                k.ins(format!("ld.global.u64 {stop}, [{a}+8]"));
-                self.row_view(k, ptrs, elem, &start, &stop)
+                match layout {
+                    Some(l) => {
+                        k.ins(format!("mov.u64 {start}, 0"));
+                        k.ins(format!("mov.u64 {stop}, 0"));
+                        let (_, off) = l.strided(k);
+                        k.ins(format!("@{off} ld.global.u64 {start}, [{a}]"));
+                        k.ins(format!("@{off} ld.global.u64 {stop}, [{a}+8]"));
+                        Self::strided_bounds(k, l, i, &start, &stop);
+                        let step = Self::row_step(k, l);
+                        self.row_view(k, ptrs, elem, &start, &stop, Some(step))
+                    }
+                    None => {
+                        k.ins(format!("ld.global.u64 {start}, [{a}]"));
+                        k.ins(format!("ld.global.u64 {stop}, [{a}+8]"));
+                        self.row_view(k, ptrs, elem, &start, &stop, None)
+                    }
+                }
             }
             KVal::Cur { idx, val, .. } if idx.name == i.name => Ok((**val).clone()),
             KVal::Lazy(l) | KVal::Cur { of: l, .. } => match &l.soac.kind {

@@ -135,6 +135,28 @@ pub enum Input {
     Host(Value),
     /// A flat sequence already on the device (read, never freed nor written by the call).
     Device(DeviceSeq),
+    /// A matrix (a `[[T]]` parameter) given as its storage and strides, uploaded as is:
+    /// the kernels address element `j` of row `r` at `r * row_stride + j * col_stride`,
+    /// so a column-major matrix is read without transposing it.
+    Matrix(StridedMatrix),
+}
+
+/// A matrix as its storage and strides ([`Input::Matrix`]): element `(r, j)` is
+/// `storage[r * row_stride + j * col_stride]`. Row-major: `row_stride = cols`,
+/// `col_stride = 1`; column-major: `row_stride = 1`, `col_stride = rows`.
+#[derive(Clone, Debug)]
+pub struct StridedMatrix {
+    /// The elements (a [`Value::Seq`] of values of the row element type `T`), as laid
+    /// out in memory.
+    pub storage: Value,
+    /// Number of rows.
+    pub rows: usize,
+    /// Number of columns (the length of every row).
+    pub cols: usize,
+    /// Elements between the starts of consecutive rows.
+    pub row_stride: usize,
+    /// Elements between consecutive elements of a row.
+    pub col_stride: usize,
 }
 
 /// A result of [`run_resident`].
@@ -275,9 +297,30 @@ enum Rt {
         len: usize,
         elem: Type,
         offs: Option<u64>,
+        /// A strided matrix (`Input::Matrix`): no offsets, row `r` at element `r * rs` of
+        /// the leaves, `cols` long, elements `cs` apart.
+        layout: Option<Strides>,
     },
     /// A tuple holding sequences.
     Tup(Vec<Rt>),
+}
+
+/// The strides of a matrix given as its storage ([`Input::Matrix`]), in elements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Strides {
+    rs: u64,
+    cs: u64,
+    cols: u64,
+}
+
+impl Strides {
+    /// How many elements of storage `rows` rows span (0 for an empty matrix).
+    fn extent(&self, rows: usize) -> usize {
+        if rows == 0 || self.cols == 0 {
+            return 0;
+        }
+        ((rows as u64 - 1) * self.rs + (self.cols - 1) * self.cs + 1) as usize
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -455,6 +498,11 @@ impl<D: Driver> Exec<'_, D> {
         for ((v, ty), a) in params.iter().zip(args) {
             let a = match a {
                 Input::Host(a) => a,
+                Input::Matrix(m) => {
+                    let rt = self.upload_matrix(*v, ty, &m)?;
+                    self.set(*v, rt);
+                    continue;
+                }
                 Input::Device(d) => {
                     if Type::seq(d.elem.clone()) != *ty
                         || d.bufs.len() != type_leaves(&d.elem)?.len()
@@ -471,6 +519,7 @@ impl<D: Driver> Exec<'_, D> {
                             len: d.len,
                             elem: d.elem,
                             offs: None,
+                            layout: None,
                         },
                     );
                     continue;
@@ -483,6 +532,56 @@ impl<D: Driver> Exec<'_, D> {
             self.set(*v, rt);
         }
         Ok(())
+    }
+
+    /// Uploads a matrix given as storage and strides for parameter `%v` of type `ty`.
+    fn upload_matrix(&mut self, v: u32, ty: &Type, m: &StridedMatrix) -> Result<Rt, Error> {
+        let bad = |why: String| Error::Device(format!("argument %{v}: {why}"));
+        let Some(Type::Seq(inner)) = ty.elem() else {
+            return Err(bad(format!(
+                "a matrix was given for a parameter of type {ty}"
+            )));
+        };
+        let flat_ty = Type::seq((**inner).clone());
+        if !m.storage.conforms(&flat_ty) {
+            return Err(bad(format!("the matrix storage must be {flat_ty}")));
+        }
+        let Value::Seq(items) = &m.storage else {
+            return Err(bad("the matrix storage is not a sequence".into()));
+        };
+        let st = Strides {
+            rs: m.row_stride as u64,
+            cs: m.col_stride as u64,
+            cols: m.cols as u64,
+        };
+        let extent = (m.rows as u128)
+            .saturating_sub(1)
+            .saturating_mul(m.row_stride as u128)
+            + (m.cols as u128)
+                .saturating_sub(1)
+                .saturating_mul(m.col_stride as u128)
+            + 1;
+        if m.rows > 0 && m.cols > 0 && extent > items.len() as u128 {
+            return Err(bad(format!(
+                "a {} x {} matrix with strides ({}, {}) spans {extent} elements, its storage \
+                 holds {}",
+                m.rows,
+                m.cols,
+                m.row_stride,
+                m.col_stride,
+                items.len()
+            )));
+        }
+        let Rt::Seq { bufs, .. } = self.upload(&flat_ty, &m.storage)? else {
+            return Err(internal("a flat upload that is not a sequence"));
+        };
+        Ok(Rt::Seq {
+            bufs,
+            len: m.rows,
+            elem: Type::seq((**inner).clone()),
+            offs: None,
+            layout: Some(st),
+        })
     }
 
     fn upload(&mut self, ty: &Type, a: &Value) -> Result<Rt, Error> {
@@ -548,6 +647,7 @@ impl<D: Driver> Exec<'_, D> {
                     len: items.len(),
                     elem: (**elem).clone(),
                     offs,
+                    layout: None,
                 }
             }
             (Type::Tuple(ts), Value::Tuple(vs))
@@ -625,6 +725,7 @@ impl<D: Driver> Exec<'_, D> {
             len: (o[1] - o[0]) as usize,
             elem: inner.clone(),
             offs: None,
+            layout: None,
         })
     }
 
@@ -643,6 +744,7 @@ impl<D: Driver> Exec<'_, D> {
                 len,
                 elem,
                 offs: None,
+                layout: None,
             } => {
                 let leaves = type_leaves(elem)?;
                 let mut owned = Vec::with_capacity(bufs.len());
@@ -685,12 +787,35 @@ impl<D: Driver> Exec<'_, D> {
                 len,
                 elem,
                 offs: None,
+                layout: None,
             } => Value::seq(self.read_items(bufs, *len, elem)?),
             Rt::Seq {
                 bufs,
                 len,
                 elem,
+                layout: Some(st),
+                ..
+            } => {
+                let inner = elem.elem().ok_or_else(|| internal("rows of a flat type"))?;
+                let extent = st.extent(*len);
+                let flat = self.read_items(bufs, extent, inner)?;
+                let rows = (0..*len as u64)
+                    .map(|r| {
+                        Value::seq(
+                            (0..st.cols)
+                                .map(|j| flat[(r * st.rs + j * st.cs) as usize].clone())
+                                .collect(),
+                        )
+                    })
+                    .collect();
+                Value::seq(rows)
+            }
+            Rt::Seq {
+                bufs,
+                len,
+                elem,
                 offs: Some(o),
+                ..
             } => {
                 let offs = self.read_u64s(*o, len + 1)?;
                 let inner = elem.elem().ok_or_else(|| internal("rows of a flat type"))?;
@@ -756,6 +881,10 @@ impl<D: Driver> Exec<'_, D> {
             },
             Buf::Offsets { var, path } => match self.path(*var, path)? {
                 Rt::Seq { offs: Some(o), .. } => Ok(o),
+                // A strided matrix has none; its kernels never read them.
+                Rt::Seq {
+                    layout: Some(_), ..
+                } => Ok(0),
                 _ => Err(internal("offsets of a flat sequence")),
             },
         }
@@ -839,6 +968,7 @@ impl<D: Driver> Exec<'_, D> {
                         len,
                         elem: elem.clone(),
                         offs,
+                        layout: None,
                     },
                 );
             }
@@ -871,11 +1001,24 @@ impl<D: Driver> Exec<'_, D> {
                 self.set(*var, Rt::Val(v));
             }
             Step::ByShape { rows, warp, seq } => {
-                let Rt::Seq {
-                    len, offs: Some(o), ..
-                } = self.get(*rows)?.clone()
-                else {
-                    return Err(internal("the shape of a flat sequence"));
+                let (len, o) = match self.get(*rows)?.clone() {
+                    Rt::Seq {
+                        len, offs: Some(o), ..
+                    } => (len, o),
+                    Rt::Seq {
+                        len,
+                        layout: Some(st),
+                        ..
+                    } => {
+                        let cols = st.cols as usize;
+                        if warp_per_row(len, len.saturating_mul(cols), cols) {
+                            self.steps(warp)?;
+                        } else {
+                            self.steps(seq)?;
+                        }
+                        return Ok(());
+                    }
+                    _ => return Err(internal("the shape of a flat sequence")),
                 };
                 let (total, longest) = match self.shapes.iter().find(|s| s.0 == o) {
                     Some(&(_, t, l)) => (t, l),
@@ -925,6 +1068,21 @@ impl<D: Driver> Exec<'_, D> {
             args.push(match a {
                 KArg::Buf(b) => LaunchArg::U64(self.buf(b)?),
                 KArg::Count(c) => LaunchArg::U64(self.count(c)?),
+                KArg::RowLayout { var, path, field } => {
+                    let st = match self.path(*var, path)? {
+                        Rt::Seq { layout, .. } => layout,
+                        _ => return Err(internal("the row layout of a non-sequence")),
+                    };
+                    LaunchArg::U64(match (st, field) {
+                        // Rows from offsets: elements 1 apart.
+                        (None, 2) => 1,
+                        (None, _) => 0,
+                        (Some(_), 0) => 1,
+                        (Some(st), 1) => st.rs,
+                        (Some(st), 2) => st.cs,
+                        (Some(st), _) => st.cols,
+                    })
+                }
                 KArg::ErrorRecord => LaunchArg::U64(self.err),
                 KArg::ReportKey => {
                     report = Some(args.len());
@@ -1065,7 +1223,7 @@ impl<D: Driver> Exec<'_, D> {
         Ok(())
     }
 
-    fn host(&self, ty: &Type, expr: &HostExpr, span: u32) -> Result<Rt, Error> {
+    fn host(&mut self, ty: &Type, expr: &HostExpr, span: u32) -> Result<Rt, Error> {
         Ok(match expr {
             HostExpr::Var(v) => self.get(*v)?.clone(),
             HostExpr::Tuple(vs) => {
@@ -1098,6 +1256,7 @@ impl<D: Driver> Exec<'_, D> {
                     len,
                     elem,
                     offs,
+                    layout,
                 } = self.get(*seq)?.clone()
                 else {
                     return Err(internal("indexing a non-sequence"));
@@ -1118,6 +1277,19 @@ impl<D: Driver> Exec<'_, D> {
                 }
                 if let Some(o) = offs {
                     return self.row(&bufs, o, &elem, i as usize);
+                }
+                if let Some(st) = layout {
+                    // A row of a strided matrix: read and uploaded again contiguous (a
+                    // flat sequence has no stride).
+                    let inner = elem
+                        .elem()
+                        .ok_or_else(|| internal("a row of a flat sequence"))?
+                        .clone();
+                    let flat = self.read_items(&bufs, st.extent(len), &inner)?;
+                    let row: Vec<Value> = (0..st.cols)
+                        .map(|j| flat[(i as u64 * st.rs + j * st.cs) as usize].clone())
+                        .collect();
+                    return self.upload(&Type::seq(inner), &Value::seq(row));
                 }
                 let ls = type_leaves(&elem)?;
                 let mut vals = Vec::new();

@@ -275,6 +275,19 @@ pub enum KArg {
         /// Its type.
         ty: Scalar,
     },
+    /// How the rows of the nested sequence variable `var` are laid out (`.u64`), see
+    /// [`crate::Input::Matrix`]: `field` 0 is 1 for a strided matrix (0: rows from the
+    /// offsets), 1 the row stride, 2 the column stride (1 for rows from offsets: the step
+    /// between a row's elements), 3 the number of columns (all in elements; fields 1
+    /// and 3 are 0 for rows from offsets).
+    RowLayout {
+        /// The variable.
+        var: u32,
+        /// Field indices into nested tuples.
+        path: Vec<u32>,
+        /// Which number (0 to 3).
+        field: u32,
+    },
     /// The address of the error record (`.u64`).
     ErrorRecord,
     /// The report key (`.u64`): 0 in a normal run, the bitwise negation of the failing key

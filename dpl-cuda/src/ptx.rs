@@ -182,6 +182,15 @@ impl Kernel {
         }
     }
 
+    /// Declares a `.u64` parameter passed as `arg` without loading it; returns its name,
+    /// for `ld.param` where it is used (so it takes no register in between).
+    pub fn param_name(&mut self, arg: KArg) -> String {
+        let pname = format!("{}_p{}", self.name, self.params.len());
+        self.params.push(format!(".param .u64 {pname}"));
+        self.args.push(arg);
+        pname
+    }
+
     /// Declares a pointer parameter and converts it to a global address.
     pub fn pointer(&mut self, arg: KArg) -> Reg {
         let r = self.param(Scalar::U64, arg);
