@@ -698,6 +698,21 @@ mod stencil {
         ))
     }
 
+    /// A clamped read in a loop over rows (elements that contain loops: `heavy::map`,
+    /// which keeps one element function).
+    #[parallel]
+    pub fn row_weights(x: &Nested<f32>, y: &[f32]) -> Vec<f32> {
+        let n = len(x);
+        map(
+            |r, i| {
+                let last = n - 1;
+                sum(r) * y[(i + 1).min(last)] + y[i.max(1) - 1]
+            },
+            x,
+            indices(x),
+        )
+    }
+
     /// Not clamps: `max(i, 1) - 2` can wrap, `i + 1` can reach `n`; these stay checked.
     #[parallel]
     pub fn unclamped(y: &[i64]) -> Vec<i64> {
@@ -748,6 +763,25 @@ fn clamped_stencils_match_plain_rust_and_keep_their_errors() {
                 let got = dpl::with_place(place, || stencil::pair(&yi, w));
                 assert_eq!(got, want, "n {n}, w {w}, {place:?}");
             }
+        }
+    }
+    // Clamped reads inside a loop over rows.
+    let rows: Vec<Vec<f32>> = (0..2_000).map(|k| vec![k as f32 * 0.25; k % 50]).collect();
+    let x = dpl::Nested::from(rows.clone());
+    for ylen in [2_000usize, 2_005, 1_999] {
+        let y: Vec<f32> = (0..ylen).map(|k| (k % 7) as f32).collect();
+        let want = std::panic::catch_unwind(|| {
+            let n = rows.len();
+            (0..n)
+                .map(|i| rows[i].iter().sum::<f32>() * y[(i + 1).min(n - 1)] + y[i.max(1) - 1])
+                .collect::<Vec<f32>>()
+        })
+        .ok();
+        for place in [dpl::Place::Seq, dpl::Place::Cpu] {
+            let got = dpl::with_place(place, || {
+                std::panic::catch_unwind(|| stencil::row_weights(&x, &y)).ok()
+            });
+            assert_eq!(got, want, "len(y) {ylen}, {place:?}");
         }
     }
     // A shorter z is still reported as the first out-of-range read.

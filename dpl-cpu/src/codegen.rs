@@ -810,7 +810,8 @@ impl Gen<'_> {
         if s.kind == SoacKind::Map && self.depth == 0 {
             if let Some(vs) = self.bounded_variant(v, s) {
                 let edge = vs.fast;
-                let fast = match vs.interior {
+                // Loops over heavy elements keep one element function (`heavy::map`).
+                let fast = match vs.interior.filter(|_| !heavy) {
                     Some((lo, hi, int)) => quote!(#rt::map_split(#n, #lo, #hi, #edge, #int)),
                     None => quote!(#rt::map(#n, #work #edge)),
                 };
