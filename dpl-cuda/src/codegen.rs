@@ -221,6 +221,10 @@ type Prefetched = HashMap<VarId, (Reg, Reg)>;
 type TileElem<'b, 'f> =
     dyn FnMut(&mut Gen<'f>, &mut Kernel, &mut Env, &Reg, &Reg) -> R<(Reg, Reg, Opt)> + 'b;
 
+/// One round of a look-back tile kept for the final writes: (index, valid, this thread's
+/// prefix within the tile).
+type Kept = (Reg, Reg, Opt);
+
 /// The look-back status of a scan's tiles (temporaries): the tile counter, one flag per
 /// tile, the aggregates and the inclusive prefixes (one buffer per leaf, plus the "has"
 /// bytes).
@@ -2200,7 +2204,7 @@ impl<'f> Gen<'f> {
         st: &StatusPtrs,
         exclusive: bool,
         elem: &mut TileElem<'_, 'f>,
-    ) -> R<(Opt, Vec<(Reg, Reg, Opt)>)> {
+    ) -> R<(Opt, Vec<Kept>)> {
         // The tile: thread 0 takes the next number, the block reads it from shared memory.
         let tsh = k.shared(8);
         let is0 = k.reg(Scalar::Bool);
