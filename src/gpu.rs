@@ -11,8 +11,9 @@
 //! Flat sequences (`&[T]`, `Vec<T>`, [`Seq<T>`]) cross between host and device as typed
 //! bytes: [`Elem::put`] writes each element's scalar leaves straight into one byte column
 //! per leaf (the device's structure-of-arrays layout) and [`Elem::get`] reads them back,
-//! with no per-element interpreter [`Value`]. Scalars, nested sequences and matrices still
-//! go through `Value`s (`dpl_cuda` uploads them itself).
+//! with no per-element interpreter [`Value`]. A [`Matrix`] goes as its storage and strides
+//! (read in place by the kernels, whatever its layout). Scalars, the storage of matrices and
+//! nested sequences still go through `Value`s (`dpl_cuda` uploads them itself).
 //!
 //! A function the GPU backend cannot compile gets a [`Program`] holding the reason instead,
 //! and calling it on a GPU place fails with [`Error::PlaceUnavailable`] naming it.
@@ -21,7 +22,7 @@ use std::sync::OnceLock;
 
 use dpl_core::interp::Value;
 use dpl_core::ir::{Scalar, Type};
-use dpl_cuda::{DeviceSeq, Driver, GpuProgram, Input, LaunchArg, Output};
+use dpl_cuda::{DeviceSeq, Driver, GpuProgram, Input, LaunchArg, Output, StridedMatrix};
 
 use crate::{Error, Location, Matrix, Nested, Place, Seq};
 
@@ -1025,6 +1026,24 @@ impl<T: Elem> Arg for Nested<T> {
 impl<T: Elem> Arg for Matrix<T> {
     fn to_value(&self) -> Value {
         Value::seq(self.iter().map(|r| seq_value(r.iter())).collect())
+    }
+
+    /// The storage as it is laid out, with the shape and strides: the kernels address
+    /// element `(r, j)` at `r * row_stride + j * col_stride`, so a column-major matrix is
+    /// read in place (coalesced when each thread takes a row), not transposed to rows.
+    fn input(&self, place: Place) -> In {
+        let _ = place;
+        let (row_stride, col_stride) = self.strides();
+        In {
+            arg: Ok(Input::Matrix(StridedMatrix {
+                storage: seq_value(self.data().iter()),
+                rows: self.rows(),
+                cols: self.cols(),
+                row_stride,
+                col_stride,
+            })),
+            temp: None,
+        }
     }
 }
 
