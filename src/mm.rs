@@ -1001,7 +1001,9 @@ impl Csr {
     }
 
     /// The rows as dpl data, values rounded to `f32`: `(values, columns)`, one row of each
-    /// per matrix row, the inputs of an SpMV written with `map` over rows.
+    /// per matrix row, the inputs of an SpMV written with `map` over rows. The two share
+    /// one offsets array ([`Nested::same_offsets`] holds), so generated code that zips
+    /// their rows reads one offsets array and compares no row lengths.
     pub fn to_nested(&self) -> (Nested<f32>, Nested<u32>) {
         self.nested_with(|v| v as f32)
     }
@@ -1012,15 +1014,13 @@ impl Csr {
     }
 
     fn nested_with<V>(&self, convert: impl Fn(f64) -> V) -> (Nested<V>, Nested<u32>) {
-        fn build<X>(data: Vec<X>, offsets: &[usize]) -> Nested<X> {
-            Nested::from_parts(data, offsets.to_vec())
-                .unwrap_or_else(|e| unreachable!("the Csr invariant implies the Nested one: {e}"))
-        }
+        const INVARIANT: &str = "the Csr invariant implies the Nested one";
+        let cols = Nested::from_parts(self.col_indices.clone(), self.row_offsets.clone())
+            .unwrap_or_else(|e| unreachable!("{INVARIANT}: {e}"));
         let values = self.values.iter().map(|&v| convert(v)).collect();
-        (
-            build(values, &self.row_offsets),
-            build(self.col_indices.clone(), &self.row_offsets),
-        )
+        let vals = Nested::with_offsets_of(&cols, values)
+            .unwrap_or_else(|e| unreachable!("{INVARIANT}: {e}"));
+        (vals, cols)
     }
 
     /// ELLPACK form, values rounded to `f32`: `rows() x width` matrices of values and of

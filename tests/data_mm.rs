@@ -162,6 +162,7 @@ fn real_matrix_through_nested_and_ell() {
     let (vals, cols) = csr.to_nested();
     assert_eq!((vals.len(), vals.total_len()), (csr.rows(), csr.nnz()));
     assert_eq!(vals.offsets(), cols.offsets());
+    assert!(vals.same_offsets(&cols));
     let (evals, ecols) = csr.to_ell();
     let width = csr.row_lengths().into_iter().max().unwrap();
     assert_eq!(evals.shape(), (csr.rows(), width));
@@ -201,4 +202,27 @@ fn a_truncated_real_file_reports_the_end() {
     let e = mm::parse(&cut).unwrap_err();
     assert_eq!(e.line(), Some(lines.len() - 10));
     assert!(e.to_string().contains("expected 2596 entries"), "{e}");
+}
+
+#[test]
+fn to_nested_gives_values_and_columns_sharing_offsets() {
+    for csr in [
+        Csr::random(50, 40, 3, 11),
+        Csr::laplacian_2d(6, 5),
+        Csr::power_law(60, 60, 1, 1.5, 2),
+    ] {
+        let (vals, cols) = csr.to_nested();
+        let (vals64, cols64) = csr.to_nested_f64();
+        assert!(vals.same_offsets(&cols));
+        assert!(vals64.same_offsets(&cols64));
+        // Each call builds its own offsets: two calls do not share.
+        assert!(!vals.same_offsets(&cols64));
+        for r in 0..csr.rows() {
+            let (c, v) = csr.row(r);
+            assert_eq!(cols.row(r), c);
+            assert_eq!(vals64.row(r), v);
+            let v32: Vec<f32> = v.iter().map(|&x| x as f32).collect();
+            assert_eq!(vals.row(r), &v32[..]);
+        }
+    }
 }

@@ -131,3 +131,75 @@ fn error_message_names_the_type() {
         "malformed Nested: last offset is 2 but there are 3 values"
     );
 }
+
+#[test]
+fn with_offsets_of_shares_the_rows_structure() {
+    let cols = Nested::from_rows([vec![0u32, 2], vec![], vec![1, 1, 3]]);
+    let vals = Nested::with_offsets_of(&cols, vec![1.5f32, 2.5, 3.5, 4.5, 5.5]).unwrap();
+    assert_eq!(
+        vals.to_vecs(),
+        vec![vec![1.5, 2.5], vec![], vec![3.5, 4.5, 5.5]]
+    );
+    assert_eq!(vals.offsets(), cols.offsets());
+    assert_eq!(vals.max_row_len(), 3);
+    assert!(vals.same_offsets(&cols) && cols.same_offsets(&vals));
+    // Sharing is transitive through every constructor that shares.
+    let doubled = vals.map_values(|v| v * 2.0);
+    assert!(doubled.same_offsets(&cols));
+    assert!(vals.clone().same_offsets(&cols));
+    // Equal offsets built separately are not shared: the test is a pointer comparison.
+    let copy = Nested::from_rows(cols.to_vecs());
+    assert_eq!(copy, cols);
+    assert!(!copy.same_offsets(&cols));
+    // Taking apart and appending copy the offsets: the original is untouched.
+    let (values, offsets) = vals.clone().into_parts();
+    assert_eq!((values.len(), offsets), (5, vec![0, 2, 2, 5]));
+    let mut grown = doubled.clone();
+    grown.push_row([9.0]);
+    assert!(!grown.same_offsets(&cols));
+    assert_eq!(cols.offsets(), &[0, 2, 2, 5]);
+    assert_eq!(doubled.offsets(), &[0, 2, 2, 5]);
+    assert_eq!(grown.offsets(), &[0, 2, 2, 5, 6]);
+    assert_eq!(grown.max_row_len(), 3);
+}
+
+#[test]
+fn with_offsets_of_rejects_a_wrong_number_of_values() {
+    let cols = Nested::from_rows([vec![0u32, 2], vec![1]]);
+    for n in [0usize, 2, 4, 10] {
+        let e = Nested::with_offsets_of(&cols, vec![0i8; n]).unwrap_err();
+        assert!(
+            matches!(e, Error::Malformed { what: "Nested", .. }),
+            "{n} values: {e:?}"
+        );
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "malformed Nested: {n} values for the offsets of a Nested of 3 elements in 2 rows"
+            )
+        );
+    }
+    // No rows: only zero values fit.
+    let none: Nested<u8> = Nested::new();
+    assert!(
+        Nested::with_offsets_of(&none, Vec::<u8>::new())
+            .unwrap()
+            .is_empty()
+    );
+    assert!(Nested::with_offsets_of(&none, vec![1u8]).is_err());
+}
+
+proptest! {
+    #[test]
+    fn with_offsets_of_matches_rows_of_the_same_lengths(rows in ragged()) {
+        let shape = Nested::from_rows(rows.clone());
+        let values: Vec<i64> = (0..shape.total_len() as i64).map(|k| k * 3 - 7).collect();
+        let shared = Nested::with_offsets_of(&shape, values.clone()).unwrap();
+        let mut rest = values.into_iter();
+        let want: Vec<Vec<i64>> =
+            rows.iter().map(|r| rest.by_ref().take(r.len()).collect()).collect();
+        prop_assert_eq!(shared.to_vecs(), want.clone());
+        prop_assert!(shared.same_offsets(&shape));
+        prop_assert_eq!(shared, Nested::from_rows(want));
+    }
+}

@@ -8,6 +8,8 @@
 //! a loop is a combinator of the IR at any nesting level (the outer map over rows and the
 //! loop inside each row are two), a temporary a materialized intermediate sequence.
 
+use dpl::{Error, Nested};
+
 mod prog {
     use dpl::prelude::*;
 
@@ -107,6 +109,13 @@ mod prog {
             map(|r| sum_sq(r).sqrt(), x)
         }
     }
+
+    /// Zips the rows of two `Nested` and the rows' elements: the per-row length check
+    /// that shared offsets make redundant.
+    #[parallel]
+    pub fn row_dots(x: &Nested<i64>, y: &Nested<i64>, w: &Nested<i64>) -> Result<Vec<i64>, Error> {
+        map(|a, b, c| sum(map(|p, q, r| p * q + r, a, b, c)), x, y, w)
+    }
 }
 
 /// `(loops before fusion, temporaries before, loops after, temporaries after)`.
@@ -189,22 +198,24 @@ fn schedules_fuse_alike_and_differ_only_in_the_inner_loop() {
         shape(i, (4, 2, 2, 0));
         assert_eq!(body(i.fused_ir), body(seq.fused_ir), "{}", i.name);
     }
+    // Every loop appears twice: in the variant for `vals` and `cols` sharing offsets and
+    // in the general one (see the test below).
     // Default: rows spread over the threads (heavy::map), each row's sum sequential.
     let s = flat(seq.cpu_rust);
-    assert_eq!(s.matches("heavy :: map(").count(), 1, "{s}");
-    assert_eq!(s.matches("seq :: reduce(").count(), 1, "{s}");
+    assert_eq!(s.matches("heavy :: map(").count(), 2, "{s}");
+    assert_eq!(s.matches("seq :: reduce(").count(), 2, "{s}");
     assert_eq!(s.matches("rt :: reduce(").count(), 0, "{s}");
     // Block: the sum of each row is parallel too.
     let b = flat(block.cpu_rust);
-    assert_eq!(b.matches("heavy :: map(").count(), 1, "{b}");
+    assert_eq!(b.matches("heavy :: map(").count(), 2, "{b}");
     assert_eq!(b.matches("seq :: reduce(").count(), 0, "{b}");
-    assert_eq!(b.matches("rt :: reduce(").count(), 1, "{b}");
+    assert_eq!(b.matches("rt :: reduce(").count(), 2, "{b}");
     // Auto: both, chosen by the documented rule from the shape of the first Nested.
     let a = flat(auto.cpu_rust);
     assert_eq!(a.matches("heavy :: parallel_inner(").count(), 1, "{a}");
     assert!(a.contains("vals.max_row_len()"), "{a}");
-    assert_eq!(a.matches("seq :: reduce(").count(), 1, "{a}");
-    assert_eq!(a.matches("rt :: reduce(").count(), 1, "{a}");
+    assert_eq!(a.matches("seq :: reduce(").count(), 2, "{a}");
+    assert_eq!(a.matches("rt :: reduce(").count(), 2, "{a}");
 }
 
 #[test]
@@ -820,4 +831,134 @@ fn clamped_stencils_get_an_interior_variant() {
     let u = flat(dpl::inspect!(stencil::unclamped).cpu_rust);
     assert_eq!(u.matches("map_split").count(), 0, "{u}");
     assert_eq!(u.matches("rt :: index(").count(), 2, "{u}");
+}
+
+#[test]
+fn zipped_nested_sharing_offsets_get_a_variant_reading_one_offsets_array() {
+    let s = flat(dpl::inspect!(prog::spmv_csr).cpu_rust);
+    // Tested once per call, before the row loop of each variant.
+    assert_eq!(s.matches("vals.same_offsets(cols)").count(), 1, "{s}");
+    assert!(
+        s.find("vals.same_offsets(cols)").unwrap() < s.find("heavy :: map(").unwrap(),
+        "{s}"
+    );
+    // The shared variant reads both rows from one offsets array, the general one each
+    // through its own.
+    assert_eq!(s.matches("heavy :: map(").count(), 2, "{s}");
+    assert_eq!(
+        s.matches("__dpl_offsets : & [usize] = vals.offsets()")
+            .count(),
+        1,
+        "{s}"
+    );
+    assert_eq!(s.matches("shared_row(").count(), 2, "{s}");
+    assert_eq!(s.matches("row_unchecked(").count(), 2, "{s}");
+    // Three Nested: all must share the first's offsets.
+    let t = flat(dpl::inspect!(prog::row_dots).cpu_rust);
+    assert!(t.contains("x.same_offsets(y) && x.same_offsets(w)"), "{t}");
+    // Matrices are not Nested: one variant per row layout only.
+    let e = flat(dpl::inspect!(prog::spmv_ell).cpu_rust);
+    assert!(!e.contains("same_offsets"), "{e}");
+}
+
+/// Three `Nested` of the given rows; `share`: the second and third built on the first's
+/// offsets.
+fn three(rows: &[Vec<i64>], share: bool) -> (Nested<i64>, Nested<i64>, Nested<i64>) {
+    let x = Nested::from_rows(rows.to_vec());
+    let yv: Vec<i64> = x.values().iter().map(|v| v * 3 - 1).collect();
+    let wv: Vec<i64> = x.values().iter().map(|v| 7 - v).collect();
+    if share {
+        let y = Nested::with_offsets_of(&x, yv).unwrap();
+        let w = Nested::with_offsets_of(&x, wv).unwrap();
+        assert!(x.same_offsets(&y) && x.same_offsets(&w));
+        (x, y, w)
+    } else {
+        let y = Nested::from_parts(yv, x.offsets().to_vec()).unwrap();
+        let w = Nested::from_parts(wv, x.offsets().to_vec()).unwrap();
+        assert!(!x.same_offsets(&y) && !x.same_offsets(&w));
+        (x, y, w)
+    }
+}
+
+#[test]
+fn shared_and_unshared_offsets_give_the_same_results() {
+    // Empty rows, long rows (past any grain size), and no rows.
+    let mut cases: Vec<Vec<Vec<i64>>> = vec![
+        vec![],
+        vec![vec![]],
+        vec![vec![1, 2, 3], vec![], vec![4], vec![5, 6]],
+    ];
+    cases.push(
+        (0..3000)
+            .map(|r| (0..r % 7).map(|k| r * 10 + k).collect())
+            .collect(),
+    );
+    cases.push(vec![(0..100_000).collect(), vec![3; 5], vec![]]);
+    for rows in &cases {
+        let want: Vec<i64> = rows
+            .iter()
+            .map(|r| r.iter().map(|&v| v * (v * 3 - 1) + (7 - v)).sum())
+            .collect();
+        for place in dpl::available_places() {
+            for share in [true, false] {
+                let (x, y, w) = three(rows, share);
+                let got = dpl::with_place(place, || prog::row_dots(&x, &y, &w)).unwrap();
+                assert_eq!(got, want, "{place:?}, shared {share}, {} rows", rows.len());
+            }
+        }
+        // SpMV over to_nested's pair agrees with the same pair unshared.
+        let vals = Nested::from_rows(
+            rows.iter()
+                .map(|r| r.iter().map(|&v| (v % 5) as f32).collect::<Vec<_>>()),
+        );
+        let cols = Nested::with_offsets_of(
+            &vals,
+            vals.values()
+                .iter()
+                .enumerate()
+                .map(|(k, _)| (k % 11) as u32)
+                .collect(),
+        )
+        .unwrap();
+        let apart = Nested::from_parts(cols.values().to_vec(), cols.offsets().to_vec()).unwrap();
+        let x: Vec<f32> = (0..11).map(|k| k as f32 - 4.0).collect();
+        assert_eq!(
+            prog::spmv_csr(&vals, &cols, &x),
+            prog::spmv_csr(&vals, &apart, &x)
+        );
+    }
+}
+
+#[test]
+fn unshared_rows_of_different_lengths_are_still_a_length_mismatch() {
+    let rows = vec![vec![1i64, 2, 3], vec![4, 5], vec![6]];
+    let (x, _, w) = three(&rows, true);
+    // Same number of elements, rows split differently: only the per-row check sees it.
+    let y = Nested::from_parts(vec![1i64; 6], vec![0, 3, 4, 6]).unwrap();
+    for place in dpl::available_places() {
+        match dpl::with_place(place, || prog::row_dots(&x, &y, &w)) {
+            Err(Error::LengthMismatch {
+                prim: "map",
+                left,
+                right,
+                ..
+            }) => assert_eq!((left.min(right), left.max(right)), (1, 2), "{place:?}"),
+            other => panic!("{place:?}: want Err(LengthMismatch(map)), got {other:?}"),
+        }
+    }
+    // A different number of rows: the outer map's check, whether or not offsets are shared.
+    let more = Nested::from_rows(vec![vec![1i64]; 4]);
+    for place in dpl::available_places() {
+        match dpl::with_place(place, || prog::row_dots(&x, &more, &w)) {
+            Err(Error::LengthMismatch {
+                prim: "map",
+                left,
+                right,
+                ..
+            }) => {
+                assert_eq!((left.min(right), left.max(right)), (3, 4), "{place:?}")
+            }
+            other => panic!("{place:?}: want Err(LengthMismatch(map)), got {other:?}"),
+        }
+    }
 }

@@ -20,7 +20,9 @@
 //! its projections) is one `map_unzip` call writing one vector per component; the function's
 //! result moves the owned locals it is made of, through tuples; and with `Matrix`
 //! parameters the body is generated twice, once with matrix rows as plain slices (run when
-//! every matrix has contiguous rows) and once with strided row views.
+//! every matrix has contiguous rows) and once with strided row views; with several `Nested`
+//! parameters, once reading their rows through one shared offsets array (run when they
+//! share it) and once through each one's own.
 
 use dpl_core::ir::*;
 use proc_macro2::{Ident, Span as PmSpan, TokenStream};
@@ -105,7 +107,12 @@ pub struct FnInput<'a> {
 /// With `Matrix` parameters the body is generated twice: a variant in which every matrix
 /// row is a plain slice, run when all of them have contiguous rows (row-major: the common
 /// case, where reads are plain loads that LLVM can vectorize), and the general variant over
-/// strided row views.
+/// strided row views. With two or more `Nested` parameters (and no `Matrix`), the parallel
+/// place's body is also generated twice: a variant run when every `Nested` shares the
+/// offsets array of the first (`Nested::same_offsets`, one pointer comparison per call),
+/// which reads each row from that one array (both rows of a zip from the same two loads,
+/// so the per-row length check of the zip compares a value with itself and folds away),
+/// and the general variant reading each `Nested` through its own offsets.
 pub fn body(input: &FnInput<'_>) -> TokenStream {
     let matrices: Vec<&Ident> = input
         .params
@@ -114,18 +121,38 @@ pub fn body(input: &FnInput<'_>) -> TokenStream {
         .map(|(i, _)| i)
         .collect();
     if matrices.is_empty() {
-        return variant(input, false);
+        let nested: Vec<&Ident> = input
+            .params
+            .iter()
+            .filter(|(_, r)| *r == ParamRepr::Nested)
+            .map(|(i, _)| i)
+            .collect();
+        // Parallel place only: the sequential reference stays one straightforward variant.
+        if nested.len() >= 2 && input.heavy.is_some() {
+            let first = nested[0];
+            let tests = nested[1..]
+                .iter()
+                .map(|other| quote!(#first.same_offsets(#other)));
+            let shared = variant(input, false, true);
+            let general = variant(input, false, false);
+            return quote! {{
+                if #(#tests)&&* #shared else #general
+            }};
+        }
+        return variant(input, false, false);
     }
-    let contiguous = variant(input, true);
-    let general = variant(input, false);
+    let contiguous = variant(input, true, false);
+    let general = variant(input, false, false);
     // A block, like every body: callers splice it where a block is expected.
     quote! {{
         if #(#matrices.rows_are_slices())&&* #contiguous else #general
     }}
 }
 
-/// One variant of the body; `contiguous`: the rows of every `Matrix` parameter are slices.
-fn variant(input: &FnInput<'_>, contiguous: bool) -> TokenStream {
+/// One variant of the body; `contiguous`: the rows of every `Matrix` parameter are slices;
+/// `shared`: every `Nested` parameter shares the offsets of the first (tested by the
+/// caller), so rows are read from those offsets and the values of each.
+fn variant(input: &FnInput<'_>, contiguous: bool, shared: bool) -> TokenStream {
     let mut g = Gen {
         f: input.func,
         span: input.span,
@@ -141,6 +168,7 @@ fn variant(input: &FnInput<'_>, contiguous: bool) -> TokenStream {
         depth: 0,
         unchecked: HashSet::new(),
         subst: HashMap::new(),
+        shared: HashSet::new(),
     };
     let mut prologue = TokenStream::new();
     for ((ident, repr), &v) in input.params.iter().zip(&input.func.params) {
@@ -151,6 +179,19 @@ fn variant(input: &FnInput<'_>, contiguous: bool) -> TokenStream {
                 (Rep::Value, quote! { let #name: #ty = #ident; })
             }
             ParamRepr::Slice => (Rep::Slice, quote! { let #name = &#ident[..]; }),
+            ParamRepr::Nested if shared => {
+                let values = shared_values(&name);
+                let first = g.shared.is_empty().then(|| {
+                    quote! { let __dpl_offsets: &[usize] = #ident.offsets(); }
+                });
+                g.shared.insert(v);
+                let binding = quote! {
+                    let #name = &*#ident;
+                    #first
+                    let #values = #ident.values();
+                };
+                (Rep::Nested, binding)
+            }
             ParamRepr::Nested => (Rep::Nested, quote! { let #name = &*#ident; }),
             ParamRepr::Matrix => (Rep::Matrix(contiguous), quote! { let #name = &*#ident; }),
         };
@@ -191,6 +232,9 @@ struct Gen<'a> {
     /// (the interior variant of a loop, see [`dpl_core::ranges::clamps`]), reads of a row
     /// streamed in place (see [`Gen::ragged_map`]).
     subst: HashMap<VarId, TokenStream>,
+    /// `Nested` parameters read through one shared offsets array (`__dpl_offsets`) and
+    /// their values (see [`shared_values`]): the body variant run when they share offsets.
+    shared: HashSet<VarId>,
 }
 
 /// The loop variants that range facts allow (see [`Gen::bounded_variant`]).
@@ -287,6 +331,10 @@ impl Gen<'_> {
         // SAFETY (of the generated blocks): the caller guarantees `i < len`; a `Nested` and a
         // `Matrix` keep their rows inside their buffers by construction.
         match self.rep(x) {
+            Rep::Nested if self.shared.contains(&x) => {
+                let values = shared_values(&name);
+                quote!(unsafe { #rt::shared_row(#values, __dpl_offsets, #i) })
+            }
             Rep::Nested => quote!(unsafe { #name.row_unchecked(#i) }),
             Rep::Matrix(true) => quote!(unsafe { #name.row_slice_unchecked(#i) }),
             Rep::Matrix(false) => quote!(unsafe { #name.row_unchecked(#i) }),
@@ -1511,6 +1559,12 @@ fn contains_soac(e: &Expr) -> bool {
 }
 
 /// The Rust identifier of a variable: `v<index>_<name>`.
+/// The local holding the values of a `Nested` parameter read through shared offsets
+/// (underscored: a variant may not read it).
+fn shared_values(name: &Ident) -> Ident {
+    format_ident!("__dpl_values_{}", name)
+}
+
 fn ident_of(f: &Function, v: VarId) -> Ident {
     let name: String = f.vars[v]
         .name

@@ -6,6 +6,7 @@
 use std::fmt;
 use std::iter::FusedIterator;
 use std::ops::Index;
+use std::sync::Arc;
 
 use dpl_core::run::Error;
 
@@ -52,8 +53,10 @@ pub struct Nested<T> {
     /// Every element of every row, row 0 first. `values.len() == offsets[rows]`.
     values: Vec<T>,
     /// Row boundaries: `rows + 1` entries, starting at 0, non-decreasing, ending at
-    /// `values.len()`.
-    offsets: Vec<usize>,
+    /// `values.len()`. Shared (not copied) by clones, by [`Nested::map_values`] and by
+    /// [`Nested::with_offsets_of`], so that [`Nested::same_offsets`] can tell in one
+    /// pointer comparison that two `Nested` have the same rows structure.
+    offsets: Arc<[usize]>,
     /// The length of the longest row (0 without rows), kept by every constructor and by
     /// [`Nested::push_row`]: `inner = "auto"` reads it on every call, and the structure is
     /// immutable otherwise. A function of `offsets`, so the derived traits stay exact.
@@ -78,7 +81,7 @@ impl<T> Nested<T> {
     pub fn new() -> Self {
         Nested {
             values: Vec::new(),
-            offsets: vec![0],
+            offsets: Arc::new([0]),
             longest: 0,
         }
     }
@@ -115,7 +118,7 @@ impl<T> Nested<T> {
         }
         Nested {
             values,
-            offsets,
+            offsets: offsets.into(),
             longest,
         }
     }
@@ -174,7 +177,7 @@ impl<T> Nested<T> {
         }
         Ok(Nested {
             values,
-            offsets,
+            offsets: offsets.into(),
             longest,
         })
     }
@@ -222,7 +225,7 @@ impl<T> Nested<T> {
         }
         Ok(Nested {
             values,
-            offsets,
+            offsets: offsets.into(),
             longest,
         })
     }
@@ -390,8 +393,10 @@ impl<T> Nested<T> {
     /// assert_eq!((values.as_slice(), offsets.as_slice()), (&[7, 8, 9][..], &[0, 1, 3][..]));
     /// assert_eq!(dpl::Nested::from_parts(values, offsets).unwrap(), n);
     /// ```
+    ///
+    /// The offsets are copied out (they may be shared with other `Nested`).
     pub fn into_parts(self) -> (Vec<T>, Vec<usize>) {
-        (self.values, self.offsets)
+        (self.values, self.offsets.to_vec())
     }
 
     /// Appends a row.
@@ -402,11 +407,18 @@ impl<T> Nested<T> {
     /// n.push_row([]);
     /// assert_eq!(n.to_vecs(), vec![vec![1, 2], vec![]]);
     /// ```
+    ///
+    /// The offsets are shared storage (see [`Nested::same_offsets`]), so appending copies
+    /// them (`O(rows)` per call) and ends any sharing; build a `Nested` of many rows with
+    /// [`Nested::from_rows`] or [`Nested::from_lengths`] instead.
     pub fn push_row<R: IntoIterator<Item = T>>(&mut self, row: R) {
         let before = self.values.len();
         self.values.extend(row);
         self.longest = self.longest.max(self.values.len() - before);
-        self.offsets.push(self.values.len());
+        let mut offsets = Vec::with_capacity(self.offsets.len() + 1);
+        offsets.extend_from_slice(&self.offsets);
+        offsets.push(self.values.len());
+        self.offsets = offsets.into();
     }
 
     /// A `Nested` with the same rows structure and `f` applied to every element.
@@ -415,12 +427,65 @@ impl<T> Nested<T> {
     /// let n = dpl::Nested::from_rows([vec![1, 2], vec![3]]);
     /// assert_eq!(n.map_values(|v| v * 10).to_vecs(), vec![vec![10, 20], vec![30]]);
     /// ```
+    ///
+    /// The result shares this `Nested`'s offsets ([`Nested::same_offsets`] holds).
     pub fn map_values<U>(&self, f: impl FnMut(&T) -> U) -> Nested<U> {
         Nested {
             values: self.values.iter().map(f).collect(),
-            offsets: self.offsets.clone(),
+            offsets: Arc::clone(&self.offsets),
             longest: self.longest,
         }
+    }
+
+    /// A `Nested` of `values` with the rows structure of `other`, sharing its offsets
+    /// (not copying them): row `i` of the result is as long as row `i` of `other`, and
+    /// [`Nested::same_offsets`] holds between the two. The values and the column indices
+    /// of a CSR matrix are such a pair ([`crate::mm::Csr::to_nested`]).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Malformed`] unless `values.len() == other.total_len()`.
+    ///
+    /// ```
+    /// let cols = dpl::Nested::from_rows([vec![0u32, 2], vec![1]]);
+    /// let vals = dpl::Nested::with_offsets_of(&cols, vec![1.0f32, 2.0, 3.0]).unwrap();
+    /// assert_eq!(vals.to_vecs(), vec![vec![1.0, 2.0], vec![3.0]]);
+    /// assert!(vals.same_offsets(&cols));
+    /// assert!(dpl::Nested::with_offsets_of(&cols, vec![1.0f32]).is_err());
+    /// ```
+    pub fn with_offsets_of<U>(other: &Nested<U>, values: Vec<T>) -> Result<Self, Error> {
+        if values.len() != other.total_len() {
+            return Err(malformed(format!(
+                "{} values for the offsets of a Nested of {} elements in {} rows",
+                values.len(),
+                other.total_len(),
+                other.len()
+            )));
+        }
+        Ok(Nested {
+            values,
+            offsets: Arc::clone(&other.offsets),
+            longest: other.longest,
+        })
+    }
+
+    /// Whether `self` and `other` share one offsets array (built from one another by
+    /// [`Nested::with_offsets_of`], [`Nested::map_values`] or `clone`): a pointer
+    /// comparison, nothing else, so `false` does not mean the rows differ in length.
+    /// When it holds, row `i` of both has the same length for every `i`; generated code
+    /// tests it once per call to read one offsets array for both and skip the per-row
+    /// length comparison when it zips their rows.
+    ///
+    /// ```
+    /// let a = dpl::Nested::from_rows([vec![1, 2], vec![3]]);
+    /// let b = a.map_values(|v| v * 2);
+    /// let c = dpl::Nested::from_rows([vec![2, 4], vec![6]]);
+    /// assert!(a.same_offsets(&b));
+    /// assert!(!b.same_offsets(&c)); // equal offsets, but not shared
+    /// ```
+    #[inline]
+    pub fn same_offsets<U>(&self, other: &Nested<U>) -> bool {
+        Arc::ptr_eq(&self.offsets, &other.offsets)
     }
 }
 
@@ -445,7 +510,7 @@ impl<T: Clone> Nested<T> {
         }
         Nested {
             values,
-            offsets,
+            offsets: offsets.into(),
             longest,
         }
     }
@@ -503,7 +568,7 @@ impl<T> From<Vec<Vec<T>>> for Nested<T> {
         }
         Nested {
             values,
-            offsets,
+            offsets: offsets.into(),
             longest,
         }
     }
@@ -525,7 +590,7 @@ impl<T> From<dpl_cpu::heavy::Ragged<T>> for Nested<T> {
         );
         Nested {
             values,
-            offsets,
+            offsets: offsets.into(),
             longest,
         }
     }

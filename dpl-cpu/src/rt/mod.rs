@@ -178,6 +178,27 @@ pub unsafe fn read<T: Copy>(seq: &[T], i: usize) -> T {
     unsafe { *seq.get_unchecked(i) }
 }
 
+/// Row `i` of a ragged sequence given as its flat `values` and its row `offsets`, without
+/// checks: how generated code reads the rows of `Nested` parameters that share one offsets
+/// array (`dpl::Nested::same_offsets`), so that zipped rows come from one pair of offset
+/// loads and have visibly equal lengths (the per-row length comparison folds away).
+///
+/// # Safety
+///
+/// `i + 1 < offsets.len()`, `offsets` non-decreasing and `offsets[offsets.len() - 1] <=
+/// values.len()` (the invariants of a `dpl::Nested` built on these offsets).
+#[inline(always)]
+pub unsafe fn shared_row<'a, T>(values: &'a [T], offsets: &[usize], i: usize) -> &'a [T] {
+    debug_assert!(i + 1 < offsets.len());
+    // SAFETY: by the caller's promise `i + 1` indexes `offsets`, and `lo <= hi <= values.len()`.
+    unsafe {
+        let lo = *offsets.get_unchecked(i);
+        let hi = *offsets.get_unchecked(i + 1);
+        debug_assert!(lo <= hi && hi <= values.len());
+        values.get_unchecked(lo..hi)
+    }
+}
+
 /// Raises [`Error::LengthMismatch`] unless `a == b`.
 #[inline]
 pub fn check_eq_len(prim: &'static str, a: usize, b: usize, at: At) {
