@@ -27,14 +27,13 @@ use quote::{format_ident, quote, quote_spanned};
 /// Emits the items for every lowered function (inside the module when `module` is given).
 pub fn emit(
     opts: &Options,
-    gpu: crate::GpuAttrs,
     lowered: Vec<Lowered>,
     module: Option<&syn::ItemMod>,
 ) -> Result<TokenStream, syn::Error> {
     let mut items = TokenStream::new();
     let mut errors: Option<syn::Error> = None;
     for l in &lowered {
-        match function(opts, gpu, l) {
+        match function(opts, l) {
             Ok(ts) => items.extend(ts),
             Err(e) => match &mut errors {
                 Some(all) => all.combine(e),
@@ -86,7 +85,7 @@ fn diagnostics_to_error(l: &Lowered, diags: Vec<dpl_core::diag::Diagnostic>) -> 
     all.unwrap_or_else(|| syn::Error::new(l.item.sig.ident.span(), "compilation failed"))
 }
 
-fn function(opts: &Options, gpu: crate::GpuAttrs, l: &Lowered) -> Result<TokenStream, syn::Error> {
+fn function(opts: &Options, l: &Lowered) -> Result<TokenStream, syn::Error> {
     let compiled = pipeline::compile(l.func.clone()).map_err(|d| diagnostics_to_error(l, d))?;
     let mut params = Vec::new();
     let mut errors: Option<syn::Error> = None;
@@ -168,7 +167,7 @@ fn function(opts: &Options, gpu: crate::GpuAttrs, l: &Lowered) -> Result<TokenSt
         .filter(|a| !crate::front::is_parallel_attr(a));
     let (vis, sig) = (&item.vis, &item.sig);
     let span = item.sig.ident.span();
-    let (gpu, gpu_summary) = gpu_arm(opts, gpu, l, &compiled)?;
+    let (gpu, gpu_summary) = gpu_arm(opts, l, &compiled)?;
     let dispatch = if l.sig.ret.result {
         quote_spanned! {span=>
             match #private::place() {
@@ -214,7 +213,6 @@ fn function(opts: &Options, gpu: crate::GpuAttrs, l: &Lowered) -> Result<TokenSt
 #[cfg(feature = "gpu")]
 fn gpu_arm(
     opts: &Options,
-    gpu: crate::GpuAttrs,
     l: &Lowered,
     compiled: &Compiled,
 ) -> Result<(TokenStream, GpuSummary), syn::Error> {
@@ -227,11 +225,11 @@ fn gpu_arm(
         Inner::Warp => dpl_cuda::Inner::Warp,
         Inner::Auto => dpl_cuda::Inner::Auto,
     };
-    let block = gpu.block;
+    let block = opts.block;
     let gpu_opts = dpl_cuda::Options {
         inner,
         block,
-        scan: if gpu.reduce_then_scan {
+        scan: if opts.reduce_then_scan {
             dpl_cuda::Scan::ReduceThenScan
         } else {
             dpl_cuda::Scan::LookBack
@@ -315,7 +313,6 @@ fn gpu_arm(
 #[cfg(not(feature = "gpu"))]
 fn gpu_arm(
     _: &Options,
-    _: crate::GpuAttrs,
     _: &Lowered,
     _: &Compiled,
 ) -> Result<(TokenStream, GpuSummary), syn::Error> {

@@ -54,21 +54,13 @@ fn expand(attr: TokenStream2, item: TokenStream2) -> TokenStream2 {
         Ok(i) => i,
         Err(e) => return error_with(e, item),
     };
-    let (attr, gpu) = split_gpu(attr);
-    let opts = match (front::Options::parse(attr), gpu) {
-        (Ok(o), Ok(b)) => Ok((o, b)),
-        (Err(mut e), Err(more)) => {
-            e.combine(more);
-            Err(e)
-        }
-        (Err(e), _) | (_, Err(e)) => Err(e),
-    };
+    let opts = front::Options::parse(attr);
     // The body is checked even when the attribute is wrong, so that every error shows.
-    let body_opts = opts.clone().map(|(o, _)| o).unwrap_or_default();
+    let body_opts = opts.clone().unwrap_or_default();
     match parsed {
         syn::Item::Fn(f) => {
             let result = match (opts, front::expand_fn(&body_opts, f.clone())) {
-                (Ok((o, b)), Ok(l)) => generate(&o, b, vec![l], None),
+                (Ok(o), Ok(l)) => generate(&o, vec![l], None),
                 (Err(e), Ok(_)) | (Ok(_), Err(e)) => Err(e),
                 (Err(mut e), Err(more)) => {
                     e.combine(more);
@@ -79,7 +71,7 @@ fn expand(attr: TokenStream2, item: TokenStream2) -> TokenStream2 {
         }
         syn::Item::Mod(m) => {
             let result = match (opts, front::expand_mod(&body_opts, &m)) {
-                (Ok((o, b)), Ok(l)) => generate(&o, b, l, Some(&m)),
+                (Ok(o), Ok(l)) => generate(&o, l, Some(&m)),
                 (Err(e), Ok(_)) | (Ok(_), Err(e)) => Err(e),
                 (Err(mut e), Err(more)) => {
                     e.combine(more);
@@ -101,104 +93,10 @@ fn expand(attr: TokenStream2, item: TokenStream2) -> TokenStream2 {
 /// Code generation for the lowered functions (see `emit`).
 fn generate(
     opts: &front::Options,
-    gpu: GpuAttrs,
     lowered: Vec<front::Lowered>,
     module: Option<&syn::ItemMod>,
 ) -> Result<TokenStream2, syn::Error> {
-    emit::emit(opts, gpu, lowered, module)
-}
-
-/// The GPU options of the attribute (handled here, not by the front end).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct GpuAttrs {
-    /// `block = N`: threads per block of every kernel.
-    pub block: Option<u32>,
-    /// `scan = "reduce_then_scan"`: the three-kernel scan instead of the single pass with
-    /// decoupled look-back (`scan = "lookback"`, the default).
-    pub reduce_then_scan: bool,
-}
-
-/// Takes the GPU options out of the attribute's tokens: `block = N` (threads per block of
-/// the GPU kernels, checked to be a multiple of 32 from 32 to 1024; the error points at
-/// the value) and `scan = "lookback" | "reduce_then_scan"`. Returns the other options
-/// (left for `front::Options::parse`) and the GPU ones. Tokens that are not a
-/// comma-separated list of options are left whole for the front end to report.
-fn split_gpu(attr: TokenStream2) -> (TokenStream2, Result<GpuAttrs, syn::Error>) {
-    use syn::punctuated::Punctuated;
-    let parser = Punctuated::<syn::Meta, syn::Token![,]>::parse_terminated;
-    let Ok(metas) = syn::parse::Parser::parse2(parser, attr.clone()) else {
-        return (attr, Ok(GpuAttrs::default()));
-    };
-    let mut rest = Vec::new();
-    let mut out = GpuAttrs::default();
-    let mut errors: Option<syn::Error> = None;
-    let mut fail = |e: syn::Error| match &mut errors {
-        Some(all) => all.combine(e),
-        None => errors = Some(e),
-    };
-    let (mut seen_block, mut seen_scan) = (false, false);
-    for m in metas {
-        let syn::Meta::NameValue(nv) = &m else {
-            rest.push(m);
-            continue;
-        };
-        if nv.path.is_ident("block") {
-            if std::mem::replace(&mut seen_block, true) {
-                fail(syn::Error::new_spanned(&nv.path, "`block` is given twice"));
-                continue;
-            }
-            let value = match &nv.value {
-                syn::Expr::Lit(syn::ExprLit {
-                    lit: syn::Lit::Int(i),
-                    ..
-                }) => i
-                    .base10_parse::<u32>()
-                    .map_err(|e| syn::Error::new(i.span(), e)),
-                other => Err(syn::Error::new_spanned(
-                    other,
-                    "expected an integer: block = 32 | 64 | ... | 1024 (threads per block)",
-                )),
-            };
-            match value {
-                Ok(b) if (32..=1024).contains(&b) && b % 32 == 0 => out.block = Some(b),
-                Ok(b) => fail(syn::Error::new_spanned(
-                    &nv.value,
-                    format!(
-                        "block size {b}: threads per block must be a multiple of 32 (a whole \
-                         number of warps) from 32 to 1024"
-                    ),
-                )),
-                Err(e) => fail(e),
-            }
-        } else if nv.path.is_ident("scan") {
-            if std::mem::replace(&mut seen_scan, true) {
-                fail(syn::Error::new_spanned(&nv.path, "`scan` is given twice"));
-                continue;
-            }
-            let text = match &nv.value {
-                syn::Expr::Lit(syn::ExprLit {
-                    lit: syn::Lit::Str(s),
-                    ..
-                }) => Some(s.value()),
-                _ => None,
-            };
-            match text.as_deref() {
-                Some("lookback") => out.reduce_then_scan = false,
-                Some("reduce_then_scan") => out.reduce_then_scan = true,
-                _ => fail(syn::Error::new_spanned(
-                    &nv.value,
-                    "expected scan = \"lookback\" | \"reduce_then_scan\"",
-                )),
-            }
-        } else {
-            rest.push(m);
-        }
-    }
-    let result = match errors {
-        Some(e) => Err(e),
-        None => Ok(out),
-    };
-    (quote!(#(#rest),*), result)
+    emit::emit(opts, lowered, module)
 }
 
 /// The errors, then `item` (what stays of the user's code so that callers type-check).

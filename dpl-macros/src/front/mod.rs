@@ -41,12 +41,22 @@ use proc_macro2::TokenStream;
 #[allow(unused_imports)]
 pub use sig::{ParamSig, Repr, RetSig, Signature};
 
-/// The options of the attribute: `#[parallel]` or `#[parallel(inner = "...")]`.
+/// The options of the attribute: `#[parallel]` or `#[parallel(inner = "...", block = N,
+/// scan = "...")]`.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct Options {
     /// How nested primitives are scheduled.
     pub inner: Inner,
+    /// `block = N`: threads per block of every GPU kernel (a multiple of 32 from 32 to
+    /// 1024); `None` lets the GPU backend choose.
+    pub block: Option<u32>,
+    /// `scan = "reduce_then_scan"`: the three-kernel device-wide scan instead of the single
+    /// pass with decoupled look-back (`scan = "lookback"`, the default).
+    pub reduce_then_scan: bool,
 }
+
+/// What the attribute accepts, for error messages.
+const ALLOWED: &str = "inner = \"seq\" | \"block\" | \"warp\" | \"auto\", block = N (GPU threads per block), scan = \"lookback\" | \"reduce_then_scan\"";
 
 /// The schedule of the nested level (`inner = "..."`; see SPEC.md, "Schedules").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -80,17 +90,71 @@ impl Inner {
 impl Options {
     /// Parses the tokens between the attribute's parentheses (empty for `#[parallel]`).
     pub fn parse(attr: TokenStream) -> Result<Options, syn::Error> {
-        let mut options = Options { inner: Inner::Seq };
+        let mut options = Options::default();
         if attr.is_empty() {
             return Ok(options);
         }
-        let mut seen_inner = false;
+        let (mut seen_inner, mut seen_block, mut seen_scan) = (false, false, false);
+        let twice = |seen: &mut bool, path: &syn::Path| {
+            if std::mem::replace(seen, true) {
+                let name = path_text(path);
+                Err(syn::Error::new_spanned(
+                    path,
+                    format!("`{name}` is given twice"),
+                ))
+            } else {
+                Ok(())
+            }
+        };
         let parser = syn::meta::parser(|meta| {
-            if meta.path.is_ident("inner") {
-                if seen_inner {
-                    return Err(meta.error("`inner` is given twice"));
+            if meta.path.is_ident("block") {
+                twice(&mut seen_block, &meta.path)?;
+                let value: syn::Expr = meta.value()?.parse()?;
+                let syn::Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Int(lit),
+                    ..
+                }) = &value
+                else {
+                    return Err(syn::Error::new_spanned(
+                        &value,
+                        "expected an integer: block = 32 | 64 | ... | 1024 (threads per block)",
+                    ));
+                };
+                let b: u32 = lit.base10_parse()?;
+                if !(32..=1024).contains(&b) || b % 32 != 0 {
+                    return Err(syn::Error::new_spanned(
+                        lit,
+                        format!(
+                            "block size {b}: threads per block must be a multiple of 32 (a \
+                             whole number of warps) from 32 to 1024"
+                        ),
+                    ));
                 }
-                seen_inner = true;
+                options.block = Some(b);
+                Ok(())
+            } else if meta.path.is_ident("scan") {
+                twice(&mut seen_scan, &meta.path)?;
+                let value: syn::Expr = meta.value()?.parse()?;
+                let text = match &value {
+                    syn::Expr::Lit(syn::ExprLit {
+                        lit: syn::Lit::Str(s),
+                        ..
+                    }) => Some(s.value()),
+                    _ => None,
+                };
+                options.reduce_then_scan = match text.as_deref() {
+                    Some("lookback") => false,
+                    Some("reduce_then_scan") => true,
+                    _ => {
+                        return Err(syn::Error::new_spanned(
+                            &value,
+                            "expected scan = \"lookback\" | \"reduce_then_scan\"",
+                        ));
+                    }
+                };
+                Ok(())
+            } else if meta.path.is_ident("inner") {
+                twice(&mut seen_inner, &meta.path)?;
                 let value: syn::LitStr = meta.value()?.parse().map_err(|e| {
                     syn::Error::new(
                         e.span(),
@@ -114,9 +178,7 @@ impl Options {
                 let name = path_text(&meta.path);
                 Err(syn::Error::new_spanned(
                     &meta.path,
-                    format!(
-                        "unknown option `{name}`; allowed: inner = \"seq\" | \"block\" | \"warp\" | \"auto\""
-                    ),
+                    format!("unknown option `{name}`; allowed: {ALLOWED}"),
                 ))
             }
         });
