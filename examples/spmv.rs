@@ -40,7 +40,9 @@ use plain::CsrF32;
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.iter().any(|a| a == "-h" || a == "--help") {
-        println!("usage: spmv [--inspect] [--small] [--only csr|block|auto|ell] [MATRIX.mtx ...]");
+        println!(
+            "usage: spmv [--inspect] [--small] [--shared-ab] [--only csr|block|auto|ell] [MATRIX.mtx ...]"
+        );
         return;
     }
     let only = args.iter().position(|a| a == "--only").map(|i| {
@@ -59,6 +61,10 @@ fn main() {
     };
     if args.iter().any(|a| a == "--inspect") {
         inspect();
+    }
+    if args.iter().any(|a| a == "--shared-ab") {
+        shared_ab(scale);
+        return;
     }
     let files: Vec<&String> = args
         .iter()
@@ -191,6 +197,34 @@ fn run_matrix(name: &str, a: &Csr, only: Option<&str>) -> usize {
 }
 
 /// Prints the fused IR and the generated Rust of every kernel.
+/// `--shared-ab`: the scalar CSR kernel on `to_nested`'s pair (values and columns sharing
+/// one offsets array: the generated variant reading one array) against the same data with
+/// the columns' offsets copied (the general variant), alternating in one process; prints
+/// the minimum of each over 15 rounds.
+fn shared_ab(scale: plain::Scale) {
+    for (name, csr) in plain::generated(scale) {
+        let (vals, cols) = csr.to_nested();
+        let apart = Nested::from_parts(cols.values().to_vec(), cols.offsets().to_vec())
+            .expect("a copy of valid parts");
+        assert!(vals.same_offsets(&cols) && !vals.same_offsets(&apart));
+        let x: Vec<f32> = (0..csr.cols()).map(|k| (k % 7) as f32 - 3.0).collect();
+        let (mut shared, mut general) = (Duration::MAX, Duration::MAX);
+        for _ in 0..15 {
+            let t = Instant::now();
+            let a = kernels::spmv_csr(&vals, &cols, &x);
+            shared = shared.min(t.elapsed());
+            let t = Instant::now();
+            let b = kernels::spmv_csr(&vals, &apart, &x);
+            general = general.min(t.elapsed());
+            assert_eq!(a, b, "{name}: shared and general variants differ");
+        }
+        println!(
+            "{name:12} shared offsets {shared:>10.2?}  own offsets {general:>10.2?}  general/shared {:.2}x",
+            general.as_secs_f64() / shared.as_secs_f64()
+        );
+    }
+}
+
 fn inspect() {
     for i in [
         dpl::inspect!(kernels::spmv_csr),
