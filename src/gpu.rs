@@ -11,8 +11,8 @@
 //! Flat sequences (`&[T]`, `Vec<T>`, [`Seq<T>`]) cross between host and device as typed
 //! bytes: [`Elem::put`] writes each element's scalar leaves straight into one byte column
 //! per leaf (the device's structure-of-arrays layout) and [`Elem::get`] reads them back,
-//! with no per-element interpreter [`Value`]. A [`Matrix`] goes as its storage and strides
-//! (read in place by the kernels, whatever its layout). Scalars, the storage of matrices and
+//! with no per-element interpreter [`Value`]. A [`Matrix`] goes the same way, as its storage
+//! plus shape and strides (read in place by the kernels, whatever its layout). Scalars and
 //! nested sequences still go through `Value`s (`dpl_cuda` uploads them itself).
 //!
 //! A function the GPU backend cannot compile gets a [`Program`] holding the reason instead,
@@ -22,7 +22,9 @@ use std::sync::OnceLock;
 
 use dpl_core::interp::Value;
 use dpl_core::ir::{Scalar, Type};
-use dpl_cuda::{DeviceSeq, Driver, GpuProgram, Input, LaunchArg, Output, StridedMatrix};
+use dpl_cuda::{
+    DeviceSeq, Driver, GpuProgram, Input, LaunchArg, MatrixStorage, Output, StridedMatrix,
+};
 
 use crate::{Error, Location, Matrix, Nested, Place, Seq};
 
@@ -1031,18 +1033,21 @@ impl<T: Elem> Arg for Matrix<T> {
     /// The storage as it is laid out, with the shape and strides: the kernels address
     /// element `(r, j)` at `r * row_stride + j * col_stride`, so a column-major matrix is
     /// read in place (coalesced when each thread takes a row), not transposed to rows.
+    /// The storage is copied as typed bytes for this call.
     fn input(&self, place: Place) -> In {
-        let _ = place;
         let (row_stride, col_stride) = self.strides();
-        In {
-            arg: Ok(Input::Matrix(StridedMatrix {
-                storage: seq_value(self.data().iter()),
-                rows: self.rows(),
-                cols: self.cols(),
-                row_stride,
-                col_stride,
-            })),
-            temp: None,
+        match upload_items(place, self.data()) {
+            Ok(seq) => In {
+                arg: Ok(Input::Matrix(StridedMatrix {
+                    storage: MatrixStorage::Device(seq.clone()),
+                    rows: self.rows(),
+                    cols: self.cols(),
+                    row_stride,
+                    col_stride,
+                })),
+                temp: Some(seq),
+            },
+            Err(e) => In::uploaded(Err(e)),
         }
     }
 }

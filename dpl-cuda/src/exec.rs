@@ -146,9 +146,8 @@ pub enum Input {
 /// `col_stride = 1`; column-major: `row_stride = 1`, `col_stride = rows`.
 #[derive(Clone, Debug)]
 pub struct StridedMatrix {
-    /// The elements (a [`Value::Seq`] of values of the row element type `T`), as laid
-    /// out in memory.
-    pub storage: Value,
+    /// The elements, as laid out in memory: on the host, or already on the device.
+    pub storage: MatrixStorage,
     /// Number of rows.
     pub rows: usize,
     /// Number of columns (the length of every row).
@@ -157,6 +156,28 @@ pub struct StridedMatrix {
     pub row_stride: usize,
     /// Elements between consecutive elements of a row.
     pub col_stride: usize,
+}
+
+impl StridedMatrix {
+    /// Whether host storage is a sequence of `flat_ty`.
+    fn storage_conforms(&self, flat_ty: &Type) -> bool {
+        matches!(&self.storage, MatrixStorage::Host(v) if v.conforms(flat_ty))
+    }
+}
+
+/// Where the elements of a [`StridedMatrix`] are.
+#[derive(Clone, Debug)]
+pub enum MatrixStorage {
+    /// A [`Value::Seq`] of values of the row element type `T`, uploaded for the call.
+    Host(Value),
+    /// A flat device sequence of `T`s (read, never freed nor written by the call).
+    Device(DeviceSeq),
+}
+
+impl From<Value> for MatrixStorage {
+    fn from(v: Value) -> Self {
+        MatrixStorage::Host(v)
+    }
 }
 
 /// A result of [`run_resident`].
@@ -543,11 +564,14 @@ impl<D: Driver> Exec<'_, D> {
             )));
         };
         let flat_ty = Type::seq((**inner).clone());
-        if !m.storage.conforms(&flat_ty) {
-            return Err(bad(format!("the matrix storage must be {flat_ty}")));
-        }
-        let Value::Seq(items) = &m.storage else {
-            return Err(bad("the matrix storage is not a sequence".into()));
+        let stored = match &m.storage {
+            MatrixStorage::Host(Value::Seq(items)) if m.storage_conforms(&flat_ty) => items.len(),
+            MatrixStorage::Device(d)
+                if d.elem == **inner && d.bufs.len() == type_leaves(&d.elem)?.len() =>
+            {
+                d.len
+            }
+            _ => return Err(bad(format!("the matrix storage must be {flat_ty}"))),
         };
         let st = Strides {
             rs: m.row_stride as u64,
@@ -561,19 +585,19 @@ impl<D: Driver> Exec<'_, D> {
                 .saturating_sub(1)
                 .saturating_mul(m.col_stride as u128)
             + 1;
-        if m.rows > 0 && m.cols > 0 && extent > items.len() as u128 {
+        if m.rows > 0 && m.cols > 0 && extent > stored as u128 {
             return Err(bad(format!(
                 "a {} x {} matrix with strides ({}, {}) spans {extent} elements, its storage \
                  holds {}",
-                m.rows,
-                m.cols,
-                m.row_stride,
-                m.col_stride,
-                items.len()
+                m.rows, m.cols, m.row_stride, m.col_stride, stored
             )));
         }
-        let Rt::Seq { bufs, .. } = self.upload(&flat_ty, &m.storage)? else {
-            return Err(internal("a flat upload that is not a sequence"));
+        let bufs = match &m.storage {
+            MatrixStorage::Host(v) => match self.upload(&flat_ty, v)? {
+                Rt::Seq { bufs, .. } => bufs,
+                _ => return Err(internal("a flat upload that is not a sequence")),
+            },
+            MatrixStorage::Device(d) => d.bufs.clone(),
         };
         Ok(Rt::Seq {
             bufs,

@@ -28,8 +28,8 @@ mod ptx;
 pub mod sim;
 
 pub use exec::{
-    DeviceSeq, Driver, Input, LaunchArg, Output, StridedMatrix, UNKNOWN_LOCATION, download, run,
-    run_at, run_resident, upload,
+    DeviceSeq, Driver, Input, LaunchArg, MatrixStorage, Output, StridedMatrix, UNKNOWN_LOCATION,
+    download, run, run_at, run_resident, upload,
 };
 pub use ptx::size_of;
 

@@ -86,7 +86,7 @@ fn agree(src: &str, args: Vec<Value>, mats: &[(usize, Vec<Vec<Value>>)], fill: &
                 // Gaps hold a value of the matrix's own type (never read).
                 let gap = m.iter().flatten().next().unwrap_or(fill);
                 strided[*at] = Input::Matrix(StridedMatrix {
-                    storage: storage(m, rs, cs, len, gap),
+                    storage: storage(m, rs, cs, len, gap).into(),
                     rows,
                     cols,
                     row_stride: rs,
@@ -265,7 +265,7 @@ fn bad_matrices_are_errors() {
     let p = dpl_cuda::compile(&c.fused).expect("compiles");
     let m = |storage: Value, rows, cols, rs, cs| {
         vec![Input::Matrix(StridedMatrix {
-            storage,
+            storage: storage.into(),
             rows,
             cols,
             row_stride: rs,
@@ -323,7 +323,7 @@ fn column_major_ell_is_coalesced() {
     ]);
     let cm = |m: &[Vec<Value>], fill: Value| {
         Input::Matrix(StridedMatrix {
-            storage: storage(m, 1, rows, rows * cols, &fill),
+            storage: storage(m, 1, rows, rows * cols, &fill).into(),
             rows,
             cols,
             row_stride: 1,
