@@ -40,7 +40,19 @@ fn program(src: &str, inner: Inner, block: Option<u32>) -> GpuProgram {
 /// from 256 threads up) and grid-stride turns of `block`.
 fn sizes(block: u32) -> Vec<usize> {
     let t = 4 * block as usize;
-    let mut v = vec![0, 1, 33, 1023, 1024, 1025, t - 1, t, t + 1, 3 * t + 5, 20_000];
+    let mut v = vec![
+        0,
+        1,
+        33,
+        1023,
+        1024,
+        1025,
+        t - 1,
+        t,
+        t + 1,
+        3 * t + 5,
+        20_000,
+    ];
     v.sort_unstable();
     v.dedup();
     v
