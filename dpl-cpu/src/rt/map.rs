@@ -197,27 +197,8 @@ macro_rules! map_unzip {
         where
             F: Fn(usize) -> ($($T,)+) + Sync,
         {
-            $(let mut $v: Vec<$T> = Vec::with_capacity(len);)+
-            {
-                $(let $s = &mut $v.spare_capacity_mut()[..len];)+
-                if len < super::GRAIN {
-                    $fill($($s,)+ 0, &f);
-                } else {
-                    let chunk = par::chunk_len(len, super::GRAIN / 4);
-                    let parts: Vec<($(&mut [MaybeUninit<$T>],)+)> =
-                        itertools_zip!($($s.chunks_mut(chunk)),+);
-                    parts
-                        .into_par_iter()
-                        .with_max_len(1)
-                        .enumerate()
-                        .for_each(|(c, ($($s,)+))| $fill($($s,)+ c * chunk, &f));
-                }
-            }
-            // SAFETY: the fill wrote the first `len` slots of every vector (see `map`).
-            unsafe {
-                $($v.set_len(len);)+
-            }
-            ($($v,)+)
+            // The split loop with an empty interior: every slot is filled by `f`.
+            $split(len, 0, 0, &f, &f)
         }
 
         /// Writes `f(base + j)`'s components to slot `j` of each output; never inlined,
