@@ -8,16 +8,18 @@
 //! cargo run --release --example spmv -- --inspect    # also print the generated Rust
 //! cargo run --release --example spmv -- --small      # the small matrices of the tests
 //! cargo run --release --example spmv -- --only csr   # one variant (csr, block, auto, ell)
+//! cargo run --release --example spmv -- --rounds 40  # more timing rounds (default 15)
 //! ```
 //!
 //! The kernels are in `examples/spmv/kernels.rs` (the `#[parallel]` functions), the
 //! reference, the baselines and the matrices in `examples/spmv/plain.rs`. Every variant runs
 //! on every place of this build; every result is checked against a sequential `f64`
-//! reference with a per-row error bound (any `f32` summation order stays within it). Times
-//! are medians on a shared machine: read the ratios, not the absolute numbers. The ratio
-//! printed is `rayon time / dpl time` on `Place::Cpu` (above 1: dpl faster), against the
-//! hand-written rayon CSR SpMV (contiguous row chunks balanced by entries, unchecked inner
-//! loop).
+//! reference with a per-row error bound (any `f32` summation order stays within it). The
+//! hand-written baselines and the variants on `Place::Cpu` are then timed in interleaved
+//! rounds (`--rounds N`, default 15: each round calls each once), so that load on a shared
+//! machine hits all of them alike; the minimum of each is compared. The ratio printed is
+//! `rayon time / dpl time` (above 1: dpl faster), against the hand-written rayon CSR SpMV
+//! (contiguous row chunks balanced by entries, unchecked inner loop).
 //!
 //! Generated matrices: uniform random (1M rows, 10 entries per row), the 5-point Laplacian
 //! of a 1000x1000 grid, a power-law matrix (1M rows, a few rows with tens of thousands of
@@ -41,7 +43,7 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.iter().any(|a| a == "-h" || a == "--help") {
         println!(
-            "usage: spmv [--inspect] [--small] [--shared-ab] [--only csr|block|auto|ell] [MATRIX.mtx ...]"
+            "usage: spmv [--inspect] [--small] [--shared-ab] [--rounds N] [--only csr|block|auto|ell] [MATRIX.mtx ...]"
         );
         return;
     }
@@ -59,6 +61,16 @@ fn main() {
     } else {
         plain::Scale::Full
     };
+    let rounds = match args.iter().position(|a| a == "--rounds") {
+        None => 15,
+        Some(i) => match args.get(i + 1).and_then(|n| n.parse().ok()) {
+            Some(n) if n > 0 => n,
+            _ => {
+                eprintln!("spmv: --rounds takes a positive number");
+                std::process::exit(2);
+            }
+        },
+    };
     if args.iter().any(|a| a == "--inspect") {
         inspect();
     }
@@ -69,7 +81,10 @@ fn main() {
     let files: Vec<&String> = args
         .iter()
         .enumerate()
-        .filter(|&(i, a)| !a.starts_with("--") && (i == 0 || args[i - 1] != "--only"))
+        .filter(|&(i, a)| {
+            !a.starts_with("--")
+                && (i == 0 || !matches!(args[i - 1].as_str(), "--only" | "--rounds"))
+        })
         .map(|(_, a)| a)
         .collect();
 
@@ -99,7 +114,7 @@ fn main() {
     );
     let mut failures = 0;
     for (name, a) in &matrices {
-        failures += run_matrix(name, a, only.as_deref());
+        failures += run_matrix(name, a, only.as_deref(), rounds);
     }
     println!();
     if failures == 0 {
@@ -110,8 +125,10 @@ fn main() {
     }
 }
 
-/// Runs every variant on every place for one matrix; returns the number of wrong results.
-fn run_matrix(name: &str, a: &Csr, only: Option<&str>) -> usize {
+/// Runs every variant on every place for one matrix and checks it; then times the
+/// hand-written baselines and every variant on `Place::Cpu` in interleaved rounds (see
+/// [`interleaved`]). Returns the number of wrong results.
+fn run_matrix(name: &str, a: &Csr, only: Option<&str>, rounds: usize) -> usize {
     let (rows, nnz, longest) = plain::shape(a);
     let csr = CsrF32::new(a);
     let x_owned = plain::vector(a.cols());
@@ -126,20 +143,6 @@ fn run_matrix(name: &str, a: &Csr, only: Option<&str>) -> usize {
         a.cols(),
         if auto_inner { "parallel" } else { "sequential" }
     );
-
-    let mut failures = 0;
-    let mut baseline = |label: &str, f: &dyn Fn() -> Vec<f32>| {
-        let ok = plain::check(&f(), &want);
-        let t = median(|| drop(std::hint::black_box(f())));
-        println!("  {label:<18} {:<6} {:>10}", verdict(&ok), fmt(t));
-        if let Err(e) = ok {
-            println!("    {e}");
-            failures += 1;
-        }
-        t
-    };
-    baseline("seq (hand-written)", &|| plain::spmv_seq(&csr, x));
-    let rayon_t = baseline("rayon (hand-written)", &|| plain::spmv_rayon(&csr, x));
 
     type Variant<'a> = (&'static str, &'static str, Box<dyn Fn() -> Vec<f32> + 'a>);
     let mut variants: Vec<Variant<'_>> = vec![
@@ -170,30 +173,90 @@ fn run_matrix(name: &str, a: &Csr, only: Option<&str>) -> usize {
         None => {}
     }
     variants.retain(|(key, _, _)| only.is_none_or(|o| o == *key));
-    for (_, label, f) in &variants {
-        let mut line = format!("  {label:<18}");
-        let mut cpu = None;
-        for place in dpl::available_places() {
-            let (ok, t) = with_place(place, || {
-                let ok = plain::check(&f(), &want);
-                (ok, median(|| drop(std::hint::black_box(f()))))
-            });
-            line += &format!(" {place}: {:<6} {:>10} ", verdict(&ok), fmt(t));
-            if let Err(e) = ok {
-                line += &format!("\n    {place}: {e}\n   ");
-                failures += 1;
-            }
-            if place == Place::Cpu {
-                cpu = Some(t);
-            }
+
+    let mut failures = 0;
+    let mut report = |label: &str, place: &str, r: Result<(), String>| {
+        if let Err(e) = r {
+            println!("  {label:<18} {place}: WRONG\n    {e}");
+            failures += 1;
         }
-        if let Some(c) = cpu {
-            line += &format!(" rayon/dpl {:.2}x", rayon_t.as_secs_f64() / c.as_secs_f64());
+    };
+    report(
+        "seq (hand-written)",
+        "-",
+        plain::check(&plain::spmv_seq(&csr, x), &want),
+    );
+    report(
+        "rayon (hand-written)",
+        "-",
+        plain::check(&plain::spmv_rayon(&csr, x), &want),
+    );
+    for (_, label, f) in &variants {
+        for place in dpl::available_places() {
+            report(
+                label,
+                &place.to_string(),
+                with_place(place, || plain::check(&f(), &want)),
+            );
+        }
+    }
+
+    type Timed<'a> = (&'a str, Box<dyn Fn() + 'a>);
+    let mut timed: Vec<Timed<'_>> = vec![
+        (
+            "seq (hand-written)",
+            Box::new(|| drop(plain::spmv_seq(&csr, x))),
+        ),
+        (
+            "rayon (hand-written)",
+            Box::new(|| drop(plain::spmv_rayon(&csr, x))),
+        ),
+    ];
+    for (_, label, f) in &variants {
+        timed.push((label, Box::new(move || drop(with_place(Place::Cpu, f)))));
+    }
+    let fs: Vec<&dyn Fn()> = timed.iter().map(|(_, f)| &**f).collect();
+    let times = interleaved(&fs, rounds);
+    let rayon_t = times[1].0;
+    for (i, ((label, _), (min, med))) in timed.iter().zip(&times).enumerate() {
+        let mut line = format!(
+            "  {label:<20} min {:>10}  median {:>10}",
+            fmt(*min),
+            fmt(*med)
+        );
+        if i >= 2 {
+            line += &format!(
+                "  rayon/dpl {:.2}x",
+                rayon_t.as_secs_f64() / min.as_secs_f64()
+            );
         }
         println!("{line}");
     }
     println!();
     failures
+}
+
+/// Times every function of `fs` in `rounds` interleaved rounds (each round calls each
+/// function once, in order, after one warm-up call of each) and returns each function's
+/// minimum and median. Interleaving makes a burst of load on the shared machine hit all of
+/// them alike; the minimum is the least disturbed run, the figure to compare.
+fn interleaved(fs: &[&dyn Fn()], rounds: usize) -> Vec<(Duration, Duration)> {
+    fs.iter().for_each(|f| f());
+    let mut times = vec![Vec::with_capacity(rounds); fs.len()];
+    for _ in 0..rounds.max(1) {
+        for (f, t) in fs.iter().zip(&mut times) {
+            let start = Instant::now();
+            f();
+            t.push(start.elapsed());
+        }
+    }
+    times
+        .into_iter()
+        .map(|mut t| {
+            t.sort();
+            (t[0], t[t.len() / 2])
+        })
+        .collect()
 }
 
 /// Prints the fused IR and the generated Rust of every kernel.
@@ -208,16 +271,18 @@ fn shared_ab(scale: plain::Scale) {
             .expect("a copy of valid parts");
         assert!(vals.same_offsets(&cols) && !vals.same_offsets(&apart));
         let x: Vec<f32> = (0..csr.cols()).map(|k| (k % 7) as f32 - 3.0).collect();
-        let (mut shared, mut general) = (Duration::MAX, Duration::MAX);
-        for _ in 0..15 {
-            let t = Instant::now();
-            let a = kernels::spmv_csr(&vals, &cols, &x);
-            shared = shared.min(t.elapsed());
-            let t = Instant::now();
-            let b = kernels::spmv_csr(&vals, &apart, &x);
-            general = general.min(t.elapsed());
-            assert_eq!(a, b, "{name}: shared and general variants differ");
-        }
+        assert_eq!(
+            kernels::spmv_csr(&vals, &cols, &x),
+            kernels::spmv_csr(&vals, &apart, &x),
+            "{name}: shared and general variants differ"
+        );
+        let t = interleaved(
+            &[&|| drop(kernels::spmv_csr(&vals, &cols, &x)), &|| {
+                drop(kernels::spmv_csr(&vals, &apart, &x))
+            }],
+            15,
+        );
+        let (shared, general) = (t[0].0, t[1].0);
         println!(
             "{name:12} shared offsets {shared:>10.2?}  own offsets {general:>10.2?}  general/shared {:.2}x",
             general.as_secs_f64() / shared.as_secs_f64()
@@ -237,25 +302,6 @@ fn inspect() {
             i.name, i.loops, i.temporaries, i.fused_ir, i.cpu_rust
         );
     }
-}
-
-fn verdict(r: &Result<(), String>) -> &'static str {
-    if r.is_ok() { "ok" } else { "WRONG" }
-}
-
-/// The median of at least 7 timed runs (more for fast calls, up to about 0.3 s), after one
-/// warm-up call.
-fn median(f: impl Fn()) -> Duration {
-    f();
-    let start = Instant::now();
-    let mut times = Vec::new();
-    while times.len() < 7 || (start.elapsed() < Duration::from_millis(300) && times.len() < 1001) {
-        let t = Instant::now();
-        f();
-        times.push(t.elapsed());
-    }
-    times.sort();
-    times[times.len() / 2]
 }
 
 fn fmt(d: Duration) -> String {
