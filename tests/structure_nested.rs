@@ -198,24 +198,45 @@ fn schedules_fuse_alike_and_differ_only_in_the_inner_loop() {
         shape(i, (4, 2, 2, 0));
         assert_eq!(body(i.fused_ir), body(seq.fused_ir), "{}", i.name);
     }
-    // Every loop appears twice: in the variant for `vals` and `cols` sharing offsets and
-    // in the general one (see the test below).
+    // Every loop appears four times: in the variant for `vals` and `cols` sharing offsets
+    // and in the general one (see the test below), each once with `x[cols[i][k]]`
+    // unchecked (when the cached bound of `cols` allows) and once checked.
     // Default: rows spread over the threads (heavy::map), each row's sum sequential.
     let s = flat(seq.cpu_rust);
-    assert_eq!(s.matches("heavy :: map(").count(), 2, "{s}");
-    assert_eq!(s.matches("seq :: reduce(").count(), 2, "{s}");
+    assert_eq!(s.matches("heavy :: map(").count(), 4, "{s}");
+    assert_eq!(s.matches("seq :: reduce(").count(), 4, "{s}");
     assert_eq!(s.matches("rt :: reduce(").count(), 0, "{s}");
     // Block: the sum of each row is parallel too.
     let b = flat(block.cpu_rust);
-    assert_eq!(b.matches("heavy :: map(").count(), 2, "{b}");
+    assert_eq!(b.matches("heavy :: map(").count(), 4, "{b}");
     assert_eq!(b.matches("seq :: reduce(").count(), 0, "{b}");
-    assert_eq!(b.matches("rt :: reduce(").count(), 2, "{b}");
+    assert_eq!(b.matches("rt :: reduce(").count(), 4, "{b}");
     // Auto: both, chosen by the documented rule from the shape of the first Nested.
     let a = flat(auto.cpu_rust);
     assert_eq!(a.matches("heavy :: parallel_inner(").count(), 1, "{a}");
     assert!(a.contains("vals.max_row_len()"), "{a}");
-    assert_eq!(a.matches("seq :: reduce(").count(), 2, "{a}");
-    assert_eq!(a.matches("rt :: reduce(").count(), 2, "{a}");
+    assert_eq!(a.matches("seq :: reduce(").count(), 4, "{a}");
+    assert_eq!(a.matches("rt :: reduce(").count(), 4, "{a}");
+}
+
+#[test]
+fn reads_indexed_by_a_parameters_values_get_an_unchecked_variant() {
+    // `x[cols[i][k]]`: one test of the cached bound of `cols` per offsets variant, before
+    // its row loop; the gather is checked (`rt :: index`) only in the other variant.
+    let s = flat(dpl::inspect!(prog::spmv_csr).cpu_rust);
+    assert_eq!(s.matches("cols.__indices_below(").count(), 2, "{s}");
+    assert!(
+        s.find("cols.__indices_below(").unwrap() < s.find("heavy :: map(").unwrap(),
+        "{s}"
+    );
+    assert_eq!(s.matches("rt :: index(").count(), 2, "{s}");
+    // The blocked ELL loop over a column-major Matrix, and the contiguous-rows variant.
+    let e = flat(dpl::inspect!(prog::spmv_ell).cpu_rust);
+    assert_eq!(e.matches("cols.__indices_below(").count(), 2, "{e}");
+    assert_eq!(e.matches("heavy :: map_reduce_blocked(").count(), 2, "{e}");
+    // No read indexed by a parameter's values: no variant.
+    let t = flat(dpl::inspect!(prog::row_dots).cpu_rust);
+    assert!(!t.contains("__indices_below"), "{t}");
 }
 
 #[test]
@@ -844,15 +865,16 @@ fn zipped_nested_sharing_offsets_get_a_variant_reading_one_offsets_array() {
     );
     // The shared variant reads both rows from one offsets array, the general one each
     // through its own.
-    assert_eq!(s.matches("heavy :: map(").count(), 2, "{s}");
+    // (Each twice: with and without the checks of `x[cols[i][k]]`, see above.)
+    assert_eq!(s.matches("heavy :: map(").count(), 4, "{s}");
     assert_eq!(
         s.matches("__dpl_offsets : & [usize] = vals.offsets()")
             .count(),
         1,
         "{s}"
     );
-    assert_eq!(s.matches("shared_row(").count(), 2, "{s}");
-    assert_eq!(s.matches("row_unchecked(").count(), 2, "{s}");
+    assert_eq!(s.matches("shared_row(").count(), 4, "{s}");
+    assert_eq!(s.matches("row_unchecked(").count(), 4, "{s}");
     // Three Nested: all must share the first's offsets.
     let t = flat(dpl::inspect!(prog::row_dots).cpu_rust);
     assert!(t.contains("x.same_offsets(y) && x.same_offsets(w)"), "{t}");

@@ -22,6 +22,14 @@
 //! that once before the loop and runs a variant of the loop without the checks when it
 //! holds (the checked variant otherwise, so errors are reported as before).
 //!
+//! A second kind of fact comes from the data: [`row_index_reads`] finds the checked reads
+//! `x[c]` inside a top-level loop whose index `c` is an element of a row of a nested
+//! parameter `P` (`c = P[j][k]`: SpMV's `x[cols[i][k]]`) and whose `x` is defined outside the
+//! loop. All of them are in range when every value of `P` is below `len(x)`, which the
+//! facade's `Nested` answers from a bound computed once and cached with the data (the test
+//! is `O(1)` on every later call with the same matrix); the code generator runs the
+//! unchecked variant when it holds, the checked one otherwise.
+//!
 //! The IR is not changed: the facts are only used by the code generator, and the other
 //! backends are unaffected.
 
@@ -115,6 +123,74 @@ pub fn bounded_reads(f: &Function, at: VarId) -> Vec<BoundedRead> {
                 });
             }
         }
+    }
+    reads
+}
+
+/// A checked read `x[c]` in a top-level loop whose index `c` is an element of a row of the
+/// nested parameter `rows` (see [`row_index_reads`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RowIndexRead {
+    /// The statement (its variable) that reads.
+    pub stmt: VarId,
+    /// The sequence read, defined outside the loop.
+    pub seq: VarId,
+    /// The nested parameter (`[[I]]`, `I` an integer type) whose values are the indices.
+    pub rows: VarId,
+}
+
+/// The checked reads `x[c]`, anywhere inside the element function of the top-level
+/// combinator bound to `at` (nested loops and branches included), whose index `c` is read
+/// from a row of a nested integer parameter `P` (`r = P[j]`, `c = r[k]`, any `j` and `k`)
+/// and whose sequence `x` is a parameter or a top-level variable defined before the loop.
+/// Every such read is in range when all values of `P` are in `0..len(x)`. Empty if `at` is
+/// not a top-level combinator.
+pub fn row_index_reads(f: &Function, at: VarId) -> Vec<RowIndexRead> {
+    let Some(pos) = f.body.stmts.iter().position(|s| s.var == at) else {
+        return Vec::new();
+    };
+    let Expr::Soac(s) = &f.body.stmts[pos].expr else {
+        return Vec::new();
+    };
+    let nested_int = |v: VarId| match &f.vars[v].ty {
+        Type::Seq(e) => matches!(&**e, Type::Seq(i) if i.scalar().is_some_and(|k| k.is_int())),
+        _ => false,
+    };
+    let outside: HashSet<VarId> = f
+        .params
+        .iter()
+        .copied()
+        .chain(f.body.stmts[..pos].iter().map(|st| st.var))
+        .collect();
+    // Rows of a nested parameter, then their elements, in definition order.
+    let mut row_of: HashMap<VarId, VarId> = HashMap::new();
+    let mut elem_of: HashMap<VarId, VarId> = HashMap::new();
+    let mut reads = Vec::new();
+    let mut visit = |st: &Stmt| {
+        let Expr::Index {
+            seq,
+            index,
+            checked,
+        } = &st.expr
+        else {
+            return;
+        };
+        if f.params.contains(seq) && nested_int(*seq) {
+            row_of.insert(st.var, *seq);
+        } else if let Some(&p) = row_of.get(seq) {
+            elem_of.insert(st.var, p);
+        } else if let (Some(_), Some(&p)) = (checked, elem_of.get(index)) {
+            if outside.contains(seq) {
+                reads.push(RowIndexRead {
+                    stmt: st.var,
+                    seq: *seq,
+                    rows: p,
+                });
+            }
+        }
+    };
+    for l in std::iter::once(&s.elem).chain(s.kind.lambdas()) {
+        l.body.walk(&mut visit);
     }
     reads
 }

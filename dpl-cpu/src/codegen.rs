@@ -635,13 +635,13 @@ impl Gen<'_> {
                 let in_range = if self.f.vars[*index].ty == Type::usize() {
                     quote!(#i)
                 } else {
-                    // Unchecked reads with another integer type come from indices validated
-                    // up front (non-negative and below the length), so the cast is exact.
+                    // Unchecked reads with another integer type have indices validated up
+                    // front (values of a `Nested` proven in `0..len`), so the cast is exact.
                     quote!((#i as usize))
                 };
                 match (checked, self.rep(*seq)) {
                     (None, _) => self.read(*seq, in_range),
-                    (Some(_), _) if self.unchecked.contains(&v) => self.read(*seq, quote!(#i)),
+                    (Some(_), _) if self.unchecked.contains(&v) => self.read(*seq, in_range),
                     (Some(origin), Rep::Slice) => {
                         let name = origin.name();
                         let loc = self.loc(s.span);
@@ -1029,12 +1029,18 @@ impl Gen<'_> {
     /// `min(i + c, n - 1)`: [`dpl_core::ranges::clamps`]), a third variant for the interior
     /// `lo..hi` where every clamp is the identity computes the neighbours as `i - c` and
     /// `i + c`: contiguous reads, so the loop vectorizes (`map_split`).
+    ///
+    /// Reads `x[c]` whose index is a value of a `Nested` or `Matrix` parameter `P`
+    /// ([`Gen::row_index_variant`]: SpMV's `x[cols[i][k]]`) join the unchecked reads under
+    /// the condition `P.__indices_below(x.len())`, answered from a bound that `P` computes
+    /// on first use and keeps until its values change.
     fn bounded_variant(&mut self, v: VarId, s: &Soac) -> Option<Variants> {
         let reads: Vec<_> = dpl_core::ranges::bounded_reads(self.f, v)
             .into_iter()
             .filter(|r| self.rep(r.seq) == Rep::Slice)
             .collect();
-        if reads.is_empty() {
+        let rows = self.row_index_variant(v);
+        if reads.is_empty() && rows.is_none() {
             return None;
         }
         let n = self.ident(s.len);
@@ -1046,8 +1052,12 @@ impl Gen<'_> {
                 conds.push(quote!(#x.len() >= #n));
             }
         }
-        let cond = (!conds.is_empty()).then(|| quote!(#(#conds)&&*));
         self.unchecked = reads.iter().map(|r| r.stmt).collect();
+        if let Some((stmts, cond)) = rows {
+            conds.push(cond);
+            self.unchecked.extend(stmts);
+        }
+        let cond = (!conds.is_empty()).then(|| quote!(#(#conds)&&*));
         let fast = self.lambda(&s.elem, false, &[Rep::Value]);
         let interior = self.interior_variant(v, s);
         self.unchecked.clear();
@@ -1056,6 +1066,35 @@ impl Gen<'_> {
             fast,
             interior,
         })
+    }
+
+    /// Whether parameter `p` answers `__indices_below` (a `Nested` or a `Matrix`).
+    fn has_index_bound(&self, p: VarId) -> bool {
+        matches!(self.rep(p), Rep::Nested | Rep::Matrix(_))
+    }
+
+    /// The reads of the top-level loop `v` whose indices are values of a `Nested` or
+    /// `Matrix` parameter ([`dpl_core::ranges::row_index_reads`]) and the condition under
+    /// which all of them are in range (`P.__indices_below(x.len())` for each pair); `None`
+    /// if there is none.
+    fn row_index_variant(&self, v: VarId) -> Option<(HashSet<VarId>, TokenStream)> {
+        let reads: Vec<_> = dpl_core::ranges::row_index_reads(self.f, v)
+            .into_iter()
+            .filter(|r| self.rep(r.seq) == Rep::Slice && self.has_index_bound(r.rows))
+            .collect();
+        if reads.is_empty() {
+            return None;
+        }
+        let mut seen = HashSet::new();
+        let conds = reads
+            .iter()
+            .filter(|r| seen.insert((r.rows, r.seq)))
+            .map(|r| {
+                let (p, x) = (self.ident(r.rows), self.ident(r.seq));
+                quote!(#p.__indices_below(#x.len()))
+            });
+        let cond = quote!(#(#conds)&&*);
+        Some((reads.iter().map(|r| r.stmt).collect(), cond))
     }
 
     /// The interior variant of [`Gen::bounded_variant`]: `(lo, hi, element function)`, or
@@ -1377,42 +1416,57 @@ impl Gen<'_> {
         let work = self.work(s);
         let n = self.ident(s.len);
         let m = self.ident(matrix);
-        self.reps.insert(i, Rep::Value);
-        let ip = self.ident(i);
-        let red_name = self.ident(red_stmt.var);
-        let init = self.ident(*init);
-        let result = self.ident(body.result);
-        let row = self.lambda(&s.elem, false, &[Rep::Value]);
-        self.depth += 1;
-        let pre = self.stmts(&Block {
-            stmts: prefix.to_vec(),
-            result: body.result,
-        });
-        let step_pre = self.stmts(&Block {
-            stmts: keep.iter().map(|&k| prefix[k].clone()).collect(),
-            result: body.result,
-        });
-        let elem = self.lambda(&red.elem, false, &[Rep::Value]);
-        let op = self.lambda(op, false, &[]);
-        let post = self.stmts(&Block {
-            stmts: suffix.to_vec(),
-            result: body.result,
-        });
-        self.depth -= 1;
-        let value = quote! {
-            #heavy::map_reduce_blocked(#n, #work, #m.cols(),
-                move |#ip: usize| -> #acc_ty { #pre #init },
-                move |#ip: usize, __dpl_k: usize, __dpl_acc: #acc_ty| -> #acc_ty {
-                    #step_pre
-                    (#op)(__dpl_acc, (#elem)(__dpl_k))
-                },
-                move |#ip: usize, __dpl_acc: #acc_ty| -> #out_ty {
-                    #pre
-                    let #red_name: #acc_ty = __dpl_acc;
-                    #post
-                    #result
-                },
-                #row)
+        // The loop, generated once with the reads in `self.unchecked` unchecked.
+        let generate = |g: &mut Self| {
+            g.reps.insert(i, Rep::Value);
+            let ip = g.ident(i);
+            let red_name = g.ident(red_stmt.var);
+            let init = g.ident(*init);
+            let result = g.ident(body.result);
+            let row = g.lambda(&s.elem, false, &[Rep::Value]);
+            g.depth += 1;
+            let pre = g.stmts(&Block {
+                stmts: prefix.to_vec(),
+                result: body.result,
+            });
+            let step_pre = g.stmts(&Block {
+                stmts: keep.iter().map(|&k| prefix[k].clone()).collect(),
+                result: body.result,
+            });
+            let elem = g.lambda(&red.elem, false, &[Rep::Value]);
+            let op = g.lambda(op, false, &[]);
+            let post = g.stmts(&Block {
+                stmts: suffix.to_vec(),
+                result: body.result,
+            });
+            g.depth -= 1;
+            quote! {
+                #heavy::map_reduce_blocked(#n, #work, #m.cols(),
+                    move |#ip: usize| -> #acc_ty { #pre #init },
+                    move |#ip: usize, __dpl_k: usize, __dpl_acc: #acc_ty| -> #acc_ty {
+                        #step_pre
+                        (#op)(__dpl_acc, (#elem)(__dpl_k))
+                    },
+                    move |#ip: usize, __dpl_acc: #acc_ty| -> #out_ty {
+                        #pre
+                        let #red_name: #acc_ty = __dpl_acc;
+                        #post
+                        #result
+                    },
+                    #row)
+            }
+        };
+        // Reads indexed by a parameter's values (ELL's `x[cols[i][k]]`): unchecked in a
+        // variant run when the parameter's cached bound allows (see `bounded_variant`).
+        let value = match self.row_index_variant(v) {
+            Some((stmts, cond)) => {
+                let outer = std::mem::replace(&mut self.unchecked, stmts);
+                let fast = generate(self);
+                self.unchecked = outer;
+                let slow = generate(self);
+                quote!(if #cond { #fast } else { #slow })
+            }
+            None => generate(self),
         };
         Some(self.bind_owned(v, value))
     }

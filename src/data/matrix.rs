@@ -9,7 +9,9 @@ use std::ops::Index;
 
 use dpl_core::run::Error;
 
+use super::IndexBound;
 use super::nested::Nested;
+use dpl_cpu::rt::Idx;
 
 /// A uniform 2-D sequence with explicit strides (row-major, column-major or custom).
 ///
@@ -70,6 +72,9 @@ pub struct Matrix<T> {
     row_stride: usize,
     /// Distance in `data` between `(r, c)` and `(r, c + 1)`.
     col_stride: usize,
+    /// For integer elements: the shortest sequence every element of `data` indexes
+    /// ([`Matrix::__indices_below`]); `data` never changes after construction.
+    bound: IndexBound,
 }
 
 fn malformed(detail: String) -> Error {
@@ -416,7 +421,22 @@ impl<T> Matrix<T> {
             cols: self.rows,
             row_stride: self.col_stride,
             col_stride: self.row_stride,
+            bound: self.bound,
         }
+    }
+}
+
+impl<T: Idx> Matrix<T> {
+    /// Whether every element is a valid index into a sequence of length `len` (in
+    /// `0..len`): generated code asks this before a loop whose reads `x[c]` take their index
+    /// from this matrix (ELL SpMV's `x[cols[i][k]]`) and skips the per-read checks when it
+    /// holds. The answer covers all of the storage (a custom layout's gaps too, so it may
+    /// be `false` where the addressed elements alone would pass: the checked loop runs
+    /// then). The bound is computed on the first call and kept, so later calls cost one
+    /// comparison.
+    #[doc(hidden)]
+    pub fn __indices_below(&self, len: usize) -> bool {
+        self.bound.below(&self.data, len)
     }
 }
 
@@ -440,6 +460,7 @@ impl<T: Clone> Matrix<T> {
             cols: self.cols,
             row_stride: self.cols,
             col_stride: 1,
+            bound: IndexBound::default(),
         }
     }
 
@@ -494,6 +515,7 @@ impl<T> Parts<T> {
             cols,
             row_stride,
             col_stride,
+            bound: IndexBound::default(),
         })
     }
 }

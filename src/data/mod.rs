@@ -15,3 +15,47 @@ mod seq;
 pub use matrix::{Matrix, MatrixRows, RowView, RowViewIter};
 pub use nested::{Nested, Rows};
 pub use seq::Seq;
+
+use std::sync::OnceLock;
+
+use dpl_cpu::rt::Idx;
+
+/// The bound behind `Nested::__indices_below` and `Matrix::__indices_below`: the shortest
+/// sequence that every value of the data indexes, computed on first use (one pass) and kept
+/// with the data; the owner replaces it by a fresh one whenever a value may change. Holds
+/// `Some(max + 1)` (0 without values) when no value is negative and `max + 1` fits a
+/// `usize`, `None` otherwise. Not part of the owner's value: equal to every other and
+/// hashing to nothing, so derived `PartialEq`, `Eq` and `Hash` ignore it.
+#[derive(Clone, Default)]
+pub(crate) struct IndexBound(OnceLock<Option<usize>>);
+
+impl IndexBound {
+    /// Whether every one of `values` (the data this bound belongs to) is in `0..len`.
+    pub(crate) fn below<T: Idx>(&self, values: &[T], len: usize) -> bool {
+        self.0
+            .get_or_init(|| {
+                let (lo, hi) = values.iter().fold((0i128, -1i128), |(lo, hi), v| {
+                    let v = v.value();
+                    (lo.min(v), hi.max(v))
+                });
+                if lo < 0 {
+                    None
+                } else {
+                    usize::try_from(hi + 1).ok()
+                }
+            })
+            .is_some_and(|b| b <= len)
+    }
+}
+
+impl PartialEq for IndexBound {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for IndexBound {}
+
+impl std::hash::Hash for IndexBound {
+    fn hash<H: std::hash::Hasher>(&self, _: &mut H) {}
+}

@@ -9,6 +9,9 @@ use std::ops::Index;
 use std::sync::Arc;
 
 use dpl_core::run::Error;
+use dpl_cpu::rt::Idx;
+
+use super::IndexBound;
 
 /// A ragged sequence of sequences: flat `values` plus row `offsets` (rows may be empty).
 ///
@@ -61,6 +64,10 @@ pub struct Nested<T> {
     /// [`Nested::push_row`]: `inner = "auto"` reads it on every call, and the structure is
     /// immutable otherwise. A function of `offsets`, so the derived traits stay exact.
     longest: usize,
+    /// For integer values: the shortest sequence every value indexes
+    /// ([`Nested::__indices_below`]), computed on first use and forgotten by every method
+    /// that can change a value. Not part of the value: ignored by the derived traits.
+    bound: IndexBound,
 }
 
 fn malformed(detail: String) -> Error {
@@ -83,6 +90,7 @@ impl<T> Nested<T> {
             values: Vec::new(),
             offsets: Arc::new([0]),
             longest: 0,
+            bound: IndexBound::default(),
         }
     }
 
@@ -120,6 +128,7 @@ impl<T> Nested<T> {
             values,
             offsets: offsets.into(),
             longest,
+            bound: IndexBound::default(),
         }
     }
 
@@ -179,6 +188,7 @@ impl<T> Nested<T> {
             values,
             offsets: offsets.into(),
             longest,
+            bound: IndexBound::default(),
         })
     }
 
@@ -227,6 +237,7 @@ impl<T> Nested<T> {
             values,
             offsets: offsets.into(),
             longest,
+            bound: IndexBound::default(),
         })
     }
 
@@ -306,6 +317,7 @@ impl<T> Nested<T> {
         if i >= self.len() {
             row_out_of_range(i, self.len());
         }
+        self.bound = IndexBound::default();
         &mut self.values[self.offsets[i]..self.offsets[i + 1]]
     }
 
@@ -369,6 +381,7 @@ impl<T> Nested<T> {
     /// All elements, mutable (the row structure cannot change through it).
     #[inline]
     pub fn values_mut(&mut self) -> &mut [T] {
+        self.bound = IndexBound::default();
         &mut self.values
     }
 
@@ -414,6 +427,7 @@ impl<T> Nested<T> {
     pub fn push_row<R: IntoIterator<Item = T>>(&mut self, row: R) {
         let before = self.values.len();
         self.values.extend(row);
+        self.bound = IndexBound::default();
         self.longest = self.longest.max(self.values.len() - before);
         let mut offsets = Vec::with_capacity(self.offsets.len() + 1);
         offsets.extend_from_slice(&self.offsets);
@@ -434,6 +448,7 @@ impl<T> Nested<T> {
             values: self.values.iter().map(f).collect(),
             offsets: Arc::clone(&self.offsets),
             longest: self.longest,
+            bound: IndexBound::default(),
         }
     }
 
@@ -466,6 +481,7 @@ impl<T> Nested<T> {
             values,
             offsets: Arc::clone(&other.offsets),
             longest: other.longest,
+            bound: IndexBound::default(),
         })
     }
 
@@ -486,6 +502,21 @@ impl<T> Nested<T> {
     #[inline]
     pub fn same_offsets<U>(&self, other: &Nested<U>) -> bool {
         Arc::ptr_eq(&self.offsets, &other.offsets)
+    }
+}
+
+impl<T: Idx> Nested<T> {
+    /// Whether every value is a valid index into a sequence of length `len` (in `0..len`).
+    ///
+    /// Generated code asks this before a loop whose reads `x[c]` take their index `c` from
+    /// this `Nested` (SpMV's `x[cols[i][k]]`), and runs that loop without per-read checks
+    /// when it holds. The bound behind the answer is computed on the first call (one pass
+    /// over the values) and kept with the data, so every later call with the
+    /// same matrix costs one comparison; every method that can change a value
+    /// (`values_mut`, `row_mut`, `push_row`) forgets it.
+    #[doc(hidden)]
+    pub fn __indices_below(&self, len: usize) -> bool {
+        self.bound.below(&self.values, len)
     }
 }
 
@@ -512,6 +543,7 @@ impl<T: Clone> Nested<T> {
             values,
             offsets: offsets.into(),
             longest,
+            bound: IndexBound::default(),
         }
     }
 
@@ -570,6 +602,7 @@ impl<T> From<Vec<Vec<T>>> for Nested<T> {
             values,
             offsets: offsets.into(),
             longest,
+            bound: IndexBound::default(),
         }
     }
 }
@@ -592,6 +625,7 @@ impl<T> From<dpl_cpu::heavy::Ragged<T>> for Nested<T> {
             values,
             offsets: offsets.into(),
             longest,
+            bound: IndexBound::default(),
         }
     }
 }
