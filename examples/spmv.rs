@@ -31,9 +31,11 @@
 mod kernels;
 #[path = "spmv/plain.rs"]
 mod plain;
+#[path = "shared/timing.rs"]
+mod timing;
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use dpl::mm::Csr;
 use dpl::prelude::*;
@@ -127,7 +129,7 @@ fn main() {
 
 /// Runs every variant on every place for one matrix and checks it; then times the
 /// hand-written baselines and every variant on `Place::Cpu` in interleaved rounds (see
-/// [`interleaved`]). Returns the number of wrong results.
+/// [`timing::interleaved`]). Returns the number of wrong results.
 fn run_matrix(name: &str, a: &Csr, only: Option<&str>, rounds: usize) -> usize {
     let (rows, nnz, longest) = plain::shape(a);
     let csr = CsrF32::new(a);
@@ -216,7 +218,7 @@ fn run_matrix(name: &str, a: &Csr, only: Option<&str>, rounds: usize) -> usize {
         timed.push((label, Box::new(move || drop(with_place(Place::Cpu, f)))));
     }
     let fs: Vec<&dyn Fn()> = timed.iter().map(|(_, f)| &**f).collect();
-    let times = interleaved(&fs, rounds);
+    let times = timing::interleaved(&fs, rounds);
     let rayon_t = times[1].0;
     for (i, ((label, _), (min, med))) in timed.iter().zip(&times).enumerate() {
         let mut line = format!(
@@ -236,29 +238,6 @@ fn run_matrix(name: &str, a: &Csr, only: Option<&str>, rounds: usize) -> usize {
     failures
 }
 
-/// Times every function of `fs` in `rounds` interleaved rounds (each round calls each
-/// function once, in order, after one warm-up call of each) and returns each function's
-/// minimum and median. Interleaving makes a burst of load on the shared machine hit all of
-/// them alike; the minimum is the least disturbed run, the figure to compare.
-fn interleaved(fs: &[&dyn Fn()], rounds: usize) -> Vec<(Duration, Duration)> {
-    fs.iter().for_each(|f| f());
-    let mut times = vec![Vec::with_capacity(rounds); fs.len()];
-    for _ in 0..rounds.max(1) {
-        for (f, t) in fs.iter().zip(&mut times) {
-            let start = Instant::now();
-            f();
-            t.push(start.elapsed());
-        }
-    }
-    times
-        .into_iter()
-        .map(|mut t| {
-            t.sort();
-            (t[0], t[t.len() / 2])
-        })
-        .collect()
-}
-
 /// Prints the fused IR and the generated Rust of every kernel.
 /// `--shared-ab`: the scalar CSR kernel on `to_nested`'s pair (values and columns sharing
 /// one offsets array: the generated variant reading one array) against the same data with
@@ -276,7 +255,7 @@ fn shared_ab(scale: plain::Scale) {
             kernels::spmv_csr(&vals, &apart, &x),
             "{name}: shared and general variants differ"
         );
-        let t = interleaved(
+        let t = timing::interleaved(
             &[&|| drop(kernels::spmv_csr(&vals, &cols, &x)), &|| {
                 drop(kernels::spmv_csr(&vals, &apart, &x))
             }],

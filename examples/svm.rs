@@ -27,11 +27,16 @@
 //! Run it with `cargo run --release --example svm` (`SVM_N`, `SVM_D`, `SVM_TEST_N` change the
 //! sizes). It trains on two partly overlapping Gaussian blobs (10,000 x 32 by default) with
 //! every engine, reports iterations, support vectors, training and held-out accuracy and the
-//! time, checks that the engines agree, and times the kernel row alone.
+//! time, checks that the engines agree, and times the kernel row alone (dpl, rayon and
+//! sequential in interleaved rounds, so that load hits the three alike).
 
 use dpl::prelude::*;
 use rayon::prelude::*;
 use std::time::{Duration, Instant};
+
+#[path = "shared/timing.rs"]
+#[allow(dead_code)] // unused where tests and benches include this file as a module
+mod timing;
 
 // ---------------------------------------------------------------------------------------
 // The data-parallel part: #[parallel] functions
@@ -565,19 +570,6 @@ fn env_usize(name: &str, default: usize) -> usize {
         .unwrap_or(default)
 }
 
-fn median(runs: usize, mut f: impl FnMut()) -> Duration {
-    f();
-    let mut times: Vec<Duration> = (0..runs)
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed()
-        })
-        .collect();
-    times.sort();
-    times[times.len() / 2]
-}
-
 #[allow(dead_code)] // unused where tests and benches include this file as a module
 fn main() {
     let n = env_usize("SVM_N", 10_000);
@@ -659,21 +651,26 @@ fn main() {
         .zip(&want)
         .map(|(a, b)| (a - b).abs())
         .fold(0.0f32, f32::max);
-    let t_dpl = median(51, || {
-        std::hint::black_box(with_place(Place::Cpu, || kernel_row(p.ngamma, &points, x)));
-    });
-    let t_rayon = median(51, || {
-        std::hint::black_box(Rayon.kernel_row(p.ngamma, &points, x));
-    });
-    let t_seq = median(51, || {
-        std::hint::black_box(Sequential.kernel_row(p.ngamma, &points, x));
-    });
+    // Interleaved rounds: load on a shared machine hits the three alike.
+    let t = timing::interleaved(
+        &[
+            &|| drop(with_place(Place::Cpu, || kernel_row(p.ngamma, &points, x))),
+            &|| drop(Rayon.kernel_row(p.ngamma, &points, x)),
+            &|| drop(Sequential.kernel_row(p.ngamma, &points, x)),
+        ],
+        201,
+    );
+    let us = |d: Duration| d.as_secs_f64() * 1e6;
     println!(
-        "kernel row ({n} x {d}): dpl {:.1} us, rayon {:.1} us, sequential {:.1} us; dpl/rayon speed {:.2}x; max |dpl - plain| = {max_diff:e}",
-        t_dpl.as_secs_f64() * 1e6,
-        t_rayon.as_secs_f64() * 1e6,
-        t_seq.as_secs_f64() * 1e6,
-        t_rayon.as_secs_f64() / t_dpl.as_secs_f64()
+        "kernel row ({n} x {d}), min (median) of 201 interleaved rounds: dpl {:.1} ({:.1}) us, rayon {:.1} ({:.1}) us, sequential {:.1} ({:.1}) us; rayon/dpl {:.2}x (medians {:.2}x); max |dpl - plain| = {max_diff:e}",
+        us(t[0].0),
+        us(t[0].1),
+        us(t[1].0),
+        us(t[1].1),
+        us(t[2].0),
+        us(t[2].1),
+        us(t[1].0) / us(t[0].0),
+        us(t[1].1) / us(t[0].1)
     );
     if mismatches > 0 || got.len() != want.len() || max_diff > 1e-5 {
         println!("engines DISAGREE");

@@ -1,0 +1,26 @@
+//! Timing for the examples: functions compared with each other are called in interleaved
+//! rounds, so that load on a shared machine hits all of them alike.
+
+use std::time::{Duration, Instant};
+
+/// Times every function of `fs` in `rounds` interleaved rounds (each round calls each
+/// function once, in order, after one warm-up call of each) and returns each function's
+/// minimum and median. The minimum is the least disturbed run, the figure to compare.
+pub fn interleaved(fs: &[&dyn Fn()], rounds: usize) -> Vec<(Duration, Duration)> {
+    fs.iter().for_each(|f| f());
+    let mut times = vec![Vec::with_capacity(rounds); fs.len()];
+    for _ in 0..rounds.max(1) {
+        for (f, t) in fs.iter().zip(&mut times) {
+            let start = Instant::now();
+            f();
+            t.push(start.elapsed());
+        }
+    }
+    times
+        .into_iter()
+        .map(|mut t| {
+            t.sort();
+            (t[0], t[t.len() / 2])
+        })
+        .collect()
+}
