@@ -512,7 +512,9 @@ fn check_offsets(offsets: &[u64], total: usize) -> Result<usize, Error> {
     match (offsets.first(), offsets.last()) {
         (Some(0), Some(&last)) if last == total as u64 => {}
         (Some(0), Some(last)) => {
-            return bad(format!("the last offset is {last}, there are {total} values"));
+            return bad(format!(
+                "the last offset is {last}, there are {total} values"
+            ));
         }
         (first, _) => return bad(format!("offsets[0] is {first:?}, expected 0")),
     }
@@ -921,7 +923,8 @@ impl<D: Driver> Exec<'_, D> {
                     Some(&(_, addr)) => addr,
                     None => {
                         let addr = self.upload_host(&c)?[0];
-                        self.host_offsets.extend(c.cols.into_iter().map(|b| (b, addr)));
+                        self.host_offsets
+                            .extend(c.cols.into_iter().map(|b| (b, addr)));
                         addr
                     }
                 };
@@ -947,7 +950,9 @@ impl<D: Driver> Exec<'_, D> {
             Columns::Host(c) => self.upload_host(&c)?,
             Columns::Device(d) => {
                 if d.bufs.len() != type_leaves(&d.elem)?.len() {
-                    return Err(internal("a device sequence with the wrong number of buffers"));
+                    return Err(internal(
+                        "a device sequence with the wrong number of buffers",
+                    ));
                 }
                 d.bufs
             }
