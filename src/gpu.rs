@@ -337,9 +337,7 @@ fn columns<T: Elem>(items: &[T]) -> HostColumns {
         .iter()
         .map(|w| Vec::with_capacity(w * items.len()))
         .collect();
-    for x in items {
-        x.put(&mut cols);
-    }
+    T::put_all(items, &mut cols);
     HostColumns {
         elem: T::ty(),
         len: items.len(),
@@ -362,7 +360,7 @@ fn download_items<T: Elem>(place: Place, seq: &DeviceSeq) -> Result<Vec<T>, Erro
         )));
     }
     let cols = read_on(place, seq)?;
-    Ok((0..seq.len).map(|i| T::get(&cols, i)).collect())
+    Ok(T::get_all(&cols, seq.len))
 }
 
 /// Reads a nested device sequence of `T`s on `place` back to the host, and frees it.
@@ -760,6 +758,17 @@ pub trait Elem: Sized {
     /// Element `i` of the columns `cols[0..LEAVES]` written by [`Elem::put`] or read from
     /// the device.
     fn get(cols: &[Vec<u8>], i: usize) -> Self;
+    /// [`Elem::put`] of every item in order (scalars write their column in one pass).
+    fn put_all(items: &[Self], cols: &mut [Vec<u8>]) {
+        for x in items {
+            x.put(cols);
+        }
+    }
+    /// Elements `0..len` of the columns ([`Elem::get`] of each; scalars read their column
+    /// in one pass).
+    fn get_all(cols: &[Vec<u8>], len: usize) -> Vec<Self> {
+        (0..len).map(|i| Self::get(cols, i)).collect()
+    }
 }
 
 /// The width of a scalar on the device (`dpl_cuda::size_of`, as a constant).
@@ -829,6 +838,25 @@ macro_rules! scalar_elem {
                     .try_into()
                     .expect("a leaf column holds W bytes per element");
                 scalar_from!($v, $t, bytes)
+            }
+            fn put_all(items: &[Self], cols: &mut [Vec<u8>]) {
+                const W: usize = scalar_width!($v, $t);
+                let col = &mut cols[0];
+                let start = col.len();
+                col.resize(start + W * items.len(), 0);
+                for (c, x) in col[start..].chunks_exact_mut(W).zip(items) {
+                    c.copy_from_slice(&scalar_bytes!($v, *x));
+                }
+            }
+            fn get_all(cols: &[Vec<u8>], len: usize) -> Vec<Self> {
+                const W: usize = scalar_width!($v, $t);
+                cols[0][..len * W]
+                    .chunks_exact(W)
+                    .map(|c| {
+                        let bytes: [u8; W] = c.try_into().expect("chunks of W bytes");
+                        scalar_from!($v, $t, bytes)
+                    })
+                    .collect()
             }
         }
         impl Arg for $t {
@@ -1249,6 +1277,13 @@ mod tests {
             }
             let back: Vec<T> = (0..items.len()).map(|i| T::get(&cols, i)).collect();
             assert_eq!(back, items);
+            // The one-pass forms agree with the element-wise ones (and append).
+            let mut all = vec![Vec::new(); T::LEAVES];
+            let (a, b) = items.split_at(items.len() / 2);
+            T::put_all(a, &mut all);
+            T::put_all(b, &mut all);
+            assert_eq!(all, cols);
+            assert_eq!(T::get_all(&cols, items.len()), items);
         }
         check(&[true, false, true]);
         check(&[i32::MIN, -1, 0, i32::MAX]);
