@@ -1,8 +1,11 @@
 //! The executor: runs a [`GpuProgram`]'s plan through a [`Driver`].
 //!
-//! The environment maps each top-level variable to a host value (scalars and tuples, as
-//! [`Value`]s), a device sequence (one buffer per scalar leaf of the element type, plus the
-//! length), or a tuple of those. Scalar statements are evaluated with the reference
+//! Arguments arrive as [`Input`]s: host values, or sequences as typed byte columns
+//! ([`HostColumns`], one per scalar leaf; nested sequences as offsets plus columns,
+//! [`NestedColumns`]) on the host or already on the device. The environment maps each
+//! top-level variable to a host value (scalars and tuples, as [`Value`]s), a device
+//! sequence (one buffer per scalar leaf of the element type, plus the length, and the row
+//! offsets of a nested one), or a tuple of those. Scalar statements are evaluated with the reference
 //! interpreter's own semantics (each one is run by [`dpl_core::interp::run`] as a
 //! one-statement function), so host arithmetic cannot drift from the CPU backends.
 //!
@@ -382,9 +385,12 @@ pub enum Output {
 }
 
 /// Runs `program` on `args`, some of which may already be on the device. With
-/// `keep_on_device`, flat sequences in the result stay on the device (fresh buffers owned
-/// by the caller, even when the program returns an argument unchanged); everything else
-/// comes back to the host. This is what lets a `Seq<T>` stay on the device between calls.
+/// `keep_on_device`, flat and nested sequences in the result stay on the device
+/// ([`Output::Device`], [`Output::Nested`]: fresh buffers owned by the caller, even when
+/// the program returns an argument unchanged); everything else comes back to the host.
+/// This is what lets a `Seq<T>` stay on the device between calls, and a ragged result be
+/// read back as typed columns. Whatever the run uploaded or allocated is freed when it
+/// ends, also when it fails.
 pub fn run_resident<D: Driver>(
     program: &GpuProgram,
     driver: &D,
