@@ -28,8 +28,9 @@ mod ptx;
 pub mod sim;
 
 pub use exec::{
-    DeviceSeq, Driver, Input, LaunchArg, MatrixStorage, Output, StridedMatrix, UNKNOWN_LOCATION,
-    download, run, run_at, run_resident, upload,
+    Columns, DeviceNested, DeviceSeq, Driver, HostColumns, Input, LaunchArg, MatrixStorage,
+    NestedColumns, Output, StridedMatrix, UNKNOWN_LOCATION, download, read_columns, run, run_at,
+    run_resident, upload, upload_columns,
 };
 pub use ptx::size_of;
 
