@@ -25,22 +25,6 @@ fn sequences_of_tuples_holding_rows_as_results() {
 }
 
 #[test]
-fn scatter_reduce_of_pairs() {
-    let m = message(
-        "fn hist($v: [(i64, i64)], $idx: [usize], $d: [(i64, i64)]) -> [(i64, i64)] {
-          $r: [(i64, i64)] = scatter_reduce(|$a: (i64, i64), $b: (i64, i64)| [] {
-            $a0: i64 = $a.0; $b0: i64 = $b.0; $s0: i64 = add $a0, $b0
-            $a1: i64 = $a.1; $b1: i64 = $b.1; $s1: i64 = add $a1, $b1
-            $t: (i64, i64) = tuple($s0, $s1)
-            $t
-          }, $v, $idx, $d)
-          $r
-        }",
-    );
-    assert!(m.contains("scatter_reduce of tuples"), "{m}");
-}
-
-#[test]
 fn three_levels_of_nesting() {
     let m = message(
         "fn rows($x: [[[f32]]]) -> [usize] {

@@ -1,0 +1,75 @@
+//! Programs of the forms `tests/sim_forms.rs` runs on the simulator (also assembled by
+//! `tests/ptxas.rs`): top-level `scatter_reduce` of `bool`s and of tuples.
+
+pub const BOOL_OPS: &str = "
+fn bool_ops($v: [bool], $idx: [usize], $d: [bool]) -> ([bool], [bool], [bool], [bool]) {
+  $o: [bool] = scatter_reduce(|$a: bool, $b: bool| [] { $x1: bool = or $a, $b; $x1 }, $v, $idx, $d)
+  $n: [bool] = scatter_reduce(|$a2: bool, $b2: bool| [] { $x2: bool = and $b2, $a2; $x2 }, $v, $idx, $d)
+  $x: [bool] = scatter_reduce(|$a3: bool, $b3: bool| [] { $x3: bool = xor $a3, $b3; $x3 }, $v, $idx, $d)
+  $e: [bool] = scatter_reduce(|$a4: bool, $b4: bool| [] { $x4: bool = eq $a4, $b4; $x4 }, $v, $idx, $d)
+  $r: ([bool], [bool], [bool], [bool]) = tuple($o, $n, $x, $e)
+  $r
+}";
+
+pub const PAIR_LEAFWISE: &str = "
+fn pair_leafwise($v: [(i64, (u32, bool))], $idx: [usize], $d: [(i64, (u32, bool))]) -> [(i64, (u32, bool))] {
+  $r: [(i64, (u32, bool))] = scatter_reduce(|$a: (i64, (u32, bool)), $b: (i64, (u32, bool))| [] {
+    $a0: i64 = $a.0; $b0: i64 = $b.0; $s0: i64 = add $b0, $a0
+    $a1: (u32, bool) = $a.1; $b1: (u32, bool) = $b.1
+    $a10: u32 = $a1.0; $b10: u32 = $b1.0; $m: u32 = max $a10, $b10
+    $a11: bool = $a1.1; $b11: bool = $b1.1; $o: bool = and $a11, $b11
+    $in: (u32, bool) = tuple($m, $o)
+    $t: (i64, (u32, bool)) = tuple($s0, $in)
+    $t
+  }, $v, $idx, $d)
+  $r
+}";
+
+pub const SUM_AND_COUNT: &str = "
+fn sum_and_count($v: [(f64, u64)], $idx: [i32], $d: [(f64, u64)]) -> [(f64, u64)] {
+  $r: [(f64, u64)] = scatter_reduce(|$a: (f64, u64), $b: (f64, u64)| [] {
+    $a0: f64 = $a.0; $b0: f64 = $b.0; $s0: f64 = add $a0, $b0
+    $a1: u64 = $a.1; $b1: u64 = $b.1; $s1: u64 = add $a1, $b1
+    $t: (f64, u64) = tuple($s0, $s1)
+    $t
+  }, $v, $idx, $d)
+  $r
+}";
+
+pub const ARGMIN_BY_SLOT: &str = "
+fn argmin_by_slot($v: [(f64, usize)], $idx: [usize], $d: [(f64, usize)]) -> [(f64, usize)] {
+  $r: [(f64, usize)] = scatter_reduce(|$p: (f64, usize), $q: (f64, usize)| [] {
+    $p0: f64 = $p.0; $q0: f64 = $q.0; $p1: usize = $p.1; $q1: usize = $q.1
+    $lt: bool = lt $q0, $p0
+    $eq: bool = eq $q0, $p0
+    $first: bool = lt $q1, $p1
+    $tie: bool = and $eq, $first
+    $take: bool = or $lt, $tie
+    $best: (f64, usize) = if $take { $q } else { $p }
+    $best
+  }, $v, $idx, $d)
+  $r
+}";
+
+pub const BOOL_PAIRS: &str = "
+fn bool_pairs($v: [(bool, i32)], $idx: [usize], $d: [(bool, i32)]) -> [(bool, i32)] {
+  $r: [(bool, i32)] = scatter_reduce(|$p: (bool, i32), $q: (bool, i32)| [] {
+    $p0: bool = $p.0; $q0: bool = $q.0; $p1: i32 = $p.1; $q1: i32 = $q.1
+    $both: bool = and $p0, $q0
+    $s: i32 = add $p1, $q1
+    $one: i32 = const 1
+    $s1: i32 = add $s, $one
+    $t: (bool, i32) = tuple($both, $s1)
+    $t
+  }, $v, $idx, $d)
+  $r
+}";
+
+/// Every program above, by name.
+pub const FORMS: &[(&str, &str)] = &[
+    ("bool_ops", BOOL_OPS),
+    ("pair_leafwise", PAIR_LEAFWISE),
+    ("sum_and_count", SUM_AND_COUNT),
+    ("argmin_by_slot", ARGMIN_BY_SLOT),
+    ("bool_pairs", BOOL_PAIRS),
+];
