@@ -264,6 +264,13 @@ pub(crate) struct Gen<'f> {
     len_of: HashMap<VarId, VarId>,
     /// Variables used other than as the length of a combinator.
     other_use: HashSet<VarId>,
+    /// Variables some statement reads (anywhere, lambdas included): a per-element
+    /// `scatter`/`scatter_reduce`/`permute` among them is stored ([`Gen::materialize`]).
+    operand_use: HashSet<VarId>,
+    /// Every statement's expression, by the variable it defines.
+    defs: HashMap<VarId, &'f Expr>,
+    /// The parameters and the variables of the top-level blocks (host values).
+    host_vars: HashSet<VarId>,
     /// In a warp-per-element `map`: the element's index register, and for nested
     /// sequences whose row `i` the element function reads, that row's start and end
     /// (loaded for 32 rows at once, coalesced, and shuffled to the warp).
@@ -346,6 +353,27 @@ fn analyse(b: &Block, len_of: &mut HashMap<VarId, VarId>, other: &mut HashSet<Va
     }
 }
 
+/// Fills [`Gen::defs`] and [`Gen::operand_use`] from a block and everything inside it.
+fn collect_defs<'a>(b: &'a Block, defs: &mut HashMap<VarId, &'a Expr>, used: &mut HashSet<VarId>) {
+    for st in &b.stmts {
+        defs.insert(st.var, &st.expr);
+        used.extend(st.expr.operands());
+        st.expr.for_each_block(&mut |b| collect_defs(b, defs, used));
+    }
+}
+
+/// Adds the variables a top-level block (and the branches of its top-level `if`s)
+/// defines.
+fn host_block_vars(b: &Block, out: &mut HashSet<VarId>) {
+    for st in &b.stmts {
+        out.insert(st.var);
+        if let Expr::If(_, t, e) = &st.expr {
+            host_block_vars(t, out);
+            host_block_vars(e, out);
+        }
+    }
+}
+
 fn var(v: VarId) -> u32 {
     v.index() as u32
 }
@@ -375,8 +403,15 @@ impl<'f> Gen<'f> {
             .collect();
         let (mut len_of, mut other_use) = (HashMap::new(), HashSet::new());
         analyse(&f.body, &mut len_of, &mut other_use);
+        let (mut defs, mut operand_use) = (HashMap::new(), HashSet::new());
+        collect_defs(&f.body, &mut defs, &mut operand_use);
+        let mut host_vars: HashSet<VarId> = f.params.iter().copied().collect();
+        host_block_vars(&f.body, &mut host_vars);
         Gen {
             f,
+            operand_use,
+            defs,
+            host_vars,
             kernels: Vec::new(),
             sites: Vec::new(),
             temps: 0,
@@ -1167,6 +1202,106 @@ impl<'f> Gen<'f> {
                 self.stream(k, c, env, &l, ctx, &mut |g, k, _env, j, e| put(g, k, j, e))
             }
             _ => unsupported("a sequence was expected (internal)"),
+        }
+    }
+
+    /// Stores a per-element `scatter`/`scatter_reduce`/`permute` that is read again (not
+    /// only the element's result) in a per-thread temporary ([`KArg::Scratch`]: the
+    /// executor allocates `len` elements per leaf for every thread of the launch), and
+    /// returns it as a sequence in memory. Thread `t` (of the whole grid) uses elements
+    /// `t * len ..` of it, written as [`Gen::write_scattered`] writes a ragged result's
+    /// row (a `permute` gets per-thread duplicate flags the same way). `len` must be
+    /// known before the launch: the length of a captured sequence, a constant, or a
+    /// host `usize`.
+    fn materialize(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        env: &mut Env,
+        l: &Rc<LazySeq>,
+        ctx: &Ctx,
+    ) -> R<KVal> {
+        let Some(per) = self.host_len(env, l) else {
+            return unsupported(format!(
+                "a nested `{}` used other than as the result of an element function, \
+                 whose length is not known before the launch (a captured sequence's \
+                 length, a constant or a top-level `usize` is)",
+                l.soac.kind.name()
+            ));
+        };
+        let ls = leaves(&l.elem_ty)?;
+        let scratch = |k: &mut Kernel, elem: Scalar| {
+            k.pointer(KArg::Scratch {
+                elem,
+                per_thread: per.clone(),
+            })
+        };
+        let ptrs: Vec<Reg> = ls.iter().map(|&e| scratch(k, e)).collect();
+        let owner = matches!(l.soac.kind, SoacKind::Permute).then(|| scratch(k, Scalar::Bool));
+        let per_reg = k.param(Scalar::U64, KArg::Count(per.clone()));
+        let (thread, base) = (k.reg(Scalar::U64), k.reg(Scalar::U64));
+        k.ins(format!(
+            "mad.lo.u64 {thread}, {}, {}, {}",
+            c.ctaid64, k.block, c.tid64
+        ));
+        k.ins(format!("mul.lo.u64 {base}, {thread}, {per_reg}"));
+        let saved = std::mem::replace(&mut self.owner, owner);
+        let written = self.write_scattered(k, c, env, l, &ptrs, &base, ctx);
+        self.owner = saved;
+        written?;
+        let len = self.seq_len(k, c, env, &KVal::Lazy(l.clone()), ctx)?;
+        let stop = k.reg(Scalar::U64);
+        k.ins(format!("add.s64 {stop}, {base}, {len}"));
+        self.row_view(
+            k,
+            &ptrs,
+            &Type::Seq(Box::new(l.elem_ty.clone())),
+            &base,
+            &stop,
+            None,
+        )
+    }
+
+    /// The length of a per-element `scatter`/`scatter_reduce` (its destination's) or
+    /// `permute` (its index space's) as a host [`Count`], when it is known before the
+    /// launch.
+    fn host_len(&self, env: &Env, l: &LazySeq) -> Option<Count> {
+        match &l.soac.kind {
+            SoacKind::Scatter { dst } | SoacKind::ScatterReduce { dst, .. } => {
+                self.host_seq_len(env, *dst)
+            }
+            _ => self.host_scalar(env, l.soac.len),
+        }
+    }
+
+    /// The length of sequence `v` as a host [`Count`]: a top-level sequence's, or a
+    /// `map` (`replicate`, `indices`...) over a host-known length.
+    fn host_seq_len(&self, env: &Env, v: VarId) -> Option<Count> {
+        if self.host_vars.contains(&v) && !self.deferred.contains_key(&v) {
+            return Some(Count::Len {
+                var: var(v),
+                path: Vec::new(),
+            });
+        }
+        match env.get(&v)? {
+            KVal::Lazy(l) if matches!(l.soac.kind, SoacKind::Map) => {
+                self.host_scalar(env, l.soac.len)
+            }
+            _ => None,
+        }
+    }
+
+    /// A `usize` variable as a host [`Count`]: a top-level variable, a constant, a copy
+    /// of one or the length of a host-known sequence.
+    fn host_scalar(&self, env: &Env, v: VarId) -> Option<Count> {
+        if self.host_vars.contains(&v) {
+            return Some(Count::Var(var(v)));
+        }
+        match self.defs.get(&v)? {
+            Expr::Const(Const::Int(n)) => u64::try_from(*n).ok().map(Count::Const),
+            Expr::Var(x) => self.host_scalar(env, *x),
+            Expr::Len(x) => self.host_seq_len(env, *x),
+            _ => None,
         }
     }
 
@@ -2823,7 +2958,7 @@ impl<'f> Gen<'f> {
                     Some(Combine::Atomic(names)) => {
                         for (((r, p), name), &l) in vals.iter().zip(&ptrs).zip(names).zip(&ls) {
                             let addr = Self::addr(&mut k, p, &idx, l);
-                            Self::atomic_leaf(&mut k, &addr, r, name);
+                            Self::atomic_leaf(&mut k, &addr, r, name)?;
                         }
                     }
                     Some(Combine::Cas) => {
@@ -2869,13 +3004,13 @@ impl<'f> Gen<'f> {
     /// A `bool` slot is a byte of the 32-bit word at `addr & !3` (the buffer is rounded
     /// up to whole words): `or`/`xor` set/flip the byte's low bit when `r` holds, `and`
     /// clears the byte when it does not.
-    fn atomic_leaf(k: &mut Kernel, addr: &Reg, r: &Reg, name: &str) {
+    fn atomic_leaf(k: &mut Kernel, addr: &Reg, r: &Reg, name: &str) -> R<()> {
         let Some(atom) = leaf_atomic(name, r.ty) else {
-            return;
+            return unsupported(format!("no atomic `{name}` on {} (internal)", r.ty));
         };
         if r.ty != Scalar::Bool {
             k.ins(format!("red.global.{atom} [{addr}], {r}"));
-            return;
+            return Ok(());
         }
         let (word, shift) = Self::byte_in_word(k, addr);
         let bits = k.reg(Scalar::U32);
@@ -2888,6 +3023,7 @@ impl<'f> Gen<'f> {
             format!("@{r}")
         };
         k.ins(format!("{guard} red.global.{atom} [{word}], {bits}"));
+        Ok(())
     }
 
     /// The 32-bit word holding the byte at `addr`, and the byte's bit offset in it.
@@ -3896,12 +4032,20 @@ impl<'f> Gen<'f> {
                 let Some(elem_ty) = self.ty(s.var).elem() else {
                     return unsupported("a sequence combinator without a sequence type");
                 };
-                return Ok(KVal::Lazy(Rc::new(LazySeq {
+                let lazy = Rc::new(LazySeq {
                     var: s.var,
                     soac: soac.clone(),
                     elem_ty: elem_ty.clone(),
                     span: s.span.0,
-                })));
+                });
+                let scattered = matches!(
+                    soac.kind,
+                    SoacKind::Scatter { .. } | SoacKind::ScatterReduce { .. } | SoacKind::Permute
+                );
+                if scattered && self.operand_use.contains(&s.var) {
+                    return self.materialize(k, c, env, &lazy, ctx);
+                }
+                return Ok(KVal::Lazy(lazy));
             }
         };
         let ty = self.ty(s.var);

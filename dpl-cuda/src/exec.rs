@@ -1086,11 +1086,23 @@ impl<D: Driver> Exec<'_, D> {
     }
 
     fn launch(&mut self, l: &Launch) -> Result<(), Error> {
+        let grid = self.count(&l.grid)?.max(1);
+        let grid = u32::try_from(grid).map_err(|_| dev(format!("grid of {grid} blocks")))?;
         let mut args = Vec::with_capacity(l.args.len());
         let mut report = None;
         for a in &l.args {
             args.push(match a {
                 KArg::Buf(b) => LaunchArg::U64(self.buf(b)?),
+                KArg::Scratch { elem, per_thread } => {
+                    let per = self.count(per_thread)?;
+                    let bytes = u64::from(grid)
+                        .checked_mul(u64::from(l.block))
+                        .and_then(|t| t.checked_mul(per))
+                        .and_then(|t| t.checked_mul(size_of(*elem)))
+                        .and_then(|b| usize::try_from(b).ok())
+                        .ok_or_else(|| dev("per-thread temporary too large".into()))?;
+                    LaunchArg::U64(self.alloc(bytes)?)
+                }
                 KArg::Count(c) => LaunchArg::U64(self.count(c)?),
                 KArg::RowLayout { var, path, field } => {
                     let st = match self.path(*var, path)? {
@@ -1127,8 +1139,6 @@ impl<D: Driver> Exec<'_, D> {
                 }
             });
         }
-        let grid = self.count(&l.grid)?.max(1);
-        let grid = u32::try_from(grid).map_err(|_| dev(format!("grid of {grid} blocks")))?;
         let kernel = l.kernel as usize;
         self.raw_launch(kernel, grid, l.block, &args)?;
         self.pending.push((kernel, grid, l.block, args, report));

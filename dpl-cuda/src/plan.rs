@@ -288,6 +288,17 @@ pub enum KArg {
         /// Which number (0 to 3).
         field: u32,
     },
+    /// The address of a zeroed buffer of `per_thread` elements of type `elem` for every
+    /// thread of the launch (grid x block x `per_thread`), allocated by the executor when
+    /// it launches the kernel (it knows the grid then) and freed with the run's other
+    /// buffers: a per-thread temporary of an element function, such as a per-element
+    /// `scatter` whose result is read again (`.u64`).
+    Scratch {
+        /// The element type.
+        elem: Scalar,
+        /// Elements per thread.
+        per_thread: Count,
+    },
     /// The address of the error record (`.u64`).
     ErrorRecord,
     /// The report key (`.u64`): 0 in a normal run, the bitwise negation of the failing key
