@@ -15,7 +15,7 @@ use std::process::Command;
 
 use dpl_cuda::{Inner, Options, Scan, cubin::Arch};
 use support::compiled;
-use support::forms::FORMS;
+use support::forms::{FORMS, FORMS_NESTED};
 use support::programs::{ALL, NESTED};
 
 fn ptxas() -> Option<PathBuf> {
@@ -96,6 +96,7 @@ fn other_block_sizes_and_scans_assemble() {
     let mut failures = Vec::new();
     let grouped = NESTED
         .iter()
+        .chain(FORMS_NESTED)
         .map(|p| (p, Inner::Block, Some(1024), Scan::LookBack));
     let plain = ALL.iter().chain(FORMS).flat_map(|p| {
         [
@@ -184,6 +185,7 @@ fn every_kernel_assembles_for_sm70_sm80_sm90() {
     // per row too.
     let grouped = NESTED
         .iter()
+        .chain(FORMS_NESTED)
         .flat_map(|p| [(p, Inner::Warp), (p, Inner::Block)]);
     for ((name, src), inner) in ALL
         .iter()

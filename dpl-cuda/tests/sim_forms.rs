@@ -12,6 +12,7 @@ use std::sync::OnceLock;
 
 use dpl_core::interp::{self, Value};
 use dpl_cuda::sim::SimDriver;
+use dpl_cuda::{Inner, Options};
 use support::forms::*;
 use support::*;
 
@@ -29,55 +30,78 @@ fn driver() -> &'static SimDriver {
     })
 }
 
-/// Compiles `src`, checks its PTX with `ptx_ok`, then runs it on inputs from `gen(rng,
-/// n, dst_len)` for every size and destination length and compares with the interpreter
-/// (floats within `rel`); returns how many runs failed (with the interpreter's error).
+/// Compiles `src` under each of `schedules`, checks its PTX with `ptx_ok`, then runs it
+/// on inputs from `gen(rng, n, d)` for every size `n` of `sizes` and every `d` of `dests`
+/// (a destination's length) and compares with the interpreter (floats within `rel`);
+/// returns how many runs failed (with the interpreter's error), per schedule.
+#[allow(clippy::too_many_arguments)]
+fn check_with(
+    src: &str,
+    rel: f64,
+    schedules: &[Inner],
+    sizes: &[usize],
+    dests: &[usize],
+    ptx_ok: impl Fn(&str) -> bool,
+    generate: impl Fn(&mut Rng, usize, usize) -> Vec<Value>,
+) -> usize {
+    let c = compiled(src);
+    let mut errors = 0;
+    for &inner in schedules {
+        let opts = Options {
+            inner,
+            ..Options::default()
+        };
+        let prog = dpl_cuda::compile_with(&c.fused, &opts)
+            .unwrap_or_else(|e| panic!("{inner:?}: {e}\n{}", c.fused));
+        assert!(
+            ptx_ok(&prog.ptx),
+            "unexpected PTX for {}:\n{}",
+            c.fused.name,
+            prog.ptx
+        );
+        errors = 0;
+        for &n in sizes {
+            for &d in dests {
+                let mut r = Rng::new((n as u64) << 20 ^ d as u64);
+                let args = generate(&mut r, n, d);
+                let want = interp::run(&c.fused, args.clone());
+                let got = dpl_cuda::run(&prog, driver(), args);
+                let case = format!("{} ({inner:?}) at n = {n}, d = {d}", c.fused.name);
+                match (&want, &got) {
+                    (Ok(w), Ok(g)) => assert!(
+                        close(w, g, rel),
+                        "{case}: {}\n want {}\n  got {}",
+                        first_diff(w, g, rel),
+                        short(w),
+                        short(g),
+                    ),
+                    (Err(w), Err(g)) => {
+                        errors += 1;
+                        let w = w
+                            .to_run_error(dpl_cuda::UNKNOWN_LOCATION)
+                            .unwrap_or_else(|| panic!("interpreter failed: {w}"));
+                        assert_eq!(&w, g, "{case}");
+                    }
+                    _ => panic!(
+                        "{case}: want {:?}, got {:?}",
+                        want.map(|v| short(&v)),
+                        got.map(|v| short(&v))
+                    ),
+                }
+            }
+        }
+    }
+    errors
+}
+
+/// [`check_with`] for the flat programs: default schedule, [`SIZES`] x [`DESTS`].
 fn check(
     src: &str,
     rel: f64,
     ptx_ok: impl Fn(&str) -> bool,
     generate: impl Fn(&mut Rng, usize, usize) -> Vec<Value>,
 ) -> usize {
-    let c = compiled(src);
-    let prog = dpl_cuda::compile(&c.fused).unwrap_or_else(|e| panic!("{e}\n{}", c.fused));
-    assert!(
-        ptx_ok(&prog.ptx),
-        "unexpected PTX for {}:\n{}",
-        c.fused.name,
-        prog.ptx
-    );
-    let mut errors = 0;
-    for &n in &SIZES {
-        for &d in &DESTS {
-            let mut r = Rng::new((n as u64) << 20 ^ d as u64);
-            let args = generate(&mut r, n, d);
-            let want = interp::run(&c.fused, args.clone());
-            let got = dpl_cuda::run(&prog, driver(), args);
-            match (&want, &got) {
-                (Ok(w), Ok(g)) => assert!(
-                    close(w, g, rel),
-                    "{} at n = {n}, {d} slots: {}\n want {}\n  got {}",
-                    c.fused.name,
-                    first_diff(w, g, rel),
-                    short(w),
-                    short(g),
-                ),
-                (Err(w), Err(g)) => {
-                    errors += 1;
-                    let w = w
-                        .to_run_error(dpl_cuda::UNKNOWN_LOCATION)
-                        .unwrap_or_else(|| panic!("interpreter failed: {w}"));
-                    assert_eq!(&w, g, "{} at n = {n}, {d} slots", c.fused.name);
-                }
-                _ => panic!(
-                    "{} at n = {n}, {d} slots: want {want:?}, got {:?}",
-                    c.fused.name,
-                    got.map(|v| short(&v))
-                ),
-            }
-        }
-    }
-    errors
+    check_with(src, rel, &[Inner::Seq], &SIZES, &DESTS, ptx_ok, generate)
 }
 
 fn bools(r: &mut Rng, n: usize, one_in: u64) -> Value {
@@ -196,4 +220,98 @@ fn scatter_reduce_of_tuples_with_bools_under_locks() {
         };
         vec![pairs(r, n), slots(r, n, d), pairs(r, d)]
     });
+}
+
+const SCHEDULES: [Inner; 4] = [Inner::Seq, Inner::Warp, Inner::Block, Inner::Auto];
+
+/// `n` rows of lengths in `0..max_len` (about one in five empty), elements from `item`.
+fn ragged(r: &mut Rng, n: usize, max_len: i64, mut item: impl FnMut(&mut Rng) -> Value) -> Value {
+    let rows = (0..n)
+        .map(|_| {
+            let len = if r.next() % 5 == 0 {
+                0
+            } else {
+                r.range(0, max_len) as usize
+            };
+            Value::seq((0..len).map(|_| item(r)).collect())
+        })
+        .collect();
+    Value::seq(rows)
+}
+
+/// Uses the per-thread temporaries.
+fn scratch(p: &str) -> bool {
+    p.contains("mad.lo.u64") && !p.contains("atom.acquire")
+}
+
+#[test]
+fn per_row_scatter_summed() {
+    // Rows longer than the destination: an index out of range in that row.
+    let errors = check_with(
+        ROW_SCATTER_SUM,
+        0.0,
+        &SCHEDULES,
+        &[0, 1, 33, 300],
+        &[0, 1, 7, 64],
+        scratch,
+        |r, n, d| {
+            let x = ragged(r, n, 12, |r| Value::I64(r.range(-1000, 1000)));
+            vec![x, i64s(r, d, -5, 5)]
+        },
+    );
+    assert!(errors > 0 && errors < 16, "{errors}");
+}
+
+#[test]
+fn per_row_histogram_read_back() {
+    // A histogram of 4 bins per row (a constant length), then its maximum, bin `k` and
+    // the bins in use; `k = 4` is out of range in every row.
+    for k in [0, 3, 4] {
+        let errors = check_with(
+            ROW_HISTOGRAM_READ,
+            0.0,
+            &SCHEDULES,
+            &[0, 1, 33, 300],
+            &[1],
+            scratch,
+            |r, n, _| {
+                vec![
+                    ragged(r, n, 30, |r| Value::U32(r.next() as u32)),
+                    Value::Usize(k),
+                ]
+            },
+        );
+        // Every non-empty input fails with k = 4 (the empty one has no row to fail in);
+        // an empty row's histogram is all zeros, read in range otherwise.
+        assert_eq!(errors, if k == 4 { 3 } else { 0 }, "k = {k}");
+    }
+}
+
+#[test]
+fn permute_read_at_each_element() {
+    // Each element permutes the captured pairs (a per-thread copy with per-thread
+    // duplicate flags) and reads one position; a duplicate index is reported.
+    let errors = check_with(
+        PERMUTED_LOOKUPS,
+        0.0,
+        &SCHEDULES,
+        &[0, 1, 40],
+        &[1, 2, 9, 50],
+        scratch,
+        |r, n, d| {
+            let v = (0..d)
+                .map(|i| Value::Tuple(vec![Value::I64(i as i64 * 7 - 3), (i % 3 == 0).into()]))
+                .collect::<Vec<_>>();
+            let mut perm = r.perm(d);
+            if d == 9 {
+                perm[8] = perm[2];
+            }
+            let ks = (0..n)
+                .map(|_| (r.next() % d as u64) as usize)
+                .collect::<Vec<_>>();
+            vec![seq(ks), seq(v), seq(perm)]
+        },
+    );
+    // d = 9 fails wherever there is an element (n = 1 and n = 40).
+    assert_eq!(errors, 2);
 }

@@ -36,12 +36,14 @@ fn three_levels_of_nesting() {
 }
 
 #[test]
-fn scatter_inside_elements_used_as_an_intermediate() {
+fn row_scatter_read_again_of_a_row_length() {
+    // Read again, a per-element scatter is stored per thread, which needs its length
+    // before the launch: a row's own length is not.
     let m = message(
-        "fn inner($x: [[i64]], $d: [i64]) -> [i64] {
-          $r: [i64] = map(|$row: [i64]| [$d] {
+        "fn inner($x: [[i64]]) -> [i64] {
+          $r: [i64] = map(|$row: [i64]| [] {
             $ix: [usize] = indices($row)
-            $s: [i64] = scatter($row, $ix, $d)
+            $s: [i64] = scatter($row, $ix, $row)
             $t: i64 = sum($s)
             $t
           }, $x)
@@ -49,7 +51,8 @@ fn scatter_inside_elements_used_as_an_intermediate() {
         }",
     );
     assert!(
-        m.contains("nested `scatter` used other than as the result"),
+        m.contains("nested `scatter` used other than as the result")
+            && m.contains("not known before the launch"),
         "{m}"
     );
 }

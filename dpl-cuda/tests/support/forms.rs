@@ -1,5 +1,6 @@
 //! Programs of the forms `tests/sim_forms.rs` runs on the simulator (also assembled by
-//! `tests/ptxas.rs`): top-level `scatter_reduce` of `bool`s and of tuples.
+//! `tests/ptxas.rs`): top-level `scatter_reduce` of `bool`s and of tuples; per-element
+//! `scatter`/`scatter_reduce`/`permute` results read again inside the element function.
 
 pub const BOOL_OPS: &str = "
 fn bool_ops($v: [bool], $idx: [usize], $d: [bool]) -> ([bool], [bool], [bool], [bool]) {
@@ -65,6 +66,47 @@ fn bool_pairs($v: [(bool, i32)], $idx: [usize], $d: [(bool, i32)]) -> [(bool, i3
   $r
 }";
 
+pub const ROW_SCATTER_SUM: &str = "
+fn row_scatter_sum($x: [[i64]], $d: [i64]) -> [i64] {
+  $r: [i64] = map(|$row: [i64]| [$d] {
+    $ix: [usize] = indices($row)
+    $s: [i64] = scatter($row, $ix, $d)
+    $t: i64 = sum($s)
+    $t
+  }, $x)
+  $r
+}";
+
+pub const ROW_HISTOGRAM_READ: &str = "
+fn row_histogram_read($x: [[u32]], $k: usize) -> [(u32, u32, usize)] {
+  $r: [(u32, u32, usize)] = map(|$row: [u32]| [$k] {
+    $n: usize = len($row)
+    $one: u32 = const 1
+    $ones: [u32] = replicate($one, $n)
+    $bins: [usize] = map(|$v: u32| [] { $four: u32 = const 4; $b: u32 = rem $v, $four; $bu: usize = cast $b as usize; $bu }, $row)
+    $zero: u32 = const 0
+    $four2: usize = const 4
+    $dst: [u32] = replicate($zero, $four2)
+    $h: [u32] = scatter_reduce(|$p: u32, $q: u32| [] { $s: u32 = add $p, $q; $s }, $ones, $bins, $dst)
+    $m: u32 = max($h)
+    $hk: u32 = index(index) $h[$k]
+    $nz: usize = count(|$c: u32| [] { $z: u32 = const 0; $g: bool = gt $c, $z; $g }, $h)
+    $t: (u32, u32, usize) = tuple($m, $hk, $nz)
+    $t
+  }, $x)
+  $r
+}";
+
+pub const PERMUTED_LOOKUPS: &str = "
+fn permuted_lookups($ks: [usize], $v: [(i64, bool)], $perm: [usize]) -> [(i64, bool)] {
+  $r: [(i64, bool)] = map(|$k: usize| [$v, $perm] {
+    $q: [(i64, bool)] = permute($v, $perm)
+    $e: (i64, bool) = index(index) $q[$k]
+    $e
+  }, $ks)
+  $r
+}";
+
 /// Every program above, by name.
 pub const FORMS: &[(&str, &str)] = &[
     ("bool_ops", BOOL_OPS),
@@ -72,4 +114,14 @@ pub const FORMS: &[(&str, &str)] = &[
     ("sum_and_count", SUM_AND_COUNT),
     ("argmin_by_slot", ARGMIN_BY_SLOT),
     ("bool_pairs", BOOL_PAIRS),
+    ("row_scatter_sum", ROW_SCATTER_SUM),
+    ("row_histogram_read", ROW_HISTOGRAM_READ),
+    ("permuted_lookups", PERMUTED_LOOKUPS),
+];
+
+/// The programs above with a `[[T]]` parameter, also compiled with a warp and a block per
+/// element.
+pub const FORMS_NESTED: &[(&str, &str)] = &[
+    ("row_scatter_sum", ROW_SCATTER_SUM),
+    ("row_histogram_read", ROW_HISTOGRAM_READ),
 ];
