@@ -72,6 +72,18 @@ enum KVal {
     },
     /// A tuple.
     Tup(Vec<KVal>),
+    /// A sequence an `if` inside an element function chooses: not built; each consumer
+    /// branches on the condition and consumes the branch's sequence, evaluating that
+    /// branch's block there (see [`Gen::branch_seq`]).
+    Cond(Rc<CondSeq>),
+}
+
+/// The condition and branches of a [`KVal::Cond`].
+#[derive(Debug)]
+struct CondSeq {
+    cond: Reg,
+    then: Block,
+    els: Block,
 }
 
 /// How the rows of a nested sequence are found, decided at run time (kernel parameters,
@@ -137,7 +149,7 @@ impl KVal {
             match v {
                 KVal::S(r) => out.push(r.clone()),
                 KVal::Tup(vs) => vs.iter().try_for_each(|v| go(v, out))?,
-                KVal::Seq { .. } | KVal::Lazy(_) | KVal::Cur { .. } => {
+                KVal::Seq { .. } | KVal::Lazy(_) | KVal::Cur { .. } | KVal::Cond(_) => {
                     return unsupported("a sequence inside a value computed per element");
                 }
             }
@@ -1175,6 +1187,9 @@ impl<'f> Gen<'f> {
             Ok(())
         };
         match v {
+            KVal::Cond(cs) => self.branch_seq(k, c, env, cs, ctx, &mut |g, k, env, v| {
+                g.write_seq(k, c, env, &v, ptrs, base, ctx)
+            }),
             KVal::Seq { offs: Some(_), .. } => unsupported("three levels of nesting"),
             KVal::Seq { len, .. } => {
                 let j = k.reg(Scalar::Usize);
@@ -3852,6 +3867,11 @@ impl<'f> Gen<'f> {
                 KVal::Tup(vs) if (*n as usize) < vs.len() => vs[*n as usize].clone(),
                 _ => return unsupported("a field of a non-tuple (internal)"),
             },
+            Expr::If(cv, t, e) if matches!(ty, Type::Seq(_)) => KVal::Cond(Rc::new(CondSeq {
+                cond: Self::get(env, *cv)?.reg()?.clone(),
+                then: t.clone(),
+                els: e.clone(),
+            })),
             Expr::If(cv, t, e) => {
                 let cond = Self::get(env, *cv)?.reg()?.clone();
                 let ls = leaves(ty)?;
@@ -4209,6 +4229,29 @@ impl<'f> Gen<'f> {
         unflatten(ty, &mut total.v.into_iter())
     }
 
+    /// Emits `if cond { f(then's sequence) } else { f(else's sequence) }` for a sequence an
+    /// `if` chose: each branch's block is evaluated in its branch, then consumed by `f`.
+    fn branch_seq(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        env: &mut Env,
+        cs: &CondSeq,
+        ctx: &Ctx,
+        f: &mut dyn FnMut(&mut Self, &mut Kernel, &mut Env, KVal) -> R<()>,
+    ) -> R<()> {
+        let (els, end) = (k.label(), k.label());
+        k.ins(format!("@!{} bra {els}", cs.cond));
+        let v = self.block(k, c, env, &cs.then, ctx)?;
+        f(self, k, env, v)?;
+        k.ins(format!("bra {end}"));
+        k.place(&els);
+        let v = self.block(k, c, env, &cs.els, ctx)?;
+        f(self, k, env, v)?;
+        k.place(&end);
+        Ok(())
+    }
+
     /// The lazy sequence a combinator streams: the one whose length is its index space,
     /// when that sequence is lazy.
     fn streamed_source(&self, env: &Env, soac: &Soac) -> Option<(VarId, KVal)> {
@@ -4249,6 +4292,18 @@ impl<'f> Gen<'f> {
         ctx: &Ctx,
         body: &mut Body<'_, 'f>,
     ) -> R<()> {
+        if let Some(&src) = self.len_of.get(&soac.len)
+            && let Some(KVal::Cond(cs)) = env.get(&src).cloned()
+        {
+            // Over the length of a sequence an `if` chose: the loop in each branch, over
+            // that branch's sequence.
+            let r = self.branch_seq(k, c, env, &cs, ctx, &mut |g, k, env, v| {
+                env.insert(src, v);
+                g.for_each(k, c, env, soac, ctx, body)
+            });
+            env.insert(src, KVal::Cond(cs));
+            return r;
+        }
         if let Some((src, saved)) = self.streamed_source(env, soac) {
             let of = match &saved {
                 KVal::Lazy(l) | KVal::Cur { of: l, .. } => l.clone(),
@@ -4373,6 +4428,15 @@ impl<'f> Gen<'f> {
                 });
             }
             KVal::Lazy(l) | KVal::Cur { of: l, .. } => l.clone(),
+            KVal::Cond(cs) => {
+                let n = k.reg(Scalar::Usize);
+                self.branch_seq(k, c, env, cs, ctx, &mut |g, k, env, v| {
+                    let m = g.seq_len(k, c, env, &v, ctx)?;
+                    Self::mov(k, &n, &m);
+                    Ok(())
+                })?;
+                return Ok(n);
+            }
             _ => return unsupported("the length of a non-sequence (internal)"),
         };
         match &l.soac.kind {
@@ -4512,6 +4576,20 @@ impl<'f> Gen<'f> {
                 }
             }
             KVal::Cur { idx, val, .. } if idx.name == i.name => Ok((**val).clone()),
+            KVal::Cond(cs) => {
+                let Type::Seq(elem) = self.ty(cs.then.result) else {
+                    return unsupported("an `if` of sequences without a sequence type (internal)");
+                };
+                let out: Vec<Reg> = leaves(elem)?.iter().map(|&s| k.reg(s)).collect();
+                self.branch_seq(k, c, env, cs, ctx, &mut |g, k, env, v| {
+                    let e = g.index(k, c, env, &v, i, ctx)?.flatten()?;
+                    for (d, s) in out.iter().zip(&e) {
+                        Self::mov(k, d, s);
+                    }
+                    Ok(())
+                })?;
+                unflatten(elem, &mut out.into_iter())
+            }
             KVal::Lazy(l) | KVal::Cur { of: l, .. } => match &l.soac.kind {
                 SoacKind::Map if self.streamed_source(env, &l.soac).is_none() => {
                     self.elem(k, c, env, &l.soac.elem.clone(), i, ctx)

@@ -315,3 +315,34 @@ fn permute_read_at_each_element() {
     // d = 9 fails wherever there is an element (n = 1 and n = 40).
     assert_eq!(errors, 2);
 }
+
+#[test]
+fn per_row_sequences_chosen_by_an_if() {
+    // A ragged result whose rows are a filter (long rows) or a map (short ones).
+    check_with(
+        ROW_IF_SEQ,
+        0.0,
+        &SCHEDULES,
+        &[0, 1, 7, 33, 300],
+        &[0],
+        |_| true,
+        |r, n, _| vec![ragged(r, n, 12, |r| Value::I32(r.range(-9, 9) as i32))],
+    );
+    // The chosen sequence (a captured one or a per-row scan) summed, measured and read
+    // at 0: an empty choice fails there, as in the interpreter.
+    let errors = check_with(
+        ROW_IF_SEQ_READ,
+        0.0,
+        &SCHEDULES,
+        &[0, 1, 7, 33, 300],
+        &[0, 4],
+        |_| true,
+        |r, n, d| {
+            vec![
+                ragged(r, n, 9, |r| Value::I64(r.range(-99, 99))),
+                i64s(r, d, -5, 5),
+            ]
+        },
+    );
+    assert!(errors > 0, "an empty choice");
+}

@@ -1,6 +1,7 @@
 //! Programs of the forms `tests/sim_forms.rs` runs on the simulator (also assembled by
 //! `tests/ptxas.rs`): top-level `scatter_reduce` of `bool`s and of tuples; per-element
-//! `scatter`/`scatter_reduce`/`permute` results read again inside the element function.
+//! `scatter`/`scatter_reduce`/`permute` results read again inside the element function;
+//! per-element sequences chosen by an `if`.
 
 pub const BOOL_OPS: &str = "
 fn bool_ops($v: [bool], $idx: [usize], $d: [bool]) -> ([bool], [bool], [bool], [bool]) {
@@ -107,6 +108,46 @@ fn permuted_lookups($ks: [usize], $v: [(i64, bool)], $perm: [usize]) -> [(i64, b
   $r
 }";
 
+pub const ROW_IF_SEQ: &str = "
+fn row_if_seq($x: [[i32]]) -> [[i32]] {
+  $r: [[i32]] = map(|$row: [i32]| [] {
+    $n: usize = len($row)
+    $two: usize = const 2
+    $long: bool = gt $n, $two
+    $s: [i32] = if $long {
+      $f: [i32] = filter(|$v: i32| [] { $z: i32 = const 0; $g: bool = gt $v, $z; $g }, $row)
+      $f
+    } else {
+      $m: [i32] = map(|$w: i32| [] { $t: i32 = const 2; $d: i32 = mul $w, $t; $d }, $row)
+      $m
+    }
+    $s
+  }, $x)
+  $r
+}";
+
+pub const ROW_IF_SEQ_READ: &str = "
+fn row_if_seq_read($x: [[i64]], $y: [i64]) -> [(i64, usize, i64)] {
+  $r: [(i64, usize, i64)] = map(|$row: [i64]| [$y] {
+    $n: usize = len($row)
+    $three: usize = const 3
+    $short: bool = lt $n, $three
+    $s: [i64] = if $short {
+      $y
+    } else {
+      $sc: [i64] = scan(|$a: i64, $b: i64| [] { $ab: i64 = add $a, $b; $ab }, $row)
+      $sc
+    }
+    $t: i64 = sum($s)
+    $l: usize = len($s)
+    $z: usize = const 0
+    $first: i64 = index(index) $s[$z]
+    $res: (i64, usize, i64) = tuple($t, $l, $first)
+    $res
+  }, $x)
+  $r
+}";
+
 /// Every program above, by name.
 pub const FORMS: &[(&str, &str)] = &[
     ("bool_ops", BOOL_OPS),
@@ -117,6 +158,8 @@ pub const FORMS: &[(&str, &str)] = &[
     ("row_scatter_sum", ROW_SCATTER_SUM),
     ("row_histogram_read", ROW_HISTOGRAM_READ),
     ("permuted_lookups", PERMUTED_LOOKUPS),
+    ("row_if_seq", ROW_IF_SEQ),
+    ("row_if_seq_read", ROW_IF_SEQ_READ),
 ];
 
 /// The programs above with a `[[T]]` parameter, also compiled with a warp and a block per
@@ -124,4 +167,6 @@ pub const FORMS: &[(&str, &str)] = &[
 pub const FORMS_NESTED: &[(&str, &str)] = &[
     ("row_scatter_sum", ROW_SCATTER_SUM),
     ("row_histogram_read", ROW_HISTOGRAM_READ),
+    ("row_if_seq", ROW_IF_SEQ),
+    ("row_if_seq_read", ROW_IF_SEQ_READ),
 ];
