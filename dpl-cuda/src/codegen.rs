@@ -1225,25 +1225,18 @@ impl<'f> Gen<'f> {
     /// executor allocates `len` elements per leaf for every thread of the launch), and
     /// returns it as a sequence in memory. Thread `t` (of the whole grid) uses elements
     /// `t * len ..` of it, written as [`Gen::write_scattered`] writes a ragged result's
-    /// row (a `permute` gets per-thread duplicate flags the same way). `len` must be
-    /// known before the launch: the length of a captured sequence, a constant, or a
-    /// host `usize`.
+    /// row (a `permute` gets per-thread duplicate flags the same way). `per`, its length,
+    /// is known before the launch ([`Gen::host_len`]); when it is not, the sequence
+    /// stays lazy, which suffices where it is only written out as the element's result.
     fn materialize(
         &mut self,
         k: &mut Kernel,
         c: &Common,
         env: &mut Env,
         l: &Rc<LazySeq>,
+        per: Count,
         ctx: &Ctx,
     ) -> R<KVal> {
-        let Some(per) = self.host_len(env, l) else {
-            return unsupported(format!(
-                "a nested `{}` used other than as the result of an element function, \
-                 whose length is not known before the launch (a captured sequence's \
-                 length, a constant or a top-level `usize` is)",
-                l.soac.kind.name()
-            ));
-        };
         let ls = leaves(&l.elem_ty)?;
         let scratch = |k: &mut Kernel, elem: Scalar| {
             k.pointer(KArg::Scratch {
@@ -4062,8 +4055,11 @@ impl<'f> Gen<'f> {
                     soac.kind,
                     SoacKind::Scatter { .. } | SoacKind::ScatterReduce { .. } | SoacKind::Permute
                 );
-                if scattered && self.operand_use.contains(&s.var) {
-                    return self.materialize(k, c, env, &lazy, ctx);
+                if scattered
+                    && self.operand_use.contains(&s.var)
+                    && let Some(per) = self.host_len(env, &lazy)
+                {
+                    return self.materialize(k, c, env, &lazy, per, ctx);
                 }
                 return Ok(KVal::Lazy(lazy));
             }
@@ -4405,7 +4401,10 @@ impl<'f> Gen<'f> {
                 })
             }
             kind => unsupported(format!(
-                "a nested `{}` used other than as the result of an element function",
+                "a nested `{}` used other than as the result of an element function, \
+                 whose length is not known before the launch (read again, it is stored \
+                 per thread when its length is a captured sequence's, a constant or a \
+                 top-level `usize`)",
                 kind.name()
             )),
         }
