@@ -326,6 +326,9 @@ pub(crate) struct KernelInfo {
     pub block: u32,
     /// The block size of the kernel's kind without attribute or register counts.
     pub default: u32,
+    /// Said after the block size's reason: an asked inner schedule this kernel does not
+    /// apply.
+    pub note: Option<&'static str>,
 }
 
 /// A group of threads working on one element together.
@@ -444,6 +447,7 @@ impl<'f> Gen<'f> {
                 group: 0,
                 block: DEFAULT_BLOCK,
                 default: DEFAULT_BLOCK,
+                note: None,
             },
         }
     }
@@ -467,6 +471,7 @@ impl<'f> Gen<'f> {
             group,
             block,
             default,
+            note: None,
         };
     }
 
@@ -814,6 +819,15 @@ impl<'f> Gen<'f> {
             return unsupported("an element function without exactly one index parameter");
         }
         self.start_group(DEFAULT_BLOCK);
+        if self.inner != crate::Inner::Seq
+            && matches!(soac.kind, SoacKind::Map | SoacKind::Filter { .. })
+            && matches!(self.ty(s.var).elem(), Some(Type::Seq(_)))
+        {
+            // Said in the PTX comment and `GpuProgram::blocks`, not silently ignored.
+            self.cur.note = Some(
+                "the inner schedule asked for is not applied to sequences of rows: a thread per element",
+            );
+        }
         match &soac.kind {
             SoacKind::Map if self.ty(s.var).elem().is_some_and(holds_seq_in_tuple) => {
                 self.deferred.insert(s.var, soac.clone());

@@ -260,6 +260,10 @@ fn generate(
         } else {
             "the default for a block per element; no register counts".to_string()
         };
+        let why = match info.note {
+            Some(note) => format!("{why}; {note}"),
+            None => why,
+        };
         ptx.push('\n');
         ptx.push_str(&format!(
             "// {name}: {} threads per block ({why})\n",

@@ -346,3 +346,33 @@ fn per_row_sequences_chosen_by_an_if() {
     );
     assert!(errors > 0, "an empty choice");
 }
+
+#[test]
+fn inner_schedules_not_applied_to_ragged_results_are_said() {
+    // A ragged result runs a thread per element whatever `inner` says: the reason next to
+    // each of its kernels' block size says so (PTX comment and `GpuProgram::blocks`).
+    let c = compiled(ROW_IF_SEQ);
+    for inner in SCHEDULES {
+        let opts = Options {
+            inner,
+            ..Options::default()
+        };
+        let prog = dpl_cuda::compile_with(&c.fused, &opts).unwrap_or_else(|e| panic!("{e}"));
+        let said = |why: &str| why.contains("is not applied to sequences of rows");
+        assert!(!prog.blocks.is_empty());
+        for b in &prog.blocks {
+            assert_eq!(said(&b.why), inner != Inner::Seq, "{inner:?}: {}", b.why);
+        }
+        assert_eq!(said(&prog.ptx), inner != Inner::Seq, "{inner:?}");
+    }
+    // A map with scalar elements applies it: nothing said.
+    let c = compiled(ROW_HISTOGRAM_READ);
+    for inner in SCHEDULES {
+        let opts = Options {
+            inner,
+            ..Options::default()
+        };
+        let prog = dpl_cuda::compile_with(&c.fused, &opts).unwrap_or_else(|e| panic!("{e}"));
+        assert!(prog.blocks.iter().all(|b| !b.why.contains("not applied")));
+    }
+}
