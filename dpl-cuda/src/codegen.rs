@@ -1236,12 +1236,13 @@ impl<'f> Gen<'f> {
 
     /// Stores a per-element `scatter`/`scatter_reduce`/`permute` that is read again (not
     /// only the element's result) in a per-thread temporary ([`KArg::Scratch`]: the
-    /// executor allocates `len` elements per leaf for every thread of the launch), and
+    /// executor allocates `per` elements per leaf for every thread of the launch), and
     /// returns it as a sequence in memory. Thread `t` (of the whole grid) uses elements
-    /// `t * len ..` of it, written as [`Gen::write_scattered`] writes a ragged result's
-    /// row (a `permute` gets per-thread duplicate flags the same way). `per`, its length,
-    /// is known before the launch ([`Gen::host_len`]); when it is not, the sequence
-    /// stays lazy, which suffices where it is only written out as the element's result.
+    /// `t * per ..` of it, written as [`Gen::write_scattered`] writes a ragged result's
+    /// row (a `permute` gets per-thread duplicate flags the same way). `per`, a bound on
+    /// its length, is known before the launch ([`Gen::host_len`]); when none is, the
+    /// sequence stays lazy, which suffices where it is only written out as the element's
+    /// result.
     fn materialize(
         &mut self,
         k: &mut Kernel,
@@ -1284,9 +1285,9 @@ impl<'f> Gen<'f> {
         )
     }
 
-    /// The length of a per-element `scatter`/`scatter_reduce` (its destination's) or
-    /// `permute` (its index space's) as a host [`Count`], when it is known before the
-    /// launch.
+    /// A bound on the length of a per-element `scatter`/`scatter_reduce` (its
+    /// destination's) or `permute` (its index space's) as a host [`Count`], when one is
+    /// known before the launch.
     fn host_len(&self, env: &Env, l: &LazySeq) -> Option<Count> {
         match &l.soac.kind {
             SoacKind::Scatter { dst } | SoacKind::ScatterReduce { dst, .. } => {
@@ -1296,12 +1297,23 @@ impl<'f> Gen<'f> {
         }
     }
 
-    /// The length of sequence `v` as a host [`Count`]: a top-level sequence's, or a
-    /// `map` (`replicate`, `indices`...) over a host-known length.
+    /// A bound on the length of sequence `v` as a host [`Count`]: a top-level sequence's
+    /// length, the longest row of a top-level nested sequence `v` is a row of, or a `map`
+    /// (`replicate`, `indices`...) over such a length.
     fn host_seq_len(&self, env: &Env, v: VarId) -> Option<Count> {
         if self.host_vars.contains(&v) && !self.deferred.contains_key(&v) {
             return Some(Count::Len {
                 var: var(v),
+                path: Vec::new(),
+            });
+        }
+        if let Some(Expr::Index { seq: x, .. }) = self.defs.get(&v)
+            && self.host_vars.contains(x)
+            && !self.deferred.contains_key(x)
+            && matches!(self.ty(*x).elem(), Some(Type::Seq(_)))
+        {
+            return Some(Count::Longest {
+                var: var(*x),
                 path: Vec::new(),
             });
         }
@@ -1313,8 +1325,8 @@ impl<'f> Gen<'f> {
         }
     }
 
-    /// A `usize` variable as a host [`Count`]: a top-level variable, a constant, a copy
-    /// of one or the length of a host-known sequence.
+    /// A bound on a `usize` variable as a host [`Count`]: a top-level variable, a
+    /// constant, a copy of one, or the length of a sequence [`Gen::host_seq_len`] bounds.
     fn host_scalar(&self, env: &Env, v: VarId) -> Option<Count> {
         if self.host_vars.contains(&v) {
             return Some(Count::Var(var(v)));
@@ -4417,8 +4429,8 @@ impl<'f> Gen<'f> {
             kind => unsupported(format!(
                 "a nested `{}` used other than as the result of an element function, \
                  whose length is not known before the launch (read again, it is stored \
-                 per thread when its length is a captured sequence's, a constant or a \
-                 top-level `usize`)",
+                 per thread when its length is bounded by a captured sequence's, a \
+                 constant, a top-level `usize` or the longest row of a nested parameter)",
                 kind.name()
             )),
         }

@@ -210,6 +210,15 @@ pub enum Count {
         /// Field indices into nested tuples.
         path: Vec<u32>,
     },
+    /// The length of the longest row of the nested sequence variable `var` (`path`
+    /// selects inside a tuple): from its row offsets (read back unless known from the
+    /// upload), or a strided matrix's column count.
+    Longest {
+        /// The variable.
+        var: u32,
+        /// Field indices into nested tuples.
+        path: Vec<u32>,
+    },
     /// A numeric temporary.
     Temp(u32),
     /// `ceil(of / by)`.

@@ -376,3 +376,65 @@ fn inner_schedules_not_applied_to_ragged_results_are_said() {
         assert!(prog.blocks.iter().all(|b| !b.why.contains("not applied")));
     }
 }
+
+#[test]
+fn per_row_permute_and_scatter_into_the_row_read_again() {
+    // Lengths of rows: the per-thread temporaries are sized by the longest row (read
+    // from the row offsets). Each row permuted by a random permutation of its positions
+    // and read back weighted by position; halves scattered into the row, likewise.
+    let perms = |r: &mut Rng, x: &Value| -> Vec<Vec<usize>> {
+        let Value::Seq(rows) = x else { unreachable!() };
+        rows.iter()
+            .map(|row| {
+                let Value::Seq(items) = row else {
+                    unreachable!()
+                };
+                r.perm(items.len())
+            })
+            .collect()
+    };
+    let as_value = |p: Vec<Vec<usize>>| Value::seq(p.into_iter().map(seq).collect());
+    check_with(
+        ROW_PERMUTE_READ,
+        0.0,
+        &SCHEDULES,
+        &[0, 1, 7, 33, 300],
+        &[0],
+        scratch,
+        |r, n, _| {
+            let x = ragged(r, n, 30, |r| Value::I64(r.range(-1000, 1000)));
+            let p = perms(r, &x);
+            vec![x, as_value(p)]
+        },
+    );
+    // A duplicate in one row, an index out of range in another.
+    let errors = check_with(
+        ROW_PERMUTE_READ,
+        0.0,
+        &SCHEDULES,
+        &[7, 33],
+        &[0],
+        scratch,
+        |r, n, _| {
+            let x = Value::seq(
+                (0..n)
+                    .map(|_| {
+                        Value::seq(
+                            (0..r.range(3, 9))
+                                .map(|_| Value::I64(r.range(-9, 9)))
+                                .collect(),
+                        )
+                    })
+                    .collect(),
+            );
+            let mut p = perms(r, &x);
+            if n == 7 {
+                p[3][1] = p[3][0];
+            } else {
+                p[20][2] = 99;
+            }
+            vec![x, as_value(p)]
+        },
+    );
+    assert_eq!(errors, 2);
+}

@@ -36,14 +36,15 @@ fn three_levels_of_nesting() {
 }
 
 #[test]
-fn row_scatter_read_again_of_a_row_length() {
-    // Read again, a per-element scatter is stored per thread, which needs its length
-    // before the launch: a row's own length is not.
+fn scatter_into_a_filter_read_again() {
+    // Read again, a per-element scatter is stored per thread, which needs a bound on its
+    // length before the launch: a filter's length has none.
     let m = message(
         "fn inner($x: [[i64]]) -> [i64] {
           $r: [i64] = map(|$row: [i64]| [] {
-            $ix: [usize] = indices($row)
-            $s: [i64] = scatter($row, $ix, $row)
+            $f: [i64] = filter(|$v: i64| [] { $z: i64 = const 0; $g: bool = gt $v, $z; $g }, $row)
+            $ix: [usize] = indices($f)
+            $s: [i64] = scatter($f, $ix, $f)
             $t: i64 = sum($s)
             $t
           }, $x)

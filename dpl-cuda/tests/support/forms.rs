@@ -148,6 +148,26 @@ fn row_if_seq_read($x: [[i64]], $y: [i64]) -> [(i64, usize, i64)] {
   $r
 }";
 
+pub const ROW_PERMUTE_READ: &str = "
+fn row_permute_read($x: [[i64]], $idx: [[usize]]) -> [(i64, i64)] {
+  $r: [(i64, i64)] = map(|$row: [i64], $ix: [usize]| [] {
+    $q: [i64] = permute($row, $ix)
+    $qi: [usize] = indices($q)
+    $w: [i64] = map(|$j: usize| [$q] { $e: i64 = index(index) $q[$j]; $jj: i64 = cast $j as i64; $m: i64 = mul $e, $jj; $m }, $qi)
+    $ws: i64 = sum($w)
+    $h: [i64] = map(|$v: i64| [] { $two: i64 = const 2; $d: i64 = div $v, $two; $d }, $row)
+    $ii: [usize] = indices($row)
+    $half: [usize] = map(|$i: usize| [] { $two2: usize = const 2; $a: usize = div $i, $two2; $a }, $ii)
+    $sc: [i64] = scatter($h, $half, $row)
+    $si: [usize] = indices($sc)
+    $w2: [i64] = map(|$k: usize| [$sc] { $e2: i64 = index(index) $sc[$k]; $kk: i64 = cast $k as i64; $m2: i64 = mul $e2, $kk; $m2 }, $si)
+    $ws2: i64 = sum($w2)
+    $t: (i64, i64) = tuple($ws, $ws2)
+    $t
+  }, $x, $idx)
+  $r
+}";
+
 /// Every program above, by name.
 pub const FORMS: &[(&str, &str)] = &[
     ("bool_ops", BOOL_OPS),
@@ -160,6 +180,7 @@ pub const FORMS: &[(&str, &str)] = &[
     ("permuted_lookups", PERMUTED_LOOKUPS),
     ("row_if_seq", ROW_IF_SEQ),
     ("row_if_seq_read", ROW_IF_SEQ_READ),
+    ("row_permute_read", ROW_PERMUTE_READ),
 ];
 
 /// The programs above with a `[[T]]` parameter, also compiled with a warp and a block per
@@ -169,4 +190,5 @@ pub const FORMS_NESTED: &[(&str, &str)] = &[
     ("row_histogram_read", ROW_HISTOGRAM_READ),
     ("row_if_seq", ROW_IF_SEQ),
     ("row_if_seq_read", ROW_IF_SEQ_READ),
+    ("row_permute_read", ROW_PERMUTE_READ),
 ];
