@@ -1,10 +1,11 @@
 //! Forms the GPU backend compiles beyond the common ones, from the Rust surface: top-level
 //! `scatter_reduce` of `bool`s (`||`, `&`) and of tuples (component-wise sums and counts;
 //! a general operator: the smallest value and its first position per key), and per-row
-//! `scatter`/`scatter_reduce` results read again inside the row's function (summed,
-//! their maximum). Each runs on every place against plain Rust, at sizes from empty to
-//! large, with few keys (many collisions, one key: every index equal) and many; on the
-//! simulator every one of them must run as PTX (no CPU fallback).
+//! `scatter`/`scatter_reduce`/`permute` results read again inside the row's function
+//! (summed, their maximum, a reversed row's first element). Each runs on every place
+//! against plain Rust, at sizes from empty to large, with few keys (many collisions, one
+//! key: every index equal) and many; on the simulator every one of them must run as PTX
+//! (no CPU fallback).
 
 mod common;
 
@@ -68,6 +69,20 @@ mod prog {
     #[parallel]
     pub fn row_scatter_sum(x: &Nested<i64>, d: &[i64]) -> Vec<i64> {
         map(|r| sum(scatter(r, indices(r), d)), x)
+    }
+
+    #[parallel]
+    pub fn row_reversed_first(x: &Nested<i32>) -> Vec<i32> {
+        map(
+            |r| {
+                if len(r) > 0 {
+                    permute(r, map(|i| len(r) - 1 - i, indices(r)))[0]
+                } else {
+                    0
+                }
+            },
+            x,
+        )
     }
 }
 
@@ -173,12 +188,24 @@ fn row_scatters(place: Place) {
     });
 }
 
+fn row_permutes(place: Place) {
+    each_size(place, &[0, 1, 1001], |n, rng| {
+        let x: Vec<Vec<i32>> = rows(rng, n, 50)
+            .into_iter()
+            .map(|r| r.into_iter().map(|v| v as i32).collect())
+            .collect();
+        let want: Vec<i32> = x.iter().map(|r| r.last().copied().unwrap_or(0)).collect();
+        assert_eq!(prog::row_reversed_first(&Nested::from_rows(x)), want);
+    });
+}
+
 on_every_place!(
     any_by_key,
     sums_and_counts,
     min_first_by_key,
     row_histograms,
-    row_scatters
+    row_scatters,
+    row_permutes
 );
 
 /// On the simulator these are PTX, not the CPU fallback.
@@ -192,6 +219,7 @@ fn all_compiled_for_the_gpu() {
         dpl::inspect!(prog::min_first_by_key).gpu_not_compiled,
         dpl::inspect!(prog::row_histogram_max).gpu_not_compiled,
         dpl::inspect!(prog::row_scatter_sum).gpu_not_compiled,
+        dpl::inspect!(prog::row_reversed_first).gpu_not_compiled,
     ];
     for r in reasons {
         assert!(r.is_empty(), "{r}");
