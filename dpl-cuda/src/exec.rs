@@ -26,6 +26,11 @@ use crate::GpuProgram;
 use crate::plan::*;
 use crate::ptx::size_of;
 
+/// The most bytes of per-thread temporaries ([`KArg::Scratch`]) a kernel whose grid is
+/// free ([`crate::plan::Launch::any_grid`]) is given: its grid shrinks to fit (at least one
+/// block).
+const SCRATCH_BUDGET: u64 = 256 << 20;
+
 /// A scalar kernel argument.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum LaunchArg {
@@ -979,6 +984,22 @@ impl<D: Driver> Exec<'_, D> {
     }
 
     /// Reads `n` `u64`s at `addr`.
+    /// The total number of elements and the longest row of `len` rows whose offsets are
+    /// at `offs` (known from the upload, or read back).
+    fn row_shape(&self, offs: u64, len: usize) -> Result<(usize, usize), Error> {
+        if let Some(&(_, t, l)) = self.shapes.iter().find(|s| s.0 == offs) {
+            return Ok((t, l));
+        }
+        let offs = self.read_u64s(offs, len + 1)?;
+        let total = offs.last().copied().unwrap_or(0) as usize;
+        let longest = offs
+            .windows(2)
+            .map(|w| w[1].saturating_sub(w[0]))
+            .max()
+            .unwrap_or(0) as usize;
+        Ok((total, longest))
+    }
+
     fn read_u64s(&self, addr: u64, n: usize) -> Result<Vec<u64>, Error> {
         let mut bytes = vec![0u8; n * 8];
         if n > 0 {
@@ -1147,6 +1168,15 @@ impl<D: Driver> Exec<'_, D> {
             Count::Len { var, path } => match self.path(*var, path)? {
                 Rt::Seq { len, .. } => len as u64,
                 _ => return Err(internal("length of a non-sequence")),
+            },
+            Count::Longest { var, path } => match self.path(*var, path)? {
+                Rt::Seq {
+                    len, offs: Some(o), ..
+                } => self.row_shape(o, len)?.1 as u64,
+                Rt::Seq {
+                    layout: Some(st), ..
+                } => st.cols,
+                _ => return Err(internal("the longest row of a flat sequence")),
             },
             Count::Temp(t) => match self.temps.get(*t as usize) {
                 Some(Some(TempV::Num(x))) => *x,
@@ -1329,19 +1359,7 @@ impl<D: Driver> Exec<'_, D> {
                     }
                     _ => return Err(internal("the shape of a flat sequence")),
                 };
-                let (total, longest) = match self.shapes.iter().find(|s| s.0 == o) {
-                    Some(&(_, t, l)) => (t, l),
-                    None => {
-                        let offs = self.read_u64s(o, len + 1)?;
-                        let total = offs.last().copied().unwrap_or(0) as usize;
-                        let longest = offs
-                            .windows(2)
-                            .map(|w| w[1].saturating_sub(w[0]))
-                            .max()
-                            .unwrap_or(0) as usize;
-                        (total, longest)
-                    }
-                };
+                let (total, longest) = self.row_shape(o, len)?;
                 if warp_per_row(len, total, longest) {
                     self.steps(warp)?;
                 } else {
@@ -1371,11 +1389,39 @@ impl<D: Driver> Exec<'_, D> {
     }
 
     fn launch(&mut self, l: &Launch) -> Result<(), Error> {
+        let mut grid = self.count(&l.grid)?.max(1);
+        // Per-thread temporaries: a kernel whose grid is free gets fewer blocks rather
+        // than more than SCRATCH_BUDGET bytes of them.
+        let mut per_block = 0u64;
+        for a in &l.args {
+            if let KArg::Scratch { elem, per_thread } = a {
+                per_block = self
+                    .count(per_thread)?
+                    .checked_mul(size_of(*elem))
+                    .and_then(|b| b.checked_mul(u64::from(l.block)))
+                    .and_then(|b| b.checked_add(per_block))
+                    .ok_or_else(|| dev("per-thread temporary too large".into()))?;
+            }
+        }
+        if l.any_grid && per_block > 0 {
+            grid = grid.min((SCRATCH_BUDGET / per_block).max(1));
+        }
+        let grid = u32::try_from(grid).map_err(|_| dev(format!("grid of {grid} blocks")))?;
         let mut args = Vec::with_capacity(l.args.len());
         let mut report = None;
         for a in &l.args {
             args.push(match a {
                 KArg::Buf(b) => LaunchArg::U64(self.buf(b)?),
+                KArg::Scratch { elem, per_thread } => {
+                    let per = self.count(per_thread)?;
+                    let bytes = u64::from(grid)
+                        .checked_mul(u64::from(l.block))
+                        .and_then(|t| t.checked_mul(per))
+                        .and_then(|t| t.checked_mul(size_of(*elem)))
+                        .and_then(|b| usize::try_from(b).ok())
+                        .ok_or_else(|| dev("per-thread temporary too large".into()))?;
+                    LaunchArg::U64(self.alloc(bytes)?)
+                }
                 KArg::Count(c) => LaunchArg::U64(self.count(c)?),
                 KArg::RowLayout { var, path, field } => {
                     let st = match self.path(*var, path)? {
@@ -1412,8 +1458,6 @@ impl<D: Driver> Exec<'_, D> {
                 }
             });
         }
-        let grid = self.count(&l.grid)?.max(1);
-        let grid = u32::try_from(grid).map_err(|_| dev(format!("grid of {grid} blocks")))?;
         let kernel = l.kernel as usize;
         self.raw_launch(kernel, grid, l.block, &args)?;
         self.pending.push((kernel, grid, l.block, args, report));

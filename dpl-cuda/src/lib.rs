@@ -261,6 +261,10 @@ fn generate(
         } else {
             "the default for a block per element; no register counts".to_string()
         };
+        let why = match info.note {
+            Some(note) => format!("{why}; {note}"),
+            None => why,
+        };
         ptx.push('\n');
         ptx.push_str(&format!(
             "// {name}: {} threads per block ({why})\n",
@@ -300,8 +304,9 @@ fn generate(
 ///
 /// With the default options (a thread per element, inner levels sequential). Fails with
 /// [`Unsupported`] for what the backend cannot compile (see the crate README): more than
-/// two levels of nesting in data, `scatter`/`scatter_reduce`/`permute` inside element
-/// functions, combinators over elements that are sequences other than `map`, and
+/// two levels of nesting in data, a `scatter`/`scatter_reduce`/`permute` inside an
+/// element function read again when its length is not known before the launch,
+/// combinators over elements that are sequences other than `map` and `filter`, and
 /// Prim-level functions (run [`dpl_core::pipeline::compile`] first).
 pub fn compile(f: &Function) -> Result<GpuProgram, Unsupported> {
     compile_with(f, &Options::default())
