@@ -8,12 +8,16 @@
 //! call on a GPU place converts its arguments ([`Arg`]), runs the program through the
 //! place's driver and converts the result back ([`Ret`]).
 //!
-//! Flat sequences (`&[T]`, `Vec<T>`, [`Seq<T>`]) cross between host and device as typed
-//! bytes: [`Elem::put`] writes each element's scalar leaves straight into one byte column
-//! per leaf (the device's structure-of-arrays layout) and [`Elem::get`] reads them back,
-//! with no per-element interpreter [`Value`]. A [`Matrix`] goes the same way, as its storage
-//! plus shape and strides (read in place by the kernels, whatever its layout). Scalars and
-//! nested sequences still go through `Value`s (`dpl_cuda` uploads them itself).
+//! Sequences cross between host and device as typed bytes: [`Elem::put`] writes each
+//! element's scalar leaves straight into one byte column per leaf (the device's
+//! structure-of-arrays layout) and [`Elem::get`] reads them back, with no per-element
+//! interpreter [`Value`]. Flat sequences (`&[T]`, `Vec<T>`, [`Seq<T>`]) are one set of
+//! columns; a [`Matrix`] is its storage plus shape and strides (read in place by the
+//! kernels, whatever its layout); a [`Nested`] argument is its offsets plus its values'
+//! columns ([`dpl_cuda::NestedColumns`], uploaded by the run and freed when it ends; two
+//! arguments with the same offsets, such as `Nested`s sharing them, upload them once), and
+//! a ragged result comes back as offsets plus columns, straight into
+//! [`Nested::from_parts`]. Only scalars still go through `Value`s.
 //!
 //! A function the GPU backend cannot compile gets a [`Program`] holding the reason instead,
 //! and calling it on a GPU place fails with [`Error::PlaceUnavailable`] naming it.
@@ -23,7 +27,8 @@ use std::sync::OnceLock;
 use dpl_core::interp::Value;
 use dpl_core::ir::{Scalar, Type};
 use dpl_cuda::{
-    DeviceSeq, Driver, GpuProgram, Input, LaunchArg, MatrixStorage, Output, StridedMatrix,
+    Columns, DeviceNested, DeviceSeq, Driver, GpuProgram, HostColumns, Input, LaunchArg,
+    MatrixStorage, NestedColumns, Output, StridedMatrix,
 };
 
 use crate::{Error, Location, Matrix, Nested, Place, Seq};
@@ -308,99 +313,68 @@ fn run_on(
     }
 }
 
-fn upload_on(place: Place, elem: &Type, len: usize, cols: &[Vec<u8>]) -> Result<DeviceSeq, Error> {
+fn upload_on(place: Place, cols: &HostColumns) -> Result<DeviceSeq, Error> {
     match place {
-        Place::Sim => sim::upload(elem, len, cols),
-        Place::Gpu(n) => cuda::upload(n, elem, len, cols),
+        Place::Sim => sim::upload(cols),
+        Place::Gpu(n) => cuda::upload(n, cols),
         Place::Cpu | Place::Seq => Err(crate::place::unavailable(place)),
     }
 }
 
-fn read_on(place: Place, seq: &DeviceSeq, widths: &[usize]) -> Result<Vec<Vec<u8>>, Error> {
+fn read_on(place: Place, seq: &DeviceSeq) -> Result<Vec<Vec<u8>>, Error> {
     match place {
-        Place::Sim => sim::read(seq, widths),
-        Place::Gpu(n) => cuda::read(n, seq, widths),
+        Place::Sim => sim::read(seq),
+        Place::Gpu(n) => cuda::read(n, seq),
         Place::Cpu | Place::Seq => Err(crate::place::unavailable(place)),
     }
 }
 
-/// Copies leaf columns (`len` elements of type `elem`, one column per scalar leaf) to
-/// fresh device buffers owned by the caller.
-#[cfg_attr(not(any(feature = "sim", feature = "cuda")), allow(dead_code))]
-fn upload_columns<D: Driver>(
-    d: &D,
-    elem: &Type,
-    len: usize,
-    cols: &[Vec<u8>],
-) -> Result<DeviceSeq, Error> {
-    let mut bufs: Vec<u64> = Vec::with_capacity(cols.len());
-    for c in cols {
-        let written = d.alloc_zeroed(c.len().max(1)).and_then(|b| {
-            bufs.push(b);
-            if c.is_empty() { Ok(()) } else { d.write(b, c) }
-        });
-        if let Err(e) = written {
-            for &b in &bufs {
-                let _ = d.free(b);
-            }
-            return Err(Error::Device(e));
-        }
-    }
-    Ok(DeviceSeq {
-        bufs,
-        len,
-        elem: elem.clone(),
-    })
-}
-
-/// Reads the leaf columns of a device sequence whose leaves are `widths` bytes wide.
-#[cfg_attr(not(any(feature = "sim", feature = "cuda")), allow(dead_code))]
-fn read_columns<D: Driver>(
-    d: &D,
-    seq: &DeviceSeq,
-    widths: &[usize],
-) -> Result<Vec<Vec<u8>>, Error> {
-    if widths.len() != seq.bufs.len() {
-        return Err(Error::Device(format!(
-            "internal error: a device sequence of {} with {} buffers read as {} leaves",
-            seq.elem,
-            seq.bufs.len(),
-            widths.len()
-        )));
-    }
-    seq.bufs
-        .iter()
-        .zip(widths)
-        .map(|(&b, &w)| {
-            let mut bytes = vec![0u8; w * seq.len];
-            if !bytes.is_empty() {
-                d.read(b, &mut bytes).map_err(Error::Device)?;
-            }
-            Ok(bytes)
-        })
-        .collect()
-}
-
-/// Copies `items` to `place` as typed bytes (a fresh device sequence).
-fn upload_items<T: Elem>(place: Place, items: &[T]) -> Result<DeviceSeq, Error> {
+/// The leaf columns of `items` ([`Elem::put`]).
+fn columns<T: Elem>(items: &[T]) -> HostColumns {
     let mut widths = Vec::with_capacity(T::LEAVES);
     T::widths(&mut widths);
     let mut cols: Vec<Vec<u8>> = widths
         .iter()
         .map(|w| Vec::with_capacity(w * items.len()))
         .collect();
-    for x in items {
-        x.put(&mut cols);
+    T::put_all(items, &mut cols);
+    HostColumns {
+        elem: T::ty(),
+        len: items.len(),
+        cols,
     }
-    upload_on(place, &T::ty(), items.len(), &cols)
+}
+
+/// Copies `items` to `place` as typed bytes (a fresh device sequence).
+fn upload_items<T: Elem>(place: Place, items: &[T]) -> Result<DeviceSeq, Error> {
+    upload_on(place, &columns(items))
 }
 
 /// Reads a device sequence of `T`s on `place` back to the host.
 fn download_items<T: Elem>(place: Place, seq: &DeviceSeq) -> Result<Vec<T>, Error> {
-    let mut widths = Vec::with_capacity(T::LEAVES);
-    T::widths(&mut widths);
-    let cols = read_on(place, seq, &widths)?;
-    Ok((0..seq.len).map(|i| T::get(&cols, i)).collect())
+    if seq.elem != T::ty() {
+        return Err(Error::Device(format!(
+            "internal error: a device sequence of {} read as {}",
+            seq.elem,
+            T::ty()
+        )));
+    }
+    let cols = read_on(place, seq)?;
+    Ok(T::get_all(&cols, seq.len))
+}
+
+/// Reads a nested device sequence of `T`s on `place` back to the host, and frees it.
+fn download_nested<T: Elem>(place: Place, n: DeviceNested) -> Result<Nested<T>, Error> {
+    let parts = download_items::<usize>(place, &n.offsets)
+        .and_then(|o| Ok((download_items::<T>(place, &n.values)?, o)));
+    free_nested(place, &n);
+    let (values, offsets) = parts?;
+    Nested::from_parts(values, offsets)
+}
+
+fn free_nested(place: Place, n: &DeviceNested) {
+    free_on(place, &n.offsets);
+    free_on(place, &n.values);
 }
 
 fn download_on(place: Place, seq: &DeviceSeq) -> Result<Value, Error> {
@@ -473,14 +447,14 @@ mod cuda {
         dpl_cuda::download(d, seq)
     }
 
-    pub fn upload(n: usize, elem: &Type, len: usize, cols: &[Vec<u8>]) -> Result<DeviceSeq, Error> {
+    pub fn upload(n: usize, cols: &HostColumns) -> Result<DeviceSeq, Error> {
         let d = driver(n).map_err(|e| unavailable(n, e))?;
-        upload_columns(d, elem, len, cols)
+        dpl_cuda::upload_columns(d, cols)
     }
 
-    pub fn read(n: usize, seq: &DeviceSeq, widths: &[usize]) -> Result<Vec<Vec<u8>>, Error> {
+    pub fn read(n: usize, seq: &DeviceSeq) -> Result<Vec<Vec<u8>>, Error> {
         let d = driver(n).map_err(|e| unavailable(n, e))?;
-        read_columns(d, seq, widths)
+        dpl_cuda::read_columns(d, seq)
     }
 
     pub fn free(n: usize, seq: &DeviceSeq) {
@@ -522,11 +496,11 @@ mod cuda {
         Err(unavailable(n))
     }
 
-    pub fn upload(n: usize, _: &Type, _: usize, _: &[Vec<u8>]) -> Result<DeviceSeq, Error> {
+    pub fn upload(n: usize, _: &HostColumns) -> Result<DeviceSeq, Error> {
         Err(unavailable(n))
     }
 
-    pub fn read(n: usize, _: &DeviceSeq, _: &[usize]) -> Result<Vec<Vec<u8>>, Error> {
+    pub fn read(n: usize, _: &DeviceSeq) -> Result<Vec<Vec<u8>>, Error> {
         Err(unavailable(n))
     }
 
@@ -591,12 +565,12 @@ mod sim {
         dpl_cuda::download(driver(), seq)
     }
 
-    pub fn upload(elem: &Type, len: usize, cols: &[Vec<u8>]) -> Result<DeviceSeq, Error> {
-        upload_columns(driver(), elem, len, cols)
+    pub fn upload(cols: &HostColumns) -> Result<DeviceSeq, Error> {
+        dpl_cuda::upload_columns(driver(), cols)
     }
 
-    pub fn read(seq: &DeviceSeq, widths: &[usize]) -> Result<Vec<Vec<u8>>, Error> {
-        read_columns(driver(), seq, widths)
+    pub fn read(seq: &DeviceSeq) -> Result<Vec<Vec<u8>>, Error> {
+        dpl_cuda::read_columns(driver(), seq)
     }
 
     pub fn memory_used() -> u64 {
@@ -638,11 +612,11 @@ mod sim {
         Err(crate::place::unavailable(Place::Sim))
     }
 
-    pub fn upload(_: &Type, _: usize, _: &[Vec<u8>]) -> Result<DeviceSeq, Error> {
+    pub fn upload(_: &HostColumns) -> Result<DeviceSeq, Error> {
         Err(crate::place::unavailable(Place::Sim))
     }
 
-    pub fn read(_: &DeviceSeq, _: &[usize]) -> Result<Vec<Vec<u8>>, Error> {
+    pub fn read(_: &DeviceSeq) -> Result<Vec<Vec<u8>>, Error> {
         Err(crate::place::unavailable(Place::Sim))
     }
 
@@ -784,6 +758,17 @@ pub trait Elem: Sized {
     /// Element `i` of the columns `cols[0..LEAVES]` written by [`Elem::put`] or read from
     /// the device.
     fn get(cols: &[Vec<u8>], i: usize) -> Self;
+    /// [`Elem::put`] of every item in order (scalars write their column in one pass).
+    fn put_all(items: &[Self], cols: &mut [Vec<u8>]) {
+        for x in items {
+            x.put(cols);
+        }
+    }
+    /// Elements `0..len` of the columns ([`Elem::get`] of each; scalars read their column
+    /// in one pass).
+    fn get_all(cols: &[Vec<u8>], len: usize) -> Vec<Self> {
+        (0..len).map(|i| Self::get(cols, i)).collect()
+    }
 }
 
 /// The width of a scalar on the device (`dpl_cuda::size_of`, as a constant).
@@ -853,6 +838,25 @@ macro_rules! scalar_elem {
                     .try_into()
                     .expect("a leaf column holds W bytes per element");
                 scalar_from!($v, $t, bytes)
+            }
+            fn put_all(items: &[Self], cols: &mut [Vec<u8>]) {
+                const W: usize = scalar_width!($v, $t);
+                let col = &mut cols[0];
+                let start = col.len();
+                col.resize(start + W * items.len(), 0);
+                for (c, x) in col[start..].chunks_exact_mut(W).zip(items) {
+                    c.copy_from_slice(&scalar_bytes!($v, *x));
+                }
+            }
+            fn get_all(cols: &[Vec<u8>], len: usize) -> Vec<Self> {
+                const W: usize = scalar_width!($v, $t);
+                cols[0][..len * W]
+                    .chunks_exact(W)
+                    .map(|c| {
+                        let bytes: [u8; W] = c.try_into().expect("chunks of W bytes");
+                        scalar_from!($v, $t, bytes)
+                    })
+                    .collect()
             }
         }
         impl Arg for $t {
@@ -1023,6 +1027,18 @@ impl<T: Elem> Arg for Nested<T> {
     fn to_value(&self) -> Value {
         Value::seq(self.rows().map(|r| seq_value(r.iter())).collect())
     }
+
+    /// The offsets and the values' leaf columns, uploaded by the run for this call (and
+    /// freed when it ends); the run checks the offsets again (one pass over them).
+    fn input(&self, _: Place) -> In {
+        In {
+            arg: Ok(Input::Nested(NestedColumns {
+                offsets: Columns::Host(HostColumns::offsets(self.offsets())),
+                values: Columns::Host(columns(self.values())),
+            })),
+            temp: None,
+        }
+    }
 }
 
 impl<T: Elem> Arg for Matrix<T> {
@@ -1076,11 +1092,24 @@ fn host_value(o: Output, place: Place) -> Result<Value, Error> {
             free_on(place, &d);
             v
         }
-        Output::Tuple(os) => os
-            .into_iter()
-            .map(|o| host_value(o, place))
-            .collect::<Result<_, _>>()
-            .map(Value::Tuple),
+        // Only ragged results (`Nested<T>`, alone or in a tuple) are left on the device
+        // as nested sequences, and they are read by `Nested::from_output`.
+        Output::Nested(n) => {
+            free_nested(place, &n);
+            Err(Error::Device(
+                "internal error: the GPU program returned a nested sequence where another \
+                 type was expected"
+                    .into(),
+            ))
+        }
+        Output::Tuple(os) => {
+            // Every part is read (and freed) before the first error is reported.
+            let parts: Vec<_> = os.into_iter().map(|o| host_value(o, place)).collect();
+            parts
+                .into_iter()
+                .collect::<Result<_, _>>()
+                .map(Value::Tuple)
+        }
     }
 }
 
@@ -1128,6 +1157,16 @@ impl<T: Elem> Ret for Seq<T> {
 }
 
 impl<T: Elem> Ret for Nested<T> {
+    /// Ragged results are read back as typed bytes (offsets and leaf columns).
+    const KEEP_ON_DEVICE: bool = true;
+
+    fn from_output(o: Output, place: Place) -> Result<Self, Error> {
+        match o {
+            Output::Nested(n) => download_nested(place, n),
+            other => Self::from_value(host_value(other, place)?),
+        }
+    }
+
     fn from_value(v: Value) -> Result<Self, Error> {
         let rows = seq_items(&v)?;
         let mut values = Vec::new();
@@ -1238,6 +1277,13 @@ mod tests {
             }
             let back: Vec<T> = (0..items.len()).map(|i| T::get(&cols, i)).collect();
             assert_eq!(back, items);
+            // The one-pass forms agree with the element-wise ones (and append).
+            let mut all = vec![Vec::new(); T::LEAVES];
+            let (a, b) = items.split_at(items.len() / 2);
+            T::put_all(a, &mut all);
+            T::put_all(b, &mut all);
+            assert_eq!(all, cols);
+            assert_eq!(T::get_all(&cols, items.len()), items);
         }
         check(&[true, false, true]);
         check(&[i32::MIN, -1, 0, i32::MAX]);

@@ -72,6 +72,18 @@ enum KVal {
     },
     /// A tuple.
     Tup(Vec<KVal>),
+    /// A sequence an `if` inside an element function chooses: not built; each consumer
+    /// branches on the condition and consumes the branch's sequence, evaluating that
+    /// branch's block there (see [`Gen::branch_seq`]).
+    Cond(Rc<CondSeq>),
+}
+
+/// The condition and branches of a [`KVal::Cond`].
+#[derive(Debug)]
+struct CondSeq {
+    cond: Reg,
+    then: Block,
+    els: Block,
 }
 
 /// How the rows of a nested sequence are found, decided at run time (kernel parameters,
@@ -137,7 +149,7 @@ impl KVal {
             match v {
                 KVal::S(r) => out.push(r.clone()),
                 KVal::Tup(vs) => vs.iter().try_for_each(|v| go(v, out))?,
-                KVal::Seq { .. } | KVal::Lazy(_) | KVal::Cur { .. } => {
+                KVal::Seq { .. } | KVal::Lazy(_) | KVal::Cur { .. } | KVal::Cond(_) => {
                     return unsupported("a sequence inside a value computed per element");
                 }
             }
@@ -264,6 +276,13 @@ pub(crate) struct Gen<'f> {
     len_of: HashMap<VarId, VarId>,
     /// Variables used other than as the length of a combinator.
     other_use: HashSet<VarId>,
+    /// Variables some statement reads (anywhere, lambdas included): a per-element
+    /// `scatter`/`scatter_reduce`/`permute` among them is stored ([`Gen::materialize`]).
+    operand_use: HashSet<VarId>,
+    /// Every statement's expression, by the variable it defines.
+    defs: HashMap<VarId, &'f Expr>,
+    /// The parameters and the variables of the top-level blocks (host values).
+    host_vars: HashSet<VarId>,
     /// In a warp-per-element `map`: the element's index register, and for nested
     /// sequences whose row `i` the element function reads, that row's start and end
     /// (loaded for 32 rows at once, coalesced, and shuffled to the warp).
@@ -307,6 +326,9 @@ pub(crate) struct KernelInfo {
     pub block: u32,
     /// The block size of the kernel's kind without attribute or register counts.
     pub default: u32,
+    /// Said after the block size's reason: an asked inner schedule this kernel does not
+    /// apply.
+    pub note: Option<&'static str>,
 }
 
 /// A group of threads working on one element together.
@@ -346,6 +368,27 @@ fn analyse(b: &Block, len_of: &mut HashMap<VarId, VarId>, other: &mut HashSet<Va
     }
 }
 
+/// Fills [`Gen::defs`] and [`Gen::operand_use`] from a block and everything inside it.
+fn collect_defs<'a>(b: &'a Block, defs: &mut HashMap<VarId, &'a Expr>, used: &mut HashSet<VarId>) {
+    for st in &b.stmts {
+        defs.insert(st.var, &st.expr);
+        used.extend(st.expr.operands());
+        st.expr.for_each_block(&mut |b| collect_defs(b, defs, used));
+    }
+}
+
+/// Adds the variables a top-level block (and the branches of its top-level `if`s)
+/// defines.
+fn host_block_vars(b: &Block, out: &mut HashSet<VarId>) {
+    for st in &b.stmts {
+        out.insert(st.var);
+        if let Expr::If(_, t, e) = &st.expr {
+            host_block_vars(t, out);
+            host_block_vars(e, out);
+        }
+    }
+}
+
 fn var(v: VarId) -> u32 {
     v.index() as u32
 }
@@ -375,8 +418,15 @@ impl<'f> Gen<'f> {
             .collect();
         let (mut len_of, mut other_use) = (HashMap::new(), HashSet::new());
         analyse(&f.body, &mut len_of, &mut other_use);
+        let (mut defs, mut operand_use) = (HashMap::new(), HashSet::new());
+        collect_defs(&f.body, &mut defs, &mut operand_use);
+        let mut host_vars: HashSet<VarId> = f.params.iter().copied().collect();
+        host_block_vars(&f.body, &mut host_vars);
         Gen {
             f,
+            operand_use,
+            defs,
+            host_vars,
             kernels: Vec::new(),
             sites: Vec::new(),
             temps: 0,
@@ -397,6 +447,7 @@ impl<'f> Gen<'f> {
                 group: 0,
                 block: DEFAULT_BLOCK,
                 default: DEFAULT_BLOCK,
+                note: None,
             },
         }
     }
@@ -420,6 +471,7 @@ impl<'f> Gen<'f> {
             group,
             block,
             default,
+            note: None,
         };
     }
 
@@ -767,6 +819,15 @@ impl<'f> Gen<'f> {
             return unsupported("an element function without exactly one index parameter");
         }
         self.start_group(DEFAULT_BLOCK);
+        if self.inner != crate::Inner::Seq
+            && matches!(soac.kind, SoacKind::Map | SoacKind::Filter { .. })
+            && matches!(self.ty(s.var).elem(), Some(Type::Seq(_)))
+        {
+            // Said in the PTX comment and `GpuProgram::blocks`, not silently ignored.
+            self.cur.note = Some(
+                "the inner schedule asked for is not applied to sequences of rows: a thread per element",
+            );
+        }
         match &soac.kind {
             SoacKind::Map if self.ty(s.var).elem().is_some_and(holds_seq_in_tuple) => {
                 self.deferred.insert(s.var, soac.clone());
@@ -1140,6 +1201,9 @@ impl<'f> Gen<'f> {
             Ok(())
         };
         match v {
+            KVal::Cond(cs) => self.branch_seq(k, c, env, cs, ctx, &mut |g, k, env, v| {
+                g.write_seq(k, c, env, &v, ptrs, base, ctx)
+            }),
             KVal::Seq { offs: Some(_), .. } => unsupported("three levels of nesting"),
             KVal::Seq { len, .. } => {
                 let j = k.reg(Scalar::Usize);
@@ -1167,6 +1231,111 @@ impl<'f> Gen<'f> {
                 self.stream(k, c, env, &l, ctx, &mut |g, k, _env, j, e| put(g, k, j, e))
             }
             _ => unsupported("a sequence was expected (internal)"),
+        }
+    }
+
+    /// Stores a per-element `scatter`/`scatter_reduce`/`permute` that is read again (not
+    /// only the element's result) in a per-thread temporary ([`KArg::Scratch`]: the
+    /// executor allocates `per` elements per leaf for every thread of the launch), and
+    /// returns it as a sequence in memory. Thread `t` (of the whole grid) uses elements
+    /// `t * per ..` of it, written as [`Gen::write_scattered`] writes a ragged result's
+    /// row (a `permute` gets per-thread duplicate flags the same way). `per`, a bound on
+    /// its length, is known before the launch ([`Gen::host_len`]); when none is, the
+    /// sequence stays lazy, which suffices where it is only written out as the element's
+    /// result.
+    fn materialize(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        env: &mut Env,
+        l: &Rc<LazySeq>,
+        per: Count,
+        ctx: &Ctx,
+    ) -> R<KVal> {
+        let ls = leaves(&l.elem_ty)?;
+        let scratch = |k: &mut Kernel, elem: Scalar| {
+            k.pointer(KArg::Scratch {
+                elem,
+                per_thread: per.clone(),
+            })
+        };
+        let ptrs: Vec<Reg> = ls.iter().map(|&e| scratch(k, e)).collect();
+        let owner = matches!(l.soac.kind, SoacKind::Permute).then(|| scratch(k, Scalar::Bool));
+        let per_reg = k.param(Scalar::U64, KArg::Count(per.clone()));
+        let (thread, base) = (k.reg(Scalar::U64), k.reg(Scalar::U64));
+        k.ins(format!(
+            "mad.lo.u64 {thread}, {}, {}, {}",
+            c.ctaid64, k.block, c.tid64
+        ));
+        k.ins(format!("mul.lo.u64 {base}, {thread}, {per_reg}"));
+        let saved = std::mem::replace(&mut self.owner, owner);
+        let written = self.write_scattered(k, c, env, l, &ptrs, &base, ctx);
+        self.owner = saved;
+        written?;
+        let len = self.seq_len(k, c, env, &KVal::Lazy(l.clone()), ctx)?;
+        let stop = k.reg(Scalar::U64);
+        k.ins(format!("add.s64 {stop}, {base}, {len}"));
+        self.row_view(
+            k,
+            &ptrs,
+            &Type::Seq(Box::new(l.elem_ty.clone())),
+            &base,
+            &stop,
+            None,
+        )
+    }
+
+    /// A bound on the length of a per-element `scatter`/`scatter_reduce` (its
+    /// destination's) or `permute` (its index space's) as a host [`Count`], when one is
+    /// known before the launch.
+    fn host_len(&self, env: &Env, l: &LazySeq) -> Option<Count> {
+        match &l.soac.kind {
+            SoacKind::Scatter { dst } | SoacKind::ScatterReduce { dst, .. } => {
+                self.host_seq_len(env, *dst)
+            }
+            _ => self.host_scalar(env, l.soac.len),
+        }
+    }
+
+    /// A bound on the length of sequence `v` as a host [`Count`]: a top-level sequence's
+    /// length, the longest row of a top-level nested sequence `v` is a row of, or a `map`
+    /// (`replicate`, `indices`...) over such a length.
+    fn host_seq_len(&self, env: &Env, v: VarId) -> Option<Count> {
+        if self.host_vars.contains(&v) && !self.deferred.contains_key(&v) {
+            return Some(Count::Len {
+                var: var(v),
+                path: Vec::new(),
+            });
+        }
+        if let Some(Expr::Index { seq: x, .. }) = self.defs.get(&v)
+            && self.host_vars.contains(x)
+            && !self.deferred.contains_key(x)
+            && matches!(self.ty(*x).elem(), Some(Type::Seq(_)))
+        {
+            return Some(Count::Longest {
+                var: var(*x),
+                path: Vec::new(),
+            });
+        }
+        match env.get(&v)? {
+            KVal::Lazy(l) if matches!(l.soac.kind, SoacKind::Map) => {
+                self.host_scalar(env, l.soac.len)
+            }
+            _ => None,
+        }
+    }
+
+    /// A bound on a `usize` variable as a host [`Count`]: a top-level variable, a
+    /// constant, a copy of one, or the length of a sequence [`Gen::host_seq_len`] bounds.
+    fn host_scalar(&self, env: &Env, v: VarId) -> Option<Count> {
+        if self.host_vars.contains(&v) {
+            return Some(Count::Var(var(v)));
+        }
+        match self.defs.get(&v)? {
+            Expr::Const(Const::Int(n)) => u64::try_from(*n).ok().map(Count::Const),
+            Expr::Var(x) => self.host_scalar(env, *x),
+            Expr::Len(x) => self.host_seq_len(env, *x),
+            _ => None,
         }
     }
 
@@ -2738,7 +2907,25 @@ impl<'f> Gen<'f> {
             var: var(dst),
             path: Vec::new(),
         };
-        let outs = self.alloc_leaves(&ls, &dlen, steps);
+        let scheme = op.map(|op| combine_scheme(op, elem_ty, &ls));
+        let outs: Vec<u32> = match &scheme {
+            // `bool` leaves combined by atomics on their containing 32-bit word: the buffer
+            // is rounded up to whole words, so that word is always inside the allocation.
+            Some(Combine::Atomic(_) | Combine::Cas) => ls
+                .iter()
+                .map(|&l| {
+                    let (elem, count) = if l == Scalar::Bool {
+                        (Scalar::U32, Count::CeilDiv(Box::new(dlen.clone()), 4))
+                    } else {
+                        (l, dlen.clone())
+                    };
+                    self.alloc_leaves(&[elem], &count, steps)[0]
+                })
+                .collect(),
+            _ => self.alloc_leaves(&ls, &dlen, steps),
+        };
+        let lock = matches!(scheme, Some(Combine::Lock))
+            .then(|| self.alloc_leaves(&[Scalar::U32], &dlen, steps)[0]);
         for (j, (&t, &l)) in outs.iter().zip(&ls).enumerate() {
             steps.push(Step::Copy {
                 src: Buf::Seq {
@@ -2762,6 +2949,7 @@ impl<'f> Gen<'f> {
         let n = k.param(Scalar::U64, KArg::Count(Count::Var(var(soac.len))));
         let dl = k.param(Scalar::U64, KArg::Count(dlen.clone()));
         let ptrs = Self::temp_ptrs(&mut k, &outs);
+        let lock = lock.map(|t| Self::temp_ptrs(&mut k, &[t])[0].clone());
         let (i, stride, top, cont, end) = self.grid_stride_head(&mut k, &c, &n);
         let ctx = Ctx {
             key: i.clone(),
@@ -2796,44 +2984,36 @@ impl<'f> Gen<'f> {
                 }
             }
             Some(op) => {
-                let [v] = vals.as_slice() else {
-                    return unsupported("scatter_reduce of tuples");
+                let op_ctx = Ctx {
+                    key: ctx2.key.clone(),
+                    fail: None,
                 };
-                if v.ty == Scalar::Bool {
-                    return unsupported("scatter_reduce of bool");
-                }
-                let addr = Self::addr(&mut k, &ptrs[0], &idx, v.ty);
-                if let Some(atom) = atomic_op(op, v.ty) {
-                    k.ins(format!("red.global.{atom} [{addr}], {v}"));
-                } else {
-                    let old = k.reg(v.ty);
-                    k.ins(format!("ld.global.{} {old}, [{addr}]", mem(v.ty)));
-                    let (lp, done) = (k.label(), k.label());
-                    k.place(&lp);
-                    env.insert(op.params[0], KVal::S(old.clone()));
-                    env.insert(op.params[1], KVal::S(v.clone()));
-                    let op_ctx = Ctx {
-                        key: ctx2.key.clone(),
-                        fail: None,
-                    };
-                    let new = self.block(&mut k, &c, &mut env, &op.body, &op_ctx)?;
-                    let new = new.reg()?.clone();
-                    let raw = if width(v.ty) == 32 {
-                        Scalar::U32
-                    } else {
-                        Scalar::U64
-                    };
-                    let (ob, nb, prev) = (k.reg(raw), k.reg(raw), k.reg(raw));
-                    let b = bits(v.ty);
-                    k.ins(format!("mov.{b} {ob}, {old}"));
-                    k.ins(format!("mov.{b} {nb}, {new}"));
-                    k.ins(format!("atom.global.cas.{b} {prev}, [{addr}], {ob}, {nb}"));
-                    let same = k.reg(Scalar::Bool);
-                    k.ins(format!("setp.eq.{} {same}, {prev}, {ob}", arith(raw)));
-                    k.ins(format!("@{same} bra {done}"));
-                    k.ins(format!("mov.{b} {old}, {prev}"));
-                    k.ins(format!("bra {lp}"));
-                    k.place(&done);
+                match &scheme {
+                    Some(Combine::Atomic(names)) => {
+                        for (((r, p), name), &l) in vals.iter().zip(&ptrs).zip(names).zip(&ls) {
+                            let addr = Self::addr(&mut k, p, &idx, l);
+                            Self::atomic_leaf(&mut k, &addr, r, name)?;
+                        }
+                    }
+                    Some(Combine::Cas) => {
+                        let [v] = vals.as_slice() else {
+                            return unsupported("a CAS loop on a tuple (internal)");
+                        };
+                        let addr = Self::addr(&mut k, &ptrs[0], &idx, v.ty);
+                        self.cas_combine(&mut k, &c, &mut env, op, &addr, v, &op_ctx)?;
+                    }
+                    _ => {
+                        let Some(lock) = &lock else {
+                            return unsupported("a scatter_reduce without its locks (internal)");
+                        };
+                        let target = Locked {
+                            ptrs: &ptrs,
+                            lock,
+                            idx: &idx,
+                            elem_ty,
+                        };
+                        self.locked_combine(&mut k, &c, &mut env, op, &target, &vals, &op_ctx)?;
+                    }
                 }
             }
         }
@@ -2851,6 +3031,168 @@ impl<'f> Gen<'f> {
             len: dlen,
             offs: None,
         });
+        Ok(())
+    }
+
+    /// `red.global.<name>` of leaf `r` into the slot at `addr` (a [`leaf_atomic`] name).
+    /// A `bool` slot is a byte of the 32-bit word at `addr & !3` (the buffer is rounded
+    /// up to whole words): `or`/`xor` set/flip the byte's low bit when `r` holds, `and`
+    /// clears the byte when it does not.
+    fn atomic_leaf(k: &mut Kernel, addr: &Reg, r: &Reg, name: &str) -> R<()> {
+        let Some(atom) = leaf_atomic(name, r.ty) else {
+            return unsupported(format!("no atomic `{name}` on {} (internal)", r.ty));
+        };
+        if r.ty != Scalar::Bool {
+            k.ins(format!("red.global.{atom} [{addr}], {r}"));
+            return Ok(());
+        }
+        let (word, shift) = Self::byte_in_word(k, addr);
+        let bits = k.reg(Scalar::U32);
+        let guard = if atom.starts_with("and") {
+            k.ins(format!("shl.b32 {bits}, 255, {shift}"));
+            k.ins(format!("not.b32 {bits}, {bits}"));
+            format!("@!{r}")
+        } else {
+            k.ins(format!("shl.b32 {bits}, 1, {shift}"));
+            format!("@{r}")
+        };
+        k.ins(format!("{guard} red.global.{atom} [{word}], {bits}"));
+        Ok(())
+    }
+
+    /// The 32-bit word holding the byte at `addr`, and the byte's bit offset in it.
+    fn byte_in_word(k: &mut Kernel, addr: &Reg) -> (Reg, Reg) {
+        let word = k.reg(Scalar::U64);
+        k.ins(format!("and.b64 {word}, {addr}, -4"));
+        let (low, shift) = (k.reg(Scalar::U32), k.reg(Scalar::U32));
+        k.ins(format!("cvt.u32.u64 {low}, {addr}"));
+        k.ins(format!("and.b32 {low}, {low}, 3"));
+        k.ins(format!("shl.b32 {shift}, {low}, 3"));
+        (word, shift)
+    }
+
+    /// `slot = op(slot, v)` at `addr` by a compare-and-swap loop with the operator
+    /// inline: on the value's own 32/64-bit word, or for a `bool` on the byte inside its
+    /// 32-bit word (the other bytes kept as the swap found them).
+    #[allow(clippy::too_many_arguments)]
+    fn cas_combine(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        env: &mut Env,
+        op: &Lambda,
+        addr: &Reg,
+        v: &Reg,
+        ctx: &Ctx,
+    ) -> R<()> {
+        let byte = (v.ty == Scalar::Bool).then(|| Self::byte_in_word(k, addr));
+        let raw = if width(v.ty) == 64 {
+            Scalar::U64
+        } else {
+            Scalar::U32
+        };
+        let b = bits(raw);
+        let at = byte.as_ref().map_or(addr, |(w, _)| w);
+        let old = k.reg(raw);
+        k.ins(format!("ld.global.{} {old}, [{at}]", mem(raw)));
+        let (lp, done) = (k.label(), k.label());
+        k.place(&lp);
+        let cur = k.reg(v.ty);
+        match &byte {
+            Some((_, shift)) => {
+                let t = k.reg(Scalar::U32);
+                k.ins(format!("shr.b32 {t}, {old}, {shift}"));
+                k.ins(format!("and.b32 {t}, {t}, 255"));
+                k.ins(format!("setp.ne.u32 {cur}, {t}, 0"));
+            }
+            None => k.ins(format!("mov.{b} {cur}, {old}")),
+        }
+        env.insert(op.params[0], KVal::S(cur));
+        env.insert(op.params[1], KVal::S(v.clone()));
+        let new = self.block(k, c, env, &op.body, ctx)?;
+        let new = new.reg()?.clone();
+        let nw = k.reg(raw);
+        match &byte {
+            Some((_, shift)) => {
+                let (keep, put) = (k.reg(Scalar::U32), k.reg(Scalar::U32));
+                k.ins(format!("shl.b32 {keep}, 255, {shift}"));
+                k.ins(format!("not.b32 {keep}, {keep}"));
+                k.ins(format!("and.b32 {keep}, {old}, {keep}"));
+                k.ins(format!("selp.u32 {put}, 1, 0, {new}"));
+                k.ins(format!("shl.b32 {put}, {put}, {shift}"));
+                k.ins(format!("or.b32 {nw}, {keep}, {put}"));
+            }
+            None => k.ins(format!("mov.{b} {nw}, {new}")),
+        }
+        let prev = k.reg(raw);
+        k.ins(format!("atom.global.cas.{b} {prev}, [{at}], {old}, {nw}"));
+        let same = k.reg(Scalar::Bool);
+        k.ins(format!("setp.eq.{} {same}, {prev}, {old}", arith(raw)));
+        k.ins(format!("@{same} bra {done}"));
+        k.ins(format!("mov.{b} {old}, {prev}"));
+        k.ins(format!("bra {lp}"));
+        k.place(&done);
+        Ok(())
+    }
+
+    /// `slot = op(slot, vals)` under the slot's lock (a `u32` per destination element,
+    /// zeroed by the host): taken with `atom.acquire.gpu` compare-and-swap 0 -> 1, the
+    /// leaves read, combined and written, then released with `st.release.gpu`. The
+    /// critical section is the taken-lock side of the branch and the retry comes after
+    /// it in the code, so a thread never waits for a lock held by a lane of its own warp
+    /// that cannot run: on hardware without independent scheduling, and on dpl-sim, the
+    /// lanes that got their lock run to the release before the others try again
+    /// (sm_70+'s independent thread scheduling needs no such care). A thread holds at
+    /// most one lock and never waits while holding it, so the loop always ends.
+    #[allow(clippy::too_many_arguments)]
+    fn locked_combine(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        env: &mut Env,
+        op: &Lambda,
+        t: &Locked<'_>,
+        vals: &[Reg],
+        ctx: &Ctx,
+    ) -> R<()> {
+        let la = Self::addr(k, t.lock, t.idx, Scalar::U32);
+        let (lp, retry, done) = (k.label(), k.label(), k.label());
+        k.place(&lp);
+        let (got, one) = (k.reg(Scalar::U32), k.reg(Scalar::U32));
+        k.ins(format!("mov.u32 {one}, 1"));
+        k.ins(format!(
+            "atom.acquire.gpu.global.cas.b32 {got}, [{la}], 0, {one}"
+        ));
+        let busy = k.reg(Scalar::Bool);
+        k.ins(format!("setp.ne.u32 {busy}, {got}, 0"));
+        k.ins(format!("@{busy} bra {retry}"));
+        let addrs: Vec<Reg> = t
+            .ptrs
+            .iter()
+            .zip(vals)
+            .map(|(p, v)| Self::addr(k, p, t.idx, v.ty))
+            .collect();
+        let olds: Vec<Reg> = addrs
+            .iter()
+            .zip(vals)
+            .map(|(a, v)| Self::ld(k, "global", &a.name, v.ty))
+            .collect();
+        env.insert(op.params[0], unflatten(t.elem_ty, &mut olds.into_iter())?);
+        env.insert(
+            op.params[1],
+            unflatten(t.elem_ty, &mut vals.iter().cloned())?,
+        );
+        let new = self.block(k, c, env, &op.body, ctx)?.flatten()?;
+        for (a, r) in addrs.iter().zip(&new) {
+            Self::st(k, "global", &a.name, r);
+        }
+        let zero = k.reg(Scalar::U32);
+        k.ins(format!("mov.u32 {zero}, 0"));
+        k.ins(format!("st.release.gpu.global.u32 [{la}], {zero}"));
+        k.ins(format!("bra {done}"));
+        k.place(&retry);
+        k.ins(format!("bra {lp}"));
+        k.place(&done);
         Ok(())
     }
 
@@ -3544,6 +3886,11 @@ impl<'f> Gen<'f> {
                 KVal::Tup(vs) if (*n as usize) < vs.len() => vs[*n as usize].clone(),
                 _ => return unsupported("a field of a non-tuple (internal)"),
             },
+            Expr::If(cv, t, e) if matches!(ty, Type::Seq(_)) => KVal::Cond(Rc::new(CondSeq {
+                cond: Self::get(env, *cv)?.reg()?.clone(),
+                then: t.clone(),
+                els: e.clone(),
+            })),
             Expr::If(cv, t, e) => {
                 let cond = Self::get(env, *cv)?.reg()?.clone();
                 let ls = leaves(ty)?;
@@ -3724,12 +4071,23 @@ impl<'f> Gen<'f> {
                 let Some(elem_ty) = self.ty(s.var).elem() else {
                     return unsupported("a sequence combinator without a sequence type");
                 };
-                return Ok(KVal::Lazy(Rc::new(LazySeq {
+                let lazy = Rc::new(LazySeq {
                     var: s.var,
                     soac: soac.clone(),
                     elem_ty: elem_ty.clone(),
                     span: s.span.0,
-                })));
+                });
+                let scattered = matches!(
+                    soac.kind,
+                    SoacKind::Scatter { .. } | SoacKind::ScatterReduce { .. } | SoacKind::Permute
+                );
+                if scattered
+                    && self.operand_use.contains(&s.var)
+                    && let Some(per) = self.host_len(env, &lazy)
+                {
+                    return self.materialize(k, c, env, &lazy, per, ctx);
+                }
+                return Ok(KVal::Lazy(lazy));
             }
         };
         let ty = self.ty(s.var);
@@ -3893,6 +4251,29 @@ impl<'f> Gen<'f> {
         unflatten(ty, &mut total.v.into_iter())
     }
 
+    /// Emits `if cond { f(then's sequence) } else { f(else's sequence) }` for a sequence an
+    /// `if` chose: each branch's block is evaluated in its branch, then consumed by `f`.
+    fn branch_seq(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        env: &mut Env,
+        cs: &CondSeq,
+        ctx: &Ctx,
+        f: &mut dyn FnMut(&mut Self, &mut Kernel, &mut Env, KVal) -> R<()>,
+    ) -> R<()> {
+        let (els, end) = (k.label(), k.label());
+        k.ins(format!("@!{} bra {els}", cs.cond));
+        let v = self.block(k, c, env, &cs.then, ctx)?;
+        f(self, k, env, v)?;
+        k.ins(format!("bra {end}"));
+        k.place(&els);
+        let v = self.block(k, c, env, &cs.els, ctx)?;
+        f(self, k, env, v)?;
+        k.place(&end);
+        Ok(())
+    }
+
     /// The lazy sequence a combinator streams: the one whose length is its index space,
     /// when that sequence is lazy.
     fn streamed_source(&self, env: &Env, soac: &Soac) -> Option<(VarId, KVal)> {
@@ -3933,6 +4314,18 @@ impl<'f> Gen<'f> {
         ctx: &Ctx,
         body: &mut Body<'_, 'f>,
     ) -> R<()> {
+        if let Some(&src) = self.len_of.get(&soac.len)
+            && let Some(KVal::Cond(cs)) = env.get(&src).cloned()
+        {
+            // Over the length of a sequence an `if` chose: the loop in each branch, over
+            // that branch's sequence.
+            let r = self.branch_seq(k, c, env, &cs, ctx, &mut |g, k, env, v| {
+                env.insert(src, v);
+                g.for_each(k, c, env, soac, ctx, body)
+            });
+            env.insert(src, KVal::Cond(cs));
+            return r;
+        }
         if let Some((src, saved)) = self.streamed_source(env, soac) {
             let of = match &saved {
                 KVal::Lazy(l) | KVal::Cur { of: l, .. } => l.clone(),
@@ -4034,7 +4427,10 @@ impl<'f> Gen<'f> {
                 })
             }
             kind => unsupported(format!(
-                "a nested `{}` used other than as the result of an element function",
+                "a nested `{}` used other than as the result of an element function, \
+                 whose length is not known before the launch (read again, it is stored \
+                 per thread when its length is bounded by a captured sequence's, a \
+                 constant, a top-level `usize` or the longest row of a nested parameter)",
                 kind.name()
             )),
         }
@@ -4057,6 +4453,15 @@ impl<'f> Gen<'f> {
                 });
             }
             KVal::Lazy(l) | KVal::Cur { of: l, .. } => l.clone(),
+            KVal::Cond(cs) => {
+                let n = k.reg(Scalar::Usize);
+                self.branch_seq(k, c, env, cs, ctx, &mut |g, k, env, v| {
+                    let m = g.seq_len(k, c, env, &v, ctx)?;
+                    Self::mov(k, &n, &m);
+                    Ok(())
+                })?;
+                return Ok(n);
+            }
             _ => return unsupported("the length of a non-sequence (internal)"),
         };
         match &l.soac.kind {
@@ -4196,6 +4601,20 @@ impl<'f> Gen<'f> {
                 }
             }
             KVal::Cur { idx, val, .. } if idx.name == i.name => Ok((**val).clone()),
+            KVal::Cond(cs) => {
+                let Type::Seq(elem) = self.ty(cs.then.result) else {
+                    return unsupported("an `if` of sequences without a sequence type (internal)");
+                };
+                let out: Vec<Reg> = leaves(elem)?.iter().map(|&s| k.reg(s)).collect();
+                self.branch_seq(k, c, env, cs, ctx, &mut |g, k, env, v| {
+                    let e = g.index(k, c, env, &v, i, ctx)?.flatten()?;
+                    for (d, s) in out.iter().zip(&e) {
+                        Self::mov(k, d, s);
+                    }
+                    Ok(())
+                })?;
+                unflatten(elem, &mut out.into_iter())
+            }
             KVal::Lazy(l) | KVal::Cur { of: l, .. } => match &l.soac.kind {
                 SoacKind::Map if self.streamed_source(env, &l.soac).is_none() => {
                     self.elem(k, c, env, &l.soac.elem.clone(), i, ctx)
@@ -4514,32 +4933,176 @@ impl<'f> Gen<'f> {
     }
 }
 
-/// The `red.global` operation equivalent to a `scatter_reduce` operator, if any.
-fn atomic_op(op: &Lambda, ty: Scalar) -> Option<String> {
-    let [stmt] = op.body.stmts.as_slice() else {
-        return None;
-    };
-    if stmt.var != op.body.result || op.params.len() != 2 {
-        return None;
+/// The destination of a locked `scatter_reduce` combination ([`Gen::locked_combine`]).
+struct Locked<'a> {
+    /// One pointer per leaf of the destination.
+    ptrs: &'a [Reg],
+    /// The lock array (a `u32` per destination element).
+    lock: &'a Reg,
+    /// The destination index (`u64`, in range).
+    idx: &'a Reg,
+    /// The element type.
+    elem_ty: &'a Type,
+}
+
+/// How a top-level `scatter_reduce` combines a value into its destination slot.
+#[derive(Clone, Debug, PartialEq)]
+enum Combine {
+    /// The operator is component-wise and each leaf's operation has an atomic form: one
+    /// `red.global` per leaf (the names of [`leaf_atomic`]).
+    Atomic(Vec<&'static str>),
+    /// One scalar leaf: a compare-and-swap loop with the operator inline (on the
+    /// containing 32-bit word for a `bool`).
+    Cas,
+    /// Anything else (tuples with a general operator): the slot's lock, taken with a
+    /// compare-and-swap, the leaves read, combined and written while it is held.
+    Lock,
+}
+
+/// Chooses how a `scatter_reduce` with operator `op` on elements of type `ty` (leaves
+/// `ls`) combines.
+fn combine_scheme(op: &Lambda, ty: &Type, ls: &[Scalar]) -> Combine {
+    match leafwise_ops(op, ty) {
+        Some(names)
+            if names.len() == ls.len()
+                && names
+                    .iter()
+                    .zip(ls)
+                    .all(|(n, &l)| leaf_atomic(n, l).is_some()) =>
+        {
+            Combine::Atomic(names)
+        }
+        _ if ls.len() == 1 => Combine::Cas,
+        _ => Combine::Lock,
     }
-    let (p, q) = (op.params[0], op.params[1]);
-    let operands_ok = |a: VarId, b: VarId| (a == p && b == q) || (a == q && b == p);
-    let name = match &stmt.expr {
-        Expr::Binary(bop, a, b) if operands_ok(*a, *b) => match bop {
-            BinOp::Add => "add",
-            BinOp::BitAnd => "and",
-            BinOp::BitOr => "or",
-            BinOp::BitXor => "xor",
-            _ => return None,
-        },
-        Expr::Math(MathFn::Min, xs) if xs.len() == 2 && operands_ok(xs[0], xs[1]) => "min",
-        Expr::Math(MathFn::Max, xs) if xs.len() == 2 && operands_ok(xs[0], xs[1]) => "max",
-        _ => return None,
+}
+
+/// What a variable of a `scatter_reduce` operator is, for [`leafwise_ops`].
+#[derive(Clone)]
+enum OpNode {
+    /// Part of operand `p` (0 or 1) of type `ty`, whose first leaf is leaf `at`.
+    Part { p: usize, at: usize, ty: Type },
+    /// `name(a.leaf, b.leaf)` of the two operands' leaf `at`.
+    Leaf { name: &'static str, at: usize },
+    /// A tuple of other nodes.
+    Tup(Vec<OpNode>),
+}
+
+/// When `op` combines its operands component-wise, leaf `j` of the result being
+/// `name_j(a.j, b.j)` for `add`, `&`, `|`, `^`, `min` or `max` (either operand order), the
+/// name of each leaf's operation.
+fn leafwise_ops(op: &Lambda, ty: &Type) -> Option<Vec<&'static str>> {
+    let [p, q] = op.params.as_slice() else {
+        return None;
     };
+    let mut nodes: HashMap<VarId, OpNode> = HashMap::new();
+    nodes.insert(
+        *p,
+        OpNode::Part {
+            p: 0,
+            at: 0,
+            ty: ty.clone(),
+        },
+    );
+    nodes.insert(
+        *q,
+        OpNode::Part {
+            p: 1,
+            at: 0,
+            ty: ty.clone(),
+        },
+    );
+    let scalar_part = |n: Option<&OpNode>| match n {
+        Some(OpNode::Part {
+            p,
+            at,
+            ty: Type::Scalar(_),
+        }) => Some((*p, *at)),
+        _ => None,
+    };
+    for st in &op.body.stmts {
+        let node = match &st.expr {
+            Expr::Var(x) => nodes.get(x)?.clone(),
+            Expr::Field(x, n) => match nodes.get(x)? {
+                OpNode::Part {
+                    p,
+                    at,
+                    ty: Type::Tuple(ts),
+                } => {
+                    let before: usize = ts
+                        .iter()
+                        .take(*n as usize)
+                        .map(|t| leaves(t).map(|l| l.len()))
+                        .sum::<R<usize>>()
+                        .ok()?;
+                    OpNode::Part {
+                        p: *p,
+                        at: at + before,
+                        ty: ts.get(*n as usize)?.clone(),
+                    }
+                }
+                OpNode::Tup(xs) => xs.get(*n as usize)?.clone(),
+                _ => return None,
+            },
+            Expr::Tuple(xs) => OpNode::Tup(
+                xs.iter()
+                    .map(|x| nodes.get(x).cloned())
+                    .collect::<Option<_>>()?,
+            ),
+            e => {
+                let (name, a, b) = match e {
+                    Expr::Binary(bop, a, b) => (
+                        match bop {
+                            BinOp::Add => "add",
+                            BinOp::BitAnd => "and",
+                            BinOp::BitOr => "or",
+                            BinOp::BitXor => "xor",
+                            _ => return None,
+                        },
+                        *a,
+                        *b,
+                    ),
+                    Expr::Math(m @ (MathFn::Min | MathFn::Max), xs) if xs.len() == 2 => {
+                        (if *m == MathFn::Min { "min" } else { "max" }, xs[0], xs[1])
+                    }
+                    _ => return None,
+                };
+                let (pa, la) = scalar_part(nodes.get(&a))?;
+                let (pb, lb) = scalar_part(nodes.get(&b))?;
+                if pa == pb || la != lb {
+                    return None;
+                }
+                OpNode::Leaf { name, at: la }
+            }
+        };
+        nodes.insert(st.var, node);
+    }
+    let mut names = Vec::new();
+    fn collect(n: &OpNode, names: &mut Vec<&'static str>) -> Option<()> {
+        match n {
+            OpNode::Leaf { name, at } if *at == names.len() => names.push(name),
+            OpNode::Tup(xs) => xs.iter().try_for_each(|x| collect(x, names))?,
+            _ => return None,
+        }
+        Some(())
+    }
+    collect(nodes.get(&op.body.result)?, &mut names)?;
+    (leaves(ty).ok()?.len() == names.len()).then_some(names)
+}
+
+/// The `red.global` operation (type suffix included) doing `name` on one leaf of type
+/// `ty` in memory, if there is one. A `bool` is a byte of a 32-bit word: `|`/`max` and
+/// `^` become `or`/`xor` of its low bit, `&`/`min` an `and` clearing the byte (see
+/// [`Gen::atomic_leaf`]).
+fn leaf_atomic(name: &str, ty: Scalar) -> Option<String> {
     match (name, ty) {
+        ("or" | "max", Scalar::Bool) => Some("or.b32".into()),
+        ("and" | "min", Scalar::Bool) => Some("and.b32".into()),
+        ("xor", Scalar::Bool) => Some("xor.b32".into()),
+        (_, Scalar::Bool) => None,
         ("add", Scalar::F32) => Some("add.f32".into()),
         ("add", Scalar::F64) => Some("add.f64".into()),
-        (_, s) if s.is_float() || s == Scalar::Bool => None,
+        (_, s) if s.is_float() => None,
         ("add", s) => Some(format!(
             "add.{}",
             if width(s) == 32 { "u32" } else { "u64" }

@@ -1,8 +1,11 @@
 //! The executor: runs a [`GpuProgram`]'s plan through a [`Driver`].
 //!
-//! The environment maps each top-level variable to a host value (scalars and tuples, as
-//! [`Value`]s), a device sequence (one buffer per scalar leaf of the element type, plus the
-//! length), or a tuple of those. Scalar statements are evaluated with the reference
+//! Arguments arrive as [`Input`]s: host values, or sequences as typed byte columns
+//! ([`HostColumns`], one per scalar leaf; nested sequences as offsets plus columns,
+//! [`NestedColumns`]) on the host or already on the device. The environment maps each
+//! top-level variable to a host value (scalars and tuples, as [`Value`]s), a device
+//! sequence (one buffer per scalar leaf of the element type, plus the length, and the row
+//! offsets of a nested one), or a tuple of those. Scalar statements are evaluated with the reference
 //! interpreter's own semantics (each one is run by [`dpl_core::interp::run`] as a
 //! one-statement function), so host arithmetic cannot drift from the CPU backends.
 //!
@@ -22,6 +25,11 @@ use dpl_core::run::{Error, Location};
 use crate::GpuProgram;
 use crate::plan::*;
 use crate::ptx::size_of;
+
+/// The most bytes of per-thread temporaries ([`KArg::Scratch`]) a kernel whose grid is
+/// free ([`crate::plan::Launch::any_grid`]) is given: its grid shrinks to fit (at least one
+/// block).
+const SCRATCH_BUDGET: u64 = 256 << 20;
 
 /// A scalar kernel argument.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -139,6 +147,194 @@ pub enum Input {
     /// the kernels address element `j` of row `r` at `r * row_stride + j * col_stride`,
     /// so a column-major matrix is read without transposing it.
     Matrix(StridedMatrix),
+    /// A nested sequence (a `[[T]]` parameter) given as its row offsets and its values'
+    /// leaf columns, each on the host (uploaded for the call, freed when it ends) or
+    /// already on the device (read, never freed nor written). See [`NestedColumns`] for
+    /// what is checked.
+    Nested(NestedColumns),
+}
+
+/// The scalar leaves of `len` elements of type `elem` (a scalar or a tuple of scalars) on
+/// the host: one column per leaf, in order, each holding the leaf of every element as
+/// little-endian bytes at its device width ([`size_of`]: `bool` one byte, `usize` eight).
+/// This is the device's structure-of-arrays layout, so a column is copied as it is.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostColumns {
+    /// The element type.
+    pub elem: Type,
+    /// The number of elements.
+    pub len: usize,
+    /// One column per scalar leaf of `elem`, `len * size_of(leaf)` bytes each.
+    pub cols: Vec<Vec<u8>>,
+}
+
+impl HostColumns {
+    /// The columns of host values of type `elem`.
+    pub fn from_values<'a>(
+        elem: &Type,
+        items: impl Iterator<Item = &'a Value>,
+    ) -> Result<HostColumns, Error> {
+        let leaves = type_leaves(elem)?;
+        let hint = items.size_hint().0;
+        let mut cols: Vec<Vec<u8>> = leaves
+            .iter()
+            .map(|&l| Vec::with_capacity(hint * size_of(l) as usize))
+            .collect();
+        let mut tmp = Vec::new();
+        let mut len = 0;
+        for it in items {
+            len += 1;
+            tmp.clear();
+            value_leaves(it, &mut tmp);
+            if tmp.len() != leaves.len() {
+                return Err(internal(format!("an element of type {elem} was expected")));
+            }
+            for (b, x) in cols.iter_mut().zip(&tmp) {
+                scalar_bytes(x, b)?;
+            }
+        }
+        Ok(HostColumns {
+            elem: elem.clone(),
+            len,
+            cols,
+        })
+    }
+
+    /// `usize` offsets as a column (what [`NestedColumns::offsets`] takes).
+    pub fn offsets(offsets: &[usize]) -> HostColumns {
+        let mut col = Vec::with_capacity(offsets.len() * 8);
+        for &o in offsets {
+            col.extend_from_slice(&(o as u64).to_le_bytes());
+        }
+        HostColumns {
+            elem: Type::Scalar(Scalar::Usize),
+            len: offsets.len(),
+            cols: vec![col],
+        }
+    }
+
+    /// The elements as host values.
+    pub fn to_values(&self) -> Result<Vec<Value>, Error> {
+        let leaves = self.leaves()?;
+        (0..self.len)
+            .map(|i| {
+                let mut it = leaves.iter().zip(&self.cols).map(|(&l, c)| {
+                    let w = size_of(l) as usize;
+                    scalar_from_bytes(l, &c[i * w..(i + 1) * w])
+                });
+                assemble(&self.elem, &mut it)
+            })
+            .collect()
+    }
+
+    /// The leaves of `elem`, after checking there is one column of the right size per
+    /// leaf.
+    fn leaves(&self) -> Result<Vec<Scalar>, Error> {
+        let leaves = type_leaves(&self.elem)?;
+        let sized = |(c, &l): (&Vec<u8>, &Scalar)| {
+            (self.len as u128) * u128::from(size_of(l)) == c.len() as u128
+        };
+        if self.cols.len() != leaves.len() || !self.cols.iter().zip(&leaves).all(sized) {
+            return Err(Error::Device(format!(
+                "{} host column(s) of {} bytes do not hold {} element(s) of {}",
+                self.cols.len(),
+                self.cols.iter().map(Vec::len).sum::<usize>(),
+                self.len,
+                self.elem
+            )));
+        }
+        Ok(leaves)
+    }
+
+    /// The columns as `u64`s (one leaf of 8 bytes: `usize` or `u64` offsets).
+    fn words(&self) -> Result<Vec<u64>, Error> {
+        match self.leaves()?.as_slice() {
+            [Scalar::Usize | Scalar::U64] => Ok(words(&self.cols[0])),
+            _ => Err(Error::Device(format!(
+                "offsets must be usize, {} was given",
+                self.elem
+            ))),
+        }
+    }
+}
+
+/// A flat sequence given as part of an argument: on the host, or already on the device.
+#[derive(Clone, Debug)]
+pub enum Columns {
+    /// Host columns, uploaded for the call (and freed when it ends).
+    Host(HostColumns),
+    /// A device sequence (read, never freed nor written by the call).
+    Device(DeviceSeq),
+}
+
+impl Columns {
+    fn elem(&self) -> &Type {
+        match self {
+            Columns::Host(c) => &c.elem,
+            Columns::Device(d) => &d.elem,
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Columns::Host(c) => c.len,
+            Columns::Device(d) => d.len,
+        }
+    }
+}
+
+/// A nested sequence `[[T]]` as its parts ([`Input::Nested`]): row `r` is
+/// `values[offsets[r] .. offsets[r + 1]]`.
+///
+/// The executor checks the parts against the parameter's type: `values` holds `T`s,
+/// `offsets` holds `usize`s (`rows + 1` of them, at least one), `offsets[0] == 0` and the
+/// last offset is the number of values. Host offsets are also checked to be
+/// non-decreasing (one pass, which also gives the longest row for `inner = "auto"`);
+/// device offsets are only read at both ends (two 8-byte reads): that they do not
+/// decrease is trusted. Host offsets equal to those of an earlier argument of the same
+/// call are uploaded once (the case of two `dpl::Nested` sharing their offsets).
+#[derive(Clone, Debug)]
+pub struct NestedColumns {
+    /// The `rows + 1` row offsets into `values`, `usize` elements.
+    pub offsets: Columns,
+    /// Every element of every row, row 0 first.
+    pub values: Columns,
+}
+
+impl NestedColumns {
+    /// The parts of a host [`Value`]: a sequence of sequences of `inner`s.
+    pub fn from_value(inner: &Type, v: &Value) -> Result<NestedColumns, Error> {
+        let Value::Seq(rows) = v else {
+            return Err(internal("a sequence of rows was expected"));
+        };
+        let mut offsets = Vec::with_capacity(rows.len() + 1);
+        offsets.push(0);
+        for r in rows.iter() {
+            let Value::Seq(row) = r else {
+                return Err(internal("a row was expected"));
+            };
+            offsets.push(offsets[offsets.len() - 1] + row.len());
+        }
+        let flat = rows.iter().flat_map(|r| match r {
+            Value::Seq(row) => row.iter(),
+            _ => [].iter(),
+        });
+        Ok(NestedColumns {
+            offsets: Columns::Host(HostColumns::offsets(&offsets)),
+            values: Columns::Host(HostColumns::from_values(inner, flat)?),
+        })
+    }
+}
+
+/// A nested sequence left on the device by [`run_resident`] ([`Output::Nested`]); the
+/// caller owns the buffers of both parts. Row `r` is `values[offsets[r] ..
+/// offsets[r + 1]]`, `offsets[0]` is 0 and `offsets.len` is the number of rows plus one.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DeviceNested {
+    /// The row offsets (`usize`).
+    pub offsets: DeviceSeq,
+    /// The values, as many as the last offset says.
+    pub values: DeviceSeq,
 }
 
 /// A matrix as its storage and strides ([`Input::Matrix`]): element `(r, j)` is
@@ -187,14 +383,19 @@ pub enum Output {
     Host(Value),
     /// A flat sequence left on the device; the caller owns its buffers.
     Device(DeviceSeq),
+    /// A nested sequence left on the device; the caller owns its buffers.
+    Nested(DeviceNested),
     /// A tuple with at least one device sequence inside.
     Tuple(Vec<Output>),
 }
 
 /// Runs `program` on `args`, some of which may already be on the device. With
-/// `keep_on_device`, flat sequences in the result stay on the device (fresh buffers owned
-/// by the caller, even when the program returns an argument unchanged); everything else
-/// comes back to the host. This is what lets a `Seq<T>` stay on the device between calls.
+/// `keep_on_device`, flat and nested sequences in the result stay on the device
+/// ([`Output::Device`], [`Output::Nested`]: fresh buffers owned by the caller, even when
+/// the program returns an argument unchanged); everything else comes back to the host.
+/// This is what lets a `Seq<T>` stay on the device between calls, and a ragged result be
+/// read back as typed columns. Whatever the run uploaded or allocated is freed when it
+/// ends, also when it fails.
 pub fn run_resident<D: Driver>(
     program: &GpuProgram,
     driver: &D,
@@ -222,6 +423,8 @@ pub fn run_resident<D: Driver>(
         pending: Vec::new(),
         err: 0,
         shapes: Vec::new(),
+        host_offsets: Vec::new(),
+        given: Vec::new(),
         locate,
     };
     let result = ex.start(args).and_then(|()| {
@@ -233,7 +436,9 @@ pub fn run_resident<D: Driver>(
             ex.to_value(&r).map(Output::Host)
         }
     });
-    for a in std::mem::take(&mut ex.allocs) {
+    // Everything this run allocated is freed, except what a successful run hands over.
+    let given = if result.is_ok() { &ex.given[..] } else { &[] };
+    for &a in ex.allocs.iter().filter(|a| !given.contains(a)) {
         let _ = driver.free(a);
     }
     result
@@ -242,30 +447,36 @@ pub fn run_resident<D: Driver>(
 /// Copies a flat host sequence (`items`, elements of type `elem`) to the device; the
 /// caller owns the buffers of the result.
 pub fn upload<D: Driver>(driver: &D, elem: &Type, items: &[Value]) -> Result<DeviceSeq, Error> {
-    let leaves = type_leaves(elem)?;
-    let mut cols: Vec<Vec<u8>> = leaves
-        .iter()
-        .map(|&l| Vec::with_capacity(items.len() * size_of(l) as usize))
-        .collect();
-    let mut tmp = Vec::new();
-    for it in items {
-        tmp.clear();
-        value_leaves(it, &mut tmp);
-        if tmp.len() != leaves.len() {
-            return Err(internal(format!("an element of type {elem} was expected")));
-        }
-        for (b, x) in cols.iter_mut().zip(&tmp) {
-            scalar_bytes(x, b)?;
-        }
-    }
-    let mut bufs: Vec<u64> = Vec::with_capacity(cols.len());
-    for c in &cols {
-        let written = driver.alloc_zeroed(c.len().max(1)).and_then(|b| {
+    upload_columns(driver, &HostColumns::from_values(elem, items.iter())?)
+}
+
+/// Reads a device sequence back to the host.
+pub fn download<D: Driver>(driver: &D, seq: &DeviceSeq) -> Result<Value, Error> {
+    download_values(driver, seq).map(Value::seq)
+}
+
+/// The elements of a device sequence as host values.
+fn download_values<D: Driver>(driver: &D, seq: &DeviceSeq) -> Result<Vec<Value>, Error> {
+    let cols = HostColumns {
+        elem: seq.elem.clone(),
+        len: seq.len,
+        cols: read_columns(driver, seq)?,
+    };
+    cols.to_values()
+}
+
+/// Copies host leaf columns to fresh device buffers (one per column) owned by the caller;
+/// on failure, whatever was allocated is freed.
+pub fn upload_columns<D: Driver>(driver: &D, c: &HostColumns) -> Result<DeviceSeq, Error> {
+    c.leaves()?;
+    let mut bufs: Vec<u64> = Vec::with_capacity(c.cols.len());
+    for col in &c.cols {
+        let written = driver.alloc_zeroed(col.len().max(1)).and_then(|b| {
             bufs.push(b);
-            if c.is_empty() {
+            if col.is_empty() {
                 Ok(())
             } else {
-                driver.write(b, c)
+                driver.write(b, col)
             }
         });
         if let Err(e) = written {
@@ -277,32 +488,62 @@ pub fn upload<D: Driver>(driver: &D, elem: &Type, items: &[Value]) -> Result<Dev
     }
     Ok(DeviceSeq {
         bufs,
-        len: items.len(),
-        elem: elem.clone(),
+        len: c.len,
+        elem: c.elem.clone(),
     })
 }
 
-/// Reads a device sequence back to the host.
-pub fn download<D: Driver>(driver: &D, seq: &DeviceSeq) -> Result<Value, Error> {
+/// Reads the leaf columns of a device sequence (the inverse of [`upload_columns`]).
+pub fn read_columns<D: Driver>(driver: &D, seq: &DeviceSeq) -> Result<Vec<Vec<u8>>, Error> {
     let leaves = type_leaves(&seq.elem)?;
-    let mut cols = Vec::with_capacity(leaves.len());
-    for (&buf, &l) in seq.bufs.iter().zip(&leaves) {
-        let w = size_of(l) as usize;
-        let mut bytes = vec![0u8; w * seq.len];
-        if seq.len > 0 {
-            driver.read(buf, &mut bytes).map_err(dev)?;
-        }
-        cols.push((l, w, bytes));
+    if leaves.len() != seq.bufs.len() {
+        return Err(internal(format!(
+            "a device sequence of {} with {} buffer(s)",
+            seq.elem,
+            seq.bufs.len()
+        )));
     }
-    let items = (0..seq.len)
-        .map(|i| {
-            let mut it = cols
-                .iter()
-                .map(|(l, w, b)| scalar_from_bytes(*l, &b[i * w..(i + 1) * w]));
-            assemble(&seq.elem, &mut it)
+    seq.bufs
+        .iter()
+        .zip(&leaves)
+        .map(|(&b, &l)| {
+            let mut bytes = vec![0u8; size_of(l) as usize * seq.len];
+            if !bytes.is_empty() {
+                driver.read(b, &mut bytes).map_err(dev)?;
+            }
+            Ok(bytes)
         })
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(Value::seq(items))
+        .collect()
+}
+
+/// Checks host row offsets against `total` values (`offsets[0] == 0`, non-decreasing,
+/// the last one is `total`); the length of the longest row.
+fn check_offsets(offsets: &[u64], total: usize) -> Result<usize, Error> {
+    let bad = |why: String| Err(Error::Device(format!("malformed nested sequence: {why}")));
+    match (offsets.first(), offsets.last()) {
+        (Some(0), Some(&last)) if last == total as u64 => {}
+        (Some(0), Some(last)) => {
+            return bad(format!(
+                "the last offset is {last}, there are {total} values"
+            ));
+        }
+        (first, _) => return bad(format!("offsets[0] is {first:?}, expected 0")),
+    }
+    let mut longest = 0;
+    for (i, w) in offsets.windows(2).enumerate() {
+        let Some(n) = w[1].checked_sub(w[0]) else {
+            return bad(format!("offsets decrease at row {i}: {} > {}", w[0], w[1]));
+        };
+        longest = longest.max(n);
+    }
+    Ok(longest as usize)
+}
+
+/// Little-endian `u64`s of a byte column.
+fn words(b: &[u8]) -> Vec<u64> {
+    b.chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+        .collect()
 }
 
 /// A value of the environment.
@@ -369,6 +610,12 @@ struct Exec<'a, D: Driver> {
     /// `(total, longest row)` of the nested sequences uploaded by this run, by the address
     /// of their offsets (so `inner = "auto"` does not read them back).
     shapes: Vec<(u64, usize, usize)>,
+    /// The host offsets uploaded by this run and where they went, so that equal offsets
+    /// of another argument are not uploaded again.
+    host_offsets: Vec<(Vec<u8>, u64)>,
+    /// Buffers of `allocs` handed to the caller with the result ([`Exec::own`]): not freed
+    /// at the end of a successful run.
+    given: Vec<u64>,
 }
 
 fn dev(e: String) -> Error {
@@ -524,6 +771,14 @@ impl<D: Driver> Exec<'_, D> {
                     self.set(*v, rt);
                     continue;
                 }
+                Input::Nested(n) => {
+                    let rt = self.bind_nested(ty, n).map_err(|e| match e {
+                        Error::Device(m) => Error::Device(format!("argument %{v}: {m}")),
+                        other => other,
+                    })?;
+                    self.set(*v, rt);
+                    continue;
+                }
                 Input::Device(d) => {
                     if Type::seq(d.elem.clone()) != *ty
                         || d.bufs.len() != type_leaves(&d.elem)?.len()
@@ -608,72 +863,20 @@ impl<D: Driver> Exec<'_, D> {
         })
     }
 
+    /// Uploads a host value of type `ty`: sequences (flat or nested) go to the device as
+    /// typed columns, scalars stay on the host.
     fn upload(&mut self, ty: &Type, a: &Value) -> Result<Rt, Error> {
         Ok(match (ty, a) {
-            (Type::Seq(elem), Value::Seq(items)) => {
-                // A nested sequence: rows concatenated, plus the offsets of the rows.
-                let (leaf_ty, rows): (&Type, Option<Vec<u64>>) = match &**elem {
-                    Type::Seq(inner) => {
-                        let mut offs = Vec::with_capacity(items.len() + 1);
-                        let mut total = 0u64;
-                        offs.push(0);
-                        for it in items.iter() {
-                            let Value::Seq(row) = it else {
-                                return Err(internal("a row was expected"));
-                            };
-                            total += row.len() as u64;
-                            offs.push(total);
-                        }
-                        (inner, Some(offs))
-                    }
-                    e => (e, None),
-                };
-                let ls = type_leaves(leaf_ty)?;
-                let flat: Vec<&Value> = match rows {
-                    Some(_) => items
-                        .iter()
-                        .flat_map(|r| match r {
-                            Value::Seq(row) => row.iter().collect::<Vec<_>>(),
-                            _ => Vec::new(),
-                        })
-                        .collect(),
-                    None => items.iter().collect(),
-                };
-                let mut bytes: Vec<Vec<u8>> = ls
-                    .iter()
-                    .map(|l| Vec::with_capacity(flat.len() * size_of(*l) as usize))
-                    .collect();
-                let mut tmp = Vec::new();
-                for it in flat {
-                    tmp.clear();
-                    value_leaves(it, &mut tmp);
-                    for (b, x) in bytes.iter_mut().zip(&tmp) {
-                        scalar_bytes(x, b)?;
-                    }
-                }
-                let mut bufs = Vec::new();
-                for b in bytes {
-                    bufs.push(self.upload_bytes(&b)?);
-                }
-                let offs = match rows {
-                    Some(o) => {
-                        let b: Vec<u8> = o.iter().flat_map(|x| x.to_le_bytes()).collect();
-                        let addr = self.upload_bytes(&b)?;
-                        let total = o.last().copied().unwrap_or(0) as usize;
-                        let longest = o.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0) as usize;
-                        self.shapes.push((addr, total, longest));
-                        Some(addr)
-                    }
-                    None => None,
-                };
-                Rt::Seq {
-                    bufs,
+            (Type::Seq(elem), Value::Seq(items)) => match &**elem {
+                Type::Seq(inner) => self.bind_nested(ty, NestedColumns::from_value(inner, a)?)?,
+                elem => Rt::Seq {
+                    bufs: self.upload_host(&HostColumns::from_values(elem, items.iter())?)?,
                     len: items.len(),
-                    elem: (**elem).clone(),
-                    offs,
+                    elem: elem.clone(),
+                    offs: None,
                     layout: None,
-                }
-            }
+                },
+            },
             (Type::Tuple(ts), Value::Tuple(vs))
                 if ts
                     .iter()
@@ -690,47 +893,129 @@ impl<D: Driver> Exec<'_, D> {
         })
     }
 
-    fn upload_bytes(&mut self, b: &[u8]) -> Result<u64, Error> {
-        let addr = self.alloc(b.len())?;
-        if !b.is_empty() {
-            self.driver.write(addr, b).map_err(dev)?;
+    /// Uploads host columns into buffers of this run (freed when it ends).
+    fn upload_host(&mut self, c: &HostColumns) -> Result<Vec<u64>, Error> {
+        let seq = upload_columns(self.driver, c)?;
+        self.allocs.extend_from_slice(&seq.bufs);
+        Ok(seq.bufs)
+    }
+
+    /// A nested sequence of type `ty` (`[[T]]`) from its parts, checked as
+    /// [`NestedColumns`] says; host parts are uploaded (host offsets equal to ones already
+    /// uploaded by this run are not uploaded again).
+    fn bind_nested(&mut self, ty: &Type, n: NestedColumns) -> Result<Rt, Error> {
+        let bad = |why: String| Err(Error::Device(why));
+        let Some(row_ty @ Type::Seq(inner)) = ty.elem() else {
+            return bad(format!(
+                "a nested sequence was given for a parameter of type {ty}"
+            ));
+        };
+        let row_ty = row_ty.clone();
+        if let Columns::Host(c) = &n.values {
+            c.leaves()?;
         }
-        Ok(addr)
+        if n.values.elem() != &**inner {
+            return bad(format!(
+                "the values of a nested sequence must be {inner}, {} was given",
+                n.values.elem()
+            ));
+        }
+        if !matches!(n.offsets.elem(), Type::Scalar(Scalar::Usize | Scalar::U64)) {
+            return bad(format!(
+                "the offsets of a nested sequence must be usize, {} was given",
+                n.offsets.elem()
+            ));
+        }
+        let Some(rows) = n.offsets.len().checked_sub(1) else {
+            return bad("a nested sequence needs rows + 1 offsets, none was given".into());
+        };
+        let total = n.values.len();
+        let (offs, longest) = match n.offsets {
+            Columns::Host(c) => {
+                let longest = check_offsets(&c.words()?, total)?;
+                let addr = match self.host_offsets.iter().find(|(b, _)| *b == c.cols[0]) {
+                    Some(&(_, addr)) => addr,
+                    None => {
+                        let addr = self.upload_host(&c)?[0];
+                        self.host_offsets
+                            .extend(c.cols.into_iter().map(|b| (b, addr)));
+                        addr
+                    }
+                };
+                (addr, Some(longest))
+            }
+            Columns::Device(d) => {
+                let addr = match d.bufs[..] {
+                    [a] => a,
+                    _ => return Err(internal("offsets with several buffers")),
+                };
+                let first = self.read_u64s(addr, 1)?[0];
+                let last = self.read_u64s(addr + 8 * rows as u64, 1)?[0];
+                if first != 0 || last != total as u64 {
+                    return bad(format!(
+                        "device offsets run from {first} to {last}, expected 0 to {total} \
+                         (the number of values)"
+                    ));
+                }
+                (addr, None)
+            }
+        };
+        let bufs = match n.values {
+            Columns::Host(c) => self.upload_host(&c)?,
+            Columns::Device(d) => {
+                if d.bufs.len() != type_leaves(&d.elem)?.len() {
+                    return Err(internal(
+                        "a device sequence with the wrong number of buffers",
+                    ));
+                }
+                d.bufs
+            }
+        };
+        if let Some(longest) = longest {
+            self.shapes.push((offs, total, longest));
+        }
+        Ok(Rt::Seq {
+            bufs,
+            len: rows,
+            elem: row_ty,
+            offs: Some(offs),
+            layout: None,
+        })
     }
 
     /// Reads `n` `u64`s at `addr`.
+    /// The total number of elements and the longest row of `len` rows whose offsets are
+    /// at `offs` (known from the upload, or read back).
+    fn row_shape(&self, offs: u64, len: usize) -> Result<(usize, usize), Error> {
+        if let Some(&(_, t, l)) = self.shapes.iter().find(|s| s.0 == offs) {
+            return Ok((t, l));
+        }
+        let offs = self.read_u64s(offs, len + 1)?;
+        let total = offs.last().copied().unwrap_or(0) as usize;
+        let longest = offs
+            .windows(2)
+            .map(|w| w[1].saturating_sub(w[0]))
+            .max()
+            .unwrap_or(0) as usize;
+        Ok((total, longest))
+    }
+
     fn read_u64s(&self, addr: u64, n: usize) -> Result<Vec<u64>, Error> {
         let mut bytes = vec![0u8; n * 8];
         if n > 0 {
             self.driver.read(addr, &mut bytes).map_err(dev)?;
         }
-        Ok(bytes
-            .chunks_exact(8)
-            .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
-            .collect())
+        Ok(words(&bytes))
     }
 
     /// Reads `len` elements of type `elem` (scalar or tuple) from leaf buffers.
     fn read_items(&self, bufs: &[u64], len: usize, elem: &Type) -> Result<Vec<Value>, Error> {
-        let ls = type_leaves(elem)?;
-        let mut cols = Vec::new();
-        for (b, l) in bufs.iter().zip(&ls) {
-            let sz = size_of(*l) as usize;
-            let mut bytes = vec![0u8; len * sz];
-            if len > 0 {
-                self.driver.read(*b, &mut bytes).map_err(dev)?;
-            }
-            cols.push(bytes);
-        }
-        let mut items = Vec::with_capacity(len);
-        for i in 0..len {
-            let mut it = ls.iter().zip(&cols).map(|(l, c)| {
-                let sz = size_of(*l) as usize;
-                scalar_from_bytes(*l, &c[i * sz..(i + 1) * sz])
-            });
-            items.push(assemble(elem, &mut it)?);
-        }
-        Ok(items)
+        let seq = DeviceSeq {
+            bufs: bufs.to_vec(),
+            len,
+            elem: elem.clone(),
+        };
+        download_values(self.driver, &seq)
     }
 
     /// Row `i` of a nested device sequence as a flat sequence (a view into its buffers).
@@ -769,32 +1054,53 @@ impl<D: Driver> Exec<'_, D> {
                 elem,
                 offs: None,
                 layout: None,
+            } => Output::Device(self.own(bufs, *len, elem)?),
+            Rt::Seq {
+                bufs,
+                len,
+                elem,
+                offs: Some(o),
+                layout: None,
             } => {
-                let leaves = type_leaves(elem)?;
-                let mut owned = Vec::with_capacity(bufs.len());
-                for (&b, &l) in bufs.iter().zip(&leaves) {
-                    if let Some(k) = self.allocs.iter().position(|&a| a == b) {
-                        self.allocs.swap_remove(k);
-                        owned.push(b);
-                    } else {
-                        let bytes = size_of(l) as usize * len;
-                        let fresh = self.driver.alloc_zeroed(bytes.max(1)).map_err(dev)?;
-                        if bytes > 0 {
-                            if let Err(e) = self.driver.copy(b, fresh, bytes) {
-                                let _ = self.driver.free(fresh);
-                                return Err(dev(e));
-                            }
-                        }
-                        owned.push(fresh);
-                    }
-                }
-                Output::Device(DeviceSeq {
-                    bufs: owned,
-                    len: *len,
-                    elem: elem.clone(),
+                let inner = elem.elem().ok_or_else(|| internal("rows of a flat type"))?;
+                // The number of values: known for offsets this run uploaded, else the
+                // last offset (offsets start at 0 in every nested sequence of a run).
+                let total = match self.shapes.iter().find(|s| s.0 == *o) {
+                    Some(&(_, total, _)) => total,
+                    None => self.read_u64s(o + 8 * *len as u64, 1)?[0] as usize,
+                };
+                Output::Nested(DeviceNested {
+                    offsets: self.own(&[*o], len + 1, &Type::Scalar(Scalar::Usize))?,
+                    values: self.own(bufs, total, inner)?,
                 })
             }
             other => Output::Host(self.to_value(other)?),
+        })
+    }
+
+    /// The flat sequence in `bufs` as one the caller will own: a buffer allocated by this
+    /// run and not given yet is given as it is, any other (an argument's, a view into a
+    /// buffer, or one given already) is copied to a fresh one first.
+    fn own(&mut self, bufs: &[u64], len: usize, elem: &Type) -> Result<DeviceSeq, Error> {
+        let leaves = type_leaves(elem)?;
+        let mut owned = Vec::with_capacity(bufs.len());
+        for (&b, &l) in bufs.iter().zip(&leaves) {
+            if self.allocs.contains(&b) && !self.given.contains(&b) {
+                owned.push(b);
+            } else {
+                let bytes = size_of(l) as usize * len;
+                let fresh = self.alloc(bytes)?;
+                if bytes > 0 {
+                    self.driver.copy(b, fresh, bytes).map_err(dev)?;
+                }
+                owned.push(fresh);
+            }
+            self.given.push(owned[owned.len() - 1]);
+        }
+        Ok(DeviceSeq {
+            bufs: owned,
+            len,
+            elem: elem.clone(),
         })
     }
 
@@ -862,6 +1168,15 @@ impl<D: Driver> Exec<'_, D> {
             Count::Len { var, path } => match self.path(*var, path)? {
                 Rt::Seq { len, .. } => len as u64,
                 _ => return Err(internal("length of a non-sequence")),
+            },
+            Count::Longest { var, path } => match self.path(*var, path)? {
+                Rt::Seq {
+                    len, offs: Some(o), ..
+                } => self.row_shape(o, len)?.1 as u64,
+                Rt::Seq {
+                    layout: Some(st), ..
+                } => st.cols,
+                _ => return Err(internal("the longest row of a flat sequence")),
             },
             Count::Temp(t) => match self.temps.get(*t as usize) {
                 Some(Some(TempV::Num(x))) => *x,
@@ -1044,19 +1359,7 @@ impl<D: Driver> Exec<'_, D> {
                     }
                     _ => return Err(internal("the shape of a flat sequence")),
                 };
-                let (total, longest) = match self.shapes.iter().find(|s| s.0 == o) {
-                    Some(&(_, t, l)) => (t, l),
-                    None => {
-                        let offs = self.read_u64s(o, len + 1)?;
-                        let total = offs.last().copied().unwrap_or(0) as usize;
-                        let longest = offs
-                            .windows(2)
-                            .map(|w| w[1].saturating_sub(w[0]))
-                            .max()
-                            .unwrap_or(0) as usize;
-                        (total, longest)
-                    }
-                };
+                let (total, longest) = self.row_shape(o, len)?;
                 if warp_per_row(len, total, longest) {
                     self.steps(warp)?;
                 } else {
@@ -1086,11 +1389,39 @@ impl<D: Driver> Exec<'_, D> {
     }
 
     fn launch(&mut self, l: &Launch) -> Result<(), Error> {
+        let mut grid = self.count(&l.grid)?.max(1);
+        // Per-thread temporaries: a kernel whose grid is free gets fewer blocks rather
+        // than more than SCRATCH_BUDGET bytes of them.
+        let mut per_block = 0u64;
+        for a in &l.args {
+            if let KArg::Scratch { elem, per_thread } = a {
+                per_block = self
+                    .count(per_thread)?
+                    .checked_mul(size_of(*elem))
+                    .and_then(|b| b.checked_mul(u64::from(l.block)))
+                    .and_then(|b| b.checked_add(per_block))
+                    .ok_or_else(|| dev("per-thread temporary too large".into()))?;
+            }
+        }
+        if l.any_grid && per_block > 0 {
+            grid = grid.min((SCRATCH_BUDGET / per_block).max(1));
+        }
+        let grid = u32::try_from(grid).map_err(|_| dev(format!("grid of {grid} blocks")))?;
         let mut args = Vec::with_capacity(l.args.len());
         let mut report = None;
         for a in &l.args {
             args.push(match a {
                 KArg::Buf(b) => LaunchArg::U64(self.buf(b)?),
+                KArg::Scratch { elem, per_thread } => {
+                    let per = self.count(per_thread)?;
+                    let bytes = u64::from(grid)
+                        .checked_mul(u64::from(l.block))
+                        .and_then(|t| t.checked_mul(per))
+                        .and_then(|t| t.checked_mul(size_of(*elem)))
+                        .and_then(|b| usize::try_from(b).ok())
+                        .ok_or_else(|| dev("per-thread temporary too large".into()))?;
+                    LaunchArg::U64(self.alloc(bytes)?)
+                }
                 KArg::Count(c) => LaunchArg::U64(self.count(c)?),
                 KArg::RowLayout { var, path, field } => {
                     let st = match self.path(*var, path)? {
@@ -1127,8 +1458,6 @@ impl<D: Driver> Exec<'_, D> {
                 }
             });
         }
-        let grid = self.count(&l.grid)?.max(1);
-        let grid = u32::try_from(grid).map_err(|_| dev(format!("grid of {grid} blocks")))?;
         let kernel = l.kernel as usize;
         self.raw_launch(kernel, grid, l.block, &args)?;
         self.pending.push((kernel, grid, l.block, args, report));
@@ -1377,5 +1706,254 @@ impl<D: Driver> Exec<'_, D> {
             e.to_run_error(self.at(span))
                 .unwrap_or_else(|| internal(e.to_string()))
         })
+    }
+}
+
+#[cfg(all(test, feature = "sim"))]
+mod tests {
+    use super::*;
+    use crate::sim::SimDriver;
+
+    /// Compiles a program written in the IR text form.
+    fn program(src: &str) -> GpuProgram {
+        let mut f = dpl_core::text::parse(src).unwrap_or_else(|e| panic!("{e}\n{src}"));
+        dpl_core::captures::fix_captures(&mut f);
+        let c = dpl_core::pipeline::compile(f).unwrap_or_else(|e| panic!("{e:?}"));
+        crate::compile(&c.fused).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn row_sums() -> GpuProgram {
+        program(
+            "fn row_sums(%0 x: [[i32]]) -> [i32] {
+  %1 r: [i32] = map(|%2 row: [i32]| [] { %3 s: i32 = sum(%2); %3 }, %0)
+  %1
+}",
+        )
+    }
+
+    fn positives() -> GpuProgram {
+        program(
+            "fn positives(%0 x: [[i32]]) -> [[i32]] {
+  %1 r: [[i32]] = map(|%2 row: [i32]| [] {
+    %3 p: [i32] = filter(|%4 v: i32| [] { %5 z: i32 = const 0; %6 c: bool = gt %4, %5; %6 }, %2)
+    %3
+  }, %0)
+  %1
+}",
+        )
+    }
+
+    /// Rows with empty ones first, inside and last.
+    fn rows() -> Vec<Vec<i32>> {
+        vec![
+            vec![],
+            vec![3, -1, 4],
+            vec![],
+            vec![-5],
+            vec![9, 2, -6, 5, 3],
+            vec![],
+        ]
+    }
+
+    fn value(rows: &[Vec<i32>]) -> Value {
+        Value::seq(
+            rows.iter()
+                .map(|r| Value::seq(r.iter().map(|&x| Value::I32(x)).collect()))
+                .collect(),
+        )
+    }
+
+    fn parts(rows: &[Vec<i32>]) -> (HostColumns, HostColumns) {
+        let mut offsets = vec![0];
+        for r in rows {
+            offsets.push(offsets[offsets.len() - 1] + r.len());
+        }
+        let flat: Vec<Value> = rows.iter().flatten().map(|&x| Value::I32(x)).collect();
+        let values = HostColumns::from_values(&Type::Scalar(Scalar::I32), flat.iter());
+        (HostColumns::offsets(&offsets), values.expect("i32 values"))
+    }
+
+    fn run_host(p: &GpuProgram, d: &SimDriver, args: Vec<Input>) -> Result<Value, Error> {
+        match run_resident(p, d, args, false, &|_| UNKNOWN_LOCATION)? {
+            Output::Host(v) => Ok(v),
+            other => panic!("a host result was expected: {other:?}"),
+        }
+    }
+
+    /// A nested argument given as host columns, as device columns or as a host value
+    /// gives the same result; device parts are neither freed nor changed by the call,
+    /// and everything the call uploaded is freed.
+    #[test]
+    fn nested_parts_agree_with_values() {
+        let d = SimDriver::default();
+        let p = row_sums();
+        let rows = rows();
+        let want = Value::seq(rows.iter().map(|r| Value::I32(r.iter().sum())).collect());
+        let base = d.device().memory_used();
+        let from_value = run_host(&p, &d, vec![Input::Host(value(&rows))]);
+        assert_eq!(from_value, Ok(want.clone()));
+        let (offsets, values) = parts(&rows);
+        let host = NestedColumns {
+            offsets: Columns::Host(offsets.clone()),
+            values: Columns::Host(values.clone()),
+        };
+        assert_eq!(
+            run_host(&p, &d, vec![Input::Nested(host)]),
+            Ok(want.clone())
+        );
+        assert_eq!(d.device().memory_used(), base);
+
+        let (o, v) = (upload_columns(&d, &offsets), upload_columns(&d, &values));
+        let (o, v) = (o.expect("upload"), v.expect("upload"));
+        let on_device = d.device().memory_used();
+        let dev_in = NestedColumns {
+            offsets: Columns::Device(o.clone()),
+            values: Columns::Device(v.clone()),
+        };
+        assert_eq!(run_host(&p, &d, vec![Input::Nested(dev_in)]), Ok(want));
+        assert_eq!(d.device().memory_used(), on_device);
+        assert_eq!(read_columns(&d, &o), Ok(offsets.cols));
+        assert_eq!(read_columns(&d, &v), Ok(values.cols));
+        for b in o.bufs.iter().chain(&v.bufs) {
+            d.free(*b).expect("free");
+        }
+        assert_eq!(d.device().memory_used(), base);
+    }
+
+    /// Parts that do not make a nested sequence of the parameter's type are rejected
+    /// with a message, and nothing stays allocated.
+    #[test]
+    fn malformed_parts_are_rejected() {
+        let d = SimDriver::default();
+        let p = row_sums();
+        let (offsets, values) = parts(&rows());
+        let base = d.device().memory_used();
+        let with_offsets = |o: &[usize]| NestedColumns {
+            offsets: Columns::Host(HostColumns::offsets(o)),
+            values: Columns::Host(values.clone()),
+        };
+        let f32_values = HostColumns {
+            elem: Type::Scalar(Scalar::F32),
+            ..values.clone()
+        };
+        let i32_offsets = HostColumns {
+            elem: Type::Scalar(Scalar::I32),
+            len: offsets.len * 2,
+            ..offsets.clone()
+        };
+        let short = HostColumns {
+            len: values.len + 1,
+            ..values.clone()
+        };
+        let cases = [
+            (
+                with_offsets(&[0, 0, 3, 3, 2, 9, 9]),
+                "offsets decrease at row 3",
+            ),
+            (
+                with_offsets(&[1, 1, 4, 4, 5, 10, 10]),
+                "offsets[0] is Some(1)",
+            ),
+            (
+                with_offsets(&[0, 0, 3, 3, 4, 8, 8]),
+                "the last offset is 8, there are 9 values",
+            ),
+            (with_offsets(&[]), "needs rows + 1 offsets"),
+            (
+                NestedColumns {
+                    offsets: Columns::Host(offsets.clone()),
+                    values: Columns::Host(f32_values),
+                },
+                "must be i32, f32 was given",
+            ),
+            (
+                NestedColumns {
+                    offsets: Columns::Host(i32_offsets),
+                    values: Columns::Host(values.clone()),
+                },
+                "offsets of a nested sequence must be usize",
+            ),
+            (
+                NestedColumns {
+                    offsets: Columns::Host(offsets.clone()),
+                    values: Columns::Host(short),
+                },
+                "do not hold 10 element(s) of i32",
+            ),
+        ];
+        for (n, why) in cases {
+            match run_host(&p, &d, vec![Input::Nested(n)]) {
+                Err(Error::Device(m)) => assert!(m.contains(why), "{m}, expected {why}"),
+                other => panic!("{other:?}, expected an error saying {why}"),
+            }
+            assert_eq!(d.device().memory_used(), base, "{why}");
+        }
+        // Device offsets are checked at both ends.
+        let bad = upload_columns(&d, &HostColumns::offsets(&[0, 0, 3, 3, 4, 9, 8]));
+        let bad = bad.expect("upload");
+        let n = NestedColumns {
+            offsets: Columns::Device(bad.clone()),
+            values: Columns::Host(values.clone()),
+        };
+        match run_host(&p, &d, vec![Input::Nested(n)]) {
+            Err(Error::Device(m)) => assert!(m.contains("from 0 to 8, expected 0 to 9"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+        d.free(bad.bufs[0]).expect("free");
+        assert_eq!(d.device().memory_used(), base);
+    }
+
+    /// A ragged result kept on the device comes back as offsets and values owned by the
+    /// caller: fresh buffers (copies) when it is an argument's, freed by the caller.
+    #[test]
+    fn ragged_results_stay_on_the_device() {
+        let d = SimDriver::default();
+        let rows = rows();
+        let read = |n: &DeviceNested| {
+            let o = words(&read_columns(&d, &n.offsets).expect("read")[0]);
+            let v = download(&d, &n.values).expect("read");
+            (o, v)
+        };
+        let keep = |p: &GpuProgram, a: Input| match run_resident(p, &d, vec![a], true, &|_| {
+            UNKNOWN_LOCATION
+        }) {
+            Ok(Output::Nested(n)) => n,
+            other => panic!("a nested device result was expected: {other:?}"),
+        };
+        let base = d.device().memory_used();
+        let p = positives();
+        let n = keep(&p, Input::Host(value(&rows)));
+        let kept: Vec<Vec<i32>> = rows
+            .iter()
+            .map(|r| r.iter().copied().filter(|&x| x > 0).collect())
+            .collect();
+        let (o, v) = read(&n);
+        let (want_o, want_v) = parts(&kept);
+        assert_eq!(o, words(&want_o.cols[0]));
+        assert_eq!(v, Value::seq(want_v.to_values().expect("values")));
+        for b in n.offsets.bufs.iter().chain(&n.values.bufs) {
+            d.free(*b).expect("free");
+        }
+        assert_eq!(d.device().memory_used(), base);
+
+        let id = program("fn id(%0 x: [[i32]]) -> [[i32]] {\n  %0\n}");
+        let (offsets, values) = parts(&rows);
+        let o = upload_columns(&d, &offsets).expect("upload");
+        let v = upload_columns(&d, &values).expect("upload");
+        let n = keep(
+            &id,
+            Input::Nested(NestedColumns {
+                offsets: Columns::Device(o.clone()),
+                values: Columns::Device(v.clone()),
+            }),
+        );
+        assert_ne!(n.offsets.bufs, o.bufs);
+        assert_ne!(n.values.bufs, v.bufs);
+        assert_eq!(read(&n).0, words(&offsets.cols[0]));
+        assert_eq!(read_columns(&d, &n.values), Ok(values.cols));
+        for b in [&n.offsets, &n.values, &o, &v].iter().flat_map(|s| &s.bufs) {
+            d.free(*b).expect("free");
+        }
+        assert_eq!(d.device().memory_used(), base);
     }
 }

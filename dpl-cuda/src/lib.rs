@@ -28,8 +28,9 @@ mod ptx;
 pub mod sim;
 
 pub use exec::{
-    DeviceSeq, Driver, Input, LaunchArg, MatrixStorage, Output, StridedMatrix, UNKNOWN_LOCATION,
-    download, run, run_at, run_resident, upload,
+    Columns, DeviceNested, DeviceSeq, Driver, HostColumns, Input, LaunchArg, MatrixStorage,
+    NestedColumns, Output, StridedMatrix, UNKNOWN_LOCATION, download, read_columns, run, run_at,
+    run_resident, upload, upload_columns,
 };
 pub use ptx::size_of;
 
@@ -260,6 +261,10 @@ fn generate(
         } else {
             "the default for a block per element; no register counts".to_string()
         };
+        let why = match info.note {
+            Some(note) => format!("{why}; {note}"),
+            None => why,
+        };
         ptx.push('\n');
         ptx.push_str(&format!(
             "// {name}: {} threads per block ({why})\n",
@@ -299,8 +304,9 @@ fn generate(
 ///
 /// With the default options (a thread per element, inner levels sequential). Fails with
 /// [`Unsupported`] for what the backend cannot compile (see the crate README): more than
-/// two levels of nesting in data, `scatter`/`scatter_reduce`/`permute` inside element
-/// functions, combinators over elements that are sequences other than `map`, and
+/// two levels of nesting in data, a `scatter`/`scatter_reduce`/`permute` inside an
+/// element function read again when its length is not known before the launch,
+/// combinators over elements that are sequences other than `map` and `filter`, and
 /// Prim-level functions (run [`dpl_core::pipeline::compile`] first).
 pub fn compile(f: &Function) -> Result<GpuProgram, Unsupported> {
     compile_with(f, &Options::default())

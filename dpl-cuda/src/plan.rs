@@ -210,6 +210,15 @@ pub enum Count {
         /// Field indices into nested tuples.
         path: Vec<u32>,
     },
+    /// The length of the longest row of the nested sequence variable `var` (`path`
+    /// selects inside a tuple): from its row offsets (read back unless known from the
+    /// upload), or a strided matrix's column count.
+    Longest {
+        /// The variable.
+        var: u32,
+        /// Field indices into nested tuples.
+        path: Vec<u32>,
+    },
     /// A numeric temporary.
     Temp(u32),
     /// `ceil(of / by)`.
@@ -287,6 +296,17 @@ pub enum KArg {
         path: Vec<u32>,
         /// Which number (0 to 3).
         field: u32,
+    },
+    /// The address of a zeroed buffer of `per_thread` elements of type `elem` for every
+    /// thread of the launch (grid x block x `per_thread`), allocated by the executor when
+    /// it launches the kernel (it knows the grid then) and freed with the run's other
+    /// buffers: a per-thread temporary of an element function, such as a per-element
+    /// `scatter` whose result is read again (`.u64`).
+    Scratch {
+        /// The element type.
+        elem: Scalar,
+        /// Elements per thread.
+        per_thread: Count,
     },
     /// The address of the error record (`.u64`).
     ErrorRecord,

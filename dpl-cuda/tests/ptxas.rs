@@ -15,6 +15,7 @@ use std::process::Command;
 
 use dpl_cuda::{Inner, Options, Scan, cubin::Arch};
 use support::compiled;
+use support::forms::{FORMS, FORMS_NESTED};
 use support::programs::{ALL, NESTED};
 
 fn ptxas() -> Option<PathBuf> {
@@ -95,8 +96,9 @@ fn other_block_sizes_and_scans_assemble() {
     let mut failures = Vec::new();
     let grouped = NESTED
         .iter()
+        .chain(FORMS_NESTED)
         .map(|p| (p, Inner::Block, Some(1024), Scan::LookBack));
-    let plain = ALL.iter().flat_map(|p| {
+    let plain = ALL.iter().chain(FORMS).flat_map(|p| {
         [
             (p, Inner::Seq, Some(64), Scan::LookBack),
             (p, Inner::Seq, Some(1024), Scan::LookBack),
@@ -134,7 +136,7 @@ fn tuned_block_sizes() {
         .collect();
     let mut failures = Vec::new();
     let mut chosen = Vec::new();
-    for (name, src) in ALL {
+    for (name, src) in ALL.iter().chain(FORMS) {
         let c = compiled(src);
         let prog = dpl_cuda::compile_tuned(&c.fused, &Options::default(), &ptxas, &archs)
             .unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -183,8 +185,14 @@ fn every_kernel_assembles_for_sm70_sm80_sm90() {
     // per row too.
     let grouped = NESTED
         .iter()
+        .chain(FORMS_NESTED)
         .flat_map(|p| [(p, Inner::Warp), (p, Inner::Block)]);
-    for ((name, src), inner) in ALL.iter().map(|p| (p, Inner::Seq)).chain(grouped) {
+    for ((name, src), inner) in ALL
+        .iter()
+        .chain(FORMS)
+        .map(|p| (p, Inner::Seq))
+        .chain(grouped)
+    {
         let c = compiled(src);
         let prog = match dpl_cuda::compile_with(
             &c.fused,

@@ -1,0 +1,440 @@
+//! Forms the GPU backend compiles beyond the common ones, on the simulated GPU against the
+//! reference interpreter: top-level `scatter_reduce` of `bool`s (atomics on the byte's
+//! 32-bit word) and of tuples (one atomic per leaf when the operator is component-wise,
+//! else a lock per destination slot). Inputs: 0, 1, 31, 32, 33, 1000 and 20 000 elements
+//! into destinations of 1 slot (every index equal), a few slots (many collisions), lengths
+//! that are not a multiple of 4 (bytes sharing a word) and as many slots as elements; an
+//! index out of range gives the interpreter's error.
+
+mod support;
+
+use std::sync::OnceLock;
+
+use dpl_core::interp::{self, Value};
+use dpl_cuda::sim::SimDriver;
+use dpl_cuda::{Inner, Options};
+use support::forms::*;
+use support::*;
+
+const SIZES: [usize; 7] = [0, 1, 31, 32, 33, 1000, 20_000];
+
+/// Destination lengths: one slot, a word and a bit, a few, many.
+const DESTS: [usize; 5] = [1, 5, 7, 64, 1000];
+
+fn driver() -> &'static SimDriver {
+    static D: OnceLock<SimDriver> = OnceLock::new();
+    D.get_or_init(|| {
+        let d = SimDriver::default();
+        d.device().set_host_threads(4);
+        d
+    })
+}
+
+/// Compiles `src` under each of `schedules`, checks its PTX with `ptx_ok`, then runs it
+/// on inputs from `gen(rng, n, d)` for every size `n` of `sizes` and every `d` of `dests`
+/// (a destination's length) and compares with the interpreter (floats within `rel`);
+/// returns how many runs failed (with the interpreter's error), per schedule.
+#[allow(clippy::too_many_arguments)]
+fn check_with(
+    src: &str,
+    rel: f64,
+    schedules: &[Inner],
+    sizes: &[usize],
+    dests: &[usize],
+    ptx_ok: impl Fn(&str) -> bool,
+    generate: impl Fn(&mut Rng, usize, usize) -> Vec<Value>,
+) -> usize {
+    let c = compiled(src);
+    let mut errors = 0;
+    for &inner in schedules {
+        let opts = Options {
+            inner,
+            ..Options::default()
+        };
+        let prog = dpl_cuda::compile_with(&c.fused, &opts)
+            .unwrap_or_else(|e| panic!("{inner:?}: {e}\n{}", c.fused));
+        assert!(
+            ptx_ok(&prog.ptx),
+            "unexpected PTX for {}:\n{}",
+            c.fused.name,
+            prog.ptx
+        );
+        errors = 0;
+        for &n in sizes {
+            for &d in dests {
+                let mut r = Rng::new((n as u64) << 20 ^ d as u64);
+                let args = generate(&mut r, n, d);
+                let want = interp::run(&c.fused, args.clone());
+                let got = dpl_cuda::run(&prog, driver(), args);
+                let case = format!("{} ({inner:?}) at n = {n}, d = {d}", c.fused.name);
+                match (&want, &got) {
+                    (Ok(w), Ok(g)) => assert!(
+                        close(w, g, rel),
+                        "{case}: {}\n want {}\n  got {}",
+                        first_diff(w, g, rel),
+                        short(w),
+                        short(g),
+                    ),
+                    (Err(w), Err(g)) => {
+                        errors += 1;
+                        let w = w
+                            .to_run_error(dpl_cuda::UNKNOWN_LOCATION)
+                            .unwrap_or_else(|| panic!("interpreter failed: {w}"));
+                        assert_eq!(&w, g, "{case}");
+                    }
+                    _ => panic!(
+                        "{case}: want {:?}, got {:?}",
+                        want.map(|v| short(&v)),
+                        got.map(|v| short(&v))
+                    ),
+                }
+            }
+        }
+    }
+    errors
+}
+
+/// [`check_with`] for the flat programs: default schedule, [`SIZES`] x [`DESTS`].
+fn check(
+    src: &str,
+    rel: f64,
+    ptx_ok: impl Fn(&str) -> bool,
+    generate: impl Fn(&mut Rng, usize, usize) -> Vec<Value>,
+) -> usize {
+    check_with(src, rel, &[Inner::Seq], &SIZES, &DESTS, ptx_ok, generate)
+}
+
+fn bools(r: &mut Rng, n: usize, one_in: u64) -> Value {
+    seq((0..n)
+        .map(|_| r.next() % one_in == 0)
+        .collect::<Vec<bool>>())
+}
+
+/// Indices into `d` slots; with `d == 1` all equal.
+fn slots(r: &mut Rng, n: usize, d: usize) -> Value {
+    indices(r, n, d)
+}
+
+#[test]
+fn scatter_reduce_of_bools() {
+    // or/and/xor are word atomics on the byte; `==` (xnor) a CAS loop on the word.
+    let ptx_ok = |p: &str| {
+        p.contains("red.global.or.b32")
+            && p.contains("red.global.and.b32")
+            && p.contains("red.global.xor.b32")
+            && p.contains("atom.global.cas.b32")
+    };
+    for one_in in [1, 2, 50] {
+        check(BOOL_OPS, 0.0, ptx_ok, |r, n, d| {
+            vec![bools(r, n, one_in), slots(r, n, d), bools(r, d, 2)]
+        });
+    }
+}
+
+fn triples(r: &mut Rng, n: usize) -> Value {
+    seq((0..n)
+        .map(|_| {
+            let a = r.range(i64::MIN, i64::MAX);
+            let b = r.range(0, u32::MAX as i64 + 1) as u32;
+            let c = r.next() % 8 != 0;
+            Value::Tuple(vec![a.into(), Value::Tuple(vec![b.into(), c.into()])])
+        })
+        .collect::<Vec<Value>>())
+}
+
+#[test]
+fn scatter_reduce_of_tuples_component_wise() {
+    // One atomic per leaf, no lock.
+    let ptx_ok = |p: &str| {
+        p.contains("red.global.add.u64")
+            && p.contains("red.global.max.u32")
+            && p.contains("red.global.and.b32")
+            && !p.contains("atom.acquire")
+    };
+    check(PAIR_LEAFWISE, 0.0, ptx_ok, |r, n, d| {
+        vec![triples(r, n), slots(r, n, d), triples(r, d)]
+    });
+}
+
+fn sums(r: &mut Rng, n: usize) -> Value {
+    seq((0..n)
+        .map(|_| Value::Tuple(vec![r.float(1e3).into(), (r.next() % 100).into()]))
+        .collect::<Vec<Value>>())
+}
+
+#[test]
+fn scatter_reduce_of_float_sums_and_counts() {
+    // Float atomics add in any order, as on the CPU: compared with a tolerance.
+    let ptx_ok = |p: &str| p.contains("red.global.add.f64") && !p.contains("atom.acquire");
+    let errors = check(SUM_AND_COUNT, 1e-10, ptx_ok, |r, n, d| {
+        let mut idx: Vec<i32> = (0..n).map(|_| (r.next() % d as u64) as i32).collect();
+        // A negative index at the end of the larger inputs: out of range.
+        if n >= 1000 {
+            idx[n - 1] = -2;
+        }
+        vec![sums(r, n), seq(idx), sums(r, d)]
+    });
+    assert_eq!(errors, 2 * DESTS.len());
+}
+
+#[test]
+fn scatter_reduce_of_tuples_under_locks() {
+    // A general operator on pairs: the slot's lock. The operator (smallest value, then
+    // smallest position) is associative and commutative, so the result is exact.
+    let ptx_ok = |p: &str| {
+        p.contains("atom.acquire.gpu.global.cas.b32") && p.contains("st.release.gpu.global.u32")
+    };
+    let errors = check(ARGMIN_BY_SLOT, 0.0, ptx_ok, |r, n, d| {
+        // Few distinct values, so ties are common.
+        let v = (0..n)
+            .map(|i| Value::Tuple(vec![((r.next() % 5) as f64).into(), i.into()]))
+            .collect::<Vec<_>>();
+        let mut idx: Vec<usize> = (0..n).map(|_| (r.next() % d as u64) as usize).collect();
+        if n == 33 {
+            idx[7] = d + 3;
+            idx[20] = d;
+        }
+        let dst = (0..d)
+            .map(|_| Value::Tuple(vec![4.5f64.into(), usize::MAX.into()]))
+            .collect::<Vec<_>>();
+        vec![seq(v), seq(idx), seq(dst)]
+    });
+    assert_eq!(errors, DESTS.len());
+}
+
+#[test]
+fn scatter_reduce_of_tuples_with_bools_under_locks() {
+    // `a + b + 1` is not component-wise atomic: a lock, with byte-sized `bool` leaves
+    // read and written inside it.
+    let ptx_ok = |p: &str| p.contains("atom.acquire.gpu.global.cas.b32");
+    check(BOOL_PAIRS, 0.0, ptx_ok, |r, n, d| {
+        let pairs = |r: &mut Rng, n: usize| {
+            seq((0..n)
+                .map(|_| {
+                    Value::Tuple(vec![
+                        (r.next() % 3 != 0).into(),
+                        (r.range(-50, 50) as i32).into(),
+                    ])
+                })
+                .collect::<Vec<_>>())
+        };
+        vec![pairs(r, n), slots(r, n, d), pairs(r, d)]
+    });
+}
+
+const SCHEDULES: [Inner; 4] = [Inner::Seq, Inner::Warp, Inner::Block, Inner::Auto];
+
+/// `n` rows of lengths in `0..max_len` (about one in five empty), elements from `item`.
+fn ragged(r: &mut Rng, n: usize, max_len: i64, mut item: impl FnMut(&mut Rng) -> Value) -> Value {
+    let rows = (0..n)
+        .map(|_| {
+            let len = if r.next() % 5 == 0 {
+                0
+            } else {
+                r.range(0, max_len) as usize
+            };
+            Value::seq((0..len).map(|_| item(r)).collect())
+        })
+        .collect();
+    Value::seq(rows)
+}
+
+/// Uses the per-thread temporaries.
+fn scratch(p: &str) -> bool {
+    p.contains("mad.lo.u64") && !p.contains("atom.acquire")
+}
+
+#[test]
+fn per_row_scatter_summed() {
+    // Rows longer than the destination: an index out of range in that row.
+    let errors = check_with(
+        ROW_SCATTER_SUM,
+        0.0,
+        &SCHEDULES,
+        &[0, 1, 33, 300],
+        &[0, 1, 7, 64],
+        scratch,
+        |r, n, d| {
+            let x = ragged(r, n, 12, |r| Value::I64(r.range(-1000, 1000)));
+            vec![x, i64s(r, d, -5, 5)]
+        },
+    );
+    assert!(errors > 0 && errors < 16, "{errors}");
+}
+
+#[test]
+fn per_row_histogram_read_back() {
+    // A histogram of 4 bins per row (a constant length), then its maximum, bin `k` and
+    // the bins in use; `k = 4` is out of range in every row.
+    for k in [0, 3, 4] {
+        let errors = check_with(
+            ROW_HISTOGRAM_READ,
+            0.0,
+            &SCHEDULES,
+            &[0, 1, 33, 300],
+            &[1],
+            scratch,
+            |r, n, _| {
+                vec![
+                    ragged(r, n, 30, |r| Value::U32(r.next() as u32)),
+                    Value::Usize(k),
+                ]
+            },
+        );
+        // Every non-empty input fails with k = 4 (the empty one has no row to fail in);
+        // an empty row's histogram is all zeros, read in range otherwise.
+        assert_eq!(errors, if k == 4 { 3 } else { 0 }, "k = {k}");
+    }
+}
+
+#[test]
+fn permute_read_at_each_element() {
+    // Each element permutes the captured pairs (a per-thread copy with per-thread
+    // duplicate flags) and reads one position; a duplicate index is reported.
+    let errors = check_with(
+        PERMUTED_LOOKUPS,
+        0.0,
+        &SCHEDULES,
+        &[0, 1, 40],
+        &[1, 2, 9, 50],
+        scratch,
+        |r, n, d| {
+            let v = (0..d)
+                .map(|i| Value::Tuple(vec![Value::I64(i as i64 * 7 - 3), (i % 3 == 0).into()]))
+                .collect::<Vec<_>>();
+            let mut perm = r.perm(d);
+            if d == 9 {
+                perm[8] = perm[2];
+            }
+            let ks = (0..n)
+                .map(|_| (r.next() % d as u64) as usize)
+                .collect::<Vec<_>>();
+            vec![seq(ks), seq(v), seq(perm)]
+        },
+    );
+    // d = 9 fails wherever there is an element (n = 1 and n = 40).
+    assert_eq!(errors, 2);
+}
+
+#[test]
+fn per_row_sequences_chosen_by_an_if() {
+    // A ragged result whose rows are a filter (long rows) or a map (short ones).
+    check_with(
+        ROW_IF_SEQ,
+        0.0,
+        &SCHEDULES,
+        &[0, 1, 7, 33, 300],
+        &[0],
+        |_| true,
+        |r, n, _| vec![ragged(r, n, 12, |r| Value::I32(r.range(-9, 9) as i32))],
+    );
+    // The chosen sequence (a captured one or a per-row scan) summed, measured and read
+    // at 0: an empty choice fails there, as in the interpreter.
+    let errors = check_with(
+        ROW_IF_SEQ_READ,
+        0.0,
+        &SCHEDULES,
+        &[0, 1, 7, 33, 300],
+        &[0, 4],
+        |_| true,
+        |r, n, d| {
+            vec![
+                ragged(r, n, 9, |r| Value::I64(r.range(-99, 99))),
+                i64s(r, d, -5, 5),
+            ]
+        },
+    );
+    assert!(errors > 0, "an empty choice");
+}
+
+#[test]
+fn inner_schedules_not_applied_to_ragged_results_are_said() {
+    // A ragged result runs a thread per element whatever `inner` says: the reason next to
+    // each of its kernels' block size says so (PTX comment and `GpuProgram::blocks`).
+    let c = compiled(ROW_IF_SEQ);
+    for inner in SCHEDULES {
+        let opts = Options {
+            inner,
+            ..Options::default()
+        };
+        let prog = dpl_cuda::compile_with(&c.fused, &opts).unwrap_or_else(|e| panic!("{e}"));
+        let said = |why: &str| why.contains("is not applied to sequences of rows");
+        assert!(!prog.blocks.is_empty());
+        for b in &prog.blocks {
+            assert_eq!(said(&b.why), inner != Inner::Seq, "{inner:?}: {}", b.why);
+        }
+        assert_eq!(said(&prog.ptx), inner != Inner::Seq, "{inner:?}");
+    }
+    // A map with scalar elements applies it: nothing said.
+    let c = compiled(ROW_HISTOGRAM_READ);
+    for inner in SCHEDULES {
+        let opts = Options {
+            inner,
+            ..Options::default()
+        };
+        let prog = dpl_cuda::compile_with(&c.fused, &opts).unwrap_or_else(|e| panic!("{e}"));
+        assert!(prog.blocks.iter().all(|b| !b.why.contains("not applied")));
+    }
+}
+
+#[test]
+fn per_row_permute_and_scatter_into_the_row_read_again() {
+    // Lengths of rows: the per-thread temporaries are sized by the longest row (read
+    // from the row offsets). Each row permuted by a random permutation of its positions
+    // and read back weighted by position; halves scattered into the row, likewise.
+    let perms = |r: &mut Rng, x: &Value| -> Vec<Vec<usize>> {
+        let Value::Seq(rows) = x else { unreachable!() };
+        rows.iter()
+            .map(|row| {
+                let Value::Seq(items) = row else {
+                    unreachable!()
+                };
+                r.perm(items.len())
+            })
+            .collect()
+    };
+    let as_value = |p: Vec<Vec<usize>>| Value::seq(p.into_iter().map(seq).collect());
+    check_with(
+        ROW_PERMUTE_READ,
+        0.0,
+        &SCHEDULES,
+        &[0, 1, 7, 33, 300],
+        &[0],
+        scratch,
+        |r, n, _| {
+            let x = ragged(r, n, 30, |r| Value::I64(r.range(-1000, 1000)));
+            let p = perms(r, &x);
+            vec![x, as_value(p)]
+        },
+    );
+    // A duplicate in one row, an index out of range in another.
+    let errors = check_with(
+        ROW_PERMUTE_READ,
+        0.0,
+        &SCHEDULES,
+        &[7, 33],
+        &[0],
+        scratch,
+        |r, n, _| {
+            let x = Value::seq(
+                (0..n)
+                    .map(|_| {
+                        Value::seq(
+                            (0..r.range(3, 9))
+                                .map(|_| Value::I64(r.range(-9, 9)))
+                                .collect(),
+                        )
+                    })
+                    .collect(),
+            );
+            let mut p = perms(r, &x);
+            if n == 7 {
+                p[3][1] = p[3][0];
+            } else {
+                p[20][2] = 99;
+            }
+            vec![x, as_value(p)]
+        },
+    );
+    assert_eq!(errors, 2);
+}
