@@ -48,6 +48,13 @@ const CEILING_FRACTION: f64 = 0.9;
 /// The packages whose benchmarks are run.
 const PACKAGES: [&str; 2] = ["dpl-cpu", "dpl"];
 
+/// Opens a hand-written section of BENCHMARKS.md that the report keeps as it is (the
+/// nested examples timed in interleaved rounds: `cargo run --release --example spmv`,
+/// `svm`, ...).
+const KEPT_START: &str = "<!-- interleaved:start -->";
+/// Closes it.
+const KEPT_END: &str = "<!-- interleaved:end -->";
+
 /// Runs the benchmarks (unless `--no-run`) and writes BENCHMARKS.md and the plot.
 pub fn report(args: &[String]) -> Result<(), String> {
     let opts = Options::parse(args)?;
@@ -68,12 +75,13 @@ pub fn report(args: &[String]) -> Result<(), String> {
         .map_err(|e| format!("writing the plot: {e}"))?;
     let mut md = markdown(&groups, &notes);
     let out = root.join(&opts.out);
-    // Keep the GPU proxy section (written by `cargo xtask gpu-report`).
-    if let Some(section) = std::fs::read_to_string(&out)
-        .ok()
-        .and_then(|old| crate::gpu::existing_section(&old).map(str::to_string))
-    {
-        md = crate::gpu::splice(&md, &section);
+    // Keep the hand-written sections: the interleaved measurements of the nested examples
+    // and the GPU proxy (written by `cargo xtask gpu-report`), in that order.
+    let old = std::fs::read_to_string(&out).unwrap_or_default();
+    for (start, end) in [(KEPT_START, KEPT_END), (crate::gpu::START, crate::gpu::END)] {
+        if let Some(section) = crate::gpu::section_between(&old, start, end) {
+            md = crate::gpu::splice_between(&md, section, start, end);
+        }
     }
     std::fs::write(&out, md).map_err(|e| format!("writing {}: {e}", out.display()))?;
     println!(

@@ -134,19 +134,25 @@ fn section(stdout: &str, regs: &[(String, u32, u32)]) -> String {
 
 /// `old` with the section between the markers replaced by `section` (appended if absent).
 pub fn splice(old: &str, section: &str) -> String {
-    match (old.find(START), old.find(END)) {
+    splice_between(old, section, START, END)
+}
+
+/// `old` with the section from `start` to `end` (inclusive) replaced by `section`
+/// (appended if absent).
+pub fn splice_between(old: &str, section: &str, start: &str, end: &str) -> String {
+    match (old.find(start), old.find(end)) {
         (Some(s), Some(e)) if e > s => {
-            let after = &old[e + END.len()..];
+            let after = &old[e + end.len()..];
             format!("{}{}{}", &old[..s], section.trim_end(), after)
         }
         _ => format!("{}\n\n{section}", old.trim_end()),
     }
 }
 
-/// The section of `text` between the markers (inclusive), if any: what bench-report keeps.
-pub fn existing_section(text: &str) -> Option<&str> {
-    let s = text.find(START)?;
-    let e = text[s..].find(END)? + s + END.len();
+/// The section of `text` from `start` to `end` (inclusive), if any.
+pub fn section_between<'a>(text: &'a str, start: &str, end: &str) -> Option<&'a str> {
+    let s = text.find(start)?;
+    let e = text[s..].find(end)? + s + end.len();
     Some(&text[s..e])
 }
 
@@ -159,7 +165,10 @@ mod tests {
         let section = format!("{START}\nnew\n{END}\n");
         let appended = splice("# B\n\ntext\n", &section);
         assert!(appended.starts_with("# B\n\ntext\n\n"));
-        assert_eq!(existing_section(&appended), Some(section.trim_end()));
+        assert_eq!(
+            section_between(&appended, START, END),
+            Some(section.trim_end())
+        );
         let old = format!("# B\n{START}\nold\n{END}\ntail\n");
         let replaced = splice(&old, &section);
         assert_eq!(replaced, format!("# B\n{START}\nnew\n{END}\ntail\n"));
