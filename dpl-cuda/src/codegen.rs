@@ -1240,7 +1240,7 @@ impl<'f> Gen<'f> {
     /// returns it as a sequence in memory. Thread `t` (of the whole grid) uses elements
     /// `t * per ..` of it, written as [`Gen::write_scattered`] writes a ragged result's
     /// row (a `permute` gets per-thread duplicate flags the same way). `per`, a bound on
-    /// its length, is known before the launch ([`Gen::host_len`]); when none is, the
+    /// its length, is known before the launch ([`Gen::host_soac_len`]); when none is, the
     /// sequence stays lazy, which suffices where it is only written out as the element's
     /// result.
     fn materialize(
@@ -1285,56 +1285,62 @@ impl<'f> Gen<'f> {
         )
     }
 
-    /// A bound on the length of a per-element `scatter`/`scatter_reduce` (its
-    /// destination's) or `permute` (its index space's) as a host [`Count`], when one is
-    /// known before the launch.
-    fn host_len(&self, env: &Env, l: &LazySeq) -> Option<Count> {
-        match &l.soac.kind {
+    /// A bound on the length of the sequence combinator `soac` produces as a host
+    /// [`Count`]: a `scatter`/`scatter_reduce` is as long as its destination, a
+    /// `map`/`scan`/`permute` (a `gather` is a `map` over its indices) as its index space,
+    /// and a `filter` at most as long.
+    fn host_soac_len(&self, soac: &Soac) -> Option<Count> {
+        match &soac.kind {
             SoacKind::Scatter { dst } | SoacKind::ScatterReduce { dst, .. } => {
-                self.host_seq_len(env, *dst)
+                self.host_seq_len(*dst)
             }
-            _ => self.host_scalar(env, l.soac.len),
+            SoacKind::Reduce { .. } => None,
+            SoacKind::Map
+            | SoacKind::Scan { .. }
+            | SoacKind::ExclusiveScan { .. }
+            | SoacKind::Filter { .. }
+            | SoacKind::Permute => self.host_scalar(soac.len),
         }
     }
 
     /// A bound on the length of sequence `v` as a host [`Count`]: a top-level sequence's
-    /// length, the longest row of a top-level nested sequence `v` is a row of, or a `map`
-    /// (`replicate`, `indices`...) over such a length.
-    fn host_seq_len(&self, env: &Env, v: VarId) -> Option<Count> {
+    /// length, the longest row of a top-level nested sequence `v` is a row of, or the
+    /// bound [`Gen::host_soac_len`] gives for the combinator defining `v` (from its
+    /// input's bound, recursively: e.g. a `filter` of a row is bounded by the longest row).
+    fn host_seq_len(&self, v: VarId) -> Option<Count> {
         if self.host_vars.contains(&v) && !self.deferred.contains_key(&v) {
             return Some(Count::Len {
                 var: var(v),
                 path: Vec::new(),
             });
         }
-        if let Some(Expr::Index { seq: x, .. }) = self.defs.get(&v)
-            && self.host_vars.contains(x)
-            && !self.deferred.contains_key(x)
-            && matches!(self.ty(*x).elem(), Some(Type::Seq(_)))
-        {
-            return Some(Count::Longest {
-                var: var(*x),
-                path: Vec::new(),
-            });
-        }
-        match env.get(&v)? {
-            KVal::Lazy(l) if matches!(l.soac.kind, SoacKind::Map) => {
-                self.host_scalar(env, l.soac.len)
+        match self.defs.get(&v)? {
+            Expr::Index { seq: x, .. }
+                if self.host_vars.contains(x)
+                    && !self.deferred.contains_key(x)
+                    && matches!(self.ty(*x).elem(), Some(Type::Seq(_))) =>
+            {
+                Some(Count::Longest {
+                    var: var(*x),
+                    path: Vec::new(),
+                })
             }
+            Expr::Var(x) => self.host_seq_len(*x),
+            Expr::Soac(soac) => self.host_soac_len(soac),
             _ => None,
         }
     }
 
     /// A bound on a `usize` variable as a host [`Count`]: a top-level variable, a
     /// constant, a copy of one, or the length of a sequence [`Gen::host_seq_len`] bounds.
-    fn host_scalar(&self, env: &Env, v: VarId) -> Option<Count> {
+    fn host_scalar(&self, v: VarId) -> Option<Count> {
         if self.host_vars.contains(&v) {
             return Some(Count::Var(var(v)));
         }
         match self.defs.get(&v)? {
             Expr::Const(Const::Int(n)) => u64::try_from(*n).ok().map(Count::Const),
-            Expr::Var(x) => self.host_scalar(env, *x),
-            Expr::Len(x) => self.host_seq_len(env, *x),
+            Expr::Var(x) => self.host_scalar(*x),
+            Expr::Len(x) => self.host_seq_len(*x),
             _ => None,
         }
     }
@@ -4083,7 +4089,7 @@ impl<'f> Gen<'f> {
                 );
                 if scattered
                     && self.operand_use.contains(&s.var)
-                    && let Some(per) = self.host_len(env, &lazy)
+                    && let Some(per) = self.host_soac_len(&lazy.soac)
                 {
                     return self.materialize(k, c, env, &lazy, per, ctx);
                 }

@@ -438,3 +438,60 @@ fn per_row_permute_and_scatter_into_the_row_read_again() {
     );
     assert_eq!(errors, 2);
 }
+
+/// `n` rows for [`FILTER_SCATTER_READ`]: about one in five empty, one in four of the
+/// others with no positive element (filtered out entirely), and per row scatter indices
+/// into its positive elements (duplicates common: up to 12 of them into fewer slots; none
+/// when nothing is kept). With `bad = Some(i)`, row `i` also gets an index one past its
+/// filtered length (out of range).
+fn filtered_rows(r: &mut Rng, n: usize, bad: Option<usize>) -> Vec<Value> {
+    let (mut rows, mut idx) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    for i in 0..n {
+        let len = if r.next() % 5 == 0 { 0 } else { r.range(1, 30) };
+        let hi = if r.next() % 4 == 0 { 1 } else { 10 };
+        let row: Vec<i64> = (0..len).map(|_| r.range(-9, hi)).collect();
+        let kept = row.iter().filter(|&&v| v > 0).count();
+        let mut ix: Vec<usize> = if kept == 0 {
+            Vec::new()
+        } else {
+            (0..r.range(0, 13))
+                .map(|_| (r.next() % kept as u64) as usize)
+                .collect()
+        };
+        if bad == Some(i) {
+            ix.insert(ix.len() / 2, kept);
+        }
+        rows.push(seq(row));
+        idx.push(seq(ix));
+    }
+    vec![Value::seq(rows), Value::seq(idx)]
+}
+
+#[test]
+fn scatter_into_a_filter_read_again() {
+    // The scatter's destination is the row's filter, whose length has no host value: its
+    // per-thread temporary is sized by the longest row (a filter keeps at most its input).
+    // The later of two writes to a slot wins (the values record the position), empty and
+    // all-filtered-out rows give empty results.
+    let errors = check_with(
+        FILTER_SCATTER_READ,
+        0.0,
+        &SCHEDULES,
+        &[0, 1, 7, 33, 300],
+        &[0],
+        scratch,
+        |r, n, _| filtered_rows(r, n, None),
+    );
+    assert_eq!(errors, 0);
+    // An index past the filtered row: the interpreter's error.
+    let errors = check_with(
+        FILTER_SCATTER_READ,
+        0.0,
+        &SCHEDULES,
+        &[7, 33],
+        &[0],
+        scratch,
+        |r, n, _| filtered_rows(r, n, Some(3)),
+    );
+    assert_eq!(errors, 2);
+}

@@ -34,26 +34,3 @@ fn three_levels_of_nesting() {
     );
     assert!(m.contains("more than two levels"), "{m}");
 }
-
-#[test]
-fn scatter_into_a_filter_read_again() {
-    // Read again, a per-element scatter is stored per thread, which needs a bound on its
-    // length before the launch: a filter's length has none.
-    let m = message(
-        "fn inner($x: [[i64]]) -> [i64] {
-          $r: [i64] = map(|$row: [i64]| [] {
-            $f: [i64] = filter(|$v: i64| [] { $z: i64 = const 0; $g: bool = gt $v, $z; $g }, $row)
-            $ix: [usize] = indices($f)
-            $s: [i64] = scatter($f, $ix, $f)
-            $t: i64 = sum($s)
-            $t
-          }, $x)
-          $r
-        }",
-    );
-    assert!(
-        m.contains("nested `scatter` used other than as the result")
-            && m.contains("not known before the launch"),
-        "{m}"
-    );
-}

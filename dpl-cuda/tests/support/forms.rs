@@ -1,7 +1,8 @@
 //! Programs of the forms `tests/sim_forms.rs` runs on the simulator (also assembled by
 //! `tests/ptxas.rs`): top-level `scatter_reduce` of `bool`s and of tuples; per-element
 //! `scatter`/`scatter_reduce`/`permute` results read again inside the element function;
-//! per-element sequences chosen by an `if`.
+//! per-element sequences chosen by an `if`; a per-element `scatter` into a per-row
+//! `filter`, read again (its temporary sized by the longest row).
 
 pub const BOOL_OPS: &str = "
 fn bool_ops($v: [bool], $idx: [usize], $d: [bool]) -> ([bool], [bool], [bool], [bool]) {
@@ -168,6 +169,26 @@ fn row_permute_read($x: [[i64]], $idx: [[usize]]) -> [(i64, i64)] {
   $r
 }";
 
+pub const FILTER_SCATTER_READ: &str = "
+fn filter_scatter_read($x: [[i64]], $idx: [[usize]]) -> [(i64, usize, i64)] {
+  $r: [(i64, usize, i64)] = map(|$row: [i64], $ix: [usize]| [] {
+    $f: [i64] = filter(|$v: i64| [] { $z: i64 = const 0; $g: bool = gt $v, $z; $g }, $row)
+    $jx: [usize] = indices($ix)
+    $vals: [i64] = map(|$j: usize| [] { $ji: i64 = cast $j as i64; $ten: i64 = const 10; $m: i64 = mul $ji, $ten; $one: i64 = const 1; $m1: i64 = add $m, $one; $m1 }, $jx)
+    $s: [i64] = scatter($vals, $ix, $f)
+    $si: [usize] = indices($s)
+    $w: [i64] = map(|$k: usize| [$s] { $e: i64 = index(index) $s[$k]; $kk: i64 = cast $k as i64; $p: i64 = mul $e, $kk; $p }, $si)
+    $ws: i64 = sum($w)
+    $l: usize = len($s)
+    $fi: [usize] = indices($f)
+    $s2: [i64] = scatter($f, $fi, $f)
+    $t2: i64 = sum($s2)
+    $res: (i64, usize, i64) = tuple($ws, $l, $t2)
+    $res
+  }, $x, $idx)
+  $r
+}";
+
 /// Every program above, by name.
 pub const FORMS: &[(&str, &str)] = &[
     ("bool_ops", BOOL_OPS),
@@ -181,6 +202,7 @@ pub const FORMS: &[(&str, &str)] = &[
     ("row_if_seq", ROW_IF_SEQ),
     ("row_if_seq_read", ROW_IF_SEQ_READ),
     ("row_permute_read", ROW_PERMUTE_READ),
+    ("filter_scatter_read", FILTER_SCATTER_READ),
 ];
 
 /// The programs above with a `[[T]]` parameter, also compiled with a warp and a block per
@@ -191,4 +213,5 @@ pub const FORMS_NESTED: &[(&str, &str)] = &[
     ("row_if_seq", ROW_IF_SEQ),
     ("row_if_seq_read", ROW_IF_SEQ_READ),
     ("row_permute_read", ROW_PERMUTE_READ),
+    ("filter_scatter_read", FILTER_SCATTER_READ),
 ];
