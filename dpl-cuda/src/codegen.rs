@@ -1306,7 +1306,8 @@ impl<'f> Gen<'f> {
     /// A bound on the length of sequence `v` as a host [`Count`]: a top-level sequence's
     /// length, the longest row of a top-level nested sequence `v` is a row of, or the
     /// bound [`Gen::host_soac_len`] gives for the combinator defining `v` (from its
-    /// input's bound, recursively: e.g. a `filter` of a row is bounded by the longest row).
+    /// input's bound, recursively: e.g. a `filter` of a row is bounded by the longest row),
+    /// or the larger of the bounds of the sequences an `if` chooses from.
     fn host_seq_len(&self, v: VarId) -> Option<Count> {
         if self.host_vars.contains(&v) && !self.deferred.contains_key(&v) {
             return Some(Count::Len {
@@ -1327,12 +1328,14 @@ impl<'f> Gen<'f> {
             }
             Expr::Var(x) => self.host_seq_len(*x),
             Expr::Soac(soac) => self.host_soac_len(soac),
+            Expr::If(_, a, b) => self.host_either(a, b, Self::host_seq_len),
             _ => None,
         }
     }
 
     /// A bound on a `usize` variable as a host [`Count`]: a top-level variable, a
-    /// constant, a copy of one, or the length of a sequence [`Gen::host_seq_len`] bounds.
+    /// constant, a copy of one, the length of a sequence [`Gen::host_seq_len`] bounds, or
+    /// the larger of the bounds of the values an `if` chooses from.
     fn host_scalar(&self, v: VarId) -> Option<Count> {
         if self.host_vars.contains(&v) {
             return Some(Count::Var(var(v)));
@@ -1341,8 +1344,25 @@ impl<'f> Gen<'f> {
             Expr::Const(Const::Int(n)) => u64::try_from(*n).ok().map(Count::Const),
             Expr::Var(x) => self.host_scalar(*x),
             Expr::Len(x) => self.host_seq_len(*x),
+            Expr::If(_, a, b) => self.host_either(a, b, Self::host_scalar),
             _ => None,
         }
+    }
+
+    /// The larger of the bounds `bound` gives for the results of the two branches of an
+    /// `if`, when both have one.
+    fn host_either(
+        &self,
+        a: &Block,
+        b: &Block,
+        bound: fn(&Self, VarId) -> Option<Count>,
+    ) -> Option<Count> {
+        let (x, y) = (bound(self, a.result)?, bound(self, b.result)?);
+        Some(if x == y {
+            x
+        } else {
+            Count::Max(Box::new(x), Box::new(y))
+        })
     }
 
     /// Writes a per-element `scatter` / `scatter_reduce` (a copy of `dst`, then each
@@ -4436,7 +4456,8 @@ impl<'f> Gen<'f> {
                 "a nested `{}` used other than as the result of an element function, \
                  whose length is not known before the launch (read again, it is stored \
                  per thread when its length is bounded by a captured sequence's, a \
-                 constant, a top-level `usize` or the longest row of a nested parameter)",
+                 constant, a top-level `usize` or the longest row of a nested parameter, \
+                 or derived from one by `map`, `scan`, `filter`, `gather`, `scatter` or `if`)",
                 kind.name()
             )),
         }

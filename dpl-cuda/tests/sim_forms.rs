@@ -472,7 +472,8 @@ fn scatter_into_a_filter_read_again() {
     // The scatter's destination is the row's filter, whose length has no host value: its
     // per-thread temporary is sized by the longest row (a filter keeps at most its input).
     // The later of two writes to a slot wins (the values record the position), empty and
-    // all-filtered-out rows give empty results.
+    // all-filtered-out rows give empty results. A third scatter goes into the row (short
+    // rows) or its filter, as an `if` chooses: bounded by the larger of the two bounds.
     let errors = check_with(
         FILTER_SCATTER_READ,
         0.0,

@@ -34,3 +34,31 @@ fn three_levels_of_nesting() {
     );
     assert!(m.contains("more than two levels"), "{m}");
 }
+
+#[test]
+fn scatter_into_a_sequence_of_a_computed_length_read_again() {
+    // Read again, a per-element scatter is stored per thread, which needs a bound on its
+    // length before the launch: a length read from the element's data has none.
+    let m = message(
+        "fn inner($x: [[usize]]) -> [u32] {
+          $r: [u32] = map(|$row: [usize]| [] {
+            $z: usize = const 0
+            $n: usize = index(index) $row[$z]
+            $zero: u32 = const 0
+            $d: [u32] = replicate($zero, $n)
+            $k: usize = len($row)
+            $one: u32 = const 1
+            $ones: [u32] = replicate($one, $k)
+            $s: [u32] = scatter($ones, $row, $d)
+            $t: u32 = sum($s)
+            $t
+          }, $x)
+          $r
+        }",
+    );
+    assert!(
+        m.contains("nested `scatter` used other than as the result")
+            && m.contains("not known before the launch"),
+        "{m}"
+    );
+}

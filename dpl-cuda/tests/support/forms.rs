@@ -2,7 +2,8 @@
 //! `tests/ptxas.rs`): top-level `scatter_reduce` of `bool`s and of tuples; per-element
 //! `scatter`/`scatter_reduce`/`permute` results read again inside the element function;
 //! per-element sequences chosen by an `if`; a per-element `scatter` into a per-row
-//! `filter`, read again (its temporary sized by the longest row).
+//! `filter` or into a sequence an `if` chooses, read again (their temporaries sized by
+//! the longest row).
 
 pub const BOOL_OPS: &str = "
 fn bool_ops($v: [bool], $idx: [usize], $d: [bool]) -> ([bool], [bool], [bool], [bool]) {
@@ -128,8 +129,8 @@ fn row_if_seq($x: [[i32]]) -> [[i32]] {
 }";
 
 pub const ROW_IF_SEQ_READ: &str = "
-fn row_if_seq_read($x: [[i64]], $y: [i64]) -> [(i64, usize, i64)] {
-  $r: [(i64, usize, i64)] = map(|$row: [i64]| [$y] {
+fn row_if_seq_read($x: [[i64]], $y: [i64]) -> [(i64, usize, i64, i64)] {
+  $r: [(i64, usize, i64, i64)] = map(|$row: [i64]| [$y] {
     $n: usize = len($row)
     $three: usize = const 3
     $short: bool = lt $n, $three
@@ -170,8 +171,8 @@ fn row_permute_read($x: [[i64]], $idx: [[usize]]) -> [(i64, i64)] {
 }";
 
 pub const FILTER_SCATTER_READ: &str = "
-fn filter_scatter_read($x: [[i64]], $idx: [[usize]]) -> [(i64, usize, i64)] {
-  $r: [(i64, usize, i64)] = map(|$row: [i64], $ix: [usize]| [] {
+fn filter_scatter_read($x: [[i64]], $idx: [[usize]]) -> [(i64, usize, i64, i64)] {
+  $r: [(i64, usize, i64, i64)] = map(|$row: [i64], $ix: [usize]| [] {
     $f: [i64] = filter(|$v: i64| [] { $z: i64 = const 0; $g: bool = gt $v, $z; $g }, $row)
     $jx: [usize] = indices($ix)
     $vals: [i64] = map(|$j: usize| [] { $ji: i64 = cast $j as i64; $ten: i64 = const 10; $m: i64 = mul $ji, $ten; $one: i64 = const 1; $m1: i64 = add $m, $one; $m1 }, $jx)
@@ -183,7 +184,17 @@ fn filter_scatter_read($x: [[i64]], $idx: [[usize]]) -> [(i64, usize, i64)] {
     $fi: [usize] = indices($f)
     $s2: [i64] = scatter($f, $fi, $f)
     $t2: i64 = sum($s2)
-    $res: (i64, usize, i64) = tuple($ws, $l, $t2)
+    $n: usize = len($row)
+    $five: usize = const 5
+    $short: bool = lt $n, $five
+    $c: [i64] = if $short { $row } else { $f }
+    $ci: [usize] = indices($c)
+    $cr: [usize] = map(|$q: usize| [] { $two: usize = const 2; $h: usize = div $q, $two; $h }, $ci)
+    $s3: [i64] = scatter($c, $cr, $c)
+    $ci3: [usize] = indices($s3)
+    $w3: [i64] = map(|$k3: usize| [$s3] { $e3: i64 = index(index) $s3[$k3]; $kk3: i64 = cast $k3 as i64; $p3: i64 = mul $e3, $kk3; $p3 }, $ci3)
+    $t3: i64 = sum($w3)
+    $res: (i64, usize, i64, i64) = tuple($ws, $l, $t2, $t3)
     $res
   }, $x, $idx)
   $r
