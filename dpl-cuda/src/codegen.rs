@@ -72,9 +72,9 @@ enum KVal {
     },
     /// A tuple.
     Tup(Vec<KVal>),
-    /// A sequence an `if` inside an element function chooses: not built; each consumer
-    /// branches on the condition and consumes the branch's sequence, evaluating that
-    /// branch's block there (see [`Gen::branch_seq`]).
+    /// A sequence an `if` inside an element function chooses (alone or inside a tuple it
+    /// chooses): not built; each consumer branches on the condition and consumes the
+    /// branch's sequence, evaluating that branch's block there (see [`Gen::branch_seq`]).
     Cond(Rc<CondSeq>),
 }
 
@@ -84,6 +84,9 @@ struct CondSeq {
     cond: Reg,
     then: Block,
     els: Block,
+    /// The field indices selecting the sequence in the branches' value (empty when the
+    /// `if` chooses a sequence; a tuple's sequence is chosen along with the tuple).
+    path: Vec<u32>,
 }
 
 /// How the rows of a nested sequence are found, decided at run time (kernel parameters,
@@ -144,47 +147,115 @@ impl KVal {
 
     /// The scalar leaves, in order.
     fn flatten(&self) -> R<Vec<Reg>> {
+        self.scalars(false)
+    }
+
+    /// The scalar leaves, in order; the sequences inside are skipped with `skip_seqs`,
+    /// an error otherwise.
+    fn scalars(&self, skip_seqs: bool) -> R<Vec<Reg>> {
         let mut out = Vec::new();
-        fn go(v: &KVal, out: &mut Vec<Reg>) -> R<()> {
+        fn go(v: &KVal, skip: bool, out: &mut Vec<Reg>) -> R<()> {
             match v {
                 KVal::S(r) => out.push(r.clone()),
-                KVal::Tup(vs) => vs.iter().try_for_each(|v| go(v, out))?,
+                KVal::Tup(vs) => vs.iter().try_for_each(|v| go(v, skip, out))?,
                 KVal::Seq { .. } | KVal::Lazy(_) | KVal::Cur { .. } | KVal::Cond(_) => {
-                    return unsupported("a sequence inside a value computed per element");
+                    if !skip {
+                        return unsupported("a sequence inside a value computed per element");
+                    }
                 }
             }
             Ok(())
         }
-        go(self, &mut out)?;
+        go(self, skip_seqs, &mut out)?;
         Ok(out)
+    }
+
+    /// The part of a tuple value `path` selects.
+    fn at(&self, path: &[u32]) -> R<KVal> {
+        match path.split_first() {
+            None => Ok(self.clone()),
+            Some((&n, rest)) => match self {
+                KVal::Tup(vs) if (n as usize) < vs.len() => vs[n as usize].at(rest),
+                _ => unsupported("a field of a non-tuple (internal)"),
+            },
+        }
+    }
+}
+
+/// The part of a tuple type `path` selects.
+fn type_at<'t>(ty: &'t Type, path: &[u32]) -> Option<&'t Type> {
+    match path.split_first() {
+        None => Some(ty),
+        Some((&n, rest)) => match ty {
+            Type::Tuple(ts) => type_at(ts.get(n as usize)?, rest),
+            _ => None,
+        },
+    }
+}
+
+/// Whether a tuple type holds a sequence.
+fn holds_seq(ty: &Type) -> bool {
+    match ty {
+        Type::Seq(_) => true,
+        Type::Tuple(ts) => ts.iter().any(holds_seq),
+        _ => false,
     }
 }
 
 /// The scalar leaves of a scalar or tuple type, in order.
 pub(crate) fn leaves(ty: &Type) -> R<Vec<Scalar>> {
+    scalar_leaves(ty, false)
+}
+
+/// The scalar leaves of a type, in order; its sequences are skipped with `skip_seqs`, an
+/// error otherwise.
+fn scalar_leaves(ty: &Type, skip_seqs: bool) -> R<Vec<Scalar>> {
     let mut out = Vec::new();
-    fn go(t: &Type, out: &mut Vec<Scalar>) -> R<()> {
+    fn go(t: &Type, skip: bool, out: &mut Vec<Scalar>) -> R<()> {
         match t {
             Type::Scalar(s) => out.push(*s),
-            Type::Tuple(ts) => ts.iter().try_for_each(|t| go(t, out))?,
+            Type::Tuple(ts) => ts.iter().try_for_each(|t| go(t, skip, out))?,
+            Type::Seq(_) if skip => {}
             Type::Seq(_) => return unsupported(format!("sequences as elements ({t})")),
             Type::Infer => return unsupported("an untyped variable"),
         }
         Ok(())
     }
-    go(ty, &mut out)?;
+    go(ty, skip_seqs, &mut out)?;
     Ok(out)
 }
 
 /// Rebuilds a structured value of type `ty` from its leaves.
 fn unflatten(ty: &Type, regs: &mut impl Iterator<Item = Reg>) -> R<KVal> {
+    unflatten_with(ty, regs, &mut Vec::new(), &mut |_| {
+        unsupported(format!("a value of type {ty} per element"))
+    })
+}
+
+/// [`unflatten`] for a type holding sequences: the sequence at field path `p` is `seq(p)`.
+fn unflatten_with(
+    ty: &Type,
+    regs: &mut dyn Iterator<Item = Reg>,
+    path: &mut Vec<u32>,
+    seq: &mut dyn FnMut(&[u32]) -> R<KVal>,
+) -> R<KVal> {
     Ok(match ty {
         Type::Scalar(_) => match regs.next() {
             Some(r) => KVal::S(r),
             None => return unsupported("too few leaves (internal)"),
         },
-        Type::Tuple(ts) => KVal::Tup(ts.iter().map(|t| unflatten(t, regs)).collect::<R<_>>()?),
-        _ => return unsupported(format!("a value of type {ty} per element")),
+        Type::Tuple(ts) => {
+            let mut vs = Vec::with_capacity(ts.len());
+            for (n, t) in ts.iter().enumerate() {
+                path.push(n as u32);
+                let v = unflatten_with(t, regs, path, seq);
+                path.pop();
+                vs.push(v?);
+            }
+            KVal::Tup(vs)
+        }
+        Type::Seq(_) => seq(path)?,
+        Type::Infer => return unsupported("an untyped variable"),
     })
 }
 
@@ -3916,25 +3987,36 @@ impl<'f> Gen<'f> {
                 cond: Self::get(env, *cv)?.reg()?.clone(),
                 then: t.clone(),
                 els: e.clone(),
+                path: Vec::new(),
             })),
             Expr::If(cv, t, e) => {
+                // A tuple holding sequences: its scalars are chosen here, each sequence
+                // where it is consumed (a `KVal::Cond` selecting it in the branches).
                 let cond = Self::get(env, *cv)?.reg()?.clone();
-                let ls = leaves(ty)?;
+                let seqs = holds_seq(ty);
+                let ls = scalar_leaves(ty, seqs)?;
                 let res: Vec<Reg> = ls.iter().map(|&l| k.reg(l)).collect();
                 let (els, end) = (k.label(), k.label());
                 k.ins(format!("@!{cond} bra {els}"));
-                let tv = self.block(k, c, env, t, ctx)?.flatten()?;
+                let tv = self.block(k, c, env, t, ctx)?.scalars(seqs)?;
                 for (d, s) in res.iter().zip(&tv) {
                     Self::mov(k, d, s);
                 }
                 k.ins(format!("bra {end}"));
                 k.place(&els);
-                let ev = self.block(k, c, env, e, ctx)?.flatten()?;
+                let ev = self.block(k, c, env, e, ctx)?.scalars(seqs)?;
                 for (d, s) in res.iter().zip(&ev) {
                     Self::mov(k, d, s);
                 }
                 k.place(&end);
-                unflatten(ty, &mut res.into_iter())?
+                unflatten_with(ty, &mut res.into_iter(), &mut Vec::new(), &mut |p| {
+                    Ok(KVal::Cond(Rc::new(CondSeq {
+                        cond: cond.clone(),
+                        then: t.clone(),
+                        els: e.clone(),
+                        path: p.to_vec(),
+                    })))
+                })?
             }
             Expr::Index {
                 seq,
@@ -4290,11 +4372,11 @@ impl<'f> Gen<'f> {
     ) -> R<()> {
         let (els, end) = (k.label(), k.label());
         k.ins(format!("@!{} bra {els}", cs.cond));
-        let v = self.block(k, c, env, &cs.then, ctx)?;
+        let v = self.block(k, c, env, &cs.then, ctx)?.at(&cs.path)?;
         f(self, k, env, v)?;
         k.ins(format!("bra {end}"));
         k.place(&els);
-        let v = self.block(k, c, env, &cs.els, ctx)?;
+        let v = self.block(k, c, env, &cs.els, ctx)?.at(&cs.path)?;
         f(self, k, env, v)?;
         k.place(&end);
         Ok(())
@@ -4629,7 +4711,7 @@ impl<'f> Gen<'f> {
             }
             KVal::Cur { idx, val, .. } if idx.name == i.name => Ok((**val).clone()),
             KVal::Cond(cs) => {
-                let Type::Seq(elem) = self.ty(cs.then.result) else {
+                let Some(Type::Seq(elem)) = type_at(self.ty(cs.then.result), &cs.path) else {
                     return unsupported("an `if` of sequences without a sequence type (internal)");
                 };
                 let out: Vec<Reg> = leaves(elem)?.iter().map(|&s| k.reg(s)).collect();

@@ -496,3 +496,34 @@ fn scatter_into_a_filter_read_again() {
     );
     assert_eq!(errors, 2);
 }
+
+#[test]
+fn per_row_tuples_holding_sequences_chosen_by_an_if() {
+    // The `if` chooses a tuple (a sum, (the row's filter, its length)) or (2, (a scan of
+    // the captured sequence, its length)): the scalars are chosen where the `if` is, the
+    // sequence where it is read (summed, measured, read at 0: an empty one fails there,
+    // as in the interpreter).
+    let errors = check_with(
+        ROW_IF_PAIR_READ,
+        0.0,
+        &SCHEDULES,
+        &[0, 1, 7, 33, 300],
+        &[0, 3],
+        |_| true,
+        |r, n, d| {
+            let x = Value::seq(
+                (0..n)
+                    .map(|_| {
+                        let len = r.range(0, 12);
+                        let lo = if r.next() % 8 == 0 { -9 } else { 1 };
+                        Value::seq((0..len).map(|_| Value::I64(r.range(lo, 9))).collect())
+                    })
+                    .collect(),
+            );
+            vec![x, i64s(r, d, -5, 5)]
+        },
+    );
+    // Short rows fail with an empty captured sequence (d = 0), long rows with no positive
+    // element; d = 3 with only short or mostly positive rows passes.
+    assert!(errors > 0 && errors < 5, "{errors}");
+}

@@ -3,7 +3,7 @@
 //! `scatter`/`scatter_reduce`/`permute` results read again inside the element function;
 //! per-element sequences chosen by an `if`; a per-element `scatter` into a per-row
 //! `filter` or into a sequence an `if` chooses, read again (their temporaries sized by
-//! the longest row).
+//! the longest row); a tuple holding a sequence chosen by an `if` per element, read.
 
 pub const BOOL_OPS: &str = "
 fn bool_ops($v: [bool], $idx: [usize], $d: [bool]) -> ([bool], [bool], [bool], [bool]) {
@@ -129,8 +129,8 @@ fn row_if_seq($x: [[i32]]) -> [[i32]] {
 }";
 
 pub const ROW_IF_SEQ_READ: &str = "
-fn row_if_seq_read($x: [[i64]], $y: [i64]) -> [(i64, usize, i64, i64)] {
-  $r: [(i64, usize, i64, i64)] = map(|$row: [i64]| [$y] {
+fn row_if_seq_read($x: [[i64]], $y: [i64]) -> [(i64, usize, i64)] {
+  $r: [(i64, usize, i64)] = map(|$row: [i64]| [$y] {
     $n: usize = len($row)
     $three: usize = const 3
     $short: bool = lt $n, $three
@@ -200,6 +200,42 @@ fn filter_scatter_read($x: [[i64]], $idx: [[usize]]) -> [(i64, usize, i64, i64)]
   $r
 }";
 
+pub const ROW_IF_PAIR_READ: &str = "
+fn row_if_pair_read($x: [[i64]], $y: [i64]) -> [(i64, usize, i64, i64)] {
+  $r: [(i64, usize, i64, i64)] = map(|$row: [i64]| [$y] {
+    $n: usize = len($row)
+    $four: usize = const 4
+    $long: bool = gt $n, $four
+    $p: (i64, ([i64], usize)) = if $long {
+      $f: [i64] = filter(|$v: i64| [] { $z: i64 = const 0; $g: bool = gt $v, $z; $g }, $row)
+      $fs: i64 = sum($row)
+      $fn: usize = len($f)
+      $fin: ([i64], usize) = tuple($f, $fn)
+      $pt: (i64, ([i64], usize)) = tuple($fs, $fin)
+      $pt
+    } else {
+      $sc: [i64] = scan(|$a: i64, $b: i64| [] { $ab: i64 = add $a, $b; $ab }, $y)
+      $two: i64 = const 2
+      $yn: usize = len($y)
+      $yin: ([i64], usize) = tuple($sc, $yn)
+      $py: (i64, ([i64], usize)) = tuple($two, $yin)
+      $py
+    }
+    $pa: i64 = $p.0
+    $q: ([i64], usize) = $p.1
+    $s: [i64] = $q.0
+    $m: usize = $q.1
+    $t: i64 = sum($s)
+    $l: usize = len($s)
+    $z2: usize = const 0
+    $first: i64 = index(index) $s[$z2]
+    $lm: usize = add $l, $m
+    $res: (i64, usize, i64, i64) = tuple($t, $lm, $pa, $first)
+    $res
+  }, $x)
+  $r
+}";
+
 /// Every program above, by name.
 pub const FORMS: &[(&str, &str)] = &[
     ("bool_ops", BOOL_OPS),
@@ -214,6 +250,7 @@ pub const FORMS: &[(&str, &str)] = &[
     ("row_if_seq_read", ROW_IF_SEQ_READ),
     ("row_permute_read", ROW_PERMUTE_READ),
     ("filter_scatter_read", FILTER_SCATTER_READ),
+    ("row_if_pair_read", ROW_IF_PAIR_READ),
 ];
 
 /// The programs above with a `[[T]]` parameter, also compiled with a warp and a block per
@@ -225,4 +262,5 @@ pub const FORMS_NESTED: &[(&str, &str)] = &[
     ("row_if_seq_read", ROW_IF_SEQ_READ),
     ("row_permute_read", ROW_PERMUTE_READ),
     ("filter_scatter_read", FILTER_SCATTER_READ),
+    ("row_if_pair_read", ROW_IF_PAIR_READ),
 ];
