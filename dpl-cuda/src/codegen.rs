@@ -193,7 +193,7 @@ fn type_at<'t>(ty: &'t Type, path: &[u32]) -> Option<&'t Type> {
     }
 }
 
-/// Whether a tuple type holds a sequence.
+/// Whether a type is or holds a sequence.
 fn holds_seq(ty: &Type) -> bool {
     match ty {
         Type::Seq(_) => true,
