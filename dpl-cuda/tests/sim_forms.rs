@@ -224,21 +224,6 @@ fn scatter_reduce_of_tuples_with_bools_under_locks() {
 
 const SCHEDULES: [Inner; 4] = [Inner::Seq, Inner::Warp, Inner::Block, Inner::Auto];
 
-/// `n` rows of lengths in `0..max_len` (about one in five empty), elements from `item`.
-fn ragged(r: &mut Rng, n: usize, max_len: i64, mut item: impl FnMut(&mut Rng) -> Value) -> Value {
-    let rows = (0..n)
-        .map(|_| {
-            let len = if r.next() % 5 == 0 {
-                0
-            } else {
-                r.range(0, max_len) as usize
-            };
-            Value::seq((0..len).map(|_| item(r)).collect())
-        })
-        .collect();
-    Value::seq(rows)
-}
-
 /// Uses the per-thread temporaries.
 fn scratch(p: &str) -> bool {
     p.contains("mad.lo.u64") && !p.contains("atom.acquire")

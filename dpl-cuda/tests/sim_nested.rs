@@ -77,21 +77,6 @@ fn check(
 
 const SIZES: [usize; 5] = [0, 1, 7, 33, 300];
 
-/// `n` rows of lengths in `0..max_len` (about one in five empty), elements from `item`.
-fn ragged(r: &mut Rng, n: usize, max_len: i64, mut item: impl FnMut(&mut Rng) -> Value) -> Value {
-    let rows = (0..n)
-        .map(|_| {
-            let len = if r.next() % 5 == 0 {
-                0
-            } else {
-                r.range(0, max_len) as usize
-            };
-            Value::seq((0..len).map(|_| item(r)).collect())
-        })
-        .collect();
-    Value::seq(rows)
-}
-
 /// `n` rows of exactly `width` elements (a `Matrix`).
 fn matrix(r: &mut Rng, n: usize, width: usize, mut item: impl FnMut(&mut Rng) -> Value) -> Value {
     Value::seq(

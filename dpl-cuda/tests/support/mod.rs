@@ -100,6 +100,26 @@ impl Rng {
     }
 }
 
+/// `n` rows of lengths in `0..max_len` (about one in five empty), elements from `item`.
+pub fn ragged(
+    r: &mut Rng,
+    n: usize,
+    max_len: i64,
+    mut item: impl FnMut(&mut Rng) -> Value,
+) -> Value {
+    let rows = (0..n)
+        .map(|_| {
+            let len = if r.next() % 5 == 0 {
+                0
+            } else {
+                r.range(0, max_len) as usize
+            };
+            Value::seq((0..len).map(|_| item(r)).collect())
+        })
+        .collect();
+    Value::seq(rows)
+}
+
 pub fn seq<T: Into<Value>>(xs: Vec<T>) -> Value {
     Value::seq(xs.into_iter().map(Into::into).collect())
 }
