@@ -209,3 +209,37 @@ pub fn first_diff(a: &Value, b: &Value, rel: f64) -> String {
         _ => String::new(),
     }
 }
+
+/// Checks a simulator run against the interpreter's: equal values (within `rel`) or the
+/// same error; panics naming `case` otherwise. Returns whether both failed.
+pub fn agree(
+    want: &Result<Value, dpl_core::interp::Error>,
+    got: &Result<Value, dpl_core::run::Error>,
+    rel: f64,
+    case: &str,
+) -> bool {
+    match (want, got) {
+        (Ok(w), Ok(g)) => {
+            assert!(
+                close(w, g, rel),
+                "{case}: {}\n want {}\n  got {}",
+                first_diff(w, g, rel),
+                short(w),
+                short(g),
+            );
+            false
+        }
+        (Err(w), Err(g)) => {
+            let w = w
+                .to_run_error(dpl_cuda::UNKNOWN_LOCATION)
+                .unwrap_or_else(|| panic!("interpreter failed: {w}"));
+            assert_eq!(&w, g, "{case}");
+            true
+        }
+        _ => panic!(
+            "{case}: want {:?}, got {:?}",
+            want.as_ref().map(short),
+            got.as_ref().map(short)
+        ),
+    }
+}
