@@ -288,6 +288,7 @@ fn gpu_arm(
         }
         Err(e) => {
             let reason = e.message;
+            dump(&name, &[("not-compiled.txt", &reason)]);
             summary.not_compiled = reason.clone();
             quote!(#private::gpu::Program::unsupported(#name, #reason))
         }

@@ -535,15 +535,18 @@ pub fn parse_usage(log: &str) -> Vec<(String, KernelUsage)> {
 /// `-Werror --warn-on-spills --warn-on-local-memory-usage -v`, and writes the register
 /// report `report` (Markdown: one row per kernel). Fails listing every file ptxas rejects.
 pub fn check_dump(dump: &Path, report: &Path) -> Result<(), String> {
-    let mut files = Vec::new();
+    let (mut files, mut not_compiled) = (Vec::new(), Vec::new());
     if dump.exists() {
         collect_files(dump, &mut |p| {
             if p.extension().is_some_and(|e| e == "ptx") {
                 files.push(p.to_path_buf());
+            } else if p.to_string_lossy().ends_with(".not-compiled.txt") {
+                not_compiled.push(p.to_path_buf());
             }
         })?;
     }
     files.sort();
+    not_compiled.sort();
     if files.is_empty() {
         return Err(format!(
             "no generated PTX under {} (was the test build made with DPL_DUMP and the `sim` feature?)",
@@ -607,6 +610,7 @@ pub fn check_dump(dump: &Path, report: &Path) -> Result<(), String> {
         text.push_str(&r);
         text.push('\n');
     }
+    text.push_str(&not_compiled_section(dump, &not_compiled)?);
     std::fs::write(report, text).map_err(|e| format!("cannot write {}: {e}", report.display()))?;
     println!(
         "xtask: ptxas accepted {} of {} generated PTX files ({kernels} kernels) for {}; report in {}",
@@ -620,6 +624,32 @@ pub fn check_dump(dump: &Path, report: &Path) -> Result<(), String> {
     } else {
         Err(failures.join("\n"))
     }
+}
+
+/// The report's list of the functions the GPU backend did not compile (their calls on a GPU
+/// place run on the CPU), one row per function with the reason `DPL_DUMP` recorded.
+fn not_compiled_section(dump: &Path, files: &[PathBuf]) -> Result<String, String> {
+    let mut text = format!(
+        "\n## Functions not compiled for the GPU\n\n\
+         {} function(s) of the test build run on the CPU when a GPU place is asked for; \
+         each says why.\n\n",
+        files.len()
+    );
+    if files.is_empty() {
+        return Ok(text);
+    }
+    text.push_str("| function | reason |\n|---|---|\n");
+    for f in files {
+        let reason = std::fs::read_to_string(f)
+            .map_err(|e| format!("cannot read {}: {e}", f.display()))?;
+        let rel = f.strip_prefix(dump).unwrap_or(f).display().to_string();
+        let name = rel.trim_end_matches(".not-compiled.txt");
+        text.push_str(&format!(
+            "| {name} | {} |\n",
+            reason.replace('|', "\\|").replace('\n', " ")
+        ));
+    }
+    Ok(text)
 }
 
 #[cfg(test)]
