@@ -896,7 +896,8 @@ pub enum Expr {
     If(VarId, Block, Block),
     /// `seq[index]` (any integer index type). `checked: Some(origin)` checks the bound at run
     /// time and reports `origin` when it fails; `None` means the index is in range by
-    /// construction (only produced by passes, never by the front end).
+    /// construction (produced by passes, and by the front end only for the reads of a
+    /// `stencil`, which it guards itself).
     Index {
         /// The sequence.
         seq: VarId,

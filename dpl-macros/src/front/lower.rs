@@ -31,6 +31,8 @@ use super::sig::{self, ParamSig, Signature};
 use super::{Lowered, Spans, path_text};
 
 /// Past this many variables inlining stops with an error (exponential closure nesting).
+mod stencil;
+
 const MAX_VARS: usize = 1 << 16;
 
 const CLOSURE_NOT_VALUE: &str = "a function is not a value here: closures and functions can be passed to primitives, bound with `let f = ...;`, or called";
@@ -523,6 +525,8 @@ struct Lowerer<'r> {
     reported: &'r mut Reported,
     in_module: bool,
     exhausted: bool,
+    /// The windows of the `stencil`s being lowered.
+    windows: stencil::Windows,
 }
 
 impl<'r> Lowerer<'r> {
@@ -585,6 +589,7 @@ impl<'r> Lowerer<'r> {
             reported,
             in_module,
             exhausted: false,
+            windows: stencil::Windows::default(),
         }
     }
 
@@ -628,6 +633,9 @@ impl<'r> Lowerer<'r> {
 
     fn emit(&mut self, name: &str, ty: Type, expr: Expr, span: proc_macro2::Span) -> VarId {
         let var = self.new_var(name, ty, span);
+        if let Expr::Var(v) = expr {
+            self.windows.copied(v, var);
+        }
         let span = self
             .vars
             .get(var.index())
@@ -1374,6 +1382,10 @@ impl<'r> Lowerer<'r> {
                     return self.fail(r, "slicing is not supported: index single elements, `x[i]`, or use `gather(x, idx)`");
                 }
                 let seq = self.value(&i.expr);
+                if let Some(vals) = self.windows.get(seq) {
+                    let vals = vals.to_vec();
+                    return self.window_elem(&vals, &i.index);
+                }
                 let index = self.value(&i.index);
                 self.emit("elem", Type::Infer, Expr::Index { seq, index, checked: Some(Origin::Index) }, cheap_span(e))
             }
@@ -1701,7 +1713,10 @@ impl<'r> Lowerer<'r> {
                     if let Some(prim) = Prim::from_name(&name) {
                         return self.prim_call(prim, c);
                     }
-                    if matches!(name.as_str(), "sort" | "sort_by_key" | "stencil") {
+                    if name == "stencil" {
+                        return self.stencil(c);
+                    }
+                    if matches!(name.as_str(), "sort" | "sort_by_key") {
                         return self.fail(
                             &c.func,
                             format!("`{name}` is not supported by this version of dpl"),

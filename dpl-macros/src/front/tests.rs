@@ -933,3 +933,54 @@ fn exponential_inlining_is_cut_off() {
     assert_eq!(e.len(), 1, "{e:#?}");
     assert!(start.elapsed().as_secs() < 20);
 }
+
+#[test]
+fn stencil_is_a_map_over_guarded_reads() {
+    let l = lower(parse_quote! {
+        fn f(x: &[f32]) -> Vec<f32> {
+            stencil(|w| w[0] + w[1] + w[2], x, [-1, 0, 1], 0.0)
+        }
+    });
+    let typed = typecheck(&l);
+    assert_eq!(top_prims(&typed), vec![Prim::Range, Prim::Map]);
+    let t = text(&l);
+    // Three reads, none checked: two behind a condition, one at the position itself.
+    assert_eq!(t.matches("index(unchecked)").count(), 3, "{t}");
+    assert_eq!(t.matches("if ").count(), 2, "{t}");
+    let two = lower(parse_quote! {
+        fn g(u: &Matrix<f64>) -> Nested<f64> {
+            stencil(|w| w[0] - w[1], u, &[(0, 0), (-1, 2)], 1.0)
+        }
+    });
+    let typed = typecheck(&two);
+    assert_eq!(ty(&typed, "stencil"), Type::seq(Type::seq(Type::Scalar(Scalar::F64))));
+}
+
+#[test]
+fn stencil_errors() {
+    let e = errors(parse_quote! {
+        fn f(x: &[f32], o: i32, k: usize) -> f32 {
+            let a = stencil(|w| w[0], x, o, 0.0);
+            let b = stencil(|w| w[0], x, [1, (0, 1)], 0.0);
+            let c = stencil(|w| w[k], x, [1], 0.0);
+            let d = stencil(|w| w[2], x, [-1, 1], 0.0);
+            let e = stencil(|w, v| w[0], x, [1], 0.0);
+            let g = stencil(|w| w[0], x, [], 0.0);
+            let h = stencil(|w| w[0], x, [1]);
+            let i = stencil(|w| w[0], x, [1.5], 0.0);
+            a + b + c + d + e + g + h + i
+        }
+    });
+    for needle in [
+        "the offsets of `stencil` are an array of constants written in the call",
+        "the offsets of `stencil` mix one and two dimensions",
+        "the window of `stencil` is indexed by constants",
+        "the window of this `stencil` has 2 values (one per offset): `w[0]`..`w[1]`, not `w[2]`",
+        "`stencil` calls its function with one argument, the window of neighbours, but this closure takes 2",
+        "`stencil` needs at least one offset",
+        "wrong number of arguments for `stencil`",
+        "each offset of `stencil` is an integer constant",
+    ] {
+        assert!(has(&e, needle), "missing {needle:?} in {e:#?}");
+    }
+}
