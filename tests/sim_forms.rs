@@ -10,7 +10,7 @@
 mod common;
 
 use common::*;
-use dpl::{Nested, Place};
+use dpl::{Error, Nested, Place};
 
 mod prog {
     use dpl::prelude::*;
@@ -69,6 +69,16 @@ mod prog {
     #[parallel]
     pub fn row_scatter_sum(x: &Nested<i64>, d: &[i64]) -> Vec<i64> {
         map(|r| sum(scatter(r, indices(r), d)), x)
+    }
+
+    #[parallel]
+    pub fn permute_rows(x: &Nested<i32>, idx: &[usize]) -> Result<Nested<i32>, Error> {
+        permute(x, idx)
+    }
+
+    #[parallel]
+    pub fn permute_filtered_rows(x: &Nested<i32>, idx: &[u32]) -> Nested<i32> {
+        permute(map(|r| filter(|v| v % 3 != 0, r), x), idx)
     }
 
     #[parallel]
@@ -199,7 +209,46 @@ fn row_permutes(place: Place) {
     });
 }
 
+/// `permute` of rows: each row lands at its target whatever the lengths (empty rows
+/// included), also when the rows are computed (filtered) first; a repeated target and one
+/// past the end are the errors a flat `permute` gives.
+fn row_permutations(place: Place) {
+    each_size(place, &[0, 1, 2, 1001], |n, rng| {
+        let x: Vec<Vec<i32>> = rows(rng, n, 20)
+            .into_iter()
+            .map(|r| r.into_iter().map(|v| (v % 100) as i32).collect())
+            .collect();
+        let idx = rng.permutation(n);
+        let mut want = vec![Vec::new(); n];
+        for (i, &t) in idx.iter().enumerate() {
+            want[t] = x[i].clone();
+        }
+        let nested = Nested::from_rows(x.clone());
+        let got = prog::permute_rows(&nested, &idx).expect("a permutation");
+        assert_eq!(got.to_vecs(), want);
+        let idx32: Vec<u32> = idx.iter().map(|&i| i as u32).collect();
+        let filtered: Vec<Vec<i32>> = want
+            .iter()
+            .map(|r| r.iter().copied().filter(|v| v % 3 != 0).collect())
+            .collect();
+        assert_eq!(
+            prog::permute_filtered_rows(&nested, &idx32).to_vecs(),
+            filtered
+        );
+        if n >= 2 {
+            let mut dup = idx.clone();
+            dup[n - 1] = dup[0];
+            let e = prog::permute_rows(&nested, &dup).expect_err("a repeated target");
+            assert!(matches!(e, Error::NotAPermutation { .. }), "{e:?}");
+            dup[n - 1] = n;
+            let e = prog::permute_rows(&nested, &dup).expect_err("a target past the end");
+            assert!(matches!(e, Error::IndexOutOfRange { .. }), "{e:?}");
+        }
+    });
+}
+
 on_every_place!(
+    row_permutations,
     any_by_key,
     sums_and_counts,
     min_first_by_key,
@@ -220,6 +269,8 @@ fn all_compiled_for_the_gpu() {
         dpl::inspect!(prog::row_histogram_max).gpu_not_compiled,
         dpl::inspect!(prog::row_scatter_sum).gpu_not_compiled,
         dpl::inspect!(prog::row_reversed_first).gpu_not_compiled,
+        dpl::inspect!(prog::permute_rows).gpu_not_compiled,
+        dpl::inspect!(prog::permute_filtered_rows).gpu_not_compiled,
     ];
     for r in reasons {
         assert!(r.is_empty(), "{r}");

@@ -2965,21 +2965,23 @@ impl<'f> Gen<'f> {
     /// Splits an `(index, value)` element; returns the index as `u64`, whether it was
     /// signed, and the value's leaves.
     fn pair(&mut self, k: &mut Kernel, v: KVal) -> R<(Reg, bool, Vec<Reg>)> {
+        let (idx, signed, value) = self.target(k, v)?;
+        Ok((idx, signed, value.flatten()?))
+    }
+
+    /// An `(index, value)` element of a scatter or permute: the index widened to 64 bits,
+    /// whether it was signed, and the value.
+    fn target(&mut self, k: &mut Kernel, v: KVal) -> R<(Reg, bool, KVal)> {
         let KVal::Tup(mut parts) = v else {
             return unsupported("(index, value) elements expected");
         };
         if parts.len() != 2 {
             return unsupported("(index, value) elements expected");
         }
-        let value = parts
-            .pop()
-            .map(|p| p.flatten())
-            .transpose()?
-            .unwrap_or_default();
-        let idx = parts.pop().map(|p| p.reg().cloned()).transpose()?;
-        let Some(idx) = idx else {
+        let (Some(value), Some(idx)) = (parts.pop(), parts.pop()) else {
             return unsupported("(index, value) elements expected");
         };
+        let idx = idx.reg()?.clone();
         if !idx.ty.is_int() {
             return unsupported("a non-integer scatter index");
         }
@@ -3293,21 +3295,35 @@ impl<'f> Gen<'f> {
         Ok(())
     }
 
+    /// `permute`: (1) each target index is checked and claims its slot (`owner`: the
+    /// largest `!i` wins); (2) each element whose claim held is written at its target, and
+    /// a lost claim is the duplicate error. Rows (elements that are sequences) take two
+    /// more steps: pass (2) writes each row's length at its target, an exclusive scan of
+    /// those gives the result's offsets, and (3) each row is written at the offset of its
+    /// target.
     fn permute(&mut self, s: &Stmt, soac: &Soac, steps: &mut Vec<Step>) -> R<()> {
         let Some(elem_ty) = self.ty(s.var).elem() else {
             return unsupported("permute without a sequence type");
         };
-        let ls = leaves(elem_ty)?;
+        let row = match elem_ty {
+            Type::Seq(row) => Some(&**row),
+            _ => None,
+        };
+        let ls = leaves(row.unwrap_or(elem_ty))?;
         let origin = origin_of(&soac.kind);
         let n_count = Count::Var(var(soac.len));
         let owner = self.alloc_leaves(&[Scalar::U64], &n_count, steps)[0];
-        let outs = self.alloc_leaves(&ls, &n_count, steps);
+        // The elements, or the rows' lengths.
+        let outs = match row {
+            None => self.alloc_leaves(&ls, &n_count, steps),
+            Some(_) => self.alloc_leaves(&[Scalar::U64], &n_count, steps),
+        };
         let per_block = u64::from(self.bsize());
         for pass in 0..2 {
-            let (mut k, c) = self.new_kernel(if pass == 0 {
-                "permute_owners"
-            } else {
-                "permute"
+            let (mut k, c) = self.new_kernel(match (pass, row) {
+                (0, _) => "permute_owners",
+                (_, None) => "permute",
+                (_, Some(_)) => "permute_row_sizes",
             });
             let mut env = self.bind_captures(&mut k, &[&soac.elem])?;
             let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
@@ -3323,7 +3339,7 @@ impl<'f> Gen<'f> {
                 fail: Some(cont.clone()),
             };
             let e = self.elem(&mut k, &c, &mut env, &soac.elem, &i, &ctx)?;
-            let (idx, signed, vals) = self.pair(&mut k, e)?;
+            let (idx, signed, value) = self.target(&mut k, e)?;
             let key = k.reg(Scalar::U64);
             k.ins(format!("add.s64 {key}, {n}, {i}"));
             let ctx2 = Ctx {
@@ -3367,6 +3383,10 @@ impl<'f> Gen<'f> {
                     &idx,
                     &n,
                 );
+                let vals = match row {
+                    None => value.flatten()?,
+                    Some(_) => vec![self.seq_len(&mut k, &c, &mut env, &value, &ctx)?],
+                };
                 for (r, p) in vals.iter().zip(&ptrs) {
                     self.store(&mut k, p, &idx, r);
                 }
@@ -3377,12 +3397,47 @@ impl<'f> Gen<'f> {
             steps.push(self.stride_launch(kid, &n_count, per_block, args));
         }
         steps.push(Step::CheckErrors);
+        let Some(row) = row else {
+            steps.push(Step::BindSeq {
+                var: var(s.var),
+                elem: elem_ty.clone(),
+                bufs: outs.into_iter().map(Buf::Temp).collect(),
+                len: n_count,
+                offs: None,
+            });
+            return Ok(());
+        };
+
+        // Rows: every target is valid and claimed once (the errors were checked).
+        let (offs, total) = self.offsets(outs[0], &n_count, steps)?;
+        let values = self.alloc_leaves(&ls, &Count::Temp(total), steps);
+        let (mut k, c) = self.new_kernel("permute_row_fill");
+        let mut env = self.bind_captures(&mut k, &[&soac.elem])?;
+        let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
+        let op = Self::temp_ptrs(&mut k, &[offs])[0].clone();
+        let ptrs = Self::temp_ptrs(&mut k, &values);
+        let (i, stride, top, cont, end) = self.grid_stride_head(&mut k, &c, &n);
+        let ctx = Ctx {
+            key: i.clone(),
+            fail: Some(cont.clone()),
+        };
+        let e = self.elem(&mut k, &c, &mut env, &soac.elem, &i, &ctx)?;
+        let (idx, _, value) = self.target(&mut k, e)?;
+        let a = Self::addr(&mut k, &op, &idx, Scalar::U64);
+        let base = k.reg(Scalar::U64);
+        k.ins(format!("ld.global.u64 {base}, [{a}]"));
+        self.write_seq(&mut k, &c, &mut env, &value, &ptrs, &base, &ctx)?;
+        Self::loop_tail(&mut k, &i, &stride, &top, &cont, &end);
+        let args = k.args.clone();
+        let kid = self.push_kernel(k);
+        steps.push(self.stride_launch(kid, &n_count, per_block, args));
+        steps.push(Step::CheckErrors);
         steps.push(Step::BindSeq {
             var: var(s.var),
-            elem: elem_ty.clone(),
-            bufs: outs.into_iter().map(Buf::Temp).collect(),
+            elem: Type::seq(row.clone()),
+            bufs: values.into_iter().map(Buf::Temp).collect(),
             len: n_count,
-            offs: None,
+            offs: Some(Buf::Temp(offs)),
         });
         Ok(())
     }
