@@ -2,7 +2,7 @@
 //! `scatter_reduce` of `bool`s (`||`, `&`) and of tuples (component-wise sums and counts;
 //! a general operator: the smallest value and its first position per key), and per-row
 //! `scatter`/`scatter_reduce`/`permute` results read again inside the row's function
-//! (summed, their maximum, a reversed row's first element). Each runs on every place
+//! (summed, their maximum, a reversed row's first element), and `permute` of rows. Each runs on every place
 //! against plain Rust, at sizes from empty to large, with few keys (many collisions, one
 //! key: every index equal) and many; on the simulator every one of them must run as PTX
 //! (no CPU fallback).

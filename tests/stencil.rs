@@ -175,7 +175,7 @@ fn two_dimensions(place: Place) {
                     .collect()
             })
             .collect();
-        let _place = dpl::with_place(place, || {
+        dpl::with_place(place, || {
             let row_major = Matrix::row_major(rows, cols, data.clone()).unwrap();
             assert_eq!(prog::laplacian(&row_major).to_vecs(), want, "{rows}x{cols}");
             // The same grid stored by columns: the rows are strided views.

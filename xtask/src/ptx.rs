@@ -640,8 +640,8 @@ fn not_compiled_section(dump: &Path, files: &[PathBuf]) -> Result<String, String
     }
     text.push_str("| function | reason |\n|---|---|\n");
     for f in files {
-        let reason = std::fs::read_to_string(f)
-            .map_err(|e| format!("cannot read {}: {e}", f.display()))?;
+        let reason =
+            std::fs::read_to_string(f).map_err(|e| format!("cannot read {}: {e}", f.display()))?;
         let rel = f.strip_prefix(dump).unwrap_or(f).display().to_string();
         let name = rel.trim_end_matches(".not-compiled.txt");
         text.push_str(&format!(

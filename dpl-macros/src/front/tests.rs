@@ -953,7 +953,10 @@ fn stencil_is_a_map_over_guarded_reads() {
         }
     });
     let typed = typecheck(&two);
-    assert_eq!(ty(&typed, "stencil"), Type::seq(Type::seq(Type::Scalar(Scalar::F64))));
+    assert_eq!(
+        ty(&typed, "stencil"),
+        Type::seq(Type::seq(Type::Scalar(Scalar::F64)))
+    );
 }
 
 #[test]
