@@ -948,15 +948,6 @@ impl<'f> Gen<'f> {
             return unsupported("an element function without exactly one index parameter");
         }
         self.start_group(DEFAULT_BLOCK);
-        if self.inner != crate::Inner::Seq
-            && matches!(soac.kind, SoacKind::Filter { .. })
-            && matches!(self.ty(s.var).elem(), Some(Type::Seq(_)))
-        {
-            // Said in the PTX comment and `GpuProgram::blocks`, not silently ignored (a
-            // `map` producing rows says it where it falls back, see
-            // `Gen::nested_map_scheduled`).
-            self.cur.note = Some(THREAD_PER_ROW);
-        }
         match &soac.kind {
             SoacKind::Map if self.ty(s.var).elem().is_some_and(holds_seq_in_tuple) => {
                 self.deferred.insert(s.var, soac.clone());
@@ -966,10 +957,14 @@ impl<'f> Gen<'f> {
                 let Some(Type::Seq(row)) = self.ty(s.var).elem() else {
                     return unsupported("a filter of rows without a row type (internal)");
                 };
-                self.nested_filter(s, soac, pred, row, steps)
+                self.rows_scheduled(soac, steps, &mut |g, group, steps| {
+                    g.nested_filter(s, soac, pred, row, group, steps)
+                })
             }
             SoacKind::Map => match self.ty(s.var).elem() {
-                Some(Type::Seq(row)) => self.nested_map_scheduled(s, soac, row, steps),
+                Some(Type::Seq(row)) => self.rows_scheduled(soac, steps, &mut |g, group, steps| {
+                    g.nested_map(s, soac, row, group, steps)
+                }),
                 _ => match self.inner {
                     crate::Inner::Seq => self.map(s, soac, steps),
                     crate::Inner::Warp => self.map_warp(s, soac, steps),
@@ -1118,29 +1113,30 @@ impl<'f> Gen<'f> {
         Ok(())
     }
 
-    /// A `map` whose elements are sequences (a ragged result) under the inner schedule
-    /// asked for: with a warp or a block per row ([`Gen::nested_map`] with a group) when
-    /// the row can be written by a group ([`Gen::write_grouped`]: rows, captured
-    /// sequences, and `map`s, `scan`s and `filter`s of them in any order); otherwise, or
-    /// with `inner = "seq"`, a thread per row, which the kernels' block-size reason says
-    /// when an inner schedule was asked for. `inner = "auto"` compiles both, chosen at run
-    /// time from the shape of the rows the element function reads ([`Step::ByShape`]).
-    fn nested_map_scheduled(
+    /// A `map` or a `filter` whose elements are sequences (a ragged result) under the
+    /// inner schedule asked for: `rows(group)` generates it with a warp or a block per
+    /// row (`Some(false)` / `Some(true)`, see [`Gen::nested_map`], [`Gen::nested_filter`])
+    /// or a thread per row (`None`). The group version is used when it can be generated
+    /// (the row written by a group, [`Gen::write_grouped`]: rows, captured sequences, and
+    /// `map`s, `scan`s and `filter`s of them); otherwise, or with `inner = "seq"`, a
+    /// thread per row, which the kernels' block-size reason says when an inner schedule
+    /// was asked for. `inner = "auto"` compiles both, chosen at run time from the shape of
+    /// the rows the element function reads ([`Step::ByShape`]).
+    fn rows_scheduled(
         &mut self,
-        s: &Stmt,
         soac: &Soac,
-        row: &Type,
         steps: &mut Vec<Step>,
+        rows: &mut dyn FnMut(&mut Self, Option<bool>, &mut Vec<Step>) -> R<()>,
     ) -> R<()> {
         let shape = self.shape_source(soac);
         let block = match self.inner {
-            crate::Inner::Seq => return self.nested_map(s, soac, row, None, steps),
+            crate::Inner::Seq => return rows(self, None, steps),
             crate::Inner::Warp => false,
             crate::Inner::Block => true,
             crate::Inner::Auto if shape.is_some() => false,
             crate::Inner::Auto => {
                 self.cur.note = Some(THREAD_PER_ROW);
-                return self.nested_map(s, soac, row, None, steps);
+                return rows(self, None, steps);
             }
         };
         // The group version, undone (kernels, sites, temporaries) if the row cannot be
@@ -1152,10 +1148,7 @@ impl<'f> Gen<'f> {
             self.temps,
         );
         let mut grouped = Vec::new();
-        if self
-            .nested_map(s, soac, row, Some(block), &mut grouped)
-            .is_err()
-        {
+        if rows(self, Some(block), &mut grouped).is_err() {
             self.kernels.truncate(mark.0);
             self.kinfo.truncate(mark.1);
             self.sites.truncate(mark.2);
@@ -1164,14 +1157,14 @@ impl<'f> Gen<'f> {
             self.owner = None;
             self.set_group(self.cur.group, DEFAULT_BLOCK);
             self.cur.note = Some(THREAD_PER_ROW);
-            return self.nested_map(s, soac, row, None, steps);
+            return rows(self, None, steps);
         }
         match shape {
-            Some(rows) if self.inner == crate::Inner::Auto => {
+            Some(shape) if self.inner == crate::Inner::Auto => {
                 let mut seq = Vec::new();
-                self.nested_map(s, soac, row, None, &mut seq)?;
+                rows(self, None, &mut seq)?;
                 steps.push(Step::ByShape {
-                    rows,
+                    rows: shape,
                     warp: grouped,
                     seq,
                 });
@@ -1329,16 +1322,7 @@ impl<'f> Gen<'f> {
                 k.ins(format!("ld.global.u64 {stop}, [{a}+8]"));
                 let size = k.reg(Scalar::U64);
                 k.ins(format!("sub.s64 {size}, {stop}, {base}"));
-                // In report mode every thread writes the row alone, in order, so the
-                // failure recorded first is the first in sequential order.
-                let rep = Self::report_mode(&mut k, &c);
-                let alone = k.label();
-                k.ins(format!("@{rep} bra {alone}"));
-                let grp = self.group(&mut k, &gl);
-                self.write_grouped(&mut k, &c, &mut env, &v, &ptrs, &base, &size, &grp)?;
-                k.ins(format!("bra {}", gl.cont));
-                k.place(&alone);
-                self.write_seq(&mut k, &c, &mut env, &v, &ptrs, &base, &ctx)?;
+                self.write_rows_grouped(&mut k, &c, &mut env, &v, &ptrs, &base, &size, &gl, &ctx)?;
                 Self::group_loop_tail(&mut k, &gl);
                 Ok(())
             })(),
@@ -1817,61 +1801,112 @@ impl<'f> Gen<'f> {
     /// kept and its length if so; (2) exclusive scans of the flags (positions of the kept
     /// rows, and their number) and of the lengths (where each kept row's elements go);
     /// (3) each kept row written at its place, its offset at its position.
+    ///
+    /// With `group` (`Some(true)`: a block per row, `Some(false)`: a warp), (1) and (3)
+    /// give each row a group of threads, as [`Gen::nested_map`] does: the element
+    /// function and the predicate are evaluated by every thread (their inner reductions
+    /// split across the group), the row measured and written by the group. Fails when the
+    /// row cannot be written by a group.
     fn nested_filter(
         &mut self,
         s: &Stmt,
         soac: &Soac,
         pred: &Lambda,
         row: &Type,
+        group: Option<bool>,
         steps: &mut Vec<Step>,
     ) -> R<()> {
         let ls = match leaves(row) {
             Ok(ls) => ls,
             Err(_) => return unsupported(format!("sequences of `[{row}]` as results")),
         };
+        if group == Some(true) {
+            self.set_group(self.cur.group, GROUP_BLOCK);
+        }
+        let per_block = match group {
+            None => u64::from(self.bsize()),
+            Some(false) => u64::from(self.warps()),
+            Some(true) => 1,
+        };
+        let suffix = match group {
+            None => "",
+            Some(false) => "_warp",
+            Some(true) => "_block",
+        };
         let n_count = Count::Var(var(soac.len));
-        let per_block = u64::from(self.bsize());
         let flags = self.alloc_leaves(&[Scalar::U64], &n_count, steps)[0];
         let sizes = self.alloc_leaves(&[Scalar::U64], &n_count, steps)[0];
-        // Evaluates the element and the predicate; returns (row, keep).
-        // (Predicate failures are keyed after every element's, as the flat filter does.)
+        // Evaluates the element and the predicate (split across a group when given);
+        // returns (row, keep). (Predicate failures are keyed after every element's, as
+        // the flat filter does.)
         let kept = |g: &mut Self,
                     k: &mut Kernel,
                     c: &Common,
                     env: &mut Env,
                     i: &Reg,
                     n: &Reg,
-                    ctx: &Ctx| {
-            let v = g.elem(k, c, env, &soac.elem, i, ctx)?;
-            env.insert(pred.params[0], v.clone());
-            let key = k.reg(Scalar::U64);
-            k.ins(format!("add.s64 {key}, {n}, {i}"));
-            let pctx = Ctx {
-                key,
-                fail: ctx.fail.clone(),
-            };
-            let keep = g.block(k, c, env, &pred.body, &pctx)?.reg()?.clone();
-            Ok::<_, Unsupported>((v, keep))
+                    ctx: &Ctx,
+                    split: Option<Split>| {
+            g.split = split;
+            let v = (|| {
+                let v = g.elem(k, c, env, &soac.elem, i, ctx)?;
+                env.insert(pred.params[0], v.clone());
+                let key = k.reg(Scalar::U64);
+                k.ins(format!("add.s64 {key}, {n}, {i}"));
+                let pctx = Ctx {
+                    key,
+                    fail: ctx.fail.clone(),
+                };
+                let keep = g.block(k, c, env, &pred.body, &pctx)?.reg()?.clone();
+                Ok::<_, Unsupported>((v, keep))
+            })();
+            g.split = None;
+            v
         };
 
-        let (mut k, c) = self.new_kernel("row_filter_sizes");
+        let (mut k, c) = self.new_kernel(&format!("row_filter_sizes{suffix}"));
         let mut env = self.bind_captures(&mut k, &[&soac.elem, pred])?;
         let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
         let fp = Self::temp_ptrs(&mut k, &[flags])[0].clone();
         let sp = Self::temp_ptrs(&mut k, &[sizes])[0].clone();
-        let (i, stride, top, cont, end) = self.grid_stride_head(&mut k, &c, &n);
-        let ctx = Ctx {
-            key: i.clone(),
-            fail: Some(cont.clone()),
-        };
-        let (v, keep) = kept(self, &mut k, &c, &mut env, &i, &n, &ctx)?;
-        let len = self.seq_len(&mut k, &c, &mut env, &v, &ctx)?;
-        let f = Self::flag(&mut k, Some(&keep));
-        let sz = k.reg(Scalar::U64);
-        k.ins(format!("selp.u64 {sz}, {len}, 0, {keep}"));
-        self.store(&mut k, &fp, &i, &f);
-        self.store(&mut k, &sp, &i, &sz);
-        Self::loop_tail(&mut k, &i, &stride, &top, &cont, &end);
+        match group {
+            None => {
+                let (i, stride, top, cont, end) = self.grid_stride_head(&mut k, &c, &n);
+                let ctx = Ctx {
+                    key: i.clone(),
+                    fail: Some(cont.clone()),
+                };
+                let (v, keep) = kept(self, &mut k, &c, &mut env, &i, &n, &ctx, None)?;
+                let len = self.seq_len(&mut k, &c, &mut env, &v, &ctx)?;
+                let f = Self::flag(&mut k, Some(&keep));
+                let sz = k.reg(Scalar::U64);
+                k.ins(format!("selp.u64 {sz}, {len}, 0, {keep}"));
+                self.store(&mut k, &fp, &i, &f);
+                self.store(&mut k, &sp, &i, &sz);
+                Self::loop_tail(&mut k, &i, &stride, &top, &cont, &end);
+            }
+            Some(block) => {
+                let gl = Self::group_loop_head(&mut k, &c, &n, block);
+                let ctx = Ctx {
+                    key: gl.i.clone(),
+                    fail: Some(gl.cont.clone()),
+                };
+                let split = Split {
+                    block,
+                    lane: gl.lane.clone(),
+                };
+                let (v, keep) = kept(self, &mut k, &c, &mut env, &gl.i, &n, &ctx, Some(split))?;
+                let grp = self.group(&mut k, &gl);
+                let len = self.group_len(&mut k, &c, &mut env, &v, &grp)?;
+                let f = Self::flag(&mut k, Some(&keep));
+                let sz = k.reg(Scalar::U64);
+                k.ins(format!("selp.u64 {sz}, {len}, 0, {keep}"));
+                k.ins(format!("@!{} bra {}", gl.leader, gl.cont));
+                self.store(&mut k, &fp, &gl.i, &f);
+                self.store(&mut k, &sp, &gl.i, &sz);
+                Self::group_loop_tail(&mut k, &gl);
+            }
+        }
         let args = k.args.clone();
         let k1 = self.push_kernel(k);
         steps.push(self.stride_launch(k1, &n_count, per_block, args));
@@ -1883,7 +1918,7 @@ impl<'f> Gen<'f> {
         let n1 = Count::Add(Box::new(Count::Temp(rows)), Box::new(Count::Const(1)));
         let out_offs = self.alloc_leaves(&[Scalar::U64], &n1, steps)[0];
 
-        let (mut k, c) = self.new_kernel("row_filter");
+        let (mut k, c) = self.new_kernel(&format!("row_filter{suffix}"));
         let mut env = self.bind_captures(&mut k, &[&soac.elem, pred])?;
         let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
         let pp = Self::temp_ptrs(&mut k, &[pos])[0].clone();
@@ -1901,18 +1936,49 @@ impl<'f> Gen<'f> {
         let last_off = self.load_leaves(&mut k, std::slice::from_ref(&ep), &n, &[Scalar::U64]);
         self.store(&mut k, &op, &last_pos[0], &last_off[0]);
         k.place(&skip);
-        let (i, stride, top, cont, end) = self.grid_stride_head(&mut k, &c, &n);
-        let ctx = Ctx {
-            key: i.clone(),
-            fail: Some(cont.clone()),
-        };
-        let (v, keep) = kept(self, &mut k, &c, &mut env, &i, &n, &ctx)?;
-        k.ins(format!("@!{keep} bra {cont}"));
-        let at = self.load_leaves(&mut k, std::slice::from_ref(&pp), &i, &[Scalar::U64]);
-        let base = self.load_leaves(&mut k, std::slice::from_ref(&ep), &i, &[Scalar::U64]);
-        self.store(&mut k, &op, &at[0], &base[0]);
-        self.write_seq(&mut k, &c, &mut env, &v, &ptrs, &base[0], &ctx)?;
-        Self::loop_tail(&mut k, &i, &stride, &top, &cont, &end);
+        match group {
+            None => {
+                let (i, stride, top, cont, end) = self.grid_stride_head(&mut k, &c, &n);
+                let ctx = Ctx {
+                    key: i.clone(),
+                    fail: Some(cont.clone()),
+                };
+                let (v, keep) = kept(self, &mut k, &c, &mut env, &i, &n, &ctx, None)?;
+                k.ins(format!("@!{keep} bra {cont}"));
+                let at = self.load_leaves(&mut k, std::slice::from_ref(&pp), &i, &[Scalar::U64]);
+                let base = self.load_leaves(&mut k, std::slice::from_ref(&ep), &i, &[Scalar::U64]);
+                self.store(&mut k, &op, &at[0], &base[0]);
+                self.write_seq(&mut k, &c, &mut env, &v, &ptrs, &base[0], &ctx)?;
+                Self::loop_tail(&mut k, &i, &stride, &top, &cont, &end);
+            }
+            Some(block) => {
+                let gl = Self::group_loop_head(&mut k, &c, &n, block);
+                let ctx = Ctx {
+                    key: gl.i.clone(),
+                    fail: Some(gl.cont.clone()),
+                };
+                let split = Split {
+                    block,
+                    lane: gl.lane.clone(),
+                };
+                let (v, keep) = kept(self, &mut k, &c, &mut env, &gl.i, &n, &ctx, Some(split))?;
+                // The same in every thread of the group.
+                k.ins(format!("@!{keep} bra {}", gl.cont));
+                let a = Self::addr(&mut k, &ep, &gl.i, Scalar::U64);
+                let (base, stop) = (k.reg(Scalar::U64), k.reg(Scalar::U64));
+                k.ins(format!("ld.global.u64 {base}, [{a}]"));
+                k.ins(format!("ld.global.u64 {stop}, [{a}+8]"));
+                let size = k.reg(Scalar::U64);
+                k.ins(format!("sub.s64 {size}, {stop}, {base}"));
+                let at = self.load_leaves(&mut k, std::slice::from_ref(&pp), &gl.i, &[Scalar::U64]);
+                let not_leader = k.label();
+                k.ins(format!("@!{} bra {not_leader}", gl.leader));
+                self.store(&mut k, &op, &at[0], &base);
+                k.place(&not_leader);
+                self.write_rows_grouped(&mut k, &c, &mut env, &v, &ptrs, &base, &size, &gl, &ctx)?;
+                Self::group_loop_tail(&mut k, &gl);
+            }
+        }
         let args = k.args.clone();
         let k2 = self.push_kernel(k);
         steps.push(self.stride_launch(k2, &n_count, per_block, args));
@@ -1925,6 +1991,33 @@ impl<'f> Gen<'f> {
             offs: Some(Buf::Temp(out_offs)),
         });
         Ok(())
+    }
+
+    /// Writes row `v` of a group loop's element at `base` of `ptrs` (`size` elements,
+    /// from the sizes pass) with the group ([`Gen::write_grouped`]); in report mode every
+    /// thread writes it alone, in order ([`Gen::write_seq`]), so the failure recorded
+    /// first is the first in sequential order. Ends at the loop's next element.
+    #[allow(clippy::too_many_arguments)]
+    fn write_rows_grouped(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        env: &mut Env,
+        v: &KVal,
+        ptrs: &[Reg],
+        base: &Reg,
+        size: &Reg,
+        gl: &GroupLoop,
+        ctx: &Ctx,
+    ) -> R<()> {
+        let rep = Self::report_mode(k, c);
+        let alone = k.label();
+        k.ins(format!("@{rep} bra {alone}"));
+        let grp = self.group(k, gl);
+        self.write_grouped(k, c, env, v, ptrs, base, size, &grp)?;
+        k.ins(format!("bra {}", gl.cont));
+        k.place(&alone);
+        self.write_seq(k, c, env, v, ptrs, base, ctx)
     }
 
     /// Writes the elements of a sequence value at `base`, `base + 1`, ... of `ptrs`.

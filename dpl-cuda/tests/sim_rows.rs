@@ -1,11 +1,11 @@
 //! Maps producing rows (ragged results) with a warp or a block per row
 //! (`inner = "warp"` / `"block"` / `"auto"`): elementwise maps over rows, zipped rows and
-//! gathers (form 1), scans (form 2), filters (form 3) and their compositions give what
-//! plain Rust computes, under every schedule, for rows of 0, 1, 31/32/33, block ± 1 and
-//! tens of thousands of elements and for no rows; failures inside the element function
-//! are the interpreter's (and the thread-per-row schedule's) error. The kernels are
-//! really a warp / a block per row (names, block-size reasons, instructions) and the
-//! warp's stores and loads are coalesced.
+//! gathers (form 1), scans (form 2), filters (form 3), their compositions and filters of
+//! rows give what plain Rust computes, under every schedule, for rows of 0, 1, 31/32/33,
+//! block ± 1 and tens of thousands of elements and for no rows; failures inside the
+//! element function are the interpreter's (and the thread-per-row schedule's) error. The
+//! kernels are really a warp / a block per row (names, block-size reasons, instructions)
+//! and the warp's stores and loads are coalesced.
 #![cfg(feature = "sim")]
 
 mod support;
@@ -457,6 +457,42 @@ fn scans_and_filters_composed() {
     check(SCAN_OF_FILTER, 0.0, &cs);
 }
 
+#[test]
+fn filters_of_rows() {
+    let i = |x: &i64| Value::I64(*x);
+    let cs = cases(
+        false,
+        |r| r.range(-100, 100),
+        |rows| vec![nested(rows, i)],
+        |rows| {
+            let kept: Vec<Vec<i64>> = rows
+                .iter()
+                .filter(|r| r.iter().sum::<i64>() > 0)
+                .cloned()
+                .collect();
+            Some(nested(&kept, i))
+        },
+    );
+    check(KEEP_ROWS_BY_SUM, 0.0, &cs);
+
+    // Rows shorter than 2 fail (reported at the first such row).
+    let i = |x: &i32| Value::I32(*x);
+    let cs = cases(
+        false,
+        |r| r.range(-100, 100) as i32,
+        |rows| vec![nested(rows, i)],
+        |rows| {
+            rows.iter().all(|r| r.len() >= 2).then(|| {
+                let kept: Vec<Vec<i32>> = rows.iter().filter(|r| r[1] > 0).cloned().collect();
+                nested(&kept, i)
+            })
+        },
+    );
+    let failing = cs.iter().filter(|c| c.want.is_none()).count();
+    assert_eq!(check(KEEP_ROWS_BY_SECOND, 0.0, &cs), failing);
+    assert!(failing > 0 && failing < cs.len());
+}
+
 /// The kernels of `prog` whose names end with `suffix`, with their block-size reasons.
 fn kernels<'p>(prog: &'p GpuProgram, suffix: &str) -> Vec<(&'p str, &'p str)> {
     prog.kernels
@@ -482,6 +518,10 @@ fn launched(prog: &GpuProgram, steps: &[Step]) -> Vec<String> {
 fn rows_get_a_warp_or_a_block_each() {
     for (name, src) in ROWS {
         let c = compiled(src);
+        if name.starts_with("keep_rows") {
+            filter_of_rows_kernels(name, &c.fused);
+            continue;
+        }
         let filters = matches!(
             *name,
             "positives" | "div_filter" | "filter_of_scan" | "scan_of_filter"
@@ -565,6 +605,27 @@ fn rows_get_a_warp_or_a_block_each() {
             "{name}"
         );
         assert!(prog.blocks.iter().all(|b| !b.why.contains("not applied")));
+    }
+}
+
+/// A filter of rows: its sizes and fill kernels are a warp / a block per row.
+fn filter_of_rows_kernels(name: &str, f: &dpl_core::ir::Function) {
+    for (inner, what) in [(Inner::Warp, "warp"), (Inner::Block, "block")] {
+        let opts = Options {
+            inner,
+            ..Options::default()
+        };
+        let prog = dpl_cuda::compile_with(f, &opts).expect("compiles");
+        assert!(prog.blocks.iter().all(|b| !b.why.contains("not applied")));
+        for k in ["row_filter_sizes", "row_filter"] {
+            let suffix = format!("_{k}_{what}");
+            assert_eq!(
+                kernels(&prog, &suffix).len(),
+                1,
+                "{name}: {:?}",
+                prog.kernels
+            );
+        }
     }
 }
 

@@ -2,7 +2,8 @@
 //! (`inner = "warp"` / `"block"`, see the crate README's "Inner schedules"): elementwise
 //! maps over a row, over two rows zipped and gathers from a captured sequence (form 1),
 //! inclusive and exclusive scans over a row (form 2), filters over a row (form 3), and
-//! compositions; each with a failing variant (division by zero, index out of range).
+//! compositions, each with a failing variant (division by zero, index out of range);
+//! and filters of rows.
 //! Run by `tests/sim_rows.rs`, assembled by `tests/ptxas.rs`.
 
 /// Form 1: each row scaled.
@@ -148,6 +149,20 @@ fn scan_of_filter($x: [[i64]]) -> [[i64]] {
   $r
 }";
 
+/// A filter of rows by their sums (a reduction in the predicate, split across the group).
+pub const KEEP_ROWS_BY_SUM: &str = "
+fn keep_rows_by_sum($x: [[i64]]) -> [[i64]] {
+  $k: [[i64]] = filter(|$row: [i64]| [] { $s: i64 = sum($row); $z: i64 = const 0; $g: bool = gt $s, $z; $g }, $x)
+  $k
+}";
+
+/// A filter of rows by their second element (a row shorter than 2 fails).
+pub const KEEP_ROWS_BY_SECOND: &str = "
+fn keep_rows_by_second($x: [[i32]]) -> [[i32]] {
+  $k: [[i32]] = filter(|$row: [i32]| [] { $one: usize = const 1; $v: i32 = index(index) $row[$one]; $z: i32 = const 0; $g: bool = gt $v, $z; $g }, $x)
+  $k
+}";
+
 /// Every program above, with its name.
 pub const ROWS: &[(&str, &str)] = &[
     ("scale_rows", SCALE_ROWS),
@@ -162,4 +177,6 @@ pub const ROWS: &[(&str, &str)] = &[
     ("div_filter", DIV_FILTER),
     ("filter_of_scan", FILTER_OF_SCAN),
     ("scan_of_filter", SCAN_OF_FILTER),
+    ("keep_rows_by_sum", KEEP_ROWS_BY_SUM),
+    ("keep_rows_by_second", KEEP_ROWS_BY_SECOND),
 ];
