@@ -432,6 +432,10 @@ struct Split {
     lane: Reg,
 }
 
+/// The generator of a combinator producing rows, with a warp (`Some(false)`), a block
+/// (`Some(true)`) or a thread (`None`) per row ([`Gen::rows_scheduled`]).
+type RowsGen<'b, 'f> = dyn FnMut(&mut Gen<'f>, Option<bool>, &mut Vec<Step>) -> R<()> + 'b;
+
 /// The loop of a kernel with a group of threads (a warp or a block) per element
 /// ([`Gen::group_loop_head`]).
 #[derive(Clone, Debug)]
@@ -1126,7 +1130,7 @@ impl<'f> Gen<'f> {
         &mut self,
         soac: &Soac,
         steps: &mut Vec<Step>,
-        rows: &mut dyn FnMut(&mut Self, Option<bool>, &mut Vec<Step>) -> R<()>,
+        rows: &mut RowsGen<'_, 'f>,
     ) -> R<()> {
         let shape = self.shape_source(soac);
         let block = match self.inner {
