@@ -5,7 +5,9 @@
 //! streaming kernels (map, reduce, scan — the single-pass look-back scan and, for
 //! comparison, reduce-then-scan) within 1.1x of the ideal sectors, and the
 //! vector-CSR (`inner = "warp"`) and ELL SpMV kernels below scalar CSR in sectors per
-//! nonzero on the 5-point Laplacian. Every result is checked against plain Rust first.
+//! nonzero on the 5-point Laplacian; and a ragged result (the rows of a power-law matrix
+//! scaled) with a thread, a warp and a block per row. Every result is checked against
+//! plain Rust first.
 //!
 //! `cargo xtask gpu-report` runs it (release build, with `DPL_DUMP` so it can add the
 //! register counts ptxas reports for the same kernels) and writes the section of
@@ -60,6 +62,27 @@ mod flat {
     #[parallel]
     pub fn histogram(keys: &[u32], bins: &[u32]) -> Vec<u32> {
         scatter_reduce(|a, b| a + b, replicate(1u32, len(keys)), keys, bins)
+    }
+}
+
+/// Ragged results: each row of a `Nested` scaled, with a thread per row (the default), a
+/// warp per row and a block per row.
+mod ragged {
+    use dpl::prelude::*;
+
+    #[parallel]
+    pub fn scale_rows(rows: &Nested<f32>, a: f32) -> Nested<f32> {
+        map(|r| map(|v| v * a, r), rows)
+    }
+
+    #[parallel(inner = "warp")]
+    pub fn scale_rows_warp(rows: &Nested<f32>, a: f32) -> Nested<f32> {
+        map(|r| map(|v| v * a, r), rows)
+    }
+
+    #[parallel(inner = "block")]
+    pub fn scale_rows_block(rows: &Nested<f32>, a: f32) -> Nested<f32> {
+        map(|r| map(|v| v * a, r), rows)
     }
 }
 
@@ -288,6 +311,53 @@ fn main() {
         || kernels::spmv_ell(&ell_vals, &ell_cols, &xv),
         |r| close(r, &want, 1e-5),
     ));
+
+    // Ragged results: the rows of a power-law matrix scaled (a few rows of thousands of
+    // elements among many short ones).
+    let pl = Csr::power_law(4096, 4096, 2, 1.2, 7);
+    let (pv, _) = pl.to_nested();
+    let pnnz = pv.total_len() as u64;
+    let scaled: Vec<Vec<f32>> = pv
+        .to_vecs()
+        .iter()
+        .map(|r| r.iter().map(|v| v * 1.5).collect())
+        .collect();
+    let longest = pv.to_vecs().iter().map(Vec::len).max().unwrap_or(0);
+    let ragged_what = |s: &str| {
+        format!(
+            "ragged map: rows scaled, {s}, power-law {}x{} ({pnnz} elements, longest row {longest})",
+            pl.rows(),
+            pl.cols()
+        )
+    };
+    let scale: [(dpl::Inspect, &str, fn(&Nested<f32>, f32) -> Nested<f32>); 3] = [
+        (
+            dpl::inspect!(ragged::scale_rows),
+            "thread per row",
+            ragged::scale_rows,
+        ),
+        (
+            dpl::inspect!(ragged::scale_rows_warp),
+            "warp per row",
+            ragged::scale_rows_warp,
+        ),
+        (
+            dpl::inspect!(ragged::scale_rows_block),
+            "block per row",
+            ragged::scale_rows_block,
+        ),
+    ];
+    for (info, how, f) in scale {
+        cases.push(measure(
+            info,
+            ragged_what(how),
+            pnnz,
+            None,
+            false,
+            || f(&pv, 1.5),
+            |r| r.to_vecs() == scaled,
+        ));
+    }
 
     // The table.
     println!(

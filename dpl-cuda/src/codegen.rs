@@ -36,6 +36,14 @@ pub const GROUP_BLOCK: u32 = 128;
 /// costs a few hundred instructions per thread, so each thread should accumulate several).
 const REDUCE_PER_THREAD: u64 = 8;
 
+/// Said after the block-size reason of the kernels of a `map` or `filter` producing rows
+/// that run a thread per row although an inner schedule was asked for.
+const THREAD_PER_ROW: &str =
+    "the inner schedule asked for is not applied to sequences of rows: a thread per element";
+/// Said after the block-size reason of the sizes kernel of a `map` producing rows with a
+/// warp or a block per row, when that kernel runs a thread per row on purpose.
+const LENGTHS_ONLY: &str = "a thread per row for the sizes alone: they need only the rows' lengths";
+
 type R<T> = Result<T, Unsupported>;
 
 fn unsupported<T>(msg: impl Into<String>) -> R<T> {
@@ -333,6 +341,19 @@ struct StatusPtrs {
 /// The per-element callback of [`Gen::for_each`] and [`Gen::stream`]: `(position, element)`.
 type Body<'b, 'f> = dyn FnMut(&mut Gen<'f>, &mut Kernel, &mut Env, &Reg, KVal) -> R<()> + 'b;
 
+/// The per-chunk callback of a group's streaming ([`Gen::stream_grouped`]):
+/// `(position, valid, element)`.
+type GroupBody<'b, 'f> =
+    dyn FnMut(&mut Gen<'f>, &mut Kernel, &mut Env, &Reg, &Reg, KVal) -> R<()> + 'b;
+
+/// An element of a group's chunk loop at a position ([`Gen::chunks`]), with the context
+/// its checks use.
+type GroupElem<'b, 'f> = dyn FnMut(&mut Gen<'f>, &mut Kernel, &mut Env, &Reg, &Ctx) -> R<KVal> + 'b;
+
+/// A value evaluated where a thread has an element ([`Gen::guarded`]), with the context
+/// its checks use.
+type Guarded<'b, 'f> = dyn FnMut(&mut Gen<'f>, &mut Kernel, &mut Env, &Ctx) -> R<KVal> + 'b;
+
 /// The generator for one function.
 pub(crate) struct Gen<'f> {
     f: &'f Function,
@@ -409,6 +430,47 @@ struct Split {
     block: bool,
     /// The thread's position in its group.
     lane: Reg,
+}
+
+/// The generator of a combinator producing rows, with a warp (`Some(false)`), a block
+/// (`Some(true)`) or a thread (`None`) per row ([`Gen::rows_scheduled`]).
+type RowsGen<'b, 'f> = dyn FnMut(&mut Gen<'f>, Option<bool>, &mut Vec<Step>) -> R<()> + 'b;
+
+/// The loop of a kernel with a group of threads (a warp or a block) per element
+/// ([`Gen::group_loop_head`]).
+#[derive(Clone, Debug)]
+struct GroupLoop {
+    /// A block per element (else a warp).
+    block: bool,
+    /// The element's index (the same in every thread of the group).
+    i: Reg,
+    /// The step of `i`: the number of groups of the grid.
+    stride: Reg,
+    /// The thread's position in its group.
+    lane: Reg,
+    /// Whether the thread is the group's first.
+    leader: Reg,
+    /// The loop's labels: its top, the next element, its end.
+    top: String,
+    cont: String,
+    end: String,
+}
+
+/// A group of threads (a warp or a block) writing or measuring one row of a ragged
+/// result together (see [`Gen::stream_grouped`]): thread `lane` takes the positions
+/// `lane, lane + width, ...` of each sequence, in chunks of `width`.
+#[derive(Clone, Debug)]
+struct Group {
+    /// A whole block (else a warp).
+    block: bool,
+    /// The thread's position in its group (`u32`).
+    lane: Reg,
+    /// The group's width (`u64`): 32 or the block's threads.
+    width: Reg,
+    /// The key of the row's failures (its index).
+    key: Reg,
+    /// Where the whole group goes when a check fails in the row.
+    fail: String,
 }
 
 /// A tuple type with a sequence somewhere inside.
@@ -890,15 +952,6 @@ impl<'f> Gen<'f> {
             return unsupported("an element function without exactly one index parameter");
         }
         self.start_group(DEFAULT_BLOCK);
-        if self.inner != crate::Inner::Seq
-            && matches!(soac.kind, SoacKind::Map | SoacKind::Filter { .. })
-            && matches!(self.ty(s.var).elem(), Some(Type::Seq(_)))
-        {
-            // Said in the PTX comment and `GpuProgram::blocks`, not silently ignored.
-            self.cur.note = Some(
-                "the inner schedule asked for is not applied to sequences of rows: a thread per element",
-            );
-        }
         match &soac.kind {
             SoacKind::Map if self.ty(s.var).elem().is_some_and(holds_seq_in_tuple) => {
                 self.deferred.insert(s.var, soac.clone());
@@ -908,10 +961,14 @@ impl<'f> Gen<'f> {
                 let Some(Type::Seq(row)) = self.ty(s.var).elem() else {
                     return unsupported("a filter of rows without a row type (internal)");
                 };
-                self.nested_filter(s, soac, pred, row, steps)
+                self.rows_scheduled(soac, steps, &mut |g, group, steps| {
+                    g.nested_filter(s, soac, pred, row, group, steps)
+                })
             }
             SoacKind::Map => match self.ty(s.var).elem() {
-                Some(Type::Seq(row)) => self.nested_map(s, soac, row, steps),
+                Some(Type::Seq(row)) => self.rows_scheduled(soac, steps, &mut |g, group, steps| {
+                    g.nested_map(s, soac, row, group, steps)
+                }),
                 _ => match self.inner {
                     crate::Inner::Seq => self.map(s, soac, steps),
                     crate::Inner::Warp => self.map_warp(s, soac, steps),
@@ -1060,35 +1117,164 @@ impl<'f> Gen<'f> {
         Ok(())
     }
 
+    /// A `map` or a `filter` whose elements are sequences (a ragged result) under the
+    /// inner schedule asked for: `rows(group)` generates it with a warp or a block per
+    /// row (`Some(false)` / `Some(true)`, see [`Gen::nested_map`], [`Gen::nested_filter`])
+    /// or a thread per row (`None`). The group version is used when it can be generated
+    /// (the row written by a group, [`Gen::write_grouped`]: rows, captured sequences, and
+    /// `map`s, `scan`s and `filter`s of them); otherwise, or with `inner = "seq"`, a
+    /// thread per row, which the kernels' block-size reason says when an inner schedule
+    /// was asked for. `inner = "auto"` compiles both, chosen at run time from the shape of
+    /// the rows the element function reads ([`Step::ByShape`]).
+    fn rows_scheduled(
+        &mut self,
+        soac: &Soac,
+        steps: &mut Vec<Step>,
+        rows: &mut RowsGen<'_, 'f>,
+    ) -> R<()> {
+        let shape = self.shape_source(soac);
+        let block = match self.inner {
+            crate::Inner::Seq => return rows(self, None, steps),
+            crate::Inner::Warp => false,
+            crate::Inner::Block => true,
+            crate::Inner::Auto if shape.is_some() => false,
+            crate::Inner::Auto => {
+                self.cur.note = Some(THREAD_PER_ROW);
+                return rows(self, None, steps);
+            }
+        };
+        // The group version, undone (kernels, sites, temporaries) if the row cannot be
+        // written by a group.
+        let mark = (
+            self.kernels.len(),
+            self.kinfo.len(),
+            self.sites.len(),
+            self.temps,
+        );
+        let mut grouped = Vec::new();
+        if rows(self, Some(block), &mut grouped).is_err() {
+            self.kernels.truncate(mark.0);
+            self.kinfo.truncate(mark.1);
+            self.sites.truncate(mark.2);
+            self.temps = mark.3;
+            self.split = None;
+            self.owner = None;
+            self.set_group(self.cur.group, DEFAULT_BLOCK);
+            self.cur.note = Some(THREAD_PER_ROW);
+            return rows(self, None, steps);
+        }
+        match shape {
+            Some(shape) if self.inner == crate::Inner::Auto => {
+                let mut seq = Vec::new();
+                rows(self, None, &mut seq)?;
+                steps.push(Step::ByShape {
+                    rows: shape,
+                    warp: grouped,
+                    seq,
+                });
+            }
+            _ => steps.extend(grouped),
+        }
+        Ok(())
+    }
+
+    /// Whether the length of an element function's result needs no work beyond reading
+    /// lengths: its top-level statements (and those of its `if`s) hold no combinator
+    /// other than `map`, `scan` and `exclusive_scan` (which stay lazy, their length being
+    /// their index space's): no reduction, `filter` (counted) or `scatter`/`permute`.
+    fn lengths_only(&self, b: &Block) -> bool {
+        b.stmts.iter().all(|st| match &st.expr {
+            Expr::Soac(x) => matches!(
+                x.kind,
+                SoacKind::Map | SoacKind::Scan { .. } | SoacKind::ExclusiveScan { .. }
+            ),
+            Expr::If(_, t, e) => self.lengths_only(t) && self.lengths_only(e),
+            // An element of a map not stored is its element function, evaluated here.
+            Expr::Index { seq, .. } => self
+                .deferred
+                .get(seq)
+                .is_none_or(|d| self.lengths_only(&d.elem.body)),
+            _ => true,
+        })
+    }
+
     /// A `map` whose elements are sequences (a nested result, rows of any lengths), in
     /// phases: (1) each element's length into `sizes`; (2) an exclusive scan of the sizes
     /// gives the row offsets and the total, read back to allocate the leaves exactly;
     /// (3) each element again, written at its offset.
-    fn nested_map(&mut self, s: &Stmt, soac: &Soac, row: &Type, steps: &mut Vec<Step>) -> R<()> {
+    ///
+    /// With `group` (`Some(true)`: a block per row, `Some(false)`: a warp), (1) and (3)
+    /// give each row a group of threads: every thread evaluates the element function (its
+    /// inner reductions split across the group), then the group measures
+    /// ([`Gen::group_len`]) or writes ([`Gen::write_grouped`]) the row together. (1) stays
+    /// a thread per row when the lengths need no work ([`Gen::lengths_only`]). Fails when
+    /// the row cannot be written by a group.
+    fn nested_map(
+        &mut self,
+        s: &Stmt,
+        soac: &Soac,
+        row: &Type,
+        group: Option<bool>,
+        steps: &mut Vec<Step>,
+    ) -> R<()> {
         let ls = match leaves(row) {
             Ok(ls) => ls,
             Err(_) => return unsupported(format!("sequences of `[{row}]` as results")),
         };
+        if group == Some(true) {
+            self.set_group(self.cur.group, GROUP_BLOCK);
+        }
+        let per_block = |g: &Self, grp: Option<bool>| match grp {
+            None => u64::from(g.bsize()),
+            Some(false) => u64::from(g.warps()),
+            Some(true) => 1,
+        };
         let n_count = Count::Var(var(soac.len));
-        let per_block = u64::from(self.bsize());
         let sizes = self.alloc_leaves(&[Scalar::U64], &n_count, steps)[0];
 
-        let (mut k, c) = self.new_kernel("row_sizes");
+        let sized_by = group.filter(|_| !self.lengths_only(&soac.elem.body));
+        let (mut k, c) = self.new_kernel(match sized_by {
+            None => "row_sizes",
+            Some(false) => "row_sizes_warp",
+            Some(true) => "row_sizes_block",
+        });
         let mut env = self.bind_captures(&mut k, &[&soac.elem])?;
         let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
         let sp = Self::temp_ptrs(&mut k, &[sizes])[0].clone();
-        let (i, stride, top, cont, end) = self.grid_stride_head(&mut k, &c, &n);
-        let ctx = Ctx {
-            key: i.clone(),
-            fail: Some(cont.clone()),
-        };
-        let v = self.elem(&mut k, &c, &mut env, &soac.elem, &i, &ctx)?;
-        let len = self.seq_len(&mut k, &c, &mut env, &v, &ctx)?;
-        self.store(&mut k, &sp, &i, &len);
-        Self::loop_tail(&mut k, &i, &stride, &top, &cont, &end);
+        match sized_by {
+            None => {
+                let (i, stride, top, cont, end) = self.grid_stride_head(&mut k, &c, &n);
+                let ctx = Ctx {
+                    key: i.clone(),
+                    fail: Some(cont.clone()),
+                };
+                let v = self.elem(&mut k, &c, &mut env, &soac.elem, &i, &ctx)?;
+                let len = self.seq_len(&mut k, &c, &mut env, &v, &ctx)?;
+                self.store(&mut k, &sp, &i, &len);
+                Self::loop_tail(&mut k, &i, &stride, &top, &cont, &end);
+            }
+            Some(block) => {
+                let gl = Self::group_loop_head(&mut k, &c, &n, block);
+                let ctx = Ctx {
+                    key: gl.i.clone(),
+                    fail: Some(gl.cont.clone()),
+                };
+                let v = self.split_elem(&mut k, &c, &mut env, &soac.elem, &gl, &ctx)?;
+                let grp = self.group(&mut k, &gl);
+                let len = self.group_len(&mut k, &c, &mut env, &v, &grp)?;
+                k.ins(format!("@!{} bra {}", gl.leader, gl.cont));
+                self.store(&mut k, &sp, &gl.i, &len);
+                Self::group_loop_tail(&mut k, &gl);
+            }
+        }
         let args = k.args.clone();
+        let note = self.cur.note;
+        if group.is_some() && sized_by.is_none() {
+            self.cur.note = Some(LENGTHS_ONLY);
+        }
         let k1 = self.push_kernel(k);
-        steps.push(self.stride_launch(k1, &n_count, per_block, args));
+        self.cur.note = note;
+        steps.push(self.stride_launch(k1, &n_count, per_block(self, sized_by), args));
         steps.push(Step::CheckErrors);
 
         let (offs, total) = self.offsets(sizes, &n_count, steps)?;
@@ -1102,30 +1288,54 @@ impl<'f> Gen<'f> {
         let owner =
             has_permute.then(|| self.alloc_leaves(&[Scalar::Bool], &Count::Temp(total), steps)[0]);
 
-        let (mut k, c) = self.new_kernel("row_fill");
+        let (mut k, c) = self.new_kernel(match group {
+            None => "row_fill",
+            Some(false) => "row_fill_warp",
+            Some(true) => "row_fill_block",
+        });
         let mut env = self.bind_captures(&mut k, &[&soac.elem])?;
         let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
         let op = Self::temp_ptrs(&mut k, &[offs])[0].clone();
         let ptrs = Self::temp_ptrs(&mut k, &outs);
         self.owner = owner.map(|o| Self::temp_ptrs(&mut k, &[o])[0].clone());
-        let (i, stride, top, cont, end) = self.grid_stride_head(&mut k, &c, &n);
-        let ctx = Ctx {
-            key: i.clone(),
-            fail: Some(cont.clone()),
+        let written = match group {
+            None => (|| {
+                let (i, stride, top, cont, end) = self.grid_stride_head(&mut k, &c, &n);
+                let ctx = Ctx {
+                    key: i.clone(),
+                    fail: Some(cont.clone()),
+                };
+                let v = self.elem(&mut k, &c, &mut env, &soac.elem, &i, &ctx)?;
+                let a = Self::addr(&mut k, &op, &i, Scalar::U64);
+                let base = k.reg(Scalar::U64);
+                k.ins(format!("ld.global.u64 {base}, [{a}]"));
+                self.write_seq(&mut k, &c, &mut env, &v, &ptrs, &base, &ctx)?;
+                Self::loop_tail(&mut k, &i, &stride, &top, &cont, &end);
+                Ok(())
+            })(),
+            Some(block) => (|| {
+                let gl = Self::group_loop_head(&mut k, &c, &n, block);
+                let ctx = Ctx {
+                    key: gl.i.clone(),
+                    fail: Some(gl.cont.clone()),
+                };
+                let v = self.split_elem(&mut k, &c, &mut env, &soac.elem, &gl, &ctx)?;
+                let a = Self::addr(&mut k, &op, &gl.i, Scalar::U64);
+                let (base, stop) = (k.reg(Scalar::U64), k.reg(Scalar::U64));
+                k.ins(format!("ld.global.u64 {base}, [{a}]"));
+                k.ins(format!("ld.global.u64 {stop}, [{a}+8]"));
+                let size = k.reg(Scalar::U64);
+                k.ins(format!("sub.s64 {size}, {stop}, {base}"));
+                self.write_rows_grouped(&mut k, &c, &mut env, &v, &ptrs, &base, &size, &gl, &ctx)?;
+                Self::group_loop_tail(&mut k, &gl);
+                Ok(())
+            })(),
         };
-        let written = (|| {
-            let v = self.elem(&mut k, &c, &mut env, &soac.elem, &i, &ctx)?;
-            let a = Self::addr(&mut k, &op, &i, Scalar::U64);
-            let base = k.reg(Scalar::U64);
-            k.ins(format!("ld.global.u64 {base}, [{a}]"));
-            self.write_seq(&mut k, &c, &mut env, &v, &ptrs, &base, &ctx)
-        })();
         self.owner = None;
         written?;
-        Self::loop_tail(&mut k, &i, &stride, &top, &cont, &end);
         let args = k.args.clone();
         let k2 = self.push_kernel(k);
-        steps.push(self.stride_launch(k2, &n_count, per_block, args));
+        steps.push(self.stride_launch(k2, &n_count, per_block(self, group), args));
         steps.push(Step::CheckErrors);
         steps.push(Step::BindSeq {
             var: var(s.var),
@@ -1137,65 +1347,570 @@ impl<'f> Gen<'f> {
         Ok(())
     }
 
+    /// `report != 0`: the kernel runs in report mode (see [`Gen::record`]).
+    fn report_mode(k: &mut Kernel, c: &Common) -> Reg {
+        let rep = k.reg(Scalar::Bool);
+        k.ins(format!("setp.ne.u64 {rep}, {}, 0", c.report));
+        rep
+    }
+
+    /// The [`Group`] of a group loop's threads, for its current element.
+    fn group(&mut self, k: &mut Kernel, gl: &GroupLoop) -> Group {
+        let width = k.reg(Scalar::U64);
+        if gl.block {
+            let nt = k.reg(Scalar::U32);
+            k.ins(format!("mov.u32 {nt}, %ntid.x"));
+            k.ins(format!("cvt.u64.u32 {width}, {nt}"));
+        } else {
+            k.ins(format!("mov.u64 {width}, 32"));
+        }
+        Group {
+            block: gl.block,
+            lane: gl.lane.clone(),
+            width,
+            key: gl.i.clone(),
+            fail: gl.cont.clone(),
+        }
+    }
+
+    /// The length of a row (an element function's result) measured by a group: a
+    /// `filter` in it is counted in chunks of the group's width ([`Gen::group_count`]).
+    /// In report mode every thread counts alone, in order ([`Gen::seq_len`]), so the
+    /// failure recorded first is the first in sequential order.
+    fn group_len(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        env: &mut Env,
+        v: &KVal,
+        grp: &Group,
+    ) -> R<Reg> {
+        let n = k.reg(Scalar::Usize);
+        let rep = Self::report_mode(k, c);
+        let (alone, done) = (k.label(), k.label());
+        k.ins(format!("@{rep} bra {alone}"));
+        let m = self.len_grouped(k, c, env, v, grp)?;
+        Self::mov(k, &n, &m);
+        k.ins(format!("bra {done}"));
+        k.place(&alone);
+        let ctx = Ctx {
+            key: grp.key.clone(),
+            fail: Some(grp.fail.clone()),
+        };
+        let m = self.seq_len(k, c, env, v, &ctx)?;
+        Self::mov(k, &n, &m);
+        k.place(&done);
+        Ok(n)
+    }
+
+    /// [`Gen::seq_len`] by a group (see [`Gen::group_len`]); fails for sequences a group
+    /// does not produce ([`Gen::stream_grouped`]).
+    fn len_grouped(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        env: &mut Env,
+        v: &KVal,
+        grp: &Group,
+    ) -> R<Reg> {
+        let l = match v {
+            KVal::Seq { offs: None, .. } => return self.seq_len(k, c, env, v, &Self::no_fail(grp)),
+            KVal::Lazy(l) | KVal::Cur { of: l, .. } => l.clone(),
+            _ => return unsupported("this row by a group of threads"),
+        };
+        match &l.soac.kind {
+            SoacKind::Filter { pred } => {
+                let cnt = k.reg(Scalar::Usize);
+                k.ins(format!("mov.u64 {cnt}, 0"));
+                let saved = env.get(&l.var).cloned();
+                self.for_each_grouped(k, c, env, &l.soac, grp, &mut |g, k, env, _j, ok, e| {
+                    let keep = g.group_keep(k, c, env, grp, pred, ok, e)?;
+                    let (_, total) = g.group_count(k, c, env, grp, &keep, false)?;
+                    k.ins(format!("add.s64 {cnt}, {cnt}, {total}"));
+                    Ok(())
+                })?;
+                if let Some(sv) = saved {
+                    env.insert(l.var, sv);
+                }
+                Ok(cnt)
+            }
+            SoacKind::Map | SoacKind::Scan { .. } | SoacKind::ExclusiveScan { .. } => {
+                match self.streamed_source(env, &l.soac) {
+                    Some((_, src)) => self.len_grouped(k, c, env, &src, grp),
+                    None => Ok(Self::get(env, l.soac.len)?.reg()?.clone()),
+                }
+            }
+            _ => unsupported("this row by a group of threads"),
+        }
+    }
+
+    /// A context recording failures with the row's key and going on (in code no check
+    /// can fail in, or where the group cannot leave: its collective steps).
+    fn no_fail(grp: &Group) -> Ctx {
+        Ctx {
+            key: grp.key.clone(),
+            fail: None,
+        }
+    }
+
+    /// Writes a row (an element function's result) at `base` of `ptrs` with a group:
+    /// thread `t` takes positions `t, t + width, ...` ([`Gen::stream_grouped`]), so the
+    /// stores of a chunk are consecutive. Positions past `size` (the row's length from
+    /// the sizes pass) are not written. Fails for rows a group does not produce: then the
+    /// map runs a thread per row.
+    #[allow(clippy::too_many_arguments)]
+    fn write_grouped(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        env: &mut Env,
+        v: &KVal,
+        ptrs: &[Reg],
+        base: &Reg,
+        size: &Reg,
+        grp: &Group,
+    ) -> R<()> {
+        let put = |g: &mut Self, k: &mut Kernel, j: &Reg, ok: &Reg, e: KVal| -> R<()> {
+            let w = k.reg(Scalar::Bool);
+            k.ins(format!("setp.lt.and.u64 {w}, {j}, {size}, {ok}"));
+            let skip = k.label();
+            k.ins(format!("@!{w} bra {skip}"));
+            let at = k.reg(Scalar::U64);
+            k.ins(format!("add.s64 {at}, {base}, {j}"));
+            for (r, p) in e.flatten()?.iter().zip(ptrs) {
+                g.store(k, p, &at, r);
+            }
+            k.place(&skip);
+            Ok(())
+        };
+        match v {
+            KVal::Seq {
+                offs: None,
+                len,
+                elem,
+                ..
+            } => {
+                let (len, elem) = (len.clone(), elem.clone());
+                self.chunks(
+                    k,
+                    env,
+                    grp,
+                    &len,
+                    &elem,
+                    &mut |g, k, env, j, ctx| g.index(k, c, env, v, j, ctx),
+                    &mut |g, k, _env, j, ok, e| put(g, k, j, ok, e),
+                )
+            }
+            KVal::Lazy(l) | KVal::Cur { of: l, .. } => {
+                let l = l.clone();
+                self.stream_grouped(k, c, env, &l, grp, &mut |g, k, _env, j, ok, e| {
+                    put(g, k, j, ok, e)
+                })
+            }
+            _ => unsupported("this row by a group of threads"),
+        }
+    }
+
+    /// [`Gen::stream`] by a group: produces the elements of a lazy sequence in chunks of
+    /// the group's width, `body(position, produced, element)` in every thread of the
+    /// group at each chunk (`produced` false where the thread has no element). A `map`
+    /// evaluates its element function at the thread's position; a `scan` combines a
+    /// group scan of the chunk ([`Gen::group_scan`]) with the carry of the chunks before;
+    /// a `filter` places its survivors after those of the chunks before by a group count
+    /// of its flags ([`Gen::group_count`]), keeping their order. Fails for the other
+    /// combinators.
+    fn stream_grouped(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        env: &mut Env,
+        l: &Rc<LazySeq>,
+        grp: &Group,
+        body: &mut GroupBody<'_, 'f>,
+    ) -> R<()> {
+        let ety = &l.elem_ty;
+        match &l.soac.kind {
+            SoacKind::Map => self.for_each_grouped(k, c, env, &l.soac, grp, body),
+            SoacKind::Scan { op } | SoacKind::ExclusiveScan { op, .. } => {
+                let ls = leaves(ety)?;
+                let comb = Comb::Op(op, ety);
+                let carry = self.none(k, &ls);
+                let exclusive = match &l.soac.kind {
+                    SoacKind::ExclusiveScan { init, .. } => {
+                        let v = Self::get(env, *init)?.flatten()?;
+                        for (d, s) in carry.v.iter().zip(&v) {
+                            Self::mov(k, d, s);
+                        }
+                        k.ins(format!("setp.eq.u32 {}, 0, 0", carry.has));
+                        true
+                    }
+                    _ => false,
+                };
+                let op_ctx = Self::no_fail(grp);
+                self.for_each_grouped(k, c, env, &l.soac, grp, &mut |g, k, env, j, ok, e| {
+                    let x = Opt {
+                        has: ok.clone(),
+                        v: e.flatten()?,
+                    };
+                    let (incl, excl, total) = g.group_scan(k, c, env, grp, comb, &x, &op_ctx)?;
+                    let mine = if exclusive { &excl } else { &incl };
+                    let out = g.opt_combine(k, c, env, comb, &carry, mine, &op_ctx)?;
+                    let next = g.opt_combine(k, c, env, comb, &carry, &total, &op_ctx)?;
+                    Self::mov_opt(k, &carry, &next);
+                    body(g, k, env, j, ok, unflatten(ety, &mut out.v.into_iter())?)
+                })
+            }
+            SoacKind::Filter { pred } => {
+                let cnt = k.reg(Scalar::Usize);
+                k.ins(format!("mov.u64 {cnt}, 0"));
+                self.for_each_grouped(k, c, env, &l.soac, grp, &mut |g, k, env, _j, ok, e| {
+                    let keep = g.group_keep(k, c, env, grp, pred, ok, e.clone())?;
+                    let (before, total) = g.group_count(k, c, env, grp, &keep, true)?;
+                    let pos = k.reg(Scalar::Usize);
+                    k.ins(format!("add.s64 {pos}, {cnt}, {before}"));
+                    k.ins(format!("add.s64 {cnt}, {cnt}, {total}"));
+                    body(g, k, env, &pos, &keep, e)
+                })
+            }
+            _ => unsupported("this row by a group of threads"),
+        }
+    }
+
+    /// [`Gen::for_each`] by a group: `body(position, valid, element)` over a combinator's
+    /// index space in chunks of the group's width, or inside [`Gen::stream_grouped`] of
+    /// the lazy sequence whose length it is.
+    fn for_each_grouped(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        env: &mut Env,
+        soac: &Soac,
+        grp: &Group,
+        body: &mut GroupBody<'_, 'f>,
+    ) -> R<()> {
+        let ety = self.ty(soac.elem.body.result).clone();
+        if let Some(&src) = self.len_of.get(&soac.len)
+            && matches!(env.get(&src), Some(KVal::Cond(_)))
+        {
+            return unsupported("a sequence an `if` chooses, by a group of threads");
+        }
+        if let Some((src, saved)) = self.streamed_source(env, soac) {
+            let of = match &saved {
+                KVal::Lazy(l) | KVal::Cur { of: l, .. } => l.clone(),
+                _ => return unsupported("a lazy sequence was expected (internal)"),
+            };
+            let r = self.stream_grouped(k, c, env, &of, grp, &mut |g, k, env, j, ok, e| {
+                env.insert(
+                    src,
+                    KVal::Cur {
+                        idx: j.clone(),
+                        val: Box::new(e),
+                        of: of.clone(),
+                    },
+                );
+                let x = g.guarded(k, env, grp, ok, &ety, &mut |g, k, env, ctx| {
+                    g.elem(k, c, env, &soac.elem, j, ctx)
+                })?;
+                body(g, k, env, j, ok, x)
+            });
+            env.insert(src, saved);
+            return r;
+        }
+        let len = Self::get(env, soac.len)?.reg()?.clone();
+        self.chunks(
+            k,
+            env,
+            grp,
+            &len,
+            &ety,
+            &mut |g, k, env, j, ctx| g.elem(k, c, env, &soac.elem, j, ctx),
+            body,
+        )
+    }
+
+    /// The chunk loop of a group over positions `0..len` (the same in every thread):
+    /// thread `lane` takes position `start + lane` of each chunk; `elem(position)` is
+    /// evaluated where the position is below `len` ([`Gen::guarded`]), then
+    /// `body(position, valid, element)` runs in every thread.
+    #[allow(clippy::too_many_arguments)]
+    fn chunks(
+        &mut self,
+        k: &mut Kernel,
+        env: &mut Env,
+        grp: &Group,
+        len: &Reg,
+        ety: &Type,
+        elem: &mut GroupElem<'_, 'f>,
+        body: &mut GroupBody<'_, 'f>,
+    ) -> R<()> {
+        let start = k.reg(Scalar::U64);
+        k.ins(format!("mov.u64 {start}, 0"));
+        let lane64 = k.reg(Scalar::U64);
+        k.ins(format!("cvt.u64.u32 {lane64}, {}", grp.lane));
+        let (top, end) = (k.label(), k.label());
+        k.place(&top);
+        let p = k.reg(Scalar::Bool);
+        k.ins(format!("setp.ge.u64 {p}, {start}, {len}"));
+        k.ins(format!("@{p} bra.uni {end}"));
+        let j = k.reg(Scalar::Usize);
+        k.ins(format!("add.s64 {j}, {start}, {lane64}"));
+        let valid = k.reg(Scalar::Bool);
+        k.ins(format!("setp.lt.u64 {valid}, {j}, {len}"));
+        let e = self.guarded(k, env, grp, &valid, ety, &mut |g, k, env, ctx| {
+            elem(g, k, env, &j, ctx)
+        })?;
+        body(self, k, env, &j, &valid, e)?;
+        k.ins(format!("add.s64 {start}, {start}, {}", grp.width));
+        k.ins(format!("bra.uni {top}"));
+        k.place(&end);
+        Ok(())
+    }
+
+    /// Evaluates `f` (an element, a predicate: a value of type `ty` holding scalars) in
+    /// the threads where `valid` holds, sequentially in each (no split reduction); the
+    /// others get zeros. A failed check marks the thread; when `f` has checks, the group
+    /// then agrees (`vote.sync.any` / `bar.red.or`) and leaves the row together, to
+    /// [`Group::fail`], so its collective steps stay uniform.
+    #[allow(clippy::too_many_arguments)]
+    fn guarded(
+        &mut self,
+        k: &mut Kernel,
+        env: &mut Env,
+        grp: &Group,
+        valid: &Reg,
+        ty: &Type,
+        f: &mut Guarded<'_, 'f>,
+    ) -> R<KVal> {
+        let ls = leaves(ty)?;
+        let out: Vec<Reg> = ls.iter().map(|&s| self.zero(k, s)).collect();
+        let failed = self.pconst(k, false);
+        let (flag, join) = (k.label(), k.label());
+        let sites = self.sites.len();
+        k.ins(format!("@!{valid} bra {join}"));
+        let ctx = Ctx {
+            key: grp.key.clone(),
+            fail: Some(flag.clone()),
+        };
+        let split = self.split.take();
+        let v = f(self, k, env, &ctx);
+        self.split = split;
+        for (d, s) in out.iter().zip(&v?.flatten()?) {
+            Self::mov(k, d, s);
+        }
+        k.ins(format!("bra {join}"));
+        k.place(&flag);
+        k.ins(format!("setp.eq.u32 {failed}, 0, 0"));
+        k.place(&join);
+        if self.sites.len() > sites {
+            let any = k.reg(Scalar::Bool);
+            if grp.block {
+                k.ins(format!("bar.red.or.pred {any}, 0, {failed}"));
+            } else {
+                k.ins(format!("vote.sync.any.pred {any}, {failed}, 0xffffffff"));
+            }
+            k.ins(format!("@{any} bra.uni {}", grp.fail));
+        }
+        unflatten(ty, &mut out.into_iter())
+    }
+
+    /// A filter's predicate on element `e` of a group's chunk, where `valid` (false
+    /// elsewhere).
+    #[allow(clippy::too_many_arguments)]
+    fn group_keep(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        env: &mut Env,
+        grp: &Group,
+        pred: &Lambda,
+        valid: &Reg,
+        e: KVal,
+    ) -> R<Reg> {
+        env.insert(pred.params[0], e);
+        let keep = self.guarded(
+            k,
+            env,
+            grp,
+            valid,
+            &Type::Scalar(Scalar::Bool),
+            &mut |g, k, env, ctx| g.block(k, c, env, &pred.body, ctx),
+        )?;
+        Ok(keep.reg()?.clone())
+    }
+
+    /// Counts the threads of a group where `keep` holds: returns (with `before`) how many
+    /// of the threads before this one, and how many in all (`u64`s). A warp: `vote.ballot`
+    /// and `popc` (with `%lanemask_lt`); a block: a block scan of the flags
+    /// ([`Gen::block_scan`]).
+    fn group_count(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        env: &mut Env,
+        grp: &Group,
+        keep: &Reg,
+        before: bool,
+    ) -> R<(Reg, Reg)> {
+        let (b, t) = (k.reg(Scalar::U64), k.reg(Scalar::U64));
+        if grp.block {
+            let f = k.reg(Scalar::U64);
+            k.ins(format!("selp.u64 {f}, 1, 0, {keep}"));
+            let has = self.pconst(k, true);
+            let x = Opt { has, v: vec![f] };
+            let (_, ex, total) =
+                self.block_scan(k, c, env, Comb::AddU64, &x, &Self::no_fail(grp))?;
+            k.ins(format!("selp.u64 {b}, {}, 0, {}", ex.v[0], ex.has));
+            Self::mov(k, &t, &total.v[0]);
+        } else {
+            let m = k.reg(Scalar::U32);
+            k.ins(format!("vote.sync.ballot.b32 {m}, {keep}, 0xffffffff"));
+            let n = k.reg(Scalar::U32);
+            k.ins(format!("popc.b32 {n}, {m}"));
+            k.ins(format!("cvt.u64.u32 {t}, {n}"));
+            if before {
+                let lt = k.reg(Scalar::U32);
+                k.ins(format!("mov.u32 {lt}, %lanemask_lt"));
+                k.ins(format!("and.b32 {lt}, {lt}, {m}"));
+                let nb = k.reg(Scalar::U32);
+                k.ins(format!("popc.b32 {nb}, {lt}"));
+                k.ins(format!("cvt.u64.u32 {b}, {nb}"));
+            }
+        }
+        Ok((b, t))
+    }
+
+    /// An ordered scan of one optional value per thread over a group: this thread's
+    /// inclusive and exclusive prefixes and the group's total (every thread gets it). A
+    /// block: [`Gen::block_scan`]; a warp: [`Gen::warp_scan`], the total from lane 31.
+    #[allow(clippy::too_many_arguments)]
+    fn group_scan(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        env: &mut Env,
+        grp: &Group,
+        comb: Comb<'_>,
+        x: &Opt,
+        ctx: &Ctx,
+    ) -> R<(Opt, Opt, Opt)> {
+        if grp.block {
+            return self.block_scan(k, c, env, comb, x, ctx);
+        }
+        let (incl, excl) = self.warp_scan(k, c, env, comb, x, ctx)?;
+        let total = Self::shfl_opt(k, &incl, "idx", 31);
+        Ok((incl, excl, total))
+    }
+
     /// A `filter` of rows (elements that are sequences): (1) per element, whether it is
     /// kept and its length if so; (2) exclusive scans of the flags (positions of the kept
     /// rows, and their number) and of the lengths (where each kept row's elements go);
     /// (3) each kept row written at its place, its offset at its position.
+    ///
+    /// With `group` (`Some(true)`: a block per row, `Some(false)`: a warp), (1) and (3)
+    /// give each row a group of threads, as [`Gen::nested_map`] does: the element
+    /// function and the predicate are evaluated by every thread (their inner reductions
+    /// split across the group), the row measured and written by the group. Fails when the
+    /// row cannot be written by a group.
     fn nested_filter(
         &mut self,
         s: &Stmt,
         soac: &Soac,
         pred: &Lambda,
         row: &Type,
+        group: Option<bool>,
         steps: &mut Vec<Step>,
     ) -> R<()> {
         let ls = match leaves(row) {
             Ok(ls) => ls,
             Err(_) => return unsupported(format!("sequences of `[{row}]` as results")),
         };
+        if group == Some(true) {
+            self.set_group(self.cur.group, GROUP_BLOCK);
+        }
+        let per_block = match group {
+            None => u64::from(self.bsize()),
+            Some(false) => u64::from(self.warps()),
+            Some(true) => 1,
+        };
+        let suffix = match group {
+            None => "",
+            Some(false) => "_warp",
+            Some(true) => "_block",
+        };
         let n_count = Count::Var(var(soac.len));
-        let per_block = u64::from(self.bsize());
         let flags = self.alloc_leaves(&[Scalar::U64], &n_count, steps)[0];
         let sizes = self.alloc_leaves(&[Scalar::U64], &n_count, steps)[0];
-        // Evaluates the element and the predicate; returns (row, keep).
-        // (Predicate failures are keyed after every element's, as the flat filter does.)
+        // Evaluates the element and the predicate (split across a group when given);
+        // returns (row, keep). (Predicate failures are keyed after every element's, as
+        // the flat filter does.)
         let kept = |g: &mut Self,
                     k: &mut Kernel,
                     c: &Common,
                     env: &mut Env,
                     i: &Reg,
                     n: &Reg,
-                    ctx: &Ctx| {
-            let v = g.elem(k, c, env, &soac.elem, i, ctx)?;
-            env.insert(pred.params[0], v.clone());
-            let key = k.reg(Scalar::U64);
-            k.ins(format!("add.s64 {key}, {n}, {i}"));
-            let pctx = Ctx {
-                key,
-                fail: ctx.fail.clone(),
-            };
-            let keep = g.block(k, c, env, &pred.body, &pctx)?.reg()?.clone();
-            Ok::<_, Unsupported>((v, keep))
+                    ctx: &Ctx,
+                    split: Option<Split>| {
+            g.split = split;
+            let v = (|| {
+                let v = g.elem(k, c, env, &soac.elem, i, ctx)?;
+                env.insert(pred.params[0], v.clone());
+                let key = k.reg(Scalar::U64);
+                k.ins(format!("add.s64 {key}, {n}, {i}"));
+                let pctx = Ctx {
+                    key,
+                    fail: ctx.fail.clone(),
+                };
+                let keep = g.block(k, c, env, &pred.body, &pctx)?.reg()?.clone();
+                Ok::<_, Unsupported>((v, keep))
+            })();
+            g.split = None;
+            v
         };
 
-        let (mut k, c) = self.new_kernel("row_filter_sizes");
+        let (mut k, c) = self.new_kernel(&format!("row_filter_sizes{suffix}"));
         let mut env = self.bind_captures(&mut k, &[&soac.elem, pred])?;
         let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
         let fp = Self::temp_ptrs(&mut k, &[flags])[0].clone();
         let sp = Self::temp_ptrs(&mut k, &[sizes])[0].clone();
-        let (i, stride, top, cont, end) = self.grid_stride_head(&mut k, &c, &n);
-        let ctx = Ctx {
-            key: i.clone(),
-            fail: Some(cont.clone()),
-        };
-        let (v, keep) = kept(self, &mut k, &c, &mut env, &i, &n, &ctx)?;
-        let len = self.seq_len(&mut k, &c, &mut env, &v, &ctx)?;
-        let f = Self::flag(&mut k, Some(&keep));
-        let sz = k.reg(Scalar::U64);
-        k.ins(format!("selp.u64 {sz}, {len}, 0, {keep}"));
-        self.store(&mut k, &fp, &i, &f);
-        self.store(&mut k, &sp, &i, &sz);
-        Self::loop_tail(&mut k, &i, &stride, &top, &cont, &end);
+        match group {
+            None => {
+                let (i, stride, top, cont, end) = self.grid_stride_head(&mut k, &c, &n);
+                let ctx = Ctx {
+                    key: i.clone(),
+                    fail: Some(cont.clone()),
+                };
+                let (v, keep) = kept(self, &mut k, &c, &mut env, &i, &n, &ctx, None)?;
+                let len = self.seq_len(&mut k, &c, &mut env, &v, &ctx)?;
+                let f = Self::flag(&mut k, Some(&keep));
+                let sz = k.reg(Scalar::U64);
+                k.ins(format!("selp.u64 {sz}, {len}, 0, {keep}"));
+                self.store(&mut k, &fp, &i, &f);
+                self.store(&mut k, &sp, &i, &sz);
+                Self::loop_tail(&mut k, &i, &stride, &top, &cont, &end);
+            }
+            Some(block) => {
+                let gl = Self::group_loop_head(&mut k, &c, &n, block);
+                let ctx = Ctx {
+                    key: gl.i.clone(),
+                    fail: Some(gl.cont.clone()),
+                };
+                let split = Split {
+                    block,
+                    lane: gl.lane.clone(),
+                };
+                let (v, keep) = kept(self, &mut k, &c, &mut env, &gl.i, &n, &ctx, Some(split))?;
+                let grp = self.group(&mut k, &gl);
+                let len = self.group_len(&mut k, &c, &mut env, &v, &grp)?;
+                let f = Self::flag(&mut k, Some(&keep));
+                let sz = k.reg(Scalar::U64);
+                k.ins(format!("selp.u64 {sz}, {len}, 0, {keep}"));
+                k.ins(format!("@!{} bra {}", gl.leader, gl.cont));
+                self.store(&mut k, &fp, &gl.i, &f);
+                self.store(&mut k, &sp, &gl.i, &sz);
+                Self::group_loop_tail(&mut k, &gl);
+            }
+        }
         let args = k.args.clone();
         let k1 = self.push_kernel(k);
         steps.push(self.stride_launch(k1, &n_count, per_block, args));
@@ -1207,7 +1922,7 @@ impl<'f> Gen<'f> {
         let n1 = Count::Add(Box::new(Count::Temp(rows)), Box::new(Count::Const(1)));
         let out_offs = self.alloc_leaves(&[Scalar::U64], &n1, steps)[0];
 
-        let (mut k, c) = self.new_kernel("row_filter");
+        let (mut k, c) = self.new_kernel(&format!("row_filter{suffix}"));
         let mut env = self.bind_captures(&mut k, &[&soac.elem, pred])?;
         let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
         let pp = Self::temp_ptrs(&mut k, &[pos])[0].clone();
@@ -1225,18 +1940,49 @@ impl<'f> Gen<'f> {
         let last_off = self.load_leaves(&mut k, std::slice::from_ref(&ep), &n, &[Scalar::U64]);
         self.store(&mut k, &op, &last_pos[0], &last_off[0]);
         k.place(&skip);
-        let (i, stride, top, cont, end) = self.grid_stride_head(&mut k, &c, &n);
-        let ctx = Ctx {
-            key: i.clone(),
-            fail: Some(cont.clone()),
-        };
-        let (v, keep) = kept(self, &mut k, &c, &mut env, &i, &n, &ctx)?;
-        k.ins(format!("@!{keep} bra {cont}"));
-        let at = self.load_leaves(&mut k, std::slice::from_ref(&pp), &i, &[Scalar::U64]);
-        let base = self.load_leaves(&mut k, std::slice::from_ref(&ep), &i, &[Scalar::U64]);
-        self.store(&mut k, &op, &at[0], &base[0]);
-        self.write_seq(&mut k, &c, &mut env, &v, &ptrs, &base[0], &ctx)?;
-        Self::loop_tail(&mut k, &i, &stride, &top, &cont, &end);
+        match group {
+            None => {
+                let (i, stride, top, cont, end) = self.grid_stride_head(&mut k, &c, &n);
+                let ctx = Ctx {
+                    key: i.clone(),
+                    fail: Some(cont.clone()),
+                };
+                let (v, keep) = kept(self, &mut k, &c, &mut env, &i, &n, &ctx, None)?;
+                k.ins(format!("@!{keep} bra {cont}"));
+                let at = self.load_leaves(&mut k, std::slice::from_ref(&pp), &i, &[Scalar::U64]);
+                let base = self.load_leaves(&mut k, std::slice::from_ref(&ep), &i, &[Scalar::U64]);
+                self.store(&mut k, &op, &at[0], &base[0]);
+                self.write_seq(&mut k, &c, &mut env, &v, &ptrs, &base[0], &ctx)?;
+                Self::loop_tail(&mut k, &i, &stride, &top, &cont, &end);
+            }
+            Some(block) => {
+                let gl = Self::group_loop_head(&mut k, &c, &n, block);
+                let ctx = Ctx {
+                    key: gl.i.clone(),
+                    fail: Some(gl.cont.clone()),
+                };
+                let split = Split {
+                    block,
+                    lane: gl.lane.clone(),
+                };
+                let (v, keep) = kept(self, &mut k, &c, &mut env, &gl.i, &n, &ctx, Some(split))?;
+                // The same in every thread of the group.
+                k.ins(format!("@!{keep} bra {}", gl.cont));
+                let a = Self::addr(&mut k, &ep, &gl.i, Scalar::U64);
+                let (base, stop) = (k.reg(Scalar::U64), k.reg(Scalar::U64));
+                k.ins(format!("ld.global.u64 {base}, [{a}]"));
+                k.ins(format!("ld.global.u64 {stop}, [{a}+8]"));
+                let size = k.reg(Scalar::U64);
+                k.ins(format!("sub.s64 {size}, {stop}, {base}"));
+                let at = self.load_leaves(&mut k, std::slice::from_ref(&pp), &gl.i, &[Scalar::U64]);
+                let not_leader = k.label();
+                k.ins(format!("@!{} bra {not_leader}", gl.leader));
+                self.store(&mut k, &op, &at[0], &base);
+                k.place(&not_leader);
+                self.write_rows_grouped(&mut k, &c, &mut env, &v, &ptrs, &base, &size, &gl, &ctx)?;
+                Self::group_loop_tail(&mut k, &gl);
+            }
+        }
         let args = k.args.clone();
         let k2 = self.push_kernel(k);
         steps.push(self.stride_launch(k2, &n_count, per_block, args));
@@ -1249,6 +1995,33 @@ impl<'f> Gen<'f> {
             offs: Some(Buf::Temp(out_offs)),
         });
         Ok(())
+    }
+
+    /// Writes row `v` of a group loop's element at `base` of `ptrs` (`size` elements,
+    /// from the sizes pass) with the group ([`Gen::write_grouped`]); in report mode every
+    /// thread writes it alone, in order ([`Gen::write_seq`]), so the failure recorded
+    /// first is the first in sequential order. Ends at the loop's next element.
+    #[allow(clippy::too_many_arguments)]
+    fn write_rows_grouped(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        env: &mut Env,
+        v: &KVal,
+        ptrs: &[Reg],
+        base: &Reg,
+        size: &Reg,
+        gl: &GroupLoop,
+        ctx: &Ctx,
+    ) -> R<()> {
+        let rep = Self::report_mode(k, c);
+        let alone = k.label();
+        k.ins(format!("@{rep} bra {alone}"));
+        let grp = self.group(k, gl);
+        self.write_grouped(k, c, env, v, ptrs, base, size, &grp)?;
+        k.ins(format!("bra {}", gl.cont));
+        k.place(&alone);
+        self.write_seq(k, c, env, v, ptrs, base, ctx)
     }
 
     /// Writes the elements of a sequence value at `base`, `base + 1`, ... of `ptrs`.
@@ -1694,7 +2467,8 @@ impl<'f> Gen<'f> {
     }
 
     /// For `inner = "auto"`: the nested sequence (a top-level variable) whose rows a
-    /// `map`'s element function reads (`x[i]` of a captured `[[T]]`), if any.
+    /// `map`'s element function reads (`x[i]` of a captured `[[T]]`, directly or through
+    /// the element of a map not stored), if any.
     fn shape_source(&self, soac: &Soac) -> Option<u32> {
         soac.elem.body.stmts.iter().find_map(|st| match &st.expr {
             Expr::Index { seq, .. }
@@ -1703,6 +2477,8 @@ impl<'f> Gen<'f> {
             {
                 Some(var(*seq))
             }
+            // An element of a map not stored: the rows its element function reads.
+            Expr::Index { seq, .. } => self.shape_source(self.deferred.get(seq)?),
             _ => None,
         })
     }
@@ -1883,25 +2659,11 @@ impl<'f> Gen<'f> {
         Ok(())
     }
 
-    /// A `map` with a group of threads per element (a warp, or a block with
-    /// `block`): every thread of the group evaluates the element function (so control
-    /// flow stays uniform in the group), except the inner reductions, whose elements are
-    /// split across the group's threads and combined with shuffles / shared memory (see
-    /// [`Gen::inner_soac`]); the group's first thread stores the result.
-    fn map_grouped(&mut self, s: &Stmt, soac: &Soac, block: bool, steps: &mut Vec<Step>) -> R<()> {
-        let Some(elem_ty) = self.ty(s.var).elem() else {
-            return unsupported("map without a sequence type");
-        };
-        let ls = leaves(elem_ty)?;
-        if block {
-            self.set_group(self.cur.group, GROUP_BLOCK);
-        }
-        let n_count = Count::Var(var(soac.len));
-        let outs = self.alloc_leaves(&ls, &n_count, steps);
-        let (mut k, c) = self.new_kernel(if block { "map_block" } else { "map_warp" });
-        let mut env = self.bind_captures(&mut k, &[&soac.elem])?;
-        let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
-        let ptrs = Self::temp_ptrs(&mut k, &outs);
+    /// The head of a kernel's loop with a group of threads per element (a block with
+    /// `block`, else a warp): element `i` of `n`, stepping by the number of groups of the
+    /// grid; emits up to the test of `i` (the loop ends at [`GroupLoop::end`]). The caller
+    /// emits the body, then [`Gen::group_loop_tail`].
+    fn group_loop_head(k: &mut Kernel, c: &Common, n: &Reg, block: bool) -> GroupLoop {
         let ntid = k.reg(Scalar::U32);
         k.ins(format!("mov.u32 {ntid}, %ntid.x"));
         let ncta = k.reg(Scalar::U32);
@@ -1929,22 +2691,76 @@ impl<'f> Gen<'f> {
         let p = k.reg(Scalar::Bool);
         k.ins(format!("setp.ge.u64 {p}, {i}, {n}"));
         k.ins(format!("@{p} bra {end}"));
-        let ctx = Ctx {
-            key: i.clone(),
-            fail: Some(cont.clone()),
-        };
-        self.split = Some(Split { block, lane });
-        let v = self.elem(&mut k, &c, &mut env, &soac.elem, &i, &ctx);
-        self.split = None;
-        let v = v?;
-        k.ins(format!("@!{leader} bra {cont}"));
-        for (r, p) in v.flatten()?.iter().zip(&ptrs) {
-            self.store(&mut k, p, &i, r);
+        GroupLoop {
+            block,
+            i,
+            stride,
+            lane,
+            leader,
+            top,
+            cont,
+            end,
         }
-        k.place(&cont);
-        k.ins(format!("add.s64 {i}, {i}, {stride}"));
-        k.ins(format!("bra {top}"));
-        k.place(&end);
+    }
+
+    /// The end of the loop [`Gen::group_loop_head`] began (the `cont` label, the step).
+    fn group_loop_tail(k: &mut Kernel, gl: &GroupLoop) {
+        k.place(&gl.cont);
+        k.ins(format!("add.s64 {}, {}, {}", gl.i, gl.i, gl.stride));
+        k.ins(format!("bra {}", gl.top));
+        k.place(&gl.end);
+    }
+
+    /// Evaluates the element function at the group loop's element with every thread of
+    /// the group, its inner reductions split across them (see [`Gen::split_reduce`]).
+    fn split_elem(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        env: &mut Env,
+        l: &Lambda,
+        gl: &GroupLoop,
+        ctx: &Ctx,
+    ) -> R<KVal> {
+        self.split = Some(Split {
+            block: gl.block,
+            lane: gl.lane.clone(),
+        });
+        let v = self.elem(k, c, env, l, &gl.i, ctx);
+        self.split = None;
+        v
+    }
+
+    /// A `map` with a group of threads per element (a warp, or a block with
+    /// `block`): every thread of the group evaluates the element function (so control
+    /// flow stays uniform in the group), except the inner reductions, whose elements are
+    /// split across the group's threads and combined with shuffles / shared memory (see
+    /// [`Gen::inner_soac`]); the group's first thread stores the result.
+    fn map_grouped(&mut self, s: &Stmt, soac: &Soac, block: bool, steps: &mut Vec<Step>) -> R<()> {
+        let Some(elem_ty) = self.ty(s.var).elem() else {
+            return unsupported("map without a sequence type");
+        };
+        let ls = leaves(elem_ty)?;
+        if block {
+            self.set_group(self.cur.group, GROUP_BLOCK);
+        }
+        let n_count = Count::Var(var(soac.len));
+        let outs = self.alloc_leaves(&ls, &n_count, steps);
+        let (mut k, c) = self.new_kernel(if block { "map_block" } else { "map_warp" });
+        let mut env = self.bind_captures(&mut k, &[&soac.elem])?;
+        let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
+        let ptrs = Self::temp_ptrs(&mut k, &outs);
+        let gl = Self::group_loop_head(&mut k, &c, &n, block);
+        let ctx = Ctx {
+            key: gl.i.clone(),
+            fail: Some(gl.cont.clone()),
+        };
+        let v = self.split_elem(&mut k, &c, &mut env, &soac.elem, &gl, &ctx)?;
+        k.ins(format!("@!{} bra {}", gl.leader, gl.cont));
+        for (r, p) in v.flatten()?.iter().zip(&ptrs) {
+            self.store(&mut k, p, &gl.i, r);
+        }
+        Self::group_loop_tail(&mut k, &gl);
         let args = k.args.clone();
         let kid = self.push_kernel(k);
         let per_block = if block { 1 } else { u64::from(self.warps()) };
@@ -3670,11 +4486,10 @@ impl<'f> Gen<'f> {
         Ok(total)
     }
 
-    /// An ordered scan of one value per thread over the block: returns the inclusive and
-    /// exclusive prefixes of this thread and the block's total (every thread gets it).
-    /// Warp scans with shuffles, warp totals through shared memory. Every thread of the
-    /// block must call it (it has barriers).
-    fn block_scan(
+    /// An ordered scan of one value per lane over the warp (`shfl.sync.up`): returns this
+    /// lane's inclusive and exclusive prefixes within the warp. Every lane of the warp must
+    /// call it.
+    fn warp_scan(
         &mut self,
         k: &mut Kernel,
         c: &Common,
@@ -3682,7 +4497,7 @@ impl<'f> Gen<'f> {
         comb: Comb<'_>,
         x: &Opt,
         ctx: &Ctx,
-    ) -> R<(Opt, Opt, Opt)> {
+    ) -> R<(Opt, Opt)> {
         let cur = Opt {
             has: k.reg(Scalar::Bool),
             v: x.v.iter().map(|r| k.reg(r.ty)).collect(),
@@ -3711,6 +4526,23 @@ impl<'f> Gen<'f> {
         let nz = k.reg(Scalar::Bool);
         k.ins(format!("setp.ne.u32 {nz}, {}, 0", c.lane));
         k.ins(format!("and.pred {}, {}, {nz}", ex.has, ex.has));
+        Ok((cur, ex))
+    }
+
+    /// An ordered scan of one value per thread over the block: returns the inclusive and
+    /// exclusive prefixes of this thread and the block's total (every thread gets it).
+    /// Warp scans with shuffles, warp totals through shared memory. Every thread of the
+    /// block must call it (it has barriers).
+    fn block_scan(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        env: &mut Env,
+        comb: Comb<'_>,
+        x: &Opt,
+        ctx: &Ctx,
+    ) -> R<(Opt, Opt, Opt)> {
+        let (cur, ex) = self.warp_scan(k, c, env, comb, x, ctx)?;
         // Warp totals (the last lane's inclusive values) to shared memory.
         let arrays = self.warp_values_to_shared(k, c, &cur, 31);
         // Prefix of the warps before this one, and the total of all.

@@ -1,5 +1,5 @@
-//! Every kernel generated for the test programs (the nested ones under each inner
-//! schedule) assembles with NVIDIA's ptxas for sm_70,
+//! Every kernel generated for the test programs (the nested ones and those of
+//! `support/rows.rs` under each inner schedule) assembles with NVIDIA's ptxas for sm_70,
 //! sm_80 and sm_90 with `-Werror --warn-on-spills --warn-on-local-memory-usage`; so do
 //! the kernels with other block sizes (`Options::block`) and with block sizes chosen from
 //! register counts (`compile_tuned`).
@@ -17,6 +17,7 @@ use dpl_cuda::{Inner, Options, Scan, cubin::Arch};
 use support::compiled;
 use support::forms::{FORMS, FORMS_NESTED};
 use support::programs::{ALL, NESTED};
+use support::rows::ROWS;
 
 fn ptxas() -> Option<PathBuf> {
     match std::env::var_os("DPL_PTX_TOOLS") {
@@ -97,6 +98,7 @@ fn other_block_sizes_and_scans_assemble() {
     let grouped = NESTED
         .iter()
         .chain(FORMS_NESTED)
+        .chain(ROWS)
         .map(|p| (p, Inner::Block, Some(1024), Scan::LookBack));
     let plain = ALL.iter().chain(FORMS).flat_map(|p| {
         [
@@ -186,10 +188,12 @@ fn every_kernel_assembles_for_sm70_sm80_sm90() {
     let grouped = NESTED
         .iter()
         .chain(FORMS_NESTED)
+        .chain(ROWS)
         .flat_map(|p| [(p, Inner::Warp), (p, Inner::Block)]);
     for ((name, src), inner) in ALL
         .iter()
         .chain(FORMS)
+        .chain(ROWS)
         .map(|p| (p, Inner::Seq))
         .chain(grouped)
     {

@@ -5,6 +5,7 @@
 
 pub mod forms;
 pub mod programs;
+pub mod rows;
 
 use std::fmt::Write as _;
 

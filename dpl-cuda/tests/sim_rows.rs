@@ -1,0 +1,691 @@
+//! Maps producing rows (ragged results) with a warp or a block per row
+//! (`inner = "warp"` / `"block"` / `"auto"`): elementwise maps over rows, zipped rows and
+//! gathers (form 1), scans (form 2), filters (form 3), their compositions and filters of
+//! rows give what plain Rust computes, under every schedule, for rows of 0, 1, 31/32/33,
+//! block ± 1 and tens of thousands of elements and for no rows; failures inside the
+//! element function are the interpreter's (and the thread-per-row schedule's) error. The
+//! kernels are really a warp / a block per row (names, block-size reasons, instructions)
+//! and the warp's stores and loads are coalesced.
+#![cfg(feature = "sim")]
+
+mod support;
+
+use std::sync::OnceLock;
+
+use dpl_core::interp::{self, Value};
+use dpl_cuda::plan::Step;
+use dpl_cuda::sim::SimDriver;
+use dpl_cuda::{GpuProgram, Inner, Options};
+use support::rows::*;
+use support::*;
+
+fn driver() -> &'static SimDriver {
+    static D: OnceLock<SimDriver> = OnceLock::new();
+    D.get_or_init(SimDriver::default)
+}
+
+/// Schedules and block sizes: the default, a warp, a block (128 threads, 32 and 256),
+/// chosen by shape.
+const SCHEDULES: [(Inner, Option<u32>); 6] = [
+    (Inner::Seq, None),
+    (Inner::Warp, None),
+    (Inner::Block, None),
+    (Inner::Block, Some(32)),
+    (Inner::Block, Some(256)),
+    (Inner::Auto, None),
+];
+
+/// Row lengths: no rows, empty and one-element rows, around a warp, around the default
+/// block of a block per row (128) and 256, a mix with many rows, very long rows.
+fn shapes() -> Vec<Vec<usize>> {
+    let mut r = Rng::new(7);
+    let many: Vec<usize> = (0..300).map(|_| r.range(0, 40) as usize).collect();
+    vec![
+        vec![],
+        vec![0],
+        vec![1],
+        vec![31, 32, 33],
+        vec![127, 128, 129, 0],
+        vec![255, 256, 257],
+        vec![0, 1, 0, 31, 5, 32, 33, 0, 64, 129, 2, 0, 1000],
+        many,
+        vec![20_000, 0, 3, 7_777],
+    ]
+}
+
+/// The shapes without the very long rows (for quadratic work per row).
+fn short_shapes() -> Vec<Vec<usize>> {
+    shapes()
+        .into_iter()
+        .filter(|s| s.iter().all(|&l| l <= 1000))
+        .collect()
+}
+
+fn rows_of<T>(lens: &[usize], r: &mut Rng, mut item: impl FnMut(&mut Rng) -> T) -> Vec<Vec<T>> {
+    lens.iter()
+        .map(|&l| (0..l).map(|_| item(r)).collect())
+        .collect()
+}
+
+fn nested<T: Clone>(rows: &[Vec<T>], f: impl Fn(&T) -> Value) -> Value {
+    Value::seq(
+        rows.iter()
+            .map(|row| Value::seq(row.iter().map(&f).collect()))
+            .collect(),
+    )
+}
+
+fn pair(p: &(i64, i64)) -> Value {
+    Value::Tuple(vec![Value::I64(p.0), Value::I64(p.1)])
+}
+
+/// One input: its label, the arguments, and what plain Rust computes (`None`: the call
+/// fails, with the interpreter's error).
+struct Case {
+    label: String,
+    args: Vec<Value>,
+    want: Option<Value>,
+}
+
+/// Compiles `src` under every schedule and runs every case: results equal plain Rust's
+/// (floats within `rel`), failures equal the interpreter's error and the thread-per-row
+/// schedule's. Returns the number of failing cases.
+fn check(src: &str, rel: f64, cases: &[Case]) -> usize {
+    let c = compiled(src);
+    let mut failures = 0;
+    for case in cases {
+        let mut seq_error = None;
+        for (inner, block) in SCHEDULES {
+            let opts = Options {
+                inner,
+                block,
+                ..Options::default()
+            };
+            let prog = dpl_cuda::compile_with(&c.fused, &opts)
+                .unwrap_or_else(|e| panic!("{inner:?}: {e}\n{}", c.fused));
+            let got = dpl_cuda::run(&prog, driver(), case.args.clone());
+            let what = format!("{} ({inner:?}, {block:?}) on {}", c.fused.name, case.label);
+            match (&case.want, got) {
+                (Some(w), Ok(g)) => assert!(
+                    close(w, &g, rel),
+                    "{what}: {}\n want {}\n  got {}",
+                    first_diff(w, &g, rel),
+                    short(w),
+                    short(&g)
+                ),
+                (Some(_), Err(e)) => panic!("{what}: failed: {e}"),
+                (None, got) => {
+                    let want = interp::run(&c.fused, case.args.clone());
+                    assert!(want.is_err(), "{what}: the interpreter does not fail");
+                    agree(&want, &got, rel, &what);
+                    let e = got.expect_err("agree checked it");
+                    match &seq_error {
+                        None => seq_error = Some(e),
+                        Some(s) => assert_eq!(s, &e, "{what}: not the thread-per-row error"),
+                    }
+                }
+            }
+        }
+        failures += usize::from(case.want.is_none());
+    }
+    failures
+}
+
+/// Cases on every shape (`short`: without the very long rows): the rows from `item`,
+/// the arguments from the rows, plain Rust's result from the rows.
+fn cases<T: Clone>(
+    short: bool,
+    mut item: impl FnMut(&mut Rng) -> T,
+    args: impl Fn(&[Vec<T>]) -> Vec<Value>,
+    want: impl Fn(&[Vec<T>]) -> Option<Value>,
+) -> Vec<Case> {
+    let shapes = if short { short_shapes() } else { shapes() };
+    shapes
+        .iter()
+        .enumerate()
+        .map(|(s, lens)| {
+            let mut r = Rng::new(100 + s as u64);
+            let rows = rows_of(lens, &mut r, &mut item);
+            Case {
+                label: format!("rows of {:?}", &lens[..lens.len().min(13)]),
+                args: args(&rows),
+                want: want(&rows),
+            }
+        })
+        .collect()
+}
+
+/// `rows` with element `at.1` of row `at.0` replaced by `v` (if there).
+fn with<T: Clone>(rows: &[Vec<T>], at: &[(usize, usize)], v: T) -> Vec<Vec<T>> {
+    let mut rows = rows.to_vec();
+    for &(i, j) in at {
+        if let Some(x) = rows.get_mut(i).and_then(|r| r.get_mut(j)) {
+            *x = v.clone();
+        }
+    }
+    rows
+}
+
+fn map_rows<T, U>(rows: &[Vec<T>], f: impl Fn(&T) -> U) -> Vec<Vec<U>> {
+    rows.iter().map(|r| r.iter().map(&f).collect()).collect()
+}
+
+fn scan_rows<T: Clone>(rows: &[Vec<T>], f: impl Fn(&T, &T) -> T) -> Vec<Vec<T>> {
+    rows.iter()
+        .map(|r| {
+            let mut out: Vec<T> = Vec::with_capacity(r.len());
+            for x in r {
+                let next = match out.last() {
+                    Some(acc) => f(acc, x),
+                    None => x.clone(),
+                };
+                out.push(next);
+            }
+            out
+        })
+        .collect()
+}
+
+fn nonzero_i32(r: &mut Rng) -> i32 {
+    let v = r.range(-60, 60) as i32;
+    if v == 0 { 7 } else { v }
+}
+
+#[test]
+fn elementwise_maps_over_rows() {
+    let f = |x: &f32| Value::F32(*x);
+    let cs = cases(
+        false,
+        |r| r.float(10.0) as f32,
+        |rows| vec![nested(rows, f), Value::F32(-1.5)],
+        |rows| Some(nested(&map_rows(rows, |v| v * -1.5), f)),
+    );
+    check(SCALE_ROWS, 0.0, &cs);
+
+    // Two rows zipped; one row of `y` a different length fails the nested `eq_len`.
+    let i = |x: &i64| Value::I64(*x);
+    let mut cs = cases(
+        false,
+        |r| r.range(-1 << 40, 1 << 40),
+        |rows| vec![nested(rows, i), nested(&map_rows(rows, |v| v ^ 0x55), i)],
+        |rows| {
+            let sums = rows
+                .iter()
+                .map(|r| r.iter().map(|v| v.wrapping_add(v ^ 0x55)).collect())
+                .collect::<Vec<Vec<i64>>>();
+            Some(nested(&sums, i))
+        },
+    );
+    let rows = vec![vec![1i64; 40], vec![2; 33], vec![3; 5], vec![4; 33]];
+    let mut short_y = rows.clone();
+    short_y[1].pop();
+    short_y[3].pop();
+    cs.push(Case {
+        label: "rows 1 and 3 of y one shorter".into(),
+        args: vec![nested(&rows, i), nested(&short_y, i)],
+        want: None,
+    });
+    assert_eq!(check(ADD_ROWS, 0.0, &cs), 1);
+}
+
+#[test]
+fn gathers_per_row_and_their_failures() {
+    let x: Vec<f64> = (0..500).map(|k| k as f64 * 0.25 - 3.0).collect();
+    let u = |c: &u32| Value::U32(*c);
+    let xv = Value::seq(x.iter().map(|&v| Value::F64(v)).collect());
+    let mut cs = cases(
+        false,
+        |r| r.range(0, 500) as u32,
+        |rows| vec![nested(rows, u), xv.clone()],
+        |rows| {
+            let g = map_rows(rows, |&c| x[c as usize]);
+            Some(nested(&g, |v| Value::F64(*v)))
+        },
+    );
+    // Bad columns in rows 3 and 9 (two in row 9, the later one at a smaller position
+    // of a later chunk): the first row's first bad one is reported.
+    let mut r = Rng::new(9);
+    let rows = rows_of(&[40, 3, 70, 100, 0, 33, 1, 64, 5, 300], &mut r, |r| {
+        r.range(0, 500) as u32
+    });
+    for bad in [
+        vec![(3, 90), (9, 250), (9, 3)],
+        vec![(9, 299), (9, 40)],
+        vec![(0, 0)],
+    ] {
+        cs.push(Case {
+            label: format!("bad columns at {bad:?}"),
+            args: vec![
+                nested(&with(&rows, &bad, 500 + bad.len() as u32), u),
+                xv.clone(),
+            ],
+            want: None,
+        });
+    }
+    assert_eq!(check(GATHER_ROWS, 0.0, &cs), 3);
+}
+
+#[test]
+fn divisions_per_element_and_their_failures() {
+    let i = |x: &i32| Value::I32(*x);
+    let mut cs = cases(
+        false,
+        nonzero_i32,
+        |rows| vec![nested(rows, i)],
+        |rows| Some(nested(&map_rows(rows, |v| 1000 / v), i)),
+    );
+    let mut r = Rng::new(11);
+    let rows = rows_of(&[5, 200, 31, 77, 1], &mut r, nonzero_i32);
+    for zeros in [vec![(1, 150), (1, 20), (3, 1)], vec![(3, 76), (4, 0)]] {
+        cs.push(Case {
+            label: format!("zeros at {zeros:?}"),
+            args: vec![nested(&with(&rows, &zeros, 0), i)],
+            want: None,
+        });
+    }
+    assert_eq!(check(DIV_ROWS, 0.0, &cs), 2);
+}
+
+#[test]
+fn reductions_per_element_of_a_row() {
+    let i = |x: &i64| Value::I64(*x);
+    let cs = cases(
+        true,
+        |r| r.range(-1000, 1000),
+        |rows| vec![nested(rows, i)],
+        |rows| {
+            let out: Vec<Vec<i64>> = rows
+                .iter()
+                .map(|row| {
+                    row.iter()
+                        .map(|v| row.iter().fold(0i64, |s, w| s.wrapping_add(v * w)))
+                        .collect()
+                })
+                .collect();
+            Some(nested(&out, i))
+        },
+    );
+    check(ROW_PRODUCT_SUMS, 0.0, &cs);
+}
+
+#[test]
+fn scans_over_rows_keep_their_order() {
+    let cs = cases(
+        false,
+        |r| (r.range(-3, 4), r.range(-1000, 1000)),
+        |rows| vec![nested(rows, pair)],
+        |rows| {
+            let s = scan_rows(rows, |f, g| {
+                (
+                    f.0.wrapping_mul(g.0),
+                    f.1.wrapping_mul(g.0).wrapping_add(g.1),
+                )
+            });
+            Some(nested(&s, pair))
+        },
+    );
+    check(AFFINE_ROWS, 0.0, &cs);
+
+    let cs = cases(
+        false,
+        |r| (r.next() >> 11) as f64 / (1u64 << 53) as f64,
+        |rows| vec![nested(rows, |v| Value::F64(*v))],
+        |rows| Some(nested(&scan_rows(rows, |a, b| a + b), |v| Value::F64(*v))),
+    );
+    check(FLOAT_ROW_SCAN, 1e-9, &cs);
+}
+
+#[test]
+fn exclusive_scans_over_rows_and_their_failures() {
+    let i = |x: &i32| Value::I32(*x);
+    let starts =
+        |rows: &[Vec<i32>]| -> Vec<i32> { (0..rows.len()).map(|k| k as i32 - 20).collect() };
+    let mut cs = cases(
+        false,
+        nonzero_i32,
+        |rows| vec![nested(rows, i), Value::from(starts(rows))],
+        |rows| {
+            let out: Vec<Vec<i32>> = rows
+                .iter()
+                .zip(starts(rows))
+                .map(|(row, s0)| {
+                    let mut acc = s0;
+                    row.iter()
+                        .map(|v| {
+                            let before = acc;
+                            acc = acc.max(1000 / v);
+                            before
+                        })
+                        .collect()
+                })
+                .collect();
+            Some(nested(&out, i))
+        },
+    );
+    let mut r = Rng::new(13);
+    let rows = rows_of(&[64, 65, 3, 400], &mut r, nonzero_i32);
+    for zeros in [vec![(3, 399), (3, 33)], vec![(1, 64), (3, 0)]] {
+        cs.push(Case {
+            label: format!("zeros at {zeros:?}"),
+            args: vec![
+                nested(&with(&rows, &zeros, 0), i),
+                Value::from(starts(&rows)),
+            ],
+            want: None,
+        });
+    }
+    assert_eq!(check(DIV_EXCLUSIVE_SCAN, 0.0, &cs), 2);
+}
+
+#[test]
+fn filters_over_rows_keep_their_order() {
+    let f = |x: &f32| Value::F32(*x);
+    let cs = cases(
+        false,
+        |r| r.float(1.0) as f32,
+        |rows| vec![nested(rows, f)],
+        |rows| {
+            let kept: Vec<Vec<f32>> = rows
+                .iter()
+                .map(|r| r.iter().copied().filter(|&v| v > 0.0).collect())
+                .collect();
+            Some(nested(&kept, f))
+        },
+    );
+    check(POSITIVES, 0.0, &cs);
+
+    let p = |x: &(i32, bool)| Value::Tuple(vec![Value::I32(x.0), Value::Bool(x.1)]);
+    let item = |r: &mut Rng| (nonzero_i32(r), r.next() % 7 == 0);
+    let mut cs = cases(
+        false,
+        item,
+        |rows| vec![nested(rows, p)],
+        |rows| {
+            let kept: Vec<Vec<(i32, bool)>> = rows
+                .iter()
+                .map(|r| {
+                    r.iter()
+                        .copied()
+                        .filter(|&(v, b)| 100 / v > 3 || b)
+                        .collect()
+                })
+                .collect();
+            Some(nested(&kept, p))
+        },
+    );
+    let mut r = Rng::new(17);
+    let rows = rows_of(&[10, 129, 0, 257, 32], &mut r, item);
+    for zeros in [vec![(3, 200), (3, 100), (4, 0)], vec![(1, 128)]] {
+        cs.push(Case {
+            label: format!("zeros at {zeros:?}"),
+            args: vec![nested(&with(&rows, &zeros, (0, false)), p)],
+            want: None,
+        });
+    }
+    assert_eq!(check(DIV_FILTER, 0.0, &cs), 2);
+}
+
+#[test]
+fn scans_and_filters_composed() {
+    let i = |x: &i64| Value::I64(*x);
+    let cs = cases(
+        false,
+        |r| r.range(-50, 50),
+        |rows| vec![nested(rows, i)],
+        |rows| {
+            let kept: Vec<Vec<i64>> = scan_rows(rows, |a, b| a.wrapping_add(*b))
+                .into_iter()
+                .map(|r| r.into_iter().filter(|v| v % 3 == 0).collect())
+                .collect();
+            Some(nested(&kept, i))
+        },
+    );
+    check(FILTER_OF_SCAN, 0.0, &cs);
+
+    let cs = cases(
+        false,
+        |r| r.range(-50, 50),
+        |rows| vec![nested(rows, i)],
+        |rows| {
+            let odd: Vec<Vec<i64>> = rows
+                .iter()
+                .map(|r| r.iter().copied().filter(|v| v % 2 != 0).collect())
+                .collect();
+            Some(nested(&scan_rows(&odd, |a, b| a.wrapping_add(*b)), i))
+        },
+    );
+    check(SCAN_OF_FILTER, 0.0, &cs);
+}
+
+#[test]
+fn filters_of_rows() {
+    let i = |x: &i64| Value::I64(*x);
+    let cs = cases(
+        false,
+        |r| r.range(-100, 100),
+        |rows| vec![nested(rows, i)],
+        |rows| {
+            let kept: Vec<Vec<i64>> = rows
+                .iter()
+                .filter(|r| r.iter().sum::<i64>() > 0)
+                .cloned()
+                .collect();
+            Some(nested(&kept, i))
+        },
+    );
+    check(KEEP_ROWS_BY_SUM, 0.0, &cs);
+
+    // Rows shorter than 2 fail (reported at the first such row).
+    let i = |x: &i32| Value::I32(*x);
+    let cs = cases(
+        false,
+        |r| r.range(-100, 100) as i32,
+        |rows| vec![nested(rows, i)],
+        |rows| {
+            rows.iter().all(|r| r.len() >= 2).then(|| {
+                let kept: Vec<Vec<i32>> = rows.iter().filter(|r| r[1] > 0).cloned().collect();
+                nested(&kept, i)
+            })
+        },
+    );
+    let failing = cs.iter().filter(|c| c.want.is_none()).count();
+    assert_eq!(check(KEEP_ROWS_BY_SECOND, 0.0, &cs), failing);
+    assert!(failing > 0 && failing < cs.len());
+}
+
+/// The kernels of `prog` whose names end with `suffix`, with their block-size reasons.
+fn kernels<'p>(prog: &'p GpuProgram, suffix: &str) -> Vec<(&'p str, &'p str)> {
+    prog.kernels
+        .iter()
+        .zip(&prog.blocks)
+        .filter(|(k, _)| k.ends_with(suffix))
+        .map(|(k, b)| (k.as_str(), b.why.as_str()))
+        .collect()
+}
+
+/// Launched kernels of a list of steps (not looking into `ByShape`).
+fn launched(prog: &GpuProgram, steps: &[Step]) -> Vec<String> {
+    steps
+        .iter()
+        .filter_map(|s| match s {
+            Step::Launch(l) => Some(prog.kernels[l.kernel as usize].clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn rows_get_a_warp_or_a_block_each() {
+    for (name, src) in ROWS {
+        let c = compiled(src);
+        if name.starts_with("keep_rows") {
+            filter_of_rows_kernels(name, &c.fused);
+            continue;
+        }
+        let filters = matches!(
+            *name,
+            "positives" | "div_filter" | "filter_of_scan" | "scan_of_filter"
+        );
+        let scans = matches!(
+            *name,
+            "affine_rows"
+                | "div_exclusive_scan"
+                | "float_row_scan"
+                | "filter_of_scan"
+                | "scan_of_filter"
+        );
+        for (inner, what) in [(Inner::Warp, "warp"), (Inner::Block, "block")] {
+            let opts = Options {
+                inner,
+                ..Options::default()
+            };
+            let prog = dpl_cuda::compile_with(&c.fused, &opts).expect("compiles");
+            assert!(
+                prog.blocks.iter().all(|b| !b.why.contains("not applied")),
+                "{name} {what}: {:?}",
+                prog.blocks
+            );
+            let fill = kernels(&prog, &format!("_row_fill_{what}"));
+            assert_eq!(fill.len(), 1, "{name} {what}: {:?}", prog.kernels);
+            assert!(kernels(&prog, "_row_fill").is_empty(), "{name} {what}");
+            let text = prog
+                .kernel_text(prog.kernels.iter().position(|k| k == fill[0].0).unwrap())
+                .unwrap();
+            if filters {
+                // Counted in parallel, compacted in parallel.
+                assert_eq!(
+                    kernels(&prog, &format!("_row_sizes_{what}")).len(),
+                    1,
+                    "{name}"
+                );
+                let needle = if inner == Inner::Warp {
+                    "vote.sync.ballot.b32"
+                } else {
+                    "bar.sync"
+                };
+                assert!(text.contains(needle), "{name} {what}: no {needle}");
+            } else {
+                // The sizes are the rows' lengths: a thread per row, said so.
+                let sizes = kernels(&prog, "_row_sizes");
+                assert_eq!(sizes.len(), 1, "{name} {what}: {:?}", prog.kernels);
+                assert!(sizes[0].1.contains("need only the rows' lengths"), "{name}");
+            }
+            if scans {
+                let needle = if inner == Inner::Warp {
+                    "shfl.sync.up"
+                } else {
+                    "bar.sync"
+                };
+                assert!(text.contains(needle), "{name} {what}: no {needle}");
+            }
+        }
+        // `auto`: the warp version and the thread version, chosen by shape.
+        let opts = Options {
+            inner: Inner::Auto,
+            ..Options::default()
+        };
+        let prog = dpl_cuda::compile_with(&c.fused, &opts).expect("compiles");
+        let by_shape = prog.plan.steps.iter().find_map(|s| match s {
+            Step::ByShape { warp, seq, .. } => Some((warp, seq)),
+            _ => None,
+        });
+        let Some((warp, seq)) = by_shape else {
+            panic!("{name}: no ByShape step")
+        };
+        assert!(
+            launched(&prog, warp)
+                .iter()
+                .any(|k| k.ends_with("_row_fill_warp")),
+            "{name}"
+        );
+        assert!(
+            launched(&prog, seq)
+                .iter()
+                .any(|k| k.ends_with("_row_fill")),
+            "{name}"
+        );
+        assert!(prog.blocks.iter().all(|b| !b.why.contains("not applied")));
+    }
+}
+
+/// A filter of rows: its sizes and fill kernels are a warp / a block per row.
+fn filter_of_rows_kernels(name: &str, f: &dpl_core::ir::Function) {
+    for (inner, what) in [(Inner::Warp, "warp"), (Inner::Block, "block")] {
+        let opts = Options {
+            inner,
+            ..Options::default()
+        };
+        let prog = dpl_cuda::compile_with(f, &opts).expect("compiles");
+        assert!(prog.blocks.iter().all(|b| !b.why.contains("not applied")));
+        for k in ["row_filter_sizes", "row_filter"] {
+            let suffix = format!("_{k}_{what}");
+            assert_eq!(
+                kernels(&prog, &suffix).len(),
+                1,
+                "{name}: {:?}",
+                prog.kernels
+            );
+        }
+    }
+}
+
+#[test]
+fn rows_a_group_cannot_write_keep_a_thread_and_say_so() {
+    // A per-row histogram (a `scatter_reduce` as the row) runs a thread per row: every
+    // kernel of the map says so.
+    let c = compiled(support::programs::ROW_HISTOGRAMS);
+    for inner in [Inner::Warp, Inner::Block, Inner::Auto] {
+        let opts = Options {
+            inner,
+            ..Options::default()
+        };
+        let prog = dpl_cuda::compile_with(&c.fused, &opts).expect("compiles");
+        assert!(kernels(&prog, "_row_fill").len() == 1, "{inner:?}");
+        assert!(
+            prog.blocks
+                .iter()
+                .all(|b| b.why.contains("is not applied to sequences of rows")),
+            "{inner:?}: {:?}",
+            prog.blocks
+        );
+    }
+}
+
+/// Sectors moved over the ideal, summed over the launches of kernels ending with
+/// `suffix`, for one run of `prog`.
+fn sectors(prog: &GpuProgram, args: Vec<Value>, suffix: &str) -> f64 {
+    let d = SimDriver::default();
+    dpl_cuda::run(prog, &d, args).expect("runs");
+    let (mut moved, mut ideal) = (0, 0);
+    for (k, r) in d.take_reports() {
+        if k.ends_with(suffix) {
+            moved += r.sectors_moved;
+            ideal += r.sectors_ideal;
+        }
+    }
+    moved as f64 / ideal.max(1) as f64
+}
+
+#[test]
+fn a_warp_per_row_reads_and_writes_rows_coalesced() {
+    // 24 rows of 3000 `f32`s scaled: a thread per row touches a sector per element and
+    // access; a warp per row moves about the ideal.
+    let mut r = Rng::new(23);
+    let rows = rows_of(&[3000; 24], &mut r, |r| r.float(1.0) as f32);
+    let args = vec![nested(&rows, |v| Value::F32(*v)), Value::F32(2.0)];
+    let c = compiled(SCALE_ROWS);
+    let compile = |inner| {
+        let opts = Options {
+            inner,
+            ..Options::default()
+        };
+        dpl_cuda::compile_with(&c.fused, &opts).expect("compiles")
+    };
+    let thread = sectors(&compile(Inner::Seq), args.clone(), "_row_fill");
+    let warp = sectors(&compile(Inner::Warp), args.clone(), "_row_fill_warp");
+    let block = sectors(&compile(Inner::Block), args, "_row_fill_block");
+    eprintln!("row_fill sectors / ideal: thread {thread:.3}, warp {warp:.3}, block {block:.3}");
+    assert!(warp <= 1.15, "warp per row: {warp:.3}x the ideal");
+    assert!(block <= 1.15, "block per row: {block:.3}x the ideal");
+    assert!(thread >= 3.0, "thread per row: {thread:.3}x the ideal");
+}
