@@ -6,7 +6,8 @@
 //! comparison, reduce-then-scan) within 1.1x of the ideal sectors, and the
 //! vector-CSR (`inner = "warp"`) and ELL SpMV kernels below scalar CSR in sectors per
 //! nonzero on the 5-point Laplacian; and a ragged result (the rows of a power-law matrix
-//! scaled) with a thread, a warp and a block per row. Every result is checked against
+//! scaled) with a thread, a warp and a block per row, and a 2-D `stencil` (the 5-point
+//! Laplacian of a grid) with a thread and a warp per row. Every result is checked against
 //! plain Rust first.
 //!
 //! `cargo xtask gpu-report` runs it (release build, with `DPL_DUMP` so it can add the
@@ -83,6 +84,32 @@ mod ragged {
     #[parallel(inner = "block")]
     pub fn scale_rows_block(rows: &Nested<f32>, a: f32) -> Nested<f32> {
         map(|r| map(|v| v * a, r), rows)
+    }
+}
+
+/// The 5-point Laplacian as a 2-D `stencil` over a row-major `Matrix`: a thread per row
+/// (the default) and a warp per row.
+mod grid {
+    use dpl::prelude::*;
+
+    #[parallel]
+    pub fn laplacian(u: &Matrix<f32>) -> Nested<f32> {
+        stencil(
+            |w| 4.0 * w[2] - w[0] - w[1] - w[3] - w[4],
+            u,
+            [(-1, 0), (0, -1), (0, 0), (0, 1), (1, 0)],
+            0.0,
+        )
+    }
+
+    #[parallel(inner = "warp")]
+    pub fn laplacian_warp(u: &Matrix<f32>) -> Nested<f32> {
+        stencil(
+            |w| 4.0 * w[2] - w[0] - w[1] - w[3] - w[4],
+            u,
+            [(-1, 0), (0, -1), (0, 0), (0, 1), (1, 0)],
+            0.0,
+        )
     }
 }
 
@@ -356,6 +383,56 @@ fn main() {
             false,
             || f(&pv, 1.5),
             |r| r.to_vecs() == scaled,
+        ));
+    }
+
+    // A 2-D stencil: the 5-point Laplacian of a 512x512 grid (zero outside).
+    let side = 512;
+    let data: Vec<f32> = (0..side * side)
+        .map(|k| ((k * 37) % 101) as f32 / 8.0)
+        .collect();
+    let grid_at = |r: isize, c: isize| {
+        if r < 0 || c < 0 || r >= side as isize || c >= side as isize {
+            0.0
+        } else {
+            data[r as usize * side + c as usize]
+        }
+    };
+    let lap: Vec<Vec<f32>> = (0..side as isize)
+        .map(|r| {
+            (0..side as isize)
+                .map(|c| {
+                    4.0 * grid_at(r, c)
+                        - grid_at(r - 1, c)
+                        - grid_at(r, c - 1)
+                        - grid_at(r, c + 1)
+                        - grid_at(r + 1, c)
+                })
+                .collect()
+        })
+        .collect();
+    let u = Matrix::row_major(side, side, data.clone()).expect("a square grid");
+    let stencils: [(dpl::Inspect, &str, fn(&Matrix<f32>) -> Nested<f32>); 2] = [
+        (
+            dpl::inspect!(grid::laplacian),
+            "thread per row",
+            grid::laplacian,
+        ),
+        (
+            dpl::inspect!(grid::laplacian_warp),
+            "warp per row",
+            grid::laplacian_warp,
+        ),
+    ];
+    for (info, how, f) in stencils {
+        cases.push(measure(
+            info,
+            format!("2-D stencil: 5-point Laplacian of a {side}x{side} f32 grid, {how}"),
+            (side * side) as u64,
+            None,
+            false,
+            || f(&u),
+            |r| r.to_vecs() == lap,
         ));
     }
 
