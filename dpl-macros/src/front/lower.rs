@@ -285,6 +285,8 @@ impl PrimSpec {
             Prim::Indices => (LambdaArg::No, 1, 1, "indices(x)`"),
             Prim::Range => (LambdaArg::No, 1, 1, "range(n)`"),
             Prim::Len => (LambdaArg::No, 1, 1, "len(x)`"),
+            Prim::Sort => (LambdaArg::No, 1, 1, "sort(x)`"),
+            Prim::SortByKey => (LambdaArg::No, 2, 2, "sort_by_key(keys, vals)`"),
         };
         PrimSpec {
             lambda,
@@ -1701,7 +1703,7 @@ impl<'r> Lowerer<'r> {
                     if let Some(prim) = Prim::from_name(&name) {
                         return self.prim_call(prim, c);
                     }
-                    if matches!(name.as_str(), "sort" | "sort_by_key" | "stencil") {
+                    if name == "stencil" {
                         return self.fail(
                             &c.func,
                             format!("`{name}` is not supported by this version of dpl"),
