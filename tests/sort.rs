@@ -173,7 +173,10 @@ fn shapes<T: Copy>(random: Vec<T>, sort: impl Fn(&mut Vec<T>)) -> Vec<(&'static 
     let mut sorted = random.clone();
     sort(&mut sorted);
     let reversed: Vec<T> = sorted.iter().rev().copied().collect();
-    let equal: Vec<T> = random.first().map(|&v| vec![v; random.len()]).unwrap_or_default();
+    let equal: Vec<T> = random
+        .first()
+        .map(|&v| vec![v; random.len()])
+        .unwrap_or_default();
     let few: Vec<T> = (0..random.len())
         .map(|i| random[(i * 7919) % random.len().min(5)])
         .collect();
@@ -301,12 +304,22 @@ fn float_order_is_total_order(place: Place) {
 /// Stability: keys with many duplicates, values carrying their positions.
 fn stable_by_key(place: Place) {
     each_size(place, &SIZES, |n, rng| {
-        let distincts: &[usize] = if n > 100_000 { &[3, usize::MAX] } else { &[1, 3, 1000, usize::MAX] };
+        let distincts: &[usize] = if n > 100_000 {
+            &[3, usize::MAX]
+        } else {
+            &[1, 3, 1000, usize::MAX]
+        };
         for &distinct in distincts {
             let k: Vec<i64> = rng
                 .i64s(n)
                 .into_iter()
-                .map(|v| if distinct == usize::MAX { v } else { v.rem_euclid(distinct as i64) - 1 })
+                .map(|v| {
+                    if distinct == usize::MAX {
+                        v
+                    } else {
+                        v.rem_euclid(distinct as i64) - 1
+                    }
+                })
                 .collect();
             let v = rng.i32s(n);
             let mut pairs: Vec<(i64, (i32, usize))> =
@@ -339,7 +352,12 @@ fn by_float_and_bool_keys(place: Place) {
         let mut pairs: Vec<(bool, f64)> = b.iter().copied().zip(w.iter().copied()).collect();
         pairs.sort_by_key(|p| p.0);
         let want: Vec<f64> = pairs.into_iter().map(|p| p.1).collect();
-        assert_bits(&prog::sort_by_key_bool(&b, &w), &want, f64::to_bits, "bool keys");
+        assert_bits(
+            &prog::sort_by_key_bool(&b, &w),
+            &want,
+            f64::to_bits,
+            "bool keys",
+        );
     });
 }
 
@@ -366,7 +384,11 @@ fn tuple_keys(place: Place) {
 fn compositions(place: Place) {
     each_size(place, &SIZES, |n, rng| {
         let x = rng.f32s(n, -1.0, 1.0);
-        let idx: Vec<u32> = rng.indices(n, n.max(1)).into_iter().map(|i| i as u32).collect();
+        let idx: Vec<u32> = rng
+            .indices(n, n.max(1))
+            .into_iter()
+            .map(|i| i as u32)
+            .collect();
         let mut sidx = idx.clone();
         sidx.sort();
         let want: Vec<f32> = sidx.iter().map(|&i| x[i as usize]).collect();
@@ -403,7 +425,11 @@ fn compositions(place: Place) {
                 .iter()
                 .enumerate()
                 .fold(0u64, |a, (i, &b)| a.wrapping_add(b.wrapping_mul(i as u64)));
-            assert_eq!(prog::weighted_sum_of_sort(&w), (weighted, s[n - 1]), "sum of a sort");
+            assert_eq!(
+                prog::weighted_sum_of_sort(&w),
+                (weighted, s[n - 1]),
+                "sum of a sort"
+            );
         }
     });
 }
@@ -444,15 +470,26 @@ fn rows_of_nested(place: Place) {
                 r.iter().rev().take(3).sum()
             })
             .collect();
-        let xi: Vec<Vec<i64>> = x.iter().map(|r| r.iter().map(|&v| v.into()).collect()).collect();
-        assert_eq!(prog::row_sorted_sum_of_top3(&Nested::from_rows(xi)), top3, "top 3");
+        let xi: Vec<Vec<i64>> = x
+            .iter()
+            .map(|r| r.iter().map(|&v| v.into()).collect())
+            .collect();
+        assert_eq!(
+            prog::row_sorted_sum_of_top3(&Nested::from_rows(xi)),
+            top3,
+            "top 3"
+        );
 
         let f = ragged(rng, n, |r| r.f64_in(-1.0, 1.0));
         let want: Vec<f64> = f
             .iter()
             .map(|r| r.iter().copied().min_by(f64::total_cmp).unwrap_or(-1.0))
             .collect();
-        assert_eq!(prog::row_smallest(&Nested::from_rows(f)), want, "smallest per row");
+        assert_eq!(
+            prog::row_smallest(&Nested::from_rows(f)),
+            want,
+            "smallest per row"
+        );
 
         let u = ragged(rng, n, |r| r.u32() % 4);
         let want: Vec<Vec<usize>> = u
@@ -463,7 +500,11 @@ fn rows_of_nested(place: Place) {
                 ix
             })
             .collect();
-        assert_eq!(prog::row_argsort(&Nested::from_rows(u)), Nested::from_rows(want), "argsort per row");
+        assert_eq!(
+            prog::row_argsort(&Nested::from_rows(u)),
+            Nested::from_rows(want),
+            "argsort per row"
+        );
     });
 }
 
@@ -482,7 +523,9 @@ fn rows_of_matrix(place: Place) {
             let m = Matrix::row_major(n, cols, data.clone()).expect("a valid matrix");
             assert_eq!(prog::row_median(&m), want, "row-major, {cols} columns");
             // The same values stored column-major: rows are strided views.
-            let t: Vec<f32> = (0..n * cols).map(|k| data[(k % n) * cols + k / n]).collect();
+            let t: Vec<f32> = (0..n * cols)
+                .map(|k| data[(k % n) * cols + k / n])
+                .collect();
             let m = Matrix::col_major(n, cols, t).expect("a valid matrix");
             assert_eq!(prog::row_median(&m), want, "column-major, {cols} columns");
         }
@@ -529,7 +572,8 @@ fn inspect_shows_the_sort() {
     assert!(i.fused_ir.contains("soac sort_by_key("), "{}", i.fused_ir);
     if cfg!(any(feature = "sim", feature = "cuda")) {
         assert!(
-            i.gpu_not_compiled.contains("`sort_by_key` has no GPU kernel"),
+            i.gpu_not_compiled
+                .contains("`sort_by_key` has no GPU kernel"),
             "{}",
             i.gpu_not_compiled
         );
