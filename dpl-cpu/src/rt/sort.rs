@@ -178,7 +178,7 @@ pub fn radix_sort<T: Copy>(items: &mut [T], key: impl Fn(&T) -> u64, bytes: u32)
         for x in src {
             count[((key(x) >> shift) & 0xff) as usize] += 1;
         }
-        if count.iter().any(|&c| c == n) {
+        if count.contains(&n) {
             continue;
         }
         let mut next = 0;
