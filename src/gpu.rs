@@ -19,8 +19,9 @@
 //! a ragged result comes back as offsets plus columns, straight into
 //! [`Nested::from_parts`]. Only scalars still go through `Value`s.
 //!
-//! A function the GPU backend cannot compile gets a [`Program`] holding the reason instead,
-//! and calling it on a GPU place fails with [`Error::PlaceUnavailable`] naming it.
+//! A function the GPU backend cannot compile gets no [`Program`]: a call of it on a GPU
+//! place runs on the CPU instead ([`cpu_instead`]), which says why on standard error once
+//! per function (the reason is also in `dpl::inspect!(f).gpu_not_compiled`).
 
 use std::sync::OnceLock;
 
@@ -36,8 +37,8 @@ use crate::{Error, Location, Matrix, Nested, Place, Seq};
 /// What the macro embeds for one function.
 pub struct Program {
     name: &'static str,
-    /// `Ok(encoded program)`, or `Err(why the GPU backend could not compile it)`.
-    code: Result<&'static [u8], &'static str>,
+    /// The encoded program.
+    code: &'static [u8],
     locations: &'static [Location],
     decoded: OnceLock<Result<GpuProgram, String>>,
 }
@@ -52,42 +53,23 @@ impl Program {
     ) -> Program {
         Program {
             name,
-            code: Ok(bytes),
+            code: bytes,
             locations,
             decoded: OnceLock::new(),
         }
     }
 
-    /// A function the GPU backend does not compile, and why.
-    pub const fn unsupported(name: &'static str, reason: &'static str) -> Program {
-        Program {
-            name,
-            code: Err(reason),
-            locations: &[],
-            decoded: OnceLock::new(),
-        }
-    }
-
     /// The decoded program (decoded once, at the first call).
-    fn program(&self, place: Place) -> Result<&GpuProgram, Error> {
-        let bytes = match self.code {
-            Ok(bytes) => bytes,
-            Err(reason) => {
-                return Err(Error::PlaceUnavailable {
-                    place,
-                    reason: format!("`{}` is not compiled for the GPU: {reason}", self.name),
-                });
-            }
-        };
+    fn program(&self) -> Result<&GpuProgram, Error> {
         self.decoded
-            .get_or_init(|| GpuProgram::decode(bytes))
+            .get_or_init(|| GpuProgram::decode(self.code))
             .as_ref()
             .map_err(|e| Error::Device(format!("`{}`: {e}", self.name)))
     }
 
     /// The PTX text, if the function was compiled for the GPU.
     pub fn ptx(&self) -> Option<&str> {
-        self.program(Place::Sim).ok().map(|p| p.ptx.as_str())
+        self.program().ok().map(|p| p.ptx.as_str())
     }
 
     fn locate(&self, span: u32) -> Location {
@@ -157,7 +139,7 @@ pub fn call<R: Ret>(program: &Program, place: Place, args: Vec<In>) -> Result<R,
         place,
         seqs: args.iter().filter_map(|a| a.temp.clone()).collect(),
     };
-    let p = program.program(place)?;
+    let p = program.program()?;
     let inputs = args
         .into_iter()
         .map(|a| a.arg)
@@ -166,6 +148,22 @@ pub fn call<R: Ret>(program: &Program, place: Place, args: Vec<In>) -> Result<R,
     let out = run_on(place, p, inputs, R::KEEP_ON_DEVICE, &locate);
     drop(temps);
     R::from_output(out?, place)
+}
+
+/// Where a call of `name`, a function the GPU backend did not compile (for `reason`), runs
+/// when the current place is `place`: on [`Place::Cpu`] instead of a GPU place (saying why
+/// on standard error, once per function), elsewhere on `place` itself.
+pub fn cpu_instead(place: Place, name: &'static str, reason: &'static str) -> Place {
+    if !matches!(place, Place::Sim | Place::Gpu(_)) {
+        return place;
+    }
+    static TOLD: std::sync::Mutex<Vec<&'static str>> = std::sync::Mutex::new(Vec::new());
+    let mut told = TOLD.lock().unwrap_or_else(|e| e.into_inner());
+    if !told.contains(&name) {
+        told.push(name);
+        eprintln!("dpl: `{name}` is not compiled for the GPU ({reason}); running it on the CPU");
+    }
+    Place::Cpu
 }
 
 /// Runs `program` and panics with the error's message if it fails (functions not declared

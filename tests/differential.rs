@@ -2,7 +2,8 @@
 //! tiled past the CPU backend's parallel grain; negative values, extreme integers, valid
 //! random index arrays), every program runs on every place this build has, and each result
 //! must equal an independent plain-Rust oracle (exactly, or up to reassociation for
-//! floating-point reductions), hence all places agree with each other.
+//! floating-point reductions), hence all places agree with each other. Sorts are compared
+//! bit for bit (any `f64`, NaNs and signed zeros included).
 
 mod common;
 
@@ -113,6 +114,20 @@ mod prog {
     }
 }
 
+mod sorts {
+    use dpl::prelude::*;
+
+    #[parallel]
+    pub fn sorted_f64(x: &[f64]) -> Vec<f64> {
+        sort(x)
+    }
+
+    #[parallel]
+    pub fn ranked(k: &[i32], v: &[f32]) -> Result<Vec<(f32, usize)>, dpl::Error> {
+        sort_by_key(k, zip(v, indices(v)))
+    }
+}
+
 /// Longest drawn input; tiling sometimes repeats it past the parallel grain.
 const MAX_LEN: usize = 3000;
 
@@ -189,6 +204,40 @@ proptest! {
     fn saxpy(a in -10f32..10.0, (x, y) in f32_pair()) {
         let want: Vec<f32> = x.iter().zip(&y).map(|(p, q)| a * p + q).collect();
         on_all_places(|| prog::saxpy(a, &x, &y), |p, got| assert_same(&got, &want, &format!("{p:?}")));
+    }
+
+    #[test]
+    fn sorted_f64(x in vec(any::<f64>(), 0..MAX_LEN), t in tile()) {
+        let x = tiled(x, t);
+        let mut want = x.clone();
+        want.sort_by(f64::total_cmp);
+        let want: Vec<u64> = want.into_iter().map(f64::to_bits).collect();
+        on_all_places(|| sorts::sorted_f64(&x), |p, got| {
+            let got: Vec<u64> = got.into_iter().map(f64::to_bits).collect();
+            assert!(got == want, "{p:?}: sort differs");
+        });
+    }
+
+    #[test]
+    fn sort_by_key_stable(
+        k in vec(-3i32..3, 0..MAX_LEN),
+        v in vec(f32s(), 0..MAX_LEN),
+        same in prop::bool::weighted(0.8),
+        t in tile(),
+    ) {
+        let k = tiled(k, t);
+        let v: Vec<f32> = if same { v.iter().cycle().take(if v.is_empty() { 0 } else { k.len() }).copied().collect() } else { v };
+        let got = |p: Place, r: Result<Vec<(f32, usize)>, Error>| {
+            if k.len() == v.len() {
+                let mut want: Vec<(i32, (f32, usize))> = k.iter().copied().zip(v.iter().copied().zip(0..)).collect();
+                want.sort_by_key(|e| e.0);
+                let want: Vec<(f32, usize)> = want.into_iter().map(|e| e.1).collect();
+                assert_eq!(r.as_deref(), Ok(&want[..]), "{p:?}");
+            } else {
+                assert!(matches!(r, Err(Error::LengthMismatch { prim: "sort_by_key", .. })), "{p:?}: {r:?}");
+            }
+        };
+        on_all_places(|| sorts::ranked(&k, &v), got);
     }
 
     #[test]

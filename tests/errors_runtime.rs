@@ -185,6 +185,18 @@ mod prog {
         gather(x, map(|i| i - 1, indices(x)))
     }
 
+    pub const SORT_BY_KEY_LINE: u32 = line!() + 3;
+    #[parallel]
+    pub fn sort_by_key_u32(k: &[u32], v: &[f32]) -> Vec<f32> {
+        sort_by_key(k, v)
+    }
+
+    pub const TRY_SORT_BY_KEY_LINE: u32 = line!() + 3;
+    #[parallel]
+    pub fn try_sort_by_key_u32(k: &[u32], v: &[f32]) -> Result<Vec<f32>, Error> {
+        sort_by_key(k, v)
+    }
+
     pub const NEGATIVE_INDEX_LINE: u32 = line!() + 3;
     #[parallel]
     pub fn lookup_i32(x: &[u64], idx: &[i32]) -> Result<Vec<u64>, Error> {
@@ -272,6 +284,22 @@ fn zip_length_mismatch(place: Place) {
         assert_err_at(prog::try_zip_sum(&a, &b), prog::TRY_ZIP_LINE, |e| {
             is_length_mismatch(e, "zip", n + 2, n)
         });
+    });
+}
+
+fn sort_by_key_length_mismatch(place: Place) {
+    each_size(place, &VIOLATION_SIZES, |n, rng| {
+        let (k, v) = (rng.u32s(n), rng.f32s(n + 3, 0.0, 1.0));
+        assert_panic_names(
+            &panic_message(|| prog::sort_by_key_u32(&k, &v)),
+            "sort_by_key",
+            prog::SORT_BY_KEY_LINE,
+        );
+        assert_err_at(
+            prog::try_sort_by_key_u32(&k, &v),
+            prog::TRY_SORT_BY_KEY_LINE,
+            |e| is_length_mismatch(e, "sort_by_key", n, n + 3),
+        );
     });
 }
 
@@ -505,6 +533,7 @@ fn violations_in_fused_pipelines(place: Place) {
 on_every_place!(
     map_length_mismatch,
     zip_length_mismatch,
+    sort_by_key_length_mismatch,
     gather_out_of_range,
     permute_violations,
     scatter_violations,

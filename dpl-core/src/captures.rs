@@ -90,7 +90,11 @@ pub fn lambdas_mut(k: &mut SoacKind) -> Vec<&mut Lambda> {
         | SoacKind::ExclusiveScan { op, .. }
         | SoacKind::ScatterReduce { op, .. } => vec![op],
         SoacKind::Filter { pred } => vec![pred],
-        SoacKind::Map | SoacKind::Scatter { .. } | SoacKind::Permute => vec![],
+        SoacKind::Map
+        | SoacKind::Scatter { .. }
+        | SoacKind::Permute
+        | SoacKind::Sort
+        | SoacKind::SortByKey => vec![],
     }
 }
 

@@ -17,7 +17,10 @@
 //!   integer type) that are negative or not below the length, and `permute` indices that are
 //!   not a permutation are errors; with repeated `scatter` indices the last write wins.
 //!   `any`/`all`/`count` evaluate their predicate on every element (no short circuit), so a
-//!   failing element is reported whatever the other elements are.
+//!   failing element is reported whatever the other elements are. `sort` and `sort_by_key`
+//!   are stable and order by [`total_cmp`]: integers and `bool`s as Rust orders them
+//!   (`false < true`), floats by IEEE 754 `totalOrder` (`f32::total_cmp`: `-NaN < -inf <
+//!   ... < -0.0 < +0.0 < ... < +inf < +NaN`), tuples lexicographically.
 //! * Combinators ([`Soac`]) evaluate `elem` for each index of `0..len` in order, then
 //!   combine as their [`SoacKind`] says.
 //! * An unchecked index ([`Expr::Index`] with `checked: None`) out of range is reported as
@@ -26,6 +29,7 @@
 //! The function is checked with [`verify`] first; values of the wrong shape at run time
 //! (possible only for ill-typed IR) give [`Error::Internal`]. The interpreter never panics.
 
+use std::cmp::Ordering;
 use std::fmt;
 use std::sync::Arc;
 
@@ -928,6 +932,17 @@ impl Interp<'_> {
                 Value::seq(out)
             }
             Prim::Len => Value::Usize(seq(self, 0)?.len()),
+            Prim::Sort => {
+                let mut out = (*seq(self, 0)?).clone();
+                stable_sort(&mut out, |v| v, span)?;
+                Value::seq(out)
+            }
+            Prim::SortByKey => {
+                let (keys, vals) = (seq(self, 0)?, seq(self, 1)?);
+                Self::same_len(name, keys.len(), vals.len(), span)?;
+                let pairs = keys.iter().cloned().zip(vals.iter().cloned()).collect();
+                sort_pairs(pairs, span)?
+            }
         })
     }
 
@@ -1020,8 +1035,72 @@ impl Interp<'_> {
                     .collect::<Result<Vec<_>>>()?;
                 permute(pairs.into_iter(), len, name, span)?
             }
+            SoacKind::Sort => {
+                stable_sort(&mut elems, |v| v, span)?;
+                Value::seq(elems)
+            }
+            SoacKind::SortByKey => {
+                let pairs = elems
+                    .into_iter()
+                    .map(|e| pair(e, name, span))
+                    .collect::<Result<Vec<_>>>()?;
+                sort_pairs(pairs, span)?
+            }
         })
     }
+}
+
+/// The order `sort` and `sort_by_key` sort by, on every place: a total order on scalars
+/// of one type and on tuples of them. Integers compare as numbers, `false < true`, floats
+/// by IEEE 754 `totalOrder` ([`f64::total_cmp`]: `-NaN < -inf < ... < -0.0 < +0.0 < ... <
+/// +inf < +NaN`, NaNs ordered by their payload), tuples lexicographically. `None` for
+/// values of different types, and for sequences (not sort keys).
+pub fn total_cmp(a: &Value, b: &Value) -> Option<Ordering> {
+    Some(match (a, b) {
+        (Value::Bool(x), Value::Bool(y)) => x.cmp(y),
+        (Value::I32(x), Value::I32(y)) => x.cmp(y),
+        (Value::U32(x), Value::U32(y)) => x.cmp(y),
+        (Value::I64(x), Value::I64(y)) => x.cmp(y),
+        (Value::U64(x), Value::U64(y)) => x.cmp(y),
+        (Value::Usize(x), Value::Usize(y)) => x.cmp(y),
+        (Value::F32(x), Value::F32(y)) => x.total_cmp(y),
+        (Value::F64(x), Value::F64(y)) => x.total_cmp(y),
+        (Value::Tuple(xs), Value::Tuple(ys)) if xs.len() == ys.len() => {
+            for (x, y) in xs.iter().zip(ys) {
+                match total_cmp(x, y)? {
+                    Ordering::Equal => {}
+                    o => return Some(o),
+                }
+            }
+            Ordering::Equal
+        }
+        _ => return None,
+    })
+}
+
+/// Sorts `items` stably by [`total_cmp`] of `key(item)`; keys that cannot be compared
+/// (ill-typed IR) give [`Error::Internal`].
+fn stable_sort<T>(items: &mut [T], key: impl Fn(&T) -> &Value, span: Span) -> Result<()> {
+    let mut bad = None;
+    items.sort_by(|a, b| {
+        let (a, b) = (key(a), key(b));
+        total_cmp(a, b).unwrap_or_else(|| {
+            bad.get_or_insert_with(|| {
+                format!("cannot order {} and {}", truncated(a), truncated(b))
+            });
+            Ordering::Equal
+        })
+    });
+    match bad {
+        Some(m) => internal(format!("`sort`: {m}"), span),
+        None => Ok(()),
+    }
+}
+
+/// The values of `(key, value)` pairs, ordered stably by their keys.
+fn sort_pairs(mut pairs: Vec<(Value, Value)>, span: Span) -> Result<Value> {
+    stable_sort(&mut pairs, |(k, _)| k, span)?;
+    Ok(Value::seq(pairs.into_iter().map(|(_, v)| v).collect()))
 }
 
 /// Splits an `(index, value)` element of a scattering combinator.

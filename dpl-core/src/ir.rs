@@ -642,6 +642,8 @@ impl MathFn {
 /// | `Indices` | — | `x` | `[usize]` |
 /// | `Range` | — | `n` | `[usize]` |
 /// | `Len` | — | `x` | `usize` |
+/// | `Sort` | — | `x` | `[T]`, ascending in the [total order](crate::interp::total_cmp), stable |
+/// | `SortByKey` | — | `keys, vals` | `[V]`: `vals` ordered by ascending `keys`, stable |
 ///
 /// Index arguments (`idx`) may be sequences of any integer type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -689,11 +691,15 @@ pub enum Prim {
     Range,
     /// `len`
     Len,
+    /// `sort`
+    Sort,
+    /// `sort_by_key`
+    SortByKey,
 }
 
 impl Prim {
     /// Every primitive.
-    pub const ALL: [Prim; 21] = [
+    pub const ALL: [Prim; 23] = [
         Prim::Map,
         Prim::Zip,
         Prim::Unzip,
@@ -715,6 +721,8 @@ impl Prim {
         Prim::Indices,
         Prim::Range,
         Prim::Len,
+        Prim::Sort,
+        Prim::SortByKey,
     ];
 
     /// The name users write.
@@ -741,6 +749,8 @@ impl Prim {
             Prim::Indices => "indices",
             Prim::Range => "range",
             Prim::Len => "len",
+            Prim::Sort => "sort",
+            Prim::SortByKey => "sort_by_key",
         }
     }
 
@@ -872,6 +882,14 @@ pub enum SoacKind {
     /// `E = (index, value)`: `y[index] = value` where the indices must form a permutation
     /// of `0..len`. Result `[V]` of length `len`.
     Permute,
+    /// The elements `[E]`, ordered ascending by the [total order](crate::interp::total_cmp)
+    /// of their values (floats by IEEE 754 `totalOrder`, tuples lexicographically); stable.
+    /// The elements are materialised before they are ordered: the result of a sort is
+    /// never fused into its consumers.
+    Sort,
+    /// `E = (key, value)`: the values `[V]`, ordered ascending by their keys (the order of
+    /// [`SoacKind::Sort`]); values with equal keys keep their index order (stable).
+    SortByKey,
 }
 
 /// An expression: the right-hand side of a [`Stmt`]. Operands are variables.
@@ -1007,7 +1025,11 @@ impl SoacKind {
             | SoacKind::ExclusiveScan { op, .. }
             | SoacKind::ScatterReduce { op, .. } => vec![op],
             SoacKind::Filter { pred } => vec![pred],
-            SoacKind::Map | SoacKind::Scatter { .. } | SoacKind::Permute => vec![],
+            SoacKind::Map
+            | SoacKind::Scatter { .. }
+            | SoacKind::Permute
+            | SoacKind::Sort
+            | SoacKind::SortByKey => vec![],
         }
     }
 
@@ -1046,6 +1068,8 @@ impl SoacKind {
             SoacKind::Scatter { .. } => "scatter",
             SoacKind::ScatterReduce { .. } => "scatter_reduce",
             SoacKind::Permute => "permute",
+            SoacKind::Sort => "sort",
+            SoacKind::SortByKey => "sort_by_key",
         }
     }
 }

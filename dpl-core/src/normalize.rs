@@ -543,6 +543,32 @@ impl Norm<'_> {
                 let n = self.len_of(args[0], span, out);
                 out.push(self.bind(var, Expr::Var(n), span));
             }
+            Prim::Sort => {
+                let x = args[0];
+                let n = self.len_of(x, span, out);
+                let i = self.index_param(span);
+                let r = self.read(x, i, span);
+                let rv = r.var;
+                let elem = self.elem(i, vec![r], rv);
+                out.push(self.soac(var, SoacKind::Sort, n, elem, span));
+                self.record_len(var, n);
+            }
+            Prim::SortByKey => {
+                let (keys, vals) = (args[0], args[1]);
+                let n = self.same_len(prim, &[keys, vals], span, out);
+                let i = self.index_param(span);
+                let k = self.read(keys, i, span);
+                let v = self.read(vals, i, span);
+                let pair_ty = Type::Tuple(vec![
+                    self.f.vars[k.var].ty.clone(),
+                    self.f.vars[v.var].ty.clone(),
+                ]);
+                let pair = self.fresh_stmt("keyed", pair_ty, Expr::Tuple(vec![k.var, v.var]), span);
+                let pv = pair.var;
+                let elem = self.elem(i, vec![k, v, pair], pv);
+                out.push(self.soac(var, SoacKind::SortByKey, n, elem, span));
+                self.record_len(var, n);
+            }
         }
     }
 }

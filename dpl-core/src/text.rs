@@ -90,7 +90,11 @@ pub fn without_spans(f: &Function) -> Function {
                         | SoacKind::ExclusiveScan { op, .. }
                         | SoacKind::ScatterReduce { op, .. } => block(&mut op.body),
                         SoacKind::Filter { pred } => block(&mut pred.body),
-                        SoacKind::Map | SoacKind::Scatter { .. } | SoacKind::Permute => {}
+                        SoacKind::Map
+                        | SoacKind::Scatter { .. }
+                        | SoacKind::Permute
+                        | SoacKind::Sort
+                        | SoacKind::SortByKey => {}
                     }
                 }
                 _ => {}
@@ -402,7 +406,7 @@ impl Printer<'_> {
                 self.out.push_str(", ");
                 self.lambda(&s.elem, depth);
                 match &s.kind {
-                    SoacKind::Map | SoacKind::Permute => {}
+                    SoacKind::Map | SoacKind::Permute | SoacKind::Sort | SoacKind::SortByKey => {}
                     SoacKind::Reduce { op, init } => {
                         self.out.push_str(", op: ");
                         self.lambda(op, depth);
@@ -1274,7 +1278,7 @@ impl Parser {
             ("dst", dst.is_some()),
         ];
         let (required, optional): (&[&str], &[&str]) = match kind.as_str() {
-            "map" | "permute" => (&[], &[]),
+            "map" | "permute" | "sort" | "sort_by_key" => (&[], &[]),
             "reduce" => (&["op"], &["init"]),
             "scan" => (&["op"], &[]),
             "exclusive_scan" => (&["op", "init"], &[]),
@@ -1300,6 +1304,8 @@ impl Parser {
         let kind = match kind.as_str() {
             "map" => SoacKind::Map,
             "permute" => SoacKind::Permute,
+            "sort" => SoacKind::Sort,
+            "sort_by_key" => SoacKind::SortByKey,
             "reduce" => SoacKind::Reduce {
                 op: op.unwrap(),
                 init,

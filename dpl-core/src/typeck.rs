@@ -730,6 +730,15 @@ impl Cx {
                 let _ = elem!(0);
                 self.scalar(Scalar::Usize)
             }
+            Prim::Sort => {
+                let e = elem!(0);
+                self.seq_of(e)
+            }
+            Prim::SortByKey => {
+                let _ = elem!(0);
+                let v = elem!(1);
+                self.seq_of(v)
+            }
         }
     }
 
@@ -795,6 +804,17 @@ impl Cx {
                 }
                 self.seq_of(v)
             }
+            SoacKind::Sort => self.seq_of(e),
+            SoacKind::SortByKey => match self.get(e) {
+                Node::Tuple(t) if t.len() == 2 => self.seq_of(t[1]),
+                _ => {
+                    self.errors.push(Diagnostic::new(
+                        span,
+                        "the index function of `sort_by_key` must return a (key, value) pair",
+                    ));
+                    self.fresh(Kind::Any)
+                }
+            },
         }
     }
 }
@@ -907,7 +927,68 @@ fn check_ops(f: &Function, b: &Block, errors: &mut Vec<Diagnostic>) {
                     ));
                 }
             }
+            Expr::Prim {
+                prim: p @ (Prim::Sort | Prim::SortByKey),
+                args,
+                ..
+            } => {
+                let elem = |k: usize| args.get(k).and_then(|a| ty(*a).elem());
+                if let Some(m) = sort_elems(p.name(), elem(0), elem(1)) {
+                    err(m);
+                }
+            }
+            Expr::Soac(soac) if matches!(soac.kind, SoacKind::Sort | SoacKind::SortByKey) => {
+                let e = Some(&f.vars[soac.elem.body.result].ty);
+                let m = match (&soac.kind, e) {
+                    (SoacKind::SortByKey, Some(Type::Tuple(kv))) if kv.len() == 2 => {
+                        sort_elems("sort_by_key", kv.first(), kv.get(1))
+                    }
+                    (SoacKind::SortByKey, _) => Some(
+                        "the index function of `sort_by_key` must return a (key, value) pair"
+                            .into(),
+                    ),
+                    _ => sort_elems("sort", e, None),
+                };
+                if let Some(m) = m {
+                    err(m);
+                }
+            }
             _ => {}
         }
     });
+}
+
+/// Why `sort` / `sort_by_key` cannot order keys of type `key` (or carry values of type
+/// `val`), if they cannot: keys are scalars or tuples of them (compared lexicographically),
+/// values anything without sequences in it.
+fn sort_elems(name: &str, key: Option<&Type>, val: Option<&Type>) -> Option<String> {
+    fn orderable(t: &Type) -> bool {
+        match t {
+            Type::Scalar(_) => true,
+            Type::Tuple(ts) => !ts.is_empty() && ts.iter().all(orderable),
+            Type::Seq(_) | Type::Infer => false,
+        }
+    }
+    fn flat(t: &Type) -> bool {
+        match t {
+            Type::Scalar(_) => true,
+            Type::Tuple(ts) => ts.iter().all(flat),
+            Type::Seq(_) | Type::Infer => false,
+        }
+    }
+    let shown = |t: Option<&Type>| t.map(|t| format!("[{t}]")).unwrap_or_default();
+    if !key.is_some_and(orderable) {
+        let what = if name == "sort" { "a sequence" } else { "keys" };
+        return Some(format!(
+            "`{name}` needs {what} of scalars or tuples of scalars, found `{}`",
+            shown(key)
+        ));
+    }
+    match val {
+        Some(v) if !flat(v) => Some(format!(
+            "`{name}` reorders values that are scalars or tuples of scalars, found `{}`",
+            shown(val)
+        )),
+        _ => None,
+    }
 }

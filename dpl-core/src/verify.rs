@@ -338,14 +338,17 @@ fn prim_arity(prim: Prim, lambdas: &[Lambda], args: &[VarId], problems: &mut Vec
             }
             (&[1], args.len(), args.len())
         }
-        Prim::Zip | Prim::Gather | Prim::Permute | Prim::Replicate => (&[0], 0, 2),
+        Prim::Zip | Prim::Gather | Prim::Permute | Prim::Replicate | Prim::SortByKey => {
+            (&[0], 0, 2)
+        }
         Prim::Unzip
         | Prim::Sum
         | Prim::Min
         | Prim::Max
         | Prim::Indices
         | Prim::Range
-        | Prim::Len => (&[0], 0, 1),
+        | Prim::Len
+        | Prim::Sort => (&[0], 0, 1),
         Prim::Scatter => (&[0], 0, 3),
         Prim::ScatterReduce => (&[1], 2, 3),
         Prim::Reduce | Prim::ExclusiveScan => (&[1], 2, 2),
@@ -848,6 +851,11 @@ impl Types<'_> {
                 self.seq_elem(arg(0)?, "the argument of `len`")?;
                 Ok(Type::usize())
             }
+            Prim::Sort => Ok(seq(self.seq_elem(arg(0)?, "the argument of `sort`")?)),
+            Prim::SortByKey => {
+                self.seq_elem(arg(0)?, "the keys of `sort_by_key`")?;
+                Ok(seq(self.seq_elem(arg(1)?, "the values of `sort_by_key`")?))
+            }
         }
     }
 
@@ -909,6 +917,13 @@ impl Types<'_> {
                 Ok(seq(v))
             }
             SoacKind::Permute => Ok(seq(pair(&e)?)),
+            SoacKind::Sort => Ok(seq(e)),
+            SoacKind::SortByKey => match e {
+                Type::Tuple(mut ts) if ts.len() == 2 => Ok(seq(ts.swap_remove(1))),
+                e => Err(format!(
+                    "the index function of `soac sort_by_key` must give (key, value), found {e}"
+                )),
+            },
         }
     }
 }

@@ -552,3 +552,74 @@ fn large_inputs_run_reasonably_fast() {
     assert_eq!(got, Value::F64(total));
     assert!(elapsed.as_secs_f64() < 5.0, "{elapsed:?}");
 }
+
+#[test]
+fn sort_orders_floats_totally() {
+    let g = f("fn g(%0 x: [f64]) -> [f64] { %1: [f64] = sort(%0) %1 }");
+    let x = vec![
+        1.5,
+        f64::NAN,
+        -0.0,
+        f64::INFINITY,
+        0.0,
+        -f64::NAN,
+        f64::NEG_INFINITY,
+        -1.5,
+        0.0,
+        -0.0,
+    ];
+    let got: Vec<f64> = run(&g, vec![x.clone().into()]).unwrap().try_into().unwrap();
+    let mut want = x;
+    want.sort_by(f64::total_cmp);
+    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&got), bits(&want));
+    assert!(got[0].is_nan() && got[0].is_sign_negative());
+    assert!(got[9].is_nan() && got[9].is_sign_positive());
+}
+
+#[test]
+fn sort_by_key_of_tuple_keys_is_lexicographic_and_stable() {
+    let g =
+        f("fn g(%0 k: [(bool, i32)], %1 v: [u32]) -> [u32] { %2: [u32] = sort_by_key(%0, %1) %2 }");
+    let k = vec![
+        (true, 1),
+        (false, 5),
+        (true, -3),
+        (false, 5),
+        (true, 1),
+        (false, -7),
+    ];
+    let v: Vec<u32> = (0..k.len() as u32).collect();
+    let got: Vec<u32> = run(&g, vec![k.clone().into(), v.clone().into()])
+        .unwrap()
+        .try_into()
+        .unwrap();
+    let mut want: Vec<((bool, i32), u32)> = k.into_iter().zip(v).collect();
+    want.sort_by_key(|p| p.0);
+    assert_eq!(got, want.into_iter().map(|p| p.1).collect::<Vec<_>>());
+    let bad = run(&g, vec![vec![(true, 1)].into(), Vec::<u32>::new().into()]);
+    assert!(
+        matches!(
+            bad,
+            Err(Error::LengthMismatch {
+                origin: "sort_by_key",
+                left: 1,
+                right: 0,
+                ..
+            })
+        ),
+        "{bad:?}"
+    );
+}
+
+proptest! {
+    #[test]
+    fn sort_matches_rust(x in prop::collection::vec(any::<i64>(), 0..100), b in prop::collection::vec(any::<bool>(), 0..50)) {
+        let g = f("fn g(%0 x: [i64], %1 b: [bool]) -> ([i64], [bool]) { %2: [i64] = sort(%0) %3: [bool] = sort(%1) %4: ([i64], [bool]) = tuple(%2, %3) %4 }");
+        let got = run(&g, vec![x.clone().into(), b.clone().into()]).unwrap();
+        let (mut xs, mut bs) = (x, b);
+        xs.sort();
+        bs.sort();
+        prop_assert_eq!(got, Value::from((xs, bs)));
+    }
+}

@@ -538,8 +538,24 @@ fn computed_scatter($keys: [u32], $bins: usize) -> [i64] {
   $h
 }";
 
+const SORT_OF_MAP: &str = "
+fn sort_of_map($x: [i64]) -> [i64] {
+  $m: [i64] = map(|$a: i64| [] { $c: i64 = const 7; $t: i64 = rem $a, $c; $t }, $x)
+  $s: [i64] = sort($m)
+  $d: [i64] = map(|$b: i64| [] { $c1: i64 = const 1; $u: i64 = add $b, $c1; $u }, $s)
+  $d
+}";
+
+const SORT_BY_KEY_PAIRS: &str = "
+fn sort_by_key_pairs($k: [i64], $v: [i64]) -> [(i64, usize)] {
+  $ix: [usize] = indices($v)
+  $p: [(i64, usize)] = zip($v, $ix)
+  $s: [(i64, usize)] = sort_by_key($k, $p)
+  $s
+}";
+
 /// Every program, for the whole-list checks.
-const ALL: [&str; 35] = [
+const ALL: [&str; 37] = [
     MAP_OF_MAP,
     SUM_MAP_GATHER,
     FILTER_OF_MAP,
@@ -575,6 +591,8 @@ const ALL: [&str; 35] = [
     ROWS_OF_REPLICATE,
     GATHER_SIGNED,
     COMPUTED_SCATTER,
+    SORT_OF_MAP,
+    SORT_BY_KEY_PAIRS,
 ];
 
 // ---------------------------------------------------------------------------------------
@@ -714,6 +732,30 @@ proptest! {
             acc = acc.max(a - 5);
         }
         prop_assert_eq!(vec_of::<i64>(got), want);
+    }
+
+    #[test]
+    fn sort_of_map(x in wide_ints()) {
+        let got = run3(&compiled(SORT_OF_MAP), &[x.clone().into()]).unwrap();
+        let mut want: Vec<i64> = x.iter().map(|a| a % 7).collect();
+        want.sort();
+        let want: Vec<i64> = want.iter().map(|a| a + 1).collect();
+        prop_assert_eq!(vec_of::<i64>(got), want);
+    }
+
+    #[test]
+    fn sort_by_key_is_stable(k in prop::collection::vec(-5i64..5, 0..200), v in ints()) {
+        let v: Vec<i64> = if v.len() >= k.len() { v[..k.len()].to_vec() } else { v };
+        let got = run3(&compiled(SORT_BY_KEY_PAIRS), &[k.clone().into(), v.clone().into()]);
+        if k.len() == v.len() {
+            let mut want: Vec<(i64, (i64, usize))> =
+                k.iter().copied().zip(v.iter().copied().zip(0..)).collect();
+            want.sort_by_key(|p| p.0);
+            let want: Vec<Value> = want.into_iter().map(|(_, p)| Value::from(p)).collect();
+            prop_assert_eq!(got.unwrap(), Value::seq(want));
+        } else {
+            prop_assert!(matches!(got, Err(Error::LengthMismatch { origin: "sort_by_key", .. })), "{:?}", got);
+        }
     }
 
     #[test]

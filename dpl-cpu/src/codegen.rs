@@ -916,6 +916,8 @@ impl Gen<'_> {
                 quote!(#rt::scatter_reduce(#n, #elem, #dst, #op, "scatter_reduce", #loc))
             }
             SoacKind::Permute => quote!(#rt::permute(#n, #elem, "permute", #loc)),
+            SoacKind::Sort => quote!(#rt::sort(#n, #elem)),
+            SoacKind::SortByKey => quote!(#rt::sort_by_key(#n, #elem)),
         };
         self.bind_owned(v, value)
     }

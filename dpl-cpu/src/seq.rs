@@ -4,7 +4,7 @@
 //! `Place::Seq` runs the *unfused* program on these helpers, so it serves as the
 //! deterministic reference the parallel place is compared with: reductions fold left to
 //! right starting from the start value, scans run in order, scatters apply writes in index
-//! order (the last write wins).
+//! order (the last write wins), sorts are the standard library's stable sort.
 //!
 //! The helpers are also the inner loops of nested levels on `Place::Cpu` (the default
 //! schedule runs every level below the outermost sequentially): they are `#[inline]` so
@@ -14,8 +14,8 @@ use dpl_core::run::Error;
 use std::mem::MaybeUninit;
 
 pub use crate::rt::{
-    At, Idx, check_eq_len, check_non_empty, check_row_len, index, index_error, raise, read, run,
-    run_or_panic,
+    At, Idx, SortKey, check_eq_len, check_non_empty, check_row_len, index, index_error, raise,
+    read, run, run_or_panic,
 };
 
 /// Raises [`Error::IndexOutOfRange`] for the first element of `idx` not below `len`.
@@ -277,4 +277,21 @@ pub fn permute<I: Idx, T, F: Fn(usize) -> (I, T)>(
     }
     // `len` distinct indices below `len` fill every slot.
     slots.into_iter().flatten().collect()
+}
+
+/// The elements `f(0), ..., f(len - 1)` in ascending [`SortKey`] order (stable).
+#[inline]
+pub fn sort<T: SortKey, F: Fn(usize) -> T>(len: usize, f: F) -> Vec<T> {
+    let mut out = map(len, f);
+    out.sort_by(T::total_cmp);
+    out
+}
+
+/// The values of the pairs `(key, value) = f(i)`, ordered by ascending key; values with
+/// equal keys keep the order of their indices (stable).
+#[inline]
+pub fn sort_by_key<K: SortKey, V, F: Fn(usize) -> (K, V)>(len: usize, f: F) -> Vec<V> {
+    let mut pairs = map(len, f);
+    pairs.sort_by(|a, b| a.0.total_cmp(&b.0));
+    pairs.into_iter().map(|(_, v)| v).collect()
 }

@@ -667,3 +667,60 @@ proptest! {
         prop_assert_eq!(got, want);
     }
 }
+
+#[test]
+fn sorts_match_the_standard_library() {
+    let g = rt::SORT_GRAIN;
+    let mut ns = sizes();
+    ns.extend([g - 1, g, g + 1]);
+    in_pools(|| {
+        for &n in &ns {
+            // Few distinct keys (stability visible), and floats with the special values.
+            let keys: Vec<u32> = data_u32(n, 7).into_iter().map(|k| k % 50).collect();
+            let special = [
+                0.0,
+                -0.0,
+                f64::NAN,
+                -f64::NAN,
+                f64::INFINITY,
+                f64::NEG_INFINITY,
+            ];
+            let x: Vec<f64> = (0..n as u64)
+                .map(|i| match mix(i) % 16 {
+                    k @ 0..6 => special[k as usize],
+                    k => (mix(i + 1) % 1000) as f64 / 8.0 - (k as f64),
+                })
+                .collect();
+            let mut want = x.clone();
+            want.sort_by(f64::total_cmp);
+            let bits = |v: &[f64]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+            assert_eq!(
+                bits(&rt::sort(n, |i| x[i])),
+                bits(&want),
+                "rt::sort, n = {n}"
+            );
+            assert_eq!(
+                bits(&dpl_cpu::seq::sort(n, |i| x[i])),
+                bits(&want),
+                "seq::sort, n = {n}"
+            );
+
+            let mut want: Vec<usize> = (0..n).collect();
+            want.sort_by_key(|&i| keys[i]);
+            assert_eq!(rt::sort_by_key(n, |i| (keys[i], i)), want, "rt, n = {n}");
+            assert_eq!(
+                dpl_cpu::seq::sort_by_key(n, |i| (keys[i], i)),
+                want,
+                "seq, n = {n}"
+            );
+
+            // Tuple keys: lexicographic.
+            let pairs: Vec<(bool, i64)> = (0..n)
+                .map(|i| (keys[i] % 2 == 0, keys[i] as i64 - 25))
+                .collect();
+            let mut want = pairs.clone();
+            want.sort();
+            assert_eq!(rt::sort(n, |i| pairs[i]), want, "tuples, n = {n}");
+        }
+    });
+}

@@ -999,6 +999,10 @@ impl<'f> Gen<'f> {
             SoacKind::Scatter { dst } => self.scatter(s, soac, None, *dst, steps),
             SoacKind::ScatterReduce { op, dst } => self.scatter(s, soac, Some(op), *dst, steps),
             SoacKind::Permute => self.permute(s, soac, steps),
+            SoacKind::Sort | SoacKind::SortByKey => unsupported(format!(
+                "`{}` has no GPU kernel in this version",
+                soac.kind.name()
+            )),
         }
     }
 
@@ -2143,7 +2147,9 @@ impl<'f> Gen<'f> {
             | SoacKind::Scan { .. }
             | SoacKind::ExclusiveScan { .. }
             | SoacKind::Filter { .. }
-            | SoacKind::Permute => self.host_scalar(soac.len),
+            | SoacKind::Permute
+            | SoacKind::Sort
+            | SoacKind::SortByKey => self.host_scalar(soac.len),
         }
     }
 
@@ -5059,6 +5065,12 @@ impl<'f> Gen<'f> {
     ) -> R<KVal> {
         if soac.elem.params.len() != 1 {
             return unsupported("an element function without exactly one index parameter");
+        }
+        if matches!(soac.kind, SoacKind::Sort | SoacKind::SortByKey) {
+            return unsupported(format!(
+                "`{}` has no GPU kernel in this version",
+                soac.kind.name()
+            ));
         }
         let (op, init) = match &soac.kind {
             SoacKind::Reduce { op, init } => (op, init),

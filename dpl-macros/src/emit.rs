@@ -168,9 +168,16 @@ fn function(opts: &Options, l: &Lowered) -> Result<TokenStream, syn::Error> {
     let (vis, sig) = (&item.vis, &item.sig);
     let span = item.sig.ident.span();
     let (gpu, gpu_summary) = gpu_arm(opts, l, &compiled)?;
+    // A function the GPU backend did not compile runs on the CPU when called on a GPU place.
+    let place = if gpu_summary.not_compiled.is_empty() {
+        quote!(#private::place())
+    } else {
+        let (name, reason) = (l.item.sig.ident.to_string(), &gpu_summary.not_compiled);
+        quote!(#private::gpu::cpu_instead(#private::place(), #name, #reason))
+    };
     let dispatch = if l.sig.ret.result {
         quote_spanned! {span=>
-            match #private::place() {
+            match #place {
                 #private::Place::Cpu => #private::rt::run(move || #cpu),
                 #private::Place::Seq => #private::rt::run(move || #seq),
                 #gpu
@@ -180,7 +187,7 @@ fn function(opts: &Options, l: &Lowered) -> Result<TokenStream, syn::Error> {
         }
     } else {
         quote_spanned! {span=>
-            match #private::place() {
+            match #place {
                 #private::Place::Cpu => #private::rt::run_or_panic(move || #cpu),
                 #private::Place::Seq => #private::rt::run_or_panic(move || #seq),
                 #gpu
@@ -208,8 +215,9 @@ fn function(opts: &Options, l: &Lowered) -> Result<TokenStream, syn::Error> {
 }
 
 /// The match arm for the GPU places (`Sim`, `Gpu(n)`): the function compiled for the GPU
-/// and embedded as a static `dpl::__private::gpu::Program`, or the reason it could not be.
-/// Empty without the `gpu` feature (the dispatch's last arm reports the place unavailable).
+/// and embedded as a static `dpl::__private::gpu::Program`. Empty when the GPU backend
+/// cannot compile it (the summary says why, and the dispatch runs GPU places on the CPU)
+/// and without the `gpu` feature (the dispatch's last arm reports the place unavailable).
 #[cfg(feature = "gpu")]
 fn gpu_arm(
     opts: &Options,
@@ -287,10 +295,11 @@ fn gpu_arm(
             quote!(#private::gpu::Program::new(#name, #bytes, &[#(#locations),*]))
         }
         Err(e) => {
+            // No GPU arm: `place_expr` sends GPU places to the CPU arm instead.
             let reason = e.message;
             dump(&name, &[("not-compiled.txt", &reason)]);
-            summary.not_compiled = reason.clone();
-            quote!(#private::gpu::Program::unsupported(#name, #reason))
+            summary.not_compiled = reason;
+            return Ok((TokenStream::new(), summary));
         }
     };
     let args = l.sig.params.iter().map(|p| {

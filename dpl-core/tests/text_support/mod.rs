@@ -265,14 +265,17 @@ impl Gen {
                 let n = 1 + self.rng.below(3);
                 (vec![n], n)
             }
-            Prim::Zip | Prim::Gather | Prim::Permute | Prim::Replicate => (vec![], 2),
+            Prim::Zip | Prim::Gather | Prim::Permute | Prim::Replicate | Prim::SortByKey => {
+                (vec![], 2)
+            }
             Prim::Unzip
             | Prim::Sum
             | Prim::Min
             | Prim::Max
             | Prim::Indices
             | Prim::Range
-            | Prim::Len => (vec![], 1),
+            | Prim::Len
+            | Prim::Sort => (vec![], 1),
             Prim::Scatter => (vec![], 3),
             Prim::ScatterReduce => (vec![2], 3),
             Prim::Reduce | Prim::ExclusiveScan => (vec![2], 2),
@@ -294,7 +297,7 @@ impl Gen {
     fn soac(&mut self) -> Expr {
         let len = self.pick();
         let elem = self.lambda(1);
-        let kind = match self.rng.below(8) {
+        let kind = match self.rng.below(10) {
             0 => SoacKind::Map,
             1 => SoacKind::Reduce {
                 op: self.lambda(2),
@@ -317,7 +320,9 @@ impl Gen {
                 op: self.lambda(2),
                 dst: self.pick(),
             },
-            _ => SoacKind::Permute,
+            7 => SoacKind::Permute,
+            8 => SoacKind::Sort,
+            _ => SoacKind::SortByKey,
         };
         Expr::Soac(Box::new(Soac { kind, len, elem }))
     }

@@ -42,6 +42,10 @@
 //!   private copy per contiguous source range instead, merged in order.
 //! * **permute** ([`permute`]): a shared bitmap, claimed with atomic `fetch_or`, gives each
 //!   destination slot to exactly one writer; a duplicate stops the call.
+//! * **sort** ([`sort`], [`sort_by_key`]): the elements are materialised like a map, then
+//!   ordered in the total order of [`SortKey`]: scalar keys by a stable LSD
+//!   [`radix_sort`], tuple keys by rayon's parallel sorts (unstable for `sort`, where
+//!   equal elements are identical; stable merge sort for `sort_by_key`).
 //!
 //! Errors found in parallel are reported as the sequential reference reports them: the
 //! first offending element in index order.
@@ -54,6 +58,7 @@ mod par;
 mod reduce;
 mod scan;
 mod scatter;
+mod sort;
 
 pub(crate) use filter::compact;
 pub use filter::{filter, filter_push};
@@ -65,6 +70,7 @@ pub use map::{
 pub use reduce::reduce;
 pub use scan::{exclusive_scan, exclusive_scan_into, scan, scan_into};
 pub use scatter::{permute, scatter, scatter_reduce};
+pub use sort::{RADIX_MIN, SORT_GRAIN, SortKey, radix_sort, sort, sort_by_key};
 
 /// Where a contract violation is reported: a source position of the `#[parallel]` body.
 ///

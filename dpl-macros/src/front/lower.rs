@@ -287,6 +287,8 @@ impl PrimSpec {
             Prim::Indices => (LambdaArg::No, 1, 1, "indices(x)`"),
             Prim::Range => (LambdaArg::No, 1, 1, "range(n)`"),
             Prim::Len => (LambdaArg::No, 1, 1, "len(x)`"),
+            Prim::Sort => (LambdaArg::No, 1, 1, "sort(x)`"),
+            Prim::SortByKey => (LambdaArg::No, 2, 2, "sort_by_key(keys, vals)`"),
         };
         PrimSpec {
             lambda,
@@ -1715,12 +1717,6 @@ impl<'r> Lowerer<'r> {
                     }
                     if name == "stencil" {
                         return self.stencil(c);
-                    }
-                    if matches!(name.as_str(), "sort" | "sort_by_key") {
-                        return self.fail(
-                            &c.func,
-                            format!("`{name}` is not supported by this version of dpl"),
-                        );
                     }
                     let scope = if self.in_module {
                         "a dpl primitive or a function of this #[parallel] module"

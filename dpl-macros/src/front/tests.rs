@@ -499,7 +499,9 @@ fn every_primitive_lowers_with_its_arguments() {
             let ix = indices(x);
             let rg = range(n);
             let mp = map(|v, w| v * w, x, g);
-            let ln = len(mp) + len(rp) + ix.len() + rg.len() + c + len(fl) + len(sc) + len(es) + len(sr) + len(p) + len(q);
+            let so = sort(x);
+            let sk = sort_by_key(idx, x);
+            let ln = len(mp) + len(rp) + ix.len() + rg.len() + c + len(fl) + len(sc) + len(es) + len(sr) + len(p) + len(q) + len(so) + len(sk);
             if an { r + m + ln as f32 } else { 0.0 }
         }
     });
@@ -718,7 +720,7 @@ fn primitive_arity_errors() {
             let d = map(|a, b| a + b, x);
             let e = filter(x, |v| v > 0.0);
             let g = frobnicate(x);
-            let h = sort(x);
+            let h = sort(x, x);
             let i = filter(x, x);
             a + b + c + d + e + g + h + i
         }
@@ -731,7 +733,7 @@ fn primitive_arity_errors() {
         "the function comes first: `filter(pred, x)`",
         "the first argument of `filter` must be a function",
         "`frobnicate` is not a dpl primitive",
-        "`sort` is not supported",
+        "wrong number of arguments for `sort`: expected `sort(x)`",
     ] {
         assert!(has(&e, needle), "missing {needle:?} in {e:#?}");
     }
