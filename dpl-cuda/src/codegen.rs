@@ -34,7 +34,7 @@ pub const ROUNDS: u64 = 4;
 pub const GROUP_BLOCK: u32 = 128;
 /// Elements per thread before a reduction uses more blocks (the block-level combination
 /// costs a few hundred instructions per thread, so each thread should accumulate several).
-const REDUCE_PER_THREAD: u64 = 8;
+const REDUCE_PER_THREAD: u64 = 32;
 
 type R<T> = Result<T, Unsupported>;
 
@@ -1979,32 +1979,56 @@ impl<'f> Gen<'f> {
         let partials = self.alloc_leaves(&ls, &grid, steps);
         let phas = self.alloc_leaves(&[Scalar::Bool], &grid, steps)[0];
 
-        // Pass 1: per-thread accumulation over a grid-stride loop, then the block.
+        // Pass 1: per-thread accumulation over a grid-stride loop, then the block. The
+        // thread's first element is peeled off, so the loop body combines plain values:
+        // only the thread (which may have no element) and the block tree carry a flag.
         let (mut k, c) = self.new_kernel("reduce");
         let mut env = self.bind_captures(&mut k, &[&soac.elem, op])?;
         let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
         let pp = Self::temp_ptrs(&mut k, &partials);
         let ph = Self::temp_ptrs(&mut k, &[phas])[0].clone();
         let acc = self.none(&mut k, &ls);
-        let (i, stride, top, cont, end) = self.grid_stride_head(&mut k, &c, &n);
+        let (i, stride, _, _, end) = self.grid_stride_head(&mut k, &c, &n);
+        // The first element (a failed check leaves the zeroed value: the error is
+        // reported, the partial never read).
+        let first_done = k.label();
         let ctx = Ctx {
             key: i.clone(),
-            fail: Some(cont.clone()),
+            fail: Some(first_done.clone()),
         };
-        let e = self.elem(&mut k, &c, &mut env, &soac.elem, &i, &ctx)?;
-        let t = self.pconst(&mut k, true);
-        let e = Opt {
-            has: t,
-            v: e.flatten()?,
+        let e = self
+            .elem(&mut k, &c, &mut env, &soac.elem, &i, &ctx)?
+            .flatten()?;
+        for (d, s) in acc.v.iter().zip(&e) {
+            Self::mov(&mut k, d, s);
+        }
+        k.place(&first_done);
+        k.ins(format!("setp.eq.u32 {}, 1, 1", acc.has));
+        // The rest: `acc = acc op e`.
+        let rest = k.label();
+        k.place(&rest);
+        k.ins(format!("add.s64 {i}, {i}, {stride}"));
+        let p = k.reg(Scalar::Bool);
+        k.ins(format!("setp.ge.u64 {p}, {i}, {n}"));
+        k.ins(format!("@{p} bra {end}"));
+        let ctx = Ctx {
+            key: i.clone(),
+            fail: Some(rest.clone()),
         };
+        let e = self
+            .elem(&mut k, &c, &mut env, &soac.elem, &i, &ctx)?
+            .flatten()?;
         let op_ctx = Ctx {
             key: n.clone(),
             fail: None,
         };
-        let next = self.opt_combine(&mut k, &c, &mut env, comb, &acc, &e, &op_ctx)?;
-        Self::mov_opt(&mut k, &acc, &next);
-        Self::loop_tail(&mut k, &i, &stride, &top, &cont, &end);
-        let (_, _, total) = self.block_scan(&mut k, &c, &mut env, comb, &acc, &op_ctx)?;
+        let next = self.combine(&mut k, &c, &mut env, comb, &acc.v, &e, &op_ctx)?;
+        for (d, s) in acc.v.iter().zip(&next) {
+            Self::mov(&mut k, d, s);
+        }
+        k.ins(format!("bra.uni {rest}"));
+        k.place(&end);
+        let total = self.block_reduce(&mut k, &c, &mut env, comb, &acc, &op_ctx)?;
         self.store_if_thread0(&mut k, &c, &pp, &ph, &c.ctaid64.clone(), &total);
         let args = k.args.clone();
         let k1 = self.push_kernel(k);
@@ -2050,7 +2074,7 @@ impl<'f> Gen<'f> {
         k.ins(format!("add.s64 {j}, {j}, {}", self.bsize()));
         k.ins(format!("bra.uni {top}"));
         k.place(&end);
-        let (_, _, mut total) = self.block_scan(&mut k, &c, &mut env, comb, &acc, &op_ctx)?;
+        let mut total = self.block_reduce(&mut k, &c, &mut env, comb, &acc, &op_ctx)?;
         if let Some(iv) = init_v {
             let t = self.pconst(&mut k, true);
             let first = Opt { has: t, v: iv };
@@ -2682,14 +2706,7 @@ impl<'f> Gen<'f> {
         k.place(&got);
         k.place(&skip);
         // In tile order (higher lanes first) towards lane 0.
-        for d in [1u32, 2, 4, 8, 16] {
-            let y = Self::shfl_opt(k, &v, "down", d);
-            let inside = k.reg(Scalar::Bool);
-            k.ins(format!("setp.lt.u32 {inside}, {}, {}", c.lane, 32 - d));
-            k.ins(format!("and.pred {}, {}, {inside}", y.has, y.has));
-            let n = self.opt_combine(k, c, env, comb, &y, &v, ctx)?;
-            Self::mov_opt(k, &v, &n);
-        }
+        self.warp_reduce_down(k, c, env, comb, &v, true, ctx)?;
         let w = Self::shfl_opt(k, &v, "idx", 0);
         let n = self.opt_combine(k, c, env, comb, &w, prefix, ctx)?;
         Self::mov_opt(k, prefix, &n);
@@ -3613,6 +3630,79 @@ impl<'f> Gen<'f> {
         k.place(&end);
         k.ins("bar.sync 0");
         Ok(total)
+    }
+
+    /// Reduces the optional values `v` of a warp's lanes towards lane 0 in place (a
+    /// `shfl.sync.down` tree): lane 0 ends with the combination of all 32 in lane order
+    /// (`reversed`: higher lanes first). The other lanes hold partial combinations.
+    #[allow(clippy::too_many_arguments)]
+    fn warp_reduce_down(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        env: &mut Env,
+        comb: Comb<'_>,
+        v: &Opt,
+        reversed: bool,
+        ctx: &Ctx,
+    ) -> R<()> {
+        for d in [1u32, 2, 4, 8, 16] {
+            let y = Self::shfl_opt(k, v, "down", d);
+            let inside = k.reg(Scalar::Bool);
+            k.ins(format!("setp.lt.u32 {inside}, {}, {}", c.lane, 32 - d));
+            k.ins(format!("and.pred {}, {}, {inside}", y.has, y.has));
+            let n = if reversed {
+                self.opt_combine(k, c, env, comb, &y, v, ctx)?
+            } else {
+                self.opt_combine(k, c, env, comb, v, &y, ctx)?
+            };
+            Self::mov_opt(k, v, &n);
+        }
+        Ok(())
+    }
+
+    /// The combination, in thread order, of one optional value per thread of the block,
+    /// valid in thread 0 (the other threads hold partial values): each warp reduces
+    /// towards its lane 0 ([`Gen::warp_reduce_down`]), the warp totals go through shared
+    /// memory, and warp 0 reduces them the same way. Every thread of the block must call
+    /// it (it has a barrier).
+    fn block_reduce(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        env: &mut Env,
+        comb: Comb<'_>,
+        x: &Opt,
+        ctx: &Ctx,
+    ) -> R<Opt> {
+        let cur = Opt {
+            has: k.reg(Scalar::Bool),
+            v: x.v.iter().map(|r| k.reg(r.ty)).collect(),
+        };
+        Self::mov_opt(k, &cur, x);
+        self.warp_reduce_down(k, c, env, comb, &cur, false, ctx)?;
+        if self.warps() == 1 {
+            return Ok(cur);
+        }
+        let arrays = self.warp_values_to_shared(k, c, &cur, 0);
+        let skip = k.label();
+        let w0 = k.reg(Scalar::Bool);
+        k.ins(format!("setp.eq.u32 {w0}, {}, 0", c.warp));
+        k.ins(format!("@!{w0} bra.uni {skip}"));
+        // Warp 0: lane l takes warp l's total (none past the block's warps).
+        let ls: Vec<Scalar> = cur.v.iter().map(|r| r.ty).collect();
+        let mine = k.reg(Scalar::Bool);
+        k.ins(format!("setp.lt.u32 {mine}, {}, {}", c.lane, self.warps()));
+        let t = self.none(k, &ls);
+        let none_here = k.label();
+        k.ins(format!("@!{mine} bra {none_here}"));
+        let got = Self::warp_partial(k, &arrays, &ls, &c.lane);
+        Self::mov_opt(k, &t, &got);
+        k.place(&none_here);
+        self.warp_reduce_down(k, c, env, comb, &t, false, ctx)?;
+        Self::mov_opt(k, &cur, &t);
+        k.place(&skip);
+        Ok(cur)
     }
 
     /// An ordered scan of one value per thread over the block: returns the inclusive and
