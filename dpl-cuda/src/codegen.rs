@@ -34,7 +34,7 @@ pub const ROUNDS: u64 = 4;
 pub const GROUP_BLOCK: u32 = 128;
 /// Elements per thread before a reduction uses more blocks (the block-level combination
 /// costs a few hundred instructions per thread, so each thread should accumulate several).
-const REDUCE_PER_THREAD: u64 = 32;
+const REDUCE_PER_THREAD: u64 = 64;
 
 type R<T> = Result<T, Unsupported>;
 
