@@ -331,6 +331,16 @@ pub fn scan_items(block: u32, ls: &[Scalar]) -> u64 {
     if fit % 2 == 0 { fit - 1 } else { fit }
 }
 
+/// One of a thread's items in [`Gen::thread_items`].
+struct Item<'a> {
+    /// The thread's first item.
+    first: bool,
+    /// The running state must be in the caller's fixed registers after this item.
+    fix: bool,
+    /// The item's address in each shared array.
+    addrs: &'a [String],
+}
+
 /// A scan tile being generated: `items` consecutive elements per thread, staged in
 /// shared memory (one array per leaf, `items * block` slots).
 struct Tile {
@@ -2645,7 +2655,7 @@ impl<'f> Gen<'f> {
     }
 
     /// The last step of a tile: each element's result from the shared arrays to `store`,
-    /// in coalesced rounds.
+    /// in coalesced rounds (unrolled, with constant shared offsets, for a whole tile).
     fn tile_store(
         &mut self,
         k: &mut Kernel,
@@ -2653,6 +2663,48 @@ impl<'f> Gen<'f> {
         t: &Tile,
         store: &mut StoreAt<'_, 'f>,
     ) -> R<()> {
+        let bsize = u64::from(self.bsize());
+        let (part, done) = (k.label(), k.label());
+        let whole = k.reg(Scalar::Bool);
+        k.ins(format!(
+            "setp.eq.u64 {whole}, {}, {}",
+            t.lim,
+            t.items * bsize
+        ));
+        k.ins(format!("@!{whole} bra {part}"));
+        let idx0 = k.reg(Scalar::U64);
+        k.ins(format!("add.s64 {idx0}, {}, {}", t.base, c.tid64));
+        let rows: Vec<Reg> = t
+            .arrays
+            .iter()
+            .zip(&t.ls)
+            .map(|(a, &s)| {
+                let r = k.reg(Scalar::U32);
+                k.ins(format!("mov.u32 {r}, {a}"));
+                k.ins(format!("mad.lo.s32 {r}, {}, {}, {r}", c.tid, slot_bytes(s)));
+                r
+            })
+            .collect();
+        for round in 0..t.items {
+            let idx = if round == 0 {
+                idx0.clone()
+            } else {
+                let i = k.reg(Scalar::U64);
+                k.ins(format!("add.s64 {i}, {idx0}, {}", round * bsize));
+                i
+            };
+            let v: Vec<Reg> = rows
+                .iter()
+                .zip(&t.ls)
+                .map(|(a, &s)| {
+                    let off = round * bsize * u64::from(slot_bytes(s));
+                    Self::ld(k, "shared", &format!("{a}+{off}"), s)
+                })
+                .collect();
+            store(self, k, &idx, &v)?;
+        }
+        k.ins(format!("bra.uni {done}"));
+        k.place(&part);
         self.tile_rounds(k, c, t, &mut |g, k, idx, addrs, _| {
             let v: Vec<Reg> = addrs
                 .iter()
@@ -2660,18 +2712,21 @@ impl<'f> Gen<'f> {
                 .map(|(a, &s)| Self::ld(k, "shared", &a.name, s))
                 .collect();
             store(g, k, idx, &v)
-        })
+        })?;
+        k.place(&done);
+        Ok(())
     }
 
     /// Runs `body` on each of this thread's consecutive items of the tile in order, with
-    /// whether it is the first and its shared addresses (one per array): unrolled with
-    /// constant offsets when the thread has all its items, else a loop over the ones it
-    /// has (the tile's tail).
+    /// an [`Item`] (first, whose state must be in registers fixed by the caller after it,
+    /// shared addresses): unrolled with constant offsets when the thread has all its
+    /// items (the state then only needs to be fixed after the last), else a loop over the
+    /// ones it has (the tile's tail; after every item).
     fn thread_items(
         &mut self,
         k: &mut Kernel,
         t: &Tile,
-        body: &mut dyn FnMut(&mut Self, &mut Kernel, bool, &[String]) -> R<()>,
+        body: &mut dyn FnMut(&mut Self, &mut Kernel, Item<'_>) -> R<()>,
     ) -> R<()> {
         let (slow, done) = (k.label(), k.label());
         let full = k.reg(Scalar::Bool);
@@ -2684,7 +2739,12 @@ impl<'f> Gen<'f> {
                 .zip(&t.ls)
                 .map(|(a, &s)| format!("{a}+{}", j * u64::from(slot_bytes(s))))
                 .collect();
-            body(self, k, j == 0, &addrs)?;
+            let item = Item {
+                first: j == 0,
+                fix: j + 1 == t.items,
+                addrs: &addrs,
+            };
+            body(self, k, item)?;
         }
         k.ins(format!("bra.uni {done}"));
         k.place(&slow);
@@ -2692,7 +2752,12 @@ impl<'f> Gen<'f> {
         k.ins(format!("setp.eq.u32 {none}, {}, 0", t.mine));
         k.ins(format!("@{none} bra {done}"));
         let first: Vec<String> = t.first.iter().map(|a| a.name.clone()).collect();
-        body(self, k, true, &first)?;
+        let item = Item {
+            first: true,
+            fix: true,
+            addrs: &first,
+        };
+        body(self, k, item)?;
         let j = k.reg(Scalar::U32);
         k.ins(format!("mov.u32 {j}, 1"));
         let addrs: Vec<Reg> = t.first.iter().map(|a| k.reg(a.ty)).collect();
@@ -2705,7 +2770,12 @@ impl<'f> Gen<'f> {
         k.ins(format!("setp.ge.u32 {out}, {j}, {}", t.mine));
         k.ins(format!("@{out} bra {done}"));
         let names: Vec<String> = addrs.iter().map(|a| a.name.clone()).collect();
-        body(self, k, false, &names)?;
+        let item = Item {
+            first: false,
+            fix: true,
+            addrs: &names,
+        };
+        body(self, k, item)?;
         k.ins(format!("add.s32 {j}, {j}, 1"));
         for (a, &s) in addrs.iter().zip(&t.ls) {
             k.ins(format!("add.s32 {a}, {a}, {}", slot_bytes(s)));
@@ -2713,6 +2783,15 @@ impl<'f> Gen<'f> {
         k.ins(format!("bra.uni {top}"));
         k.place(&done);
         Ok(())
+    }
+
+    /// Loads one item of this thread's (see [`Gen::thread_items`]) from the shared arrays.
+    fn load_item(k: &mut Kernel, t: &Tile, addrs: &[String]) -> Vec<Reg> {
+        addrs
+            .iter()
+            .zip(&t.ls)
+            .map(|(a, &s)| Self::ld(k, "shared", a, s))
+            .collect()
     }
 
     /// This thread's items of the tile combined in order (no value when it has none).
@@ -2726,20 +2805,21 @@ impl<'f> Gen<'f> {
         ctx: &Ctx,
     ) -> R<Opt> {
         let acc = self.none(k, &t.ls);
-        self.thread_items(k, t, &mut |g, k, first, addrs| {
-            let x: Vec<Reg> = addrs
-                .iter()
-                .zip(&t.ls)
-                .map(|(a, &s)| Self::ld(k, "shared", a, s))
-                .collect();
-            let r = if first {
+        // The running value (registers of the last combination between fixes).
+        let mut cur = acc.v.clone();
+        self.thread_items(k, t, &mut |g, k, it| {
+            let x = Self::load_item(k, t, it.addrs);
+            cur = if it.first {
                 k.ins(format!("setp.eq.u32 {}, 1, 1", acc.has));
                 x
             } else {
-                g.combine(k, c, env, comb, &acc.v, &x, ctx)?
+                g.combine(k, c, env, comb, &cur, &x, ctx)?
             };
-            for (d, s) in acc.v.iter().zip(&r) {
-                Self::mov(k, d, s);
+            if it.fix {
+                for (d, s) in acc.v.iter().zip(&cur) {
+                    Self::mov(k, d, s);
+                }
+                cur = acc.v.clone();
             }
             Ok(())
         })?;
@@ -2767,32 +2847,34 @@ impl<'f> Gen<'f> {
             v: prefix.v.iter().map(|r| k.reg(r.ty)).collect(),
         };
         Self::mov_opt(k, &acc, prefix);
-        self.thread_items(k, t, &mut |g, k, first, addrs| {
-            let x: Vec<Reg> = addrs
-                .iter()
-                .zip(&t.ls)
-                .map(|(a, &s)| Self::ld(k, "shared", a, s))
-                .collect();
+        let mut cur = acc.v.clone();
+        self.thread_items(k, t, &mut |g, k, it| {
+            let x = Self::load_item(k, t, it.addrs);
             if exclusive {
-                for (r, a) in acc.v.iter().zip(addrs) {
+                let before = if it.first { &acc.v } else { &cur };
+                for (r, a) in before.iter().zip(it.addrs) {
                     Self::st(k, "shared", a, r);
                 }
             }
-            if first {
+            cur = if it.first {
                 let t = g.pconst(k, true);
                 let xo = Opt { has: t, v: x };
-                let r = g.opt_combine(k, c, env, comb, &acc, &xo, ctx)?;
-                Self::mov_opt(k, &acc, &r);
+                g.opt_combine(k, c, env, comb, &acc, &xo, ctx)?.v
             } else {
-                let r = g.combine(k, c, env, comb, &acc.v, &x, ctx)?;
-                for (d, s) in acc.v.iter().zip(&r) {
-                    Self::mov(k, d, s);
-                }
-            }
+                g.combine(k, c, env, comb, &cur, &x, ctx)?
+            };
             if !exclusive {
-                for (r, a) in acc.v.iter().zip(addrs) {
+                for (r, a) in cur.iter().zip(it.addrs) {
                     Self::st(k, "shared", a, r);
                 }
+            }
+            if it.fix {
+                // After the first item there is a value.
+                k.ins(format!("setp.eq.u32 {}, 1, 1", acc.has));
+                for (d, s) in acc.v.iter().zip(&cur) {
+                    Self::mov(k, d, s);
+                }
+                cur = acc.v.clone();
             }
             Ok(())
         })?;
@@ -4014,10 +4096,40 @@ impl<'f> Gen<'f> {
         Ok(cur)
     }
 
+    /// An inclusive scan in lane order of the optional values `v` of a warp's lanes, in
+    /// place (`shfl.sync.up` steps of 1, 2, 4, 8 and 16 lanes).
+    fn warp_scan_up(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        env: &mut Env,
+        comb: Comb<'_>,
+        v: &Opt,
+        ctx: &Ctx,
+    ) -> R<()> {
+        let mut d = 1;
+        while d < 32 {
+            let y = Opt {
+                has: Self::shfl_up(k, &v.has, d),
+                v: v.v.iter().map(|r| Self::shfl_up(k, r, d)).collect(),
+            };
+            let p = k.reg(Scalar::Bool);
+            k.ins(format!("setp.lt.u32 {p}, {}, {d}", c.lane));
+            let skip = k.label();
+            k.ins(format!("@{p} bra {skip}"));
+            let n = self.opt_combine(k, c, env, comb, &y, v, ctx)?;
+            Self::mov_opt(k, v, &n);
+            k.place(&skip);
+            d *= 2;
+        }
+        Ok(())
+    }
+
     /// An ordered scan of one value per thread over the block: returns the inclusive and
     /// exclusive prefixes of this thread and the block's total (every thread gets it).
-    /// Warp scans with shuffles, warp totals through shared memory. Every thread of the
-    /// block must call it (it has barriers).
+    /// Warp scans with shuffles; the warp totals go through shared memory, where warp 0
+    /// scans them the same way; each thread then reads the prefix of the warps before its
+    /// own and the total. Every thread of the block must call it (it has barriers).
     fn block_scan(
         &mut self,
         k: &mut Kernel,
@@ -4032,21 +4144,7 @@ impl<'f> Gen<'f> {
             v: x.v.iter().map(|r| k.reg(r.ty)).collect(),
         };
         Self::mov_opt(k, &cur, x);
-        let mut d = 1;
-        while d < 32 {
-            let y = Opt {
-                has: Self::shfl_up(k, &cur.has, d),
-                v: cur.v.iter().map(|r| Self::shfl_up(k, r, d)).collect(),
-            };
-            let p = k.reg(Scalar::Bool);
-            k.ins(format!("setp.lt.u32 {p}, {}, {d}", c.lane));
-            let skip = k.label();
-            k.ins(format!("@{p} bra {skip}"));
-            let n = self.opt_combine(k, c, env, comb, &y, &cur, ctx)?;
-            Self::mov_opt(k, &cur, &n);
-            k.place(&skip);
-            d *= 2;
-        }
+        self.warp_scan_up(k, c, env, comb, &cur, ctx)?;
         // Exclusive within the warp.
         let ex = Opt {
             has: Self::shfl_up(k, &cur.has, 1),
@@ -4055,32 +4153,61 @@ impl<'f> Gen<'f> {
         let nz = k.reg(Scalar::Bool);
         k.ins(format!("setp.ne.u32 {nz}, {}, 0", c.lane));
         k.ins(format!("and.pred {}, {}, {nz}", ex.has, ex.has));
-        // Warp totals (the last lane's inclusive values) to shared memory.
-        let arrays = self.warp_values_to_shared(k, c, &cur, 31);
-        // Prefix of the warps before this one, and the total of all.
         let ls: Vec<Scalar> = cur.v.iter().map(|r| r.ty).collect();
+        let warps = self.warps();
+        if warps == 1 {
+            let total = Opt {
+                has: k.reg(Scalar::Bool),
+                v: ls.iter().map(|&s| k.reg(s)).collect(),
+            };
+            let t = Self::shfl_opt(k, &cur, "idx", 31);
+            Self::mov_opt(k, &total, &t);
+            return Ok((cur, ex, total));
+        }
+        // Warp totals (the last lane's inclusive values) to shared memory; warp 0 scans
+        // them in place (lane l: warp l).
+        let arrays = self.warp_values_to_shared(k, c, &cur, 31);
+        let skip = k.label();
+        let w0 = k.reg(Scalar::Bool);
+        k.ins(format!("setp.eq.u32 {w0}, {}, 0", c.warp));
+        k.ins(format!("@!{w0} bra.uni {skip}"));
+        let mine = k.reg(Scalar::Bool);
+        k.ins(format!("setp.lt.u32 {mine}, {}, {warps}", c.lane));
+        let t = self.none(k, &ls);
+        let none_here = k.label();
+        k.ins(format!("@!{mine} bra {none_here}"));
+        let got = Self::warp_partial(k, &arrays, &ls, &c.lane);
+        Self::mov_opt(k, &t, &got);
+        k.place(&none_here);
+        self.warp_scan_up(k, c, env, comb, &t, ctx)?;
+        let no_write = k.label();
+        k.ins(format!("@!{mine} bra {no_write}"));
+        let off = k.reg(Scalar::U32);
+        k.ins(format!("shl.b32 {off}, {}, 3", c.lane));
+        for (r, a) in std::iter::once(&t.has).chain(&t.v).zip(&arrays) {
+            let addr = k.reg(Scalar::U32);
+            k.ins(format!("mov.u32 {addr}, {a}"));
+            k.ins(format!("add.s32 {addr}, {addr}, {off}"));
+            Self::st(k, "shared", &addr.name, r);
+        }
+        k.place(&no_write);
+        k.place(&skip);
+        k.ins("bar.sync 0");
+        // The warps before this one (none for warp 0), and all of them.
         let prefix = self.none(k, &ls);
-        let total = self.none(k, &ls);
-        let w = k.reg(Scalar::U32);
-        k.ins(format!("mov.u32 {w}, 0"));
-        let (top, end) = (k.label(), k.label());
-        k.place(&top);
-        let done = k.reg(Scalar::Bool);
-        k.ins(format!("setp.ge.u32 {done}, {w}, {}", self.warps()));
-        k.ins(format!("@{done} bra.uni {end}"));
-        let t = Self::warp_partial(k, &arrays, &ls, &w);
-        let nt = self.opt_combine(k, c, env, comb, &total, &t, ctx)?;
-        Self::mov_opt(k, &total, &nt);
-        let before = k.reg(Scalar::Bool);
-        k.ins(format!("setp.lt.u32 {before}, {w}, {}", c.warp));
-        let skipp = k.label();
-        k.ins(format!("@!{before} bra {skipp}"));
-        let np = self.opt_combine(k, c, env, comb, &prefix, &t, ctx)?;
-        Self::mov_opt(k, &prefix, &np);
-        k.place(&skipp);
-        k.ins(format!("add.s32 {w}, {w}, 1"));
-        k.ins(format!("bra.uni {top}"));
-        k.place(&end);
+        let first = k.reg(Scalar::Bool);
+        k.ins(format!("setp.eq.u32 {first}, {}, 0", c.warp));
+        let no_prefix = k.label();
+        k.ins(format!("@{first} bra {no_prefix}"));
+        let wp = k.reg(Scalar::U32);
+        k.ins(format!("sub.s32 {wp}, {}, 1", c.warp));
+        let p = Self::warp_partial(k, &arrays, &ls, &wp);
+        Self::mov_opt(k, &prefix, &p);
+        k.place(&no_prefix);
+        let last = k.reg(Scalar::U32);
+        k.ins(format!("mov.u32 {last}, {}", warps - 1));
+        let total = Self::warp_partial(k, &arrays, &ls, &last);
+        // The arrays are written again if this code runs again (a loop).
         k.ins("bar.sync 0");
         let incl = self.opt_combine(k, c, env, comb, &prefix, &cur, ctx)?;
         let excl = self.opt_combine(k, c, env, comb, &prefix, &ex, ctx)?;
