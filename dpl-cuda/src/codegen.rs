@@ -26,8 +26,9 @@ use crate::ptx::{Kernel, Reg, arith, bits, float_imm, mem, size_of, width};
 /// Threads per block of a kernel with a thread per element (or a warp per element) when
 /// neither the attribute nor register counts say otherwise (see [`crate::occupancy`]).
 pub const DEFAULT_BLOCK: u32 = 256;
-/// Rounds of a block's threads' worth of elements per block in scan and filter kernels
-/// (a tile is `ROUNDS * block` elements).
+/// Rounds of a block's threads' worth of elements per block in the reduce-then-scan
+/// offsets of ragged results (a tile is `ROUNDS * block` elements; scans and filters use
+/// [`scan_items`] and warp chunks instead).
 pub const ROUNDS: u64 = 4;
 /// Threads per block of a `map` with a block per element when neither the attribute nor
 /// register counts say otherwise.
@@ -324,7 +325,8 @@ fn slot_bytes(s: Scalar) -> u32 {
 
 /// Items per thread of a scan tile of `block` threads for elements of leaves `ls` (see
 /// [`Gen::scan_items`]): the largest odd number with the tile within [`TILE_SHARED`]
-/// bytes, at most [`MAX_ITEMS`], at least 1.
+/// bytes, at most [`MAX_ITEMS`], at least 1 (one item stays in registers: no shared
+/// memory, whatever the element's size).
 pub fn scan_items(block: u32, ls: &[Scalar]) -> u64 {
     let bytes: u64 = ls.iter().map(|&s| u64::from(slot_bytes(s))).sum();
     let fit = (TILE_SHARED / (u64::from(block) * bytes.max(1))).clamp(1, MAX_ITEMS);
@@ -358,6 +360,10 @@ struct Tile {
     mine: Reg,
     /// Shared address of this thread's first item in each array (`u32`).
     first: Vec<Reg>,
+    /// With one item per thread, the thread's item is its element in the coalesced order
+    /// too: it stays in these registers (one per leaf) and there are no shared arrays
+    /// (so any element fits, whatever the block size).
+    regs: Option<Vec<Reg>>,
 }
 
 /// The look-back status of a scan's tiles (temporaries): the tile counter, one flag per
@@ -608,7 +614,7 @@ impl<'f> Gen<'f> {
         self.cur.block / 32
     }
 
-    /// Elements per block of the scan and filter kernels being generated.
+    /// Elements per block of the reduce-then-scan offsets being generated.
     fn tile(&self) -> u64 {
         u64::from(self.cur.block) * ROUNDS
     }
@@ -2547,10 +2553,14 @@ impl<'f> Gen<'f> {
         let items = self.scan_items(ls);
         let bsize = u64::from(self.bsize());
         let tile_len = items * bsize;
-        let arrays: Vec<String> = ls
-            .iter()
-            .map(|&s| k.shared((tile_len * u64::from(slot_bytes(s))) as u32))
-            .collect();
+        let direct = items == 1;
+        let arrays: Vec<String> = if direct {
+            Vec::new()
+        } else {
+            ls.iter()
+                .map(|&s| k.shared((tile_len * u64::from(slot_bytes(s))) as u32))
+                .collect()
+        };
         let base = k.reg(Scalar::U64);
         k.ins(format!("mul.lo.u64 {base}, {tile}, {tile_len}"));
         // Elements in this tile: min(n - base, tile_len) (n >= base for every tile).
@@ -2579,6 +2589,7 @@ impl<'f> Gen<'f> {
                 r
             })
             .collect();
+        let regs = direct.then(|| ls.iter().map(|&s| self.zero(k, s)).collect());
         Tile {
             arrays,
             ls: ls.to_vec(),
@@ -2587,13 +2598,14 @@ impl<'f> Gen<'f> {
             lim,
             mine,
             first,
+            regs,
         }
     }
 
     /// Loops over the tile in coalesced rounds (thread `t` takes elements `t`, `t +
-    /// block`, ... of the tile, while inside it), with this round's tile index, global
-    /// index and the shared address of its slot in each array; `body` emits the work of
-    /// one element (jumping to the given label skips the rest of it).
+    /// block`, ... of the tile, while inside it); `body` gets the element's global index,
+    /// the shared address of its slot in each array and a label to jump to to skip the
+    /// rest of its work, and emits the work of one element.
     fn tile_rounds(
         &mut self,
         k: &mut Kernel,
@@ -2632,6 +2644,18 @@ impl<'f> Gen<'f> {
         Ok(())
     }
 
+    /// With one item per thread ([`Tile::regs`]): the thread's element index (`base +
+    /// tid`) and a label (placed by the caller) that threads past the tile's end jump to.
+    fn direct_elem(k: &mut Kernel, c: &Common, t: &Tile) -> (Reg, String) {
+        let skip = k.label();
+        let out = k.reg(Scalar::Bool);
+        k.ins(format!("setp.ge.u64 {out}, {}, {}", c.tid64, t.lim));
+        k.ins(format!("@{out} bra {skip}"));
+        let idx = k.reg(Scalar::U64);
+        k.ins(format!("add.s64 {idx}, {}, {}", t.base, c.tid64));
+        (idx, skip)
+    }
+
     /// Step 1 of a tile: the element function of each element of the tile, in coalesced
     /// rounds, into the shared arrays; then the block waits. A failed check leaves the
     /// slot unspecified (the failure is reported; the results are never used).
@@ -2643,6 +2667,15 @@ impl<'f> Gen<'f> {
         t: &Tile,
         elem: &mut ElemAt<'_, 'f>,
     ) -> R<()> {
+        if let Some(regs) = &t.regs {
+            let (idx, skip) = Self::direct_elem(k, c, t);
+            let e = elem(self, k, env, &idx, &skip)?;
+            for (d, s) in regs.iter().zip(&e) {
+                Self::mov(k, d, s);
+            }
+            k.place(&skip);
+            return Ok(());
+        }
         self.tile_rounds(k, c, t, &mut |g, k, idx, addrs, next| {
             let e = elem(g, k, env, idx, next)?;
             for (r, a) in e.iter().zip(addrs) {
@@ -2663,6 +2696,12 @@ impl<'f> Gen<'f> {
         t: &Tile,
         store: &mut StoreAt<'_, 'f>,
     ) -> R<()> {
+        if let Some(regs) = &t.regs {
+            let (idx, skip) = Self::direct_elem(k, c, t);
+            store(self, k, &idx, regs)?;
+            k.place(&skip);
+            return Ok(());
+        }
         let bsize = u64::from(self.bsize());
         let (part, done) = (k.label(), k.label());
         let whole = k.reg(Scalar::Bool);
@@ -2804,6 +2843,14 @@ impl<'f> Gen<'f> {
         t: &Tile,
         ctx: &Ctx,
     ) -> R<Opt> {
+        if let Some(regs) = &t.regs {
+            let has = k.reg(Scalar::Bool);
+            k.ins(format!("setp.ne.u32 {has}, {}, 0", t.mine));
+            return Ok(Opt {
+                has,
+                v: regs.clone(),
+            });
+        }
         let acc = self.none(k, &t.ls);
         // The running value (registers of the last combination between fixes).
         let mut cur = acc.v.clone();
@@ -2842,6 +2889,28 @@ impl<'f> Gen<'f> {
         exclusive: bool,
         ctx: &Ctx,
     ) -> R<()> {
+        if let Some(regs) = &t.regs {
+            // The thread's element (if it has one) becomes its result.
+            let skip = k.label();
+            let none = k.reg(Scalar::Bool);
+            k.ins(format!("setp.eq.u32 {none}, {}, 0", t.mine));
+            k.ins(format!("@{none} bra {skip}"));
+            let res = if exclusive {
+                prefix.v.clone()
+            } else {
+                let tr = self.pconst(k, true);
+                let x = Opt {
+                    has: tr,
+                    v: regs.clone(),
+                };
+                self.opt_combine(k, c, env, comb, prefix, &x, ctx)?.v
+            };
+            for (d, s) in regs.iter().zip(&res) {
+                Self::mov(k, d, s);
+            }
+            k.place(&skip);
+            return Ok(());
+        }
         let acc = Opt {
             has: k.reg(Scalar::Bool),
             v: prefix.v.iter().map(|r| k.reg(r.ty)).collect(),
