@@ -305,6 +305,14 @@ type Prefetched = HashMap<VarId, (Reg, Reg)>;
 type ElemAt<'b, 'f> =
     dyn FnMut(&mut Gen<'f>, &mut Kernel, &mut Env, &Reg, &str) -> R<Vec<Reg>> + 'b;
 
+/// The work of one element in [`Gen::tile_rounds`]: `(index, shared address per leaf,
+/// label skipping the rest)`.
+type RoundBody<'b, 'f> = dyn FnMut(&mut Gen<'f>, &mut Kernel, &Reg, &[Reg], &str) -> R<()> + 'b;
+
+/// The work of one round of a filter's chunk in [`Gen::chunk_rounds`]: `(the element's
+/// leaves, kept, the warp's ballot of kept)`.
+type ChunkBody<'b, 'f> = dyn FnMut(&mut Gen<'f>, &mut Kernel, &[Reg], &Reg, &Reg) -> R<()> + 'b;
+
 /// Where a tile's results go ([`Gen::tile_store`]): `(index, leaves)`.
 type StoreAt<'b, 'f> = dyn FnMut(&mut Gen<'f>, &mut Kernel, &Reg, &[Reg]) -> R<()> + 'b;
 
@@ -2611,7 +2619,7 @@ impl<'f> Gen<'f> {
         k: &mut Kernel,
         c: &Common,
         t: &Tile,
-        body: &mut dyn FnMut(&mut Self, &mut Kernel, &Reg, &[Reg], &str) -> R<()>,
+        body: &mut RoundBody<'_, 'f>,
     ) -> R<()> {
         let bsize = self.bsize();
         let (idx, end) = (k.reg(Scalar::U64), k.reg(Scalar::U64));
@@ -3395,7 +3403,7 @@ impl<'f> Gen<'f> {
         pred: &Lambda,
         n: &Reg,
         cbase: &Reg,
-        body: &mut dyn FnMut(&mut Self, &mut Kernel, &[Reg], &Reg, &Reg) -> R<()>,
+        body: &mut ChunkBody<'_, 'f>,
     ) -> R<()> {
         let stop = k.reg(Scalar::U64);
         k.ins(format!("add.s64 {stop}, {cbase}, {}", 32 * FILTER_ROUNDS));
