@@ -3,7 +3,9 @@
 //! instructions per element, 32-byte sectors moved against the ideal (perfect
 //! coalescing), shared-memory bank conflicts — and checks the targets of the GPU issue:
 //! streaming kernels (map, reduce, scan — the single-pass look-back scan and, for
-//! comparison, reduce-then-scan) within 1.1x of the ideal sectors, and the
+//! comparison, reduce-then-scan) within 1.1x of the ideal sectors, reduce, scan and
+//! filter within their thread instructions per element (reduce 15 in its first pass,
+//! look-back scan 60, reduce-then-scan 100, filter 80, all passes), and the
 //! vector-CSR (`inner = "warp"`) and ELL SpMV kernels below scalar CSR in sectors per
 //! nonzero on the 5-point Laplacian; and a ragged result (the rows of a power-law matrix
 //! scaled) with a thread, a warp and a block per row, and a 2-D `stencil` (the 5-point
@@ -519,6 +521,38 @@ fn main() {
                 println!("* MISSED `{}`: not compiled for the GPU", c.function);
             }
         }
+    }
+    // Thread instructions per element (PTX level): below what keeps a kernel
+    // memory-bound on an H100 (~3e13 lane-instructions/s against ~3.3 TB/s: about 40
+    // per 4-byte element read and written, 20 for a reduction). For reductions the first
+    // pass (the second combines one partial per block); else every kernel together.
+    for (function, target) in [
+        ("sum_f32", 15.0),
+        ("dot_f64", 15.0),
+        ("prefix_sum", 60.0),
+        ("prefix_sum_rts", 100.0),
+        ("positives", 80.0),
+    ] {
+        let Some(c) = cases.iter().find(|c| c.function == function) else {
+            continue;
+        };
+        let Ok(launches) = &c.launches else {
+            missed += 1;
+            println!("* MISSED `{function}`: not compiled for the GPU");
+            continue;
+        };
+        let instr: u64 = launches
+            .iter()
+            .filter(|l| !l.kernel.ends_with("_reduce_finish"))
+            .map(|l| l.thread_instructions)
+            .sum();
+        let per = instr as f64 / c.elements as f64;
+        let ok = per <= target;
+        missed += usize::from(!ok);
+        println!(
+            "* {} `{function}`: {per:.2} thread instructions per element (target <= {target})",
+            if ok { "met" } else { "MISSED" }
+        );
     }
     let per_nnz = |name: &str| {
         cases

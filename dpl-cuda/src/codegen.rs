@@ -26,15 +26,21 @@ use crate::ptx::{Kernel, Reg, arith, bits, float_imm, mem, size_of, width};
 /// Threads per block of a kernel with a thread per element (or a warp per element) when
 /// neither the attribute nor register counts say otherwise (see [`crate::occupancy`]).
 pub const DEFAULT_BLOCK: u32 = 256;
-/// Rounds of a block's threads' worth of elements per block in scan and filter kernels
-/// (a tile is `ROUNDS * block` elements).
+/// Rounds of a block's threads' worth of elements per block in the reduce-then-scan
+/// offsets of ragged results (a tile is `ROUNDS * block` elements; scans and filters use
+/// [`scan_items`] and warp chunks instead).
 pub const ROUNDS: u64 = 4;
 /// Threads per block of a `map` with a block per element when neither the attribute nor
 /// register counts say otherwise.
 pub const GROUP_BLOCK: u32 = 128;
-/// Elements per thread before a reduction uses more blocks (the block-level combination
-/// costs a few hundred instructions per thread, so each thread should accumulate several).
-const REDUCE_PER_THREAD: u64 = 8;
+/// Elements per thread before a reduction uses more blocks than half the resident ones
+/// (the block-level combination costs a few hundred instructions per thread, so each
+/// thread should accumulate many).
+const REDUCE_PER_THREAD: u64 = 64;
+/// The fewest elements per thread of a reduction: below [`REDUCE_PER_THREAD`] per thread
+/// it still takes up to half the resident blocks, so that every multiprocessor has work
+/// (64 per thread would leave most of a large GPU idle on a million elements).
+const REDUCE_MIN_PER_THREAD: u64 = 8;
 
 /// Said after the block-size reason of the kernels of a `map` or `filter` producing rows
 /// that run a thread per row although an inner schedule was asked for.
@@ -307,14 +313,79 @@ type Env = HashMap<VarId, KVal>;
 /// Row bounds loaded ahead: nested sequence -> (start, end) of the current row.
 type Prefetched = HashMap<VarId, (Reg, Reg)>;
 
-/// The element source of [`Gen::lookback_core`]: `(round register, tile register)` ->
-/// `(index, valid, value)`.
-type TileElem<'b, 'f> =
-    dyn FnMut(&mut Gen<'f>, &mut Kernel, &mut Env, &Reg, &Reg) -> R<(Reg, Reg, Opt)> + 'b;
+/// The element source of a tile ([`Gen::tile_load`]): `(index, label a failed check
+/// jumps to)` -> the element's leaves.
+type ElemAt<'b, 'f> =
+    dyn FnMut(&mut Gen<'f>, &mut Kernel, &mut Env, &Reg, &str) -> R<Vec<Reg>> + 'b;
 
-/// One round of a look-back tile kept for the final writes: (index, valid, this thread's
-/// prefix within the tile).
-type Kept = (Reg, Reg, Opt);
+/// The work of one element in [`Gen::tile_rounds`]: `(index, shared address per leaf,
+/// label skipping the rest)`.
+type RoundBody<'b, 'f> = dyn FnMut(&mut Gen<'f>, &mut Kernel, &Reg, &[Reg], &str) -> R<()> + 'b;
+
+/// The work of one round of a filter's chunk in [`Gen::chunk_rounds`]: `(the element's
+/// leaves, kept, the warp's ballot of kept)`.
+type ChunkBody<'b, 'f> = dyn FnMut(&mut Gen<'f>, &mut Kernel, &[Reg], &Reg, &Reg) -> R<()> + 'b;
+
+/// Where a tile's results go ([`Gen::tile_store`]): `(index, leaves)`.
+type StoreAt<'b, 'f> = dyn FnMut(&mut Gen<'f>, &mut Kernel, &Reg, &[Reg]) -> R<()> + 'b;
+
+/// At most this many bytes of shared memory hold a scan tile's elements.
+const TILE_SHARED: u64 = 16 * 1024;
+
+/// Rounds of 32 elements per warp in a filter's chunk.
+const FILTER_ROUNDS: u64 = 16;
+
+/// At most this many items per thread in a scan tile.
+const MAX_ITEMS: u64 = 15;
+
+/// Bytes of a leaf's slot in a tile's shared arrays (a `bool` takes a 32-bit slot, so a
+/// thread's consecutive items are a whole number of words apart).
+fn slot_bytes(s: Scalar) -> u32 {
+    size_of(s).max(4) as u32
+}
+
+/// Items per thread of a scan tile of `block` threads for elements of leaves `ls` (see
+/// [`Gen::scan_items`]): the largest odd number with the tile within [`TILE_SHARED`]
+/// bytes, at most [`MAX_ITEMS`], at least 1 (one item stays in registers: no shared
+/// memory, whatever the element's size).
+pub fn scan_items(block: u32, ls: &[Scalar]) -> u64 {
+    let bytes: u64 = ls.iter().map(|&s| u64::from(slot_bytes(s))).sum();
+    let fit = (TILE_SHARED / (u64::from(block) * bytes.max(1))).clamp(1, MAX_ITEMS);
+    if fit % 2 == 0 { fit - 1 } else { fit }
+}
+
+/// One of a thread's items in [`Gen::thread_items`].
+struct Item<'a> {
+    /// The thread's first item.
+    first: bool,
+    /// The running state must be in the caller's fixed registers after this item.
+    fix: bool,
+    /// The item's address in each shared array.
+    addrs: &'a [String],
+}
+
+/// A scan tile being generated: `items` consecutive elements per thread, staged in
+/// shared memory (one array per leaf, `items * block` slots).
+struct Tile {
+    /// The shared arrays, one per leaf.
+    arrays: Vec<String>,
+    /// The leaves.
+    ls: Vec<Scalar>,
+    /// Items per thread.
+    items: u64,
+    /// Index of the tile's first element (`u64`).
+    base: Reg,
+    /// Elements in the tile (`u64`; `items * block` but in the last tile).
+    lim: Reg,
+    /// This thread's items (`u32`, `items` but in the last tile).
+    mine: Reg,
+    /// Shared address of this thread's first item in each array (`u32`).
+    first: Vec<Reg>,
+    /// With one item per thread, the thread's item is its element in the coalesced order
+    /// too: it stays in these registers (one per leaf) and there are no shared arrays
+    /// (so any element fits, whatever the block size).
+    regs: Option<Vec<Reg>>,
+}
 
 /// The look-back status of a scan's tiles (temporaries): the tile counter, one flag per
 /// tile, the aggregates and the inclusive prefixes (one buffer per leaf, plus the "has"
@@ -618,16 +689,9 @@ impl<'f> Gen<'f> {
         self.cur.block / 32
     }
 
-    /// Elements per block of the scan and filter kernels being generated.
+    /// Elements per block of the reduce-then-scan offsets being generated.
     fn tile(&self) -> u64 {
         u64::from(self.cur.block) * ROUNDS
-    }
-
-    /// Rounds per tile of the look-back scan: its rounds' results stay in registers, so
-    /// large blocks (fewer registers per thread) take fewer: 4 up to 256 threads, 2 at 512,
-    /// 1 at 1024 (tiles of 1024 elements from 256 threads up).
-    fn lookback_rounds(&self) -> u64 {
-        (1024 / u64::from(self.cur.block)).clamp(1, ROUNDS)
     }
 
     /// The number of blocks of a kernel whose result does not depend on its grid (a grid-,
@@ -2795,38 +2859,76 @@ impl<'f> Gen<'f> {
         let comb = Comb::Op(op, ty);
         let n_count = Count::Var(var(soac.len));
         // The partials are as many as the first pass's blocks: enough for
-        // `REDUCE_PER_THREAD` elements per thread, at most the resident blocks.
+        // `REDUCE_PER_THREAD` elements per thread or half the resident blocks, whichever
+        // is more, but no more than `REDUCE_MIN_PER_THREAD` elements per thread need and
+        // the resident blocks hold.
         let k1_id = self.next_kernel();
-        let grid = self.stride_grid(k1_id, &n_count, u64::from(self.bsize()) * REDUCE_PER_THREAD);
+        let resident = Count::Resident {
+            kernel: k1_id,
+            block: self.bsize(),
+        };
+        let per_block = u64::from(self.bsize());
+        let wanted = Count::Max(
+            Box::new(cdiv(n_count.clone(), per_block * REDUCE_PER_THREAD)),
+            Box::new(cdiv(resident.clone(), 2)),
+        );
+        let grid = cmax1(cmin(
+            cdiv(n_count.clone(), per_block * REDUCE_MIN_PER_THREAD),
+            cmin(wanted, resident),
+        ));
         let partials = self.alloc_leaves(&ls, &grid, steps);
         let phas = self.alloc_leaves(&[Scalar::Bool], &grid, steps)[0];
 
-        // Pass 1: per-thread accumulation over a grid-stride loop, then the block.
+        // Pass 1: per-thread accumulation over a grid-stride loop, then the block. The
+        // thread's first element is peeled off, so the loop body combines plain values:
+        // only the thread (which may have no element) and the block tree carry a flag.
         let (mut k, c) = self.new_kernel("reduce");
         let mut env = self.bind_captures(&mut k, &[&soac.elem, op])?;
         let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
         let pp = Self::temp_ptrs(&mut k, &partials);
         let ph = Self::temp_ptrs(&mut k, &[phas])[0].clone();
         let acc = self.none(&mut k, &ls);
-        let (i, stride, top, cont, end) = self.grid_stride_head(&mut k, &c, &n);
+        let (i, stride, _, _, end) = self.grid_stride_head(&mut k, &c, &n);
+        // The first element (a failed check leaves the zeroed value: the error is
+        // reported, the partial never read).
+        let first_done = k.label();
         let ctx = Ctx {
             key: i.clone(),
-            fail: Some(cont.clone()),
+            fail: Some(first_done.clone()),
         };
-        let e = self.elem(&mut k, &c, &mut env, &soac.elem, &i, &ctx)?;
-        let t = self.pconst(&mut k, true);
-        let e = Opt {
-            has: t,
-            v: e.flatten()?,
+        let e = self
+            .elem(&mut k, &c, &mut env, &soac.elem, &i, &ctx)?
+            .flatten()?;
+        for (d, s) in acc.v.iter().zip(&e) {
+            Self::mov(&mut k, d, s);
+        }
+        k.place(&first_done);
+        k.ins(format!("setp.eq.u32 {}, 1, 1", acc.has));
+        // The rest: `acc = acc op e`.
+        let rest = k.label();
+        k.place(&rest);
+        k.ins(format!("add.s64 {i}, {i}, {stride}"));
+        let p = k.reg(Scalar::Bool);
+        k.ins(format!("setp.ge.u64 {p}, {i}, {n}"));
+        k.ins(format!("@{p} bra {end}"));
+        let ctx = Ctx {
+            key: i.clone(),
+            fail: Some(rest.clone()),
         };
+        let e = self
+            .elem(&mut k, &c, &mut env, &soac.elem, &i, &ctx)?
+            .flatten()?;
         let op_ctx = Ctx {
             key: n.clone(),
             fail: None,
         };
-        let next = self.opt_combine(&mut k, &c, &mut env, comb, &acc, &e, &op_ctx)?;
-        Self::mov_opt(&mut k, &acc, &next);
-        Self::loop_tail(&mut k, &i, &stride, &top, &cont, &end);
-        let (_, _, total) = self.block_scan(&mut k, &c, &mut env, comb, &acc, &op_ctx)?;
+        let next = self.combine(&mut k, &c, &mut env, comb, &acc.v, &e, &op_ctx)?;
+        for (d, s) in acc.v.iter().zip(&next) {
+            Self::mov(&mut k, d, s);
+        }
+        k.ins(format!("bra.uni {rest}"));
+        k.place(&end);
+        let total = self.block_reduce(&mut k, &c, &mut env, comb, &acc, &op_ctx)?;
         self.store_if_thread0(&mut k, &c, &pp, &ph, &c.ctaid64.clone(), &total);
         let args = k.args.clone();
         let k1 = self.push_kernel(k);
@@ -2872,7 +2974,7 @@ impl<'f> Gen<'f> {
         k.ins(format!("add.s64 {j}, {j}, {}", self.bsize()));
         k.ins(format!("bra.uni {top}"));
         k.place(&end);
-        let (_, _, mut total) = self.block_scan(&mut k, &c, &mut env, comb, &acc, &op_ctx)?;
+        let mut total = self.block_reduce(&mut k, &c, &mut env, comb, &acc, &op_ctx)?;
         if let Some(iv) = init_v {
             let t = self.pconst(&mut k, true);
             let first = Opt { has: t, v: iv };
@@ -2900,64 +3002,6 @@ impl<'f> Gen<'f> {
         Ok(())
     }
 
-    /// The element (or `none` past the end / after a failed check) for round `r` of a
-    /// tile: returns (index, valid, value).
-    #[allow(clippy::too_many_arguments)]
-    fn tile_elem(
-        &mut self,
-        k: &mut Kernel,
-        c: &Common,
-        env: &mut Env,
-        soac: &Soac,
-        pred: Option<&Lambda>,
-        n: &Reg,
-        r: &Reg,
-        ls: &[Scalar],
-        (tile, tile_len): (&Reg, u64),
-    ) -> R<(Reg, Reg, Opt, Option<Reg>)> {
-        let idx = k.reg(Scalar::U64);
-        k.ins(format!("mul.lo.u64 {idx}, {tile}, {tile_len}"));
-        let off = k.reg(Scalar::U64);
-        k.ins(format!("mul.wide.u32 {off}, {r}, {}", self.bsize()));
-        k.ins(format!("add.s64 {idx}, {idx}, {off}"));
-        k.ins(format!("add.s64 {idx}, {idx}, {}", c.tid64));
-        let valid = k.reg(Scalar::Bool);
-        k.ins(format!("setp.lt.u64 {valid}, {idx}, {n}"));
-        let x = self.none(k, ls);
-        let keep = pred.map(|_| self.pconst(k, false));
-        let (fail, done) = (k.label(), k.label());
-        k.ins(format!("@!{valid} bra {done}"));
-        let ctx = Ctx {
-            key: idx.clone(),
-            fail: Some(fail.clone()),
-        };
-        let e = self.elem(k, c, env, &soac.elem, &idx, &ctx)?.flatten()?;
-        for (d, s) in x.v.iter().zip(&e) {
-            Self::mov(k, d, s);
-        }
-        if let (Some(pl), Some(keep)) = (pred, &keep) {
-            let key = k.reg(Scalar::U64);
-            k.ins(format!("add.s64 {key}, {n}, {idx}"));
-            let pctx = Ctx {
-                key,
-                fail: Some(fail.clone()),
-            };
-            let ev = unflatten(self.ty(pl.params[0]), &mut e.clone().into_iter())?;
-            env.insert(pl.params[0], ev);
-            let kv = self.block(k, c, env, &pl.body, &pctx)?;
-            k.ins(format!("mov.pred {keep}, {}", kv.reg()?));
-        }
-        k.ins(format!("mov.pred {}, {valid}", x.has));
-        k.ins(format!("bra.uni {done}"));
-        k.place(&fail);
-        k.ins(format!("setp.ne.u32 {}, 1, 1", x.has));
-        if let Some(keep) = &keep {
-            k.ins(format!("setp.ne.u32 {keep}, 1, 1"));
-        }
-        k.place(&done);
-        Ok((idx, valid, x, keep))
-    }
-
     fn scan(
         &mut self,
         s: &Stmt,
@@ -2972,7 +3016,8 @@ impl<'f> Gen<'f> {
         let ls = leaves(elem_ty)?;
         let comb = Comb::Op(op, elem_ty);
         let n_count = Count::Var(var(soac.len));
-        let grid = cmax1(cdiv(n_count.clone(), self.tile()));
+        let tile_len = u64::from(self.bsize()) * self.scan_items(&ls);
+        let grid = cmax1(cdiv(n_count.clone(), tile_len));
         let totals = self.alloc_leaves(&ls, &grid, steps);
 
         // Pass 1: the total of each tile.
@@ -2984,34 +3029,16 @@ impl<'f> Gen<'f> {
             key: n.clone(),
             fail: None,
         };
-        let carry = self.none(&mut k, &ls);
-        let (r, top, end) = Self::rounds_head(&mut k);
-        let (_, _, x, _) = self.tile_elem(
-            &mut k,
-            &c,
-            &mut env,
-            soac,
-            None,
-            &n,
-            &r,
-            &ls,
-            (&c.ctaid64, self.tile()),
-        )?;
-        let (_, _, total) = self.block_scan(&mut k, &c, &mut env, comb, &x, &op_ctx)?;
-        let next = self.opt_combine(&mut k, &c, &mut env, comb, &carry, &total, &op_ctx)?;
-        Self::mov_opt(&mut k, &carry, &next);
-        Self::rounds_tail(&mut k, &r, &top, &end);
-        self.store_if_thread0(
-            &mut k,
-            &c,
-            &tp,
-            &Reg {
-                name: String::new(),
-                ty: Scalar::Bool,
-            },
-            &c.ctaid64.clone(),
-            &carry,
-        );
+        let t = self.tile_begin(&mut k, &c, &ls, &c.ctaid64, &n);
+        let mut elem = Self::scan_elem(&c, soac, &n);
+        self.tile_load(&mut k, &c, &mut env, &t, &mut elem)?;
+        let mine = self.tile_reduce(&mut k, &c, &mut env, comb, &t, &op_ctx)?;
+        let total = self.block_reduce(&mut k, &c, &mut env, comb, &mine, &op_ctx)?;
+        let no_has = Reg {
+            name: String::new(),
+            ty: Scalar::Bool,
+        };
+        self.store_if_thread0(&mut k, &c, &tp, &no_has, &c.ctaid64.clone(), &total);
         let args = k.args.clone();
         let k1 = self.push_kernel(k);
         steps.push(self.launch(k1, grid.clone(), args));
@@ -3032,44 +3059,39 @@ impl<'f> Gen<'f> {
             key: n.clone(),
             fail: None,
         };
+        let t = self.tile_begin(&mut k, &c, &ls, &c.ctaid64, &n);
+        let mut elem = Self::scan_elem(&c, soac, &n);
+        self.tile_load(&mut k, &c, &mut env, &t, &mut elem)?;
+        let mine = self.tile_reduce(&mut k, &c, &mut env, comb, &t, &op_ctx)?;
+        let (_, excl, _) = self.block_scan(&mut k, &c, &mut env, comb, &mine, &op_ctx)?;
+        // Start value (exclusive scan), the tiles before, the threads before.
         let carry = self.none(&mut k, &ls);
+        Self::set_init(&mut k, &carry, init_v.as_deref());
         let has_prev = k.reg(Scalar::Bool);
         k.ins(format!("setp.ne.u64 {has_prev}, {}, 0", c.ctaid64));
         let prev_i = k.reg(Scalar::U64);
         k.ins(format!("sub.s64 {prev_i}, {}, 1", c.ctaid64));
         let skip = k.label();
-        Self::set_init(&mut k, &carry, init_v.as_deref());
         k.ins(format!("@!{has_prev} bra {skip}"));
         let prev = self.load_leaves(&mut k, &tp, &prev_i, &ls);
-        let t = self.pconst(&mut k, true);
-        let prev = Opt { has: t, v: prev };
+        let tr = self.pconst(&mut k, true);
+        let prev = Opt { has: tr, v: prev };
         let next = self.opt_combine(&mut k, &c, &mut env, comb, &carry, &prev, &op_ctx)?;
         Self::mov_opt(&mut k, &carry, &next);
         k.place(&skip);
-        let (r, top, end) = Self::rounds_head(&mut k);
-        let (idx, valid, x, _) = self.tile_elem(
+        let prefix = self.opt_combine(&mut k, &c, &mut env, comb, &carry, &excl, &op_ctx)?;
+        self.tile_scan(
             &mut k,
             &c,
             &mut env,
-            soac,
-            None,
-            &n,
-            &r,
-            &ls,
-            (&c.ctaid64, self.tile()),
+            comb,
+            &t,
+            &prefix,
+            init.is_some(),
+            &op_ctx,
         )?;
-        let (incl, excl, total) = self.block_scan(&mut k, &c, &mut env, comb, &x, &op_ctx)?;
-        let mine = if init.is_some() { excl } else { incl };
-        let res = self.opt_combine(&mut k, &c, &mut env, comb, &carry, &mine, &op_ctx)?;
-        let skipw = k.label();
-        k.ins(format!("@!{valid} bra {skipw}"));
-        for (rg, p) in res.v.iter().zip(&op_p) {
-            self.store(&mut k, p, &idx, rg);
-        }
-        k.place(&skipw);
-        let next = self.opt_combine(&mut k, &c, &mut env, comb, &carry, &total, &op_ctx)?;
-        Self::mov_opt(&mut k, &carry, &next);
-        Self::rounds_tail(&mut k, &r, &top, &end);
+        let mut store = Self::leaf_store(&op_p);
+        self.tile_store(&mut k, &c, &t, &mut store)?;
         let args = k.args.clone();
         let k3 = self.push_kernel(k);
         steps.push(self.launch(k3, grid, args));
@@ -3084,14 +3106,38 @@ impl<'f> Gen<'f> {
         Ok(())
     }
 
+    /// The element source of a scan's tile: the element function at the index.
+    fn scan_elem<'b>(
+        c: &'b Common,
+        soac: &'b Soac,
+        n: &'b Reg,
+    ) -> impl FnMut(&mut Self, &mut Kernel, &mut Env, &Reg, &str) -> R<Vec<Reg>> + 'b {
+        move |g: &mut Self, k: &mut Kernel, env: &mut Env, idx: &Reg, fail: &str| {
+            Ok(g.elem_at(k, c, env, soac, None, n, idx, fail)?.0)
+        }
+    }
+
+    /// The store of a tile's results: leaf `j` at the index of buffer `ptrs[j]`.
+    fn leaf_store<'b>(
+        ptrs: &'b [Reg],
+    ) -> impl FnMut(&mut Self, &mut Kernel, &Reg, &[Reg]) -> R<()> + 'b {
+        move |g: &mut Self, k: &mut Kernel, idx: &Reg, v: &[Reg]| {
+            for (r, p) in v.iter().zip(ptrs) {
+                g.store(k, p, idx, r);
+            }
+            Ok(())
+        }
+    }
+
     /// A single-pass scan with decoupled look-back (Merrill and Garland): every block takes
     /// the next tile from an atomic counter (so a block waits only for tiles taken before
     /// its own, which are running or done, whatever order the blocks are scheduled in),
-    /// scans it (4 rounds of a block's threads, the round results kept in registers),
-    /// publishes the tile's aggregate (flag 1), then its first warp looks back over the
-    /// tiles before it, 32 at a time, combining aggregates in order until one with its
-    /// inclusive prefix published (flag 2); the block then publishes its own inclusive
-    /// prefix and writes its elements. Status: per tile a `u32` flag, and the aggregate and
+    /// loads it into shared memory, each thread combines its consecutive items, one block
+    /// scan of the thread totals gives the tile's aggregate, published (flag 1); then its
+    /// first warp looks back over the tiles before it, 32 at a time, combining aggregates
+    /// in order until one with its inclusive prefix published (flag 2); the block then
+    /// publishes its own inclusive prefix, each thread scans its items from its prefix and
+    /// the tile is written out. Status: per tile a `u32` flag, and the aggregate and
     /// inclusive prefix as optional values (a "has" byte plus the leaves), written before
     /// the flag with a `membar.gl` between (and read after it with one); flags are read
     /// and written `volatile`, values read `ld.relaxed.gpu`. In report mode (the launch
@@ -3110,7 +3156,7 @@ impl<'f> Gen<'f> {
         let ls = leaves(elem_ty)?;
         let comb = Comb::Op(op, elem_ty);
         let n_count = Count::Var(var(soac.len));
-        let tile_len = u64::from(self.bsize()) * self.lookback_rounds();
+        let tile_len = u64::from(self.bsize()) * self.scan_items(&ls);
         let grid = cmax1(cdiv(n_count.clone(), tile_len));
         let status = self.alloc_status(&ls, &grid, steps);
         let outs = self.alloc_leaves(&ls, &n_count, steps);
@@ -3125,35 +3171,26 @@ impl<'f> Gen<'f> {
             key: n.clone(),
             fail: None,
         };
-        let mut elem = |g: &mut Self, k: &mut Kernel, env: &mut Env, r: &Reg, tile: &Reg| {
-            let (idx, valid, x, _) =
-                g.tile_elem(k, &c, env, soac, None, &n, r, &ls, (tile, tile_len))?;
-            Ok((idx, valid, x))
-        };
-        let (before, kept) = self.lookback_core(
+        let mut elem = Self::scan_elem(&c, soac, &n);
+        let (before, excl, t) =
+            self.lookback_core(&mut k, &c, &mut env, comb, &op_ctx, &ls, &st, &n, &mut elem)?;
+        // Start value (exclusive scan), earlier tiles, then the threads before this one.
+        let base = self.none(&mut k, &ls);
+        Self::set_init(&mut k, &base, init_v.as_deref());
+        let base = self.opt_combine(&mut k, &c, &mut env, comb, &base, &before, &op_ctx)?;
+        let prefix = self.opt_combine(&mut k, &c, &mut env, comb, &base, &excl, &op_ctx)?;
+        self.tile_scan(
             &mut k,
             &c,
             &mut env,
             comb,
-            &op_ctx,
-            &ls,
-            &st,
+            &t,
+            &prefix,
             init.is_some(),
-            &mut elem,
+            &op_ctx,
         )?;
-        // Start value (exclusive scan), earlier tiles, then this element's prefix.
-        let base = self.none(&mut k, &ls);
-        Self::set_init(&mut k, &base, init_v.as_deref());
-        let base = self.opt_combine(&mut k, &c, &mut env, comb, &base, &before, &op_ctx)?;
-        for (idx, valid, local) in kept {
-            let res = self.opt_combine(&mut k, &c, &mut env, comb, &base, &local, &op_ctx)?;
-            let skipw = k.label();
-            k.ins(format!("@!{valid} bra {skipw}"));
-            for (rg, p) in res.v.iter().zip(&op_p) {
-                self.store(&mut k, p, &idx, rg);
-            }
-            k.place(&skipw);
-        }
+        let mut store = Self::leaf_store(&op_p);
+        self.tile_store(&mut k, &c, &t, &mut store)?;
         let args = k.args.clone();
         let kid = self.push_kernel(k);
         steps.push(self.launch(kid, grid, args));
@@ -3178,7 +3215,7 @@ impl<'f> Gen<'f> {
         steps: &mut Vec<Step>,
     ) -> R<(u32, u32)> {
         let ls = [Scalar::U64];
-        let tile_len = u64::from(self.bsize()) * self.lookback_rounds();
+        let tile_len = u64::from(self.bsize()) * self.scan_items(&ls);
         let grid = cmax1(cdiv(n_count.clone(), tile_len));
         let status = self.alloc_status(&ls, &grid, steps);
         let n1 = Count::Add(Box::new(n_count.clone()), Box::new(Count::Const(1)));
@@ -3194,47 +3231,21 @@ impl<'f> Gen<'f> {
             key: n.clone(),
             fail: None,
         };
-        let bsize = self.bsize();
-        let mut elem = |g: &mut Self, k: &mut Kernel, _: &mut Env, r: &Reg, tile: &Reg| {
-            let idx = k.reg(Scalar::U64);
-            k.ins(format!("mul.lo.u64 {idx}, {tile}, {tile_len}"));
-            let off = k.reg(Scalar::U64);
-            k.ins(format!("mul.wide.u32 {off}, {r}, {bsize}"));
-            k.ins(format!("add.s64 {idx}, {idx}, {off}"));
-            k.ins(format!("add.s64 {idx}, {idx}, {}", c.tid64));
-            let valid = k.reg(Scalar::Bool);
-            k.ins(format!("setp.lt.u64 {valid}, {idx}, {n}"));
-            let x = k.reg(Scalar::U64);
-            k.ins(format!("mov.u64 {x}, 0"));
-            let skip = k.label();
-            k.ins(format!("@!{valid} bra {skip}"));
-            let v = g.load_leaves(k, std::slice::from_ref(&sp), &idx, &[Scalar::U64]);
-            k.ins(format!("mov.u64 {x}, {}", v[0]));
-            k.place(&skip);
-            let has = g.pconst(k, true);
-            Ok((idx, valid, Opt { has, v: vec![x] }))
+        let mut elem = |g: &mut Self, k: &mut Kernel, _: &mut Env, idx: &Reg, _: &str| {
+            Ok(g.load_leaves(k, std::slice::from_ref(&sp), idx, &[Scalar::U64]))
         };
-        let (before, kept) = self.lookback_core(
-            &mut k,
-            &c,
-            &mut env,
-            Comb::AddU64,
-            &op_ctx,
-            &ls,
-            &st,
-            false,
-            &mut elem,
-        )?;
-        for (idx, valid, local) in kept {
-            let res =
-                self.opt_combine(&mut k, &c, &mut env, Comb::AddU64, &before, &local, &op_ctx)?;
-            let skipw = k.label();
-            k.ins(format!("@!{valid} bra {skipw}"));
+        let comb = Comb::AddU64;
+        let (before, excl, t) =
+            self.lookback_core(&mut k, &c, &mut env, comb, &op_ctx, &ls, &st, &n, &mut elem)?;
+        let prefix = self.opt_combine(&mut k, &c, &mut env, comb, &before, &excl, &op_ctx)?;
+        self.tile_scan(&mut k, &c, &mut env, comb, &t, &prefix, false, &op_ctx)?;
+        let mut store = |g: &mut Self, k: &mut Kernel, idx: &Reg, v: &[Reg]| {
             let at = k.reg(Scalar::U64);
             k.ins(format!("add.s64 {at}, {idx}, 1"));
-            self.store(&mut k, &opp, &at, &res.v[0]);
-            k.place(&skipw);
-        }
+            g.store(k, &opp, &at, &v[0]);
+            Ok(())
+        };
+        self.tile_store(&mut k, &c, &t, &mut store)?;
         let args = k.args.clone();
         let kid = self.push_kernel(k);
         steps.push(self.launch(kid, grid, args));
@@ -3275,11 +3286,11 @@ impl<'f> Gen<'f> {
     }
 
     /// The body of a single-pass scan with decoupled look-back (see
-    /// [`Gen::scan_lookback`]): takes a tile, scans its rounds (`elem` gives round `r`'s
-    /// element of the tile: index, validity, value), publishes, looks back, publishes the
-    /// inclusive prefix. Returns the prefix of the tiles before (no value for tile 0) and,
-    /// per round, (index, valid, this thread's prefix within the tile: inclusive, or
-    /// exclusive with `exclusive`).
+    /// [`Gen::scan_lookback`]): takes a tile, loads it (`elem` gives the element at an
+    /// index), combines each thread's items, scans the thread totals over the block,
+    /// publishes, looks back, publishes the inclusive prefix. Returns the prefix of the
+    /// tiles before (no value for tile 0), this thread's exclusive prefix within the tile,
+    /// and the tile (its elements in shared memory, for [`Gen::tile_scan`]).
     #[allow(clippy::too_many_arguments)]
     fn lookback_core(
         &mut self,
@@ -3290,9 +3301,9 @@ impl<'f> Gen<'f> {
         op_ctx: &Ctx,
         ls: &[Scalar],
         st: &StatusPtrs,
-        exclusive: bool,
-        elem: &mut TileElem<'_, 'f>,
-    ) -> R<(Opt, Vec<Kept>)> {
+        n: &Reg,
+        elem: &mut ElemAt<'_, 'f>,
+    ) -> R<(Opt, Opt, Tile)> {
         // The tile: thread 0 takes the next number, the block reads it from shared memory.
         let tsh = k.shared(8);
         let is0 = k.reg(Scalar::Bool);
@@ -3312,20 +3323,11 @@ impl<'f> Gen<'f> {
         let tile = k.reg(Scalar::U64);
         k.ins(format!("cvt.u64.u32 {tile}, {t32}"));
 
-        // The rounds, unrolled: each round's prefix within the tile stays in registers.
-        let carry = self.none(k, ls);
-        let mut kept = Vec::new();
-        for round in 0..self.lookback_rounds() {
-            let r = k.reg(Scalar::U32);
-            k.ins(format!("mov.u32 {r}, {round}"));
-            let (idx, valid, x) = elem(self, k, env, &r, &tile)?;
-            let (incl, excl, total) = self.block_scan(k, c, env, comb, &x, op_ctx)?;
-            let mine = if exclusive { excl } else { incl };
-            let local = self.opt_combine(k, c, env, comb, &carry, &mine, op_ctx)?;
-            kept.push((idx, valid, local));
-            let next = self.opt_combine(k, c, env, comb, &carry, &total, op_ctx)?;
-            Self::mov_opt(k, &carry, &next);
-        }
+        // The tile: loaded, each thread's items combined, the thread totals scanned.
+        let t = self.tile_begin(k, c, ls, &tile, n);
+        self.tile_load(k, c, env, &t, elem)?;
+        let mine = self.tile_reduce(k, c, env, comb, &t, op_ctx)?;
+        let (_, excl, carry) = self.block_scan(k, c, env, comb, &mine, op_ctx)?;
 
         // Publish the aggregate (tile 0: its inclusive prefix).
         let first = k.reg(Scalar::Bool);
@@ -3376,7 +3378,462 @@ impl<'f> Gen<'f> {
             v: got.v.clone(),
         };
         k.ins(format!("and.pred {}, {}, {later}", before.has, got.has));
-        Ok((before, kept))
+        Ok((before, excl, t))
+    }
+
+    /// Items per thread of a scan tile for elements of leaves `ls`: the tile is staged in
+    /// shared memory (one array per leaf, a `bool` in a 32-bit slot), at most
+    /// [`TILE_SHARED`] bytes, at most [`MAX_ITEMS`] items; odd, so that a thread's
+    /// consecutive items (stride `items` slots) fall in distinct banks.
+    fn scan_items(&self, ls: &[Scalar]) -> u64 {
+        scan_items(self.bsize(), ls)
+    }
+
+    /// Sets up tile `tile` (a `u64` register) of `items` elements per thread over `n`
+    /// elements, with its shared arrays (see [`Tile`]).
+    fn tile_begin(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        ls: &[Scalar],
+        tile: &Reg,
+        n: &Reg,
+    ) -> Tile {
+        let items = self.scan_items(ls);
+        let bsize = u64::from(self.bsize());
+        let tile_len = items * bsize;
+        let direct = items == 1;
+        let arrays: Vec<String> = if direct {
+            Vec::new()
+        } else {
+            ls.iter()
+                .map(|&s| k.shared((tile_len * u64::from(slot_bytes(s))) as u32))
+                .collect()
+        };
+        let base = k.reg(Scalar::U64);
+        k.ins(format!("mul.lo.u64 {base}, {tile}, {tile_len}"));
+        // Elements in this tile: min(n - base, tile_len) (n >= base for every tile).
+        let lim = k.reg(Scalar::U64);
+        k.ins(format!("sub.s64 {lim}, {n}, {base}"));
+        k.ins(format!("min.u64 {lim}, {lim}, {tile_len}"));
+        // This thread's: clamp(lim - tid * items, 0, items).
+        let d = k.reg(Scalar::U64);
+        k.ins(format!("mul.lo.u64 {d}, {}, {items}", c.tid64));
+        k.ins(format!("sub.s64 {d}, {lim}, {d}"));
+        k.ins(format!("max.s64 {d}, {d}, 0"));
+        k.ins(format!("min.s64 {d}, {d}, {items}"));
+        let mine = k.reg(Scalar::U32);
+        k.ins(format!("cvt.u32.u64 {mine}, {d}"));
+        let first = arrays
+            .iter()
+            .zip(ls)
+            .map(|(a, &s)| {
+                let r = k.reg(Scalar::U32);
+                k.ins(format!("mov.u32 {r}, {a}"));
+                k.ins(format!(
+                    "mad.lo.s32 {r}, {}, {}, {r}",
+                    c.tid,
+                    items * u64::from(slot_bytes(s))
+                ));
+                r
+            })
+            .collect();
+        let regs = direct.then(|| ls.iter().map(|&s| self.zero(k, s)).collect());
+        Tile {
+            arrays,
+            ls: ls.to_vec(),
+            items,
+            base,
+            lim,
+            mine,
+            first,
+            regs,
+        }
+    }
+
+    /// Loops over the tile in coalesced rounds (thread `t` takes elements `t`, `t +
+    /// block`, ... of the tile, while inside it); `body` gets the element's global index,
+    /// the shared address of its slot in each array and a label to jump to to skip the
+    /// rest of its work, and emits the work of one element.
+    fn tile_rounds(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        t: &Tile,
+        body: &mut RoundBody<'_, 'f>,
+    ) -> R<()> {
+        let bsize = self.bsize();
+        let (idx, end) = (k.reg(Scalar::U64), k.reg(Scalar::U64));
+        k.ins(format!("add.s64 {idx}, {}, {}", t.base, c.tid64));
+        k.ins(format!("add.s64 {end}, {}, {}", t.base, t.lim));
+        let addrs: Vec<Reg> = t
+            .arrays
+            .iter()
+            .zip(&t.ls)
+            .map(|(a, &s)| {
+                let r = k.reg(Scalar::U32);
+                k.ins(format!("mov.u32 {r}, {a}"));
+                k.ins(format!("mad.lo.s32 {r}, {}, {}, {r}", c.tid, slot_bytes(s)));
+                r
+            })
+            .collect();
+        let (top, next, done) = (k.label(), k.label(), k.label());
+        k.place(&top);
+        let out = k.reg(Scalar::Bool);
+        k.ins(format!("setp.ge.u64 {out}, {idx}, {end}"));
+        k.ins(format!("@{out} bra {done}"));
+        body(self, k, &idx, &addrs, &next)?;
+        k.place(&next);
+        k.ins(format!("add.s64 {idx}, {idx}, {bsize}"));
+        for (a, &s) in addrs.iter().zip(&t.ls) {
+            k.ins(format!("add.s32 {a}, {a}, {}", bsize * slot_bytes(s)));
+        }
+        k.ins(format!("bra.uni {top}"));
+        k.place(&done);
+        Ok(())
+    }
+
+    /// With one item per thread ([`Tile::regs`]): the thread's element index (`base +
+    /// tid`) and a label (placed by the caller) that threads past the tile's end jump to.
+    fn direct_elem(k: &mut Kernel, c: &Common, t: &Tile) -> (Reg, String) {
+        let skip = k.label();
+        let out = k.reg(Scalar::Bool);
+        k.ins(format!("setp.ge.u64 {out}, {}, {}", c.tid64, t.lim));
+        k.ins(format!("@{out} bra {skip}"));
+        let idx = k.reg(Scalar::U64);
+        k.ins(format!("add.s64 {idx}, {}, {}", t.base, c.tid64));
+        (idx, skip)
+    }
+
+    /// Step 1 of a tile: the element function of each element of the tile, in coalesced
+    /// rounds, into the shared arrays; then the block waits. A failed check leaves the
+    /// slot unspecified (the failure is reported; the results are never used).
+    fn tile_load(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        env: &mut Env,
+        t: &Tile,
+        elem: &mut ElemAt<'_, 'f>,
+    ) -> R<()> {
+        if let Some(regs) = &t.regs {
+            let (idx, skip) = Self::direct_elem(k, c, t);
+            let e = elem(self, k, env, &idx, &skip)?;
+            for (d, s) in regs.iter().zip(&e) {
+                Self::mov(k, d, s);
+            }
+            k.place(&skip);
+            return Ok(());
+        }
+        self.tile_rounds(k, c, t, &mut |g, k, idx, addrs, next| {
+            let e = elem(g, k, env, idx, next)?;
+            for (r, a) in e.iter().zip(addrs) {
+                Self::st(k, "shared", &a.name, r);
+            }
+            Ok(())
+        })?;
+        k.ins("bar.sync 0");
+        Ok(())
+    }
+
+    /// The last step of a tile: each element's result from the shared arrays to `store`,
+    /// in coalesced rounds (unrolled, with constant shared offsets, for a whole tile).
+    fn tile_store(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        t: &Tile,
+        store: &mut StoreAt<'_, 'f>,
+    ) -> R<()> {
+        if let Some(regs) = &t.regs {
+            let (idx, skip) = Self::direct_elem(k, c, t);
+            store(self, k, &idx, regs)?;
+            k.place(&skip);
+            return Ok(());
+        }
+        let bsize = u64::from(self.bsize());
+        let (part, done) = (k.label(), k.label());
+        let whole = k.reg(Scalar::Bool);
+        k.ins(format!(
+            "setp.eq.u64 {whole}, {}, {}",
+            t.lim,
+            t.items * bsize
+        ));
+        k.ins(format!("@!{whole} bra {part}"));
+        let idx0 = k.reg(Scalar::U64);
+        k.ins(format!("add.s64 {idx0}, {}, {}", t.base, c.tid64));
+        let rows: Vec<Reg> = t
+            .arrays
+            .iter()
+            .zip(&t.ls)
+            .map(|(a, &s)| {
+                let r = k.reg(Scalar::U32);
+                k.ins(format!("mov.u32 {r}, {a}"));
+                k.ins(format!("mad.lo.s32 {r}, {}, {}, {r}", c.tid, slot_bytes(s)));
+                r
+            })
+            .collect();
+        for round in 0..t.items {
+            let idx = if round == 0 {
+                idx0.clone()
+            } else {
+                let i = k.reg(Scalar::U64);
+                k.ins(format!("add.s64 {i}, {idx0}, {}", round * bsize));
+                i
+            };
+            let v: Vec<Reg> = rows
+                .iter()
+                .zip(&t.ls)
+                .map(|(a, &s)| {
+                    let off = round * bsize * u64::from(slot_bytes(s));
+                    Self::ld(k, "shared", &format!("{a}+{off}"), s)
+                })
+                .collect();
+            store(self, k, &idx, &v)?;
+        }
+        k.ins(format!("bra.uni {done}"));
+        k.place(&part);
+        self.tile_rounds(k, c, t, &mut |g, k, idx, addrs, _| {
+            let v: Vec<Reg> = addrs
+                .iter()
+                .zip(&t.ls)
+                .map(|(a, &s)| Self::ld(k, "shared", &a.name, s))
+                .collect();
+            store(g, k, idx, &v)
+        })?;
+        k.place(&done);
+        Ok(())
+    }
+
+    /// Runs `body` on each of this thread's consecutive items of the tile in order, with
+    /// an [`Item`] (first, whose state must be in registers fixed by the caller after it,
+    /// shared addresses): unrolled with constant offsets when the thread has all its
+    /// items (the state then only needs to be fixed after the last), else a loop over the
+    /// ones it has (the tile's tail; after every item).
+    fn thread_items(
+        &mut self,
+        k: &mut Kernel,
+        t: &Tile,
+        body: &mut dyn FnMut(&mut Self, &mut Kernel, Item<'_>) -> R<()>,
+    ) -> R<()> {
+        let (slow, done) = (k.label(), k.label());
+        let full = k.reg(Scalar::Bool);
+        k.ins(format!("setp.eq.u32 {full}, {}, {}", t.mine, t.items));
+        k.ins(format!("@!{full} bra {slow}"));
+        for j in 0..t.items {
+            let addrs: Vec<String> = t
+                .first
+                .iter()
+                .zip(&t.ls)
+                .map(|(a, &s)| format!("{a}+{}", j * u64::from(slot_bytes(s))))
+                .collect();
+            let item = Item {
+                first: j == 0,
+                fix: j + 1 == t.items,
+                addrs: &addrs,
+            };
+            body(self, k, item)?;
+        }
+        k.ins(format!("bra.uni {done}"));
+        k.place(&slow);
+        let none = k.reg(Scalar::Bool);
+        k.ins(format!("setp.eq.u32 {none}, {}, 0", t.mine));
+        k.ins(format!("@{none} bra {done}"));
+        let first: Vec<String> = t.first.iter().map(|a| a.name.clone()).collect();
+        let item = Item {
+            first: true,
+            fix: true,
+            addrs: &first,
+        };
+        body(self, k, item)?;
+        let j = k.reg(Scalar::U32);
+        k.ins(format!("mov.u32 {j}, 1"));
+        let addrs: Vec<Reg> = t.first.iter().map(|a| k.reg(a.ty)).collect();
+        for ((d, a), &s) in addrs.iter().zip(&t.first).zip(&t.ls) {
+            k.ins(format!("add.s32 {d}, {a}, {}", slot_bytes(s)));
+        }
+        let top = k.label();
+        k.place(&top);
+        let out = k.reg(Scalar::Bool);
+        k.ins(format!("setp.ge.u32 {out}, {j}, {}", t.mine));
+        k.ins(format!("@{out} bra {done}"));
+        let names: Vec<String> = addrs.iter().map(|a| a.name.clone()).collect();
+        let item = Item {
+            first: false,
+            fix: true,
+            addrs: &names,
+        };
+        body(self, k, item)?;
+        k.ins(format!("add.s32 {j}, {j}, 1"));
+        for (a, &s) in addrs.iter().zip(&t.ls) {
+            k.ins(format!("add.s32 {a}, {a}, {}", slot_bytes(s)));
+        }
+        k.ins(format!("bra.uni {top}"));
+        k.place(&done);
+        Ok(())
+    }
+
+    /// Loads one item of this thread's (see [`Gen::thread_items`]) from the shared arrays.
+    fn load_item(k: &mut Kernel, t: &Tile, addrs: &[String]) -> Vec<Reg> {
+        addrs
+            .iter()
+            .zip(&t.ls)
+            .map(|(a, &s)| Self::ld(k, "shared", a, s))
+            .collect()
+    }
+
+    /// This thread's items of the tile combined in order (no value when it has none).
+    fn tile_reduce(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        env: &mut Env,
+        comb: Comb<'_>,
+        t: &Tile,
+        ctx: &Ctx,
+    ) -> R<Opt> {
+        if let Some(regs) = &t.regs {
+            let has = k.reg(Scalar::Bool);
+            k.ins(format!("setp.ne.u32 {has}, {}, 0", t.mine));
+            return Ok(Opt {
+                has,
+                v: regs.clone(),
+            });
+        }
+        let acc = self.none(k, &t.ls);
+        // The running value (registers of the last combination between fixes).
+        let mut cur = acc.v.clone();
+        self.thread_items(k, t, &mut |g, k, it| {
+            let x = Self::load_item(k, t, it.addrs);
+            cur = if it.first {
+                k.ins(format!("setp.eq.u32 {}, 1, 1", acc.has));
+                x
+            } else {
+                g.combine(k, c, env, comb, &cur, &x, ctx)?
+            };
+            if it.fix {
+                for (d, s) in acc.v.iter().zip(&cur) {
+                    Self::mov(k, d, s);
+                }
+                cur = acc.v.clone();
+            }
+            Ok(())
+        })?;
+        Ok(acc)
+    }
+
+    /// Replaces this thread's items in the shared arrays by their scan: `prefix` (the
+    /// optional combination of everything before the thread's first item) combined with
+    /// the items up to each one (inclusive) or before it (`exclusive`; `prefix` then has
+    /// a value: the start value at least); then the block waits.
+    #[allow(clippy::too_many_arguments)]
+    fn tile_scan(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        env: &mut Env,
+        comb: Comb<'_>,
+        t: &Tile,
+        prefix: &Opt,
+        exclusive: bool,
+        ctx: &Ctx,
+    ) -> R<()> {
+        if let Some(regs) = &t.regs {
+            // The thread's element (if it has one) becomes its result.
+            let skip = k.label();
+            let none = k.reg(Scalar::Bool);
+            k.ins(format!("setp.eq.u32 {none}, {}, 0", t.mine));
+            k.ins(format!("@{none} bra {skip}"));
+            let res = if exclusive {
+                prefix.v.clone()
+            } else {
+                let tr = self.pconst(k, true);
+                let x = Opt {
+                    has: tr,
+                    v: regs.clone(),
+                };
+                self.opt_combine(k, c, env, comb, prefix, &x, ctx)?.v
+            };
+            for (d, s) in regs.iter().zip(&res) {
+                Self::mov(k, d, s);
+            }
+            k.place(&skip);
+            return Ok(());
+        }
+        let acc = Opt {
+            has: k.reg(Scalar::Bool),
+            v: prefix.v.iter().map(|r| k.reg(r.ty)).collect(),
+        };
+        Self::mov_opt(k, &acc, prefix);
+        let mut cur = acc.v.clone();
+        self.thread_items(k, t, &mut |g, k, it| {
+            let x = Self::load_item(k, t, it.addrs);
+            if exclusive {
+                let before = if it.first { &acc.v } else { &cur };
+                for (r, a) in before.iter().zip(it.addrs) {
+                    Self::st(k, "shared", a, r);
+                }
+            }
+            cur = if it.first {
+                let t = g.pconst(k, true);
+                let xo = Opt { has: t, v: x };
+                g.opt_combine(k, c, env, comb, &acc, &xo, ctx)?.v
+            } else {
+                g.combine(k, c, env, comb, &cur, &x, ctx)?
+            };
+            if !exclusive {
+                for (r, a) in cur.iter().zip(it.addrs) {
+                    Self::st(k, "shared", a, r);
+                }
+            }
+            if it.fix {
+                // After the first item there is a value.
+                k.ins(format!("setp.eq.u32 {}, 1, 1", acc.has));
+                for (d, s) in acc.v.iter().zip(&cur) {
+                    Self::mov(k, d, s);
+                }
+                cur = acc.v.clone();
+            }
+            Ok(())
+        })?;
+        k.ins("bar.sync 0");
+        Ok(())
+    }
+
+    /// The element function (and, for a filter, its predicate) at index `idx` for a tile:
+    /// its leaves and whether it is kept (`None` without a predicate). A failed check in
+    /// either jumps to `fail` (the key is `idx` for the element, `n + idx` for the
+    /// predicate).
+    #[allow(clippy::too_many_arguments)]
+    fn elem_at(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        env: &mut Env,
+        soac: &Soac,
+        pred: Option<&Lambda>,
+        n: &Reg,
+        idx: &Reg,
+        fail: &str,
+    ) -> R<(Vec<Reg>, Option<Reg>)> {
+        let ctx = Ctx {
+            key: idx.clone(),
+            fail: Some(fail.to_string()),
+        };
+        let e = self.elem(k, c, env, &soac.elem, idx, &ctx)?.flatten()?;
+        let Some(pl) = pred else {
+            return Ok((e, None));
+        };
+        let key = k.reg(Scalar::U64);
+        k.ins(format!("add.s64 {key}, {n}, {idx}"));
+        let pctx = Ctx {
+            key,
+            fail: Some(fail.to_string()),
+        };
+        let ev = unflatten(self.ty(pl.params[0]), &mut e.clone().into_iter())?;
+        env.insert(pl.params[0], ev);
+        let kv = self.block(k, c, env, &pl.body, &pctx)?;
+        Ok((e, Some(kv.reg()?.clone())))
     }
 
     /// The start value of a reduction or exclusive scan (`init`), bound as kernel
@@ -3504,14 +3961,7 @@ impl<'f> Gen<'f> {
         k.place(&got);
         k.place(&skip);
         // In tile order (higher lanes first) towards lane 0.
-        for d in [1u32, 2, 4, 8, 16] {
-            let y = Self::shfl_opt(k, &v, "down", d);
-            let inside = k.reg(Scalar::Bool);
-            k.ins(format!("setp.lt.u32 {inside}, {}, {}", c.lane, 32 - d));
-            k.ins(format!("and.pred {}, {}, {inside}", y.has, y.has));
-            let n = self.opt_combine(k, c, env, comb, &y, &v, ctx)?;
-            Self::mov_opt(k, &v, &n);
-        }
+        self.warp_reduce_down(k, c, env, comb, &v, true, ctx)?;
         let w = Self::shfl_opt(k, &v, "idx", 0);
         let n = self.opt_combine(k, c, env, comb, &w, prefix, ctx)?;
         Self::mov_opt(k, prefix, &n);
@@ -3626,69 +4076,53 @@ impl<'f> Gen<'f> {
         };
         let ls = leaves(elem_ty)?;
         let n_count = Count::Var(var(soac.len));
-        let grid = cmax1(cdiv(n_count.clone(), self.tile()));
-        let counts = self.alloc_leaves(&[Scalar::U64], &grid, steps);
+        // A chunk of `32 * FILTER_ROUNDS` consecutive elements per warp.
+        let chunks = cmax1(cdiv(n_count.clone(), 32 * FILTER_ROUNDS));
+        let grid = cmax1(cdiv(
+            n_count.clone(),
+            32 * FILTER_ROUNDS * u64::from(self.warps()),
+        ));
+        let counts = self.alloc_leaves(&[Scalar::U64], &chunks, steps);
 
-        // Pass 1: survivors per tile.
+        // Pass 1: survivors per chunk.
         let (mut k, c) = self.new_kernel("filter_count");
         let mut env = self.bind_captures(&mut k, &[&soac.elem, pred])?;
         let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
-        let cp = Self::temp_ptrs(&mut k, &counts);
-        let op_ctx = Ctx {
-            key: n.clone(),
-            fail: None,
-        };
-        let carry = k.reg(Scalar::U64);
-        k.ins(format!("mov.u64 {carry}, 0"));
-        let (r, top, end) = Self::rounds_head(&mut k);
-        let (_, _, _, keep) = self.tile_elem(
+        let cp = Self::temp_ptrs(&mut k, &counts)[0].clone();
+        let (wc, cbase, end) = self.chunk_begin(&mut k, &c, &n);
+        let count = k.reg(Scalar::U64);
+        k.ins(format!("mov.u64 {count}, 0"));
+        self.chunk_rounds(
             &mut k,
             &c,
             &mut env,
             soac,
-            Some(pred),
+            pred,
             &n,
-            &r,
-            &ls,
-            (&c.ctaid64, self.tile()),
-        )?;
-        let flag = Self::flag(&mut k, keep.as_ref());
-        let t = self.pconst(&mut k, true);
-        let x = Opt {
-            has: t,
-            v: vec![flag],
-        };
-        let (_, _, total) = self.block_scan(&mut k, &c, &mut env, Comb::AddU64, &x, &op_ctx)?;
-        k.ins(format!("add.s64 {carry}, {carry}, {}", total.v[0]));
-        Self::rounds_tail(&mut k, &r, &top, &end);
-        let t = self.pconst(&mut k, true);
-        let cc = Opt {
-            has: t,
-            v: vec![carry],
-        };
-        self.store_if_thread0(
-            &mut k,
-            &c,
-            &cp,
-            &Reg {
-                name: String::new(),
-                ty: Scalar::Bool,
+            &cbase,
+            &mut |_, k, _, _, ballot| {
+                Self::add_popc(k, &count, ballot);
+                Ok(())
             },
-            &c.ctaid64.clone(),
-            &cc,
-        );
+        )?;
+        // Lane 0 writes the chunk's count.
+        let lane0 = k.reg(Scalar::Bool);
+        k.ins(format!("setp.eq.u32 {lane0}, {}, 0", c.lane));
+        k.ins(format!("@!{lane0} bra {end}"));
+        self.store(&mut k, &cp, &wc, &count);
+        k.place(&end);
         let args = k.args.clone();
         let k1 = self.push_kernel(k);
         steps.push(self.launch(k1, grid.clone(), args));
         steps.push(Step::CheckErrors);
 
-        // Pass 2: offsets of the tiles; the last one is the result's length.
+        // Pass 2: offsets of the chunks; the last one is the result's length.
         self.scan_totals(
             &[Scalar::U64],
             Comb::AddU64,
             None,
             &counts,
-            &grid,
+            &chunks,
             &n_count,
             steps,
         )?;
@@ -3696,71 +4130,64 @@ impl<'f> Gen<'f> {
         steps.push(Step::ReadCount {
             temp: total_t,
             src: Buf::Temp(counts[0]),
-            index: Count::Sub(Box::new(grid.clone()), Box::new(Count::Const(1))),
+            index: Count::Sub(Box::new(chunks.clone()), Box::new(Count::Const(1))),
             guard: n_count.clone(),
         });
         let out_len = Count::Temp(total_t);
         let outs = self.alloc_leaves(&ls, &out_len, steps);
 
-        // Pass 3: survivors written at their offsets.
+        // Pass 3: survivors written at their offsets: after the chunks before, the
+        // warp's earlier rounds and the lanes below in the round.
         let (mut k, c) = self.new_kernel("filter");
         let mut env = self.bind_captures(&mut k, &[&soac.elem, pred])?;
         let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
-        let cp = Self::temp_ptrs(&mut k, &counts);
+        let cp = Self::temp_ptrs(&mut k, &counts)[0].clone();
         let op_p = Self::temp_ptrs(&mut k, &outs);
         let olen = k.param(Scalar::U64, KArg::Count(out_len.clone()));
-        let op_ctx = Ctx {
-            key: n.clone(),
-            fail: None,
-        };
-        let carry = k.reg(Scalar::U64);
-        k.ins(format!("mov.u64 {carry}, 0"));
+        let (wc, cbase, end) = self.chunk_begin(&mut k, &c, &n);
+        let pos = k.reg(Scalar::U64);
+        k.ins(format!("mov.u64 {pos}, 0"));
         let has_prev = k.reg(Scalar::Bool);
-        k.ins(format!("setp.ne.u64 {has_prev}, {}, 0", c.ctaid64));
-        let prev_i = k.reg(Scalar::U64);
-        k.ins(format!("sub.s64 {prev_i}, {}, 1", c.ctaid64));
+        k.ins(format!("setp.ne.u64 {has_prev}, {wc}, 0"));
         let skip = k.label();
         k.ins(format!("@!{has_prev} bra {skip}"));
-        let prev = self.load_leaves(&mut k, &cp, &prev_i, &[Scalar::U64]);
-        k.ins(format!("mov.u64 {carry}, {}", prev[0]));
+        let prev_i = k.reg(Scalar::U64);
+        k.ins(format!("sub.s64 {prev_i}, {wc}, 1"));
+        let prev = self.load_leaves(&mut k, std::slice::from_ref(&cp), &prev_i, &[Scalar::U64]);
+        k.ins(format!("mov.u64 {pos}, {}", prev[0]));
         k.place(&skip);
-        let (r, top, end) = Self::rounds_head(&mut k);
-        let (_, _, x, keep) = self.tile_elem(
+        let lt = k.reg(Scalar::U32);
+        k.ins(format!("mov.u32 {lt}, %lanemask_lt"));
+        self.chunk_rounds(
             &mut k,
             &c,
             &mut env,
             soac,
-            Some(pred),
+            pred,
             &n,
-            &r,
-            &ls,
-            (&c.ctaid64, self.tile()),
+            &cbase,
+            &mut |g, k, x, keep, ballot| {
+                let below = k.reg(Scalar::U32);
+                k.ins(format!("and.b32 {below}, {ballot}, {lt}"));
+                let rank = k.reg(Scalar::U32);
+                k.ins(format!("popc.b32 {rank}, {below}"));
+                let at = k.reg(Scalar::U64);
+                k.ins(format!("cvt.u64.u32 {at}, {rank}"));
+                k.ins(format!("add.s64 {at}, {at}, {pos}"));
+                let w = k.reg(Scalar::Bool);
+                k.ins(format!("setp.lt.u64 {w}, {at}, {olen}"));
+                k.ins(format!("and.pred {w}, {w}, {keep}"));
+                let skipw = k.label();
+                k.ins(format!("@!{w} bra {skipw}"));
+                for (rg, p) in x.iter().zip(&op_p) {
+                    g.store(k, p, &at, rg);
+                }
+                k.place(&skipw);
+                Self::add_popc(k, &pos, ballot);
+                Ok(())
+            },
         )?;
-        let flag = Self::flag(&mut k, keep.as_ref());
-        let t = self.pconst(&mut k, true);
-        let fx = Opt {
-            has: t,
-            v: vec![flag],
-        };
-        let (_, excl, total) = self.block_scan(&mut k, &c, &mut env, Comb::AddU64, &fx, &op_ctx)?;
-        // The first thread of the block has no exclusive prefix (its value is garbage).
-        let before = k.reg(Scalar::U64);
-        k.ins(format!("selp.u64 {before}, {}, 0, {}", excl.v[0], excl.has));
-        let pos = k.reg(Scalar::U64);
-        k.ins(format!("add.s64 {pos}, {carry}, {before}"));
-        let w = k.reg(Scalar::Bool);
-        k.ins(format!("setp.lt.u64 {w}, {pos}, {olen}"));
-        if let Some(keep) = &keep {
-            k.ins(format!("and.pred {w}, {w}, {keep}"));
-        }
-        let skipw = k.label();
-        k.ins(format!("@!{w} bra {skipw}"));
-        for (rg, p) in x.v.iter().zip(&op_p) {
-            self.store(&mut k, p, &pos, rg);
-        }
-        k.place(&skipw);
-        k.ins(format!("add.s64 {carry}, {carry}, {}", total.v[0]));
-        Self::rounds_tail(&mut k, &r, &top, &end);
+        k.place(&end);
         let args = k.args.clone();
         let k3 = self.push_kernel(k);
         steps.push(self.launch(k3, grid, args));
@@ -3772,6 +4199,83 @@ impl<'f> Gen<'f> {
             len: out_len,
             offs: None,
         });
+        Ok(())
+    }
+
+    /// `acc += popc(ballot)` (`acc` a `u64`).
+    fn add_popc(k: &mut Kernel, acc: &Reg, ballot: &Reg) {
+        let pc = k.reg(Scalar::U32);
+        k.ins(format!("popc.b32 {pc}, {ballot}"));
+        let pc64 = k.reg(Scalar::U64);
+        k.ins(format!("cvt.u64.u32 {pc64}, {pc}"));
+        k.ins(format!("add.s64 {acc}, {acc}, {pc64}"));
+    }
+
+    /// This warp's chunk of a filter (warp `w` of block `b`: chunk `b * warps + w`, of
+    /// `32 * FILTER_ROUNDS` elements): returns the chunk number, its first index (`u64`
+    /// each) and the label a warp whose chunk starts past the end jumps to (the caller
+    /// places it at the end of the kernel).
+    fn chunk_begin(&mut self, k: &mut Kernel, c: &Common, n: &Reg) -> (Reg, Reg, String) {
+        let wc = k.reg(Scalar::U64);
+        k.ins(format!("mul.lo.u64 {wc}, {}, {}", c.ctaid64, self.warps()));
+        let w64 = k.reg(Scalar::U64);
+        k.ins(format!("cvt.u64.u32 {w64}, {}", c.warp));
+        k.ins(format!("add.s64 {wc}, {wc}, {w64}"));
+        let cbase = k.reg(Scalar::U64);
+        k.ins(format!("mul.lo.u64 {cbase}, {wc}, {}", 32 * FILTER_ROUNDS));
+        let end = k.label();
+        let past = k.reg(Scalar::Bool);
+        k.ins(format!("setp.ge.u64 {past}, {cbase}, {n}"));
+        k.ins(format!("@{past} bra.uni {end}"));
+        (wc, cbase, end)
+    }
+
+    /// The rounds of a filter's chunk starting at `cbase`: in each, lane `l` evaluates
+    /// element `cbase + 32 r + l` (if inside) and the predicate, the warp takes the ballot
+    /// of the kept ones, and `body` gets (the element's leaves, kept, ballot). A failed
+    /// check leaves the element not kept.
+    #[allow(clippy::too_many_arguments)]
+    fn chunk_rounds(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        env: &mut Env,
+        soac: &Soac,
+        pred: &Lambda,
+        n: &Reg,
+        cbase: &Reg,
+        body: &mut ChunkBody<'_, 'f>,
+    ) -> R<()> {
+        let stop = k.reg(Scalar::U64);
+        k.ins(format!("add.s64 {stop}, {cbase}, {}", 32 * FILTER_ROUNDS));
+        k.ins(format!("min.u64 {stop}, {stop}, {n}"));
+        let idx = k.reg(Scalar::U64);
+        let lane64 = k.reg(Scalar::U64);
+        k.ins(format!("cvt.u64.u32 {lane64}, {}", c.lane));
+        k.ins(format!("add.s64 {idx}, {cbase}, {lane64}"));
+        let (top, skip, done) = (k.label(), k.label(), k.label());
+        k.place(&top);
+        // The round's first index (the same in every lane) against the chunk's end.
+        let rbase = k.reg(Scalar::U64);
+        k.ins(format!("sub.s64 {rbase}, {idx}, {lane64}"));
+        let out = k.reg(Scalar::Bool);
+        k.ins(format!("setp.ge.u64 {out}, {rbase}, {stop}"));
+        k.ins(format!("@{out} bra.uni {done}"));
+        let keep = self.pconst(k, false);
+        let valid = k.reg(Scalar::Bool);
+        k.ins(format!("setp.lt.u64 {valid}, {idx}, {n}"));
+        k.ins(format!("@!{valid} bra {skip}"));
+        let (x, kp) = self.elem_at(k, c, env, soac, Some(pred), n, &idx, &skip)?;
+        if let Some(kp) = kp {
+            k.ins(format!("mov.pred {keep}, {kp}"));
+        }
+        k.place(&skip);
+        let ballot = k.reg(Scalar::U32);
+        k.ins(format!("vote.sync.ballot.b32 {ballot}, {keep}, 0xffffffff"));
+        body(self, k, &x, &keep, &ballot)?;
+        k.ins(format!("add.s64 {idx}, {idx}, 32"));
+        k.ins(format!("bra.uni {top}"));
+        k.place(&done);
         Ok(())
     }
 
@@ -4492,6 +4996,108 @@ impl<'f> Gen<'f> {
         Ok(total)
     }
 
+    /// Reduces the optional values `v` of a warp's lanes towards lane 0 in place (a
+    /// `shfl.sync.down` tree): lane 0 ends with the combination of all 32 in lane order
+    /// (`reversed`: higher lanes first). The other lanes hold partial combinations.
+    #[allow(clippy::too_many_arguments)]
+    fn warp_reduce_down(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        env: &mut Env,
+        comb: Comb<'_>,
+        v: &Opt,
+        reversed: bool,
+        ctx: &Ctx,
+    ) -> R<()> {
+        for d in [1u32, 2, 4, 8, 16] {
+            let y = Self::shfl_opt(k, v, "down", d);
+            let inside = k.reg(Scalar::Bool);
+            k.ins(format!("setp.lt.u32 {inside}, {}, {}", c.lane, 32 - d));
+            k.ins(format!("and.pred {}, {}, {inside}", y.has, y.has));
+            let n = if reversed {
+                self.opt_combine(k, c, env, comb, &y, v, ctx)?
+            } else {
+                self.opt_combine(k, c, env, comb, v, &y, ctx)?
+            };
+            Self::mov_opt(k, v, &n);
+        }
+        Ok(())
+    }
+
+    /// The combination, in thread order, of one optional value per thread of the block,
+    /// valid in thread 0 (the other threads hold partial values): each warp reduces
+    /// towards its lane 0 ([`Gen::warp_reduce_down`]), the warp totals go through shared
+    /// memory, and warp 0 reduces them the same way. Every thread of the block must call
+    /// it (it has a barrier).
+    fn block_reduce(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        env: &mut Env,
+        comb: Comb<'_>,
+        x: &Opt,
+        ctx: &Ctx,
+    ) -> R<Opt> {
+        let cur = Opt {
+            has: k.reg(Scalar::Bool),
+            v: x.v.iter().map(|r| k.reg(r.ty)).collect(),
+        };
+        Self::mov_opt(k, &cur, x);
+        self.warp_reduce_down(k, c, env, comb, &cur, false, ctx)?;
+        if self.warps() == 1 {
+            return Ok(cur);
+        }
+        let arrays = self.warp_values_to_shared(k, c, &cur, 0);
+        let skip = k.label();
+        let w0 = k.reg(Scalar::Bool);
+        k.ins(format!("setp.eq.u32 {w0}, {}, 0", c.warp));
+        k.ins(format!("@!{w0} bra.uni {skip}"));
+        // Warp 0: lane l takes warp l's total (none past the block's warps).
+        let ls: Vec<Scalar> = cur.v.iter().map(|r| r.ty).collect();
+        let mine = k.reg(Scalar::Bool);
+        k.ins(format!("setp.lt.u32 {mine}, {}, {}", c.lane, self.warps()));
+        let t = self.none(k, &ls);
+        let none_here = k.label();
+        k.ins(format!("@!{mine} bra {none_here}"));
+        let got = Self::warp_partial(k, &arrays, &ls, &c.lane);
+        Self::mov_opt(k, &t, &got);
+        k.place(&none_here);
+        self.warp_reduce_down(k, c, env, comb, &t, false, ctx)?;
+        Self::mov_opt(k, &cur, &t);
+        k.place(&skip);
+        Ok(cur)
+    }
+
+    /// An inclusive scan in lane order of the optional values `v` of a warp's lanes, in
+    /// place (`shfl.sync.up` steps of 1, 2, 4, 8 and 16 lanes).
+    fn warp_scan_up(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        env: &mut Env,
+        comb: Comb<'_>,
+        v: &Opt,
+        ctx: &Ctx,
+    ) -> R<()> {
+        let mut d = 1;
+        while d < 32 {
+            let y = Opt {
+                has: Self::shfl_up(k, &v.has, d),
+                v: v.v.iter().map(|r| Self::shfl_up(k, r, d)).collect(),
+            };
+            let p = k.reg(Scalar::Bool);
+            k.ins(format!("setp.lt.u32 {p}, {}, {d}", c.lane));
+            let skip = k.label();
+            k.ins(format!("@{p} bra {skip}"));
+            let n = self.opt_combine(k, c, env, comb, &y, v, ctx)?;
+            Self::mov_opt(k, v, &n);
+            k.place(&skip);
+            d *= 2;
+        }
+        Ok(())
+    }
+
     /// An ordered scan of one value per lane over the warp (`shfl.sync.up`): returns this
     /// lane's inclusive and exclusive prefixes within the warp. Every lane of the warp must
     /// call it.
@@ -4509,21 +5115,7 @@ impl<'f> Gen<'f> {
             v: x.v.iter().map(|r| k.reg(r.ty)).collect(),
         };
         Self::mov_opt(k, &cur, x);
-        let mut d = 1;
-        while d < 32 {
-            let y = Opt {
-                has: Self::shfl_up(k, &cur.has, d),
-                v: cur.v.iter().map(|r| Self::shfl_up(k, r, d)).collect(),
-            };
-            let p = k.reg(Scalar::Bool);
-            k.ins(format!("setp.lt.u32 {p}, {}, {d}", c.lane));
-            let skip = k.label();
-            k.ins(format!("@{p} bra {skip}"));
-            let n = self.opt_combine(k, c, env, comb, &y, &cur, ctx)?;
-            Self::mov_opt(k, &cur, &n);
-            k.place(&skip);
-            d *= 2;
-        }
+        self.warp_scan_up(k, c, env, comb, &cur, ctx)?;
         // Exclusive within the warp.
         let ex = Opt {
             has: Self::shfl_up(k, &cur.has, 1),
@@ -4537,8 +5129,9 @@ impl<'f> Gen<'f> {
 
     /// An ordered scan of one value per thread over the block: returns the inclusive and
     /// exclusive prefixes of this thread and the block's total (every thread gets it).
-    /// Warp scans with shuffles, warp totals through shared memory. Every thread of the
-    /// block must call it (it has barriers).
+    /// Warp scans with shuffles; the warp totals go through shared memory, where warp 0
+    /// scans them the same way; each thread then reads the prefix of the warps before its
+    /// own and the total. Every thread of the block must call it (it has barriers).
     fn block_scan(
         &mut self,
         k: &mut Kernel,
@@ -4549,32 +5142,61 @@ impl<'f> Gen<'f> {
         ctx: &Ctx,
     ) -> R<(Opt, Opt, Opt)> {
         let (cur, ex) = self.warp_scan(k, c, env, comb, x, ctx)?;
-        // Warp totals (the last lane's inclusive values) to shared memory.
-        let arrays = self.warp_values_to_shared(k, c, &cur, 31);
-        // Prefix of the warps before this one, and the total of all.
         let ls: Vec<Scalar> = cur.v.iter().map(|r| r.ty).collect();
+        let warps = self.warps();
+        if warps == 1 {
+            let total = Opt {
+                has: k.reg(Scalar::Bool),
+                v: ls.iter().map(|&s| k.reg(s)).collect(),
+            };
+            let t = Self::shfl_opt(k, &cur, "idx", 31);
+            Self::mov_opt(k, &total, &t);
+            return Ok((cur, ex, total));
+        }
+        // Warp totals (the last lane's inclusive values) to shared memory; warp 0 scans
+        // them in place (lane l: warp l).
+        let arrays = self.warp_values_to_shared(k, c, &cur, 31);
+        let skip = k.label();
+        let w0 = k.reg(Scalar::Bool);
+        k.ins(format!("setp.eq.u32 {w0}, {}, 0", c.warp));
+        k.ins(format!("@!{w0} bra.uni {skip}"));
+        let mine = k.reg(Scalar::Bool);
+        k.ins(format!("setp.lt.u32 {mine}, {}, {warps}", c.lane));
+        let t = self.none(k, &ls);
+        let none_here = k.label();
+        k.ins(format!("@!{mine} bra {none_here}"));
+        let got = Self::warp_partial(k, &arrays, &ls, &c.lane);
+        Self::mov_opt(k, &t, &got);
+        k.place(&none_here);
+        self.warp_scan_up(k, c, env, comb, &t, ctx)?;
+        let no_write = k.label();
+        k.ins(format!("@!{mine} bra {no_write}"));
+        let off = k.reg(Scalar::U32);
+        k.ins(format!("shl.b32 {off}, {}, 3", c.lane));
+        for (r, a) in std::iter::once(&t.has).chain(&t.v).zip(&arrays) {
+            let addr = k.reg(Scalar::U32);
+            k.ins(format!("mov.u32 {addr}, {a}"));
+            k.ins(format!("add.s32 {addr}, {addr}, {off}"));
+            Self::st(k, "shared", &addr.name, r);
+        }
+        k.place(&no_write);
+        k.place(&skip);
+        k.ins("bar.sync 0");
+        // The warps before this one (none for warp 0), and all of them.
         let prefix = self.none(k, &ls);
-        let total = self.none(k, &ls);
-        let w = k.reg(Scalar::U32);
-        k.ins(format!("mov.u32 {w}, 0"));
-        let (top, end) = (k.label(), k.label());
-        k.place(&top);
-        let done = k.reg(Scalar::Bool);
-        k.ins(format!("setp.ge.u32 {done}, {w}, {}", self.warps()));
-        k.ins(format!("@{done} bra.uni {end}"));
-        let t = Self::warp_partial(k, &arrays, &ls, &w);
-        let nt = self.opt_combine(k, c, env, comb, &total, &t, ctx)?;
-        Self::mov_opt(k, &total, &nt);
-        let before = k.reg(Scalar::Bool);
-        k.ins(format!("setp.lt.u32 {before}, {w}, {}", c.warp));
-        let skipp = k.label();
-        k.ins(format!("@!{before} bra {skipp}"));
-        let np = self.opt_combine(k, c, env, comb, &prefix, &t, ctx)?;
-        Self::mov_opt(k, &prefix, &np);
-        k.place(&skipp);
-        k.ins(format!("add.s32 {w}, {w}, 1"));
-        k.ins(format!("bra.uni {top}"));
-        k.place(&end);
+        let first = k.reg(Scalar::Bool);
+        k.ins(format!("setp.eq.u32 {first}, {}, 0", c.warp));
+        let no_prefix = k.label();
+        k.ins(format!("@{first} bra {no_prefix}"));
+        let wp = k.reg(Scalar::U32);
+        k.ins(format!("sub.s32 {wp}, {}, 1", c.warp));
+        let p = Self::warp_partial(k, &arrays, &ls, &wp);
+        Self::mov_opt(k, &prefix, &p);
+        k.place(&no_prefix);
+        let last = k.reg(Scalar::U32);
+        k.ins(format!("mov.u32 {last}, {}", warps - 1));
+        let total = Self::warp_partial(k, &arrays, &ls, &last);
+        // The arrays are written again if this code runs again (a loop).
         k.ins("bar.sync 0");
         let incl = self.opt_combine(k, c, env, comb, &prefix, &cur, ctx)?;
         let excl = self.opt_combine(k, c, env, comb, &prefix, &ex, ctx)?;

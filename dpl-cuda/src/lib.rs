@@ -27,6 +27,7 @@ mod ptx;
 #[cfg(feature = "sim")]
 pub mod sim;
 
+pub use codegen::scan_items;
 pub use exec::{
     Columns, DeviceNested, DeviceSeq, Driver, HostColumns, Input, LaunchArg, MatrixStorage,
     NestedColumns, Output, StridedMatrix, UNKNOWN_LOCATION, download, read_columns, run, run_at,

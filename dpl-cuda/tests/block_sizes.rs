@@ -318,7 +318,8 @@ fn grid_stride_kernels_are_correct_with_any_resident_count() {
             resident,
             grids: Mutex::new(Vec::new()),
         };
-        let n = 5000;
+        // Enough elements for more than 3 blocks of the reduction (64 per thread).
+        let n = 20_000;
         let mut r = Rng::new(resident.into());
         let v = i64_vec(&mut r, n);
         let sum = program(SUM_I64, Inner::Seq, Some(64));
@@ -338,8 +339,9 @@ fn grid_stride_kernels_are_correct_with_any_resident_count() {
             if k.ends_with("_map") || k.ends_with("_reduce") || k.ends_with("_map_block") {
                 assert_eq!(*g, resident, "{k}");
             }
-            if k.ends_with("_scan") {
-                assert_eq!(*g as usize, n.div_ceil(4 * 64), "{k}");
+            if k.ends_with("_scan") || k.ends_with("_scan_lookback") {
+                let tile = dpl_cuda::scan_items(64, &[dpl_core::ir::Scalar::I64]) as usize * 64;
+                assert_eq!(*g as usize, n.div_ceil(tile), "{k}");
             }
         }
     }

@@ -4,12 +4,14 @@
 //! tile boundaries (0, 1, tile - 1, tile, tile + 1, many tiles, 2^18 + 7), with blocks run
 //! by 8 host threads (so blocks wait on each other's status words in every order), at
 //! several block sizes; errors inside a scanned element function are the interpreter's.
+//! Filters likewise, around their chunks.
 
 mod support;
 
 use std::sync::OnceLock;
 
 use dpl_core::interp::{self, Value};
+use dpl_core::ir::Scalar;
 use dpl_cuda::sim::SimDriver;
 use dpl_cuda::{GpuProgram, Inner, Options, Scan};
 use support::programs::*;
@@ -37,20 +39,43 @@ fn program(src: &str, scan: Scan, block: Option<u32>) -> GpuProgram {
     .unwrap_or_else(|e| panic!("{e}"))
 }
 
-/// Sizes around the look-back tiles of `block` threads (4 rounds per tile up to 256
-/// threads, 1024 elements from there).
-fn sizes(block: u32) -> Vec<usize> {
-    let t = (4 * block as usize).max(1024);
-    // Many tiles: more than a look-back window of 32.
+/// Sizes around the tiles of `block` threads for elements of leaves `ls` (each thread
+/// takes `dpl_cuda::scan_items` consecutive items): around a thread's items, a warp's, a
+/// tile, several tiles, and more tiles than a look-back window of 32.
+fn sizes(block: u32, ls: &[Scalar]) -> Vec<usize> {
+    let items = dpl_cuda::scan_items(block, ls) as usize;
+    let t = items * block as usize;
     let many = (60_000 / t).max(40) * t + 1;
-    vec![0, 1, 2, t - 1, t, t + 1, 2 * t, 7 * t + 3, many]
+    let mut v = vec![
+        0,
+        1,
+        2,
+        31,
+        32,
+        33,
+        items - 1,
+        items,
+        items + 1,
+        32 * items + 1,
+        t - 1,
+        t,
+        t + 1,
+        2 * t,
+        7 * t + 3,
+        many,
+    ];
+    v.sort_unstable();
+    v.dedup();
+    v
 }
 
-const VARIANTS: [(Scan, Option<u32>); 4] = [
+const VARIANTS: [(Scan, Option<u32>); 6] = [
     (Scan::LookBack, None),
     (Scan::LookBack, Some(32)),
     (Scan::LookBack, Some(1024)),
     (Scan::ReduceThenScan, None),
+    (Scan::ReduceThenScan, Some(32)),
+    (Scan::ReduceThenScan, Some(1024)),
 ];
 
 fn vals(v: &Value) -> Vec<Value> {
@@ -69,7 +94,7 @@ fn integer_sums_and_exclusive_maxima() {
     for (alg, block) in VARIANTS {
         let scan = program(SCAN_OF_MAP, alg, block);
         let excl = program(EXCLUSIVE_SCAN_MAX, alg, block);
-        for n in sizes(block.unwrap_or(256)) {
+        for n in sizes(block.unwrap_or(256), &[Scalar::I64]) {
             let mut r = Rng::new(n as u64 + 11);
             let x: Vec<i64> = (0..n).map(|_| r.range(-1_000_000, 1_000_000)).collect();
             let got = run(&scan, vec![seq(x.clone())]);
@@ -103,7 +128,7 @@ fn tuples_with_a_non_commutative_operator() {
     for (alg, block) in VARIANTS {
         let incl = program(AFFINE_SCAN, alg, block);
         let excl = program(AFFINE_EXCLUSIVE_SCAN, alg, block);
-        for n in sizes(block.unwrap_or(256)) {
+        for n in sizes(block.unwrap_or(256), &[Scalar::I64, Scalar::I64]) {
             let mut r = Rng::new(n as u64 + 5);
             let a: Vec<i64> = (0..n).map(|_| r.range(-3, 4)).collect();
             let b: Vec<i64> = (0..n).map(|_| r.range(-100, 100)).collect();
@@ -154,7 +179,11 @@ fn floats_and_bools() {
     for (alg, block) in VARIANTS {
         let fs = program(FLOAT_SCAN, alg, block);
         let bs = program(SCAN_BOOL_OR, alg, block);
-        for n in sizes(block.unwrap_or(256)) {
+        let mut ns = sizes(block.unwrap_or(256), &[Scalar::F64]);
+        ns.extend(sizes(block.unwrap_or(256), &[Scalar::Bool]));
+        ns.sort_unstable();
+        ns.dedup();
+        for n in ns {
             let mut r = Rng::new(n as u64 + 3);
             let x: Vec<f64> = (0..n).map(|_| r.float(1000.0)).collect();
             let got = vals(&run(&fs, vec![seq(x.clone())]));
@@ -196,8 +225,17 @@ fn scan_div($x: [i32]) -> [i32] {
     let c = compiled(SRC);
     for (alg, block) in VARIANTS {
         let p = program(SRC, alg, block);
-        for n in [1usize, 3000, 40_000] {
-            for zeros in [vec![0], vec![n - 1], vec![n / 2, n / 3, n - 1]] {
+        let b = block.unwrap_or(256);
+        let t = dpl_cuda::scan_items(b, &[Scalar::I32]) as usize * b as usize;
+        for n in [1usize, 3000, 40_000, 2 * t + 5] {
+            // The last zeros are in the last (partial) tile.
+            let last_tile = n - 1 - (n - 1) % t;
+            for zeros in [
+                vec![0],
+                vec![n - 1],
+                vec![n / 2, n / 3, n - 1],
+                vec![last_tile, n - 1],
+            ] {
                 let x: Vec<i32> = (0..n)
                     .map(|i| {
                         if zeros.contains(&i) {
@@ -232,4 +270,90 @@ fn a_large_scan_across_many_tiles() {
         assert_eq!(*g, Value::I64(acc), "at {i}");
     }
     assert_eq!(got.len(), n);
+}
+
+/// Filters (a count pass and a scatter pass over chunks of consecutive elements per
+/// warp, the chunk offsets scanned in between) against plain Rust at sizes around the
+/// chunks (512 elements per warp) and blocks, with none, some and all elements kept, at
+/// several block sizes.
+#[test]
+fn filters_around_chunk_boundaries() {
+    let mut ns = vec![0usize, 1, 31, 32, 33, 511, 512, 513, 70_001];
+    for warps in [1usize, 8, 32] {
+        let b = 512 * warps;
+        ns.extend([b - 1, b, b + 1, 3 * b + 7]);
+    }
+    ns.sort_unstable();
+    ns.dedup();
+    for block in [None, Some(32), Some(1024)] {
+        let p = program(FILTER_OF_MAP, Scan::LookBack, block);
+        let th = program(FILTER_NONE_OR_ALL, Scan::LookBack, block);
+        let pairs = program(FILTER_PAIRS, Scan::LookBack, block);
+        for &n in &ns {
+            let mut r = Rng::new(n as u64 + 17);
+            let x: Vec<i64> = (0..n).map(|_| r.range(-1000, 1000)).collect();
+            let want: Vec<i64> = x.iter().map(|v| 3 * v + 1).filter(|m| m % 2 == 0).collect();
+            let got = run(&p, vec![seq(x)]);
+            assert_eq!(got, seq(want), "{block:?} filter of map, n = {n}");
+
+            let x: Vec<u32> = (0..n).map(|_| r.range(0, 100) as u32).collect();
+            for t in [0u32, 50, 101] {
+                let want: Vec<u32> = x.iter().copied().filter(|&v| v >= t).collect();
+                let got = run(&th, vec![seq(x.clone()), Value::U32(t)]);
+                assert_eq!(got, seq(want), "{block:?} threshold {t}, n = {n}");
+            }
+
+            let a: Vec<i32> = (0..n).map(|_| r.range(-5, 5) as i32).collect();
+            let y: Vec<f32> = (0..n).map(|i| i as f32 * 0.5).collect();
+            let want: Vec<Value> = a
+                .iter()
+                .zip(&y)
+                .filter(|(a, _)| **a > 0)
+                .map(|(&a, &y)| Value::Tuple(vec![Value::I32(a), Value::F32(y)]))
+                .collect();
+            let got = run(&pairs, vec![seq(a), seq(y)]);
+            assert_eq!(vals(&got), want, "{block:?} filter of pairs, n = {n}");
+        }
+    }
+}
+
+/// A filter whose element function (`1000 / a`) and predicate (`100 / (m - 1000)`) can
+/// fail: the error is the interpreter's (the element's failure at `i` before the
+/// predicate's), also in the last partial chunk, whatever the block size.
+#[test]
+fn failures_inside_filtered_elements() {
+    const SRC: &str = "
+fn filter_div($x: [i32]) -> [i32] {
+  $m: [i32] = map(|$a: i32| [] { $k: i32 = const 1000; $d: i32 = div $k, $a; $d }, $x)
+  $f: [i32] = filter(|$v: i32| [] { $h: i32 = const 100; $t: i32 = const 1000; $w: i32 = sub $v, $t; $q: i32 = div $h, $w; $z: i32 = const 0; $g: bool = gt $q, $z; $g }, $m)
+  $f
+}";
+    let c = compiled(SRC);
+    for block in [None, Some(32), Some(1024)] {
+        let p = program(SRC, Scan::LookBack, block);
+        for n in [1usize, 513, 4097, 40_000] {
+            // 0: the element fails; 1: the predicate (1000 / 1 - 1000 = 0).
+            for bad in [
+                vec![(n - 1, 0)],
+                vec![(n - 1, 1)],
+                vec![(n / 2, 1), (n - 1, 0)],
+                vec![(n / 3, 0), (n / 2, 1)],
+            ] {
+                let x: Vec<i32> = (0..n)
+                    .map(|i| {
+                        bad.iter()
+                            .find(|b| b.0 == i)
+                            .map_or(2 + (i % 5) as i32, |b| b.1)
+                    })
+                    .collect();
+                let args = vec![seq(x)];
+                let want = interp::run(&c.fused, args.clone())
+                    .expect_err("a division by zero")
+                    .to_run_error(dpl_cuda::UNKNOWN_LOCATION)
+                    .expect("a run error");
+                let got = dpl_cuda::run(&p, driver(), args).expect_err("a division by zero");
+                assert_eq!(got, want, "{block:?}, n = {n}, bad {bad:?}");
+            }
+        }
+    }
 }
