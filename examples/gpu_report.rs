@@ -122,6 +122,14 @@ fn spmv_csr_warp(vals: &Nested<f32>, cols: &Nested<u32>, x: &[f32]) -> Vec<f32> 
     map(spvv, vals, cols)
 }
 
+/// One function of several measured under different schedules: its inspection, how it
+/// is scheduled, and the function.
+type Variant<F> = (dpl::Inspect, &'static str, F);
+/// The ragged cases' functions.
+type RowsFn = fn(&Nested<f32>, f32) -> Nested<f32>;
+/// The 2-D stencil cases' functions.
+type GridFn = fn(&Matrix<f32>) -> Nested<f32>;
+
 /// One measured function: its launches and what they are compared with.
 struct Case {
     function: &'static str,
@@ -359,7 +367,7 @@ fn main() {
             pl.cols()
         )
     };
-    let scale: [(dpl::Inspect, &str, fn(&Nested<f32>, f32) -> Nested<f32>); 3] = [
+    let scale: [Variant<RowsFn>; 3] = [
         (
             dpl::inspect!(ragged::scale_rows),
             "thread per row",
@@ -414,7 +422,7 @@ fn main() {
         })
         .collect();
     let u = Matrix::row_major(side, side, data.clone()).expect("a square grid");
-    let stencils: [(dpl::Inspect, &str, fn(&Matrix<f32>) -> Nested<f32>); 2] = [
+    let stencils: [Variant<GridFn>; 2] = [
         (
             dpl::inspect!(grid::laplacian),
             "thread per row",
