@@ -292,15 +292,18 @@ impl Lowerer<'_> {
             );
             l.guarded(cond, default, span, then)
         };
+        // `read` is called once, on the one path that reads.
+        let mut read = Some(read);
+        let mut read_at = |l: &mut Self, j: VarId| match read.take() {
+            Some(r) => r(l, j),
+            None => l.poison(),
+        };
         if d == 0 {
-            if within {
-                return read(self, i);
-            }
-            let mut read = Some(read);
-            return below(self, i, &mut |l| match read.take() {
-                Some(r) => r(l, i),
-                None => l.poison(),
-            });
+            return if within {
+                read_at(self, i)
+            } else {
+                below(self, i, &mut |l| read_at(l, i))
+            };
         }
         let k = self.emit(
             "offset",
@@ -308,11 +311,6 @@ impl Lowerer<'_> {
             Expr::Const(Const::Int(i128::from(d.unsigned_abs()))),
             span,
         );
-        let mut read = Some(read);
-        let mut read_at = |l: &mut Self, j: VarId| match read.take() {
-            Some(r) => r(l, j),
-            None => l.poison(),
-        };
         if d < 0 {
             let cond = self.emit(
                 "in_range",
