@@ -273,6 +273,15 @@ impl Type {
         Type::Scalar(Scalar::Bool)
     }
 
+    /// Whether this type is or holds (in a tuple) a sequence.
+    pub fn holds_seq(&self) -> bool {
+        match self {
+            Type::Seq(_) => true,
+            Type::Tuple(ts) => ts.iter().any(Type::holds_seq),
+            _ => false,
+        }
+    }
+
     /// The element type of a sequence type.
     pub fn elem(&self) -> Option<&Type> {
         match self {

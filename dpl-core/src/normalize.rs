@@ -135,6 +135,22 @@ impl Norm<'_> {
         }
     }
 
+    /// The element function `|i| (a[i], b[i])` (the pair bound as `name`): the (index,
+    /// value) elements of `permute`/`scatter`/`scatter_reduce`, the (key, value) ones of
+    /// `sort_by_key`.
+    fn pair_elem(&mut self, name: &str, a: VarId, b: VarId, span: Span) -> Lambda {
+        let i = self.index_param(span);
+        let x = self.read(a, i, span);
+        let y = self.read(b, i, span);
+        let pair_ty = Type::Tuple(vec![
+            self.f.vars[x.var].ty.clone(),
+            self.f.vars[y.var].ty.clone(),
+        ]);
+        let pair = self.fresh_stmt(name, pair_ty, Expr::Tuple(vec![x.var, y.var]), span);
+        let pv = pair.var;
+        self.elem(i, vec![x, y, pair], pv)
+    }
+
     /// The index parameter of a new element function.
     fn index_param(&mut self, span: Span) -> VarId {
         self.var("i", Type::usize(), span)
@@ -361,17 +377,7 @@ impl Norm<'_> {
             Prim::Permute | Prim::Scatter | Prim::ScatterReduce => {
                 let (src, idx) = (args[0], args[1]);
                 let n = self.same_len(prim, &[src, idx], span, out);
-                let i = self.index_param(span);
-                let k = self.read(idx, i, span);
-                let v = self.read(src, i, span);
-                let pair_ty = Type::Tuple(vec![
-                    self.f.vars[k.var].ty.clone(),
-                    self.f.vars[v.var].ty.clone(),
-                ]);
-                let pair =
-                    self.fresh_stmt("target", pair_ty, Expr::Tuple(vec![k.var, v.var]), span);
-                let pv = pair.var;
-                let elem = self.elem(i, vec![k, v, pair], pv);
+                let elem = self.pair_elem("target", idx, src, span);
                 let (kind, len) = match prim {
                     Prim::Permute => (SoacKind::Permute, n),
                     Prim::Scatter => {
@@ -556,16 +562,7 @@ impl Norm<'_> {
             Prim::SortByKey => {
                 let (keys, vals) = (args[0], args[1]);
                 let n = self.same_len(prim, &[keys, vals], span, out);
-                let i = self.index_param(span);
-                let k = self.read(keys, i, span);
-                let v = self.read(vals, i, span);
-                let pair_ty = Type::Tuple(vec![
-                    self.f.vars[k.var].ty.clone(),
-                    self.f.vars[v.var].ty.clone(),
-                ]);
-                let pair = self.fresh_stmt("keyed", pair_ty, Expr::Tuple(vec![k.var, v.var]), span);
-                let pv = pair.var;
-                let elem = self.elem(i, vec![k, v, pair], pv);
+                let elem = self.pair_elem("keyed", keys, vals, span);
                 out.push(self.soac(var, SoacKind::SortByKey, n, elem, span));
                 self.record_len(var, n);
             }

@@ -913,14 +913,7 @@ fn check_ops(f: &Function, b: &Block, errors: &mut Vec<Diagnostic>) {
                 }
             }
             Expr::Prim { prim: p @ (Prim::Scatter | Prim::ScatterReduce), args, .. } => {
-                fn holds_seq(t: &Type) -> bool {
-                    match t {
-                        Type::Seq(_) => true,
-                        Type::Tuple(ts) => ts.iter().any(holds_seq),
-                        _ => false,
-                    }
-                }
-                if let Some(e) = args.first().and_then(|a| ty(*a).elem()).filter(|e| holds_seq(e)) {
+                if let Some(e) = args.first().and_then(|a| ty(*a).elem()).filter(|e| e.holds_seq()) {
                     err(format!(
                         "`{}` of elements that are sequences (`{e}`) is not supported: to reorder rows use `gather(rows, idx)` or `permute(rows, idx)`",
                         p.name()

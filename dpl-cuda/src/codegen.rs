@@ -207,15 +207,6 @@ fn type_at<'t>(ty: &'t Type, path: &[u32]) -> Option<&'t Type> {
     }
 }
 
-/// Whether a type is or holds a sequence.
-fn holds_seq(ty: &Type) -> bool {
-    match ty {
-        Type::Seq(_) => true,
-        Type::Tuple(ts) => ts.iter().any(holds_seq),
-        _ => false,
-    }
-}
-
 /// The scalar leaves of a scalar or tuple type, in order.
 pub(crate) fn leaves(ty: &Type) -> R<Vec<Scalar>> {
     scalar_leaves(ty, false)
@@ -546,14 +537,7 @@ struct Group {
 
 /// A tuple type with a sequence somewhere inside.
 fn holds_seq_in_tuple(t: &Type) -> bool {
-    fn any_seq(t: &Type) -> bool {
-        match t {
-            Type::Seq(_) => true,
-            Type::Tuple(ts) => ts.iter().any(any_seq),
-            _ => false,
-        }
-    }
-    matches!(t, Type::Tuple(_)) && any_seq(t)
+    matches!(t, Type::Tuple(_)) && t.holds_seq()
 }
 
 /// Fills [`Gen::len_of`] and [`Gen::other_use`].
@@ -5508,7 +5492,7 @@ impl<'f> Gen<'f> {
                 // A tuple holding sequences: its scalars are chosen here, each sequence
                 // where it is consumed (a `KVal::Cond` selecting it in the branches).
                 let cond = Self::get(env, *cv)?.reg()?.clone();
-                let seqs = holds_seq(ty);
+                let seqs = ty.holds_seq();
                 let ls = scalar_leaves(ty, seqs)?;
                 let res: Vec<Reg> = ls.iter().map(|&l| k.reg(l)).collect();
                 let (els, end) = (k.label(), k.label());
