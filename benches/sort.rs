@@ -18,13 +18,13 @@
 
 #![allow(missing_docs)] // criterion_group! generates undocumented items.
 
-use std::hint::black_box;
-use std::time::Duration;
+mod shared;
 
-use criterion::{
-    BenchmarkGroup, Criterion, SamplingMode, Throughput, criterion_group, criterion_main,
-    measurement::WallTime,
-};
+use shared::{configure, quick};
+
+use std::hint::black_box;
+
+use criterion::{Criterion, criterion_group, criterion_main};
 use dpl::Place;
 use rayon::prelude::*;
 
@@ -45,18 +45,6 @@ mod kernels {
     pub fn sort_by_key_u32(k: &[u32], v: &[f32]) -> Vec<f32> {
         sort_by_key(k, v)
     }
-}
-
-fn quick() -> bool {
-    std::env::var_os("DPL_BENCH_QUICK").is_some()
-}
-
-fn configure(g: &mut BenchmarkGroup<'_, WallTime>, bytes: u64) {
-    g.sample_size(10)
-        .sampling_mode(SamplingMode::Flat)
-        .warm_up_time(Duration::from_millis(if quick() { 100 } else { 300 }))
-        .measurement_time(Duration::from_millis(if quick() { 300 } else { 1000 }))
-        .throughput(Throughput::Bytes(bytes));
 }
 
 /// `n` pseudo-random 32-bit values (SplitMix64).

@@ -28,35 +28,23 @@
 
 #![allow(missing_docs)] // criterion_group! generates undocumented items.
 
+mod shared;
+
+use shared::configure;
+
 #[path = "../examples/spmv/kernels.rs"]
 mod kernels;
 #[path = "../examples/spmv/plain.rs"]
 mod plain;
 
 use std::hint::black_box;
-use std::time::Duration;
 
-use criterion::{
-    BenchmarkGroup, Criterion, SamplingMode, Throughput, criterion_group, criterion_main,
-    measurement::WallTime,
-};
+use criterion::{Criterion, criterion_group, criterion_main};
 use dpl::mm::Csr;
 use plain::CsrF32;
 
 /// One SpMV call, its inputs captured.
 type Kernel<'a> = Box<dyn Fn() -> Vec<f32> + 'a>;
-
-fn quick() -> bool {
-    std::env::var_os("DPL_BENCH_QUICK").is_some()
-}
-
-fn configure(g: &mut BenchmarkGroup<'_, WallTime>, bytes: u64) {
-    g.sample_size(10)
-        .sampling_mode(SamplingMode::Flat)
-        .warm_up_time(Duration::from_millis(if quick() { 100 } else { 300 }))
-        .measurement_time(Duration::from_millis(if quick() { 300 } else { 1000 }))
-        .throughput(Throughput::Bytes(bytes));
-}
 
 /// The algorithm's bytes of one SpMV.
 fn bytes(a: &Csr) -> u64 {

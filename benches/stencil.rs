@@ -12,11 +12,13 @@
 //! Throughput: bytes read once plus bytes written once. `DPL_BENCH_QUICK=1` shortens the run.
 #![allow(missing_docs)] // criterion_group! generates undocumented items.
 
-use std::hint::black_box;
-use std::time::Duration;
+mod shared;
 
-use criterion::measurement::WallTime;
-use criterion::{BenchmarkGroup, Criterion, Throughput, criterion_group, criterion_main};
+use shared::group;
+
+use std::hint::black_box;
+
+use criterion::{Criterion, criterion_group, criterion_main};
 use dpl::prelude::*;
 use rayon::prelude::*;
 
@@ -24,19 +26,6 @@ use rayon::prelude::*;
 const N: usize = 1 << 22;
 /// Side of the 2-D case.
 const SIDE: usize = 1024;
-
-fn quick() -> bool {
-    std::env::var_os("DPL_BENCH_QUICK").is_some()
-}
-
-fn group<'a>(c: &'a mut Criterion, name: String, bytes: usize) -> BenchmarkGroup<'a, WallTime> {
-    let mut g = c.benchmark_group(name);
-    g.throughput(Throughput::Bytes(bytes as u64));
-    g.sample_size(if quick() { 10 } else { 30 });
-    g.warm_up_time(Duration::from_millis(if quick() { 100 } else { 500 }));
-    g.measurement_time(Duration::from_millis(if quick() { 500 } else { 3000 }));
-    g
-}
 
 #[parallel]
 fn blur3(x: &[f32]) -> Vec<f32> {

@@ -18,6 +18,10 @@
 //! Throughput: bytes read once plus bytes written once. `DPL_BENCH_QUICK=1` shortens the run.
 #![allow(missing_docs)] // criterion_group! generates undocumented items.
 
+mod shared;
+
+use shared::group;
+
 #[path = "../examples/ragged.rs"]
 #[allow(dead_code)]
 mod ragged;
@@ -26,10 +30,8 @@ mod ragged;
 mod svm;
 
 use std::hint::black_box;
-use std::time::Duration;
 
-use criterion::measurement::WallTime;
-use criterion::{BenchmarkGroup, Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{Criterion, criterion_group, criterion_main};
 use dpl::prelude::*;
 use svm::{Dpl, Engine, Params, Rayon, Sequential};
 
@@ -43,19 +45,6 @@ const SMO_ITERATIONS: usize = 100;
 const TX: usize = 1 << 20;
 /// Users (rows) of the ragged cases.
 const USERS: usize = 50_000;
-
-fn quick() -> bool {
-    std::env::var_os("DPL_BENCH_QUICK").is_some()
-}
-
-fn group<'a>(c: &'a mut Criterion, name: String, bytes: usize) -> BenchmarkGroup<'a, WallTime> {
-    let mut g = c.benchmark_group(name);
-    g.throughput(Throughput::Bytes(bytes as u64));
-    g.sample_size(if quick() { 10 } else { 30 });
-    g.warm_up_time(Duration::from_millis(if quick() { 100 } else { 500 }));
-    g.measurement_time(Duration::from_millis(if quick() { 500 } else { 3000 }));
-    g
-}
 
 #[parallel]
 fn kernel_row_nested(ngamma: f32, points: &Nested<f32>, x: &[f32]) -> Vec<f32> {
