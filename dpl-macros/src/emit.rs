@@ -295,7 +295,7 @@ fn gpu_arm(
             quote!(#private::gpu::Program::new(#name, #bytes, &[#(#locations),*]))
         }
         Err(e) => {
-            // No GPU arm: `place_expr` sends GPU places to the CPU arm instead.
+            // No GPU arm: the dispatch (`cpu_instead`) sends GPU places to the CPU arm instead.
             let reason = e.message;
             dump(&name, &[("not-compiled.txt", &reason)]);
             summary.not_compiled = reason;
