@@ -23,6 +23,8 @@ use crate::math::Fun;
 use crate::plan::*;
 use crate::ptx::{Kernel, Reg, arith, bits, float_imm, mem, size_of, width};
 
+mod sort;
+
 /// Threads per block of a kernel with a thread per element (or a warp per element) when
 /// neither the attribute nor register counts say otherwise (see [`crate::occupancy`]).
 pub const DEFAULT_BLOCK: u32 = 256;
@@ -481,8 +483,11 @@ pub(crate) struct KernelInfo {
     /// The block size of the kernel's kind without attribute or register counts.
     pub default: u32,
     /// Said after the block size's reason: an asked inner schedule this kernel does not
-    /// apply.
+    /// apply, or why the size is fixed.
     pub note: Option<&'static str>,
+    /// The kernel works only with this block size (a radix sort's thread per digit
+    /// value): neither the attribute nor the register counts change it.
+    pub fixed: bool,
 }
 
 /// A group of threads working on one element together.
@@ -636,6 +641,7 @@ impl<'f> Gen<'f> {
                 block: DEFAULT_BLOCK,
                 default: DEFAULT_BLOCK,
                 note: None,
+                fixed: false,
             },
         }
     }
@@ -660,6 +666,7 @@ impl<'f> Gen<'f> {
             block,
             default,
             note: None,
+            fixed: false,
         };
     }
 
@@ -1047,10 +1054,7 @@ impl<'f> Gen<'f> {
             SoacKind::Scatter { dst } => self.scatter(s, soac, None, *dst, steps),
             SoacKind::ScatterReduce { op, dst } => self.scatter(s, soac, Some(op), *dst, steps),
             SoacKind::Permute => self.permute(s, soac, steps),
-            SoacKind::Sort | SoacKind::SortByKey => unsupported(format!(
-                "`{}` has no GPU kernel in this version",
-                soac.kind.name()
-            )),
+            SoacKind::Sort | SoacKind::SortByKey => self.sort(s, soac, steps),
         }
     }
 
@@ -1137,10 +1141,32 @@ impl<'f> Gen<'f> {
         let Some(elem_ty) = self.ty(s.var).elem() else {
             return unsupported("map without a sequence type");
         };
-        let ls = leaves(elem_ty)?;
         let n_count = Count::Var(var(soac.len));
-        let outs = self.alloc_leaves(&ls, &n_count, steps);
-        let (mut k, c) = self.new_kernel("map");
+        let outs = self.map_to_temps(soac, &leaves(elem_ty)?, "map", steps)?;
+        steps.push(Step::BindSeq {
+            var: var(s.var),
+            elem: elem_ty.clone(),
+            bufs: outs.into_iter().map(Buf::Temp).collect(),
+            len: n_count,
+            offs: None,
+        });
+        Ok(())
+    }
+
+    /// The elements of `soac` (a combinator over `soac.len` indices whose element function
+    /// gives scalars or tuples of leaf types `ls`), one grid-stride kernel named `what`
+    /// evaluating the element function once per index and storing each leaf in a fresh
+    /// temporary of `soac.len` elements; returns the temporaries.
+    fn map_to_temps(
+        &mut self,
+        soac: &Soac,
+        ls: &[Scalar],
+        what: &str,
+        steps: &mut Vec<Step>,
+    ) -> R<Vec<u32>> {
+        let n_count = Count::Var(var(soac.len));
+        let outs = self.alloc_leaves(ls, &n_count, steps);
+        let (mut k, c) = self.new_kernel(what);
         let mut env = self.bind_captures(&mut k, &[&soac.elem])?;
         let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
         let ptrs = Self::temp_ptrs(&mut k, &outs);
@@ -1159,14 +1185,7 @@ impl<'f> Gen<'f> {
         let per_block = u64::from(self.bsize());
         steps.push(self.stride_launch(kid, &n_count, per_block, args));
         steps.push(Step::CheckErrors);
-        steps.push(Step::BindSeq {
-            var: var(s.var),
-            elem: elem_ty.clone(),
-            bufs: outs.into_iter().map(Buf::Temp).collect(),
-            len: n_count,
-            offs: None,
-        });
-        Ok(())
+        Ok(outs)
     }
 
     /// A `map` or a `filter` whose elements are sequences (a ragged result) under the
@@ -2445,7 +2464,7 @@ impl<'f> Gen<'f> {
                 k.ins(format!("mov.u64 {carry}, {}", prev[0]));
                 k.place(&skip);
             }
-            let (r, top, end) = Self::rounds_head(&mut k);
+            let (r, top, end) = Self::rounds_head(&mut k, ROUNDS);
             let idx = k.reg(Scalar::U64);
             k.ins(format!("mul.lo.u64 {idx}, {}, {}", c.ctaid64, self.tile()));
             let off = k.reg(Scalar::U64);
@@ -4037,13 +4056,15 @@ impl<'f> Gen<'f> {
         Ok(())
     }
 
-    fn rounds_head(k: &mut Kernel) -> (Reg, String, String) {
+    /// The head of a loop over `rounds` rounds: returns the round counter and the labels
+    /// for [`Gen::rounds_tail`].
+    fn rounds_head(k: &mut Kernel, rounds: u64) -> (Reg, String, String) {
         let r = k.reg(Scalar::U32);
         k.ins(format!("mov.u32 {r}, 0"));
         let (top, end) = (k.label(), k.label());
         k.place(&top);
         let p = k.reg(Scalar::Bool);
-        k.ins(format!("setp.ge.u32 {p}, {r}, {ROUNDS}"));
+        k.ins(format!("setp.ge.u32 {p}, {r}, {rounds}"));
         k.ins(format!("@{p} bra.uni {end}"));
         (r, top, end)
     }

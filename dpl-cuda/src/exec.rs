@@ -1190,6 +1190,10 @@ impl<D: Driver> Exec<'_, D> {
                 .count(a)?
                 .checked_add(self.count(b)?)
                 .ok_or_else(|| dev("count overflow".into()))?,
+            Count::Mul(a, b) => self
+                .count(a)?
+                .checked_mul(*b)
+                .ok_or_else(|| dev("count overflow".into()))?,
             Count::Resident { kernel, block } => {
                 let name = self
                     .program
@@ -1570,6 +1574,15 @@ impl<D: Driver> Exec<'_, D> {
                         prim: origin.name(),
                         at,
                     });
+                }
+            }
+            HostAssert::AtMost { origin, len, max } => {
+                let n = as_u64(&self.value(*len)?)?;
+                if n > *max {
+                    return Err(dev(format!(
+                        "{}: {n} elements at {at}; its GPU kernels take at most {max}",
+                        origin.name()
+                    )));
                 }
             }
         }

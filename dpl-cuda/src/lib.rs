@@ -253,7 +253,9 @@ fn generate(
     let mut kernels = Vec::new();
     let mut blocks = Vec::new();
     for ((name, text), info) in g.kernels.iter().zip(&g.kinfo) {
-        let why = if opts.block.is_some() {
+        let why = if info.fixed {
+            "fixed by the algorithm, whatever the attribute or register counts say".to_string()
+        } else if opts.block.is_some() {
             "given by the attribute (block = N)".to_string()
         } else if let Some(w) = whys.get(&info.group) {
             w.clone()

@@ -231,6 +231,8 @@ pub enum Count {
     Sub(Box<Count>, Box<Count>),
     /// `a + b`.
     Add(Box<Count>, Box<Count>),
+    /// `a * b`.
+    Mul(Box<Count>, u64),
     /// How many blocks of `block` threads of kernel `kernel` the device keeps resident at
     /// once (multiprocessors times resident blocks per multiprocessor), asked from the
     /// driver ([`crate::Driver::resident_blocks`]). Used only for the grids of kernels
@@ -374,6 +376,16 @@ pub enum HostAssert {
         origin: Origin,
         /// The length.
         len: u32,
+    },
+    /// A `usize` variable (a length) is at most `max`: the most elements the kernels of
+    /// `origin` can index (a sort's `u32` indices).
+    AtMost {
+        /// Who requires it.
+        origin: Origin,
+        /// The length.
+        len: u32,
+        /// The largest length allowed.
+        max: u64,
     },
 }
 

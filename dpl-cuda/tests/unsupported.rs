@@ -64,14 +64,7 @@ fn scatter_into_a_sequence_of_a_computed_length_read_again() {
 }
 
 #[test]
-fn sorts_at_the_top_level_and_per_row() {
-    let m = message(
-        "fn sorted($x: [u32]) -> [u32] {
-          $s: [u32] = sort($x)
-          $s
-        }",
-    );
-    assert!(m.contains("`sort` has no GPU kernel"), "{m}");
+fn sorts_per_row() {
     let m = message(
         "fn smallest($x: [[f32]]) -> [f32] {
           $r: [f32] = map(|$row: [f32]| [] { $s: [f32] = sort($row); $z: usize = const 0; $v: f32 = index(index) $s[$z]; $v }, $x)
@@ -79,11 +72,4 @@ fn sorts_at_the_top_level_and_per_row() {
         }",
     );
     assert!(m.contains("`sort` has no GPU kernel"), "{m}");
-    let m = message(
-        "fn by_key($k: [u32], $v: [f64]) -> [f64] {
-          $b: [f64] = sort_by_key($k, $v)
-          $b
-        }",
-    );
-    assert!(m.contains("`sort_by_key` has no GPU kernel"), "{m}");
 }

@@ -1,0 +1,345 @@
+//! `sort` and `sort_by_key` on the simulator (the radix sort of `codegen/sort.rs`), against
+//! the standard library's stable sort in IEEE `totalOrder` (bit-for-bit) and the reference
+//! interpreter: every scalar key type with extremes, `-0.0`, `+0.0`, NaNs and infinities;
+//! sizes around a round (256 elements) and a tile (4096); stability through distinct
+//! values; tuple keys (lexicographic, one radix sort per leaf from the last); tuple values;
+//! sorts of computed elements and the errors of their element functions; blocks run by 8
+//! host threads.
+
+mod support;
+
+use std::cmp::Ordering;
+use std::sync::OnceLock;
+
+use dpl_core::interp::{self, Value};
+use dpl_cuda::GpuProgram;
+use dpl_cuda::sim::SimDriver;
+use support::*;
+
+fn driver() -> &'static SimDriver {
+    static D: OnceLock<SimDriver> = OnceLock::new();
+    D.get_or_init(|| {
+        let d = SimDriver::default();
+        d.device().set_host_threads(8);
+        d
+    })
+}
+
+fn program(src: &str) -> (dpl_core::pipeline::Compiled, GpuProgram) {
+    let c = compiled(src);
+    let p = dpl_cuda::compile(&c.fused).unwrap_or_else(|e| panic!("{e}\n{src}"));
+    (c, p)
+}
+
+fn run(p: &GpuProgram, args: Vec<Value>) -> Result<Value, dpl_core::run::Error> {
+    dpl_cuda::run(p, driver(), args)
+}
+
+/// Sizes around a round of 256 elements and a tile of 4096.
+const SIZES: [usize; 12] = [
+    0,
+    1,
+    2,
+    31,
+    255,
+    256,
+    257,
+    4095,
+    4096,
+    4097,
+    3 * 4096 + 5,
+    20_011,
+];
+
+/// A value's bits, so that NaNs and signed zeros compare exactly.
+fn bits(v: &Value) -> Vec<u64> {
+    match v {
+        Value::Seq(xs) => xs.iter().flat_map(bits).collect(),
+        Value::Tuple(xs) => xs.iter().flat_map(bits).collect(),
+        Value::F32(x) => vec![u64::from(x.to_bits())],
+        Value::F64(x) => vec![x.to_bits()],
+        Value::Bool(b) => vec![u64::from(*b)],
+        Value::I32(x) => vec![*x as u64],
+        Value::U32(x) => vec![u64::from(*x)],
+        Value::I64(x) => vec![*x as u64],
+        Value::U64(x) => vec![*x],
+        Value::Usize(x) => vec![*x as u64],
+    }
+}
+
+/// Checks `got` against `want` bit for bit.
+fn same(got: &Value, want: &Value, case: &str) {
+    assert_eq!(
+        bits(got),
+        bits(want),
+        "{case}: {} vs {}",
+        short(got),
+        short(want)
+    );
+}
+
+fn sort_src(ty: &str) -> String {
+    format!("fn sorted($x: [{ty}]) -> [{ty}] {{\n  $s: [{ty}] = sort($x)\n  $s\n}}")
+}
+
+/// Random values of every scalar type: extremes, zeros and (for floats) NaNs, infinities
+/// and both zeros among random ones; `dups` makes many repeat.
+fn values(ty: &str, n: usize, seed: u64, dups: bool) -> Vec<Value> {
+    let mut r = Rng::new(seed);
+    (0..n)
+        .map(|_| {
+            let raw = if dups { r.next() % 7 } else { r.next() };
+            let pick = r.next() % 16;
+            match ty {
+                "bool" => Value::Bool(raw & 1 == 1),
+                "i32" => Value::I32(match pick {
+                    0 => i32::MIN,
+                    1 => i32::MAX,
+                    2 => 0,
+                    _ if dups => raw as i32 - 3,
+                    _ => raw as i32,
+                }),
+                "u32" => Value::U32(if pick == 0 { u32::MAX } else { raw as u32 }),
+                "i64" => Value::I64(match pick {
+                    0 => i64::MIN,
+                    1 => i64::MAX,
+                    _ if dups => raw as i64 - 3,
+                    _ => raw as i64,
+                }),
+                "u64" => Value::U64(if pick == 0 { u64::MAX } else { raw }),
+                "usize" => Value::Usize(if pick == 0 { usize::MAX } else { raw as usize }),
+                "f32" => Value::F32(match pick {
+                    0 => f32::NAN,
+                    1 => -f32::NAN,
+                    2 => f32::INFINITY,
+                    3 => f32::NEG_INFINITY,
+                    4 => 0.0,
+                    5 => -0.0,
+                    _ if dups => raw as f32 - 3.0,
+                    _ => f32::from_bits(raw as u32),
+                }),
+                "f64" => Value::F64(match pick {
+                    0 => f64::NAN,
+                    1 => -f64::NAN,
+                    2 => f64::INFINITY,
+                    3 => f64::NEG_INFINITY,
+                    4 => 0.0,
+                    5 => -0.0,
+                    _ if dups => raw as f64 - 3.0,
+                    _ => f64::from_bits(raw),
+                }),
+                other => panic!("no values of {other}"),
+            }
+        })
+        .collect()
+}
+
+/// `totalOrder` on scalar values (and lexicographic on tuples), written independently of
+/// the interpreter.
+fn order(a: &Value, b: &Value) -> Ordering {
+    match (a, b) {
+        (Value::F32(x), Value::F32(y)) => x.total_cmp(y),
+        (Value::F64(x), Value::F64(y)) => x.total_cmp(y),
+        (Value::Bool(x), Value::Bool(y)) => x.cmp(y),
+        (Value::I32(x), Value::I32(y)) => x.cmp(y),
+        (Value::U32(x), Value::U32(y)) => x.cmp(y),
+        (Value::I64(x), Value::I64(y)) => x.cmp(y),
+        (Value::U64(x), Value::U64(y)) => x.cmp(y),
+        (Value::Usize(x), Value::Usize(y)) => x.cmp(y),
+        (Value::Tuple(x), Value::Tuple(y)) => x
+            .iter()
+            .zip(y)
+            .map(|(a, b)| order(a, b))
+            .find(|o| o.is_ne())
+            .unwrap_or(Ordering::Equal),
+        _ => panic!("cannot compare {a:?} and {b:?}"),
+    }
+}
+
+#[test]
+fn every_scalar_type() {
+    for ty in ["bool", "i32", "u32", "i64", "u64", "usize", "f32", "f64"] {
+        let (_, p) = program(&sort_src(ty));
+        for n in SIZES {
+            for dups in [false, true] {
+                let x = values(ty, n, n as u64 * 31 + 7, dups);
+                let mut want = x.clone();
+                want.sort_by(order);
+                let got = run(&p, vec![Value::Seq(x.into())]).unwrap();
+                same(
+                    &got,
+                    &Value::Seq(want.into()),
+                    &format!("sort [{ty}], n = {n}, dups {dups}"),
+                );
+            }
+        }
+    }
+}
+
+fn seq_of(xs: Vec<Value>) -> Value {
+    Value::Seq(xs.into())
+}
+
+/// Distinct values (the indices, shifted) with `sort_by_key` under keys with many
+/// duplicates: the values of equal keys come out in index order.
+#[test]
+fn stable_by_key() {
+    for ty in ["bool", "i32", "u32", "i64", "u64", "usize", "f32", "f64"] {
+        let src = format!(
+            "fn by_key($k: [{ty}], $v: [u64]) -> [u64] {{\n  $s: [u64] = sort_by_key($k, $v)\n  $s\n}}"
+        );
+        let (_, p) = program(&src);
+        for n in [0, 1, 257, 4097, 9_000] {
+            let k = values(ty, n, n as u64 + 3, true);
+            let v: Vec<Value> = (0..n as u64).map(|i| Value::U64(i * 3 + 1)).collect();
+            let mut pairs: Vec<(Value, Value)> = k.iter().cloned().zip(v.iter().cloned()).collect();
+            pairs.sort_by(|a, b| order(&a.0, &b.0));
+            let want = seq_of(pairs.into_iter().map(|p| p.1).collect());
+            let got = run(&p, vec![seq_of(k), seq_of(v)]).unwrap();
+            same(
+                &got,
+                &want,
+                &format!("sort_by_key [{ty}] -> [u64], n = {n}"),
+            );
+        }
+    }
+}
+
+/// Tuple keys are lexicographic (a radix sort per leaf, from the last); tuple values are
+/// carried whole.
+#[test]
+fn tuple_keys_and_values() {
+    let (_, pairs) = program(
+        "fn sorted($x: [(bool, i32)]) -> [(bool, i32)] {
+          $s: [(bool, i32)] = sort($x)
+          $s
+        }",
+    );
+    let (_, by_key) = program(
+        "fn by_key($k: [(f64, u32, i64)], $v: [(f32, bool)]) -> [(f32, bool)] {
+          $s: [(f32, bool)] = sort_by_key($k, $v)
+          $s
+        }",
+    );
+    for n in [0, 1, 300, 4096, 4097, 12_345] {
+        let (b, i) = (values("bool", n, 1, false), values("i32", n, 2, true));
+        let x: Vec<Value> = b
+            .iter()
+            .zip(&i)
+            .map(|(b, i)| Value::Tuple(vec![b.clone(), i.clone()].into()))
+            .collect();
+        let mut want = x.clone();
+        want.sort_by(order);
+        let got = run(&pairs, vec![seq_of(x)]).unwrap();
+        same(&got, &seq_of(want), &format!("sort [(bool, i32)], n = {n}"));
+
+        let (f, u, l) = (
+            values("f64", n, 3, true),
+            values("u32", n, 4, true),
+            values("i64", n, 5, true),
+        );
+        let k: Vec<Value> = (0..n)
+            .map(|j| {
+                let u = match &u[j] {
+                    Value::U32(u) => Value::U32(u % 3),
+                    other => other.clone(),
+                };
+                Value::Tuple(vec![f[j].clone(), u, l[j].clone()].into())
+            })
+            .collect();
+        let v: Vec<Value> = (0..n)
+            .map(|j| Value::Tuple(vec![Value::F32(j as f32), Value::Bool(j % 3 == 0)].into()))
+            .collect();
+        let mut kv: Vec<(Value, Value)> = k.iter().cloned().zip(v.iter().cloned()).collect();
+        kv.sort_by(|a, b| order(&a.0, &b.0));
+        let want = seq_of(kv.into_iter().map(|p| p.1).collect());
+        let got = run(&by_key, vec![seq_of(k), seq_of(v)]).unwrap();
+        same(
+            &got,
+            &want,
+            &format!("sort_by_key [(f64, u32, i64)], n = {n}"),
+        );
+    }
+}
+
+/// Sorts of computed elements (fused into the sort's element function), their errors
+/// (the interpreter's), and sorts feeding other combinators.
+#[test]
+fn computed_elements_and_errors() {
+    let src = "
+fn gathered($x: [f32], $idx: [usize]) -> (f32, [f32]) {
+  $g: [f32] = gather($x, $idx)
+  $s: [f32] = sort($g)
+  $m: f32 = sum($s)
+  $r: (f32, [f32]) = tuple($m, $s)
+  $r
+}";
+    let (c, p) = program(src);
+    for n in [0usize, 5, 4097, 10_000] {
+        let mut r = Rng::new(n as u64);
+        // Small integers: their sum is exact in any order.
+        let x: Vec<f32> = (0..n + 10).map(|_| r.range(-100, 100) as f32).collect();
+        for bad in [None, Some(n / 2), Some(n.saturating_sub(1))] {
+            let idx: Vec<usize> = (0..n)
+                .map(|i| {
+                    if Some(i) == bad {
+                        n + 10
+                    } else {
+                        (i * 7) % (n + 10)
+                    }
+                })
+                .collect();
+            let args = vec![seq(x.clone()), usizes(idx)];
+            let want = interp::run(&c.fused, args.clone());
+            let got = run(&p, args);
+            let case = format!("sort of a gather, n = {n}, bad index at {bad:?}");
+            match (&want, &got) {
+                (Ok(w), Ok(g)) => {
+                    let (Value::Tuple(w), Value::Tuple(g)) = (w, g) else {
+                        panic!("{case}")
+                    };
+                    same(&g[1], &w[1], &case);
+                    same(&g[0], &w[0], &case);
+                }
+                _ => {
+                    agree(&want, &got, 0.0, &case);
+                }
+            }
+            assert_eq!(bad.is_some() && n > 0, got.is_err(), "{case}");
+        }
+    }
+}
+
+/// The kernels of one pass and their block size.
+#[test]
+fn kernels_and_block_size() {
+    let (_, p) = program(&sort_src("f64"));
+    let count = |what: &str| p.kernels.iter().filter(|k| k.ends_with(what)).count();
+    assert_eq!(count("_sort_elems"), 1);
+    assert_eq!(count("_sort_keys"), 1);
+    assert_eq!(count("_sort_hist"), 8, "a pass per byte of an f64");
+    assert_eq!(count("_sort_scatter"), 8);
+    assert_eq!(count("_sort_gather"), 1);
+    for (k, b) in p.kernels.iter().zip(&p.blocks) {
+        if k.contains("_sort_") {
+            assert_eq!(b.block, 256, "{k}");
+            assert!(b.why.contains("a thread per digit value"), "{k}: {}", b.why);
+        }
+    }
+    let (_, p) =
+        program("fn s($x: [(bool, u32)]) -> [(bool, u32)] { $s: [(bool, u32)] = sort($x) $s }");
+    assert_eq!(
+        p.kernels
+            .iter()
+            .filter(|k| k.ends_with("_sort_keys"))
+            .count(),
+        2
+    );
+    assert_eq!(
+        p.kernels
+            .iter()
+            .filter(|k| k.ends_with("_sort_hist"))
+            .count(),
+        5
+    );
+}
