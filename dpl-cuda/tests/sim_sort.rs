@@ -226,7 +226,7 @@ fn tuple_keys_and_values() {
         let x: Vec<Value> = b
             .iter()
             .zip(&i)
-            .map(|(b, i)| Value::Tuple(vec![b.clone(), i.clone()].into()))
+            .map(|(b, i)| Value::Tuple(vec![b.clone(), i.clone()]))
             .collect();
         let mut want = x.clone();
         want.sort_by(order);
@@ -244,11 +244,11 @@ fn tuple_keys_and_values() {
                     Value::U32(u) => Value::U32(u % 3),
                     other => other.clone(),
                 };
-                Value::Tuple(vec![f[j].clone(), u, l[j].clone()].into())
+                Value::Tuple(vec![f[j].clone(), u, l[j].clone()])
             })
             .collect();
         let v: Vec<Value> = (0..n)
-            .map(|j| Value::Tuple(vec![Value::F32(j as f32), Value::Bool(j % 3 == 0)].into()))
+            .map(|j| Value::Tuple(vec![Value::F32(j as f32), Value::Bool(j % 3 == 0)]))
             .collect();
         let mut kv: Vec<(Value, Value)> = k.iter().cloned().zip(v.iter().cloned()).collect();
         kv.sort_by(|a, b| order(&a.0, &b.0));
