@@ -66,6 +66,16 @@ mod flat {
     pub fn histogram(keys: &[u32], bins: &[u32]) -> Vec<u32> {
         scatter_reduce(|a, b| a + b, replicate(1u32, len(keys)), keys, bins)
     }
+
+    #[parallel]
+    pub fn sort_u32(x: &[u32]) -> Vec<u32> {
+        sort(x)
+    }
+
+    #[parallel]
+    pub fn sort_by_key_f32(k: &[f32], v: &[u32]) -> Vec<u32> {
+        sort_by_key(k, v)
+    }
 }
 
 /// Ragged results: each row of a `Nested` scaled, with a thread per row (the default), a
@@ -295,6 +305,36 @@ fn main() {
                 want[*k as usize] += 1;
             }
             r == &want
+        },
+    ));
+    let random: Vec<u32> = (0..n as u32)
+        .map(|i| i.wrapping_mul(2_654_435_761).rotate_left(13) ^ i)
+        .collect();
+    cases.push(measure(
+        dpl::inspect!(flat::sort_u32),
+        "sort: radix sort, 2^20 random u32".into(),
+        n64,
+        None,
+        false,
+        || flat::sort_u32(&random),
+        |r| {
+            let mut want = random.clone();
+            want.sort_unstable();
+            r == &want
+        },
+    ));
+    cases.push(measure(
+        dpl::inspect!(flat::sort_by_key_f32),
+        "sort_by_key: f32 keys, u32 values, 2^20".into(),
+        n64,
+        None,
+        false,
+        || flat::sort_by_key_f32(&x, &random),
+        |r| {
+            let mut pairs: Vec<(f32, u32)> =
+                x.iter().copied().zip(random.iter().copied()).collect();
+            pairs.sort_by(|a, b| a.0.total_cmp(&b.0));
+            r.iter().zip(&pairs).all(|(g, p)| *g == p.1) && r.len() == pairs.len()
         },
     ));
 

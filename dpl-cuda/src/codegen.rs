@@ -2423,11 +2423,25 @@ impl<'f> Gen<'f> {
         })
     }
 
-    /// The exclusive scan of `n` `u64` sizes into `n + 1` offsets (with the look-back scan,
-    /// [`Gen::offsets_lookback`], unless reduce-then-scan is asked for: then over tiles, as
-    /// [`Gen::scan`]); returns the offsets' temporary and a numeric temporary holding the
-    /// total.
+    /// [`Gen::exclusive_offsets`], then the total (`offs[n]`) read back into a numeric
+    /// temporary; returns both temporaries.
     fn offsets(&mut self, sizes: u32, n_count: &Count, steps: &mut Vec<Step>) -> R<(u32, u32)> {
+        let offs = self.exclusive_offsets(sizes, n_count, steps)?;
+        let total = self.temp();
+        steps.push(Step::ReadCount {
+            temp: total,
+            src: Buf::Temp(offs),
+            index: n_count.clone(),
+            guard: Count::Const(1),
+        });
+        Ok((offs, total))
+    }
+
+    /// The exclusive scan of `n` `u64` sizes into `n + 1` offsets (`offs[0]` is 0, `offs[n]`
+    /// the total), with the look-back scan ([`Gen::offsets_lookback`]) unless
+    /// reduce-then-scan is asked for: then over tiles, as [`Gen::scan`]; returns the
+    /// offsets' temporary.
+    fn exclusive_offsets(&mut self, sizes: u32, n_count: &Count, steps: &mut Vec<Step>) -> R<u32> {
         if self.scan_alg == crate::Scan::LookBack {
             return self.offsets_lookback(sizes, n_count, steps);
         }
@@ -2529,14 +2543,7 @@ impl<'f> Gen<'f> {
                 )?;
             }
         }
-        let total = self.temp();
-        steps.push(Step::ReadCount {
-            temp: total,
-            src: Buf::Temp(offs),
-            index: n_count.clone(),
-            guard: Count::Const(1),
-        });
-        Ok((offs, total))
+        Ok(offs)
     }
 
     /// For `inner = "auto"`: the nested sequence (a top-level variable) whose rows a
@@ -3210,13 +3217,8 @@ impl<'f> Gen<'f> {
 
     /// The row offsets of a ragged result from the row sizes (`sizes`, `n` of them, `u64`)
     /// in one pass with decoupled look-back: `offs[i + 1]` is the inclusive sum up to `i`
-    /// (`offs[0]` is 0 from the zeroed allocation). Returns (offsets, the total read back).
-    fn offsets_lookback(
-        &mut self,
-        sizes: u32,
-        n_count: &Count,
-        steps: &mut Vec<Step>,
-    ) -> R<(u32, u32)> {
+    /// (`offs[0]` is 0 from the zeroed allocation). Returns the offsets.
+    fn offsets_lookback(&mut self, sizes: u32, n_count: &Count, steps: &mut Vec<Step>) -> R<u32> {
         let ls = [Scalar::U64];
         let tile_len = u64::from(self.bsize()) * self.scan_items(&ls);
         let grid = cmax1(cdiv(n_count.clone(), tile_len));
@@ -3252,14 +3254,7 @@ impl<'f> Gen<'f> {
         let args = k.args.clone();
         let kid = self.push_kernel(k);
         steps.push(self.launch(kid, grid, args));
-        let total = self.temp();
-        steps.push(Step::ReadCount {
-            temp: total,
-            src: Buf::Temp(offs),
-            index: n_count.clone(),
-            guard: Count::Const(1),
-        });
-        Ok((offs, total))
+        Ok(offs)
     }
 
     /// Allocates the look-back status of `grid` tiles for elements of leaves `ls`: the

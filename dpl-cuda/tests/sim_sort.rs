@@ -35,8 +35,9 @@ fn run(p: &GpuProgram, args: Vec<Value>) -> Result<Value, dpl_core::run::Error> 
     dpl_cuda::run(p, driver(), args)
 }
 
-/// Sizes around a round of 256 elements and a tile of 4096.
-const SIZES: [usize; 12] = [
+/// Sizes around a round of 256 elements and the tiles: 8192 elements for `u32` keys alone,
+/// 4352 for `u64` keys alone or `u32` keys with indices, 2816 for `u64` keys with indices.
+const SIZES: [usize; 16] = [
     0,
     1,
     2,
@@ -44,11 +45,15 @@ const SIZES: [usize; 12] = [
     255,
     256,
     257,
-    4095,
-    4096,
-    4097,
-    3 * 4096 + 5,
-    20_011,
+    2816,
+    2817,
+    4351,
+    4352,
+    4353,
+    8191,
+    8192,
+    8193,
+    2 * 8192 + 2 * 4352 + 5,
 ];
 
 /// A value's bits, so that NaNs and signed zeros compare exactly.
@@ -189,7 +194,7 @@ fn stable_by_key() {
             "fn by_key($k: [{ty}], $v: [u64]) -> [u64] {{\n  $s: [u64] = sort_by_key($k, $v)\n  $s\n}}"
         );
         let (_, p) = program(&src);
-        for n in [0, 1, 257, 4097, 9_000] {
+        for n in [0, 1, 257, 2817, 4353, 9_000] {
             let k = values(ty, n, n as u64 + 3, true);
             let v: Vec<Value> = (0..n as u64).map(|i| Value::U64(i * 3 + 1)).collect();
             let mut pairs: Vec<(Value, Value)> = k.iter().cloned().zip(v.iter().cloned()).collect();
@@ -221,7 +226,7 @@ fn tuple_keys_and_values() {
           $s
         }",
     );
-    for n in [0, 1, 300, 4096, 4097, 12_345] {
+    for n in [0, 1, 300, 2816, 2817, 4353, 12_345] {
         let (b, i) = (values("bool", n, 1, false), values("i32", n, 2, true));
         let x: Vec<Value> = b
             .iter()
@@ -275,7 +280,7 @@ fn gathered($x: [f32], $idx: [usize]) -> (f32, [f32]) {
   $r
 }";
     let (c, p) = program(src);
-    for n in [0usize, 5, 4097, 10_000] {
+    for n in [0usize, 5, 8193, 10_000] {
         let mut r = Rng::new(n as u64);
         // Small integers: their sum is exact in any order.
         let x: Vec<f32> = (0..n + 10).map(|_| r.range(-100, 100) as f32).collect();
@@ -310,36 +315,39 @@ fn gathered($x: [f32], $idx: [usize]) -> (f32, [f32]) {
     }
 }
 
-/// The kernels of one pass and their block size.
+/// The kernels: a sort of scalars sorts the values as keys (no indices, no gather), the
+/// element function evaluated where the keys are made; other sorts compute the elements
+/// first, sort indices along with the keys of each leaf and gather the values. Every
+/// kernel runs 256 threads per block, whatever the attribute says.
 #[test]
 fn kernels_and_block_size() {
+    let count = |p: &GpuProgram, what: &str| p.kernels.iter().filter(|k| k.ends_with(what)).count();
     let (_, p) = program(&sort_src("f64"));
-    let count = |what: &str| p.kernels.iter().filter(|k| k.ends_with(what)).count();
-    assert_eq!(count("_sort_elems"), 1);
-    assert_eq!(count("_sort_keys"), 1);
-    assert_eq!(count("_sort_hist"), 8, "a pass per byte of an f64");
-    assert_eq!(count("_sort_scatter"), 8);
-    assert_eq!(count("_sort_gather"), 1);
-    for (k, b) in p.kernels.iter().zip(&p.blocks) {
-        if k.contains("_sort_") {
+    assert_eq!(count(&p, "_sort_elems"), 0);
+    assert_eq!(count(&p, "_sort_keys"), 1);
+    assert_eq!(count(&p, "_sort_hist"), 8, "a pass per byte of an f64");
+    assert_eq!(count(&p, "_sort_scatter"), 8);
+    assert_eq!(count(&p, "_sort_gather"), 0);
+    let c = compiled(&sort_src("u32"));
+    let opts = dpl_cuda::Options {
+        block: Some(64),
+        ..Default::default()
+    };
+    let p64 = dpl_cuda::compile_with(&c.fused, &opts).unwrap();
+    for p in [&p, &p64] {
+        for (k, b) in p.kernels.iter().zip(&p.blocks) {
             assert_eq!(b.block, 256, "{k}");
             assert!(b.why.contains("a thread per digit value"), "{k}: {}", b.why);
         }
     }
     let (_, p) =
         program("fn s($x: [(bool, u32)]) -> [(bool, u32)] { $s: [(bool, u32)] = sort($x) $s }");
+    assert_eq!(count(&p, "_sort_elems"), 1);
+    assert_eq!(count(&p, "_sort_keys"), 2);
     assert_eq!(
-        p.kernels
-            .iter()
-            .filter(|k| k.ends_with("_sort_keys"))
-            .count(),
-        2
+        count(&p, "_sort_hist"),
+        5,
+        "a pass for the bool, 4 for the u32"
     );
-    assert_eq!(
-        p.kernels
-            .iter()
-            .filter(|k| k.ends_with("_sort_hist"))
-            .count(),
-        5
-    );
+    assert_eq!(count(&p, "_sort_gather"), 1);
 }

@@ -9,7 +9,7 @@
 //! ...). A leaf's keys are loaded with the current permutation (`sort_keys`: `u32`
 //! element indices, the identity for the first leaf), then sorted by one digit of
 //! [`DIGIT_BITS`] bits per pass, from the lowest: 1 pass for `bool`, 4 for 32-bit leaves,
-//! 8 for 64-bit ones. A pass is three launches over tiles of [`SORT_TILE`] consecutive
+//! 8 for 64-bit ones. A pass is three launches over tiles of consecutive
 //! elements, one block of [`RADIX`] threads per tile:
 //!
 //! 1. `sort_hist`: each tile's digit counts (`red.shared.add` into a shared histogram),
@@ -35,10 +35,39 @@ use super::*;
 const DIGIT_BITS: u32 = 8;
 /// Values of a digit, and the threads per block of the radix kernels (one per value).
 const RADIX: u32 = 1 << DIGIT_BITS;
-/// Rounds of [`RADIX`] elements in a tile.
-const SORT_ROUNDS: u64 = 16;
-/// Elements per block of the histogram and scatter kernels.
-const SORT_TILE: u64 = RADIX as u64 * SORT_ROUNDS;
+/// Shared memory of `sort_scatter` for its tile in the pass's order (keys, and indices
+/// where there are): what is left of the 48 KiB a block can declare after its other
+/// arrays (12 KiB) and the block scan's.
+const STAGING_BYTES: u64 = 34 * 1024;
+/// The most rounds of [`RADIX`] elements in a tile.
+const MAX_ROUNDS: u64 = 32;
+
+/// The tiles of a sort: one block of the histogram and scatter kernels each.
+struct Tiles {
+    /// Rounds of [`RADIX`] elements per tile: as many as the staging area holds (the
+    /// longer the tile, the longer the runs of equal digits written together), so 32 for
+    /// `u32` keys alone (8192 elements), 17 for `u32` keys with indices or `u64` keys
+    /// alone, 11 for `u64` keys with indices.
+    rounds: u64,
+    /// The number of tiles.
+    count: Count,
+}
+
+impl Tiles {
+    fn new(n: &Count, key_bytes: u64, indices: bool) -> Tiles {
+        let per = key_bytes + if indices { 4 } else { 0 };
+        let rounds = (STAGING_BYTES / (u64::from(RADIX) * per)).min(MAX_ROUNDS);
+        Tiles {
+            rounds,
+            count: cmax1(cdiv(n.clone(), rounds * u64::from(RADIX))),
+        }
+    }
+
+    /// Elements per tile.
+    fn len(&self) -> u64 {
+        self.rounds * u64::from(RADIX)
+    }
+}
 /// Said after the block-size reason of a sort's kernels.
 const RADIX_NOTE: &str =
     "a radix sort's kernels run 256 threads per block (a thread per digit value)";
@@ -52,10 +81,25 @@ fn key_repr(s: Scalar) -> (Scalar, u32) {
     }
 }
 
-/// Where a pass reads and writes: the keys and indices it reads, those it writes.
+/// Where a pass reads and writes.
 struct Pass {
+    /// The keys it reads, those it writes.
     keys: [u32; 2],
-    idx: [u32; 2],
+    /// The element indices it reads and writes along with the keys (none for a sort of
+    /// scalars, whose keys are the values).
+    idx: Option<[u32; 2]>,
+    /// For the last pass of a sort of scalars: instead of keys, the values of this type
+    /// they stand for are written, into this temporary.
+    out: Option<(Scalar, u32)>,
+}
+
+/// Where `sort_keys` finds the elements it makes keys of.
+#[derive(Clone, Copy)]
+enum KeySource<'s> {
+    /// The sort's element function (a sort of scalars).
+    Elem(&'s Soac),
+    /// A temporary holding one scalar leaf of the elements.
+    Leaf(u32),
 }
 
 impl<'f> Gen<'f> {
@@ -94,38 +138,65 @@ impl<'f> Gen<'f> {
             span: s.span.0,
         });
         let n = Count::Var(var(soac.len));
-        let elems = self.map_to_temps(soac, &ls, "sort_elems", steps)?;
-        let tiles = cmax1(cdiv(n.clone(), SORT_TILE));
+        let scalars = ls.len() == 1;
+        let widest = ls[..key_leaves]
+            .iter()
+            .map(|&l| size_of(key_repr(l).0))
+            .max();
+        let tiles = Tiles::new(&n, widest.unwrap_or(4), !scalars);
         let counts = self.alloc_leaves(
             &[Scalar::U64],
-            &Count::Mul(Box::new(tiles.clone()), u64::from(RADIX)),
+            &Count::Mul(Box::new(tiles.count.clone()), u64::from(RADIX)),
             steps,
         )[0];
-        let idx = self.alloc_leaves(&[Scalar::U32, Scalar::U32], &n, steps);
-        let mut keys: HashMap<Scalar, Vec<u32>> = HashMap::new();
-        // Which buffer of each pair holds the current keys and indices.
-        let mut cur = 0;
-        for (i, leaf) in (0..key_leaves).rev().enumerate() {
-            let (kty, digits) = key_repr(ls[leaf]);
-            let kb = match keys.get(&kty) {
-                Some(kb) => kb.clone(),
-                None => {
-                    let kb = self.alloc_leaves(&[kty, kty], &n, steps);
-                    keys.insert(kty, kb.clone());
-                    kb
-                }
-            };
-            self.sort_keys(ls[leaf], elems[leaf], i == 0, idx[cur], kb[cur], &n, steps);
+        let outs = if let [s1] = ls[..] {
+            // A sort of scalars: the keys are the values, sorted without indices; the
+            // element function runs in `sort_keys` and the last pass writes the values.
+            let (kty, digits) = key_repr(s1);
+            let kb = self.alloc_leaves(&[kty, kty], &n, steps);
+            let out = self.alloc_leaves(&[s1], &n, steps)[0];
+            self.sort_keys(KeySource::Elem(soac), s1, None, kb[0], &n, steps)?;
             for d in 0..digits {
+                let cur = (d % 2) as usize;
                 let pass = Pass {
                     keys: [kb[cur], kb[1 - cur]],
-                    idx: [idx[cur], idx[1 - cur]],
+                    idx: None,
+                    out: (d + 1 == digits).then_some((s1, out)),
                 };
                 self.sort_pass(kty, d * DIGIT_BITS, &pass, counts, &tiles, &n, steps)?;
-                cur = 1 - cur;
             }
-        }
-        let outs = self.sort_gather(&ls, &elems, values, idx[cur], &n, steps);
+            vec![out]
+        } else {
+            let elems = self.map_to_temps(soac, &ls, "sort_elems", steps)?;
+            let idx = self.alloc_leaves(&[Scalar::U32, Scalar::U32], &n, steps);
+            let mut keys: HashMap<Scalar, Vec<u32>> = HashMap::new();
+            // Which buffer of each pair holds the current keys and indices.
+            let mut cur = 0;
+            for (i, leaf) in (0..key_leaves).rev().enumerate() {
+                let (kty, digits) = key_repr(ls[leaf]);
+                let kb = match keys.get(&kty) {
+                    Some(kb) => kb.clone(),
+                    None => {
+                        let kb = self.alloc_leaves(&[kty, kty], &n, steps);
+                        keys.insert(kty, kb.clone());
+                        kb
+                    }
+                };
+                let source = KeySource::Leaf(elems[leaf]);
+                let ids = (idx[cur], i == 0);
+                self.sort_keys(source, ls[leaf], Some(ids), kb[cur], &n, steps)?;
+                for d in 0..digits {
+                    let pass = Pass {
+                        keys: [kb[cur], kb[1 - cur]],
+                        idx: Some([idx[cur], idx[1 - cur]]),
+                        out: None,
+                    };
+                    self.sort_pass(kty, d * DIGIT_BITS, &pass, counts, &tiles, &n, steps)?;
+                    cur = 1 - cur;
+                }
+            }
+            self.sort_gather(&ls, &elems, values, idx[cur], &n, steps)
+        };
         steps.push(Step::BindSeq {
             var: var(s.var),
             elem: out_ty.clone(),
@@ -136,53 +207,79 @@ impl<'f> Gen<'f> {
         Ok(())
     }
 
-    /// `sort_keys`: `keys[j]` = the radix key of `leaf[idx[j]]` (of type `s`); for the
-    /// first leaf sorted, `idx[j] = j` is stored and the leaf read at `j`.
-    #[allow(clippy::too_many_arguments)]
+    /// `sort_keys`: `keys[j]` = the radix key of element `j` of `source` (a scalar of type
+    /// `s`), or with indices `Some((idx, first))` of element `idx[j]`; for the first leaf
+    /// sorted (`first`), `idx[j] = j` is stored and the element read at `j`.
     fn sort_keys(
         &mut self,
+        source: KeySource<'_>,
         s: Scalar,
-        leaf: u32,
-        first: bool,
-        idx: u32,
+        idx: Option<(u32, bool)>,
         keys: u32,
         n_count: &Count,
         steps: &mut Vec<Step>,
-    ) {
+    ) -> R<()> {
         let (mut k, c) = self.new_kernel("sort_keys");
-        let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
-        let [lp, ip, kp] = [leaf, idx, keys].map(|t| Self::temp_ptrs(&mut k, &[t])[0].clone());
-        let (j, stride, top, cont, end) = self.grid_stride_head(&mut k, &c, &n);
-        let src = if first {
-            let j32 = k.reg(Scalar::U32);
-            k.ins(format!("cvt.u32.u64 {j32}, {j}"));
-            self.store(&mut k, &ip, &j, &j32);
-            j.clone()
-        } else {
-            let at = self.load_leaves(&mut k, std::slice::from_ref(&ip), &j, &[Scalar::U32]);
-            let src = k.reg(Scalar::U64);
-            k.ins(format!("cvt.u64.u32 {src}, {}", at[0]));
-            src
+        let mut env = match source {
+            KeySource::Elem(soac) => self.bind_captures(&mut k, &[&soac.elem])?,
+            KeySource::Leaf(_) => Env::new(),
         };
-        let key = Self::radix_key(&mut k, &lp, &src, s);
+        let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
+        let kp = Self::temp_ptrs(&mut k, &[keys])[0].clone();
+        let (j, stride, top, cont, end) = self.grid_stride_head(&mut k, &c, &n);
+        let src = match idx {
+            None => j.clone(),
+            Some((idx, first)) => {
+                let ip = Self::temp_ptrs(&mut k, &[idx])[0].clone();
+                if first {
+                    let j32 = k.reg(Scalar::U32);
+                    k.ins(format!("cvt.u32.u64 {j32}, {j}"));
+                    self.store(&mut k, &ip, &j, &j32);
+                    j.clone()
+                } else {
+                    let at = self.load_leaves(&mut k, &[ip], &j, &[Scalar::U32]);
+                    let src = k.reg(Scalar::U64);
+                    k.ins(format!("cvt.u64.u32 {src}, {}", at[0]));
+                    src
+                }
+            }
+        };
+        let value = match source {
+            KeySource::Elem(soac) => {
+                let ctx = Ctx {
+                    key: j.clone(),
+                    fail: Some(cont.clone()),
+                };
+                let v = self.elem(&mut k, &c, &mut env, &soac.elem, &src, &ctx)?;
+                // A scalar, or a tuple of one.
+                v.flatten()?.remove(0)
+            }
+            KeySource::Leaf(leaf) => {
+                let lp = Self::temp_ptrs(&mut k, &[leaf]);
+                self.load_leaves(&mut k, &lp, &src, &[s]).remove(0)
+            }
+        };
+        let key = Self::radix_key(&mut k, &value, s);
         self.store(&mut k, &kp, &j, &key);
         Self::loop_tail(&mut k, &j, &stride, &top, &cont, &end);
         let args = k.args.clone();
         let kid = self.push_kernel(k);
         steps.push(self.stride_launch(kid, n_count, u64::from(RADIX), args));
+        if matches!(source, KeySource::Elem(_)) {
+            steps.push(Step::CheckErrors);
+        }
+        Ok(())
     }
 
-    /// The radix key of element `i` of the leaf at `base` (of type `s`): an unsigned
-    /// integer ([`key_repr`]) whose order is `total_cmp`'s.
-    fn radix_key(k: &mut Kernel, base: &Reg, i: &Reg, s: Scalar) -> Reg {
+    /// The radix key of `v` (of type `s`): an unsigned integer ([`key_repr`]) whose order
+    /// is `total_cmp`'s.
+    fn radix_key(k: &mut Kernel, v: &Reg, s: Scalar) -> Reg {
         let (kty, _) = key_repr(s);
-        let a = Self::addr(k, base, i, s);
+        let w = 8 * size_of(kty);
         let raw = k.reg(kty);
-        let w = if kty == Scalar::U64 { 64 } else { 32 };
-        if s == Scalar::Bool {
-            k.ins(format!("ld.global.u8 {raw}, [{a}]"));
-        } else {
-            k.ins(format!("ld.global.u{w} {raw}, [{a}]"));
+        match s {
+            Scalar::Bool => k.ins(format!("selp.u32 {raw}, 1, 0, {v}")),
+            _ => k.ins(format!("mov.b{w} {raw}, {v}")),
         }
         let sign = format!("0x{:X}", 1u64 << (w - 1));
         match s {
@@ -204,6 +301,39 @@ impl<'f> Gen<'f> {
         }
     }
 
+    /// The value of type `s` whose [radix key](Gen::radix_key) is `key`.
+    fn from_radix_key(k: &mut Kernel, key: &Reg, s: Scalar) -> Reg {
+        let w = 8 * size_of(key.ty);
+        let sign = format!("0x{:X}", 1u64 << (w - 1));
+        let bits = match s {
+            Scalar::Bool => {
+                let p = k.reg(Scalar::Bool);
+                k.ins(format!("setp.ne.u32 {p}, {key}, 0"));
+                return p;
+            }
+            Scalar::I32 | Scalar::I64 => {
+                let b = k.reg(key.ty);
+                k.ins(format!("xor.b{w} {b}, {key}, {sign}"));
+                b
+            }
+            Scalar::F32 | Scalar::F64 => {
+                // A set top bit was a positive value (flip the sign bit back), a clear one
+                // a negative value (flip every bit back).
+                let mask = k.reg(key.ty);
+                k.ins(format!("shr.s{w} {mask}, {key}, {}", w - 1));
+                k.ins(format!("not.b{w} {mask}, {mask}"));
+                k.ins(format!("or.b{w} {mask}, {mask}, {sign}"));
+                let b = k.reg(key.ty);
+                k.ins(format!("xor.b{w} {b}, {key}, {mask}"));
+                b
+            }
+            _ => key.clone(),
+        };
+        let v = k.reg(s);
+        k.ins(format!("mov.b{w} {v}, {bits}"));
+        v
+    }
+
     /// The digit at `shift` of `key`, as a `u32`.
     fn digit(k: &mut Kernel, key: &Reg, shift: u32) -> Reg {
         let d = k.reg(Scalar::U32);
@@ -220,11 +350,13 @@ impl<'f> Gen<'f> {
 
     /// The element index of round `r` of this thread in its block's tile, and whether it is
     /// below `n`.
-    fn tile_index(k: &mut Kernel, c: &Common, n: &Reg, r: &Reg) -> (Reg, Reg) {
+    fn tile_index(k: &mut Kernel, c: &Common, tiles: &Tiles, n: &Reg, r: &Reg) -> (Reg, Reg) {
         let i = k.reg(Scalar::U64);
         k.ins(format!(
-            "mad.lo.u64 {i}, {}, {SORT_TILE}, {}",
-            c.ctaid64, c.tid64
+            "mad.lo.u64 {i}, {}, {}, {}",
+            c.ctaid64,
+            tiles.len(),
+            c.tid64
         ));
         let off = k.reg(Scalar::U64);
         k.ins(format!("mul.wide.u32 {off}, {r}, {RADIX}"));
@@ -234,15 +366,17 @@ impl<'f> Gen<'f> {
         (i, valid)
     }
 
-    /// `base + 4 * i` for a shared array of `u32` (a 32-bit address).
-    fn shared_u32(k: &mut Kernel, array: &str, i: &Reg) -> Reg {
+    /// The 32-bit address of element `i` of the shared array `array` of `bytes`-byte
+    /// elements.
+    fn shared_at(k: &mut Kernel, array: &str, i: &Reg, bytes: u32) -> Reg {
         let a = k.reg(Scalar::U32);
         k.ins(format!("mov.u32 {a}, {array}"));
-        k.ins(format!("mad.lo.u32 {a}, {i}, 4, {a}"));
+        k.ins(format!("mad.lo.u32 {a}, {i}, {bytes}, {a}"));
         a
     }
 
-    /// One pass over the digit at `shift`: `sort_hist`, `scan_totals`, `sort_scatter`.
+    /// One pass over the digit at `shift`: `sort_hist`, the exclusive scan of the counts,
+    /// `sort_scatter`.
     #[allow(clippy::too_many_arguments)]
     fn sort_pass(
         &mut self,
@@ -250,27 +384,26 @@ impl<'f> Gen<'f> {
         shift: u32,
         pass: &Pass,
         counts: u32,
-        tiles: &Count,
+        tiles: &Tiles,
         n_count: &Count,
         steps: &mut Vec<Step>,
     ) -> R<()> {
-        let ncounts = Count::Mul(Box::new(tiles.clone()), u64::from(RADIX));
         // 1. The tile's histogram.
         let (mut k, c) = self.new_kernel("sort_hist");
         let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
-        let g = k.param(Scalar::U64, KArg::Count(tiles.clone()));
+        let g = k.param(Scalar::U64, KArg::Count(tiles.count.clone()));
         let [kp, cp] = [pass.keys[0], counts].map(|t| Self::temp_ptrs(&mut k, &[t])[0].clone());
         let hist = k.shared(RADIX * 4);
-        let mine = Self::shared_u32(&mut k, &hist, &c.tid);
+        let mine = Self::shared_at(&mut k, &hist, &c.tid, 4);
         k.ins(format!("st.shared.u32 [{mine}], 0"));
         k.ins("bar.sync 0");
-        let (r, top, end) = Self::rounds_head(&mut k, SORT_ROUNDS);
-        let (i, valid) = Self::tile_index(&mut k, &c, &n, &r);
+        let (r, top, end) = Self::rounds_head(&mut k, tiles.rounds);
+        let (i, valid) = Self::tile_index(&mut k, &c, tiles, &n, &r);
         let skip = k.label();
         k.ins(format!("@!{valid} bra {skip}"));
         let key = self.load_leaves(&mut k, std::slice::from_ref(&kp), &i, &[kty]);
         let d = Self::digit(&mut k, &key[0], shift);
-        let at = Self::shared_u32(&mut k, &hist, &d);
+        let at = Self::shared_at(&mut k, &hist, &d, 4);
         k.ins(format!("red.shared.add.u32 [{at}], 1"));
         k.place(&skip);
         Self::rounds_tail(&mut k, &r, &top, &end);
@@ -287,103 +420,120 @@ impl<'f> Gen<'f> {
         self.store(&mut k, &cp, &slot, &count64);
         let args = k.args.clone();
         let kid = self.push_kernel(k);
-        steps.push(self.launch(kid, tiles.clone(), args));
+        steps.push(self.launch(kid, tiles.count.clone(), args));
         // 2. Where each (digit, tile) starts.
-        self.scan_totals(
-            &[Scalar::U64],
-            Comb::AddU64,
-            None,
-            &[counts],
-            &ncounts,
-            n_count,
-            steps,
-        )?;
+        let ncounts = Count::Mul(Box::new(tiles.count.clone()), u64::from(RADIX));
+        let offs = self.exclusive_offsets(counts, &ncounts, steps)?;
         // 3. The tile's elements at their places.
-        self.sort_scatter(kty, shift, pass, counts, tiles, n_count, steps);
-        Ok(())
+        self.sort_scatter(kty, shift, pass, offs, tiles, n_count, steps)
     }
 
-    /// `sort_scatter` (see the [module docs](self)).
+    /// `sort_scatter` (see the [module docs](self)): the tile's elements are ranked round
+    /// by round into shared memory in the pass's order, then written out from there, so
+    /// that consecutive threads write consecutive places (runs of equal digits).
     #[allow(clippy::too_many_arguments)]
     fn sort_scatter(
         &mut self,
         kty: Scalar,
         shift: u32,
         pass: &Pass,
-        counts: u32,
-        tiles: &Count,
+        offs: u32,
+        tiles: &Tiles,
         n_count: &Count,
         steps: &mut Vec<Step>,
-    ) {
+    ) -> R<()> {
         let (mut k, c) = self.new_kernel("sort_scatter");
         let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
-        let g = k.param(Scalar::U64, KArg::Count(tiles.clone()));
-        let [kin, iin, kout, iout, cp] =
-            [pass.keys[0], pass.idx[0], pass.keys[1], pass.idx[1], counts]
-                .map(|t| Self::temp_ptrs(&mut k, &[t])[0].clone());
+        let g = k.param(Scalar::U64, KArg::Count(tiles.count.clone()));
+        let [kin, kout, op] =
+            [pass.keys[0], pass.keys[1], offs].map(|t| Self::temp_ptrs(&mut k, &[t])[0].clone());
+        let idx = pass
+            .idx
+            .map(|ix| ix.map(|t| Self::temp_ptrs(&mut k, &[t])[0].clone()));
+        let out = pass
+            .out
+            .map(|(s, t)| (s, Self::temp_ptrs(&mut k, &[t])[0].clone()));
+        let kbytes = size_of(kty) as u32;
         let warps = RADIX / 32;
-        // The running start of each digit in this tile (`u64`), and per warp and digit
-        // the warp's count, then its offset among the round's elements of the digit.
-        let starts = k.shared(RADIX * 8);
+        // Per digit: where its elements of this tile go in the output (`u64`), where they
+        // start in the tile's order, and where the next round's start (`u32` each); per
+        // warp and digit the warp's count, then its offset among the round's elements of
+        // the digit; the tile in the pass's order (keys and indices).
+        let gstart = k.shared(RADIX * 8);
+        let lbase = k.shared(RADIX * 4);
+        let lnext = k.shared(RADIX * 4);
         let wcount = k.shared(RADIX * warps * 4);
-        // Thread d: digit d's start = the inclusive scan of the counts before its slot.
+        let tile = tiles.len() as u32;
+        let skeys = k.shared(tile * kbytes);
+        let sidx = idx.is_some().then(|| k.shared(tile * 4));
+        // Thread d: digit d's place in the output and count in this tile, from the
+        // exclusive offsets of its slot and the next.
         let slot = k.reg(Scalar::U64);
         k.ins(format!(
             "mad.lo.u64 {slot}, {}, {g}, {}",
             c.tid64, c.ctaid64
         ));
-        let start = k.reg(Scalar::U64);
-        k.ins(format!("mov.u64 {start}, 0"));
-        let first = k.reg(Scalar::Bool);
-        k.ins(format!("setp.eq.u64 {first}, {slot}, 0"));
-        let skip = k.label();
-        k.ins(format!("@{first} bra {skip}"));
-        let prev = k.reg(Scalar::U64);
-        k.ins(format!("sub.s64 {prev}, {slot}, 1"));
-        let before = self.load_leaves(&mut k, std::slice::from_ref(&cp), &prev, &[Scalar::U64]);
-        k.ins(format!("mov.u64 {start}, {}", before[0]));
-        k.place(&skip);
-        let my_start = k.reg(Scalar::U32);
-        k.ins(format!("mov.u32 {my_start}, {starts}"));
-        k.ins(format!("mad.lo.u32 {my_start}, {}, 8, {my_start}", c.tid));
-        k.ins(format!("st.shared.u64 [{my_start}], {start}"));
+        let here = self.load_leaves(&mut k, std::slice::from_ref(&op), &slot, &[Scalar::U64]);
+        let next_slot = k.reg(Scalar::U64);
+        k.ins(format!("add.s64 {next_slot}, {slot}, 1"));
+        let next = self.load_leaves(
+            &mut k,
+            std::slice::from_ref(&op),
+            &next_slot,
+            &[Scalar::U64],
+        );
+        let count = k.reg(Scalar::U64);
+        k.ins(format!("sub.s64 {count}, {}, {}", next[0], here[0]));
+        let at = Self::shared_at(&mut k, &gstart, &c.tid, 8);
+        k.ins(format!("st.shared.u64 [{at}], {}", here[0]));
+        let t = self.pconst(&mut k, true);
+        let x = Opt {
+            has: t,
+            v: vec![count.clone()],
+        };
+        let ctx = Ctx {
+            key: n.clone(),
+            fail: None,
+        };
+        let (incl, _, _) = self.block_scan(&mut k, &c, &mut Env::new(), Comb::AddU64, &x, &ctx)?;
+        let first = k.reg(Scalar::U64);
+        k.ins(format!("sub.s64 {first}, {}, {count}", incl.v[0]));
+        let first32 = k.reg(Scalar::U32);
+        k.ins(format!("cvt.u32.u64 {first32}, {first}"));
+        let my_base = Self::shared_at(&mut k, &lbase, &c.tid, 4);
+        k.ins(format!("st.shared.u32 [{my_base}], {first32}"));
+        let my_next = Self::shared_at(&mut k, &lnext, &c.tid, 4);
+        k.ins(format!("st.shared.u32 [{my_next}], {first32}"));
         // Thread d's column of `wcount`: warp w's slot of digit d is at `w * RADIX + d`.
-        let column = Self::shared_u32(&mut k, &wcount, &c.tid);
-        let (r, top, end) = Self::rounds_head(&mut k, SORT_ROUNDS);
+        let column = Self::shared_at(&mut k, &wcount, &c.tid, 4);
+        let (r, top, end) = Self::rounds_head(&mut k, tiles.rounds);
         for w in 0..warps {
             k.ins(format!("st.shared.u32 [{column}+{}], 0", w * RADIX * 4));
         }
         k.ins("bar.sync 0");
-        let (i, valid) = Self::tile_index(&mut k, &c, &n, &r);
+        let (i, valid) = Self::tile_index(&mut k, &c, tiles, &n, &r);
         let key = k.reg(kty);
-        k.ins(format!(
-            "mov.b{} {key}, 0",
-            if kty == Scalar::U64 { 64 } else { 32 }
-        ));
+        let kbits = 8 * kbytes;
+        k.ins(format!("mov.b{kbits} {key}, 0"));
         let ix = k.reg(Scalar::U32);
         k.ins(format!("mov.u32 {ix}, 0"));
         let skip = k.label();
         k.ins(format!("@!{valid} bra {skip}"));
-        let loaded = self.load_leaves(&mut k, &[kin.clone(), iin.clone()], &i, &[kty, Scalar::U32]);
-        k.ins(format!(
-            "mov.b{} {key}, {}",
-            if kty == Scalar::U64 { 64 } else { 32 },
-            loaded[0]
-        ));
-        k.ins(format!("mov.u32 {ix}, {}", loaded[1]));
+        let loaded = self.load_leaves(&mut k, &[kin], &i, &[kty]);
+        k.ins(format!("mov.b{kbits} {key}, {}", loaded[0]));
+        if let Some([iin, _]) = &idx {
+            let loaded = self.load_leaves(&mut k, std::slice::from_ref(iin), &i, &[Scalar::U32]);
+            k.ins(format!("mov.u32 {ix}, {}", loaded[0]));
+        }
         k.place(&skip);
         let d = Self::digit(&mut k, &key, shift);
         // The lanes of the warp holding an element with the same digit.
-        let peers = k.reg(Scalar::U32);
-        k.ins(format!("vote.sync.ballot.b32 {peers}, {valid}, 0xffffffff"));
-        let (bit, set, ones) = (k.reg(Scalar::U32), k.reg(Scalar::Bool), k.reg(Scalar::U32));
-        for b in 0..DIGIT_BITS {
-            k.ins(format!("bfe.u32 {bit}, {d}, {b}, 1"));
-            k.ins(format!("setp.ne.u32 {set}, {bit}, 0"));
-            k.ins(format!("vote.sync.ballot.b32 {ones}, {set}, 0xffffffff"));
-            k.ins(format!("@!{set} not.b32 {ones}, {ones}"));
-            k.ins(format!("and.b32 {peers}, {peers}, {ones}"));
-        }
+        let (peers, inside) = (k.reg(Scalar::U32), k.reg(Scalar::U32));
+        k.ins(format!("match.any.sync.b32 {peers}, {d}, 0xffffffff"));
+        k.ins(format!(
+            "vote.sync.ballot.b32 {inside}, {valid}, 0xffffffff"
+        ));
+        k.ins(format!("and.b32 {peers}, {peers}, {inside}"));
         let lt = k.reg(Scalar::U32);
         k.ins(format!("mov.u32 {lt}, %lanemask_lt"));
         k.ins(format!("and.b32 {lt}, {lt}, {peers}"));
@@ -393,7 +543,7 @@ impl<'f> Gen<'f> {
         // the group's size.
         let wslot = k.reg(Scalar::U32);
         k.ins(format!("mad.lo.u32 {wslot}, {}, {RADIX}, {d}", c.warp));
-        let wat = Self::shared_u32(&mut k, &wcount, &wslot);
+        let wat = Self::shared_at(&mut k, &wcount, &wslot, 4);
         let leader = k.reg(Scalar::Bool);
         k.ins(format!("setp.eq.u32 {leader}, {rank}, 0"));
         k.ins(format!("and.pred {leader}, {leader}, {valid}"));
@@ -413,30 +563,77 @@ impl<'f> Gen<'f> {
         k.ins("bar.sync 0");
         let skip = k.label();
         k.ins(format!("@!{valid} bra {skip}"));
-        let woff = k.reg(Scalar::U32);
-        k.ins(format!("ld.shared.u32 {woff}, [{wat}]"));
-        k.ins(format!("add.s32 {woff}, {woff}, {rank}"));
-        let dstart = k.reg(Scalar::U32);
-        k.ins(format!("mov.u32 {dstart}, {starts}"));
-        k.ins(format!("mad.lo.u32 {dstart}, {d}, 8, {dstart}"));
-        let pos = k.reg(Scalar::U64);
-        k.ins(format!("ld.shared.u64 {pos}, [{dstart}]"));
-        let woff64 = k.reg(Scalar::U64);
-        k.ins(format!("cvt.u64.u32 {woff64}, {woff}"));
-        k.ins(format!("add.s64 {pos}, {pos}, {woff64}"));
-        self.store(&mut k, &kout, &pos, &key);
-        self.store(&mut k, &iout, &pos, &ix);
+        let pos = k.reg(Scalar::U32);
+        k.ins(format!("ld.shared.u32 {pos}, [{wat}]"));
+        k.ins(format!("add.s32 {pos}, {pos}, {rank}"));
+        let dnext = Self::shared_at(&mut k, &lnext, &d, 4);
+        let start = k.reg(Scalar::U32);
+        k.ins(format!("ld.shared.u32 {start}, [{dnext}]"));
+        k.ins(format!("add.s32 {pos}, {pos}, {start}"));
+        let kat = Self::shared_at(&mut k, &skeys, &pos, kbytes);
+        k.ins(format!("st.shared.b{kbits} [{kat}], {key}"));
+        if let Some(sidx) = &sidx {
+            let iat = Self::shared_at(&mut k, sidx, &pos, 4);
+            k.ins(format!("st.shared.u32 [{iat}], {ix}"));
+        }
         k.place(&skip);
         k.ins("bar.sync 0");
-        // Thread d: digit d's start moves past this round's elements of digit d.
-        let total64 = k.reg(Scalar::U64);
-        k.ins(format!("cvt.u64.u32 {total64}, {total}"));
-        k.ins(format!("add.s64 {start}, {start}, {total64}"));
-        k.ins(format!("st.shared.u64 [{my_start}], {start}"));
+        // Thread d: digit d's next start moves past this round's elements of digit d.
+        let mine = k.reg(Scalar::U32);
+        k.ins(format!("ld.shared.u32 {mine}, [{my_next}]"));
+        k.ins(format!("add.s32 {mine}, {mine}, {total}"));
+        k.ins(format!("st.shared.u32 [{my_next}], {mine}"));
         Self::rounds_tail(&mut k, &r, &top, &end);
+        k.ins("bar.sync 0");
+        // The tile in order: element p goes to its digit's place plus its rank in the
+        // digit (p minus the digit's start in the tile).
+        let m = k.reg(Scalar::U64);
+        k.ins(format!("mul.lo.u64 {m}, {}, {tile}", c.ctaid64));
+        k.ins(format!("sub.s64 {m}, {n}, {m}"));
+        k.ins(format!("min.u64 {m}, {m}, {tile}"));
+        let m32 = k.reg(Scalar::U32);
+        k.ins(format!("cvt.u32.u64 {m32}, {m}"));
+        let p = k.reg(Scalar::U32);
+        k.ins(format!("mov.u32 {p}, {}", c.tid));
+        let (top, end) = (k.label(), k.label());
+        k.place(&top);
+        let done = k.reg(Scalar::Bool);
+        k.ins(format!("setp.ge.u32 {done}, {p}, {m32}"));
+        k.ins(format!("@{done} bra {end}"));
+        let kat = Self::shared_at(&mut k, &skeys, &p, kbytes);
+        let key = k.reg(kty);
+        k.ins(format!("ld.shared.b{kbits} {key}, [{kat}]"));
+        let d = Self::digit(&mut k, &key, shift);
+        let dbase = Self::shared_at(&mut k, &lbase, &d, 4);
+        let rank = k.reg(Scalar::U32);
+        k.ins(format!("ld.shared.u32 {rank}, [{dbase}]"));
+        k.ins(format!("sub.s32 {rank}, {p}, {rank}"));
+        let dstart = Self::shared_at(&mut k, &gstart, &d, 8);
+        let pos = k.reg(Scalar::U64);
+        k.ins(format!("ld.shared.u64 {pos}, [{dstart}]"));
+        let rank64 = k.reg(Scalar::U64);
+        k.ins(format!("cvt.u64.u32 {rank64}, {rank}"));
+        k.ins(format!("add.s64 {pos}, {pos}, {rank64}"));
+        match &out {
+            Some((s, ptr)) => {
+                let v = Self::from_radix_key(&mut k, &key, *s);
+                self.store(&mut k, ptr, &pos, &v);
+            }
+            None => self.store(&mut k, &kout, &pos, &key),
+        }
+        if let (Some([_, iout]), Some(sidx)) = (&idx, &sidx) {
+            let iat = Self::shared_at(&mut k, sidx, &p, 4);
+            let ix = k.reg(Scalar::U32);
+            k.ins(format!("ld.shared.u32 {ix}, [{iat}]"));
+            self.store(&mut k, iout, &pos, &ix);
+        }
+        k.ins(format!("add.s32 {p}, {p}, {RADIX}"));
+        k.ins(format!("bra.uni {top}"));
+        k.place(&end);
         let args = k.args.clone();
         let kid = self.push_kernel(k);
-        steps.push(self.launch(kid, tiles.clone(), args));
+        steps.push(self.launch(kid, tiles.count.clone(), args));
+        Ok(())
     }
 
     /// `sort_gather`: output element `j` is made of the leaves `values` of element
