@@ -2176,13 +2176,7 @@ impl<'f> Gen<'f> {
         };
         let ptrs: Vec<Reg> = ls.iter().map(|&e| scratch(k, e)).collect();
         let owner = matches!(l.soac.kind, SoacKind::Permute).then(|| scratch(k, Scalar::Bool));
-        let per_reg = k.param(Scalar::U64, KArg::Count(per.clone()));
-        let (thread, base) = (k.reg(Scalar::U64), k.reg(Scalar::U64));
-        k.ins(format!(
-            "mad.lo.u64 {thread}, {}, {}, {}",
-            c.ctaid64, k.block, c.tid64
-        ));
-        k.ins(format!("mul.lo.u64 {base}, {thread}, {per_reg}"));
+        let base = Self::scratch_base(k, c, &per);
         let saved = std::mem::replace(&mut self.owner, owner);
         let written = self.write_scattered(k, c, env, l, &ptrs, &base, ctx);
         self.owner = saved;
@@ -2198,6 +2192,19 @@ impl<'f> Gen<'f> {
             &stop,
             None,
         )
+    }
+
+    /// Where this thread's part of a per-thread temporary ([`KArg::Scratch`]) of `per`
+    /// elements per thread starts: the thread's index in the launch times `per`.
+    fn scratch_base(k: &mut Kernel, c: &Common, per: &Count) -> Reg {
+        let per_reg = k.param(Scalar::U64, KArg::Count(per.clone()));
+        let (thread, base) = (k.reg(Scalar::U64), k.reg(Scalar::U64));
+        k.ins(format!(
+            "mad.lo.u64 {thread}, {}, {}, {}",
+            c.ctaid64, k.block, c.tid64
+        ));
+        k.ins(format!("mul.lo.u64 {base}, {thread}, {per_reg}"));
+        base
     }
 
     /// A bound on the length of the sequence combinator `soac` produces as a host
@@ -5689,10 +5696,7 @@ impl<'f> Gen<'f> {
             return unsupported("an element function without exactly one index parameter");
         }
         if matches!(soac.kind, SoacKind::Sort | SoacKind::SortByKey) {
-            return unsupported(format!(
-                "`{}` has no GPU kernel in this version",
-                soac.kind.name()
-            ));
+            return self.sort_in_thread(k, c, env, s, soac, ctx);
         }
         let (op, init) = match &soac.kind {
             SoacKind::Reduce { op, init } => (op, init),

@@ -64,12 +64,22 @@ fn scatter_into_a_sequence_of_a_computed_length_read_again() {
 }
 
 #[test]
-fn sorts_per_row() {
+fn sorts_of_unbounded_length_per_element() {
     let m = message(
-        "fn smallest($x: [[f32]]) -> [f32] {
-          $r: [f32] = map(|$row: [f32]| [] { $s: [f32] = sort($row); $z: usize = const 0; $v: f32 = index(index) $s[$z]; $v }, $x)
+        "fn f($x: [u32]) -> [u64] {
+          $r: [u64] = map(|$v: u32| [] {
+            $n: usize = cast $v as usize
+            $q: [usize] = range($n)
+            $w: [u64] = map(|$i: usize| [] { $t: u64 = cast $i as u64; $t }, $q)
+            $s: [u64] = sort($w)
+            $total: u64 = sum($s)
+            $total
+          }, $x)
           $r
         }",
     );
-    assert!(m.contains("`sort` has no GPU kernel"), "{m}");
+    assert!(
+        m.contains("`sort` inside an element function") && m.contains("no bound"),
+        "{m}"
+    );
 }

@@ -102,26 +102,196 @@ enum KeySource<'s> {
     Leaf(u32),
 }
 
+/// The scalar leaves of a sort's elements (`sort`) or `(key, value)` pairs
+/// (`sort_by_key`).
+struct SortLeaves {
+    /// All of them, in order.
+    all: Vec<Scalar>,
+    /// How many of the first ones are the key's.
+    keys: usize,
+    /// Which ones are the result's.
+    values: std::ops::Range<usize>,
+}
+
 impl<'f> Gen<'f> {
+    /// The leaves of `soac`'s elements (a `sort` or `sort_by_key`).
+    fn sort_leaves(&self, soac: &Soac) -> R<SortLeaves> {
+        let elem_ty = self.ty(soac.elem.body.result);
+        let all = leaves(elem_ty)?;
+        let (keys, values) = match (&soac.kind, elem_ty) {
+            (SoacKind::SortByKey, Type::Tuple(kv)) if kv.len() == 2 => {
+                let keys = leaves(&kv[0])?.len();
+                (keys, keys..all.len())
+            }
+            (SoacKind::SortByKey, _) => {
+                return unsupported("sort_by_key without (key, value) pairs");
+            }
+            _ => (all.len(), 0..all.len()),
+        };
+        Ok(SortLeaves { all, keys, values })
+    }
+
+    /// A `sort` / `sort_by_key` inside an element function, in the thread: the elements
+    /// are written to a per-thread temporary ([`KArg::Scratch`], as long as the bound on
+    /// the sequence's length known before the launch), then sorted there by a bottom-up
+    /// merge sort (stable: of two equal keys the left one is taken first) between it and
+    /// a second one; the result is a view of the sorted values.
+    pub(super) fn sort_in_thread(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        env: &mut Env,
+        s: &Stmt,
+        soac: &Soac,
+        ctx: &Ctx,
+    ) -> R<KVal> {
+        let Some(per) = self.host_soac_len(soac) else {
+            return unsupported(format!(
+                "`{}` inside an element function of a sequence whose length has no bound \
+                 known before the launch",
+                soac.kind.name()
+            ));
+        };
+        let Some(out_elem) = self.ty(s.var).elem().cloned() else {
+            return unsupported("a sort without a sequence type");
+        };
+        let SortLeaves {
+            all: ls,
+            keys,
+            values,
+        } = self.sort_leaves(soac)?;
+        let base = Self::scratch_base(k, c, &per);
+        let mut halves = [(); 2].map(|()| {
+            ls.iter()
+                .map(|&l| {
+                    let p = k.pointer(KArg::Scratch {
+                        elem: l,
+                        per_thread: per.clone(),
+                    });
+                    Self::addr(k, &p, &base, l)
+                })
+                .collect::<Vec<Reg>>()
+        });
+        // The elements, in order.
+        let m = k.reg(Scalar::Usize);
+        k.ins(format!("mov.u64 {m}, 0"));
+        let dst = halves[0].clone();
+        self.for_each(k, c, env, soac, ctx, &mut |g, k, _, _, e| {
+            for (r, p) in e.flatten()?.iter().zip(&dst) {
+                g.store(k, p, &m, r);
+            }
+            k.ins(format!("add.s64 {m}, {m}, 1"));
+            Ok(())
+        })?;
+        // Runs of `width` sorted elements merged in pairs from one half into the other,
+        // for width = 1, 2, 4, ...; the halves' pointers are swapped after each round.
+        let [src, dst] = &mut halves;
+        let width = k.reg(Scalar::U64);
+        k.ins(format!("mov.u64 {width}, 1"));
+        let (wtop, wend) = (k.label(), k.label());
+        k.place(&wtop);
+        let p = k.reg(Scalar::Bool);
+        k.ins(format!("setp.ge.u64 {p}, {width}, {m}"));
+        k.ins(format!("@{p} bra {wend}"));
+        let lo = k.reg(Scalar::U64);
+        k.ins(format!("mov.u64 {lo}, 0"));
+        let (ltop, lend) = (k.label(), k.label());
+        k.place(&ltop);
+        k.ins(format!("setp.ge.u64 {p}, {lo}, {m}"));
+        k.ins(format!("@{p} bra {lend}"));
+        let (mid, hi) = (k.reg(Scalar::U64), k.reg(Scalar::U64));
+        k.ins(format!("add.s64 {mid}, {lo}, {width}"));
+        k.ins(format!("min.u64 {mid}, {mid}, {m}"));
+        k.ins(format!("add.s64 {hi}, {mid}, {width}"));
+        k.ins(format!("min.u64 {hi}, {hi}, {m}"));
+        let (i, j, o) = (k.reg(Scalar::U64), k.reg(Scalar::U64), k.reg(Scalar::U64));
+        k.ins(format!("mov.u64 {i}, {lo}"));
+        k.ins(format!("mov.u64 {j}, {mid}"));
+        k.ins(format!("mov.u64 {o}, {lo}"));
+        let (otop, oend, left, right, next) =
+            (k.label(), k.label(), k.label(), k.label(), k.label());
+        k.place(&otop);
+        k.ins(format!("setp.ge.u64 {p}, {o}, {hi}"));
+        k.ins(format!("@{p} bra {oend}"));
+        k.ins(format!("setp.ge.u64 {p}, {i}, {mid}"));
+        k.ins(format!("@{p} bra {right}"));
+        k.ins(format!("setp.ge.u64 {p}, {j}, {hi}"));
+        k.ins(format!("@{p} bra {left}"));
+        // The right element goes first only when its key is smaller.
+        let a = self.load_leaves(k, &src[..keys], &i, &ls[..keys]);
+        let b = self.load_leaves(k, &src[..keys], &j, &ls[..keys]);
+        let smaller = Self::key_less(k, &b, &a);
+        k.ins(format!("@{smaller} bra {right}"));
+        for (label, from) in [(&left, &i), (&right, &j)] {
+            k.place(label);
+            let v = self.load_leaves(k, src, from, &ls);
+            for (r, ptr) in v.iter().zip(dst.iter()) {
+                self.store(k, ptr, &o, r);
+            }
+            k.ins(format!("add.s64 {from}, {from}, 1"));
+            k.ins(format!("bra {next}"));
+        }
+        k.place(&next);
+        k.ins(format!("add.s64 {o}, {o}, 1"));
+        k.ins(format!("bra {otop}"));
+        k.place(&oend);
+        k.ins(format!("mov.u64 {lo}, {hi}"));
+        k.ins(format!("bra {ltop}"));
+        k.place(&lend);
+        for (a, b) in src.iter().zip(dst.iter()) {
+            let t = k.reg(Scalar::U64);
+            k.ins(format!("mov.u64 {t}, {a}"));
+            k.ins(format!("mov.u64 {a}, {b}"));
+            k.ins(format!("mov.u64 {b}, {t}"));
+        }
+        k.ins(format!("shl.b64 {width}, {width}, 1"));
+        k.ins(format!("bra {wtop}"));
+        k.place(&wend);
+        let [src, _] = halves;
+        Ok(KVal::Seq {
+            ptrs: src[values].to_vec(),
+            len: m,
+            elem: out_elem,
+            offs: None,
+            layout: None,
+            step: None,
+        })
+    }
+
+    /// Whether the key with leaves `a` comes before the one with leaves `b` in the sort
+    /// order (lexicographic over the leaves, each by its [radix key](Gen::radix_key)).
+    fn key_less(k: &mut Kernel, a: &[Reg], b: &[Reg]) -> Reg {
+        let mut less: Option<Reg> = None;
+        for (x, y) in a.iter().zip(b).rev() {
+            let (kx, ky) = (Self::radix_key(k, x, x.ty), Self::radix_key(k, y, y.ty));
+            let ty = mem(kx.ty);
+            let lt = k.reg(Scalar::Bool);
+            k.ins(format!("setp.lt.{ty} {lt}, {kx}, {ky}"));
+            if let Some(later) = less {
+                let eq = k.reg(Scalar::Bool);
+                k.ins(format!("setp.eq.{ty} {eq}, {kx}, {ky}"));
+                k.ins(format!("and.pred {eq}, {eq}, {later}"));
+                k.ins(format!("or.pred {lt}, {lt}, {eq}"));
+            }
+            less = Some(lt);
+        }
+        less.unwrap_or_else(|| {
+            let f = k.reg(Scalar::Bool);
+            k.ins(format!("setp.ne.u32 {f}, 0, 0"));
+            f
+        })
+    }
+
     /// `sort` / `sort_by_key` (see the [module docs](self)).
     pub(super) fn sort(&mut self, s: &Stmt, soac: &Soac, steps: &mut Vec<Step>) -> R<()> {
         let Some(out_ty) = self.ty(s.var).elem() else {
             return unsupported("sort without a sequence type");
         };
-        let elem_ty = self.ty(soac.elem.body.result);
-        let ls = leaves(elem_ty)?;
-        let key_leaves = match (&soac.kind, elem_ty) {
-            (SoacKind::SortByKey, Type::Tuple(kv)) if kv.len() == 2 => leaves(&kv[0])?.len(),
-            (SoacKind::SortByKey, _) => {
-                return unsupported("sort_by_key without (key, value) pairs");
-            }
-            _ => ls.len(),
-        };
-        let values = if matches!(soac.kind, SoacKind::SortByKey) {
-            key_leaves..ls.len()
-        } else {
-            0..ls.len()
-        };
+        let SortLeaves {
+            all: ls,
+            keys: key_leaves,
+            values,
+        } = self.sort_leaves(soac)?;
         self.cur = KernelInfo {
             block: RADIX,
             default: RADIX,
