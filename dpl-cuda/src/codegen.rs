@@ -1143,14 +1143,20 @@ impl<'f> Gen<'f> {
         };
         let n_count = Count::Var(var(soac.len));
         let outs = self.map_to_temps(soac, &leaves(elem_ty)?, "map", steps)?;
-        steps.push(Step::BindSeq {
-            var: var(s.var),
-            elem: elem_ty.clone(),
-            bufs: outs.into_iter().map(Buf::Temp).collect(),
-            len: n_count,
-            offs: None,
-        });
+        steps.push(Self::bind_flat(s.var, elem_ty, outs, n_count));
         Ok(())
+    }
+
+    /// Makes `v` the flat sequence of `len` elements of type `elem` held in the
+    /// temporaries `outs` (one per scalar leaf).
+    fn bind_flat(v: VarId, elem: &Type, outs: Vec<u32>, len: Count) -> Step {
+        Step::BindSeq {
+            var: var(v),
+            elem: elem.clone(),
+            bufs: outs.into_iter().map(Buf::Temp).collect(),
+            len,
+            offs: None,
+        }
     }
 
     /// The elements of `soac` (a combinator over `soac.len` indices whose element function
@@ -2736,13 +2742,7 @@ impl<'f> Gen<'f> {
         let per_block = u64::from(self.bsize());
         steps.push(self.stride_launch(kid, &n_count, per_block, args));
         steps.push(Step::CheckErrors);
-        steps.push(Step::BindSeq {
-            var: var(s.var),
-            elem: elem_ty.clone(),
-            bufs: outs.into_iter().map(Buf::Temp).collect(),
-            len: n_count,
-            offs: None,
-        });
+        steps.push(Self::bind_flat(s.var, elem_ty, outs, n_count));
         Ok(())
     }
 
@@ -2853,13 +2853,7 @@ impl<'f> Gen<'f> {
         let per_block = if block { 1 } else { u64::from(self.warps()) };
         steps.push(self.stride_launch(kid, &n_count, per_block, args));
         steps.push(Step::CheckErrors);
-        steps.push(Step::BindSeq {
-            var: var(s.var),
-            elem: elem_ty.clone(),
-            bufs: outs.into_iter().map(Buf::Temp).collect(),
-            len: n_count,
-            offs: None,
-        });
+        steps.push(Self::bind_flat(s.var, elem_ty, outs, n_count));
         Ok(())
     }
 
@@ -3113,13 +3107,7 @@ impl<'f> Gen<'f> {
         let k3 = self.push_kernel(k);
         steps.push(self.launch(k3, grid, args));
         steps.push(Step::CheckErrors);
-        steps.push(Step::BindSeq {
-            var: var(s.var),
-            elem: elem_ty.clone(),
-            bufs: outs.into_iter().map(Buf::Temp).collect(),
-            len: n_count,
-            offs: None,
-        });
+        steps.push(Self::bind_flat(s.var, elem_ty, outs, n_count));
         Ok(())
     }
 
@@ -3212,13 +3200,7 @@ impl<'f> Gen<'f> {
         let kid = self.push_kernel(k);
         steps.push(self.launch(kid, grid, args));
         steps.push(Step::CheckErrors);
-        steps.push(Step::BindSeq {
-            var: var(s.var),
-            elem: elem_ty.clone(),
-            bufs: outs.into_iter().map(Buf::Temp).collect(),
-            len: n_count,
-            offs: None,
-        });
+        steps.push(Self::bind_flat(s.var, elem_ty, outs, n_count));
         Ok(())
     }
 
@@ -4199,13 +4181,7 @@ impl<'f> Gen<'f> {
         let k3 = self.push_kernel(k);
         steps.push(self.launch(k3, grid, args));
         steps.push(Step::CheckErrors);
-        steps.push(Step::BindSeq {
-            var: var(s.var),
-            elem: elem_ty.clone(),
-            bufs: outs.into_iter().map(Buf::Temp).collect(),
-            len: out_len,
-            offs: None,
-        });
+        steps.push(Self::bind_flat(s.var, elem_ty, outs, out_len));
         Ok(())
     }
 
@@ -4456,13 +4432,7 @@ impl<'f> Gen<'f> {
         let per_block = u64::from(self.bsize());
         steps.push(self.stride_launch(kid, &n_count, per_block, args));
         steps.push(Step::CheckErrors);
-        steps.push(Step::BindSeq {
-            var: var(s.var),
-            elem: elem_ty.clone(),
-            bufs: outs.into_iter().map(Buf::Temp).collect(),
-            len: dlen,
-            offs: None,
-        });
+        steps.push(Self::bind_flat(s.var, elem_ty, outs, dlen));
         Ok(())
     }
 
@@ -4731,13 +4701,7 @@ impl<'f> Gen<'f> {
         }
         steps.push(Step::CheckErrors);
         let Some(row) = row else {
-            steps.push(Step::BindSeq {
-                var: var(s.var),
-                elem: elem_ty.clone(),
-                bufs: outs.into_iter().map(Buf::Temp).collect(),
-                len: n_count,
-                offs: None,
-            });
+            steps.push(Self::bind_flat(s.var, elem_ty, outs, n_count));
             return Ok(());
         };
 

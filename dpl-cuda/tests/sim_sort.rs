@@ -35,25 +35,27 @@ fn run(p: &GpuProgram, args: Vec<Value>) -> Result<Value, dpl_core::run::Error> 
     dpl_cuda::run(p, driver(), args)
 }
 
-/// Sizes around a round of 256 elements and the tiles: 8192 elements for `u32` keys alone,
-/// 4352 for `u64` keys alone or `u32` keys with indices, 2816 for `u64` keys with indices.
-const SIZES: [usize; 16] = [
+/// Sizes around a sub-round (32 elements per warp), a round (1024) and the tiles: 8192
+/// elements for `u32` keys alone, 4096 for `u64` keys alone or `u32` keys with indices,
+/// 2048 for `u64` keys with indices.
+const SIZES: [usize; 17] = [
     0,
     1,
     2,
     31,
-    255,
-    256,
     257,
-    2816,
-    2817,
-    4351,
-    4352,
-    4353,
+    1023,
+    1024,
+    1025,
+    2047,
+    2049,
+    4095,
+    4096,
+    4097,
     8191,
     8192,
     8193,
-    2 * 8192 + 2 * 4352 + 5,
+    2 * 8192 + 4096 + 5,
 ];
 
 /// A value's bits, so that NaNs and signed zeros compare exactly.
@@ -194,7 +196,7 @@ fn stable_by_key() {
             "fn by_key($k: [{ty}], $v: [u64]) -> [u64] {{\n  $s: [u64] = sort_by_key($k, $v)\n  $s\n}}"
         );
         let (_, p) = program(&src);
-        for n in [0, 1, 257, 2817, 4353, 9_000] {
+        for n in [0, 1, 257, 2049, 4097, 9_000] {
             let k = values(ty, n, n as u64 + 3, true);
             let v: Vec<Value> = (0..n as u64).map(|i| Value::U64(i * 3 + 1)).collect();
             let mut pairs: Vec<(Value, Value)> = k.iter().cloned().zip(v.iter().cloned()).collect();
@@ -226,7 +228,7 @@ fn tuple_keys_and_values() {
           $s
         }",
     );
-    for n in [0, 1, 300, 2816, 2817, 4353, 12_345] {
+    for n in [0, 1, 300, 2048, 2049, 4097, 12_345] {
         let (b, i) = (values("bool", n, 1, false), values("i32", n, 2, true));
         let x: Vec<Value> = b
             .iter()

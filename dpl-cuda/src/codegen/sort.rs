@@ -1,33 +1,40 @@
-//! `sort` and `sort_by_key`: a stable least-significant-digit radix sort.
+//! `sort` and `sort_by_key`: a stable least-significant-digit radix sort for top-level
+//! sorts, a merge sort in the thread for sorts inside element functions
+//! ([`Gen::sort_in_thread`]).
 //!
-//! The elements (or the `(key, value)` pairs) are computed once into temporaries
-//! (`sort_elems`). Each scalar leaf of the key is mapped to an unsigned integer of the
-//! same order ([`Gen::radix_key`]: `bool` and unsigned integers as they are, signed ones
-//! with the sign bit flipped, floats by IEEE 754 `totalOrder`: all bits flipped when the
-//! sign is set, else the sign bit), and the leaves are sorted from the last to the first
-//! (a tuple key is lexicographic: a stable sort by the last leaf, then by the one before,
-//! ...). A leaf's keys are loaded with the current permutation (`sort_keys`: `u32`
-//! element indices, the identity for the first leaf), then sorted by one digit of
-//! [`DIGIT_BITS`] bits per pass, from the lowest: 1 pass for `bool`, 4 for 32-bit leaves,
-//! 8 for 64-bit ones. A pass is three launches over tiles of consecutive
-//! elements, one block of [`RADIX`] threads per tile:
+//! Each scalar leaf of the key is mapped to an unsigned integer of the same order
+//! ([`Gen::radix_key`]: `bool` and unsigned integers as they are, signed ones with the sign
+//! bit flipped, floats by IEEE 754 `totalOrder`: all bits flipped when the sign is set,
+//! else the sign bit). A sort of scalars sorts these keys alone: `sort_keys` evaluates the
+//! element function and makes the keys, the last pass writes the values back from them.
+//! Other sorts compute the elements (or `(key, value)` pairs) into temporaries first
+//! (`sort_elems`) and sort the leaves of the key from the last to the first (a tuple key is
+//! lexicographic: a stable sort by the last leaf, then by the one before, ...), each
+//! leaf's keys loaded through the current order (`sort_keys`: `u32` element indices, the
+//! identity for the first leaf) and sorted along with the indices; `sort_gather` then
+//! reads each output element's value leaves at its index. Indices are `u32`: a sort of
+//! more than `u32::MAX` elements fails before any launch with a clear error.
+//!
+//! A leaf is sorted by one digit of [`DIGIT_BITS`] bits per pass, from the lowest: 1 pass
+//! for `bool`, 4 for 32-bit leaves, 8 for 64-bit ones. A pass is three steps over tiles of
+//! consecutive elements ([`Tiles`]), one block of [`RADIX`] threads per tile:
 //!
 //! 1. `sort_hist`: each tile's digit counts (`red.shared.add` into a shared histogram),
 //!    stored digit-major (`counts[d * tiles + t]`);
-//! 2. `scan_totals`: one block scans the counts (inclusive), so the elements of digit `d`
-//!    in tile `t` start after those of smaller digits and of the same digit in earlier
-//!    tiles;
-//! 3. `sort_scatter`: each tile again, in rounds of [`RADIX`] elements: each warp finds
-//!    the lanes holding the same digit as a lane ([`DIGIT_BITS`] ballots, "multi-split"),
-//!    so a lane's rank among them is a `popc`; the warps' counts per digit go through
-//!    shared memory, where thread `d` turns them into per-warp offsets of digit `d`; each
-//!    element (key and index) is written at its digit's running start in the tile plus
-//!    its warp's offset plus its rank. Rounds, warps and lanes follow the element order,
-//!    so the pass is stable.
+//! 2. the exclusive scan of the counts ([`Gen::exclusive_offsets`]: the look-back scan, or
+//!    reduce-then-scan when asked for), so the elements of digit `d` in tile `t` start
+//!    after those of smaller digits and of the same digit in earlier tiles;
+//! 3. `sort_scatter`: each tile again, in rounds of [`SUB_ROUNDS`] sub-rounds of 32
+//!    consecutive elements per warp: `match.any` gives each lane the lanes of its warp
+//!    holding the same digit, so its rank among them is a `popc`, plus the warp's running
+//!    count of the digit in shared memory; after the round, thread `d` turns the warps'
+//!    counts of digit `d` into per-warp offsets; each element (key and index) is placed
+//!    in shared memory at its digit's running start in the tile plus its warp's offset
+//!    plus its rank, and after the last round the tile is written out from there in
+//!    order (consecutive threads write runs of equal digits). Rounds, warps, sub-rounds
+//!    and lanes follow the element order, so the pass is stable.
 //!
-//! The keys and indices move between two pairs of buffers; at the end `sort_gather` reads
-//! each output element's value leaves at its index. Indices are `u32`: a sort of more than
-//! `u32::MAX` elements fails before any launch with a clear error.
+//! The keys (and indices) move between two pairs of buffers.
 
 use super::*;
 
@@ -39,15 +46,19 @@ const RADIX: u32 = 1 << DIGIT_BITS;
 /// where there are): what is left of the 48 KiB a block can declare after its other
 /// arrays (12 KiB) and the block scan's.
 const STAGING_BYTES: u64 = 34 * 1024;
-/// The most rounds of [`RADIX`] elements in a tile.
-const MAX_ROUNDS: u64 = 32;
+/// The most elements in a tile.
+const MAX_TILE: u64 = 8192;
+/// Sub-rounds of 32 elements per warp in a round of a tile: the warps' counts per digit
+/// are combined once per round, so the more sub-rounds, the less that costs per element
+/// (but each holds an element in registers).
+const SUB_ROUNDS: u32 = 4;
 
 /// The tiles of a sort: one block of the histogram and scatter kernels each.
 struct Tiles {
-    /// Rounds of [`RADIX`] elements per tile: as many as the staging area holds (the
-    /// longer the tile, the longer the runs of equal digits written together), so 32 for
-    /// `u32` keys alone (8192 elements), 17 for `u32` keys with indices or `u64` keys
-    /// alone, 11 for `u64` keys with indices.
+    /// Rounds of `RADIX * SUB_ROUNDS` elements per tile: as many as the staging area
+    /// holds (the longer the tile, the longer the runs of equal digits written together),
+    /// so 8 for `u32` keys alone (8192 elements), 4 for `u32` keys with indices or `u64`
+    /// keys alone (4096), 2 for `u64` keys with indices (2048).
     rounds: u64,
     /// The number of tiles.
     count: Count,
@@ -56,16 +67,17 @@ struct Tiles {
 impl Tiles {
     fn new(n: &Count, key_bytes: u64, indices: bool) -> Tiles {
         let per = key_bytes + if indices { 4 } else { 0 };
-        let rounds = (STAGING_BYTES / (u64::from(RADIX) * per)).min(MAX_ROUNDS);
+        let round = u64::from(RADIX * SUB_ROUNDS);
+        let rounds = (STAGING_BYTES / per).min(MAX_TILE) / round;
         Tiles {
             rounds,
-            count: cmax1(cdiv(n.clone(), rounds * u64::from(RADIX))),
+            count: cmax1(cdiv(n.clone(), rounds * round)),
         }
     }
 
     /// Elements per tile.
     fn len(&self) -> u64 {
-        self.rounds * u64::from(RADIX)
+        self.rounds * u64::from(RADIX * SUB_ROUNDS)
     }
 }
 /// Said after the block-size reason of a sort's kernels.
@@ -367,13 +379,7 @@ impl<'f> Gen<'f> {
             }
             self.sort_gather(&ls, &elems, values, idx[cur], &n, steps)
         };
-        steps.push(Step::BindSeq {
-            var: var(s.var),
-            elem: out_ty.clone(),
-            bufs: outs.into_iter().map(Buf::Temp).collect(),
-            len: n,
-            offs: None,
-        });
+        steps.push(Self::bind_flat(s.var, out_ty, outs, n));
         Ok(())
     }
 
@@ -518,19 +524,39 @@ impl<'f> Gen<'f> {
         d
     }
 
-    /// The element index of round `r` of this thread in its block's tile, and whether it is
-    /// below `n`.
-    fn tile_index(k: &mut Kernel, c: &Common, tiles: &Tiles, n: &Reg, r: &Reg) -> (Reg, Reg) {
-        let i = k.reg(Scalar::U64);
+    /// The index of this thread's first element in its block's tile: in each round (of
+    /// `RADIX * SUB_ROUNDS` elements) warp `w` takes the `32 * SUB_ROUNDS` consecutive
+    /// elements after those of the warps before it, 32 per sub-round, lane `l` the
+    /// `l`-th of each.
+    fn tile_first(k: &mut Kernel, c: &Common, tiles: &Tiles) -> Reg {
+        let first = k.reg(Scalar::U64);
         k.ins(format!(
-            "mad.lo.u64 {i}, {}, {}, {}",
+            "mul.lo.u64 {first}, {}, {}",
             c.ctaid64,
-            tiles.len(),
-            c.tid64
+            tiles.len()
         ));
-        let off = k.reg(Scalar::U64);
-        k.ins(format!("mul.wide.u32 {off}, {r}, {RADIX}"));
-        k.ins(format!("add.s64 {i}, {i}, {off}"));
+        let within = k.reg(Scalar::U32);
+        k.ins(format!(
+            "mad.lo.u32 {within}, {}, {}, {}",
+            c.warp,
+            32 * SUB_ROUNDS,
+            c.lane
+        ));
+        let within64 = k.reg(Scalar::U64);
+        k.ins(format!("cvt.u64.u32 {within64}, {within}"));
+        k.ins(format!("add.s64 {first}, {first}, {within64}"));
+        first
+    }
+
+    /// The index of this thread's element in sub-round `q` of round `r` (from
+    /// [`Gen::tile_first`]), and whether it is below `n`.
+    fn tile_index(k: &mut Kernel, first: &Reg, n: &Reg, r: &Reg, q: u32) -> (Reg, Reg) {
+        let i = k.reg(Scalar::U64);
+        k.ins(format!("mul.wide.u32 {i}, {r}, {}", RADIX * SUB_ROUNDS));
+        k.ins(format!("add.s64 {i}, {i}, {first}"));
+        if q > 0 {
+            k.ins(format!("add.s64 {i}, {i}, {}", 32 * q));
+        }
         let valid = k.reg(Scalar::Bool);
         k.ins(format!("setp.lt.u64 {valid}, {i}, {n}"));
         (i, valid)
@@ -567,15 +593,18 @@ impl<'f> Gen<'f> {
         let mine = Self::shared_at(&mut k, &hist, &c.tid, 4);
         k.ins(format!("st.shared.u32 [{mine}], 0"));
         k.ins("bar.sync 0");
+        let first = Self::tile_first(&mut k, &c, tiles);
         let (r, top, end) = Self::rounds_head(&mut k, tiles.rounds);
-        let (i, valid) = Self::tile_index(&mut k, &c, tiles, &n, &r);
-        let skip = k.label();
-        k.ins(format!("@!{valid} bra {skip}"));
-        let key = self.load_leaves(&mut k, std::slice::from_ref(&kp), &i, &[kty]);
-        let d = Self::digit(&mut k, &key[0], shift);
-        let at = Self::shared_at(&mut k, &hist, &d, 4);
-        k.ins(format!("red.shared.add.u32 [{at}], 1"));
-        k.place(&skip);
+        for q in 0..SUB_ROUNDS {
+            let (i, valid) = Self::tile_index(&mut k, &first, &n, &r, q);
+            let skip = k.label();
+            k.ins(format!("@!{valid} bra {skip}"));
+            let key = self.load_leaves(&mut k, std::slice::from_ref(&kp), &i, &[kty]);
+            let d = Self::digit(&mut k, &key[0], shift);
+            let at = Self::shared_at(&mut k, &hist, &d, 4);
+            k.ins(format!("red.shared.add.u32 [{at}], 1"));
+            k.place(&skip);
+        }
         Self::rounds_tail(&mut k, &r, &top, &end);
         k.ins("bar.sync 0");
         let count = k.reg(Scalar::U32);
@@ -676,50 +705,65 @@ impl<'f> Gen<'f> {
         k.ins(format!("st.shared.u32 [{my_next}], {first32}"));
         // Thread d's column of `wcount`: warp w's slot of digit d is at `w * RADIX + d`.
         let column = Self::shared_at(&mut k, &wcount, &c.tid, 4);
+        let kbits = 8 * kbytes;
+        let first = Self::tile_first(&mut k, &c, tiles);
         let (r, top, end) = Self::rounds_head(&mut k, tiles.rounds);
         for w in 0..warps {
             k.ins(format!("st.shared.u32 [{column}+{}], 0", w * RADIX * 4));
         }
         k.ins("bar.sync 0");
-        let (i, valid) = Self::tile_index(&mut k, &c, tiles, &n, &r);
-        let key = k.reg(kty);
-        let kbits = 8 * kbytes;
-        k.ins(format!("mov.b{kbits} {key}, 0"));
-        let ix = k.reg(Scalar::U32);
-        k.ins(format!("mov.u32 {ix}, 0"));
-        let skip = k.label();
-        k.ins(format!("@!{valid} bra {skip}"));
-        let loaded = self.load_leaves(&mut k, &[kin], &i, &[kty]);
-        k.ins(format!("mov.b{kbits} {key}, {}", loaded[0]));
-        if let Some([iin, _]) = &idx {
-            let loaded = self.load_leaves(&mut k, std::slice::from_ref(iin), &i, &[Scalar::U32]);
-            k.ins(format!("mov.u32 {ix}, {}", loaded[0]));
+        // Each warp's sub-rounds in order: the elements' ranks among the warp's elements
+        // of their digit so far (the warp's running count of the digit, in its row of
+        // `wcount`, plus the rank among the lanes with the same digit).
+        let mut items = Vec::new();
+        for q in 0..SUB_ROUNDS {
+            let (i, valid) = Self::tile_index(&mut k, &first, &n, &r, q);
+            let key = k.reg(kty);
+            k.ins(format!("mov.b{kbits} {key}, 0"));
+            let ix = k.reg(Scalar::U32);
+            k.ins(format!("mov.u32 {ix}, 0"));
+            let skip = k.label();
+            k.ins(format!("@!{valid} bra {skip}"));
+            let loaded = self.load_leaves(&mut k, std::slice::from_ref(&kin), &i, &[kty]);
+            k.ins(format!("mov.b{kbits} {key}, {}", loaded[0]));
+            if let Some([iin, _]) = &idx {
+                let loaded =
+                    self.load_leaves(&mut k, std::slice::from_ref(iin), &i, &[Scalar::U32]);
+                k.ins(format!("mov.u32 {ix}, {}", loaded[0]));
+            }
+            k.place(&skip);
+            let d = Self::digit(&mut k, &key, shift);
+            // The lanes of the warp holding an element with the same digit.
+            let (peers, inside) = (k.reg(Scalar::U32), k.reg(Scalar::U32));
+            k.ins(format!("match.any.sync.b32 {peers}, {d}, 0xffffffff"));
+            k.ins(format!(
+                "vote.sync.ballot.b32 {inside}, {valid}, 0xffffffff"
+            ));
+            k.ins(format!("and.b32 {peers}, {peers}, {inside}"));
+            let lt = k.reg(Scalar::U32);
+            k.ins(format!("mov.u32 {lt}, %lanemask_lt"));
+            k.ins(format!("and.b32 {lt}, {lt}, {peers}"));
+            let rank = k.reg(Scalar::U32);
+            k.ins(format!("popc.b32 {rank}, {lt}"));
+            // The warp's count of this digit so far; the first lane of each group adds
+            // the group's size once every lane has read it.
+            let wslot = k.reg(Scalar::U32);
+            k.ins(format!("mad.lo.u32 {wslot}, {}, {RADIX}, {d}", c.warp));
+            let wat = Self::shared_at(&mut k, &wcount, &wslot, 4);
+            let before = k.reg(Scalar::U32);
+            k.ins(format!("ld.shared.u32 {before}, [{wat}]"));
+            k.ins("bar.warp.sync 0xffffffff");
+            let leader = k.reg(Scalar::Bool);
+            k.ins(format!("setp.eq.u32 {leader}, {rank}, 0"));
+            k.ins(format!("and.pred {leader}, {leader}, {valid}"));
+            let size = k.reg(Scalar::U32);
+            k.ins(format!("popc.b32 {size}, {peers}"));
+            k.ins(format!("add.s32 {size}, {size}, {before}"));
+            k.ins(format!("@{leader} st.shared.u32 [{wat}], {size}"));
+            k.ins("bar.warp.sync 0xffffffff");
+            k.ins(format!("add.s32 {rank}, {rank}, {before}"));
+            items.push((valid, key, ix, d, wat, rank));
         }
-        k.place(&skip);
-        let d = Self::digit(&mut k, &key, shift);
-        // The lanes of the warp holding an element with the same digit.
-        let (peers, inside) = (k.reg(Scalar::U32), k.reg(Scalar::U32));
-        k.ins(format!("match.any.sync.b32 {peers}, {d}, 0xffffffff"));
-        k.ins(format!(
-            "vote.sync.ballot.b32 {inside}, {valid}, 0xffffffff"
-        ));
-        k.ins(format!("and.b32 {peers}, {peers}, {inside}"));
-        let lt = k.reg(Scalar::U32);
-        k.ins(format!("mov.u32 {lt}, %lanemask_lt"));
-        k.ins(format!("and.b32 {lt}, {lt}, {peers}"));
-        let rank = k.reg(Scalar::U32);
-        k.ins(format!("popc.b32 {rank}, {lt}"));
-        // The warp's slot of this element's digit; the first lane of each group writes
-        // the group's size.
-        let wslot = k.reg(Scalar::U32);
-        k.ins(format!("mad.lo.u32 {wslot}, {}, {RADIX}, {d}", c.warp));
-        let wat = Self::shared_at(&mut k, &wcount, &wslot, 4);
-        let leader = k.reg(Scalar::Bool);
-        k.ins(format!("setp.eq.u32 {leader}, {rank}, 0"));
-        k.ins(format!("and.pred {leader}, {leader}, {valid}"));
-        let size = k.reg(Scalar::U32);
-        k.ins(format!("popc.b32 {size}, {peers}"));
-        k.ins(format!("@{leader} st.shared.u32 [{wat}], {size}"));
         k.ins("bar.sync 0");
         // Thread d: the warps' counts of digit d become their offsets.
         let (total, cnt) = (k.reg(Scalar::U32), k.reg(Scalar::U32));
@@ -731,22 +775,26 @@ impl<'f> Gen<'f> {
             k.ins(format!("add.s32 {total}, {total}, {cnt}"));
         }
         k.ins("bar.sync 0");
-        let skip = k.label();
-        k.ins(format!("@!{valid} bra {skip}"));
-        let pos = k.reg(Scalar::U32);
-        k.ins(format!("ld.shared.u32 {pos}, [{wat}]"));
-        k.ins(format!("add.s32 {pos}, {pos}, {rank}"));
-        let dnext = Self::shared_at(&mut k, &lnext, &d, 4);
-        let start = k.reg(Scalar::U32);
-        k.ins(format!("ld.shared.u32 {start}, [{dnext}]"));
-        k.ins(format!("add.s32 {pos}, {pos}, {start}"));
-        let kat = Self::shared_at(&mut k, &skeys, &pos, kbytes);
-        k.ins(format!("st.shared.b{kbits} [{kat}], {key}"));
-        if let Some(sidx) = &sidx {
-            let iat = Self::shared_at(&mut k, sidx, &pos, 4);
-            k.ins(format!("st.shared.u32 [{iat}], {ix}"));
+        // Each element at its digit's next start in the tile, plus its warp's offset and
+        // its rank in the warp.
+        for (valid, key, ix, d, wat, rank) in &items {
+            let skip = k.label();
+            k.ins(format!("@!{valid} bra {skip}"));
+            let pos = k.reg(Scalar::U32);
+            k.ins(format!("ld.shared.u32 {pos}, [{wat}]"));
+            k.ins(format!("add.s32 {pos}, {pos}, {rank}"));
+            let dnext = Self::shared_at(&mut k, &lnext, d, 4);
+            let start = k.reg(Scalar::U32);
+            k.ins(format!("ld.shared.u32 {start}, [{dnext}]"));
+            k.ins(format!("add.s32 {pos}, {pos}, {start}"));
+            let kat = Self::shared_at(&mut k, &skeys, &pos, kbytes);
+            k.ins(format!("st.shared.b{kbits} [{kat}], {key}"));
+            if let Some(sidx) = &sidx {
+                let iat = Self::shared_at(&mut k, sidx, &pos, 4);
+                k.ins(format!("st.shared.u32 [{iat}], {ix}"));
+            }
+            k.place(&skip);
         }
-        k.place(&skip);
         k.ins("bar.sync 0");
         // Thread d: digit d's next start moves past this round's elements of digit d.
         let mine = k.reg(Scalar::U32);
