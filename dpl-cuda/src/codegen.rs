@@ -48,6 +48,9 @@ const REDUCE_MIN_PER_THREAD: u64 = 8;
 /// that run a thread per row although an inner schedule was asked for.
 const THREAD_PER_ROW: &str =
     "the inner schedule asked for is not applied to sequences of rows: a thread per element";
+/// Said after the block-size reason of the kernels of a `map` with scalar or tuple
+/// elements that runs a thread per element although an inner schedule was asked for.
+const NOT_SPLIT: &str = "the inner schedule asked for cannot split this element function (a `sort` in it runs in one thread): a thread per element";
 /// Said after the block-size reason of the sizes kernel of a `map` producing rows with a
 /// warp or a block per row, when that kernel runs a thread per row on purpose.
 const LENGTHS_ONLY: &str = "a thread per row for the sizes alone: they need only the rows' lengths";
@@ -1024,22 +1027,7 @@ impl<'f> Gen<'f> {
                 Some(Type::Seq(row)) => self.rows_scheduled(soac, steps, &mut |g, group, steps| {
                     g.nested_map(s, soac, row, group, steps)
                 }),
-                _ => match self.inner {
-                    crate::Inner::Seq => self.map(s, soac, steps),
-                    crate::Inner::Warp => self.map_warp(s, soac, steps),
-                    crate::Inner::Block => self.map_grouped(s, soac, true, steps),
-                    crate::Inner::Auto => match self.shape_source(soac) {
-                        None => self.map(s, soac, steps),
-                        Some(rows) => {
-                            let mut warp = Vec::new();
-                            self.map_warp(s, soac, &mut warp)?;
-                            let mut seq = Vec::new();
-                            self.map(s, soac, &mut seq)?;
-                            steps.push(Step::ByShape { rows, warp, seq });
-                            Ok(())
-                        }
-                    },
-                },
+                _ => self.map_scheduled(s, soac, steps),
             },
             SoacKind::Reduce { op, init } => self.reduce(s, soac, op, *init, steps),
             SoacKind::Scan { op } => match self.scan_alg {
@@ -1194,6 +1182,71 @@ impl<'f> Gen<'f> {
         Ok(outs)
     }
 
+    /// A `map` whose elements are scalars or tuples under the inner schedule asked for:
+    /// a thread ([`Gen::map`]), a warp ([`Gen::map_warp`]) or a block
+    /// ([`Gen::map_grouped`]) per element, or with `inner = "auto"` both a warp and a
+    /// thread per element, chosen at run time from the shape of the rows the element
+    /// function reads ([`Step::ByShape`]). Where the group version cannot be generated (a
+    /// `sort` inside the element function runs in one thread), a thread per element,
+    /// which the kernels' block-size reason says.
+    fn map_scheduled(&mut self, s: &Stmt, soac: &Soac, steps: &mut Vec<Step>) -> R<()> {
+        let shape = self.shape_source(soac);
+        let block = match (self.inner, shape) {
+            (crate::Inner::Seq, _) | (crate::Inner::Auto, None) => {
+                return self.map(s, soac, steps);
+            }
+            (crate::Inner::Warp | crate::Inner::Auto, _) => false,
+            (crate::Inner::Block, _) => true,
+        };
+        let Some(grouped) = self.try_grouped(&mut |g, steps| match block {
+            true => g.map_grouped(s, soac, true, steps),
+            false => g.map_warp(s, soac, steps),
+        }) else {
+            self.cur.note = Some(NOT_SPLIT);
+            return self.map(s, soac, steps);
+        };
+        match shape {
+            Some(rows) if self.inner == crate::Inner::Auto => {
+                let mut seq = Vec::new();
+                self.map(s, soac, &mut seq)?;
+                steps.push(Step::ByShape {
+                    rows,
+                    warp: grouped,
+                    seq,
+                });
+            }
+            _ => steps.extend(grouped),
+        }
+        Ok(())
+    }
+
+    /// Generates a group schedule with `make` into fresh steps; if it fails, undoes what it
+    /// made (kernels, sites, temporaries, the kernels' block size) and returns `None`.
+    fn try_grouped(
+        &mut self,
+        make: &mut dyn FnMut(&mut Self, &mut Vec<Step>) -> R<()>,
+    ) -> Option<Vec<Step>> {
+        let mark = (
+            self.kernels.len(),
+            self.kinfo.len(),
+            self.sites.len(),
+            self.temps,
+            self.cur,
+        );
+        let mut grouped = Vec::new();
+        if make(self, &mut grouped).is_ok() {
+            return Some(grouped);
+        }
+        self.kernels.truncate(mark.0);
+        self.kinfo.truncate(mark.1);
+        self.sites.truncate(mark.2);
+        self.temps = mark.3;
+        self.split = None;
+        self.owner = None;
+        self.set_group(mark.4.group, DEFAULT_BLOCK);
+        None
+    }
+
     /// A `map` or a `filter` whose elements are sequences (a ragged result) under the
     /// inner schedule asked for: `rows(group)` generates it with a warp or a block per
     /// row (`Some(false)` / `Some(true)`, see [`Gen::nested_map`], [`Gen::nested_filter`])
@@ -1220,26 +1273,10 @@ impl<'f> Gen<'f> {
                 return rows(self, None, steps);
             }
         };
-        // The group version, undone (kernels, sites, temporaries) if the row cannot be
-        // written by a group.
-        let mark = (
-            self.kernels.len(),
-            self.kinfo.len(),
-            self.sites.len(),
-            self.temps,
-        );
-        let mut grouped = Vec::new();
-        if rows(self, Some(block), &mut grouped).is_err() {
-            self.kernels.truncate(mark.0);
-            self.kinfo.truncate(mark.1);
-            self.sites.truncate(mark.2);
-            self.temps = mark.3;
-            self.split = None;
-            self.owner = None;
-            self.set_group(self.cur.group, DEFAULT_BLOCK);
+        let Some(grouped) = self.try_grouped(&mut |g, steps| rows(g, Some(block), steps)) else {
             self.cur.note = Some(THREAD_PER_ROW);
             return rows(self, None, steps);
-        }
+        };
         match shape {
             Some(shape) if self.inner == crate::Inner::Auto => {
                 let mut seq = Vec::new();

@@ -407,7 +407,7 @@ fn sorted_pairs_sum($x: [[f64]]) -> [i64] {
 }";
 
 /// Sorts inside element functions (a thread sorts its row by a merge sort in a per-thread
-/// temporary) under every inner schedule: rows written out, read at an index (empty rows
+/// temporary; an inner schedule asked for falls back to a thread per element): rows written out, read at an index (empty rows
 /// fail as in the interpreter), `sort_by_key` with the row's indices, tuple keys feeding
 /// an (integer, so exact in any order) reduction; short and long rows, floats with NaNs
 /// and signed zeros.
@@ -423,6 +423,17 @@ fn sorts_per_row() {
             };
             let p = dpl_cuda::compile_with(&c.fused, &opts)
                 .unwrap_or_else(|e| panic!("{inner:?}: {e}\n{src}"));
+            // A sort runs in one thread: a group schedule falls back to a thread per
+            // element and says so.
+            if inner != Inner::Seq {
+                assert!(
+                    p.blocks
+                        .iter()
+                        .all(|b| b.why.contains("a thread per element")),
+                    "{inner:?}: {:?}",
+                    p.blocks
+                );
+            }
             for (rows, longest) in [(0, 1), (1, 300), (200, 9), (37, 70), (3, 1500)] {
                 let mut r = Rng::new(rows as u64 * 7 + longest as u64);
                 let ty = &p.plan.params[0].1;

@@ -157,6 +157,13 @@ impl<'f> Gen<'f> {
         soac: &Soac,
         ctx: &Ctx,
     ) -> R<KVal> {
+        if self.split.is_some() {
+            // The caller falls back to a thread per element (`Gen::try_grouped`).
+            return unsupported(format!(
+                "`{}` by a group of threads (it runs in one thread)",
+                soac.kind.name()
+            ));
+        }
         let Some(per) = self.host_soac_len(soac) else {
             return unsupported(format!(
                 "`{}` inside an element function of a sequence whose length has no bound \
