@@ -80,6 +80,7 @@ impl Tiles {
         self.rounds * u64::from(RADIX * SUB_ROUNDS)
     }
 }
+
 /// Said after the block-size reason of a sort's kernels.
 const RADIX_NOTE: &str =
     "a radix sort's kernels run 256 threads per block (a thread per digit value)";
