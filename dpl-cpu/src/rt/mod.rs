@@ -70,7 +70,10 @@ pub use map::{
 pub use reduce::reduce;
 pub use scan::{exclusive_scan, exclusive_scan_into, scan, scan_into};
 pub use scatter::{permute, scatter, scatter_reduce};
-pub use sort::{RADIX_MIN, SORT_GRAIN, SortKey, radix_sort, sort, sort_by_key};
+pub use sort::{
+    RADIX_CHUNK_MIN, RADIX_MIN, RADIX_MSD_MIN, RADIX_PAR_MIN, SORT_GRAIN, SortKey, radix_sort,
+    sort, sort_by_key,
+};
 
 /// Where a contract violation is reported: a source position of the `#[parallel]` body.
 ///
