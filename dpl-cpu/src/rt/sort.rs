@@ -158,17 +158,18 @@ where
 /// From this many elements on, scalar keys are sorted by [`radix_sort`].
 pub const RADIX_MIN: usize = 1 << 10;
 
-/// From this many elements on (with more than one rayon thread), a [`radix_sort`] pass
-/// runs in parallel.
-pub const RADIX_PAR_MIN: usize = 1 << 18;
+/// From this many elements on, with 4 or more rayon threads, [`radix_sort`] runs in
+/// parallel; with 2 or 3 threads from `(4 / threads)^2` times as many (`2^18` elements
+/// with 2 threads).
+pub const RADIX_PAR_MIN: usize = 1 << 16;
 
 /// The fewest elements per chunk of a parallel [`radix_sort`] pass.
 pub const RADIX_CHUNK_MIN: usize = 1 << 14;
 
-/// From this many elements on (and with at least two bytes left to sort), [`radix_sort`]
-/// first partitions by the most significant byte and then sorts the 256 parts on their
-/// own.
-pub const RADIX_MSD_MIN: usize = 1 << 20;
+/// From this many elements on (and with at least two bytes left to sort), a sequential
+/// [`radix_sort`] first partitions by the most significant byte and then sorts the 256
+/// parts on their own (a parallel one always does).
+pub const RADIX_MSD_MIN: usize = 1 << 19;
 
 /// One 256-bucket histogram of a key byte.
 type Counts = [usize; 256];
@@ -186,14 +187,15 @@ fn digit(key: u64, shift: usize) -> usize {
 /// agree is skipped. A pass scans the counts into the first position of every digit and
 /// scatters the elements there in order.
 ///
-/// * Below [`RADIX_MSD_MIN`] elements: least-significant-digit first, a pass per byte.
-/// * From [`RADIX_MSD_MIN`] elements on: one pass on the most significant byte that
-///   matters splits the elements into 256 parts, ordered by that byte; each part is then
-///   sorted by the lower bytes on its own, the same way. The parts are small enough to
-///   stay in the caches for their passes, and they are independent, so they are sorted in
-///   parallel.
-/// * From [`RADIX_PAR_MIN`] elements on (with more than one rayon thread), a pass runs in
-///   parallel over contiguous chunks of the input, one per thread and at least
+/// * Sequentially below [`RADIX_MSD_MIN`] elements: least significant byte first, one
+///   pass per byte.
+/// * Sequentially from [`RADIX_MSD_MIN`] elements on, and always in parallel: one pass on
+///   the most significant byte that matters splits the elements into 256 parts, ordered by
+///   that byte; each part is then sorted by the lower bytes on its own, the same way. The
+///   parts stay in the caches for their passes, and they are independent: in parallel,
+///   threads take whole parts.
+/// * In parallel from [`RADIX_PAR_MIN`] elements on (more with 2 or 3 threads): the pass
+///   runs over contiguous chunks of the input, one per thread and at least
 ///   [`RADIX_CHUNK_MIN`] long: each chunk counts its digits, a scan in digit-major,
 ///   chunk-minor order gives each (digit, chunk) its first position, and the chunks
 ///   scatter into these disjoint ranges at the same time. Chunk `c`'s elements of a digit
@@ -245,21 +247,31 @@ fn sort_bytes<T, K>(
     if n < 2 || bytes.is_empty() {
         return;
     }
-    let chunk = if n >= t.par_min && threads() > 1 {
-        n.div_ceil(threads()).max(t.chunk_min)
+    let threads = threads();
+    let chunk = if threads > 1 && n * threads.min(4).pow(2) >= 16 * t.par_min {
+        n.div_ceil(threads).max(t.chunk_min)
     } else {
         n
     };
     // Per chunk, the histograms of the bytes, then the bytes in which not all keys agree.
     let first = per_chunk(data, chunk, |_, part| count(part, key, bytes.clone()));
-    let active: Vec<usize> = (0..bytes.len())
-        .filter(|&i| (0..256).all(|d| first.iter().map(|c| c[i][d]).sum::<usize>() < n))
-        .collect();
+    let mut active = Vec::with_capacity(bytes.len());
+    for i in 0..bytes.len() {
+        let mut total = [0; 256];
+        for c in &first {
+            for (t, k) in total.iter_mut().zip(&c[i]) {
+                *t += k;
+            }
+        }
+        if !total.contains(&n) {
+            active.push(i);
+        }
+    }
     let Some(&top) = active.last() else {
         return;
     };
     let counts_of = |i: usize| -> Vec<Counts> { first.iter().map(|c| c[i]).collect() };
-    if n >= t.msd_min && active.len() >= 2 {
+    if (n >= t.msd_min || chunk < n) && active.len() >= 2 {
         let counts = counts_of(top);
         let sorted = pass(data, scratch, key, bytes.start + top, chunk, &counts);
         // The 256 parts of `sorted`, each with its place in `data` as scratch space.
@@ -353,28 +365,33 @@ fn per_chunk<T: Sync, R: Send>(
 fn count<T>(part: &[T], key: impl Fn(&T) -> u64, bytes: Range<usize>) -> Vec<Counts> {
     // A loop over a constant number of bytes (rounded up to a power of two, the extra
     // bytes counted and dropped) keeps the shifts constant and the inner loop unrolled.
-    let mut counts = match bytes.len() {
-        0 | 1 => count_fixed::<T, 1>(part, key, bytes.start).to_vec(),
-        2 => count_fixed::<T, 2>(part, key, bytes.start).to_vec(),
-        3 | 4 => count_fixed::<T, 4>(part, key, bytes.start).to_vec(),
-        _ => count_fixed::<T, 8>(part, key, bytes.start).to_vec(),
-    };
+    let mut counts = vec![[0; 256]; bytes.len().next_power_of_two()];
+    match counts.len() {
+        1 => count_fixed::<T, 1>(part, key, bytes.start, &mut counts),
+        2 => count_fixed::<T, 2>(part, key, bytes.start, &mut counts),
+        4 => count_fixed::<T, 4>(part, key, bytes.start, &mut counts),
+        _ => count_fixed::<T, 8>(part, key, bytes.start, &mut counts),
+    }
     counts.truncate(bytes.len());
     counts
 }
 
-/// The histograms of the `B` key bytes from byte `lo` on over `part`; the bytes from 8 on
-/// count as 0.
+/// Adds the histograms of the `B` key bytes from byte `lo` on over `part` to the first `B`
+/// of `counts`; the bytes from 8 on count as 0.
 #[inline(always)]
-fn count_fixed<T, const B: usize>(part: &[T], key: impl Fn(&T) -> u64, lo: usize) -> [Counts; B] {
-    let mut counts = [[0; 256]; B];
+fn count_fixed<T, const B: usize>(
+    part: &[T],
+    key: impl Fn(&T) -> u64,
+    lo: usize,
+    counts: &mut [Counts],
+) {
+    let counts: &mut [Counts; B] = (&mut counts[..B]).try_into().unwrap();
     for x in part {
         let k = key(x).checked_shr(8 * lo as u32).unwrap_or(0);
         for (b, c) in counts.iter_mut().enumerate() {
             c[digit(k.checked_shr(8 * b as u32).unwrap_or(0), 0)] += 1;
         }
     }
-    counts
 }
 
 /// One stable counting-sort pass on key byte `b`: `src`, split into chunks of `chunk`
