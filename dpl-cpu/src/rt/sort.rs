@@ -6,11 +6,41 @@
 //! lexicographically.
 //!
 //! * Scalar keys (every integer type, `bool`, floats) from [`RADIX_MIN`] elements on:
-//!   a stable least-significant-digit [`radix_sort`] over the key's bytes mapped to an
-//!   unsigned integer in the same order ([`SortKey::radix_key`]), on the calling thread.
-//!   Measured with `benches/sort.rs` on the loaded 2-core machine, it beat rayon's
-//!   parallel sorts 1.5-2x at 2^20 elements and 2-7x at 2^16 (sequential passes of a
-//!   histogram and a scatter per byte, against `n log n` comparisons on two cores).
+//!   a stable [`radix_sort`] over the key's bytes mapped to an unsigned integer in the same
+//!   order ([`SortKey::radix_key`]): one read counts every byte's digits, bytes in which
+//!   all keys agree are skipped, and each remaining byte costs one counting-sort pass.
+//!   Small inputs run least significant byte first on the calling thread; large ones
+//!   partition by the most significant byte first, then sort the 256 parts in the caches,
+//!   and from [`RADIX_PAR_MIN`] elements (`2^18` with 2 threads) the partition runs in
+//!   parallel over chunks and the parts are shared among the threads.
+//!
+//!   The sizes were chosen with an interleaved timing loop over `u32` keys (the old
+//!   sequential radix sort, the new one on one thread, the new one, `par_sort_unstable`)
+//!   on this 2-core machine and on a 16-core one with 2, 4 and 16 rayon threads: parallel
+//!   passes lost to the sequential sort below `2^17` elements with 2 threads (the other
+//!   core is often busy here) and below `2^16` with 4 and 16; partitioning by the top byte
+//!   first paid off sequentially from `2^19` elements and in parallel always (a
+//!   least-significant-first parallel sort scatters the whole input once per byte, with
+//!   cache lines shared between threads at every chunk's digit boundary).
+//!
+//!   `benches/sort.rs`, `DPL_BENCH_QUICK=1`, against the previous sequential
+//!   least-significant-first radix sort (`old`, a temporary bench id) and rayon in the
+//!   same run, time ratios at 2^16 / 2^18 / 2^20 / 2^22 elements:
+//!
+//!   | machine | case | dpl / old | dpl / rayon |
+//!   |---|---|---|---|
+//!   | this one, 2 cores, load ~4 | `sort_u32` | 0.94 / 0.71 / 0.39 / 0.50 | 0.68 / 0.48 / 0.44 / 0.40 |
+//!   | | `sort_f32` | 0.98 / 0.68 / 0.54 / 0.76 | 0.53 / 0.36 / 0.17 / 0.63 |
+//!   | | `sort_by_key_u32` | | 0.22 / 0.28 / 0.22 / 0.40 |
+//!   | 16 cores, 16 threads | `sort_u32` | 0.59 / 0.16 / 0.15 / 0.10 | 0.91 / 0.35 / 0.50 / 0.68 |
+//!   | | `sort_f32` | 0.83 / 0.28 / 0.18 / 0.09 | 1.27 / 0.37 / 0.32 / 0.25 |
+//!   | | `sort_by_key_u32` | | 0.53 / 0.46 / 0.57 / 0.65 |
+//!   | 16 cores, 2 threads | `sort_u32` | 0.86 / 0.62 / 0.53 / 0.31 | 0.54 / 0.67 / 0.37 / 0.40 |
+//!   | | `sort_f32` | 1.24 / 1.04 / 0.56 / 0.56 | 0.37 / 0.62 / 0.30 / 0.46 |
+//!
+//!   (The 16-core machine's 2-thread `sort_f32` at 2^16 and 2^18 is noise of a shared
+//!   machine: the interleaved loop there and here gave 0.7-0.85 for the same code.) With
+//!   16 threads rayon's sort still wins at 2^16 `f32` keys.
 //! * Other keys (tuples, compared lexicographically) with `sort`: two elements that compare
 //!   equal are bit-for-bit identical (`total_cmp` tells `-0.0` from `+0.0` and NaNs apart
 //!   by their payload), so a stable and an unstable sort give the same result and the
