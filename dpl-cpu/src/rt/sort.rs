@@ -278,7 +278,7 @@ fn sort_bytes<T, K>(
         return;
     }
     let threads = threads();
-    let chunk = if threads > 1 && n * threads.min(4).pow(2) >= 16 * t.par_min {
+    let chunk = if threads > 1 && n.saturating_mul(threads.min(4).pow(2)) >= 16 * t.par_min {
         n.div_ceil(threads).max(t.chunk_min)
     } else {
         n
@@ -326,24 +326,14 @@ fn sort_bytes<T, K>(
         }
         return;
     }
-    // Least significant byte first; `in_scratch`: the last pass wrote `scratch`.
+    // Least significant byte first, on one chunk or in one pass: either way the counts of
+    // the first read stay the chunks' counts. `in_scratch`: the last pass wrote `scratch`.
+    debug_assert!(chunk >= n || active.len() == 1);
     let mut in_scratch = false;
-    for (p, &i) in active.iter().enumerate() {
-        let b = bytes.start + i;
-        let src: &[T] = if in_scratch {
-            // SAFETY: the last pass initialised all of `scratch` (`pass` checks it).
-            unsafe { assume_init(scratch) }
-        } else {
-            data
-        };
-        let counts = if p == 0 || first.len() == 1 {
-            // The elements are still in (or, with one chunk, never leave) their chunks.
-            counts_of(i)
-        } else {
-            per_chunk(src, chunk, |_, part| count(part, key, b..b + 1)[0])
-        };
+    for &i in &active {
+        let (b, counts) = (bytes.start + i, counts_of(i));
         if in_scratch {
-            // SAFETY: as above.
+            // SAFETY: the last pass initialised all of `scratch` (`pass` checks it).
             let src = unsafe { assume_init(scratch) };
             pass(src, as_uninit(data), key, b, chunk, &counts);
         } else {
