@@ -724,3 +724,36 @@ fn sorts_match_the_standard_library() {
         }
     });
 }
+
+/// `sort` and `sort_by_key` of scalar keys at the sizes where the radix sort changes its
+/// method (parallel passes, most significant byte first), against the standard library.
+#[test]
+fn radix_sorts_at_their_method_sizes() {
+    in_pools(|| {
+        for n in [
+            rt::RADIX_PAR_MIN - 1,
+            rt::RADIX_PAR_MIN,
+            rt::RADIX_MSD_MIN + 3,
+        ] {
+            let x: Vec<f32> = (0..n as u64)
+                .map(|i| f32::from_bits(mix(i) as u32 & 0xc07f_ffff))
+                .collect();
+            let mut want = x.clone();
+            want.sort_by(f32::total_cmp);
+            let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&rt::sort(n, |i| x[i])), bits(&want), "f32, n = {n}");
+
+            // Few distinct keys with the high bytes varying: stability across the parts.
+            let keys: Vec<u32> = (0..n as u64)
+                .map(|i| (mix(i) % 250) as u32 * 0x0101_0101)
+                .collect();
+            let mut want: Vec<usize> = (0..n).collect();
+            want.sort_by_key(|&i| keys[i]);
+            assert_eq!(
+                rt::sort_by_key(n, |i| (keys[i], i)),
+                want,
+                "by key, n = {n}"
+            );
+        }
+    });
+}

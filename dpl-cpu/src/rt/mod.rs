@@ -43,9 +43,11 @@
 //! * **permute** ([`permute`]): a shared bitmap, claimed with atomic `fetch_or`, gives each
 //!   destination slot to exactly one writer; a duplicate stops the call.
 //! * **sort** ([`sort`], [`sort_by_key`]): the elements are materialised like a map, then
-//!   ordered in the total order of [`SortKey`]: scalar keys by a stable LSD
-//!   [`radix_sort`], tuple keys by rayon's parallel sorts (unstable for `sort`, where
-//!   equal elements are identical; stable merge sort for `sort_by_key`).
+//!   ordered in the total order of [`SortKey`]: scalar keys by a stable [`radix_sort`]
+//!   (least significant byte first for small inputs; large ones partition by the top byte,
+//!   in parallel over chunks, then sort the 256 parts in the caches, in parallel), tuple
+//!   keys by rayon's parallel sorts (unstable for `sort`, where equal elements are
+//!   identical; stable merge sort for `sort_by_key`).
 //!
 //! Errors found in parallel are reported as the sequential reference reports them: the
 //! first offending element in index order.
@@ -70,7 +72,10 @@ pub use map::{
 pub use reduce::reduce;
 pub use scan::{exclusive_scan, exclusive_scan_into, scan, scan_into};
 pub use scatter::{permute, scatter, scatter_reduce};
-pub use sort::{RADIX_MIN, SORT_GRAIN, SortKey, radix_sort, sort, sort_by_key};
+pub use sort::{
+    RADIX_CHUNK_MIN, RADIX_MIN, RADIX_MSD_MIN, RADIX_PAR_MIN, SORT_GRAIN, SortKey, radix_sort,
+    sort, sort_by_key,
+};
 
 /// Where a contract violation is reported: a source position of the `#[parallel]` body.
 ///
