@@ -6486,7 +6486,12 @@ impl<'f> Gen<'f> {
             },
             (f, t) if f.is_int() => k.ins(format!("cvt.rn.{}.{} {r}, {x}", arith(t), arith(f))),
             (f, t) if t.is_int() => {
-                k.ins(format!("cvt.rzi.sat.{}.{} {r}, {x}", arith(t), arith(f)))
+                // Rust's `as` gives 0 for NaN; an H100 gives `i32::MIN` for an `f64` NaN
+                // converted to `s32` (seen on the device machine), so NaN is set apart.
+                k.ins(format!("cvt.rzi.sat.{}.{} {r}, {x}", arith(t), arith(f)));
+                let nan = k.reg(Scalar::Bool);
+                k.ins(format!("setp.nan.{} {nan}, {x}, {x}", arith(f)));
+                k.ins(format!("@{nan} mov.{} {r}, 0", bits(t)));
             }
             (Scalar::F32, Scalar::F64) => k.ins(format!("cvt.f64.f32 {r}, {x}")),
             _ => k.ins(format!("cvt.rn.f32.f64 {r}, {x}")),
