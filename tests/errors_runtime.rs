@@ -734,8 +734,14 @@ mod places {
         ] {
             run_child(value, expect);
         }
-        // A value that names no place is reported and ignored.
-        let output = run_child("warp-drive", "cpu");
+        // A value that names no place is reported and ignored: the default is then the
+        // GPU when the build has one and device 0 is usable, else the CPU.
+        let fallback = if dpl::available_places().contains(&Place::Gpu(0)) {
+            "gpu:0"
+        } else {
+            "cpu"
+        };
+        let output = run_child("warp-drive", fallback);
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(
             stderr.contains("DPL_PLACE") && stderr.contains("warp-drive"),

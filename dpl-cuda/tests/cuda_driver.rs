@@ -120,6 +120,12 @@ fn memory_checks(d: &CudaDriver) {
     assert!(d.free(a).unwrap_err().contains("not a live allocation"));
     assert!(d.read(a, &mut [0u8; 4]).unwrap_err().contains("outside"));
     assert_eq!(d.allocated_bytes(), before + 1000);
+    // A freed allocation is kept and reused for the next one of its size, zeroed again.
+    let c = d.alloc_zeroed(1000).unwrap();
+    assert_eq!(c, a, "the freed allocation is reused");
+    d.read(c, &mut out).unwrap();
+    assert!(out.iter().all(|&x| x == 0), "a reused allocation is zeroed");
+    d.free(c).unwrap();
     d.free(b).unwrap();
     assert_eq!(d.allocated_bytes(), before);
 }
@@ -447,6 +453,9 @@ mod fake {
 
         memory_checks(&d);
         programs_agree(&d, &[0, 1, 31, 33, 1000, 5000]);
+        // Freed allocations are kept for reuse until the pool is released.
+        assert!(counts()[1] > 0, "the pool keeps freed allocations");
+        d.release_pool();
         assert_eq!(counts()[1], 0, "every allocation was freed");
         assert!(counts()[3] > 0);
 
