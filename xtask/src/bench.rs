@@ -54,6 +54,11 @@ const PACKAGES: [&str; 2] = ["dpl-cpu", "dpl"];
 const KEPT_START: &str = "<!-- interleaved:start -->";
 /// Closes it.
 const KEPT_END: &str = "<!-- interleaved:end -->";
+/// Opens the hand-written section of measurements on a real GPU (the demo and the test
+/// suite run on a device machine), which the report keeps as it is too.
+const GPU_START: &str = "<!-- real-gpu:start -->";
+/// Closes it.
+const GPU_END: &str = "<!-- real-gpu:end -->";
 
 /// Runs the benchmarks (unless `--no-run`) and writes BENCHMARKS.md and the plot.
 pub fn report(args: &[String]) -> Result<(), String> {
@@ -75,10 +80,15 @@ pub fn report(args: &[String]) -> Result<(), String> {
         .map_err(|e| format!("writing the plot: {e}"))?;
     let mut md = markdown(&groups, &notes);
     let out = root.join(&opts.out);
-    // Keep the hand-written sections: the interleaved measurements of the nested examples
-    // and the GPU proxy (written by `cargo xtask gpu-report`), in that order.
+    // Keep the hand-written sections: the interleaved measurements of the nested examples,
+    // those on a real GPU and the GPU proxy (written by `cargo xtask gpu-report`), in that
+    // order.
     let old = std::fs::read_to_string(&out).unwrap_or_default();
-    for (start, end) in [(KEPT_START, KEPT_END), (crate::gpu::START, crate::gpu::END)] {
+    for (start, end) in [
+        (KEPT_START, KEPT_END),
+        (GPU_START, GPU_END),
+        (crate::gpu::START, crate::gpu::END),
+    ] {
         if let Some(section) = crate::gpu::section_between(&old, start, end) {
             md = crate::gpu::splice_between(&md, section, start, end);
         }
