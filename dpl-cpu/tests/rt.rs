@@ -35,7 +35,7 @@ fn sizes() -> Vec<usize> {
     ]
 }
 
-/// Runs `check` in pools of 1, 2 and 3 threads (chunking depends on the thread count).
+/// Runs `check` in pools of 1, 2, 3 and 5 threads (chunking depends on the thread count).
 fn in_pools(check: impl Fn() + Sync) {
     for threads in [1, 2, 3, 5] {
         rayon::ThreadPoolBuilder::new()
