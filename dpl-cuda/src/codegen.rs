@@ -3451,16 +3451,7 @@ impl<'f> Gen<'f> {
         let first = arrays
             .iter()
             .zip(ls)
-            .map(|(a, &s)| {
-                let r = k.reg(Scalar::U32);
-                k.ins(format!("mov.u32 {r}, {a}"));
-                k.ins(format!(
-                    "mad.lo.s32 {r}, {}, {}, {r}",
-                    c.tid,
-                    items * u64::from(slot_bytes(s))
-                ));
-                r
-            })
+            .map(|(a, &s)| Self::shared_at(k, a, &c.tid, items * u64::from(slot_bytes(s))))
             .collect();
         let regs = direct.then(|| ls.iter().map(|&s| self.zero(k, s)).collect());
         Tile {
@@ -3494,12 +3485,7 @@ impl<'f> Gen<'f> {
             .arrays
             .iter()
             .zip(&t.ls)
-            .map(|(a, &s)| {
-                let r = k.reg(Scalar::U32);
-                k.ins(format!("mov.u32 {r}, {a}"));
-                k.ins(format!("mad.lo.s32 {r}, {}, {}, {r}", c.tid, slot_bytes(s)));
-                r
-            })
+            .map(|(a, &s)| Self::shared_at(k, a, &c.tid, u64::from(slot_bytes(s))))
             .collect();
         let (top, next, done) = (k.label(), k.label(), k.label());
         k.place(&top);
@@ -3590,12 +3576,7 @@ impl<'f> Gen<'f> {
             .arrays
             .iter()
             .zip(&t.ls)
-            .map(|(a, &s)| {
-                let r = k.reg(Scalar::U32);
-                k.ins(format!("mov.u32 {r}, {a}"));
-                k.ins(format!("mad.lo.s32 {r}, {}, {}, {r}", c.tid, slot_bytes(s)));
-                r
-            })
+            .map(|(a, &s)| Self::shared_at(k, a, &c.tid, u64::from(slot_bytes(s))))
             .collect();
         for round in 0..t.items {
             let idx = if round == 0 {
@@ -5261,6 +5242,15 @@ impl<'f> Gen<'f> {
 
     // -----------------------------------------------------------------------------------
     // Memory
+
+    /// The 32-bit address of element `i` of the shared array `array` of `bytes`-byte
+    /// elements.
+    fn shared_at(k: &mut Kernel, array: &str, i: &Reg, bytes: u64) -> Reg {
+        let a = k.reg(Scalar::U32);
+        k.ins(format!("mov.u32 {a}, {array}"));
+        k.ins(format!("mad.lo.u32 {a}, {i}, {bytes}, {a}"));
+        a
+    }
 
     /// `base + idx * size_of(ty)`
     fn addr(k: &mut Kernel, base: &Reg, idx: &Reg, ty: Scalar) -> Reg {

@@ -570,15 +570,6 @@ impl<'f> Gen<'f> {
         (i, valid)
     }
 
-    /// The 32-bit address of element `i` of the shared array `array` of `bytes`-byte
-    /// elements.
-    fn shared_at(k: &mut Kernel, array: &str, i: &Reg, bytes: u32) -> Reg {
-        let a = k.reg(Scalar::U32);
-        k.ins(format!("mov.u32 {a}, {array}"));
-        k.ins(format!("mad.lo.u32 {a}, {i}, {bytes}, {a}"));
-        a
-    }
-
     /// One pass over the digit at `shift`: `sort_hist`, the exclusive scan of the counts,
     /// `sort_scatter`.
     #[allow(clippy::too_many_arguments)]
@@ -795,7 +786,7 @@ impl<'f> Gen<'f> {
             let start = k.reg(Scalar::U32);
             k.ins(format!("ld.shared.u32 {start}, [{dnext}]"));
             k.ins(format!("add.s32 {pos}, {pos}, {start}"));
-            let kat = Self::shared_at(&mut k, &skeys, &pos, kbytes);
+            let kat = Self::shared_at(&mut k, &skeys, &pos, u64::from(kbytes));
             k.ins(format!("st.shared.b{kbits} [{kat}], {key}"));
             if let Some(sidx) = &sidx {
                 let iat = Self::shared_at(&mut k, sidx, &pos, 4);
@@ -826,7 +817,7 @@ impl<'f> Gen<'f> {
         let done = k.reg(Scalar::Bool);
         k.ins(format!("setp.ge.u32 {done}, {p}, {m32}"));
         k.ins(format!("@{done} bra {end}"));
-        let kat = Self::shared_at(&mut k, &skeys, &p, kbytes);
+        let kat = Self::shared_at(&mut k, &skeys, &p, u64::from(kbytes));
         let key = k.reg(kty);
         k.ins(format!("ld.shared.b{kbits} {key}, [{kat}]"));
         let d = Self::digit(&mut k, &key, shift);
