@@ -152,6 +152,16 @@ impl Norm<'_> {
     }
 
     /// The index parameter of a new element function.
+    /// The length of `x` and the element function `|i| x[i]` of a combinator over its
+    /// elements.
+    fn over_elements(&mut self, x: VarId, span: Span, out: &mut Vec<Stmt>) -> (VarId, Lambda) {
+        let n = self.len_of(x, span, out);
+        let i = self.index_param(span);
+        let r = self.read(x, i, span);
+        let rv = r.var;
+        (n, self.elem(i, vec![r], rv))
+    }
+
     fn index_param(&mut self, span: Span) -> VarId {
         self.var("i", Type::usize(), span)
     }
@@ -403,11 +413,7 @@ impl Norm<'_> {
             }
             Prim::Reduce | Prim::Scan | Prim::ExclusiveScan | Prim::Filter => {
                 let x = args[0];
-                let n = self.len_of(x, span, out);
-                let i = self.index_param(span);
-                let r = self.read(x, i, span);
-                let rv = r.var;
-                let elem = self.elem(i, vec![r], rv);
+                let (n, elem) = self.over_elements(x, span, out);
                 let l = take_lambda(0);
                 let l = self.lambda(l);
                 let kind = match prim {
@@ -430,11 +436,7 @@ impl Norm<'_> {
             Prim::Sum | Prim::Min | Prim::Max => {
                 let x = args[0];
                 let ty = self.elem_ty(x);
-                let n = self.len_of(x, span, out);
-                let i = self.index_param(span);
-                let r = self.read(x, i, span);
-                let rv = r.var;
-                let elem = self.elem(i, vec![r], rv);
+                let (n, elem) = self.over_elements(x, span, out);
                 let (op, init) = match prim {
                     Prim::Sum => {
                         let zero = if ty.scalar().is_some_and(Scalar::is_float) {
@@ -551,11 +553,7 @@ impl Norm<'_> {
             }
             Prim::Sort => {
                 let x = args[0];
-                let n = self.len_of(x, span, out);
-                let i = self.index_param(span);
-                let r = self.read(x, i, span);
-                let rv = r.var;
-                let elem = self.elem(i, vec![r], rv);
+                let (n, elem) = self.over_elements(x, span, out);
                 out.push(self.soac(var, SoacKind::Sort, n, elem, span));
                 self.record_len(var, n);
             }
