@@ -834,19 +834,24 @@ impl Baseline for Cub {
     fn describe(&self) -> String {
         let i = &self.info;
         let version = |v: c_int| format!("{}.{}", v / 1000, v % 1000 / 10);
+        let peak = match self.peak() {
+            Some(p) => format!(
+                "peak memory bandwidth {:.0} GB/s ({} MHz x {} bits x 2)",
+                p / 1e9,
+                i.memory_clock_khz / 1000,
+                i.memory_bus_bits
+            ),
+            None => "peak memory bandwidth not reported".into(),
+        };
         format!(
-            "{}: compute capability {}.{}, {} multiprocessors, {:.0} GiB, {} MiB of L2, peak \
-             memory bandwidth {:.0} GB/s ({} MHz x {} bits x 2); CUDA driver {}, runtime {}, \
-             CUB {}.{}.{}",
+            "{}: compute capability {}.{}, {} multiprocessors, {:.0} GiB, {} MiB of L2, {peak}; \
+             CUDA driver {}, runtime {}, CUB {}.{}.{}",
             self.device(),
             i.cc_major,
             i.cc_minor,
             i.multiprocessors,
             i.total_memory as f64 / f64::from(1 << 30),
             i.l2_bytes >> 20,
-            self.peak().unwrap_or(0.0) / 1e9,
-            i.memory_clock_khz / 1000,
-            i.memory_bus_bits,
             version(i.driver_version),
             version(i.runtime_version),
             i.cub_version / 100_000,

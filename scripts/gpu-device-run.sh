@@ -36,15 +36,15 @@ if [ ! -f "$ROOT/Cargo.toml" ] || [ ! -d "$ROOT/dpl-cuda" ]; then
     exit 2
 fi
 
-# The binaries may have been packed compressed.
+# The binaries travel compressed (xz).
 for f in "$PACK"/bin/*.xz; do
     [ -e "$f" ] || continue
     if command -v xz >/dev/null; then
-        xz -dkf "$f"
+        xz -df "$f"
     else
         python3 -c 'import lzma, shutil, sys
 with lzma.open(sys.argv[1]) as i, open(sys.argv[1][:-3], "wb") as o:
-    shutil.copyfileobj(i, o)' "$f"
+    shutil.copyfileobj(i, o)' "$f" && rm -f "$f"
     fi
 done
 chmod +x "$PACK"/bin/* 2>/dev/null
@@ -85,6 +85,12 @@ step() {
         *) status="**FAILED** (exit $rc)" ;;
     esac
     [ "$rc" -ne 0 ] && FAILED=1
+    # Place::Gpu falls back to the CPU when the device cannot be used: then the step
+    # proves nothing about the GPU.
+    if grep -q 'Place::Gpu(0) is not usable' "$LOGS/$name.log"; then
+        status="$status, **ran on the CPU** (the GPU was not usable)"
+        FAILED=1
+    fi
     # libtest's closing lines: "test result: ok. 119 passed; 0 failed; 5 ignored; ...".
     local counts
     counts=$(grep -h '^test result:' "$LOGS/$name.log" | awk '

@@ -97,7 +97,7 @@ struct DcbDeviceInfo {
   int multiprocessors;
   int cc_major;
   int cc_minor;
-  int memory_clock_khz;   // peak memory clock
+  int memory_clock_khz;   // peak memory clock (0: not reported)
   int memory_bus_bits;    // memory bus width
   int l2_bytes;
   int driver_version;     // e.g. 13000 for CUDA 13.0
@@ -130,8 +130,12 @@ DCB_API int dcb_init(int device, DcbDeviceInfo* info) {
   info->l2_bytes = p.l2CacheSize;
   info->total_memory = p.totalGlobalMem;
   info->cub_version = CUB_VERSION;
-  e = cudaDeviceGetAttribute(&info->memory_clock_khz, cudaDevAttrMemoryClockRate, device);
-  if (e != cudaSuccess) return e;
+  // Only informative (the peak bandwidth): a runtime that no longer reports it leaves 0.
+  if (cudaDeviceGetAttribute(&info->memory_clock_khz, cudaDevAttrMemoryClockRate, device) !=
+      cudaSuccess) {
+    info->memory_clock_khz = 0;
+    cudaGetLastError();
+  }
   e = cudaDriverGetVersion(&info->driver_version);
   if (e != cudaSuccess) return e;
   e = cudaRuntimeGetVersion(&info->runtime_version);
