@@ -33,8 +33,10 @@
 //!   2^10 to 2^14, with plain Rust on the host in CUB's place: no GPU needed, and the times
 //!   mean nothing; it exercises the checks, the rounds and the report.
 //!
-//! Exit status: 0 when every check passed, 1 when one failed (the report is still written,
-//! the failure marked), 2 when the benchmark cannot run here (no GPU, no CUB library).
+//! Exit status: 0 when every check passed, 1 when one failed or a size could not run (a dpl
+//! or CUDA error: the other sizes still run; the report marks it), 2 when the benchmark
+//! cannot run here (no GPU, no CUB library). The report is rewritten after every size, so
+//! a run stopped midway keeps what it measured.
 
 use std::cell::RefCell;
 use std::ffi::{CStr, c_char, c_int, c_void};
@@ -109,25 +111,49 @@ fn main() {
     println!("{}", baseline.describe());
     let copy = baseline.copy_bandwidth(1 << opts.sizes.iter().max().copied().unwrap_or(20));
     let mut rows = Vec::new();
+    let mut aborted = Vec::new();
     for &log2 in &opts.sizes {
         let started = Instant::now();
-        let size_rows = with_place(place, || bench_size(log2, &opts, baseline.as_ref()));
-        for r in &size_rows {
-            println!("{}", r.line(baseline.name()));
+        // A size that fails (a dpl or CUDA error panics) is reported, and the others run.
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            with_place(place, || bench_size(log2, &opts, baseline.as_ref()))
+        }));
+        match outcome {
+            Ok(size_rows) => {
+                for r in &size_rows {
+                    println!("{}", r.line(baseline.name()));
+                }
+                rows.extend(size_rows);
+            }
+            Err(panic) => {
+                let message = panic
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_else(|| "a panic".into());
+                println!("  2^{log2} ABORTED: {message}");
+                aborted.push((log2, message));
+            }
         }
         println!("  (2^{log2} took {:.1} s)", started.elapsed().as_secs_f64());
-        rows.extend(size_rows);
+        // Written after every size, so that a run stopped midway keeps what it measured.
+        let text = report(&opts, baseline.as_ref(), copy, &rows, &aborted);
+        if let Err(e) = std::fs::write(&opts.out, &text) {
+            eprintln!("gpu_bench: cannot write {}: {e}", opts.out.display());
+            std::process::exit(2);
+        }
     }
-    let report = report(&opts, baseline.as_ref(), copy, &rows);
-    println!("\n{report}");
-    if let Err(e) = std::fs::write(&opts.out, &report) {
-        eprintln!("gpu_bench: cannot write {}: {e}", opts.out.display());
-        std::process::exit(2);
-    }
+    println!(
+        "\n{}",
+        report(&opts, baseline.as_ref(), copy, &rows, &aborted)
+    );
     println!("gpu_bench: wrote {}", opts.out.display());
     let failed = rows.iter().filter(|r| r.check.is_err()).count();
-    if failed > 0 {
-        eprintln!("gpu_bench: {failed} check(s) FAILED");
+    if failed > 0 || !aborted.is_empty() {
+        eprintln!(
+            "gpu_bench: {failed} check(s) FAILED, {} size(s) aborted",
+            aborted.len()
+        );
         std::process::exit(1);
     }
 }
@@ -950,7 +976,13 @@ fn time(t: Duration) -> String {
 }
 
 /// The Markdown report: what ran where, the table, and the targets.
-fn report(opts: &Options, base: &dyn Baseline, copy: Option<f64>, rows: &[Row]) -> String {
+fn report(
+    opts: &Options,
+    base: &dyn Baseline,
+    copy: Option<f64>,
+    rows: &[Row],
+    aborted: &[(u32, String)],
+) -> String {
     let b = base.name();
     let peak = base.peak();
     let mut out = format!(
@@ -1027,6 +1059,9 @@ fn report(opts: &Options, base: &dyn Baseline, copy: Option<f64>, rows: &[Row]) 
     let failed = rows.iter().filter(|r| r.check.is_err()).count();
     if failed > 0 {
         out.push_str(&format!("* **{failed} result check(s) FAILED**\n"));
+    }
+    for (log2, message) in aborted {
+        out.push_str(&format!("* **2^{log2} ABORTED**: {message}\n"));
     }
     if opts.dry_run {
         out.push_str("\n(dry run: not a measurement)\n");
