@@ -239,7 +239,7 @@ fn setup(opts: &Options) -> Result<(Place, Box<dyn Baseline>), String> {
     })?;
     let path = library_path(opts.lib.as_deref())?;
     let cub = Cub::load(&path)?;
-    Ok((Place::Gpu(0), Box::new(cub)))
+    Ok((GPU, Box::new(cub)))
 }
 
 /// Where the CUB library is: `--lib`/`DPL_CUB_LIB`, else next to this program, else where
@@ -382,6 +382,11 @@ fn bench_size(log2: u32, opts: &Options, base: &dyn Baseline) -> Vec<Row> {
         check_sort(&keys, base),
         check_triad(&x, &y, base),
     ];
+    // Both sides read the inputs where dpl's first calls put them (panics if not there).
+    let place = dpl::current_place();
+    device_address(&x, place);
+    device_address(&y, place);
+    device_address(&keys, place);
 
     let fs: [&dyn Fn(); 8] = [
         &|| {
@@ -720,6 +725,9 @@ struct CubLib {
     _lib: libloading::Library,
 }
 
+/// The place CUB runs next to dpl.
+const GPU: Place = Place::Gpu(0);
+
 /// CUB on the GPU.
 struct Cub {
     lib: CubLib,
@@ -822,11 +830,13 @@ impl Cub {
 }
 
 /// The address of `seq`'s device copy on device 0: where dpl keeps it.
-fn device_address<T>(seq: &Seq<T>) -> usize {
+/// The address of `seq`'s device copy on `place`: where dpl keeps it (one buffer: a
+/// sequence of scalars).
+fn device_address<T>(seq: &Seq<T>, place: Place) -> usize {
     match dpl::gpu::device_buffers(seq) {
-        Some((Place::Gpu(0), [address])) => *address as usize,
+        Some((p, [address])) if p == place => *address as usize,
         other => {
-            panic!("expected one buffer on Gpu(0) (uploaded by dpl's first call), found {other:?}")
+            panic!("expected one buffer on {place} (uploaded by dpl's first call), found {other:?}")
         }
     }
 }
@@ -914,7 +924,7 @@ impl Baseline for Cub {
     fn sum(&self, x: &Seq<f32>) -> f32 {
         let mut s = 0f32;
         // SAFETY: dpl's buffer holds `x.len()` f32s on the device; `s` is a valid out-pointer.
-        let code = unsafe { (self.lib.sum)(device_address(x) as *const f32, x.len(), &mut s) };
+        let code = unsafe { (self.lib.sum)(device_address(x, GPU) as *const f32, x.len(), &mut s) };
         self.must("dcb_sum_f32", code);
         s
     }
@@ -922,8 +932,13 @@ impl Baseline for Cub {
     fn scan(&self, x: &Seq<f32>) {
         let out = self.out(x.len() * 4);
         // SAFETY: dpl's buffer and the output hold `x.len()` f32s on the device.
-        let code =
-            unsafe { (self.lib.scan)(device_address(x) as *const f32, out as *mut f32, x.len()) };
+        let code = unsafe {
+            (self.lib.scan)(
+                device_address(x, GPU) as *const f32,
+                out as *mut f32,
+                x.len(),
+            )
+        };
         self.must("dcb_scan_f32", code);
     }
 
@@ -932,7 +947,7 @@ impl Baseline for Cub {
         // SAFETY: dpl's buffer and the output hold `keys.len()` u32s on the device.
         let code = unsafe {
             (self.lib.sort)(
-                device_address(keys) as *const u32,
+                device_address(keys, GPU) as *const u32,
                 out as *mut u32,
                 keys.len(),
             )
@@ -946,8 +961,8 @@ impl Baseline for Cub {
         // SAFETY: dpl's two buffers and the output hold `x.len()` f32s on the device.
         let code = unsafe {
             (self.lib.triad)(
-                device_address(x) as *const f32,
-                device_address(y) as *const f32,
+                device_address(x, GPU) as *const f32,
+                device_address(y, GPU) as *const f32,
                 out as *mut f32,
                 a,
                 x.len(),
