@@ -57,6 +57,24 @@ cudaError_t reserve(Temp& t, size_t items, size_t needed) {
 // CUB takes the number of items as an `int` here; larger inputs are refused.
 bool too_large(size_t n) { return n > static_cast<size_t>(INT32_MAX); }
 
+// Runs a CUB device-wide algorithm on `n` items: `run(temp, bytes, items)` is its call.
+// The first call for a size asks CUB how much temporary storage it needs (`temp` null) and
+// reserves it in `t`; every call then runs with that storage.
+template <typename Run>
+cudaError_t with_temp(Temp& t, size_t n, Run run) {
+  if (too_large(n)) return cudaErrorInvalidValue;
+  int items = static_cast<int>(n);
+  if (t.items != n || t.ptr == nullptr) {
+    size_t needed = 0;
+    cudaError_t e = run(nullptr, needed, items);
+    if (e != cudaSuccess) return e;
+    e = reserve(t, n, needed);
+    if (e != cudaSuccess) return e;
+  }
+  size_t bytes = t.needed;
+  return run(t.ptr, bytes, items);
+}
+
 // out[i] = x[i] + a * y[i], four floats per thread. The product and the sum are rounded
 // separately (no fused multiply-add), as dpl and plain Rust compute them, so the results
 // agree to the bit.
@@ -173,53 +191,27 @@ DCB_API int dcb_copy(void* dst, const void* src, size_t bytes) {
 // The sum of x[0..n] into *result on the host: cub::DeviceReduce::Sum, then the 4-byte
 // read-back (which waits), as a dpl call returning an f32 does.
 DCB_API int dcb_sum_f32(const float* x, size_t n, float* result) {
-  if (too_large(n)) return cudaErrorInvalidValue;
-  int items = static_cast<int>(n);
-  cudaError_t e;
-  if (reduce_temp.items != n || reduce_temp.ptr == nullptr) {
-    size_t needed = 0;
-    e = cub::DeviceReduce::Sum(nullptr, needed, x, reduce_out, items);
-    if (e != cudaSuccess) return e;
-    e = reserve(reduce_temp, n, needed);
-    if (e != cudaSuccess) return e;
-  }
-  size_t bytes = reduce_temp.needed;
-  e = cub::DeviceReduce::Sum(reduce_temp.ptr, bytes, x, reduce_out, items);
+  if (reduce_out == nullptr) return cudaErrorInitializationError;  // dcb_init first
+  cudaError_t e = with_temp(reduce_temp, n, [&](void* temp, size_t& bytes, int items) {
+    return cub::DeviceReduce::Sum(temp, bytes, x, reduce_out, items);
+  });
   if (e != cudaSuccess) return e;
   return cudaMemcpy(result, reduce_out, sizeof(float), cudaMemcpyDeviceToHost);
 }
 
 // out[i] = x[0] + ... + x[i]: cub::DeviceScan::InclusiveSum (asynchronous).
 DCB_API int dcb_scan_f32(const float* x, float* out, size_t n) {
-  if (too_large(n)) return cudaErrorInvalidValue;
-  int items = static_cast<int>(n);
-  cudaError_t e;
-  if (scan_temp.items != n || scan_temp.ptr == nullptr) {
-    size_t needed = 0;
-    e = cub::DeviceScan::InclusiveSum(nullptr, needed, x, out, items);
-    if (e != cudaSuccess) return e;
-    e = reserve(scan_temp, n, needed);
-    if (e != cudaSuccess) return e;
-  }
-  size_t bytes = scan_temp.needed;
-  return cub::DeviceScan::InclusiveSum(scan_temp.ptr, bytes, x, out, items);
+  return with_temp(scan_temp, n, [&](void* temp, size_t& bytes, int items) {
+    return cub::DeviceScan::InclusiveSum(temp, bytes, x, out, items);
+  });
 }
 
 // `out` = the keys of `keys` in ascending order, `keys` left as it is:
 // cub::DeviceRadixSort::SortKeys over all 32 bits (asynchronous).
 DCB_API int dcb_sort_u32(const unsigned* keys, unsigned* out, size_t n) {
-  if (too_large(n)) return cudaErrorInvalidValue;
-  int items = static_cast<int>(n);
-  cudaError_t e;
-  if (sort_temp.items != n || sort_temp.ptr == nullptr) {
-    size_t needed = 0;
-    e = cub::DeviceRadixSort::SortKeys(nullptr, needed, keys, out, items);
-    if (e != cudaSuccess) return e;
-    e = reserve(sort_temp, n, needed);
-    if (e != cudaSuccess) return e;
-  }
-  size_t bytes = sort_temp.needed;
-  return cub::DeviceRadixSort::SortKeys(sort_temp.ptr, bytes, keys, out, items);
+  return with_temp(sort_temp, n, [&](void* temp, size_t& bytes, int items) {
+    return cub::DeviceRadixSort::SortKeys(temp, bytes, keys, out, items);
+  });
 }
 
 // out[i] = x[i] + a * y[i] (asynchronous): 16-byte loads and stores when the three
