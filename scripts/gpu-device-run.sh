@@ -36,18 +36,22 @@ if [ ! -f "$ROOT/Cargo.toml" ] || [ ! -d "$ROOT/dpl-cuda" ]; then
     exit 2
 fi
 
-# The binaries travel compressed (xz).
-for f in "$PACK"/bin/*.xz; do
-    [ -e "$f" ] || continue
-    if command -v xz >/dev/null; then
-        xz -df "$f"
+# The binaries travel compressed (xz): unpacked into a scratch folder, the pack unchanged.
+BIN="$(mktemp -d "${TMPDIR:-/tmp}/dpl-device-bin.XXXXXX")"
+trap 'rm -rf "$BIN"' EXIT
+for f in "$PACK"/bin/*; do
+    name=$(basename "$f" .xz)
+    if [ "$f" = "$PACK/bin/$name" ]; then
+        cp "$f" "$BIN/$name"
+    elif command -v xz >/dev/null; then
+        xz -dc "$f" >"$BIN/$name"
     else
         python3 -c 'import lzma, shutil, sys
-with lzma.open(sys.argv[1]) as i, open(sys.argv[1][:-3], "wb") as o:
-    shutil.copyfileobj(i, o)' "$f" && rm -f "$f"
-    fi
+with lzma.open(sys.argv[1]) as i, open(sys.argv[2], "wb") as o:
+    shutil.copyfileobj(i, o)' "$f" "$BIN/$name"
+    fi || { echo "run.sh: cannot unpack $f"; exit 2; }
 done
-chmod +x "$PACK"/bin/* 2>/dev/null
+chmod +x "$BIN"/*
 
 # cuda_driver's cubin test assembles with ptxas when one is found.
 if [ -z "${DPL_PTXAS:-}" ] && command -v ptxas >/dev/null; then
@@ -109,26 +113,26 @@ main() {
     step nvidia-smi "$ROOT" 30 nvidia-smi
 
     # The benchmark first: it is what the device time is for. Its report is in $OUT.
-    step gpu-bench "$ROOT" 200 "$PACK/bin/gpu_bench" --out "$OUT/gpu-bench.md" \
-        --lib "$PACK/bin/libdpl_cub_bench.so"
+    step gpu-bench "$ROOT" 200 "$BIN/gpu_bench" --out "$OUT/gpu-bench.md" \
+        --lib "$BIN/libdpl_cub_bench.so"
     [ -f "$OUT/gpu-bench.md" ] && cat "$OUT/gpu-bench.md"
 
     # The GPU variants of the suites, in the repository root as cargo would run them.
     for t in $(cat "$PACK/gpu-tests.txt"); do
-        step "test-$t" "$ROOT" 120 "$PACK/bin/$t" --ignored gpu
+        step "test-$t" "$ROOT" 120 "$BIN/$t" --ignored gpu
     done
     # dpl-cuda's driver against the device (the stand-in driver's tests need cargo: skipped).
-    if [ -x "$PACK/bin/cuda_driver" ]; then
+    if [ -x "$BIN/cuda_driver" ]; then
         step test-cuda_driver "$ROOT/dpl-cuda" 120 env DPL_REQUIRE_GPU=1 \
-            "$PACK/bin/cuda_driver" --skip fake
+            "$BIN/cuda_driver" --skip fake
     fi
 
-    step demo "$ROOT" 120 env DEMO_N=16777216 "$PACK/bin/demo"
+    step demo "$ROOT" 120 env DEMO_N=16777216 "$BIN/demo"
     [ -f "$LOGS/demo.log" ] && cp "$LOGS/demo.log" "$OUT/demo.txt"
 
     # Suites that loop over the places: the GPU joins them with DPL_TEST_GPU.
     for t in $(cat "$PACK/place-tests.txt"); do
-        step "test-$t-places" "$ROOT" 120 env DPL_TEST_GPU=1 "$PACK/bin/$t"
+        step "test-$t-places" "$ROOT" 120 env DPL_TEST_GPU=1 "$BIN/$t"
     done
 
     echo "| total | $([ $FAILED -eq 0 ] && echo ok || echo '**FAILED**') | $((SECONDS)) | | | |" \
