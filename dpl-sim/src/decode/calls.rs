@@ -50,6 +50,21 @@ pub(super) fn recursive_functions(m: &PtxModule) -> HashSet<String> {
 }
 
 impl Dec<'_> {
+    /// The local-frame offset of an argument `.param` of the built-in function `name`
+    /// (`vprintf`, `__assertfail`), which `needs` its arguments.
+    fn builtin_arg(&self, o: Option<&Operand>, name: &str, needs: &str, line: u32) -> Result<u32> {
+        match o {
+            Some(Operand::Name(n)) => match self.lookup(n) {
+                Some(Sym::LParam(off) | Sym::Local(off)) => Ok(off),
+                _ => perr(
+                    line,
+                    format!("{name} argument `{n}` must be a `.param` variable"),
+                ),
+            },
+            _ => perr(line, format!("{name} needs {needs}")),
+        }
+    }
+
     /// Emits the recursive functions called so far (and those they call) after the kernel,
     /// then fills in the calls.
     pub(super) fn emit_out_of_line(&mut self) -> Result<()> {
@@ -133,18 +148,7 @@ impl Dec<'_> {
         if name == "vprintf" && f.body.is_none() {
             // printf: the format string and argument buffer pointers are in the argument
             // `.param`s, which live in local memory.
-            let off = |o: Option<&Operand>| -> Result<u32> {
-                match o {
-                    Some(Operand::Name(n)) => match self.lookup(n) {
-                        Some(Sym::LParam(off) | Sym::Local(off)) => Ok(off),
-                        _ => perr(
-                            line,
-                            format!("vprintf argument `{n}` must be a `.param` variable"),
-                        ),
-                    },
-                    _ => perr(line, "vprintf needs a format and an argument buffer"),
-                }
-            };
+            let off = |o| self.builtin_arg(o, name, "a format and an argument buffer", line);
             let fmt = off(args.first())?;
             let buf = off(args.get(1))?;
             let ret = match rets.first() {
@@ -165,21 +169,8 @@ impl Dec<'_> {
         }
         if name == "__assertfail" && f.body.is_none() {
             // assert(): message, file, line, function, char size.
-            let off = |o: Option<&Operand>| -> Result<u32> {
-                match o {
-                    Some(Operand::Name(n)) => match self.lookup(n) {
-                        Some(Sym::LParam(off) | Sym::Local(off)) => Ok(off),
-                        _ => perr(
-                            line,
-                            format!("__assertfail argument `{n}` must be a `.param` variable"),
-                        ),
-                    },
-                    _ => perr(
-                        line,
-                        "__assertfail needs message, file, line and function arguments",
-                    ),
-                }
-            };
+            let needs = "message, file, line and function arguments";
+            let off = |o| self.builtin_arg(o, name, needs, line);
             let op = Op::AssertFail {
                 msg: off(args.first())?,
                 file: off(args.get(1))?,

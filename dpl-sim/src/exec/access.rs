@@ -55,13 +55,7 @@ pub(super) fn locate(
     let (sp, a) = match space {
         MemSpace::Generic => {
             let s = generic_space(addr);
-            let a = match s {
-                MemSpace::Shared => addr - SHARED_WINDOW,
-                MemSpace::Local => addr - LOCAL_WINDOW,
-                MemSpace::Param => addr - PARAM_WINDOW,
-                _ => addr,
-            };
-            (s, a)
+            (s, addr - window(s))
         }
         s => (s, addr),
     };
@@ -255,42 +249,19 @@ impl Worker {
             });
             return Ok(());
         }
-        let shared_len = self.shared.len();
-        let mut addrs = [0u64; 32];
-        let mut locs = [Loc::Shared(0); 32];
-        let mut gmask = 0u32;
-        let mut smask = 0u32;
-        let mut res = Ok(());
-        lanes(m, |lane| {
-            if res.is_err() {
-                return;
-            }
-            let a = Self::read_s(&w.regs, base, lane).wrapping_add(off as u64);
-            addrs[lane] = a;
-            match locate(l, shared_len, w, space, a, total, lane, false) {
-                Ok(loc) => {
-                    match loc {
-                        Loc::Global(..) if space != MemSpace::Const => gmask |= 1 << lane,
-                        Loc::Shared(_) => smask |= 1 << lane,
-                        _ => {}
-                    }
-                    locs[lane] = loc;
-                }
-                Err(f) => res = Err(f),
-            }
-        });
-        res?;
-        if gmask != 0 {
-            self.count_global_load(&addrs, gmask, total);
+        let located = self.locate_lanes(l, w, space, base, off, m, total, false)?;
+        // `ld.const` is not counted.
+        if located.global != 0 && space != MemSpace::Const {
+            self.count_global_load(&located.addrs, located.global, total);
         }
-        if smask != 0 {
+        if located.shared != 0 {
             self.report.shared_load_requests += 1;
-            self.report.bank_conflicts += bank_conflicts(&locs, smask, total);
+            self.report.bank_conflicts += bank_conflicts(&located.locs, located.shared, total);
         }
         lanes(m, |lane| {
             for (e, d) in ds.iter().enumerate().take(n as usize) {
                 let at = e as u64 * esize as u64;
-                let raw = match locs[lane] {
+                let raw = match located.locs[lane] {
                     Loc::Global(i, o) => l.global.allocs[i].load(o + at, esize.min(8)),
                     Loc::Shared(o) => read_bytes(&self.shared, o + at as usize, esize),
                     Loc::Local(o) => read_bytes(&w.local, o + at as usize, esize),
@@ -353,43 +324,19 @@ impl Worker {
             });
             return Ok(());
         }
-        let shared_len = self.shared.len();
-        let mut addrs = [0u64; 32];
-        let mut locs = [Loc::Shared(0); 32];
-        let mut gmask = 0u32;
-        let mut smask = 0u32;
-        let mut res = Ok(());
-        lanes(m, |lane| {
-            if res.is_err() {
-                return;
-            }
-            let a = Self::read_s(&w.regs, base, lane).wrapping_add(off as u64);
-            addrs[lane] = a;
-            match locate(l, shared_len, w, space, a, total, lane, true) {
-                Ok(loc) => {
-                    match loc {
-                        Loc::Global(..) => gmask |= 1 << lane,
-                        Loc::Shared(_) => smask |= 1 << lane,
-                        _ => {}
-                    }
-                    locs[lane] = loc;
-                }
-                Err(f) => res = Err(f),
-            }
-        });
-        res?;
-        if gmask != 0 {
-            self.count_global_store(&addrs, gmask, total);
+        let located = self.locate_lanes(l, w, space, base, off, m, total, true)?;
+        if located.global != 0 {
+            self.count_global_store(&located.addrs, located.global, total);
         }
-        if smask != 0 {
+        if located.shared != 0 {
             self.report.shared_store_requests += 1;
-            self.report.bank_conflicts += bank_conflicts(&locs, smask, total);
+            self.report.bank_conflicts += bank_conflicts(&located.locs, located.shared, total);
         }
         lanes(m, |lane| {
             for (e, src) in srcs.iter().enumerate().take(n as usize) {
                 let at = e as u64 * esize as u64;
                 let v = Self::read_s(&w.regs, *src, lane);
-                match locs[lane] {
+                match located.locs[lane] {
                     Loc::Global(i, o) => l.global.allocs[i].store(o + at, esize, v),
                     Loc::Shared(o) => write_bytes(&mut self.shared, o + at as usize, esize, v),
                     Loc::Local(o) => write_bytes(&mut w.local, o + at as usize, esize, v),
@@ -483,17 +430,83 @@ pub(super) enum Loc {
     Param(usize),
 }
 
+/// Where the active lanes of a warp access go (the general path of loads and stores).
+struct Located {
+    /// Each lane's address.
+    addrs: [u64; 32],
+    /// Each lane's location.
+    locs: [Loc; 32],
+    /// The lanes in global (or `.const`) memory.
+    global: u32,
+    /// The lanes in shared memory.
+    shared: u32,
+}
+
+impl Worker {
+    /// Locates each active lane's access of `size` bytes at `base + off`; faults at the
+    /// first lane (in lane order) whose access is misaligned or out of bounds.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn locate_lanes(
+        &self,
+        l: &Launch<'_>,
+        w: &mut Warp,
+        space: MemSpace,
+        base: Src,
+        off: i64,
+        m: u32,
+        size: u32,
+        write: bool,
+    ) -> FResult<Located> {
+        let shared_len = self.shared.len();
+        let mut at = Located {
+            addrs: [0; 32],
+            locs: [Loc::Shared(0); 32],
+            global: 0,
+            shared: 0,
+        };
+        let mut res = Ok(());
+        lanes(m, |lane| {
+            if res.is_err() {
+                return;
+            }
+            let a = Self::read_s(&w.regs, base, lane).wrapping_add(off as u64);
+            at.addrs[lane] = a;
+            match locate(l, shared_len, w, space, a, size, lane, write) {
+                Ok(loc) => {
+                    match loc {
+                        Loc::Global(..) => at.global |= 1 << lane,
+                        Loc::Shared(_) => at.shared |= 1 << lane,
+                        _ => {}
+                    }
+                    at.locs[lane] = loc;
+                }
+                Err(f) => res = Err(f),
+            }
+        });
+        res.map(|()| at)
+    }
+}
+
+/// The base of a state space's window of generic addresses (0 for global memory, whose
+/// generic addresses are its own).
+#[inline]
+pub(super) fn window(space: MemSpace) -> u64 {
+    match space {
+        MemSpace::Shared => SHARED_WINDOW,
+        MemSpace::Local => LOCAL_WINDOW,
+        MemSpace::Param => PARAM_WINDOW,
+        _ => 0,
+    }
+}
+
+/// The state space of a generic address.
 #[inline]
 pub(super) fn generic_space(a: u64) -> MemSpace {
-    if (SHARED_WINDOW..SHARED_WINDOW + WINDOW_SIZE).contains(&a) {
-        MemSpace::Shared
-    } else if (LOCAL_WINDOW..LOCAL_WINDOW + WINDOW_SIZE).contains(&a) {
-        MemSpace::Local
-    } else if (PARAM_WINDOW..PARAM_WINDOW + WINDOW_SIZE).contains(&a) {
-        MemSpace::Param
-    } else {
-        MemSpace::Global
-    }
+    [MemSpace::Shared, MemSpace::Local, MemSpace::Param]
+        .into_iter()
+        .find(|&s| (window(s)..window(s) + WINDOW_SIZE).contains(&a))
+        .unwrap_or(MemSpace::Global)
 }
 
 #[inline]

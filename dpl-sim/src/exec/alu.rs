@@ -99,6 +99,8 @@ pub(super) fn int_op(
     let b = canon(ty, b);
     let sx = |v: u64| -> i128 { if signed { v as i64 as i128 } else { v as i128 } };
     let wrap = |v: i128| -> u64 { canon(ty, v as u64 & msk) };
+    // The low 24 bits of an operand of `mul24`/`mad24`.
+    let low24 = |v: u64| i128::from(field(v, 24, 0, signed));
     let r = match op {
         IntOp::Add => wrap(sx(a) + sx(b)),
         IntOp::Sub => wrap(sx(a) - sx(b)),
@@ -141,36 +143,8 @@ pub(super) fn int_op(
             let p = sx(a) * sx(b);
             canon(ty.widened(), p as u64 & mask_of(bits * 2))
         }
-        IntOp::Mul24Lo => {
-            let x = sx(a & 0xff_ffff)
-                - if signed && a & 0x80_0000 != 0 {
-                    1 << 24
-                } else {
-                    0
-                };
-            let y = sx(b & 0xff_ffff)
-                - if signed && b & 0x80_0000 != 0 {
-                    1 << 24
-                } else {
-                    0
-                };
-            wrap(x * y)
-        }
-        IntOp::Mul24Hi => {
-            let x = (a & 0xff_ffff) as i128
-                - if signed && a & 0x80_0000 != 0 {
-                    1 << 24
-                } else {
-                    0
-                };
-            let y = (b & 0xff_ffff) as i128
-                - if signed && b & 0x80_0000 != 0 {
-                    1 << 24
-                } else {
-                    0
-                };
-            wrap((x * y) >> 16)
-        }
+        IntOp::Mul24Lo => wrap(low24(a) * low24(b)),
+        IntOp::Mul24Hi => wrap((low24(a) * low24(b)) >> 16),
         IntOp::MadLo => wrap(sx(a).wrapping_mul(sx(b)).wrapping_add(sx(canon(ty, c)))),
         IntOp::MadHi => wrap(sx(mul_hi(a, b, bits, signed, msk)) + sx(canon(ty, c))),
         IntOp::MadHiSat => {
@@ -188,21 +162,7 @@ pub(super) fn int_op(
             };
             canon(wt, (p + cv) as u64 & mask_of(bits * 2))
         }
-        IntOp::Mad24Lo => {
-            let x = (a & 0xff_ffff) as i128
-                - if signed && a & 0x80_0000 != 0 {
-                    1 << 24
-                } else {
-                    0
-                };
-            let y = (b & 0xff_ffff) as i128
-                - if signed && b & 0x80_0000 != 0 {
-                    1 << 24
-                } else {
-                    0
-                };
-            wrap(x * y + sx(canon(ty, c)))
-        }
+        IntOp::Mad24Lo => wrap(low24(a) * low24(b) + sx(canon(ty, c))),
         IntOp::Div => {
             if b & msk == 0 {
                 msk
@@ -392,19 +352,7 @@ pub(super) fn int_op(
         IntOp::Dp4a { a_signed, b_signed } => {
             let mut s = c as u32 as i64;
             for k in 0..4 {
-                let x = (a >> (8 * k)) & 0xff;
-                let y = (b >> (8 * k)) & 0xff;
-                let x = if a_signed {
-                    x as u8 as i8 as i64
-                } else {
-                    x as i64
-                };
-                let y = if b_signed {
-                    y as u8 as i8 as i64
-                } else {
-                    y as i64
-                };
-                s += x * y;
+                s += field(a, 8, k, a_signed) * field(b, 8, k, b_signed);
             }
             s as u64 & 0xffff_ffff
         }
@@ -414,26 +362,26 @@ pub(super) fn int_op(
             b_signed,
         } => {
             let mut s = c as u32 as i64;
+            let first = if hi { 2 } else { 0 };
             for k in 0..2 {
-                let x = (a >> (16 * k)) & 0xffff;
-                let y = (b >> (8 * (k + if hi { 2 } else { 0 }))) & 0xff;
-                let x = if a_signed {
-                    x as u16 as i16 as i64
-                } else {
-                    x as i64
-                };
-                let y = if b_signed {
-                    y as u8 as i8 as i64
-                } else {
-                    y as i64
-                };
-                s += x * y;
+                s += field(a, 16, k, a_signed) * field(b, 8, first + k, b_signed);
             }
             s as u64 & 0xffff_ffff
         }
         IntOp::Fns => return Err("`fns` is not supported".into()),
     };
     Ok((r, None))
+}
+
+/// The `k`-th `bits`-wide field of `v` (`mul24`, `dp4a`, ...), sign-extended when `signed`.
+#[inline]
+fn field(v: u64, bits: u32, k: u32, signed: bool) -> i64 {
+    let x = (v >> (bits * k)) & mask_of(bits);
+    if signed {
+        ((x << (64 - bits)) as i64) >> (64 - bits)
+    } else {
+        x as i64
+    }
 }
 
 /// The high half of the full product (canonical result).
@@ -498,24 +446,9 @@ pub(super) fn float_op(
                 FOp::Sin => (x as f64).sin() as f32,
                 FOp::Cos => (x as f64).cos() as f32,
                 FOp::Tanh => (x as f64).tanh() as f32,
-                FOp::Min => fpu::fmin(
-                    x,
-                    y,
-                    x.is_nan(),
-                    y.is_nan(),
-                    x.is_sign_negative(),
-                    y.is_sign_negative(),
-                )
-                .unwrap_or(f32::NAN),
-                FOp::Max => fpu::fmax(
-                    x,
-                    y,
-                    x.is_nan(),
-                    y.is_nan(),
-                    x.is_sign_negative(),
-                    y.is_sign_negative(),
-                )
-                .unwrap_or(f32::NAN),
+                FOp::Min | FOp::Max => {
+                    fpu::fminmax(x.into(), y.into(), matches!(op, FOp::Max)) as f32
+                }
                 FOp::Abs => return f32_out(x.abs(), ftz, false),
                 FOp::Neg => {
                     return (if ftz { fpu::ftz32(x) } else { x }).to_bits() as u64 ^ 0x8000_0000;
@@ -543,24 +476,7 @@ pub(super) fn float_op(
                 FOp::Sin => x.sin(),
                 FOp::Cos => x.cos(),
                 FOp::Tanh => x.tanh(),
-                FOp::Min => fpu::fmin(
-                    x,
-                    y,
-                    x.is_nan(),
-                    y.is_nan(),
-                    x.is_sign_negative(),
-                    y.is_sign_negative(),
-                )
-                .unwrap_or(f64::NAN),
-                FOp::Max => fpu::fmax(
-                    x,
-                    y,
-                    x.is_nan(),
-                    y.is_nan(),
-                    x.is_sign_negative(),
-                    y.is_sign_negative(),
-                )
-                .unwrap_or(f64::NAN),
+                FOp::Min | FOp::Max => fpu::fminmax(x, y, matches!(op, FOp::Max)),
                 FOp::Abs => return a & !(1 << 63),
                 FOp::Neg => return a ^ (1 << 63),
                 FOp::Copysign => y.copysign(x),
@@ -609,24 +525,7 @@ pub(super) fn float_op(
                 FOp::Sin => x.sin(),
                 FOp::Cos => x.cos(),
                 FOp::Tanh => x.tanh(),
-                FOp::Min => fpu::fmin(
-                    x,
-                    y,
-                    x.is_nan(),
-                    y.is_nan(),
-                    x.is_sign_negative(),
-                    y.is_sign_negative(),
-                )
-                .unwrap_or(f64::NAN),
-                FOp::Max => fpu::fmax(
-                    x,
-                    y,
-                    x.is_nan(),
-                    y.is_nan(),
-                    x.is_sign_negative(),
-                    y.is_sign_negative(),
-                )
-                .unwrap_or(f64::NAN),
+                FOp::Min | FOp::Max => fpu::fminmax(x, y, matches!(op, FOp::Max)),
                 FOp::Abs => return a & 0x7fff,
                 FOp::Neg => return (a ^ 0x8000) & 0xffff,
                 FOp::Copysign => y.copysign(x),

@@ -1,9 +1,8 @@
 //! Execution of one instruction over the active lanes of a warp.
 
-use super::access::{Loc, bank_conflicts, generic_space, locate, read_bytes, write_bytes};
+use super::access::{Loc, bank_conflicts, generic_space, locate, read_bytes, window, write_bytes};
 use super::alu::{bool_op, compare, convert, fast_int, float_op, int_op};
 use super::*;
-use crate::decode::{LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW};
 use crate::fpu;
 
 impl Worker {
@@ -330,12 +329,7 @@ impl Worker {
             }
             Op::Cvta { to, space, d, a } => {
                 let (to, space, d, a) = (*to, *space, *d, *a);
-                let base = match space {
-                    MemSpace::Shared => SHARED_WINDOW,
-                    MemSpace::Local => LOCAL_WINDOW,
-                    MemSpace::Param => PARAM_WINDOW,
-                    _ => 0,
-                };
+                let base = window(space);
                 lanes(m, |lane| {
                     let v = rd!(a, lane);
                     w.regs[idx(d, lane)] = if base == 0 {

@@ -37,6 +37,21 @@ pub(crate) struct Launch<'a> {
     pub nsms: u32,
 }
 
+impl Launch<'_> {
+    /// The fault of a launch that executed more than its limit of warp instructions.
+    fn instruction_limit(&self, lane: usize, pc: u32) -> Fault {
+        Fault {
+            kind: FaultKind::InstructionLimit,
+            lane,
+            pc,
+            detail: format!(
+                "more than {} warp instructions executed (Device::set_instruction_limit raises the limit)",
+                self.limit
+            ),
+        }
+    }
+}
+
 /// A fault inside a warp, before it is given a thread and a line.
 pub(crate) struct Fault {
     pub kind: FaultKind,

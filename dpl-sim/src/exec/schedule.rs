@@ -150,19 +150,7 @@ impl Worker {
                 }
                 // Warps that stop often (at barriers) are checked here too.
                 if l.executed.load(Relaxed) > l.limit {
-                    let detail = format!(
-                        "more than {} warp instructions executed (Device::set_instruction_limit raises the limit)",
-                        l.limit
-                    );
-                    return Err(fault_to_error(
-                        Fault {
-                            kind: FaultKind::InstructionLimit,
-                            lane: 0,
-                            pc,
-                            detail,
-                        },
-                        wi,
-                    ));
+                    return Err(fault_to_error(l.instruction_limit(0, pc), wi));
                 }
             }
             let _ = progressed;
@@ -294,15 +282,7 @@ impl Worker {
             if steps % flush_every == 0 {
                 let total = l.executed.fetch_add(flush_every, Relaxed) + flush_every;
                 if total > l.limit {
-                    break Err(Fault {
-                        kind: FaultKind::InstructionLimit,
-                        lane: gmask.trailing_zeros() as usize,
-                        pc: gpc,
-                        detail: format!(
-                            "more than {} warp instructions executed (Device::set_instruction_limit raises the limit)",
-                            l.limit
-                        ),
-                    });
+                    break Err(l.instruction_limit(gmask.trailing_zeros() as usize, gpc));
                 }
                 if l.abort.load(Relaxed) {
                     break Ok(());
