@@ -701,53 +701,24 @@ fn launch_and_load_errors() {
         dev.launch(&m, "k", [1, 1, 1], [1, 1, 1], 0, &[(&out).into()]),
         Err(Error::Arguments { .. })
     ));
-    let e = dev
-        .launch(
-            &m,
-            "k",
-            [1, 1, 1],
-            [1, 1, 1],
-            0,
-            &[1.5f64.into(), 1u32.into()],
-        )
-        .unwrap_err();
-    assert!(
-        matches!(e, Error::Arguments { .. }) && e.to_string().contains("argument 0"),
-        "{e}"
-    );
-    let e = dev
-        .launch(
-            &m,
-            "k",
-            [1, 1, 1],
-            [1, 1, 1],
-            0,
-            &[(&out).into(), 1u64.into()],
-        )
-        .unwrap_err();
-    assert!(e.to_string().contains("argument 1"), "{e}");
-    assert!(matches!(
-        dev.launch(
-            &m,
-            "k",
-            [1, 1, 1],
-            [2048, 1, 1],
-            0,
-            &[(&out).into(), 1u32.into()]
-        ),
-        Err(Error::LaunchConfig { .. })
-    ));
-    assert!(matches!(
-        dev.launch(
-            &m,
-            "k",
-            [0, 1, 1],
-            [1, 1, 1],
-            0,
-            &[(&out).into(), 1u32.into()]
-        ),
-        Err(Error::LaunchConfig { .. })
-    ));
+    // Wrong arguments and shapes: (grid, block, arguments, the error, what it says).
+    let good = || -> Vec<Arg<'_>> { vec![(&out).into(), 1u32.into()] };
+    for (grid, block, args, config, says) in [
+        (1, 1, vec![1.5f64.into(), 1u32.into()], false, "argument 0"),
+        (1, 1, vec![(&out).into(), 1u64.into()], false, "argument 1"),
+        (1, 2048, good(), true, "exceeds 1024 threads"),
+        (0, 1, good(), true, "at least 1 in every dimension"),
+    ] {
+        let e = dev
+            .launch(&m, "k", [grid, 1, 1], [block, 1, 1], 0, &args)
+            .unwrap_err();
+        let kind_ok = if config {
+            matches!(e, Error::LaunchConfig { .. })
+        } else {
+            matches!(e, Error::Arguments { .. })
+        };
+        assert!(kind_ok && e.to_string().contains(says), "{e}");
+    }
     // Launch shapes the kernel declares it cannot take.
     let shaped = format!(
         "{HEADER}.visible .entry a()\n.maxntid 64, 1, 1\n{{\n\tret;\n}}\n.visible .entry b()\n.reqntid 32, 2\n{{\n\tret;\n}}\n"
