@@ -5,6 +5,7 @@
 //! into destinations of 1 slot (every index equal), a few slots (many collisions), lengths
 //! that are not a multiple of 4 (bytes sharing a word) and as many slots as elements; an
 //! index out of range gives the interpreter's error.
+#![cfg(feature = "sim")]
 
 mod support;
 

@@ -5,6 +5,7 @@
 //! values; tuple keys (lexicographic, one radix sort per leaf from the last); tuple values;
 //! sorts of computed elements and the errors of their element functions; blocks run by 8
 //! host threads.
+#![cfg(feature = "sim")]
 
 mod support;
 
