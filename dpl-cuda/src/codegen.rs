@@ -2633,29 +2633,25 @@ impl<'f> Gen<'f> {
         let ptrs = Self::temp_ptrs(&mut k, &outs);
         // Rows read as `x[i]` (i the element's index) of captured nested sequences.
         let p0 = soac.elem.params[0];
-        let rows: Vec<VarId> = soac
-            .elem
-            .body
-            .stmts
-            .iter()
-            .filter_map(|st| match &st.expr {
-                // Only reads in range by construction (a checked one may be past the end
-                // of `seq`'s offsets, which the prefetch must not read).
-                Expr::Index {
-                    seq,
-                    index,
-                    checked: None,
-                } if *index == p0
-                    && soac.elem.captures.contains(seq)
-                    && matches!(self.ty(*seq).elem(), Some(Type::Seq(_))) =>
-                {
-                    Some(*seq)
-                }
-                _ => None,
-            })
-            .collect::<HashSet<_>>()
-            .into_iter()
-            .collect();
+        // In the order of the first read of each (not a hash set's order: the PTX text
+        // must not change from one compilation to the next).
+        let mut rows: Vec<VarId> = Vec::new();
+        for st in &soac.elem.body.stmts {
+            // Only reads in range by construction (a checked one may be past the end of
+            // `seq`'s offsets, which the prefetch must not read).
+            if let Expr::Index {
+                seq,
+                index,
+                checked: None,
+            } = &st.expr
+                && *index == p0
+                && soac.elem.captures.contains(seq)
+                && matches!(self.ty(*seq).elem(), Some(Type::Seq(_)))
+                && !rows.contains(seq)
+            {
+                rows.push(*seq);
+            }
+        }
         let ntid = k.reg(Scalar::U32);
         k.ins(format!("mov.u32 {ntid}, %ntid.x"));
         let ncta = k.reg(Scalar::U32);
