@@ -1,0 +1,110 @@
+//! Run-time checks inside kernels: where a failed check goes ([`Ctx`]), the error record
+//! ([`Gen::record`]: the smallest failing key wins, report mode writes the site and its
+//! values) and the index widening the bounds checks use.
+
+use super::*;
+
+/// Where failed checks go: the key of the current element (smaller keys are reported
+/// first) and the label to jump to (none: go on with an unspecified value).
+#[derive(Clone, Debug)]
+pub(super) struct Ctx {
+    pub(super) key: Reg,
+    pub(super) fail: Option<String>,
+}
+
+impl<'f> Gen<'f> {
+    /// `report != 0`: the kernel runs in report mode (see [`Gen::record`]).
+    pub(super) fn report_mode(k: &mut Kernel, c: &Common) -> Reg {
+        let rep = k.reg(Scalar::Bool);
+        k.ins(format!("setp.ne.u64 {rep}, {}, 0", c.report));
+        rep
+    }
+
+    /// A context recording failures with the row's key and going on (in code no check
+    /// can fail in, or where the group cannot leave: its collective steps).
+    pub(super) fn no_fail(grp: &Group) -> Ctx {
+        Ctx {
+            key: grp.key.clone(),
+            fail: None,
+        }
+    }
+
+    /// If `bad` holds: records the failure at `site` for the current key and jumps to the
+    /// context's fail label.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn check(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        ctx: &Ctx,
+        bad: &Reg,
+        kind: SiteKind,
+        origin: Origin,
+        span: u32,
+        signed: bool,
+        a: &Reg,
+        b: &Reg,
+    ) {
+        let site = self.sites.len() as u64;
+        self.sites.push(ErrorSite {
+            kind,
+            origin,
+            span,
+            signed,
+        });
+        let ok = k.label();
+        k.ins(format!("@!{bad} bra {ok}"));
+        self.record(k, c, ctx, site, a, b);
+        if let Some(l) = &ctx.fail {
+            k.ins(format!("bra {l}"));
+        }
+        k.place(&ok);
+    }
+
+    /// Records a failure: the error record's first word keeps the bitwise negation of the
+    /// smallest failing key (`atom.max`, 0 = no failure). In report mode (the report key
+    /// parameter is that negation), the thread with that key also writes the site and the
+    /// two values; the first site it reaches wins (`atom.cas` on the site word).
+    fn record(&mut self, k: &mut Kernel, c: &Common, ctx: &Ctx, site: u64, a: &Reg, b: &Reg) {
+        let nk = k.reg(Scalar::U64);
+        k.ins(format!("not.b64 {nk}, {}", ctx.key));
+        k.ins(format!("red.global.max.u64 [{}], {nk}", c.err));
+        let other = k.reg(Scalar::Bool);
+        k.ins(format!("setp.ne.u64 {other}, {nk}, {}", c.report));
+        let skip = k.label();
+        k.ins(format!("@{other} bra {skip}"));
+        let (sid, old) = (k.reg(Scalar::U64), k.reg(Scalar::U64));
+        k.ins(format!("mov.u64 {sid}, {}", site + 1));
+        k.ins(format!(
+            "atom.global.cas.b64 {old}, [{}+8], 0, {sid}",
+            c.err
+        ));
+        let taken = k.reg(Scalar::Bool);
+        k.ins(format!("setp.ne.u64 {taken}, {old}, 0"));
+        k.ins(format!("@{taken} bra {skip}"));
+        k.ins(format!("st.global.u64 [{}+16], {a}", c.err));
+        k.ins(format!("st.global.u64 [{}+24], {b}", c.err));
+        k.place(&skip);
+    }
+
+    /// An index register of any integer type as `u64` (sign-extended when signed, so a
+    /// negative index is out of range of every length).
+    pub(super) fn widen_index(&mut self, k: &mut Kernel, r: &Reg) -> Reg {
+        match r.ty {
+            Scalar::I32 => {
+                let d = k.reg(Scalar::U64);
+                k.ins(format!("cvt.s64.s32 {d}, {r}"));
+                d
+            }
+            Scalar::U32 => {
+                let d = k.reg(Scalar::U64);
+                k.ins(format!("cvt.u64.u32 {d}, {r}"));
+                d
+            }
+            _ => Reg {
+                ty: Scalar::U64,
+                ..r.clone()
+            },
+        }
+    }
+}

@@ -1,0 +1,163 @@
+//! Indexing: elements of sequences in memory, rows of nested sequences (views, from
+//! offsets or strided), elements of lazy sequences and of sequences an `if` chose.
+
+use super::*;
+
+impl<'f> Gen<'f> {
+    /// The row `start..stop` of a nested sequence whose leaves are at `ptrs`.
+    pub(super) fn row_view(
+        &mut self,
+        k: &mut Kernel,
+        ptrs: &[Reg],
+        elem: &Type,
+        start: &Reg,
+        stop: &Reg,
+        step: Option<Reg>,
+    ) -> R<KVal> {
+        let Some(inner) = elem.elem() else {
+            return unsupported("rows of a flat sequence (internal)");
+        };
+        let ls = leaves(inner)?;
+        let len = k.reg(Scalar::Usize);
+        k.ins(format!("sub.s64 {len}, {stop}, {start}"));
+        let rows = ptrs
+            .iter()
+            .zip(&ls)
+            .map(|(p, &l)| Self::addr(k, p, start, l))
+            .collect();
+        Ok(KVal::Seq {
+            ptrs: rows,
+            len,
+            elem: inner.clone(),
+            offs: None,
+            layout: None,
+            step,
+        })
+    }
+
+    /// For a strided matrix (the layout's flag set), replaces the bounds of row `i` (`start`,
+    /// `stop`, element positions in the leaves) with `i * rs` and `i * rs + cols`.
+    pub(in crate::codegen) fn strided_bounds(
+        k: &mut Kernel,
+        l: &RowLayout,
+        i: &Reg,
+        start: &Reg,
+        stop: &Reg,
+    ) {
+        let (strided, _) = l.strided(k);
+        let (rs, cols) = (l.load(k, 1), l.load(k, 3));
+        let s = k.reg(Scalar::U64);
+        k.ins(format!("mul.lo.u64 {s}, {i}, {rs}"));
+        let e = k.reg(Scalar::U64);
+        k.ins(format!("add.s64 {e}, {s}, {cols}"));
+        k.ins(format!("selp.b64 {start}, {s}, {start}, {strided}"));
+        k.ins(format!("selp.b64 {stop}, {e}, {stop}, {strided}"));
+    }
+
+    /// The distance between consecutive elements of a row: `cs` for a strided matrix, 1
+    /// for rows found from offsets (the host passes either in field 2).
+    pub(super) fn row_step(k: &mut Kernel, l: &RowLayout) -> Reg {
+        l.load(k, 2)
+    }
+
+    /// Element `i` (a `u64`, in range) of a sequence value.
+    pub(in crate::codegen) fn index(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        env: &mut Env,
+        sv: &KVal,
+        i: &Reg,
+        ctx: &Ctx,
+    ) -> R<KVal> {
+        match sv {
+            KVal::Seq {
+                ptrs,
+                elem,
+                offs: None,
+                step,
+                ..
+            } => {
+                let ls = leaves(elem)?;
+                let regs = match step {
+                    Some(st) => {
+                        let at = k.reg(Scalar::U64);
+                        k.ins(format!("mul.lo.u64 {at}, {i}, {st}"));
+                        self.load_leaves(k, ptrs, &at, &ls)
+                    }
+                    None => self.load_leaves(k, ptrs, i, &ls),
+                };
+                unflatten(elem, &mut regs.into_iter())
+            }
+            KVal::Seq {
+                ptrs,
+                elem,
+                offs: Some(o),
+                layout,
+                ..
+            } => {
+                // A row: a view into the leaves, from offs[i] to offs[i + 1] (or strided).
+                let a = Self::addr(k, o, i, Scalar::U64);
+                let start = k.reg(Scalar::U64);
+                let stop = k.reg(Scalar::U64);
+                match layout {
+                    Some(l) => {
+                        k.ins(format!("mov.u64 {start}, 0"));
+                        k.ins(format!("mov.u64 {stop}, 0"));
+                        let (_, off) = l.strided(k);
+                        k.ins(format!("@{off} ld.global.u64 {start}, [{a}]"));
+                        k.ins(format!("@{off} ld.global.u64 {stop}, [{a}+8]"));
+                        Self::strided_bounds(k, l, i, &start, &stop);
+                        let step = Self::row_step(k, l);
+                        self.row_view(k, ptrs, elem, &start, &stop, Some(step))
+                    }
+                    None => {
+                        k.ins(format!("ld.global.u64 {start}, [{a}]"));
+                        k.ins(format!("ld.global.u64 {stop}, [{a}+8]"));
+                        self.row_view(k, ptrs, elem, &start, &stop, None)
+                    }
+                }
+            }
+            KVal::Cur { idx, val, .. } if idx.name == i.name => Ok((**val).clone()),
+            KVal::Cond(cs) => {
+                let Some(Type::Seq(elem)) = type_at(self.ty(cs.then.result), &cs.path) else {
+                    return unsupported("an `if` of sequences without a sequence type (internal)");
+                };
+                let out: Vec<Reg> = leaves(elem)?.iter().map(|&s| k.reg(s)).collect();
+                self.branch_seq(k, c, env, cs, ctx, &mut |g, k, env, v| {
+                    let e = g.index(k, c, env, &v, i, ctx)?.flatten()?;
+                    for (d, s) in out.iter().zip(&e) {
+                        Self::mov(k, d, s);
+                    }
+                    Ok(())
+                })?;
+                unflatten(elem, &mut out.into_iter())
+            }
+            KVal::Lazy(l) | KVal::Cur { of: l, .. } => match &l.soac.kind {
+                SoacKind::Map if self.streamed_source(env, &l.soac).is_none() => {
+                    self.elem(k, c, env, &l.soac.elem.clone(), i, ctx)
+                }
+                _ => {
+                    // Stream up to position i and keep that element.
+                    let ls = leaves(&l.elem_ty)?;
+                    let out: Vec<Reg> = ls.iter().map(|&s| k.reg(s)).collect();
+                    let saved = env.get(&l.var).cloned();
+                    self.stream(k, c, env, l, ctx, &mut |_, k, _, j, e| {
+                        let e = e.flatten()?;
+                        let hit = k.reg(Scalar::Bool);
+                        k.ins(format!("setp.eq.u64 {hit}, {j}, {i}"));
+                        for (d, s) in out.iter().zip(&e) {
+                            Self::select(k, d, &hit, s, d);
+                        }
+                        Ok(())
+                    })?;
+                    if let Some(sv) = saved {
+                        env.insert(l.var, sv);
+                    }
+                    unflatten(&l.elem_ty, &mut out.into_iter())
+                }
+            },
+            _ => unsupported("indexing a non-sequence (internal)"),
+        }
+    }
+}

@@ -1,0 +1,317 @@
+//! Writing a sequence value out: a row of a ragged result (by a thread or a group), a
+//! per-element `scatter`/`permute`, a per-thread temporary ([`Gen::materialize`]).
+
+use super::*;
+
+impl<'f> Gen<'f> {
+    /// Writes a row (an element function's result) at `base` of `ptrs` with a group:
+    /// thread `t` takes positions `t, t + width, ...` ([`Gen::stream_grouped`]), so the
+    /// stores of a chunk are consecutive. Positions past `size` (the row's length from
+    /// the sizes pass) are not written. Fails for rows a group does not produce: then the
+    /// map runs a thread per row.
+    #[allow(clippy::too_many_arguments)]
+    pub(in crate::codegen) fn write_grouped(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        env: &mut Env,
+        v: &KVal,
+        ptrs: &[Reg],
+        base: &Reg,
+        size: &Reg,
+        grp: &Group,
+    ) -> R<()> {
+        let put = |g: &mut Self, k: &mut Kernel, j: &Reg, ok: &Reg, e: KVal| -> R<()> {
+            let w = k.reg(Scalar::Bool);
+            k.ins(format!("setp.lt.and.u64 {w}, {j}, {size}, {ok}"));
+            let skip = k.label();
+            k.ins(format!("@!{w} bra {skip}"));
+            let at = k.reg(Scalar::U64);
+            k.ins(format!("add.s64 {at}, {base}, {j}"));
+            for (r, p) in e.flatten()?.iter().zip(ptrs) {
+                g.store(k, p, &at, r);
+            }
+            k.place(&skip);
+            Ok(())
+        };
+        match v {
+            KVal::Seq {
+                offs: None,
+                len,
+                elem,
+                ..
+            } => {
+                let (len, elem) = (len.clone(), elem.clone());
+                self.chunks(
+                    k,
+                    env,
+                    grp,
+                    &len,
+                    &elem,
+                    &mut |g, k, env, j, ctx| g.index(k, c, env, v, j, ctx),
+                    &mut |g, k, _env, j, ok, e| put(g, k, j, ok, e),
+                )
+            }
+            KVal::Lazy(l) | KVal::Cur { of: l, .. } => {
+                let l = l.clone();
+                self.stream_grouped(k, c, env, &l, grp, &mut |g, k, _env, j, ok, e| {
+                    put(g, k, j, ok, e)
+                })
+            }
+            _ => unsupported("this row by a group of threads"),
+        }
+    }
+
+    /// Writes the elements of a sequence value at `base`, `base + 1`, ... of `ptrs`.
+    #[allow(clippy::too_many_arguments)]
+    pub(in crate::codegen) fn write_seq(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        env: &mut Env,
+        v: &KVal,
+        ptrs: &[Reg],
+        base: &Reg,
+        ctx: &Ctx,
+    ) -> R<()> {
+        let put = |g: &mut Self, k: &mut Kernel, j: &Reg, e: KVal| -> R<()> {
+            let at = k.reg(Scalar::U64);
+            k.ins(format!("add.s64 {at}, {base}, {j}"));
+            for (r, p) in e.flatten()?.iter().zip(ptrs) {
+                g.store(k, p, &at, r);
+            }
+            Ok(())
+        };
+        match v {
+            KVal::Cond(cs) => self.branch_seq(k, c, env, cs, ctx, &mut |g, k, env, v| {
+                g.write_seq(k, c, env, &v, ptrs, base, ctx)
+            }),
+            KVal::Seq { offs: Some(_), .. } => unsupported("three levels of nesting"),
+            KVal::Seq { len, .. } => {
+                let j = k.reg(Scalar::Usize);
+                k.ins(format!("mov.u64 {j}, 0"));
+                let (top, end) = (k.label(), k.label());
+                k.place(&top);
+                let p = k.reg(Scalar::Bool);
+                k.ins(format!("setp.ge.u64 {p}, {j}, {len}"));
+                k.ins(format!("@{p} bra {end}"));
+                let e = self.index(k, c, env, v, &j, ctx)?;
+                put(self, k, &j, e)?;
+                k.ins(format!("add.s64 {j}, {j}, 1"));
+                k.ins(format!("bra {top}"));
+                k.place(&end);
+                Ok(())
+            }
+            KVal::Lazy(l) | KVal::Cur { of: l, .. } => {
+                let l = l.clone();
+                if matches!(
+                    l.soac.kind,
+                    SoacKind::Scatter { .. } | SoacKind::ScatterReduce { .. } | SoacKind::Permute
+                ) {
+                    return self.write_scattered(k, c, env, &l, ptrs, base, ctx);
+                }
+                self.stream(k, c, env, &l, ctx, &mut |g, k, _env, j, e| put(g, k, j, e))
+            }
+            _ => unsupported("a sequence was expected (internal)"),
+        }
+    }
+
+    /// Stores a per-element `scatter`/`scatter_reduce`/`permute` that is read again (not
+    /// only the element's result) in a per-thread temporary ([`KArg::Scratch`]: the
+    /// executor allocates `per` elements per leaf for every thread of the launch), and
+    /// returns it as a sequence in memory. Thread `t` (of the whole grid) uses elements
+    /// `t * per ..` of it, written as [`Gen::write_scattered`] writes a ragged result's
+    /// row (a `permute` gets per-thread duplicate flags the same way). `per`, a bound on
+    /// its length, is known before the launch ([`Gen::host_soac_len`]); when none is, the
+    /// sequence stays lazy, which suffices where it is only written out as the element's
+    /// result.
+    pub(in crate::codegen) fn materialize(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        env: &mut Env,
+        l: &Rc<LazySeq>,
+        per: Count,
+        ctx: &Ctx,
+    ) -> R<KVal> {
+        let ls = leaves(&l.elem_ty)?;
+        let scratch = |k: &mut Kernel, elem: Scalar| {
+            k.pointer(KArg::Scratch {
+                elem,
+                per_thread: per.clone(),
+            })
+        };
+        let ptrs: Vec<Reg> = ls.iter().map(|&e| scratch(k, e)).collect();
+        let owner = matches!(l.soac.kind, SoacKind::Permute).then(|| scratch(k, Scalar::Bool));
+        let base = Self::scratch_base(k, c, &per);
+        let saved = std::mem::replace(&mut self.owner, owner);
+        let written = self.write_scattered(k, c, env, l, &ptrs, &base, ctx);
+        self.owner = saved;
+        written?;
+        let len = self.seq_len(k, c, env, &KVal::Lazy(l.clone()), ctx)?;
+        let stop = k.reg(Scalar::U64);
+        k.ins(format!("add.s64 {stop}, {base}, {len}"));
+        self.row_view(
+            k,
+            &ptrs,
+            &Type::Seq(Box::new(l.elem_ty.clone())),
+            &base,
+            &stop,
+            None,
+        )
+    }
+
+    /// Where this thread's part of a per-thread temporary ([`KArg::Scratch`]) of `per`
+    /// elements per thread starts: the thread's index in the launch times `per`.
+    pub(in crate::codegen) fn scratch_base(k: &mut Kernel, c: &Common, per: &Count) -> Reg {
+        let per_reg = k.param(Scalar::U64, KArg::Count(per.clone()));
+        let (thread, base) = (k.reg(Scalar::U64), k.reg(Scalar::U64));
+        k.ins(format!(
+            "mad.lo.u64 {thread}, {}, {}, {}",
+            c.ctaid64, k.block, c.tid64
+        ));
+        k.ins(format!("mul.lo.u64 {base}, {thread}, {per_reg}"));
+        base
+    }
+
+    /// Writes a per-element `scatter` / `scatter_reduce` (a copy of `dst`, then each
+    /// `(index, value)` written or combined in order) or `permute` (each value at its
+    /// index; a second write to a position is the "appears twice" error, found with the
+    /// owner flags [`Gen::owner`] of the output) at `base` of `ptrs`, sequentially.
+    #[allow(clippy::too_many_arguments)]
+    pub(in crate::codegen) fn write_scattered(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        env: &mut Env,
+        l: &Rc<LazySeq>,
+        ptrs: &[Reg],
+        base: &Reg,
+        ctx: &Ctx,
+    ) -> R<()> {
+        let origin = origin_of(&l.soac.kind);
+        let (bound, op) = match &l.soac.kind {
+            SoacKind::Scatter { dst } | SoacKind::ScatterReduce { dst, .. } => {
+                let dv = Self::get(env, *dst)?;
+                let n = self.seq_len(k, c, env, &dv, ctx)?;
+                self.write_seq(k, c, env, &dv, ptrs, base, ctx)?;
+                let op = match &l.soac.kind {
+                    SoacKind::ScatterReduce { op, .. } => Some(op),
+                    _ => None,
+                };
+                (n, op)
+            }
+            _ => {
+                let lv = KVal::Lazy(l.clone());
+                (self.seq_len(k, c, env, &lv, ctx)?, None)
+            }
+        };
+        let Some(owner) = self.owner.clone() else {
+            if matches!(l.soac.kind, SoacKind::Permute) {
+                return unsupported("a nested `permute` outside a nested map (internal)");
+            }
+            return self.scatter_loop(k, c, env, l, ptrs, base, ctx, &bound, op, origin, None);
+        };
+        let owner = matches!(l.soac.kind, SoacKind::Permute).then_some(owner);
+        if let Some(o) = &owner {
+            // Clear this element's flags first, so a re-run (report mode) sees the same.
+            let j = k.reg(Scalar::U64);
+            k.ins(format!("mov.u64 {j}, 0"));
+            let (top, end) = (k.label(), k.label());
+            k.place(&top);
+            let p = k.reg(Scalar::Bool);
+            k.ins(format!("setp.ge.u64 {p}, {j}, {bound}"));
+            k.ins(format!("@{p} bra {end}"));
+            let at = k.reg(Scalar::U64);
+            k.ins(format!("add.s64 {at}, {base}, {j}"));
+            let a = Self::addr(k, o, &at, Scalar::Bool);
+            k.ins(format!("st.global.u8 [{a}], 0"));
+            k.ins(format!("add.s64 {j}, {j}, 1"));
+            k.ins(format!("bra {top}"));
+            k.place(&end);
+        }
+        self.scatter_loop(
+            k,
+            c,
+            env,
+            l,
+            ptrs,
+            base,
+            ctx,
+            &bound,
+            op,
+            origin,
+            owner.as_ref(),
+        )
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn scatter_loop(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        env: &mut Env,
+        l: &Rc<LazySeq>,
+        ptrs: &[Reg],
+        base: &Reg,
+        ctx: &Ctx,
+        bound: &Reg,
+        op: Option<&Lambda>,
+        origin: Origin,
+        owner: Option<&Reg>,
+    ) -> R<()> {
+        let ety = l.elem_ty.clone();
+        let ls = leaves(&ety)?;
+        let span = l.span;
+        self.for_each(k, c, env, &l.soac, ctx, &mut |g, k, env, _j, e| {
+            let (idx, signed, vals) = g.pair(k, e)?;
+            let bad = k.reg(Scalar::Bool);
+            k.ins(format!("setp.ge.u64 {bad}, {idx}, {bound}"));
+            g.check(
+                k,
+                c,
+                ctx,
+                &bad,
+                SiteKind::IndexOutOfRange,
+                origin,
+                span,
+                signed,
+                &idx,
+                bound,
+            );
+            let at = k.reg(Scalar::U64);
+            k.ins(format!("add.s64 {at}, {base}, {idx}"));
+            if let Some(o) = owner {
+                let a = Self::addr(k, o, &at, Scalar::Bool);
+                let seen = Self::ld(k, "global", &a.name, Scalar::Bool);
+                g.check(
+                    k,
+                    c,
+                    ctx,
+                    &seen,
+                    SiteKind::Duplicate,
+                    origin,
+                    span,
+                    false,
+                    &idx,
+                    bound,
+                );
+                let t = g.pconst(k, true);
+                Self::st(k, "global", &a.name, &t);
+            }
+            let vals = match op {
+                None => vals,
+                Some(op) => {
+                    let old = g.load_leaves(k, ptrs, &at, &ls);
+                    env.insert(op.params[0], unflatten(&ety, &mut old.into_iter())?);
+                    env.insert(op.params[1], unflatten(&ety, &mut vals.into_iter())?);
+                    g.block(k, c, env, &op.body, ctx)?.flatten()?
+                }
+            };
+            for (r, p) in vals.iter().zip(ptrs) {
+                g.store(k, p, &at, r);
+            }
+            Ok(())
+        })
+    }
+}

@@ -1,0 +1,389 @@
+//! Kernel setup: a new kernel with its common registers, parameters for captured
+//! variables and temporaries, the allocations, the launches, and the loops every kind of
+//! kernel uses (grid-stride, a group of threads per element, rounds).
+
+use super::*;
+
+/// The loop of a kernel with a group of threads (a warp or a block) per element
+/// ([`Gen::group_loop_head`]).
+#[derive(Clone, Debug)]
+pub(super) struct GroupLoop {
+    /// A block per element (else a warp).
+    pub(super) block: bool,
+    /// The element's index (the same in every thread of the group).
+    pub(super) i: Reg,
+    /// The step of `i`: the number of groups of the grid.
+    pub(super) stride: Reg,
+    /// The thread's position in its group.
+    pub(super) lane: Reg,
+    /// Whether the thread is the group's first.
+    pub(super) leader: Reg,
+    /// The loop's labels: its top, the next element, its end.
+    pub(super) top: String,
+    pub(super) cont: String,
+    pub(super) end: String,
+}
+
+impl<'f> Gen<'f> {
+    pub(super) fn new_kernel(&mut self, what: &str) -> (Kernel, Common) {
+        let name = format!("{}_k{}_{what}", self.base, self.kernels.len());
+        let mut k = Kernel::new(name, self.bsize());
+        let err = k.pointer(KArg::ErrorRecord);
+        let report = k.param(Scalar::U64, KArg::ReportKey);
+        let tid = k.reg(Scalar::U32);
+        k.ins(format!("mov.u32 {tid}, %tid.x"));
+        let tid64 = k.reg(Scalar::U64);
+        k.ins(format!("cvt.u64.u32 {tid64}, {tid}"));
+        let lane = k.reg(Scalar::U32);
+        k.ins(format!("and.b32 {lane}, {tid}, 31"));
+        let warp = k.reg(Scalar::U32);
+        k.ins(format!("shr.u32 {warp}, {tid}, 5"));
+        let cta = k.reg(Scalar::U32);
+        k.ins(format!("mov.u32 {cta}, %ctaid.x"));
+        let ctaid64 = k.reg(Scalar::U64);
+        k.ins(format!("cvt.u64.u32 {ctaid64}, {cta}"));
+        (
+            k,
+            Common {
+                err,
+                report,
+                tid,
+                tid64,
+                lane,
+                warp,
+                ctaid64,
+            },
+        )
+    }
+
+    pub(super) fn push_kernel(&mut self, k: Kernel) -> u32 {
+        let name = k.name.clone();
+        self.kinfo.push(KernelInfo {
+            block: k.block,
+            ..self.cur
+        });
+        self.kernels.push((name, k.finish()));
+        self.kernels.len() as u32 - 1
+    }
+
+    /// Binds a host variable (or a part of it) as kernel parameters.
+    fn bind_var(&mut self, k: &mut Kernel, v: u32, path: Vec<u32>, ty: &Type) -> R<KVal> {
+        Ok(match ty {
+            Type::Scalar(s) => KVal::S(k.param(
+                *s,
+                KArg::Scalar {
+                    var: v,
+                    path,
+                    ty: *s,
+                },
+            )),
+            Type::Tuple(ts) => KVal::Tup(
+                ts.iter()
+                    .enumerate()
+                    .map(|(i, t)| {
+                        let mut p = path.clone();
+                        p.push(i as u32);
+                        self.bind_var(k, v, p, t)
+                    })
+                    .collect::<R<_>>()?,
+            ),
+            Type::Seq(elem) => {
+                let (offs, leaf_ty) = match &**elem {
+                    Type::Seq(inner) => (
+                        Some(k.pointer(KArg::Buf(Buf::Offsets {
+                            var: v,
+                            path: path.clone(),
+                        }))),
+                        &**inner,
+                    ),
+                    e => (None, e),
+                };
+                let layout = if offs.is_some() {
+                    let mut field = |f: u32| {
+                        k.param_name(KArg::RowLayout {
+                            var: v,
+                            path: path.clone(),
+                            field: f,
+                        })
+                    };
+                    let names = [field(0), field(1), field(2), field(3)];
+                    Some(Rc::new(RowLayout { names }))
+                } else {
+                    None
+                };
+                let ls = match leaves(leaf_ty) {
+                    Ok(ls) => ls,
+                    Err(_) => return unsupported(format!("the sequence type `{ty}` in a kernel")),
+                };
+                let ptrs = (0..ls.len())
+                    .map(|j| {
+                        k.pointer(KArg::Buf(Buf::Seq {
+                            var: v,
+                            path: path.clone(),
+                            leaf: j as u32,
+                        }))
+                    })
+                    .collect();
+                let len = k.param(Scalar::U64, KArg::Count(Count::Len { var: v, path }));
+                KVal::Seq {
+                    ptrs,
+                    len: Reg {
+                        ty: Scalar::Usize,
+                        ..len
+                    },
+                    elem: (**elem).clone(),
+                    offs,
+                    layout,
+                    step: None,
+                }
+            }
+            Type::Infer => return unsupported("an untyped variable"),
+        })
+    }
+
+    /// Binds the captures of some lambdas as kernel parameters.
+    pub(super) fn bind_captures(&mut self, k: &mut Kernel, lambdas: &[&Lambda]) -> R<Env> {
+        let mut env = Env::new();
+        for l in lambdas {
+            for &c in &l.captures {
+                if env.contains_key(&c) {
+                    continue;
+                }
+                if let Some(soac) = self.deferred.get(&c).cloned() {
+                    // Its element function's captures, then the map itself, lazily.
+                    let inner = self.bind_captures(k, &[&soac.elem])?;
+                    for (v, x) in inner {
+                        env.entry(v).or_insert(x);
+                    }
+                    let elem_ty = self.ty(c).elem().cloned().unwrap_or(Type::Infer);
+                    env.insert(
+                        c,
+                        KVal::Lazy(Rc::new(LazySeq {
+                            var: c,
+                            soac,
+                            elem_ty,
+                            span: 0,
+                        })),
+                    );
+                    continue;
+                }
+                let t = self.ty(c).clone();
+                let val = self.bind_var(k, var(c), Vec::new(), &t)?;
+                env.insert(c, val);
+            }
+        }
+        Ok(env)
+    }
+
+    /// Pointers to temporaries, one per leaf, as kernel parameters.
+    pub(super) fn temp_ptrs(k: &mut Kernel, temps: &[u32]) -> Vec<Reg> {
+        temps
+            .iter()
+            .map(|t| k.pointer(KArg::Buf(Buf::Temp(*t))))
+            .collect()
+    }
+
+    pub(super) fn alloc_leaves(
+        &mut self,
+        ls: &[Scalar],
+        count: &Count,
+        steps: &mut Vec<Step>,
+    ) -> Vec<u32> {
+        ls.iter()
+            .map(|&elem| {
+                let temp = self.temp();
+                steps.push(Step::Alloc {
+                    temp,
+                    elem,
+                    count: count.clone(),
+                });
+                temp
+            })
+            .collect()
+    }
+
+    /// The grid-stride loop head: returns (index register, loop label, continue label,
+    /// end label). The caller emits the body, then [`Gen::loop_tail`].
+    pub(super) fn grid_stride_head(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        n: &Reg,
+    ) -> (Reg, Reg, String, String, String) {
+        let ntid = k.reg(Scalar::U32);
+        k.ins(format!("mov.u32 {ntid}, %ntid.x"));
+        let ncta = k.reg(Scalar::U32);
+        k.ins(format!("mov.u32 {ncta}, %nctaid.x"));
+        let stride = k.reg(Scalar::U64);
+        k.ins(format!("mul.wide.u32 {stride}, {ntid}, {ncta}"));
+        let i = k.reg(Scalar::Usize);
+        let base = k.reg(Scalar::U64);
+        let cta = k.reg(Scalar::U32);
+        k.ins(format!("cvt.u32.u64 {cta}, {}", c.ctaid64));
+        k.ins(format!("mul.wide.u32 {base}, {ntid}, {cta}"));
+        k.ins(format!("add.s64 {i}, {base}, {}", c.tid64));
+        let (top, cont, end) = (k.label(), k.label(), k.label());
+        k.place(&top);
+        let p = k.reg(Scalar::Bool);
+        k.ins(format!("setp.ge.u64 {p}, {i}, {n}"));
+        k.ins(format!("@{p} bra {end}"));
+        (i, stride, top, cont, end)
+    }
+
+    pub(super) fn loop_tail(
+        k: &mut Kernel,
+        i: &Reg,
+        stride: &Reg,
+        top: &str,
+        cont: &str,
+        end: &str,
+    ) {
+        k.place(cont);
+        k.ins(format!("add.s64 {i}, {i}, {stride}"));
+        k.ins(format!("bra.uni {top}"));
+        k.place(end);
+    }
+
+    /// A launch of a kernel whose results depend on its grid size (one block per tile,
+    /// one block in all).
+    pub(super) fn launch(&self, kernel: u32, grid: Count, args: Vec<KArg>) -> Step {
+        Step::Launch(Launch {
+            kernel,
+            grid,
+            block: self.bsize(),
+            args,
+            any_grid: false,
+        })
+    }
+
+    /// A launch of a grid-stride kernel (see [`Gen::stride_grid`]) over `n` items,
+    /// `per_block` per block and turn.
+    pub(super) fn stride_launch(
+        &self,
+        kernel: u32,
+        n: &Count,
+        per_block: u64,
+        args: Vec<KArg>,
+    ) -> Step {
+        Step::Launch(Launch {
+            kernel,
+            grid: self.stride_grid(kernel, n, per_block),
+            block: self.bsize(),
+            args,
+            any_grid: true,
+        })
+    }
+
+    /// Evaluates the element function at index `i`.
+    pub(super) fn elem(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        env: &mut Env,
+        l: &Lambda,
+        i: &Reg,
+        ctx: &Ctx,
+    ) -> R<KVal> {
+        env.insert(
+            l.params[0],
+            KVal::S(Reg {
+                ty: Scalar::Usize,
+                ..i.clone()
+            }),
+        );
+        self.block(k, c, env, &l.body, ctx)
+    }
+
+    /// The head of a kernel's loop with a group of threads per element (a block with
+    /// `block`, else a warp): element `i` of `n`, stepping by the number of groups of the
+    /// grid; emits up to the test of `i` (the loop ends at [`GroupLoop::end`]). The caller
+    /// emits the body, then [`Gen::group_loop_tail`].
+    pub(super) fn group_loop_head(k: &mut Kernel, c: &Common, n: &Reg, block: bool) -> GroupLoop {
+        let ntid = k.reg(Scalar::U32);
+        k.ins(format!("mov.u32 {ntid}, %ntid.x"));
+        let ncta = k.reg(Scalar::U32);
+        k.ins(format!("mov.u32 {ncta}, %nctaid.x"));
+        let i = k.reg(Scalar::Usize);
+        let stride = k.reg(Scalar::U64);
+        let lane = if block {
+            k.ins(format!("mov.u64 {i}, {}", c.ctaid64));
+            k.ins(format!("cvt.u64.u32 {stride}, {ncta}"));
+            c.tid.clone()
+        } else {
+            let cta = k.reg(Scalar::U32);
+            k.ins(format!("cvt.u32.u64 {cta}, {}", c.ctaid64));
+            k.ins(format!("mul.wide.u32 {i}, {ntid}, {cta}"));
+            k.ins(format!("add.s64 {i}, {i}, {}", c.tid64));
+            k.ins(format!("shr.u64 {i}, {i}, 5"));
+            k.ins(format!("mul.wide.u32 {stride}, {ntid}, {ncta}"));
+            k.ins(format!("shr.u64 {stride}, {stride}, 5"));
+            c.lane.clone()
+        };
+        let leader = k.reg(Scalar::Bool);
+        k.ins(format!("setp.eq.u32 {leader}, {lane}, 0"));
+        let (top, cont, end) = (k.label(), k.label(), k.label());
+        k.place(&top);
+        let p = k.reg(Scalar::Bool);
+        k.ins(format!("setp.ge.u64 {p}, {i}, {n}"));
+        k.ins(format!("@{p} bra {end}"));
+        GroupLoop {
+            block,
+            i,
+            stride,
+            lane,
+            leader,
+            top,
+            cont,
+            end,
+        }
+    }
+
+    /// The end of the loop [`Gen::group_loop_head`] began (the `cont` label, the step).
+    pub(super) fn group_loop_tail(k: &mut Kernel, gl: &GroupLoop) {
+        k.place(&gl.cont);
+        k.ins(format!("add.s64 {}, {}, {}", gl.i, gl.i, gl.stride));
+        k.ins(format!("bra {}", gl.top));
+        k.place(&gl.end);
+    }
+
+    /// The start value of a reduction or exclusive scan (`init`), bound as kernel
+    /// parameters: its scalar leaves.
+    pub(super) fn bind_init(&mut self, k: &mut Kernel, init: Option<VarId>) -> R<Option<Vec<Reg>>> {
+        match init {
+            Some(v) => {
+                let t = self.ty(v).clone();
+                Ok(Some(self.bind_var(k, var(v), Vec::new(), &t)?.flatten()?))
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// Sets the optional `acc` to the start value `init`, if there is one.
+    pub(super) fn set_init(k: &mut Kernel, acc: &Opt, init: Option<&[Reg]>) {
+        if let Some(iv) = init {
+            for (d, s) in acc.v.iter().zip(iv) {
+                Self::mov(k, d, s);
+            }
+            k.ins(format!("setp.eq.u32 {}, 1, 1", acc.has));
+        }
+    }
+
+    /// The head of a loop over `rounds` rounds: returns the round counter and the labels
+    /// for [`Gen::rounds_tail`].
+    pub(super) fn rounds_head(k: &mut Kernel, rounds: u64) -> (Reg, String, String) {
+        let r = k.reg(Scalar::U32);
+        k.ins(format!("mov.u32 {r}, 0"));
+        let (top, end) = (k.label(), k.label());
+        k.place(&top);
+        let p = k.reg(Scalar::Bool);
+        k.ins(format!("setp.ge.u32 {p}, {r}, {rounds}"));
+        k.ins(format!("@{p} bra.uni {end}"));
+        (r, top, end)
+    }
+
+    pub(super) fn rounds_tail(k: &mut Kernel, r: &Reg, top: &str, end: &str) {
+        k.ins(format!("add.s32 {r}, {r}, 1"));
+        k.ins(format!("bra.uni {top}"));
+        k.place(end);
+    }
+}

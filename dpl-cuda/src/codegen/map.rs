@@ -1,0 +1,375 @@
+//! `map` with scalar or tuple elements, under the inner schedule asked for: a thread, a
+//! warp ([`Gen::map_warp`]) or a block ([`Gen::map_grouped`]) per element, or both a warp
+//! and a thread chosen at run time from the rows' shape.
+
+use super::*;
+
+/// Said after the block-size reason of the kernels of a `map` with scalar or tuple
+/// elements that runs a thread per element although an inner schedule was asked for.
+const NOT_SPLIT: &str = "the inner schedule asked for cannot split this element function (a `sort` in it runs in one thread): a thread per element";
+
+impl<'f> Gen<'f> {
+    pub(super) fn map(&mut self, s: &Stmt, soac: &Soac, steps: &mut Vec<Step>) -> R<()> {
+        let Some(elem_ty) = self.ty(s.var).elem() else {
+            return unsupported("map without a sequence type");
+        };
+        let n_count = Count::Var(var(soac.len));
+        let outs = self.map_to_temps(soac, &leaves(elem_ty)?, "map", steps)?;
+        steps.push(Self::bind_flat(s.var, elem_ty, outs, n_count));
+        Ok(())
+    }
+
+    /// Makes `v` the flat sequence of `len` elements of type `elem` held in the
+    /// temporaries `outs` (one per scalar leaf).
+    pub(super) fn bind_flat(v: VarId, elem: &Type, outs: Vec<u32>, len: Count) -> Step {
+        Step::BindSeq {
+            var: var(v),
+            elem: elem.clone(),
+            bufs: outs.into_iter().map(Buf::Temp).collect(),
+            len,
+            offs: None,
+        }
+    }
+
+    /// The elements of `soac` (a combinator over `soac.len` indices whose element function
+    /// gives scalars or tuples of leaf types `ls`), one grid-stride kernel named `what`
+    /// evaluating the element function once per index and storing each leaf in a fresh
+    /// temporary of `soac.len` elements; returns the temporaries.
+    pub(super) fn map_to_temps(
+        &mut self,
+        soac: &Soac,
+        ls: &[Scalar],
+        what: &str,
+        steps: &mut Vec<Step>,
+    ) -> R<Vec<u32>> {
+        let n_count = Count::Var(var(soac.len));
+        let outs = self.alloc_leaves(ls, &n_count, steps);
+        let (mut k, c) = self.new_kernel(what);
+        let mut env = self.bind_captures(&mut k, &[&soac.elem])?;
+        let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
+        let ptrs = Self::temp_ptrs(&mut k, &outs);
+        let (i, stride, top, cont, end) = self.grid_stride_head(&mut k, &c, &n);
+        let ctx = Ctx {
+            key: i.clone(),
+            fail: Some(cont.clone()),
+        };
+        let v = self.elem(&mut k, &c, &mut env, &soac.elem, &i, &ctx)?;
+        for (r, p) in v.flatten()?.iter().zip(&ptrs) {
+            self.store(&mut k, p, &i, r);
+        }
+        Self::loop_tail(&mut k, &i, &stride, &top, &cont, &end);
+        let args = k.args.clone();
+        let kid = self.push_kernel(k);
+        let per_block = u64::from(self.bsize());
+        steps.push(self.stride_launch(kid, &n_count, per_block, args));
+        steps.push(Step::CheckErrors);
+        Ok(outs)
+    }
+
+    /// A `map` whose elements are scalars or tuples under the inner schedule asked for:
+    /// a thread ([`Gen::map`]), a warp ([`Gen::map_warp`]) or a block
+    /// ([`Gen::map_grouped`]) per element, or with `inner = "auto"` both a warp and a
+    /// thread per element, chosen at run time from the shape of the rows the element
+    /// function reads ([`Step::ByShape`]). Where the group version cannot be generated (a
+    /// `sort` inside the element function runs in one thread), a thread per element,
+    /// which the kernels' block-size reason says.
+    pub(super) fn map_scheduled(&mut self, s: &Stmt, soac: &Soac, steps: &mut Vec<Step>) -> R<()> {
+        let shape = self.shape_source(soac);
+        let block = match (self.inner, shape) {
+            (crate::Inner::Seq, _) | (crate::Inner::Auto, None) => {
+                return self.map(s, soac, steps);
+            }
+            (crate::Inner::Warp | crate::Inner::Auto, _) => false,
+            (crate::Inner::Block, _) => true,
+        };
+        let Some(grouped) = self.try_grouped(&mut |g, steps| match block {
+            true => g.map_grouped(s, soac, true, steps),
+            false => g.map_warp(s, soac, steps),
+        }) else {
+            self.cur.note = Some(NOT_SPLIT);
+            return self.map(s, soac, steps);
+        };
+        match shape {
+            Some(rows) if self.inner == crate::Inner::Auto => {
+                let mut seq = Vec::new();
+                self.map(s, soac, &mut seq)?;
+                steps.push(Step::ByShape {
+                    rows,
+                    warp: grouped,
+                    seq,
+                });
+            }
+            _ => steps.extend(grouped),
+        }
+        Ok(())
+    }
+
+    /// Generates a group schedule with `make` into fresh steps; if it fails, undoes what it
+    /// made (kernels, sites, temporaries, the kernels' block size) and returns `None`.
+    pub(super) fn try_grouped(
+        &mut self,
+        make: &mut dyn FnMut(&mut Self, &mut Vec<Step>) -> R<()>,
+    ) -> Option<Vec<Step>> {
+        let mark = (
+            self.kernels.len(),
+            self.kinfo.len(),
+            self.sites.len(),
+            self.temps,
+            self.cur,
+        );
+        let mut grouped = Vec::new();
+        if make(self, &mut grouped).is_ok() {
+            return Some(grouped);
+        }
+        self.kernels.truncate(mark.0);
+        self.kinfo.truncate(mark.1);
+        self.sites.truncate(mark.2);
+        self.temps = mark.3;
+        self.split = None;
+        self.owner = None;
+        self.set_group(mark.4.group, DEFAULT_BLOCK);
+        None
+    }
+
+    /// For `inner = "auto"`: the nested sequence (a top-level variable) whose rows a
+    /// `map`'s element function reads (`x[i]` of a captured `[[T]]`, directly or through
+    /// the element of a map not stored), if any.
+    pub(super) fn shape_source(&self, soac: &Soac) -> Option<u32> {
+        soac.elem.body.stmts.iter().find_map(|st| match &st.expr {
+            Expr::Index { seq, .. }
+                if soac.elem.captures.contains(seq)
+                    && matches!(self.ty(*seq).elem(), Some(Type::Seq(_))) =>
+            {
+                Some(var(*seq))
+            }
+            // An element of a map not stored: the rows its element function reads.
+            Expr::Index { seq, .. } => self.shape_source(self.deferred.get(seq)?),
+            _ => None,
+        })
+    }
+
+    /// A `map` with a warp per element (vector CSR, when the element reads rows): each
+    /// warp takes 32 consecutive elements at a time. It first loads the row offsets those
+    /// 32 elements read (one coalesced load per nested sequence, lane `r` for element
+    /// `r`), then evaluates the elements one after the other, every lane evaluating the
+    /// element function and the inner reductions split across the lanes (see
+    /// [`Gen::split_reduce`]); lane `r` keeps element `r`'s result, and the 32 results are
+    /// stored with one coalesced store.
+    fn map_warp(&mut self, s: &Stmt, soac: &Soac, steps: &mut Vec<Step>) -> R<()> {
+        let Some(elem_ty) = self.ty(s.var).elem() else {
+            return unsupported("map without a sequence type");
+        };
+        let ls = leaves(elem_ty)?;
+        let n_count = Count::Var(var(soac.len));
+        let outs = self.alloc_leaves(&ls, &n_count, steps);
+        let (mut k, c) = self.new_kernel("map_warp");
+        let mut env = self.bind_captures(&mut k, &[&soac.elem])?;
+        let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
+        let ptrs = Self::temp_ptrs(&mut k, &outs);
+        // Rows read as `x[i]` (i the element's index) of captured nested sequences.
+        let p0 = soac.elem.params[0];
+        // In the order of the first read of each (not a hash set's order: the PTX text
+        // must not change from one compilation to the next).
+        let mut rows: Vec<VarId> = Vec::new();
+        for st in &soac.elem.body.stmts {
+            // Only reads in range by construction (a checked one may be past the end of
+            // `seq`'s offsets, which the prefetch must not read).
+            if let Expr::Index {
+                seq,
+                index,
+                checked: None,
+            } = &st.expr
+                && *index == p0
+                && soac.elem.captures.contains(seq)
+                && matches!(self.ty(*seq).elem(), Some(Type::Seq(_)))
+                && !rows.contains(seq)
+            {
+                rows.push(*seq);
+            }
+        }
+        let ntid = k.reg(Scalar::U32);
+        k.ins(format!("mov.u32 {ntid}, %ntid.x"));
+        let ncta = k.reg(Scalar::U32);
+        k.ins(format!("mov.u32 {ncta}, %nctaid.x"));
+        let cta = k.reg(Scalar::U32);
+        k.ins(format!("cvt.u32.u64 {cta}, {}", c.ctaid64));
+        // base = warp * 32 = (ctaid * ntid + tid) & ~31; stride = ntid * nctaid.
+        let base = k.reg(Scalar::U64);
+        k.ins(format!("mul.wide.u32 {base}, {ntid}, {cta}"));
+        k.ins(format!("add.s64 {base}, {base}, {}", c.tid64));
+        k.ins(format!("and.b64 {base}, {base}, -32"));
+        let stride = k.reg(Scalar::U64);
+        k.ins(format!("mul.wide.u32 {stride}, {ntid}, {ncta}"));
+        let lane64 = k.reg(Scalar::U64);
+        k.ins(format!("cvt.u64.u32 {lane64}, {}", c.lane));
+        let (top, end) = (k.label(), k.label());
+        k.place(&top);
+        let p = k.reg(Scalar::Bool);
+        k.ins(format!("setp.ge.u64 {p}, {base}, {n}"));
+        k.ins(format!("@{p} bra {end}"));
+        let mine = k.reg(Scalar::U64);
+        k.ins(format!("add.s64 {mine}, {base}, {lane64}"));
+        let live = k.reg(Scalar::Bool);
+        k.ins(format!("setp.lt.u64 {live}, {mine}, {n}"));
+        // The lanes whose next row's start is not in the warp: lane 31 and the last row.
+        let last = k.reg(Scalar::Bool);
+        k.ins(format!("setp.eq.u32 {last}, {}, 31", c.lane));
+        let next = k.reg(Scalar::U64);
+        k.ins(format!("add.s64 {next}, {mine}, 1"));
+        let edge = k.reg(Scalar::Bool);
+        k.ins(format!("setp.eq.u64 {edge}, {next}, {n}"));
+        k.ins(format!("or.pred {last}, {last}, {edge}"));
+        // Prefetch: lane r loads offs[base + r]; the end of row r is the start of row
+        // r + 1 (a shuffle), or loaded by the lanes of `last`.
+        let mut pre = Vec::new();
+        for &x in &rows {
+            let Some(KVal::Seq {
+                offs: Some(o),
+                layout,
+                ..
+            }) = env.get(&x).cloned()
+            else {
+                continue;
+            };
+            let start = k.reg(Scalar::U64);
+            k.ins(format!("mov.u64 {start}, 0"));
+            let a = Self::addr(&mut k, &o, &mine, Scalar::U64);
+            let load = k.reg(Scalar::Bool);
+            match &layout {
+                Some(l) => {
+                    let (_, offsets) = l.strided(&mut k);
+                    k.ins(format!("and.pred {load}, {live}, {offsets}"));
+                }
+                None => k.ins(format!("mov.pred {load}, {live}")),
+            }
+            k.ins(format!("@{load} ld.global.u64 {start}, [{a}]"));
+            let stop = Self::shfl(&mut k, &start, "down", 1, 31);
+            let l31 = k.reg(Scalar::Bool);
+            k.ins(format!("and.pred {l31}, {last}, {load}"));
+            k.ins(format!("@{l31} ld.global.u64 {stop}, [{a}+8]"));
+            if let Some(l) = &layout {
+                Self::strided_bounds(&mut k, l, &mine, &start, &stop);
+            }
+            pre.push((x, start, stop));
+        }
+        let res: Vec<Reg> = ls.iter().map(|&l| self.zero(&mut k, l)).collect();
+        let ok = self.pconst(&mut k, false);
+        let r = k.reg(Scalar::U32);
+        k.ins(format!("mov.u32 {r}, 0"));
+        let (rtop, rnext, rend) = (k.label(), k.label(), k.label());
+        k.place(&rtop);
+        let i = k.reg(Scalar::Usize);
+        k.ins(format!("cvt.u64.u32 {i}, {r}"));
+        k.ins(format!("add.s64 {i}, {i}, {base}"));
+        let done = k.reg(Scalar::Bool);
+        k.ins(format!("setp.ge.u64 {done}, {i}, {n}"));
+        let r32 = k.reg(Scalar::Bool);
+        k.ins(format!("setp.ge.u32 {r32}, {r}, 32"));
+        k.ins(format!("or.pred {done}, {done}, {r32}"));
+        k.ins(format!("@{done} bra {rend}"));
+        let mut bound = HashMap::new();
+        for (x, start, stop) in &pre {
+            let a = Self::shfl(&mut k, start, "idx", &r, 31);
+            let b = Self::shfl(&mut k, stop, "idx", &r, 31);
+            bound.insert(*x, (a, b));
+        }
+        let ctx = Ctx {
+            key: i.clone(),
+            fail: Some(rnext.clone()),
+        };
+        self.split = Some(Split {
+            block: false,
+            lane: c.lane.clone(),
+        });
+        self.prefetched = Some((i.clone(), bound));
+        let v = self.elem(&mut k, &c, &mut env, &soac.elem, &i, &ctx);
+        self.split = None;
+        self.prefetched = None;
+        let v = v?.flatten()?;
+        let me = k.reg(Scalar::Bool);
+        k.ins(format!("setp.eq.u32 {me}, {}, {r}", c.lane));
+        for (d, x) in res.iter().zip(&v) {
+            Self::select(&mut k, d, &me, x, d);
+        }
+        k.ins(format!("or.pred {ok}, {ok}, {me}"));
+        k.place(&rnext);
+        k.ins(format!("add.s32 {r}, {r}, 1"));
+        k.ins(format!("bra {rtop}"));
+        k.place(&rend);
+        let skip = k.label();
+        k.ins(format!("@!{ok} bra {skip}"));
+        for (x, p) in res.iter().zip(&ptrs) {
+            self.store(&mut k, p, &mine, x);
+        }
+        k.place(&skip);
+        k.ins(format!("add.s64 {base}, {base}, {stride}"));
+        k.ins(format!("bra {top}"));
+        k.place(&end);
+        let args = k.args.clone();
+        let kid = self.push_kernel(k);
+        let per_block = u64::from(self.bsize());
+        steps.push(self.stride_launch(kid, &n_count, per_block, args));
+        steps.push(Step::CheckErrors);
+        steps.push(Self::bind_flat(s.var, elem_ty, outs, n_count));
+        Ok(())
+    }
+
+    /// Evaluates the element function at the group loop's element with every thread of
+    /// the group, its inner reductions split across them (see [`Gen::split_reduce`]).
+    pub(super) fn split_elem(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        env: &mut Env,
+        l: &Lambda,
+        gl: &GroupLoop,
+        ctx: &Ctx,
+    ) -> R<KVal> {
+        self.split = Some(Split {
+            block: gl.block,
+            lane: gl.lane.clone(),
+        });
+        let v = self.elem(k, c, env, l, &gl.i, ctx);
+        self.split = None;
+        v
+    }
+
+    /// A `map` with a group of threads per element (a warp, or a block with
+    /// `block`): every thread of the group evaluates the element function (so control
+    /// flow stays uniform in the group), except the inner reductions, whose elements are
+    /// split across the group's threads and combined with shuffles / shared memory (see
+    /// [`Gen::inner_soac`]); the group's first thread stores the result.
+    fn map_grouped(&mut self, s: &Stmt, soac: &Soac, block: bool, steps: &mut Vec<Step>) -> R<()> {
+        let Some(elem_ty) = self.ty(s.var).elem() else {
+            return unsupported("map without a sequence type");
+        };
+        let ls = leaves(elem_ty)?;
+        if block {
+            self.set_group(self.cur.group, GROUP_BLOCK);
+        }
+        let n_count = Count::Var(var(soac.len));
+        let outs = self.alloc_leaves(&ls, &n_count, steps);
+        let (mut k, c) = self.new_kernel(if block { "map_block" } else { "map_warp" });
+        let mut env = self.bind_captures(&mut k, &[&soac.elem])?;
+        let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
+        let ptrs = Self::temp_ptrs(&mut k, &outs);
+        let gl = Self::group_loop_head(&mut k, &c, &n, block);
+        let ctx = Ctx {
+            key: gl.i.clone(),
+            fail: Some(gl.cont.clone()),
+        };
+        let v = self.split_elem(&mut k, &c, &mut env, &soac.elem, &gl, &ctx)?;
+        k.ins(format!("@!{} bra {}", gl.leader, gl.cont));
+        for (r, p) in v.flatten()?.iter().zip(&ptrs) {
+            self.store(&mut k, p, &gl.i, r);
+        }
+        Self::group_loop_tail(&mut k, &gl);
+        let args = k.args.clone();
+        let kid = self.push_kernel(k);
+        let per_block = if block { 1 } else { u64::from(self.warps()) };
+        steps.push(self.stride_launch(kid, &n_count, per_block, args));
+        steps.push(Step::CheckErrors);
+        steps.push(Self::bind_flat(s.var, elem_ty, outs, n_count));
+        Ok(())
+    }
+}

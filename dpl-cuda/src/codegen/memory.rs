@@ -1,0 +1,86 @@
+//! Loads and stores of scalar leaves: addresses of elements, `bool` as a byte in memory,
+//! shared-array slots.
+
+use super::*;
+
+impl<'f> Gen<'f> {
+    pub(super) fn load_opt(
+        &mut self,
+        k: &mut Kernel,
+        ptrs: &[Reg],
+        has: &Reg,
+        idx: &Reg,
+        ls: &[Scalar],
+    ) -> Opt {
+        let v = self.load_leaves(k, ptrs, idx, ls);
+        let a = Self::addr(k, has, idx, Scalar::Bool);
+        let h = Self::ld(k, "global", &a.name, Scalar::Bool);
+        Opt { has: h, v }
+    }
+
+    pub(super) fn load_leaves(
+        &mut self,
+        k: &mut Kernel,
+        ptrs: &[Reg],
+        idx: &Reg,
+        ls: &[Scalar],
+    ) -> Vec<Reg> {
+        ptrs.iter()
+            .zip(ls)
+            .map(|(p, &s)| {
+                let a = Self::addr(k, p, idx, s);
+                Self::ld(k, "global", &a.name, s)
+            })
+            .collect()
+    }
+
+    /// The 32-bit address of element `i` of the shared array `array` of `bytes`-byte
+    /// elements.
+    pub(super) fn shared_at(k: &mut Kernel, array: &str, i: &Reg, bytes: u64) -> Reg {
+        let a = k.reg(Scalar::U32);
+        k.ins(format!("mov.u32 {a}, {array}"));
+        k.ins(format!("mad.lo.u32 {a}, {i}, {bytes}, {a}"));
+        a
+    }
+
+    /// `base + idx * size_of(ty)`
+    pub(super) fn addr(k: &mut Kernel, base: &Reg, idx: &Reg, ty: Scalar) -> Reg {
+        let a = k.reg(Scalar::U64);
+        let sz = size_of(ty);
+        if sz == 1 {
+            k.ins(format!("add.s64 {a}, {base}, {idx}"));
+        } else {
+            k.ins(format!("mad.lo.s64 {a}, {idx}, {sz}, {base}"));
+        }
+        a
+    }
+
+    pub(super) fn ld(k: &mut Kernel, space: &str, addr: &str, ty: Scalar) -> Reg {
+        if ty == Scalar::Bool {
+            let t = k.reg(Scalar::U32);
+            k.ins(format!("ld.{space}.u8 {t}, [{addr}]"));
+            let p = k.reg(Scalar::Bool);
+            k.ins(format!("setp.ne.u32 {p}, {t}, 0"));
+            p
+        } else {
+            let r = k.reg(ty);
+            k.ins(format!("ld.{space}.{} {r}, [{addr}]", mem(ty)));
+            r
+        }
+    }
+
+    pub(super) fn st(k: &mut Kernel, space: &str, addr: &str, r: &Reg) {
+        if r.ty == Scalar::Bool {
+            let t = k.reg(Scalar::U32);
+            k.ins(format!("selp.u32 {t}, 1, 0, {r}"));
+            k.ins(format!("st.{space}.u8 [{addr}], {t}"));
+        } else {
+            k.ins(format!("st.{space}.{} [{addr}], {r}", mem(r.ty)));
+        }
+    }
+
+    pub(super) fn store(&mut self, k: &mut Kernel, base: &Reg, idx: &Reg, r: &Reg) {
+        let a = Self::addr(k, base, idx, r.ty);
+        Self::st(k, "global", &a.name, r);
+    }
+}

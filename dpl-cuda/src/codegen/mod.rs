@@ -1,0 +1,370 @@
+//! From a fused function (Soac level) to PTX kernels and a launch plan.
+//!
+//! The top level of the function becomes the [`Plan`]: scalar statements and assertions
+//! run on the host, each combinator ([`Soac`]) becomes one to three kernels plus the
+//! allocations, copies and read-backs around them (see the crate README for each kind).
+//! Inside a kernel, the element function and the operator lambdas are compiled inline:
+//! scalars live in registers, tuples are flattened into one register per scalar leaf,
+//! captured sequences are kernel parameters (one pointer per leaf plus the length), and a
+//! combinator nested inside an element function runs as a sequential loop in its thread
+//! (Copperhead's default schedule; only reductions are supported there).
+//!
+//! Run-time checks inside kernels (checked indexing, division by zero, nested assertions,
+//! `scatter`/`permute` indices) never fault: they record the failure in the error record
+//! and skip the element (see [`Gen::record`]).
+
+use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
+
+use dpl_core::ir::*;
+
+use crate::Unsupported;
+use crate::math::Fun;
+use crate::plan::*;
+use crate::ptx::{Kernel, Reg, arith, bits, float_imm, mem, size_of, width};
+
+mod checks;
+mod collectives;
+mod elem;
+mod filter;
+mod host;
+mod kernel;
+mod map;
+mod memory;
+mod permute;
+mod reduce;
+mod rows;
+mod scan;
+mod scatter;
+mod sort;
+mod value;
+
+use checks::Ctx;
+use kernel::GroupLoop;
+use rows::Group;
+pub use scan::tiles::scan_items;
+use scan::tiles::{ElemAt, Tile};
+pub(crate) use value::leaves;
+use value::{
+    Comb, Common, CondSeq, Env, KVal, LazySeq, Opt, RowLayout, scalar_leaves, type_at, unflatten,
+    unflatten_with,
+};
+
+/// Threads per block of a kernel with a thread per element (or a warp per element) when
+/// neither the attribute nor register counts say otherwise (see [`crate::occupancy`]).
+pub const DEFAULT_BLOCK: u32 = 256;
+
+/// Rounds of a block's threads' worth of elements per block in the reduce-then-scan
+/// offsets of ragged results (a tile is `ROUNDS * block` elements; scans and filters use
+/// [`scan_items`] and warp chunks instead).
+pub const ROUNDS: u64 = 4;
+
+/// Threads per block of a `map` with a block per element when neither the attribute nor
+/// register counts say otherwise.
+pub const GROUP_BLOCK: u32 = 128;
+
+type R<T> = Result<T, Unsupported>;
+
+fn unsupported<T>(msg: impl Into<String>) -> R<T> {
+    Err(Unsupported {
+        message: msg.into(),
+    })
+}
+
+/// Row bounds loaded ahead: nested sequence -> (start, end) of the current row.
+type Prefetched = HashMap<VarId, (Reg, Reg)>;
+
+/// The generator for one function.
+pub(crate) struct Gen<'f> {
+    f: &'f Function,
+    /// Kernel texts, in order.
+    pub kernels: Vec<(String, String)>,
+    /// Error sites.
+    pub sites: Vec<ErrorSite>,
+    /// Temporaries used.
+    pub temps: u32,
+    base: String,
+    /// `len s` statements: the variable defined -> `s`.
+    len_of: HashMap<VarId, VarId>,
+    /// Variables used other than as the length of a combinator.
+    other_use: HashSet<VarId>,
+    /// Variables some statement reads (anywhere, lambdas included): a per-element
+    /// `scatter`/`scatter_reduce`/`permute` among them is stored ([`Gen::materialize`]).
+    operand_use: HashSet<VarId>,
+    /// Every statement's expression, by the variable it defines.
+    defs: HashMap<VarId, &'f Expr>,
+    /// The parameters and the variables of the top-level blocks (host values).
+    host_vars: HashSet<VarId>,
+    /// In a warp-per-element `map`: the element's index register, and for nested
+    /// sequences whose row `i` the element function reads, that row's start and end
+    /// (loaded for 32 rows at once, coalesced, and shuffled to the warp).
+    prefetched: Option<(Reg, Prefetched)>,
+    /// Top-level `map`s whose elements hold sequences inside tuples (not stored: their
+    /// consumers evaluate the element function again where they read an element, as
+    /// fusion would).
+    deferred: HashMap<VarId, Soac>,
+    /// While compiling the fill kernel of a nested `map`: one flag (`bool`) per output
+    /// element, for the duplicate check of a per-element `permute`.
+    owner: Option<Reg>,
+    /// The schedule of inner levels asked for.
+    pub inner: crate::Inner,
+    /// Set while compiling the element function of a grouped `map` (a warp or a block per
+    /// element), outside any split loop: the next inner reduction is split across the
+    /// group's lanes.
+    split: Option<Split>,
+    /// Threads per block asked for by the attribute (`block = N`), for every kernel.
+    pub block: Option<u32>,
+    /// The device-wide scan algorithm.
+    pub scan_alg: crate::Scan,
+    /// Threads per block chosen from register counts, by combinator (its ordinal among the
+    /// top-level combinators, see [`Gen::kinfo`]).
+    pub tuned: HashMap<u32, u32>,
+    /// Per kernel, in order: the ordinal of the combinator it belongs to, its block size
+    /// and the default block size of its kind.
+    pub kinfo: Vec<KernelInfo>,
+    /// The ordinal of the next combinator.
+    ordinal: u32,
+    /// The combinator being compiled: its ordinal, block size and default block size.
+    cur: KernelInfo,
+}
+
+/// Which combinator a kernel belongs to and its block size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct KernelInfo {
+    /// The ordinal of the top-level combinator (kernels of one combinator share a block
+    /// size: their tiles and temporaries are sized from it).
+    pub group: u32,
+    /// Threads per block.
+    pub block: u32,
+    /// The block size of the kernel's kind without attribute or register counts.
+    pub default: u32,
+    /// Said after the block size's reason: an asked inner schedule this kernel does not
+    /// apply, or why the size is fixed.
+    pub note: Option<&'static str>,
+    /// The kernel works only with this block size (a radix sort's thread per digit
+    /// value): neither the attribute nor the register counts change it.
+    pub fixed: bool,
+}
+
+/// A group of threads working on one element together.
+#[derive(Clone, Debug)]
+struct Split {
+    /// A whole block (else a warp).
+    block: bool,
+    /// The thread's position in its group.
+    lane: Reg,
+}
+
+/// A tuple type with a sequence somewhere inside.
+fn holds_seq_in_tuple(t: &Type) -> bool {
+    matches!(t, Type::Tuple(_)) && t.holds_seq()
+}
+
+/// Fills [`Gen::len_of`] and [`Gen::other_use`].
+fn analyse(b: &Block, len_of: &mut HashMap<VarId, VarId>, other: &mut HashSet<VarId>) {
+    other.insert(b.result);
+    for s in &b.stmts {
+        if let Expr::Len(x) = s.expr {
+            len_of.insert(s.var, x);
+        }
+        for (j, o) in s.expr.operands().into_iter().enumerate() {
+            if !(j == 0 && matches!(s.expr, Expr::Soac(_))) {
+                other.insert(o);
+            }
+        }
+        s.expr.for_each_block(&mut |b| analyse(b, len_of, other));
+    }
+}
+
+/// Fills [`Gen::defs`] and [`Gen::operand_use`] from a block and everything inside it.
+fn collect_defs<'a>(b: &'a Block, defs: &mut HashMap<VarId, &'a Expr>, used: &mut HashSet<VarId>) {
+    for st in &b.stmts {
+        defs.insert(st.var, &st.expr);
+        used.extend(st.expr.operands());
+        st.expr.for_each_block(&mut |b| collect_defs(b, defs, used));
+    }
+}
+
+/// Adds the variables a top-level block (and the branches of its top-level `if`s)
+/// defines.
+fn host_block_vars(b: &Block, out: &mut HashSet<VarId>) {
+    for st in &b.stmts {
+        out.insert(st.var);
+        if let Expr::If(_, t, e) = &st.expr {
+            host_block_vars(t, out);
+            host_block_vars(e, out);
+        }
+    }
+}
+
+fn var(v: VarId) -> u32 {
+    v.index() as u32
+}
+
+fn origin_of(kind: &SoacKind) -> Origin {
+    Origin::Prim(Prim::from_name(kind.origin_name()).unwrap_or(Prim::Reduce))
+}
+
+fn cdiv(c: Count, by: u64) -> Count {
+    Count::CeilDiv(Box::new(c), by)
+}
+
+fn cmin(a: Count, b: Count) -> Count {
+    Count::Min(Box::new(a), Box::new(b))
+}
+
+fn cmax1(a: Count) -> Count {
+    Count::Max(Box::new(a), Box::new(Count::Const(1)))
+}
+
+impl<'f> Gen<'f> {
+    pub fn new(f: &'f Function) -> Gen<'f> {
+        let base: String = f
+            .name
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+            .collect();
+        let (mut len_of, mut other_use) = (HashMap::new(), HashSet::new());
+        analyse(&f.body, &mut len_of, &mut other_use);
+        let (mut defs, mut operand_use) = (HashMap::new(), HashSet::new());
+        collect_defs(&f.body, &mut defs, &mut operand_use);
+        let mut host_vars: HashSet<VarId> = f.params.iter().copied().collect();
+        host_block_vars(&f.body, &mut host_vars);
+        Gen {
+            f,
+            operand_use,
+            defs,
+            host_vars,
+            kernels: Vec::new(),
+            sites: Vec::new(),
+            temps: 0,
+            base: format!("dpl_{base}"),
+            len_of,
+            other_use,
+            inner: crate::Inner::Seq,
+            split: None,
+            prefetched: None,
+            owner: None,
+            deferred: HashMap::new(),
+            block: None,
+            scan_alg: crate::Scan::default(),
+            tuned: HashMap::new(),
+            kinfo: Vec::new(),
+            ordinal: 0,
+            cur: KernelInfo {
+                group: 0,
+                block: DEFAULT_BLOCK,
+                default: DEFAULT_BLOCK,
+                note: None,
+                fixed: false,
+            },
+        }
+    }
+
+    /// Starts the kernels of the next top-level combinator, whose kernels default to
+    /// `default` threads per block.
+    fn start_group(&mut self, default: u32) {
+        let group = self.ordinal;
+        self.ordinal += 1;
+        self.set_group(group, default);
+    }
+
+    /// Makes the kernels created from now on part of combinator `group` with the block size
+    /// the attribute, the register counts or `default` says (in that order).
+    fn set_group(&mut self, group: u32, default: u32) {
+        let block = self
+            .block
+            .or_else(|| self.tuned.get(&group).copied())
+            .unwrap_or(default);
+        self.cur = KernelInfo {
+            group,
+            block,
+            default,
+            note: None,
+            fixed: false,
+        };
+    }
+
+    /// Threads per block of the kernels being generated.
+    fn bsize(&self) -> u32 {
+        self.cur.block
+    }
+
+    /// Warps per block of the kernels being generated.
+    fn warps(&self) -> u32 {
+        self.cur.block / 32
+    }
+
+    /// Elements per block of the reduce-then-scan offsets being generated.
+    fn tile(&self) -> u64 {
+        u64::from(self.cur.block) * ROUNDS
+    }
+
+    /// The number of blocks of a kernel whose result does not depend on its grid (a grid-,
+    /// warp- or block-stride loop over `n` items, `per_block` items per block and turn):
+    /// enough blocks for every item, but no more than the device keeps resident.
+    fn stride_grid(&self, kernel: u32, n: &Count, per_block: u64) -> Count {
+        cmax1(cmin(
+            cdiv(n.clone(), per_block),
+            Count::Resident {
+                kernel,
+                block: self.bsize(),
+            },
+        ))
+    }
+
+    /// The index the next kernel pushed will have.
+    fn next_kernel(&self) -> u32 {
+        self.kernels.len() as u32
+    }
+
+    fn temp(&mut self) -> u32 {
+        self.temps += 1;
+        self.temps - 1
+    }
+
+    fn ty(&self, v: VarId) -> &'f Type {
+        self.f.ty(v)
+    }
+
+    fn soac(&mut self, s: &Stmt, soac: &Soac, steps: &mut Vec<Step>) -> R<()> {
+        if soac.elem.params.len() != 1 {
+            return unsupported("an element function without exactly one index parameter");
+        }
+        self.start_group(DEFAULT_BLOCK);
+        match &soac.kind {
+            SoacKind::Map if self.ty(s.var).elem().is_some_and(holds_seq_in_tuple) => {
+                self.deferred.insert(s.var, soac.clone());
+                Ok(())
+            }
+            SoacKind::Filter { pred } if matches!(self.ty(s.var).elem(), Some(Type::Seq(_))) => {
+                let Some(Type::Seq(row)) = self.ty(s.var).elem() else {
+                    return unsupported("a filter of rows without a row type (internal)");
+                };
+                self.rows_scheduled(soac, steps, &mut |g, group, steps| {
+                    g.nested_filter(s, soac, pred, row, group, steps)
+                })
+            }
+            SoacKind::Map => match self.ty(s.var).elem() {
+                Some(Type::Seq(row)) => self.rows_scheduled(soac, steps, &mut |g, group, steps| {
+                    g.nested_map(s, soac, row, group, steps)
+                }),
+                _ => self.map_scheduled(s, soac, steps),
+            },
+            SoacKind::Reduce { op, init } => self.reduce(s, soac, op, *init, steps),
+            SoacKind::Scan { op } => match self.scan_alg {
+                crate::Scan::LookBack => self.scan_lookback(s, soac, op, None, steps),
+                crate::Scan::ReduceThenScan => self.scan(s, soac, op, None, steps),
+            },
+            SoacKind::ExclusiveScan { op, init } => match self.scan_alg {
+                crate::Scan::LookBack => self.scan_lookback(s, soac, op, Some(*init), steps),
+                crate::Scan::ReduceThenScan => self.scan(s, soac, op, Some(*init), steps),
+            },
+            SoacKind::Filter { pred } => self.filter(s, soac, pred, steps),
+            SoacKind::Scatter { dst } => self.scatter(s, soac, None, *dst, steps),
+            SoacKind::ScatterReduce { op, dst } => self.scatter(s, soac, Some(op), *dst, steps),
+            SoacKind::Permute => self.permute(s, soac, steps),
+            SoacKind::Sort | SoacKind::SortByKey => self.sort(s, soac, steps),
+        }
+    }
+}

@@ -1,0 +1,147 @@
+//! `permute`: each target claims its slot (the largest `!i` wins), then each element
+//! whose claim held is written; rows take a sizes pass and an offsets scan more.
+
+use super::*;
+
+impl<'f> Gen<'f> {
+    /// `permute`: (1) each target index is checked and claims its slot (`owner`: the
+    /// largest `!i` wins); (2) each element whose claim held is written at its target, and
+    /// a lost claim is the duplicate error. Rows (elements that are sequences) take two
+    /// more steps: pass (2) writes each row's length at its target, an exclusive scan of
+    /// those gives the result's offsets, and (3) each row is written at the offset of its
+    /// target.
+    pub(super) fn permute(&mut self, s: &Stmt, soac: &Soac, steps: &mut Vec<Step>) -> R<()> {
+        let Some(elem_ty) = self.ty(s.var).elem() else {
+            return unsupported("permute without a sequence type");
+        };
+        let row = match elem_ty {
+            Type::Seq(row) => Some(&**row),
+            _ => None,
+        };
+        let ls = leaves(row.unwrap_or(elem_ty))?;
+        let origin = origin_of(&soac.kind);
+        let n_count = Count::Var(var(soac.len));
+        let owner = self.alloc_leaves(&[Scalar::U64], &n_count, steps)[0];
+        // The elements, or the rows' lengths.
+        let outs = match row {
+            None => self.alloc_leaves(&ls, &n_count, steps),
+            Some(_) => self.alloc_leaves(&[Scalar::U64], &n_count, steps),
+        };
+        let per_block = u64::from(self.bsize());
+        for pass in 0..2 {
+            let (mut k, c) = self.new_kernel(match (pass, row) {
+                (0, _) => "permute_owners",
+                (_, None) => "permute",
+                (_, Some(_)) => "permute_row_sizes",
+            });
+            let mut env = self.bind_captures(&mut k, &[&soac.elem])?;
+            let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
+            let own = Self::temp_ptrs(&mut k, &[owner])[0].clone();
+            let ptrs = if pass == 1 {
+                Self::temp_ptrs(&mut k, &outs)
+            } else {
+                Vec::new()
+            };
+            let (i, stride, top, cont, end) = self.grid_stride_head(&mut k, &c, &n);
+            let ctx = Ctx {
+                key: i.clone(),
+                fail: Some(cont.clone()),
+            };
+            let e = self.elem(&mut k, &c, &mut env, &soac.elem, &i, &ctx)?;
+            let (idx, signed, value) = self.target(&mut k, e)?;
+            let key = k.reg(Scalar::U64);
+            k.ins(format!("add.s64 {key}, {n}, {i}"));
+            let ctx2 = Ctx {
+                key,
+                fail: Some(cont.clone()),
+            };
+            let bad = k.reg(Scalar::Bool);
+            k.ins(format!("setp.ge.u64 {bad}, {idx}, {n}"));
+            let ni = k.reg(Scalar::U64);
+            k.ins(format!("not.b64 {ni}, {i}"));
+            let oa = Self::addr(&mut k, &own, &idx, Scalar::U64);
+            if pass == 0 {
+                self.check(
+                    &mut k,
+                    &c,
+                    &ctx2,
+                    &bad,
+                    SiteKind::IndexOutOfRange,
+                    origin,
+                    s.span.0,
+                    signed,
+                    &idx,
+                    &n,
+                );
+                k.ins(format!("red.global.max.u64 [{oa}], {ni}"));
+            } else {
+                k.ins(format!("@{bad} bra {cont}"));
+                let o = k.reg(Scalar::U64);
+                k.ins(format!("ld.global.u64 {o}, [{oa}]"));
+                let dup = k.reg(Scalar::Bool);
+                k.ins(format!("setp.ne.u64 {dup}, {o}, {ni}"));
+                self.check(
+                    &mut k,
+                    &c,
+                    &ctx2,
+                    &dup,
+                    SiteKind::Duplicate,
+                    origin,
+                    s.span.0,
+                    false,
+                    &idx,
+                    &n,
+                );
+                let vals = match row {
+                    None => value.flatten()?,
+                    Some(_) => vec![self.seq_len(&mut k, &c, &mut env, &value, &ctx)?],
+                };
+                for (r, p) in vals.iter().zip(&ptrs) {
+                    self.store(&mut k, p, &idx, r);
+                }
+            }
+            Self::loop_tail(&mut k, &i, &stride, &top, &cont, &end);
+            let args = k.args.clone();
+            let kid = self.push_kernel(k);
+            steps.push(self.stride_launch(kid, &n_count, per_block, args));
+        }
+        steps.push(Step::CheckErrors);
+        let Some(row) = row else {
+            steps.push(Self::bind_flat(s.var, elem_ty, outs, n_count));
+            return Ok(());
+        };
+
+        // Rows: every target is valid and claimed once (the errors were checked).
+        let (offs, total) = self.offsets(outs[0], &n_count, steps)?;
+        let values = self.alloc_leaves(&ls, &Count::Temp(total), steps);
+        let (mut k, c) = self.new_kernel("permute_row_fill");
+        let mut env = self.bind_captures(&mut k, &[&soac.elem])?;
+        let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
+        let op = Self::temp_ptrs(&mut k, &[offs])[0].clone();
+        let ptrs = Self::temp_ptrs(&mut k, &values);
+        let (i, stride, top, cont, end) = self.grid_stride_head(&mut k, &c, &n);
+        let ctx = Ctx {
+            key: i.clone(),
+            fail: Some(cont.clone()),
+        };
+        let e = self.elem(&mut k, &c, &mut env, &soac.elem, &i, &ctx)?;
+        let (idx, _, value) = self.target(&mut k, e)?;
+        let a = Self::addr(&mut k, &op, &idx, Scalar::U64);
+        let base = k.reg(Scalar::U64);
+        k.ins(format!("ld.global.u64 {base}, [{a}]"));
+        self.write_seq(&mut k, &c, &mut env, &value, &ptrs, &base, &ctx)?;
+        Self::loop_tail(&mut k, &i, &stride, &top, &cont, &end);
+        let args = k.args.clone();
+        let kid = self.push_kernel(k);
+        steps.push(self.stride_launch(kid, &n_count, per_block, args));
+        steps.push(Step::CheckErrors);
+        steps.push(Step::BindSeq {
+            var: var(s.var),
+            elem: Type::seq(row.clone()),
+            bufs: values.into_iter().map(Buf::Temp).collect(),
+            len: n_count,
+            offs: Some(Buf::Temp(offs)),
+        });
+        Ok(())
+    }
+}

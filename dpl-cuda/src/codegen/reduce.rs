@@ -1,0 +1,172 @@
+//! `reduce`: per-thread accumulation over a grid-stride loop and a block reduction into
+//! per-block partials, then one block combines the partials and the start value.
+
+use super::*;
+
+/// Elements per thread before a reduction uses more blocks than half the resident ones
+/// (the block-level combination costs a few hundred instructions per thread, so each
+/// thread should accumulate many).
+const REDUCE_PER_THREAD: u64 = 64;
+
+/// The fewest elements per thread of a reduction: below [`REDUCE_PER_THREAD`] per thread
+/// it still takes up to half the resident blocks, so that every multiprocessor has work
+/// (64 per thread would leave most of a large GPU idle on a million elements).
+const REDUCE_MIN_PER_THREAD: u64 = 8;
+
+impl<'f> Gen<'f> {
+    pub(super) fn reduce(
+        &mut self,
+        s: &Stmt,
+        soac: &Soac,
+        op: &Lambda,
+        init: Option<VarId>,
+        steps: &mut Vec<Step>,
+    ) -> R<()> {
+        let ty = self.ty(s.var);
+        let ls = leaves(ty)?;
+        let comb = Comb::Op(op, ty);
+        let n_count = Count::Var(var(soac.len));
+        // The partials are as many as the first pass's blocks: enough for
+        // `REDUCE_PER_THREAD` elements per thread or half the resident blocks, whichever
+        // is more, but no more than `REDUCE_MIN_PER_THREAD` elements per thread need and
+        // the resident blocks hold.
+        let k1_id = self.next_kernel();
+        let resident = Count::Resident {
+            kernel: k1_id,
+            block: self.bsize(),
+        };
+        let per_block = u64::from(self.bsize());
+        let wanted = Count::Max(
+            Box::new(cdiv(n_count.clone(), per_block * REDUCE_PER_THREAD)),
+            Box::new(cdiv(resident.clone(), 2)),
+        );
+        let grid = cmax1(cmin(
+            cdiv(n_count.clone(), per_block * REDUCE_MIN_PER_THREAD),
+            cmin(wanted, resident),
+        ));
+        let partials = self.alloc_leaves(&ls, &grid, steps);
+        let phas = self.alloc_leaves(&[Scalar::Bool], &grid, steps)[0];
+
+        // Pass 1: per-thread accumulation over a grid-stride loop, then the block. The
+        // thread's first element is peeled off, so the loop body combines plain values:
+        // only the thread (which may have no element) and the block tree carry a flag.
+        let (mut k, c) = self.new_kernel("reduce");
+        let mut env = self.bind_captures(&mut k, &[&soac.elem, op])?;
+        let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
+        let pp = Self::temp_ptrs(&mut k, &partials);
+        let ph = Self::temp_ptrs(&mut k, &[phas])[0].clone();
+        let acc = self.none(&mut k, &ls);
+        let (i, stride, _, _, end) = self.grid_stride_head(&mut k, &c, &n);
+        // The first element (a failed check leaves the zeroed value: the error is
+        // reported, the partial never read).
+        let first_done = k.label();
+        let ctx = Ctx {
+            key: i.clone(),
+            fail: Some(first_done.clone()),
+        };
+        let e = self
+            .elem(&mut k, &c, &mut env, &soac.elem, &i, &ctx)?
+            .flatten()?;
+        for (d, s) in acc.v.iter().zip(&e) {
+            Self::mov(&mut k, d, s);
+        }
+        k.place(&first_done);
+        k.ins(format!("setp.eq.u32 {}, 1, 1", acc.has));
+        // The rest: `acc = acc op e`.
+        let rest = k.label();
+        k.place(&rest);
+        k.ins(format!("add.s64 {i}, {i}, {stride}"));
+        let p = k.reg(Scalar::Bool);
+        k.ins(format!("setp.ge.u64 {p}, {i}, {n}"));
+        k.ins(format!("@{p} bra {end}"));
+        let ctx = Ctx {
+            key: i.clone(),
+            fail: Some(rest.clone()),
+        };
+        let e = self
+            .elem(&mut k, &c, &mut env, &soac.elem, &i, &ctx)?
+            .flatten()?;
+        let op_ctx = Ctx {
+            key: n.clone(),
+            fail: None,
+        };
+        let next = self.combine(&mut k, &c, &mut env, comb, &acc.v, &e, &op_ctx)?;
+        for (d, s) in acc.v.iter().zip(&next) {
+            Self::mov(&mut k, d, s);
+        }
+        k.ins(format!("bra.uni {rest}"));
+        k.place(&end);
+        let total = self.block_reduce(&mut k, &c, &mut env, comb, &acc, &op_ctx)?;
+        self.store_if_thread0(&mut k, &c, &pp, &ph, &c.ctaid64.clone(), &total);
+        let args = k.args.clone();
+        let k1 = self.push_kernel(k);
+        if k1 != k1_id {
+            return unsupported("a kernel was generated out of order (internal)");
+        }
+        steps.push(Step::Launch(Launch {
+            kernel: k1,
+            grid: grid.clone(),
+            block: self.bsize(),
+            args,
+            any_grid: true,
+        }));
+        steps.push(Step::CheckErrors);
+
+        // Pass 2: one block combines the partials (and the start value).
+        let outs = self.alloc_leaves(&ls, &Count::Const(1), steps);
+        let ohas = self.alloc_leaves(&[Scalar::Bool], &Count::Const(1), steps)[0];
+        let (mut k, c) = self.new_kernel("reduce_finish");
+        let mut env = self.bind_captures(&mut k, &[op])?;
+        let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
+        let g = k.param(Scalar::U64, KArg::Count(grid.clone()));
+        let pp = Self::temp_ptrs(&mut k, &partials);
+        let ph = Self::temp_ptrs(&mut k, &[phas])[0].clone();
+        let init_v = self.bind_init(&mut k, init)?;
+        let op_ctx = Ctx {
+            key: n.clone(),
+            fail: None,
+        };
+        let op_ptrs = Self::temp_ptrs(&mut k, &outs);
+        let oh = Self::temp_ptrs(&mut k, &[ohas])[0].clone();
+        let acc = self.none(&mut k, &ls);
+        let j = k.reg(Scalar::U64);
+        k.ins(format!("mov.u64 {j}, {}", c.tid64));
+        let (top, end) = (k.label(), k.label());
+        k.place(&top);
+        let p = k.reg(Scalar::Bool);
+        k.ins(format!("setp.ge.u64 {p}, {j}, {g}"));
+        k.ins(format!("@{p} bra {end}"));
+        let x = self.load_opt(&mut k, &pp, &ph, &j, &ls);
+        let next = self.opt_combine(&mut k, &c, &mut env, comb, &acc, &x, &op_ctx)?;
+        Self::mov_opt(&mut k, &acc, &next);
+        k.ins(format!("add.s64 {j}, {j}, {}", self.bsize()));
+        k.ins(format!("bra.uni {top}"));
+        k.place(&end);
+        let mut total = self.block_reduce(&mut k, &c, &mut env, comb, &acc, &op_ctx)?;
+        if let Some(iv) = init_v {
+            let t = self.pconst(&mut k, true);
+            let first = Opt { has: t, v: iv };
+            total = self.opt_combine(&mut k, &c, &mut env, comb, &first, &total, &op_ctx)?;
+        }
+        let zero = k.reg(Scalar::U64);
+        k.ins(format!("mov.u64 {zero}, 0"));
+        self.store_if_thread0(&mut k, &c, &op_ptrs, &oh, &zero, &total);
+        let args = k.args.clone();
+        let k2 = self.push_kernel(k);
+        steps.push(self.launch(k2, Count::Const(1), args));
+        steps.push(Step::CheckErrors);
+        steps.push(Step::ReadScalars {
+            var: var(s.var),
+            ty: ty.clone(),
+            bufs: outs.into_iter().map(Buf::Temp).collect(),
+            has: if init.is_none() {
+                Some(Buf::Temp(ohas))
+            } else {
+                None
+            },
+            origin: origin_of(&soac.kind),
+            span: s.span.0,
+        });
+        Ok(())
+    }
+}

@@ -1,0 +1,492 @@
+//! `map` and `filter` producing rows (ragged results): the sizes pass, the offsets, the
+//! fill pass, with a thread, a warp or a block per row ([`Gen::rows_scheduled`]).
+
+use super::*;
+
+/// Said after the block-size reason of the kernels of a `map` or `filter` producing rows
+/// that run a thread per row although an inner schedule was asked for.
+const THREAD_PER_ROW: &str =
+    "the inner schedule asked for is not applied to sequences of rows: a thread per element";
+
+/// Said after the block-size reason of the sizes kernel of a `map` producing rows with a
+/// warp or a block per row, when that kernel runs a thread per row on purpose.
+const LENGTHS_ONLY: &str = "a thread per row for the sizes alone: they need only the rows' lengths";
+
+/// The generator of a combinator producing rows, with a warp (`Some(false)`), a block
+/// (`Some(true)`) or a thread (`None`) per row ([`Gen::rows_scheduled`]).
+type RowsGen<'b, 'f> = dyn FnMut(&mut Gen<'f>, Option<bool>, &mut Vec<Step>) -> R<()> + 'b;
+
+/// A group of threads (a warp or a block) writing or measuring one row of a ragged
+/// result together (see [`Gen::stream_grouped`]): thread `lane` takes the positions
+/// `lane, lane + width, ...` of each sequence, in chunks of `width`.
+#[derive(Clone, Debug)]
+pub(super) struct Group {
+    /// A whole block (else a warp).
+    pub(super) block: bool,
+    /// The thread's position in its group (`u32`).
+    pub(super) lane: Reg,
+    /// The group's width (`u64`): 32 or the block's threads.
+    pub(super) width: Reg,
+    /// The key of the row's failures (its index).
+    pub(super) key: Reg,
+    /// Where the whole group goes when a check fails in the row.
+    pub(super) fail: String,
+}
+
+impl<'f> Gen<'f> {
+    /// A `map` or a `filter` whose elements are sequences (a ragged result) under the
+    /// inner schedule asked for: `rows(group)` generates it with a warp or a block per
+    /// row (`Some(false)` / `Some(true)`, see [`Gen::nested_map`], [`Gen::nested_filter`])
+    /// or a thread per row (`None`). The group version is used when it can be generated
+    /// (the row written by a group, [`Gen::write_grouped`]: rows, captured sequences, and
+    /// `map`s, `scan`s and `filter`s of them); otherwise, or with `inner = "seq"`, a
+    /// thread per row, which the kernels' block-size reason says when an inner schedule
+    /// was asked for. `inner = "auto"` compiles both, chosen at run time from the shape of
+    /// the rows the element function reads ([`Step::ByShape`]).
+    pub(super) fn rows_scheduled(
+        &mut self,
+        soac: &Soac,
+        steps: &mut Vec<Step>,
+        rows: &mut RowsGen<'_, 'f>,
+    ) -> R<()> {
+        let shape = self.shape_source(soac);
+        let block = match self.inner {
+            crate::Inner::Seq => return rows(self, None, steps),
+            crate::Inner::Warp => false,
+            crate::Inner::Block => true,
+            crate::Inner::Auto if shape.is_some() => false,
+            crate::Inner::Auto => {
+                self.cur.note = Some(THREAD_PER_ROW);
+                return rows(self, None, steps);
+            }
+        };
+        let Some(grouped) = self.try_grouped(&mut |g, steps| rows(g, Some(block), steps)) else {
+            self.cur.note = Some(THREAD_PER_ROW);
+            return rows(self, None, steps);
+        };
+        match shape {
+            Some(shape) if self.inner == crate::Inner::Auto => {
+                let mut seq = Vec::new();
+                rows(self, None, &mut seq)?;
+                steps.push(Step::ByShape {
+                    rows: shape,
+                    warp: grouped,
+                    seq,
+                });
+            }
+            _ => steps.extend(grouped),
+        }
+        Ok(())
+    }
+
+    /// Whether the length of an element function's result needs no work beyond reading
+    /// lengths: its top-level statements (and those of its `if`s) hold no combinator
+    /// other than `map`, `scan` and `exclusive_scan` (which stay lazy, their length being
+    /// their index space's): no reduction, `filter` (counted) or `scatter`/`permute`.
+    fn lengths_only(&self, b: &Block) -> bool {
+        b.stmts.iter().all(|st| match &st.expr {
+            Expr::Soac(x) => matches!(
+                x.kind,
+                SoacKind::Map | SoacKind::Scan { .. } | SoacKind::ExclusiveScan { .. }
+            ),
+            Expr::If(_, t, e) => self.lengths_only(t) && self.lengths_only(e),
+            // An element of a map not stored is its element function, evaluated here.
+            Expr::Index { seq, .. } => self
+                .deferred
+                .get(seq)
+                .is_none_or(|d| self.lengths_only(&d.elem.body)),
+            _ => true,
+        })
+    }
+
+    /// A `map` whose elements are sequences (a nested result, rows of any lengths), in
+    /// phases: (1) each element's length into `sizes`; (2) an exclusive scan of the sizes
+    /// gives the row offsets and the total, read back to allocate the leaves exactly;
+    /// (3) each element again, written at its offset.
+    ///
+    /// With `group` (`Some(true)`: a block per row, `Some(false)`: a warp), (1) and (3)
+    /// give each row a group of threads: every thread evaluates the element function (its
+    /// inner reductions split across the group), then the group measures
+    /// ([`Gen::group_len`]) or writes ([`Gen::write_grouped`]) the row together. (1) stays
+    /// a thread per row when the lengths need no work ([`Gen::lengths_only`]). Fails when
+    /// the row cannot be written by a group.
+    pub(super) fn nested_map(
+        &mut self,
+        s: &Stmt,
+        soac: &Soac,
+        row: &Type,
+        group: Option<bool>,
+        steps: &mut Vec<Step>,
+    ) -> R<()> {
+        let ls = match leaves(row) {
+            Ok(ls) => ls,
+            Err(_) => return unsupported(format!("sequences of `[{row}]` as results")),
+        };
+        if group == Some(true) {
+            self.set_group(self.cur.group, GROUP_BLOCK);
+        }
+        let per_block = |g: &Self, grp: Option<bool>| match grp {
+            None => u64::from(g.bsize()),
+            Some(false) => u64::from(g.warps()),
+            Some(true) => 1,
+        };
+        let n_count = Count::Var(var(soac.len));
+        let sizes = self.alloc_leaves(&[Scalar::U64], &n_count, steps)[0];
+
+        let sized_by = group.filter(|_| !self.lengths_only(&soac.elem.body));
+        let (mut k, c) = self.new_kernel(match sized_by {
+            None => "row_sizes",
+            Some(false) => "row_sizes_warp",
+            Some(true) => "row_sizes_block",
+        });
+        let mut env = self.bind_captures(&mut k, &[&soac.elem])?;
+        let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
+        let sp = Self::temp_ptrs(&mut k, &[sizes])[0].clone();
+        match sized_by {
+            None => {
+                let (i, stride, top, cont, end) = self.grid_stride_head(&mut k, &c, &n);
+                let ctx = Ctx {
+                    key: i.clone(),
+                    fail: Some(cont.clone()),
+                };
+                let v = self.elem(&mut k, &c, &mut env, &soac.elem, &i, &ctx)?;
+                let len = self.seq_len(&mut k, &c, &mut env, &v, &ctx)?;
+                self.store(&mut k, &sp, &i, &len);
+                Self::loop_tail(&mut k, &i, &stride, &top, &cont, &end);
+            }
+            Some(block) => {
+                let gl = Self::group_loop_head(&mut k, &c, &n, block);
+                let ctx = Ctx {
+                    key: gl.i.clone(),
+                    fail: Some(gl.cont.clone()),
+                };
+                let v = self.split_elem(&mut k, &c, &mut env, &soac.elem, &gl, &ctx)?;
+                let grp = self.group(&mut k, &gl);
+                let len = self.group_len(&mut k, &c, &mut env, &v, &grp)?;
+                k.ins(format!("@!{} bra {}", gl.leader, gl.cont));
+                self.store(&mut k, &sp, &gl.i, &len);
+                Self::group_loop_tail(&mut k, &gl);
+            }
+        }
+        let args = k.args.clone();
+        let note = self.cur.note;
+        if group.is_some() && sized_by.is_none() {
+            self.cur.note = Some(LENGTHS_ONLY);
+        }
+        let k1 = self.push_kernel(k);
+        self.cur.note = note;
+        steps.push(self.stride_launch(k1, &n_count, per_block(self, sized_by), args));
+        steps.push(Step::CheckErrors);
+
+        let (offs, total) = self.offsets(sizes, &n_count, steps)?;
+        let outs = self.alloc_leaves(&ls, &Count::Temp(total), steps);
+        let mut has_permute = false;
+        soac.elem.body.walk(&mut |st| {
+            if let Expr::Soac(x) = &st.expr {
+                has_permute |= matches!(x.kind, SoacKind::Permute);
+            }
+        });
+        let owner =
+            has_permute.then(|| self.alloc_leaves(&[Scalar::Bool], &Count::Temp(total), steps)[0]);
+
+        let (mut k, c) = self.new_kernel(match group {
+            None => "row_fill",
+            Some(false) => "row_fill_warp",
+            Some(true) => "row_fill_block",
+        });
+        let mut env = self.bind_captures(&mut k, &[&soac.elem])?;
+        let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
+        let op = Self::temp_ptrs(&mut k, &[offs])[0].clone();
+        let ptrs = Self::temp_ptrs(&mut k, &outs);
+        self.owner = owner.map(|o| Self::temp_ptrs(&mut k, &[o])[0].clone());
+        let written = match group {
+            None => (|| {
+                let (i, stride, top, cont, end) = self.grid_stride_head(&mut k, &c, &n);
+                let ctx = Ctx {
+                    key: i.clone(),
+                    fail: Some(cont.clone()),
+                };
+                let v = self.elem(&mut k, &c, &mut env, &soac.elem, &i, &ctx)?;
+                let a = Self::addr(&mut k, &op, &i, Scalar::U64);
+                let base = k.reg(Scalar::U64);
+                k.ins(format!("ld.global.u64 {base}, [{a}]"));
+                self.write_seq(&mut k, &c, &mut env, &v, &ptrs, &base, &ctx)?;
+                Self::loop_tail(&mut k, &i, &stride, &top, &cont, &end);
+                Ok(())
+            })(),
+            Some(block) => (|| {
+                let gl = Self::group_loop_head(&mut k, &c, &n, block);
+                let ctx = Ctx {
+                    key: gl.i.clone(),
+                    fail: Some(gl.cont.clone()),
+                };
+                let v = self.split_elem(&mut k, &c, &mut env, &soac.elem, &gl, &ctx)?;
+                let a = Self::addr(&mut k, &op, &gl.i, Scalar::U64);
+                let (base, stop) = (k.reg(Scalar::U64), k.reg(Scalar::U64));
+                k.ins(format!("ld.global.u64 {base}, [{a}]"));
+                k.ins(format!("ld.global.u64 {stop}, [{a}+8]"));
+                let size = k.reg(Scalar::U64);
+                k.ins(format!("sub.s64 {size}, {stop}, {base}"));
+                self.write_rows_grouped(&mut k, &c, &mut env, &v, &ptrs, &base, &size, &gl, &ctx)?;
+                Self::group_loop_tail(&mut k, &gl);
+                Ok(())
+            })(),
+        };
+        self.owner = None;
+        written?;
+        let args = k.args.clone();
+        let k2 = self.push_kernel(k);
+        steps.push(self.stride_launch(k2, &n_count, per_block(self, group), args));
+        steps.push(Step::CheckErrors);
+        steps.push(Step::BindSeq {
+            var: var(s.var),
+            elem: Type::seq(row.clone()),
+            bufs: outs.into_iter().map(Buf::Temp).collect(),
+            len: n_count,
+            offs: Some(Buf::Temp(offs)),
+        });
+        Ok(())
+    }
+
+    /// The [`Group`] of a group loop's threads, for its current element.
+    pub(super) fn group(&mut self, k: &mut Kernel, gl: &GroupLoop) -> Group {
+        let width = k.reg(Scalar::U64);
+        if gl.block {
+            let nt = k.reg(Scalar::U32);
+            k.ins(format!("mov.u32 {nt}, %ntid.x"));
+            k.ins(format!("cvt.u64.u32 {width}, {nt}"));
+        } else {
+            k.ins(format!("mov.u64 {width}, 32"));
+        }
+        Group {
+            block: gl.block,
+            lane: gl.lane.clone(),
+            width,
+            key: gl.i.clone(),
+            fail: gl.cont.clone(),
+        }
+    }
+
+    /// A `filter` of rows (elements that are sequences): (1) per element, whether it is
+    /// kept and its length if so; (2) exclusive scans of the flags (positions of the kept
+    /// rows, and their number) and of the lengths (where each kept row's elements go);
+    /// (3) each kept row written at its place, its offset at its position.
+    ///
+    /// With `group` (`Some(true)`: a block per row, `Some(false)`: a warp), (1) and (3)
+    /// give each row a group of threads, as [`Gen::nested_map`] does: the element
+    /// function and the predicate are evaluated by every thread (their inner reductions
+    /// split across the group), the row measured and written by the group. Fails when the
+    /// row cannot be written by a group.
+    pub(super) fn nested_filter(
+        &mut self,
+        s: &Stmt,
+        soac: &Soac,
+        pred: &Lambda,
+        row: &Type,
+        group: Option<bool>,
+        steps: &mut Vec<Step>,
+    ) -> R<()> {
+        let ls = match leaves(row) {
+            Ok(ls) => ls,
+            Err(_) => return unsupported(format!("sequences of `[{row}]` as results")),
+        };
+        if group == Some(true) {
+            self.set_group(self.cur.group, GROUP_BLOCK);
+        }
+        let per_block = match group {
+            None => u64::from(self.bsize()),
+            Some(false) => u64::from(self.warps()),
+            Some(true) => 1,
+        };
+        let suffix = match group {
+            None => "",
+            Some(false) => "_warp",
+            Some(true) => "_block",
+        };
+        let n_count = Count::Var(var(soac.len));
+        let flags = self.alloc_leaves(&[Scalar::U64], &n_count, steps)[0];
+        let sizes = self.alloc_leaves(&[Scalar::U64], &n_count, steps)[0];
+        // Evaluates the element and the predicate (split across a group when given);
+        // returns (row, keep). (Predicate failures are keyed after every element's, as
+        // the flat filter does.)
+        let kept = |g: &mut Self,
+                    k: &mut Kernel,
+                    c: &Common,
+                    env: &mut Env,
+                    i: &Reg,
+                    n: &Reg,
+                    ctx: &Ctx,
+                    split: Option<Split>| {
+            g.split = split;
+            let v = (|| {
+                let v = g.elem(k, c, env, &soac.elem, i, ctx)?;
+                env.insert(pred.params[0], v.clone());
+                let key = k.reg(Scalar::U64);
+                k.ins(format!("add.s64 {key}, {n}, {i}"));
+                let pctx = Ctx {
+                    key,
+                    fail: ctx.fail.clone(),
+                };
+                let keep = g.block(k, c, env, &pred.body, &pctx)?.reg()?.clone();
+                Ok::<_, Unsupported>((v, keep))
+            })();
+            g.split = None;
+            v
+        };
+
+        let (mut k, c) = self.new_kernel(&format!("row_filter_sizes{suffix}"));
+        let mut env = self.bind_captures(&mut k, &[&soac.elem, pred])?;
+        let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
+        let fp = Self::temp_ptrs(&mut k, &[flags])[0].clone();
+        let sp = Self::temp_ptrs(&mut k, &[sizes])[0].clone();
+        match group {
+            None => {
+                let (i, stride, top, cont, end) = self.grid_stride_head(&mut k, &c, &n);
+                let ctx = Ctx {
+                    key: i.clone(),
+                    fail: Some(cont.clone()),
+                };
+                let (v, keep) = kept(self, &mut k, &c, &mut env, &i, &n, &ctx, None)?;
+                let len = self.seq_len(&mut k, &c, &mut env, &v, &ctx)?;
+                let f = Self::flag(&mut k, Some(&keep));
+                let sz = k.reg(Scalar::U64);
+                k.ins(format!("selp.u64 {sz}, {len}, 0, {keep}"));
+                self.store(&mut k, &fp, &i, &f);
+                self.store(&mut k, &sp, &i, &sz);
+                Self::loop_tail(&mut k, &i, &stride, &top, &cont, &end);
+            }
+            Some(block) => {
+                let gl = Self::group_loop_head(&mut k, &c, &n, block);
+                let ctx = Ctx {
+                    key: gl.i.clone(),
+                    fail: Some(gl.cont.clone()),
+                };
+                let split = Split {
+                    block,
+                    lane: gl.lane.clone(),
+                };
+                let (v, keep) = kept(self, &mut k, &c, &mut env, &gl.i, &n, &ctx, Some(split))?;
+                let grp = self.group(&mut k, &gl);
+                let len = self.group_len(&mut k, &c, &mut env, &v, &grp)?;
+                let f = Self::flag(&mut k, Some(&keep));
+                let sz = k.reg(Scalar::U64);
+                k.ins(format!("selp.u64 {sz}, {len}, 0, {keep}"));
+                k.ins(format!("@!{} bra {}", gl.leader, gl.cont));
+                self.store(&mut k, &fp, &gl.i, &f);
+                self.store(&mut k, &sp, &gl.i, &sz);
+                Self::group_loop_tail(&mut k, &gl);
+            }
+        }
+        let args = k.args.clone();
+        let k1 = self.push_kernel(k);
+        steps.push(self.stride_launch(k1, &n_count, per_block, args));
+        steps.push(Step::CheckErrors);
+
+        let (pos, rows) = self.offsets(flags, &n_count, steps)?;
+        let (eoffs, total) = self.offsets(sizes, &n_count, steps)?;
+        let outs = self.alloc_leaves(&ls, &Count::Temp(total), steps);
+        let n1 = Count::Add(Box::new(Count::Temp(rows)), Box::new(Count::Const(1)));
+        let out_offs = self.alloc_leaves(&[Scalar::U64], &n1, steps)[0];
+
+        let (mut k, c) = self.new_kernel(&format!("row_filter{suffix}"));
+        let mut env = self.bind_captures(&mut k, &[&soac.elem, pred])?;
+        let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
+        let pp = Self::temp_ptrs(&mut k, &[pos])[0].clone();
+        let ep = Self::temp_ptrs(&mut k, &[eoffs])[0].clone();
+        let op = Self::temp_ptrs(&mut k, &[out_offs])[0].clone();
+        let ptrs = Self::temp_ptrs(&mut k, &outs);
+        // The end of the last row: out_offs[pos[n]] = eoffs[n] (thread 0 of block 0).
+        let first = k.reg(Scalar::Bool);
+        let gid = k.reg(Scalar::U64);
+        k.ins(format!("or.b64 {gid}, {}, {}", c.ctaid64, c.tid64));
+        k.ins(format!("setp.eq.u64 {first}, {gid}, 0"));
+        let skip = k.label();
+        k.ins(format!("@!{first} bra {skip}"));
+        let last_pos = self.load_leaves(&mut k, std::slice::from_ref(&pp), &n, &[Scalar::U64]);
+        let last_off = self.load_leaves(&mut k, std::slice::from_ref(&ep), &n, &[Scalar::U64]);
+        self.store(&mut k, &op, &last_pos[0], &last_off[0]);
+        k.place(&skip);
+        match group {
+            None => {
+                let (i, stride, top, cont, end) = self.grid_stride_head(&mut k, &c, &n);
+                let ctx = Ctx {
+                    key: i.clone(),
+                    fail: Some(cont.clone()),
+                };
+                let (v, keep) = kept(self, &mut k, &c, &mut env, &i, &n, &ctx, None)?;
+                k.ins(format!("@!{keep} bra {cont}"));
+                let at = self.load_leaves(&mut k, std::slice::from_ref(&pp), &i, &[Scalar::U64]);
+                let base = self.load_leaves(&mut k, std::slice::from_ref(&ep), &i, &[Scalar::U64]);
+                self.store(&mut k, &op, &at[0], &base[0]);
+                self.write_seq(&mut k, &c, &mut env, &v, &ptrs, &base[0], &ctx)?;
+                Self::loop_tail(&mut k, &i, &stride, &top, &cont, &end);
+            }
+            Some(block) => {
+                let gl = Self::group_loop_head(&mut k, &c, &n, block);
+                let ctx = Ctx {
+                    key: gl.i.clone(),
+                    fail: Some(gl.cont.clone()),
+                };
+                let split = Split {
+                    block,
+                    lane: gl.lane.clone(),
+                };
+                let (v, keep) = kept(self, &mut k, &c, &mut env, &gl.i, &n, &ctx, Some(split))?;
+                // The same in every thread of the group.
+                k.ins(format!("@!{keep} bra {}", gl.cont));
+                let a = Self::addr(&mut k, &ep, &gl.i, Scalar::U64);
+                let (base, stop) = (k.reg(Scalar::U64), k.reg(Scalar::U64));
+                k.ins(format!("ld.global.u64 {base}, [{a}]"));
+                k.ins(format!("ld.global.u64 {stop}, [{a}+8]"));
+                let size = k.reg(Scalar::U64);
+                k.ins(format!("sub.s64 {size}, {stop}, {base}"));
+                let at = self.load_leaves(&mut k, std::slice::from_ref(&pp), &gl.i, &[Scalar::U64]);
+                let not_leader = k.label();
+                k.ins(format!("@!{} bra {not_leader}", gl.leader));
+                self.store(&mut k, &op, &at[0], &base);
+                k.place(&not_leader);
+                self.write_rows_grouped(&mut k, &c, &mut env, &v, &ptrs, &base, &size, &gl, &ctx)?;
+                Self::group_loop_tail(&mut k, &gl);
+            }
+        }
+        let args = k.args.clone();
+        let k2 = self.push_kernel(k);
+        steps.push(self.stride_launch(k2, &n_count, per_block, args));
+        steps.push(Step::CheckErrors);
+        steps.push(Step::BindSeq {
+            var: var(s.var),
+            elem: Type::seq(row.clone()),
+            bufs: outs.into_iter().map(Buf::Temp).collect(),
+            len: Count::Temp(rows),
+            offs: Some(Buf::Temp(out_offs)),
+        });
+        Ok(())
+    }
+
+    /// Writes row `v` of a group loop's element at `base` of `ptrs` (`size` elements,
+    /// from the sizes pass) with the group ([`Gen::write_grouped`]); in report mode every
+    /// thread writes it alone, in order ([`Gen::write_seq`]), so the failure recorded
+    /// first is the first in sequential order. Ends at the loop's next element.
+    #[allow(clippy::too_many_arguments)]
+    fn write_rows_grouped(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        env: &mut Env,
+        v: &KVal,
+        ptrs: &[Reg],
+        base: &Reg,
+        size: &Reg,
+        gl: &GroupLoop,
+        ctx: &Ctx,
+    ) -> R<()> {
+        let rep = Self::report_mode(k, c);
+        let alone = k.label();
+        k.ins(format!("@{rep} bra {alone}"));
+        let grp = self.group(k, gl);
+        self.write_grouped(k, c, env, v, ptrs, base, size, &grp)?;
+        k.ins(format!("bra {}", gl.cont));
+        k.place(&alone);
+        self.write_seq(k, c, env, v, ptrs, base, ctx)
+    }
+}

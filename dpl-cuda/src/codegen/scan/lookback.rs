@@ -1,0 +1,400 @@
+//! The single-pass scan with decoupled look-back (Merrill and Garland): the tile status
+//! buffers, publishing a tile's aggregate and inclusive prefix, and the warp's look-back.
+
+use super::*;
+
+/// The look-back status of a scan's tiles (temporaries): the tile counter, one flag per
+/// tile, the aggregates and the inclusive prefixes (one buffer per leaf, plus the "has"
+/// bytes).
+struct Status {
+    counter: u32,
+    flags: u32,
+    aggs: Vec<u32>,
+    agg_has: u32,
+    incs: Vec<u32>,
+    inc_has: u32,
+}
+
+/// [`Status`] as kernel parameters.
+struct StatusPtrs {
+    counter: Reg,
+    flags: Reg,
+    aggs: Vec<Reg>,
+    agg_has: Reg,
+    incs: Vec<Reg>,
+    inc_has: Reg,
+}
+
+impl<'f> Gen<'f> {
+    /// A single-pass scan with decoupled look-back (Merrill and Garland): every block takes
+    /// the next tile from an atomic counter (so a block waits only for tiles taken before
+    /// its own, which are running or done, whatever order the blocks are scheduled in),
+    /// loads it into shared memory, each thread combines its consecutive items, one block
+    /// scan of the thread totals gives the tile's aggregate, published (flag 1); then its
+    /// first warp looks back over the tiles before it, 32 at a time, combining aggregates
+    /// in order until one with its inclusive prefix published (flag 2); the block then
+    /// publishes its own inclusive prefix, each thread scans its items from its prefix and
+    /// the tile is written out. Status: per tile a `u32` flag, and the aggregate and
+    /// inclusive prefix as optional values (a "has" byte plus the leaves), written before
+    /// the flag with a `membar.gl` between (and read after it with one); flags are read
+    /// and written `volatile`, values read `ld.relaxed.gpu`. In report mode (the launch
+    /// again, the counter past the end) tile `t mod grid` is taken and every flag is set.
+    pub(in crate::codegen) fn scan_lookback(
+        &mut self,
+        s: &Stmt,
+        soac: &Soac,
+        op: &Lambda,
+        init: Option<VarId>,
+        steps: &mut Vec<Step>,
+    ) -> R<()> {
+        let Some(elem_ty) = self.ty(s.var).elem() else {
+            return unsupported("scan without a sequence type");
+        };
+        let ls = leaves(elem_ty)?;
+        let comb = Comb::Op(op, elem_ty);
+        let n_count = Count::Var(var(soac.len));
+        let tile_len = u64::from(self.bsize()) * self.scan_items(&ls);
+        let grid = cmax1(cdiv(n_count.clone(), tile_len));
+        let status = self.alloc_status(&ls, &grid, steps);
+        let outs = self.alloc_leaves(&ls, &n_count, steps);
+
+        let (mut k, c) = self.new_kernel("scan_lookback");
+        let mut env = self.bind_captures(&mut k, &[&soac.elem, op])?;
+        let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
+        let st = Self::status_ptrs(&mut k, &status);
+        let op_p = Self::temp_ptrs(&mut k, &outs);
+        let init_v = self.bind_init(&mut k, init)?;
+        let op_ctx = Ctx {
+            key: n.clone(),
+            fail: None,
+        };
+        let mut elem = Self::scan_elem(&c, soac, &n);
+        let (before, excl, t) =
+            self.lookback_core(&mut k, &c, &mut env, comb, &op_ctx, &ls, &st, &n, &mut elem)?;
+        // Start value (exclusive scan), earlier tiles, then the threads before this one.
+        let base = self.none(&mut k, &ls);
+        Self::set_init(&mut k, &base, init_v.as_deref());
+        let base = self.opt_combine(&mut k, &c, &mut env, comb, &base, &before, &op_ctx)?;
+        let prefix = self.opt_combine(&mut k, &c, &mut env, comb, &base, &excl, &op_ctx)?;
+        self.tile_scan(
+            &mut k,
+            &c,
+            &mut env,
+            comb,
+            &t,
+            &prefix,
+            init.is_some(),
+            &op_ctx,
+        )?;
+        let mut store = Self::leaf_store(&op_p);
+        self.tile_store(&mut k, &c, &t, &mut store)?;
+        let args = k.args.clone();
+        let kid = self.push_kernel(k);
+        steps.push(self.launch(kid, grid, args));
+        steps.push(Step::CheckErrors);
+        steps.push(Self::bind_flat(s.var, elem_ty, outs, n_count));
+        Ok(())
+    }
+
+    /// The row offsets of a ragged result from the row sizes (`sizes`, `n` of them, `u64`)
+    /// in one pass with decoupled look-back: `offs[i + 1]` is the inclusive sum up to `i`
+    /// (`offs[0]` is 0 from the zeroed allocation). Returns the offsets.
+    pub(super) fn offsets_lookback(
+        &mut self,
+        sizes: u32,
+        n_count: &Count,
+        steps: &mut Vec<Step>,
+    ) -> R<u32> {
+        let ls = [Scalar::U64];
+        let tile_len = u64::from(self.bsize()) * self.scan_items(&ls);
+        let grid = cmax1(cdiv(n_count.clone(), tile_len));
+        let status = self.alloc_status(&ls, &grid, steps);
+        let n1 = Count::Add(Box::new(n_count.clone()), Box::new(Count::Const(1)));
+        let offs = self.alloc_leaves(&[Scalar::U64], &n1, steps)[0];
+
+        let (mut k, c) = self.new_kernel("offsets_lookback");
+        let mut env = Env::new();
+        let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
+        let sp = Self::temp_ptrs(&mut k, &[sizes])[0].clone();
+        let opp = Self::temp_ptrs(&mut k, &[offs])[0].clone();
+        let st = Self::status_ptrs(&mut k, &status);
+        let op_ctx = Ctx {
+            key: n.clone(),
+            fail: None,
+        };
+        let mut elem = |g: &mut Self, k: &mut Kernel, _: &mut Env, idx: &Reg, _: &str| {
+            Ok(g.load_leaves(k, std::slice::from_ref(&sp), idx, &[Scalar::U64]))
+        };
+        let comb = Comb::AddU64;
+        let (before, excl, t) =
+            self.lookback_core(&mut k, &c, &mut env, comb, &op_ctx, &ls, &st, &n, &mut elem)?;
+        let prefix = self.opt_combine(&mut k, &c, &mut env, comb, &before, &excl, &op_ctx)?;
+        self.tile_scan(&mut k, &c, &mut env, comb, &t, &prefix, false, &op_ctx)?;
+        let mut store = |g: &mut Self, k: &mut Kernel, idx: &Reg, v: &[Reg]| {
+            let at = k.reg(Scalar::U64);
+            k.ins(format!("add.s64 {at}, {idx}, 1"));
+            g.store(k, &opp, &at, &v[0]);
+            Ok(())
+        };
+        self.tile_store(&mut k, &c, &t, &mut store)?;
+        let args = k.args.clone();
+        let kid = self.push_kernel(k);
+        steps.push(self.launch(kid, grid, args));
+        Ok(offs)
+    }
+
+    /// Allocates the look-back status of `grid` tiles for elements of leaves `ls`: the
+    /// tile counter, the flags, the aggregates and inclusive prefixes (each with its "has"
+    /// flags), all zeroed.
+    fn alloc_status(&mut self, ls: &[Scalar], grid: &Count, steps: &mut Vec<Step>) -> Status {
+        Status {
+            counter: self.alloc_leaves(&[Scalar::U32], &Count::Const(1), steps)[0],
+            flags: self.alloc_leaves(&[Scalar::U32], grid, steps)[0],
+            aggs: self.alloc_leaves(ls, grid, steps),
+            agg_has: self.alloc_leaves(&[Scalar::Bool], grid, steps)[0],
+            incs: self.alloc_leaves(ls, grid, steps),
+            inc_has: self.alloc_leaves(&[Scalar::Bool], grid, steps)[0],
+        }
+    }
+
+    /// The look-back status buffers as kernel parameters.
+    fn status_ptrs(k: &mut Kernel, s: &Status) -> StatusPtrs {
+        StatusPtrs {
+            counter: Self::temp_ptrs(k, &[s.counter])[0].clone(),
+            flags: Self::temp_ptrs(k, &[s.flags])[0].clone(),
+            aggs: Self::temp_ptrs(k, &s.aggs),
+            agg_has: Self::temp_ptrs(k, &[s.agg_has])[0].clone(),
+            incs: Self::temp_ptrs(k, &s.incs),
+            inc_has: Self::temp_ptrs(k, &[s.inc_has])[0].clone(),
+        }
+    }
+
+    /// The body of a single-pass scan with decoupled look-back (see
+    /// [`Gen::scan_lookback`]): takes a tile, loads it (`elem` gives the element at an
+    /// index), combines each thread's items, scans the thread totals over the block,
+    /// publishes, looks back, publishes the inclusive prefix. Returns the prefix of the
+    /// tiles before (no value for tile 0), this thread's exclusive prefix within the tile,
+    /// and the tile (its elements in shared memory, for [`Gen::tile_scan`]).
+    #[allow(clippy::too_many_arguments)]
+    fn lookback_core(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        env: &mut Env,
+        comb: Comb<'_>,
+        op_ctx: &Ctx,
+        ls: &[Scalar],
+        st: &StatusPtrs,
+        n: &Reg,
+        elem: &mut ElemAt<'_, 'f>,
+    ) -> R<(Opt, Opt, Tile)> {
+        // The tile: thread 0 takes the next number, the block reads it from shared memory.
+        let tsh = k.shared(8);
+        let is0 = k.reg(Scalar::Bool);
+        k.ins(format!("setp.eq.u32 {is0}, {}, 0", c.tid));
+        let skip = k.label();
+        k.ins(format!("@!{is0} bra {skip}"));
+        let t = k.reg(Scalar::U32);
+        k.ins(format!("atom.global.add.u32 {t}, [{}], 1", st.counter));
+        let ncta = k.reg(Scalar::U32);
+        k.ins(format!("mov.u32 {ncta}, %nctaid.x"));
+        k.ins(format!("rem.u32 {t}, {t}, {ncta}"));
+        k.ins(format!("st.shared.u32 [{tsh}], {t}"));
+        k.place(&skip);
+        k.ins("bar.sync 0");
+        let t32 = k.reg(Scalar::U32);
+        k.ins(format!("ld.shared.u32 {t32}, [{tsh}]"));
+        let tile = k.reg(Scalar::U64);
+        k.ins(format!("cvt.u64.u32 {tile}, {t32}"));
+
+        // The tile: loaded, each thread's items combined, the thread totals scanned.
+        let t = self.tile_begin(k, c, ls, &tile, n);
+        self.tile_load(k, c, env, &t, elem)?;
+        let mine = self.tile_reduce(k, c, env, comb, &t, op_ctx)?;
+        let (_, excl, carry) = self.block_scan(k, c, env, comb, &mine, op_ctx)?;
+
+        // Publish the aggregate (tile 0: its inclusive prefix).
+        let first = k.reg(Scalar::Bool);
+        k.ins(format!("setp.eq.u64 {first}, {tile}, 0"));
+        let later = k.reg(Scalar::Bool);
+        k.ins(format!("setp.ne.u64 {later}, {tile}, 0"));
+        let skip = k.label();
+        k.ins(format!("@!{is0} bra {skip}"));
+        let (agg_pub, inc_pub, done_pub) = (k.label(), k.label(), k.label());
+        k.ins(format!("@{first} bra {inc_pub}"));
+        k.place(&agg_pub);
+        self.publish(k, &st.aggs, &st.agg_has, &st.flags, &tile, &carry, 1);
+        k.ins(format!("bra.uni {done_pub}"));
+        k.place(&inc_pub);
+        self.publish(k, &st.incs, &st.inc_has, &st.flags, &tile, &carry, 2);
+        k.place(&done_pub);
+        k.place(&skip);
+
+        // Look-back by warp 0 (tiles after the first).
+        let prefix = self.none(k, ls);
+        let psh: Vec<String> = (0..=ls.len()).map(|_| k.shared(8)).collect();
+        let skip_lb = k.label();
+        let w0 = k.reg(Scalar::Bool);
+        k.ins(format!("setp.eq.u32 {w0}, {}, 0", c.warp));
+        let lb = k.reg(Scalar::Bool);
+        k.ins(format!("and.pred {lb}, {w0}, {later}"));
+        k.ins(format!("@!{lb} bra {skip_lb}"));
+        self.look_back(k, c, env, comb, op_ctx, ls, &tile, st, &prefix)?;
+        // Lane 0 publishes the inclusive prefix and shares the exclusive one.
+        let lane0 = k.reg(Scalar::Bool);
+        k.ins(format!("setp.eq.u32 {lane0}, {}, 0", c.lane));
+        k.ins(format!("@!{lane0} bra {skip_lb}"));
+        let inc = self.opt_combine(k, c, env, comb, &prefix, &carry, op_ctx)?;
+        self.publish(k, &st.incs, &st.inc_has, &st.flags, &tile, &inc, 2);
+        for (r, a) in std::iter::once(&prefix.has).chain(&prefix.v).zip(&psh) {
+            Self::st(k, "shared", a, r);
+        }
+        k.place(&skip_lb);
+        k.ins("bar.sync 0");
+        // Every thread: the prefix of the tiles before (none for tile 0).
+        let got = {
+            let zero = k.reg(Scalar::U32);
+            k.ins(format!("mov.u32 {zero}, 0"));
+            Self::warp_partial(k, &psh, ls, &zero)
+        };
+        let before = Opt {
+            has: k.reg(Scalar::Bool),
+            v: got.v.clone(),
+        };
+        k.ins(format!("and.pred {}, {}, {later}", before.has, got.has));
+        Ok((before, excl, t))
+    }
+
+    /// Stores the optional value `v` as tile `tile`'s entry of the status arrays `ptrs`
+    /// (leaves) and `has`, then, after a fence, `flag` into the tile's flag (volatile).
+    #[allow(clippy::too_many_arguments)]
+    fn publish(
+        &mut self,
+        k: &mut Kernel,
+        ptrs: &[Reg],
+        has: &Reg,
+        flags: &Reg,
+        tile: &Reg,
+        v: &Opt,
+        flag: u32,
+    ) {
+        for (r, p) in v.v.iter().zip(ptrs) {
+            self.store(k, p, tile, r);
+        }
+        self.store(k, has, tile, &v.has);
+        k.ins("membar.gl");
+        let a = Self::addr(k, flags, tile, Scalar::U32);
+        k.ins(format!("st.volatile.global.u32 [{a}], {flag}"));
+    }
+
+    /// The look-back of [`Gen::scan_lookback`], run by a whole warp: lane `l` looks at tile
+    /// `base - 1 - l` (`base` starts at `tile`), waits for its flag, and the warp finds the
+    /// nearest tile with an inclusive prefix (`vote.ballot`); the values of the tiles from
+    /// that one (its inclusive prefix) to the nearest (their aggregates) are combined in
+    /// tile order by a shuffle-down reduction towards lane 0 and put before `prefix`. With
+    /// no inclusive prefix in the window, the next 32 tiles follow.
+    #[allow(clippy::too_many_arguments)]
+    fn look_back(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        env: &mut Env,
+        comb: Comb<'_>,
+        ctx: &Ctx,
+        ls: &[Scalar],
+        tile: &Reg,
+        st: &StatusPtrs,
+        prefix: &Opt,
+    ) -> R<()> {
+        let (fp, ap, ahp, ip, ihp) = (&st.flags, &st.aggs, &st.agg_has, &st.incs, &st.inc_has);
+        let base = k.reg(Scalar::U64);
+        k.ins(format!("mov.u64 {base}, {tile}"));
+        let lane64 = k.reg(Scalar::U64);
+        k.ins(format!("cvt.u64.u32 {lane64}, {}", c.lane));
+        let (top, end) = (k.label(), k.label());
+        k.place(&top);
+        // Lane l: tile base - 1 - l, if there is one.
+        let exists = k.reg(Scalar::Bool);
+        k.ins(format!("setp.gt.u64 {exists}, {base}, {lane64}"));
+        let j = k.reg(Scalar::U64);
+        k.ins(format!("sub.s64 {j}, {base}, 1"));
+        k.ins(format!("sub.s64 {j}, {j}, {lane64}"));
+        let f = k.reg(Scalar::U32);
+        k.ins(format!("mov.u32 {f}, 0"));
+        let (spin, spun) = (k.label(), k.label());
+        k.ins(format!("@!{exists} bra {spun}"));
+        let fa = Self::addr(k, fp, &j, Scalar::U32);
+        let first_try = k.label();
+        k.ins(format!("bra {first_try}"));
+        k.place(&spin);
+        // Back off before reading again (the block published nothing yet).
+        k.ins("nanosleep.u32 64");
+        k.place(&first_try);
+        k.ins(format!("ld.volatile.global.u32 {f}, [{fa}]"));
+        let waiting = k.reg(Scalar::Bool);
+        k.ins(format!("setp.eq.u32 {waiting}, {f}, 0"));
+        k.ins(format!("@{waiting} bra {spin}"));
+        k.place(&spun);
+        k.ins("membar.gl");
+        // The nearest lane with an inclusive prefix (32: none).
+        let incl = k.reg(Scalar::Bool);
+        k.ins(format!("setp.eq.u32 {incl}, {f}, 2"));
+        let ballot = k.reg(Scalar::U32);
+        k.ins(format!("vote.sync.ballot.b32 {ballot}, {incl}, 0xffffffff"));
+        let low = k.reg(Scalar::U32);
+        k.ins(format!("neg.s32 {low}, {ballot}"));
+        k.ins(format!("and.b32 {low}, {low}, {ballot}"));
+        let stop = k.reg(Scalar::U32);
+        k.ins(format!("bfind.u32 {stop}, {low}"));
+        let none = k.reg(Scalar::Bool);
+        k.ins(format!("setp.eq.u32 {none}, {ballot}, 0"));
+        k.ins(format!("selp.u32 {stop}, 32, {stop}, {none}"));
+        // This lane's value: the inclusive prefix at the stop, aggregates before it.
+        let v = self.none(k, ls);
+        let take = k.reg(Scalar::Bool);
+        k.ins(format!("setp.le.u32 {take}, {}, {stop}", c.lane));
+        k.ins(format!("and.pred {take}, {take}, {exists}"));
+        let at_stop = k.reg(Scalar::Bool);
+        k.ins(format!("setp.eq.u32 {at_stop}, {}, {stop}", c.lane));
+        let (skip, agg, got) = (k.label(), k.label(), k.label());
+        k.ins(format!("@!{take} bra {skip}"));
+        k.ins(format!("@!{at_stop} bra {agg}"));
+        let x = Self::load_status(k, ip, ihp, &j, ls);
+        Self::mov_opt(k, &v, &x);
+        k.ins(format!("bra.uni {got}"));
+        k.place(&agg);
+        let x = Self::load_status(k, ap, ahp, &j, ls);
+        Self::mov_opt(k, &v, &x);
+        k.place(&got);
+        k.place(&skip);
+        // In tile order (higher lanes first) towards lane 0.
+        self.warp_reduce_down(k, c, env, comb, &v, true, ctx)?;
+        let w = Self::shfl_opt(k, &v, "idx", 0);
+        let n = self.opt_combine(k, c, env, comb, &w, prefix, ctx)?;
+        Self::mov_opt(k, prefix, &n);
+        k.ins(format!("@!{none} bra.uni {end}"));
+        k.ins(format!("sub.s64 {base}, {base}, 32"));
+        let past = k.reg(Scalar::Bool);
+        k.ins(format!("setp.le.s64 {past}, {base}, 0"));
+        k.ins(format!("@{past} bra.uni {end}"));
+        k.ins(format!("bra.uni {top}"));
+        k.place(&end);
+        Ok(())
+    }
+
+    /// Loads entry `j` of a status array (leaves `ptrs`, flags `has`) coherently at the
+    /// device scope.
+    fn load_status(k: &mut Kernel, ptrs: &[Reg], has: &Reg, j: &Reg, ls: &[Scalar]) -> Opt {
+        let v = ptrs
+            .iter()
+            .zip(ls)
+            .map(|(p, &s)| {
+                let a = Self::addr(k, p, j, s);
+                Self::ld(k, "relaxed.gpu.global", &a.name, s)
+            })
+            .collect();
+        let a = Self::addr(k, has, j, Scalar::Bool);
+        let h = Self::ld(k, "relaxed.gpu.global", &a.name, Scalar::Bool);
+        Opt { has: h, v }
+    }
+}

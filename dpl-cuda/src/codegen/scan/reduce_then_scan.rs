@@ -1,0 +1,280 @@
+//! Reduce-then-scan: the tiles' totals, one block scanning them, each tile again with
+//! the carry of the tiles before it (also the offsets of ragged results when asked for).
+
+use super::*;
+
+impl<'f> Gen<'f> {
+    /// The exclusive scan of `n` `u64` sizes into `n + 1` offsets (`offs[0]` is 0, `offs[n]`
+    /// the total), with the look-back scan ([`Gen::offsets_lookback`]) unless
+    /// reduce-then-scan is asked for: then over tiles, as [`Gen::scan`]; returns the
+    /// offsets' temporary.
+    pub(in crate::codegen) fn exclusive_offsets(
+        &mut self,
+        sizes: u32,
+        n_count: &Count,
+        steps: &mut Vec<Step>,
+    ) -> R<u32> {
+        if self.scan_alg == crate::Scan::LookBack {
+            return self.offsets_lookback(sizes, n_count, steps);
+        }
+        let grid = cmax1(cdiv(n_count.clone(), self.tile()));
+        let tiles = self.alloc_leaves(&[Scalar::U64], &grid, steps);
+        let n1 = Count::Add(Box::new(n_count.clone()), Box::new(Count::Const(1)));
+        let offs = self.alloc_leaves(&[Scalar::U64], &n1, steps)[0];
+        for pass in 0..2 {
+            let (mut k, c) = self.new_kernel(if pass == 0 {
+                "offsets_tiles"
+            } else {
+                "offsets"
+            });
+            let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
+            let sp = Self::temp_ptrs(&mut k, &[sizes])[0].clone();
+            let tp = Self::temp_ptrs(&mut k, &tiles)[0].clone();
+            let opp = Self::temp_ptrs(&mut k, &[offs])[0].clone();
+            let op_ctx = Ctx {
+                key: n.clone(),
+                fail: None,
+            };
+            let mut env = Env::new();
+            let carry = k.reg(Scalar::U64);
+            k.ins(format!("mov.u64 {carry}, 0"));
+            if pass == 1 {
+                let has_prev = k.reg(Scalar::Bool);
+                k.ins(format!("setp.ne.u64 {has_prev}, {}, 0", c.ctaid64));
+                let prev_i = k.reg(Scalar::U64);
+                k.ins(format!("sub.s64 {prev_i}, {}, 1", c.ctaid64));
+                let skip = k.label();
+                k.ins(format!("@!{has_prev} bra {skip}"));
+                let prev =
+                    self.load_leaves(&mut k, std::slice::from_ref(&tp), &prev_i, &[Scalar::U64]);
+                k.ins(format!("mov.u64 {carry}, {}", prev[0]));
+                k.place(&skip);
+            }
+            let (r, top, end) = Self::rounds_head(&mut k, ROUNDS);
+            let idx = k.reg(Scalar::U64);
+            k.ins(format!("mul.lo.u64 {idx}, {}, {}", c.ctaid64, self.tile()));
+            let off = k.reg(Scalar::U64);
+            k.ins(format!("mul.wide.u32 {off}, {r}, {}", self.bsize()));
+            k.ins(format!("add.s64 {idx}, {idx}, {off}"));
+            k.ins(format!("add.s64 {idx}, {idx}, {}", c.tid64));
+            let valid = k.reg(Scalar::Bool);
+            k.ins(format!("setp.lt.u64 {valid}, {idx}, {n}"));
+            let x = k.reg(Scalar::U64);
+            k.ins(format!("mov.u64 {x}, 0"));
+            let skip = k.label();
+            k.ins(format!("@!{valid} bra {skip}"));
+            let v = self.load_leaves(&mut k, std::slice::from_ref(&sp), &idx, &[Scalar::U64]);
+            k.ins(format!("mov.u64 {x}, {}", v[0]));
+            k.place(&skip);
+            let t = self.pconst(&mut k, true);
+            let xo = Opt { has: t, v: vec![x] };
+            let (incl, _, total) =
+                self.block_scan(&mut k, &c, &mut env, Comb::AddU64, &xo, &op_ctx)?;
+            if pass == 1 {
+                let skipw = k.label();
+                k.ins(format!("@!{valid} bra {skipw}"));
+                let val = k.reg(Scalar::U64);
+                k.ins(format!("add.s64 {val}, {carry}, {}", incl.v[0]));
+                let at = k.reg(Scalar::U64);
+                k.ins(format!("add.s64 {at}, {idx}, 1"));
+                self.store(&mut k, &opp, &at, &val);
+                k.place(&skipw);
+            }
+            k.ins(format!("add.s64 {carry}, {carry}, {}", total.v[0]));
+            Self::rounds_tail(&mut k, &r, &top, &end);
+            if pass == 0 {
+                let t = self.pconst(&mut k, true);
+                let cc = Opt {
+                    has: t,
+                    v: vec![carry],
+                };
+                self.store_if_thread0(
+                    &mut k,
+                    &c,
+                    std::slice::from_ref(&tp),
+                    &Reg {
+                        name: String::new(),
+                        ty: Scalar::Bool,
+                    },
+                    &c.ctaid64.clone(),
+                    &cc,
+                );
+            }
+            let args = k.args.clone();
+            let kid = self.push_kernel(k);
+            steps.push(self.launch(kid, grid.clone(), args));
+            if pass == 0 {
+                self.scan_totals(
+                    &[Scalar::U64],
+                    Comb::AddU64,
+                    None,
+                    &tiles,
+                    &grid,
+                    n_count,
+                    steps,
+                )?;
+            }
+        }
+        Ok(offs)
+    }
+
+    pub(in crate::codegen) fn scan(
+        &mut self,
+        s: &Stmt,
+        soac: &Soac,
+        op: &Lambda,
+        init: Option<VarId>,
+        steps: &mut Vec<Step>,
+    ) -> R<()> {
+        let Some(elem_ty) = self.ty(s.var).elem() else {
+            return unsupported("scan without a sequence type");
+        };
+        let ls = leaves(elem_ty)?;
+        let comb = Comb::Op(op, elem_ty);
+        let n_count = Count::Var(var(soac.len));
+        let tile_len = u64::from(self.bsize()) * self.scan_items(&ls);
+        let grid = cmax1(cdiv(n_count.clone(), tile_len));
+        let totals = self.alloc_leaves(&ls, &grid, steps);
+
+        // Pass 1: the total of each tile.
+        let (mut k, c) = self.new_kernel("scan_tiles");
+        let mut env = self.bind_captures(&mut k, &[&soac.elem, op])?;
+        let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
+        let tp = Self::temp_ptrs(&mut k, &totals);
+        let op_ctx = Ctx {
+            key: n.clone(),
+            fail: None,
+        };
+        let t = self.tile_begin(&mut k, &c, &ls, &c.ctaid64, &n);
+        let mut elem = Self::scan_elem(&c, soac, &n);
+        self.tile_load(&mut k, &c, &mut env, &t, &mut elem)?;
+        let mine = self.tile_reduce(&mut k, &c, &mut env, comb, &t, &op_ctx)?;
+        let total = self.block_reduce(&mut k, &c, &mut env, comb, &mine, &op_ctx)?;
+        let no_has = Reg {
+            name: String::new(),
+            ty: Scalar::Bool,
+        };
+        self.store_if_thread0(&mut k, &c, &tp, &no_has, &c.ctaid64.clone(), &total);
+        let args = k.args.clone();
+        let k1 = self.push_kernel(k);
+        steps.push(self.launch(k1, grid.clone(), args));
+        steps.push(Step::CheckErrors);
+
+        // Pass 2: scan of the tile totals.
+        self.scan_totals(&ls, comb, Some(op), &totals, &grid, &n_count, steps)?;
+
+        // Pass 3: each tile again, with the carry of the tiles before it.
+        let outs = self.alloc_leaves(&ls, &n_count, steps);
+        let (mut k, c) = self.new_kernel("scan");
+        let mut env = self.bind_captures(&mut k, &[&soac.elem, op])?;
+        let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
+        let tp = Self::temp_ptrs(&mut k, &totals);
+        let op_p = Self::temp_ptrs(&mut k, &outs);
+        let init_v = self.bind_init(&mut k, init)?;
+        let op_ctx = Ctx {
+            key: n.clone(),
+            fail: None,
+        };
+        let t = self.tile_begin(&mut k, &c, &ls, &c.ctaid64, &n);
+        let mut elem = Self::scan_elem(&c, soac, &n);
+        self.tile_load(&mut k, &c, &mut env, &t, &mut elem)?;
+        let mine = self.tile_reduce(&mut k, &c, &mut env, comb, &t, &op_ctx)?;
+        let (_, excl, _) = self.block_scan(&mut k, &c, &mut env, comb, &mine, &op_ctx)?;
+        // Start value (exclusive scan), the tiles before, the threads before.
+        let carry = self.none(&mut k, &ls);
+        Self::set_init(&mut k, &carry, init_v.as_deref());
+        let has_prev = k.reg(Scalar::Bool);
+        k.ins(format!("setp.ne.u64 {has_prev}, {}, 0", c.ctaid64));
+        let prev_i = k.reg(Scalar::U64);
+        k.ins(format!("sub.s64 {prev_i}, {}, 1", c.ctaid64));
+        let skip = k.label();
+        k.ins(format!("@!{has_prev} bra {skip}"));
+        let prev = self.load_leaves(&mut k, &tp, &prev_i, &ls);
+        let tr = self.pconst(&mut k, true);
+        let prev = Opt { has: tr, v: prev };
+        let next = self.opt_combine(&mut k, &c, &mut env, comb, &carry, &prev, &op_ctx)?;
+        Self::mov_opt(&mut k, &carry, &next);
+        k.place(&skip);
+        let prefix = self.opt_combine(&mut k, &c, &mut env, comb, &carry, &excl, &op_ctx)?;
+        self.tile_scan(
+            &mut k,
+            &c,
+            &mut env,
+            comb,
+            &t,
+            &prefix,
+            init.is_some(),
+            &op_ctx,
+        )?;
+        let mut store = Self::leaf_store(&op_p);
+        self.tile_store(&mut k, &c, &t, &mut store)?;
+        let args = k.args.clone();
+        let k3 = self.push_kernel(k);
+        steps.push(self.launch(k3, grid, args));
+        steps.push(Step::CheckErrors);
+        steps.push(Self::bind_flat(s.var, elem_ty, outs, n_count));
+        Ok(())
+    }
+
+    /// One block scans the `grid` tile totals in place (inclusive), in chunks of a block's
+    /// threads.
+    #[allow(clippy::too_many_arguments)]
+    pub(in crate::codegen) fn scan_totals(
+        &mut self,
+        ls: &[Scalar],
+        comb: Comb<'_>,
+        op: Option<&Lambda>,
+        totals: &[u32],
+        grid: &Count,
+        n_count: &Count,
+        steps: &mut Vec<Step>,
+    ) -> R<()> {
+        let (mut k, c) = self.new_kernel("scan_totals");
+        let mut env = match op {
+            Some(op) => self.bind_captures(&mut k, &[op])?,
+            None => Env::new(),
+        };
+        let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
+        let g = k.param(Scalar::U64, KArg::Count(grid.clone()));
+        let tp = Self::temp_ptrs(&mut k, totals);
+        let op_ctx = Ctx { key: n, fail: None };
+        let carry = self.none(&mut k, ls);
+        let cbase = k.reg(Scalar::U64);
+        k.ins(format!("mov.u64 {cbase}, 0"));
+        let (top, end) = (k.label(), k.label());
+        k.place(&top);
+        let p = k.reg(Scalar::Bool);
+        k.ins(format!("setp.ge.u64 {p}, {cbase}, {g}"));
+        k.ins(format!("@{p} bra.uni {end}"));
+        let j = k.reg(Scalar::U64);
+        k.ins(format!("add.s64 {j}, {cbase}, {}", c.tid64));
+        let valid = k.reg(Scalar::Bool);
+        k.ins(format!("setp.lt.u64 {valid}, {j}, {g}"));
+        let x = self.none(&mut k, ls);
+        let skip = k.label();
+        k.ins(format!("@!{valid} bra {skip}"));
+        let v = self.load_leaves(&mut k, &tp, &j, ls);
+        for (d, s) in x.v.iter().zip(&v) {
+            Self::mov(&mut k, d, s);
+        }
+        k.ins(format!("setp.eq.u32 {}, 1, 1", x.has));
+        k.place(&skip);
+        let (incl, _, total) = self.block_scan(&mut k, &c, &mut env, comb, &x, &op_ctx)?;
+        let res = self.opt_combine(&mut k, &c, &mut env, comb, &carry, &incl, &op_ctx)?;
+        let skipw = k.label();
+        k.ins(format!("@!{valid} bra {skipw}"));
+        for (rg, ptr) in res.v.iter().zip(&tp) {
+            self.store(&mut k, ptr, &j, rg);
+        }
+        k.place(&skipw);
+        let next = self.opt_combine(&mut k, &c, &mut env, comb, &carry, &total, &op_ctx)?;
+        Self::mov_opt(&mut k, &carry, &next);
+        k.ins(format!("add.s64 {cbase}, {cbase}, {}", self.bsize()));
+        k.ins(format!("bra.uni {top}"));
+        k.place(&end);
+        let args = k.args.clone();
+        let kid = self.push_kernel(k);
+        steps.push(self.launch(kid, Count::Const(1), args));
+        Ok(())
+    }
+}
