@@ -5,7 +5,7 @@ use super::*;
 
 impl<'f> Gen<'f> {
     /// The steps of a top-level block (the function body or a branch of a top-level `if`).
-    pub fn host_block(&mut self, b: &Block) -> R<Vec<Step>> {
+    pub(super) fn host_block(&mut self, b: &Block) -> R<Vec<Step>> {
         let mut steps = Vec::new();
         for s in &b.stmts {
             self.host_stmt(s, &mut steps)?;

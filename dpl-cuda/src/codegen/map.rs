@@ -75,7 +75,7 @@ impl<'f> Gen<'f> {
     /// which the kernels' block-size reason says.
     pub(super) fn map_scheduled(&mut self, s: &Stmt, soac: &Soac, steps: &mut Vec<Step>) -> R<()> {
         let shape = self.shape_source(soac);
-        let block = match (self.inner, shape) {
+        let block = match (self.opts.inner, shape) {
             (crate::Inner::Seq, _) | (crate::Inner::Auto, None) => {
                 return self.map(s, soac, steps);
             }
@@ -90,7 +90,7 @@ impl<'f> Gen<'f> {
             return self.map(s, soac, steps);
         };
         match shape {
-            Some(rows) if self.inner == crate::Inner::Auto => {
+            Some(rows) if self.opts.inner == crate::Inner::Auto => {
                 let mut seq = Vec::new();
                 self.map(s, soac, &mut seq)?;
                 steps.push(Step::ByShape {

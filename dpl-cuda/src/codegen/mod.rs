@@ -18,10 +18,10 @@ use std::rc::Rc;
 
 use dpl_core::ir::*;
 
-use crate::Unsupported;
 use crate::math::Fun;
 use crate::plan::*;
 use crate::ptx::{Kernel, Reg, arith, bits, float_imm, mem, size_of, width};
+use crate::{GpuProgram, KernelBlock, Unsupported};
 
 mod checks;
 mod collectives;
@@ -52,16 +52,16 @@ use value::{
 
 /// Threads per block of a kernel with a thread per element (or a warp per element) when
 /// neither the attribute nor register counts say otherwise (see [`crate::occupancy`]).
-pub const DEFAULT_BLOCK: u32 = 256;
+const DEFAULT_BLOCK: u32 = 256;
 
 /// Rounds of a block's threads' worth of elements per block in the reduce-then-scan
 /// offsets of ragged results (a tile is `ROUNDS * block` elements; scans and filters use
 /// [`scan_items`] and warp chunks instead).
-pub const ROUNDS: u64 = 4;
+const ROUNDS: u64 = 4;
 
 /// Threads per block of a `map` with a block per element when neither the attribute nor
 /// register counts say otherwise.
-pub const GROUP_BLOCK: u32 = 128;
+const GROUP_BLOCK: u32 = 128;
 
 type R<T> = Result<T, Unsupported>;
 
@@ -75,14 +75,19 @@ fn unsupported<T>(msg: impl Into<String>) -> R<T> {
 type Prefetched = HashMap<VarId, (Reg, Reg)>;
 
 /// The generator for one function.
-pub(crate) struct Gen<'f> {
+struct Gen<'f> {
     f: &'f Function,
+    /// What was asked for: the inner schedule, the block size, the scan algorithm.
+    opts: crate::Options,
+    /// Threads per block chosen from register counts, by combinator (its ordinal among the
+    /// top-level combinators, see [`Gen::kinfo`]).
+    tuned: &'f HashMap<u32, u32>,
     /// Kernel texts, in order.
-    pub kernels: Vec<(String, String)>,
+    kernels: Vec<(String, String)>,
     /// Error sites.
-    pub sites: Vec<ErrorSite>,
+    sites: Vec<ErrorSite>,
     /// Temporaries used.
-    pub temps: u32,
+    temps: u32,
     base: String,
     /// `len s` statements: the variable defined -> `s`.
     len_of: HashMap<VarId, VarId>,
@@ -106,22 +111,13 @@ pub(crate) struct Gen<'f> {
     /// While compiling the fill kernel of a nested `map`: one flag (`bool`) per output
     /// element, for the duplicate check of a per-element `permute`.
     owner: Option<Reg>,
-    /// The schedule of inner levels asked for.
-    pub inner: crate::Inner,
     /// Set while compiling the element function of a grouped `map` (a warp or a block per
     /// element), outside any split loop: the next inner reduction is split across the
     /// group's lanes.
     split: Option<Split>,
-    /// Threads per block asked for by the attribute (`block = N`), for every kernel.
-    pub block: Option<u32>,
-    /// The device-wide scan algorithm.
-    pub scan_alg: crate::Scan,
-    /// Threads per block chosen from register counts, by combinator (its ordinal among the
-    /// top-level combinators, see [`Gen::kinfo`]).
-    pub tuned: HashMap<u32, u32>,
     /// Per kernel, in order: the ordinal of the combinator it belongs to, its block size
     /// and the default block size of its kind.
-    pub kinfo: Vec<KernelInfo>,
+    kinfo: Vec<KernelInfo>,
     /// The ordinal of the next combinator.
     ordinal: u32,
     /// The combinator being compiled: its ordinal, block size and default block size.
@@ -130,20 +126,20 @@ pub(crate) struct Gen<'f> {
 
 /// Which combinator a kernel belongs to and its block size.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct KernelInfo {
+struct KernelInfo {
     /// The ordinal of the top-level combinator (kernels of one combinator share a block
     /// size: their tiles and temporaries are sized from it).
-    pub group: u32,
+    group: u32,
     /// Threads per block.
-    pub block: u32,
+    block: u32,
     /// The block size of the kernel's kind without attribute or register counts.
-    pub default: u32,
+    default: u32,
     /// Said after the block size's reason: an asked inner schedule this kernel does not
     /// apply, or why the size is fixed.
-    pub note: Option<&'static str>,
+    note: Option<&'static str>,
     /// The kernel works only with this block size (a radix sort's thread per digit
     /// value): neither the attribute nor the register counts change it.
-    pub fixed: bool,
+    fixed: bool,
 }
 
 /// A group of threads working on one element together.
@@ -217,8 +213,111 @@ fn cmax1(a: Count) -> Count {
     Count::Max(Box::new(a), Box::new(Count::Const(1)))
 }
 
+/// Compiles `f` with the options `opts` and the block sizes by combinator chosen from
+/// register counts (`tuned`, with their reasons `whys`; both empty before they are known):
+/// the PTX module (header, the `2/pi` table where a kernel reads it, each kernel after a
+/// comment giving its block size and why) and the plan.
+pub(crate) fn generate(
+    f: &Function,
+    opts: &crate::Options,
+    tuned: &HashMap<u32, u32>,
+    whys: &HashMap<u32, String>,
+) -> R<GpuProgram> {
+    for &p in &f.params {
+        check_param_type(f.ty(p))?;
+    }
+    if let Some(b) = opts.block {
+        crate::check_block(b).map_err(|message| Unsupported { message })?;
+    }
+    let mut g = Gen::new(f, opts, tuned);
+    let steps = g.host_block(&f.body)?;
+    let mut ptx = String::from(crate::PTX_HEADER);
+    if g.kernels
+        .iter()
+        .any(|(_, t)| t.contains(crate::math::TWO_OVER_PI_NAME))
+    {
+        ptx.push('\n');
+        ptx.push_str(&crate::math::two_over_pi_decl());
+    }
+    let mut kernels = Vec::new();
+    let mut blocks = Vec::new();
+    for ((name, text), info) in g.kernels.iter().zip(&g.kinfo) {
+        let why = if info.fixed {
+            "fixed by the algorithm, whatever the attribute or register counts say".to_string()
+        } else if opts.block.is_some() {
+            "given by the attribute (block = N)".to_string()
+        } else if let Some(w) = whys.get(&info.group) {
+            w.clone()
+        } else if info.default == DEFAULT_BLOCK {
+            "the default for a thread (or warp) per element; no register counts".to_string()
+        } else {
+            "the default for a block per element; no register counts".to_string()
+        };
+        let why = match info.note {
+            Some(note) => format!("{why}; {note}"),
+            None => why,
+        };
+        ptx.push('\n');
+        ptx.push_str(&format!(
+            "// {name}: {} threads per block ({why})\n",
+            info.block
+        ));
+        ptx.push_str(text);
+        kernels.push(name.clone());
+        blocks.push(KernelBlock {
+            block: info.block,
+            group: info.group,
+            why,
+        });
+    }
+    let plan = Plan {
+        params: f
+            .params
+            .iter()
+            .map(|p| (p.index() as u32, f.ty(*p).clone()))
+            .collect(),
+        steps,
+        result: f.body.result.index() as u32,
+        ret: f.ret.clone(),
+        temps: g.temps,
+        sites: g.sites,
+    };
+    Ok(GpuProgram {
+        name: f.name.clone(),
+        ptx,
+        kernels,
+        blocks,
+        plan,
+        cubins: Vec::new(),
+    })
+}
+
+/// Parameters are scalars, sequences of scalars or tuples, sequences of such sequences
+/// (`[[T]]`: `Nested` and `Matrix` values, stored as the rows' elements plus row
+/// offsets), and tuples of those.
+fn check_param_type(t: &Type) -> R<()> {
+    match t {
+        Type::Scalar(_) => Ok(()),
+        Type::Tuple(ts) => ts.iter().try_for_each(check_param_type),
+        Type::Seq(e) => {
+            let leaf = match &**e {
+                Type::Seq(inner) => inner,
+                _ => e,
+            };
+            leaves(leaf).map(|_| ()).or_else(|_| {
+                unsupported(format!(
+                    "parameters of type `{t}` (more than two levels of nesting)"
+                ))
+            })
+        }
+        Type::Infer => unsupported("an untyped parameter"),
+    }
+}
+
 impl<'f> Gen<'f> {
-    pub fn new(f: &'f Function) -> Gen<'f> {
+    /// A generator for `f` with the options `opts` and the block sizes chosen from
+    /// register counts (`tuned`, by combinator; empty before they are known).
+    fn new(f: &'f Function, opts: &crate::Options, tuned: &'f HashMap<u32, u32>) -> Gen<'f> {
         let base: String = f
             .name
             .chars()
@@ -232,6 +331,8 @@ impl<'f> Gen<'f> {
         host_block_vars(&f.body, &mut host_vars);
         Gen {
             f,
+            opts: *opts,
+            tuned,
             operand_use,
             defs,
             host_vars,
@@ -241,14 +342,10 @@ impl<'f> Gen<'f> {
             base: format!("dpl_{base}"),
             len_of,
             other_use,
-            inner: crate::Inner::Seq,
             split: None,
             prefetched: None,
             owner: None,
             deferred: HashMap::new(),
-            block: None,
-            scan_alg: crate::Scan::default(),
-            tuned: HashMap::new(),
             kinfo: Vec::new(),
             ordinal: 0,
             cur: KernelInfo {
@@ -273,6 +370,7 @@ impl<'f> Gen<'f> {
     /// the attribute, the register counts or `default` says (in that order).
     fn set_group(&mut self, group: u32, default: u32) {
         let block = self
+            .opts
             .block
             .or_else(|| self.tuned.get(&group).copied())
             .unwrap_or(default);
@@ -352,11 +450,11 @@ impl<'f> Gen<'f> {
                 _ => self.map_scheduled(s, soac, steps),
             },
             SoacKind::Reduce { op, init } => self.reduce(s, soac, op, *init, steps),
-            SoacKind::Scan { op } => match self.scan_alg {
+            SoacKind::Scan { op } => match self.opts.scan {
                 crate::Scan::LookBack => self.scan_lookback(s, soac, op, None, steps),
                 crate::Scan::ReduceThenScan => self.scan(s, soac, op, None, steps),
             },
-            SoacKind::ExclusiveScan { op, init } => match self.scan_alg {
+            SoacKind::ExclusiveScan { op, init } => match self.opts.scan {
                 crate::Scan::LookBack => self.scan_lookback(s, soac, op, Some(*init), steps),
                 crate::Scan::ReduceThenScan => self.scan(s, soac, op, Some(*init), steps),
             },

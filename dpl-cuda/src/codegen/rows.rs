@@ -50,7 +50,7 @@ impl<'f> Gen<'f> {
         rows: &mut RowsGen<'_, 'f>,
     ) -> R<()> {
         let shape = self.shape_source(soac);
-        let block = match self.inner {
+        let block = match self.opts.inner {
             crate::Inner::Seq => return rows(self, None, steps),
             crate::Inner::Warp => false,
             crate::Inner::Block => true,
@@ -65,7 +65,7 @@ impl<'f> Gen<'f> {
             return rows(self, None, steps);
         };
         match shape {
-            Some(shape) if self.inner == crate::Inner::Auto => {
+            Some(shape) if self.opts.inner == crate::Inner::Auto => {
                 let mut seq = Vec::new();
                 rows(self, None, &mut seq)?;
                 steps.push(Step::ByShape {

@@ -14,7 +14,7 @@ impl<'f> Gen<'f> {
         n_count: &Count,
         steps: &mut Vec<Step>,
     ) -> R<u32> {
-        if self.scan_alg == crate::Scan::LookBack {
+        if self.opts.scan == crate::Scan::LookBack {
             return self.offsets_lookback(sizes, n_count, steps);
         }
         let grid = cmax1(cdiv(n_count.clone(), self.tile()));
