@@ -20,7 +20,6 @@ pub mod cubin;
 #[cfg(feature = "cuda")]
 pub mod cuda;
 mod exec;
-mod math;
 pub mod occupancy;
 pub mod plan;
 mod ptx;

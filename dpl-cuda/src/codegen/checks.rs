@@ -9,14 +9,14 @@ use super::*;
 #[derive(Clone, Debug)]
 pub(super) struct Ctx {
     pub(super) key: Reg,
-    pub(super) fail: Option<String>,
+    pub(super) fail: Option<Label>,
 }
 
 impl<'f> Gen<'f> {
     /// `report != 0`: the kernel runs in report mode (see [`Gen::record`]).
     pub(super) fn report_mode(k: &mut Kernel, c: &Common) -> Reg {
         let rep = k.reg(Scalar::Bool);
-        k.ins(format!("setp.ne.u64 {rep}, {}, 0", c.report));
+        k.emit(Ins::setp(Cmp::Ne, Ty::U64, &rep, &c.report, 0));
         rep
     }
 
@@ -53,10 +53,10 @@ impl<'f> Gen<'f> {
             signed,
         });
         let ok = k.label();
-        k.ins(format!("@!{bad} bra {ok}"));
+        k.emit(Ins::bra(&ok).unless(bad));
         self.record(k, c, ctx, site, a, b);
         if let Some(l) = &ctx.fail {
-            k.ins(format!("bra {l}"));
+            k.emit(Ins::bra(l));
         }
         k.place(&ok);
     }
@@ -67,23 +67,37 @@ impl<'f> Gen<'f> {
     /// two values; the first site it reaches wins (`atom.cas` on the site word).
     fn record(&mut self, k: &mut Kernel, c: &Common, ctx: &Ctx, site: u64, a: &Reg, b: &Reg) {
         let nk = k.reg(Scalar::U64);
-        k.ins(format!("not.b64 {nk}, {}", ctx.key));
-        k.ins(format!("red.global.max.u64 [{}], {nk}", c.err));
+        k.emit(Ins::not(Ty::B64, &nk, &ctx.key));
+        k.emit(Ins::red(Space::Global, AtomOp::Max, Ty::U64, &c.err, &nk));
         let other = k.reg(Scalar::Bool);
-        k.ins(format!("setp.ne.u64 {other}, {nk}, {}", c.report));
+        k.emit(Ins::setp(Cmp::Ne, Ty::U64, &other, &nk, &c.report));
         let skip = k.label();
-        k.ins(format!("@{other} bra {skip}"));
+        k.emit(Ins::bra(&skip).when(&other));
         let (sid, old) = (k.reg(Scalar::U64), k.reg(Scalar::U64));
-        k.ins(format!("mov.u64 {sid}, {}", site + 1));
-        k.ins(format!(
-            "atom.global.cas.b64 {old}, [{}+8], 0, {sid}",
-            c.err
+        k.emit(Ins::mov(Ty::U64, &sid, site + 1));
+        k.emit(Ins::atom_cas(
+            Space::Global,
+            Ty::B64,
+            &old,
+            Addr::from(&c.err).plus(8),
+            0,
+            &sid,
         ));
         let taken = k.reg(Scalar::Bool);
-        k.ins(format!("setp.ne.u64 {taken}, {old}, 0"));
-        k.ins(format!("@{taken} bra {skip}"));
-        k.ins(format!("st.global.u64 [{}+16], {a}", c.err));
-        k.ins(format!("st.global.u64 [{}+24], {b}", c.err));
+        k.emit(Ins::setp(Cmp::Ne, Ty::U64, &taken, &old, 0));
+        k.emit(Ins::bra(&skip).when(&taken));
+        k.emit(Ins::st(
+            Space::Global,
+            Ty::U64,
+            Addr::from(&c.err).plus(16),
+            a,
+        ));
+        k.emit(Ins::st(
+            Space::Global,
+            Ty::U64,
+            Addr::from(&c.err).plus(24),
+            b,
+        ));
         k.place(&skip);
     }
 
@@ -93,12 +107,12 @@ impl<'f> Gen<'f> {
         match r.ty {
             Scalar::I32 => {
                 let d = k.reg(Scalar::U64);
-                k.ins(format!("cvt.s64.s32 {d}, {r}"));
+                k.emit(Ins::cvt(Ty::S64, Ty::S32, &d, r));
                 d
             }
             Scalar::U32 => {
                 let d = k.reg(Scalar::U64);
-                k.ins(format!("cvt.u64.u32 {d}, {r}"));
+                k.emit(Ins::cvt(Ty::U64, Ty::U32, &d, r));
                 d
             }
             _ => Reg {

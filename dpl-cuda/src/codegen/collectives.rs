@@ -21,26 +21,26 @@ impl<'f> Gen<'f> {
         let (b, t) = (k.reg(Scalar::U64), k.reg(Scalar::U64));
         if grp.block {
             let f = k.reg(Scalar::U64);
-            k.ins(format!("selp.u64 {f}, 1, 0, {keep}"));
+            k.emit(Ins::selp(Ty::U64, &f, 1, 0, keep));
             let has = self.pconst(k, true);
             let x = Opt { has, v: vec![f] };
             let (_, ex, total) =
                 self.block_scan(k, c, env, Comb::AddU64, &x, &Self::no_fail(grp))?;
-            k.ins(format!("selp.u64 {b}, {}, 0, {}", ex.v[0], ex.has));
+            k.emit(Ins::selp(Ty::U64, &b, &ex.v[0], 0, &ex.has));
             Self::mov(k, &t, &total.v[0]);
         } else {
             let m = k.reg(Scalar::U32);
-            k.ins(format!("vote.sync.ballot.b32 {m}, {keep}, 0xffffffff"));
+            k.emit(Ins::vote_ballot(&m, keep));
             let n = k.reg(Scalar::U32);
-            k.ins(format!("popc.b32 {n}, {m}"));
-            k.ins(format!("cvt.u64.u32 {t}, {n}"));
+            k.emit(Ins::popc(Ty::B32, &n, &m));
+            k.emit(Ins::cvt(Ty::U64, Ty::U32, &t, &n));
             if before {
                 let lt = k.reg(Scalar::U32);
-                k.ins(format!("mov.u32 {lt}, %lanemask_lt"));
-                k.ins(format!("and.b32 {lt}, {lt}, {m}"));
+                k.emit(Ins::mov(Ty::U32, &lt, Sreg::LanemaskLt));
+                k.emit(Ins::and(Ty::B32, &lt, &lt, &m));
                 let nb = k.reg(Scalar::U32);
-                k.ins(format!("popc.b32 {nb}, {lt}"));
-                k.ins(format!("cvt.u64.u32 {b}, {nb}"));
+                k.emit(Ins::popc(Ty::B32, &nb, &lt));
+                k.emit(Ins::cvt(Ty::U64, Ty::U32, &b, &nb));
             }
         }
         Ok((b, t))
@@ -64,7 +64,7 @@ impl<'f> Gen<'f> {
             return self.block_scan(k, c, env, comb, x, ctx);
         }
         let (incl, excl) = self.warp_scan(k, c, env, comb, x, ctx)?;
-        let total = Self::shfl_opt(k, &incl, "idx", 31);
+        let total = Self::shfl_opt(k, &incl, Shfl::Idx, 31);
         Ok((incl, excl, total))
     }
 
@@ -83,7 +83,7 @@ impl<'f> Gen<'f> {
         match comb {
             Comb::AddU64 => {
                 let r = k.reg(Scalar::U64);
-                k.ins(format!("add.s64 {r}, {}, {}", a[0], b[0]));
+                k.emit(Ins::add(Ty::S64, &r, &a[0], &b[0]));
                 Ok(vec![r])
             }
             Comb::Op(op, ty) => {
@@ -111,50 +111,41 @@ impl<'f> Gen<'f> {
             Self::select(k, d, &a.has, x, y);
         }
         let both = k.reg(Scalar::Bool);
-        k.ins(format!("and.pred {both}, {}, {}", a.has, b.has));
+        k.emit(Ins::and(Ty::Pred, &both, &a.has, &b.has));
         let skip = k.label();
-        k.ins(format!("@!{both} bra {skip}"));
+        k.emit(Ins::bra(&skip).unless(&both));
         let r = self.combine(k, c, env, comb, &a.v, &b.v, ctx)?;
         for (d, s) in v.iter().zip(&r) {
             Self::mov(k, d, s);
         }
         k.place(&skip);
         let has = k.reg(Scalar::Bool);
-        k.ins(format!("or.pred {has}, {}, {}", a.has, b.has));
+        k.emit(Ins::or(Ty::Pred, &has, &a.has, &b.has));
         Ok(Opt { has, v })
     }
 
     /// `shfl.sync.up` of one register by `d` lanes.
     fn shfl_up(k: &mut Kernel, r: &Reg, d: u32) -> Reg {
-        Self::shfl(k, r, "up", d, 0)
+        Self::shfl(k, r, Shfl::Up, d, 0)
     }
 
     /// `shfl.sync.<mode>` of one register (`bool`s through a 32-bit word, 64-bit values
     /// as two halves); `cl` is the clamp operand.
-    pub(super) fn shfl(
-        k: &mut Kernel,
-        r: &Reg,
-        mode: &str,
-        d: impl std::fmt::Display,
-        cl: u32,
-    ) -> Reg {
+    pub(super) fn shfl(k: &mut Kernel, r: &Reg, mode: Shfl, d: impl Into<Src>, cl: u32) -> Reg {
+        let d: Src = d.into();
         let out = k.reg(r.ty);
         match width(r.ty) {
             1 => {
                 let (a, b) = (k.reg(Scalar::U32), k.reg(Scalar::U32));
-                k.ins(format!("selp.u32 {a}, 1, 0, {r}"));
-                k.ins(format!(
-                    "shfl.sync.{mode}.b32 {b}, {a}, {d}, {cl}, 0xffffffff"
-                ));
-                k.ins(format!("setp.ne.u32 {out}, {b}, 0"));
+                k.emit(Ins::selp(Ty::U32, &a, 1, 0, r));
+                k.emit(Ins::shfl(mode, &b, &a, d, cl));
+                k.emit(Ins::setp(Cmp::Ne, Ty::U32, &out, &b, 0));
             }
             32 => {
                 let (a, b) = (k.reg(Scalar::U32), k.reg(Scalar::U32));
-                k.ins(format!("mov.b32 {a}, {r}"));
-                k.ins(format!(
-                    "shfl.sync.{mode}.b32 {b}, {a}, {d}, {cl}, 0xffffffff"
-                ));
-                k.ins(format!("mov.b32 {out}, {b}"));
+                k.emit(Ins::mov(Ty::B32, &a, r));
+                k.emit(Ins::shfl(mode, &b, &a, d, cl));
+                k.emit(Ins::mov(Ty::B32, &out, &b));
             }
             _ => {
                 let (lo, hi, lo2, hi2) = (
@@ -163,20 +154,16 @@ impl<'f> Gen<'f> {
                     k.reg(Scalar::U32),
                     k.reg(Scalar::U32),
                 );
-                k.ins(format!("mov.b64 {{{lo}, {hi}}}, {r}"));
-                k.ins(format!(
-                    "shfl.sync.{mode}.b32 {lo2}, {lo}, {d}, {cl}, 0xffffffff"
-                ));
-                k.ins(format!(
-                    "shfl.sync.{mode}.b32 {hi2}, {hi}, {d}, {cl}, 0xffffffff"
-                ));
-                k.ins(format!("mov.b64 {out}, {{{lo2}, {hi2}}}"));
+                k.emit(Ins::split64(&lo, &hi, r));
+                k.emit(Ins::shfl(mode, &lo2, &lo, d.clone(), cl));
+                k.emit(Ins::shfl(mode, &hi2, &hi, d, cl));
+                k.emit(Ins::join64(&out, &lo2, &hi2));
             }
         }
         out
     }
 
-    pub(super) fn shfl_opt(k: &mut Kernel, x: &Opt, mode: &str, d: u32) -> Opt {
+    pub(super) fn shfl_opt(k: &mut Kernel, x: &Opt, mode: Shfl, d: u32) -> Opt {
         Opt {
             has: Self::shfl(k, &x.has, mode, d, 31),
             v: x.v.iter().map(|r| Self::shfl(k, r, mode, d, 31)).collect(),
@@ -203,11 +190,11 @@ impl<'f> Gen<'f> {
         };
         Self::mov_opt(k, &cur, x);
         for d in [16, 8, 4, 2, 1] {
-            let y = Self::shfl_opt(k, &cur, "bfly", d);
+            let y = Self::shfl_opt(k, &cur, Shfl::Bfly, d);
             let n = self.opt_combine(k, c, env, comb, &cur, &y, ctx)?;
             Self::mov_opt(k, &cur, &n);
         }
-        let warp_total = Self::shfl_opt(k, &cur, "idx", 0);
+        let warp_total = Self::shfl_opt(k, &cur, Shfl::Idx, 0);
         if !block {
             return Ok(warp_total);
         }
@@ -217,22 +204,22 @@ impl<'f> Gen<'f> {
         let ls: Vec<Scalar> = cur.v.iter().map(|r| r.ty).collect();
         let total = self.none(k, &ls);
         let nw = k.reg(Scalar::U32);
-        k.ins(format!("mov.u32 {nw}, %ntid.x"));
-        k.ins(format!("shr.u32 {nw}, {nw}, 5"));
+        k.emit(Ins::mov(Ty::U32, &nw, Sreg::NtidX));
+        k.emit(Ins::shr(Ty::U32, &nw, &nw, 5));
         let w = k.reg(Scalar::U32);
-        k.ins(format!("mov.u32 {w}, 0"));
+        k.emit(Ins::mov(Ty::U32, &w, 0));
         let (top, end) = (k.label(), k.label());
         k.place(&top);
         let done = k.reg(Scalar::Bool);
-        k.ins(format!("setp.ge.u32 {done}, {w}, {nw}"));
-        k.ins(format!("@{done} bra.uni {end}"));
+        k.emit(Ins::setp(Cmp::Ge, Ty::U32, &done, &w, &nw));
+        k.emit(Ins::bra_uni(&end).when(&done));
         let t = Self::warp_partial(k, &arrays, &ls, &w);
         let nt = self.opt_combine(k, c, env, comb, &total, &t, ctx)?;
         Self::mov_opt(k, &total, &nt);
-        k.ins(format!("add.s32 {w}, {w}, 1"));
-        k.ins(format!("bra.uni {top}"));
+        k.emit(Ins::add(Ty::S32, &w, &w, 1));
+        k.emit(Ins::bra_uni(&top));
         k.place(&end);
-        k.ins("bar.sync 0");
+        k.emit(Ins::bar_sync());
         Ok(total)
     }
 
@@ -251,10 +238,10 @@ impl<'f> Gen<'f> {
         ctx: &Ctx,
     ) -> R<()> {
         for d in [1u32, 2, 4, 8, 16] {
-            let y = Self::shfl_opt(k, v, "down", d);
+            let y = Self::shfl_opt(k, v, Shfl::Down, d);
             let inside = k.reg(Scalar::Bool);
-            k.ins(format!("setp.lt.u32 {inside}, {}, {}", c.lane, 32 - d));
-            k.ins(format!("and.pred {}, {}, {inside}", y.has, y.has));
+            k.emit(Ins::setp(Cmp::Lt, Ty::U32, &inside, &c.lane, 32 - d));
+            k.emit(Ins::and(Ty::Pred, &y.has, &y.has, &inside));
             let n = if reversed {
                 self.opt_combine(k, c, env, comb, &y, v, ctx)?
             } else {
@@ -291,15 +278,15 @@ impl<'f> Gen<'f> {
         let arrays = self.warp_values_to_shared(k, c, &cur, 0);
         let skip = k.label();
         let w0 = k.reg(Scalar::Bool);
-        k.ins(format!("setp.eq.u32 {w0}, {}, 0", c.warp));
-        k.ins(format!("@!{w0} bra.uni {skip}"));
+        k.emit(Ins::setp(Cmp::Eq, Ty::U32, &w0, &c.warp, 0));
+        k.emit(Ins::bra_uni(&skip).unless(&w0));
         // Warp 0: lane l takes warp l's total (none past the block's warps).
         let ls: Vec<Scalar> = cur.v.iter().map(|r| r.ty).collect();
         let mine = k.reg(Scalar::Bool);
-        k.ins(format!("setp.lt.u32 {mine}, {}, {}", c.lane, self.warps()));
+        k.emit(Ins::setp(Cmp::Lt, Ty::U32, &mine, &c.lane, self.warps()));
         let t = self.none(k, &ls);
         let none_here = k.label();
-        k.ins(format!("@!{mine} bra {none_here}"));
+        k.emit(Ins::bra(&none_here).unless(&mine));
         let got = Self::warp_partial(k, &arrays, &ls, &c.lane);
         Self::mov_opt(k, &t, &got);
         k.place(&none_here);
@@ -327,9 +314,9 @@ impl<'f> Gen<'f> {
                 v: v.v.iter().map(|r| Self::shfl_up(k, r, d)).collect(),
             };
             let p = k.reg(Scalar::Bool);
-            k.ins(format!("setp.lt.u32 {p}, {}, {d}", c.lane));
+            k.emit(Ins::setp(Cmp::Lt, Ty::U32, &p, &c.lane, d));
             let skip = k.label();
-            k.ins(format!("@{p} bra {skip}"));
+            k.emit(Ins::bra(&skip).when(&p));
             let n = self.opt_combine(k, c, env, comb, &y, v, ctx)?;
             Self::mov_opt(k, v, &n);
             k.place(&skip);
@@ -362,8 +349,8 @@ impl<'f> Gen<'f> {
             v: cur.v.iter().map(|r| Self::shfl_up(k, r, 1)).collect(),
         };
         let nz = k.reg(Scalar::Bool);
-        k.ins(format!("setp.ne.u32 {nz}, {}, 0", c.lane));
-        k.ins(format!("and.pred {}, {}, {nz}", ex.has, ex.has));
+        k.emit(Ins::setp(Cmp::Ne, Ty::U32, &nz, &c.lane, 0));
+        k.emit(Ins::and(Ty::Pred, &ex.has, &ex.has, &nz));
         Ok((cur, ex))
     }
 
@@ -389,7 +376,7 @@ impl<'f> Gen<'f> {
                 has: k.reg(Scalar::Bool),
                 v: ls.iter().map(|&s| k.reg(s)).collect(),
             };
-            let t = Self::shfl_opt(k, &cur, "idx", 31);
+            let t = Self::shfl_opt(k, &cur, Shfl::Idx, 31);
             Self::mov_opt(k, &total, &t);
             return Ok((cur, ex, total));
         }
@@ -398,46 +385,46 @@ impl<'f> Gen<'f> {
         let arrays = self.warp_values_to_shared(k, c, &cur, 31);
         let skip = k.label();
         let w0 = k.reg(Scalar::Bool);
-        k.ins(format!("setp.eq.u32 {w0}, {}, 0", c.warp));
-        k.ins(format!("@!{w0} bra.uni {skip}"));
+        k.emit(Ins::setp(Cmp::Eq, Ty::U32, &w0, &c.warp, 0));
+        k.emit(Ins::bra_uni(&skip).unless(&w0));
         let mine = k.reg(Scalar::Bool);
-        k.ins(format!("setp.lt.u32 {mine}, {}, {warps}", c.lane));
+        k.emit(Ins::setp(Cmp::Lt, Ty::U32, &mine, &c.lane, warps));
         let t = self.none(k, &ls);
         let none_here = k.label();
-        k.ins(format!("@!{mine} bra {none_here}"));
+        k.emit(Ins::bra(&none_here).unless(&mine));
         let got = Self::warp_partial(k, &arrays, &ls, &c.lane);
         Self::mov_opt(k, &t, &got);
         k.place(&none_here);
         self.warp_scan_up(k, c, env, comb, &t, ctx)?;
         let no_write = k.label();
-        k.ins(format!("@!{mine} bra {no_write}"));
+        k.emit(Ins::bra(&no_write).unless(&mine));
         let off = k.reg(Scalar::U32);
-        k.ins(format!("shl.b32 {off}, {}, 3", c.lane));
+        k.emit(Ins::shl(Ty::B32, &off, &c.lane, 3));
         for (r, a) in std::iter::once(&t.has).chain(&t.v).zip(&arrays) {
             let addr = k.reg(Scalar::U32);
-            k.ins(format!("mov.u32 {addr}, {a}"));
-            k.ins(format!("add.s32 {addr}, {addr}, {off}"));
-            Self::st(k, "shared", &addr.name, r);
+            k.emit(Ins::mov(Ty::U32, &addr, a));
+            k.emit(Ins::add(Ty::S32, &addr, &addr, &off));
+            Self::st(k, Space::Shared, &addr, r);
         }
         k.place(&no_write);
         k.place(&skip);
-        k.ins("bar.sync 0");
+        k.emit(Ins::bar_sync());
         // The warps before this one (none for warp 0), and all of them.
         let prefix = self.none(k, &ls);
         let first = k.reg(Scalar::Bool);
-        k.ins(format!("setp.eq.u32 {first}, {}, 0", c.warp));
+        k.emit(Ins::setp(Cmp::Eq, Ty::U32, &first, &c.warp, 0));
         let no_prefix = k.label();
-        k.ins(format!("@{first} bra {no_prefix}"));
+        k.emit(Ins::bra(&no_prefix).when(&first));
         let wp = k.reg(Scalar::U32);
-        k.ins(format!("sub.s32 {wp}, {}, 1", c.warp));
+        k.emit(Ins::sub(Ty::S32, &wp, &c.warp, 1));
         let p = Self::warp_partial(k, &arrays, &ls, &wp);
         Self::mov_opt(k, &prefix, &p);
         k.place(&no_prefix);
         let last = k.reg(Scalar::U32);
-        k.ins(format!("mov.u32 {last}, {}", warps - 1));
+        k.emit(Ins::mov(Ty::U32, &last, warps - 1));
         let total = Self::warp_partial(k, &arrays, &ls, &last);
         // The arrays are written again if this code runs again (a loop).
-        k.ins("bar.sync 0");
+        k.emit(Ins::bar_sync());
         let incl = self.opt_combine(k, c, env, comb, &prefix, &cur, ctx)?;
         let excl = self.opt_combine(k, c, env, comb, &prefix, &ex, ctx)?;
         Ok((incl, excl, total))
@@ -455,9 +442,9 @@ impl<'f> Gen<'f> {
         v: &Opt,
     ) {
         let p = k.reg(Scalar::Bool);
-        k.ins(format!("setp.ne.u32 {p}, {}, 0", c.tid));
+        k.emit(Ins::setp(Cmp::Ne, Ty::U32, &p, &c.tid, 0));
         let skip = k.label();
-        k.ins(format!("@{p} bra {skip}"));
+        k.emit(Ins::bra(&skip).when(&p));
         for (r, ptr) in v.v.iter().zip(ptrs) {
             self.store(k, ptr, idx, r);
         }
@@ -478,46 +465,41 @@ impl<'f> Gen<'f> {
         c: &Common,
         v: &Opt,
         lane: u32,
-    ) -> Vec<String> {
-        let arrays: Vec<String> = (0..=v.v.len())
+    ) -> Vec<Sym> {
+        let arrays: Vec<Sym> = (0..=v.v.len())
             .map(|_| k.shared(self.warps() * 8))
             .collect();
         let off = k.reg(Scalar::U32);
-        k.ins(format!("shl.b32 {off}, {}, 3", c.warp));
+        k.emit(Ins::shl(Ty::B32, &off, &c.warp, 3));
         let writer = k.reg(Scalar::Bool);
-        k.ins(format!("setp.eq.u32 {writer}, {}, {lane}", c.lane));
+        k.emit(Ins::setp(Cmp::Eq, Ty::U32, &writer, &c.lane, lane));
         let skip = k.label();
-        k.ins(format!("@!{writer} bra {skip}"));
+        k.emit(Ins::bra(&skip).unless(&writer));
         for (r, a) in std::iter::once(&v.has).chain(&v.v).zip(&arrays) {
             let addr = k.reg(Scalar::U32);
-            k.ins(format!("mov.u32 {addr}, {a}"));
-            k.ins(format!("add.s32 {addr}, {addr}, {off}"));
-            Self::st(k, "shared", &addr.name, r);
+            k.emit(Ins::mov(Ty::U32, &addr, a));
+            k.emit(Ins::add(Ty::S32, &addr, &addr, &off));
+            Self::st(k, Space::Shared, &addr, r);
         }
         k.place(&skip);
-        k.ins("bar.sync 0");
+        k.emit(Ins::bar_sync());
         arrays
     }
 
     /// Loads warp `w`'s optional partial (the "has value" flag and one value per leaf of
     /// types `ls`) from the per-warp shared arrays `arrays` (8-byte slots).
-    pub(super) fn warp_partial<A: std::fmt::Display>(
-        k: &mut Kernel,
-        arrays: &[A],
-        ls: &[Scalar],
-        w: &Reg,
-    ) -> Opt {
+    pub(super) fn warp_partial(k: &mut Kernel, arrays: &[Sym], ls: &[Scalar], w: &Reg) -> Opt {
         let woff = k.reg(Scalar::U32);
-        k.ins(format!("shl.b32 {woff}, {w}, 3"));
+        k.emit(Ins::shl(Ty::B32, &woff, w, 3));
         let mut got = Vec::new();
         for (ty, a) in std::iter::once(Scalar::Bool)
             .chain(ls.iter().copied())
             .zip(arrays)
         {
             let addr = k.reg(Scalar::U32);
-            k.ins(format!("mov.u32 {addr}, {a}"));
-            k.ins(format!("add.s32 {addr}, {addr}, {woff}"));
-            got.push(Self::ld(k, "shared", &addr.name, ty));
+            k.emit(Ins::mov(Ty::U32, &addr, a));
+            k.emit(Ins::add(Ty::S32, &addr, &addr, &woff));
+            got.push(Self::ld(k, Space::Shared, &addr, ty));
         }
         Opt {
             has: got[0].clone(),

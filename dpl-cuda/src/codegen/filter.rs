@@ -38,7 +38,7 @@ impl<'f> Gen<'f> {
         let cp = Self::temp_ptrs(&mut k, &counts)[0].clone();
         let (wc, cbase, end) = self.chunk_begin(&mut k, &c, &n);
         let count = k.reg(Scalar::U64);
-        k.ins(format!("mov.u64 {count}, 0"));
+        k.emit(Ins::mov(Ty::U64, &count, 0));
         self.chunk_rounds(
             &mut k,
             &c,
@@ -54,8 +54,8 @@ impl<'f> Gen<'f> {
         )?;
         // Lane 0 writes the chunk's count.
         let lane0 = k.reg(Scalar::Bool);
-        k.ins(format!("setp.eq.u32 {lane0}, {}, 0", c.lane));
-        k.ins(format!("@!{lane0} bra {end}"));
+        k.emit(Ins::setp(Cmp::Eq, Ty::U32, &lane0, &c.lane, 0));
+        k.emit(Ins::bra(&end).unless(&lane0));
         self.store(&mut k, &cp, &wc, &count);
         k.place(&end);
         let args = k.args.clone();
@@ -93,18 +93,18 @@ impl<'f> Gen<'f> {
         let olen = k.param(Scalar::U64, KArg::Count(out_len.clone()));
         let (wc, cbase, end) = self.chunk_begin(&mut k, &c, &n);
         let pos = k.reg(Scalar::U64);
-        k.ins(format!("mov.u64 {pos}, 0"));
+        k.emit(Ins::mov(Ty::U64, &pos, 0));
         let has_prev = k.reg(Scalar::Bool);
-        k.ins(format!("setp.ne.u64 {has_prev}, {wc}, 0"));
+        k.emit(Ins::setp(Cmp::Ne, Ty::U64, &has_prev, &wc, 0));
         let skip = k.label();
-        k.ins(format!("@!{has_prev} bra {skip}"));
+        k.emit(Ins::bra(&skip).unless(&has_prev));
         let prev_i = k.reg(Scalar::U64);
-        k.ins(format!("sub.s64 {prev_i}, {wc}, 1"));
+        k.emit(Ins::sub(Ty::S64, &prev_i, &wc, 1));
         let prev = self.load_leaves(&mut k, std::slice::from_ref(&cp), &prev_i, &[Scalar::U64]);
-        k.ins(format!("mov.u64 {pos}, {}", prev[0]));
+        k.emit(Ins::mov(Ty::U64, &pos, &prev[0]));
         k.place(&skip);
         let lt = k.reg(Scalar::U32);
-        k.ins(format!("mov.u32 {lt}, %lanemask_lt"));
+        k.emit(Ins::mov(Ty::U32, &lt, Sreg::LanemaskLt));
         self.chunk_rounds(
             &mut k,
             &c,
@@ -115,17 +115,17 @@ impl<'f> Gen<'f> {
             &cbase,
             &mut |g, k, x, keep, ballot| {
                 let below = k.reg(Scalar::U32);
-                k.ins(format!("and.b32 {below}, {ballot}, {lt}"));
+                k.emit(Ins::and(Ty::B32, &below, ballot, &lt));
                 let rank = k.reg(Scalar::U32);
-                k.ins(format!("popc.b32 {rank}, {below}"));
+                k.emit(Ins::popc(Ty::B32, &rank, &below));
                 let at = k.reg(Scalar::U64);
-                k.ins(format!("cvt.u64.u32 {at}, {rank}"));
-                k.ins(format!("add.s64 {at}, {at}, {pos}"));
+                k.emit(Ins::cvt(Ty::U64, Ty::U32, &at, &rank));
+                k.emit(Ins::add(Ty::S64, &at, &at, &pos));
                 let w = k.reg(Scalar::Bool);
-                k.ins(format!("setp.lt.u64 {w}, {at}, {olen}"));
-                k.ins(format!("and.pred {w}, {w}, {keep}"));
+                k.emit(Ins::setp(Cmp::Lt, Ty::U64, &w, &at, &olen));
+                k.emit(Ins::and(Ty::Pred, &w, &w, keep));
                 let skipw = k.label();
-                k.ins(format!("@!{w} bra {skipw}"));
+                k.emit(Ins::bra(&skipw).unless(&w));
                 for (rg, p) in x.iter().zip(&op_p) {
                     g.store(k, p, &at, rg);
                 }
@@ -146,28 +146,28 @@ impl<'f> Gen<'f> {
     /// `acc += popc(ballot)` (`acc` a `u64`).
     fn add_popc(k: &mut Kernel, acc: &Reg, ballot: &Reg) {
         let pc = k.reg(Scalar::U32);
-        k.ins(format!("popc.b32 {pc}, {ballot}"));
+        k.emit(Ins::popc(Ty::B32, &pc, ballot));
         let pc64 = k.reg(Scalar::U64);
-        k.ins(format!("cvt.u64.u32 {pc64}, {pc}"));
-        k.ins(format!("add.s64 {acc}, {acc}, {pc64}"));
+        k.emit(Ins::cvt(Ty::U64, Ty::U32, &pc64, &pc));
+        k.emit(Ins::add(Ty::S64, acc, acc, &pc64));
     }
 
     /// This warp's chunk of a filter (warp `w` of block `b`: chunk `b * warps + w`, of
     /// `32 * FILTER_ROUNDS` elements): returns the chunk number, its first index (`u64`
     /// each) and the label a warp whose chunk starts past the end jumps to (the caller
     /// places it at the end of the kernel).
-    fn chunk_begin(&mut self, k: &mut Kernel, c: &Common, n: &Reg) -> (Reg, Reg, String) {
+    fn chunk_begin(&mut self, k: &mut Kernel, c: &Common, n: &Reg) -> (Reg, Reg, Label) {
         let wc = k.reg(Scalar::U64);
-        k.ins(format!("mul.lo.u64 {wc}, {}, {}", c.ctaid64, self.warps()));
+        k.emit(Ins::mul_lo(Ty::U64, &wc, &c.ctaid64, self.warps()));
         let w64 = k.reg(Scalar::U64);
-        k.ins(format!("cvt.u64.u32 {w64}, {}", c.warp));
-        k.ins(format!("add.s64 {wc}, {wc}, {w64}"));
+        k.emit(Ins::cvt(Ty::U64, Ty::U32, &w64, &c.warp));
+        k.emit(Ins::add(Ty::S64, &wc, &wc, &w64));
         let cbase = k.reg(Scalar::U64);
-        k.ins(format!("mul.lo.u64 {cbase}, {wc}, {}", 32 * FILTER_ROUNDS));
+        k.emit(Ins::mul_lo(Ty::U64, &cbase, &wc, 32 * FILTER_ROUNDS));
         let end = k.label();
         let past = k.reg(Scalar::Bool);
-        k.ins(format!("setp.ge.u64 {past}, {cbase}, {n}"));
-        k.ins(format!("@{past} bra.uni {end}"));
+        k.emit(Ins::setp(Cmp::Ge, Ty::U64, &past, &cbase, n));
+        k.emit(Ins::bra_uni(&end).when(&past));
         (wc, cbase, end)
     }
 
@@ -188,34 +188,34 @@ impl<'f> Gen<'f> {
         body: &mut ChunkBody<'_, 'f>,
     ) -> R<()> {
         let stop = k.reg(Scalar::U64);
-        k.ins(format!("add.s64 {stop}, {cbase}, {}", 32 * FILTER_ROUNDS));
-        k.ins(format!("min.u64 {stop}, {stop}, {n}"));
+        k.emit(Ins::add(Ty::S64, &stop, cbase, 32 * FILTER_ROUNDS));
+        k.emit(Ins::min(Ty::U64, &stop, &stop, n));
         let idx = k.reg(Scalar::U64);
         let lane64 = k.reg(Scalar::U64);
-        k.ins(format!("cvt.u64.u32 {lane64}, {}", c.lane));
-        k.ins(format!("add.s64 {idx}, {cbase}, {lane64}"));
+        k.emit(Ins::cvt(Ty::U64, Ty::U32, &lane64, &c.lane));
+        k.emit(Ins::add(Ty::S64, &idx, cbase, &lane64));
         let (top, skip, done) = (k.label(), k.label(), k.label());
         k.place(&top);
         // The round's first index (the same in every lane) against the chunk's end.
         let rbase = k.reg(Scalar::U64);
-        k.ins(format!("sub.s64 {rbase}, {idx}, {lane64}"));
+        k.emit(Ins::sub(Ty::S64, &rbase, &idx, &lane64));
         let out = k.reg(Scalar::Bool);
-        k.ins(format!("setp.ge.u64 {out}, {rbase}, {stop}"));
-        k.ins(format!("@{out} bra.uni {done}"));
+        k.emit(Ins::setp(Cmp::Ge, Ty::U64, &out, &rbase, &stop));
+        k.emit(Ins::bra_uni(&done).when(&out));
         let keep = self.pconst(k, false);
         let valid = k.reg(Scalar::Bool);
-        k.ins(format!("setp.lt.u64 {valid}, {idx}, {n}"));
-        k.ins(format!("@!{valid} bra {skip}"));
+        k.emit(Ins::setp(Cmp::Lt, Ty::U64, &valid, &idx, n));
+        k.emit(Ins::bra(&skip).unless(&valid));
         let (x, kp) = self.elem_at(k, c, env, soac, Some(pred), n, &idx, &skip)?;
         if let Some(kp) = kp {
-            k.ins(format!("mov.pred {keep}, {kp}"));
+            k.emit(Ins::mov(Ty::Pred, &keep, &kp));
         }
         k.place(&skip);
         let ballot = k.reg(Scalar::U32);
-        k.ins(format!("vote.sync.ballot.b32 {ballot}, {keep}, 0xffffffff"));
+        k.emit(Ins::vote_ballot(&ballot, &keep));
         body(self, k, &x, &keep, &ballot)?;
-        k.ins(format!("add.s64 {idx}, {idx}, 32"));
-        k.ins(format!("bra.uni {top}"));
+        k.emit(Ins::add(Ty::S64, &idx, &idx, 32));
+        k.emit(Ins::bra_uni(&top));
         k.place(&done);
         Ok(())
     }
@@ -223,8 +223,8 @@ impl<'f> Gen<'f> {
     pub(super) fn flag(k: &mut Kernel, keep: Option<&Reg>) -> Reg {
         let flag = k.reg(Scalar::U64);
         match keep {
-            Some(p) => k.ins(format!("selp.u64 {flag}, 1, 0, {p}")),
-            None => k.ins(format!("mov.u64 {flag}, 0")),
+            Some(p) => k.emit(Ins::selp(Ty::U64, &flag, 1, 0, p)),
+            None => k.emit(Ins::mov(Ty::U64, &flag, 0)),
         }
         flag
     }

@@ -19,9 +19,9 @@ pub(super) struct GroupLoop {
     /// Whether the thread is the group's first.
     pub(super) leader: Reg,
     /// The loop's labels: its top, the next element, its end.
-    pub(super) top: String,
-    pub(super) cont: String,
-    pub(super) end: String,
+    pub(super) top: Label,
+    pub(super) cont: Label,
+    pub(super) end: Label,
 }
 
 impl<'f> Gen<'f> {
@@ -31,17 +31,17 @@ impl<'f> Gen<'f> {
         let err = k.pointer(KArg::ErrorRecord);
         let report = k.param(Scalar::U64, KArg::ReportKey);
         let tid = k.reg(Scalar::U32);
-        k.ins(format!("mov.u32 {tid}, %tid.x"));
+        k.emit(Ins::mov(Ty::U32, &tid, Sreg::TidX));
         let tid64 = k.reg(Scalar::U64);
-        k.ins(format!("cvt.u64.u32 {tid64}, {tid}"));
+        k.emit(Ins::cvt(Ty::U64, Ty::U32, &tid64, &tid));
         let lane = k.reg(Scalar::U32);
-        k.ins(format!("and.b32 {lane}, {tid}, 31"));
+        k.emit(Ins::and(Ty::B32, &lane, &tid, 31));
         let warp = k.reg(Scalar::U32);
-        k.ins(format!("shr.u32 {warp}, {tid}, 5"));
+        k.emit(Ins::shr(Ty::U32, &warp, &tid, 5));
         let cta = k.reg(Scalar::U32);
-        k.ins(format!("mov.u32 {cta}, %ctaid.x"));
+        k.emit(Ins::mov(Ty::U32, &cta, Sreg::CtaidX));
         let ctaid64 = k.reg(Scalar::U64);
-        k.ins(format!("cvt.u64.u32 {ctaid64}, {cta}"));
+        k.emit(Ins::cvt(Ty::U64, Ty::U32, &ctaid64, &cta));
         (
             k,
             Common {
@@ -209,24 +209,24 @@ impl<'f> Gen<'f> {
         k: &mut Kernel,
         c: &Common,
         n: &Reg,
-    ) -> (Reg, Reg, String, String, String) {
+    ) -> (Reg, Reg, Label, Label, Label) {
         let ntid = k.reg(Scalar::U32);
-        k.ins(format!("mov.u32 {ntid}, %ntid.x"));
+        k.emit(Ins::mov(Ty::U32, &ntid, Sreg::NtidX));
         let ncta = k.reg(Scalar::U32);
-        k.ins(format!("mov.u32 {ncta}, %nctaid.x"));
+        k.emit(Ins::mov(Ty::U32, &ncta, Sreg::NctaidX));
         let stride = k.reg(Scalar::U64);
-        k.ins(format!("mul.wide.u32 {stride}, {ntid}, {ncta}"));
+        k.emit(Ins::mul_wide(Ty::U32, &stride, &ntid, &ncta));
         let i = k.reg(Scalar::Usize);
         let base = k.reg(Scalar::U64);
         let cta = k.reg(Scalar::U32);
-        k.ins(format!("cvt.u32.u64 {cta}, {}", c.ctaid64));
-        k.ins(format!("mul.wide.u32 {base}, {ntid}, {cta}"));
-        k.ins(format!("add.s64 {i}, {base}, {}", c.tid64));
+        k.emit(Ins::cvt(Ty::U32, Ty::U64, &cta, &c.ctaid64));
+        k.emit(Ins::mul_wide(Ty::U32, &base, &ntid, &cta));
+        k.emit(Ins::add(Ty::S64, &i, &base, &c.tid64));
         let (top, cont, end) = (k.label(), k.label(), k.label());
         k.place(&top);
         let p = k.reg(Scalar::Bool);
-        k.ins(format!("setp.ge.u64 {p}, {i}, {n}"));
-        k.ins(format!("@{p} bra {end}"));
+        k.emit(Ins::setp(Cmp::Ge, Ty::U64, &p, &i, n));
+        k.emit(Ins::bra(&end).when(&p));
         (i, stride, top, cont, end)
     }
 
@@ -234,13 +234,13 @@ impl<'f> Gen<'f> {
         k: &mut Kernel,
         i: &Reg,
         stride: &Reg,
-        top: &str,
-        cont: &str,
-        end: &str,
+        top: &Label,
+        cont: &Label,
+        end: &Label,
     ) {
         k.place(cont);
-        k.ins(format!("add.s64 {i}, {i}, {stride}"));
-        k.ins(format!("bra.uni {top}"));
+        k.emit(Ins::add(Ty::S64, i, i, stride));
+        k.emit(Ins::bra_uni(top));
         k.place(end);
     }
 
@@ -300,32 +300,32 @@ impl<'f> Gen<'f> {
     /// emits the body, then [`Gen::group_loop_tail`].
     pub(super) fn group_loop_head(k: &mut Kernel, c: &Common, n: &Reg, block: bool) -> GroupLoop {
         let ntid = k.reg(Scalar::U32);
-        k.ins(format!("mov.u32 {ntid}, %ntid.x"));
+        k.emit(Ins::mov(Ty::U32, &ntid, Sreg::NtidX));
         let ncta = k.reg(Scalar::U32);
-        k.ins(format!("mov.u32 {ncta}, %nctaid.x"));
+        k.emit(Ins::mov(Ty::U32, &ncta, Sreg::NctaidX));
         let i = k.reg(Scalar::Usize);
         let stride = k.reg(Scalar::U64);
         let lane = if block {
-            k.ins(format!("mov.u64 {i}, {}", c.ctaid64));
-            k.ins(format!("cvt.u64.u32 {stride}, {ncta}"));
+            k.emit(Ins::mov(Ty::U64, &i, &c.ctaid64));
+            k.emit(Ins::cvt(Ty::U64, Ty::U32, &stride, &ncta));
             c.tid.clone()
         } else {
             let cta = k.reg(Scalar::U32);
-            k.ins(format!("cvt.u32.u64 {cta}, {}", c.ctaid64));
-            k.ins(format!("mul.wide.u32 {i}, {ntid}, {cta}"));
-            k.ins(format!("add.s64 {i}, {i}, {}", c.tid64));
-            k.ins(format!("shr.u64 {i}, {i}, 5"));
-            k.ins(format!("mul.wide.u32 {stride}, {ntid}, {ncta}"));
-            k.ins(format!("shr.u64 {stride}, {stride}, 5"));
+            k.emit(Ins::cvt(Ty::U32, Ty::U64, &cta, &c.ctaid64));
+            k.emit(Ins::mul_wide(Ty::U32, &i, &ntid, &cta));
+            k.emit(Ins::add(Ty::S64, &i, &i, &c.tid64));
+            k.emit(Ins::shr(Ty::U64, &i, &i, 5));
+            k.emit(Ins::mul_wide(Ty::U32, &stride, &ntid, &ncta));
+            k.emit(Ins::shr(Ty::U64, &stride, &stride, 5));
             c.lane.clone()
         };
         let leader = k.reg(Scalar::Bool);
-        k.ins(format!("setp.eq.u32 {leader}, {lane}, 0"));
+        k.emit(Ins::setp(Cmp::Eq, Ty::U32, &leader, &lane, 0));
         let (top, cont, end) = (k.label(), k.label(), k.label());
         k.place(&top);
         let p = k.reg(Scalar::Bool);
-        k.ins(format!("setp.ge.u64 {p}, {i}, {n}"));
-        k.ins(format!("@{p} bra {end}"));
+        k.emit(Ins::setp(Cmp::Ge, Ty::U64, &p, &i, n));
+        k.emit(Ins::bra(&end).when(&p));
         GroupLoop {
             block,
             i,
@@ -341,8 +341,8 @@ impl<'f> Gen<'f> {
     /// The end of the loop [`Gen::group_loop_head`] began (the `cont` label, the step).
     pub(super) fn group_loop_tail(k: &mut Kernel, gl: &GroupLoop) {
         k.place(&gl.cont);
-        k.ins(format!("add.s64 {}, {}, {}", gl.i, gl.i, gl.stride));
-        k.ins(format!("bra {}", gl.top));
+        k.emit(Ins::add(Ty::S64, &gl.i, &gl.i, &gl.stride));
+        k.emit(Ins::bra(&gl.top));
         k.place(&gl.end);
     }
 
@@ -364,26 +364,26 @@ impl<'f> Gen<'f> {
             for (d, s) in acc.v.iter().zip(iv) {
                 Self::mov(k, d, s);
             }
-            k.ins(format!("setp.eq.u32 {}, 1, 1", acc.has));
+            k.emit(Ins::setp(Cmp::Eq, Ty::U32, &acc.has, 1, 1));
         }
     }
 
     /// The head of a loop over `rounds` rounds: returns the round counter and the labels
     /// for [`Gen::rounds_tail`].
-    pub(super) fn rounds_head(k: &mut Kernel, rounds: u64) -> (Reg, String, String) {
+    pub(super) fn rounds_head(k: &mut Kernel, rounds: u64) -> (Reg, Label, Label) {
         let r = k.reg(Scalar::U32);
-        k.ins(format!("mov.u32 {r}, 0"));
+        k.emit(Ins::mov(Ty::U32, &r, 0));
         let (top, end) = (k.label(), k.label());
         k.place(&top);
         let p = k.reg(Scalar::Bool);
-        k.ins(format!("setp.ge.u32 {p}, {r}, {rounds}"));
-        k.ins(format!("@{p} bra.uni {end}"));
+        k.emit(Ins::setp(Cmp::Ge, Ty::U32, &p, &r, rounds));
+        k.emit(Ins::bra_uni(&end).when(&p));
         (r, top, end)
     }
 
-    pub(super) fn rounds_tail(k: &mut Kernel, r: &Reg, top: &str, end: &str) {
-        k.ins(format!("add.s32 {r}, {r}, 1"));
-        k.ins(format!("bra.uni {top}"));
+    pub(super) fn rounds_tail(k: &mut Kernel, r: &Reg, top: &Label, end: &Label) {
+        k.emit(Ins::add(Ty::S32, r, r, 1));
+        k.emit(Ins::bra_uni(top));
         k.place(end);
     }
 }

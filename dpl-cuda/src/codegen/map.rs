@@ -188,37 +188,37 @@ impl<'f> Gen<'f> {
             }
         }
         let ntid = k.reg(Scalar::U32);
-        k.ins(format!("mov.u32 {ntid}, %ntid.x"));
+        k.emit(Ins::mov(Ty::U32, &ntid, Sreg::NtidX));
         let ncta = k.reg(Scalar::U32);
-        k.ins(format!("mov.u32 {ncta}, %nctaid.x"));
+        k.emit(Ins::mov(Ty::U32, &ncta, Sreg::NctaidX));
         let cta = k.reg(Scalar::U32);
-        k.ins(format!("cvt.u32.u64 {cta}, {}", c.ctaid64));
+        k.emit(Ins::cvt(Ty::U32, Ty::U64, &cta, &c.ctaid64));
         // base = warp * 32 = (ctaid * ntid + tid) & ~31; stride = ntid * nctaid.
         let base = k.reg(Scalar::U64);
-        k.ins(format!("mul.wide.u32 {base}, {ntid}, {cta}"));
-        k.ins(format!("add.s64 {base}, {base}, {}", c.tid64));
-        k.ins(format!("and.b64 {base}, {base}, -32"));
+        k.emit(Ins::mul_wide(Ty::U32, &base, &ntid, &cta));
+        k.emit(Ins::add(Ty::S64, &base, &base, &c.tid64));
+        k.emit(Ins::and(Ty::B64, &base, &base, -32));
         let stride = k.reg(Scalar::U64);
-        k.ins(format!("mul.wide.u32 {stride}, {ntid}, {ncta}"));
+        k.emit(Ins::mul_wide(Ty::U32, &stride, &ntid, &ncta));
         let lane64 = k.reg(Scalar::U64);
-        k.ins(format!("cvt.u64.u32 {lane64}, {}", c.lane));
+        k.emit(Ins::cvt(Ty::U64, Ty::U32, &lane64, &c.lane));
         let (top, end) = (k.label(), k.label());
         k.place(&top);
         let p = k.reg(Scalar::Bool);
-        k.ins(format!("setp.ge.u64 {p}, {base}, {n}"));
-        k.ins(format!("@{p} bra {end}"));
+        k.emit(Ins::setp(Cmp::Ge, Ty::U64, &p, &base, &n));
+        k.emit(Ins::bra(&end).when(&p));
         let mine = k.reg(Scalar::U64);
-        k.ins(format!("add.s64 {mine}, {base}, {lane64}"));
+        k.emit(Ins::add(Ty::S64, &mine, &base, &lane64));
         let live = k.reg(Scalar::Bool);
-        k.ins(format!("setp.lt.u64 {live}, {mine}, {n}"));
+        k.emit(Ins::setp(Cmp::Lt, Ty::U64, &live, &mine, &n));
         // The lanes whose next row's start is not in the warp: lane 31 and the last row.
         let last = k.reg(Scalar::Bool);
-        k.ins(format!("setp.eq.u32 {last}, {}, 31", c.lane));
+        k.emit(Ins::setp(Cmp::Eq, Ty::U32, &last, &c.lane, 31));
         let next = k.reg(Scalar::U64);
-        k.ins(format!("add.s64 {next}, {mine}, 1"));
+        k.emit(Ins::add(Ty::S64, &next, &mine, 1));
         let edge = k.reg(Scalar::Bool);
-        k.ins(format!("setp.eq.u64 {edge}, {next}, {n}"));
-        k.ins(format!("or.pred {last}, {last}, {edge}"));
+        k.emit(Ins::setp(Cmp::Eq, Ty::U64, &edge, &next, &n));
+        k.emit(Ins::or(Ty::Pred, &last, &last, &edge));
         // Prefetch: lane r loads offs[base + r]; the end of row r is the start of row
         // r + 1 (a shuffle), or loaded by the lanes of `last`.
         let mut pre = Vec::new();
@@ -232,21 +232,21 @@ impl<'f> Gen<'f> {
                 continue;
             };
             let start = k.reg(Scalar::U64);
-            k.ins(format!("mov.u64 {start}, 0"));
+            k.emit(Ins::mov(Ty::U64, &start, 0));
             let a = Self::addr(&mut k, &o, &mine, Scalar::U64);
             let load = k.reg(Scalar::Bool);
             match &layout {
                 Some(l) => {
                     let (_, offsets) = l.strided(&mut k);
-                    k.ins(format!("and.pred {load}, {live}, {offsets}"));
+                    k.emit(Ins::and(Ty::Pred, &load, &live, &offsets));
                 }
-                None => k.ins(format!("mov.pred {load}, {live}")),
+                None => k.emit(Ins::mov(Ty::Pred, &load, &live)),
             }
-            k.ins(format!("@{load} ld.global.u64 {start}, [{a}]"));
-            let stop = Self::shfl(&mut k, &start, "down", 1, 31);
+            k.emit(Ins::ld(Space::Global, Ty::U64, &start, &a).when(&load));
+            let stop = Self::shfl(&mut k, &start, Shfl::Down, 1, 31);
             let l31 = k.reg(Scalar::Bool);
-            k.ins(format!("and.pred {l31}, {last}, {load}"));
-            k.ins(format!("@{l31} ld.global.u64 {stop}, [{a}+8]"));
+            k.emit(Ins::and(Ty::Pred, &l31, &last, &load));
+            k.emit(Ins::ld(Space::Global, Ty::U64, &stop, Addr::from(&a).plus(8)).when(&l31));
             if let Some(l) = &layout {
                 Self::strided_bounds(&mut k, l, &mine, &start, &stop);
             }
@@ -255,22 +255,22 @@ impl<'f> Gen<'f> {
         let res: Vec<Reg> = ls.iter().map(|&l| self.zero(&mut k, l)).collect();
         let ok = self.pconst(&mut k, false);
         let r = k.reg(Scalar::U32);
-        k.ins(format!("mov.u32 {r}, 0"));
+        k.emit(Ins::mov(Ty::U32, &r, 0));
         let (rtop, rnext, rend) = (k.label(), k.label(), k.label());
         k.place(&rtop);
         let i = k.reg(Scalar::Usize);
-        k.ins(format!("cvt.u64.u32 {i}, {r}"));
-        k.ins(format!("add.s64 {i}, {i}, {base}"));
+        k.emit(Ins::cvt(Ty::U64, Ty::U32, &i, &r));
+        k.emit(Ins::add(Ty::S64, &i, &i, &base));
         let done = k.reg(Scalar::Bool);
-        k.ins(format!("setp.ge.u64 {done}, {i}, {n}"));
+        k.emit(Ins::setp(Cmp::Ge, Ty::U64, &done, &i, &n));
         let r32 = k.reg(Scalar::Bool);
-        k.ins(format!("setp.ge.u32 {r32}, {r}, 32"));
-        k.ins(format!("or.pred {done}, {done}, {r32}"));
-        k.ins(format!("@{done} bra {rend}"));
+        k.emit(Ins::setp(Cmp::Ge, Ty::U32, &r32, &r, 32));
+        k.emit(Ins::or(Ty::Pred, &done, &done, &r32));
+        k.emit(Ins::bra(&rend).when(&done));
         let mut bound = HashMap::new();
         for (x, start, stop) in &pre {
-            let a = Self::shfl(&mut k, start, "idx", &r, 31);
-            let b = Self::shfl(&mut k, stop, "idx", &r, 31);
+            let a = Self::shfl(&mut k, start, Shfl::Idx, &r, 31);
+            let b = Self::shfl(&mut k, stop, Shfl::Idx, &r, 31);
             bound.insert(*x, (a, b));
         }
         let ctx = Ctx {
@@ -287,23 +287,23 @@ impl<'f> Gen<'f> {
         self.prefetched = None;
         let v = v?.flatten()?;
         let me = k.reg(Scalar::Bool);
-        k.ins(format!("setp.eq.u32 {me}, {}, {r}", c.lane));
+        k.emit(Ins::setp(Cmp::Eq, Ty::U32, &me, &c.lane, &r));
         for (d, x) in res.iter().zip(&v) {
             Self::select(&mut k, d, &me, x, d);
         }
-        k.ins(format!("or.pred {ok}, {ok}, {me}"));
+        k.emit(Ins::or(Ty::Pred, &ok, &ok, &me));
         k.place(&rnext);
-        k.ins(format!("add.s32 {r}, {r}, 1"));
-        k.ins(format!("bra {rtop}"));
+        k.emit(Ins::add(Ty::S32, &r, &r, 1));
+        k.emit(Ins::bra(&rtop));
         k.place(&rend);
         let skip = k.label();
-        k.ins(format!("@!{ok} bra {skip}"));
+        k.emit(Ins::bra(&skip).unless(&ok));
         for (x, p) in res.iter().zip(&ptrs) {
             self.store(&mut k, p, &mine, x);
         }
         k.place(&skip);
-        k.ins(format!("add.s64 {base}, {base}, {stride}"));
-        k.ins(format!("bra {top}"));
+        k.emit(Ins::add(Ty::S64, &base, &base, &stride));
+        k.emit(Ins::bra(&top));
         k.place(&end);
         let args = k.args.clone();
         let kid = self.push_kernel(k);
@@ -359,7 +359,7 @@ impl<'f> Gen<'f> {
             fail: Some(gl.cont.clone()),
         };
         let v = self.split_elem(&mut k, &c, &mut env, &soac.elem, &gl, &ctx)?;
-        k.ins(format!("@!{} bra {}", gl.leader, gl.cont));
+        k.emit(Ins::bra(&gl.cont).unless(&gl.leader));
         for (r, p) in v.flatten()?.iter().zip(&ptrs) {
             self.store(&mut k, p, &gl.i, r);
         }

@@ -14,7 +14,7 @@ impl<'f> Gen<'f> {
     ) -> Opt {
         let v = self.load_leaves(k, ptrs, idx, ls);
         let a = Self::addr(k, has, idx, Scalar::Bool);
-        let h = Self::ld(k, "global", &a.name, Scalar::Bool);
+        let h = Self::ld(k, Space::Global, &a, Scalar::Bool);
         Opt { has: h, v }
     }
 
@@ -29,17 +29,17 @@ impl<'f> Gen<'f> {
             .zip(ls)
             .map(|(p, &s)| {
                 let a = Self::addr(k, p, idx, s);
-                Self::ld(k, "global", &a.name, s)
+                Self::ld(k, Space::Global, &a, s)
             })
             .collect()
     }
 
     /// The 32-bit address of element `i` of the shared array `array` of `bytes`-byte
     /// elements.
-    pub(super) fn shared_at(k: &mut Kernel, array: &str, i: &Reg, bytes: u64) -> Reg {
+    pub(super) fn shared_at(k: &mut Kernel, array: &Sym, i: &Reg, bytes: u64) -> Reg {
         let a = k.reg(Scalar::U32);
-        k.ins(format!("mov.u32 {a}, {array}"));
-        k.ins(format!("mad.lo.u32 {a}, {i}, {bytes}, {a}"));
+        k.emit(Ins::mov(Ty::U32, &a, array));
+        k.emit(Ins::mad_lo(Ty::U32, &a, i, bytes, &a));
         a
     }
 
@@ -48,39 +48,39 @@ impl<'f> Gen<'f> {
         let a = k.reg(Scalar::U64);
         let sz = size_of(ty);
         if sz == 1 {
-            k.ins(format!("add.s64 {a}, {base}, {idx}"));
+            k.emit(Ins::add(Ty::S64, &a, base, idx));
         } else {
-            k.ins(format!("mad.lo.s64 {a}, {idx}, {sz}, {base}"));
+            k.emit(Ins::mad_lo(Ty::S64, &a, idx, sz, base));
         }
         a
     }
 
-    pub(super) fn ld(k: &mut Kernel, space: &str, addr: &str, ty: Scalar) -> Reg {
+    pub(super) fn ld(k: &mut Kernel, space: Space, addr: impl Into<Addr>, ty: Scalar) -> Reg {
         if ty == Scalar::Bool {
             let t = k.reg(Scalar::U32);
-            k.ins(format!("ld.{space}.u8 {t}, [{addr}]"));
+            k.emit(Ins::ld(space, Ty::U8, &t, addr));
             let p = k.reg(Scalar::Bool);
-            k.ins(format!("setp.ne.u32 {p}, {t}, 0"));
+            k.emit(Ins::setp(Cmp::Ne, Ty::U32, &p, &t, 0));
             p
         } else {
             let r = k.reg(ty);
-            k.ins(format!("ld.{space}.{} {r}, [{addr}]", mem(ty)));
+            k.emit(Ins::ld(space, mem(ty), &r, addr));
             r
         }
     }
 
-    pub(super) fn st(k: &mut Kernel, space: &str, addr: &str, r: &Reg) {
+    pub(super) fn st(k: &mut Kernel, space: Space, addr: impl Into<Addr>, r: &Reg) {
         if r.ty == Scalar::Bool {
             let t = k.reg(Scalar::U32);
-            k.ins(format!("selp.u32 {t}, 1, 0, {r}"));
-            k.ins(format!("st.{space}.u8 [{addr}], {t}"));
+            k.emit(Ins::selp(Ty::U32, &t, 1, 0, r));
+            k.emit(Ins::st(space, Ty::U8, addr, &t));
         } else {
-            k.ins(format!("st.{space}.{} [{addr}], {r}", mem(r.ty)));
+            k.emit(Ins::st(space, mem(r.ty), addr, r));
         }
     }
 
     pub(super) fn store(&mut self, k: &mut Kernel, base: &Reg, idx: &Reg, r: &Reg) {
         let a = Self::addr(k, base, idx, r.ty);
-        Self::st(k, "global", &a.name, r);
+        Self::st(k, Space::Global, &a, r);
     }
 }

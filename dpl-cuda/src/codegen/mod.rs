@@ -18,9 +18,11 @@ use std::rc::Rc;
 
 use dpl_core::ir::*;
 
-use crate::math::Fun;
 use crate::plan::*;
-use crate::ptx::{Kernel, Reg, arith, bits, float_imm, mem, size_of, width};
+use crate::ptx::{
+    Addr, AtomOp, Cmp, Ins, Kernel, Label, Reg, Rnd, Shfl, Space, Src, Sreg, Sym, Ty, arith, bits,
+    const_table, mem, size_of, width,
+};
 use crate::{GpuProgram, KernelBlock, Unsupported};
 
 mod checks;
@@ -234,10 +236,10 @@ pub(crate) fn generate(
     let mut ptx = String::from(crate::PTX_HEADER);
     if g.kernels
         .iter()
-        .any(|(_, t)| t.contains(crate::math::TWO_OVER_PI_NAME))
+        .any(|(_, t)| t.contains(elem::math::TWO_OVER_PI_NAME))
     {
         ptx.push('\n');
-        ptx.push_str(&crate::math::two_over_pi_decl());
+        ptx.push_str(&elem::math::two_over_pi_decl());
     }
     let mut kernels = Vec::new();
     let mut blocks = Vec::new();

@@ -50,15 +50,15 @@ impl<'f> Gen<'f> {
             let e = self.elem(&mut k, &c, &mut env, &soac.elem, &i, &ctx)?;
             let (idx, signed, value) = self.target(&mut k, e)?;
             let key = k.reg(Scalar::U64);
-            k.ins(format!("add.s64 {key}, {n}, {i}"));
+            k.emit(Ins::add(Ty::S64, &key, &n, &i));
             let ctx2 = Ctx {
                 key,
                 fail: Some(cont.clone()),
             };
             let bad = k.reg(Scalar::Bool);
-            k.ins(format!("setp.ge.u64 {bad}, {idx}, {n}"));
+            k.emit(Ins::setp(Cmp::Ge, Ty::U64, &bad, &idx, &n));
             let ni = k.reg(Scalar::U64);
-            k.ins(format!("not.b64 {ni}, {i}"));
+            k.emit(Ins::not(Ty::B64, &ni, &i));
             let oa = Self::addr(&mut k, &own, &idx, Scalar::U64);
             if pass == 0 {
                 self.check(
@@ -73,13 +73,13 @@ impl<'f> Gen<'f> {
                     &idx,
                     &n,
                 );
-                k.ins(format!("red.global.max.u64 [{oa}], {ni}"));
+                k.emit(Ins::red(Space::Global, AtomOp::Max, Ty::U64, &oa, &ni));
             } else {
-                k.ins(format!("@{bad} bra {cont}"));
+                k.emit(Ins::bra(&cont).when(&bad));
                 let o = k.reg(Scalar::U64);
-                k.ins(format!("ld.global.u64 {o}, [{oa}]"));
+                k.emit(Ins::ld(Space::Global, Ty::U64, &o, &oa));
                 let dup = k.reg(Scalar::Bool);
-                k.ins(format!("setp.ne.u64 {dup}, {o}, {ni}"));
+                k.emit(Ins::setp(Cmp::Ne, Ty::U64, &dup, &o, &ni));
                 self.check(
                     &mut k,
                     &c,
@@ -128,7 +128,7 @@ impl<'f> Gen<'f> {
         let (idx, _, value) = self.target(&mut k, e)?;
         let a = Self::addr(&mut k, &op, &idx, Scalar::U64);
         let base = k.reg(Scalar::U64);
-        k.ins(format!("ld.global.u64 {base}, [{a}]"));
+        k.emit(Ins::ld(Space::Global, Ty::U64, &base, &a));
         self.write_seq(&mut k, &c, &mut env, &value, &ptrs, &base, &ctx)?;
         Self::loop_tail(&mut k, &i, &stride, &top, &cont, &end);
         let args = k.args.clone();

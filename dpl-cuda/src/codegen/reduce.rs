@@ -71,14 +71,14 @@ impl<'f> Gen<'f> {
             Self::mov(&mut k, d, s);
         }
         k.place(&first_done);
-        k.ins(format!("setp.eq.u32 {}, 1, 1", acc.has));
+        k.emit(Ins::setp(Cmp::Eq, Ty::U32, &acc.has, 1, 1));
         // The rest: `acc = acc op e`.
         let rest = k.label();
         k.place(&rest);
-        k.ins(format!("add.s64 {i}, {i}, {stride}"));
+        k.emit(Ins::add(Ty::S64, &i, &i, &stride));
         let p = k.reg(Scalar::Bool);
-        k.ins(format!("setp.ge.u64 {p}, {i}, {n}"));
-        k.ins(format!("@{p} bra {end}"));
+        k.emit(Ins::setp(Cmp::Ge, Ty::U64, &p, &i, &n));
+        k.emit(Ins::bra(&end).when(&p));
         let ctx = Ctx {
             key: i.clone(),
             fail: Some(rest.clone()),
@@ -94,7 +94,7 @@ impl<'f> Gen<'f> {
         for (d, s) in acc.v.iter().zip(&next) {
             Self::mov(&mut k, d, s);
         }
-        k.ins(format!("bra.uni {rest}"));
+        k.emit(Ins::bra_uni(&rest));
         k.place(&end);
         let total = self.block_reduce(&mut k, &c, &mut env, comb, &acc, &op_ctx)?;
         self.store_if_thread0(&mut k, &c, &pp, &ph, &c.ctaid64.clone(), &total);
@@ -130,17 +130,17 @@ impl<'f> Gen<'f> {
         let oh = Self::temp_ptrs(&mut k, &[ohas])[0].clone();
         let acc = self.none(&mut k, &ls);
         let j = k.reg(Scalar::U64);
-        k.ins(format!("mov.u64 {j}, {}", c.tid64));
+        k.emit(Ins::mov(Ty::U64, &j, &c.tid64));
         let (top, end) = (k.label(), k.label());
         k.place(&top);
         let p = k.reg(Scalar::Bool);
-        k.ins(format!("setp.ge.u64 {p}, {j}, {g}"));
-        k.ins(format!("@{p} bra {end}"));
+        k.emit(Ins::setp(Cmp::Ge, Ty::U64, &p, &j, &g));
+        k.emit(Ins::bra(&end).when(&p));
         let x = self.load_opt(&mut k, &pp, &ph, &j, &ls);
         let next = self.opt_combine(&mut k, &c, &mut env, comb, &acc, &x, &op_ctx)?;
         Self::mov_opt(&mut k, &acc, &next);
-        k.ins(format!("add.s64 {j}, {j}, {}", self.bsize()));
-        k.ins(format!("bra.uni {top}"));
+        k.emit(Ins::add(Ty::S64, &j, &j, self.bsize()));
+        k.emit(Ins::bra_uni(&top));
         k.place(&end);
         let mut total = self.block_reduce(&mut k, &c, &mut env, comb, &acc, &op_ctx)?;
         if let Some(iv) = init_v {
@@ -149,7 +149,7 @@ impl<'f> Gen<'f> {
             total = self.opt_combine(&mut k, &c, &mut env, comb, &first, &total, &op_ctx)?;
         }
         let zero = k.reg(Scalar::U64);
-        k.ins(format!("mov.u64 {zero}, 0"));
+        k.emit(Ins::mov(Ty::U64, &zero, 0));
         self.store_if_thread0(&mut k, &c, &op_ptrs, &oh, &zero, &total);
         let args = k.args.clone();
         let k2 = self.push_kernel(k);

@@ -30,7 +30,7 @@ pub(super) struct Group {
     /// The key of the row's failures (its index).
     pub(super) key: Reg,
     /// Where the whole group goes when a check fails in the row.
-    pub(super) fail: String,
+    pub(super) fail: Label,
 }
 
 impl<'f> Gen<'f> {
@@ -163,7 +163,7 @@ impl<'f> Gen<'f> {
                 let v = self.split_elem(&mut k, &c, &mut env, &soac.elem, &gl, &ctx)?;
                 let grp = self.group(&mut k, &gl);
                 let len = self.group_len(&mut k, &c, &mut env, &v, &grp)?;
-                k.ins(format!("@!{} bra {}", gl.leader, gl.cont));
+                k.emit(Ins::bra(&gl.cont).unless(&gl.leader));
                 self.store(&mut k, &sp, &gl.i, &len);
                 Self::group_loop_tail(&mut k, &gl);
             }
@@ -209,7 +209,7 @@ impl<'f> Gen<'f> {
                 let v = self.elem(&mut k, &c, &mut env, &soac.elem, &i, &ctx)?;
                 let a = Self::addr(&mut k, &op, &i, Scalar::U64);
                 let base = k.reg(Scalar::U64);
-                k.ins(format!("ld.global.u64 {base}, [{a}]"));
+                k.emit(Ins::ld(Space::Global, Ty::U64, &base, &a));
                 self.write_seq(&mut k, &c, &mut env, &v, &ptrs, &base, &ctx)?;
                 Self::loop_tail(&mut k, &i, &stride, &top, &cont, &end);
                 Ok(())
@@ -223,10 +223,15 @@ impl<'f> Gen<'f> {
                 let v = self.split_elem(&mut k, &c, &mut env, &soac.elem, &gl, &ctx)?;
                 let a = Self::addr(&mut k, &op, &gl.i, Scalar::U64);
                 let (base, stop) = (k.reg(Scalar::U64), k.reg(Scalar::U64));
-                k.ins(format!("ld.global.u64 {base}, [{a}]"));
-                k.ins(format!("ld.global.u64 {stop}, [{a}+8]"));
+                k.emit(Ins::ld(Space::Global, Ty::U64, &base, &a));
+                k.emit(Ins::ld(
+                    Space::Global,
+                    Ty::U64,
+                    &stop,
+                    Addr::from(&a).plus(8),
+                ));
                 let size = k.reg(Scalar::U64);
-                k.ins(format!("sub.s64 {size}, {stop}, {base}"));
+                k.emit(Ins::sub(Ty::S64, &size, &stop, &base));
                 self.write_rows_grouped(&mut k, &c, &mut env, &v, &ptrs, &base, &size, &gl, &ctx)?;
                 Self::group_loop_tail(&mut k, &gl);
                 Ok(())
@@ -253,10 +258,10 @@ impl<'f> Gen<'f> {
         let width = k.reg(Scalar::U64);
         if gl.block {
             let nt = k.reg(Scalar::U32);
-            k.ins(format!("mov.u32 {nt}, %ntid.x"));
-            k.ins(format!("cvt.u64.u32 {width}, {nt}"));
+            k.emit(Ins::mov(Ty::U32, &nt, Sreg::NtidX));
+            k.emit(Ins::cvt(Ty::U64, Ty::U32, &width, &nt));
         } else {
-            k.ins(format!("mov.u64 {width}, 32"));
+            k.emit(Ins::mov(Ty::U64, &width, 32));
         }
         Group {
             block: gl.block,
@@ -322,7 +327,7 @@ impl<'f> Gen<'f> {
                 let v = g.elem(k, c, env, &soac.elem, i, ctx)?;
                 env.insert(pred.params[0], v.clone());
                 let key = k.reg(Scalar::U64);
-                k.ins(format!("add.s64 {key}, {n}, {i}"));
+                k.emit(Ins::add(Ty::S64, &key, n, i));
                 let pctx = Ctx {
                     key,
                     fail: ctx.fail.clone(),
@@ -350,7 +355,7 @@ impl<'f> Gen<'f> {
                 let len = self.seq_len(&mut k, &c, &mut env, &v, &ctx)?;
                 let f = Self::flag(&mut k, Some(&keep));
                 let sz = k.reg(Scalar::U64);
-                k.ins(format!("selp.u64 {sz}, {len}, 0, {keep}"));
+                k.emit(Ins::selp(Ty::U64, &sz, &len, 0, &keep));
                 self.store(&mut k, &fp, &i, &f);
                 self.store(&mut k, &sp, &i, &sz);
                 Self::loop_tail(&mut k, &i, &stride, &top, &cont, &end);
@@ -370,8 +375,8 @@ impl<'f> Gen<'f> {
                 let len = self.group_len(&mut k, &c, &mut env, &v, &grp)?;
                 let f = Self::flag(&mut k, Some(&keep));
                 let sz = k.reg(Scalar::U64);
-                k.ins(format!("selp.u64 {sz}, {len}, 0, {keep}"));
-                k.ins(format!("@!{} bra {}", gl.leader, gl.cont));
+                k.emit(Ins::selp(Ty::U64, &sz, &len, 0, &keep));
+                k.emit(Ins::bra(&gl.cont).unless(&gl.leader));
                 self.store(&mut k, &fp, &gl.i, &f);
                 self.store(&mut k, &sp, &gl.i, &sz);
                 Self::group_loop_tail(&mut k, &gl);
@@ -398,10 +403,10 @@ impl<'f> Gen<'f> {
         // The end of the last row: out_offs[pos[n]] = eoffs[n] (thread 0 of block 0).
         let first = k.reg(Scalar::Bool);
         let gid = k.reg(Scalar::U64);
-        k.ins(format!("or.b64 {gid}, {}, {}", c.ctaid64, c.tid64));
-        k.ins(format!("setp.eq.u64 {first}, {gid}, 0"));
+        k.emit(Ins::or(Ty::B64, &gid, &c.ctaid64, &c.tid64));
+        k.emit(Ins::setp(Cmp::Eq, Ty::U64, &first, &gid, 0));
         let skip = k.label();
-        k.ins(format!("@!{first} bra {skip}"));
+        k.emit(Ins::bra(&skip).unless(&first));
         let last_pos = self.load_leaves(&mut k, std::slice::from_ref(&pp), &n, &[Scalar::U64]);
         let last_off = self.load_leaves(&mut k, std::slice::from_ref(&ep), &n, &[Scalar::U64]);
         self.store(&mut k, &op, &last_pos[0], &last_off[0]);
@@ -414,7 +419,7 @@ impl<'f> Gen<'f> {
                     fail: Some(cont.clone()),
                 };
                 let (v, keep) = kept(self, &mut k, &c, &mut env, &i, &n, &ctx, None)?;
-                k.ins(format!("@!{keep} bra {cont}"));
+                k.emit(Ins::bra(&cont).unless(&keep));
                 let at = self.load_leaves(&mut k, std::slice::from_ref(&pp), &i, &[Scalar::U64]);
                 let base = self.load_leaves(&mut k, std::slice::from_ref(&ep), &i, &[Scalar::U64]);
                 self.store(&mut k, &op, &at[0], &base[0]);
@@ -433,16 +438,21 @@ impl<'f> Gen<'f> {
                 };
                 let (v, keep) = kept(self, &mut k, &c, &mut env, &gl.i, &n, &ctx, Some(split))?;
                 // The same in every thread of the group.
-                k.ins(format!("@!{keep} bra {}", gl.cont));
+                k.emit(Ins::bra(&gl.cont).unless(&keep));
                 let a = Self::addr(&mut k, &ep, &gl.i, Scalar::U64);
                 let (base, stop) = (k.reg(Scalar::U64), k.reg(Scalar::U64));
-                k.ins(format!("ld.global.u64 {base}, [{a}]"));
-                k.ins(format!("ld.global.u64 {stop}, [{a}+8]"));
+                k.emit(Ins::ld(Space::Global, Ty::U64, &base, &a));
+                k.emit(Ins::ld(
+                    Space::Global,
+                    Ty::U64,
+                    &stop,
+                    Addr::from(&a).plus(8),
+                ));
                 let size = k.reg(Scalar::U64);
-                k.ins(format!("sub.s64 {size}, {stop}, {base}"));
+                k.emit(Ins::sub(Ty::S64, &size, &stop, &base));
                 let at = self.load_leaves(&mut k, std::slice::from_ref(&pp), &gl.i, &[Scalar::U64]);
                 let not_leader = k.label();
-                k.ins(format!("@!{} bra {not_leader}", gl.leader));
+                k.emit(Ins::bra(&not_leader).unless(&gl.leader));
                 self.store(&mut k, &op, &at[0], &base);
                 k.place(&not_leader);
                 self.write_rows_grouped(&mut k, &c, &mut env, &v, &ptrs, &base, &size, &gl, &ctx)?;
@@ -482,10 +492,10 @@ impl<'f> Gen<'f> {
     ) -> R<()> {
         let rep = Self::report_mode(k, c);
         let alone = k.label();
-        k.ins(format!("@{rep} bra {alone}"));
+        k.emit(Ins::bra(&alone).when(&rep));
         let grp = self.group(k, gl);
         self.write_grouped(k, c, env, v, ptrs, base, size, &grp)?;
-        k.ins(format!("bra {}", gl.cont));
+        k.emit(Ins::bra(&gl.cont));
         k.place(&alone);
         self.write_seq(k, c, env, v, ptrs, base, ctx)
     }

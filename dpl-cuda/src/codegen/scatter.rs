@@ -100,13 +100,13 @@ impl<'f> Gen<'f> {
         let e = self.elem(&mut k, &c, &mut env, &soac.elem, &i, &ctx)?;
         let (idx, signed, vals) = self.pair(&mut k, e)?;
         let key = k.reg(Scalar::U64);
-        k.ins(format!("add.s64 {key}, {n}, {i}"));
+        k.emit(Ins::add(Ty::S64, &key, &n, &i));
         let ctx2 = Ctx {
             key,
             fail: Some(cont.clone()),
         };
         let bad = k.reg(Scalar::Bool);
-        k.ins(format!("setp.ge.u64 {bad}, {idx}, {dl}"));
+        k.emit(Ins::setp(Cmp::Ge, Ty::U64, &bad, &idx, &dl));
         self.check(
             &mut k,
             &c,
@@ -131,10 +131,10 @@ impl<'f> Gen<'f> {
                     fail: None,
                 };
                 match &scheme {
-                    Some(Combine::Atomic(names)) => {
-                        for (((r, p), name), &l) in vals.iter().zip(&ptrs).zip(names).zip(&ls) {
+                    Some(Combine::Atomic(ops)) => {
+                        for (((r, p), &op), &l) in vals.iter().zip(&ptrs).zip(ops).zip(&ls) {
                             let addr = Self::addr(&mut k, p, &idx, l);
-                            Self::atomic_leaf(&mut k, &addr, r, name)?;
+                            Self::atomic_leaf(&mut k, &addr, r, op)?;
                         }
                     }
                     Some(Combine::Cas) => {
@@ -170,40 +170,39 @@ impl<'f> Gen<'f> {
         Ok(())
     }
 
-    /// `red.global.<name>` of leaf `r` into the slot at `addr` (a [`leaf_atomic`] name).
-    /// A `bool` slot is a byte of the 32-bit word at `addr & !3` (the buffer is rounded
+    /// `red.global.<op>` of leaf `r` into the slot at `addr` (see [`leaf_atomic`]). A
+    /// `bool` slot is a byte of the 32-bit word at `addr & !3` (the buffer is rounded
     /// up to whole words): `or`/`xor` set/flip the byte's low bit when `r` holds, `and`
     /// clears the byte when it does not.
-    fn atomic_leaf(k: &mut Kernel, addr: &Reg, r: &Reg, name: &str) -> R<()> {
-        let Some(atom) = leaf_atomic(name, r.ty) else {
-            return unsupported(format!("no atomic `{name}` on {} (internal)", r.ty));
+    fn atomic_leaf(k: &mut Kernel, addr: &Reg, r: &Reg, op: AtomOp) -> R<()> {
+        let Some((atom, ty)) = leaf_atomic(op, r.ty) else {
+            return unsupported(format!("no atomic `{op}` on {} (internal)", r.ty));
         };
         if r.ty != Scalar::Bool {
-            k.ins(format!("red.global.{atom} [{addr}], {r}"));
+            k.emit(Ins::red(Space::Global, atom, ty, addr, r));
             return Ok(());
         }
         let (word, shift) = Self::byte_in_word(k, addr);
         let bits = k.reg(Scalar::U32);
-        let guard = if atom.starts_with("and") {
-            k.ins(format!("shl.b32 {bits}, 255, {shift}"));
-            k.ins(format!("not.b32 {bits}, {bits}"));
-            format!("@!{r}")
+        if atom == AtomOp::And {
+            k.emit(Ins::shl(Ty::B32, &bits, 255, &shift));
+            k.emit(Ins::not(Ty::B32, &bits, &bits));
+            k.emit(Ins::red(Space::Global, atom, ty, &word, &bits).unless(r));
         } else {
-            k.ins(format!("shl.b32 {bits}, 1, {shift}"));
-            format!("@{r}")
-        };
-        k.ins(format!("{guard} red.global.{atom} [{word}], {bits}"));
+            k.emit(Ins::shl(Ty::B32, &bits, 1, &shift));
+            k.emit(Ins::red(Space::Global, atom, ty, &word, &bits).when(r));
+        }
         Ok(())
     }
 
     /// The 32-bit word holding the byte at `addr`, and the byte's bit offset in it.
     fn byte_in_word(k: &mut Kernel, addr: &Reg) -> (Reg, Reg) {
         let word = k.reg(Scalar::U64);
-        k.ins(format!("and.b64 {word}, {addr}, -4"));
+        k.emit(Ins::and(Ty::B64, &word, addr, -4));
         let (low, shift) = (k.reg(Scalar::U32), k.reg(Scalar::U32));
-        k.ins(format!("cvt.u32.u64 {low}, {addr}"));
-        k.ins(format!("and.b32 {low}, {low}, 3"));
-        k.ins(format!("shl.b32 {shift}, {low}, 3"));
+        k.emit(Ins::cvt(Ty::U32, Ty::U64, &low, addr));
+        k.emit(Ins::and(Ty::B32, &low, &low, 3));
+        k.emit(Ins::shl(Ty::B32, &shift, &low, 3));
         (word, shift)
     }
 
@@ -230,18 +229,18 @@ impl<'f> Gen<'f> {
         let b = bits(raw);
         let at = byte.as_ref().map_or(addr, |(w, _)| w);
         let old = k.reg(raw);
-        k.ins(format!("ld.global.{} {old}, [{at}]", mem(raw)));
+        k.emit(Ins::ld(Space::Global, mem(raw), &old, at));
         let (lp, done) = (k.label(), k.label());
         k.place(&lp);
         let cur = k.reg(v.ty);
         match &byte {
             Some((_, shift)) => {
                 let t = k.reg(Scalar::U32);
-                k.ins(format!("shr.b32 {t}, {old}, {shift}"));
-                k.ins(format!("and.b32 {t}, {t}, 255"));
-                k.ins(format!("setp.ne.u32 {cur}, {t}, 0"));
+                k.emit(Ins::shr(Ty::B32, &t, &old, shift));
+                k.emit(Ins::and(Ty::B32, &t, &t, 255));
+                k.emit(Ins::setp(Cmp::Ne, Ty::U32, &cur, &t, 0));
             }
-            None => k.ins(format!("mov.{b} {cur}, {old}")),
+            None => k.emit(Ins::mov(b, &cur, &old)),
         }
         env.insert(op.params[0], KVal::S(cur));
         env.insert(op.params[1], KVal::S(v.clone()));
@@ -251,22 +250,22 @@ impl<'f> Gen<'f> {
         match &byte {
             Some((_, shift)) => {
                 let (keep, put) = (k.reg(Scalar::U32), k.reg(Scalar::U32));
-                k.ins(format!("shl.b32 {keep}, 255, {shift}"));
-                k.ins(format!("not.b32 {keep}, {keep}"));
-                k.ins(format!("and.b32 {keep}, {old}, {keep}"));
-                k.ins(format!("selp.u32 {put}, 1, 0, {new}"));
-                k.ins(format!("shl.b32 {put}, {put}, {shift}"));
-                k.ins(format!("or.b32 {nw}, {keep}, {put}"));
+                k.emit(Ins::shl(Ty::B32, &keep, 255, shift));
+                k.emit(Ins::not(Ty::B32, &keep, &keep));
+                k.emit(Ins::and(Ty::B32, &keep, &old, &keep));
+                k.emit(Ins::selp(Ty::U32, &put, 1, 0, &new));
+                k.emit(Ins::shl(Ty::B32, &put, &put, shift));
+                k.emit(Ins::or(Ty::B32, &nw, &keep, &put));
             }
-            None => k.ins(format!("mov.{b} {nw}, {new}")),
+            None => k.emit(Ins::mov(b, &nw, &new)),
         }
         let prev = k.reg(raw);
-        k.ins(format!("atom.global.cas.{b} {prev}, [{at}], {old}, {nw}"));
+        k.emit(Ins::atom_cas(Space::Global, b, &prev, at, &old, &nw));
         let same = k.reg(Scalar::Bool);
-        k.ins(format!("setp.eq.{} {same}, {prev}, {old}", arith(raw)));
-        k.ins(format!("@{same} bra {done}"));
-        k.ins(format!("mov.{b} {old}, {prev}"));
-        k.ins(format!("bra {lp}"));
+        k.emit(Ins::setp(Cmp::Eq, arith(raw), &same, &prev, &old));
+        k.emit(Ins::bra(&done).when(&same));
+        k.emit(Ins::mov(b, &old, &prev));
+        k.emit(Ins::bra(&lp));
         k.place(&done);
         Ok(())
     }
@@ -295,13 +294,18 @@ impl<'f> Gen<'f> {
         let (lp, retry, done) = (k.label(), k.label(), k.label());
         k.place(&lp);
         let (got, one) = (k.reg(Scalar::U32), k.reg(Scalar::U32));
-        k.ins(format!("mov.u32 {one}, 1"));
-        k.ins(format!(
-            "atom.acquire.gpu.global.cas.b32 {got}, [{la}], 0, {one}"
+        k.emit(Ins::mov(Ty::U32, &one, 1));
+        k.emit(Ins::atom_cas(
+            Space::AcquireGpuGlobal,
+            Ty::B32,
+            &got,
+            &la,
+            0,
+            &one,
         ));
         let busy = k.reg(Scalar::Bool);
-        k.ins(format!("setp.ne.u32 {busy}, {got}, 0"));
-        k.ins(format!("@{busy} bra {retry}"));
+        k.emit(Ins::setp(Cmp::Ne, Ty::U32, &busy, &got, 0));
+        k.emit(Ins::bra(&retry).when(&busy));
         let addrs: Vec<Reg> = t
             .ptrs
             .iter()
@@ -311,7 +315,7 @@ impl<'f> Gen<'f> {
         let olds: Vec<Reg> = addrs
             .iter()
             .zip(vals)
-            .map(|(a, v)| Self::ld(k, "global", &a.name, v.ty))
+            .map(|(a, v)| Self::ld(k, Space::Global, a, v.ty))
             .collect();
         env.insert(op.params[0], unflatten(t.elem_ty, &mut olds.into_iter())?);
         env.insert(
@@ -320,14 +324,14 @@ impl<'f> Gen<'f> {
         );
         let new = self.block(k, c, env, &op.body, ctx)?.flatten()?;
         for (a, r) in addrs.iter().zip(&new) {
-            Self::st(k, "global", &a.name, r);
+            Self::st(k, Space::Global, a, r);
         }
         let zero = k.reg(Scalar::U32);
-        k.ins(format!("mov.u32 {zero}, 0"));
-        k.ins(format!("st.release.gpu.global.u32 [{la}], {zero}"));
-        k.ins(format!("bra {done}"));
+        k.emit(Ins::mov(Ty::U32, &zero, 0));
+        k.emit(Ins::st(Space::ReleaseGpuGlobal, Ty::U32, &la, &zero));
+        k.emit(Ins::bra(&done));
         k.place(&retry);
-        k.ins(format!("bra {lp}"));
+        k.emit(Ins::bra(&lp));
         k.place(&done);
         Ok(())
     }
@@ -349,8 +353,8 @@ struct Locked<'a> {
 #[derive(Clone, Debug, PartialEq)]
 enum Combine {
     /// The operator is component-wise and each leaf's operation has an atomic form: one
-    /// `red.global` per leaf (the names of [`leaf_atomic`]).
-    Atomic(Vec<&'static str>),
+    /// `red.global` per leaf (the operations of [`leaf_atomic`]).
+    Atomic(Vec<AtomOp>),
     /// One scalar leaf: a compare-and-swap loop with the operator inline (on the
     /// containing 32-bit word for a `bool`).
     Cas,
@@ -363,14 +367,14 @@ enum Combine {
 /// `ls`) combines.
 fn combine_scheme(op: &Lambda, ty: &Type, ls: &[Scalar]) -> Combine {
     match leafwise_ops(op, ty) {
-        Some(names)
-            if names.len() == ls.len()
-                && names
+        Some(ops)
+            if ops.len() == ls.len()
+                && ops
                     .iter()
                     .zip(ls)
-                    .all(|(n, &l)| leaf_atomic(n, l).is_some()) =>
+                    .all(|(&op, &l)| leaf_atomic(op, l).is_some()) =>
         {
-            Combine::Atomic(names)
+            Combine::Atomic(ops)
         }
         _ if ls.len() == 1 => Combine::Cas,
         _ => Combine::Lock,
@@ -382,16 +386,16 @@ fn combine_scheme(op: &Lambda, ty: &Type, ls: &[Scalar]) -> Combine {
 enum OpNode {
     /// Part of operand `p` (0 or 1) of type `ty`, whose first leaf is leaf `at`.
     Part { p: usize, at: usize, ty: Type },
-    /// `name(a.leaf, b.leaf)` of the two operands' leaf `at`.
-    Leaf { name: &'static str, at: usize },
+    /// `op(a.leaf, b.leaf)` of the two operands' leaf `at`.
+    Leaf { op: AtomOp, at: usize },
     /// A tuple of other nodes.
     Tup(Vec<OpNode>),
 }
 
 /// When `op` combines its operands component-wise, leaf `j` of the result being
-/// `name_j(a.j, b.j)` for `add`, `&`, `|`, `^`, `min` or `max` (either operand order), the
-/// name of each leaf's operation.
-fn leafwise_ops(op: &Lambda, ty: &Type) -> Option<Vec<&'static str>> {
+/// `op_j(a.j, b.j)` for `add`, `&`, `|`, `^`, `min` or `max` (either operand order), the
+/// operation of each leaf.
+fn leafwise_ops(op: &Lambda, ty: &Type) -> Option<Vec<AtomOp>> {
     let [p, q] = op.params.as_slice() else {
         return None;
     };
@@ -450,20 +454,25 @@ fn leafwise_ops(op: &Lambda, ty: &Type) -> Option<Vec<&'static str>> {
                     .collect::<Option<_>>()?,
             ),
             e => {
-                let (name, a, b) = match e {
+                let (leaf_op, a, b) = match e {
                     Expr::Binary(bop, a, b) => (
                         match bop {
-                            BinOp::Add => "add",
-                            BinOp::BitAnd => "and",
-                            BinOp::BitOr => "or",
-                            BinOp::BitXor => "xor",
+                            BinOp::Add => AtomOp::Add,
+                            BinOp::BitAnd => AtomOp::And,
+                            BinOp::BitOr => AtomOp::Or,
+                            BinOp::BitXor => AtomOp::Xor,
                             _ => return None,
                         },
                         *a,
                         *b,
                     ),
                     Expr::Math(m @ (MathFn::Min | MathFn::Max), xs) if xs.len() == 2 => {
-                        (if *m == MathFn::Min { "min" } else { "max" }, xs[0], xs[1])
+                        let op = if *m == MathFn::Min {
+                            AtomOp::Min
+                        } else {
+                            AtomOp::Max
+                        };
+                        (op, xs[0], xs[1])
                     }
                     _ => return None,
                 };
@@ -472,42 +481,41 @@ fn leafwise_ops(op: &Lambda, ty: &Type) -> Option<Vec<&'static str>> {
                 if pa == pb || la != lb {
                     return None;
                 }
-                OpNode::Leaf { name, at: la }
+                OpNode::Leaf {
+                    op: leaf_op,
+                    at: la,
+                }
             }
         };
         nodes.insert(st.var, node);
     }
-    let mut names = Vec::new();
-    fn collect(n: &OpNode, names: &mut Vec<&'static str>) -> Option<()> {
+    let mut ops = Vec::new();
+    fn collect(n: &OpNode, ops: &mut Vec<AtomOp>) -> Option<()> {
         match n {
-            OpNode::Leaf { name, at } if *at == names.len() => names.push(name),
-            OpNode::Tup(xs) => xs.iter().try_for_each(|x| collect(x, names))?,
+            OpNode::Leaf { op, at } if *at == ops.len() => ops.push(*op),
+            OpNode::Tup(xs) => xs.iter().try_for_each(|x| collect(x, ops))?,
             _ => return None,
         }
         Some(())
     }
-    collect(nodes.get(&op.body.result)?, &mut names)?;
-    (leaves(ty).ok()?.len() == names.len()).then_some(names)
+    collect(nodes.get(&op.body.result)?, &mut ops)?;
+    (leaves(ty).ok()?.len() == ops.len()).then_some(ops)
 }
 
-/// The `red.global` operation (type suffix included) doing `name` on one leaf of type
-/// `ty` in memory, if there is one. A `bool` is a byte of a 32-bit word: `|`/`max` and
-/// `^` become `or`/`xor` of its low bit, `&`/`min` an `and` clearing the byte (see
-/// [`Gen::atomic_leaf`]).
-fn leaf_atomic(name: &str, ty: Scalar) -> Option<String> {
-    match (name, ty) {
-        ("or" | "max", Scalar::Bool) => Some("or.b32".into()),
-        ("and" | "min", Scalar::Bool) => Some("and.b32".into()),
-        ("xor", Scalar::Bool) => Some("xor.b32".into()),
+/// The `red.global` operation and type doing `op` on one leaf of type `ty` in memory, if
+/// there is one. A `bool` is a byte of a 32-bit word: `|`/`max` and `^` become `or`/`xor`
+/// of its low bit, `&`/`min` an `and` clearing the byte (see [`Gen::atomic_leaf`]).
+fn leaf_atomic(op: AtomOp, ty: Scalar) -> Option<(AtomOp, Ty)> {
+    use AtomOp::*;
+    match (op, ty) {
+        (Or | Max, Scalar::Bool) => Some((Or, Ty::B32)),
+        (And | Min, Scalar::Bool) => Some((And, Ty::B32)),
+        (Xor, Scalar::Bool) => Some((Xor, Ty::B32)),
         (_, Scalar::Bool) => None,
-        ("add", Scalar::F32) => Some("add.f32".into()),
-        ("add", Scalar::F64) => Some("add.f64".into()),
+        (Add, s) if s.is_float() => Some((Add, arith(s))),
         (_, s) if s.is_float() => None,
-        ("add", s) => Some(format!(
-            "add.{}",
-            if width(s) == 32 { "u32" } else { "u64" }
-        )),
-        ("min" | "max", s) => Some(format!("{name}.{}", arith(s))),
-        (_, s) => Some(format!("{name}.{}", bits(s))),
+        (Add, s) => Some((Add, if width(s) == 32 { Ty::U32 } else { Ty::U64 })),
+        (Min | Max, s) => Some((op, arith(s))),
+        (_, s) => Some((op, bits(s))),
     }
 }

@@ -59,14 +59,14 @@ pub(super) struct CondSeq {
 pub(super) struct RowLayout {
     /// The parameters' names: strided flag, row stride, column stride, columns (loaded
     /// where used, so they hold no registers across the kernel).
-    pub(super) names: [String; 4],
+    pub(super) names: [Sym; 4],
 }
 
 impl RowLayout {
     /// Loads field `f` (0 to 3) into a fresh register.
     pub(super) fn load(&self, k: &mut Kernel, f: usize) -> Reg {
         let r = k.reg(Scalar::U64);
-        k.ins(format!("ld.param.u64 {r}, [{}]", self.names[f]));
+        k.emit(Ins::ld(Space::Param, Ty::U64, &r, &self.names[f]));
         r
     }
 
@@ -74,8 +74,8 @@ impl RowLayout {
     pub(super) fn strided(&self, k: &mut Kernel) -> (Reg, Reg) {
         let f = self.load(k, 0);
         let (p, n) = (k.reg(Scalar::Bool), k.reg(Scalar::Bool));
-        k.ins(format!("setp.ne.u64 {p}, {f}, 0"));
-        k.ins(format!("setp.eq.u64 {n}, {f}, 0"));
+        k.emit(Ins::setp(Cmp::Ne, Ty::U64, &p, &f, 0));
+        k.emit(Ins::setp(Cmp::Eq, Ty::U64, &n, &f, 0));
         (p, n)
     }
 }
@@ -252,27 +252,23 @@ impl<'f> Gen<'f> {
     pub(super) fn zero(&mut self, k: &mut Kernel, s: Scalar) -> Reg {
         let r = k.reg(s);
         match s {
-            Scalar::Bool => k.ins(format!("setp.ne.u32 {r}, 0, 0")),
-            Scalar::F32 | Scalar::F64 => {
-                k.ins(format!("mov.{} {r}, {}", arith(s), float_imm(s, 0.0)))
-            }
-            _ => k.ins(format!("mov.{} {r}, 0", bits(s))),
+            Scalar::Bool => k.emit(Ins::setp(Cmp::Ne, Ty::U32, &r, 0, 0)),
+            Scalar::F32 | Scalar::F64 => k.emit(Ins::mov(arith(s), &r, Src::float(s, 0.0))),
+            _ => k.emit(Ins::mov(bits(s), &r, 0)),
         }
         r
     }
 
     pub(super) fn pconst(&mut self, k: &mut Kernel, b: bool) -> Reg {
         let r = k.reg(Scalar::Bool);
-        k.ins(format!(
-            "setp.{}.u32 {r}, 0, 0",
-            if b { "eq" } else { "ne" }
-        ));
+        let cmp = if b { Cmp::Eq } else { Cmp::Ne };
+        k.emit(Ins::setp(cmp, Ty::U32, &r, 0, 0));
         r
     }
 
     pub(super) fn mov(k: &mut Kernel, d: &Reg, s: &Reg) {
         if d.name != s.name {
-            k.ins(format!("mov.{} {d}, {s}", bits(d.ty)));
+            k.emit(Ins::mov(bits(d.ty), d, s));
         }
     }
 
@@ -291,17 +287,17 @@ impl<'f> Gen<'f> {
                 k.reg(Scalar::Bool),
                 k.reg(Scalar::Bool),
             );
-            k.ins(format!("and.pred {t1}, {c}, {a}"));
-            k.ins(format!("not.pred {nc}, {c}"));
-            k.ins(format!("and.pred {t2}, {nc}, {b}"));
-            k.ins(format!("or.pred {d}, {t1}, {t2}"));
+            k.emit(Ins::and(Ty::Pred, &t1, c, a));
+            k.emit(Ins::not(Ty::Pred, &nc, c));
+            k.emit(Ins::and(Ty::Pred, &t2, &nc, b));
+            k.emit(Ins::or(Ty::Pred, d, &t1, &t2));
         } else {
             let t = if d.ty.is_float() {
                 arith(d.ty)
             } else {
                 bits(d.ty)
             };
-            k.ins(format!("selp.{t} {d}, {a}, {b}, {c}"));
+            k.emit(Ins::selp(t, d, a, b, c));
         }
     }
 }

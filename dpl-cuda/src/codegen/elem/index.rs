@@ -19,7 +19,7 @@ impl<'f> Gen<'f> {
         };
         let ls = leaves(inner)?;
         let len = k.reg(Scalar::Usize);
-        k.ins(format!("sub.s64 {len}, {stop}, {start}"));
+        k.emit(Ins::sub(Ty::S64, &len, stop, start));
         let rows = ptrs
             .iter()
             .zip(&ls)
@@ -47,11 +47,11 @@ impl<'f> Gen<'f> {
         let (strided, _) = l.strided(k);
         let (rs, cols) = (l.load(k, 1), l.load(k, 3));
         let s = k.reg(Scalar::U64);
-        k.ins(format!("mul.lo.u64 {s}, {i}, {rs}"));
+        k.emit(Ins::mul_lo(Ty::U64, &s, i, &rs));
         let e = k.reg(Scalar::U64);
-        k.ins(format!("add.s64 {e}, {s}, {cols}"));
-        k.ins(format!("selp.b64 {start}, {s}, {start}, {strided}"));
-        k.ins(format!("selp.b64 {stop}, {e}, {stop}, {strided}"));
+        k.emit(Ins::add(Ty::S64, &e, &s, &cols));
+        k.emit(Ins::selp(Ty::B64, start, &s, start, &strided));
+        k.emit(Ins::selp(Ty::B64, stop, &e, stop, &strided));
     }
 
     /// The distance between consecutive elements of a row: `cs` for a strided matrix, 1
@@ -82,7 +82,7 @@ impl<'f> Gen<'f> {
                 let regs = match step {
                     Some(st) => {
                         let at = k.reg(Scalar::U64);
-                        k.ins(format!("mul.lo.u64 {at}, {i}, {st}"));
+                        k.emit(Ins::mul_lo(Ty::U64, &at, i, st));
                         self.load_leaves(k, ptrs, &at, &ls)
                     }
                     None => self.load_leaves(k, ptrs, i, &ls),
@@ -102,18 +102,26 @@ impl<'f> Gen<'f> {
                 let stop = k.reg(Scalar::U64);
                 match layout {
                     Some(l) => {
-                        k.ins(format!("mov.u64 {start}, 0"));
-                        k.ins(format!("mov.u64 {stop}, 0"));
+                        k.emit(Ins::mov(Ty::U64, &start, 0));
+                        k.emit(Ins::mov(Ty::U64, &stop, 0));
                         let (_, off) = l.strided(k);
-                        k.ins(format!("@{off} ld.global.u64 {start}, [{a}]"));
-                        k.ins(format!("@{off} ld.global.u64 {stop}, [{a}+8]"));
+                        k.emit(Ins::ld(Space::Global, Ty::U64, &start, &a).when(&off));
+                        k.emit(
+                            Ins::ld(Space::Global, Ty::U64, &stop, Addr::from(&a).plus(8))
+                                .when(&off),
+                        );
                         Self::strided_bounds(k, l, i, &start, &stop);
                         let step = Self::row_step(k, l);
                         self.row_view(k, ptrs, elem, &start, &stop, Some(step))
                     }
                     None => {
-                        k.ins(format!("ld.global.u64 {start}, [{a}]"));
-                        k.ins(format!("ld.global.u64 {stop}, [{a}+8]"));
+                        k.emit(Ins::ld(Space::Global, Ty::U64, &start, &a));
+                        k.emit(Ins::ld(
+                            Space::Global,
+                            Ty::U64,
+                            &stop,
+                            Addr::from(&a).plus(8),
+                        ));
                         self.row_view(k, ptrs, elem, &start, &stop, None)
                     }
                 }
@@ -145,7 +153,7 @@ impl<'f> Gen<'f> {
                     self.stream(k, c, env, l, ctx, &mut |_, k, _, j, e| {
                         let e = e.flatten()?;
                         let hit = k.reg(Scalar::Bool);
-                        k.ins(format!("setp.eq.u64 {hit}, {j}, {i}"));
+                        k.emit(Ins::setp(Cmp::Eq, Ty::U64, &hit, j, i));
                         for (d, s) in out.iter().zip(&e) {
                             Self::select(k, d, &hit, s, d);
                         }

@@ -5,6 +5,7 @@
 use super::*;
 
 mod index;
+pub(super) mod math;
 mod scalar;
 mod stream;
 mod write;
@@ -84,12 +85,12 @@ impl<'f> Gen<'f> {
                 let ls = scalar_leaves(ty, seqs)?;
                 let res: Vec<Reg> = ls.iter().map(|&l| k.reg(l)).collect();
                 let (els, end) = (k.label(), k.label());
-                k.ins(format!("@!{cond} bra {els}"));
+                k.emit(Ins::bra(&els).unless(&cond));
                 let tv = self.block(k, c, env, t, ctx)?.scalars(seqs)?;
                 for (d, s) in res.iter().zip(&tv) {
                     Self::mov(k, d, s);
                 }
-                k.ins(format!("bra {end}"));
+                k.emit(Ins::bra(&end));
                 k.place(&els);
                 let ev = self.block(k, c, env, e, ctx)?.scalars(seqs)?;
                 for (d, s) in res.iter().zip(&ev) {
@@ -119,7 +120,7 @@ impl<'f> Gen<'f> {
                 if let Some(origin) = checked {
                     let len = self.seq_len(k, c, env, &sv, ctx)?;
                     let bad = k.reg(Scalar::Bool);
-                    k.ins(format!("setp.ge.u64 {bad}, {i64r}, {len}"));
+                    k.emit(Ins::setp(Cmp::Ge, Ty::U64, &bad, &i64r, &len));
                     self.check(
                         k,
                         c,
@@ -183,7 +184,7 @@ impl<'f> Gen<'f> {
                         let l = Self::get(env, *len)?.reg()?.clone();
                         let i64r = self.widen_index(k, &i);
                         let bad = k.reg(Scalar::Bool);
-                        k.ins(format!("setp.ge.u64 {bad}, {i64r}, {l}"));
+                        k.emit(Ins::setp(Cmp::Ge, Ty::U64, &bad, &i64r, &l));
                         self.check(
                             k,
                             c,
@@ -201,7 +202,7 @@ impl<'f> Gen<'f> {
                         let x = Self::get(env, *a)?.reg()?.clone();
                         let y = Self::get(env, *b)?.reg()?.clone();
                         let bad = k.reg(Scalar::Bool);
-                        k.ins(format!("setp.ne.u64 {bad}, {x}, {y}"));
+                        k.emit(Ins::setp(Cmp::Ne, Ty::U64, &bad, &x, &y));
                         self.check(
                             k,
                             c,
@@ -218,7 +219,7 @@ impl<'f> Gen<'f> {
                     Assertion::NonEmpty { origin, len } => {
                         let l = Self::get(env, *len)?.reg()?.clone();
                         let bad = k.reg(Scalar::Bool);
-                        k.ins(format!("setp.eq.u64 {bad}, {l}, 0"));
+                        k.emit(Ins::setp(Cmp::Eq, Ty::U64, &bad, &l, 0));
                         self.check(
                             k,
                             c,
@@ -300,7 +301,7 @@ impl<'f> Gen<'f> {
             for (d, s) in acc.v.iter().zip(&v) {
                 Self::mov(k, d, s);
             }
-            k.ins(format!("setp.eq.u32 {}, 0, 0", acc.has));
+            k.emit(Ins::setp(Cmp::Eq, Ty::U32, &acc.has, 0, 0));
         }
         let accc = acc.clone();
         self.for_each(k, c, env, soac, ctx, &mut |g, k, env, _j, e| {
@@ -312,9 +313,9 @@ impl<'f> Gen<'f> {
         })?;
         if init.is_none() {
             let bad = k.reg(Scalar::Bool);
-            k.ins(format!("not.pred {bad}, {}", acc.has));
+            k.emit(Ins::not(Ty::Pred, &bad, &acc.has));
             let zero = k.reg(Scalar::U64);
-            k.ins(format!("mov.u64 {zero}, 0"));
+            k.emit(Ins::mov(Ty::U64, &zero, 0));
             self.check(
                 k,
                 c,
@@ -356,27 +357,27 @@ impl<'f> Gen<'f> {
         let width = k.reg(Scalar::U64);
         if sp.block {
             let nt = k.reg(Scalar::U32);
-            k.ins(format!("mov.u32 {nt}, %ntid.x"));
-            k.ins(format!("cvt.u64.u32 {width}, {nt}"));
+            k.emit(Ins::mov(Ty::U32, &nt, Sreg::NtidX));
+            k.emit(Ins::cvt(Ty::U64, Ty::U32, &width, &nt));
         } else {
-            k.ins(format!("mov.u64 {width}, 32"));
+            k.emit(Ins::mov(Ty::U64, &width, 32));
         }
         let len = Self::get(env, soac.len)?.reg()?.clone();
         let acc = self.none(k, &ls);
         let failed = self.pconst(k, false);
         let j = k.reg(Scalar::Usize);
-        k.ins(format!("cvt.u64.u32 {j}, {}", sp.lane));
+        k.emit(Ins::cvt(Ty::U64, Ty::U32, &j, &sp.lane));
         // In report mode every thread takes all the elements in order, so the failure
         // recorded first is the first in sequential order (the value is not used then).
         let rep = k.reg(Scalar::Bool);
-        k.ins(format!("setp.ne.u64 {rep}, {}, 0", c.report));
-        k.ins(format!("selp.u64 {j}, 0, {j}, {rep}"));
-        k.ins(format!("selp.u64 {width}, 1, {width}, {rep}"));
+        k.emit(Ins::setp(Cmp::Ne, Ty::U64, &rep, &c.report, 0));
+        k.emit(Ins::selp(Ty::U64, &j, 0, &j, &rep));
+        k.emit(Ins::selp(Ty::U64, &width, 1, &width, &rep));
         let (top, next, flag, end) = (k.label(), k.label(), k.label(), k.label());
         k.place(&top);
         let p = k.reg(Scalar::Bool);
-        k.ins(format!("setp.ge.u64 {p}, {j}, {len}"));
-        k.ins(format!("@{p} bra {end}"));
+        k.emit(Ins::setp(Cmp::Ge, Ty::U64, &p, &j, &len));
+        k.emit(Ins::bra(&end).when(&p));
         let ictx = Ctx {
             key: ctx.key.clone(),
             fail: Some(flag.clone()),
@@ -391,20 +392,20 @@ impl<'f> Gen<'f> {
         self.split = Some(sp.clone());
         body?;
         k.place(&next);
-        k.ins(format!("add.s64 {j}, {j}, {width}"));
-        k.ins(format!("bra {top}"));
+        k.emit(Ins::add(Ty::S64, &j, &j, &width));
+        k.emit(Ins::bra(&top));
         k.place(&flag);
-        k.ins(format!("setp.eq.u32 {failed}, 0, 0"));
-        k.ins(format!("bra {next}"));
+        k.emit(Ins::setp(Cmp::Eq, Ty::U32, &failed, 0, 0));
+        k.emit(Ins::bra(&next));
         k.place(&end);
         let any = k.reg(Scalar::Bool);
         if sp.block {
-            k.ins(format!("bar.red.or.pred {any}, 0, {failed}"));
+            k.emit(Ins::bar_red_or(&any, &failed));
         } else {
-            k.ins(format!("vote.sync.any.pred {any}, {failed}, 0xffffffff"));
+            k.emit(Ins::vote_any(&any, &failed));
         }
         if let Some(l) = &ctx.fail {
-            k.ins(format!("@{any} bra {l}"));
+            k.emit(Ins::bra(l).when(&any));
         }
         let op_ctx = Ctx {
             key: ctx.key.clone(),
@@ -429,9 +430,9 @@ impl<'f> Gen<'f> {
             }
             None => {
                 let bad = k.reg(Scalar::Bool);
-                k.ins(format!("not.pred {bad}, {}", total.has));
+                k.emit(Ins::not(Ty::Pred, &bad, &total.has));
                 let zero = k.reg(Scalar::U64);
-                k.ins(format!("mov.u64 {zero}, 0"));
+                k.emit(Ins::mov(Ty::U64, &zero, 0));
                 self.check(
                     k,
                     c,
@@ -461,10 +462,10 @@ impl<'f> Gen<'f> {
         f: &mut dyn FnMut(&mut Self, &mut Kernel, &mut Env, KVal) -> R<()>,
     ) -> R<()> {
         let (els, end) = (k.label(), k.label());
-        k.ins(format!("@!{} bra {els}", cs.cond));
+        k.emit(Ins::bra(&els).unless(&cs.cond));
         let v = self.block(k, c, env, &cs.then, ctx)?.at(&cs.path)?;
         f(self, k, env, v)?;
-        k.ins(format!("bra {end}"));
+        k.emit(Ins::bra(&end));
         k.place(&els);
         let v = self.block(k, c, env, &cs.els, ctx)?.at(&cs.path)?;
         f(self, k, env, v)?;

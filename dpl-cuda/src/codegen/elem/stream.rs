@@ -36,10 +36,10 @@ impl<'f> Gen<'f> {
         let n = k.reg(Scalar::Usize);
         let rep = Self::report_mode(k, c);
         let (alone, done) = (k.label(), k.label());
-        k.ins(format!("@{rep} bra {alone}"));
+        k.emit(Ins::bra(&alone).when(&rep));
         let m = self.len_grouped(k, c, env, v, grp)?;
         Self::mov(k, &n, &m);
-        k.ins(format!("bra {done}"));
+        k.emit(Ins::bra(&done));
         k.place(&alone);
         let ctx = Ctx {
             key: grp.key.clone(),
@@ -69,12 +69,12 @@ impl<'f> Gen<'f> {
         match &l.soac.kind {
             SoacKind::Filter { pred } => {
                 let cnt = k.reg(Scalar::Usize);
-                k.ins(format!("mov.u64 {cnt}, 0"));
+                k.emit(Ins::mov(Ty::U64, &cnt, 0));
                 let saved = env.get(&l.var).cloned();
                 self.for_each_grouped(k, c, env, &l.soac, grp, &mut |g, k, env, _j, ok, e| {
                     let keep = g.group_keep(k, c, env, grp, pred, ok, e)?;
                     let (_, total) = g.group_count(k, c, env, grp, &keep, false)?;
-                    k.ins(format!("add.s64 {cnt}, {cnt}, {total}"));
+                    k.emit(Ins::add(Ty::S64, &cnt, &cnt, &total));
                     Ok(())
                 })?;
                 if let Some(sv) = saved {
@@ -122,7 +122,7 @@ impl<'f> Gen<'f> {
                         for (d, s) in carry.v.iter().zip(&v) {
                             Self::mov(k, d, s);
                         }
-                        k.ins(format!("setp.eq.u32 {}, 0, 0", carry.has));
+                        k.emit(Ins::setp(Cmp::Eq, Ty::U32, &carry.has, 0, 0));
                         true
                     }
                     _ => false,
@@ -143,13 +143,13 @@ impl<'f> Gen<'f> {
             }
             SoacKind::Filter { pred } => {
                 let cnt = k.reg(Scalar::Usize);
-                k.ins(format!("mov.u64 {cnt}, 0"));
+                k.emit(Ins::mov(Ty::U64, &cnt, 0));
                 self.for_each_grouped(k, c, env, &l.soac, grp, &mut |g, k, env, _j, ok, e| {
                     let keep = g.group_keep(k, c, env, grp, pred, ok, e.clone())?;
                     let (before, total) = g.group_count(k, c, env, grp, &keep, true)?;
                     let pos = k.reg(Scalar::Usize);
-                    k.ins(format!("add.s64 {pos}, {cnt}, {before}"));
-                    k.ins(format!("add.s64 {cnt}, {cnt}, {total}"));
+                    k.emit(Ins::add(Ty::S64, &pos, &cnt, &before));
+                    k.emit(Ins::add(Ty::S64, &cnt, &cnt, &total));
                     body(g, k, env, &pos, &keep, e)
                 })
             }
@@ -225,24 +225,24 @@ impl<'f> Gen<'f> {
         body: &mut GroupBody<'_, 'f>,
     ) -> R<()> {
         let start = k.reg(Scalar::U64);
-        k.ins(format!("mov.u64 {start}, 0"));
+        k.emit(Ins::mov(Ty::U64, &start, 0));
         let lane64 = k.reg(Scalar::U64);
-        k.ins(format!("cvt.u64.u32 {lane64}, {}", grp.lane));
+        k.emit(Ins::cvt(Ty::U64, Ty::U32, &lane64, &grp.lane));
         let (top, end) = (k.label(), k.label());
         k.place(&top);
         let p = k.reg(Scalar::Bool);
-        k.ins(format!("setp.ge.u64 {p}, {start}, {len}"));
-        k.ins(format!("@{p} bra.uni {end}"));
+        k.emit(Ins::setp(Cmp::Ge, Ty::U64, &p, &start, len));
+        k.emit(Ins::bra_uni(&end).when(&p));
         let j = k.reg(Scalar::Usize);
-        k.ins(format!("add.s64 {j}, {start}, {lane64}"));
+        k.emit(Ins::add(Ty::S64, &j, &start, &lane64));
         let valid = k.reg(Scalar::Bool);
-        k.ins(format!("setp.lt.u64 {valid}, {j}, {len}"));
+        k.emit(Ins::setp(Cmp::Lt, Ty::U64, &valid, &j, len));
         let e = self.guarded(k, env, grp, &valid, ety, &mut |g, k, env, ctx| {
             elem(g, k, env, &j, ctx)
         })?;
         body(self, k, env, &j, &valid, e)?;
-        k.ins(format!("add.s64 {start}, {start}, {}", grp.width));
-        k.ins(format!("bra.uni {top}"));
+        k.emit(Ins::add(Ty::S64, &start, &start, &grp.width));
+        k.emit(Ins::bra_uni(&top));
         k.place(&end);
         Ok(())
     }
@@ -267,7 +267,7 @@ impl<'f> Gen<'f> {
         let failed = self.pconst(k, false);
         let (flag, join) = (k.label(), k.label());
         let sites = self.sites.len();
-        k.ins(format!("@!{valid} bra {join}"));
+        k.emit(Ins::bra(&join).unless(valid));
         let ctx = Ctx {
             key: grp.key.clone(),
             fail: Some(flag.clone()),
@@ -278,18 +278,18 @@ impl<'f> Gen<'f> {
         for (d, s) in out.iter().zip(&v?.flatten()?) {
             Self::mov(k, d, s);
         }
-        k.ins(format!("bra {join}"));
+        k.emit(Ins::bra(&join));
         k.place(&flag);
-        k.ins(format!("setp.eq.u32 {failed}, 0, 0"));
+        k.emit(Ins::setp(Cmp::Eq, Ty::U32, &failed, 0, 0));
         k.place(&join);
         if self.sites.len() > sites {
             let any = k.reg(Scalar::Bool);
             if grp.block {
-                k.ins(format!("bar.red.or.pred {any}, 0, {failed}"));
+                k.emit(Ins::bar_red_or(&any, &failed));
             } else {
-                k.ins(format!("vote.sync.any.pred {any}, {failed}, 0xffffffff"));
+                k.emit(Ins::vote_any(&any, &failed));
             }
-            k.ins(format!("@{any} bra.uni {}", grp.fail));
+            k.emit(Ins::bra_uni(&grp.fail).when(&any));
         }
         unflatten(ty, &mut out.into_iter())
     }
@@ -393,16 +393,16 @@ impl<'f> Gen<'f> {
         }
         let len = Self::get(env, soac.len)?.reg()?.clone();
         let j = k.reg(Scalar::Usize);
-        k.ins(format!("mov.u64 {j}, 0"));
+        k.emit(Ins::mov(Ty::U64, &j, 0));
         let (top, end) = (k.label(), k.label());
         k.place(&top);
         let p = k.reg(Scalar::Bool);
-        k.ins(format!("setp.ge.u64 {p}, {j}, {len}"));
-        k.ins(format!("@{p} bra {end}"));
+        k.emit(Ins::setp(Cmp::Ge, Ty::U64, &p, &j, &len));
+        k.emit(Ins::bra(&end).when(&p));
         let e = self.elem(k, c, env, &soac.elem, &j, ctx)?;
         body(self, k, env, &j, e)?;
-        k.ins(format!("add.s64 {j}, {j}, 1"));
-        k.ins(format!("bra {top}"));
+        k.emit(Ins::add(Ty::S64, &j, &j, 1));
+        k.emit(Ins::bra(&top));
         k.place(&end);
         Ok(())
     }
@@ -430,7 +430,7 @@ impl<'f> Gen<'f> {
                         for (d, s) in acc.v.iter().zip(&v) {
                             Self::mov(k, d, s);
                         }
-                        k.ins(format!("setp.eq.u32 {}, 0, 0", acc.has));
+                        k.emit(Ins::setp(Cmp::Eq, Ty::U32, &acc.has, 0, 0));
                         true
                     }
                     _ => false,
@@ -457,16 +457,16 @@ impl<'f> Gen<'f> {
             }
             SoacKind::Filter { pred } => {
                 let cnt = k.reg(Scalar::Usize);
-                k.ins(format!("mov.u64 {cnt}, 0"));
+                k.emit(Ins::mov(Ty::U64, &cnt, 0));
                 self.for_each(k, c, env, &l.soac, ctx, &mut |g, k, env, _j, e| {
                     env.insert(pred.params[0], e.clone());
                     let keep = g.block(k, c, env, &pred.body, ctx)?.reg()?.clone();
                     let skip = k.label();
-                    k.ins(format!("@!{keep} bra {skip}"));
+                    k.emit(Ins::bra(&skip).unless(&keep));
                     let pos = k.reg(Scalar::Usize);
-                    k.ins(format!("mov.u64 {pos}, {cnt}"));
+                    k.emit(Ins::mov(Ty::U64, &pos, &cnt));
                     body(g, k, env, &pos, e)?;
-                    k.ins(format!("add.s64 {cnt}, {cnt}, 1"));
+                    k.emit(Ins::add(Ty::S64, &cnt, &cnt, 1));
                     k.place(&skip);
                     Ok(())
                 })
@@ -524,10 +524,10 @@ impl<'f> Gen<'f> {
             },
             _ => {
                 let n = k.reg(Scalar::Usize);
-                k.ins(format!("mov.u64 {n}, 0"));
+                k.emit(Ins::mov(Ty::U64, &n, 0));
                 let saved = env.get(&l.var).cloned();
                 self.stream(k, c, env, &l, ctx, &mut |_, k, _, _, _| {
-                    k.ins(format!("add.s64 {n}, {n}, 1"));
+                    k.emit(Ins::add(Ty::S64, &n, &n, 1));
                     Ok(())
                 })?;
                 if let Some(sv) = saved {

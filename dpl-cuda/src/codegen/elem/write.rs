@@ -23,11 +23,11 @@ impl<'f> Gen<'f> {
     ) -> R<()> {
         let put = |g: &mut Self, k: &mut Kernel, j: &Reg, ok: &Reg, e: KVal| -> R<()> {
             let w = k.reg(Scalar::Bool);
-            k.ins(format!("setp.lt.and.u64 {w}, {j}, {size}, {ok}"));
+            k.emit(Ins::setp_and(Cmp::Lt, Ty::U64, &w, j, size, ok));
             let skip = k.label();
-            k.ins(format!("@!{w} bra {skip}"));
+            k.emit(Ins::bra(&skip).unless(&w));
             let at = k.reg(Scalar::U64);
-            k.ins(format!("add.s64 {at}, {base}, {j}"));
+            k.emit(Ins::add(Ty::S64, &at, base, j));
             for (r, p) in e.flatten()?.iter().zip(ptrs) {
                 g.store(k, p, &at, r);
             }
@@ -76,7 +76,7 @@ impl<'f> Gen<'f> {
     ) -> R<()> {
         let put = |g: &mut Self, k: &mut Kernel, j: &Reg, e: KVal| -> R<()> {
             let at = k.reg(Scalar::U64);
-            k.ins(format!("add.s64 {at}, {base}, {j}"));
+            k.emit(Ins::add(Ty::S64, &at, base, j));
             for (r, p) in e.flatten()?.iter().zip(ptrs) {
                 g.store(k, p, &at, r);
             }
@@ -89,16 +89,16 @@ impl<'f> Gen<'f> {
             KVal::Seq { offs: Some(_), .. } => unsupported("three levels of nesting"),
             KVal::Seq { len, .. } => {
                 let j = k.reg(Scalar::Usize);
-                k.ins(format!("mov.u64 {j}, 0"));
+                k.emit(Ins::mov(Ty::U64, &j, 0));
                 let (top, end) = (k.label(), k.label());
                 k.place(&top);
                 let p = k.reg(Scalar::Bool);
-                k.ins(format!("setp.ge.u64 {p}, {j}, {len}"));
-                k.ins(format!("@{p} bra {end}"));
+                k.emit(Ins::setp(Cmp::Ge, Ty::U64, &p, &j, len));
+                k.emit(Ins::bra(&end).when(&p));
                 let e = self.index(k, c, env, v, &j, ctx)?;
                 put(self, k, &j, e)?;
-                k.ins(format!("add.s64 {j}, {j}, 1"));
-                k.ins(format!("bra {top}"));
+                k.emit(Ins::add(Ty::S64, &j, &j, 1));
+                k.emit(Ins::bra(&top));
                 k.place(&end);
                 Ok(())
             }
@@ -150,7 +150,7 @@ impl<'f> Gen<'f> {
         written?;
         let len = self.seq_len(k, c, env, &KVal::Lazy(l.clone()), ctx)?;
         let stop = k.reg(Scalar::U64);
-        k.ins(format!("add.s64 {stop}, {base}, {len}"));
+        k.emit(Ins::add(Ty::S64, &stop, &base, &len));
         self.row_view(
             k,
             &ptrs,
@@ -166,11 +166,8 @@ impl<'f> Gen<'f> {
     pub(in crate::codegen) fn scratch_base(k: &mut Kernel, c: &Common, per: &Count) -> Reg {
         let per_reg = k.param(Scalar::U64, KArg::Count(per.clone()));
         let (thread, base) = (k.reg(Scalar::U64), k.reg(Scalar::U64));
-        k.ins(format!(
-            "mad.lo.u64 {thread}, {}, {}, {}",
-            c.ctaid64, k.block, c.tid64
-        ));
-        k.ins(format!("mul.lo.u64 {base}, {thread}, {per_reg}"));
+        k.emit(Ins::mad_lo(Ty::U64, &thread, &c.ctaid64, k.block, &c.tid64));
+        k.emit(Ins::mul_lo(Ty::U64, &base, &thread, &per_reg));
         base
     }
 
@@ -216,18 +213,18 @@ impl<'f> Gen<'f> {
         if let Some(o) = &owner {
             // Clear this element's flags first, so a re-run (report mode) sees the same.
             let j = k.reg(Scalar::U64);
-            k.ins(format!("mov.u64 {j}, 0"));
+            k.emit(Ins::mov(Ty::U64, &j, 0));
             let (top, end) = (k.label(), k.label());
             k.place(&top);
             let p = k.reg(Scalar::Bool);
-            k.ins(format!("setp.ge.u64 {p}, {j}, {bound}"));
-            k.ins(format!("@{p} bra {end}"));
+            k.emit(Ins::setp(Cmp::Ge, Ty::U64, &p, &j, &bound));
+            k.emit(Ins::bra(&end).when(&p));
             let at = k.reg(Scalar::U64);
-            k.ins(format!("add.s64 {at}, {base}, {j}"));
+            k.emit(Ins::add(Ty::S64, &at, base, &j));
             let a = Self::addr(k, o, &at, Scalar::Bool);
-            k.ins(format!("st.global.u8 [{a}], 0"));
-            k.ins(format!("add.s64 {j}, {j}, 1"));
-            k.ins(format!("bra {top}"));
+            k.emit(Ins::st(Space::Global, Ty::U8, &a, 0));
+            k.emit(Ins::add(Ty::S64, &j, &j, 1));
+            k.emit(Ins::bra(&top));
             k.place(&end);
         }
         self.scatter_loop(
@@ -266,7 +263,7 @@ impl<'f> Gen<'f> {
         self.for_each(k, c, env, &l.soac, ctx, &mut |g, k, env, _j, e| {
             let (idx, signed, vals) = g.pair(k, e)?;
             let bad = k.reg(Scalar::Bool);
-            k.ins(format!("setp.ge.u64 {bad}, {idx}, {bound}"));
+            k.emit(Ins::setp(Cmp::Ge, Ty::U64, &bad, &idx, bound));
             g.check(
                 k,
                 c,
@@ -280,10 +277,10 @@ impl<'f> Gen<'f> {
                 bound,
             );
             let at = k.reg(Scalar::U64);
-            k.ins(format!("add.s64 {at}, {base}, {idx}"));
+            k.emit(Ins::add(Ty::S64, &at, base, &idx));
             if let Some(o) = owner {
                 let a = Self::addr(k, o, &at, Scalar::Bool);
-                let seen = Self::ld(k, "global", &a.name, Scalar::Bool);
+                let seen = Self::ld(k, Space::Global, &a, Scalar::Bool);
                 g.check(
                     k,
                     c,
@@ -297,7 +294,7 @@ impl<'f> Gen<'f> {
                     bound,
                 );
                 let t = g.pconst(k, true);
-                Self::st(k, "global", &a.name, &t);
+                Self::st(k, Space::Global, &a, &t);
             }
             let vals = match op {
                 None => vals,

@@ -122,7 +122,7 @@ impl<'f> Gen<'f> {
             key: n.clone(),
             fail: None,
         };
-        let mut elem = |g: &mut Self, k: &mut Kernel, _: &mut Env, idx: &Reg, _: &str| {
+        let mut elem = |g: &mut Self, k: &mut Kernel, _: &mut Env, idx: &Reg, _: &Label| {
             Ok(g.load_leaves(k, std::slice::from_ref(&sp), idx, &[Scalar::U64]))
         };
         let comb = Comb::AddU64;
@@ -132,7 +132,7 @@ impl<'f> Gen<'f> {
         self.tile_scan(&mut k, &c, &mut env, comb, &t, &prefix, false, &op_ctx)?;
         let mut store = |g: &mut Self, k: &mut Kernel, idx: &Reg, v: &[Reg]| {
             let at = k.reg(Scalar::U64);
-            k.ins(format!("add.s64 {at}, {idx}, 1"));
+            k.emit(Ins::add(Ty::S64, &at, idx, 1));
             g.store(k, &opp, &at, &v[0]);
             Ok(())
         };
@@ -191,21 +191,28 @@ impl<'f> Gen<'f> {
         // The tile: thread 0 takes the next number, the block reads it from shared memory.
         let tsh = k.shared(8);
         let is0 = k.reg(Scalar::Bool);
-        k.ins(format!("setp.eq.u32 {is0}, {}, 0", c.tid));
+        k.emit(Ins::setp(Cmp::Eq, Ty::U32, &is0, &c.tid, 0));
         let skip = k.label();
-        k.ins(format!("@!{is0} bra {skip}"));
+        k.emit(Ins::bra(&skip).unless(&is0));
         let t = k.reg(Scalar::U32);
-        k.ins(format!("atom.global.add.u32 {t}, [{}], 1", st.counter));
+        k.emit(Ins::atom(
+            Space::Global,
+            AtomOp::Add,
+            Ty::U32,
+            &t,
+            &st.counter,
+            1,
+        ));
         let ncta = k.reg(Scalar::U32);
-        k.ins(format!("mov.u32 {ncta}, %nctaid.x"));
-        k.ins(format!("rem.u32 {t}, {t}, {ncta}"));
-        k.ins(format!("st.shared.u32 [{tsh}], {t}"));
+        k.emit(Ins::mov(Ty::U32, &ncta, Sreg::NctaidX));
+        k.emit(Ins::rem(Ty::U32, &t, &t, &ncta));
+        k.emit(Ins::st(Space::Shared, Ty::U32, &tsh, &t));
         k.place(&skip);
-        k.ins("bar.sync 0");
+        k.emit(Ins::bar_sync());
         let t32 = k.reg(Scalar::U32);
-        k.ins(format!("ld.shared.u32 {t32}, [{tsh}]"));
+        k.emit(Ins::ld(Space::Shared, Ty::U32, &t32, &tsh));
         let tile = k.reg(Scalar::U64);
-        k.ins(format!("cvt.u64.u32 {tile}, {t32}"));
+        k.emit(Ins::cvt(Ty::U64, Ty::U32, &tile, &t32));
 
         // The tile: loaded, each thread's items combined, the thread totals scanned.
         let t = self.tile_begin(k, c, ls, &tile, n);
@@ -215,16 +222,16 @@ impl<'f> Gen<'f> {
 
         // Publish the aggregate (tile 0: its inclusive prefix).
         let first = k.reg(Scalar::Bool);
-        k.ins(format!("setp.eq.u64 {first}, {tile}, 0"));
+        k.emit(Ins::setp(Cmp::Eq, Ty::U64, &first, &tile, 0));
         let later = k.reg(Scalar::Bool);
-        k.ins(format!("setp.ne.u64 {later}, {tile}, 0"));
+        k.emit(Ins::setp(Cmp::Ne, Ty::U64, &later, &tile, 0));
         let skip = k.label();
-        k.ins(format!("@!{is0} bra {skip}"));
+        k.emit(Ins::bra(&skip).unless(&is0));
         let (agg_pub, inc_pub, done_pub) = (k.label(), k.label(), k.label());
-        k.ins(format!("@{first} bra {inc_pub}"));
+        k.emit(Ins::bra(&inc_pub).when(&first));
         k.place(&agg_pub);
         self.publish(k, &st.aggs, &st.agg_has, &st.flags, &tile, &carry, 1);
-        k.ins(format!("bra.uni {done_pub}"));
+        k.emit(Ins::bra_uni(&done_pub));
         k.place(&inc_pub);
         self.publish(k, &st.incs, &st.inc_has, &st.flags, &tile, &carry, 2);
         k.place(&done_pub);
@@ -232,36 +239,36 @@ impl<'f> Gen<'f> {
 
         // Look-back by warp 0 (tiles after the first).
         let prefix = self.none(k, ls);
-        let psh: Vec<String> = (0..=ls.len()).map(|_| k.shared(8)).collect();
+        let psh: Vec<Sym> = (0..=ls.len()).map(|_| k.shared(8)).collect();
         let skip_lb = k.label();
         let w0 = k.reg(Scalar::Bool);
-        k.ins(format!("setp.eq.u32 {w0}, {}, 0", c.warp));
+        k.emit(Ins::setp(Cmp::Eq, Ty::U32, &w0, &c.warp, 0));
         let lb = k.reg(Scalar::Bool);
-        k.ins(format!("and.pred {lb}, {w0}, {later}"));
-        k.ins(format!("@!{lb} bra {skip_lb}"));
+        k.emit(Ins::and(Ty::Pred, &lb, &w0, &later));
+        k.emit(Ins::bra(&skip_lb).unless(&lb));
         self.look_back(k, c, env, comb, op_ctx, ls, &tile, st, &prefix)?;
         // Lane 0 publishes the inclusive prefix and shares the exclusive one.
         let lane0 = k.reg(Scalar::Bool);
-        k.ins(format!("setp.eq.u32 {lane0}, {}, 0", c.lane));
-        k.ins(format!("@!{lane0} bra {skip_lb}"));
+        k.emit(Ins::setp(Cmp::Eq, Ty::U32, &lane0, &c.lane, 0));
+        k.emit(Ins::bra(&skip_lb).unless(&lane0));
         let inc = self.opt_combine(k, c, env, comb, &prefix, &carry, op_ctx)?;
         self.publish(k, &st.incs, &st.inc_has, &st.flags, &tile, &inc, 2);
         for (r, a) in std::iter::once(&prefix.has).chain(&prefix.v).zip(&psh) {
-            Self::st(k, "shared", a, r);
+            Self::st(k, Space::Shared, a, r);
         }
         k.place(&skip_lb);
-        k.ins("bar.sync 0");
+        k.emit(Ins::bar_sync());
         // Every thread: the prefix of the tiles before (none for tile 0).
         let got = {
             let zero = k.reg(Scalar::U32);
-            k.ins(format!("mov.u32 {zero}, 0"));
+            k.emit(Ins::mov(Ty::U32, &zero, 0));
             Self::warp_partial(k, &psh, ls, &zero)
         };
         let before = Opt {
             has: k.reg(Scalar::Bool),
             v: got.v.clone(),
         };
-        k.ins(format!("and.pred {}, {}, {later}", before.has, got.has));
+        k.emit(Ins::and(Ty::Pred, &before.has, &got.has, &later));
         Ok((before, excl, t))
     }
 
@@ -282,9 +289,9 @@ impl<'f> Gen<'f> {
             self.store(k, p, tile, r);
         }
         self.store(k, has, tile, &v.has);
-        k.ins("membar.gl");
+        k.emit(Ins::membar_gl());
         let a = Self::addr(k, flags, tile, Scalar::U32);
-        k.ins(format!("st.volatile.global.u32 [{a}], {flag}"));
+        k.emit(Ins::st(Space::VolatileGlobal, Ty::U32, &a, flag));
     }
 
     /// The look-back of [`Gen::scan_lookback`], run by a whole warp: lane `l` looks at tile
@@ -308,60 +315,60 @@ impl<'f> Gen<'f> {
     ) -> R<()> {
         let (fp, ap, ahp, ip, ihp) = (&st.flags, &st.aggs, &st.agg_has, &st.incs, &st.inc_has);
         let base = k.reg(Scalar::U64);
-        k.ins(format!("mov.u64 {base}, {tile}"));
+        k.emit(Ins::mov(Ty::U64, &base, tile));
         let lane64 = k.reg(Scalar::U64);
-        k.ins(format!("cvt.u64.u32 {lane64}, {}", c.lane));
+        k.emit(Ins::cvt(Ty::U64, Ty::U32, &lane64, &c.lane));
         let (top, end) = (k.label(), k.label());
         k.place(&top);
         // Lane l: tile base - 1 - l, if there is one.
         let exists = k.reg(Scalar::Bool);
-        k.ins(format!("setp.gt.u64 {exists}, {base}, {lane64}"));
+        k.emit(Ins::setp(Cmp::Gt, Ty::U64, &exists, &base, &lane64));
         let j = k.reg(Scalar::U64);
-        k.ins(format!("sub.s64 {j}, {base}, 1"));
-        k.ins(format!("sub.s64 {j}, {j}, {lane64}"));
+        k.emit(Ins::sub(Ty::S64, &j, &base, 1));
+        k.emit(Ins::sub(Ty::S64, &j, &j, &lane64));
         let f = k.reg(Scalar::U32);
-        k.ins(format!("mov.u32 {f}, 0"));
+        k.emit(Ins::mov(Ty::U32, &f, 0));
         let (spin, spun) = (k.label(), k.label());
-        k.ins(format!("@!{exists} bra {spun}"));
+        k.emit(Ins::bra(&spun).unless(&exists));
         let fa = Self::addr(k, fp, &j, Scalar::U32);
         let first_try = k.label();
-        k.ins(format!("bra {first_try}"));
+        k.emit(Ins::bra(&first_try));
         k.place(&spin);
         // Back off before reading again (the block published nothing yet).
-        k.ins("nanosleep.u32 64");
+        k.emit(Ins::nanosleep(64));
         k.place(&first_try);
-        k.ins(format!("ld.volatile.global.u32 {f}, [{fa}]"));
+        k.emit(Ins::ld(Space::VolatileGlobal, Ty::U32, &f, &fa));
         let waiting = k.reg(Scalar::Bool);
-        k.ins(format!("setp.eq.u32 {waiting}, {f}, 0"));
-        k.ins(format!("@{waiting} bra {spin}"));
+        k.emit(Ins::setp(Cmp::Eq, Ty::U32, &waiting, &f, 0));
+        k.emit(Ins::bra(&spin).when(&waiting));
         k.place(&spun);
-        k.ins("membar.gl");
+        k.emit(Ins::membar_gl());
         // The nearest lane with an inclusive prefix (32: none).
         let incl = k.reg(Scalar::Bool);
-        k.ins(format!("setp.eq.u32 {incl}, {f}, 2"));
+        k.emit(Ins::setp(Cmp::Eq, Ty::U32, &incl, &f, 2));
         let ballot = k.reg(Scalar::U32);
-        k.ins(format!("vote.sync.ballot.b32 {ballot}, {incl}, 0xffffffff"));
+        k.emit(Ins::vote_ballot(&ballot, &incl));
         let low = k.reg(Scalar::U32);
-        k.ins(format!("neg.s32 {low}, {ballot}"));
-        k.ins(format!("and.b32 {low}, {low}, {ballot}"));
+        k.emit(Ins::neg(Ty::S32, &low, &ballot));
+        k.emit(Ins::and(Ty::B32, &low, &low, &ballot));
         let stop = k.reg(Scalar::U32);
-        k.ins(format!("bfind.u32 {stop}, {low}"));
+        k.emit(Ins::bfind(Ty::U32, &stop, &low));
         let none = k.reg(Scalar::Bool);
-        k.ins(format!("setp.eq.u32 {none}, {ballot}, 0"));
-        k.ins(format!("selp.u32 {stop}, 32, {stop}, {none}"));
+        k.emit(Ins::setp(Cmp::Eq, Ty::U32, &none, &ballot, 0));
+        k.emit(Ins::selp(Ty::U32, &stop, 32, &stop, &none));
         // This lane's value: the inclusive prefix at the stop, aggregates before it.
         let v = self.none(k, ls);
         let take = k.reg(Scalar::Bool);
-        k.ins(format!("setp.le.u32 {take}, {}, {stop}", c.lane));
-        k.ins(format!("and.pred {take}, {take}, {exists}"));
+        k.emit(Ins::setp(Cmp::Le, Ty::U32, &take, &c.lane, &stop));
+        k.emit(Ins::and(Ty::Pred, &take, &take, &exists));
         let at_stop = k.reg(Scalar::Bool);
-        k.ins(format!("setp.eq.u32 {at_stop}, {}, {stop}", c.lane));
+        k.emit(Ins::setp(Cmp::Eq, Ty::U32, &at_stop, &c.lane, &stop));
         let (skip, agg, got) = (k.label(), k.label(), k.label());
-        k.ins(format!("@!{take} bra {skip}"));
-        k.ins(format!("@!{at_stop} bra {agg}"));
+        k.emit(Ins::bra(&skip).unless(&take));
+        k.emit(Ins::bra(&agg).unless(&at_stop));
         let x = Self::load_status(k, ip, ihp, &j, ls);
         Self::mov_opt(k, &v, &x);
-        k.ins(format!("bra.uni {got}"));
+        k.emit(Ins::bra_uni(&got));
         k.place(&agg);
         let x = Self::load_status(k, ap, ahp, &j, ls);
         Self::mov_opt(k, &v, &x);
@@ -369,15 +376,15 @@ impl<'f> Gen<'f> {
         k.place(&skip);
         // In tile order (higher lanes first) towards lane 0.
         self.warp_reduce_down(k, c, env, comb, &v, true, ctx)?;
-        let w = Self::shfl_opt(k, &v, "idx", 0);
+        let w = Self::shfl_opt(k, &v, Shfl::Idx, 0);
         let n = self.opt_combine(k, c, env, comb, &w, prefix, ctx)?;
         Self::mov_opt(k, prefix, &n);
-        k.ins(format!("@!{none} bra.uni {end}"));
-        k.ins(format!("sub.s64 {base}, {base}, 32"));
+        k.emit(Ins::bra_uni(&end).unless(&none));
+        k.emit(Ins::sub(Ty::S64, &base, &base, 32));
         let past = k.reg(Scalar::Bool);
-        k.ins(format!("setp.le.s64 {past}, {base}, 0"));
-        k.ins(format!("@{past} bra.uni {end}"));
-        k.ins(format!("bra.uni {top}"));
+        k.emit(Ins::setp(Cmp::Le, Ty::S64, &past, &base, 0));
+        k.emit(Ins::bra_uni(&end).when(&past));
+        k.emit(Ins::bra_uni(&top));
         k.place(&end);
         Ok(())
     }
@@ -390,11 +397,11 @@ impl<'f> Gen<'f> {
             .zip(ls)
             .map(|(p, &s)| {
                 let a = Self::addr(k, p, j, s);
-                Self::ld(k, "relaxed.gpu.global", &a.name, s)
+                Self::ld(k, Space::RelaxedGpuGlobal, &a, s)
             })
             .collect();
         let a = Self::addr(k, has, j, Scalar::Bool);
-        let h = Self::ld(k, "relaxed.gpu.global", &a.name, Scalar::Bool);
+        let h = Self::ld(k, Space::RelaxedGpuGlobal, &a, Scalar::Bool);
         Opt { has: h, v }
     }
 }

@@ -33,8 +33,8 @@ impl<'f> Gen<'f> {
         c: &'b Common,
         soac: &'b Soac,
         n: &'b Reg,
-    ) -> impl FnMut(&mut Self, &mut Kernel, &mut Env, &Reg, &str) -> R<Vec<Reg>> + 'b {
-        move |g: &mut Self, k: &mut Kernel, env: &mut Env, idx: &Reg, fail: &str| {
+    ) -> impl FnMut(&mut Self, &mut Kernel, &mut Env, &Reg, &Label) -> R<Vec<Reg>> + 'b {
+        move |g: &mut Self, k: &mut Kernel, env: &mut Env, idx: &Reg, fail: &Label| {
             Ok(g.elem_at(k, c, env, soac, None, n, idx, fail)?.0)
         }
     }

@@ -37,34 +37,34 @@ impl<'f> Gen<'f> {
             };
             let mut env = Env::new();
             let carry = k.reg(Scalar::U64);
-            k.ins(format!("mov.u64 {carry}, 0"));
+            k.emit(Ins::mov(Ty::U64, &carry, 0));
             if pass == 1 {
                 let has_prev = k.reg(Scalar::Bool);
-                k.ins(format!("setp.ne.u64 {has_prev}, {}, 0", c.ctaid64));
+                k.emit(Ins::setp(Cmp::Ne, Ty::U64, &has_prev, &c.ctaid64, 0));
                 let prev_i = k.reg(Scalar::U64);
-                k.ins(format!("sub.s64 {prev_i}, {}, 1", c.ctaid64));
+                k.emit(Ins::sub(Ty::S64, &prev_i, &c.ctaid64, 1));
                 let skip = k.label();
-                k.ins(format!("@!{has_prev} bra {skip}"));
+                k.emit(Ins::bra(&skip).unless(&has_prev));
                 let prev =
                     self.load_leaves(&mut k, std::slice::from_ref(&tp), &prev_i, &[Scalar::U64]);
-                k.ins(format!("mov.u64 {carry}, {}", prev[0]));
+                k.emit(Ins::mov(Ty::U64, &carry, &prev[0]));
                 k.place(&skip);
             }
             let (r, top, end) = Self::rounds_head(&mut k, ROUNDS);
             let idx = k.reg(Scalar::U64);
-            k.ins(format!("mul.lo.u64 {idx}, {}, {}", c.ctaid64, self.tile()));
+            k.emit(Ins::mul_lo(Ty::U64, &idx, &c.ctaid64, self.tile()));
             let off = k.reg(Scalar::U64);
-            k.ins(format!("mul.wide.u32 {off}, {r}, {}", self.bsize()));
-            k.ins(format!("add.s64 {idx}, {idx}, {off}"));
-            k.ins(format!("add.s64 {idx}, {idx}, {}", c.tid64));
+            k.emit(Ins::mul_wide(Ty::U32, &off, &r, self.bsize()));
+            k.emit(Ins::add(Ty::S64, &idx, &idx, &off));
+            k.emit(Ins::add(Ty::S64, &idx, &idx, &c.tid64));
             let valid = k.reg(Scalar::Bool);
-            k.ins(format!("setp.lt.u64 {valid}, {idx}, {n}"));
+            k.emit(Ins::setp(Cmp::Lt, Ty::U64, &valid, &idx, &n));
             let x = k.reg(Scalar::U64);
-            k.ins(format!("mov.u64 {x}, 0"));
+            k.emit(Ins::mov(Ty::U64, &x, 0));
             let skip = k.label();
-            k.ins(format!("@!{valid} bra {skip}"));
+            k.emit(Ins::bra(&skip).unless(&valid));
             let v = self.load_leaves(&mut k, std::slice::from_ref(&sp), &idx, &[Scalar::U64]);
-            k.ins(format!("mov.u64 {x}, {}", v[0]));
+            k.emit(Ins::mov(Ty::U64, &x, &v[0]));
             k.place(&skip);
             let t = self.pconst(&mut k, true);
             let xo = Opt { has: t, v: vec![x] };
@@ -72,15 +72,15 @@ impl<'f> Gen<'f> {
                 self.block_scan(&mut k, &c, &mut env, Comb::AddU64, &xo, &op_ctx)?;
             if pass == 1 {
                 let skipw = k.label();
-                k.ins(format!("@!{valid} bra {skipw}"));
+                k.emit(Ins::bra(&skipw).unless(&valid));
                 let val = k.reg(Scalar::U64);
-                k.ins(format!("add.s64 {val}, {carry}, {}", incl.v[0]));
+                k.emit(Ins::add(Ty::S64, &val, &carry, &incl.v[0]));
                 let at = k.reg(Scalar::U64);
-                k.ins(format!("add.s64 {at}, {idx}, 1"));
+                k.emit(Ins::add(Ty::S64, &at, &idx, 1));
                 self.store(&mut k, &opp, &at, &val);
                 k.place(&skipw);
             }
-            k.ins(format!("add.s64 {carry}, {carry}, {}", total.v[0]));
+            k.emit(Ins::add(Ty::S64, &carry, &carry, &total.v[0]));
             Self::rounds_tail(&mut k, &r, &top, &end);
             if pass == 0 {
                 let t = self.pconst(&mut k, true);
@@ -184,11 +184,11 @@ impl<'f> Gen<'f> {
         let carry = self.none(&mut k, &ls);
         Self::set_init(&mut k, &carry, init_v.as_deref());
         let has_prev = k.reg(Scalar::Bool);
-        k.ins(format!("setp.ne.u64 {has_prev}, {}, 0", c.ctaid64));
+        k.emit(Ins::setp(Cmp::Ne, Ty::U64, &has_prev, &c.ctaid64, 0));
         let prev_i = k.reg(Scalar::U64);
-        k.ins(format!("sub.s64 {prev_i}, {}, 1", c.ctaid64));
+        k.emit(Ins::sub(Ty::S64, &prev_i, &c.ctaid64, 1));
         let skip = k.label();
-        k.ins(format!("@!{has_prev} bra {skip}"));
+        k.emit(Ins::bra(&skip).unless(&has_prev));
         let prev = self.load_leaves(&mut k, &tp, &prev_i, &ls);
         let tr = self.pconst(&mut k, true);
         let prev = Opt { has: tr, v: prev };
@@ -240,37 +240,37 @@ impl<'f> Gen<'f> {
         let op_ctx = Ctx { key: n, fail: None };
         let carry = self.none(&mut k, ls);
         let cbase = k.reg(Scalar::U64);
-        k.ins(format!("mov.u64 {cbase}, 0"));
+        k.emit(Ins::mov(Ty::U64, &cbase, 0));
         let (top, end) = (k.label(), k.label());
         k.place(&top);
         let p = k.reg(Scalar::Bool);
-        k.ins(format!("setp.ge.u64 {p}, {cbase}, {g}"));
-        k.ins(format!("@{p} bra.uni {end}"));
+        k.emit(Ins::setp(Cmp::Ge, Ty::U64, &p, &cbase, &g));
+        k.emit(Ins::bra_uni(&end).when(&p));
         let j = k.reg(Scalar::U64);
-        k.ins(format!("add.s64 {j}, {cbase}, {}", c.tid64));
+        k.emit(Ins::add(Ty::S64, &j, &cbase, &c.tid64));
         let valid = k.reg(Scalar::Bool);
-        k.ins(format!("setp.lt.u64 {valid}, {j}, {g}"));
+        k.emit(Ins::setp(Cmp::Lt, Ty::U64, &valid, &j, &g));
         let x = self.none(&mut k, ls);
         let skip = k.label();
-        k.ins(format!("@!{valid} bra {skip}"));
+        k.emit(Ins::bra(&skip).unless(&valid));
         let v = self.load_leaves(&mut k, &tp, &j, ls);
         for (d, s) in x.v.iter().zip(&v) {
             Self::mov(&mut k, d, s);
         }
-        k.ins(format!("setp.eq.u32 {}, 1, 1", x.has));
+        k.emit(Ins::setp(Cmp::Eq, Ty::U32, &x.has, 1, 1));
         k.place(&skip);
         let (incl, _, total) = self.block_scan(&mut k, &c, &mut env, comb, &x, &op_ctx)?;
         let res = self.opt_combine(&mut k, &c, &mut env, comb, &carry, &incl, &op_ctx)?;
         let skipw = k.label();
-        k.ins(format!("@!{valid} bra {skipw}"));
+        k.emit(Ins::bra(&skipw).unless(&valid));
         for (rg, ptr) in res.v.iter().zip(&tp) {
             self.store(&mut k, ptr, &j, rg);
         }
         k.place(&skipw);
         let next = self.opt_combine(&mut k, &c, &mut env, comb, &carry, &total, &op_ctx)?;
         Self::mov_opt(&mut k, &carry, &next);
-        k.ins(format!("add.s64 {cbase}, {cbase}, {}", self.bsize()));
-        k.ins(format!("bra.uni {top}"));
+        k.emit(Ins::add(Ty::S64, &cbase, &cbase, self.bsize()));
+        k.emit(Ins::bra_uni(&top));
         k.place(&end);
         let args = k.args.clone();
         let kid = self.push_kernel(k);

@@ -7,11 +7,11 @@ use super::*;
 /// The element source of a tile ([`Gen::tile_load`]): `(index, label a failed check
 /// jumps to)` -> the element's leaves.
 pub(in crate::codegen) type ElemAt<'b, 'f> =
-    dyn FnMut(&mut Gen<'f>, &mut Kernel, &mut Env, &Reg, &str) -> R<Vec<Reg>> + 'b;
+    dyn FnMut(&mut Gen<'f>, &mut Kernel, &mut Env, &Reg, &Label) -> R<Vec<Reg>> + 'b;
 
 /// The work of one element in [`Gen::tile_rounds`]: `(index, shared address per leaf,
 /// label skipping the rest)`.
-type RoundBody<'b, 'f> = dyn FnMut(&mut Gen<'f>, &mut Kernel, &Reg, &[Reg], &str) -> R<()> + 'b;
+type RoundBody<'b, 'f> = dyn FnMut(&mut Gen<'f>, &mut Kernel, &Reg, &[Reg], &Label) -> R<()> + 'b;
 
 /// Where a tile's results go ([`Gen::tile_store`]): `(index, leaves)`.
 type StoreAt<'b, 'f> = dyn FnMut(&mut Gen<'f>, &mut Kernel, &Reg, &[Reg]) -> R<()> + 'b;
@@ -45,14 +45,14 @@ struct Item<'a> {
     /// The running state must be in the caller's fixed registers after this item.
     fix: bool,
     /// The item's address in each shared array.
-    addrs: &'a [String],
+    addrs: &'a [Addr],
 }
 
 /// A scan tile being generated: `items` consecutive elements per thread, staged in
 /// shared memory (one array per leaf, `items * block` slots).
 pub(in crate::codegen) struct Tile {
     /// The shared arrays, one per leaf.
-    pub(super) arrays: Vec<String>,
+    pub(super) arrays: Vec<Sym>,
     /// The leaves.
     pub(super) ls: Vec<Scalar>,
     /// Items per thread.
@@ -94,7 +94,7 @@ impl<'f> Gen<'f> {
         let bsize = u64::from(self.bsize());
         let tile_len = items * bsize;
         let direct = items == 1;
-        let arrays: Vec<String> = if direct {
+        let arrays: Vec<Sym> = if direct {
             Vec::new()
         } else {
             ls.iter()
@@ -102,19 +102,19 @@ impl<'f> Gen<'f> {
                 .collect()
         };
         let base = k.reg(Scalar::U64);
-        k.ins(format!("mul.lo.u64 {base}, {tile}, {tile_len}"));
+        k.emit(Ins::mul_lo(Ty::U64, &base, tile, tile_len));
         // Elements in this tile: min(n - base, tile_len) (n >= base for every tile).
         let lim = k.reg(Scalar::U64);
-        k.ins(format!("sub.s64 {lim}, {n}, {base}"));
-        k.ins(format!("min.u64 {lim}, {lim}, {tile_len}"));
+        k.emit(Ins::sub(Ty::S64, &lim, n, &base));
+        k.emit(Ins::min(Ty::U64, &lim, &lim, tile_len));
         // This thread's: clamp(lim - tid * items, 0, items).
         let d = k.reg(Scalar::U64);
-        k.ins(format!("mul.lo.u64 {d}, {}, {items}", c.tid64));
-        k.ins(format!("sub.s64 {d}, {lim}, {d}"));
-        k.ins(format!("max.s64 {d}, {d}, 0"));
-        k.ins(format!("min.s64 {d}, {d}, {items}"));
+        k.emit(Ins::mul_lo(Ty::U64, &d, &c.tid64, items));
+        k.emit(Ins::sub(Ty::S64, &d, &lim, &d));
+        k.emit(Ins::max(Ty::S64, &d, &d, 0));
+        k.emit(Ins::min(Ty::S64, &d, &d, items));
         let mine = k.reg(Scalar::U32);
-        k.ins(format!("cvt.u32.u64 {mine}, {d}"));
+        k.emit(Ins::cvt(Ty::U32, Ty::U64, &mine, &d));
         let first = arrays
             .iter()
             .zip(ls)
@@ -146,8 +146,8 @@ impl<'f> Gen<'f> {
     ) -> R<()> {
         let bsize = self.bsize();
         let (idx, end) = (k.reg(Scalar::U64), k.reg(Scalar::U64));
-        k.ins(format!("add.s64 {idx}, {}, {}", t.base, c.tid64));
-        k.ins(format!("add.s64 {end}, {}, {}", t.base, t.lim));
+        k.emit(Ins::add(Ty::S64, &idx, &t.base, &c.tid64));
+        k.emit(Ins::add(Ty::S64, &end, &t.base, &t.lim));
         let addrs: Vec<Reg> = t
             .arrays
             .iter()
@@ -157,28 +157,28 @@ impl<'f> Gen<'f> {
         let (top, next, done) = (k.label(), k.label(), k.label());
         k.place(&top);
         let out = k.reg(Scalar::Bool);
-        k.ins(format!("setp.ge.u64 {out}, {idx}, {end}"));
-        k.ins(format!("@{out} bra {done}"));
+        k.emit(Ins::setp(Cmp::Ge, Ty::U64, &out, &idx, &end));
+        k.emit(Ins::bra(&done).when(&out));
         body(self, k, &idx, &addrs, &next)?;
         k.place(&next);
-        k.ins(format!("add.s64 {idx}, {idx}, {bsize}"));
+        k.emit(Ins::add(Ty::S64, &idx, &idx, bsize));
         for (a, &s) in addrs.iter().zip(&t.ls) {
-            k.ins(format!("add.s32 {a}, {a}, {}", bsize * slot_bytes(s)));
+            k.emit(Ins::add(Ty::S32, a, a, bsize * slot_bytes(s)));
         }
-        k.ins(format!("bra.uni {top}"));
+        k.emit(Ins::bra_uni(&top));
         k.place(&done);
         Ok(())
     }
 
     /// With one item per thread ([`Tile::regs`]): the thread's element index (`base +
     /// tid`) and a label (placed by the caller) that threads past the tile's end jump to.
-    fn direct_elem(k: &mut Kernel, c: &Common, t: &Tile) -> (Reg, String) {
+    fn direct_elem(k: &mut Kernel, c: &Common, t: &Tile) -> (Reg, Label) {
         let skip = k.label();
         let out = k.reg(Scalar::Bool);
-        k.ins(format!("setp.ge.u64 {out}, {}, {}", c.tid64, t.lim));
-        k.ins(format!("@{out} bra {skip}"));
+        k.emit(Ins::setp(Cmp::Ge, Ty::U64, &out, &c.tid64, &t.lim));
+        k.emit(Ins::bra(&skip).when(&out));
         let idx = k.reg(Scalar::U64);
-        k.ins(format!("add.s64 {idx}, {}, {}", t.base, c.tid64));
+        k.emit(Ins::add(Ty::S64, &idx, &t.base, &c.tid64));
         (idx, skip)
     }
 
@@ -205,11 +205,11 @@ impl<'f> Gen<'f> {
         self.tile_rounds(k, c, t, &mut |g, k, idx, addrs, next| {
             let e = elem(g, k, env, idx, next)?;
             for (r, a) in e.iter().zip(addrs) {
-                Self::st(k, "shared", &a.name, r);
+                Self::st(k, Space::Shared, a, r);
             }
             Ok(())
         })?;
-        k.ins("bar.sync 0");
+        k.emit(Ins::bar_sync());
         Ok(())
     }
 
@@ -231,14 +231,10 @@ impl<'f> Gen<'f> {
         let bsize = u64::from(self.bsize());
         let (part, done) = (k.label(), k.label());
         let whole = k.reg(Scalar::Bool);
-        k.ins(format!(
-            "setp.eq.u64 {whole}, {}, {}",
-            t.lim,
-            t.items * bsize
-        ));
-        k.ins(format!("@!{whole} bra {part}"));
+        k.emit(Ins::setp(Cmp::Eq, Ty::U64, &whole, &t.lim, t.items * bsize));
+        k.emit(Ins::bra(&part).unless(&whole));
         let idx0 = k.reg(Scalar::U64);
-        k.ins(format!("add.s64 {idx0}, {}, {}", t.base, c.tid64));
+        k.emit(Ins::add(Ty::S64, &idx0, &t.base, &c.tid64));
         let rows: Vec<Reg> = t
             .arrays
             .iter()
@@ -250,7 +246,7 @@ impl<'f> Gen<'f> {
                 idx0.clone()
             } else {
                 let i = k.reg(Scalar::U64);
-                k.ins(format!("add.s64 {i}, {idx0}, {}", round * bsize));
+                k.emit(Ins::add(Ty::S64, &i, &idx0, round * bsize));
                 i
             };
             let v: Vec<Reg> = rows
@@ -258,18 +254,18 @@ impl<'f> Gen<'f> {
                 .zip(&t.ls)
                 .map(|(a, &s)| {
                     let off = round * bsize * u64::from(slot_bytes(s));
-                    Self::ld(k, "shared", &format!("{a}+{off}"), s)
+                    Self::ld(k, Space::Shared, Addr::from(a).plus(off), s)
                 })
                 .collect();
             store(self, k, &idx, &v)?;
         }
-        k.ins(format!("bra.uni {done}"));
+        k.emit(Ins::bra_uni(&done));
         k.place(&part);
         self.tile_rounds(k, c, t, &mut |g, k, idx, addrs, _| {
             let v: Vec<Reg> = addrs
                 .iter()
                 .zip(&t.ls)
-                .map(|(a, &s)| Self::ld(k, "shared", &a.name, s))
+                .map(|(a, &s)| Self::ld(k, Space::Shared, a, s))
                 .collect();
             store(g, k, idx, &v)
         })?;
@@ -290,14 +286,14 @@ impl<'f> Gen<'f> {
     ) -> R<()> {
         let (slow, done) = (k.label(), k.label());
         let full = k.reg(Scalar::Bool);
-        k.ins(format!("setp.eq.u32 {full}, {}, {}", t.mine, t.items));
-        k.ins(format!("@!{full} bra {slow}"));
+        k.emit(Ins::setp(Cmp::Eq, Ty::U32, &full, &t.mine, t.items));
+        k.emit(Ins::bra(&slow).unless(&full));
         for j in 0..t.items {
-            let addrs: Vec<String> = t
+            let addrs: Vec<Addr> = t
                 .first
                 .iter()
                 .zip(&t.ls)
-                .map(|(a, &s)| format!("{a}+{}", j * u64::from(slot_bytes(s))))
+                .map(|(a, &s)| Addr::from(a).plus(j * u64::from(slot_bytes(s))))
                 .collect();
             let item = Item {
                 first: j == 0,
@@ -306,12 +302,12 @@ impl<'f> Gen<'f> {
             };
             body(self, k, item)?;
         }
-        k.ins(format!("bra.uni {done}"));
+        k.emit(Ins::bra_uni(&done));
         k.place(&slow);
         let none = k.reg(Scalar::Bool);
-        k.ins(format!("setp.eq.u32 {none}, {}, 0", t.mine));
-        k.ins(format!("@{none} bra {done}"));
-        let first: Vec<String> = t.first.iter().map(|a| a.name.clone()).collect();
+        k.emit(Ins::setp(Cmp::Eq, Ty::U32, &none, &t.mine, 0));
+        k.emit(Ins::bra(&done).when(&none));
+        let first: Vec<Addr> = t.first.iter().map(Addr::from).collect();
         let item = Item {
             first: true,
             fix: true,
@@ -319,38 +315,37 @@ impl<'f> Gen<'f> {
         };
         body(self, k, item)?;
         let j = k.reg(Scalar::U32);
-        k.ins(format!("mov.u32 {j}, 1"));
+        k.emit(Ins::mov(Ty::U32, &j, 1));
         let addrs: Vec<Reg> = t.first.iter().map(|a| k.reg(a.ty)).collect();
         for ((d, a), &s) in addrs.iter().zip(&t.first).zip(&t.ls) {
-            k.ins(format!("add.s32 {d}, {a}, {}", slot_bytes(s)));
+            k.emit(Ins::add(Ty::S32, d, a, slot_bytes(s)));
         }
         let top = k.label();
         k.place(&top);
         let out = k.reg(Scalar::Bool);
-        k.ins(format!("setp.ge.u32 {out}, {j}, {}", t.mine));
-        k.ins(format!("@{out} bra {done}"));
-        let names: Vec<String> = addrs.iter().map(|a| a.name.clone()).collect();
+        k.emit(Ins::setp(Cmp::Ge, Ty::U32, &out, &j, &t.mine));
+        k.emit(Ins::bra(&done).when(&out));
         let item = Item {
             first: false,
             fix: true,
-            addrs: &names,
+            addrs: &addrs.iter().map(Addr::from).collect::<Vec<_>>(),
         };
         body(self, k, item)?;
-        k.ins(format!("add.s32 {j}, {j}, 1"));
+        k.emit(Ins::add(Ty::S32, &j, &j, 1));
         for (a, &s) in addrs.iter().zip(&t.ls) {
-            k.ins(format!("add.s32 {a}, {a}, {}", slot_bytes(s)));
+            k.emit(Ins::add(Ty::S32, a, a, slot_bytes(s)));
         }
-        k.ins(format!("bra.uni {top}"));
+        k.emit(Ins::bra_uni(&top));
         k.place(&done);
         Ok(())
     }
 
     /// Loads one item of this thread's (see [`Gen::thread_items`]) from the shared arrays.
-    fn load_item(k: &mut Kernel, t: &Tile, addrs: &[String]) -> Vec<Reg> {
+    fn load_item(k: &mut Kernel, t: &Tile, addrs: &[Addr]) -> Vec<Reg> {
         addrs
             .iter()
             .zip(&t.ls)
-            .map(|(a, &s)| Self::ld(k, "shared", a, s))
+            .map(|(a, &s)| Self::ld(k, Space::Shared, a, s))
             .collect()
     }
 
@@ -366,7 +361,7 @@ impl<'f> Gen<'f> {
     ) -> R<Opt> {
         if let Some(regs) = &t.regs {
             let has = k.reg(Scalar::Bool);
-            k.ins(format!("setp.ne.u32 {has}, {}, 0", t.mine));
+            k.emit(Ins::setp(Cmp::Ne, Ty::U32, &has, &t.mine, 0));
             return Ok(Opt {
                 has,
                 v: regs.clone(),
@@ -378,7 +373,7 @@ impl<'f> Gen<'f> {
         self.thread_items(k, t, &mut |g, k, it| {
             let x = Self::load_item(k, t, it.addrs);
             cur = if it.first {
-                k.ins(format!("setp.eq.u32 {}, 1, 1", acc.has));
+                k.emit(Ins::setp(Cmp::Eq, Ty::U32, &acc.has, 1, 1));
                 x
             } else {
                 g.combine(k, c, env, comb, &cur, &x, ctx)?
@@ -414,8 +409,8 @@ impl<'f> Gen<'f> {
             // The thread's element (if it has one) becomes its result.
             let skip = k.label();
             let none = k.reg(Scalar::Bool);
-            k.ins(format!("setp.eq.u32 {none}, {}, 0", t.mine));
-            k.ins(format!("@{none} bra {skip}"));
+            k.emit(Ins::setp(Cmp::Eq, Ty::U32, &none, &t.mine, 0));
+            k.emit(Ins::bra(&skip).when(&none));
             let res = if exclusive {
                 prefix.v.clone()
             } else {
@@ -443,7 +438,7 @@ impl<'f> Gen<'f> {
             if exclusive {
                 let before = if it.first { &acc.v } else { &cur };
                 for (r, a) in before.iter().zip(it.addrs) {
-                    Self::st(k, "shared", a, r);
+                    Self::st(k, Space::Shared, a, r);
                 }
             }
             cur = if it.first {
@@ -455,12 +450,12 @@ impl<'f> Gen<'f> {
             };
             if !exclusive {
                 for (r, a) in cur.iter().zip(it.addrs) {
-                    Self::st(k, "shared", a, r);
+                    Self::st(k, Space::Shared, a, r);
                 }
             }
             if it.fix {
                 // After the first item there is a value.
-                k.ins(format!("setp.eq.u32 {}, 1, 1", acc.has));
+                k.emit(Ins::setp(Cmp::Eq, Ty::U32, &acc.has, 1, 1));
                 for (d, s) in acc.v.iter().zip(&cur) {
                     Self::mov(k, d, s);
                 }
@@ -468,7 +463,7 @@ impl<'f> Gen<'f> {
             }
             Ok(())
         })?;
-        k.ins("bar.sync 0");
+        k.emit(Ins::bar_sync());
         Ok(())
     }
 
@@ -486,21 +481,21 @@ impl<'f> Gen<'f> {
         pred: Option<&Lambda>,
         n: &Reg,
         idx: &Reg,
-        fail: &str,
+        fail: &Label,
     ) -> R<(Vec<Reg>, Option<Reg>)> {
         let ctx = Ctx {
             key: idx.clone(),
-            fail: Some(fail.to_string()),
+            fail: Some(fail.clone()),
         };
         let e = self.elem(k, c, env, &soac.elem, idx, &ctx)?.flatten()?;
         let Some(pl) = pred else {
             return Ok((e, None));
         };
         let key = k.reg(Scalar::U64);
-        k.ins(format!("add.s64 {key}, {n}, {idx}"));
+        k.emit(Ins::add(Ty::S64, &key, n, idx));
         let pctx = Ctx {
             key,
-            fail: Some(fail.to_string()),
+            fail: Some(fail.clone()),
         };
         let ev = unflatten(self.ty(pl.params[0]), &mut e.clone().into_iter())?;
         env.insert(pl.params[0], ev);
