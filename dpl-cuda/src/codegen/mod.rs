@@ -42,6 +42,7 @@ mod sort;
 mod value;
 
 use checks::Ctx;
+use elem::stream::Lanes;
 use kernel::GroupLoop;
 use rows::Group;
 pub use scan::tiles::scan_items;

@@ -129,7 +129,8 @@ impl<'f> Gen<'f> {
         let a = Self::addr(&mut k, &op, &idx, Scalar::U64);
         let base = k.reg(Scalar::U64);
         k.emit(Ins::ld(Space::Global, Ty::U64, &base, &a));
-        self.write_seq(&mut k, &c, &mut env, &value, &ptrs, &base, &ctx)?;
+        let lanes = Lanes::Thread(&ctx);
+        self.write_seq(&mut k, &c, &mut env, &value, &ptrs, &base, lanes, None)?;
         Self::loop_tail(&mut k, &i, &stride, &top, &cont, &end);
         let args = k.args.clone();
         let kid = self.push_kernel(k);

@@ -210,7 +210,8 @@ impl<'f> Gen<'f> {
                 let a = Self::addr(&mut k, &op, &i, Scalar::U64);
                 let base = k.reg(Scalar::U64);
                 k.emit(Ins::ld(Space::Global, Ty::U64, &base, &a));
-                self.write_seq(&mut k, &c, &mut env, &v, &ptrs, &base, &ctx)?;
+                let lanes = Lanes::Thread(&ctx);
+                self.write_seq(&mut k, &c, &mut env, &v, &ptrs, &base, lanes, None)?;
                 Self::loop_tail(&mut k, &i, &stride, &top, &cont, &end);
                 Ok(())
             })(),
@@ -423,7 +424,8 @@ impl<'f> Gen<'f> {
                 let at = self.load_leaves(&mut k, std::slice::from_ref(&pp), &i, &[Scalar::U64]);
                 let base = self.load_leaves(&mut k, std::slice::from_ref(&ep), &i, &[Scalar::U64]);
                 self.store(&mut k, &op, &at[0], &base[0]);
-                self.write_seq(&mut k, &c, &mut env, &v, &ptrs, &base[0], &ctx)?;
+                let lanes = Lanes::Thread(&ctx);
+                self.write_seq(&mut k, &c, &mut env, &v, &ptrs, &base[0], lanes, None)?;
                 Self::loop_tail(&mut k, &i, &stride, &top, &cont, &end);
             }
             Some(block) => {
@@ -494,9 +496,9 @@ impl<'f> Gen<'f> {
         let alone = k.label();
         k.emit(Ins::bra(&alone).when(&rep));
         let grp = self.group(k, gl);
-        self.write_grouped(k, c, env, v, ptrs, base, size, &grp)?;
+        self.write_seq(k, c, env, v, ptrs, base, Lanes::Group(&grp), Some(size))?;
         k.emit(Ins::bra(&gl.cont));
         k.place(&alone);
-        self.write_seq(k, c, env, v, ptrs, base, ctx)
+        self.write_seq(k, c, env, v, ptrs, base, Lanes::Thread(ctx), None)
     }
 }

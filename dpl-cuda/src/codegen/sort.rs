@@ -206,13 +206,20 @@ impl<'f> Gen<'f> {
         let m = k.reg(Scalar::Usize);
         k.emit(Ins::mov(Ty::U64, &m, 0));
         let dst = halves[0].clone();
-        self.for_each(k, c, env, soac, ctx, &mut |g, k, _, _, e| {
-            for (r, p) in e.flatten()?.iter().zip(&dst) {
-                g.store(k, p, &m, r);
-            }
-            k.emit(Ins::add(Ty::S64, &m, &m, 1));
-            Ok(())
-        })?;
+        self.for_each(
+            k,
+            c,
+            env,
+            soac,
+            Lanes::Thread(ctx),
+            &mut |g, k, _, _, _, e| {
+                for (r, p) in e.flatten()?.iter().zip(&dst) {
+                    g.store(k, p, &m, r);
+                }
+                k.emit(Ins::add(Ty::S64, &m, &m, 1));
+                Ok(())
+            },
+        )?;
         // Runs of `width` sorted elements merged in pairs from one half into the other,
         // for width = 1, 2, 4, ...; the halves' pointers are swapped after each round.
         let [src, dst] = &mut halves;

@@ -150,7 +150,7 @@ impl<'f> Gen<'f> {
                     let ls = leaves(&l.elem_ty)?;
                     let out: Vec<Reg> = ls.iter().map(|&s| k.reg(s)).collect();
                     let saved = env.get(&l.var).cloned();
-                    self.stream(k, c, env, l, ctx, &mut |_, k, _, j, e| {
+                    self.stream(k, c, env, l, Lanes::Thread(ctx), &mut |_, k, _, j, _, e| {
                         let e = e.flatten()?;
                         let hit = k.reg(Scalar::Bool);
                         k.emit(Ins::setp(Cmp::Eq, Ty::U64, &hit, j, i));

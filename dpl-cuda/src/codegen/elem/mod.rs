@@ -7,7 +7,7 @@ use super::*;
 mod index;
 pub(super) mod math;
 mod scalar;
-mod stream;
+pub(super) mod stream;
 mod write;
 
 impl<'f> Gen<'f> {
@@ -304,13 +304,20 @@ impl<'f> Gen<'f> {
             k.emit(Ins::setp(Cmp::Eq, Ty::U32, &acc.has, 0, 0));
         }
         let accc = acc.clone();
-        self.for_each(k, c, env, soac, ctx, &mut |g, k, env, _j, e| {
-            let e = e.flatten()?;
-            let t = g.pconst(k, true);
-            let n = g.opt_combine(k, c, env, comb, &accc, &Opt { has: t, v: e }, ctx)?;
-            Self::mov_opt(k, &accc, &n);
-            Ok(())
-        })?;
+        self.for_each(
+            k,
+            c,
+            env,
+            soac,
+            Lanes::Thread(ctx),
+            &mut |g, k, env, _, _, e| {
+                let e = e.flatten()?;
+                let t = g.pconst(k, true);
+                let n = g.opt_combine(k, c, env, comb, &accc, &Opt { has: t, v: e }, ctx)?;
+                Self::mov_opt(k, &accc, &n);
+                Ok(())
+            },
+        )?;
         if init.is_none() {
             let bad = k.reg(Scalar::Bool);
             k.emit(Ins::not(Ty::Pred, &bad, &acc.has));

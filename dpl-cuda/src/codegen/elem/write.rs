@@ -4,65 +4,12 @@
 use super::*;
 
 impl<'f> Gen<'f> {
-    /// Writes a row (an element function's result) at `base` of `ptrs` with a group:
-    /// thread `t` takes positions `t, t + width, ...` ([`Gen::stream_grouped`]), so the
-    /// stores of a chunk are consecutive. Positions past `size` (the row's length from
-    /// the sizes pass) are not written. Fails for rows a group does not produce: then the
-    /// map runs a thread per row.
-    #[allow(clippy::too_many_arguments)]
-    pub(in crate::codegen) fn write_grouped(
-        &mut self,
-        k: &mut Kernel,
-        c: &Common,
-        env: &mut Env,
-        v: &KVal,
-        ptrs: &[Reg],
-        base: &Reg,
-        size: &Reg,
-        grp: &Group,
-    ) -> R<()> {
-        let put = |g: &mut Self, k: &mut Kernel, j: &Reg, ok: &Reg, e: KVal| -> R<()> {
-            let w = k.reg(Scalar::Bool);
-            k.emit(Ins::setp_and(Cmp::Lt, Ty::U64, &w, j, size, ok));
-            let skip = k.label();
-            k.emit(Ins::bra(&skip).unless(&w));
-            let at = k.reg(Scalar::U64);
-            k.emit(Ins::add(Ty::S64, &at, base, j));
-            for (r, p) in e.flatten()?.iter().zip(ptrs) {
-                g.store(k, p, &at, r);
-            }
-            k.place(&skip);
-            Ok(())
-        };
-        match v {
-            KVal::Seq {
-                offs: None,
-                len,
-                elem,
-                ..
-            } => {
-                let (len, elem) = (len.clone(), elem.clone());
-                self.chunks(
-                    k,
-                    env,
-                    grp,
-                    &len,
-                    &elem,
-                    &mut |g, k, env, j, ctx| g.index(k, c, env, v, j, ctx),
-                    &mut |g, k, _env, j, ok, e| put(g, k, j, ok, e),
-                )
-            }
-            KVal::Lazy(l) | KVal::Cur { of: l, .. } => {
-                let l = l.clone();
-                self.stream_grouped(k, c, env, &l, grp, &mut |g, k, _env, j, ok, e| {
-                    put(g, k, j, ok, e)
-                })
-            }
-            _ => unsupported("this row by a group of threads"),
-        }
-    }
-
-    /// Writes the elements of a sequence value at `base`, `base + 1`, ... of `ptrs`.
+    /// Writes the elements of a sequence value at `base`, `base + 1`, ... of `ptrs`, by
+    /// `lanes`: one thread in order, or a group in chunks of its width (thread `t` takes
+    /// positions `t, t + width, ...`, [`Gen::stream`], so the stores of a chunk are
+    /// consecutive; positions past `size`, the row's length from the sizes pass, are not
+    /// written). Fails, by a group, for rows a group does not produce: then the map runs a
+    /// thread per row.
     #[allow(clippy::too_many_arguments)]
     pub(in crate::codegen) fn write_seq(
         &mut self,
@@ -72,47 +19,73 @@ impl<'f> Gen<'f> {
         v: &KVal,
         ptrs: &[Reg],
         base: &Reg,
-        ctx: &Ctx,
+        lanes: Lanes<'_>,
+        size: Option<&Reg>,
     ) -> R<()> {
-        let put = |g: &mut Self, k: &mut Kernel, j: &Reg, e: KVal| -> R<()> {
+        let put = |g: &mut Self, k: &mut Kernel, j: &Reg, ok: Option<&Reg>, e: KVal| -> R<()> {
+            let skip = match (ok, size) {
+                (Some(ok), Some(size)) => {
+                    let w = k.reg(Scalar::Bool);
+                    k.emit(Ins::setp_and(Cmp::Lt, Ty::U64, &w, j, size, ok));
+                    let skip = k.label();
+                    k.emit(Ins::bra(&skip).unless(&w));
+                    Some(skip)
+                }
+                _ => None,
+            };
             let at = k.reg(Scalar::U64);
             k.emit(Ins::add(Ty::S64, &at, base, j));
             for (r, p) in e.flatten()?.iter().zip(ptrs) {
                 g.store(k, p, &at, r);
             }
+            if let Some(skip) = skip {
+                k.place(&skip);
+            }
             Ok(())
         };
-        match v {
-            KVal::Cond(cs) => self.branch_seq(k, c, env, cs, ctx, &mut |g, k, env, v| {
-                g.write_seq(k, c, env, &v, ptrs, base, ctx)
-            }),
-            KVal::Seq { offs: Some(_), .. } => unsupported("three levels of nesting"),
-            KVal::Seq { len, .. } => {
-                let j = k.reg(Scalar::Usize);
-                k.emit(Ins::mov(Ty::U64, &j, 0));
-                let (top, end) = (k.label(), k.label());
-                k.place(&top);
-                let p = k.reg(Scalar::Bool);
-                k.emit(Ins::setp(Cmp::Ge, Ty::U64, &p, &j, len));
-                k.emit(Ins::bra(&end).when(&p));
-                let e = self.index(k, c, env, v, &j, ctx)?;
-                put(self, k, &j, e)?;
-                k.emit(Ins::add(Ty::S64, &j, &j, 1));
-                k.emit(Ins::bra(&top));
-                k.place(&end);
-                Ok(())
+        let thread = match lanes {
+            Lanes::Thread(ctx) => Some(ctx),
+            Lanes::Group(_) => None,
+        };
+        match (v, thread) {
+            (KVal::Cond(cs), Some(ctx)) => {
+                self.branch_seq(k, c, env, cs, ctx, &mut |g, k, env, v| {
+                    g.write_seq(k, c, env, &v, ptrs, base, lanes, size)
+                })
             }
-            KVal::Lazy(l) | KVal::Cur { of: l, .. } => {
+            (KVal::Seq { offs: Some(_), .. }, Some(_)) => unsupported("three levels of nesting"),
+            (
+                KVal::Seq {
+                    offs: None,
+                    len,
+                    elem,
+                    ..
+                },
+                _,
+            ) => self.positions(k, env, lanes, len, &mut |g, k, env, j, ok| {
+                let e = g.at_position(k, env, lanes, ok, elem, &mut |g, k, env, ctx| {
+                    g.index(k, c, env, v, j, ctx)
+                })?;
+                put(g, k, j, ok, e)
+            }),
+            (KVal::Lazy(l) | KVal::Cur { of: l, .. }, _) => {
                 let l = l.clone();
-                if matches!(
-                    l.soac.kind,
-                    SoacKind::Scatter { .. } | SoacKind::ScatterReduce { .. } | SoacKind::Permute
-                ) {
+                if let Some(ctx) = thread
+                    && matches!(
+                        l.soac.kind,
+                        SoacKind::Scatter { .. }
+                            | SoacKind::ScatterReduce { .. }
+                            | SoacKind::Permute
+                    )
+                {
                     return self.write_scattered(k, c, env, &l, ptrs, base, ctx);
                 }
-                self.stream(k, c, env, &l, ctx, &mut |g, k, _env, j, e| put(g, k, j, e))
+                self.stream(k, c, env, &l, lanes, &mut |g, k, _, j, ok, e| {
+                    put(g, k, j, ok, e)
+                })
             }
-            _ => unsupported("a sequence was expected (internal)"),
+            (_, Some(_)) => unsupported("a sequence was expected (internal)"),
+            (_, None) => unsupported("this row by a group of threads"),
         }
     }
 
@@ -191,7 +164,7 @@ impl<'f> Gen<'f> {
             SoacKind::Scatter { dst } | SoacKind::ScatterReduce { dst, .. } => {
                 let dv = Self::get(env, *dst)?;
                 let n = self.seq_len(k, c, env, &dv, ctx)?;
-                self.write_seq(k, c, env, &dv, ptrs, base, ctx)?;
+                self.write_seq(k, c, env, &dv, ptrs, base, Lanes::Thread(ctx), None)?;
                 let op = match &l.soac.kind {
                     SoacKind::ScatterReduce { op, .. } => Some(op),
                     _ => None,
@@ -260,7 +233,8 @@ impl<'f> Gen<'f> {
         let ety = l.elem_ty.clone();
         let ls = leaves(&ety)?;
         let span = l.span;
-        self.for_each(k, c, env, &l.soac, ctx, &mut |g, k, env, _j, e| {
+        let lanes = Lanes::Thread(ctx);
+        self.for_each(k, c, env, &l.soac, lanes, &mut |g, k, env, _, _, e| {
             let (idx, signed, vals) = g.pair(k, e)?;
             let bad = k.reg(Scalar::Bool);
             k.emit(Ins::setp(Cmp::Ge, Ty::U64, &bad, &idx, bound));
