@@ -4,24 +4,42 @@
 
 use super::*;
 
-/// The loop of a kernel with a group of threads (a warp or a block) per element
-/// ([`Gen::group_loop_head`]).
+/// A kernel's loop over elements `0..n` ([`Gen::elem_loop`]): a thread per element (a
+/// grid-stride loop) or a group of threads per element, stepping by the number of threads
+/// (groups) of the grid.
 #[derive(Clone, Debug)]
-pub(super) struct GroupLoop {
-    /// A block per element (else a warp).
-    pub(super) block: bool,
-    /// The element's index (the same in every thread of the group).
+pub(super) struct ElemLoop {
+    /// The element's index (the same in every thread of a group).
     pub(super) i: Reg,
-    /// The step of `i`: the number of groups of the grid.
-    pub(super) stride: Reg,
-    /// The thread's position in its group.
-    pub(super) lane: Reg,
-    /// Whether the thread is the group's first.
-    pub(super) leader: Reg,
+    /// The step of `i`.
+    pub(super) step: Reg,
+    /// With a group per element: the group's threads.
+    pub(super) group: Option<GroupLoop>,
     /// The loop's labels: its top, the next element, its end.
     pub(super) top: Label,
     pub(super) cont: Label,
     pub(super) end: Label,
+}
+
+/// The threads of a group (a warp or a block) working on one element of an [`ElemLoop`].
+#[derive(Clone, Debug)]
+pub(super) struct GroupLoop {
+    /// A block per element (else a warp).
+    pub(super) block: bool,
+    /// The thread's position in its group.
+    pub(super) lane: Reg,
+    /// Whether the thread is the group's first.
+    pub(super) leader: Reg,
+}
+
+impl ElemLoop {
+    /// Where the element's failed checks go: its key (its index), then the next element.
+    pub(super) fn ctx(&self) -> Ctx {
+        Ctx {
+            key: self.i.clone(),
+            fail: Some(self.cont.clone()),
+        }
+    }
 }
 
 impl<'f> Gen<'f> {
@@ -202,46 +220,132 @@ impl<'f> Gen<'f> {
             .collect()
     }
 
-    /// The grid-stride loop head: returns (index register, loop label, continue label,
-    /// end label). The caller emits the body, then [`Gen::loop_tail`].
-    pub(super) fn grid_stride_head(
-        &mut self,
-        k: &mut Kernel,
-        c: &Common,
-        n: &Reg,
-    ) -> (Reg, Reg, Label, Label, Label) {
+    /// The head of a kernel's loop over elements `0..n` with a thread (`per` is `None`), a
+    /// warp (`Some(false)`) or a block (`Some(true)`) per element: element `i`, stepping
+    /// by the number of threads (groups) of the grid; emits up to the test of `i`. The
+    /// caller emits the body, then [`Gen::elem_loop_end`].
+    pub(super) fn elem_loop(k: &mut Kernel, c: &Common, n: &Reg, per: Option<bool>) -> ElemLoop {
         let ntid = k.reg(Scalar::U32);
         k.emit(Ins::mov(Ty::U32, &ntid, Sreg::NtidX));
         let ncta = k.reg(Scalar::U32);
         k.emit(Ins::mov(Ty::U32, &ncta, Sreg::NctaidX));
-        let stride = k.reg(Scalar::U64);
-        k.emit(Ins::mul_wide(Ty::U32, &stride, &ntid, &ncta));
-        let i = k.reg(Scalar::Usize);
-        let base = k.reg(Scalar::U64);
-        let cta = k.reg(Scalar::U32);
-        k.emit(Ins::cvt(Ty::U32, Ty::U64, &cta, &c.ctaid64));
-        k.emit(Ins::mul_wide(Ty::U32, &base, &ntid, &cta));
-        k.emit(Ins::add(Ty::S64, &i, &base, &c.tid64));
+        let (i, step, group) = match per {
+            None => {
+                let step = k.reg(Scalar::U64);
+                k.emit(Ins::mul_wide(Ty::U32, &step, &ntid, &ncta));
+                let i = k.reg(Scalar::Usize);
+                let base = k.reg(Scalar::U64);
+                let cta = k.reg(Scalar::U32);
+                k.emit(Ins::cvt(Ty::U32, Ty::U64, &cta, &c.ctaid64));
+                k.emit(Ins::mul_wide(Ty::U32, &base, &ntid, &cta));
+                k.emit(Ins::add(Ty::S64, &i, &base, &c.tid64));
+                (i, step, None)
+            }
+            Some(block) => {
+                let i = k.reg(Scalar::Usize);
+                let step = k.reg(Scalar::U64);
+                let lane = if block {
+                    k.emit(Ins::mov(Ty::U64, &i, &c.ctaid64));
+                    k.emit(Ins::cvt(Ty::U64, Ty::U32, &step, &ncta));
+                    c.tid.clone()
+                } else {
+                    let cta = k.reg(Scalar::U32);
+                    k.emit(Ins::cvt(Ty::U32, Ty::U64, &cta, &c.ctaid64));
+                    k.emit(Ins::mul_wide(Ty::U32, &i, &ntid, &cta));
+                    k.emit(Ins::add(Ty::S64, &i, &i, &c.tid64));
+                    k.emit(Ins::shr(Ty::U64, &i, &i, 5));
+                    k.emit(Ins::mul_wide(Ty::U32, &step, &ntid, &ncta));
+                    k.emit(Ins::shr(Ty::U64, &step, &step, 5));
+                    c.lane.clone()
+                };
+                let leader = k.reg(Scalar::Bool);
+                k.emit(Ins::setp(Cmp::Eq, Ty::U32, &leader, &lane, 0));
+                let group = GroupLoop {
+                    block,
+                    lane,
+                    leader,
+                };
+                (i, step, Some(group))
+            }
+        };
         let (top, cont, end) = (k.label(), k.label(), k.label());
         k.place(&top);
         let p = k.reg(Scalar::Bool);
         k.emit(Ins::setp(Cmp::Ge, Ty::U64, &p, &i, n));
         k.emit(Ins::bra(&end).when(&p));
-        (i, stride, top, cont, end)
+        ElemLoop {
+            i,
+            step,
+            group,
+            top,
+            cont,
+            end,
+        }
     }
 
-    pub(super) fn loop_tail(
+    /// The end of the loop [`Gen::elem_loop`] began (the next element, the step).
+    pub(super) fn elem_loop_end(k: &mut Kernel, el: &ElemLoop) {
+        k.place(&el.cont);
+        k.emit(Ins::add(Ty::S64, &el.i, &el.i, &el.step));
+        k.emit(match el.group {
+            Some(_) => Ins::bra(&el.top),
+            None => Ins::bra_uni(&el.top),
+        });
+        k.place(&el.end);
+    }
+
+    /// Runs `f` with the inner reductions split across the loop's group, if it has one
+    /// (see [`Gen::split_reduce`]).
+    pub(super) fn split_by<T>(&mut self, el: &ElemLoop, f: impl FnOnce(&mut Self) -> R<T>) -> R<T> {
+        self.split = el.group.as_ref().map(|g| Split {
+            block: g.block,
+            lane: g.lane.clone(),
+        });
+        let v = f(self);
+        self.split = None;
+        v
+    }
+
+    /// The element function at the loop's element, evaluated by every thread of a group
+    /// (so control flow stays uniform in the group), its inner reductions split across
+    /// the group's threads.
+    pub(super) fn loop_elem(
+        &mut self,
         k: &mut Kernel,
-        i: &Reg,
-        stride: &Reg,
-        top: &Label,
-        cont: &Label,
-        end: &Label,
-    ) {
-        k.place(cont);
-        k.emit(Ins::add(Ty::S64, i, i, stride));
-        k.emit(Ins::bra_uni(top));
-        k.place(end);
+        c: &Common,
+        env: &mut Env,
+        l: &Lambda,
+        el: &ElemLoop,
+    ) -> R<KVal> {
+        self.split_by(el, |g| g.elem(k, c, env, l, &el.i, &el.ctx()))
+    }
+
+    /// With a group per element: the threads but the group's first go on with the next
+    /// element (what follows is stored once).
+    pub(super) fn leader_only(k: &mut Kernel, el: &ElemLoop) {
+        if let Some(g) = &el.group {
+            k.emit(Ins::bra(&el.cont).unless(&g.leader));
+        }
+    }
+
+    /// Elements per block and turn of a loop with a thread (`per` is `None`), a warp or a
+    /// block per element.
+    pub(super) fn per_block(&self, per: Option<bool>) -> u64 {
+        match per {
+            None => u64::from(self.bsize()),
+            Some(false) => u64::from(self.warps()),
+            Some(true) => 1,
+        }
+    }
+
+    /// The name of a kernel `what` with a thread, a warp or a block per element (`what`,
+    /// `what_warp`, `what_block`).
+    pub(super) fn loop_name(what: &str, per: Option<bool>) -> String {
+        match per {
+            None => what.to_string(),
+            Some(false) => format!("{what}_warp"),
+            Some(true) => format!("{what}_block"),
+        }
     }
 
     /// A launch of a kernel whose results depend on its grid size (one block per tile,
@@ -292,58 +396,6 @@ impl<'f> Gen<'f> {
             }),
         );
         self.block(k, c, env, &l.body, ctx)
-    }
-
-    /// The head of a kernel's loop with a group of threads per element (a block with
-    /// `block`, else a warp): element `i` of `n`, stepping by the number of groups of the
-    /// grid; emits up to the test of `i` (the loop ends at [`GroupLoop::end`]). The caller
-    /// emits the body, then [`Gen::group_loop_tail`].
-    pub(super) fn group_loop_head(k: &mut Kernel, c: &Common, n: &Reg, block: bool) -> GroupLoop {
-        let ntid = k.reg(Scalar::U32);
-        k.emit(Ins::mov(Ty::U32, &ntid, Sreg::NtidX));
-        let ncta = k.reg(Scalar::U32);
-        k.emit(Ins::mov(Ty::U32, &ncta, Sreg::NctaidX));
-        let i = k.reg(Scalar::Usize);
-        let stride = k.reg(Scalar::U64);
-        let lane = if block {
-            k.emit(Ins::mov(Ty::U64, &i, &c.ctaid64));
-            k.emit(Ins::cvt(Ty::U64, Ty::U32, &stride, &ncta));
-            c.tid.clone()
-        } else {
-            let cta = k.reg(Scalar::U32);
-            k.emit(Ins::cvt(Ty::U32, Ty::U64, &cta, &c.ctaid64));
-            k.emit(Ins::mul_wide(Ty::U32, &i, &ntid, &cta));
-            k.emit(Ins::add(Ty::S64, &i, &i, &c.tid64));
-            k.emit(Ins::shr(Ty::U64, &i, &i, 5));
-            k.emit(Ins::mul_wide(Ty::U32, &stride, &ntid, &ncta));
-            k.emit(Ins::shr(Ty::U64, &stride, &stride, 5));
-            c.lane.clone()
-        };
-        let leader = k.reg(Scalar::Bool);
-        k.emit(Ins::setp(Cmp::Eq, Ty::U32, &leader, &lane, 0));
-        let (top, cont, end) = (k.label(), k.label(), k.label());
-        k.place(&top);
-        let p = k.reg(Scalar::Bool);
-        k.emit(Ins::setp(Cmp::Ge, Ty::U64, &p, &i, n));
-        k.emit(Ins::bra(&end).when(&p));
-        GroupLoop {
-            block,
-            i,
-            stride,
-            lane,
-            leader,
-            top,
-            cont,
-            end,
-        }
-    }
-
-    /// The end of the loop [`Gen::group_loop_head`] began (the `cont` label, the step).
-    pub(super) fn group_loop_tail(k: &mut Kernel, gl: &GroupLoop) {
-        k.place(&gl.cont);
-        k.emit(Ins::add(Ty::S64, &gl.i, &gl.i, &gl.stride));
-        k.emit(Ins::bra(&gl.top));
-        k.place(&gl.end);
     }
 
     /// The start value of a reduction or exclusive scan (`init`), bound as kernel

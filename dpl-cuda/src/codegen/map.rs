@@ -1,5 +1,5 @@
 //! `map` with scalar or tuple elements, under the inner schedule asked for: a thread, a
-//! warp ([`Gen::map_warp`]) or a block ([`Gen::map_grouped`]) per element, or both a warp
+//! warp ([`Gen::map_warp`]) or a block ([`Gen::map`]) per element, or both a warp
 //! and a thread chosen at run time from the rows' shape.
 
 use super::*;
@@ -9,12 +9,24 @@ use super::*;
 const NOT_SPLIT: &str = "the inner schedule asked for cannot split this element function (a `sort` in it runs in one thread): a thread per element";
 
 impl<'f> Gen<'f> {
-    pub(super) fn map(&mut self, s: &Stmt, soac: &Soac, steps: &mut Vec<Step>) -> R<()> {
+    /// A `map` whose elements are scalars or tuples, with a thread (`per` is `None`), a
+    /// warp (`Some(false)`) or a block (`Some(true)`) per element ([`Gen::map_to_temps`]).
+    pub(super) fn map(
+        &mut self,
+        s: &Stmt,
+        soac: &Soac,
+        per: Option<bool>,
+        steps: &mut Vec<Step>,
+    ) -> R<()> {
         let Some(elem_ty) = self.ty(s.var).elem() else {
             return unsupported("map without a sequence type");
         };
+        let ls = leaves(elem_ty)?;
+        if per == Some(true) {
+            self.set_group(self.cur.group, GROUP_BLOCK);
+        }
         let n_count = Count::Var(var(soac.len));
-        let outs = self.map_to_temps(soac, &leaves(elem_ty)?, "map", steps)?;
+        let outs = self.map_to_temps(soac, &ls, &Self::loop_name("map", per), per, steps)?;
         steps.push(Self::bind_flat(s.var, elem_ty, outs, n_count));
         Ok(())
     }
@@ -32,14 +44,20 @@ impl<'f> Gen<'f> {
     }
 
     /// The elements of `soac` (a combinator over `soac.len` indices whose element function
-    /// gives scalars or tuples of leaf types `ls`), one grid-stride kernel named `what`
-    /// evaluating the element function once per index and storing each leaf in a fresh
-    /// temporary of `soac.len` elements; returns the temporaries.
+    /// gives scalars or tuples of leaf types `ls`), one kernel named `what` evaluating the
+    /// element function once per index and storing each leaf in a fresh temporary of
+    /// `soac.len` elements; returns the temporaries. With a thread per element (`per` is
+    /// `None`) or a group of threads, a warp or a block: every thread of the group
+    /// evaluates the element function (so control flow stays uniform in the group), except
+    /// the inner reductions, whose elements are split across the group's threads and
+    /// combined with shuffles / shared memory (see [`Gen::inner_soac`]); the group's first
+    /// thread stores the result.
     pub(super) fn map_to_temps(
         &mut self,
         soac: &Soac,
         ls: &[Scalar],
         what: &str,
+        per: Option<bool>,
         steps: &mut Vec<Step>,
     ) -> R<Vec<u32>> {
         let n_count = Count::Var(var(soac.len));
@@ -48,27 +66,23 @@ impl<'f> Gen<'f> {
         let mut env = self.bind_captures(&mut k, &[&soac.elem])?;
         let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
         let ptrs = Self::temp_ptrs(&mut k, &outs);
-        let (i, stride, top, cont, end) = self.grid_stride_head(&mut k, &c, &n);
-        let ctx = Ctx {
-            key: i.clone(),
-            fail: Some(cont.clone()),
-        };
-        let v = self.elem(&mut k, &c, &mut env, &soac.elem, &i, &ctx)?;
+        let el = Self::elem_loop(&mut k, &c, &n, per);
+        let v = self.loop_elem(&mut k, &c, &mut env, &soac.elem, &el)?;
+        Self::leader_only(&mut k, &el);
         for (r, p) in v.flatten()?.iter().zip(&ptrs) {
-            self.store(&mut k, p, &i, r);
+            self.store(&mut k, p, &el.i, r);
         }
-        Self::loop_tail(&mut k, &i, &stride, &top, &cont, &end);
+        Self::elem_loop_end(&mut k, &el);
         let args = k.args.clone();
         let kid = self.push_kernel(k);
-        let per_block = u64::from(self.bsize());
-        steps.push(self.stride_launch(kid, &n_count, per_block, args));
+        steps.push(self.stride_launch(kid, &n_count, self.per_block(per), args));
         steps.push(Step::CheckErrors);
         Ok(outs)
     }
 
     /// A `map` whose elements are scalars or tuples under the inner schedule asked for:
     /// a thread ([`Gen::map`]), a warp ([`Gen::map_warp`]) or a block
-    /// ([`Gen::map_grouped`]) per element, or with `inner = "auto"` both a warp and a
+    /// ([`Gen::map`] with `Some(true)`) per element, or with `inner = "auto"` both a warp and a
     /// thread per element, chosen at run time from the shape of the rows the element
     /// function reads ([`Step::ByShape`]). Where the group version cannot be generated (a
     /// `sort` inside the element function runs in one thread), a thread per element,
@@ -77,22 +91,22 @@ impl<'f> Gen<'f> {
         let shape = self.shape_source(soac);
         let block = match (self.opts.inner, shape) {
             (crate::Inner::Seq, _) | (crate::Inner::Auto, None) => {
-                return self.map(s, soac, steps);
+                return self.map(s, soac, None, steps);
             }
             (crate::Inner::Warp | crate::Inner::Auto, _) => false,
             (crate::Inner::Block, _) => true,
         };
         let Some(grouped) = self.try_grouped(&mut |g, steps| match block {
-            true => g.map_grouped(s, soac, true, steps),
+            true => g.map(s, soac, Some(true), steps),
             false => g.map_warp(s, soac, steps),
         }) else {
             self.cur.note = Some(NOT_SPLIT);
-            return self.map(s, soac, steps);
+            return self.map(s, soac, None, steps);
         };
         match shape {
             Some(rows) if self.opts.inner == crate::Inner::Auto => {
                 let mut seq = Vec::new();
-                self.map(s, soac, &mut seq)?;
+                self.map(s, soac, None, &mut seq)?;
                 steps.push(Step::ByShape {
                     rows,
                     warp: grouped,
@@ -308,65 +322,6 @@ impl<'f> Gen<'f> {
         let args = k.args.clone();
         let kid = self.push_kernel(k);
         let per_block = u64::from(self.bsize());
-        steps.push(self.stride_launch(kid, &n_count, per_block, args));
-        steps.push(Step::CheckErrors);
-        steps.push(Self::bind_flat(s.var, elem_ty, outs, n_count));
-        Ok(())
-    }
-
-    /// Evaluates the element function at the group loop's element with every thread of
-    /// the group, its inner reductions split across them (see [`Gen::split_reduce`]).
-    pub(super) fn split_elem(
-        &mut self,
-        k: &mut Kernel,
-        c: &Common,
-        env: &mut Env,
-        l: &Lambda,
-        gl: &GroupLoop,
-        ctx: &Ctx,
-    ) -> R<KVal> {
-        self.split = Some(Split {
-            block: gl.block,
-            lane: gl.lane.clone(),
-        });
-        let v = self.elem(k, c, env, l, &gl.i, ctx);
-        self.split = None;
-        v
-    }
-
-    /// A `map` with a group of threads per element (a warp, or a block with
-    /// `block`): every thread of the group evaluates the element function (so control
-    /// flow stays uniform in the group), except the inner reductions, whose elements are
-    /// split across the group's threads and combined with shuffles / shared memory (see
-    /// [`Gen::inner_soac`]); the group's first thread stores the result.
-    fn map_grouped(&mut self, s: &Stmt, soac: &Soac, block: bool, steps: &mut Vec<Step>) -> R<()> {
-        let Some(elem_ty) = self.ty(s.var).elem() else {
-            return unsupported("map without a sequence type");
-        };
-        let ls = leaves(elem_ty)?;
-        if block {
-            self.set_group(self.cur.group, GROUP_BLOCK);
-        }
-        let n_count = Count::Var(var(soac.len));
-        let outs = self.alloc_leaves(&ls, &n_count, steps);
-        let (mut k, c) = self.new_kernel(if block { "map_block" } else { "map_warp" });
-        let mut env = self.bind_captures(&mut k, &[&soac.elem])?;
-        let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
-        let ptrs = Self::temp_ptrs(&mut k, &outs);
-        let gl = Self::group_loop_head(&mut k, &c, &n, block);
-        let ctx = Ctx {
-            key: gl.i.clone(),
-            fail: Some(gl.cont.clone()),
-        };
-        let v = self.split_elem(&mut k, &c, &mut env, &soac.elem, &gl, &ctx)?;
-        k.emit(Ins::bra(&gl.cont).unless(&gl.leader));
-        for (r, p) in v.flatten()?.iter().zip(&ptrs) {
-            self.store(&mut k, p, &gl.i, r);
-        }
-        Self::group_loop_tail(&mut k, &gl);
-        let args = k.args.clone();
-        let kid = self.push_kernel(k);
-        let per_block = if block { 1 } else { u64::from(self.warps()) };
         steps.push(self.stride_launch(kid, &n_count, per_block, args));
         steps.push(Step::CheckErrors);
         steps.push(Self::bind_flat(s.var, elem_ty, outs, n_count));

@@ -43,7 +43,7 @@ mod value;
 
 use checks::Ctx;
 use elem::stream::Lanes;
-use kernel::GroupLoop;
+use kernel::{ElemLoop, GroupLoop};
 use rows::Group;
 pub use scan::tiles::scan_items;
 use scan::tiles::{ElemAt, Tile};

@@ -42,18 +42,16 @@ impl<'f> Gen<'f> {
             } else {
                 Vec::new()
             };
-            let (i, stride, top, cont, end) = self.grid_stride_head(&mut k, &c, &n);
-            let ctx = Ctx {
-                key: i.clone(),
-                fail: Some(cont.clone()),
-            };
+            let el = Self::elem_loop(&mut k, &c, &n, None);
+            let i = el.i.clone();
+            let ctx = el.ctx();
             let e = self.elem(&mut k, &c, &mut env, &soac.elem, &i, &ctx)?;
             let (idx, signed, value) = self.target(&mut k, e)?;
             let key = k.reg(Scalar::U64);
             k.emit(Ins::add(Ty::S64, &key, &n, &i));
             let ctx2 = Ctx {
                 key,
-                fail: Some(cont.clone()),
+                fail: Some(el.cont.clone()),
             };
             let bad = k.reg(Scalar::Bool);
             k.emit(Ins::setp(Cmp::Ge, Ty::U64, &bad, &idx, &n));
@@ -75,7 +73,7 @@ impl<'f> Gen<'f> {
                 );
                 k.emit(Ins::red(Space::Global, AtomOp::Max, Ty::U64, &oa, &ni));
             } else {
-                k.emit(Ins::bra(&cont).when(&bad));
+                k.emit(Ins::bra(&el.cont).when(&bad));
                 let o = k.reg(Scalar::U64);
                 k.emit(Ins::ld(Space::Global, Ty::U64, &o, &oa));
                 let dup = k.reg(Scalar::Bool);
@@ -100,7 +98,7 @@ impl<'f> Gen<'f> {
                     self.store(&mut k, p, &idx, r);
                 }
             }
-            Self::loop_tail(&mut k, &i, &stride, &top, &cont, &end);
+            Self::elem_loop_end(&mut k, &el);
             let args = k.args.clone();
             let kid = self.push_kernel(k);
             steps.push(self.stride_launch(kid, &n_count, per_block, args));
@@ -119,11 +117,9 @@ impl<'f> Gen<'f> {
         let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
         let op = Self::temp_ptrs(&mut k, &[offs])[0].clone();
         let ptrs = Self::temp_ptrs(&mut k, &values);
-        let (i, stride, top, cont, end) = self.grid_stride_head(&mut k, &c, &n);
-        let ctx = Ctx {
-            key: i.clone(),
-            fail: Some(cont.clone()),
-        };
+        let el = Self::elem_loop(&mut k, &c, &n, None);
+        let i = el.i.clone();
+        let ctx = el.ctx();
         let e = self.elem(&mut k, &c, &mut env, &soac.elem, &i, &ctx)?;
         let (idx, _, value) = self.target(&mut k, e)?;
         let a = Self::addr(&mut k, &op, &idx, Scalar::U64);
@@ -131,7 +127,7 @@ impl<'f> Gen<'f> {
         k.emit(Ins::ld(Space::Global, Ty::U64, &base, &a));
         let lanes = Lanes::Thread(&ctx);
         self.write_seq(&mut k, &c, &mut env, &value, &ptrs, &base, lanes, None)?;
-        Self::loop_tail(&mut k, &i, &stride, &top, &cont, &end);
+        Self::elem_loop_end(&mut k, &el);
         let args = k.args.clone();
         let kid = self.push_kernel(k);
         steps.push(self.stride_launch(kid, &n_count, per_block, args));

@@ -56,7 +56,7 @@ impl<'f> Gen<'f> {
         let pp = Self::temp_ptrs(&mut k, &partials);
         let ph = Self::temp_ptrs(&mut k, &[phas])[0].clone();
         let acc = self.none(&mut k, &ls);
-        let (i, stride, _, _, end) = self.grid_stride_head(&mut k, &c, &n);
+        let ElemLoop { i, step, end, .. } = Self::elem_loop(&mut k, &c, &n, None);
         // The first element (a failed check leaves the zeroed value: the error is
         // reported, the partial never read).
         let first_done = k.label();
@@ -75,7 +75,7 @@ impl<'f> Gen<'f> {
         // The rest: `acc = acc op e`.
         let rest = k.label();
         k.place(&rest);
-        k.emit(Ins::add(Ty::S64, &i, &i, &stride));
+        k.emit(Ins::add(Ty::S64, &i, &i, &step));
         let p = k.reg(Scalar::Bool);
         k.emit(Ins::setp(Cmp::Ge, Ty::U64, &p, &i, &n));
         k.emit(Ins::bra(&end).when(&p));

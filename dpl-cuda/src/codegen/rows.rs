@@ -107,8 +107,8 @@ impl<'f> Gen<'f> {
     /// With `group` (`Some(true)`: a block per row, `Some(false)`: a warp), (1) and (3)
     /// give each row a group of threads: every thread evaluates the element function (its
     /// inner reductions split across the group), then the group measures
-    /// ([`Gen::group_len`]) or writes ([`Gen::write_grouped`]) the row together. (1) stays
-    /// a thread per row when the lengths need no work ([`Gen::lengths_only`]). Fails when
+    /// ([`Gen::group_len`]) or writes ([`Gen::write_seq`]) the row together. (1) stays a
+    /// thread per row when the lengths need no work ([`Gen::lengths_only`]). Fails when
     /// the row cannot be written by a group.
     pub(super) fn nested_map(
         &mut self,
@@ -118,56 +118,21 @@ impl<'f> Gen<'f> {
         group: Option<bool>,
         steps: &mut Vec<Step>,
     ) -> R<()> {
-        let ls = match leaves(row) {
-            Ok(ls) => ls,
-            Err(_) => return unsupported(format!("sequences of `[{row}]` as results")),
-        };
-        if group == Some(true) {
-            self.set_group(self.cur.group, GROUP_BLOCK);
-        }
-        let per_block = |g: &Self, grp: Option<bool>| match grp {
-            None => u64::from(g.bsize()),
-            Some(false) => u64::from(g.warps()),
-            Some(true) => 1,
-        };
+        let ls = self.row_leaves(row, group)?;
         let n_count = Count::Var(var(soac.len));
         let sizes = self.alloc_leaves(&[Scalar::U64], &n_count, steps)[0];
 
         let sized_by = group.filter(|_| !self.lengths_only(&soac.elem.body));
-        let (mut k, c) = self.new_kernel(match sized_by {
-            None => "row_sizes",
-            Some(false) => "row_sizes_warp",
-            Some(true) => "row_sizes_block",
-        });
+        let (mut k, c) = self.new_kernel(&Self::loop_name("row_sizes", sized_by));
         let mut env = self.bind_captures(&mut k, &[&soac.elem])?;
         let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
         let sp = Self::temp_ptrs(&mut k, &[sizes])[0].clone();
-        match sized_by {
-            None => {
-                let (i, stride, top, cont, end) = self.grid_stride_head(&mut k, &c, &n);
-                let ctx = Ctx {
-                    key: i.clone(),
-                    fail: Some(cont.clone()),
-                };
-                let v = self.elem(&mut k, &c, &mut env, &soac.elem, &i, &ctx)?;
-                let len = self.seq_len(&mut k, &c, &mut env, &v, &ctx)?;
-                self.store(&mut k, &sp, &i, &len);
-                Self::loop_tail(&mut k, &i, &stride, &top, &cont, &end);
-            }
-            Some(block) => {
-                let gl = Self::group_loop_head(&mut k, &c, &n, block);
-                let ctx = Ctx {
-                    key: gl.i.clone(),
-                    fail: Some(gl.cont.clone()),
-                };
-                let v = self.split_elem(&mut k, &c, &mut env, &soac.elem, &gl, &ctx)?;
-                let grp = self.group(&mut k, &gl);
-                let len = self.group_len(&mut k, &c, &mut env, &v, &grp)?;
-                k.emit(Ins::bra(&gl.cont).unless(&gl.leader));
-                self.store(&mut k, &sp, &gl.i, &len);
-                Self::group_loop_tail(&mut k, &gl);
-            }
-        }
+        let el = Self::elem_loop(&mut k, &c, &n, sized_by);
+        let v = self.loop_elem(&mut k, &c, &mut env, &soac.elem, &el)?;
+        let len = self.row_len(&mut k, &c, &mut env, &v, &el)?;
+        Self::leader_only(&mut k, &el);
+        self.store(&mut k, &sp, &el.i, &len);
+        Self::elem_loop_end(&mut k, &el);
         let args = k.args.clone();
         let note = self.cur.note;
         if group.is_some() && sized_by.is_none() {
@@ -175,7 +140,7 @@ impl<'f> Gen<'f> {
         }
         let k1 = self.push_kernel(k);
         self.cur.note = note;
-        steps.push(self.stride_launch(k1, &n_count, per_block(self, sized_by), args));
+        steps.push(self.stride_launch(k1, &n_count, self.per_block(sized_by), args));
         steps.push(Step::CheckErrors);
 
         let (offs, total) = self.offsets(sizes, &n_count, steps)?;
@@ -189,60 +154,25 @@ impl<'f> Gen<'f> {
         let owner =
             has_permute.then(|| self.alloc_leaves(&[Scalar::Bool], &Count::Temp(total), steps)[0]);
 
-        let (mut k, c) = self.new_kernel(match group {
-            None => "row_fill",
-            Some(false) => "row_fill_warp",
-            Some(true) => "row_fill_block",
-        });
+        let (mut k, c) = self.new_kernel(&Self::loop_name("row_fill", group));
         let mut env = self.bind_captures(&mut k, &[&soac.elem])?;
         let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
         let op = Self::temp_ptrs(&mut k, &[offs])[0].clone();
         let ptrs = Self::temp_ptrs(&mut k, &outs);
         self.owner = owner.map(|o| Self::temp_ptrs(&mut k, &[o])[0].clone());
-        let written = match group {
-            None => (|| {
-                let (i, stride, top, cont, end) = self.grid_stride_head(&mut k, &c, &n);
-                let ctx = Ctx {
-                    key: i.clone(),
-                    fail: Some(cont.clone()),
-                };
-                let v = self.elem(&mut k, &c, &mut env, &soac.elem, &i, &ctx)?;
-                let a = Self::addr(&mut k, &op, &i, Scalar::U64);
-                let base = k.reg(Scalar::U64);
-                k.emit(Ins::ld(Space::Global, Ty::U64, &base, &a));
-                let lanes = Lanes::Thread(&ctx);
-                self.write_seq(&mut k, &c, &mut env, &v, &ptrs, &base, lanes, None)?;
-                Self::loop_tail(&mut k, &i, &stride, &top, &cont, &end);
-                Ok(())
-            })(),
-            Some(block) => (|| {
-                let gl = Self::group_loop_head(&mut k, &c, &n, block);
-                let ctx = Ctx {
-                    key: gl.i.clone(),
-                    fail: Some(gl.cont.clone()),
-                };
-                let v = self.split_elem(&mut k, &c, &mut env, &soac.elem, &gl, &ctx)?;
-                let a = Self::addr(&mut k, &op, &gl.i, Scalar::U64);
-                let (base, stop) = (k.reg(Scalar::U64), k.reg(Scalar::U64));
-                k.emit(Ins::ld(Space::Global, Ty::U64, &base, &a));
-                k.emit(Ins::ld(
-                    Space::Global,
-                    Ty::U64,
-                    &stop,
-                    Addr::from(&a).plus(8),
-                ));
-                let size = k.reg(Scalar::U64);
-                k.emit(Ins::sub(Ty::S64, &size, &stop, &base));
-                self.write_rows_grouped(&mut k, &c, &mut env, &v, &ptrs, &base, &size, &gl, &ctx)?;
-                Self::group_loop_tail(&mut k, &gl);
-                Ok(())
-            })(),
-        };
+        let written = (|| {
+            let el = Self::elem_loop(&mut k, &c, &n, group);
+            let v = self.loop_elem(&mut k, &c, &mut env, &soac.elem, &el)?;
+            let (base, size) = Self::row_bounds(&mut k, &op, &el);
+            self.write_row(&mut k, &c, &mut env, &v, &ptrs, (&base, size.as_ref()), &el)?;
+            Self::elem_loop_end(&mut k, &el);
+            Ok(())
+        })();
         self.owner = None;
         written?;
         let args = k.args.clone();
         let k2 = self.push_kernel(k);
-        steps.push(self.stride_launch(k2, &n_count, per_block(self, group), args));
+        steps.push(self.stride_launch(k2, &n_count, self.per_block(group), args));
         steps.push(Step::CheckErrors);
         steps.push(Step::BindSeq {
             var: var(s.var),
@@ -254,23 +184,82 @@ impl<'f> Gen<'f> {
         Ok(())
     }
 
-    /// The [`Group`] of a group loop's threads, for its current element.
-    pub(super) fn group(&mut self, k: &mut Kernel, gl: &GroupLoop) -> Group {
+    /// The leaves of the rows of a ragged result; with a block per row (`group` is
+    /// `Some(true)`), the combinator's kernels get the block size of a group per element.
+    fn row_leaves(&mut self, row: &Type, group: Option<bool>) -> R<Vec<Scalar>> {
+        let ls = match leaves(row) {
+            Ok(ls) => ls,
+            Err(_) => return unsupported(format!("sequences of `[{row}]` as results")),
+        };
+        if group == Some(true) {
+            self.set_group(self.cur.group, GROUP_BLOCK);
+        }
+        Ok(ls)
+    }
+
+    /// The length of row `v` at the loop's element: measured by its thread, or by its
+    /// group ([`Gen::group_len`]).
+    fn row_len(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        env: &mut Env,
+        v: &KVal,
+        el: &ElemLoop,
+    ) -> R<Reg> {
+        match &el.group {
+            None => self.seq_len(k, c, env, v, &el.ctx()),
+            Some(gl) => {
+                let grp = Self::group(k, gl, el);
+                self.group_len(k, c, env, v, &grp)
+            }
+        }
+    }
+
+    /// Where the loop's row goes, from the row offsets `offs`: its start, and with a group
+    /// per row its length (from the next row's start).
+    fn row_bounds(k: &mut Kernel, offs: &Reg, el: &ElemLoop) -> (Reg, Option<Reg>) {
+        let a = Self::addr(k, offs, &el.i, Scalar::U64);
+        let base = k.reg(Scalar::U64);
+        if el.group.is_none() {
+            k.emit(Ins::ld(Space::Global, Ty::U64, &base, &a));
+            return (base, None);
+        }
+        let stop = k.reg(Scalar::U64);
+        k.emit(Ins::ld(Space::Global, Ty::U64, &base, &a));
+        k.emit(Ins::ld(
+            Space::Global,
+            Ty::U64,
+            &stop,
+            Addr::from(&a).plus(8),
+        ));
+        let size = k.reg(Scalar::U64);
+        k.emit(Ins::sub(Ty::S64, &size, &stop, &base));
+        (base, Some(size))
+    }
+
+    /// The [`Group`] of an element loop's group of threads, for its current element.
+    pub(super) fn group(k: &mut Kernel, gl: &GroupLoop, el: &ElemLoop) -> Group {
+        Group {
+            block: gl.block,
+            lane: gl.lane.clone(),
+            width: Self::group_width(k, gl.block),
+            key: el.i.clone(),
+            fail: el.cont.clone(),
+        }
+    }
+
+    /// The width of a group of threads (`u64`): the block's threads, or 32 for a warp.
+    pub(super) fn group_width(k: &mut Kernel, block: bool) -> Reg {
         let width = k.reg(Scalar::U64);
-        if gl.block {
+        if block {
             let nt = k.reg(Scalar::U32);
             k.emit(Ins::mov(Ty::U32, &nt, Sreg::NtidX));
             k.emit(Ins::cvt(Ty::U64, Ty::U32, &width, &nt));
         } else {
             k.emit(Ins::mov(Ty::U64, &width, 32));
         }
-        Group {
-            block: gl.block,
-            lane: gl.lane.clone(),
-            width,
-            key: gl.i.clone(),
-            fail: gl.cont.clone(),
-        }
+        width
     }
 
     /// A `filter` of rows (elements that are sequences): (1) per element, whether it is
@@ -292,100 +281,48 @@ impl<'f> Gen<'f> {
         group: Option<bool>,
         steps: &mut Vec<Step>,
     ) -> R<()> {
-        let ls = match leaves(row) {
-            Ok(ls) => ls,
-            Err(_) => return unsupported(format!("sequences of `[{row}]` as results")),
-        };
-        if group == Some(true) {
-            self.set_group(self.cur.group, GROUP_BLOCK);
-        }
-        let per_block = match group {
-            None => u64::from(self.bsize()),
-            Some(false) => u64::from(self.warps()),
-            Some(true) => 1,
-        };
-        let suffix = match group {
-            None => "",
-            Some(false) => "_warp",
-            Some(true) => "_block",
-        };
+        let ls = self.row_leaves(row, group)?;
         let n_count = Count::Var(var(soac.len));
         let flags = self.alloc_leaves(&[Scalar::U64], &n_count, steps)[0];
         let sizes = self.alloc_leaves(&[Scalar::U64], &n_count, steps)[0];
-        // Evaluates the element and the predicate (split across a group when given);
-        // returns (row, keep). (Predicate failures are keyed after every element's, as
-        // the flat filter does.)
-        let kept = |g: &mut Self,
-                    k: &mut Kernel,
-                    c: &Common,
-                    env: &mut Env,
-                    i: &Reg,
-                    n: &Reg,
-                    ctx: &Ctx,
-                    split: Option<Split>| {
-            g.split = split;
-            let v = (|| {
-                let v = g.elem(k, c, env, &soac.elem, i, ctx)?;
-                env.insert(pred.params[0], v.clone());
-                let key = k.reg(Scalar::U64);
-                k.emit(Ins::add(Ty::S64, &key, n, i));
-                let pctx = Ctx {
-                    key,
-                    fail: ctx.fail.clone(),
-                };
-                let keep = g.block(k, c, env, &pred.body, &pctx)?.reg()?.clone();
-                Ok::<_, Unsupported>((v, keep))
-            })();
-            g.split = None;
-            v
-        };
+        // Evaluates the element and the predicate at the loop's element (split across a
+        // group); returns (row, keep). (Predicate failures are keyed after every
+        // element's, as the flat filter does.)
+        let kept =
+            |g: &mut Self, k: &mut Kernel, c: &Common, env: &mut Env, el: &ElemLoop, n: &Reg| {
+                g.split_by(el, |g| {
+                    let ctx = el.ctx();
+                    let v = g.elem(k, c, env, &soac.elem, &el.i, &ctx)?;
+                    env.insert(pred.params[0], v.clone());
+                    let key = k.reg(Scalar::U64);
+                    k.emit(Ins::add(Ty::S64, &key, n, &el.i));
+                    let pctx = Ctx {
+                        key,
+                        fail: ctx.fail,
+                    };
+                    let keep = g.block(k, c, env, &pred.body, &pctx)?.reg()?.clone();
+                    Ok((v, keep))
+                })
+            };
 
-        let (mut k, c) = self.new_kernel(&format!("row_filter_sizes{suffix}"));
+        let (mut k, c) = self.new_kernel(&Self::loop_name("row_filter_sizes", group));
         let mut env = self.bind_captures(&mut k, &[&soac.elem, pred])?;
         let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
         let fp = Self::temp_ptrs(&mut k, &[flags])[0].clone();
         let sp = Self::temp_ptrs(&mut k, &[sizes])[0].clone();
-        match group {
-            None => {
-                let (i, stride, top, cont, end) = self.grid_stride_head(&mut k, &c, &n);
-                let ctx = Ctx {
-                    key: i.clone(),
-                    fail: Some(cont.clone()),
-                };
-                let (v, keep) = kept(self, &mut k, &c, &mut env, &i, &n, &ctx, None)?;
-                let len = self.seq_len(&mut k, &c, &mut env, &v, &ctx)?;
-                let f = Self::flag(&mut k, Some(&keep));
-                let sz = k.reg(Scalar::U64);
-                k.emit(Ins::selp(Ty::U64, &sz, &len, 0, &keep));
-                self.store(&mut k, &fp, &i, &f);
-                self.store(&mut k, &sp, &i, &sz);
-                Self::loop_tail(&mut k, &i, &stride, &top, &cont, &end);
-            }
-            Some(block) => {
-                let gl = Self::group_loop_head(&mut k, &c, &n, block);
-                let ctx = Ctx {
-                    key: gl.i.clone(),
-                    fail: Some(gl.cont.clone()),
-                };
-                let split = Split {
-                    block,
-                    lane: gl.lane.clone(),
-                };
-                let (v, keep) = kept(self, &mut k, &c, &mut env, &gl.i, &n, &ctx, Some(split))?;
-                let grp = self.group(&mut k, &gl);
-                let len = self.group_len(&mut k, &c, &mut env, &v, &grp)?;
-                let f = Self::flag(&mut k, Some(&keep));
-                let sz = k.reg(Scalar::U64);
-                k.emit(Ins::selp(Ty::U64, &sz, &len, 0, &keep));
-                k.emit(Ins::bra(&gl.cont).unless(&gl.leader));
-                self.store(&mut k, &fp, &gl.i, &f);
-                self.store(&mut k, &sp, &gl.i, &sz);
-                Self::group_loop_tail(&mut k, &gl);
-            }
-        }
+        let el = Self::elem_loop(&mut k, &c, &n, group);
+        let (v, keep) = kept(self, &mut k, &c, &mut env, &el, &n)?;
+        let len = self.row_len(&mut k, &c, &mut env, &v, &el)?;
+        let f = Self::flag(&mut k, Some(&keep));
+        let sz = k.reg(Scalar::U64);
+        k.emit(Ins::selp(Ty::U64, &sz, &len, 0, &keep));
+        Self::leader_only(&mut k, &el);
+        self.store(&mut k, &fp, &el.i, &f);
+        self.store(&mut k, &sp, &el.i, &sz);
+        Self::elem_loop_end(&mut k, &el);
         let args = k.args.clone();
         let k1 = self.push_kernel(k);
-        steps.push(self.stride_launch(k1, &n_count, per_block, args));
+        steps.push(self.stride_launch(k1, &n_count, self.per_block(group), args));
         steps.push(Step::CheckErrors);
 
         let (pos, rows) = self.offsets(flags, &n_count, steps)?;
@@ -394,7 +331,7 @@ impl<'f> Gen<'f> {
         let n1 = Count::Add(Box::new(Count::Temp(rows)), Box::new(Count::Const(1)));
         let out_offs = self.alloc_leaves(&[Scalar::U64], &n1, steps)[0];
 
-        let (mut k, c) = self.new_kernel(&format!("row_filter{suffix}"));
+        let (mut k, c) = self.new_kernel(&Self::loop_name("row_filter", group));
         let mut env = self.bind_captures(&mut k, &[&soac.elem, pred])?;
         let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
         let pp = Self::temp_ptrs(&mut k, &[pos])[0].clone();
@@ -412,58 +349,37 @@ impl<'f> Gen<'f> {
         let last_off = self.load_leaves(&mut k, std::slice::from_ref(&ep), &n, &[Scalar::U64]);
         self.store(&mut k, &op, &last_pos[0], &last_off[0]);
         k.place(&skip);
-        match group {
+        let el = Self::elem_loop(&mut k, &c, &n, group);
+        let (v, keep) = kept(self, &mut k, &c, &mut env, &el, &n)?;
+        // The same in every thread of a group.
+        k.emit(Ins::bra(&el.cont).unless(&keep));
+        // The kept row's position, and where its elements go.
+        let at = |g: &mut Self, k: &mut Kernel| {
+            g.load_leaves(k, std::slice::from_ref(&pp), &el.i, &[Scalar::U64])
+                .remove(0)
+        };
+        let ((base, size), at) = match el.group {
             None => {
-                let (i, stride, top, cont, end) = self.grid_stride_head(&mut k, &c, &n);
-                let ctx = Ctx {
-                    key: i.clone(),
-                    fail: Some(cont.clone()),
-                };
-                let (v, keep) = kept(self, &mut k, &c, &mut env, &i, &n, &ctx, None)?;
-                k.emit(Ins::bra(&cont).unless(&keep));
-                let at = self.load_leaves(&mut k, std::slice::from_ref(&pp), &i, &[Scalar::U64]);
-                let base = self.load_leaves(&mut k, std::slice::from_ref(&ep), &i, &[Scalar::U64]);
-                self.store(&mut k, &op, &at[0], &base[0]);
-                let lanes = Lanes::Thread(&ctx);
-                self.write_seq(&mut k, &c, &mut env, &v, &ptrs, &base[0], lanes, None)?;
-                Self::loop_tail(&mut k, &i, &stride, &top, &cont, &end);
+                let at = at(self, &mut k);
+                (Self::row_bounds(&mut k, &ep, &el), at)
             }
-            Some(block) => {
-                let gl = Self::group_loop_head(&mut k, &c, &n, block);
-                let ctx = Ctx {
-                    key: gl.i.clone(),
-                    fail: Some(gl.cont.clone()),
-                };
-                let split = Split {
-                    block,
-                    lane: gl.lane.clone(),
-                };
-                let (v, keep) = kept(self, &mut k, &c, &mut env, &gl.i, &n, &ctx, Some(split))?;
-                // The same in every thread of the group.
-                k.emit(Ins::bra(&gl.cont).unless(&keep));
-                let a = Self::addr(&mut k, &ep, &gl.i, Scalar::U64);
-                let (base, stop) = (k.reg(Scalar::U64), k.reg(Scalar::U64));
-                k.emit(Ins::ld(Space::Global, Ty::U64, &base, &a));
-                k.emit(Ins::ld(
-                    Space::Global,
-                    Ty::U64,
-                    &stop,
-                    Addr::from(&a).plus(8),
-                ));
-                let size = k.reg(Scalar::U64);
-                k.emit(Ins::sub(Ty::S64, &size, &stop, &base));
-                let at = self.load_leaves(&mut k, std::slice::from_ref(&pp), &gl.i, &[Scalar::U64]);
-                let not_leader = k.label();
-                k.emit(Ins::bra(&not_leader).unless(&gl.leader));
-                self.store(&mut k, &op, &at[0], &base);
-                k.place(&not_leader);
-                self.write_rows_grouped(&mut k, &c, &mut env, &v, &ptrs, &base, &size, &gl, &ctx)?;
-                Self::group_loop_tail(&mut k, &gl);
-            }
+            Some(_) => (Self::row_bounds(&mut k, &ep, &el), at(self, &mut k)),
+        };
+        // Its offset, written by one thread.
+        let not_leader = el.group.as_ref().map(|gl| {
+            let l = k.label();
+            k.emit(Ins::bra(&l).unless(&gl.leader));
+            l
+        });
+        self.store(&mut k, &op, &at, &base);
+        if let Some(l) = not_leader {
+            k.place(&l);
         }
+        self.write_row(&mut k, &c, &mut env, &v, &ptrs, (&base, size.as_ref()), &el)?;
+        Self::elem_loop_end(&mut k, &el);
         let args = k.args.clone();
         let k2 = self.push_kernel(k);
-        steps.push(self.stride_launch(k2, &n_count, per_block, args));
+        steps.push(self.stride_launch(k2, &n_count, self.per_block(group), args));
         steps.push(Step::CheckErrors);
         steps.push(Step::BindSeq {
             var: var(s.var),
@@ -475,30 +391,34 @@ impl<'f> Gen<'f> {
         Ok(())
     }
 
-    /// Writes row `v` of a group loop's element at `base` of `ptrs` (`size` elements,
-    /// from the sizes pass) with the group ([`Gen::write_grouped`]); in report mode every
-    /// thread writes it alone, in order ([`Gen::write_seq`]), so the failure recorded
-    /// first is the first in sequential order. Ends at the loop's next element.
+    /// Writes row `v` of the loop's element at `base` of `ptrs`: by its thread
+    /// ([`Gen::write_seq`]), or by its group (`size` elements, from the sizes pass); in
+    /// report mode every thread of a group writes it alone, in order, so the failure
+    /// recorded first is the first in sequential order. A group ends at the loop's next
+    /// element.
     #[allow(clippy::too_many_arguments)]
-    fn write_rows_grouped(
+    fn write_row(
         &mut self,
         k: &mut Kernel,
         c: &Common,
         env: &mut Env,
         v: &KVal,
         ptrs: &[Reg],
-        base: &Reg,
-        size: &Reg,
-        gl: &GroupLoop,
-        ctx: &Ctx,
+        (base, size): (&Reg, Option<&Reg>),
+        el: &ElemLoop,
     ) -> R<()> {
+        let ctx = el.ctx();
+        let alone = Lanes::Thread(&ctx);
+        let (Some(gl), Some(size)) = (&el.group, size) else {
+            return self.write_seq(k, c, env, v, ptrs, base, alone, None);
+        };
         let rep = Self::report_mode(k, c);
-        let alone = k.label();
-        k.emit(Ins::bra(&alone).when(&rep));
-        let grp = self.group(k, gl);
+        let by_one = k.label();
+        k.emit(Ins::bra(&by_one).when(&rep));
+        let grp = Self::group(k, gl, el);
         self.write_seq(k, c, env, v, ptrs, base, Lanes::Group(&grp), Some(size))?;
-        k.emit(Ins::bra(&gl.cont));
-        k.place(&alone);
-        self.write_seq(k, c, env, v, ptrs, base, Lanes::Thread(ctx), None)
+        k.emit(Ins::bra(&el.cont));
+        k.place(&by_one);
+        self.write_seq(k, c, env, v, ptrs, base, alone, None)
     }
 }

@@ -92,18 +92,16 @@ impl<'f> Gen<'f> {
         let dl = k.param(Scalar::U64, KArg::Count(dlen.clone()));
         let ptrs = Self::temp_ptrs(&mut k, &outs);
         let lock = lock.map(|t| Self::temp_ptrs(&mut k, &[t])[0].clone());
-        let (i, stride, top, cont, end) = self.grid_stride_head(&mut k, &c, &n);
-        let ctx = Ctx {
-            key: i.clone(),
-            fail: Some(cont.clone()),
-        };
+        let el = Self::elem_loop(&mut k, &c, &n, None);
+        let i = el.i.clone();
+        let ctx = el.ctx();
         let e = self.elem(&mut k, &c, &mut env, &soac.elem, &i, &ctx)?;
         let (idx, signed, vals) = self.pair(&mut k, e)?;
         let key = k.reg(Scalar::U64);
         k.emit(Ins::add(Ty::S64, &key, &n, &i));
         let ctx2 = Ctx {
             key,
-            fail: Some(cont.clone()),
+            fail: Some(el.cont.clone()),
         };
         let bad = k.reg(Scalar::Bool);
         k.emit(Ins::setp(Cmp::Ge, Ty::U64, &bad, &idx, &dl));
@@ -159,7 +157,7 @@ impl<'f> Gen<'f> {
                 }
             }
         }
-        Self::loop_tail(&mut k, &i, &stride, &top, &cont, &end);
+        Self::elem_loop_end(&mut k, &el);
         let args = k.args.clone();
         let kid = self.push_kernel(k);
         let n_count = Count::Var(var(soac.len));

@@ -374,7 +374,7 @@ impl<'f> Gen<'f> {
             }
             vec![out]
         } else {
-            let elems = self.map_to_temps(soac, &ls, "sort_elems", steps)?;
+            let elems = self.map_to_temps(soac, &ls, "sort_elems", None, steps)?;
             let idx = self.alloc_leaves(&[Scalar::U32, Scalar::U32], &n, steps);
             let mut keys: HashMap<Scalar, Vec<u32>> = HashMap::new();
             // Which buffer of each pair holds the current keys and indices.
@@ -427,7 +427,8 @@ impl<'f> Gen<'f> {
         };
         let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
         let kp = Self::temp_ptrs(&mut k, &[keys])[0].clone();
-        let (j, stride, top, cont, end) = self.grid_stride_head(&mut k, &c, &n);
+        let el = Self::elem_loop(&mut k, &c, &n, None);
+        let j = el.i.clone();
         let src = match idx {
             None => j.clone(),
             Some((idx, first)) => {
@@ -447,10 +448,7 @@ impl<'f> Gen<'f> {
         };
         let value = match source {
             KeySource::Elem(soac) => {
-                let ctx = Ctx {
-                    key: j.clone(),
-                    fail: Some(cont.clone()),
-                };
+                let ctx = el.ctx();
                 let v = self.elem(&mut k, &c, &mut env, &soac.elem, &src, &ctx)?;
                 // A scalar, or a tuple of one.
                 v.flatten()?.remove(0)
@@ -462,7 +460,7 @@ impl<'f> Gen<'f> {
         };
         let key = Self::radix_key(&mut k, &value, s);
         self.store(&mut k, &kp, &j, &key);
-        Self::loop_tail(&mut k, &j, &stride, &top, &cont, &end);
+        Self::elem_loop_end(&mut k, &el);
         let args = k.args.clone();
         let kid = self.push_kernel(k);
         steps.push(self.stride_launch(kid, n_count, u64::from(RADIX), args));
@@ -889,7 +887,8 @@ impl<'f> Gen<'f> {
         let ip = Self::temp_ptrs(&mut k, &[idx]);
         let src = Self::temp_ptrs(&mut k, &elems[values]);
         let dst = Self::temp_ptrs(&mut k, &outs);
-        let (j, stride, top, cont, end) = self.grid_stride_head(&mut k, &c, &n);
+        let el = Self::elem_loop(&mut k, &c, &n, None);
+        let j = el.i.clone();
         let at = self.load_leaves(&mut k, &ip, &j, &[Scalar::U32]);
         let from = k.reg(Scalar::U64);
         k.emit(Ins::cvt(Ty::U64, Ty::U32, &from, &at[0]));
@@ -897,7 +896,7 @@ impl<'f> Gen<'f> {
         for (v, p) in vals.iter().zip(&dst) {
             self.store(&mut k, p, &j, v);
         }
-        Self::loop_tail(&mut k, &j, &stride, &top, &cont, &end);
+        Self::elem_loop_end(&mut k, &el);
         let args = k.args.clone();
         let kid = self.push_kernel(k);
         steps.push(self.stride_launch(kid, n_count, u64::from(RADIX), args));

@@ -361,14 +361,7 @@ impl<'f> Gen<'f> {
         let ty = self.ty(s.var);
         let ls = leaves(ty)?;
         let comb = Comb::Op(op, ty);
-        let width = k.reg(Scalar::U64);
-        if sp.block {
-            let nt = k.reg(Scalar::U32);
-            k.emit(Ins::mov(Ty::U32, &nt, Sreg::NtidX));
-            k.emit(Ins::cvt(Ty::U64, Ty::U32, &width, &nt));
-        } else {
-            k.emit(Ins::mov(Ty::U64, &width, 32));
-        }
+        let width = Self::group_width(k, sp.block);
         let len = Self::get(env, soac.len)?.reg()?.clone();
         let acc = self.none(k, &ls);
         let failed = self.pconst(k, false);
