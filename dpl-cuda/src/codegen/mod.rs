@@ -453,14 +453,8 @@ impl<'f> Gen<'f> {
                 _ => self.map_scheduled(s, soac, steps),
             },
             SoacKind::Reduce { op, init } => self.reduce(s, soac, op, *init, steps),
-            SoacKind::Scan { op } => match self.opts.scan {
-                crate::Scan::LookBack => self.scan_lookback(s, soac, op, None, steps),
-                crate::Scan::ReduceThenScan => self.scan(s, soac, op, None, steps),
-            },
-            SoacKind::ExclusiveScan { op, init } => match self.opts.scan {
-                crate::Scan::LookBack => self.scan_lookback(s, soac, op, Some(*init), steps),
-                crate::Scan::ReduceThenScan => self.scan(s, soac, op, Some(*init), steps),
-            },
+            SoacKind::Scan { op } => self.scan(s, soac, op, None, steps),
+            SoacKind::ExclusiveScan { op, init } => self.scan(s, soac, op, Some(*init), steps),
             SoacKind::Filter { pred } => self.filter(s, soac, pred, steps),
             SoacKind::Scatter { dst } => self.scatter(s, soac, None, *dst, steps),
             SoacKind::ScatterReduce { op, dst } => self.scatter(s, soac, Some(op), *dst, steps),

@@ -20,6 +20,28 @@
 //!
 //! This module knows nothing of the code generator ([`crate::codegen`] uses it).
 
+/// Declares an enum of PTX words (types, qualifiers, special registers) with the text
+/// each variant is spelled as (its `Display`).
+macro_rules! spelled {
+    ($(#[$m:meta])* $vis:vis enum $name:ident {
+        $($(#[$vm:meta])* $v:ident = $text:literal,)*
+    }) => {
+        $(#[$m])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        $vis enum $name {
+            $($(#[$vm])* $v,)*
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(match self {
+                    $($name::$v => $text,)*
+                })
+            }
+        }
+    };
+}
+
 mod f64;
 pub(crate) mod ins;
 mod kernel;

@@ -48,30 +48,19 @@ impl fmt::Display for Sym {
     }
 }
 
-/// A special register.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Sreg {
-    /// `%tid.x`: the thread's index in its block.
-    TidX,
-    /// `%ntid.x`: threads per block.
-    NtidX,
-    /// `%ctaid.x`: the block's index in the grid.
-    CtaidX,
-    /// `%nctaid.x`: blocks in the grid.
-    NctaidX,
-    /// `%lanemask_lt`: the lanes of the warp below this one.
-    LanemaskLt,
-}
-
-impl fmt::Display for Sreg {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Sreg::TidX => "%tid.x",
-            Sreg::NtidX => "%ntid.x",
-            Sreg::CtaidX => "%ctaid.x",
-            Sreg::NctaidX => "%nctaid.x",
-            Sreg::LanemaskLt => "%lanemask_lt",
-        })
+spelled! {
+    /// A special register.
+    pub(crate) enum Sreg {
+        /// `%tid.x`: the thread's index in its block.
+        TidX = "%tid.x",
+        /// `%ntid.x`: threads per block.
+        NtidX = "%ntid.x",
+        /// `%ctaid.x`: the block's index in the grid.
+        CtaidX = "%ctaid.x",
+        /// `%nctaid.x`: blocks in the grid.
+        NctaidX = "%nctaid.x",
+        /// `%lanemask_lt`: the lanes of the warp below this one.
+        LanemaskLt = "%lanemask_lt",
     }
 }
 

@@ -1,49 +1,31 @@
 //! The types of instructions (`.u32`, `.b64`, `.pred`, ...) and how each scalar type of
 //! dpl is spelled in arithmetic, in untyped moves and in memory.
 
-use std::fmt;
-
 use dpl_core::ir::Scalar;
 
-/// The type suffix of an instruction.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Ty {
-    /// A predicate.
-    Pred,
-    /// An unsigned byte (memory only).
-    U8,
-    /// Untyped 32 bits.
-    B32,
-    /// Untyped 64 bits.
-    B64,
-    /// Unsigned 32-bit integer.
-    U32,
-    /// Unsigned 64-bit integer.
-    U64,
-    /// Signed 32-bit integer.
-    S32,
-    /// Signed 64-bit integer.
-    S64,
-    /// 32-bit float.
-    F32,
-    /// 64-bit float.
-    F64,
-}
-
-impl fmt::Display for Ty {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Ty::Pred => "pred",
-            Ty::U8 => "u8",
-            Ty::B32 => "b32",
-            Ty::B64 => "b64",
-            Ty::U32 => "u32",
-            Ty::U64 => "u64",
-            Ty::S32 => "s32",
-            Ty::S64 => "s64",
-            Ty::F32 => "f32",
-            Ty::F64 => "f64",
-        })
+spelled! {
+    /// The type suffix of an instruction.
+    pub(crate) enum Ty {
+        /// A predicate.
+        Pred = "pred",
+        /// An unsigned byte (memory only).
+        U8 = "u8",
+        /// Untyped 32 bits.
+        B32 = "b32",
+        /// Untyped 64 bits.
+        B64 = "b64",
+        /// Unsigned 32-bit integer.
+        U32 = "u32",
+        /// Unsigned 64-bit integer.
+        U64 = "u64",
+        /// Signed 32-bit integer.
+        S32 = "s32",
+        /// Signed 64-bit integer.
+        S64 = "s64",
+        /// 32-bit float.
+        F32 = "f32",
+        /// 64-bit float.
+        F64 = "f64",
     }
 }
 

@@ -723,21 +723,30 @@ fn fmod(m: &mut F64<'_>, x: &Reg, y: &Reg) -> Reg {
     m.selc(&anyn, f64::NAN, &res)
 }
 
-/// The functions of this module.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Fun {
-    Exp,
-    Ln,
-    Log2,
-    Sin,
-    Cos,
-    Tanh,
-    Pow,
-    Rem,
+/// Emits `f(args)` for the functions of this module (`exp`, `ln`, `log2`, `sin`, `cos`,
+/// `tanh`, `powf`) on `f32` or `f64` arguments (computed in `f64`).
+pub(in crate::codegen) fn emit(k: &mut Kernel, f: MathFn, args: &[Reg]) -> R<Reg> {
+    let routine: fn(&mut F64<'_>, &[Reg]) -> Reg = match f {
+        MathFn::Exp => |m, x| exp_dd(m, &x[0], None),
+        MathFn::Ln => |m, x| ln(m, &x[0]),
+        MathFn::Log2 => |m, x| log2(m, &x[0]),
+        MathFn::Sin => |m, x| sincos(m, &x[0], false),
+        MathFn::Cos => |m, x| sincos(m, &x[0], true),
+        MathFn::Tanh => |m, x| tanh(m, &x[0]),
+        MathFn::Powf => |m, x| pow(m, &x[0], &x[1]),
+        _ => return unsupported(format!("`{}` as a math routine (internal)", f.name())),
+    };
+    Ok(in_f64(k, args, routine))
 }
 
-/// Emits `f(args)` for `f32` or `f64` arguments (computed in `f64`).
-pub(crate) fn emit(k: &mut Kernel, f: Fun, args: &[Reg]) -> Reg {
+/// The float remainder `x % y` (`fmod`) of `f32` or `f64` operands.
+pub(in crate::codegen) fn rem(k: &mut Kernel, x: &Reg, y: &Reg) -> Reg {
+    in_f64(k, &[x.clone(), y.clone()], |m, a| fmod(m, &a[0], &a[1]))
+}
+
+/// `routine(args)` computed in `f64`: `f32` arguments are widened exactly, an `f32`
+/// result is rounded once from the `f64` one.
+fn in_f64(k: &mut Kernel, args: &[Reg], routine: fn(&mut F64<'_>, &[Reg]) -> Reg) -> Reg {
     let ty = args[0].ty;
     let mut m = F64 { k };
     let wide: Vec<Reg> = args
@@ -752,17 +761,7 @@ pub(crate) fn emit(k: &mut Kernel, f: Fun, args: &[Reg]) -> Reg {
             }
         })
         .collect();
-    let x = &wide[0];
-    let y = match f {
-        Fun::Exp => exp_dd(&mut m, x, None),
-        Fun::Ln => ln(&mut m, x),
-        Fun::Log2 => log2(&mut m, x),
-        Fun::Sin => sincos(&mut m, x, false),
-        Fun::Cos => sincos(&mut m, x, true),
-        Fun::Tanh => tanh(&mut m, x),
-        Fun::Pow => pow(&mut m, x, &wide[1]),
-        Fun::Rem => fmod(&mut m, x, &wide[1]),
-    };
+    let y = routine(&mut m, &wide);
     if ty == Scalar::F32 {
         let r = m.k.reg(Scalar::F32);
         m.k.emit(Ins::cvt_rnd(Rnd::Rn, Ty::F32, Ty::F64, &r, &y));

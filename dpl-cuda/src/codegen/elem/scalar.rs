@@ -1,7 +1,6 @@
 //! Scalar operations: constants, unary and binary operators (wrapping integers, checked
 //! division), Rust's `as` casts, and math functions (see [`super::math`]).
 
-use super::math::Fun;
 use super::*;
 
 impl<'f> Gen<'f> {
@@ -105,7 +104,7 @@ impl<'f> Gen<'f> {
                 Sub => k.emit(Ins::sub_rn(t, &r, a, b)),
                 Mul => k.emit(Ins::mul_rn(t, &r, a, b)),
                 Div => k.emit(Ins::div_rn(t, &r, a, b)),
-                Rem => return Ok(super::math::emit(k, Fun::Rem, &[a.clone(), b.clone()])),
+                Rem => return Ok(super::math::rem(k, a, b)),
                 _ => return unsupported(format!("`{}` on floats", op.symbol())),
             }
             return Ok(r);
@@ -289,18 +288,7 @@ impl<'f> Gen<'f> {
                 k.emit(Ins::selp(t, &r, y, x, &better));
             }
             MulAdd => k.emit(Ins::fma_rn(t, &r, x, &xs[1], &xs[2])),
-            Exp | Ln | Log2 | Sin | Cos | Tanh | Powf => {
-                let f = match m {
-                    Exp => Fun::Exp,
-                    Ln => Fun::Ln,
-                    Log2 => Fun::Log2,
-                    Sin => Fun::Sin,
-                    Cos => Fun::Cos,
-                    Tanh => Fun::Tanh,
-                    _ => Fun::Pow,
-                };
-                return Ok(super::math::emit(k, f, xs));
-            }
+            Exp | Ln | Log2 | Sin | Cos | Tanh | Powf => return super::math::emit(k, m, xs),
         }
         Ok(r)
     }

@@ -1,12 +1,23 @@
-//! The single-pass scan with decoupled look-back (Merrill and Garland): the tile status
-//! buffers, publishing a tile's aggregate and inclusive prefix, and the warp's look-back.
+//! The single-pass scan with decoupled look-back (Merrill and Garland): every block takes
+//! the next tile from an atomic counter (so a block waits only for tiles taken before
+//! its own, which are running or done, whatever order the blocks are scheduled in),
+//! loads it into shared memory, each thread combines its consecutive items, one block
+//! scan of the thread totals gives the tile's aggregate, published (flag 1); then its
+//! first warp looks back over the tiles before it, 32 at a time, combining aggregates
+//! in order until one with its inclusive prefix published (flag 2); the block then
+//! publishes its own inclusive prefix, each thread scans its items from its prefix and
+//! the tile is written out. Status: per tile a `u32` flag, and the aggregate and
+//! inclusive prefix as optional values (a "has" byte plus the leaves), written before
+//! the flag with a `membar.gl` between (and read after it with one); flags are read
+//! and written `volatile`, values read `ld.relaxed.gpu`. In report mode (the launch
+//! again, the counter past the end) tile `t mod grid` is taken and every flag is set.
 
 use super::*;
 
 /// The look-back status of a scan's tiles (temporaries): the tile counter, one flag per
 /// tile, the aggregates and the inclusive prefixes (one buffer per leaf, plus the "has"
 /// bytes).
-struct Status {
+pub(super) struct Status {
     counter: u32,
     flags: u32,
     aggs: Vec<u32>,
@@ -16,7 +27,7 @@ struct Status {
 }
 
 /// [`Status`] as kernel parameters.
-struct StatusPtrs {
+pub(super) struct StatusPtrs {
     counter: Reg,
     flags: Reg,
     aggs: Vec<Reg>,
@@ -26,76 +37,6 @@ struct StatusPtrs {
 }
 
 impl<'f> Gen<'f> {
-    /// A single-pass scan with decoupled look-back (Merrill and Garland): every block takes
-    /// the next tile from an atomic counter (so a block waits only for tiles taken before
-    /// its own, which are running or done, whatever order the blocks are scheduled in),
-    /// loads it into shared memory, each thread combines its consecutive items, one block
-    /// scan of the thread totals gives the tile's aggregate, published (flag 1); then its
-    /// first warp looks back over the tiles before it, 32 at a time, combining aggregates
-    /// in order until one with its inclusive prefix published (flag 2); the block then
-    /// publishes its own inclusive prefix, each thread scans its items from its prefix and
-    /// the tile is written out. Status: per tile a `u32` flag, and the aggregate and
-    /// inclusive prefix as optional values (a "has" byte plus the leaves), written before
-    /// the flag with a `membar.gl` between (and read after it with one); flags are read
-    /// and written `volatile`, values read `ld.relaxed.gpu`. In report mode (the launch
-    /// again, the counter past the end) tile `t mod grid` is taken and every flag is set.
-    pub(in crate::codegen) fn scan_lookback(
-        &mut self,
-        s: &Stmt,
-        soac: &Soac,
-        op: &Lambda,
-        init: Option<VarId>,
-        steps: &mut Vec<Step>,
-    ) -> R<()> {
-        let Some(elem_ty) = self.ty(s.var).elem() else {
-            return unsupported("scan without a sequence type");
-        };
-        let ls = leaves(elem_ty)?;
-        let comb = Comb::Op(op, elem_ty);
-        let n_count = Count::Var(var(soac.len));
-        let tile_len = u64::from(self.bsize()) * self.scan_items(&ls);
-        let grid = cmax1(cdiv(n_count.clone(), tile_len));
-        let status = self.alloc_status(&ls, &grid, steps);
-        let outs = self.alloc_leaves(&ls, &n_count, steps);
-
-        let (mut k, c) = self.new_kernel("scan_lookback");
-        let mut env = self.bind_captures(&mut k, &[&soac.elem, op])?;
-        let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
-        let st = Self::status_ptrs(&mut k, &status);
-        let op_p = Self::temp_ptrs(&mut k, &outs);
-        let init_v = self.bind_init(&mut k, init)?;
-        let op_ctx = Ctx {
-            key: n.clone(),
-            fail: None,
-        };
-        let mut elem = Self::scan_elem(&c, soac, &n);
-        let (before, excl, t) =
-            self.lookback_core(&mut k, &c, &mut env, comb, &op_ctx, &ls, &st, &n, &mut elem)?;
-        // Start value (exclusive scan), earlier tiles, then the threads before this one.
-        let base = self.none(&mut k, &ls);
-        Self::set_init(&mut k, &base, init_v.as_deref());
-        let base = self.opt_combine(&mut k, &c, &mut env, comb, &base, &before, &op_ctx)?;
-        let prefix = self.opt_combine(&mut k, &c, &mut env, comb, &base, &excl, &op_ctx)?;
-        self.tile_scan(
-            &mut k,
-            &c,
-            &mut env,
-            comb,
-            &t,
-            &prefix,
-            init.is_some(),
-            &op_ctx,
-        )?;
-        let mut store = Self::leaf_store(&op_p);
-        self.tile_store(&mut k, &c, &t, &mut store)?;
-        let args = k.args.clone();
-        let kid = self.push_kernel(k);
-        steps.push(self.launch(kid, grid, args));
-        steps.push(Step::CheckErrors);
-        steps.push(Self::bind_flat(s.var, elem_ty, outs, n_count));
-        Ok(())
-    }
-
     /// The row offsets of a ragged result from the row sizes (`sizes`, `n` of them, `u64`)
     /// in one pass with decoupled look-back: `offs[i + 1]` is the inclusive sum up to `i`
     /// (`offs[0]` is 0 from the zeroed allocation). Returns the offsets.
@@ -146,7 +87,12 @@ impl<'f> Gen<'f> {
     /// Allocates the look-back status of `grid` tiles for elements of leaves `ls`: the
     /// tile counter, the flags, the aggregates and inclusive prefixes (each with its "has"
     /// flags), all zeroed.
-    fn alloc_status(&mut self, ls: &[Scalar], grid: &Count, steps: &mut Vec<Step>) -> Status {
+    pub(super) fn alloc_status(
+        &mut self,
+        ls: &[Scalar],
+        grid: &Count,
+        steps: &mut Vec<Step>,
+    ) -> Status {
         Status {
             counter: self.alloc_leaves(&[Scalar::U32], &Count::Const(1), steps)[0],
             flags: self.alloc_leaves(&[Scalar::U32], grid, steps)[0],
@@ -158,7 +104,7 @@ impl<'f> Gen<'f> {
     }
 
     /// The look-back status buffers as kernel parameters.
-    fn status_ptrs(k: &mut Kernel, s: &Status) -> StatusPtrs {
+    pub(super) fn status_ptrs(k: &mut Kernel, s: &Status) -> StatusPtrs {
         StatusPtrs {
             counter: Self::temp_ptrs(k, &[s.counter])[0].clone(),
             flags: Self::temp_ptrs(k, &[s.flags])[0].clone(),
@@ -176,7 +122,7 @@ impl<'f> Gen<'f> {
     /// tiles before (no value for tile 0), this thread's exclusive prefix within the tile,
     /// and the tile (its elements in shared memory, for [`Gen::tile_scan`]).
     #[allow(clippy::too_many_arguments)]
-    fn lookback_core(
+    pub(super) fn lookback_core(
         &mut self,
         k: &mut Kernel,
         c: &Common,
@@ -215,9 +161,7 @@ impl<'f> Gen<'f> {
         k.emit(Ins::cvt(Ty::U64, Ty::U32, &tile, &t32));
 
         // The tile: loaded, each thread's items combined, the thread totals scanned.
-        let t = self.tile_begin(k, c, ls, &tile, n);
-        self.tile_load(k, c, env, &t, elem)?;
-        let mine = self.tile_reduce(k, c, env, comb, &t, op_ctx)?;
+        let (t, mine) = self.tile_reduced(k, c, env, comb, op_ctx, ls, &tile, n, elem)?;
         let (_, excl, carry) = self.block_scan(k, c, env, comb, &mine, op_ctx)?;
 
         // Publish the aggregate (tile 0: its inclusive prefix).

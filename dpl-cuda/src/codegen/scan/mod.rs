@@ -8,7 +8,111 @@ mod lookback;
 mod reduce_then_scan;
 pub(super) mod tiles;
 
+/// Where the prefix of the tiles before a block's comes from.
+enum Earlier {
+    /// The look-back status of the tiles.
+    Status(lookback::Status),
+    /// The scanned totals of the tiles (reduce-then-scan).
+    Totals(Vec<u32>),
+}
+
 impl<'f> Gen<'f> {
+    /// A device-wide `scan` (an `exclusive_scan` with its start value `init`) over tiles of
+    /// [`scan_items`] elements per thread, with the algorithm asked for: the single pass
+    /// with decoupled look-back ([`lookback`]), or reduce-then-scan (the tiles' totals and
+    /// one block scanning them first, [`Gen::tile_totals`]). The last kernel loads each
+    /// tile, combines each thread's items, scans the thread totals over the block, puts
+    /// the prefix of the tiles before (and the start value) in front, scans each thread's
+    /// items from its prefix and writes the tile out.
+    pub(in crate::codegen) fn scan(
+        &mut self,
+        s: &Stmt,
+        soac: &Soac,
+        op: &Lambda,
+        init: Option<VarId>,
+        steps: &mut Vec<Step>,
+    ) -> R<()> {
+        let Some(elem_ty) = self.ty(s.var).elem() else {
+            return unsupported("scan without a sequence type");
+        };
+        let ls = leaves(elem_ty)?;
+        let comb = Comb::Op(op, elem_ty);
+        let n_count = Count::Var(var(soac.len));
+        let tile_len = u64::from(self.bsize()) * self.scan_items(&ls);
+        let grid = cmax1(cdiv(n_count.clone(), tile_len));
+        let lookback = self.opts.scan == crate::Scan::LookBack;
+        let earlier = if lookback {
+            Earlier::Status(self.alloc_status(&ls, &grid, steps))
+        } else {
+            Earlier::Totals(self.tile_totals(soac, op, comb, &ls, &grid, &n_count, steps)?)
+        };
+        let outs = self.alloc_leaves(&ls, &n_count, steps);
+
+        let (mut k, c) = self.new_kernel(if lookback { "scan_lookback" } else { "scan" });
+        let mut env = self.bind_captures(&mut k, &[&soac.elem, op])?;
+        let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
+        let (status, totals) = match &earlier {
+            Earlier::Status(st) => (Some(Self::status_ptrs(&mut k, st)), None),
+            Earlier::Totals(t) => (None, Some(Self::temp_ptrs(&mut k, t))),
+        };
+        let op_p = Self::temp_ptrs(&mut k, &outs);
+        let init_v = self.bind_init(&mut k, init)?;
+        let op_ctx = Ctx {
+            key: n.clone(),
+            fail: None,
+        };
+        let mut elem = Self::scan_elem(&c, soac, &n);
+        // The tile, this thread's exclusive prefix in it, and (look-back) the prefix of the
+        // tiles before.
+        let (t, excl, before) = match &status {
+            Some(st) => {
+                let (before, excl, t) = self
+                    .lookback_core(&mut k, &c, &mut env, comb, &op_ctx, &ls, st, &n, &mut elem)?;
+                (t, excl, Some(before))
+            }
+            None => {
+                let tile = c.ctaid64.clone();
+                let (t, mine) = self.tile_reduced(
+                    &mut k, &c, &mut env, comb, &op_ctx, &ls, &tile, &n, &mut elem,
+                )?;
+                let (_, excl, _) = self.block_scan(&mut k, &c, &mut env, comb, &mine, &op_ctx)?;
+                (t, excl, None)
+            }
+        };
+        // The start value (exclusive scan), the tiles before, the threads before.
+        let carry = self.none(&mut k, &ls);
+        Self::set_init(&mut k, &carry, init_v.as_deref());
+        let carry = match (before, &totals) {
+            (Some(before), _) => {
+                self.opt_combine(&mut k, &c, &mut env, comb, &carry, &before, &op_ctx)?
+            }
+            (None, Some(tp)) => {
+                self.add_earlier_tiles(&mut k, &c, &mut env, comb, &op_ctx, &carry, tp)?;
+                carry
+            }
+            (None, None) => return unsupported("a scan without its tiles' prefixes (internal)"),
+        };
+        let prefix = self.opt_combine(&mut k, &c, &mut env, comb, &carry, &excl, &op_ctx)?;
+        self.tile_scan(
+            &mut k,
+            &c,
+            &mut env,
+            comb,
+            &t,
+            &prefix,
+            init.is_some(),
+            &op_ctx,
+        )?;
+        let mut store = Self::leaf_store(&op_p);
+        self.tile_store(&mut k, &c, &t, &mut store)?;
+        let args = k.args.clone();
+        let kid = self.push_kernel(k);
+        steps.push(self.launch(kid, grid, args));
+        steps.push(Step::CheckErrors);
+        steps.push(Self::bind_flat(s.var, elem_ty, outs, n_count));
+        Ok(())
+    }
+
     /// [`Gen::exclusive_offsets`], then the total (`offs[n]`) read back into a numeric
     /// temporary; returns both temporaries.
     pub(in crate::codegen) fn offsets(

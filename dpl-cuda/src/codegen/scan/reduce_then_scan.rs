@@ -118,25 +118,21 @@ impl<'f> Gen<'f> {
         Ok(offs)
     }
 
-    pub(in crate::codegen) fn scan(
+    /// The first passes of a reduce-then-scan over `grid` tiles of `soac`'s elements:
+    /// each tile's total (a block per tile), then one block scanning the totals in place
+    /// ([`Gen::scan_totals`]); returns the totals' temporaries (one per leaf).
+    #[allow(clippy::too_many_arguments)]
+    pub(in crate::codegen) fn tile_totals(
         &mut self,
-        s: &Stmt,
         soac: &Soac,
         op: &Lambda,
-        init: Option<VarId>,
+        comb: Comb<'_>,
+        ls: &[Scalar],
+        grid: &Count,
+        n_count: &Count,
         steps: &mut Vec<Step>,
-    ) -> R<()> {
-        let Some(elem_ty) = self.ty(s.var).elem() else {
-            return unsupported("scan without a sequence type");
-        };
-        let ls = leaves(elem_ty)?;
-        let comb = Comb::Op(op, elem_ty);
-        let n_count = Count::Var(var(soac.len));
-        let tile_len = u64::from(self.bsize()) * self.scan_items(&ls);
-        let grid = cmax1(cdiv(n_count.clone(), tile_len));
-        let totals = self.alloc_leaves(&ls, &grid, steps);
-
-        // Pass 1: the total of each tile.
+    ) -> R<Vec<u32>> {
+        let totals = self.alloc_leaves(ls, grid, steps);
         let (mut k, c) = self.new_kernel("scan_tiles");
         let mut env = self.bind_captures(&mut k, &[&soac.elem, op])?;
         let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
@@ -145,74 +141,51 @@ impl<'f> Gen<'f> {
             key: n.clone(),
             fail: None,
         };
-        let t = self.tile_begin(&mut k, &c, &ls, &c.ctaid64, &n);
         let mut elem = Self::scan_elem(&c, soac, &n);
-        self.tile_load(&mut k, &c, &mut env, &t, &mut elem)?;
-        let mine = self.tile_reduce(&mut k, &c, &mut env, comb, &t, &op_ctx)?;
+        let tile = c.ctaid64.clone();
+        let (_, mine) = self.tile_reduced(
+            &mut k, &c, &mut env, comb, &op_ctx, ls, &tile, &n, &mut elem,
+        )?;
         let total = self.block_reduce(&mut k, &c, &mut env, comb, &mine, &op_ctx)?;
         let no_has = Reg {
             name: String::new(),
             ty: Scalar::Bool,
         };
-        self.store_if_thread0(&mut k, &c, &tp, &no_has, &c.ctaid64.clone(), &total);
+        self.store_if_thread0(&mut k, &c, &tp, &no_has, &tile, &total);
         let args = k.args.clone();
         let k1 = self.push_kernel(k);
         steps.push(self.launch(k1, grid.clone(), args));
         steps.push(Step::CheckErrors);
+        self.scan_totals(ls, comb, Some(op), &totals, grid, n_count, steps)?;
+        Ok(totals)
+    }
 
-        // Pass 2: scan of the tile totals.
-        self.scan_totals(&ls, comb, Some(op), &totals, &grid, &n_count, steps)?;
-
-        // Pass 3: each tile again, with the carry of the tiles before it.
-        let outs = self.alloc_leaves(&ls, &n_count, steps);
-        let (mut k, c) = self.new_kernel("scan");
-        let mut env = self.bind_captures(&mut k, &[&soac.elem, op])?;
-        let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
-        let tp = Self::temp_ptrs(&mut k, &totals);
-        let op_p = Self::temp_ptrs(&mut k, &outs);
-        let init_v = self.bind_init(&mut k, init)?;
-        let op_ctx = Ctx {
-            key: n.clone(),
-            fail: None,
-        };
-        let t = self.tile_begin(&mut k, &c, &ls, &c.ctaid64, &n);
-        let mut elem = Self::scan_elem(&c, soac, &n);
-        self.tile_load(&mut k, &c, &mut env, &t, &mut elem)?;
-        let mine = self.tile_reduce(&mut k, &c, &mut env, comb, &t, &op_ctx)?;
-        let (_, excl, _) = self.block_scan(&mut k, &c, &mut env, comb, &mine, &op_ctx)?;
-        // Start value (exclusive scan), the tiles before, the threads before.
-        let carry = self.none(&mut k, &ls);
-        Self::set_init(&mut k, &carry, init_v.as_deref());
+    /// Combines into `carry` the scanned total of the tiles before this block's (entry
+    /// `ctaid - 1` of the totals `tp`; none for the first tile).
+    #[allow(clippy::too_many_arguments)]
+    pub(in crate::codegen) fn add_earlier_tiles(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        env: &mut Env,
+        comb: Comb<'_>,
+        ctx: &Ctx,
+        carry: &Opt,
+        tp: &[Reg],
+    ) -> R<()> {
         let has_prev = k.reg(Scalar::Bool);
         k.emit(Ins::setp(Cmp::Ne, Ty::U64, &has_prev, &c.ctaid64, 0));
         let prev_i = k.reg(Scalar::U64);
         k.emit(Ins::sub(Ty::S64, &prev_i, &c.ctaid64, 1));
         let skip = k.label();
         k.emit(Ins::bra(&skip).unless(&has_prev));
-        let prev = self.load_leaves(&mut k, &tp, &prev_i, &ls);
-        let tr = self.pconst(&mut k, true);
+        let ls: Vec<Scalar> = carry.v.iter().map(|r| r.ty).collect();
+        let prev = self.load_leaves(k, tp, &prev_i, &ls);
+        let tr = self.pconst(k, true);
         let prev = Opt { has: tr, v: prev };
-        let next = self.opt_combine(&mut k, &c, &mut env, comb, &carry, &prev, &op_ctx)?;
-        Self::mov_opt(&mut k, &carry, &next);
+        let next = self.opt_combine(k, c, env, comb, carry, &prev, ctx)?;
+        Self::mov_opt(k, carry, &next);
         k.place(&skip);
-        let prefix = self.opt_combine(&mut k, &c, &mut env, comb, &carry, &excl, &op_ctx)?;
-        self.tile_scan(
-            &mut k,
-            &c,
-            &mut env,
-            comb,
-            &t,
-            &prefix,
-            init.is_some(),
-            &op_ctx,
-        )?;
-        let mut store = Self::leaf_store(&op_p);
-        self.tile_store(&mut k, &c, &t, &mut store)?;
-        let args = k.args.clone();
-        let k3 = self.push_kernel(k);
-        steps.push(self.launch(k3, grid, args));
-        steps.push(Step::CheckErrors);
-        steps.push(Self::bind_flat(s.var, elem_ty, outs, n_count));
         Ok(())
     }
 

@@ -38,6 +38,17 @@ pub fn scan_items(block: u32, ls: &[Scalar]) -> u64 {
     if fit % 2 == 0 { fit - 1 } else { fit }
 }
 
+/// The shared address, in each of the tile's arrays `arrays` (leaves `ls`), of this
+/// thread's slot: its first item of `items` consecutive ones per thread (1: the thread's
+/// slot in a coalesced round).
+fn slots(k: &mut Kernel, c: &Common, arrays: &[Sym], ls: &[Scalar], items: u64) -> Vec<Reg> {
+    arrays
+        .iter()
+        .zip(ls)
+        .map(|(a, &s)| Gen::shared_at(k, a, &c.tid, items * u64::from(slot_bytes(s))))
+        .collect()
+}
+
 /// One of a thread's items in [`Gen::thread_items`].
 struct Item<'a> {
     /// The thread's first item.
@@ -115,11 +126,7 @@ impl<'f> Gen<'f> {
         k.emit(Ins::min(Ty::S64, &d, &d, items));
         let mine = k.reg(Scalar::U32);
         k.emit(Ins::cvt(Ty::U32, Ty::U64, &mine, &d));
-        let first = arrays
-            .iter()
-            .zip(ls)
-            .map(|(a, &s)| Self::shared_at(k, a, &c.tid, items * u64::from(slot_bytes(s))))
-            .collect();
+        let first = slots(k, c, &arrays, ls, items);
         let regs = direct.then(|| ls.iter().map(|&s| self.zero(k, s)).collect());
         Tile {
             arrays,
@@ -131,6 +138,28 @@ impl<'f> Gen<'f> {
             first,
             regs,
         }
+    }
+
+    /// Loads tile `tile` (a `u64` register) of elements of leaves `ls` (`elem` gives the
+    /// element at an index, see [`Gen::tile_load`]) and combines each thread's items in
+    /// order ([`Gen::tile_reduce`]): the tile and this thread's combination.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn tile_reduced(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        env: &mut Env,
+        comb: Comb<'_>,
+        ctx: &Ctx,
+        ls: &[Scalar],
+        tile: &Reg,
+        n: &Reg,
+        elem: &mut ElemAt<'_, 'f>,
+    ) -> R<(Tile, Opt)> {
+        let t = self.tile_begin(k, c, ls, tile, n);
+        self.tile_load(k, c, env, &t, elem)?;
+        let mine = self.tile_reduce(k, c, env, comb, &t, ctx)?;
+        Ok((t, mine))
     }
 
     /// Loops over the tile in coalesced rounds (thread `t` takes elements `t`, `t +
@@ -148,12 +177,7 @@ impl<'f> Gen<'f> {
         let (idx, end) = (k.reg(Scalar::U64), k.reg(Scalar::U64));
         k.emit(Ins::add(Ty::S64, &idx, &t.base, &c.tid64));
         k.emit(Ins::add(Ty::S64, &end, &t.base, &t.lim));
-        let addrs: Vec<Reg> = t
-            .arrays
-            .iter()
-            .zip(&t.ls)
-            .map(|(a, &s)| Self::shared_at(k, a, &c.tid, u64::from(slot_bytes(s))))
-            .collect();
+        let addrs = slots(k, c, &t.arrays, &t.ls, 1);
         let (top, next, done) = (k.label(), k.label(), k.label());
         k.place(&top);
         let out = k.reg(Scalar::Bool);
@@ -235,12 +259,7 @@ impl<'f> Gen<'f> {
         k.emit(Ins::bra(&part).unless(&whole));
         let idx0 = k.reg(Scalar::U64);
         k.emit(Ins::add(Ty::S64, &idx0, &t.base, &c.tid64));
-        let rows: Vec<Reg> = t
-            .arrays
-            .iter()
-            .zip(&t.ls)
-            .map(|(a, &s)| Self::shared_at(k, a, &c.tid, u64::from(slot_bytes(s))))
-            .collect();
+        let rows = slots(k, c, &t.arrays, &t.ls, 1);
         for round in 0..t.items {
             let idx = if round == 0 {
                 idx0.clone()

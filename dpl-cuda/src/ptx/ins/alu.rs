@@ -1,221 +1,147 @@
 //! Integer and float arithmetic, bitwise operations, comparisons (`setp`) and selects
 //! (`selp`).
 
-use std::fmt;
-
 use super::{Ins, Src, src};
 use crate::ptx::{Reg, Ty};
 
-/// The comparison of a `setp`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Cmp {
-    /// `==`.
-    Eq,
-    /// `!=` (integers).
-    Ne,
-    /// `<`.
-    Lt,
-    /// `<=`.
-    Le,
-    /// `>`.
-    Gt,
-    /// `>=`.
-    Ge,
-    /// `!=` or unordered (floats: true when either is NaN).
-    Neu,
-    /// Unordered: either is NaN.
-    Nan,
+spelled! {
+    /// The comparison of a `setp`.
+    pub(crate) enum Cmp {
+        /// `==`.
+        Eq = "eq",
+        /// `!=` (integers).
+        Ne = "ne",
+        /// `<`.
+        Lt = "lt",
+        /// `<=`.
+        Le = "le",
+        /// `>`.
+        Gt = "gt",
+        /// `>=`.
+        Ge = "ge",
+        /// `!=` or unordered (floats: true when either is NaN).
+        Neu = "neu",
+        /// Unordered: either is NaN.
+        Nan = "nan",
+    }
 }
 
-impl fmt::Display for Cmp {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Cmp::Eq => "eq",
-            Cmp::Ne => "ne",
-            Cmp::Lt => "lt",
-            Cmp::Le => "le",
-            Cmp::Gt => "gt",
-            Cmp::Ge => "ge",
-            Cmp::Neu => "neu",
-            Cmp::Nan => "nan",
-        })
-    }
+/// Declares constructors of two-source instructions, `op.ty d, a, b`.
+macro_rules! binary {
+    ($($(#[$m:meta])* $name:ident = $op:literal;)*) => {
+        impl Ins {
+            $(
+                $(#[$m])*
+                pub(crate) fn $name(ty: Ty, d: &Reg, a: impl Into<Src>, b: impl Into<Src>) -> Ins {
+                    Ins::new(format!(concat!($op, ".{}"), ty), &[d, &src(a), &src(b)])
+                }
+            )*
+        }
+    };
+}
+
+/// Declares constructors of one-source instructions, `op.ty d, a`.
+macro_rules! unary {
+    ($($(#[$m:meta])* $name:ident = $op:literal;)*) => {
+        impl Ins {
+            $(
+                $(#[$m])*
+                pub(crate) fn $name(ty: Ty, d: &Reg, a: impl Into<Src>) -> Ins {
+                    Ins::new(format!(concat!($op, ".{}"), ty), &[d, &src(a)])
+                }
+            )*
+        }
+    };
+}
+
+/// Declares constructors of three-source instructions, `op.ty d, a, b, c`.
+macro_rules! ternary {
+    ($($(#[$m:meta])* $name:ident = $op:literal;)*) => {
+        impl Ins {
+            $(
+                $(#[$m])*
+                pub(crate) fn $name(
+                    ty: Ty,
+                    d: &Reg,
+                    a: impl Into<Src>,
+                    b: impl Into<Src>,
+                    c: impl Into<Src>,
+                ) -> Ins {
+                    Ins::new(format!(concat!($op, ".{}"), ty), &[d, &src(a), &src(b), &src(c)])
+                }
+            )*
+        }
+    };
+}
+
+binary! {
+    /// `add.ty d, a, b` (integers wrap).
+    add = "add";
+    /// `sub.ty d, a, b`.
+    sub = "sub";
+    /// `mul.lo.ty d, a, b`: the low half of the product.
+    mul_lo = "mul.lo";
+    /// `mul.hi.ty d, a, b`: the high half of the product.
+    mul_hi = "mul.hi";
+    /// `mul.wide.ty d, a, b`: the whole product, twice as wide as `ty`.
+    mul_wide = "mul.wide";
+    /// `div.ty d, a, b` (integers).
+    div = "div";
+    /// `rem.ty d, a, b` (integers).
+    rem = "rem";
+    /// `min.ty d, a, b`.
+    min = "min";
+    /// `max.ty d, a, b`.
+    max = "max";
+    /// `and.ty d, a, b` (bits or predicates).
+    and = "and";
+    /// `or.ty d, a, b` (bits or predicates).
+    or = "or";
+    /// `xor.ty d, a, b` (bits or predicates).
+    xor = "xor";
+    /// `shl.ty d, a, b`.
+    shl = "shl";
+    /// `shr.ty d, a, b` (arithmetic for signed types).
+    shr = "shr";
+    /// `add.rn.ty d, a, b` (floats, rounded to nearest even).
+    add_rn = "add.rn";
+    /// `sub.rn.ty d, a, b`.
+    sub_rn = "sub.rn";
+    /// `mul.rn.ty d, a, b`.
+    mul_rn = "mul.rn";
+    /// `div.rn.ty d, a, b`.
+    div_rn = "div.rn";
+    /// `copysign.ty d, a, b`: `b` with the sign of `a`.
+    copysign = "copysign";
+}
+
+unary! {
+    /// `not.ty d, a` (bits or predicates).
+    not = "not";
+    /// `neg.ty d, a`.
+    neg = "neg";
+    /// `abs.ty d, a`.
+    abs = "abs";
+    /// `popc.ty d, a`: the number of set bits.
+    popc = "popc";
+    /// `clz.ty d, a`: the number of leading zero bits.
+    clz = "clz";
+    /// `bfind.ty d, a`: the position of the most significant set bit.
+    bfind = "bfind";
+    /// `sqrt.rn.ty d, a`.
+    sqrt_rn = "sqrt.rn";
+}
+
+ternary! {
+    /// `mad.lo.ty d, a, b, c`: `a * b + c`, low half.
+    mad_lo = "mad.lo";
+    /// `fma.rn.ty d, a, b, c`: `a * b + c` rounded once.
+    fma_rn = "fma.rn";
+    /// `bfe.ty d, a, pos, len`: `len` bits of `a` from bit `pos`.
+    bfe = "bfe";
 }
 
 impl Ins {
-    /// A two-source operation `op.ty d, a, b`.
-    fn binary(op: &str, ty: Ty, d: &Reg, a: impl Into<Src>, b: impl Into<Src>) -> Ins {
-        Ins::new(format!("{op}.{ty}"), &[d, &src(a), &src(b)])
-    }
-
-    /// A one-source operation `op.ty d, a`.
-    fn unary(op: &str, ty: Ty, d: &Reg, a: impl Into<Src>) -> Ins {
-        Ins::new(format!("{op}.{ty}"), &[d, &src(a)])
-    }
-
-    /// `add.ty d, a, b` (integers wrap).
-    pub(crate) fn add(ty: Ty, d: &Reg, a: impl Into<Src>, b: impl Into<Src>) -> Ins {
-        Ins::binary("add", ty, d, a, b)
-    }
-
-    /// `sub.ty d, a, b`.
-    pub(crate) fn sub(ty: Ty, d: &Reg, a: impl Into<Src>, b: impl Into<Src>) -> Ins {
-        Ins::binary("sub", ty, d, a, b)
-    }
-
-    /// `mul.lo.ty d, a, b`: the low half of the product.
-    pub(crate) fn mul_lo(ty: Ty, d: &Reg, a: impl Into<Src>, b: impl Into<Src>) -> Ins {
-        Ins::binary("mul.lo", ty, d, a, b)
-    }
-
-    /// `mul.hi.ty d, a, b`: the high half of the product.
-    pub(crate) fn mul_hi(ty: Ty, d: &Reg, a: impl Into<Src>, b: impl Into<Src>) -> Ins {
-        Ins::binary("mul.hi", ty, d, a, b)
-    }
-
-    /// `mul.wide.ty d, a, b`: the whole product, twice as wide as `ty`.
-    pub(crate) fn mul_wide(ty: Ty, d: &Reg, a: impl Into<Src>, b: impl Into<Src>) -> Ins {
-        Ins::binary("mul.wide", ty, d, a, b)
-    }
-
-    /// `mad.lo.ty d, a, b, c`: `a * b + c`, low half.
-    pub(crate) fn mad_lo(
-        ty: Ty,
-        d: &Reg,
-        a: impl Into<Src>,
-        b: impl Into<Src>,
-        c: impl Into<Src>,
-    ) -> Ins {
-        Ins::new(format!("mad.lo.{ty}"), &[d, &src(a), &src(b), &src(c)])
-    }
-
-    /// `div.ty d, a, b` (integers).
-    pub(crate) fn div(ty: Ty, d: &Reg, a: impl Into<Src>, b: impl Into<Src>) -> Ins {
-        Ins::binary("div", ty, d, a, b)
-    }
-
-    /// `rem.ty d, a, b` (integers).
-    pub(crate) fn rem(ty: Ty, d: &Reg, a: impl Into<Src>, b: impl Into<Src>) -> Ins {
-        Ins::binary("rem", ty, d, a, b)
-    }
-
-    /// `min.ty d, a, b`.
-    pub(crate) fn min(ty: Ty, d: &Reg, a: impl Into<Src>, b: impl Into<Src>) -> Ins {
-        Ins::binary("min", ty, d, a, b)
-    }
-
-    /// `max.ty d, a, b`.
-    pub(crate) fn max(ty: Ty, d: &Reg, a: impl Into<Src>, b: impl Into<Src>) -> Ins {
-        Ins::binary("max", ty, d, a, b)
-    }
-
-    /// `and.ty d, a, b` (bits or predicates).
-    pub(crate) fn and(ty: Ty, d: &Reg, a: impl Into<Src>, b: impl Into<Src>) -> Ins {
-        Ins::binary("and", ty, d, a, b)
-    }
-
-    /// `or.ty d, a, b` (bits or predicates).
-    pub(crate) fn or(ty: Ty, d: &Reg, a: impl Into<Src>, b: impl Into<Src>) -> Ins {
-        Ins::binary("or", ty, d, a, b)
-    }
-
-    /// `xor.ty d, a, b` (bits or predicates).
-    pub(crate) fn xor(ty: Ty, d: &Reg, a: impl Into<Src>, b: impl Into<Src>) -> Ins {
-        Ins::binary("xor", ty, d, a, b)
-    }
-
-    /// `not.ty d, a` (bits or predicates).
-    pub(crate) fn not(ty: Ty, d: &Reg, a: impl Into<Src>) -> Ins {
-        Ins::unary("not", ty, d, a)
-    }
-
-    /// `shl.ty d, a, b`.
-    pub(crate) fn shl(ty: Ty, d: &Reg, a: impl Into<Src>, b: impl Into<Src>) -> Ins {
-        Ins::binary("shl", ty, d, a, b)
-    }
-
-    /// `shr.ty d, a, b` (arithmetic for signed types).
-    pub(crate) fn shr(ty: Ty, d: &Reg, a: impl Into<Src>, b: impl Into<Src>) -> Ins {
-        Ins::binary("shr", ty, d, a, b)
-    }
-
-    /// `neg.ty d, a`.
-    pub(crate) fn neg(ty: Ty, d: &Reg, a: impl Into<Src>) -> Ins {
-        Ins::unary("neg", ty, d, a)
-    }
-
-    /// `abs.ty d, a`.
-    pub(crate) fn abs(ty: Ty, d: &Reg, a: impl Into<Src>) -> Ins {
-        Ins::unary("abs", ty, d, a)
-    }
-
-    /// `popc.ty d, a`: the number of set bits.
-    pub(crate) fn popc(ty: Ty, d: &Reg, a: impl Into<Src>) -> Ins {
-        Ins::unary("popc", ty, d, a)
-    }
-
-    /// `clz.ty d, a`: the number of leading zero bits.
-    pub(crate) fn clz(ty: Ty, d: &Reg, a: impl Into<Src>) -> Ins {
-        Ins::unary("clz", ty, d, a)
-    }
-
-    /// `bfind.ty d, a`: the position of the most significant set bit.
-    pub(crate) fn bfind(ty: Ty, d: &Reg, a: impl Into<Src>) -> Ins {
-        Ins::unary("bfind", ty, d, a)
-    }
-
-    /// `bfe.ty d, a, pos, len`: `len` bits of `a` from bit `pos`.
-    pub(crate) fn bfe(
-        ty: Ty,
-        d: &Reg,
-        a: impl Into<Src>,
-        pos: impl Into<Src>,
-        len: impl Into<Src>,
-    ) -> Ins {
-        Ins::new(format!("bfe.{ty}"), &[d, &src(a), &src(pos), &src(len)])
-    }
-
-    /// `add.rn.ty d, a, b` (floats, rounded to nearest even).
-    pub(crate) fn add_rn(ty: Ty, d: &Reg, a: impl Into<Src>, b: impl Into<Src>) -> Ins {
-        Ins::binary("add.rn", ty, d, a, b)
-    }
-
-    /// `sub.rn.ty d, a, b`.
-    pub(crate) fn sub_rn(ty: Ty, d: &Reg, a: impl Into<Src>, b: impl Into<Src>) -> Ins {
-        Ins::binary("sub.rn", ty, d, a, b)
-    }
-
-    /// `mul.rn.ty d, a, b`.
-    pub(crate) fn mul_rn(ty: Ty, d: &Reg, a: impl Into<Src>, b: impl Into<Src>) -> Ins {
-        Ins::binary("mul.rn", ty, d, a, b)
-    }
-
-    /// `div.rn.ty d, a, b`.
-    pub(crate) fn div_rn(ty: Ty, d: &Reg, a: impl Into<Src>, b: impl Into<Src>) -> Ins {
-        Ins::binary("div.rn", ty, d, a, b)
-    }
-
-    /// `fma.rn.ty d, a, b, c`: `a * b + c` rounded once.
-    pub(crate) fn fma_rn(
-        ty: Ty,
-        d: &Reg,
-        a: impl Into<Src>,
-        b: impl Into<Src>,
-        c: impl Into<Src>,
-    ) -> Ins {
-        Ins::new(format!("fma.rn.{ty}"), &[d, &src(a), &src(b), &src(c)])
-    }
-
-    /// `sqrt.rn.ty d, a`.
-    pub(crate) fn sqrt_rn(ty: Ty, d: &Reg, a: impl Into<Src>) -> Ins {
-        Ins::unary("sqrt.rn", ty, d, a)
-    }
-
-    /// `copysign.ty d, a, b`: `b` with the sign of `a`.
-    pub(crate) fn copysign(ty: Ty, d: &Reg, a: impl Into<Src>, b: impl Into<Src>) -> Ins {
-        Ins::binary("copysign", ty, d, a, b)
-    }
-
     /// `setp.cmp.ty p, a, b`: the predicate `a cmp b`.
     pub(crate) fn setp(cmp: Cmp, ty: Ty, p: &Reg, a: impl Into<Src>, b: impl Into<Src>) -> Ins {
         Ins::new(format!("setp.{cmp}.{ty}"), &[p, &src(a), &src(b)])

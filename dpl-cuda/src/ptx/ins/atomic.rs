@@ -1,37 +1,23 @@
 //! Atomics: `atom` (returns the old value), `red` (does not), compare-and-swap.
 
-use std::fmt;
-
 use super::{Ins, Src, addr, src};
 use crate::ptx::{Addr, Reg, Space, Ty};
 
-/// The operation of an `atom` or `red`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum AtomOp {
-    /// `.add`.
-    Add,
-    /// `.and`.
-    And,
-    /// `.or`.
-    Or,
-    /// `.xor`.
-    Xor,
-    /// `.min`.
-    Min,
-    /// `.max`.
-    Max,
-}
-
-impl fmt::Display for AtomOp {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            AtomOp::Add => "add",
-            AtomOp::And => "and",
-            AtomOp::Or => "or",
-            AtomOp::Xor => "xor",
-            AtomOp::Min => "min",
-            AtomOp::Max => "max",
-        })
+spelled! {
+    /// The operation of an `atom` or `red`.
+    pub(crate) enum AtomOp {
+        /// `.add`.
+        Add = "add",
+        /// `.and`.
+        And = "and",
+        /// `.or`.
+        Or = "or",
+        /// `.xor`.
+        Xor = "xor",
+        /// `.min`.
+        Min = "min",
+        /// `.max`.
+        Max = "max",
     }
 }
 

@@ -1,38 +1,24 @@
 //! Data movement and conversions: `mov` (also of a 64-bit register's two halves), `cvt`
 //! with its rounding modes, `cvta`.
 
-use std::fmt;
-
 use super::{Ins, Src, src};
 use crate::ptx::{Reg, Ty};
 
-/// The rounding of a `cvt` that rounds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Rnd {
-    /// `.rn`: to the nearest, ties to even (to a float).
-    Rn,
-    /// `.rni`: to the nearest integer, ties to even.
-    Rni,
-    /// `.rzi`: to the integer towards zero.
-    Rzi,
-    /// `.rmi`: to the integer towards minus infinity.
-    Rmi,
-    /// `.rpi`: to the integer towards plus infinity.
-    Rpi,
-    /// `.rzi.sat`: towards zero, saturated to the destination's range.
-    RziSat,
-}
-
-impl fmt::Display for Rnd {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Rnd::Rn => "rn",
-            Rnd::Rni => "rni",
-            Rnd::Rzi => "rzi",
-            Rnd::Rmi => "rmi",
-            Rnd::Rpi => "rpi",
-            Rnd::RziSat => "rzi.sat",
-        })
+spelled! {
+    /// The rounding of a `cvt` that rounds.
+    pub(crate) enum Rnd {
+        /// `.rn`: to the nearest, ties to even (to a float).
+        Rn = "rn",
+        /// `.rni`: to the nearest integer, ties to even.
+        Rni = "rni",
+        /// `.rzi`: to the integer towards zero.
+        Rzi = "rzi",
+        /// `.rmi`: to the integer towards minus infinity.
+        Rmi = "rmi",
+        /// `.rpi`: to the integer towards plus infinity.
+        Rpi = "rpi",
+        /// `.rzi.sat`: towards zero, saturated to the destination's range.
+        RziSat = "rzi.sat",
     }
 }
 

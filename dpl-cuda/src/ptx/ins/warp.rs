@@ -1,32 +1,20 @@
 //! Warp-level instructions over all 32 lanes (member mask `0xffffffff`): shuffles, votes,
 //! `match`, the warp barrier.
 
-use std::fmt;
-
 use super::{Ins, Src, src};
 use crate::ptx::Reg;
 
-/// The lane a shuffle reads from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Shfl {
-    /// `.up`: `d` lanes below.
-    Up,
-    /// `.down`: `d` lanes above.
-    Down,
-    /// `.bfly`: the lane `lane ^ d`.
-    Bfly,
-    /// `.idx`: lane `d`.
-    Idx,
-}
-
-impl fmt::Display for Shfl {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Shfl::Up => "up",
-            Shfl::Down => "down",
-            Shfl::Bfly => "bfly",
-            Shfl::Idx => "idx",
-        })
+spelled! {
+    /// The lane a shuffle reads from.
+    pub(crate) enum Shfl {
+        /// `.up`: `d` lanes below.
+        Up = "up",
+        /// `.down`: `d` lanes above.
+        Down = "down",
+        /// `.bfly`: the lane `lane ^ d`.
+        Bfly = "bfly",
+        /// `.idx`: lane `d`.
+        Idx = "idx",
     }
 }
 
