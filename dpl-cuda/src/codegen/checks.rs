@@ -12,7 +12,23 @@ pub(super) struct Ctx {
     pub(super) fail: Option<Label>,
 }
 
+/// Where a check is in the user's program: the primitive it belongs to and the
+/// statement's source span.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct At {
+    pub(super) origin: Origin,
+    pub(super) span: u32,
+}
+
 impl<'f> Gen<'f> {
+    /// The place of statement `s`, combinator `soac`, in the user's program.
+    pub(super) fn at(s: &Stmt, soac: &Soac) -> At {
+        At {
+            origin: origin_of(&soac.kind),
+            span: s.span.0,
+        }
+    }
+
     /// `report != 0`: the kernel runs in report mode (see [`Gen::record`]).
     pub(super) fn report_mode(k: &mut Kernel, c: &Common) -> Reg {
         let rep = k.reg(Scalar::Bool);
@@ -29,8 +45,9 @@ impl<'f> Gen<'f> {
         }
     }
 
-    /// If `bad` holds: records the failure at `site` for the current key and jumps to the
-    /// context's fail label.
+    /// If `bad` holds: records a failure of `kind` at `at` with the values `a` and `b` (`a`
+    /// a signed index with `signed`) for the current key, and jumps to the context's fail
+    /// label.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn check(
         &mut self,
@@ -39,17 +56,15 @@ impl<'f> Gen<'f> {
         ctx: &Ctx,
         bad: &Reg,
         kind: SiteKind,
-        origin: Origin,
-        span: u32,
+        at: At,
         signed: bool,
-        a: &Reg,
-        b: &Reg,
+        [a, b]: [&Reg; 2],
     ) {
         let site = self.sites.len() as u64;
         self.sites.push(ErrorSite {
             kind,
-            origin,
-            span,
+            origin: at.origin,
+            span: at.span,
             signed,
         });
         let ok = k.label();
@@ -59,6 +74,64 @@ impl<'f> Gen<'f> {
             k.emit(Ins::bra(l));
         }
         k.place(&ok);
+    }
+
+    /// Checks `idx < len` (`u64`s; `idx` came from a signed integer with `signed`, so a
+    /// negative index is reported as one): an index out of range at `at`.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn check_index(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        ctx: &Ctx,
+        idx: &Reg,
+        len: &Reg,
+        signed: bool,
+        at: At,
+    ) {
+        let bad = k.reg(Scalar::Bool);
+        k.emit(Ins::setp(Cmp::Ge, Ty::U64, &bad, idx, len));
+        self.check(
+            k,
+            c,
+            ctx,
+            &bad,
+            SiteKind::IndexOutOfRange,
+            at,
+            signed,
+            [idx, len],
+        );
+    }
+
+    /// If `bad` holds: a failure of `kind` at `at` that has no values to report (they are
+    /// zeros).
+    pub(super) fn check_flag(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        ctx: &Ctx,
+        bad: &Reg,
+        kind: SiteKind,
+        at: At,
+    ) {
+        let zero = k.reg(Scalar::U64);
+        k.emit(Ins::mov(Ty::U64, &zero, 0));
+        self.check(k, c, ctx, bad, kind, at, false, [&zero, &zero]);
+    }
+
+    /// A reduction without start value over no element (`has` does not hold): empty at
+    /// `at`.
+    pub(super) fn check_nonempty(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        ctx: &Ctx,
+        has: &Reg,
+        at: At,
+    ) {
+        let bad = k.reg(Scalar::Bool);
+        k.emit(Ins::not(Ty::Pred, &bad, has));
+        self.check_flag(k, c, ctx, &bad, SiteKind::Empty, at);
     }
 
     /// Records a failure: the error record's first word keeps the bitwise negation of the

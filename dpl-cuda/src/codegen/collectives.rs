@@ -4,7 +4,22 @@
 
 use super::*;
 
+/// The combining step of a collective: `a ⊕ b` of two optional values (a missing one is
+/// the identity), emitted where the collective calls it ([`Gen::fold`] makes one).
+pub(super) type Fold<'b, 'f> = dyn FnMut(&mut Gen<'f>, &mut Kernel, &Opt, &Opt) -> R<Opt> + 'b;
+
 impl<'f> Gen<'f> {
+    /// The combining step `comb` ([`Gen::opt_combine`]) as a closure for the collectives,
+    /// the failed checks of the operator going where `ctx` says.
+    pub(super) fn fold<'b>(
+        c: &'b Common,
+        env: &'b mut Env,
+        comb: Comb<'b>,
+        ctx: &'b Ctx,
+    ) -> impl FnMut(&mut Gen<'f>, &mut Kernel, &Opt, &Opt) -> R<Opt> + 'b {
+        move |g, k, a, b| g.opt_combine(k, c, env, comb, a, b, ctx)
+    }
+
     /// Counts the threads of a group where `keep` holds: returns (with `before`) how many
     /// of the threads before this one, and how many in all (`u64`s). A warp: `vote.ballot`
     /// and `popc` (with `%lanemask_lt`); a block: a block scan of the flags
@@ -13,7 +28,6 @@ impl<'f> Gen<'f> {
         &mut self,
         k: &mut Kernel,
         c: &Common,
-        env: &mut Env,
         grp: &Group,
         keep: &Reg,
         before: bool,
@@ -24,8 +38,9 @@ impl<'f> Gen<'f> {
             k.emit(Ins::selp(Ty::U64, &f, 1, 0, keep));
             let has = self.pconst(k, true);
             let x = Opt { has, v: vec![f] };
-            let (_, ex, total) =
-                self.block_scan(k, c, env, Comb::AddU64, &x, &Self::no_fail(grp))?;
+            let (mut env, ctx) = (Env::new(), Self::no_fail(grp));
+            let mut sum = Self::fold(c, &mut env, Comb::AddU64, &ctx);
+            let (_, ex, total) = self.block_scan(k, c, &x, &mut sum)?;
             k.emit(Ins::selp(Ty::U64, &b, &ex.v[0], 0, &ex.has));
             Self::mov(k, &t, &total.v[0]);
         } else {
@@ -54,16 +69,14 @@ impl<'f> Gen<'f> {
         &mut self,
         k: &mut Kernel,
         c: &Common,
-        env: &mut Env,
         grp: &Group,
-        comb: Comb<'_>,
         x: &Opt,
-        ctx: &Ctx,
+        fold: &mut Fold<'_, 'f>,
     ) -> R<(Opt, Opt, Opt)> {
         if grp.block {
-            return self.block_scan(k, c, env, comb, x, ctx);
+            return self.block_scan(k, c, x, fold);
         }
-        let (incl, excl) = self.warp_scan(k, c, env, comb, x, ctx)?;
+        let (incl, excl) = self.warp_scan(k, c, x, fold)?;
         let total = Self::shfl_opt(k, &incl, Shfl::Idx, 31);
         Ok((incl, excl, total))
     }
@@ -178,20 +191,14 @@ impl<'f> Gen<'f> {
         &mut self,
         k: &mut Kernel,
         c: &Common,
-        env: &mut Env,
-        comb: Comb<'_>,
         x: &Opt,
         block: bool,
-        ctx: &Ctx,
+        fold: &mut Fold<'_, 'f>,
     ) -> R<Opt> {
-        let cur = Opt {
-            has: k.reg(Scalar::Bool),
-            v: x.v.iter().map(|r| k.reg(r.ty)).collect(),
-        };
-        Self::mov_opt(k, &cur, x);
+        let cur = Self::copy_opt(k, x);
         for d in [16, 8, 4, 2, 1] {
             let y = Self::shfl_opt(k, &cur, Shfl::Bfly, d);
-            let n = self.opt_combine(k, c, env, comb, &cur, &y, ctx)?;
+            let n = fold(self, k, &cur, &y)?;
             Self::mov_opt(k, &cur, &n);
         }
         let warp_total = Self::shfl_opt(k, &cur, Shfl::Idx, 0);
@@ -214,7 +221,7 @@ impl<'f> Gen<'f> {
         k.emit(Ins::setp(Cmp::Ge, Ty::U32, &done, &w, &nw));
         k.emit(Ins::bra_uni(&end).when(&done));
         let t = Self::warp_partial(k, &arrays, &ls, &w);
-        let nt = self.opt_combine(k, c, env, comb, &total, &t, ctx)?;
+        let nt = fold(self, k, &total, &t)?;
         Self::mov_opt(k, &total, &nt);
         k.emit(Ins::add(Ty::S32, &w, &w, 1));
         k.emit(Ins::bra_uni(&top));
@@ -231,11 +238,9 @@ impl<'f> Gen<'f> {
         &mut self,
         k: &mut Kernel,
         c: &Common,
-        env: &mut Env,
-        comb: Comb<'_>,
         v: &Opt,
         reversed: bool,
-        ctx: &Ctx,
+        fold: &mut Fold<'_, 'f>,
     ) -> R<()> {
         for d in [1u32, 2, 4, 8, 16] {
             let y = Self::shfl_opt(k, v, Shfl::Down, d);
@@ -243,9 +248,9 @@ impl<'f> Gen<'f> {
             k.emit(Ins::setp(Cmp::Lt, Ty::U32, &inside, &c.lane, 32 - d));
             k.emit(Ins::and(Ty::Pred, &y.has, &y.has, &inside));
             let n = if reversed {
-                self.opt_combine(k, c, env, comb, &y, v, ctx)?
+                fold(self, k, &y, v)?
             } else {
-                self.opt_combine(k, c, env, comb, v, &y, ctx)?
+                fold(self, k, v, &y)?
             };
             Self::mov_opt(k, v, &n);
         }
@@ -261,36 +266,18 @@ impl<'f> Gen<'f> {
         &mut self,
         k: &mut Kernel,
         c: &Common,
-        env: &mut Env,
-        comb: Comb<'_>,
         x: &Opt,
-        ctx: &Ctx,
+        fold: &mut Fold<'_, 'f>,
     ) -> R<Opt> {
-        let cur = Opt {
-            has: k.reg(Scalar::Bool),
-            v: x.v.iter().map(|r| k.reg(r.ty)).collect(),
-        };
-        Self::mov_opt(k, &cur, x);
-        self.warp_reduce_down(k, c, env, comb, &cur, false, ctx)?;
+        let cur = Self::copy_opt(k, x);
+        self.warp_reduce_down(k, c, &cur, false, fold)?;
         if self.warps() == 1 {
             return Ok(cur);
         }
         let arrays = self.warp_values_to_shared(k, c, &cur, 0);
-        let skip = k.label();
-        let w0 = k.reg(Scalar::Bool);
-        k.emit(Ins::setp(Cmp::Eq, Ty::U32, &w0, &c.warp, 0));
-        k.emit(Ins::bra_uni(&skip).unless(&w0));
-        // Warp 0: lane l takes warp l's total (none past the block's warps).
         let ls: Vec<Scalar> = cur.v.iter().map(|r| r.ty).collect();
-        let mine = k.reg(Scalar::Bool);
-        k.emit(Ins::setp(Cmp::Lt, Ty::U32, &mine, &c.lane, self.warps()));
-        let t = self.none(k, &ls);
-        let none_here = k.label();
-        k.emit(Ins::bra(&none_here).unless(&mine));
-        let got = Self::warp_partial(k, &arrays, &ls, &c.lane);
-        Self::mov_opt(k, &t, &got);
-        k.place(&none_here);
-        self.warp_reduce_down(k, c, env, comb, &t, false, ctx)?;
+        let (skip, _, t) = self.warp0_gather(k, c, &arrays, &ls);
+        self.warp_reduce_down(k, c, &t, false, fold)?;
         Self::mov_opt(k, &cur, &t);
         k.place(&skip);
         Ok(cur)
@@ -302,10 +289,8 @@ impl<'f> Gen<'f> {
         &mut self,
         k: &mut Kernel,
         c: &Common,
-        env: &mut Env,
-        comb: Comb<'_>,
         v: &Opt,
-        ctx: &Ctx,
+        fold: &mut Fold<'_, 'f>,
     ) -> R<()> {
         let mut d = 1;
         while d < 32 {
@@ -317,7 +302,7 @@ impl<'f> Gen<'f> {
             k.emit(Ins::setp(Cmp::Lt, Ty::U32, &p, &c.lane, d));
             let skip = k.label();
             k.emit(Ins::bra(&skip).when(&p));
-            let n = self.opt_combine(k, c, env, comb, &y, v, ctx)?;
+            let n = fold(self, k, &y, v)?;
             Self::mov_opt(k, v, &n);
             k.place(&skip);
             d *= 2;
@@ -332,17 +317,11 @@ impl<'f> Gen<'f> {
         &mut self,
         k: &mut Kernel,
         c: &Common,
-        env: &mut Env,
-        comb: Comb<'_>,
         x: &Opt,
-        ctx: &Ctx,
+        fold: &mut Fold<'_, 'f>,
     ) -> R<(Opt, Opt)> {
-        let cur = Opt {
-            has: k.reg(Scalar::Bool),
-            v: x.v.iter().map(|r| k.reg(r.ty)).collect(),
-        };
-        Self::mov_opt(k, &cur, x);
-        self.warp_scan_up(k, c, env, comb, &cur, ctx)?;
+        let cur = Self::copy_opt(k, x);
+        self.warp_scan_up(k, c, &cur, fold)?;
         // Exclusive within the warp.
         let ex = Opt {
             has: Self::shfl_up(k, &cur.has, 1),
@@ -363,12 +342,10 @@ impl<'f> Gen<'f> {
         &mut self,
         k: &mut Kernel,
         c: &Common,
-        env: &mut Env,
-        comb: Comb<'_>,
         x: &Opt,
-        ctx: &Ctx,
+        fold: &mut Fold<'_, 'f>,
     ) -> R<(Opt, Opt, Opt)> {
-        let (cur, ex) = self.warp_scan(k, c, env, comb, x, ctx)?;
+        let (cur, ex) = self.warp_scan(k, c, x, fold)?;
         let ls: Vec<Scalar> = cur.v.iter().map(|r| r.ty).collect();
         let warps = self.warps();
         if warps == 1 {
@@ -383,27 +360,14 @@ impl<'f> Gen<'f> {
         // Warp totals (the last lane's inclusive values) to shared memory; warp 0 scans
         // them in place (lane l: warp l).
         let arrays = self.warp_values_to_shared(k, c, &cur, 31);
-        let skip = k.label();
-        let w0 = k.reg(Scalar::Bool);
-        k.emit(Ins::setp(Cmp::Eq, Ty::U32, &w0, &c.warp, 0));
-        k.emit(Ins::bra_uni(&skip).unless(&w0));
-        let mine = k.reg(Scalar::Bool);
-        k.emit(Ins::setp(Cmp::Lt, Ty::U32, &mine, &c.lane, warps));
-        let t = self.none(k, &ls);
-        let none_here = k.label();
-        k.emit(Ins::bra(&none_here).unless(&mine));
-        let got = Self::warp_partial(k, &arrays, &ls, &c.lane);
-        Self::mov_opt(k, &t, &got);
-        k.place(&none_here);
-        self.warp_scan_up(k, c, env, comb, &t, ctx)?;
+        let (skip, mine, t) = self.warp0_gather(k, c, &arrays, &ls);
+        self.warp_scan_up(k, c, &t, fold)?;
         let no_write = k.label();
         k.emit(Ins::bra(&no_write).unless(&mine));
         let off = k.reg(Scalar::U32);
         k.emit(Ins::shl(Ty::B32, &off, &c.lane, 3));
         for (r, a) in std::iter::once(&t.has).chain(&t.v).zip(&arrays) {
-            let addr = k.reg(Scalar::U32);
-            k.emit(Ins::mov(Ty::U32, &addr, a));
-            k.emit(Ins::add(Ty::S32, &addr, &addr, &off));
+            let addr = Self::shared_slot(k, a, &off);
             Self::st(k, Space::Shared, &addr, r);
         }
         k.place(&no_write);
@@ -425,8 +389,8 @@ impl<'f> Gen<'f> {
         let total = Self::warp_partial(k, &arrays, &ls, &last);
         // The arrays are written again if this code runs again (a loop).
         k.emit(Ins::bar_sync());
-        let incl = self.opt_combine(k, c, env, comb, &prefix, &cur, ctx)?;
-        let excl = self.opt_combine(k, c, env, comb, &prefix, &ex, ctx)?;
+        let incl = fold(self, k, &prefix, &cur)?;
+        let excl = fold(self, k, &prefix, &ex)?;
         Ok((incl, excl, total))
     }
 
@@ -476,14 +440,46 @@ impl<'f> Gen<'f> {
         let skip = k.label();
         k.emit(Ins::bra(&skip).unless(&writer));
         for (r, a) in std::iter::once(&v.has).chain(&v.v).zip(&arrays) {
-            let addr = k.reg(Scalar::U32);
-            k.emit(Ins::mov(Ty::U32, &addr, a));
-            k.emit(Ins::add(Ty::S32, &addr, &addr, &off));
+            let addr = Self::shared_slot(k, a, &off);
             Self::st(k, Space::Shared, &addr, r);
         }
         k.place(&skip);
         k.emit(Ins::bar_sync());
         arrays
+    }
+
+    /// Warp 0's part of a block collective over per-warp values in the shared `arrays`
+    /// (leaves `ls`): the other warps branch to the returned label (the caller places it
+    /// after warp 0's work); lane `l` of warp 0 gets warp `l`'s value (none past the
+    /// block's warps). Returns the label, whether the lane has a warp's value, the value.
+    fn warp0_gather(
+        &mut self,
+        k: &mut Kernel,
+        c: &Common,
+        arrays: &[Sym],
+        ls: &[Scalar],
+    ) -> (Label, Reg, Opt) {
+        let skip = k.label();
+        let w0 = k.reg(Scalar::Bool);
+        k.emit(Ins::setp(Cmp::Eq, Ty::U32, &w0, &c.warp, 0));
+        k.emit(Ins::bra_uni(&skip).unless(&w0));
+        let mine = k.reg(Scalar::Bool);
+        k.emit(Ins::setp(Cmp::Lt, Ty::U32, &mine, &c.lane, self.warps()));
+        let t = self.none(k, ls);
+        let none_here = k.label();
+        k.emit(Ins::bra(&none_here).unless(&mine));
+        let got = Self::warp_partial(k, arrays, ls, &c.lane);
+        Self::mov_opt(k, &t, &got);
+        k.place(&none_here);
+        (skip, mine, t)
+    }
+
+    /// The shared address `array + off` (a warp's 8-byte slot of a per-warp array).
+    fn shared_slot(k: &mut Kernel, array: &Sym, off: &Reg) -> Reg {
+        let addr = k.reg(Scalar::U32);
+        k.emit(Ins::mov(Ty::U32, &addr, array));
+        k.emit(Ins::add(Ty::S32, &addr, &addr, off));
+        addr
     }
 
     /// Loads warp `w`'s optional partial (the "has value" flag and one value per leaf of
@@ -496,9 +492,7 @@ impl<'f> Gen<'f> {
             .chain(ls.iter().copied())
             .zip(arrays)
         {
-            let addr = k.reg(Scalar::U32);
-            k.emit(Ins::mov(Ty::U32, &addr, a));
-            k.emit(Ins::add(Ty::S32, &addr, &addr, &woff));
+            let addr = Self::shared_slot(k, a, &woff);
             got.push(Self::ld(k, Space::Shared, &addr, ty));
         }
         Opt {

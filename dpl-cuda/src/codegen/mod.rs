@@ -41,7 +41,7 @@ mod scatter;
 mod sort;
 mod value;
 
-use checks::Ctx;
+use checks::{At, Ctx};
 use elem::stream::Lanes;
 use kernel::{ElemLoop, GroupLoop};
 use rows::Group;

@@ -19,7 +19,7 @@ impl<'f> Gen<'f> {
             _ => None,
         };
         let ls = leaves(row.unwrap_or(elem_ty))?;
-        let origin = origin_of(&soac.kind);
+        let at = Self::at(s, soac);
         let n_count = Count::Var(var(soac.len));
         let owner = self.alloc_leaves(&[Scalar::U64], &n_count, steps)[0];
         // The elements, or the rows' lengths.
@@ -59,18 +59,8 @@ impl<'f> Gen<'f> {
             k.emit(Ins::not(Ty::B64, &ni, &i));
             let oa = Self::addr(&mut k, &own, &idx, Scalar::U64);
             if pass == 0 {
-                self.check(
-                    &mut k,
-                    &c,
-                    &ctx2,
-                    &bad,
-                    SiteKind::IndexOutOfRange,
-                    origin,
-                    s.span.0,
-                    signed,
-                    &idx,
-                    &n,
-                );
+                let kind = SiteKind::IndexOutOfRange;
+                self.check(&mut k, &c, &ctx2, &bad, kind, at, signed, [&idx, &n]);
                 k.emit(Ins::red(Space::Global, AtomOp::Max, Ty::U64, &oa, &ni));
             } else {
                 k.emit(Ins::bra(&el.cont).when(&bad));
@@ -84,11 +74,9 @@ impl<'f> Gen<'f> {
                     &ctx2,
                     &dup,
                     SiteKind::Duplicate,
-                    origin,
-                    s.span.0,
+                    at,
                     false,
-                    &idx,
-                    &n,
+                    [&idx, &n],
                 );
                 let vals = match row {
                     None => value.flatten()?,

@@ -96,7 +96,12 @@ impl<'f> Gen<'f> {
         }
         k.emit(Ins::bra_uni(&rest));
         k.place(&end);
-        let total = self.block_reduce(&mut k, &c, &mut env, comb, &acc, &op_ctx)?;
+        let total = self.block_reduce(
+            &mut k,
+            &c,
+            &acc,
+            &mut Self::fold(&c, &mut env, comb, &op_ctx),
+        )?;
         self.store_if_thread0(&mut k, &c, &pp, &ph, &c.ctaid64.clone(), &total);
         let args = k.args.clone();
         let k1 = self.push_kernel(k);
@@ -142,7 +147,12 @@ impl<'f> Gen<'f> {
         k.emit(Ins::add(Ty::S64, &j, &j, self.bsize()));
         k.emit(Ins::bra_uni(&top));
         k.place(&end);
-        let mut total = self.block_reduce(&mut k, &c, &mut env, comb, &acc, &op_ctx)?;
+        let mut total = self.block_reduce(
+            &mut k,
+            &c,
+            &acc,
+            &mut Self::fold(&c, &mut env, comb, &op_ctx),
+        )?;
         if let Some(iv) = init_v {
             let t = self.pconst(&mut k, true);
             let first = Opt { has: t, v: iv };

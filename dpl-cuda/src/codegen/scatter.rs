@@ -44,7 +44,6 @@ impl<'f> Gen<'f> {
             return unsupported("scatter without a sequence type");
         };
         let ls = leaves(elem_ty)?;
-        let origin = origin_of(&soac.kind);
         let dlen = Count::Len {
             var: var(dst),
             path: Vec::new(),
@@ -103,20 +102,7 @@ impl<'f> Gen<'f> {
             key,
             fail: Some(el.cont.clone()),
         };
-        let bad = k.reg(Scalar::Bool);
-        k.emit(Ins::setp(Cmp::Ge, Ty::U64, &bad, &idx, &dl));
-        self.check(
-            &mut k,
-            &c,
-            &ctx2,
-            &bad,
-            SiteKind::IndexOutOfRange,
-            origin,
-            s.span.0,
-            signed,
-            &idx,
-            &dl,
-        );
+        self.check_index(&mut k, &c, &ctx2, &idx, &dl, signed, Self::at(s, soac));
         match op {
             None => {
                 for (r, p) in vals.iter().zip(&ptrs) {

@@ -697,7 +697,9 @@ impl<'f> Gen<'f> {
             key: n.clone(),
             fail: None,
         };
-        let (incl, _, _) = self.block_scan(&mut k, &c, &mut Env::new(), Comb::AddU64, &x, &ctx)?;
+        let mut env = Env::new();
+        let mut sum = Self::fold(&c, &mut env, Comb::AddU64, &ctx);
+        let (incl, _, _) = self.block_scan(&mut k, &c, &x, &mut sum)?;
         let first = k.reg(Scalar::U64);
         k.emit(Ins::sub(Ty::S64, &first, &incl.v[0], &count));
         let first32 = k.reg(Scalar::U32);

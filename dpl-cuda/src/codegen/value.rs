@@ -279,6 +279,16 @@ impl<'f> Gen<'f> {
         }
     }
 
+    /// A copy of `x` in fresh registers.
+    pub(super) fn copy_opt(k: &mut Kernel, x: &Opt) -> Opt {
+        let cur = Opt {
+            has: k.reg(Scalar::Bool),
+            v: x.v.iter().map(|r| k.reg(r.ty)).collect(),
+        };
+        Self::mov_opt(k, &cur, x);
+        cur
+    }
+
     /// `d = c ? a : b`
     pub(super) fn select(k: &mut Kernel, d: &Reg, c: &Reg, a: &Reg, b: &Reg) {
         if d.ty == Scalar::Bool {

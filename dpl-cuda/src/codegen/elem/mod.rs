@@ -119,20 +119,11 @@ impl<'f> Gen<'f> {
                 let sv = Self::get(env, *seq)?;
                 if let Some(origin) = checked {
                     let len = self.seq_len(k, c, env, &sv, ctx)?;
-                    let bad = k.reg(Scalar::Bool);
-                    k.emit(Ins::setp(Cmp::Ge, Ty::U64, &bad, &i64r, &len));
-                    self.check(
-                        k,
-                        c,
-                        ctx,
-                        &bad,
-                        SiteKind::IndexOutOfRange,
-                        *origin,
+                    let at = At {
+                        origin: *origin,
                         span,
-                        i.ty.is_signed_int(),
-                        &i64r,
-                        &len,
-                    );
+                    };
+                    self.check_index(k, c, ctx, &i64r, &len, i.ty.is_signed_int(), at);
                 }
                 let pre = self
                     .prefetched
@@ -183,55 +174,41 @@ impl<'f> Gen<'f> {
                         let i = Self::get(env, *index)?.reg()?.clone();
                         let l = Self::get(env, *len)?.reg()?.clone();
                         let i64r = self.widen_index(k, &i);
-                        let bad = k.reg(Scalar::Bool);
-                        k.emit(Ins::setp(Cmp::Ge, Ty::U64, &bad, &i64r, &l));
-                        self.check(
-                            k,
-                            c,
-                            ctx,
-                            &bad,
-                            SiteKind::IndexOutOfRange,
-                            *origin,
+                        let at = At {
+                            origin: *origin,
                             span,
-                            i.ty.is_signed_int(),
-                            &i64r,
-                            &l,
-                        );
+                        };
+                        self.check_index(k, c, ctx, &i64r, &l, i.ty.is_signed_int(), at);
                     }
                     Assertion::EqLen { origin, a, b } => {
                         let x = Self::get(env, *a)?.reg()?.clone();
                         let y = Self::get(env, *b)?.reg()?.clone();
                         let bad = k.reg(Scalar::Bool);
                         k.emit(Ins::setp(Cmp::Ne, Ty::U64, &bad, &x, &y));
+                        let at = At {
+                            origin: *origin,
+                            span,
+                        };
                         self.check(
                             k,
                             c,
                             ctx,
                             &bad,
                             SiteKind::LengthMismatch,
-                            *origin,
-                            span,
+                            at,
                             false,
-                            &x,
-                            &y,
+                            [&x, &y],
                         );
                     }
                     Assertion::NonEmpty { origin, len } => {
                         let l = Self::get(env, *len)?.reg()?.clone();
                         let bad = k.reg(Scalar::Bool);
                         k.emit(Ins::setp(Cmp::Eq, Ty::U64, &bad, &l, 0));
-                        self.check(
-                            k,
-                            c,
-                            ctx,
-                            &bad,
-                            SiteKind::Empty,
-                            *origin,
+                        let at = At {
+                            origin: *origin,
                             span,
-                            false,
-                            &l,
-                            &l,
-                        );
+                        };
+                        self.check(k, c, ctx, &bad, SiteKind::Empty, at, false, [&l, &l]);
                     }
                     Assertion::IndicesInRange { .. } => {
                         return unsupported("the indices_in_range assertion inside a kernel");
@@ -319,22 +296,7 @@ impl<'f> Gen<'f> {
             },
         )?;
         if init.is_none() {
-            let bad = k.reg(Scalar::Bool);
-            k.emit(Ins::not(Ty::Pred, &bad, &acc.has));
-            let zero = k.reg(Scalar::U64);
-            k.emit(Ins::mov(Ty::U64, &zero, 0));
-            self.check(
-                k,
-                c,
-                ctx,
-                &bad,
-                SiteKind::Empty,
-                origin_of(&soac.kind),
-                s.span.0,
-                false,
-                &zero,
-                &zero,
-            );
+            self.check_nonempty(k, c, ctx, &acc.has, Self::at(s, soac));
         }
         unflatten(ty, &mut acc.v.into_iter())
     }
@@ -411,7 +373,8 @@ impl<'f> Gen<'f> {
             key: ctx.key.clone(),
             fail: None,
         };
-        let combined = self.group_combine(k, c, env, comb, &acc, sp.block, &op_ctx)?;
+        let combined =
+            self.group_combine(k, c, &acc, sp.block, &mut Self::fold(c, env, comb, &op_ctx))?;
         // In report mode each thread already has the whole reduction, in sequential order.
         let mut total = Opt {
             has: k.reg(Scalar::Bool),
@@ -428,24 +391,7 @@ impl<'f> Gen<'f> {
                 let first = Opt { has: t, v };
                 total = self.opt_combine(k, c, env, comb, &first, &total, &op_ctx)?;
             }
-            None => {
-                let bad = k.reg(Scalar::Bool);
-                k.emit(Ins::not(Ty::Pred, &bad, &total.has));
-                let zero = k.reg(Scalar::U64);
-                k.emit(Ins::mov(Ty::U64, &zero, 0));
-                self.check(
-                    k,
-                    c,
-                    ctx,
-                    &bad,
-                    SiteKind::Empty,
-                    origin_of(&soac.kind),
-                    s.span.0,
-                    false,
-                    &zero,
-                    &zero,
-                );
-            }
+            None => self.check_nonempty(k, c, ctx, &total.has, Self::at(s, soac)),
         }
         unflatten(ty, &mut total.v.into_iter())
     }

@@ -137,20 +137,11 @@ impl<'f> Gen<'f> {
             Div | Rem => {
                 let z = k.reg(Scalar::Bool);
                 k.emit(Ins::setp(Cmp::Eq, t, &z, b, 0));
-                let zero = k.reg(Scalar::U64);
-                k.emit(Ins::mov(Ty::U64, &zero, 0));
-                self.check(
-                    k,
-                    c,
-                    ctx,
-                    &z,
-                    SiteKind::DivideByZero,
-                    Origin::Index,
+                let at = At {
+                    origin: Origin::Index,
                     span,
-                    false,
-                    &zero,
-                    &zero,
-                );
+                };
+                self.check_flag(k, c, ctx, &z, SiteKind::DivideByZero, at);
                 // A zero divisor (only reached when going on after a failure) divides by 1.
                 let safe = k.reg(s);
                 k.emit(Ins::selp(bt, &safe, 1, b, &z));

@@ -213,7 +213,7 @@ impl<'f> Gen<'f> {
                 let lanes = Lanes::Group(grp);
                 self.for_each(k, c, env, &l.soac, lanes, &mut |g, k, env, _, ok, e| {
                     let keep = g.keep(k, c, env, lanes, pred, ok, e)?;
-                    let (_, total) = g.group_count(k, c, env, grp, &keep, false)?;
+                    let (_, total) = g.group_count(k, c, grp, &keep, false)?;
                     k.emit(Ins::add(Ty::S64, &cnt, &cnt, &total));
                     Ok(())
                 })?;
@@ -387,8 +387,13 @@ impl<'f> Gen<'f> {
                                 has: flag(ok)?.clone(),
                                 v: e.flatten()?,
                             };
-                            let (incl, excl, total) =
-                                g.group_scan(k, c, env, grp, comb, &x, &op_ctx)?;
+                            let (incl, excl, total) = g.group_scan(
+                                k,
+                                c,
+                                grp,
+                                &x,
+                                &mut Self::fold(c, env, comb, &op_ctx),
+                            )?;
                             let mine = if exclusive { &excl } else { &incl };
                             let out = g.opt_combine(k, c, env, comb, &acc, mine, &op_ctx)?;
                             let next = g.opt_combine(k, c, env, comb, &acc, &total, &op_ctx)?;
@@ -413,7 +418,7 @@ impl<'f> Gen<'f> {
                         k.place(&skip);
                         return Ok(());
                     };
-                    let (before, total) = g.group_count(k, c, env, grp, &keep, true)?;
+                    let (before, total) = g.group_count(k, c, grp, &keep, true)?;
                     let pos = k.reg(Scalar::Usize);
                     k.emit(Ins::add(Ty::S64, &pos, &cnt, &before));
                     k.emit(Ins::add(Ty::S64, &cnt, &cnt, &total));

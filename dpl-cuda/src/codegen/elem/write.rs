@@ -159,7 +159,10 @@ impl<'f> Gen<'f> {
         base: &Reg,
         ctx: &Ctx,
     ) -> R<()> {
-        let origin = origin_of(&l.soac.kind);
+        let at = At {
+            origin: origin_of(&l.soac.kind),
+            span: l.span,
+        };
         let (bound, op) = match &l.soac.kind {
             SoacKind::Scatter { dst } | SoacKind::ScatterReduce { dst, .. } => {
                 let dv = Self::get(env, *dst)?;
@@ -176,13 +179,13 @@ impl<'f> Gen<'f> {
                 (self.seq_len(k, c, env, &lv, ctx)?, None)
             }
         };
-        let Some(owner) = self.owner.clone() else {
-            if matches!(l.soac.kind, SoacKind::Permute) {
+        let permute = matches!(l.soac.kind, SoacKind::Permute);
+        let owner = match self.owner.clone() {
+            None if permute => {
                 return unsupported("a nested `permute` outside a nested map (internal)");
             }
-            return self.scatter_loop(k, c, env, l, ptrs, base, ctx, &bound, op, origin, None);
+            owner => owner.filter(|_| permute),
         };
-        let owner = matches!(l.soac.kind, SoacKind::Permute).then_some(owner);
         if let Some(o) = &owner {
             // Clear this element's flags first, so a re-run (report mode) sees the same.
             let j = k.reg(Scalar::U64);
@@ -192,68 +195,24 @@ impl<'f> Gen<'f> {
             let p = k.reg(Scalar::Bool);
             k.emit(Ins::setp(Cmp::Ge, Ty::U64, &p, &j, &bound));
             k.emit(Ins::bra(&end).when(&p));
-            let at = k.reg(Scalar::U64);
-            k.emit(Ins::add(Ty::S64, &at, base, &j));
-            let a = Self::addr(k, o, &at, Scalar::Bool);
+            let pos = k.reg(Scalar::U64);
+            k.emit(Ins::add(Ty::S64, &pos, base, &j));
+            let a = Self::addr(k, o, &pos, Scalar::Bool);
             k.emit(Ins::st(Space::Global, Ty::U8, &a, 0));
             k.emit(Ins::add(Ty::S64, &j, &j, 1));
             k.emit(Ins::bra(&top));
             k.place(&end);
         }
-        self.scatter_loop(
-            k,
-            c,
-            env,
-            l,
-            ptrs,
-            base,
-            ctx,
-            &bound,
-            op,
-            origin,
-            owner.as_ref(),
-        )
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn scatter_loop(
-        &mut self,
-        k: &mut Kernel,
-        c: &Common,
-        env: &mut Env,
-        l: &Rc<LazySeq>,
-        ptrs: &[Reg],
-        base: &Reg,
-        ctx: &Ctx,
-        bound: &Reg,
-        op: Option<&Lambda>,
-        origin: Origin,
-        owner: Option<&Reg>,
-    ) -> R<()> {
         let ety = l.elem_ty.clone();
         let ls = leaves(&ety)?;
-        let span = l.span;
         let lanes = Lanes::Thread(ctx);
         self.for_each(k, c, env, &l.soac, lanes, &mut |g, k, env, _, _, e| {
             let (idx, signed, vals) = g.pair(k, e)?;
-            let bad = k.reg(Scalar::Bool);
-            k.emit(Ins::setp(Cmp::Ge, Ty::U64, &bad, &idx, bound));
-            g.check(
-                k,
-                c,
-                ctx,
-                &bad,
-                SiteKind::IndexOutOfRange,
-                origin,
-                span,
-                signed,
-                &idx,
-                bound,
-            );
-            let at = k.reg(Scalar::U64);
-            k.emit(Ins::add(Ty::S64, &at, base, &idx));
-            if let Some(o) = owner {
-                let a = Self::addr(k, o, &at, Scalar::Bool);
+            g.check_index(k, c, ctx, &idx, &bound, signed, at);
+            let pos = k.reg(Scalar::U64);
+            k.emit(Ins::add(Ty::S64, &pos, base, &idx));
+            if let Some(o) = &owner {
+                let a = Self::addr(k, o, &pos, Scalar::Bool);
                 let seen = Self::ld(k, Space::Global, &a, Scalar::Bool);
                 g.check(
                     k,
@@ -261,11 +220,9 @@ impl<'f> Gen<'f> {
                     ctx,
                     &seen,
                     SiteKind::Duplicate,
-                    origin,
-                    span,
+                    at,
                     false,
-                    &idx,
-                    bound,
+                    [&idx, &bound],
                 );
                 let t = g.pconst(k, true);
                 Self::st(k, Space::Global, &a, &t);
@@ -273,14 +230,14 @@ impl<'f> Gen<'f> {
             let vals = match op {
                 None => vals,
                 Some(op) => {
-                    let old = g.load_leaves(k, ptrs, &at, &ls);
+                    let old = g.load_leaves(k, ptrs, &pos, &ls);
                     env.insert(op.params[0], unflatten(&ety, &mut old.into_iter())?);
                     env.insert(op.params[1], unflatten(&ety, &mut vals.into_iter())?);
                     g.block(k, c, env, &op.body, ctx)?.flatten()?
                 }
             };
             for (r, p) in vals.iter().zip(ptrs) {
-                g.store(k, p, &at, r);
+                g.store(k, p, &pos, r);
             }
             Ok(())
         })

@@ -162,7 +162,8 @@ impl<'f> Gen<'f> {
 
         // The tile: loaded, each thread's items combined, the thread totals scanned.
         let (t, mine) = self.tile_reduced(k, c, env, comb, op_ctx, ls, &tile, n, elem)?;
-        let (_, excl, carry) = self.block_scan(k, c, env, comb, &mine, op_ctx)?;
+        let (_, excl, carry) =
+            self.block_scan(k, c, &mine, &mut Self::fold(c, env, comb, op_ctx))?;
 
         // Publish the aggregate (tile 0: its inclusive prefix).
         let first = k.reg(Scalar::Bool);
@@ -319,7 +320,7 @@ impl<'f> Gen<'f> {
         k.place(&got);
         k.place(&skip);
         // In tile order (higher lanes first) towards lane 0.
-        self.warp_reduce_down(k, c, env, comb, &v, true, ctx)?;
+        self.warp_reduce_down(k, c, &v, true, &mut Self::fold(c, env, comb, ctx))?;
         let w = Self::shfl_opt(k, &v, Shfl::Idx, 0);
         let n = self.opt_combine(k, c, env, comb, &w, prefix, ctx)?;
         Self::mov_opt(k, prefix, &n);

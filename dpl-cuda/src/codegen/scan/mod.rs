@@ -75,7 +75,12 @@ impl<'f> Gen<'f> {
                 let (t, mine) = self.tile_reduced(
                     &mut k, &c, &mut env, comb, &op_ctx, &ls, &tile, &n, &mut elem,
                 )?;
-                let (_, excl, _) = self.block_scan(&mut k, &c, &mut env, comb, &mine, &op_ctx)?;
+                let (_, excl, _) = self.block_scan(
+                    &mut k,
+                    &c,
+                    &mine,
+                    &mut Self::fold(&c, &mut env, comb, &op_ctx),
+                )?;
                 (t, excl, None)
             }
         };

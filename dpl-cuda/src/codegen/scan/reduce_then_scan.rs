@@ -68,8 +68,12 @@ impl<'f> Gen<'f> {
             k.place(&skip);
             let t = self.pconst(&mut k, true);
             let xo = Opt { has: t, v: vec![x] };
-            let (incl, _, total) =
-                self.block_scan(&mut k, &c, &mut env, Comb::AddU64, &xo, &op_ctx)?;
+            let (incl, _, total) = self.block_scan(
+                &mut k,
+                &c,
+                &xo,
+                &mut Self::fold(&c, &mut env, Comb::AddU64, &op_ctx),
+            )?;
             if pass == 1 {
                 let skipw = k.label();
                 k.emit(Ins::bra(&skipw).unless(&valid));
@@ -146,7 +150,12 @@ impl<'f> Gen<'f> {
         let (_, mine) = self.tile_reduced(
             &mut k, &c, &mut env, comb, &op_ctx, ls, &tile, &n, &mut elem,
         )?;
-        let total = self.block_reduce(&mut k, &c, &mut env, comb, &mine, &op_ctx)?;
+        let total = self.block_reduce(
+            &mut k,
+            &c,
+            &mine,
+            &mut Self::fold(&c, &mut env, comb, &op_ctx),
+        )?;
         let no_has = Reg {
             name: String::new(),
             ty: Scalar::Bool,
@@ -232,7 +241,8 @@ impl<'f> Gen<'f> {
         }
         k.emit(Ins::setp(Cmp::Eq, Ty::U32, &x.has, 1, 1));
         k.place(&skip);
-        let (incl, _, total) = self.block_scan(&mut k, &c, &mut env, comb, &x, &op_ctx)?;
+        let (incl, _, total) =
+            self.block_scan(&mut k, &c, &x, &mut Self::fold(&c, &mut env, comb, &op_ctx))?;
         let res = self.opt_combine(&mut k, &c, &mut env, comb, &carry, &incl, &op_ctx)?;
         let skipw = k.label();
         k.emit(Ins::bra(&skipw).unless(&valid));

@@ -446,11 +446,7 @@ impl<'f> Gen<'f> {
             k.place(&skip);
             return Ok(());
         }
-        let acc = Opt {
-            has: k.reg(Scalar::Bool),
-            v: prefix.v.iter().map(|r| k.reg(r.ty)).collect(),
-        };
-        Self::mov_opt(k, &acc, prefix);
+        let acc = Self::copy_opt(k, prefix);
         let mut cur = acc.v.clone();
         self.thread_items(k, t, &mut |g, k, it| {
             let x = Self::load_item(k, t, it.addrs);
