@@ -30,9 +30,9 @@ impl<'f> Gen<'f> {
     }
 
     /// `report != 0`: the kernel runs in report mode (see [`Gen::record`]).
-    pub(super) fn report_mode(k: &mut Kernel, c: &Common) -> Reg {
+    pub(super) fn report_mode(k: &mut Kernel) -> Reg {
         let rep = k.reg(Scalar::Bool);
-        k.emit(Ins::setp(Cmp::Ne, Ty::U64, &rep, &c.report, 0));
+        k.emit(Ins::setp(Cmp::Ne, Ty::U64, &rep, &k.report, 0));
         rep
     }
 
@@ -52,7 +52,6 @@ impl<'f> Gen<'f> {
     pub(super) fn check(
         &mut self,
         k: &mut Kernel,
-        c: &Common,
         ctx: &Ctx,
         bad: &Reg,
         kind: SiteKind,
@@ -69,7 +68,7 @@ impl<'f> Gen<'f> {
         });
         let ok = k.label();
         k.emit(Ins::bra(&ok).unless(bad));
-        self.record(k, c, ctx, site, a, b);
+        self.record(k, ctx, site, a, b);
         if let Some(l) = &ctx.fail {
             k.emit(Ins::bra(l));
         }
@@ -82,7 +81,6 @@ impl<'f> Gen<'f> {
     pub(super) fn check_index(
         &mut self,
         k: &mut Kernel,
-        c: &Common,
         ctx: &Ctx,
         idx: &Reg,
         len: &Reg,
@@ -93,7 +91,6 @@ impl<'f> Gen<'f> {
         k.emit(Ins::setp(Cmp::Ge, Ty::U64, &bad, idx, len));
         self.check(
             k,
-            c,
             ctx,
             &bad,
             SiteKind::IndexOutOfRange,
@@ -108,7 +105,6 @@ impl<'f> Gen<'f> {
     pub(super) fn check_flag(
         &mut self,
         k: &mut Kernel,
-        c: &Common,
         ctx: &Ctx,
         bad: &Reg,
         kind: SiteKind,
@@ -116,34 +112,27 @@ impl<'f> Gen<'f> {
     ) {
         let zero = k.reg(Scalar::U64);
         k.emit(Ins::mov(Ty::U64, &zero, 0));
-        self.check(k, c, ctx, bad, kind, at, false, [&zero, &zero]);
+        self.check(k, ctx, bad, kind, at, false, [&zero, &zero]);
     }
 
     /// A reduction without start value over no element (`has` does not hold): empty at
     /// `at`.
-    pub(super) fn check_nonempty(
-        &mut self,
-        k: &mut Kernel,
-        c: &Common,
-        ctx: &Ctx,
-        has: &Reg,
-        at: At,
-    ) {
+    pub(super) fn check_nonempty(&mut self, k: &mut Kernel, ctx: &Ctx, has: &Reg, at: At) {
         let bad = k.reg(Scalar::Bool);
         k.emit(Ins::not(Ty::Pred, &bad, has));
-        self.check_flag(k, c, ctx, &bad, SiteKind::Empty, at);
+        self.check_flag(k, ctx, &bad, SiteKind::Empty, at);
     }
 
     /// Records a failure: the error record's first word keeps the bitwise negation of the
     /// smallest failing key (`atom.max`, 0 = no failure). In report mode (the report key
     /// parameter is that negation), the thread with that key also writes the site and the
     /// two values; the first site it reaches wins (`atom.cas` on the site word).
-    fn record(&mut self, k: &mut Kernel, c: &Common, ctx: &Ctx, site: u64, a: &Reg, b: &Reg) {
+    fn record(&mut self, k: &mut Kernel, ctx: &Ctx, site: u64, a: &Reg, b: &Reg) {
         let nk = k.reg(Scalar::U64);
         k.emit(Ins::not(Ty::B64, &nk, &ctx.key));
-        k.emit(Ins::red(Space::Global, AtomOp::Max, Ty::U64, &c.err, &nk));
+        k.emit(Ins::red(Space::Global, AtomOp::Max, Ty::U64, &k.err, &nk));
         let other = k.reg(Scalar::Bool);
-        k.emit(Ins::setp(Cmp::Ne, Ty::U64, &other, &nk, &c.report));
+        k.emit(Ins::setp(Cmp::Ne, Ty::U64, &other, &nk, &k.report));
         let skip = k.label();
         k.emit(Ins::bra(&skip).when(&other));
         let (sid, old) = (k.reg(Scalar::U64), k.reg(Scalar::U64));
@@ -152,7 +141,7 @@ impl<'f> Gen<'f> {
             Space::Global,
             Ty::B64,
             &old,
-            Addr::from(&c.err).plus(8),
+            Addr::from(&k.err).plus(8),
             0,
             &sid,
         ));
@@ -162,13 +151,13 @@ impl<'f> Gen<'f> {
         k.emit(Ins::st(
             Space::Global,
             Ty::U64,
-            Addr::from(&c.err).plus(16),
+            Addr::from(&k.err).plus(16),
             a,
         ));
         k.emit(Ins::st(
             Space::Global,
             Ty::U64,
-            Addr::from(&c.err).plus(24),
+            Addr::from(&k.err).plus(24),
             b,
         ));
         k.place(&skip);

@@ -12,12 +12,10 @@ impl<'f> Gen<'f> {
     /// The combining step `comb` ([`Gen::opt_combine`]) as a closure for the collectives,
     /// the failed checks of the operator going where `ctx` says.
     pub(super) fn fold<'b>(
-        c: &'b Common,
-        env: &'b mut Env,
         comb: Comb<'b>,
         ctx: &'b Ctx,
     ) -> impl FnMut(&mut Gen<'f>, &mut Kernel, &Opt, &Opt) -> R<Opt> + 'b {
-        move |g, k, a, b| g.opt_combine(k, c, env, comb, a, b, ctx)
+        move |g, k, a, b| g.opt_combine(k, comb, a, b, ctx)
     }
 
     /// Counts the threads of a group where `keep` holds: returns (with `before`) how many
@@ -27,7 +25,6 @@ impl<'f> Gen<'f> {
     pub(super) fn group_count(
         &mut self,
         k: &mut Kernel,
-        c: &Common,
         grp: &Group,
         keep: &Reg,
         before: bool,
@@ -38,9 +35,9 @@ impl<'f> Gen<'f> {
             k.emit(Ins::selp(Ty::U64, &f, 1, 0, keep));
             let has = self.pconst(k, true);
             let x = Opt { has, v: vec![f] };
-            let (mut env, ctx) = (Env::new(), Self::no_fail(grp));
-            let mut sum = Self::fold(c, &mut env, Comb::AddU64, &ctx);
-            let (_, ex, total) = self.block_scan(k, c, &x, &mut sum)?;
+            let ctx = Self::no_fail(grp);
+            let mut sum = Self::fold(Comb::AddU64, &ctx);
+            let (_, ex, total) = self.block_scan(k, &x, &mut sum)?;
             k.emit(Ins::selp(Ty::U64, &b, &ex.v[0], 0, &ex.has));
             Self::mov(k, &t, &total.v[0]);
         } else {
@@ -68,15 +65,14 @@ impl<'f> Gen<'f> {
     pub(super) fn group_scan(
         &mut self,
         k: &mut Kernel,
-        c: &Common,
         grp: &Group,
         x: &Opt,
         fold: &mut Fold<'_, 'f>,
     ) -> R<(Opt, Opt, Opt)> {
         if grp.block {
-            return self.block_scan(k, c, x, fold);
+            return self.block_scan(k, x, fold);
         }
-        let (incl, excl) = self.warp_scan(k, c, x, fold)?;
+        let (incl, excl) = self.warp_scan(k, x, fold)?;
         let total = Self::shfl_opt(k, &incl, Shfl::Idx, 31);
         Ok((incl, excl, total))
     }
@@ -86,8 +82,6 @@ impl<'f> Gen<'f> {
     pub(super) fn combine(
         &mut self,
         k: &mut Kernel,
-        c: &Common,
-        env: &mut Env,
         comb: Comb<'_>,
         a: &[Reg],
         b: &[Reg],
@@ -100,9 +94,11 @@ impl<'f> Gen<'f> {
                 Ok(vec![r])
             }
             Comb::Op(op, ty) => {
-                env.insert(op.params[0], unflatten(ty, &mut a.iter().cloned())?);
-                env.insert(op.params[1], unflatten(ty, &mut b.iter().cloned())?);
-                self.block(k, c, env, &op.body, ctx)?.flatten()
+                k.env
+                    .insert(op.params[0], unflatten(ty, &mut a.iter().cloned())?);
+                k.env
+                    .insert(op.params[1], unflatten(ty, &mut b.iter().cloned())?);
+                self.block(k, &op.body, ctx)?.flatten()
             }
         }
     }
@@ -112,8 +108,6 @@ impl<'f> Gen<'f> {
     pub(super) fn opt_combine(
         &mut self,
         k: &mut Kernel,
-        c: &Common,
-        env: &mut Env,
         comb: Comb<'_>,
         a: &Opt,
         b: &Opt,
@@ -127,7 +121,7 @@ impl<'f> Gen<'f> {
         k.emit(Ins::and(Ty::Pred, &both, &a.has, &b.has));
         let skip = k.label();
         k.emit(Ins::bra(&skip).unless(&both));
-        let r = self.combine(k, c, env, comb, &a.v, &b.v, ctx)?;
+        let r = self.combine(k, comb, &a.v, &b.v, ctx)?;
         for (d, s) in v.iter().zip(&r) {
             Self::mov(k, d, s);
         }
@@ -190,7 +184,6 @@ impl<'f> Gen<'f> {
     pub(super) fn group_combine(
         &mut self,
         k: &mut Kernel,
-        c: &Common,
         x: &Opt,
         block: bool,
         fold: &mut Fold<'_, 'f>,
@@ -207,7 +200,7 @@ impl<'f> Gen<'f> {
         }
         // The block: lane 0 of each warp puts its total in shared memory; every thread
         // combines the totals of the block's warps (%ntid.x / 32 of them) in order.
-        let arrays = self.warp_values_to_shared(k, c, &warp_total, 0);
+        let arrays = self.warp_values_to_shared(k, &warp_total, 0);
         let ls: Vec<Scalar> = cur.v.iter().map(|r| r.ty).collect();
         let total = self.none(k, &ls);
         let nw = k.reg(Scalar::U32);
@@ -237,7 +230,6 @@ impl<'f> Gen<'f> {
     pub(super) fn warp_reduce_down(
         &mut self,
         k: &mut Kernel,
-        c: &Common,
         v: &Opt,
         reversed: bool,
         fold: &mut Fold<'_, 'f>,
@@ -245,7 +237,7 @@ impl<'f> Gen<'f> {
         for d in [1u32, 2, 4, 8, 16] {
             let y = Self::shfl_opt(k, v, Shfl::Down, d);
             let inside = k.reg(Scalar::Bool);
-            k.emit(Ins::setp(Cmp::Lt, Ty::U32, &inside, &c.lane, 32 - d));
+            k.emit(Ins::setp(Cmp::Lt, Ty::U32, &inside, &k.lane, 32 - d));
             k.emit(Ins::and(Ty::Pred, &y.has, &y.has, &inside));
             let n = if reversed {
                 fold(self, k, &y, v)?
@@ -265,19 +257,18 @@ impl<'f> Gen<'f> {
     pub(super) fn block_reduce(
         &mut self,
         k: &mut Kernel,
-        c: &Common,
         x: &Opt,
         fold: &mut Fold<'_, 'f>,
     ) -> R<Opt> {
         let cur = Self::copy_opt(k, x);
-        self.warp_reduce_down(k, c, &cur, false, fold)?;
+        self.warp_reduce_down(k, &cur, false, fold)?;
         if self.warps() == 1 {
             return Ok(cur);
         }
-        let arrays = self.warp_values_to_shared(k, c, &cur, 0);
+        let arrays = self.warp_values_to_shared(k, &cur, 0);
         let ls: Vec<Scalar> = cur.v.iter().map(|r| r.ty).collect();
-        let (skip, _, t) = self.warp0_gather(k, c, &arrays, &ls);
-        self.warp_reduce_down(k, c, &t, false, fold)?;
+        let (skip, _, t) = self.warp0_gather(k, &arrays, &ls);
+        self.warp_reduce_down(k, &t, false, fold)?;
         Self::mov_opt(k, &cur, &t);
         k.place(&skip);
         Ok(cur)
@@ -285,13 +276,7 @@ impl<'f> Gen<'f> {
 
     /// An inclusive scan in lane order of the optional values `v` of a warp's lanes, in
     /// place (`shfl.sync.up` steps of 1, 2, 4, 8 and 16 lanes).
-    fn warp_scan_up(
-        &mut self,
-        k: &mut Kernel,
-        c: &Common,
-        v: &Opt,
-        fold: &mut Fold<'_, 'f>,
-    ) -> R<()> {
+    fn warp_scan_up(&mut self, k: &mut Kernel, v: &Opt, fold: &mut Fold<'_, 'f>) -> R<()> {
         let mut d = 1;
         while d < 32 {
             let y = Opt {
@@ -299,7 +284,7 @@ impl<'f> Gen<'f> {
                 v: v.v.iter().map(|r| Self::shfl_up(k, r, d)).collect(),
             };
             let p = k.reg(Scalar::Bool);
-            k.emit(Ins::setp(Cmp::Lt, Ty::U32, &p, &c.lane, d));
+            k.emit(Ins::setp(Cmp::Lt, Ty::U32, &p, &k.lane, d));
             let skip = k.label();
             k.emit(Ins::bra(&skip).when(&p));
             let n = fold(self, k, &y, v)?;
@@ -313,22 +298,16 @@ impl<'f> Gen<'f> {
     /// An ordered scan of one value per lane over the warp (`shfl.sync.up`): returns this
     /// lane's inclusive and exclusive prefixes within the warp. Every lane of the warp must
     /// call it.
-    fn warp_scan(
-        &mut self,
-        k: &mut Kernel,
-        c: &Common,
-        x: &Opt,
-        fold: &mut Fold<'_, 'f>,
-    ) -> R<(Opt, Opt)> {
+    fn warp_scan(&mut self, k: &mut Kernel, x: &Opt, fold: &mut Fold<'_, 'f>) -> R<(Opt, Opt)> {
         let cur = Self::copy_opt(k, x);
-        self.warp_scan_up(k, c, &cur, fold)?;
+        self.warp_scan_up(k, &cur, fold)?;
         // Exclusive within the warp.
         let ex = Opt {
             has: Self::shfl_up(k, &cur.has, 1),
             v: cur.v.iter().map(|r| Self::shfl_up(k, r, 1)).collect(),
         };
         let nz = k.reg(Scalar::Bool);
-        k.emit(Ins::setp(Cmp::Ne, Ty::U32, &nz, &c.lane, 0));
+        k.emit(Ins::setp(Cmp::Ne, Ty::U32, &nz, &k.lane, 0));
         k.emit(Ins::and(Ty::Pred, &ex.has, &ex.has, &nz));
         Ok((cur, ex))
     }
@@ -341,11 +320,10 @@ impl<'f> Gen<'f> {
     pub(super) fn block_scan(
         &mut self,
         k: &mut Kernel,
-        c: &Common,
         x: &Opt,
         fold: &mut Fold<'_, 'f>,
     ) -> R<(Opt, Opt, Opt)> {
-        let (cur, ex) = self.warp_scan(k, c, x, fold)?;
+        let (cur, ex) = self.warp_scan(k, x, fold)?;
         let ls: Vec<Scalar> = cur.v.iter().map(|r| r.ty).collect();
         let warps = self.warps();
         if warps == 1 {
@@ -359,13 +337,13 @@ impl<'f> Gen<'f> {
         }
         // Warp totals (the last lane's inclusive values) to shared memory; warp 0 scans
         // them in place (lane l: warp l).
-        let arrays = self.warp_values_to_shared(k, c, &cur, 31);
-        let (skip, mine, t) = self.warp0_gather(k, c, &arrays, &ls);
-        self.warp_scan_up(k, c, &t, fold)?;
+        let arrays = self.warp_values_to_shared(k, &cur, 31);
+        let (skip, mine, t) = self.warp0_gather(k, &arrays, &ls);
+        self.warp_scan_up(k, &t, fold)?;
         let no_write = k.label();
         k.emit(Ins::bra(&no_write).unless(&mine));
         let off = k.reg(Scalar::U32);
-        k.emit(Ins::shl(Ty::B32, &off, &c.lane, 3));
+        k.emit(Ins::shl(Ty::B32, &off, &k.lane, 3));
         for (r, a) in std::iter::once(&t.has).chain(&t.v).zip(&arrays) {
             let addr = Self::shared_slot(k, a, &off);
             Self::st(k, Space::Shared, &addr, r);
@@ -376,11 +354,11 @@ impl<'f> Gen<'f> {
         // The warps before this one (none for warp 0), and all of them.
         let prefix = self.none(k, &ls);
         let first = k.reg(Scalar::Bool);
-        k.emit(Ins::setp(Cmp::Eq, Ty::U32, &first, &c.warp, 0));
+        k.emit(Ins::setp(Cmp::Eq, Ty::U32, &first, &k.warp, 0));
         let no_prefix = k.label();
         k.emit(Ins::bra(&no_prefix).when(&first));
         let wp = k.reg(Scalar::U32);
-        k.emit(Ins::sub(Ty::S32, &wp, &c.warp, 1));
+        k.emit(Ins::sub(Ty::S32, &wp, &k.warp, 1));
         let p = Self::warp_partial(k, &arrays, &ls, &wp);
         Self::mov_opt(k, &prefix, &p);
         k.place(&no_prefix);
@@ -399,14 +377,13 @@ impl<'f> Gen<'f> {
     pub(super) fn store_if_thread0(
         &mut self,
         k: &mut Kernel,
-        c: &Common,
         ptrs: &[Reg],
         has: &Reg,
         idx: &Reg,
         v: &Opt,
     ) {
         let p = k.reg(Scalar::Bool);
-        k.emit(Ins::setp(Cmp::Ne, Ty::U32, &p, &c.tid, 0));
+        k.emit(Ins::setp(Cmp::Ne, Ty::U32, &p, &k.tid, 0));
         let skip = k.label();
         k.emit(Ins::bra(&skip).when(&p));
         for (r, ptr) in v.v.iter().zip(ptrs) {
@@ -423,20 +400,14 @@ impl<'f> Gen<'f> {
     /// (`bar.sync`); returns the arrays (read back with [`Gen::warp_partial`]). The
     /// block-level step shared by the block reduce ([`Gen::group_combine`]) and the block
     /// scan ([`Gen::block_scan`]).
-    fn warp_values_to_shared(
-        &mut self,
-        k: &mut Kernel,
-        c: &Common,
-        v: &Opt,
-        lane: u32,
-    ) -> Vec<Sym> {
+    fn warp_values_to_shared(&mut self, k: &mut Kernel, v: &Opt, lane: u32) -> Vec<Sym> {
         let arrays: Vec<Sym> = (0..=v.v.len())
             .map(|_| k.shared(self.warps() * 8))
             .collect();
         let off = k.reg(Scalar::U32);
-        k.emit(Ins::shl(Ty::B32, &off, &c.warp, 3));
+        k.emit(Ins::shl(Ty::B32, &off, &k.warp, 3));
         let writer = k.reg(Scalar::Bool);
-        k.emit(Ins::setp(Cmp::Eq, Ty::U32, &writer, &c.lane, lane));
+        k.emit(Ins::setp(Cmp::Eq, Ty::U32, &writer, &k.lane, lane));
         let skip = k.label();
         k.emit(Ins::bra(&skip).unless(&writer));
         for (r, a) in std::iter::once(&v.has).chain(&v.v).zip(&arrays) {
@@ -452,23 +423,18 @@ impl<'f> Gen<'f> {
     /// (leaves `ls`): the other warps branch to the returned label (the caller places it
     /// after warp 0's work); lane `l` of warp 0 gets warp `l`'s value (none past the
     /// block's warps). Returns the label, whether the lane has a warp's value, the value.
-    fn warp0_gather(
-        &mut self,
-        k: &mut Kernel,
-        c: &Common,
-        arrays: &[Sym],
-        ls: &[Scalar],
-    ) -> (Label, Reg, Opt) {
+    fn warp0_gather(&mut self, k: &mut Kernel, arrays: &[Sym], ls: &[Scalar]) -> (Label, Reg, Opt) {
         let skip = k.label();
         let w0 = k.reg(Scalar::Bool);
-        k.emit(Ins::setp(Cmp::Eq, Ty::U32, &w0, &c.warp, 0));
+        k.emit(Ins::setp(Cmp::Eq, Ty::U32, &w0, &k.warp, 0));
         k.emit(Ins::bra_uni(&skip).unless(&w0));
         let mine = k.reg(Scalar::Bool);
-        k.emit(Ins::setp(Cmp::Lt, Ty::U32, &mine, &c.lane, self.warps()));
+        k.emit(Ins::setp(Cmp::Lt, Ty::U32, &mine, &k.lane, self.warps()));
         let t = self.none(k, ls);
         let none_here = k.label();
         k.emit(Ins::bra(&none_here).unless(&mine));
-        let got = Self::warp_partial(k, arrays, ls, &c.lane);
+        let lane = k.lane.clone();
+        let got = Self::warp_partial(k, arrays, ls, &lane);
         Self::mov_opt(k, &t, &got);
         k.place(&none_here);
         (skip, mine, t)

@@ -32,33 +32,24 @@ impl<'f> Gen<'f> {
         let counts = self.alloc_leaves(&[Scalar::U64], &chunks, steps);
 
         // Pass 1: survivors per chunk.
-        let (mut k, c) = self.new_kernel("filter_count");
-        let mut env = self.bind_captures(&mut k, &[&soac.elem, pred])?;
+        let mut k = self.new_kernel("filter_count");
+        k.env = self.bind_captures(&mut k, &[&soac.elem, pred])?;
         let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
         let cp = Self::temp_ptrs(&mut k, &counts)[0].clone();
-        let (wc, cbase, end) = self.chunk_begin(&mut k, &c, &n);
+        let (wc, cbase, end) = self.chunk_begin(&mut k, &n);
         let count = k.reg(Scalar::U64);
         k.emit(Ins::mov(Ty::U64, &count, 0));
-        self.chunk_rounds(
-            &mut k,
-            &c,
-            &mut env,
-            soac,
-            pred,
-            &n,
-            &cbase,
-            &mut |_, k, _, _, ballot| {
-                Self::add_popc(k, &count, ballot);
-                Ok(())
-            },
-        )?;
+        self.chunk_rounds(&mut k, soac, pred, &n, &cbase, &mut |_, k, _, _, ballot| {
+            Self::add_popc(k, &count, ballot);
+            Ok(())
+        })?;
         // Lane 0 writes the chunk's count.
         let lane0 = k.reg(Scalar::Bool);
-        k.emit(Ins::setp(Cmp::Eq, Ty::U32, &lane0, &c.lane, 0));
+        k.emit(Ins::setp(Cmp::Eq, Ty::U32, &lane0, &k.lane, 0));
         k.emit(Ins::bra(&end).unless(&lane0));
         self.store(&mut k, &cp, &wc, &count);
         k.place(&end);
-        let args = k.args.clone();
+        let args = k.ptx.args.clone();
         let k1 = self.push_kernel(k);
         steps.push(self.launch(k1, grid.clone(), args));
         steps.push(Step::CheckErrors);
@@ -85,13 +76,13 @@ impl<'f> Gen<'f> {
 
         // Pass 3: survivors written at their offsets: after the chunks before, the
         // warp's earlier rounds and the lanes below in the round.
-        let (mut k, c) = self.new_kernel("filter");
-        let mut env = self.bind_captures(&mut k, &[&soac.elem, pred])?;
+        let mut k = self.new_kernel("filter");
+        k.env = self.bind_captures(&mut k, &[&soac.elem, pred])?;
         let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
         let cp = Self::temp_ptrs(&mut k, &counts)[0].clone();
         let op_p = Self::temp_ptrs(&mut k, &outs);
         let olen = k.param(Scalar::U64, KArg::Count(out_len.clone()));
-        let (wc, cbase, end) = self.chunk_begin(&mut k, &c, &n);
+        let (wc, cbase, end) = self.chunk_begin(&mut k, &n);
         let pos = k.reg(Scalar::U64);
         k.emit(Ins::mov(Ty::U64, &pos, 0));
         let has_prev = k.reg(Scalar::Bool);
@@ -107,8 +98,6 @@ impl<'f> Gen<'f> {
         k.emit(Ins::mov(Ty::U32, &lt, Sreg::LanemaskLt));
         self.chunk_rounds(
             &mut k,
-            &c,
-            &mut env,
             soac,
             pred,
             &n,
@@ -135,7 +124,7 @@ impl<'f> Gen<'f> {
             },
         )?;
         k.place(&end);
-        let args = k.args.clone();
+        let args = k.ptx.args.clone();
         let k3 = self.push_kernel(k);
         steps.push(self.launch(k3, grid, args));
         steps.push(Step::CheckErrors);
@@ -156,11 +145,11 @@ impl<'f> Gen<'f> {
     /// `32 * FILTER_ROUNDS` elements): returns the chunk number, its first index (`u64`
     /// each) and the label a warp whose chunk starts past the end jumps to (the caller
     /// places it at the end of the kernel).
-    fn chunk_begin(&mut self, k: &mut Kernel, c: &Common, n: &Reg) -> (Reg, Reg, Label) {
+    fn chunk_begin(&mut self, k: &mut Kernel, n: &Reg) -> (Reg, Reg, Label) {
         let wc = k.reg(Scalar::U64);
-        k.emit(Ins::mul_lo(Ty::U64, &wc, &c.ctaid64, self.warps()));
+        k.emit(Ins::mul_lo(Ty::U64, &wc, &k.ctaid64, self.warps()));
         let w64 = k.reg(Scalar::U64);
-        k.emit(Ins::cvt(Ty::U64, Ty::U32, &w64, &c.warp));
+        k.emit(Ins::cvt(Ty::U64, Ty::U32, &w64, &k.warp));
         k.emit(Ins::add(Ty::S64, &wc, &wc, &w64));
         let cbase = k.reg(Scalar::U64);
         k.emit(Ins::mul_lo(Ty::U64, &cbase, &wc, 32 * FILTER_ROUNDS));
@@ -179,8 +168,6 @@ impl<'f> Gen<'f> {
     fn chunk_rounds(
         &mut self,
         k: &mut Kernel,
-        c: &Common,
-        env: &mut Env,
         soac: &Soac,
         pred: &Lambda,
         n: &Reg,
@@ -192,7 +179,7 @@ impl<'f> Gen<'f> {
         k.emit(Ins::min(Ty::U64, &stop, &stop, n));
         let idx = k.reg(Scalar::U64);
         let lane64 = k.reg(Scalar::U64);
-        k.emit(Ins::cvt(Ty::U64, Ty::U32, &lane64, &c.lane));
+        k.emit(Ins::cvt(Ty::U64, Ty::U32, &lane64, &k.lane));
         k.emit(Ins::add(Ty::S64, &idx, cbase, &lane64));
         let (top, skip, done) = (k.label(), k.label(), k.label());
         k.place(&top);
@@ -206,7 +193,7 @@ impl<'f> Gen<'f> {
         let valid = k.reg(Scalar::Bool);
         k.emit(Ins::setp(Cmp::Lt, Ty::U64, &valid, &idx, n));
         k.emit(Ins::bra(&skip).unless(&valid));
-        let (x, kp) = self.elem_at(k, c, env, soac, Some(pred), n, &idx, &skip)?;
+        let (x, kp) = self.elem_at(k, soac, Some(pred), n, &idx, &skip)?;
         if let Some(kp) = kp {
             k.emit(Ins::mov(Ty::Pred, &keep, &kp));
         }

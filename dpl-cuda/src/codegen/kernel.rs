@@ -42,10 +42,71 @@ impl ElemLoop {
     }
 }
 
+/// A kernel being generated: its PTX text, the registers every kernel has (set up by
+/// [`Gen::new_kernel`]), and the values of the variables bound in it (its captures, and
+/// those of the element function being compiled).
+pub(super) struct Kernel {
+    /// The PTX text.
+    pub(super) ptx: ptx::Kernel,
+    /// The error record (a global address, see [`Gen::record`]).
+    pub(super) err: Reg,
+    /// The report key: 0, or in report mode the negated key of the failure to describe.
+    pub(super) report: Reg,
+    /// The thread's index in its block (`u32`, and as a `u64`).
+    pub(super) tid: Reg,
+    pub(super) tid64: Reg,
+    /// The thread's lane in its warp, and its warp in the block (`u32`).
+    pub(super) lane: Reg,
+    pub(super) warp: Reg,
+    /// The block's index in the grid (`u64`).
+    pub(super) ctaid64: Reg,
+    /// The variables bound in the kernel.
+    pub(super) env: Env,
+}
+
+impl Kernel {
+    /// A fresh register for a scalar of type `ty`.
+    pub(super) fn reg(&mut self, ty: Scalar) -> Reg {
+        self.ptx.reg(ty)
+    }
+
+    /// A fresh label.
+    pub(super) fn label(&mut self) -> Label {
+        self.ptx.label()
+    }
+
+    /// Emits one instruction.
+    pub(super) fn emit(&mut self, ins: Ins) {
+        self.ptx.emit(ins)
+    }
+
+    /// Places a label here.
+    pub(super) fn place(&mut self, label: &Label) {
+        self.ptx.place(label)
+    }
+
+    /// Declares a `.shared` array of `bytes` bytes.
+    pub(super) fn shared(&mut self, bytes: u32) -> Sym {
+        self.ptx.shared(bytes)
+    }
+
+    /// A parameter passed as `arg`, loaded into a register of type `ty`.
+    pub(super) fn param(&mut self, ty: Scalar, arg: KArg) -> Reg {
+        self.ptx.param(ty, arg)
+    }
+
+    /// A pointer parameter passed as `arg`, as a global address.
+    pub(super) fn pointer(&mut self, arg: KArg) -> Reg {
+        self.ptx.pointer(arg)
+    }
+}
+
 impl<'f> Gen<'f> {
-    pub(super) fn new_kernel(&mut self, what: &str) -> (Kernel, Common) {
+    /// A new kernel named after `what`, launched with the block size of the kernels being
+    /// generated: its error record and report key parameters, its thread's indices.
+    pub(super) fn new_kernel(&mut self, what: &str) -> Kernel {
         let name = format!("{}_k{}_{what}", self.base, self.kernels.len());
-        let mut k = Kernel::new(name, self.bsize());
+        let mut k = ptx::Kernel::new(name, self.bsize());
         let err = k.pointer(KArg::ErrorRecord);
         let report = k.param(Scalar::U64, KArg::ReportKey);
         let tid = k.reg(Scalar::U32);
@@ -60,27 +121,26 @@ impl<'f> Gen<'f> {
         k.emit(Ins::mov(Ty::U32, &cta, Sreg::CtaidX));
         let ctaid64 = k.reg(Scalar::U64);
         k.emit(Ins::cvt(Ty::U64, Ty::U32, &ctaid64, &cta));
-        (
-            k,
-            Common {
-                err,
-                report,
-                tid,
-                tid64,
-                lane,
-                warp,
-                ctaid64,
-            },
-        )
+        Kernel {
+            ptx: k,
+            err,
+            report,
+            tid,
+            tid64,
+            lane,
+            warp,
+            ctaid64,
+            env: Env::new(),
+        }
     }
 
     pub(super) fn push_kernel(&mut self, k: Kernel) -> u32 {
-        let name = k.name.clone();
+        let name = k.ptx.name.clone();
         self.kinfo.push(KernelInfo {
-            block: k.block,
+            block: k.ptx.block,
             ..self.cur
         });
-        self.kernels.push((name, k.finish()));
+        self.kernels.push((name, k.ptx.finish()));
         self.kernels.len() as u32 - 1
     }
 
@@ -118,7 +178,7 @@ impl<'f> Gen<'f> {
                 };
                 let layout = if offs.is_some() {
                     let mut field = |f: u32| {
-                        k.param_name(KArg::RowLayout {
+                        k.ptx.param_name(KArg::RowLayout {
                             var: v,
                             path: path.clone(),
                             field: f,
@@ -224,7 +284,7 @@ impl<'f> Gen<'f> {
     /// warp (`Some(false)`) or a block (`Some(true)`) per element: element `i`, stepping
     /// by the number of threads (groups) of the grid; emits up to the test of `i`. The
     /// caller emits the body, then [`Gen::elem_loop_end`].
-    pub(super) fn elem_loop(k: &mut Kernel, c: &Common, n: &Reg, per: Option<bool>) -> ElemLoop {
+    pub(super) fn elem_loop(k: &mut Kernel, n: &Reg, per: Option<bool>) -> ElemLoop {
         let ntid = k.reg(Scalar::U32);
         k.emit(Ins::mov(Ty::U32, &ntid, Sreg::NtidX));
         let ncta = k.reg(Scalar::U32);
@@ -236,27 +296,27 @@ impl<'f> Gen<'f> {
                 let i = k.reg(Scalar::Usize);
                 let base = k.reg(Scalar::U64);
                 let cta = k.reg(Scalar::U32);
-                k.emit(Ins::cvt(Ty::U32, Ty::U64, &cta, &c.ctaid64));
+                k.emit(Ins::cvt(Ty::U32, Ty::U64, &cta, &k.ctaid64));
                 k.emit(Ins::mul_wide(Ty::U32, &base, &ntid, &cta));
-                k.emit(Ins::add(Ty::S64, &i, &base, &c.tid64));
+                k.emit(Ins::add(Ty::S64, &i, &base, &k.tid64));
                 (i, step, None)
             }
             Some(block) => {
                 let i = k.reg(Scalar::Usize);
                 let step = k.reg(Scalar::U64);
                 let lane = if block {
-                    k.emit(Ins::mov(Ty::U64, &i, &c.ctaid64));
+                    k.emit(Ins::mov(Ty::U64, &i, &k.ctaid64));
                     k.emit(Ins::cvt(Ty::U64, Ty::U32, &step, &ncta));
-                    c.tid.clone()
+                    k.tid.clone()
                 } else {
                     let cta = k.reg(Scalar::U32);
-                    k.emit(Ins::cvt(Ty::U32, Ty::U64, &cta, &c.ctaid64));
+                    k.emit(Ins::cvt(Ty::U32, Ty::U64, &cta, &k.ctaid64));
                     k.emit(Ins::mul_wide(Ty::U32, &i, &ntid, &cta));
-                    k.emit(Ins::add(Ty::S64, &i, &i, &c.tid64));
+                    k.emit(Ins::add(Ty::S64, &i, &i, &k.tid64));
                     k.emit(Ins::shr(Ty::U64, &i, &i, 5));
                     k.emit(Ins::mul_wide(Ty::U32, &step, &ntid, &ncta));
                     k.emit(Ins::shr(Ty::U64, &step, &step, 5));
-                    c.lane.clone()
+                    k.lane.clone()
                 };
                 let leader = k.reg(Scalar::Bool);
                 k.emit(Ins::setp(Cmp::Eq, Ty::U32, &leader, &lane, 0));
@@ -309,15 +369,8 @@ impl<'f> Gen<'f> {
     /// The element function at the loop's element, evaluated by every thread of a group
     /// (so control flow stays uniform in the group), its inner reductions split across
     /// the group's threads.
-    pub(super) fn loop_elem(
-        &mut self,
-        k: &mut Kernel,
-        c: &Common,
-        env: &mut Env,
-        l: &Lambda,
-        el: &ElemLoop,
-    ) -> R<KVal> {
-        self.split_by(el, |g| g.elem(k, c, env, l, &el.i, &el.ctx()))
+    pub(super) fn loop_elem(&mut self, k: &mut Kernel, l: &Lambda, el: &ElemLoop) -> R<KVal> {
+        self.split_by(el, |g| g.elem(k, l, &el.i, &el.ctx()))
     }
 
     /// With a group per element: the threads but the group's first go on with the next
@@ -379,23 +432,15 @@ impl<'f> Gen<'f> {
     }
 
     /// Evaluates the element function at index `i`.
-    pub(super) fn elem(
-        &mut self,
-        k: &mut Kernel,
-        c: &Common,
-        env: &mut Env,
-        l: &Lambda,
-        i: &Reg,
-        ctx: &Ctx,
-    ) -> R<KVal> {
-        env.insert(
+    pub(super) fn elem(&mut self, k: &mut Kernel, l: &Lambda, i: &Reg, ctx: &Ctx) -> R<KVal> {
+        k.env.insert(
             l.params[0],
             KVal::S(Reg {
                 ty: Scalar::Usize,
                 ..i.clone()
             }),
         );
-        self.block(k, c, env, &l.body, ctx)
+        self.block(k, &l.body, ctx)
     }
 
     /// The start value of a reduction or exclusive scan (`init`), bound as kernel

@@ -62,18 +62,18 @@ impl<'f> Gen<'f> {
     ) -> R<Vec<u32>> {
         let n_count = Count::Var(var(soac.len));
         let outs = self.alloc_leaves(ls, &n_count, steps);
-        let (mut k, c) = self.new_kernel(what);
-        let mut env = self.bind_captures(&mut k, &[&soac.elem])?;
+        let mut k = self.new_kernel(what);
+        k.env = self.bind_captures(&mut k, &[&soac.elem])?;
         let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
         let ptrs = Self::temp_ptrs(&mut k, &outs);
-        let el = Self::elem_loop(&mut k, &c, &n, per);
-        let v = self.loop_elem(&mut k, &c, &mut env, &soac.elem, &el)?;
+        let el = Self::elem_loop(&mut k, &n, per);
+        let v = self.loop_elem(&mut k, &soac.elem, &el)?;
         Self::leader_only(&mut k, &el);
         for (r, p) in v.flatten()?.iter().zip(&ptrs) {
             self.store(&mut k, p, &el.i, r);
         }
         Self::elem_loop_end(&mut k, &el);
-        let args = k.args.clone();
+        let args = k.ptx.args.clone();
         let kid = self.push_kernel(k);
         steps.push(self.stride_launch(kid, &n_count, self.per_block(per), args));
         steps.push(Step::CheckErrors);
@@ -176,8 +176,8 @@ impl<'f> Gen<'f> {
         let ls = leaves(elem_ty)?;
         let n_count = Count::Var(var(soac.len));
         let outs = self.alloc_leaves(&ls, &n_count, steps);
-        let (mut k, c) = self.new_kernel("map_warp");
-        let mut env = self.bind_captures(&mut k, &[&soac.elem])?;
+        let mut k = self.new_kernel("map_warp");
+        k.env = self.bind_captures(&mut k, &[&soac.elem])?;
         let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
         let ptrs = Self::temp_ptrs(&mut k, &outs);
         // Rows read as `x[i]` (i the element's index) of captured nested sequences.
@@ -206,16 +206,16 @@ impl<'f> Gen<'f> {
         let ncta = k.reg(Scalar::U32);
         k.emit(Ins::mov(Ty::U32, &ncta, Sreg::NctaidX));
         let cta = k.reg(Scalar::U32);
-        k.emit(Ins::cvt(Ty::U32, Ty::U64, &cta, &c.ctaid64));
+        k.emit(Ins::cvt(Ty::U32, Ty::U64, &cta, &k.ctaid64));
         // base = warp * 32 = (ctaid * ntid + tid) & ~31; stride = ntid * nctaid.
         let base = k.reg(Scalar::U64);
         k.emit(Ins::mul_wide(Ty::U32, &base, &ntid, &cta));
-        k.emit(Ins::add(Ty::S64, &base, &base, &c.tid64));
+        k.emit(Ins::add(Ty::S64, &base, &base, &k.tid64));
         k.emit(Ins::and(Ty::B64, &base, &base, -32));
         let stride = k.reg(Scalar::U64);
         k.emit(Ins::mul_wide(Ty::U32, &stride, &ntid, &ncta));
         let lane64 = k.reg(Scalar::U64);
-        k.emit(Ins::cvt(Ty::U64, Ty::U32, &lane64, &c.lane));
+        k.emit(Ins::cvt(Ty::U64, Ty::U32, &lane64, &k.lane));
         let (top, end) = (k.label(), k.label());
         k.place(&top);
         let p = k.reg(Scalar::Bool);
@@ -227,7 +227,7 @@ impl<'f> Gen<'f> {
         k.emit(Ins::setp(Cmp::Lt, Ty::U64, &live, &mine, &n));
         // The lanes whose next row's start is not in the warp: lane 31 and the last row.
         let last = k.reg(Scalar::Bool);
-        k.emit(Ins::setp(Cmp::Eq, Ty::U32, &last, &c.lane, 31));
+        k.emit(Ins::setp(Cmp::Eq, Ty::U32, &last, &k.lane, 31));
         let next = k.reg(Scalar::U64);
         k.emit(Ins::add(Ty::S64, &next, &mine, 1));
         let edge = k.reg(Scalar::Bool);
@@ -241,7 +241,7 @@ impl<'f> Gen<'f> {
                 offs: Some(o),
                 layout,
                 ..
-            }) = env.get(&x).cloned()
+            }) = k.env.get(&x).cloned()
             else {
                 continue;
             };
@@ -293,15 +293,15 @@ impl<'f> Gen<'f> {
         };
         self.split = Some(Split {
             block: false,
-            lane: c.lane.clone(),
+            lane: k.lane.clone(),
         });
         self.prefetched = Some((i.clone(), bound));
-        let v = self.elem(&mut k, &c, &mut env, &soac.elem, &i, &ctx);
+        let v = self.elem(&mut k, &soac.elem, &i, &ctx);
         self.split = None;
         self.prefetched = None;
         let v = v?.flatten()?;
         let me = k.reg(Scalar::Bool);
-        k.emit(Ins::setp(Cmp::Eq, Ty::U32, &me, &c.lane, &r));
+        k.emit(Ins::setp(Cmp::Eq, Ty::U32, &me, &k.lane, &r));
         for (d, x) in res.iter().zip(&v) {
             Self::select(&mut k, d, &me, x, d);
         }
@@ -319,7 +319,7 @@ impl<'f> Gen<'f> {
         k.emit(Ins::add(Ty::S64, &base, &base, &stride));
         k.emit(Ins::bra(&top));
         k.place(&end);
-        let args = k.args.clone();
+        let args = k.ptx.args.clone();
         let kid = self.push_kernel(k);
         let per_block = u64::from(self.bsize());
         steps.push(self.stride_launch(kid, &n_count, per_block, args));

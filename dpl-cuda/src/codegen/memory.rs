@@ -43,6 +43,13 @@ impl<'f> Gen<'f> {
         a
     }
 
+    /// The 32-bit address of this thread's element (`%tid.x`) of the shared array `array`
+    /// of `bytes`-byte elements.
+    pub(super) fn thread_slot(k: &mut Kernel, array: &Sym, bytes: u64) -> Reg {
+        let tid = k.tid.clone();
+        Self::shared_at(k, array, &tid, bytes)
+    }
+
     /// `base + idx * size_of(ty)`
     pub(super) fn addr(k: &mut Kernel, base: &Reg, idx: &Reg, ty: Scalar) -> Reg {
         let a = k.reg(Scalar::U64);

@@ -20,7 +20,7 @@ use dpl_core::ir::*;
 
 use crate::plan::*;
 use crate::ptx::{
-    Addr, AtomOp, Cmp, Ins, Kernel, Label, Reg, Rnd, Shfl, Space, Src, Sreg, Sym, Ty, arith, bits,
+    self, Addr, AtomOp, Cmp, Ins, Label, Reg, Rnd, Shfl, Space, Src, Sreg, Sym, Ty, arith, bits,
     const_table, mem, size_of, width,
 };
 use crate::{GpuProgram, KernelBlock, Unsupported};
@@ -43,13 +43,13 @@ mod value;
 
 use checks::{At, Ctx};
 use elem::stream::Lanes;
-use kernel::{ElemLoop, GroupLoop};
+use kernel::{ElemLoop, GroupLoop, Kernel};
 use rows::Group;
 pub use scan::tiles::scan_items;
 use scan::tiles::{ElemAt, Tile};
 pub(crate) use value::leaves;
 use value::{
-    Comb, Common, CondSeq, Env, KVal, LazySeq, Opt, RowLayout, scalar_leaves, type_at, unflatten,
+    Comb, CondSeq, Env, KVal, LazySeq, Opt, RowLayout, scalar_leaves, type_at, unflatten,
     unflatten_with,
 };
 

@@ -29,12 +29,12 @@ impl<'f> Gen<'f> {
         };
         let per_block = u64::from(self.bsize());
         for pass in 0..2 {
-            let (mut k, c) = self.new_kernel(match (pass, row) {
+            let mut k = self.new_kernel(match (pass, row) {
                 (0, _) => "permute_owners",
                 (_, None) => "permute",
                 (_, Some(_)) => "permute_row_sizes",
             });
-            let mut env = self.bind_captures(&mut k, &[&soac.elem])?;
+            k.env = self.bind_captures(&mut k, &[&soac.elem])?;
             let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
             let own = Self::temp_ptrs(&mut k, &[owner])[0].clone();
             let ptrs = if pass == 1 {
@@ -42,10 +42,10 @@ impl<'f> Gen<'f> {
             } else {
                 Vec::new()
             };
-            let el = Self::elem_loop(&mut k, &c, &n, None);
+            let el = Self::elem_loop(&mut k, &n, None);
             let i = el.i.clone();
             let ctx = el.ctx();
-            let e = self.elem(&mut k, &c, &mut env, &soac.elem, &i, &ctx)?;
+            let e = self.elem(&mut k, &soac.elem, &i, &ctx)?;
             let (idx, signed, value) = self.target(&mut k, e)?;
             let key = k.reg(Scalar::U64);
             k.emit(Ins::add(Ty::S64, &key, &n, &i));
@@ -60,7 +60,7 @@ impl<'f> Gen<'f> {
             let oa = Self::addr(&mut k, &own, &idx, Scalar::U64);
             if pass == 0 {
                 let kind = SiteKind::IndexOutOfRange;
-                self.check(&mut k, &c, &ctx2, &bad, kind, at, signed, [&idx, &n]);
+                self.check(&mut k, &ctx2, &bad, kind, at, signed, [&idx, &n]);
                 k.emit(Ins::red(Space::Global, AtomOp::Max, Ty::U64, &oa, &ni));
             } else {
                 k.emit(Ins::bra(&el.cont).when(&bad));
@@ -70,7 +70,6 @@ impl<'f> Gen<'f> {
                 k.emit(Ins::setp(Cmp::Ne, Ty::U64, &dup, &o, &ni));
                 self.check(
                     &mut k,
-                    &c,
                     &ctx2,
                     &dup,
                     SiteKind::Duplicate,
@@ -80,14 +79,14 @@ impl<'f> Gen<'f> {
                 );
                 let vals = match row {
                     None => value.flatten()?,
-                    Some(_) => vec![self.seq_len(&mut k, &c, &mut env, &value, &ctx)?],
+                    Some(_) => vec![self.seq_len(&mut k, &value, &ctx)?],
                 };
                 for (r, p) in vals.iter().zip(&ptrs) {
                     self.store(&mut k, p, &idx, r);
                 }
             }
             Self::elem_loop_end(&mut k, &el);
-            let args = k.args.clone();
+            let args = k.ptx.args.clone();
             let kid = self.push_kernel(k);
             steps.push(self.stride_launch(kid, &n_count, per_block, args));
         }
@@ -100,23 +99,23 @@ impl<'f> Gen<'f> {
         // Rows: every target is valid and claimed once (the errors were checked).
         let (offs, total) = self.offsets(outs[0], &n_count, steps)?;
         let values = self.alloc_leaves(&ls, &Count::Temp(total), steps);
-        let (mut k, c) = self.new_kernel("permute_row_fill");
-        let mut env = self.bind_captures(&mut k, &[&soac.elem])?;
+        let mut k = self.new_kernel("permute_row_fill");
+        k.env = self.bind_captures(&mut k, &[&soac.elem])?;
         let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
         let op = Self::temp_ptrs(&mut k, &[offs])[0].clone();
         let ptrs = Self::temp_ptrs(&mut k, &values);
-        let el = Self::elem_loop(&mut k, &c, &n, None);
+        let el = Self::elem_loop(&mut k, &n, None);
         let i = el.i.clone();
         let ctx = el.ctx();
-        let e = self.elem(&mut k, &c, &mut env, &soac.elem, &i, &ctx)?;
+        let e = self.elem(&mut k, &soac.elem, &i, &ctx)?;
         let (idx, _, value) = self.target(&mut k, e)?;
         let a = Self::addr(&mut k, &op, &idx, Scalar::U64);
         let base = k.reg(Scalar::U64);
         k.emit(Ins::ld(Space::Global, Ty::U64, &base, &a));
         let lanes = Lanes::Thread(&ctx);
-        self.write_seq(&mut k, &c, &mut env, &value, &ptrs, &base, lanes, None)?;
+        self.write_seq(&mut k, &value, &ptrs, &base, lanes, None)?;
         Self::elem_loop_end(&mut k, &el);
-        let args = k.args.clone();
+        let args = k.ptx.args.clone();
         let kid = self.push_kernel(k);
         steps.push(self.stride_launch(kid, &n_count, per_block, args));
         steps.push(Step::CheckErrors);

@@ -50,13 +50,13 @@ impl<'f> Gen<'f> {
         // Pass 1: per-thread accumulation over a grid-stride loop, then the block. The
         // thread's first element is peeled off, so the loop body combines plain values:
         // only the thread (which may have no element) and the block tree carry a flag.
-        let (mut k, c) = self.new_kernel("reduce");
-        let mut env = self.bind_captures(&mut k, &[&soac.elem, op])?;
+        let mut k = self.new_kernel("reduce");
+        k.env = self.bind_captures(&mut k, &[&soac.elem, op])?;
         let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
         let pp = Self::temp_ptrs(&mut k, &partials);
         let ph = Self::temp_ptrs(&mut k, &[phas])[0].clone();
         let acc = self.none(&mut k, &ls);
-        let ElemLoop { i, step, end, .. } = Self::elem_loop(&mut k, &c, &n, None);
+        let ElemLoop { i, step, end, .. } = Self::elem_loop(&mut k, &n, None);
         // The first element (a failed check leaves the zeroed value: the error is
         // reported, the partial never read).
         let first_done = k.label();
@@ -64,9 +64,7 @@ impl<'f> Gen<'f> {
             key: i.clone(),
             fail: Some(first_done.clone()),
         };
-        let e = self
-            .elem(&mut k, &c, &mut env, &soac.elem, &i, &ctx)?
-            .flatten()?;
+        let e = self.elem(&mut k, &soac.elem, &i, &ctx)?.flatten()?;
         for (d, s) in acc.v.iter().zip(&e) {
             Self::mov(&mut k, d, s);
         }
@@ -83,27 +81,21 @@ impl<'f> Gen<'f> {
             key: i.clone(),
             fail: Some(rest.clone()),
         };
-        let e = self
-            .elem(&mut k, &c, &mut env, &soac.elem, &i, &ctx)?
-            .flatten()?;
+        let e = self.elem(&mut k, &soac.elem, &i, &ctx)?.flatten()?;
         let op_ctx = Ctx {
             key: n.clone(),
             fail: None,
         };
-        let next = self.combine(&mut k, &c, &mut env, comb, &acc.v, &e, &op_ctx)?;
+        let next = self.combine(&mut k, comb, &acc.v, &e, &op_ctx)?;
         for (d, s) in acc.v.iter().zip(&next) {
             Self::mov(&mut k, d, s);
         }
         k.emit(Ins::bra_uni(&rest));
         k.place(&end);
-        let total = self.block_reduce(
-            &mut k,
-            &c,
-            &acc,
-            &mut Self::fold(&c, &mut env, comb, &op_ctx),
-        )?;
-        self.store_if_thread0(&mut k, &c, &pp, &ph, &c.ctaid64.clone(), &total);
-        let args = k.args.clone();
+        let total = self.block_reduce(&mut k, &acc, &mut Self::fold(comb, &op_ctx))?;
+        let tile = k.ctaid64.clone();
+        self.store_if_thread0(&mut k, &pp, &ph, &tile, &total);
+        let args = k.ptx.args.clone();
         let k1 = self.push_kernel(k);
         if k1 != k1_id {
             return unsupported("a kernel was generated out of order (internal)");
@@ -120,8 +112,8 @@ impl<'f> Gen<'f> {
         // Pass 2: one block combines the partials (and the start value).
         let outs = self.alloc_leaves(&ls, &Count::Const(1), steps);
         let ohas = self.alloc_leaves(&[Scalar::Bool], &Count::Const(1), steps)[0];
-        let (mut k, c) = self.new_kernel("reduce_finish");
-        let mut env = self.bind_captures(&mut k, &[op])?;
+        let mut k = self.new_kernel("reduce_finish");
+        k.env = self.bind_captures(&mut k, &[op])?;
         let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
         let g = k.param(Scalar::U64, KArg::Count(grid.clone()));
         let pp = Self::temp_ptrs(&mut k, &partials);
@@ -135,33 +127,28 @@ impl<'f> Gen<'f> {
         let oh = Self::temp_ptrs(&mut k, &[ohas])[0].clone();
         let acc = self.none(&mut k, &ls);
         let j = k.reg(Scalar::U64);
-        k.emit(Ins::mov(Ty::U64, &j, &c.tid64));
+        k.emit(Ins::mov(Ty::U64, &j, &k.tid64));
         let (top, end) = (k.label(), k.label());
         k.place(&top);
         let p = k.reg(Scalar::Bool);
         k.emit(Ins::setp(Cmp::Ge, Ty::U64, &p, &j, &g));
         k.emit(Ins::bra(&end).when(&p));
         let x = self.load_opt(&mut k, &pp, &ph, &j, &ls);
-        let next = self.opt_combine(&mut k, &c, &mut env, comb, &acc, &x, &op_ctx)?;
+        let next = self.opt_combine(&mut k, comb, &acc, &x, &op_ctx)?;
         Self::mov_opt(&mut k, &acc, &next);
         k.emit(Ins::add(Ty::S64, &j, &j, self.bsize()));
         k.emit(Ins::bra_uni(&top));
         k.place(&end);
-        let mut total = self.block_reduce(
-            &mut k,
-            &c,
-            &acc,
-            &mut Self::fold(&c, &mut env, comb, &op_ctx),
-        )?;
+        let mut total = self.block_reduce(&mut k, &acc, &mut Self::fold(comb, &op_ctx))?;
         if let Some(iv) = init_v {
             let t = self.pconst(&mut k, true);
             let first = Opt { has: t, v: iv };
-            total = self.opt_combine(&mut k, &c, &mut env, comb, &first, &total, &op_ctx)?;
+            total = self.opt_combine(&mut k, comb, &first, &total, &op_ctx)?;
         }
         let zero = k.reg(Scalar::U64);
         k.emit(Ins::mov(Ty::U64, &zero, 0));
-        self.store_if_thread0(&mut k, &c, &op_ptrs, &oh, &zero, &total);
-        let args = k.args.clone();
+        self.store_if_thread0(&mut k, &op_ptrs, &oh, &zero, &total);
+        let args = k.ptx.args.clone();
         let k2 = self.push_kernel(k);
         steps.push(self.launch(k2, Count::Const(1), args));
         steps.push(Step::CheckErrors);

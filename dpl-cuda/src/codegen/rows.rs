@@ -123,17 +123,17 @@ impl<'f> Gen<'f> {
         let sizes = self.alloc_leaves(&[Scalar::U64], &n_count, steps)[0];
 
         let sized_by = group.filter(|_| !self.lengths_only(&soac.elem.body));
-        let (mut k, c) = self.new_kernel(&Self::loop_name("row_sizes", sized_by));
-        let mut env = self.bind_captures(&mut k, &[&soac.elem])?;
+        let mut k = self.new_kernel(&Self::loop_name("row_sizes", sized_by));
+        k.env = self.bind_captures(&mut k, &[&soac.elem])?;
         let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
         let sp = Self::temp_ptrs(&mut k, &[sizes])[0].clone();
-        let el = Self::elem_loop(&mut k, &c, &n, sized_by);
-        let v = self.loop_elem(&mut k, &c, &mut env, &soac.elem, &el)?;
-        let len = self.row_len(&mut k, &c, &mut env, &v, &el)?;
+        let el = Self::elem_loop(&mut k, &n, sized_by);
+        let v = self.loop_elem(&mut k, &soac.elem, &el)?;
+        let len = self.row_len(&mut k, &v, &el)?;
         Self::leader_only(&mut k, &el);
         self.store(&mut k, &sp, &el.i, &len);
         Self::elem_loop_end(&mut k, &el);
-        let args = k.args.clone();
+        let args = k.ptx.args.clone();
         let note = self.cur.note;
         if group.is_some() && sized_by.is_none() {
             self.cur.note = Some(LENGTHS_ONLY);
@@ -154,23 +154,23 @@ impl<'f> Gen<'f> {
         let owner =
             has_permute.then(|| self.alloc_leaves(&[Scalar::Bool], &Count::Temp(total), steps)[0]);
 
-        let (mut k, c) = self.new_kernel(&Self::loop_name("row_fill", group));
-        let mut env = self.bind_captures(&mut k, &[&soac.elem])?;
+        let mut k = self.new_kernel(&Self::loop_name("row_fill", group));
+        k.env = self.bind_captures(&mut k, &[&soac.elem])?;
         let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
         let op = Self::temp_ptrs(&mut k, &[offs])[0].clone();
         let ptrs = Self::temp_ptrs(&mut k, &outs);
         self.owner = owner.map(|o| Self::temp_ptrs(&mut k, &[o])[0].clone());
         let written = (|| {
-            let el = Self::elem_loop(&mut k, &c, &n, group);
-            let v = self.loop_elem(&mut k, &c, &mut env, &soac.elem, &el)?;
+            let el = Self::elem_loop(&mut k, &n, group);
+            let v = self.loop_elem(&mut k, &soac.elem, &el)?;
             let (base, size) = Self::row_bounds(&mut k, &op, &el);
-            self.write_row(&mut k, &c, &mut env, &v, &ptrs, (&base, size.as_ref()), &el)?;
+            self.write_row(&mut k, &v, &ptrs, (&base, size.as_ref()), &el)?;
             Self::elem_loop_end(&mut k, &el);
             Ok(())
         })();
         self.owner = None;
         written?;
-        let args = k.args.clone();
+        let args = k.ptx.args.clone();
         let k2 = self.push_kernel(k);
         steps.push(self.stride_launch(k2, &n_count, self.per_block(group), args));
         steps.push(Step::CheckErrors);
@@ -199,19 +199,12 @@ impl<'f> Gen<'f> {
 
     /// The length of row `v` at the loop's element: measured by its thread, or by its
     /// group ([`Gen::group_len`]).
-    fn row_len(
-        &mut self,
-        k: &mut Kernel,
-        c: &Common,
-        env: &mut Env,
-        v: &KVal,
-        el: &ElemLoop,
-    ) -> R<Reg> {
+    fn row_len(&mut self, k: &mut Kernel, v: &KVal, el: &ElemLoop) -> R<Reg> {
         match &el.group {
-            None => self.seq_len(k, c, env, v, &el.ctx()),
+            None => self.seq_len(k, v, &el.ctx()),
             Some(gl) => {
                 let grp = Self::group(k, gl, el);
-                self.group_len(k, c, env, v, &grp)
+                self.group_len(k, v, &grp)
             }
         }
     }
@@ -288,31 +281,30 @@ impl<'f> Gen<'f> {
         // Evaluates the element and the predicate at the loop's element (split across a
         // group); returns (row, keep). (Predicate failures are keyed after every
         // element's, as the flat filter does.)
-        let kept =
-            |g: &mut Self, k: &mut Kernel, c: &Common, env: &mut Env, el: &ElemLoop, n: &Reg| {
-                g.split_by(el, |g| {
-                    let ctx = el.ctx();
-                    let v = g.elem(k, c, env, &soac.elem, &el.i, &ctx)?;
-                    env.insert(pred.params[0], v.clone());
-                    let key = k.reg(Scalar::U64);
-                    k.emit(Ins::add(Ty::S64, &key, n, &el.i));
-                    let pctx = Ctx {
-                        key,
-                        fail: ctx.fail,
-                    };
-                    let keep = g.block(k, c, env, &pred.body, &pctx)?.reg()?.clone();
-                    Ok((v, keep))
-                })
-            };
+        let kept = |g: &mut Self, k: &mut Kernel, el: &ElemLoop, n: &Reg| {
+            g.split_by(el, |g| {
+                let ctx = el.ctx();
+                let v = g.elem(k, &soac.elem, &el.i, &ctx)?;
+                k.env.insert(pred.params[0], v.clone());
+                let key = k.reg(Scalar::U64);
+                k.emit(Ins::add(Ty::S64, &key, n, &el.i));
+                let pctx = Ctx {
+                    key,
+                    fail: ctx.fail,
+                };
+                let keep = g.block(k, &pred.body, &pctx)?.reg()?.clone();
+                Ok((v, keep))
+            })
+        };
 
-        let (mut k, c) = self.new_kernel(&Self::loop_name("row_filter_sizes", group));
-        let mut env = self.bind_captures(&mut k, &[&soac.elem, pred])?;
+        let mut k = self.new_kernel(&Self::loop_name("row_filter_sizes", group));
+        k.env = self.bind_captures(&mut k, &[&soac.elem, pred])?;
         let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
         let fp = Self::temp_ptrs(&mut k, &[flags])[0].clone();
         let sp = Self::temp_ptrs(&mut k, &[sizes])[0].clone();
-        let el = Self::elem_loop(&mut k, &c, &n, group);
-        let (v, keep) = kept(self, &mut k, &c, &mut env, &el, &n)?;
-        let len = self.row_len(&mut k, &c, &mut env, &v, &el)?;
+        let el = Self::elem_loop(&mut k, &n, group);
+        let (v, keep) = kept(self, &mut k, &el, &n)?;
+        let len = self.row_len(&mut k, &v, &el)?;
         let f = Self::flag(&mut k, Some(&keep));
         let sz = k.reg(Scalar::U64);
         k.emit(Ins::selp(Ty::U64, &sz, &len, 0, &keep));
@@ -320,7 +312,7 @@ impl<'f> Gen<'f> {
         self.store(&mut k, &fp, &el.i, &f);
         self.store(&mut k, &sp, &el.i, &sz);
         Self::elem_loop_end(&mut k, &el);
-        let args = k.args.clone();
+        let args = k.ptx.args.clone();
         let k1 = self.push_kernel(k);
         steps.push(self.stride_launch(k1, &n_count, self.per_block(group), args));
         steps.push(Step::CheckErrors);
@@ -331,8 +323,8 @@ impl<'f> Gen<'f> {
         let n1 = Count::Add(Box::new(Count::Temp(rows)), Box::new(Count::Const(1)));
         let out_offs = self.alloc_leaves(&[Scalar::U64], &n1, steps)[0];
 
-        let (mut k, c) = self.new_kernel(&Self::loop_name("row_filter", group));
-        let mut env = self.bind_captures(&mut k, &[&soac.elem, pred])?;
+        let mut k = self.new_kernel(&Self::loop_name("row_filter", group));
+        k.env = self.bind_captures(&mut k, &[&soac.elem, pred])?;
         let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
         let pp = Self::temp_ptrs(&mut k, &[pos])[0].clone();
         let ep = Self::temp_ptrs(&mut k, &[eoffs])[0].clone();
@@ -341,7 +333,7 @@ impl<'f> Gen<'f> {
         // The end of the last row: out_offs[pos[n]] = eoffs[n] (thread 0 of block 0).
         let first = k.reg(Scalar::Bool);
         let gid = k.reg(Scalar::U64);
-        k.emit(Ins::or(Ty::B64, &gid, &c.ctaid64, &c.tid64));
+        k.emit(Ins::or(Ty::B64, &gid, &k.ctaid64, &k.tid64));
         k.emit(Ins::setp(Cmp::Eq, Ty::U64, &first, &gid, 0));
         let skip = k.label();
         k.emit(Ins::bra(&skip).unless(&first));
@@ -349,8 +341,8 @@ impl<'f> Gen<'f> {
         let last_off = self.load_leaves(&mut k, std::slice::from_ref(&ep), &n, &[Scalar::U64]);
         self.store(&mut k, &op, &last_pos[0], &last_off[0]);
         k.place(&skip);
-        let el = Self::elem_loop(&mut k, &c, &n, group);
-        let (v, keep) = kept(self, &mut k, &c, &mut env, &el, &n)?;
+        let el = Self::elem_loop(&mut k, &n, group);
+        let (v, keep) = kept(self, &mut k, &el, &n)?;
         // The same in every thread of a group.
         k.emit(Ins::bra(&el.cont).unless(&keep));
         // The kept row's position, and where its elements go.
@@ -375,9 +367,9 @@ impl<'f> Gen<'f> {
         if let Some(l) = not_leader {
             k.place(&l);
         }
-        self.write_row(&mut k, &c, &mut env, &v, &ptrs, (&base, size.as_ref()), &el)?;
+        self.write_row(&mut k, &v, &ptrs, (&base, size.as_ref()), &el)?;
         Self::elem_loop_end(&mut k, &el);
-        let args = k.args.clone();
+        let args = k.ptx.args.clone();
         let k2 = self.push_kernel(k);
         steps.push(self.stride_launch(k2, &n_count, self.per_block(group), args));
         steps.push(Step::CheckErrors);
@@ -400,8 +392,6 @@ impl<'f> Gen<'f> {
     fn write_row(
         &mut self,
         k: &mut Kernel,
-        c: &Common,
-        env: &mut Env,
         v: &KVal,
         ptrs: &[Reg],
         (base, size): (&Reg, Option<&Reg>),
@@ -410,15 +400,15 @@ impl<'f> Gen<'f> {
         let ctx = el.ctx();
         let alone = Lanes::Thread(&ctx);
         let (Some(gl), Some(size)) = (&el.group, size) else {
-            return self.write_seq(k, c, env, v, ptrs, base, alone, None);
+            return self.write_seq(k, v, ptrs, base, alone, None);
         };
-        let rep = Self::report_mode(k, c);
+        let rep = Self::report_mode(k);
         let by_one = k.label();
         k.emit(Ins::bra(&by_one).when(&rep));
         let grp = Self::group(k, gl, el);
-        self.write_seq(k, c, env, v, ptrs, base, Lanes::Group(&grp), Some(size))?;
+        self.write_seq(k, v, ptrs, base, Lanes::Group(&grp), Some(size))?;
         k.emit(Ins::bra(&el.cont));
         k.place(&by_one);
-        self.write_seq(k, c, env, v, ptrs, base, alone, None)
+        self.write_seq(k, v, ptrs, base, alone, None)
     }
 }

@@ -84,17 +84,17 @@ impl<'f> Gen<'f> {
         } else {
             "scatter"
         };
-        let (mut k, c) = self.new_kernel(what);
+        let mut k = self.new_kernel(what);
         let lambdas: Vec<&Lambda> = std::iter::once(&soac.elem).chain(op).collect();
-        let mut env = self.bind_captures(&mut k, &lambdas)?;
+        k.env = self.bind_captures(&mut k, &lambdas)?;
         let n = k.param(Scalar::U64, KArg::Count(Count::Var(var(soac.len))));
         let dl = k.param(Scalar::U64, KArg::Count(dlen.clone()));
         let ptrs = Self::temp_ptrs(&mut k, &outs);
         let lock = lock.map(|t| Self::temp_ptrs(&mut k, &[t])[0].clone());
-        let el = Self::elem_loop(&mut k, &c, &n, None);
+        let el = Self::elem_loop(&mut k, &n, None);
         let i = el.i.clone();
         let ctx = el.ctx();
-        let e = self.elem(&mut k, &c, &mut env, &soac.elem, &i, &ctx)?;
+        let e = self.elem(&mut k, &soac.elem, &i, &ctx)?;
         let (idx, signed, vals) = self.pair(&mut k, e)?;
         let key = k.reg(Scalar::U64);
         k.emit(Ins::add(Ty::S64, &key, &n, &i));
@@ -102,7 +102,7 @@ impl<'f> Gen<'f> {
             key,
             fail: Some(el.cont.clone()),
         };
-        self.check_index(&mut k, &c, &ctx2, &idx, &dl, signed, Self::at(s, soac));
+        self.check_index(&mut k, &ctx2, &idx, &dl, signed, Self::at(s, soac));
         match op {
             None => {
                 for (r, p) in vals.iter().zip(&ptrs) {
@@ -126,7 +126,7 @@ impl<'f> Gen<'f> {
                             return unsupported("a CAS loop on a tuple (internal)");
                         };
                         let addr = Self::addr(&mut k, &ptrs[0], &idx, v.ty);
-                        self.cas_combine(&mut k, &c, &mut env, op, &addr, v, &op_ctx)?;
+                        self.cas_combine(&mut k, op, &addr, v, &op_ctx)?;
                     }
                     _ => {
                         let Some(lock) = &lock else {
@@ -138,13 +138,13 @@ impl<'f> Gen<'f> {
                             idx: &idx,
                             elem_ty,
                         };
-                        self.locked_combine(&mut k, &c, &mut env, op, &target, &vals, &op_ctx)?;
+                        self.locked_combine(&mut k, op, &target, &vals, &op_ctx)?;
                     }
                 }
             }
         }
         Self::elem_loop_end(&mut k, &el);
-        let args = k.args.clone();
+        let args = k.ptx.args.clone();
         let kid = self.push_kernel(k);
         let n_count = Count::Var(var(soac.len));
         let per_block = u64::from(self.bsize());
@@ -197,8 +197,6 @@ impl<'f> Gen<'f> {
     fn cas_combine(
         &mut self,
         k: &mut Kernel,
-        c: &Common,
-        env: &mut Env,
         op: &Lambda,
         addr: &Reg,
         v: &Reg,
@@ -226,9 +224,9 @@ impl<'f> Gen<'f> {
             }
             None => k.emit(Ins::mov(b, &cur, &old)),
         }
-        env.insert(op.params[0], KVal::S(cur));
-        env.insert(op.params[1], KVal::S(v.clone()));
-        let new = self.block(k, c, env, &op.body, ctx)?;
+        k.env.insert(op.params[0], KVal::S(cur));
+        k.env.insert(op.params[1], KVal::S(v.clone()));
+        let new = self.block(k, &op.body, ctx)?;
         let new = new.reg()?.clone();
         let nw = k.reg(raw);
         match &byte {
@@ -267,8 +265,6 @@ impl<'f> Gen<'f> {
     fn locked_combine(
         &mut self,
         k: &mut Kernel,
-        c: &Common,
-        env: &mut Env,
         op: &Lambda,
         t: &Locked<'_>,
         vals: &[Reg],
@@ -301,12 +297,13 @@ impl<'f> Gen<'f> {
             .zip(vals)
             .map(|(a, v)| Self::ld(k, Space::Global, a, v.ty))
             .collect();
-        env.insert(op.params[0], unflatten(t.elem_ty, &mut olds.into_iter())?);
-        env.insert(
+        k.env
+            .insert(op.params[0], unflatten(t.elem_ty, &mut olds.into_iter())?);
+        k.env.insert(
             op.params[1],
             unflatten(t.elem_ty, &mut vals.iter().cloned())?,
         );
-        let new = self.block(k, c, env, &op.body, ctx)?.flatten()?;
+        let new = self.block(k, &op.body, ctx)?.flatten()?;
         for (a, r) in addrs.iter().zip(&new) {
             Self::st(k, Space::Global, a, r);
         }

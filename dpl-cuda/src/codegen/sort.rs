@@ -162,8 +162,6 @@ impl<'f> Gen<'f> {
     pub(super) fn sort_in_thread(
         &mut self,
         k: &mut Kernel,
-        c: &Common,
-        env: &mut Env,
         s: &Stmt,
         soac: &Soac,
         ctx: &Ctx,
@@ -190,7 +188,7 @@ impl<'f> Gen<'f> {
             keys,
             values,
         } = self.sort_leaves(soac)?;
-        let base = Self::scratch_base(k, c, &per);
+        let base = Self::scratch_base(k, &per);
         let mut halves = [(); 2].map(|()| {
             ls.iter()
                 .map(|&l| {
@@ -206,20 +204,13 @@ impl<'f> Gen<'f> {
         let m = k.reg(Scalar::Usize);
         k.emit(Ins::mov(Ty::U64, &m, 0));
         let dst = halves[0].clone();
-        self.for_each(
-            k,
-            c,
-            env,
-            soac,
-            Lanes::Thread(ctx),
-            &mut |g, k, _, _, _, e| {
-                for (r, p) in e.flatten()?.iter().zip(&dst) {
-                    g.store(k, p, &m, r);
-                }
-                k.emit(Ins::add(Ty::S64, &m, &m, 1));
-                Ok(())
-            },
-        )?;
+        self.for_each(k, soac, Lanes::Thread(ctx), &mut |g, k, _, _, e| {
+            for (r, p) in e.flatten()?.iter().zip(&dst) {
+                g.store(k, p, &m, r);
+            }
+            k.emit(Ins::add(Ty::S64, &m, &m, 1));
+            Ok(())
+        })?;
         // Runs of `width` sorted elements merged in pairs from one half into the other,
         // for width = 1, 2, 4, ...; the halves' pointers are swapped after each round.
         let [src, dst] = &mut halves;
@@ -420,14 +411,13 @@ impl<'f> Gen<'f> {
         n_count: &Count,
         steps: &mut Vec<Step>,
     ) -> R<()> {
-        let (mut k, c) = self.new_kernel("sort_keys");
-        let mut env = match source {
-            KeySource::Elem(soac) => self.bind_captures(&mut k, &[&soac.elem])?,
-            KeySource::Leaf(_) => Env::new(),
-        };
+        let mut k = self.new_kernel("sort_keys");
+        if let KeySource::Elem(soac) = source {
+            k.env = self.bind_captures(&mut k, &[&soac.elem])?;
+        }
         let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
         let kp = Self::temp_ptrs(&mut k, &[keys])[0].clone();
-        let el = Self::elem_loop(&mut k, &c, &n, None);
+        let el = Self::elem_loop(&mut k, &n, None);
         let j = el.i.clone();
         let src = match idx {
             None => j.clone(),
@@ -449,7 +439,7 @@ impl<'f> Gen<'f> {
         let value = match source {
             KeySource::Elem(soac) => {
                 let ctx = el.ctx();
-                let v = self.elem(&mut k, &c, &mut env, &soac.elem, &src, &ctx)?;
+                let v = self.elem(&mut k, &soac.elem, &src, &ctx)?;
                 // A scalar, or a tuple of one.
                 v.flatten()?.remove(0)
             }
@@ -461,7 +451,7 @@ impl<'f> Gen<'f> {
         let key = Self::radix_key(&mut k, &value, s);
         self.store(&mut k, &kp, &j, &key);
         Self::elem_loop_end(&mut k, &el);
-        let args = k.args.clone();
+        let args = k.ptx.args.clone();
         let kid = self.push_kernel(k);
         steps.push(self.stride_launch(kid, n_count, u64::from(RADIX), args));
         if matches!(source, KeySource::Elem(_)) {
@@ -549,16 +539,16 @@ impl<'f> Gen<'f> {
     /// `RADIX * SUB_ROUNDS` elements) warp `w` takes the `32 * SUB_ROUNDS` consecutive
     /// elements after those of the warps before it, 32 per sub-round, lane `l` the
     /// `l`-th of each.
-    fn tile_first(k: &mut Kernel, c: &Common, tiles: &Tiles) -> Reg {
+    fn tile_first(k: &mut Kernel, tiles: &Tiles) -> Reg {
         let first = k.reg(Scalar::U64);
-        k.emit(Ins::mul_lo(Ty::U64, &first, &c.ctaid64, tiles.len()));
+        k.emit(Ins::mul_lo(Ty::U64, &first, &k.ctaid64, tiles.len()));
         let within = k.reg(Scalar::U32);
         k.emit(Ins::mad_lo(
             Ty::U32,
             &within,
-            &c.warp,
+            &k.warp,
             32 * SUB_ROUNDS,
-            &c.lane,
+            &k.lane,
         ));
         let within64 = k.reg(Scalar::U64);
         k.emit(Ins::cvt(Ty::U64, Ty::U32, &within64, &within));
@@ -594,15 +584,15 @@ impl<'f> Gen<'f> {
         steps: &mut Vec<Step>,
     ) -> R<()> {
         // 1. The tile's histogram.
-        let (mut k, c) = self.new_kernel("sort_hist");
+        let mut k = self.new_kernel("sort_hist");
         let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
         let g = k.param(Scalar::U64, KArg::Count(tiles.count.clone()));
         let [kp, cp] = [pass.keys[0], counts].map(|t| Self::temp_ptrs(&mut k, &[t])[0].clone());
         let hist = k.shared(RADIX * 4);
-        let mine = Self::shared_at(&mut k, &hist, &c.tid, 4);
+        let mine = Self::thread_slot(&mut k, &hist, 4);
         k.emit(Ins::st(Space::Shared, Ty::U32, &mine, 0));
         k.emit(Ins::bar_sync());
-        let first = Self::tile_first(&mut k, &c, tiles);
+        let first = Self::tile_first(&mut k, tiles);
         let (r, top, end) = Self::rounds_head(&mut k, tiles.rounds);
         for q in 0..SUB_ROUNDS {
             let (i, valid) = Self::tile_index(&mut k, &first, &n, &r, q);
@@ -621,9 +611,9 @@ impl<'f> Gen<'f> {
         let count64 = k.reg(Scalar::U64);
         k.emit(Ins::cvt(Ty::U64, Ty::U32, &count64, &count));
         let slot = k.reg(Scalar::U64);
-        k.emit(Ins::mad_lo(Ty::U64, &slot, &c.tid64, &g, &c.ctaid64));
+        k.emit(Ins::mad_lo(Ty::U64, &slot, &k.tid64, &g, &k.ctaid64));
         self.store(&mut k, &cp, &slot, &count64);
-        let args = k.args.clone();
+        let args = k.ptx.args.clone();
         let kid = self.push_kernel(k);
         steps.push(self.launch(kid, tiles.count.clone(), args));
         // 2. Where each (digit, tile) starts.
@@ -647,7 +637,7 @@ impl<'f> Gen<'f> {
         n_count: &Count,
         steps: &mut Vec<Step>,
     ) -> R<()> {
-        let (mut k, c) = self.new_kernel("sort_scatter");
+        let mut k = self.new_kernel("sort_scatter");
         let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
         let g = k.param(Scalar::U64, KArg::Count(tiles.count.clone()));
         let [kin, kout, op] =
@@ -674,7 +664,7 @@ impl<'f> Gen<'f> {
         // Thread d: digit d's place in the output and count in this tile, from the
         // exclusive offsets of its slot and the next.
         let slot = k.reg(Scalar::U64);
-        k.emit(Ins::mad_lo(Ty::U64, &slot, &c.tid64, &g, &c.ctaid64));
+        k.emit(Ins::mad_lo(Ty::U64, &slot, &k.tid64, &g, &k.ctaid64));
         let here = self.load_leaves(&mut k, std::slice::from_ref(&op), &slot, &[Scalar::U64]);
         let next_slot = k.reg(Scalar::U64);
         k.emit(Ins::add(Ty::S64, &next_slot, &slot, 1));
@@ -686,7 +676,7 @@ impl<'f> Gen<'f> {
         );
         let count = k.reg(Scalar::U64);
         k.emit(Ins::sub(Ty::S64, &count, &next[0], &here[0]));
-        let at = Self::shared_at(&mut k, &gstart, &c.tid, 8);
+        let at = Self::thread_slot(&mut k, &gstart, 8);
         k.emit(Ins::st(Space::Shared, Ty::U64, &at, &here[0]));
         let t = self.pconst(&mut k, true);
         let x = Opt {
@@ -697,20 +687,19 @@ impl<'f> Gen<'f> {
             key: n.clone(),
             fail: None,
         };
-        let mut env = Env::new();
-        let mut sum = Self::fold(&c, &mut env, Comb::AddU64, &ctx);
-        let (incl, _, _) = self.block_scan(&mut k, &c, &x, &mut sum)?;
+        let mut sum = Self::fold(Comb::AddU64, &ctx);
+        let (incl, _, _) = self.block_scan(&mut k, &x, &mut sum)?;
         let first = k.reg(Scalar::U64);
         k.emit(Ins::sub(Ty::S64, &first, &incl.v[0], &count));
         let first32 = k.reg(Scalar::U32);
         k.emit(Ins::cvt(Ty::U32, Ty::U64, &first32, &first));
-        let my_base = Self::shared_at(&mut k, &lbase, &c.tid, 4);
+        let my_base = Self::thread_slot(&mut k, &lbase, 4);
         k.emit(Ins::st(Space::Shared, Ty::U32, &my_base, &first32));
-        let my_next = Self::shared_at(&mut k, &lnext, &c.tid, 4);
+        let my_next = Self::thread_slot(&mut k, &lnext, 4);
         k.emit(Ins::st(Space::Shared, Ty::U32, &my_next, &first32));
         // Thread d's column of `wcount`: warp w's slot of digit d is at `w * RADIX + d`.
-        let column = Self::shared_at(&mut k, &wcount, &c.tid, 4);
-        let first = Self::tile_first(&mut k, &c, tiles);
+        let column = Self::thread_slot(&mut k, &wcount, 4);
+        let first = Self::tile_first(&mut k, tiles);
         let (r, top, end) = Self::rounds_head(&mut k, tiles.rounds);
         for w in 0..warps {
             k.emit(Ins::st(
@@ -755,7 +744,7 @@ impl<'f> Gen<'f> {
             // The warp's count of this digit so far; the first lane of each group adds
             // the group's size once every lane has read it.
             let wslot = k.reg(Scalar::U32);
-            k.emit(Ins::mad_lo(Ty::U32, &wslot, &c.warp, RADIX, &d));
+            k.emit(Ins::mad_lo(Ty::U32, &wslot, &k.warp, RADIX, &d));
             let wat = Self::shared_at(&mut k, &wcount, &wslot, 4);
             let before = k.reg(Scalar::U32);
             k.emit(Ins::ld(Space::Shared, Ty::U32, &before, &wat));
@@ -823,13 +812,13 @@ impl<'f> Gen<'f> {
         // The tile in order: element p goes to its digit's place plus its rank in the
         // digit (p minus the digit's start in the tile).
         let m = k.reg(Scalar::U64);
-        k.emit(Ins::mul_lo(Ty::U64, &m, &c.ctaid64, tile));
+        k.emit(Ins::mul_lo(Ty::U64, &m, &k.ctaid64, tile));
         k.emit(Ins::sub(Ty::S64, &m, &n, &m));
         k.emit(Ins::min(Ty::U64, &m, &m, tile));
         let m32 = k.reg(Scalar::U32);
         k.emit(Ins::cvt(Ty::U32, Ty::U64, &m32, &m));
         let p = k.reg(Scalar::U32);
-        k.emit(Ins::mov(Ty::U32, &p, &c.tid));
+        k.emit(Ins::mov(Ty::U32, &p, &k.tid));
         let (top, end) = (k.label(), k.label());
         k.place(&top);
         let done = k.reg(Scalar::Bool);
@@ -865,7 +854,7 @@ impl<'f> Gen<'f> {
         k.emit(Ins::add(Ty::S32, &p, &p, RADIX));
         k.emit(Ins::bra_uni(&top));
         k.place(&end);
-        let args = k.args.clone();
+        let args = k.ptx.args.clone();
         let kid = self.push_kernel(k);
         steps.push(self.launch(kid, tiles.count.clone(), args));
         Ok(())
@@ -884,12 +873,12 @@ impl<'f> Gen<'f> {
     ) -> Vec<u32> {
         let vls = &ls[values.clone()];
         let outs = self.alloc_leaves(vls, n_count, steps);
-        let (mut k, c) = self.new_kernel("sort_gather");
+        let mut k = self.new_kernel("sort_gather");
         let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
         let ip = Self::temp_ptrs(&mut k, &[idx]);
         let src = Self::temp_ptrs(&mut k, &elems[values]);
         let dst = Self::temp_ptrs(&mut k, &outs);
-        let el = Self::elem_loop(&mut k, &c, &n, None);
+        let el = Self::elem_loop(&mut k, &n, None);
         let j = el.i.clone();
         let at = self.load_leaves(&mut k, &ip, &j, &[Scalar::U32]);
         let from = k.reg(Scalar::U64);
@@ -899,7 +888,7 @@ impl<'f> Gen<'f> {
             self.store(&mut k, p, &j, v);
         }
         Self::elem_loop_end(&mut k, &el);
-        let args = k.args.clone();
+        let args = k.ptx.args.clone();
         let kid = self.push_kernel(k);
         steps.push(self.stride_launch(kid, n_count, u64::from(RADIX), args));
         outs

@@ -1,6 +1,6 @@
 //! Values inside a kernel: registers, tuples, sequences in memory, lazy sequences
 //! ([`KVal`]), optional values of reductions without identity ([`Opt`]), how two elements
-//! are combined ([`Comb`]), the registers every kernel has ([`Common`]), the scalar
+//! are combined ([`Comb`]), the variables bound in a kernel ([`Env`]), the scalar
 //! leaves of a type ([`leaves`]) and the small register helpers (constants, moves,
 //! selects).
 
@@ -228,17 +228,7 @@ pub(super) enum Comb<'l> {
     AddU64,
 }
 
-/// Registers every kernel has.
-pub(super) struct Common {
-    pub(super) err: Reg,
-    pub(super) report: Reg,
-    pub(super) tid: Reg,
-    pub(super) tid64: Reg,
-    pub(super) lane: Reg,
-    pub(super) warp: Reg,
-    pub(super) ctaid64: Reg,
-}
-
+/// The values of the variables bound in a kernel.
 pub(super) type Env = HashMap<VarId, KVal>;
 
 impl<'f> Gen<'f> {

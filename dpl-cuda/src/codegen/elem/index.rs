@@ -64,8 +64,6 @@ impl<'f> Gen<'f> {
     pub(in crate::codegen) fn index(
         &mut self,
         k: &mut Kernel,
-        c: &Common,
-        env: &mut Env,
         sv: &KVal,
         i: &Reg,
         ctx: &Ctx,
@@ -132,8 +130,8 @@ impl<'f> Gen<'f> {
                     return unsupported("an `if` of sequences without a sequence type (internal)");
                 };
                 let out: Vec<Reg> = leaves(elem)?.iter().map(|&s| k.reg(s)).collect();
-                self.branch_seq(k, c, env, cs, ctx, &mut |g, k, env, v| {
-                    let e = g.index(k, c, env, &v, i, ctx)?.flatten()?;
+                self.branch_seq(k, cs, ctx, &mut |g, k, v| {
+                    let e = g.index(k, &v, i, ctx)?.flatten()?;
                     for (d, s) in out.iter().zip(&e) {
                         Self::mov(k, d, s);
                     }
@@ -142,15 +140,15 @@ impl<'f> Gen<'f> {
                 unflatten(elem, &mut out.into_iter())
             }
             KVal::Lazy(l) | KVal::Cur { of: l, .. } => match &l.soac.kind {
-                SoacKind::Map if self.streamed_source(env, &l.soac).is_none() => {
-                    self.elem(k, c, env, &l.soac.elem.clone(), i, ctx)
+                SoacKind::Map if self.streamed_source(&k.env, &l.soac).is_none() => {
+                    self.elem(k, &l.soac.elem.clone(), i, ctx)
                 }
                 _ => {
                     // Stream up to position i and keep that element.
                     let ls = leaves(&l.elem_ty)?;
                     let out: Vec<Reg> = ls.iter().map(|&s| k.reg(s)).collect();
-                    let saved = env.get(&l.var).cloned();
-                    self.stream(k, c, env, l, Lanes::Thread(ctx), &mut |_, k, _, j, _, e| {
+                    let saved = k.env.get(&l.var).cloned();
+                    self.stream(k, l, Lanes::Thread(ctx), &mut |_, k, j, _, e| {
                         let e = e.flatten()?;
                         let hit = k.reg(Scalar::Bool);
                         k.emit(Ins::setp(Cmp::Eq, Ty::U64, &hit, j, i));
@@ -160,7 +158,7 @@ impl<'f> Gen<'f> {
                         Ok(())
                     })?;
                     if let Some(sv) = saved {
-                        env.insert(l.var, sv);
+                        k.env.insert(l.var, sv);
                     }
                     unflatten(&l.elem_ty, &mut out.into_iter())
                 }

@@ -748,7 +748,7 @@ pub(in crate::codegen) fn rem(k: &mut Kernel, x: &Reg, y: &Reg) -> Reg {
 /// result is rounded once from the `f64` one.
 fn in_f64(k: &mut Kernel, args: &[Reg], routine: fn(&mut F64<'_>, &[Reg]) -> Reg) -> Reg {
     let ty = args[0].ty;
-    let mut m = F64 { k };
+    let mut m = F64 { k: &mut k.ptx };
     let wide: Vec<Reg> = args
         .iter()
         .map(|a| {

@@ -11,19 +11,12 @@ pub(super) mod stream;
 mod write;
 
 impl<'f> Gen<'f> {
-    pub(in crate::codegen) fn block(
-        &mut self,
-        k: &mut Kernel,
-        c: &Common,
-        env: &mut Env,
-        b: &Block,
-        ctx: &Ctx,
-    ) -> R<KVal> {
+    pub(in crate::codegen) fn block(&mut self, k: &mut Kernel, b: &Block, ctx: &Ctx) -> R<KVal> {
         for s in &b.stmts {
-            let v = self.stmt(k, c, env, s, ctx)?;
-            env.insert(s.var, v);
+            let v = self.stmt(k, s, ctx)?;
+            k.env.insert(s.var, v);
         }
-        match env.get(&b.result) {
+        match k.env.get(&b.result) {
             Some(v) => Ok(v.clone()),
             None => unsupported(format!(
                 "variable %{} is not available in the kernel",
@@ -42,7 +35,7 @@ impl<'f> Gen<'f> {
         }
     }
 
-    fn stmt(&mut self, k: &mut Kernel, c: &Common, env: &mut Env, s: &Stmt, ctx: &Ctx) -> R<KVal> {
+    fn stmt(&mut self, k: &mut Kernel, s: &Stmt, ctx: &Ctx) -> R<KVal> {
         let ty = self.ty(s.var);
         let span = s.span.0;
         Ok(match &s.expr {
@@ -52,27 +45,29 @@ impl<'f> Gen<'f> {
                 };
                 KVal::S(Self::constant(k, sc, *cst)?)
             }
-            Expr::Var(v) => Self::get(env, *v)?,
+            Expr::Var(v) => Self::get(&k.env, *v)?,
             Expr::Unary(op, v) => {
-                let x = Self::get(env, *v)?.reg()?.clone();
+                let x = Self::get(&k.env, *v)?.reg()?.clone();
                 KVal::S(Self::unary(k, *op, &x))
             }
             Expr::Binary(op, a, b) => {
-                let x = Self::get(env, *a)?.reg()?.clone();
-                let y = Self::get(env, *b)?.reg()?.clone();
-                KVal::S(self.binary(k, c, ctx, *op, &x, &y, span)?)
+                let x = Self::get(&k.env, *a)?.reg()?.clone();
+                let y = Self::get(&k.env, *b)?.reg()?.clone();
+                KVal::S(self.binary(k, ctx, *op, &x, &y, span)?)
             }
             Expr::Cast(v, to) => {
-                let x = Self::get(env, *v)?.reg()?.clone();
+                let x = Self::get(&k.env, *v)?.reg()?.clone();
                 KVal::S(Self::cast(k, &x, *to))
             }
-            Expr::Tuple(vs) => KVal::Tup(vs.iter().map(|v| Self::get(env, *v)).collect::<R<_>>()?),
-            Expr::Field(v, n) => match Self::get(env, *v)? {
+            Expr::Tuple(vs) => {
+                KVal::Tup(vs.iter().map(|v| Self::get(&k.env, *v)).collect::<R<_>>()?)
+            }
+            Expr::Field(v, n) => match Self::get(&k.env, *v)? {
                 KVal::Tup(vs) if (*n as usize) < vs.len() => vs[*n as usize].clone(),
                 _ => return unsupported("a field of a non-tuple (internal)"),
             },
             Expr::If(cv, t, e) if matches!(ty, Type::Seq(_)) => KVal::Cond(Rc::new(CondSeq {
-                cond: Self::get(env, *cv)?.reg()?.clone(),
+                cond: Self::get(&k.env, *cv)?.reg()?.clone(),
                 then: t.clone(),
                 els: e.clone(),
                 path: Vec::new(),
@@ -80,19 +75,19 @@ impl<'f> Gen<'f> {
             Expr::If(cv, t, e) => {
                 // A tuple holding sequences: its scalars are chosen here, each sequence
                 // where it is consumed (a `KVal::Cond` selecting it in the branches).
-                let cond = Self::get(env, *cv)?.reg()?.clone();
+                let cond = Self::get(&k.env, *cv)?.reg()?.clone();
                 let seqs = ty.holds_seq();
                 let ls = scalar_leaves(ty, seqs)?;
                 let res: Vec<Reg> = ls.iter().map(|&l| k.reg(l)).collect();
                 let (els, end) = (k.label(), k.label());
                 k.emit(Ins::bra(&els).unless(&cond));
-                let tv = self.block(k, c, env, t, ctx)?.scalars(seqs)?;
+                let tv = self.block(k, t, ctx)?.scalars(seqs)?;
                 for (d, s) in res.iter().zip(&tv) {
                     Self::mov(k, d, s);
                 }
                 k.emit(Ins::bra(&end));
                 k.place(&els);
-                let ev = self.block(k, c, env, e, ctx)?.scalars(seqs)?;
+                let ev = self.block(k, e, ctx)?.scalars(seqs)?;
                 for (d, s) in res.iter().zip(&ev) {
                     Self::mov(k, d, s);
                 }
@@ -111,19 +106,19 @@ impl<'f> Gen<'f> {
                 index,
                 checked,
             } => {
-                let i = Self::get(env, *index)?.reg()?.clone();
+                let i = Self::get(&k.env, *index)?.reg()?.clone();
                 if !i.ty.is_int() {
                     return unsupported("a non-integer index");
                 }
                 let i64r = self.widen_index(k, &i);
-                let sv = Self::get(env, *seq)?;
+                let sv = Self::get(&k.env, *seq)?;
                 if let Some(origin) = checked {
-                    let len = self.seq_len(k, c, env, &sv, ctx)?;
+                    let len = self.seq_len(k, &sv, ctx)?;
                     let at = At {
                         origin: *origin,
                         span,
                     };
-                    self.check_index(k, c, ctx, &i64r, &len, i.ty.is_signed_int(), at);
+                    self.check_index(k, ctx, &i64r, &len, i.ty.is_signed_int(), at);
                 }
                 let pre = self
                     .prefetched
@@ -144,11 +139,11 @@ impl<'f> Gen<'f> {
                         let step = layout.as_ref().map(|l| Self::row_step(k, l));
                         self.row_view(k, ptrs, elem, &start, &stop, step)?
                     }
-                    _ => self.index(k, c, env, &sv, &i64r, ctx)?,
+                    _ => self.index(k, &sv, &i64r, ctx)?,
                 }
             }
             Expr::Len(v) => {
-                let sv = Self::get(env, *v)?;
+                let sv = Self::get(&k.env, *v)?;
                 let only_lengths = !self.other_use.contains(&s.var);
                 match &sv {
                     KVal::Lazy(l) | KVal::Cur { of: l, .. }
@@ -158,57 +153,48 @@ impl<'f> Gen<'f> {
                         // instead of counting it first.
                         KVal::unit()
                     }
-                    _ => KVal::S(self.seq_len(k, c, env, &sv, ctx)?),
+                    _ => KVal::S(self.seq_len(k, &sv, ctx)?),
                 }
             }
             Expr::Math(m, vs) => {
                 let xs = vs
                     .iter()
-                    .map(|v| Self::get(env, *v)?.reg().cloned())
+                    .map(|v| Self::get(&k.env, *v)?.reg().cloned())
                     .collect::<R<Vec<_>>>()?;
                 KVal::S(self.math(k, *m, &xs)?)
             }
             Expr::Assert(a) => {
                 match a {
                     Assertion::InBounds { origin, index, len } => {
-                        let i = Self::get(env, *index)?.reg()?.clone();
-                        let l = Self::get(env, *len)?.reg()?.clone();
+                        let i = Self::get(&k.env, *index)?.reg()?.clone();
+                        let l = Self::get(&k.env, *len)?.reg()?.clone();
                         let i64r = self.widen_index(k, &i);
                         let at = At {
                             origin: *origin,
                             span,
                         };
-                        self.check_index(k, c, ctx, &i64r, &l, i.ty.is_signed_int(), at);
+                        self.check_index(k, ctx, &i64r, &l, i.ty.is_signed_int(), at);
                     }
                     Assertion::EqLen { origin, a, b } => {
-                        let x = Self::get(env, *a)?.reg()?.clone();
-                        let y = Self::get(env, *b)?.reg()?.clone();
+                        let x = Self::get(&k.env, *a)?.reg()?.clone();
+                        let y = Self::get(&k.env, *b)?.reg()?.clone();
                         let bad = k.reg(Scalar::Bool);
                         k.emit(Ins::setp(Cmp::Ne, Ty::U64, &bad, &x, &y));
                         let at = At {
                             origin: *origin,
                             span,
                         };
-                        self.check(
-                            k,
-                            c,
-                            ctx,
-                            &bad,
-                            SiteKind::LengthMismatch,
-                            at,
-                            false,
-                            [&x, &y],
-                        );
+                        self.check(k, ctx, &bad, SiteKind::LengthMismatch, at, false, [&x, &y]);
                     }
                     Assertion::NonEmpty { origin, len } => {
-                        let l = Self::get(env, *len)?.reg()?.clone();
+                        let l = Self::get(&k.env, *len)?.reg()?.clone();
                         let bad = k.reg(Scalar::Bool);
                         k.emit(Ins::setp(Cmp::Eq, Ty::U64, &bad, &l, 0));
                         let at = At {
                             origin: *origin,
                             span,
                         };
-                        self.check(k, c, ctx, &bad, SiteKind::Empty, at, false, [&l, &l]);
+                        self.check(k, ctx, &bad, SiteKind::Empty, at, false, [&l, &l]);
                     }
                     Assertion::IndicesInRange { .. } => {
                         return unsupported("the indices_in_range assertion inside a kernel");
@@ -216,7 +202,7 @@ impl<'f> Gen<'f> {
                 }
                 KVal::unit()
             }
-            Expr::Soac(inner) => self.inner_soac(k, c, env, s, inner, ctx)?,
+            Expr::Soac(inner) => self.inner_soac(k, s, inner, ctx)?,
             Expr::Prim { prim, .. } => {
                 return unsupported(format!("primitive `{}` at the Prim level", prim.name()));
             }
@@ -229,8 +215,6 @@ impl<'f> Gen<'f> {
     pub(in crate::codegen) fn inner_soac(
         &mut self,
         k: &mut Kernel,
-        c: &Common,
-        env: &mut Env,
         s: &Stmt,
         soac: &Soac,
         ctx: &Ctx,
@@ -239,7 +223,7 @@ impl<'f> Gen<'f> {
             return unsupported("an element function without exactly one index parameter");
         }
         if matches!(soac.kind, SoacKind::Sort | SoacKind::SortByKey) {
-            return self.sort_in_thread(k, c, env, s, soac, ctx);
+            return self.sort_in_thread(k, s, soac, ctx);
         }
         let (op, init) = match &soac.kind {
             SoacKind::Reduce { op, init } => (op, init),
@@ -261,7 +245,7 @@ impl<'f> Gen<'f> {
                     && self.operand_use.contains(&s.var)
                     && let Some(per) = self.host_soac_len(&lazy.soac)
                 {
-                    return self.materialize(k, c, env, &lazy, per, ctx);
+                    return self.materialize(k, &lazy, per, ctx);
                 }
                 return Ok(KVal::Lazy(lazy));
             }
@@ -269,34 +253,27 @@ impl<'f> Gen<'f> {
         let ty = self.ty(s.var);
         let ls = leaves(ty)?;
         let comb = Comb::Op(op, ty);
-        if self.split.is_some() && self.streamed_source(env, soac).is_none() {
-            return self.split_reduce(k, c, env, s, soac, op, *init, ctx);
+        if self.split.is_some() && self.streamed_source(&k.env, soac).is_none() {
+            return self.split_reduce(k, s, soac, op, *init, ctx);
         }
         let acc = self.none(k, &ls);
         if let Some(iv) = init {
-            let v = Self::get(env, *iv)?.flatten()?;
+            let v = Self::get(&k.env, *iv)?.flatten()?;
             for (d, s) in acc.v.iter().zip(&v) {
                 Self::mov(k, d, s);
             }
             k.emit(Ins::setp(Cmp::Eq, Ty::U32, &acc.has, 0, 0));
         }
         let accc = acc.clone();
-        self.for_each(
-            k,
-            c,
-            env,
-            soac,
-            Lanes::Thread(ctx),
-            &mut |g, k, env, _, _, e| {
-                let e = e.flatten()?;
-                let t = g.pconst(k, true);
-                let n = g.opt_combine(k, c, env, comb, &accc, &Opt { has: t, v: e }, ctx)?;
-                Self::mov_opt(k, &accc, &n);
-                Ok(())
-            },
-        )?;
+        self.for_each(k, soac, Lanes::Thread(ctx), &mut |g, k, _, _, e| {
+            let e = e.flatten()?;
+            let t = g.pconst(k, true);
+            let n = g.opt_combine(k, comb, &accc, &Opt { has: t, v: e }, ctx)?;
+            Self::mov_opt(k, &accc, &n);
+            Ok(())
+        })?;
         if init.is_none() {
-            self.check_nonempty(k, c, ctx, &acc.has, Self::at(s, soac));
+            self.check_nonempty(k, ctx, &acc.has, Self::at(s, soac));
         }
         unflatten(ty, &mut acc.v.into_iter())
     }
@@ -309,8 +286,6 @@ impl<'f> Gen<'f> {
     pub(in crate::codegen) fn split_reduce(
         &mut self,
         k: &mut Kernel,
-        c: &Common,
-        env: &mut Env,
         s: &Stmt,
         soac: &Soac,
         op: &Lambda,
@@ -324,7 +299,7 @@ impl<'f> Gen<'f> {
         let ls = leaves(ty)?;
         let comb = Comb::Op(op, ty);
         let width = Self::group_width(k, sp.block);
-        let len = Self::get(env, soac.len)?.reg()?.clone();
+        let len = Self::get(&k.env, soac.len)?.reg()?.clone();
         let acc = self.none(k, &ls);
         let failed = self.pconst(k, false);
         let j = k.reg(Scalar::Usize);
@@ -332,7 +307,7 @@ impl<'f> Gen<'f> {
         // In report mode every thread takes all the elements in order, so the failure
         // recorded first is the first in sequential order (the value is not used then).
         let rep = k.reg(Scalar::Bool);
-        k.emit(Ins::setp(Cmp::Ne, Ty::U64, &rep, &c.report, 0));
+        k.emit(Ins::setp(Cmp::Ne, Ty::U64, &rep, &k.report, 0));
         k.emit(Ins::selp(Ty::U64, &j, 0, &j, &rep));
         k.emit(Ins::selp(Ty::U64, &width, 1, &width, &rep));
         let (top, next, flag, end) = (k.label(), k.label(), k.label(), k.label());
@@ -345,9 +320,9 @@ impl<'f> Gen<'f> {
             fail: Some(flag.clone()),
         };
         let body = (|| {
-            let e = self.elem(k, c, env, &soac.elem, &j, &ictx)?.flatten()?;
+            let e = self.elem(k, &soac.elem, &j, &ictx)?.flatten()?;
             let t = self.pconst(k, true);
-            let n = self.opt_combine(k, c, env, comb, &acc, &Opt { has: t, v: e }, &ictx)?;
+            let n = self.opt_combine(k, comb, &acc, &Opt { has: t, v: e }, &ictx)?;
             Self::mov_opt(k, &acc, &n);
             Ok(())
         })();
@@ -373,8 +348,7 @@ impl<'f> Gen<'f> {
             key: ctx.key.clone(),
             fail: None,
         };
-        let combined =
-            self.group_combine(k, c, &acc, sp.block, &mut Self::fold(c, env, comb, &op_ctx))?;
+        let combined = self.group_combine(k, &acc, sp.block, &mut Self::fold(comb, &op_ctx))?;
         // In report mode each thread already has the whole reduction, in sequential order.
         let mut total = Opt {
             has: k.reg(Scalar::Bool),
@@ -386,12 +360,12 @@ impl<'f> Gen<'f> {
         }
         match init {
             Some(iv) => {
-                let v = Self::get(env, iv)?.flatten()?;
+                let v = Self::get(&k.env, iv)?.flatten()?;
                 let t = self.pconst(k, true);
                 let first = Opt { has: t, v };
-                total = self.opt_combine(k, c, env, comb, &first, &total, &op_ctx)?;
+                total = self.opt_combine(k, comb, &first, &total, &op_ctx)?;
             }
-            None => self.check_nonempty(k, c, ctx, &total.has, Self::at(s, soac)),
+            None => self.check_nonempty(k, ctx, &total.has, Self::at(s, soac)),
         }
         unflatten(ty, &mut total.v.into_iter())
     }
@@ -401,20 +375,18 @@ impl<'f> Gen<'f> {
     pub(in crate::codegen) fn branch_seq(
         &mut self,
         k: &mut Kernel,
-        c: &Common,
-        env: &mut Env,
         cs: &CondSeq,
         ctx: &Ctx,
-        f: &mut dyn FnMut(&mut Self, &mut Kernel, &mut Env, KVal) -> R<()>,
+        f: &mut dyn FnMut(&mut Self, &mut Kernel, KVal) -> R<()>,
     ) -> R<()> {
         let (els, end) = (k.label(), k.label());
         k.emit(Ins::bra(&els).unless(&cs.cond));
-        let v = self.block(k, c, env, &cs.then, ctx)?.at(&cs.path)?;
-        f(self, k, env, v)?;
+        let v = self.block(k, &cs.then, ctx)?.at(&cs.path)?;
+        f(self, k, v)?;
         k.emit(Ins::bra(&end));
         k.place(&els);
-        let v = self.block(k, c, env, &cs.els, ctx)?.at(&cs.path)?;
-        f(self, k, env, v)?;
+        let v = self.block(k, &cs.els, ctx)?.at(&cs.path)?;
+        f(self, k, v)?;
         k.place(&end);
         Ok(())
     }

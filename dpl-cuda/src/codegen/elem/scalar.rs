@@ -45,7 +45,6 @@ impl<'f> Gen<'f> {
     pub(super) fn binary(
         &mut self,
         k: &mut Kernel,
-        c: &Common,
         ctx: &Ctx,
         op: BinOp,
         a: &Reg,
@@ -141,7 +140,7 @@ impl<'f> Gen<'f> {
                     origin: Origin::Index,
                     span,
                 };
-                self.check_flag(k, c, ctx, &z, SiteKind::DivideByZero, at);
+                self.check_flag(k, ctx, &z, SiteKind::DivideByZero, at);
                 // A zero divisor (only reached when going on after a failure) divides by 1.
                 let safe = k.reg(s);
                 k.emit(Ins::selp(bt, &safe, 1, b, &z));

@@ -21,15 +21,14 @@ pub(in crate::codegen) enum Lanes<'a> {
 /// `valid` saying where a thread of a group has an element (`None`: one thread, which
 /// always has one).
 pub(in crate::codegen) type Body<'b, 'f> =
-    dyn FnMut(&mut Gen<'f>, &mut Kernel, &mut Env, &Reg, Option<&Reg>, KVal) -> R<()> + 'b;
+    dyn FnMut(&mut Gen<'f>, &mut Kernel, &Reg, Option<&Reg>, KVal) -> R<()> + 'b;
 
 /// A position's work in [`Gen::positions`]: `(position, valid)` as for [`Body`].
-type AtPosition<'b, 'f> =
-    dyn FnMut(&mut Gen<'f>, &mut Kernel, &mut Env, &Reg, Option<&Reg>) -> R<()> + 'b;
+type AtPosition<'b, 'f> = dyn FnMut(&mut Gen<'f>, &mut Kernel, &Reg, Option<&Reg>) -> R<()> + 'b;
 
 /// A value evaluated at a position ([`Gen::at_position`]), with the context its checks
 /// use.
-type Guarded<'b, 'f> = dyn FnMut(&mut Gen<'f>, &mut Kernel, &mut Env, &Ctx) -> R<KVal> + 'b;
+type Guarded<'b, 'f> = dyn FnMut(&mut Gen<'f>, &mut Kernel, &Ctx) -> R<KVal> + 'b;
 
 impl<'f> Gen<'f> {
     /// The loop over positions `0..len` run by `lanes`: `body(position, valid)` at each
@@ -38,7 +37,6 @@ impl<'f> Gen<'f> {
     pub(in crate::codegen) fn positions(
         &mut self,
         k: &mut Kernel,
-        env: &mut Env,
         lanes: Lanes<'_>,
         len: &Reg,
         body: &mut AtPosition<'_, 'f>,
@@ -69,13 +67,13 @@ impl<'f> Gen<'f> {
         k.emit(Ins::setp(Cmp::Ge, Ty::U64, &p, &start, len));
         k.emit(bra(&end).when(&p));
         match &lane64 {
-            None => body(self, k, env, &start, None)?,
+            None => body(self, k, &start, None)?,
             Some(lane64) => {
                 let j = k.reg(Scalar::Usize);
                 k.emit(Ins::add(Ty::S64, &j, &start, lane64));
                 let valid = k.reg(Scalar::Bool);
                 k.emit(Ins::setp(Cmp::Lt, Ty::U64, &valid, &j, len));
-                body(self, k, env, &j, Some(&valid))?;
+                body(self, k, &j, Some(&valid))?;
             }
         }
         match grp {
@@ -96,14 +94,13 @@ impl<'f> Gen<'f> {
     pub(in crate::codegen) fn at_position(
         &mut self,
         k: &mut Kernel,
-        env: &mut Env,
         lanes: Lanes<'_>,
         valid: Option<&Reg>,
         ty: &Type,
         f: &mut Guarded<'_, 'f>,
     ) -> R<KVal> {
         let grp = match lanes {
-            Lanes::Thread(ctx) => return f(self, k, env, ctx),
+            Lanes::Thread(ctx) => return f(self, k, ctx),
             Lanes::Group(grp) => grp,
         };
         let valid = flag(valid)?;
@@ -118,7 +115,7 @@ impl<'f> Gen<'f> {
             fail: Some(fail.clone()),
         };
         let split = self.split.take();
-        let v = f(self, k, env, &ctx);
+        let v = f(self, k, &ctx);
         self.split = split;
         for (d, s) in out.iter().zip(&v?.flatten()?) {
             Self::mov(k, d, s);
@@ -145,17 +142,15 @@ impl<'f> Gen<'f> {
     fn keep(
         &mut self,
         k: &mut Kernel,
-        c: &Common,
-        env: &mut Env,
         lanes: Lanes<'_>,
         pred: &Lambda,
         valid: Option<&Reg>,
         e: KVal,
     ) -> R<Reg> {
-        env.insert(pred.params[0], e);
+        k.env.insert(pred.params[0], e);
         let bool_ty = Type::Scalar(Scalar::Bool);
-        let keep = self.at_position(k, env, lanes, valid, &bool_ty, &mut |g, k, env, ctx| {
-            g.block(k, c, env, &pred.body, ctx)
+        let keep = self.at_position(k, lanes, valid, &bool_ty, &mut |g, k, ctx| {
+            g.block(k, &pred.body, ctx)
         })?;
         Ok(keep.reg()?.clone())
     }
@@ -167,16 +162,14 @@ impl<'f> Gen<'f> {
     pub(in crate::codegen) fn group_len(
         &mut self,
         k: &mut Kernel,
-        c: &Common,
-        env: &mut Env,
         v: &KVal,
         grp: &Group,
     ) -> R<Reg> {
         let n = k.reg(Scalar::Usize);
-        let rep = Self::report_mode(k, c);
+        let rep = Self::report_mode(k);
         let (alone, done) = (k.label(), k.label());
         k.emit(Ins::bra(&alone).when(&rep));
-        let m = self.len_grouped(k, c, env, v, grp)?;
+        let m = self.len_grouped(k, v, grp)?;
         Self::mov(k, &n, &m);
         k.emit(Ins::bra(&done));
         k.place(&alone);
@@ -184,7 +177,7 @@ impl<'f> Gen<'f> {
             key: grp.key.clone(),
             fail: Some(grp.fail.clone()),
         };
-        let m = self.seq_len(k, c, env, v, &ctx)?;
+        let m = self.seq_len(k, v, &ctx)?;
         Self::mov(k, &n, &m);
         k.place(&done);
         Ok(n)
@@ -192,16 +185,9 @@ impl<'f> Gen<'f> {
 
     /// [`Gen::seq_len`] by a group (see [`Gen::group_len`]); fails for sequences a group
     /// does not produce ([`Gen::stream`]).
-    fn len_grouped(
-        &mut self,
-        k: &mut Kernel,
-        c: &Common,
-        env: &mut Env,
-        v: &KVal,
-        grp: &Group,
-    ) -> R<Reg> {
+    fn len_grouped(&mut self, k: &mut Kernel, v: &KVal, grp: &Group) -> R<Reg> {
         let l = match v {
-            KVal::Seq { offs: None, .. } => return self.seq_len(k, c, env, v, &Self::no_fail(grp)),
+            KVal::Seq { offs: None, .. } => return self.seq_len(k, v, &Self::no_fail(grp)),
             KVal::Lazy(l) | KVal::Cur { of: l, .. } => l.clone(),
             _ => return unsupported("this row by a group of threads"),
         };
@@ -209,23 +195,23 @@ impl<'f> Gen<'f> {
             SoacKind::Filter { pred } => {
                 let cnt = k.reg(Scalar::Usize);
                 k.emit(Ins::mov(Ty::U64, &cnt, 0));
-                let saved = env.get(&l.var).cloned();
+                let saved = k.env.get(&l.var).cloned();
                 let lanes = Lanes::Group(grp);
-                self.for_each(k, c, env, &l.soac, lanes, &mut |g, k, env, _, ok, e| {
-                    let keep = g.keep(k, c, env, lanes, pred, ok, e)?;
-                    let (_, total) = g.group_count(k, c, grp, &keep, false)?;
+                self.for_each(k, &l.soac, lanes, &mut |g, k, _, ok, e| {
+                    let keep = g.keep(k, lanes, pred, ok, e)?;
+                    let (_, total) = g.group_count(k, grp, &keep, false)?;
                     k.emit(Ins::add(Ty::S64, &cnt, &cnt, &total));
                     Ok(())
                 })?;
                 if let Some(sv) = saved {
-                    env.insert(l.var, sv);
+                    k.env.insert(l.var, sv);
                 }
                 Ok(cnt)
             }
             SoacKind::Map | SoacKind::Scan { .. } | SoacKind::ExclusiveScan { .. } => {
-                match self.streamed_source(env, &l.soac) {
-                    Some((_, src)) => self.len_grouped(k, c, env, &src, grp),
-                    None => Ok(Self::get(env, l.soac.len)?.reg()?.clone()),
+                match self.streamed_source(&k.env, &l.soac) {
+                    Some((_, src)) => self.len_grouped(k, &src, grp),
+                    None => Ok(Self::get(&k.env, l.soac.len)?.reg()?.clone()),
                 }
             }
             _ => unsupported("this row by a group of threads"),
@@ -268,40 +254,38 @@ impl<'f> Gen<'f> {
     pub(in crate::codegen) fn for_each(
         &mut self,
         k: &mut Kernel,
-        c: &Common,
-        env: &mut Env,
         soac: &Soac,
         lanes: Lanes<'_>,
         body: &mut Body<'_, 'f>,
     ) -> R<()> {
         if let Some(&src) = self.len_of.get(&soac.len)
-            && let Some(KVal::Cond(cs)) = env.get(&src).cloned()
+            && let Some(KVal::Cond(cs)) = k.env.get(&src).cloned()
         {
             let Lanes::Thread(ctx) = lanes else {
                 return unsupported("a sequence an `if` chooses, by a group of threads");
             };
             // Over the length of a sequence an `if` chose: the loop in each branch, over
             // that branch's sequence.
-            let r = self.branch_seq(k, c, env, &cs, ctx, &mut |g, k, env, v| {
-                env.insert(src, v);
-                g.for_each(k, c, env, soac, lanes, body)
+            let r = self.branch_seq(k, &cs, ctx, &mut |g, k, v| {
+                k.env.insert(src, v);
+                g.for_each(k, soac, lanes, body)
             });
-            env.insert(src, KVal::Cond(cs));
+            k.env.insert(src, KVal::Cond(cs));
             return r;
         }
         let ety = self.ty(soac.elem.body.result).clone();
-        let elem = |g: &mut Self, k: &mut Kernel, env: &mut Env, j: &Reg, ok: Option<&Reg>| {
-            g.at_position(k, env, lanes, ok, &ety, &mut |g, k, env, ctx| {
-                g.elem(k, c, env, &soac.elem, j, ctx)
+        let elem = |g: &mut Self, k: &mut Kernel, j: &Reg, ok: Option<&Reg>| {
+            g.at_position(k, lanes, ok, &ety, &mut |g, k, ctx| {
+                g.elem(k, &soac.elem, j, ctx)
             })
         };
-        if let Some((src, saved)) = self.streamed_source(env, soac) {
+        if let Some((src, saved)) = self.streamed_source(&k.env, soac) {
             let of = match &saved {
                 KVal::Lazy(l) | KVal::Cur { of: l, .. } => l.clone(),
                 _ => return unsupported("a lazy sequence was expected (internal)"),
             };
-            let r = self.stream(k, c, env, &of, lanes, &mut |g, k, env, j, ok, e| {
-                env.insert(
+            let r = self.stream(k, &of, lanes, &mut |g, k, j, ok, e| {
+                k.env.insert(
                     src,
                     KVal::Cur {
                         idx: j.clone(),
@@ -309,16 +293,16 @@ impl<'f> Gen<'f> {
                         of: of.clone(),
                     },
                 );
-                let x = elem(g, k, env, j, ok)?;
-                body(g, k, env, j, ok, x)
+                let x = elem(g, k, j, ok)?;
+                body(g, k, j, ok, x)
             });
-            env.insert(src, saved);
+            k.env.insert(src, saved);
             return r;
         }
-        let len = Self::get(env, soac.len)?.reg()?.clone();
-        self.positions(k, env, lanes, &len, &mut |g, k, env, j, ok| {
-            let x = elem(g, k, env, j, ok)?;
-            body(g, k, env, j, ok, x)
+        let len = Self::get(&k.env, soac.len)?.reg()?.clone();
+        self.positions(k, lanes, &len, &mut |g, k, j, ok| {
+            let x = elem(g, k, j, ok)?;
+            body(g, k, j, ok, x)
         })
     }
 
@@ -332,22 +316,20 @@ impl<'f> Gen<'f> {
     pub(in crate::codegen) fn stream(
         &mut self,
         k: &mut Kernel,
-        c: &Common,
-        env: &mut Env,
         l: &Rc<LazySeq>,
         lanes: Lanes<'_>,
         body: &mut Body<'_, 'f>,
     ) -> R<()> {
         let ety = &l.elem_ty;
         match &l.soac.kind {
-            SoacKind::Map => self.for_each(k, c, env, &l.soac, lanes, body),
+            SoacKind::Map => self.for_each(k, &l.soac, lanes, body),
             SoacKind::Scan { op } | SoacKind::ExclusiveScan { op, .. } => {
                 let ls = leaves(ety)?;
                 let comb = Comb::Op(op, ety);
                 let acc = self.none(k, &ls);
                 let exclusive = match &l.soac.kind {
                     SoacKind::ExclusiveScan { init, .. } => {
-                        let v = Self::get(env, *init)?.flatten()?;
+                        let v = Self::get(&k.env, *init)?.flatten()?;
                         for (d, s) in acc.v.iter().zip(&v) {
                             Self::mov(k, d, s);
                         }
@@ -359,15 +341,15 @@ impl<'f> Gen<'f> {
                 let soac = &l.soac;
                 match lanes {
                     Lanes::Thread(ctx) => {
-                        self.for_each(k, c, env, soac, lanes, &mut |g, k, env, j, ok, e| {
+                        self.for_each(k, soac, lanes, &mut |g, k, j, ok, e| {
                             let e = e.flatten()?;
                             if exclusive {
                                 let cur = unflatten(ety, &mut acc.v.clone().into_iter())?;
-                                body(g, k, env, j, ok, cur)?;
+                                body(g, k, j, ok, cur)?;
                             }
                             let t = g.pconst(k, true);
                             let x = Opt { has: t, v: e };
-                            let n = g.opt_combine(k, c, env, comb, &acc, &x, ctx)?;
+                            let n = g.opt_combine(k, comb, &acc, &x, ctx)?;
                             Self::mov_opt(k, &acc, &n);
                             if !exclusive {
                                 // Copies, so the consumer sees this step's value even if it loops.
@@ -375,30 +357,25 @@ impl<'f> Gen<'f> {
                                 for (d, s) in cur.iter().zip(&acc.v) {
                                     Self::mov(k, d, s);
                                 }
-                                body(g, k, env, j, ok, unflatten(ety, &mut cur.into_iter())?)?;
+                                body(g, k, j, ok, unflatten(ety, &mut cur.into_iter())?)?;
                             }
                             Ok(())
                         })
                     }
                     Lanes::Group(grp) => {
                         let op_ctx = Self::no_fail(grp);
-                        self.for_each(k, c, env, soac, lanes, &mut |g, k, env, j, ok, e| {
+                        self.for_each(k, soac, lanes, &mut |g, k, j, ok, e| {
                             let x = Opt {
                                 has: flag(ok)?.clone(),
                                 v: e.flatten()?,
                             };
-                            let (incl, excl, total) = g.group_scan(
-                                k,
-                                c,
-                                grp,
-                                &x,
-                                &mut Self::fold(c, env, comb, &op_ctx),
-                            )?;
+                            let (incl, excl, total) =
+                                g.group_scan(k, grp, &x, &mut Self::fold(comb, &op_ctx))?;
                             let mine = if exclusive { &excl } else { &incl };
-                            let out = g.opt_combine(k, c, env, comb, &acc, mine, &op_ctx)?;
-                            let next = g.opt_combine(k, c, env, comb, &acc, &total, &op_ctx)?;
+                            let out = g.opt_combine(k, comb, &acc, mine, &op_ctx)?;
+                            let next = g.opt_combine(k, comb, &acc, &total, &op_ctx)?;
                             Self::mov_opt(k, &acc, &next);
-                            body(g, k, env, j, ok, unflatten(ety, &mut out.v.into_iter())?)
+                            body(g, k, j, ok, unflatten(ety, &mut out.v.into_iter())?)
                         })
                     }
                 }
@@ -406,23 +383,23 @@ impl<'f> Gen<'f> {
             SoacKind::Filter { pred } => {
                 let cnt = k.reg(Scalar::Usize);
                 k.emit(Ins::mov(Ty::U64, &cnt, 0));
-                self.for_each(k, c, env, &l.soac, lanes, &mut |g, k, env, _j, ok, e| {
-                    let keep = g.keep(k, c, env, lanes, pred, ok, e.clone())?;
+                self.for_each(k, &l.soac, lanes, &mut |g, k, _j, ok, e| {
+                    let keep = g.keep(k, lanes, pred, ok, e.clone())?;
                     let Lanes::Group(grp) = lanes else {
                         let skip = k.label();
                         k.emit(Ins::bra(&skip).unless(&keep));
                         let pos = k.reg(Scalar::Usize);
                         k.emit(Ins::mov(Ty::U64, &pos, &cnt));
-                        body(g, k, env, &pos, ok, e)?;
+                        body(g, k, &pos, ok, e)?;
                         k.emit(Ins::add(Ty::S64, &cnt, &cnt, 1));
                         k.place(&skip);
                         return Ok(());
                     };
-                    let (before, total) = g.group_count(k, c, grp, &keep, true)?;
+                    let (before, total) = g.group_count(k, grp, &keep, true)?;
                     let pos = k.reg(Scalar::Usize);
                     k.emit(Ins::add(Ty::S64, &pos, &cnt, &before));
                     k.emit(Ins::add(Ty::S64, &cnt, &cnt, &total));
-                    body(g, k, env, &pos, Some(&keep), e)
+                    body(g, k, &pos, Some(&keep), e)
                 })
             }
             _ if matches!(lanes, Lanes::Group(_)) => unsupported("this row by a group of threads"),
@@ -438,14 +415,7 @@ impl<'f> Gen<'f> {
     }
 
     /// The length of a sequence value (a filter is counted by a loop).
-    pub(in crate::codegen) fn seq_len(
-        &mut self,
-        k: &mut Kernel,
-        c: &Common,
-        env: &mut Env,
-        v: &KVal,
-        ctx: &Ctx,
-    ) -> R<Reg> {
+    pub(in crate::codegen) fn seq_len(&mut self, k: &mut Kernel, v: &KVal, ctx: &Ctx) -> R<Reg> {
         let l = match v {
             KVal::Seq { len, .. } => {
                 return Ok(Reg {
@@ -456,8 +426,8 @@ impl<'f> Gen<'f> {
             KVal::Lazy(l) | KVal::Cur { of: l, .. } => l.clone(),
             KVal::Cond(cs) => {
                 let n = k.reg(Scalar::Usize);
-                self.branch_seq(k, c, env, cs, ctx, &mut |g, k, env, v| {
-                    let m = g.seq_len(k, c, env, &v, ctx)?;
+                self.branch_seq(k, cs, ctx, &mut |g, k, v| {
+                    let m = g.seq_len(k, &v, ctx)?;
                     Self::mov(k, &n, &m);
                     Ok(())
                 })?;
@@ -467,33 +437,26 @@ impl<'f> Gen<'f> {
         };
         match &l.soac.kind {
             SoacKind::Scatter { dst } | SoacKind::ScatterReduce { dst, .. } => {
-                let dv = Self::get(env, *dst)?;
-                self.seq_len(k, c, env, &dv, ctx)
+                let dv = Self::get(&k.env, *dst)?;
+                self.seq_len(k, &dv, ctx)
             }
             SoacKind::Map
             | SoacKind::Scan { .. }
             | SoacKind::ExclusiveScan { .. }
-            | SoacKind::Permute => match self.streamed_source(env, &l.soac) {
-                Some((_, src)) => self.seq_len(k, c, env, &src, ctx),
-                None => Ok(Self::get(env, l.soac.len)?.reg()?.clone()),
+            | SoacKind::Permute => match self.streamed_source(&k.env, &l.soac) {
+                Some((_, src)) => self.seq_len(k, &src, ctx),
+                None => Ok(Self::get(&k.env, l.soac.len)?.reg()?.clone()),
             },
             _ => {
                 let n = k.reg(Scalar::Usize);
                 k.emit(Ins::mov(Ty::U64, &n, 0));
-                let saved = env.get(&l.var).cloned();
-                self.stream(
-                    k,
-                    c,
-                    env,
-                    &l,
-                    Lanes::Thread(ctx),
-                    &mut |_, k, _, _, _, _| {
-                        k.emit(Ins::add(Ty::S64, &n, &n, 1));
-                        Ok(())
-                    },
-                )?;
+                let saved = k.env.get(&l.var).cloned();
+                self.stream(k, &l, Lanes::Thread(ctx), &mut |_, k, _, _, _| {
+                    k.emit(Ins::add(Ty::S64, &n, &n, 1));
+                    Ok(())
+                })?;
                 if let Some(sv) = saved {
-                    env.insert(l.var, sv);
+                    k.env.insert(l.var, sv);
                 }
                 Ok(n)
             }

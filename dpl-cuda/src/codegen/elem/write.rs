@@ -14,8 +14,6 @@ impl<'f> Gen<'f> {
     pub(in crate::codegen) fn write_seq(
         &mut self,
         k: &mut Kernel,
-        c: &Common,
-        env: &mut Env,
         v: &KVal,
         ptrs: &[Reg],
         base: &Reg,
@@ -48,11 +46,9 @@ impl<'f> Gen<'f> {
             Lanes::Group(_) => None,
         };
         match (v, thread) {
-            (KVal::Cond(cs), Some(ctx)) => {
-                self.branch_seq(k, c, env, cs, ctx, &mut |g, k, env, v| {
-                    g.write_seq(k, c, env, &v, ptrs, base, lanes, size)
-                })
-            }
+            (KVal::Cond(cs), Some(ctx)) => self.branch_seq(k, cs, ctx, &mut |g, k, v| {
+                g.write_seq(k, &v, ptrs, base, lanes, size)
+            }),
             (KVal::Seq { offs: Some(_), .. }, Some(_)) => unsupported("three levels of nesting"),
             (
                 KVal::Seq {
@@ -62,10 +58,9 @@ impl<'f> Gen<'f> {
                     ..
                 },
                 _,
-            ) => self.positions(k, env, lanes, len, &mut |g, k, env, j, ok| {
-                let e = g.at_position(k, env, lanes, ok, elem, &mut |g, k, env, ctx| {
-                    g.index(k, c, env, v, j, ctx)
-                })?;
+            ) => self.positions(k, lanes, len, &mut |g, k, j, ok| {
+                let e =
+                    g.at_position(k, lanes, ok, elem, &mut |g, k, ctx| g.index(k, v, j, ctx))?;
                 put(g, k, j, ok, e)
             }),
             (KVal::Lazy(l) | KVal::Cur { of: l, .. }, _) => {
@@ -78,11 +73,9 @@ impl<'f> Gen<'f> {
                             | SoacKind::Permute
                     )
                 {
-                    return self.write_scattered(k, c, env, &l, ptrs, base, ctx);
+                    return self.write_scattered(k, &l, ptrs, base, ctx);
                 }
-                self.stream(k, c, env, &l, lanes, &mut |g, k, _, j, ok, e| {
-                    put(g, k, j, ok, e)
-                })
+                self.stream(k, &l, lanes, &mut |g, k, j, ok, e| put(g, k, j, ok, e))
             }
             (_, Some(_)) => unsupported("a sequence was expected (internal)"),
             (_, None) => unsupported("this row by a group of threads"),
@@ -101,8 +94,6 @@ impl<'f> Gen<'f> {
     pub(in crate::codegen) fn materialize(
         &mut self,
         k: &mut Kernel,
-        c: &Common,
-        env: &mut Env,
         l: &Rc<LazySeq>,
         per: Count,
         ctx: &Ctx,
@@ -116,12 +107,12 @@ impl<'f> Gen<'f> {
         };
         let ptrs: Vec<Reg> = ls.iter().map(|&e| scratch(k, e)).collect();
         let owner = matches!(l.soac.kind, SoacKind::Permute).then(|| scratch(k, Scalar::Bool));
-        let base = Self::scratch_base(k, c, &per);
+        let base = Self::scratch_base(k, &per);
         let saved = std::mem::replace(&mut self.owner, owner);
-        let written = self.write_scattered(k, c, env, l, &ptrs, &base, ctx);
+        let written = self.write_scattered(k, l, &ptrs, &base, ctx);
         self.owner = saved;
         written?;
-        let len = self.seq_len(k, c, env, &KVal::Lazy(l.clone()), ctx)?;
+        let len = self.seq_len(k, &KVal::Lazy(l.clone()), ctx)?;
         let stop = k.reg(Scalar::U64);
         k.emit(Ins::add(Ty::S64, &stop, &base, &len));
         self.row_view(
@@ -136,10 +127,16 @@ impl<'f> Gen<'f> {
 
     /// Where this thread's part of a per-thread temporary ([`KArg::Scratch`]) of `per`
     /// elements per thread starts: the thread's index in the launch times `per`.
-    pub(in crate::codegen) fn scratch_base(k: &mut Kernel, c: &Common, per: &Count) -> Reg {
+    pub(in crate::codegen) fn scratch_base(k: &mut Kernel, per: &Count) -> Reg {
         let per_reg = k.param(Scalar::U64, KArg::Count(per.clone()));
         let (thread, base) = (k.reg(Scalar::U64), k.reg(Scalar::U64));
-        k.emit(Ins::mad_lo(Ty::U64, &thread, &c.ctaid64, k.block, &c.tid64));
+        k.emit(Ins::mad_lo(
+            Ty::U64,
+            &thread,
+            &k.ctaid64,
+            k.ptx.block,
+            &k.tid64,
+        ));
         k.emit(Ins::mul_lo(Ty::U64, &base, &thread, &per_reg));
         base
     }
@@ -152,8 +149,6 @@ impl<'f> Gen<'f> {
     pub(in crate::codegen) fn write_scattered(
         &mut self,
         k: &mut Kernel,
-        c: &Common,
-        env: &mut Env,
         l: &Rc<LazySeq>,
         ptrs: &[Reg],
         base: &Reg,
@@ -165,9 +160,9 @@ impl<'f> Gen<'f> {
         };
         let (bound, op) = match &l.soac.kind {
             SoacKind::Scatter { dst } | SoacKind::ScatterReduce { dst, .. } => {
-                let dv = Self::get(env, *dst)?;
-                let n = self.seq_len(k, c, env, &dv, ctx)?;
-                self.write_seq(k, c, env, &dv, ptrs, base, Lanes::Thread(ctx), None)?;
+                let dv = Self::get(&k.env, *dst)?;
+                let n = self.seq_len(k, &dv, ctx)?;
+                self.write_seq(k, &dv, ptrs, base, Lanes::Thread(ctx), None)?;
                 let op = match &l.soac.kind {
                     SoacKind::ScatterReduce { op, .. } => Some(op),
                     _ => None,
@@ -176,7 +171,7 @@ impl<'f> Gen<'f> {
             }
             _ => {
                 let lv = KVal::Lazy(l.clone());
-                (self.seq_len(k, c, env, &lv, ctx)?, None)
+                (self.seq_len(k, &lv, ctx)?, None)
             }
         };
         let permute = matches!(l.soac.kind, SoacKind::Permute);
@@ -206,9 +201,9 @@ impl<'f> Gen<'f> {
         let ety = l.elem_ty.clone();
         let ls = leaves(&ety)?;
         let lanes = Lanes::Thread(ctx);
-        self.for_each(k, c, env, &l.soac, lanes, &mut |g, k, env, _, _, e| {
+        self.for_each(k, &l.soac, lanes, &mut |g, k, _, _, e| {
             let (idx, signed, vals) = g.pair(k, e)?;
-            g.check_index(k, c, ctx, &idx, &bound, signed, at);
+            g.check_index(k, ctx, &idx, &bound, signed, at);
             let pos = k.reg(Scalar::U64);
             k.emit(Ins::add(Ty::S64, &pos, base, &idx));
             if let Some(o) = &owner {
@@ -216,7 +211,6 @@ impl<'f> Gen<'f> {
                 let seen = Self::ld(k, Space::Global, &a, Scalar::Bool);
                 g.check(
                     k,
-                    c,
                     ctx,
                     &seen,
                     SiteKind::Duplicate,
@@ -231,9 +225,11 @@ impl<'f> Gen<'f> {
                 None => vals,
                 Some(op) => {
                     let old = g.load_leaves(k, ptrs, &pos, &ls);
-                    env.insert(op.params[0], unflatten(&ety, &mut old.into_iter())?);
-                    env.insert(op.params[1], unflatten(&ety, &mut vals.into_iter())?);
-                    g.block(k, c, env, &op.body, ctx)?.flatten()?
+                    k.env
+                        .insert(op.params[0], unflatten(&ety, &mut old.into_iter())?);
+                    k.env
+                        .insert(op.params[1], unflatten(&ety, &mut vals.into_iter())?);
+                    g.block(k, &op.body, ctx)?.flatten()?
                 }
             };
             for (r, p) in vals.iter().zip(ptrs) {

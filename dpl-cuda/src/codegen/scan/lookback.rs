@@ -53,8 +53,7 @@ impl<'f> Gen<'f> {
         let n1 = Count::Add(Box::new(n_count.clone()), Box::new(Count::Const(1)));
         let offs = self.alloc_leaves(&[Scalar::U64], &n1, steps)[0];
 
-        let (mut k, c) = self.new_kernel("offsets_lookback");
-        let mut env = Env::new();
+        let mut k = self.new_kernel("offsets_lookback");
         let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
         let sp = Self::temp_ptrs(&mut k, &[sizes])[0].clone();
         let opp = Self::temp_ptrs(&mut k, &[offs])[0].clone();
@@ -63,22 +62,22 @@ impl<'f> Gen<'f> {
             key: n.clone(),
             fail: None,
         };
-        let mut elem = |g: &mut Self, k: &mut Kernel, _: &mut Env, idx: &Reg, _: &Label| {
+        let mut elem = |g: &mut Self, k: &mut Kernel, idx: &Reg, _: &Label| {
             Ok(g.load_leaves(k, std::slice::from_ref(&sp), idx, &[Scalar::U64]))
         };
         let comb = Comb::AddU64;
         let (before, excl, t) =
-            self.lookback_core(&mut k, &c, &mut env, comb, &op_ctx, &ls, &st, &n, &mut elem)?;
-        let prefix = self.opt_combine(&mut k, &c, &mut env, comb, &before, &excl, &op_ctx)?;
-        self.tile_scan(&mut k, &c, &mut env, comb, &t, &prefix, false, &op_ctx)?;
+            self.lookback_core(&mut k, comb, &op_ctx, &ls, &st, &n, &mut elem)?;
+        let prefix = self.opt_combine(&mut k, comb, &before, &excl, &op_ctx)?;
+        self.tile_scan(&mut k, comb, &t, &prefix, false, &op_ctx)?;
         let mut store = |g: &mut Self, k: &mut Kernel, idx: &Reg, v: &[Reg]| {
             let at = k.reg(Scalar::U64);
             k.emit(Ins::add(Ty::S64, &at, idx, 1));
             g.store(k, &opp, &at, &v[0]);
             Ok(())
         };
-        self.tile_store(&mut k, &c, &t, &mut store)?;
-        let args = k.args.clone();
+        self.tile_store(&mut k, &t, &mut store)?;
+        let args = k.ptx.args.clone();
         let kid = self.push_kernel(k);
         steps.push(self.launch(kid, grid, args));
         Ok(offs)
@@ -125,8 +124,6 @@ impl<'f> Gen<'f> {
     pub(super) fn lookback_core(
         &mut self,
         k: &mut Kernel,
-        c: &Common,
-        env: &mut Env,
         comb: Comb<'_>,
         op_ctx: &Ctx,
         ls: &[Scalar],
@@ -137,7 +134,7 @@ impl<'f> Gen<'f> {
         // The tile: thread 0 takes the next number, the block reads it from shared memory.
         let tsh = k.shared(8);
         let is0 = k.reg(Scalar::Bool);
-        k.emit(Ins::setp(Cmp::Eq, Ty::U32, &is0, &c.tid, 0));
+        k.emit(Ins::setp(Cmp::Eq, Ty::U32, &is0, &k.tid, 0));
         let skip = k.label();
         k.emit(Ins::bra(&skip).unless(&is0));
         let t = k.reg(Scalar::U32);
@@ -161,9 +158,8 @@ impl<'f> Gen<'f> {
         k.emit(Ins::cvt(Ty::U64, Ty::U32, &tile, &t32));
 
         // The tile: loaded, each thread's items combined, the thread totals scanned.
-        let (t, mine) = self.tile_reduced(k, c, env, comb, op_ctx, ls, &tile, n, elem)?;
-        let (_, excl, carry) =
-            self.block_scan(k, c, &mine, &mut Self::fold(c, env, comb, op_ctx))?;
+        let (t, mine) = self.tile_reduced(k, comb, op_ctx, ls, &tile, n, elem)?;
+        let (_, excl, carry) = self.block_scan(k, &mine, &mut Self::fold(comb, op_ctx))?;
 
         // Publish the aggregate (tile 0: its inclusive prefix).
         let first = k.reg(Scalar::Bool);
@@ -187,16 +183,16 @@ impl<'f> Gen<'f> {
         let psh: Vec<Sym> = (0..=ls.len()).map(|_| k.shared(8)).collect();
         let skip_lb = k.label();
         let w0 = k.reg(Scalar::Bool);
-        k.emit(Ins::setp(Cmp::Eq, Ty::U32, &w0, &c.warp, 0));
+        k.emit(Ins::setp(Cmp::Eq, Ty::U32, &w0, &k.warp, 0));
         let lb = k.reg(Scalar::Bool);
         k.emit(Ins::and(Ty::Pred, &lb, &w0, &later));
         k.emit(Ins::bra(&skip_lb).unless(&lb));
-        self.look_back(k, c, env, comb, op_ctx, ls, &tile, st, &prefix)?;
+        self.look_back(k, comb, op_ctx, ls, &tile, st, &prefix)?;
         // Lane 0 publishes the inclusive prefix and shares the exclusive one.
         let lane0 = k.reg(Scalar::Bool);
-        k.emit(Ins::setp(Cmp::Eq, Ty::U32, &lane0, &c.lane, 0));
+        k.emit(Ins::setp(Cmp::Eq, Ty::U32, &lane0, &k.lane, 0));
         k.emit(Ins::bra(&skip_lb).unless(&lane0));
-        let inc = self.opt_combine(k, c, env, comb, &prefix, &carry, op_ctx)?;
+        let inc = self.opt_combine(k, comb, &prefix, &carry, op_ctx)?;
         self.publish(k, &st.incs, &st.inc_has, &st.flags, &tile, &inc, 2);
         for (r, a) in std::iter::once(&prefix.has).chain(&prefix.v).zip(&psh) {
             Self::st(k, Space::Shared, a, r);
@@ -249,8 +245,6 @@ impl<'f> Gen<'f> {
     fn look_back(
         &mut self,
         k: &mut Kernel,
-        c: &Common,
-        env: &mut Env,
         comb: Comb<'_>,
         ctx: &Ctx,
         ls: &[Scalar],
@@ -262,7 +256,7 @@ impl<'f> Gen<'f> {
         let base = k.reg(Scalar::U64);
         k.emit(Ins::mov(Ty::U64, &base, tile));
         let lane64 = k.reg(Scalar::U64);
-        k.emit(Ins::cvt(Ty::U64, Ty::U32, &lane64, &c.lane));
+        k.emit(Ins::cvt(Ty::U64, Ty::U32, &lane64, &k.lane));
         let (top, end) = (k.label(), k.label());
         k.place(&top);
         // Lane l: tile base - 1 - l, if there is one.
@@ -304,10 +298,10 @@ impl<'f> Gen<'f> {
         // This lane's value: the inclusive prefix at the stop, aggregates before it.
         let v = self.none(k, ls);
         let take = k.reg(Scalar::Bool);
-        k.emit(Ins::setp(Cmp::Le, Ty::U32, &take, &c.lane, &stop));
+        k.emit(Ins::setp(Cmp::Le, Ty::U32, &take, &k.lane, &stop));
         k.emit(Ins::and(Ty::Pred, &take, &take, &exists));
         let at_stop = k.reg(Scalar::Bool);
-        k.emit(Ins::setp(Cmp::Eq, Ty::U32, &at_stop, &c.lane, &stop));
+        k.emit(Ins::setp(Cmp::Eq, Ty::U32, &at_stop, &k.lane, &stop));
         let (skip, agg, got) = (k.label(), k.label(), k.label());
         k.emit(Ins::bra(&skip).unless(&take));
         k.emit(Ins::bra(&agg).unless(&at_stop));
@@ -320,9 +314,9 @@ impl<'f> Gen<'f> {
         k.place(&got);
         k.place(&skip);
         // In tile order (higher lanes first) towards lane 0.
-        self.warp_reduce_down(k, c, &v, true, &mut Self::fold(c, env, comb, ctx))?;
+        self.warp_reduce_down(k, &v, true, &mut Self::fold(comb, ctx))?;
         let w = Self::shfl_opt(k, &v, Shfl::Idx, 0);
-        let n = self.opt_combine(k, c, env, comb, &w, prefix, ctx)?;
+        let n = self.opt_combine(k, comb, &w, prefix, ctx)?;
         Self::mov_opt(k, prefix, &n);
         k.emit(Ins::bra_uni(&end).unless(&none));
         k.emit(Ins::sub(Ty::S64, &base, &base, 32));

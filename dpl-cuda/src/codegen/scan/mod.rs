@@ -48,8 +48,8 @@ impl<'f> Gen<'f> {
         };
         let outs = self.alloc_leaves(&ls, &n_count, steps);
 
-        let (mut k, c) = self.new_kernel(if lookback { "scan_lookback" } else { "scan" });
-        let mut env = self.bind_captures(&mut k, &[&soac.elem, op])?;
+        let mut k = self.new_kernel(if lookback { "scan_lookback" } else { "scan" });
+        k.env = self.bind_captures(&mut k, &[&soac.elem, op])?;
         let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
         let (status, totals) = match &earlier {
             Earlier::Status(st) => (Some(Self::status_ptrs(&mut k, st)), None),
@@ -61,26 +61,21 @@ impl<'f> Gen<'f> {
             key: n.clone(),
             fail: None,
         };
-        let mut elem = Self::scan_elem(&c, soac, &n);
+        let mut elem = Self::scan_elem(soac, &n);
         // The tile, this thread's exclusive prefix in it, and (look-back) the prefix of the
         // tiles before.
         let (t, excl, before) = match &status {
             Some(st) => {
-                let (before, excl, t) = self
-                    .lookback_core(&mut k, &c, &mut env, comb, &op_ctx, &ls, st, &n, &mut elem)?;
+                let (before, excl, t) =
+                    self.lookback_core(&mut k, comb, &op_ctx, &ls, st, &n, &mut elem)?;
                 (t, excl, Some(before))
             }
             None => {
-                let tile = c.ctaid64.clone();
-                let (t, mine) = self.tile_reduced(
-                    &mut k, &c, &mut env, comb, &op_ctx, &ls, &tile, &n, &mut elem,
-                )?;
-                let (_, excl, _) = self.block_scan(
-                    &mut k,
-                    &c,
-                    &mine,
-                    &mut Self::fold(&c, &mut env, comb, &op_ctx),
-                )?;
+                let tile = k.ctaid64.clone();
+                let (t, mine) =
+                    self.tile_reduced(&mut k, comb, &op_ctx, &ls, &tile, &n, &mut elem)?;
+                let (_, excl, _) =
+                    self.block_scan(&mut k, &mine, &mut Self::fold(comb, &op_ctx))?;
                 (t, excl, None)
             }
         };
@@ -88,29 +83,18 @@ impl<'f> Gen<'f> {
         let carry = self.none(&mut k, &ls);
         Self::set_init(&mut k, &carry, init_v.as_deref());
         let carry = match (before, &totals) {
-            (Some(before), _) => {
-                self.opt_combine(&mut k, &c, &mut env, comb, &carry, &before, &op_ctx)?
-            }
+            (Some(before), _) => self.opt_combine(&mut k, comb, &carry, &before, &op_ctx)?,
             (None, Some(tp)) => {
-                self.add_earlier_tiles(&mut k, &c, &mut env, comb, &op_ctx, &carry, tp)?;
+                self.add_earlier_tiles(&mut k, comb, &op_ctx, &carry, tp)?;
                 carry
             }
             (None, None) => return unsupported("a scan without its tiles' prefixes (internal)"),
         };
-        let prefix = self.opt_combine(&mut k, &c, &mut env, comb, &carry, &excl, &op_ctx)?;
-        self.tile_scan(
-            &mut k,
-            &c,
-            &mut env,
-            comb,
-            &t,
-            &prefix,
-            init.is_some(),
-            &op_ctx,
-        )?;
+        let prefix = self.opt_combine(&mut k, comb, &carry, &excl, &op_ctx)?;
+        self.tile_scan(&mut k, comb, &t, &prefix, init.is_some(), &op_ctx)?;
         let mut store = Self::leaf_store(&op_p);
-        self.tile_store(&mut k, &c, &t, &mut store)?;
-        let args = k.args.clone();
+        self.tile_store(&mut k, &t, &mut store)?;
+        let args = k.ptx.args.clone();
         let kid = self.push_kernel(k);
         steps.push(self.launch(kid, grid, args));
         steps.push(Step::CheckErrors);
@@ -139,12 +123,11 @@ impl<'f> Gen<'f> {
 
     /// The element source of a scan's tile: the element function at the index.
     pub(super) fn scan_elem<'b>(
-        c: &'b Common,
         soac: &'b Soac,
         n: &'b Reg,
-    ) -> impl FnMut(&mut Self, &mut Kernel, &mut Env, &Reg, &Label) -> R<Vec<Reg>> + 'b {
-        move |g: &mut Self, k: &mut Kernel, env: &mut Env, idx: &Reg, fail: &Label| {
-            Ok(g.elem_at(k, c, env, soac, None, n, idx, fail)?.0)
+    ) -> impl FnMut(&mut Self, &mut Kernel, &Reg, &Label) -> R<Vec<Reg>> + 'b {
+        move |g: &mut Self, k: &mut Kernel, idx: &Reg, fail: &Label| {
+            Ok(g.elem_at(k, soac, None, n, idx, fail)?.0)
         }
     }
 

@@ -22,7 +22,7 @@ impl<'f> Gen<'f> {
         let n1 = Count::Add(Box::new(n_count.clone()), Box::new(Count::Const(1)));
         let offs = self.alloc_leaves(&[Scalar::U64], &n1, steps)[0];
         for pass in 0..2 {
-            let (mut k, c) = self.new_kernel(if pass == 0 {
+            let mut k = self.new_kernel(if pass == 0 {
                 "offsets_tiles"
             } else {
                 "offsets"
@@ -35,14 +35,13 @@ impl<'f> Gen<'f> {
                 key: n.clone(),
                 fail: None,
             };
-            let mut env = Env::new();
             let carry = k.reg(Scalar::U64);
             k.emit(Ins::mov(Ty::U64, &carry, 0));
             if pass == 1 {
                 let has_prev = k.reg(Scalar::Bool);
-                k.emit(Ins::setp(Cmp::Ne, Ty::U64, &has_prev, &c.ctaid64, 0));
+                k.emit(Ins::setp(Cmp::Ne, Ty::U64, &has_prev, &k.ctaid64, 0));
                 let prev_i = k.reg(Scalar::U64);
-                k.emit(Ins::sub(Ty::S64, &prev_i, &c.ctaid64, 1));
+                k.emit(Ins::sub(Ty::S64, &prev_i, &k.ctaid64, 1));
                 let skip = k.label();
                 k.emit(Ins::bra(&skip).unless(&has_prev));
                 let prev =
@@ -52,11 +51,11 @@ impl<'f> Gen<'f> {
             }
             let (r, top, end) = Self::rounds_head(&mut k, ROUNDS);
             let idx = k.reg(Scalar::U64);
-            k.emit(Ins::mul_lo(Ty::U64, &idx, &c.ctaid64, self.tile()));
+            k.emit(Ins::mul_lo(Ty::U64, &idx, &k.ctaid64, self.tile()));
             let off = k.reg(Scalar::U64);
             k.emit(Ins::mul_wide(Ty::U32, &off, &r, self.bsize()));
             k.emit(Ins::add(Ty::S64, &idx, &idx, &off));
-            k.emit(Ins::add(Ty::S64, &idx, &idx, &c.tid64));
+            k.emit(Ins::add(Ty::S64, &idx, &idx, &k.tid64));
             let valid = k.reg(Scalar::Bool);
             k.emit(Ins::setp(Cmp::Lt, Ty::U64, &valid, &idx, &n));
             let x = k.reg(Scalar::U64);
@@ -68,12 +67,8 @@ impl<'f> Gen<'f> {
             k.place(&skip);
             let t = self.pconst(&mut k, true);
             let xo = Opt { has: t, v: vec![x] };
-            let (incl, _, total) = self.block_scan(
-                &mut k,
-                &c,
-                &xo,
-                &mut Self::fold(&c, &mut env, Comb::AddU64, &op_ctx),
-            )?;
+            let (incl, _, total) =
+                self.block_scan(&mut k, &xo, &mut Self::fold(Comb::AddU64, &op_ctx))?;
             if pass == 1 {
                 let skipw = k.label();
                 k.emit(Ins::bra(&skipw).unless(&valid));
@@ -92,19 +87,14 @@ impl<'f> Gen<'f> {
                     has: t,
                     v: vec![carry],
                 };
-                self.store_if_thread0(
-                    &mut k,
-                    &c,
-                    std::slice::from_ref(&tp),
-                    &Reg {
-                        name: String::new(),
-                        ty: Scalar::Bool,
-                    },
-                    &c.ctaid64.clone(),
-                    &cc,
-                );
+                let no_has = Reg {
+                    name: String::new(),
+                    ty: Scalar::Bool,
+                };
+                let tile = k.ctaid64.clone();
+                self.store_if_thread0(&mut k, std::slice::from_ref(&tp), &no_has, &tile, &cc);
             }
-            let args = k.args.clone();
+            let args = k.ptx.args.clone();
             let kid = self.push_kernel(k);
             steps.push(self.launch(kid, grid.clone(), args));
             if pass == 0 {
@@ -137,31 +127,24 @@ impl<'f> Gen<'f> {
         steps: &mut Vec<Step>,
     ) -> R<Vec<u32>> {
         let totals = self.alloc_leaves(ls, grid, steps);
-        let (mut k, c) = self.new_kernel("scan_tiles");
-        let mut env = self.bind_captures(&mut k, &[&soac.elem, op])?;
+        let mut k = self.new_kernel("scan_tiles");
+        k.env = self.bind_captures(&mut k, &[&soac.elem, op])?;
         let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
         let tp = Self::temp_ptrs(&mut k, &totals);
         let op_ctx = Ctx {
             key: n.clone(),
             fail: None,
         };
-        let mut elem = Self::scan_elem(&c, soac, &n);
-        let tile = c.ctaid64.clone();
-        let (_, mine) = self.tile_reduced(
-            &mut k, &c, &mut env, comb, &op_ctx, ls, &tile, &n, &mut elem,
-        )?;
-        let total = self.block_reduce(
-            &mut k,
-            &c,
-            &mine,
-            &mut Self::fold(&c, &mut env, comb, &op_ctx),
-        )?;
+        let mut elem = Self::scan_elem(soac, &n);
+        let tile = k.ctaid64.clone();
+        let (_, mine) = self.tile_reduced(&mut k, comb, &op_ctx, ls, &tile, &n, &mut elem)?;
+        let total = self.block_reduce(&mut k, &mine, &mut Self::fold(comb, &op_ctx))?;
         let no_has = Reg {
             name: String::new(),
             ty: Scalar::Bool,
         };
-        self.store_if_thread0(&mut k, &c, &tp, &no_has, &tile, &total);
-        let args = k.args.clone();
+        self.store_if_thread0(&mut k, &tp, &no_has, &tile, &total);
+        let args = k.ptx.args.clone();
         let k1 = self.push_kernel(k);
         steps.push(self.launch(k1, grid.clone(), args));
         steps.push(Step::CheckErrors);
@@ -175,24 +158,22 @@ impl<'f> Gen<'f> {
     pub(in crate::codegen) fn add_earlier_tiles(
         &mut self,
         k: &mut Kernel,
-        c: &Common,
-        env: &mut Env,
         comb: Comb<'_>,
         ctx: &Ctx,
         carry: &Opt,
         tp: &[Reg],
     ) -> R<()> {
         let has_prev = k.reg(Scalar::Bool);
-        k.emit(Ins::setp(Cmp::Ne, Ty::U64, &has_prev, &c.ctaid64, 0));
+        k.emit(Ins::setp(Cmp::Ne, Ty::U64, &has_prev, &k.ctaid64, 0));
         let prev_i = k.reg(Scalar::U64);
-        k.emit(Ins::sub(Ty::S64, &prev_i, &c.ctaid64, 1));
+        k.emit(Ins::sub(Ty::S64, &prev_i, &k.ctaid64, 1));
         let skip = k.label();
         k.emit(Ins::bra(&skip).unless(&has_prev));
         let ls: Vec<Scalar> = carry.v.iter().map(|r| r.ty).collect();
         let prev = self.load_leaves(k, tp, &prev_i, &ls);
         let tr = self.pconst(k, true);
         let prev = Opt { has: tr, v: prev };
-        let next = self.opt_combine(k, c, env, comb, carry, &prev, ctx)?;
+        let next = self.opt_combine(k, comb, carry, &prev, ctx)?;
         Self::mov_opt(k, carry, &next);
         k.place(&skip);
         Ok(())
@@ -211,11 +192,10 @@ impl<'f> Gen<'f> {
         n_count: &Count,
         steps: &mut Vec<Step>,
     ) -> R<()> {
-        let (mut k, c) = self.new_kernel("scan_totals");
-        let mut env = match op {
-            Some(op) => self.bind_captures(&mut k, &[op])?,
-            None => Env::new(),
-        };
+        let mut k = self.new_kernel("scan_totals");
+        if let Some(op) = op {
+            k.env = self.bind_captures(&mut k, &[op])?;
+        }
         let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
         let g = k.param(Scalar::U64, KArg::Count(grid.clone()));
         let tp = Self::temp_ptrs(&mut k, totals);
@@ -229,7 +209,7 @@ impl<'f> Gen<'f> {
         k.emit(Ins::setp(Cmp::Ge, Ty::U64, &p, &cbase, &g));
         k.emit(Ins::bra_uni(&end).when(&p));
         let j = k.reg(Scalar::U64);
-        k.emit(Ins::add(Ty::S64, &j, &cbase, &c.tid64));
+        k.emit(Ins::add(Ty::S64, &j, &cbase, &k.tid64));
         let valid = k.reg(Scalar::Bool);
         k.emit(Ins::setp(Cmp::Lt, Ty::U64, &valid, &j, &g));
         let x = self.none(&mut k, ls);
@@ -241,21 +221,20 @@ impl<'f> Gen<'f> {
         }
         k.emit(Ins::setp(Cmp::Eq, Ty::U32, &x.has, 1, 1));
         k.place(&skip);
-        let (incl, _, total) =
-            self.block_scan(&mut k, &c, &x, &mut Self::fold(&c, &mut env, comb, &op_ctx))?;
-        let res = self.opt_combine(&mut k, &c, &mut env, comb, &carry, &incl, &op_ctx)?;
+        let (incl, _, total) = self.block_scan(&mut k, &x, &mut Self::fold(comb, &op_ctx))?;
+        let res = self.opt_combine(&mut k, comb, &carry, &incl, &op_ctx)?;
         let skipw = k.label();
         k.emit(Ins::bra(&skipw).unless(&valid));
         for (rg, ptr) in res.v.iter().zip(&tp) {
             self.store(&mut k, ptr, &j, rg);
         }
         k.place(&skipw);
-        let next = self.opt_combine(&mut k, &c, &mut env, comb, &carry, &total, &op_ctx)?;
+        let next = self.opt_combine(&mut k, comb, &carry, &total, &op_ctx)?;
         Self::mov_opt(&mut k, &carry, &next);
         k.emit(Ins::add(Ty::S64, &cbase, &cbase, self.bsize()));
         k.emit(Ins::bra_uni(&top));
         k.place(&end);
-        let args = k.args.clone();
+        let args = k.ptx.args.clone();
         let kid = self.push_kernel(k);
         steps.push(self.launch(kid, Count::Const(1), args));
         Ok(())

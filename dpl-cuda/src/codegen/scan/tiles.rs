@@ -7,7 +7,7 @@ use super::*;
 /// The element source of a tile ([`Gen::tile_load`]): `(index, label a failed check
 /// jumps to)` -> the element's leaves.
 pub(in crate::codegen) type ElemAt<'b, 'f> =
-    dyn FnMut(&mut Gen<'f>, &mut Kernel, &mut Env, &Reg, &Label) -> R<Vec<Reg>> + 'b;
+    dyn FnMut(&mut Gen<'f>, &mut Kernel, &Reg, &Label) -> R<Vec<Reg>> + 'b;
 
 /// The work of one element in [`Gen::tile_rounds`]: `(index, shared address per leaf,
 /// label skipping the rest)`.
@@ -41,11 +41,11 @@ pub fn scan_items(block: u32, ls: &[Scalar]) -> u64 {
 /// The shared address, in each of the tile's arrays `arrays` (leaves `ls`), of this
 /// thread's slot: its first item of `items` consecutive ones per thread (1: the thread's
 /// slot in a coalesced round).
-fn slots(k: &mut Kernel, c: &Common, arrays: &[Sym], ls: &[Scalar], items: u64) -> Vec<Reg> {
+fn slots(k: &mut Kernel, arrays: &[Sym], ls: &[Scalar], items: u64) -> Vec<Reg> {
     arrays
         .iter()
         .zip(ls)
-        .map(|(a, &s)| Gen::shared_at(k, a, &c.tid, items * u64::from(slot_bytes(s))))
+        .map(|(a, &s)| Gen::thread_slot(k, a, items * u64::from(slot_bytes(s))))
         .collect()
 }
 
@@ -96,7 +96,6 @@ impl<'f> Gen<'f> {
     pub(super) fn tile_begin(
         &mut self,
         k: &mut Kernel,
-        c: &Common,
         ls: &[Scalar],
         tile: &Reg,
         n: &Reg,
@@ -120,13 +119,13 @@ impl<'f> Gen<'f> {
         k.emit(Ins::min(Ty::U64, &lim, &lim, tile_len));
         // This thread's: clamp(lim - tid * items, 0, items).
         let d = k.reg(Scalar::U64);
-        k.emit(Ins::mul_lo(Ty::U64, &d, &c.tid64, items));
+        k.emit(Ins::mul_lo(Ty::U64, &d, &k.tid64, items));
         k.emit(Ins::sub(Ty::S64, &d, &lim, &d));
         k.emit(Ins::max(Ty::S64, &d, &d, 0));
         k.emit(Ins::min(Ty::S64, &d, &d, items));
         let mine = k.reg(Scalar::U32);
         k.emit(Ins::cvt(Ty::U32, Ty::U64, &mine, &d));
-        let first = slots(k, c, &arrays, ls, items);
+        let first = slots(k, &arrays, ls, items);
         let regs = direct.then(|| ls.iter().map(|&s| self.zero(k, s)).collect());
         Tile {
             arrays,
@@ -147,8 +146,6 @@ impl<'f> Gen<'f> {
     pub(super) fn tile_reduced(
         &mut self,
         k: &mut Kernel,
-        c: &Common,
-        env: &mut Env,
         comb: Comb<'_>,
         ctx: &Ctx,
         ls: &[Scalar],
@@ -156,9 +153,9 @@ impl<'f> Gen<'f> {
         n: &Reg,
         elem: &mut ElemAt<'_, 'f>,
     ) -> R<(Tile, Opt)> {
-        let t = self.tile_begin(k, c, ls, tile, n);
-        self.tile_load(k, c, env, &t, elem)?;
-        let mine = self.tile_reduce(k, c, env, comb, &t, ctx)?;
+        let t = self.tile_begin(k, ls, tile, n);
+        self.tile_load(k, &t, elem)?;
+        let mine = self.tile_reduce(k, comb, &t, ctx)?;
         Ok((t, mine))
     }
 
@@ -166,18 +163,12 @@ impl<'f> Gen<'f> {
     /// block`, ... of the tile, while inside it); `body` gets the element's global index,
     /// the shared address of its slot in each array and a label to jump to to skip the
     /// rest of its work, and emits the work of one element.
-    fn tile_rounds(
-        &mut self,
-        k: &mut Kernel,
-        c: &Common,
-        t: &Tile,
-        body: &mut RoundBody<'_, 'f>,
-    ) -> R<()> {
+    fn tile_rounds(&mut self, k: &mut Kernel, t: &Tile, body: &mut RoundBody<'_, 'f>) -> R<()> {
         let bsize = self.bsize();
         let (idx, end) = (k.reg(Scalar::U64), k.reg(Scalar::U64));
-        k.emit(Ins::add(Ty::S64, &idx, &t.base, &c.tid64));
+        k.emit(Ins::add(Ty::S64, &idx, &t.base, &k.tid64));
         k.emit(Ins::add(Ty::S64, &end, &t.base, &t.lim));
-        let addrs = slots(k, c, &t.arrays, &t.ls, 1);
+        let addrs = slots(k, &t.arrays, &t.ls, 1);
         let (top, next, done) = (k.label(), k.label(), k.label());
         k.place(&top);
         let out = k.reg(Scalar::Bool);
@@ -196,13 +187,13 @@ impl<'f> Gen<'f> {
 
     /// With one item per thread ([`Tile::regs`]): the thread's element index (`base +
     /// tid`) and a label (placed by the caller) that threads past the tile's end jump to.
-    fn direct_elem(k: &mut Kernel, c: &Common, t: &Tile) -> (Reg, Label) {
+    fn direct_elem(k: &mut Kernel, t: &Tile) -> (Reg, Label) {
         let skip = k.label();
         let out = k.reg(Scalar::Bool);
-        k.emit(Ins::setp(Cmp::Ge, Ty::U64, &out, &c.tid64, &t.lim));
+        k.emit(Ins::setp(Cmp::Ge, Ty::U64, &out, &k.tid64, &t.lim));
         k.emit(Ins::bra(&skip).when(&out));
         let idx = k.reg(Scalar::U64);
-        k.emit(Ins::add(Ty::S64, &idx, &t.base, &c.tid64));
+        k.emit(Ins::add(Ty::S64, &idx, &t.base, &k.tid64));
         (idx, skip)
     }
 
@@ -212,22 +203,20 @@ impl<'f> Gen<'f> {
     pub(super) fn tile_load(
         &mut self,
         k: &mut Kernel,
-        c: &Common,
-        env: &mut Env,
         t: &Tile,
         elem: &mut ElemAt<'_, 'f>,
     ) -> R<()> {
         if let Some(regs) = &t.regs {
-            let (idx, skip) = Self::direct_elem(k, c, t);
-            let e = elem(self, k, env, &idx, &skip)?;
+            let (idx, skip) = Self::direct_elem(k, t);
+            let e = elem(self, k, &idx, &skip)?;
             for (d, s) in regs.iter().zip(&e) {
                 Self::mov(k, d, s);
             }
             k.place(&skip);
             return Ok(());
         }
-        self.tile_rounds(k, c, t, &mut |g, k, idx, addrs, next| {
-            let e = elem(g, k, env, idx, next)?;
+        self.tile_rounds(k, t, &mut |g, k, idx, addrs, next| {
+            let e = elem(g, k, idx, next)?;
             for (r, a) in e.iter().zip(addrs) {
                 Self::st(k, Space::Shared, a, r);
             }
@@ -242,12 +231,11 @@ impl<'f> Gen<'f> {
     pub(super) fn tile_store(
         &mut self,
         k: &mut Kernel,
-        c: &Common,
         t: &Tile,
         store: &mut StoreAt<'_, 'f>,
     ) -> R<()> {
         if let Some(regs) = &t.regs {
-            let (idx, skip) = Self::direct_elem(k, c, t);
+            let (idx, skip) = Self::direct_elem(k, t);
             store(self, k, &idx, regs)?;
             k.place(&skip);
             return Ok(());
@@ -258,8 +246,8 @@ impl<'f> Gen<'f> {
         k.emit(Ins::setp(Cmp::Eq, Ty::U64, &whole, &t.lim, t.items * bsize));
         k.emit(Ins::bra(&part).unless(&whole));
         let idx0 = k.reg(Scalar::U64);
-        k.emit(Ins::add(Ty::S64, &idx0, &t.base, &c.tid64));
-        let rows = slots(k, c, &t.arrays, &t.ls, 1);
+        k.emit(Ins::add(Ty::S64, &idx0, &t.base, &k.tid64));
+        let rows = slots(k, &t.arrays, &t.ls, 1);
         for round in 0..t.items {
             let idx = if round == 0 {
                 idx0.clone()
@@ -280,7 +268,7 @@ impl<'f> Gen<'f> {
         }
         k.emit(Ins::bra_uni(&done));
         k.place(&part);
-        self.tile_rounds(k, c, t, &mut |g, k, idx, addrs, _| {
+        self.tile_rounds(k, t, &mut |g, k, idx, addrs, _| {
             let v: Vec<Reg> = addrs
                 .iter()
                 .zip(&t.ls)
@@ -372,8 +360,6 @@ impl<'f> Gen<'f> {
     pub(super) fn tile_reduce(
         &mut self,
         k: &mut Kernel,
-        c: &Common,
-        env: &mut Env,
         comb: Comb<'_>,
         t: &Tile,
         ctx: &Ctx,
@@ -395,7 +381,7 @@ impl<'f> Gen<'f> {
                 k.emit(Ins::setp(Cmp::Eq, Ty::U32, &acc.has, 1, 1));
                 x
             } else {
-                g.combine(k, c, env, comb, &cur, &x, ctx)?
+                g.combine(k, comb, &cur, &x, ctx)?
             };
             if it.fix {
                 for (d, s) in acc.v.iter().zip(&cur) {
@@ -416,8 +402,6 @@ impl<'f> Gen<'f> {
     pub(super) fn tile_scan(
         &mut self,
         k: &mut Kernel,
-        c: &Common,
-        env: &mut Env,
         comb: Comb<'_>,
         t: &Tile,
         prefix: &Opt,
@@ -438,7 +422,7 @@ impl<'f> Gen<'f> {
                     has: tr,
                     v: regs.clone(),
                 };
-                self.opt_combine(k, c, env, comb, prefix, &x, ctx)?.v
+                self.opt_combine(k, comb, prefix, &x, ctx)?.v
             };
             for (d, s) in regs.iter().zip(&res) {
                 Self::mov(k, d, s);
@@ -459,9 +443,9 @@ impl<'f> Gen<'f> {
             cur = if it.first {
                 let t = g.pconst(k, true);
                 let xo = Opt { has: t, v: x };
-                g.opt_combine(k, c, env, comb, &acc, &xo, ctx)?.v
+                g.opt_combine(k, comb, &acc, &xo, ctx)?.v
             } else {
-                g.combine(k, c, env, comb, &cur, &x, ctx)?
+                g.combine(k, comb, &cur, &x, ctx)?
             };
             if !exclusive {
                 for (r, a) in cur.iter().zip(it.addrs) {
@@ -490,8 +474,6 @@ impl<'f> Gen<'f> {
     pub(in crate::codegen) fn elem_at(
         &mut self,
         k: &mut Kernel,
-        c: &Common,
-        env: &mut Env,
         soac: &Soac,
         pred: Option<&Lambda>,
         n: &Reg,
@@ -502,7 +484,7 @@ impl<'f> Gen<'f> {
             key: idx.clone(),
             fail: Some(fail.clone()),
         };
-        let e = self.elem(k, c, env, &soac.elem, idx, &ctx)?.flatten()?;
+        let e = self.elem(k, &soac.elem, idx, &ctx)?.flatten()?;
         let Some(pl) = pred else {
             return Ok((e, None));
         };
@@ -513,8 +495,8 @@ impl<'f> Gen<'f> {
             fail: Some(fail.clone()),
         };
         let ev = unflatten(self.ty(pl.params[0]), &mut e.clone().into_iter())?;
-        env.insert(pl.params[0], ev);
-        let kv = self.block(k, c, env, &pl.body, &pctx)?;
+        k.env.insert(pl.params[0], ev);
+        let kv = self.block(k, &pl.body, &pctx)?;
         Ok((e, Some(kv.reg()?.clone())))
     }
 }
