@@ -45,9 +45,9 @@ impl<'f> Gen<'f> {
         }
     }
 
-    /// If `bad` holds: records a failure of `kind` at `at` with the values `a` and `b` (`a`
-    /// a signed index with `signed`) for the current key, and jumps to the context's fail
-    /// label.
+    /// If `bad` holds: records a failure of `kind` at `at` with its two values (the
+    /// first a signed index with `signed`; none: zeros) for the current key, and jumps to
+    /// the context's fail label.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn check(
         &mut self,
@@ -57,8 +57,17 @@ impl<'f> Gen<'f> {
         kind: SiteKind,
         at: At,
         signed: bool,
-        [a, b]: [&Reg; 2],
+        vals: Option<[&Reg; 2]>,
     ) {
+        let zero;
+        let [a, b] = match vals {
+            Some(v) => v,
+            None => {
+                zero = k.reg(Scalar::U64);
+                k.emit(Ins::mov(Ty::U64, &zero, 0));
+                [&zero, &zero]
+            }
+        };
         let site = self.sites.len() as u64;
         self.sites.push(ErrorSite {
             kind,
@@ -96,23 +105,8 @@ impl<'f> Gen<'f> {
             SiteKind::IndexOutOfRange,
             at,
             signed,
-            [idx, len],
+            Some([idx, len]),
         );
-    }
-
-    /// If `bad` holds: a failure of `kind` at `at` that has no values to report (they are
-    /// zeros).
-    pub(super) fn check_flag(
-        &mut self,
-        k: &mut Kernel,
-        ctx: &Ctx,
-        bad: &Reg,
-        kind: SiteKind,
-        at: At,
-    ) {
-        let zero = k.reg(Scalar::U64);
-        k.emit(Ins::mov(Ty::U64, &zero, 0));
-        self.check(k, ctx, bad, kind, at, false, [&zero, &zero]);
     }
 
     /// A reduction without start value over no element (`has` does not hold): empty at
@@ -120,7 +114,7 @@ impl<'f> Gen<'f> {
     pub(super) fn check_nonempty(&mut self, k: &mut Kernel, ctx: &Ctx, has: &Reg, at: At) {
         let bad = k.reg(Scalar::Bool);
         k.emit(Ins::not(Ty::Pred, &bad, has));
-        self.check_flag(k, ctx, &bad, SiteKind::Empty, at);
+        self.check(k, ctx, &bad, SiteKind::Empty, at, false, None);
     }
 
     /// Records a failure: the error record's first word keeps the bitwise negation of the

@@ -433,33 +433,25 @@ impl<'f> Gen<'f> {
             return unsupported("an element function without exactly one index parameter");
         }
         self.start_group(DEFAULT_BLOCK);
-        match &soac.kind {
-            SoacKind::Map if self.ty(s.var).elem().is_some_and(holds_seq_in_tuple) => {
+        match (&soac.kind, self.ty(s.var).elem()) {
+            (SoacKind::Map, Some(e)) if holds_seq_in_tuple(e) => {
                 self.deferred.insert(s.var, soac.clone());
                 Ok(())
             }
-            SoacKind::Filter { pred } if matches!(self.ty(s.var).elem(), Some(Type::Seq(_))) => {
-                let Some(Type::Seq(row)) = self.ty(s.var).elem() else {
-                    return unsupported("a filter of rows without a row type (internal)");
-                };
-                self.rows_scheduled(soac, steps, &mut |g, group, steps| {
-                    g.nested_filter(s, soac, pred, row, group, steps)
-                })
+            (SoacKind::Map | SoacKind::Filter { .. }, Some(Type::Seq(row))) => {
+                self.ragged(s, soac, row, steps)
             }
-            SoacKind::Map => match self.ty(s.var).elem() {
-                Some(Type::Seq(row)) => self.rows_scheduled(soac, steps, &mut |g, group, steps| {
-                    g.nested_map(s, soac, row, group, steps)
-                }),
-                _ => self.map_scheduled(s, soac, steps),
-            },
-            SoacKind::Reduce { op, init } => self.reduce(s, soac, op, *init, steps),
-            SoacKind::Scan { op } => self.scan(s, soac, op, None, steps),
-            SoacKind::ExclusiveScan { op, init } => self.scan(s, soac, op, Some(*init), steps),
-            SoacKind::Filter { pred } => self.filter(s, soac, pred, steps),
-            SoacKind::Scatter { dst } => self.scatter(s, soac, None, *dst, steps),
-            SoacKind::ScatterReduce { op, dst } => self.scatter(s, soac, Some(op), *dst, steps),
-            SoacKind::Permute => self.permute(s, soac, steps),
-            SoacKind::Sort | SoacKind::SortByKey => self.sort(s, soac, steps),
+            (SoacKind::Map, _) => self.map_scheduled(s, soac, steps),
+            (SoacKind::Reduce { op, init }, _) => self.reduce(s, soac, op, *init, steps),
+            (SoacKind::Scan { op }, _) => self.scan(s, soac, op, None, steps),
+            (SoacKind::ExclusiveScan { op, init }, _) => self.scan(s, soac, op, Some(*init), steps),
+            (SoacKind::Filter { pred }, _) => self.filter(s, soac, pred, steps),
+            (SoacKind::Scatter { dst }, _) => self.scatter(s, soac, None, *dst, steps),
+            (SoacKind::ScatterReduce { op, dst }, _) => {
+                self.scatter(s, soac, Some(op), *dst, steps)
+            }
+            (SoacKind::Permute, _) => self.permute(s, soac, steps),
+            (SoacKind::Sort | SoacKind::SortByKey, _) => self.sort(s, soac, steps),
         }
     }
 }

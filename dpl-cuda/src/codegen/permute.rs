@@ -60,7 +60,7 @@ impl<'f> Gen<'f> {
             let oa = Self::addr(&mut k, &own, &idx, Scalar::U64);
             if pass == 0 {
                 let kind = SiteKind::IndexOutOfRange;
-                self.check(&mut k, &ctx2, &bad, kind, at, signed, [&idx, &n]);
+                self.check(&mut k, &ctx2, &bad, kind, at, signed, Some([&idx, &n]));
                 k.emit(Ins::red(Space::Global, AtomOp::Max, Ty::U64, &oa, &ni));
             } else {
                 k.emit(Ins::bra(&el.cont).when(&bad));
@@ -75,7 +75,7 @@ impl<'f> Gen<'f> {
                     SiteKind::Duplicate,
                     at,
                     false,
-                    [&idx, &n],
+                    Some([&idx, &n]),
                 );
                 let vals = match row {
                     None => value.flatten()?,

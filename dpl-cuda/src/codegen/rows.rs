@@ -33,7 +33,48 @@ pub(super) struct Group {
     pub(super) fail: Label,
 }
 
+/// A ragged result being generated: its rows' type and leaves, the number of rows (the
+/// combinator's index space), and who produces a row: a thread (`group` is `None`), a
+/// warp (`Some(false)`) or a block (`Some(true)`).
+struct Rows<'a> {
+    row: &'a Type,
+    ls: Vec<Scalar>,
+    n_count: Count,
+    group: Option<bool>,
+}
+
 impl<'f> Gen<'f> {
+    /// A `map` or a `filter` whose elements are sequences of `row` (a ragged result),
+    /// under the inner schedule asked for ([`Gen::rows_scheduled`], [`Gen::nested_map`],
+    /// [`Gen::nested_filter`]).
+    pub(super) fn ragged(
+        &mut self,
+        s: &Stmt,
+        soac: &Soac,
+        row: &Type,
+        steps: &mut Vec<Step>,
+    ) -> R<()> {
+        let Ok(ls) = leaves(row) else {
+            return unsupported(format!("sequences of `[{row}]` as results"));
+        };
+        self.rows_scheduled(soac, steps, &mut |g, group, steps| {
+            // A block per row: the combinator's kernels get a group's block size.
+            if group == Some(true) {
+                g.set_group(g.cur.group, GROUP_BLOCK);
+            }
+            let rows = Rows {
+                row,
+                ls: ls.clone(),
+                n_count: Count::Var(var(soac.len)),
+                group,
+            };
+            match &soac.kind {
+                SoacKind::Filter { pred } => g.nested_filter(s, soac, pred, &rows, steps),
+                _ => g.nested_map(s, soac, &rows, steps),
+            }
+        })
+    }
+
     /// A `map` or a `filter` whose elements are sequences (a ragged result) under the
     /// inner schedule asked for: `rows(group)` generates it with a warp or a block per
     /// row (`Some(false)` / `Some(true)`, see [`Gen::nested_map`], [`Gen::nested_filter`])
@@ -110,17 +151,21 @@ impl<'f> Gen<'f> {
     /// ([`Gen::group_len`]) or writes ([`Gen::write_seq`]) the row together. (1) stays a
     /// thread per row when the lengths need no work ([`Gen::lengths_only`]). Fails when
     /// the row cannot be written by a group.
-    pub(super) fn nested_map(
+    fn nested_map(
         &mut self,
         s: &Stmt,
         soac: &Soac,
-        row: &Type,
-        group: Option<bool>,
+        rows: &Rows<'_>,
         steps: &mut Vec<Step>,
     ) -> R<()> {
-        let ls = self.row_leaves(row, group)?;
-        let n_count = Count::Var(var(soac.len));
-        let sizes = self.alloc_leaves(&[Scalar::U64], &n_count, steps)[0];
+        let Rows {
+            row,
+            ls,
+            n_count,
+            group,
+        } = rows;
+        let group = *group;
+        let sizes = self.alloc_leaves(&[Scalar::U64], n_count, steps)[0];
 
         let sized_by = group.filter(|_| !self.lengths_only(&soac.elem.body));
         let mut k = self.new_kernel(&Self::loop_name("row_sizes", sized_by));
@@ -140,11 +185,11 @@ impl<'f> Gen<'f> {
         }
         let k1 = self.push_kernel(k);
         self.cur.note = note;
-        steps.push(self.stride_launch(k1, &n_count, self.per_block(sized_by), args));
+        steps.push(self.stride_launch(k1, n_count, self.per_block(sized_by), args));
         steps.push(Step::CheckErrors);
 
-        let (offs, total) = self.offsets(sizes, &n_count, steps)?;
-        let outs = self.alloc_leaves(&ls, &Count::Temp(total), steps);
+        let (offs, total) = self.offsets(sizes, n_count, steps)?;
+        let outs = self.alloc_leaves(ls, &Count::Temp(total), steps);
         let mut has_permute = false;
         soac.elem.body.walk(&mut |st| {
             if let Expr::Soac(x) = &st.expr {
@@ -172,29 +217,16 @@ impl<'f> Gen<'f> {
         written?;
         let args = k.ptx.args.clone();
         let k2 = self.push_kernel(k);
-        steps.push(self.stride_launch(k2, &n_count, self.per_block(group), args));
+        steps.push(self.stride_launch(k2, n_count, self.per_block(group), args));
         steps.push(Step::CheckErrors);
         steps.push(Step::BindSeq {
             var: var(s.var),
-            elem: Type::seq(row.clone()),
+            elem: Type::seq((*row).clone()),
             bufs: outs.into_iter().map(Buf::Temp).collect(),
-            len: n_count,
+            len: n_count.clone(),
             offs: Some(Buf::Temp(offs)),
         });
         Ok(())
-    }
-
-    /// The leaves of the rows of a ragged result; with a block per row (`group` is
-    /// `Some(true)`), the combinator's kernels get the block size of a group per element.
-    fn row_leaves(&mut self, row: &Type, group: Option<bool>) -> R<Vec<Scalar>> {
-        let ls = match leaves(row) {
-            Ok(ls) => ls,
-            Err(_) => return unsupported(format!("sequences of `[{row}]` as results")),
-        };
-        if group == Some(true) {
-            self.set_group(self.cur.group, GROUP_BLOCK);
-        }
-        Ok(ls)
     }
 
     /// The length of row `v` at the loop's element: measured by its thread, or by its
@@ -265,19 +297,23 @@ impl<'f> Gen<'f> {
     /// function and the predicate are evaluated by every thread (their inner reductions
     /// split across the group), the row measured and written by the group. Fails when the
     /// row cannot be written by a group.
-    pub(super) fn nested_filter(
+    fn nested_filter(
         &mut self,
         s: &Stmt,
         soac: &Soac,
         pred: &Lambda,
-        row: &Type,
-        group: Option<bool>,
+        rows: &Rows<'_>,
         steps: &mut Vec<Step>,
     ) -> R<()> {
-        let ls = self.row_leaves(row, group)?;
-        let n_count = Count::Var(var(soac.len));
-        let flags = self.alloc_leaves(&[Scalar::U64], &n_count, steps)[0];
-        let sizes = self.alloc_leaves(&[Scalar::U64], &n_count, steps)[0];
+        let Rows {
+            row,
+            ls,
+            n_count,
+            group,
+        } = rows;
+        let group = *group;
+        let flags = self.alloc_leaves(&[Scalar::U64], n_count, steps)[0];
+        let sizes = self.alloc_leaves(&[Scalar::U64], n_count, steps)[0];
         // Evaluates the element and the predicate at the loop's element (split across a
         // group); returns (row, keep). (Predicate failures are keyed after every
         // element's, as the flat filter does.)
@@ -314,13 +350,13 @@ impl<'f> Gen<'f> {
         Self::elem_loop_end(&mut k, &el);
         let args = k.ptx.args.clone();
         let k1 = self.push_kernel(k);
-        steps.push(self.stride_launch(k1, &n_count, self.per_block(group), args));
+        steps.push(self.stride_launch(k1, n_count, self.per_block(group), args));
         steps.push(Step::CheckErrors);
 
-        let (pos, rows) = self.offsets(flags, &n_count, steps)?;
-        let (eoffs, total) = self.offsets(sizes, &n_count, steps)?;
-        let outs = self.alloc_leaves(&ls, &Count::Temp(total), steps);
-        let n1 = Count::Add(Box::new(Count::Temp(rows)), Box::new(Count::Const(1)));
+        let (pos, n_kept) = self.offsets(flags, n_count, steps)?;
+        let (eoffs, total) = self.offsets(sizes, n_count, steps)?;
+        let outs = self.alloc_leaves(ls, &Count::Temp(total), steps);
+        let n1 = Count::Add(Box::new(Count::Temp(n_kept)), Box::new(Count::Const(1)));
         let out_offs = self.alloc_leaves(&[Scalar::U64], &n1, steps)[0];
 
         let mut k = self.new_kernel(&Self::loop_name("row_filter", group));
@@ -371,13 +407,13 @@ impl<'f> Gen<'f> {
         Self::elem_loop_end(&mut k, &el);
         let args = k.ptx.args.clone();
         let k2 = self.push_kernel(k);
-        steps.push(self.stride_launch(k2, &n_count, self.per_block(group), args));
+        steps.push(self.stride_launch(k2, n_count, self.per_block(group), args));
         steps.push(Step::CheckErrors);
         steps.push(Step::BindSeq {
             var: var(s.var),
-            elem: Type::seq(row.clone()),
+            elem: Type::seq((*row).clone()),
             bufs: outs.into_iter().map(Buf::Temp).collect(),
-            len: Count::Temp(rows),
+            len: Count::Temp(n_kept),
             offs: Some(Buf::Temp(out_offs)),
         });
         Ok(())

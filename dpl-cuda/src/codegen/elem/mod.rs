@@ -184,7 +184,15 @@ impl<'f> Gen<'f> {
                             origin: *origin,
                             span,
                         };
-                        self.check(k, ctx, &bad, SiteKind::LengthMismatch, at, false, [&x, &y]);
+                        self.check(
+                            k,
+                            ctx,
+                            &bad,
+                            SiteKind::LengthMismatch,
+                            at,
+                            false,
+                            Some([&x, &y]),
+                        );
                     }
                     Assertion::NonEmpty { origin, len } => {
                         let l = Self::get(&k.env, *len)?.reg()?.clone();
@@ -194,7 +202,7 @@ impl<'f> Gen<'f> {
                             origin: *origin,
                             span,
                         };
-                        self.check(k, ctx, &bad, SiteKind::Empty, at, false, [&l, &l]);
+                        self.check(k, ctx, &bad, SiteKind::Empty, at, false, Some([&l, &l]));
                     }
                     Assertion::IndicesInRange { .. } => {
                         return unsupported("the indices_in_range assertion inside a kernel");
@@ -212,13 +220,7 @@ impl<'f> Gen<'f> {
     /// A combinator inside an element function: a reduction runs as a sequential loop in
     /// the thread; a sequence is not built, it stays [`KVal::Lazy`] and is streamed by
     /// its consumers.
-    pub(in crate::codegen) fn inner_soac(
-        &mut self,
-        k: &mut Kernel,
-        s: &Stmt,
-        soac: &Soac,
-        ctx: &Ctx,
-    ) -> R<KVal> {
+    fn inner_soac(&mut self, k: &mut Kernel, s: &Stmt, soac: &Soac, ctx: &Ctx) -> R<KVal> {
         if soac.elem.params.len() != 1 {
             return unsupported("an element function without exactly one index parameter");
         }

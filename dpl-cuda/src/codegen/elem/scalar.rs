@@ -140,7 +140,7 @@ impl<'f> Gen<'f> {
                     origin: Origin::Index,
                     span,
                 };
-                self.check_flag(k, ctx, &z, SiteKind::DivideByZero, at);
+                self.check(k, ctx, &z, SiteKind::DivideByZero, at, false, None);
                 // A zero divisor (only reached when going on after a failure) divides by 1.
                 let safe = k.reg(s);
                 k.emit(Ins::selp(bt, &safe, 1, b, &z));

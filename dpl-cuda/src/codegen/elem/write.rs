@@ -216,7 +216,7 @@ impl<'f> Gen<'f> {
                     SiteKind::Duplicate,
                     at,
                     false,
-                    [&idx, &bound],
+                    Some([&idx, &bound]),
                 );
                 let t = g.pconst(k, true);
                 Self::st(k, Space::Global, &a, &t);

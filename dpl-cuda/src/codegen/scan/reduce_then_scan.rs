@@ -38,12 +38,7 @@ impl<'f> Gen<'f> {
             let carry = k.reg(Scalar::U64);
             k.emit(Ins::mov(Ty::U64, &carry, 0));
             if pass == 1 {
-                let has_prev = k.reg(Scalar::Bool);
-                k.emit(Ins::setp(Cmp::Ne, Ty::U64, &has_prev, &k.ctaid64, 0));
-                let prev_i = k.reg(Scalar::U64);
-                k.emit(Ins::sub(Ty::S64, &prev_i, &k.ctaid64, 1));
-                let skip = k.label();
-                k.emit(Ins::bra(&skip).unless(&has_prev));
+                let (prev_i, skip) = Self::previous_tile(&mut k);
                 let prev =
                     self.load_leaves(&mut k, std::slice::from_ref(&tp), &prev_i, &[Scalar::U64]);
                 k.emit(Ins::mov(Ty::U64, &carry, &prev[0]));
@@ -163,12 +158,7 @@ impl<'f> Gen<'f> {
         carry: &Opt,
         tp: &[Reg],
     ) -> R<()> {
-        let has_prev = k.reg(Scalar::Bool);
-        k.emit(Ins::setp(Cmp::Ne, Ty::U64, &has_prev, &k.ctaid64, 0));
-        let prev_i = k.reg(Scalar::U64);
-        k.emit(Ins::sub(Ty::S64, &prev_i, &k.ctaid64, 1));
-        let skip = k.label();
-        k.emit(Ins::bra(&skip).unless(&has_prev));
+        let (prev_i, skip) = Self::previous_tile(k);
         let ls: Vec<Scalar> = carry.v.iter().map(|r| r.ty).collect();
         let prev = self.load_leaves(k, tp, &prev_i, &ls);
         let tr = self.pconst(k, true);
@@ -177,6 +167,18 @@ impl<'f> Gen<'f> {
         Self::mov_opt(k, carry, &next);
         k.place(&skip);
         Ok(())
+    }
+
+    /// The tile before this block's (`ctaid - 1`), and the label the first block, which
+    /// has none, jumps to (the caller places it after reading the tile before).
+    fn previous_tile(k: &mut Kernel) -> (Reg, Label) {
+        let has_prev = k.reg(Scalar::Bool);
+        k.emit(Ins::setp(Cmp::Ne, Ty::U64, &has_prev, &k.ctaid64, 0));
+        let prev_i = k.reg(Scalar::U64);
+        k.emit(Ins::sub(Ty::S64, &prev_i, &k.ctaid64, 1));
+        let skip = k.label();
+        k.emit(Ins::bra(&skip).unless(&has_prev));
+        (prev_i, skip)
     }
 
     /// One block scans the `grid` tile totals in place (inclusive), in chunks of a block's
