@@ -442,9 +442,10 @@ impl<'f> Gen<'f> {
                 self.ragged(s, soac, row, steps)
             }
             (SoacKind::Map, _) => self.map_scheduled(s, soac, steps),
-            (SoacKind::Reduce { op, init }, _) => self.reduce(s, soac, op, *init, steps),
-            (SoacKind::Scan { op }, _) => self.scan(s, soac, op, None, steps),
-            (SoacKind::ExclusiveScan { op, init }, _) => self.scan(s, soac, op, Some(*init), steps),
+            (SoacKind::Reduce { .. }, _) => self.reduce(s, soac, steps),
+            (SoacKind::Scan { .. } | SoacKind::ExclusiveScan { .. }, _) => {
+                self.scan(s, soac, steps)
+            }
             (SoacKind::Filter { pred }, _) => self.filter(s, soac, pred, steps),
             (SoacKind::Scatter { dst }, _) => self.scatter(s, soac, None, *dst, steps),
             (SoacKind::ScatterReduce { op, dst }, _) => {

@@ -14,14 +14,15 @@ const REDUCE_PER_THREAD: u64 = 64;
 const REDUCE_MIN_PER_THREAD: u64 = 8;
 
 impl<'f> Gen<'f> {
-    pub(super) fn reduce(
-        &mut self,
-        s: &Stmt,
-        soac: &Soac,
-        op: &Lambda,
-        init: Option<VarId>,
-        steps: &mut Vec<Step>,
-    ) -> R<()> {
+    /// A `reduce` (its start value `init`, if it has one, put first): each thread
+    /// accumulates its elements of a grid-stride loop, each block combines its threads'
+    /// results into a partial; one block then combines the partials (and the start
+    /// value), the result read back by the host (with whether there was any element).
+    pub(super) fn reduce(&mut self, s: &Stmt, soac: &Soac, steps: &mut Vec<Step>) -> R<()> {
+        let SoacKind::Reduce { op, init } = &soac.kind else {
+            return unsupported("a reduction of another combinator (internal)");
+        };
+        let init = *init;
         let ty = self.ty(s.var);
         let ls = leaves(ty)?;
         let comb = Comb::Op(op, ty);

@@ -151,20 +151,8 @@ impl<'f> Gen<'f> {
     /// ([`Gen::group_len`]) or writes ([`Gen::write_seq`]) the row together. (1) stays a
     /// thread per row when the lengths need no work ([`Gen::lengths_only`]). Fails when
     /// the row cannot be written by a group.
-    fn nested_map(
-        &mut self,
-        s: &Stmt,
-        soac: &Soac,
-        rows: &Rows<'_>,
-        steps: &mut Vec<Step>,
-    ) -> R<()> {
-        let Rows {
-            row,
-            ls,
-            n_count,
-            group,
-        } = rows;
-        let group = *group;
+    fn nested_map(&mut self, s: &Stmt, soac: &Soac, r: &Rows<'_>, steps: &mut Vec<Step>) -> R<()> {
+        let (row, ls, n_count, group) = (r.row, &r.ls, &r.n_count, r.group);
         let sizes = self.alloc_leaves(&[Scalar::U64], n_count, steps)[0];
 
         let sized_by = group.filter(|_| !self.lengths_only(&soac.elem.body));
@@ -302,16 +290,10 @@ impl<'f> Gen<'f> {
         s: &Stmt,
         soac: &Soac,
         pred: &Lambda,
-        rows: &Rows<'_>,
+        r: &Rows<'_>,
         steps: &mut Vec<Step>,
     ) -> R<()> {
-        let Rows {
-            row,
-            ls,
-            n_count,
-            group,
-        } = rows;
-        let group = *group;
+        let (row, ls, n_count, group) = (r.row, &r.ls, &r.n_count, r.group);
         let flags = self.alloc_leaves(&[Scalar::U64], n_count, steps)[0];
         let sizes = self.alloc_leaves(&[Scalar::U64], n_count, steps)[0];
         // Evaluates the element and the predicate at the loop's element (split across a

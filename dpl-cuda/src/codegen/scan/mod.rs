@@ -24,14 +24,12 @@ impl<'f> Gen<'f> {
     /// tile, combines each thread's items, scans the thread totals over the block, puts
     /// the prefix of the tiles before (and the start value) in front, scans each thread's
     /// items from its prefix and writes the tile out.
-    pub(in crate::codegen) fn scan(
-        &mut self,
-        s: &Stmt,
-        soac: &Soac,
-        op: &Lambda,
-        init: Option<VarId>,
-        steps: &mut Vec<Step>,
-    ) -> R<()> {
+    pub(super) fn scan(&mut self, s: &Stmt, soac: &Soac, steps: &mut Vec<Step>) -> R<()> {
+        let (op, init) = match &soac.kind {
+            SoacKind::Scan { op } => (op, None),
+            SoacKind::ExclusiveScan { op, init } => (op, Some(*init)),
+            _ => return unsupported("a scan of another combinator (internal)"),
+        };
         let Some(elem_ty) = self.ty(s.var).elem() else {
             return unsupported("scan without a sequence type");
         };
