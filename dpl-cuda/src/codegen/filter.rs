@@ -49,9 +49,7 @@ impl<'f> Gen<'f> {
         k.emit(Ins::bra(&end).unless(&lane0));
         self.store(&mut k, &cp, &wc, &count);
         k.place(&end);
-        let args = k.ptx.args.clone();
-        let k1 = self.push_kernel(k);
-        steps.push(self.launch(k1, grid.clone(), args));
+        self.launch_on(k, grid.clone(), steps);
         steps.push(Step::CheckErrors);
 
         // Pass 2: offsets of the chunks; the last one is the result's length.
@@ -124,9 +122,7 @@ impl<'f> Gen<'f> {
             },
         )?;
         k.place(&end);
-        let args = k.ptx.args.clone();
-        let k3 = self.push_kernel(k);
-        steps.push(self.launch(k3, grid, args));
+        self.launch_on(k, grid, steps);
         steps.push(Step::CheckErrors);
         steps.push(Self::bind_flat(s.var, elem_ty, outs, out_len));
         Ok(())

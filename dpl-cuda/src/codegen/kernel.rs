@@ -401,6 +401,27 @@ impl<'f> Gen<'f> {
         }
     }
 
+    /// Ends kernel `k` and launches it on `grid` blocks ([`Gen::launch`]).
+    pub(super) fn launch_on(&mut self, k: Kernel, grid: Count, steps: &mut Vec<Step>) {
+        let args = k.ptx.args.clone();
+        let id = self.push_kernel(k);
+        steps.push(self.launch(id, grid, args));
+    }
+
+    /// Ends kernel `k` and launches it as a grid-stride kernel over `n` items, `per_block`
+    /// per block and turn ([`Gen::stride_launch`]).
+    pub(super) fn launch_stride(
+        &mut self,
+        k: Kernel,
+        n: &Count,
+        per_block: u64,
+        steps: &mut Vec<Step>,
+    ) {
+        let args = k.ptx.args.clone();
+        let id = self.push_kernel(k);
+        steps.push(self.stride_launch(id, n, per_block, args));
+    }
+
     /// A launch of a kernel whose results depend on its grid size (one block per tile,
     /// one block in all).
     pub(super) fn launch(&self, kernel: u32, grid: Count, args: Vec<KArg>) -> Step {

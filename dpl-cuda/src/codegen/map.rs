@@ -73,9 +73,7 @@ impl<'f> Gen<'f> {
             self.store(&mut k, p, &el.i, r);
         }
         Self::elem_loop_end(&mut k, &el);
-        let args = k.ptx.args.clone();
-        let kid = self.push_kernel(k);
-        steps.push(self.stride_launch(kid, &n_count, self.per_block(per), args));
+        self.launch_stride(k, &n_count, self.per_block(per), steps);
         steps.push(Step::CheckErrors);
         Ok(outs)
     }
@@ -319,10 +317,7 @@ impl<'f> Gen<'f> {
         k.emit(Ins::add(Ty::S64, &base, &base, &stride));
         k.emit(Ins::bra(&top));
         k.place(&end);
-        let args = k.ptx.args.clone();
-        let kid = self.push_kernel(k);
-        let per_block = u64::from(self.bsize());
-        steps.push(self.stride_launch(kid, &n_count, per_block, args));
+        self.launch_stride(k, &n_count, u64::from(self.bsize()), steps);
         steps.push(Step::CheckErrors);
         steps.push(Self::bind_flat(s.var, elem_ty, outs, n_count));
         Ok(())

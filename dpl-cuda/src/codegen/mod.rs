@@ -46,7 +46,6 @@ use elem::stream::Lanes;
 use kernel::{ElemLoop, GroupLoop, Kernel};
 use rows::Group;
 pub use scan::tiles::scan_items;
-use scan::tiles::{ElemAt, Tile};
 pub(crate) use value::leaves;
 use value::{
     Comb, CondSeq, Env, KVal, LazySeq, Opt, RowLayout, scalar_leaves, type_at, unflatten,

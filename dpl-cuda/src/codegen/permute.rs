@@ -86,9 +86,7 @@ impl<'f> Gen<'f> {
                 }
             }
             Self::elem_loop_end(&mut k, &el);
-            let args = k.ptx.args.clone();
-            let kid = self.push_kernel(k);
-            steps.push(self.stride_launch(kid, &n_count, per_block, args));
+            self.launch_stride(k, &n_count, per_block, steps);
         }
         steps.push(Step::CheckErrors);
         let Some(row) = row else {
@@ -115,9 +113,7 @@ impl<'f> Gen<'f> {
         let lanes = Lanes::Thread(&ctx);
         self.write_seq(&mut k, &value, &ptrs, &base, lanes, None)?;
         Self::elem_loop_end(&mut k, &el);
-        let args = k.ptx.args.clone();
-        let kid = self.push_kernel(k);
-        steps.push(self.stride_launch(kid, &n_count, per_block, args));
+        self.launch_stride(k, &n_count, per_block, steps);
         steps.push(Step::CheckErrors);
         steps.push(Step::BindSeq {
             var: var(s.var),

@@ -149,9 +149,7 @@ impl<'f> Gen<'f> {
         let zero = k.reg(Scalar::U64);
         k.emit(Ins::mov(Ty::U64, &zero, 0));
         self.store_if_thread0(&mut k, &op_ptrs, &oh, &zero, &total);
-        let args = k.ptx.args.clone();
-        let k2 = self.push_kernel(k);
-        steps.push(self.launch(k2, Count::Const(1), args));
+        self.launch_on(k, Count::Const(1), steps);
         steps.push(Step::CheckErrors);
         steps.push(Step::ReadScalars {
             var: var(s.var),

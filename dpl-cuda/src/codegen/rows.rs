@@ -166,14 +166,12 @@ impl<'f> Gen<'f> {
         Self::leader_only(&mut k, &el);
         self.store(&mut k, &sp, &el.i, &len);
         Self::elem_loop_end(&mut k, &el);
-        let args = k.ptx.args.clone();
         let note = self.cur.note;
         if group.is_some() && sized_by.is_none() {
             self.cur.note = Some(LENGTHS_ONLY);
         }
-        let k1 = self.push_kernel(k);
+        self.launch_stride(k, n_count, self.per_block(sized_by), steps);
         self.cur.note = note;
-        steps.push(self.stride_launch(k1, n_count, self.per_block(sized_by), args));
         steps.push(Step::CheckErrors);
 
         let (offs, total) = self.offsets(sizes, n_count, steps)?;
@@ -203,9 +201,7 @@ impl<'f> Gen<'f> {
         })();
         self.owner = None;
         written?;
-        let args = k.ptx.args.clone();
-        let k2 = self.push_kernel(k);
-        steps.push(self.stride_launch(k2, n_count, self.per_block(group), args));
+        self.launch_stride(k, n_count, self.per_block(group), steps);
         steps.push(Step::CheckErrors);
         steps.push(Step::BindSeq {
             var: var(s.var),
@@ -330,9 +326,7 @@ impl<'f> Gen<'f> {
         self.store(&mut k, &fp, &el.i, &f);
         self.store(&mut k, &sp, &el.i, &sz);
         Self::elem_loop_end(&mut k, &el);
-        let args = k.ptx.args.clone();
-        let k1 = self.push_kernel(k);
-        steps.push(self.stride_launch(k1, n_count, self.per_block(group), args));
+        self.launch_stride(k, n_count, self.per_block(group), steps);
         steps.push(Step::CheckErrors);
 
         let (pos, n_kept) = self.offsets(flags, n_count, steps)?;
@@ -387,9 +381,7 @@ impl<'f> Gen<'f> {
         }
         self.write_row(&mut k, &v, &ptrs, (&base, size.as_ref()), &el)?;
         Self::elem_loop_end(&mut k, &el);
-        let args = k.ptx.args.clone();
-        let k2 = self.push_kernel(k);
-        steps.push(self.stride_launch(k2, n_count, self.per_block(group), args));
+        self.launch_stride(k, n_count, self.per_block(group), steps);
         steps.push(Step::CheckErrors);
         steps.push(Step::BindSeq {
             var: var(s.var),

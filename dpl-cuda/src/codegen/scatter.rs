@@ -144,11 +144,8 @@ impl<'f> Gen<'f> {
             }
         }
         Self::elem_loop_end(&mut k, &el);
-        let args = k.ptx.args.clone();
-        let kid = self.push_kernel(k);
         let n_count = Count::Var(var(soac.len));
-        let per_block = u64::from(self.bsize());
-        steps.push(self.stride_launch(kid, &n_count, per_block, args));
+        self.launch_stride(k, &n_count, u64::from(self.bsize()), steps);
         steps.push(Step::CheckErrors);
         steps.push(Self::bind_flat(s.var, elem_ty, outs, dlen));
         Ok(())

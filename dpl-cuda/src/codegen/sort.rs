@@ -451,9 +451,7 @@ impl<'f> Gen<'f> {
         let key = Self::radix_key(&mut k, &value, s);
         self.store(&mut k, &kp, &j, &key);
         Self::elem_loop_end(&mut k, &el);
-        let args = k.ptx.args.clone();
-        let kid = self.push_kernel(k);
-        steps.push(self.stride_launch(kid, n_count, u64::from(RADIX), args));
+        self.launch_stride(k, n_count, u64::from(RADIX), steps);
         if matches!(source, KeySource::Elem(_)) {
             steps.push(Step::CheckErrors);
         }
@@ -613,9 +611,7 @@ impl<'f> Gen<'f> {
         let slot = k.reg(Scalar::U64);
         k.emit(Ins::mad_lo(Ty::U64, &slot, &k.tid64, &g, &k.ctaid64));
         self.store(&mut k, &cp, &slot, &count64);
-        let args = k.ptx.args.clone();
-        let kid = self.push_kernel(k);
-        steps.push(self.launch(kid, tiles.count.clone(), args));
+        self.launch_on(k, tiles.count.clone(), steps);
         // 2. Where each (digit, tile) starts.
         let ncounts = Count::Mul(Box::new(tiles.count.clone()), u64::from(RADIX));
         let offs = self.exclusive_offsets(counts, &ncounts, steps)?;
@@ -854,9 +850,7 @@ impl<'f> Gen<'f> {
         k.emit(Ins::add(Ty::S32, &p, &p, RADIX));
         k.emit(Ins::bra_uni(&top));
         k.place(&end);
-        let args = k.ptx.args.clone();
-        let kid = self.push_kernel(k);
-        steps.push(self.launch(kid, tiles.count.clone(), args));
+        self.launch_on(k, tiles.count.clone(), steps);
         Ok(())
     }
 
@@ -888,9 +882,7 @@ impl<'f> Gen<'f> {
             self.store(&mut k, p, &j, v);
         }
         Self::elem_loop_end(&mut k, &el);
-        let args = k.ptx.args.clone();
-        let kid = self.push_kernel(k);
-        steps.push(self.stride_launch(kid, n_count, u64::from(RADIX), args));
+        self.launch_stride(k, n_count, u64::from(RADIX), steps);
         outs
     }
 }

@@ -66,8 +66,9 @@ impl<'f> Gen<'f> {
             Ok(g.load_leaves(k, std::slice::from_ref(&sp), idx, &[Scalar::U64]))
         };
         let comb = Comb::AddU64;
-        let (before, excl, t) =
-            self.lookback_core(&mut k, comb, &op_ctx, &ls, &st, &n, &mut elem)?;
+        let (tile, is0) = Self::take_tile(&mut k, &st);
+        let (t, mine) = self.tile_reduced(&mut k, comb, &op_ctx, &ls, &tile, &n, &mut elem)?;
+        let (before, excl) = self.tile_look_back(&mut k, &st, &tile, &is0, &mine, comb, &op_ctx)?;
         let prefix = self.opt_combine(&mut k, comb, &before, &excl, &op_ctx)?;
         self.tile_scan(&mut k, comb, &t, &prefix, false, &op_ctx)?;
         let mut store = |g: &mut Self, k: &mut Kernel, idx: &Reg, v: &[Reg]| {
@@ -77,9 +78,7 @@ impl<'f> Gen<'f> {
             Ok(())
         };
         self.tile_store(&mut k, &t, &mut store)?;
-        let args = k.ptx.args.clone();
-        let kid = self.push_kernel(k);
-        steps.push(self.launch(kid, grid, args));
+        self.launch_on(k, grid, steps);
         Ok(offs)
     }
 
@@ -114,24 +113,11 @@ impl<'f> Gen<'f> {
         }
     }
 
-    /// The body of a single-pass scan with decoupled look-back (see
-    /// [`Gen::scan_lookback`]): takes a tile, loads it (`elem` gives the element at an
-    /// index), combines each thread's items, scans the thread totals over the block,
-    /// publishes, looks back, publishes the inclusive prefix. Returns the prefix of the
-    /// tiles before (no value for tile 0), this thread's exclusive prefix within the tile,
-    /// and the tile (its elements in shared memory, for [`Gen::tile_scan`]).
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn lookback_core(
-        &mut self,
-        k: &mut Kernel,
-        comb: Comb<'_>,
-        op_ctx: &Ctx,
-        ls: &[Scalar],
-        st: &StatusPtrs,
-        n: &Reg,
-        elem: &mut ElemAt<'_, 'f>,
-    ) -> R<(Opt, Opt, Tile)> {
-        // The tile: thread 0 takes the next number, the block reads it from shared memory.
+    /// Takes the block's tile: thread 0 takes the next number from the tile counter
+    /// (modulo the grid, so a launch again in report mode takes each tile once more), the
+    /// block reads it from shared memory. Returns the tile (`u64`) and whether the thread
+    /// is thread 0.
+    pub(super) fn take_tile(k: &mut Kernel, st: &StatusPtrs) -> (Reg, Reg) {
         let tsh = k.shared(8);
         let is0 = k.reg(Scalar::Bool);
         k.emit(Ins::setp(Cmp::Eq, Ty::U32, &is0, &k.tid, 0));
@@ -156,30 +142,48 @@ impl<'f> Gen<'f> {
         k.emit(Ins::ld(Space::Shared, Ty::U32, &t32, &tsh));
         let tile = k.reg(Scalar::U64);
         k.emit(Ins::cvt(Ty::U64, Ty::U32, &tile, &t32));
+        (tile, is0)
+    }
 
-        // The tile: loaded, each thread's items combined, the thread totals scanned.
-        let (t, mine) = self.tile_reduced(k, comb, op_ctx, ls, &tile, n, elem)?;
-        let (_, excl, carry) = self.block_scan(k, &mine, &mut Self::fold(comb, op_ctx))?;
+    /// The look-back of tile `tile` (taken by [`Gen::take_tile`], `is0`: the thread is
+    /// thread 0) whose threads' items combine to `mine` (see the module's introduction):
+    /// scans the thread totals over the block, publishes the tile's aggregate (tile 0: its
+    /// inclusive prefix), looks back with warp 0 and publishes the inclusive prefix.
+    /// Returns the prefix of the tiles before (no value for tile 0) and this thread's
+    /// exclusive prefix within the tile.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn tile_look_back(
+        &mut self,
+        k: &mut Kernel,
+        st: &StatusPtrs,
+        tile: &Reg,
+        is0: &Reg,
+        mine: &Opt,
+        comb: Comb<'_>,
+        op_ctx: &Ctx,
+    ) -> R<(Opt, Opt)> {
+        let ls: Vec<Scalar> = mine.v.iter().map(|r| r.ty).collect();
+        let (_, excl, carry) = self.block_scan(k, mine, &mut Self::fold(comb, op_ctx))?;
 
         // Publish the aggregate (tile 0: its inclusive prefix).
         let first = k.reg(Scalar::Bool);
-        k.emit(Ins::setp(Cmp::Eq, Ty::U64, &first, &tile, 0));
+        k.emit(Ins::setp(Cmp::Eq, Ty::U64, &first, tile, 0));
         let later = k.reg(Scalar::Bool);
-        k.emit(Ins::setp(Cmp::Ne, Ty::U64, &later, &tile, 0));
+        k.emit(Ins::setp(Cmp::Ne, Ty::U64, &later, tile, 0));
         let skip = k.label();
-        k.emit(Ins::bra(&skip).unless(&is0));
+        k.emit(Ins::bra(&skip).unless(is0));
         let (agg_pub, inc_pub, done_pub) = (k.label(), k.label(), k.label());
         k.emit(Ins::bra(&inc_pub).when(&first));
         k.place(&agg_pub);
-        self.publish(k, &st.aggs, &st.agg_has, &st.flags, &tile, &carry, 1);
+        self.publish(k, &st.aggs, &st.agg_has, &st.flags, tile, &carry, 1);
         k.emit(Ins::bra_uni(&done_pub));
         k.place(&inc_pub);
-        self.publish(k, &st.incs, &st.inc_has, &st.flags, &tile, &carry, 2);
+        self.publish(k, &st.incs, &st.inc_has, &st.flags, tile, &carry, 2);
         k.place(&done_pub);
         k.place(&skip);
 
         // Look-back by warp 0 (tiles after the first).
-        let prefix = self.none(k, ls);
+        let prefix = self.none(k, &ls);
         let psh: Vec<Sym> = (0..=ls.len()).map(|_| k.shared(8)).collect();
         let skip_lb = k.label();
         let w0 = k.reg(Scalar::Bool);
@@ -187,13 +191,13 @@ impl<'f> Gen<'f> {
         let lb = k.reg(Scalar::Bool);
         k.emit(Ins::and(Ty::Pred, &lb, &w0, &later));
         k.emit(Ins::bra(&skip_lb).unless(&lb));
-        self.look_back(k, comb, op_ctx, ls, &tile, st, &prefix)?;
+        self.look_back(k, comb, op_ctx, &ls, tile, st, &prefix)?;
         // Lane 0 publishes the inclusive prefix and shares the exclusive one.
         let lane0 = k.reg(Scalar::Bool);
         k.emit(Ins::setp(Cmp::Eq, Ty::U32, &lane0, &k.lane, 0));
         k.emit(Ins::bra(&skip_lb).unless(&lane0));
         let inc = self.opt_combine(k, comb, &prefix, &carry, op_ctx)?;
-        self.publish(k, &st.incs, &st.inc_has, &st.flags, &tile, &inc, 2);
+        self.publish(k, &st.incs, &st.inc_has, &st.flags, tile, &inc, 2);
         for (r, a) in std::iter::once(&prefix.has).chain(&prefix.v).zip(&psh) {
             Self::st(k, Space::Shared, a, r);
         }
@@ -203,14 +207,14 @@ impl<'f> Gen<'f> {
         let got = {
             let zero = k.reg(Scalar::U32);
             k.emit(Ins::mov(Ty::U32, &zero, 0));
-            Self::warp_partial(k, &psh, ls, &zero)
+            Self::warp_partial(k, &psh, &ls, &zero)
         };
         let before = Opt {
             has: k.reg(Scalar::Bool),
             v: got.v.clone(),
         };
         k.emit(Ins::and(Ty::Pred, &before.has, &got.has, &later));
-        Ok((before, excl, t))
+        Ok((before, excl))
     }
 
     /// Stores the optional value `v` as tile `tile`'s entry of the status arrays `ptrs`

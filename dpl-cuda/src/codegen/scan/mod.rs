@@ -62,19 +62,24 @@ impl<'f> Gen<'f> {
         let mut elem = Self::scan_elem(soac, &n);
         // The tile, this thread's exclusive prefix in it, and (look-back) the prefix of the
         // tiles before.
-        let (t, excl, before) = match &status {
+        let (tile, taken) = match &status {
             Some(st) => {
-                let (before, excl, t) =
-                    self.lookback_core(&mut k, comb, &op_ctx, &ls, st, &n, &mut elem)?;
-                (t, excl, Some(before))
+                let (tile, is0) = Self::take_tile(&mut k, st);
+                (tile, Some((st, is0)))
+            }
+            None => (k.ctaid64.clone(), None),
+        };
+        let (t, mine) = self.tile_reduced(&mut k, comb, &op_ctx, &ls, &tile, &n, &mut elem)?;
+        let (before, excl) = match taken {
+            Some((st, is0)) => {
+                let (before, excl) =
+                    self.tile_look_back(&mut k, st, &tile, &is0, &mine, comb, &op_ctx)?;
+                (Some(before), excl)
             }
             None => {
-                let tile = k.ctaid64.clone();
-                let (t, mine) =
-                    self.tile_reduced(&mut k, comb, &op_ctx, &ls, &tile, &n, &mut elem)?;
                 let (_, excl, _) =
                     self.block_scan(&mut k, &mine, &mut Self::fold(comb, &op_ctx))?;
-                (t, excl, None)
+                (None, excl)
             }
         };
         // The start value (exclusive scan), the tiles before, the threads before.
@@ -92,9 +97,7 @@ impl<'f> Gen<'f> {
         self.tile_scan(&mut k, comb, &t, &prefix, init.is_some(), &op_ctx)?;
         let mut store = Self::leaf_store(&op_p);
         self.tile_store(&mut k, &t, &mut store)?;
-        let args = k.ptx.args.clone();
-        let kid = self.push_kernel(k);
-        steps.push(self.launch(kid, grid, args));
+        self.launch_on(k, grid, steps);
         steps.push(Step::CheckErrors);
         steps.push(Self::bind_flat(s.var, elem_ty, outs, n_count));
         Ok(())

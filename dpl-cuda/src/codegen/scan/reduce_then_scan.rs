@@ -89,9 +89,7 @@ impl<'f> Gen<'f> {
                 let tile = k.ctaid64.clone();
                 self.store_if_thread0(&mut k, std::slice::from_ref(&tp), &no_has, &tile, &cc);
             }
-            let args = k.ptx.args.clone();
-            let kid = self.push_kernel(k);
-            steps.push(self.launch(kid, grid.clone(), args));
+            self.launch_on(k, grid.clone(), steps);
             if pass == 0 {
                 self.scan_totals(
                     &[Scalar::U64],
@@ -139,9 +137,7 @@ impl<'f> Gen<'f> {
             ty: Scalar::Bool,
         };
         self.store_if_thread0(&mut k, &tp, &no_has, &tile, &total);
-        let args = k.ptx.args.clone();
-        let k1 = self.push_kernel(k);
-        steps.push(self.launch(k1, grid.clone(), args));
+        self.launch_on(k, grid.clone(), steps);
         steps.push(Step::CheckErrors);
         self.scan_totals(ls, comb, Some(op), &totals, grid, n_count, steps)?;
         Ok(totals)
@@ -236,9 +232,7 @@ impl<'f> Gen<'f> {
         k.emit(Ins::add(Ty::S64, &cbase, &cbase, self.bsize()));
         k.emit(Ins::bra_uni(&top));
         k.place(&end);
-        let args = k.ptx.args.clone();
-        let kid = self.push_kernel(k);
-        steps.push(self.launch(kid, Count::Const(1), args));
+        self.launch_on(k, Count::Const(1), steps);
         Ok(())
     }
 }
