@@ -152,7 +152,7 @@ impl<'f> Gen<'f> {
     /// thread per row when the lengths need no work ([`Gen::lengths_only`]). Fails when
     /// the row cannot be written by a group.
     fn nested_map(&mut self, s: &Stmt, soac: &Soac, r: &Rows<'_>, steps: &mut Vec<Step>) -> R<()> {
-        let (row, ls, n_count, group) = (r.row, &r.ls, &r.n_count, r.group);
+        let (ls, n_count, group) = (&r.ls, &r.n_count, r.group);
         let sizes = self.alloc_leaves(&[Scalar::U64], n_count, steps)[0];
 
         let sized_by = group.filter(|_| !self.lengths_only(&soac.elem.body));
@@ -201,15 +201,7 @@ impl<'f> Gen<'f> {
         })();
         self.owner = None;
         written?;
-        self.launch_stride(k, n_count, self.per_block(group), steps);
-        steps.push(Step::CheckErrors);
-        steps.push(Step::BindSeq {
-            var: var(s.var),
-            elem: Type::seq((*row).clone()),
-            bufs: outs.into_iter().map(Buf::Temp).collect(),
-            len: n_count.clone(),
-            offs: Some(Buf::Temp(offs)),
-        });
+        self.finish_rows(k, s, r, (outs, n_count.clone(), offs), steps);
         Ok(())
     }
 
@@ -289,7 +281,7 @@ impl<'f> Gen<'f> {
         r: &Rows<'_>,
         steps: &mut Vec<Step>,
     ) -> R<()> {
-        let (row, ls, n_count, group) = (r.row, &r.ls, &r.n_count, r.group);
+        let (ls, n_count, group) = (&r.ls, &r.n_count, r.group);
         let flags = self.alloc_leaves(&[Scalar::U64], n_count, steps)[0];
         let sizes = self.alloc_leaves(&[Scalar::U64], n_count, steps)[0];
         // Evaluates the element and the predicate at the loop's element (split across a
@@ -381,16 +373,30 @@ impl<'f> Gen<'f> {
         }
         self.write_row(&mut k, &v, &ptrs, (&base, size.as_ref()), &el)?;
         Self::elem_loop_end(&mut k, &el);
-        self.launch_stride(k, n_count, self.per_block(group), steps);
+        self.finish_rows(k, s, r, (outs, Count::Temp(n_kept), out_offs), steps);
+        Ok(())
+    }
+
+    /// Ends and launches the fill kernel `k` of a ragged result, then binds `s`'s variable
+    /// to the rows written: `(outs, len, offs)`, the temporaries of the leaves, the number
+    /// of rows and the temporary of the row offsets.
+    fn finish_rows(
+        &mut self,
+        k: Kernel,
+        s: &Stmt,
+        r: &Rows<'_>,
+        (outs, len, offs): (Vec<u32>, Count, u32),
+        steps: &mut Vec<Step>,
+    ) {
+        self.launch_stride(k, &r.n_count, self.per_block(r.group), steps);
         steps.push(Step::CheckErrors);
         steps.push(Step::BindSeq {
             var: var(s.var),
-            elem: Type::seq((*row).clone()),
+            elem: Type::seq(r.row.clone()),
             bufs: outs.into_iter().map(Buf::Temp).collect(),
-            len: Count::Temp(n_kept),
-            offs: Some(Buf::Temp(out_offs)),
+            len,
+            offs: Some(Buf::Temp(offs)),
         });
-        Ok(())
     }
 
     /// Writes row `v` of the loop's element at `base` of `ptrs`: by its thread

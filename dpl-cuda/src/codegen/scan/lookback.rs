@@ -191,7 +191,7 @@ impl<'f> Gen<'f> {
         let lb = k.reg(Scalar::Bool);
         k.emit(Ins::and(Ty::Pred, &lb, &w0, &later));
         k.emit(Ins::bra(&skip_lb).unless(&lb));
-        self.look_back(k, comb, op_ctx, &ls, tile, st, &prefix)?;
+        self.look_back(k, st, tile, &prefix, comb, op_ctx)?;
         // Lane 0 publishes the inclusive prefix and shares the exclusive one.
         let lane0 = k.reg(Scalar::Bool);
         k.emit(Ins::setp(Cmp::Eq, Ty::U32, &lane0, &k.lane, 0));
@@ -249,13 +249,13 @@ impl<'f> Gen<'f> {
     fn look_back(
         &mut self,
         k: &mut Kernel,
+        st: &StatusPtrs,
+        tile: &Reg,
+        prefix: &Opt,
         comb: Comb<'_>,
         ctx: &Ctx,
-        ls: &[Scalar],
-        tile: &Reg,
-        st: &StatusPtrs,
-        prefix: &Opt,
     ) -> R<()> {
+        let ls: Vec<Scalar> = prefix.v.iter().map(|r| r.ty).collect();
         let (fp, ap, ahp, ip, ihp) = (&st.flags, &st.aggs, &st.agg_has, &st.incs, &st.inc_has);
         let base = k.reg(Scalar::U64);
         k.emit(Ins::mov(Ty::U64, &base, tile));
@@ -300,7 +300,7 @@ impl<'f> Gen<'f> {
         k.emit(Ins::setp(Cmp::Eq, Ty::U32, &none, &ballot, 0));
         k.emit(Ins::selp(Ty::U32, &stop, 32, &stop, &none));
         // This lane's value: the inclusive prefix at the stop, aggregates before it.
-        let v = self.none(k, ls);
+        let v = self.none(k, &ls);
         let take = k.reg(Scalar::Bool);
         k.emit(Ins::setp(Cmp::Le, Ty::U32, &take, &k.lane, &stop));
         k.emit(Ins::and(Ty::Pred, &take, &take, &exists));
@@ -309,11 +309,11 @@ impl<'f> Gen<'f> {
         let (skip, agg, got) = (k.label(), k.label(), k.label());
         k.emit(Ins::bra(&skip).unless(&take));
         k.emit(Ins::bra(&agg).unless(&at_stop));
-        let x = Self::load_status(k, ip, ihp, &j, ls);
+        let x = Self::load_status(k, ip, ihp, &j, &ls);
         Self::mov_opt(k, &v, &x);
         k.emit(Ins::bra_uni(&got));
         k.place(&agg);
-        let x = Self::load_status(k, ap, ahp, &j, ls);
+        let x = Self::load_status(k, ap, ahp, &j, &ls);
         Self::mov_opt(k, &v, &x);
         k.place(&got);
         k.place(&skip);
