@@ -724,6 +724,17 @@ impl<T> DeviceCopy<T> {
     }
 }
 
+/// The place and the device addresses of `seq`'s device copy (one buffer per scalar leaf
+/// of `T`, structure of arrays), if it has one: for handing dpl's device data to other CUDA
+/// code in the same process (on `Place::Gpu(n)` these are `CUdeviceptr`s in device `n`'s
+/// primary context, which the CUDA runtime shares; `examples/gpu_bench.rs` runs NVIDIA's
+/// CUB on them). The addresses stay valid while `seq` keeps that copy: until it is dropped
+/// or written through `&mut`. Work a call queued on them may still be running: wait for
+/// the device before reading them elsewhere.
+pub fn device_buffers<T>(seq: &Seq<T>) -> Option<(Place, &[u64])> {
+    seq.device().map(|d| (d.place, d.seq.bufs.as_slice()))
+}
+
 impl<T> Drop for DeviceCopy<T> {
     fn drop(&mut self) {
         free_on(self.place, &self.seq);
