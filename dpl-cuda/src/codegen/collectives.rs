@@ -372,13 +372,13 @@ impl<'f> Gen<'f> {
         Ok((incl, excl, total))
     }
 
-    /// Thread 0 stores `v` at `idx` of the leaf buffers `ptrs` (and its flag in `has`
-    /// unless `has` has an empty name).
+    /// Thread 0 stores `v` at `idx` of the leaf buffers `ptrs` (and its flag in `has`, if
+    /// given).
     pub(super) fn store_if_thread0(
         &mut self,
         k: &mut Kernel,
         ptrs: &[Reg],
-        has: &Reg,
+        has: Option<&Reg>,
         idx: &Reg,
         v: &Opt,
     ) {
@@ -389,7 +389,7 @@ impl<'f> Gen<'f> {
         for (r, ptr) in v.v.iter().zip(ptrs) {
             self.store(k, ptr, idx, r);
         }
-        if !has.name.is_empty() {
+        if let Some(has) = has {
             self.store(k, has, idx, &v.has);
         }
         k.place(&skip);

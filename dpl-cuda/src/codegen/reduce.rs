@@ -95,7 +95,7 @@ impl<'f> Gen<'f> {
         k.place(&end);
         let total = self.block_reduce(&mut k, &acc, &mut Self::fold(comb, &op_ctx))?;
         let tile = k.ctaid64.clone();
-        self.store_if_thread0(&mut k, &pp, &ph, &tile, &total);
+        self.store_if_thread0(&mut k, &pp, Some(&ph), &tile, &total);
         let args = k.ptx.args.clone();
         let k1 = self.push_kernel(k);
         if k1 != k1_id {
@@ -148,7 +148,7 @@ impl<'f> Gen<'f> {
         }
         let zero = k.reg(Scalar::U64);
         k.emit(Ins::mov(Ty::U64, &zero, 0));
-        self.store_if_thread0(&mut k, &op_ptrs, &oh, &zero, &total);
+        self.store_if_thread0(&mut k, &op_ptrs, Some(&oh), &zero, &total);
         self.launch_on(k, Count::Const(1), steps);
         steps.push(Step::CheckErrors);
         steps.push(Step::ReadScalars {

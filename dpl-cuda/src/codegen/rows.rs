@@ -17,7 +17,7 @@ const LENGTHS_ONLY: &str = "a thread per row for the sizes alone: they need only
 type RowsGen<'b, 'f> = dyn FnMut(&mut Gen<'f>, Option<bool>, &mut Vec<Step>) -> R<()> + 'b;
 
 /// A group of threads (a warp or a block) writing or measuring one row of a ragged
-/// result together (see [`Gen::stream_grouped`]): thread `lane` takes the positions
+/// result together (see [`Lanes::Group`]): thread `lane` takes the positions
 /// `lane, lane + width, ...` of each sequence, in chunks of `width`.
 #[derive(Clone, Debug)]
 pub(super) struct Group {
@@ -79,7 +79,7 @@ impl<'f> Gen<'f> {
     /// inner schedule asked for: `rows(group)` generates it with a warp or a block per
     /// row (`Some(false)` / `Some(true)`, see [`Gen::nested_map`], [`Gen::nested_filter`])
     /// or a thread per row (`None`). The group version is used when it can be generated
-    /// (the row written by a group, [`Gen::write_grouped`]: rows, captured sequences, and
+    /// (the row written by a group, [`Gen::write_seq`]: rows, captured sequences, and
     /// `map`s, `scan`s and `filter`s of them); otherwise, or with `inner = "seq"`, a
     /// thread per row, which the kernels' block-size reason says when an inner schedule
     /// was asked for. `inner = "auto"` compiles both, chosen at run time from the shape of

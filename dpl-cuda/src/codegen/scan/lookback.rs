@@ -239,7 +239,7 @@ impl<'f> Gen<'f> {
         k.emit(Ins::st(Space::VolatileGlobal, Ty::U32, &a, flag));
     }
 
-    /// The look-back of [`Gen::scan_lookback`], run by a whole warp: lane `l` looks at tile
+    /// The look-back of [`Gen::tile_look_back`], run by a whole warp: lane `l` looks at tile
     /// `base - 1 - l` (`base` starts at `tile`), waits for its flag, and the warp finds the
     /// nearest tile with an inclusive prefix (`vote.ballot`); the values of the tiles from
     /// that one (its inclusive prefix) to the nearest (their aggregates) are combined in

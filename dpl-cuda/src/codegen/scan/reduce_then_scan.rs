@@ -82,12 +82,8 @@ impl<'f> Gen<'f> {
                     has: t,
                     v: vec![carry],
                 };
-                let no_has = Reg {
-                    name: String::new(),
-                    ty: Scalar::Bool,
-                };
                 let tile = k.ctaid64.clone();
-                self.store_if_thread0(&mut k, std::slice::from_ref(&tp), &no_has, &tile, &cc);
+                self.store_if_thread0(&mut k, std::slice::from_ref(&tp), None, &tile, &cc);
             }
             self.launch_on(k, grid.clone(), steps);
             if pass == 0 {
@@ -132,11 +128,7 @@ impl<'f> Gen<'f> {
         let tile = k.ctaid64.clone();
         let (_, mine) = self.tile_reduced(&mut k, comb, &op_ctx, ls, &tile, &n, &mut elem)?;
         let total = self.block_reduce(&mut k, &mine, &mut Self::fold(comb, &op_ctx))?;
-        let no_has = Reg {
-            name: String::new(),
-            ty: Scalar::Bool,
-        };
-        self.store_if_thread0(&mut k, &tp, &no_has, &tile, &total);
+        self.store_if_thread0(&mut k, &tp, None, &tile, &total);
         self.launch_on(k, grid.clone(), steps);
         steps.push(Step::CheckErrors);
         self.scan_totals(ls, comb, Some(op), &totals, grid, n_count, steps)?;

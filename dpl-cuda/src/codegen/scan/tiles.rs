@@ -28,9 +28,10 @@ fn slot_bytes(s: Scalar) -> u32 {
     size_of(s).max(4) as u32
 }
 
-/// Items per thread of a scan tile of `block` threads for elements of leaves `ls` (see
-/// [`Gen::scan_items`]): the largest odd number with the tile within [`TILE_SHARED`]
-/// bytes, at most [`MAX_ITEMS`], at least 1 (one item stays in registers: no shared
+/// Items per thread of a scan tile of `block` threads for elements of leaves `ls`: the
+/// largest odd number (so a thread's consecutive items fall in distinct shared-memory
+/// banks) with the tile, staged in shared memory (one array per leaf, a `bool` in a 32-bit
+/// slot), within 16 KiB, at most 15, at least 1 (one item stays in registers: no shared
 /// memory, whatever the element's size).
 pub fn scan_items(block: u32, ls: &[Scalar]) -> u64 {
     let bytes: u64 = ls.iter().map(|&s| u64::from(slot_bytes(s))).sum();

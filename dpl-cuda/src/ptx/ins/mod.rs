@@ -1,6 +1,6 @@
 //! PTX instructions as values: [`Ins`] and its constructors, one per instruction, in a
 //! file per family. A constructor takes the instruction's type and typed operands
-//! (destination registers, [`Src`] sources, [`Addr`] addresses, [`Label`]s) and spells
+//! (destination registers, [`Src`] sources, [`Addr`] addresses, [`Label`](crate::ptx::Label)s) and spells
 //! the instruction; [`Ins::when`] / [`Ins::unless`] guard it with a predicate.
 
 use std::fmt;
