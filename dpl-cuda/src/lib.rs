@@ -12,7 +12,7 @@
 //! (indices out of range, division by zero, duplicate `permute` indices, ...) come back as
 //! the same [`dpl_core::run::Error`] the CPU backends report.
 //!
-//! See the crate README for the kernel designs per combinator.
+//! See `src/codegen/README.md` for the kernel designs per combinator.
 #![deny(missing_docs)]
 
 mod codegen;

@@ -2,16 +2,17 @@
 //!
 //! The top level of the function becomes the [`Plan`]: scalar statements and assertions
 //! run on the host, each combinator ([`Soac`]) becomes one to three kernels plus the
-//! allocations, copies and read-backs around them (see the crate README for each kind).
-//! Inside a kernel, the element function and the operator lambdas are compiled inline:
-//! scalars live in registers, tuples are flattened into one register per scalar leaf,
-//! captured sequences are kernel parameters (one pointer per leaf plus the length), and a
-//! combinator nested inside an element function runs as a sequential loop in its thread
-//! (Copperhead's default schedule; only reductions are supported there).
+//! allocations, copies and read-backs around them. Inside a kernel, the element function
+//! and the operator lambdas are compiled inline: scalars live in registers, tuples are
+//! flattened into one register per scalar leaf, captured sequences are kernel parameters
+//! (one pointer per leaf plus the length), and a combinator nested inside an element
+//! function runs as a loop in its thread, or across its warp or block under an inner
+//! schedule.
 //!
-//! Run-time checks inside kernels (checked indexing, division by zero, nested assertions,
-//! `scatter`/`permute` indices) never fault: they record the failure in the error record
-//! and skip the element (see [`Gen::record`]).
+//! `README.md` next to this file describes the design: the files of this folder, the
+//! kernels of each combinator and why. Run-time checks inside kernels (checked indexing,
+//! division by zero, nested assertions, `scatter`/`permute` indices) never fault: they
+//! record the failure in the error record and skip the element (see [`Gen::record`]).
 
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
