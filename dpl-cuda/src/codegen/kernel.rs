@@ -1,6 +1,7 @@
-//! Kernel setup: a new kernel with its common registers, parameters for captured
-//! variables and temporaries, the allocations, the launches, and the loops every kind of
-//! kernel uses (grid-stride, a group of threads per element, rounds).
+//! A kernel being generated ([`Kernel`]: its PTX, its common registers, the variables
+//! bound in it) and its setup: parameters for captured variables and temporaries, the
+//! allocations, the launches, and the loops every kind of kernel uses (a thread or a
+//! group of threads per element, rounds).
 
 use super::*;
 

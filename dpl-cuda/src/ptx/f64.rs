@@ -1,5 +1,5 @@
 //! A builder of `f64` arithmetic on fresh registers, for routines written as formulas
-//! (the math functions of [`crate::codegen`]): each operation allocates its result's
+//! (the math functions of the code generator): each operation allocates its result's
 //! register, emits the instruction and returns the register.
 
 use dpl_core::ir::Scalar;

@@ -18,7 +18,7 @@
 //! generation says which instruction it emits, `k.emit(Ins::add(Ty::S64, &i, &i, &step))`,
 //! and [`F64`] builds `f64` arithmetic on fresh registers for the math routines.
 //!
-//! This module knows nothing of the code generator ([`crate::codegen`] uses it).
+//! This module knows nothing of the code generator, which uses it.
 
 /// Declares an enum of PTX words (types, qualifiers, special registers) with the text
 /// each variant is spelled as (its `Display`).
