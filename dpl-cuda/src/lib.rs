@@ -12,7 +12,7 @@
 //! (indices out of range, division by zero, duplicate `permute` indices, ...) come back as
 //! the same [`dpl_core::run::Error`] the CPU backends report.
 //!
-//! See the crate README for the kernel designs per combinator.
+//! See `src/codegen/README.md` for the kernel designs per combinator.
 #![deny(missing_docs)]
 
 mod codegen;
@@ -20,7 +20,6 @@ pub mod cubin;
 #[cfg(feature = "cuda")]
 pub mod cuda;
 mod exec;
-mod math;
 pub mod occupancy;
 pub mod plan;
 mod ptx;
@@ -167,7 +166,7 @@ pub fn check_block(block: u32) -> Result<(), String> {
 ///
 /// Fails with [`Unsupported`] for what the backend cannot compile (see [`compile`]).
 pub fn compile_with(f: &Function, opts: &Options) -> Result<GpuProgram, Unsupported> {
-    generate(f, opts, &HashMap::new(), &HashMap::new())
+    codegen::generate(f, opts, &HashMap::new(), &HashMap::new())
 }
 
 /// [`compile_with`], then, unless `opts.block` fixes the block size, the block size of
@@ -220,87 +219,7 @@ pub fn compile_tuned(
         tuned.insert(kb.group, b);
         whys.insert(kb.group, why);
     }
-    generate(f, opts, &tuned, &whys).map_err(|e| e.to_string())
-}
-
-/// The code generation proper, with block sizes by combinator (`tuned`) and their reasons.
-fn generate(
-    f: &Function,
-    opts: &Options,
-    tuned: &HashMap<u32, u32>,
-    whys: &HashMap<u32, String>,
-) -> Result<GpuProgram, Unsupported> {
-    for &p in &f.params {
-        check_param_type(f.ty(p))?;
-    }
-    if let Some(b) = opts.block {
-        check_block(b).map_err(|message| Unsupported { message })?;
-    }
-    let mut g = codegen::Gen::new(f);
-    g.inner = opts.inner;
-    g.block = opts.block;
-    g.scan_alg = opts.scan;
-    g.tuned = tuned.clone();
-    let steps = g.host_block(&f.body)?;
-    let mut ptx = String::from(PTX_HEADER);
-    if g.kernels
-        .iter()
-        .any(|(_, t)| t.contains(math::TWO_OVER_PI_NAME))
-    {
-        ptx.push('\n');
-        ptx.push_str(&math::two_over_pi_decl());
-    }
-    let mut kernels = Vec::new();
-    let mut blocks = Vec::new();
-    for ((name, text), info) in g.kernels.iter().zip(&g.kinfo) {
-        let why = if info.fixed {
-            "fixed by the algorithm, whatever the attribute or register counts say".to_string()
-        } else if opts.block.is_some() {
-            "given by the attribute (block = N)".to_string()
-        } else if let Some(w) = whys.get(&info.group) {
-            w.clone()
-        } else if info.default == codegen::DEFAULT_BLOCK {
-            "the default for a thread (or warp) per element; no register counts".to_string()
-        } else {
-            "the default for a block per element; no register counts".to_string()
-        };
-        let why = match info.note {
-            Some(note) => format!("{why}; {note}"),
-            None => why,
-        };
-        ptx.push('\n');
-        ptx.push_str(&format!(
-            "// {name}: {} threads per block ({why})\n",
-            info.block
-        ));
-        ptx.push_str(text);
-        kernels.push(name.clone());
-        blocks.push(KernelBlock {
-            block: info.block,
-            group: info.group,
-            why,
-        });
-    }
-    let plan = plan::Plan {
-        params: f
-            .params
-            .iter()
-            .map(|p| (p.index() as u32, f.ty(*p).clone()))
-            .collect(),
-        steps,
-        result: f.body.result.index() as u32,
-        ret: f.ret.clone(),
-        temps: g.temps,
-        sites: g.sites,
-    };
-    Ok(GpuProgram {
-        name: f.name.clone(),
-        ptx,
-        kernels,
-        blocks,
-        plan,
-        cubins: Vec::new(),
-    })
+    codegen::generate(f, opts, &tuned, &whys).map_err(|e| e.to_string())
 }
 
 /// Compiles a fused function (Soac level) for the GPU.
@@ -313,27 +232,4 @@ fn generate(
 /// Prim-level functions (run [`dpl_core::pipeline::compile`] first).
 pub fn compile(f: &Function) -> Result<GpuProgram, Unsupported> {
     compile_with(f, &Options::default())
-}
-
-/// Parameters are scalars, sequences of scalars or tuples, sequences of such sequences
-/// (`[[T]]`: `Nested` and `Matrix` values, stored as the rows' elements plus row
-/// offsets), and tuples of those.
-fn check_param_type(t: &dpl_core::ir::Type) -> Result<(), Unsupported> {
-    use dpl_core::ir::Type;
-    match t {
-        Type::Scalar(_) => Ok(()),
-        Type::Tuple(ts) => ts.iter().try_for_each(check_param_type),
-        Type::Seq(e) => {
-            let leaf = match &**e {
-                Type::Seq(inner) => inner,
-                _ => e,
-            };
-            codegen::leaves(leaf).map(|_| ()).map_err(|_| Unsupported {
-                message: format!("parameters of type `{t}` (more than two levels of nesting)"),
-            })
-        }
-        Type::Infer => Err(Unsupported {
-            message: "an untyped parameter".into(),
-        }),
-    }
 }
