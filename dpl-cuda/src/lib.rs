@@ -17,23 +17,25 @@
 
 mod codegen;
 pub mod cubin;
-#[cfg(feature = "cuda")]
-pub mod cuda;
-mod exec;
+pub mod driver;
 mod math;
 pub mod occupancy;
 pub mod plan;
 mod ptx;
-#[cfg(feature = "sim")]
-pub mod sim;
+pub mod runtime;
 
 pub use codegen::scan_items;
-pub use exec::{
-    Columns, DeviceNested, DeviceSeq, Driver, HostColumns, Input, LaunchArg, MatrixStorage,
-    NestedColumns, Output, StridedMatrix, UNKNOWN_LOCATION, download, read_columns, run, run_at,
-    run_resident, upload, upload_columns,
-};
+#[cfg(feature = "cuda")]
+pub use driver::cuda;
+#[cfg(feature = "sim")]
+pub use driver::sim;
+pub use driver::{Driver, LaunchArg};
 pub use ptx::size_of;
+pub use runtime::{
+    Columns, DeviceNested, DeviceSeq, HostColumns, Input, MatrixStorage, NestedColumns, Output,
+    StridedMatrix, UNKNOWN_LOCATION, download, read_columns, run, run_at, run_resident, upload,
+    upload_columns,
+};
 
 use std::collections::HashMap;
 

@@ -36,8 +36,8 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use cudarc::driver::sys;
 
+use super::{Driver, LaunchArg};
 use crate::GpuProgram;
-use crate::exec::{Driver, LaunchArg};
 
 /// Every function of the driver library this module calls; the probe checks them all, so
 /// cudarc never meets a missing symbol (which it reports by panicking).

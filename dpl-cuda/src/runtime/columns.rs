@@ -1,0 +1,279 @@
+//! Transfers: sequences between host and device as typed byte columns, one per scalar
+//! leaf of the element type (the device's structure-of-arrays layout).
+
+use dpl_core::interp::Value;
+use dpl_core::ir::{Scalar, Type};
+use dpl_core::run::Error;
+
+use super::exec::{dev, internal};
+use super::io::DeviceSeq;
+use crate::driver::Driver;
+use crate::ptx::size_of;
+
+/// The scalar leaves of `len` elements of type `elem` (a scalar or a tuple of scalars) on
+/// the host: one column per leaf, in order, each holding the leaf of every element as
+/// little-endian bytes at its device width ([`size_of`]: `bool` one byte, `usize` eight).
+/// This is the device's structure-of-arrays layout, so a column is copied as it is.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostColumns {
+    /// The element type.
+    pub elem: Type,
+    /// The number of elements.
+    pub len: usize,
+    /// One column per scalar leaf of `elem`, `len * size_of(leaf)` bytes each.
+    pub cols: Vec<Vec<u8>>,
+}
+
+impl HostColumns {
+    /// The columns of host values of type `elem`.
+    pub fn from_values<'a>(
+        elem: &Type,
+        items: impl Iterator<Item = &'a Value>,
+    ) -> Result<HostColumns, Error> {
+        let leaves = type_leaves(elem)?;
+        let hint = items.size_hint().0;
+        let mut cols: Vec<Vec<u8>> = leaves
+            .iter()
+            .map(|&l| Vec::with_capacity(hint * size_of(l) as usize))
+            .collect();
+        let mut tmp = Vec::new();
+        let mut len = 0;
+        for it in items {
+            len += 1;
+            tmp.clear();
+            value_leaves(it, &mut tmp);
+            if tmp.len() != leaves.len() {
+                return Err(internal(format!("an element of type {elem} was expected")));
+            }
+            for (b, x) in cols.iter_mut().zip(&tmp) {
+                scalar_bytes(x, b)?;
+            }
+        }
+        Ok(HostColumns {
+            elem: elem.clone(),
+            len,
+            cols,
+        })
+    }
+
+    /// `usize` offsets as a column (what [`NestedColumns::offsets`] takes).
+    pub fn offsets(offsets: &[usize]) -> HostColumns {
+        let mut col = Vec::with_capacity(offsets.len() * 8);
+        for &o in offsets {
+            col.extend_from_slice(&(o as u64).to_le_bytes());
+        }
+        HostColumns {
+            elem: Type::Scalar(Scalar::Usize),
+            len: offsets.len(),
+            cols: vec![col],
+        }
+    }
+
+    /// The elements as host values.
+    pub fn to_values(&self) -> Result<Vec<Value>, Error> {
+        let leaves = self.leaves()?;
+        (0..self.len)
+            .map(|i| {
+                let mut it = leaves.iter().zip(&self.cols).map(|(&l, c)| {
+                    let w = size_of(l) as usize;
+                    scalar_from_bytes(l, &c[i * w..(i + 1) * w])
+                });
+                assemble(&self.elem, &mut it)
+            })
+            .collect()
+    }
+
+    /// The leaves of `elem`, after checking there is one column of the right size per
+    /// leaf.
+    pub(super) fn leaves(&self) -> Result<Vec<Scalar>, Error> {
+        let leaves = type_leaves(&self.elem)?;
+        let sized = |(c, &l): (&Vec<u8>, &Scalar)| {
+            (self.len as u128) * u128::from(size_of(l)) == c.len() as u128
+        };
+        if self.cols.len() != leaves.len() || !self.cols.iter().zip(&leaves).all(sized) {
+            return Err(Error::Device(format!(
+                "{} host column(s) of {} bytes do not hold {} element(s) of {}",
+                self.cols.len(),
+                self.cols.iter().map(Vec::len).sum::<usize>(),
+                self.len,
+                self.elem
+            )));
+        }
+        Ok(leaves)
+    }
+
+    /// The columns as `u64`s (one leaf of 8 bytes: `usize` or `u64` offsets).
+    pub(super) fn words(&self) -> Result<Vec<u64>, Error> {
+        match self.leaves()?.as_slice() {
+            [Scalar::Usize | Scalar::U64] => Ok(words(&self.cols[0])),
+            _ => Err(Error::Device(format!(
+                "offsets must be usize, {} was given",
+                self.elem
+            ))),
+        }
+    }
+}
+
+/// Copies a flat host sequence (`items`, elements of type `elem`) to the device; the
+/// caller owns the buffers of the result.
+pub fn upload<D: Driver>(driver: &D, elem: &Type, items: &[Value]) -> Result<DeviceSeq, Error> {
+    upload_columns(driver, &HostColumns::from_values(elem, items.iter())?)
+}
+
+/// Reads a device sequence back to the host.
+pub fn download<D: Driver>(driver: &D, seq: &DeviceSeq) -> Result<Value, Error> {
+    download_values(driver, seq).map(Value::seq)
+}
+
+/// The elements of a device sequence as host values.
+pub(super) fn download_values<D: Driver>(driver: &D, seq: &DeviceSeq) -> Result<Vec<Value>, Error> {
+    let cols = HostColumns {
+        elem: seq.elem.clone(),
+        len: seq.len,
+        cols: read_columns(driver, seq)?,
+    };
+    cols.to_values()
+}
+
+/// Copies host leaf columns to fresh device buffers (one per column) owned by the caller;
+/// on failure, whatever was allocated is freed.
+pub fn upload_columns<D: Driver>(driver: &D, c: &HostColumns) -> Result<DeviceSeq, Error> {
+    c.leaves()?;
+    let mut bufs: Vec<u64> = Vec::with_capacity(c.cols.len());
+    for col in &c.cols {
+        let written = driver.alloc_zeroed(col.len().max(1)).and_then(|b| {
+            bufs.push(b);
+            if col.is_empty() {
+                Ok(())
+            } else {
+                driver.write(b, col)
+            }
+        });
+        if let Err(e) = written {
+            for &b in &bufs {
+                let _ = driver.free(b);
+            }
+            return Err(dev(e));
+        }
+    }
+    Ok(DeviceSeq {
+        bufs,
+        len: c.len,
+        elem: c.elem.clone(),
+    })
+}
+
+/// Reads the leaf columns of a device sequence (the inverse of [`upload_columns`]).
+pub fn read_columns<D: Driver>(driver: &D, seq: &DeviceSeq) -> Result<Vec<Vec<u8>>, Error> {
+    let leaves = type_leaves(&seq.elem)?;
+    if leaves.len() != seq.bufs.len() {
+        return Err(internal(format!(
+            "a device sequence of {} with {} buffer(s)",
+            seq.elem,
+            seq.bufs.len()
+        )));
+    }
+    seq.bufs
+        .iter()
+        .zip(&leaves)
+        .map(|(&b, &l)| {
+            let mut bytes = vec![0u8; size_of(l) as usize * seq.len];
+            if !bytes.is_empty() {
+                driver.read(b, &mut bytes).map_err(dev)?;
+            }
+            Ok(bytes)
+        })
+        .collect()
+}
+
+/// Checks host row offsets against `total` values (`offsets[0] == 0`, non-decreasing,
+/// the last one is `total`); the length of the longest row.
+pub(super) fn check_offsets(offsets: &[u64], total: usize) -> Result<usize, Error> {
+    let bad = |why: String| Err(Error::Device(format!("malformed nested sequence: {why}")));
+    match (offsets.first(), offsets.last()) {
+        (Some(0), Some(&last)) if last == total as u64 => {}
+        (Some(0), Some(last)) => {
+            return bad(format!(
+                "the last offset is {last}, there are {total} values"
+            ));
+        }
+        (first, _) => return bad(format!("offsets[0] is {first:?}, expected 0")),
+    }
+    let mut longest = 0;
+    for (i, w) in offsets.windows(2).enumerate() {
+        let Some(n) = w[1].checked_sub(w[0]) else {
+            return bad(format!("offsets decrease at row {i}: {} > {}", w[0], w[1]));
+        };
+        longest = longest.max(n);
+    }
+    Ok(longest as usize)
+}
+
+/// Little-endian `u64`s of a byte column.
+pub(super) fn words(b: &[u8]) -> Vec<u64> {
+    b.chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+        .collect()
+}
+
+/// The scalar leaves of a host value, in order.
+pub(super) fn value_leaves(v: &Value, out: &mut Vec<Value>) {
+    match v {
+        Value::Tuple(vs) => vs.iter().for_each(|v| value_leaves(v, out)),
+        other => out.push(other.clone()),
+    }
+}
+
+pub(super) fn scalar_bytes(v: &Value, out: &mut Vec<u8>) -> Result<(), Error> {
+    match *v {
+        Value::Bool(b) => out.push(u8::from(b)),
+        Value::I32(x) => out.extend_from_slice(&x.to_le_bytes()),
+        Value::U32(x) => out.extend_from_slice(&x.to_le_bytes()),
+        Value::I64(x) => out.extend_from_slice(&x.to_le_bytes()),
+        Value::U64(x) => out.extend_from_slice(&x.to_le_bytes()),
+        Value::Usize(x) => out.extend_from_slice(&(x as u64).to_le_bytes()),
+        Value::F32(x) => out.extend_from_slice(&x.to_le_bytes()),
+        Value::F64(x) => out.extend_from_slice(&x.to_le_bytes()),
+        _ => return Err(internal("a scalar was expected")),
+    }
+    Ok(())
+}
+
+pub(super) fn scalar_from_bytes(s: Scalar, b: &[u8]) -> Value {
+    let w8 = |b: &[u8]| {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(&b[..8]);
+        a
+    };
+    let w4 = |b: &[u8]| {
+        let mut a = [0u8; 4];
+        a.copy_from_slice(&b[..4]);
+        a
+    };
+    match s {
+        Scalar::Bool => Value::Bool(b[0] != 0),
+        Scalar::I32 => Value::I32(i32::from_le_bytes(w4(b))),
+        Scalar::U32 => Value::U32(u32::from_le_bytes(w4(b))),
+        Scalar::F32 => Value::F32(f32::from_le_bytes(w4(b))),
+        Scalar::I64 => Value::I64(i64::from_le_bytes(w8(b))),
+        Scalar::U64 => Value::U64(u64::from_le_bytes(w8(b))),
+        Scalar::Usize => Value::Usize(u64::from_le_bytes(w8(b)) as usize),
+        Scalar::F64 => Value::F64(f64::from_le_bytes(w8(b))),
+    }
+}
+
+pub(super) fn type_leaves(t: &Type) -> Result<Vec<Scalar>, Error> {
+    crate::codegen::leaves(t).map_err(|e| internal(e.message))
+}
+
+/// Rebuilds a value of type `ty` from scalar leaves.
+pub(super) fn assemble(ty: &Type, it: &mut impl Iterator<Item = Value>) -> Result<Value, Error> {
+    Ok(match ty {
+        Type::Tuple(ts) => Value::Tuple(
+            ts.iter()
+                .map(|t| assemble(t, it))
+                .collect::<Result<_, _>>()?,
+        ),
+        _ => it.next().ok_or_else(|| internal("too few leaves"))?,
+    })
+}
