@@ -18,6 +18,8 @@
 mod codegen;
 pub mod cubin;
 pub mod driver;
+#[cfg(feature = "cuda")]
+mod entry;
 mod math;
 pub mod occupancy;
 pub mod plan;
