@@ -26,7 +26,8 @@
 use std::sync::OnceLock;
 
 use dpl_core::interp::Value;
-use dpl_core::ir::{Scalar, Type};
+use dpl_core::ir::Type;
+pub use dpl_cuda::layout::Elem;
 use dpl_cuda::{
     Columns, DeviceNested, DeviceSeq, Driver, GpuProgram, HostColumns, Input, LaunchArg,
     MatrixStorage, NestedColumns, Output, StridedMatrix,
@@ -327,25 +328,9 @@ fn read_on(place: Place, seq: &DeviceSeq) -> Result<Vec<Vec<u8>>, Error> {
     }
 }
 
-/// The leaf columns of `items` ([`Elem::put`]).
-fn columns<T: Elem>(items: &[T]) -> HostColumns {
-    let mut widths = Vec::with_capacity(T::LEAVES);
-    T::widths(&mut widths);
-    let mut cols: Vec<Vec<u8>> = widths
-        .iter()
-        .map(|w| Vec::with_capacity(w * items.len()))
-        .collect();
-    T::put_all(items, &mut cols);
-    HostColumns {
-        elem: T::ty(),
-        len: items.len(),
-        cols,
-    }
-}
-
 /// Copies `items` to `place` as typed bytes (a fresh device sequence).
 fn upload_items<T: Elem>(place: Place, items: &[T]) -> Result<DeviceSeq, Error> {
-    upload_on(place, &columns(items))
+    upload_on(place, &HostColumns::from_elems(items))
 }
 
 /// Reads a device sequence of `T`s on `place` back to the host.
@@ -685,6 +670,18 @@ pub fn sim_profile<R>(f: impl FnOnce() -> R) -> (R, Vec<KernelProfile>) {
     (r, launches)
 }
 
+/// The element `v` holds, or an internal error (the program returned something other than
+/// its declared type).
+fn elem_from_value<T: Elem>(v: &Value) -> Result<T, Error> {
+    T::from_value(v).ok_or_else(|| {
+        let what = match T::ty() {
+            Type::Tuple(_) => "a tuple".to_string(),
+            t => t.to_string(),
+        };
+        mismatch(&what, v)
+    })
+}
+
 /// Stands for the driver type of a backend this build does not have.
 #[allow(dead_code)]
 pub struct NoDriver;
@@ -737,126 +734,9 @@ fn mismatch(what: &str, v: &Value) -> Error {
     ))
 }
 
-/// Element types of sequences: scalars and tuples of scalars.
-pub trait Elem: Sized {
-    /// The DSL type.
-    fn ty() -> Type;
-    /// The interpreter value of `self`.
-    fn to_value(&self) -> Value;
-    /// Back from an interpreter value.
-    fn from_value(v: &Value) -> Result<Self, Error>;
-    /// The number of scalar leaves (1 for a scalar).
-    const LEAVES: usize;
-    /// Appends the width in bytes of each scalar leaf to `out`, in order (`bool` is one
-    /// byte, `usize` eight).
-    fn widths(out: &mut Vec<usize>);
-    /// Appends the scalar leaves of `self`, little-endian, to `cols[0..LEAVES]`, one
-    /// column per leaf (the device's structure-of-arrays layout).
-    fn put(&self, cols: &mut [Vec<u8>]);
-    /// Element `i` of the columns `cols[0..LEAVES]` written by [`Elem::put`] or read from
-    /// the device.
-    fn get(cols: &[Vec<u8>], i: usize) -> Self;
-    /// [`Elem::put`] of every item in order (scalars write their column in one pass).
-    fn put_all(items: &[Self], cols: &mut [Vec<u8>]) {
-        for x in items {
-            x.put(cols);
-        }
-    }
-    /// Elements `0..len` of the columns ([`Elem::get`] of each; scalars read their column
-    /// in one pass).
-    fn get_all(cols: &[Vec<u8>], len: usize) -> Vec<Self> {
-        (0..len).map(|i| Self::get(cols, i)).collect()
-    }
-}
-
-/// The width of a scalar on the device (`dpl_cuda::size_of`, as a constant).
-macro_rules! scalar_width {
-    (Usize, $t:ty) => {
-        8
-    };
-    ($v:ident, $t:ty) => {
-        std::mem::size_of::<$t>()
-    };
-}
-
-/// The device bytes of a scalar (`bool` one byte, `usize` as `u64`).
-macro_rules! scalar_bytes {
-    (Bool, $x:expr) => {
-        [u8::from($x)]
-    };
-    (Usize, $x:expr) => {
-        ($x as u64).to_le_bytes()
-    };
-    ($v:ident, $x:expr) => {
-        $x.to_le_bytes()
-    };
-}
-
-/// A scalar back from its device bytes (any nonzero byte is `true`).
-macro_rules! scalar_from {
-    (Bool, $t:ty, $b:expr) => {
-        $b[0] != 0
-    };
-    (Usize, $t:ty, $b:expr) => {
-        u64::from_le_bytes($b) as usize
-    };
-    ($v:ident, $t:ty, $b:expr) => {
-        <$t>::from_le_bytes($b)
-    };
-}
-
+/// Scalar arguments and results: their interpreter values.
 macro_rules! scalar_elem {
-    ($($t:ty => $v:ident),*) => {$(
-        impl Elem for $t {
-            fn ty() -> Type {
-                Type::Scalar(Scalar::$v)
-            }
-            #[inline]
-            fn to_value(&self) -> Value {
-                Value::$v(*self)
-            }
-            fn from_value(v: &Value) -> Result<Self, Error> {
-                match v {
-                    Value::$v(x) => Ok(*x),
-                    other => Err(mismatch(stringify!($t), other)),
-                }
-            }
-            const LEAVES: usize = 1;
-            fn widths(out: &mut Vec<usize>) {
-                out.push(scalar_width!($v, $t));
-            }
-            #[inline]
-            fn put(&self, cols: &mut [Vec<u8>]) {
-                cols[0].extend_from_slice(&scalar_bytes!($v, *self));
-            }
-            #[inline]
-            fn get(cols: &[Vec<u8>], i: usize) -> Self {
-                const W: usize = scalar_width!($v, $t);
-                let bytes: [u8; W] = cols[0][i * W..(i + 1) * W]
-                    .try_into()
-                    .expect("a leaf column holds W bytes per element");
-                scalar_from!($v, $t, bytes)
-            }
-            fn put_all(items: &[Self], cols: &mut [Vec<u8>]) {
-                const W: usize = scalar_width!($v, $t);
-                let col = &mut cols[0];
-                let start = col.len();
-                col.resize(start + W * items.len(), 0);
-                for (c, x) in col[start..].chunks_exact_mut(W).zip(items) {
-                    c.copy_from_slice(&scalar_bytes!($v, *x));
-                }
-            }
-            fn get_all(cols: &[Vec<u8>], len: usize) -> Vec<Self> {
-                const W: usize = scalar_width!($v, $t);
-                cols[0][..len * W]
-                    .chunks_exact(W)
-                    .map(|c| {
-                        let bytes: [u8; W] = c.try_into().expect("chunks of W bytes");
-                        scalar_from!($v, $t, bytes)
-                    })
-                    .collect()
-            }
-        }
+    ($($t:ty),*) => {$(
         impl Arg for $t {
             fn to_value(&self) -> Value {
                 Elem::to_value(self)
@@ -864,54 +744,17 @@ macro_rules! scalar_elem {
         }
         impl Ret for $t {
             fn from_value(v: Value) -> Result<Self, Error> {
-                <$t as Elem>::from_value(&v)
+                elem_from_value(&v)
             }
         }
     )*};
 }
 
-scalar_elem!(bool => Bool, i32 => I32, u32 => U32, i64 => I64, u64 => U64, usize => Usize, f32 => F32, f64 => F64);
+scalar_elem!(bool, i32, u32, i64, u64, usize, f32, f64);
 
+/// Tuple results: each part converted on its own (a part may be left on the device).
 macro_rules! tuples {
     ($(($($t:ident $i:tt),+)),*) => {$(
-        impl<$($t: Elem),+> Elem for ($($t,)+) {
-            fn ty() -> Type {
-                Type::Tuple(vec![$($t::ty()),+])
-            }
-            fn to_value(&self) -> Value {
-                Value::Tuple(vec![$(self.$i.to_value()),+])
-            }
-            fn from_value(v: &Value) -> Result<Self, Error> {
-                match v {
-                    Value::Tuple(items) if items.len() == [$($i),+].len() => {
-                        Ok(($($t::from_value(&items[$i])?,)+))
-                    }
-                    other => Err(mismatch("a tuple", other)),
-                }
-            }
-            const LEAVES: usize = 0 $(+ $t::LEAVES)+;
-            fn widths(out: &mut Vec<usize>) {
-                $($t::widths(out);)+
-            }
-            fn put(&self, cols: &mut [Vec<u8>]) {
-                let mut k = 0;
-                $(
-                    self.$i.put(&mut cols[k..]);
-                    k += $t::LEAVES;
-                )+
-                let _ = k;
-            }
-            fn get(cols: &[Vec<u8>], i: usize) -> Self {
-                let mut k = 0;
-                let v = ($({
-                    let x = $t::get(&cols[k..], i);
-                    k += $t::LEAVES;
-                    x
-                },)+);
-                let _ = k;
-                v
-            }
-        }
         impl<$($t: Ret),+> Ret for ($($t,)+) {
             const KEEP_ON_DEVICE: bool = false $(|| $t::KEEP_ON_DEVICE)+;
 
@@ -1032,7 +875,7 @@ impl<T: Elem> Arg for Nested<T> {
         In {
             arg: Ok(Input::Nested(NestedColumns {
                 offsets: Columns::Host(HostColumns::offsets(self.offsets())),
-                values: Columns::Host(columns(self.values())),
+                values: Columns::Host(HostColumns::from_elems(self.values())),
             })),
             temp: None,
         }
@@ -1123,7 +966,7 @@ impl<T: Elem> Ret for Vec<T> {
     const KEEP_ON_DEVICE: bool = true;
 
     fn from_value(v: Value) -> Result<Self, Error> {
-        seq_items(&v)?.iter().map(T::from_value).collect()
+        seq_items(&v)?.iter().map(elem_from_value).collect()
     }
 
     fn from_output(o: Output, place: Place) -> Result<Self, Error> {
@@ -1172,7 +1015,7 @@ impl<T: Elem> Ret for Nested<T> {
         offsets.push(0);
         for r in rows {
             for x in seq_items(r)? {
-                values.push(T::from_value(x)?);
+                values.push(elem_from_value(x)?);
             }
             offsets.push(values.len());
         }
@@ -1239,58 +1082,5 @@ mod tests {
             (t.to_device, t.to_device_bytes, t.to_host, t.to_host_bytes),
             (1, 3, 1, 4)
         );
-    }
-
-    /// Leaf columns written by `put` read back by `get`, for every scalar and nested
-    /// tuples, at the widths `dpl_cuda` uses for the device.
-    #[test]
-    fn leaf_columns_round_trip() {
-        fn check<T: Elem + PartialEq + std::fmt::Debug + Clone>(items: &[T]) {
-            let mut widths = Vec::new();
-            T::widths(&mut widths);
-            assert_eq!(widths.len(), T::LEAVES);
-            let leaves: Vec<usize> = match T::ty() {
-                Type::Scalar(s) => vec![dpl_cuda::size_of(s) as usize],
-                Type::Tuple(ts) => ts
-                    .iter()
-                    .flat_map(|t| match t {
-                        Type::Scalar(s) => vec![dpl_cuda::size_of(*s) as usize],
-                        Type::Tuple(us) => us
-                            .iter()
-                            .map(|u| match u {
-                                Type::Scalar(s) => dpl_cuda::size_of(*s) as usize,
-                                other => panic!("{other}"),
-                            })
-                            .collect(),
-                        other => panic!("{other}"),
-                    })
-                    .collect(),
-                other => panic!("{other}"),
-            };
-            assert_eq!(widths, leaves);
-            let mut cols = vec![Vec::new(); T::LEAVES];
-            items.iter().for_each(|x| x.put(&mut cols));
-            for (c, w) in cols.iter().zip(&widths) {
-                assert_eq!(c.len(), w * items.len());
-            }
-            let back: Vec<T> = (0..items.len()).map(|i| T::get(&cols, i)).collect();
-            assert_eq!(back, items);
-            // The one-pass forms agree with the element-wise ones (and append).
-            let mut all = vec![Vec::new(); T::LEAVES];
-            let (a, b) = items.split_at(items.len() / 2);
-            T::put_all(a, &mut all);
-            T::put_all(b, &mut all);
-            assert_eq!(all, cols);
-            assert_eq!(T::get_all(&cols, items.len()), items);
-        }
-        check(&[true, false, true]);
-        check(&[i32::MIN, -1, 0, i32::MAX]);
-        check(&[u32::MAX, 3]);
-        check(&[i64::MIN, 5]);
-        check(&[u64::MAX, 0]);
-        check(&[usize::MAX, 17]);
-        check(&[f32::MIN_POSITIVE, -0.0, f32::INFINITY]);
-        check(&[f64::MAX, -2.5]);
-        check(&[(1u32, (true, -3.5f64), 9i64), (0, (false, 1e300), -1)]);
     }
 }

@@ -19,9 +19,10 @@ use std::rc::Rc;
 use dpl_core::ir::*;
 
 use crate::Unsupported;
+use crate::layout::{leaves, scalar_leaves, size_of, slot_bytes};
 use crate::math::Fun;
 use crate::plan::*;
-use crate::ptx::{Kernel, Reg, arith, bits, float_imm, mem, size_of, width};
+use crate::ptx::{Kernel, Reg, arith, bits, float_imm, mem, width};
 
 mod sort;
 
@@ -212,29 +213,6 @@ fn type_at<'t>(ty: &'t Type, path: &[u32]) -> Option<&'t Type> {
     }
 }
 
-/// The scalar leaves of a scalar or tuple type, in order.
-pub(crate) fn leaves(ty: &Type) -> R<Vec<Scalar>> {
-    scalar_leaves(ty, false)
-}
-
-/// The scalar leaves of a type, in order; its sequences are skipped with `skip_seqs`, an
-/// error otherwise.
-fn scalar_leaves(ty: &Type, skip_seqs: bool) -> R<Vec<Scalar>> {
-    let mut out = Vec::new();
-    fn go(t: &Type, skip: bool, out: &mut Vec<Scalar>) -> R<()> {
-        match t {
-            Type::Scalar(s) => out.push(*s),
-            Type::Tuple(ts) => ts.iter().try_for_each(|t| go(t, skip, out))?,
-            Type::Seq(_) if skip => {}
-            Type::Seq(_) => return unsupported(format!("sequences as elements ({t})")),
-            Type::Infer => return unsupported("an untyped variable"),
-        }
-        Ok(())
-    }
-    go(ty, skip_seqs, &mut out)?;
-    Ok(out)
-}
-
 /// Rebuilds a structured value of type `ty` from its leaves.
 fn unflatten(ty: &Type, regs: &mut impl Iterator<Item = Reg>) -> R<KVal> {
     unflatten_with(ty, regs, &mut Vec::new(), &mut |_| {
@@ -333,12 +311,6 @@ const FILTER_ROUNDS: u64 = 16;
 
 /// At most this many items per thread in a scan tile.
 const MAX_ITEMS: u64 = 15;
-
-/// Bytes of a leaf's slot in a tile's shared arrays (a `bool` takes a 32-bit slot, so a
-/// thread's consecutive items are a whole number of words apart).
-fn slot_bytes(s: Scalar) -> u32 {
-    size_of(s).max(4) as u32
-}
 
 /// Items per thread of a scan tile of `block` threads for elements of leaves `ls` (see
 /// [`Gen::scan_items`]): the largest odd number with the tile within [`TILE_SHARED`]

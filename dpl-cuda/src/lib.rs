@@ -20,6 +20,7 @@ pub mod cubin;
 pub mod driver;
 #[cfg(feature = "cuda")]
 mod entry;
+pub mod layout;
 mod math;
 pub mod occupancy;
 pub mod plan;
@@ -32,7 +33,6 @@ pub use driver::cuda;
 #[cfg(feature = "sim")]
 pub use driver::sim;
 pub use driver::{Driver, LaunchArg};
-pub use ptx::size_of;
 pub use runtime::{
     Columns, DeviceNested, DeviceSeq, HostColumns, Input, MatrixStorage, NestedColumns, Output,
     StridedMatrix, UNKNOWN_LOCATION, download, read_columns, run, run_at, run_resident, upload,
@@ -332,7 +332,7 @@ fn check_param_type(t: &dpl_core::ir::Type) -> Result<(), Unsupported> {
                 Type::Seq(inner) => inner,
                 _ => e,
             };
-            codegen::leaves(leaf).map(|_| ()).map_err(|_| Unsupported {
+            layout::leaves(leaf).map(|_| ()).map_err(|_| Unsupported {
                 message: format!("parameters of type `{t}` (more than two levels of nesting)"),
             })
         }

@@ -81,15 +81,6 @@ pub(crate) fn mem(s: Scalar) -> &'static str {
     }
 }
 
-/// Size in bytes of one element in memory.
-pub fn size_of(s: Scalar) -> u64 {
-    match s {
-        Scalar::Bool => 1,
-        Scalar::I32 | Scalar::U32 | Scalar::F32 => 4,
-        _ => 8,
-    }
-}
-
 /// One kernel under construction.
 pub(crate) struct Kernel {
     /// The `.entry` name.

@@ -9,7 +9,7 @@ use super::columns::{HostColumns, check_offsets, type_leaves, upload_columns};
 use super::exec::{Exec, Rt, Strides, dev, internal};
 use super::io::*;
 use crate::driver::Driver;
-use crate::ptx::size_of;
+use crate::layout::size_of;
 
 impl<D: Driver> Exec<'_, D> {
     pub(super) fn start(&mut self, args: Vec<Input>) -> Result<(), Error> {

@@ -8,12 +8,13 @@ use dpl_core::run::Error;
 use super::exec::{dev, internal};
 use super::io::DeviceSeq;
 use crate::driver::Driver;
-use crate::ptx::size_of;
+use crate::layout::{self, Elem, Leaf, size_of};
 
 /// The scalar leaves of `len` elements of type `elem` (a scalar or a tuple of scalars) on
 /// the host: one column per leaf, in order, each holding the leaf of every element as
 /// little-endian bytes at its device width ([`size_of`]: `bool` one byte, `usize` eight).
-/// This is the device's structure-of-arrays layout, so a column is copied as it is.
+/// This is the device's structure-of-arrays layout ([`crate::layout`]), so a column is
+/// copied as it is.
 #[derive(Clone, Debug, PartialEq)]
 pub struct HostColumns {
     /// The element type.
@@ -41,12 +42,14 @@ impl HostColumns {
         for it in items {
             len += 1;
             tmp.clear();
-            value_leaves(it, &mut tmp);
+            layout::value_leaves(it, &mut tmp);
             if tmp.len() != leaves.len() {
                 return Err(internal(format!("an element of type {elem} was expected")));
             }
             for (b, x) in cols.iter_mut().zip(&tmp) {
-                scalar_bytes(x, b)?;
+                if !layout::put_value(x, b) {
+                    return Err(internal("a scalar was expected"));
+                }
             }
         }
         Ok(HostColumns {
@@ -56,17 +59,25 @@ impl HostColumns {
         })
     }
 
+    /// The columns of Rust values ([`Elem::put_all`]: no interpreter value per element).
+    pub fn from_elems<T: Elem>(items: &[T]) -> HostColumns {
+        let elem = T::ty();
+        let mut cols: Vec<Vec<u8>> = layout::leaves(&elem)
+            .unwrap_or_default()
+            .iter()
+            .map(|&l| Vec::with_capacity(size_of(l) as usize * items.len()))
+            .collect();
+        T::put_all(items, &mut cols);
+        HostColumns {
+            elem,
+            len: items.len(),
+            cols,
+        }
+    }
+
     /// `usize` offsets as a column (what [`NestedColumns::offsets`] takes).
     pub fn offsets(offsets: &[usize]) -> HostColumns {
-        let mut col = Vec::with_capacity(offsets.len() * 8);
-        for &o in offsets {
-            col.extend_from_slice(&(o as u64).to_le_bytes());
-        }
-        HostColumns {
-            elem: Type::Scalar(Scalar::Usize),
-            len: offsets.len(),
-            cols: vec![col],
-        }
+        HostColumns::from_elems(offsets)
     }
 
     /// The elements as host values.
@@ -76,7 +87,7 @@ impl HostColumns {
             .map(|i| {
                 let mut it = leaves.iter().zip(&self.cols).map(|(&l, c)| {
                     let w = size_of(l) as usize;
-                    scalar_from_bytes(l, &c[i * w..(i + 1) * w])
+                    layout::get_value(l, &c[i * w..(i + 1) * w])
                 });
                 assemble(&self.elem, &mut it)
             })
@@ -209,71 +220,17 @@ pub(super) fn check_offsets(offsets: &[u64], total: usize) -> Result<usize, Erro
     Ok(longest as usize)
 }
 
-/// Little-endian `u64`s of a byte column.
+/// The `u64`s of a byte column.
 pub(super) fn words(b: &[u8]) -> Vec<u64> {
-    b.chunks_exact(8)
-        .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
-        .collect()
+    b.chunks_exact(8).map(u64::get_leaf).collect()
 }
 
-/// The scalar leaves of a host value, in order.
-pub(super) fn value_leaves(v: &Value, out: &mut Vec<Value>) {
-    match v {
-        Value::Tuple(vs) => vs.iter().for_each(|v| value_leaves(v, out)),
-        other => out.push(other.clone()),
-    }
-}
-
-pub(super) fn scalar_bytes(v: &Value, out: &mut Vec<u8>) -> Result<(), Error> {
-    match *v {
-        Value::Bool(b) => out.push(u8::from(b)),
-        Value::I32(x) => out.extend_from_slice(&x.to_le_bytes()),
-        Value::U32(x) => out.extend_from_slice(&x.to_le_bytes()),
-        Value::I64(x) => out.extend_from_slice(&x.to_le_bytes()),
-        Value::U64(x) => out.extend_from_slice(&x.to_le_bytes()),
-        Value::Usize(x) => out.extend_from_slice(&(x as u64).to_le_bytes()),
-        Value::F32(x) => out.extend_from_slice(&x.to_le_bytes()),
-        Value::F64(x) => out.extend_from_slice(&x.to_le_bytes()),
-        _ => return Err(internal("a scalar was expected")),
-    }
-    Ok(())
-}
-
-pub(super) fn scalar_from_bytes(s: Scalar, b: &[u8]) -> Value {
-    let w8 = |b: &[u8]| {
-        let mut a = [0u8; 8];
-        a.copy_from_slice(&b[..8]);
-        a
-    };
-    let w4 = |b: &[u8]| {
-        let mut a = [0u8; 4];
-        a.copy_from_slice(&b[..4]);
-        a
-    };
-    match s {
-        Scalar::Bool => Value::Bool(b[0] != 0),
-        Scalar::I32 => Value::I32(i32::from_le_bytes(w4(b))),
-        Scalar::U32 => Value::U32(u32::from_le_bytes(w4(b))),
-        Scalar::F32 => Value::F32(f32::from_le_bytes(w4(b))),
-        Scalar::I64 => Value::I64(i64::from_le_bytes(w8(b))),
-        Scalar::U64 => Value::U64(u64::from_le_bytes(w8(b))),
-        Scalar::Usize => Value::Usize(u64::from_le_bytes(w8(b)) as usize),
-        Scalar::F64 => Value::F64(f64::from_le_bytes(w8(b))),
-    }
-}
-
+/// The leaves of `t` (internal: every type reaching the executor has them).
 pub(super) fn type_leaves(t: &Type) -> Result<Vec<Scalar>, Error> {
-    crate::codegen::leaves(t).map_err(|e| internal(e.message))
+    layout::leaves(t).map_err(|e| internal(e.message))
 }
 
 /// Rebuilds a value of type `ty` from scalar leaves.
 pub(super) fn assemble(ty: &Type, it: &mut impl Iterator<Item = Value>) -> Result<Value, Error> {
-    Ok(match ty {
-        Type::Tuple(ts) => Value::Tuple(
-            ts.iter()
-                .map(|t| assemble(t, it))
-                .collect::<Result<_, _>>()?,
-        ),
-        _ => it.next().ok_or_else(|| internal("too few leaves"))?,
-    })
+    layout::assemble(ty, it).ok_or_else(|| internal("too few leaves"))
 }

@@ -4,13 +4,13 @@ use dpl_core::interp::Value;
 use dpl_core::ir::{Scalar, Type};
 use dpl_core::run::{Error, Location};
 
-use super::columns::{assemble, download_values, scalar_from_bytes, type_leaves, words};
+use super::columns::{assemble, download_values, type_leaves, words};
 use super::host::as_u64;
 use super::io::{DeviceSeq, Input, Output};
 use crate::GpuProgram;
 use crate::driver::{Driver, LaunchArg};
+use crate::layout::{self, size_of};
 use crate::plan::*;
-use crate::ptx::size_of;
 
 /// The most bytes of per-thread temporaries ([`KArg::Scratch`]) a kernel whose grid is
 /// free ([`crate::plan::Launch::any_grid`]) is given: its grid shrinks to fit (at least one
@@ -240,6 +240,20 @@ impl<D: Driver> Exec<'_, D> {
         download_values(self.driver, &seq)
     }
 
+    /// Element `i` of type `ty` (a scalar or a tuple of scalars) of the leaf buffers
+    /// `bufs`, read leaf by leaf.
+    pub(super) fn read_element(&self, bufs: &[u64], i: u64, ty: &Type) -> Result<Value, Error> {
+        let ls = type_leaves(ty)?;
+        let mut vals = Vec::with_capacity(ls.len());
+        for (b, &l) in bufs.iter().zip(&ls) {
+            let sz = size_of(l);
+            let mut bytes = vec![0u8; sz as usize];
+            self.driver.read(b + sz * i, &mut bytes).map_err(dev)?;
+            vals.push(layout::get_value(l, &bytes));
+        }
+        assemble(ty, &mut vals.into_iter())
+    }
+
     /// Row `i` of a nested device sequence as a flat sequence (a view into its buffers).
     pub(super) fn row(&self, bufs: &[u64], offs: u64, elem: &Type, i: usize) -> Result<Rt, Error> {
         let o = self.read_u64s(offs + 8 * i as u64, 2)?;
@@ -434,14 +448,11 @@ impl<D: Driver> Exec<'_, D> {
                         });
                     }
                 }
-                let ls = type_leaves(ty)?;
-                let mut vals = Vec::new();
-                for (b, l) in bufs.iter().zip(&ls) {
-                    let mut bytes = vec![0u8; size_of(*l) as usize];
-                    self.driver.read(self.buf(b)?, &mut bytes).map_err(dev)?;
-                    vals.push(scalar_from_bytes(*l, &bytes));
-                }
-                let v = assemble(ty, &mut vals.into_iter())?;
+                let bufs = bufs
+                    .iter()
+                    .map(|b| self.buf(b))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let v = self.read_element(&bufs, 0, ty)?;
                 self.set(*var, Rt::Val(v));
             }
             Step::ByShape { rows, warp, seq } => {

@@ -5,11 +5,9 @@ use dpl_core::interp::{self, Value};
 use dpl_core::ir::{Block, Expr, Function, Span, Stmt, Type};
 use dpl_core::run::Error;
 
-use super::columns::{assemble, scalar_from_bytes, type_leaves};
 use super::exec::{Exec, Rt, dev, internal};
 use crate::driver::Driver;
 use crate::plan::*;
-use crate::ptx::size_of;
 
 pub(super) fn as_u64(v: &Value) -> Result<u64, Error> {
     Ok(match *v {
@@ -152,17 +150,7 @@ impl<D: Driver> Exec<'_, D> {
                         .collect();
                     return self.upload(&Type::seq(inner), &Value::seq(row));
                 }
-                let ls = type_leaves(&elem)?;
-                let mut vals = Vec::new();
-                for (b, l) in bufs.iter().zip(&ls) {
-                    let sz = size_of(*l);
-                    let mut bytes = vec![0u8; sz as usize];
-                    self.driver
-                        .read(b + sz * i as u64, &mut bytes)
-                        .map_err(dev)?;
-                    vals.push(scalar_from_bytes(*l, &bytes));
-                }
-                Rt::Val(assemble(&elem, &mut vals.into_iter())?)
+                Rt::Val(self.read_element(&bufs, i as u64, &elem)?)
             }
             HostExpr::Const(c) => Rt::Val(self.interp(ty, &[], |_| Expr::Const(*c), span)?),
             HostExpr::Unary(op, x) => {
