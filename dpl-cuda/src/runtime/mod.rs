@@ -20,9 +20,14 @@
 
 mod bind;
 mod columns;
+mod counted;
+mod devices;
+mod embedded;
 mod exec;
 mod host;
 mod io;
+#[cfg(feature = "sim")]
+mod profile;
 #[cfg(all(test, feature = "sim"))]
 mod tests;
 
@@ -33,10 +38,17 @@ use crate::GpuProgram;
 use crate::driver::Driver;
 
 pub use columns::{HostColumns, download, read_columns, upload, upload_columns};
+pub use counted::Counted;
+#[cfg(feature = "sim")]
+pub use devices::sim_memory_used;
+pub use devices::{Device, NoDevice, device};
+pub use embedded::Embedded;
 pub use exec::run_resident;
 pub use io::{
     Columns, DeviceNested, DeviceSeq, Input, MatrixStorage, NestedColumns, Output, StridedMatrix,
 };
+#[cfg(feature = "sim")]
+pub use profile::{KernelProfile, profile};
 
 /// Where errors are reported when no location table is given.
 /// The location of errors when [`run`] is given no location table.
