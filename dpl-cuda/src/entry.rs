@@ -1,8 +1,10 @@
 //! Kernel signatures read back from PTX text: the parameter list of every `.entry`.
 //!
-//! The CUDA driver checks every launch's arguments against the parameter types before
-//! handing them to the driver library, which copies each parameter's size from the pointer
-//! it is given.
+//! The code generator records each kernel's parameter count in the program
+//! ([`crate::GpuProgram::params`], checked against the plan's launches by
+//! [`crate::plan::Plan::verify`]); the CUDA driver checks every launch's arguments against
+//! the parameter types before handing them to the driver library, which copies each
+//! parameter's size from the pointer it is given.
 
 use std::collections::HashMap;
 

@@ -18,7 +18,6 @@
 mod codegen;
 pub mod cubin;
 pub mod driver;
-#[cfg(feature = "cuda")]
 mod entry;
 pub mod layout;
 mod math;
@@ -62,6 +61,9 @@ pub struct GpuProgram {
     pub kernels: Vec<String>,
     /// Per kernel (same order): its block size and why it was chosen.
     pub blocks: Vec<KernelBlock>,
+    /// Per kernel (same order): its number of parameters, as its PTX declares them
+    /// ([`plan::Plan::verify`] checks each launch against it).
+    pub params: Vec<u32>,
     /// The host's part.
     pub plan: plan::Plan,
     /// The module assembled ahead of time (see [`cubin`]): `(compute capability as
@@ -82,6 +84,11 @@ impl GpuProgram {
     /// a program (e.g. written by another version of dpl-cuda).
     pub fn decode(bytes: &[u8]) -> Result<GpuProgram, String> {
         postcard::from_bytes(bytes).map_err(|e| format!("corrupt embedded GPU program: {e}"))
+    }
+
+    /// Checks the plan against the program's kernels ([`plan::Plan::verify`]).
+    pub fn verify(&self) -> Result<(), plan::PlanError> {
+        self.plan.verify(&self.kernels, &self.params)
     }
 
     /// The PTX text of kernel `i` alone (for inspection and golden tests).
@@ -256,6 +263,7 @@ fn generate(
     }
     let mut kernels = Vec::new();
     let mut blocks = Vec::new();
+    let mut params = Vec::new();
     for ((name, text), info) in g.kernels.iter().zip(&g.kinfo) {
         let why = if info.fixed {
             "fixed by the algorithm, whatever the attribute or register counts say".to_string()
@@ -279,6 +287,7 @@ fn generate(
         ));
         ptx.push_str(text);
         kernels.push(name.clone());
+        params.push(kernel_params(name, text)?);
         blocks.push(KernelBlock {
             block: info.block,
             group: info.group,
@@ -297,14 +306,36 @@ fn generate(
         temps: g.temps,
         sites: g.sites,
     };
-    Ok(GpuProgram {
+    let program = GpuProgram {
         name: f.name.clone(),
         ptx,
         kernels,
         blocks,
+        params,
         plan,
         cubins: Vec::new(),
-    })
+    };
+    if cfg!(debug_assertions) {
+        program.verify().map_err(|e| Unsupported {
+            message: format!(
+                "internal compiler error: the launch plan of `{}` is invalid: {e}",
+                f.name
+            ),
+        })?;
+    }
+    Ok(program)
+}
+
+/// The number of parameters kernel `name` declares in its PTX `text`.
+fn kernel_params(name: &str, text: &str) -> Result<u32, Unsupported> {
+    let internal = |why: String| Unsupported {
+        message: format!("internal compiler error: the PTX of kernel `{name}`: {why}"),
+    };
+    let params = entry::params(text).map_err(|e| internal(e.to_string()))?;
+    let list = params
+        .get(name)
+        .ok_or_else(|| internal("no entry of that name".into()))?;
+    Ok(list.len() as u32)
 }
 
 /// Compiles a fused function (Soac level) for the GPU.

@@ -6,7 +6,8 @@ use dpl_core::ir::{Scalar, Type};
 use dpl_core::run::Error;
 
 use super::columns::{HostColumns, check_offsets, type_leaves, upload_columns};
-use super::exec::{Exec, Rt, Strides, dev, internal};
+use super::error::{RunError, dev, internal};
+use super::exec::{Exec, Rt, Strides};
 use super::io::*;
 use crate::driver::Driver;
 use crate::layout::size_of;
@@ -25,7 +26,7 @@ impl<D: Driver> Exec<'_, D> {
                 }
                 Input::Nested(n) => {
                     let rt = self.bind_nested(ty, n).map_err(|e| match e {
-                        Error::Device(m) => Error::Device(format!("argument %{v}: {m}")),
+                        Error::Device(message) => RunError::Argument { var: *v, message }.into(),
                         other => other,
                     })?;
                     self.set(*v, rt);
@@ -35,10 +36,12 @@ impl<D: Driver> Exec<'_, D> {
                     if Type::seq(d.elem.clone()) != *ty
                         || d.bufs.len() != type_leaves(&d.elem)?.len()
                     {
-                        return Err(Error::Device(format!(
-                            "argument %{v} must be {ty}, a device sequence of [{}] was given",
-                            d.elem
-                        )));
+                        return Err(RunError::DeviceArgument {
+                            var: *v,
+                            ty: ty.clone(),
+                            elem: d.elem,
+                        }
+                        .into());
                     }
                     self.set(
                         *v,
@@ -54,7 +57,11 @@ impl<D: Driver> Exec<'_, D> {
                 }
             };
             if !a.conforms(ty) {
-                return Err(Error::Device(format!("argument %{v} must be {ty}")));
+                return Err(RunError::ArgumentType {
+                    var: *v,
+                    ty: ty.clone(),
+                }
+                .into());
             }
             let rt = self.upload(ty, &a)?;
             self.set(*v, rt);
@@ -69,11 +76,12 @@ impl<D: Driver> Exec<'_, D> {
         ty: &Type,
         m: &StridedMatrix,
     ) -> Result<Rt, Error> {
-        let bad = |why: String| Error::Device(format!("argument %{v}: {why}"));
         let Some(Type::Seq(inner)) = ty.elem() else {
-            return Err(bad(format!(
-                "a matrix was given for a parameter of type {ty}"
-            )));
+            return Err(RunError::MatrixParameter {
+                var: v,
+                ty: ty.clone(),
+            }
+            .into());
         };
         let flat_ty = Type::seq((**inner).clone());
         let stored = match &m.storage {
@@ -83,7 +91,13 @@ impl<D: Driver> Exec<'_, D> {
             {
                 d.len
             }
-            _ => return Err(bad(format!("the matrix storage must be {flat_ty}"))),
+            _ => {
+                return Err(RunError::MatrixStorage {
+                    var: v,
+                    flat: flat_ty,
+                }
+                .into());
+            }
         };
         let st = Strides {
             rs: m.row_stride as u64,
@@ -98,11 +112,16 @@ impl<D: Driver> Exec<'_, D> {
                 .saturating_mul(m.col_stride as u128)
             + 1;
         if m.rows > 0 && m.cols > 0 && extent > stored as u128 {
-            return Err(bad(format!(
-                "a {} x {} matrix with strides ({}, {}) spans {extent} elements, its storage \
-                 holds {}",
-                m.rows, m.cols, m.row_stride, m.col_stride, stored
-            )));
+            return Err(RunError::MatrixExtent {
+                var: v,
+                rows: m.rows,
+                cols: m.cols,
+                row_stride: m.row_stride,
+                col_stride: m.col_stride,
+                extent,
+                stored,
+            }
+            .into());
         }
         let bufs = match &m.storage {
             MatrixStorage::Host(v) => match self.upload(&flat_ty, v)? {
@@ -161,30 +180,25 @@ impl<D: Driver> Exec<'_, D> {
     /// [`NestedColumns`] says; host parts are uploaded (host offsets equal to ones already
     /// uploaded by this run are not uploaded again).
     pub(super) fn bind_nested(&mut self, ty: &Type, n: NestedColumns) -> Result<Rt, Error> {
-        let bad = |why: String| Err(Error::Device(why));
         let Some(row_ty @ Type::Seq(inner)) = ty.elem() else {
-            return bad(format!(
-                "a nested sequence was given for a parameter of type {ty}"
-            ));
+            return Err(RunError::NestedParameter(ty.clone()).into());
         };
         let row_ty = row_ty.clone();
         if let Columns::Host(c) = &n.values {
             c.leaves()?;
         }
         if n.values.elem() != &**inner {
-            return bad(format!(
-                "the values of a nested sequence must be {inner}, {} was given",
-                n.values.elem()
-            ));
+            return Err(RunError::NestedValues {
+                expected: (**inner).clone(),
+                given: n.values.elem().clone(),
+            }
+            .into());
         }
         if !matches!(n.offsets.elem(), Type::Scalar(Scalar::Usize | Scalar::U64)) {
-            return bad(format!(
-                "the offsets of a nested sequence must be usize, {} was given",
-                n.offsets.elem()
-            ));
+            return Err(RunError::NestedOffsetType(n.offsets.elem().clone()).into());
         }
         let Some(rows) = n.offsets.len().checked_sub(1) else {
-            return bad("a nested sequence needs rows + 1 offsets, none was given".into());
+            return Err(RunError::NoOffsets.into());
         };
         let total = n.values.len();
         let (offs, longest) = match n.offsets {
@@ -209,10 +223,7 @@ impl<D: Driver> Exec<'_, D> {
                 let first = self.read_u64s(addr, 1)?[0];
                 let last = self.read_u64s(addr + 8 * rows as u64, 1)?[0];
                 if first != 0 || last != total as u64 {
-                    return bad(format!(
-                        "device offsets run from {first} to {last}, expected 0 to {total} \
-                         (the number of values)"
-                    ));
+                    return Err(RunError::DeviceOffsets { first, last, total }.into());
                 }
                 (addr, None)
             }

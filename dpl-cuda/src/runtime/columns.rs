@@ -5,7 +5,7 @@ use dpl_core::interp::Value;
 use dpl_core::ir::{Scalar, Type};
 use dpl_core::run::Error;
 
-use super::exec::{dev, internal};
+use super::error::{Malformed, RunError, dev, internal};
 use super::io::DeviceSeq;
 use crate::driver::Driver;
 use crate::layout::{self, Elem, Leaf, size_of};
@@ -102,13 +102,13 @@ impl HostColumns {
             (self.len as u128) * u128::from(size_of(l)) == c.len() as u128
         };
         if self.cols.len() != leaves.len() || !self.cols.iter().zip(&leaves).all(sized) {
-            return Err(Error::Device(format!(
-                "{} host column(s) of {} bytes do not hold {} element(s) of {}",
-                self.cols.len(),
-                self.cols.iter().map(Vec::len).sum::<usize>(),
-                self.len,
-                self.elem
-            )));
+            return Err(RunError::Columns {
+                cols: self.cols.len(),
+                bytes: self.cols.iter().map(Vec::len).sum(),
+                len: self.len,
+                elem: self.elem.clone(),
+            }
+            .into());
         }
         Ok(leaves)
     }
@@ -117,10 +117,7 @@ impl HostColumns {
     pub(super) fn words(&self) -> Result<Vec<u64>, Error> {
         match self.leaves()?.as_slice() {
             [Scalar::Usize | Scalar::U64] => Ok(words(&self.cols[0])),
-            _ => Err(Error::Device(format!(
-                "offsets must be usize, {} was given",
-                self.elem
-            ))),
+            _ => Err(RunError::OffsetColumns(self.elem.clone()).into()),
         }
     }
 }
@@ -200,20 +197,20 @@ pub fn read_columns<D: Driver>(driver: &D, seq: &DeviceSeq) -> Result<Vec<Vec<u8
 /// Checks host row offsets against `total` values (`offsets[0] == 0`, non-decreasing,
 /// the last one is `total`); the length of the longest row.
 pub(super) fn check_offsets(offsets: &[u64], total: usize) -> Result<usize, Error> {
-    let bad = |why: String| Err(Error::Device(format!("malformed nested sequence: {why}")));
+    let bad = |why: Malformed| Err(RunError::Malformed(why).into());
     match (offsets.first(), offsets.last()) {
         (Some(0), Some(&last)) if last == total as u64 => {}
-        (Some(0), Some(last)) => {
-            return bad(format!(
-                "the last offset is {last}, there are {total} values"
-            ));
-        }
-        (first, _) => return bad(format!("offsets[0] is {first:?}, expected 0")),
+        (Some(0), Some(&last)) => return bad(Malformed::Last { last, total }),
+        (first, _) => return bad(Malformed::First(first.copied())),
     }
     let mut longest = 0;
-    for (i, w) in offsets.windows(2).enumerate() {
+    for (row, w) in offsets.windows(2).enumerate() {
         let Some(n) = w[1].checked_sub(w[0]) else {
-            return bad(format!("offsets decrease at row {i}: {} > {}", w[0], w[1]));
+            return bad(Malformed::Decrease {
+                row,
+                from: w[0],
+                to: w[1],
+            });
         };
         longest = longest.max(n);
     }

@@ -7,6 +7,7 @@ use std::sync::OnceLock;
 use dpl_core::run::{Error, Location};
 
 use super::devices::Device;
+use super::error::RunError;
 use super::{Input, Output, UNKNOWN_LOCATION};
 use crate::GpuProgram;
 
@@ -40,7 +41,13 @@ impl Embedded {
         self.decoded
             .get_or_init(|| GpuProgram::decode(self.code))
             .as_ref()
-            .map_err(|e| Error::Device(format!("`{}`: {e}", self.name)))
+            .map_err(|e| {
+                RunError::Decode {
+                    name: self.name.to_string(),
+                    error: e.clone(),
+                }
+                .into()
+            })
     }
 
     /// The PTX text, if the program decodes.

@@ -5,6 +5,7 @@ use dpl_core::ir::{Scalar, Type};
 use dpl_core::run::{Error, Location};
 
 use super::columns::{assemble, download_values, type_leaves, words};
+use super::error::{RunError, dev, internal};
 use super::host::as_u64;
 use super::io::{DeviceSeq, Input, Output};
 use crate::GpuProgram;
@@ -33,14 +34,17 @@ pub fn run_resident<D: Driver>(
 ) -> Result<Output, Error> {
     let plan = &program.plan;
     if args.len() != plan.params.len() {
-        return Err(Error::Device(format!(
-            "`{}` takes {} argument(s), {} given",
-            program.name,
-            plan.params.len(),
-            args.len()
-        )));
+        return Err(RunError::ArgumentCount {
+            name: program.name.clone(),
+            params: plan.params.len(),
+            given: args.len(),
+        }
+        .into());
     }
-    let module = driver.load_program(program).map_err(Error::Device)?;
+    if cfg!(debug_assertions) {
+        program.verify().map_err(RunError::Plan)?;
+    }
+    let module = driver.load_program(program).map_err(dev)?;
     let mut ex = Exec {
         program,
         driver,
@@ -142,17 +146,6 @@ pub(super) struct Exec<'a, D: Driver> {
     /// Buffers of `allocs` handed to the caller with the result ([`Exec::own`]): not freed
     /// at the end of a successful run.
     pub(super) given: Vec<u64>,
-}
-
-pub(super) fn dev(e: String) -> Error {
-    Error::Device(e)
-}
-
-pub(super) fn internal(msg: impl Into<String>) -> Error {
-    Error::Device(format!(
-        "internal error of the GPU executor: {}",
-        msg.into()
-    ))
 }
 
 impl<D: Driver> Exec<'_, D> {
@@ -304,11 +297,11 @@ impl<D: Driver> Exec<'_, D> {
             Count::Add(a, b) => self
                 .count(a)?
                 .checked_add(self.count(b)?)
-                .ok_or_else(|| dev("count overflow".into()))?,
+                .ok_or(RunError::CountOverflow)?,
             Count::Mul(a, b) => self
                 .count(a)?
                 .checked_mul(*b)
-                .ok_or_else(|| dev("count overflow".into()))?,
+                .ok_or(RunError::CountOverflow)?,
             Count::Resident { kernel, block } => {
                 let name = self
                     .program
@@ -371,10 +364,9 @@ impl<D: Driver> Exec<'_, D> {
                 let n = self.count(count)?;
                 let bytes = n
                     .checked_mul(size_of(*elem))
-                    .ok_or_else(|| dev("allocation too large".into()))?;
-                let a = self.alloc(
-                    usize::try_from(bytes).map_err(|_| dev("allocation too large".into()))?,
-                )?;
+                    .and_then(|b| usize::try_from(b).ok())
+                    .ok_or(RunError::AllocationTooLarge)?;
+                let a = self.alloc(bytes)?;
                 self.temps[*temp as usize] = Some(TempV::Buf(a));
             }
             Step::Copy {
@@ -516,13 +508,13 @@ impl<D: Driver> Exec<'_, D> {
                     .checked_mul(size_of(*elem))
                     .and_then(|b| b.checked_mul(u64::from(l.block)))
                     .and_then(|b| b.checked_add(per_block))
-                    .ok_or_else(|| dev("per-thread temporary too large".into()))?;
+                    .ok_or(RunError::ScratchTooLarge)?;
             }
         }
         if l.any_grid && per_block > 0 {
             grid = grid.min((SCRATCH_BUDGET / per_block).max(1));
         }
-        let grid = u32::try_from(grid).map_err(|_| dev(format!("grid of {grid} blocks")))?;
+        let grid = u32::try_from(grid).map_err(|_| RunError::Grid(grid))?;
         let mut args = Vec::with_capacity(l.args.len());
         let mut report = None;
         for a in &l.args {
@@ -535,7 +527,7 @@ impl<D: Driver> Exec<'_, D> {
                         .and_then(|t| t.checked_mul(per))
                         .and_then(|t| t.checked_mul(size_of(*elem)))
                         .and_then(|b| usize::try_from(b).ok())
-                        .ok_or_else(|| dev("per-thread temporary too large".into()))?;
+                        .ok_or(RunError::ScratchTooLarge)?;
                     LaunchArg::U64(self.alloc(bytes)?)
                 }
                 KArg::Count(c) => LaunchArg::U64(self.count(c)?),

@@ -5,7 +5,8 @@ use dpl_core::interp::{self, Value};
 use dpl_core::ir::{Block, Expr, Function, Span, Stmt, Type};
 use dpl_core::run::Error;
 
-use super::exec::{Exec, Rt, dev, internal};
+use super::error::{RunError, internal};
+use super::exec::{Exec, Rt};
 use crate::driver::Driver;
 use crate::plan::*;
 
@@ -72,10 +73,13 @@ impl<D: Driver> Exec<'_, D> {
             HostAssert::AtMost { origin, len, max } => {
                 let n = as_u64(&self.value(*len)?)?;
                 if n > *max {
-                    return Err(dev(format!(
-                        "{}: {n} elements at {at}; its GPU kernels take at most {max}",
-                        origin.name()
-                    )));
+                    return Err(RunError::TooLong {
+                        origin: *origin,
+                        len: n,
+                        at,
+                        max: *max,
+                    }
+                    .into());
                 }
             }
         }

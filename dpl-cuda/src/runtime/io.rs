@@ -6,7 +6,7 @@ use dpl_core::interp::Value;
 use dpl_core::ir::Type;
 
 use super::columns::HostColumns;
-use super::exec::internal;
+use super::error::internal;
 use dpl_core::run::Error;
 
 /// A flat sequence in device memory: one buffer per scalar leaf of `elem` (structure of

@@ -23,6 +23,7 @@ mod columns;
 mod counted;
 mod devices;
 mod embedded;
+mod error;
 mod exec;
 mod host;
 mod io;
@@ -43,6 +44,7 @@ pub use counted::Counted;
 pub use devices::sim_memory_used;
 pub use devices::{Device, NoDevice, device};
 pub use embedded::Embedded;
+pub use error::{Malformed, RunError};
 pub use exec::run_resident;
 pub use io::{
     Columns, DeviceNested, DeviceSeq, Input, MatrixStorage, NestedColumns, Output, StridedMatrix,
@@ -75,6 +77,6 @@ pub fn run_at<D: Driver>(
     let args = args.into_iter().map(Input::Host).collect();
     match run_resident(program, driver, args, false, locate)? {
         Output::Host(v) => Ok(v),
-        _ => Err(exec::internal("a device result was not asked for")),
+        _ => Err(error::internal("a device result was not asked for")),
     }
 }

@@ -252,3 +252,26 @@ fn ragged_results_stay_on_the_device() {
     }
     assert_eq!(d.device().memory_used(), base);
 }
+
+/// A plan that does not fit its program is refused before anything runs, in debug builds
+/// (where tests run): here a kernel that takes one parameter more than its launches pass.
+#[test]
+fn invalid_plans_are_refused_in_debug_builds() {
+    let d = SimDriver::default();
+    let mut p = row_sums();
+    assert_eq!(p.verify(), Ok(()));
+    let base = d.device().memory_used();
+    p.params[0] += 1;
+    let want = format!(
+        "internal error of the GPU executor: invalid plan: a launch of `{}` passes {} \
+         argument(s), the kernel takes {}",
+        p.kernels[0],
+        p.params[0] - 1,
+        p.params[0]
+    );
+    match run_host(&p, &d, vec![Input::Host(value(&rows()))]) {
+        Err(Error::Device(m)) => assert_eq!(m, want),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(d.device().memory_used(), base);
+}
