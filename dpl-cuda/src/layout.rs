@@ -17,11 +17,11 @@
 //!   start, and buffers start at least 256-byte aligned (`cuMemAlloc`), so every access is
 //!   naturally aligned. In shared memory a leaf takes a slot of at least a 32-bit word
 //!   ([`slot_bytes`]).
-//! * **Host columns.** On the host the same columns are byte vectors ([`HostColumns`]), so
-//!   each one crosses to the device in one copy. They are written from and read into
-//!   interpreter [`Value`]s ([`HostColumns::from_values`], [`HostColumns::to_values`]) or
-//!   straight from and into Rust values with no `Value` per element ([`Elem`], for the
-//!   scalars dpl knows and tuples of them).
+//! * **Host columns.** On the host the same columns are byte vectors (the run time's
+//!   `HostColumns`), so each one crosses to the device in one copy. They are written from
+//!   and read into interpreter [`Value`]s ([`put_value`], [`get_value`]) or straight from
+//!   and into Rust values with no `Value` per element ([`Elem`], for the scalars dpl knows
+//!   and tuples of them).
 
 use dpl_core::interp::Value;
 use dpl_core::ir::{Scalar, Type};

@@ -7,39 +7,60 @@
 //! from lengths, launch kernels, read back scalars and lengths. Both are plain data, so the
 //! `#[parallel]` macro can generate them at compile time and embed them as static data.
 //!
-//! [`run`] executes a program through a [`Driver`]: the simulator ([`sim::SimDriver`],
-//! feature `sim`) or, later, a real device. Contract violations found on the device
-//! (indices out of range, division by zero, duplicate `permute` indices, ...) come back as
-//! the same [`dpl_core::run::Error`] the CPU backends report.
+//! `run` executes a program through a `Driver`: the simulator (`sim::SimDriver`, feature
+//! `sim`) or an NVIDIA GPU (`cuda::CudaDriver`, feature `cuda`). Contract violations found
+//! on the device (indices out of range, division by zero, duplicate `permute` indices,
+//! ...) come back as the same [`dpl_core::run::Error`] the CPU backends report.
 //!
-//! See the crate README for the kernel designs per combinator.
+//! The crate is in layers, the dependencies pointing one way: the code generator
+//! (`codegen`, `ptx`, `math`, `occupancy`; feature `codegen`) and the run time (`runtime`
+//! and `driver`; feature `runtime`) share only the program's data ([`GpuProgram`],
+//! [`plan`]), the data layout ([`layout`]), the kernels' signatures and the GPU
+//! architectures and cubins ([`cubin`]). The `#[parallel]` macro links the code
+//! generator; a binary using dpl links only the run time and its drivers.
+//!
+//! See the crate README for the kernel designs per combinator, and `src/runtime/README.md`
+//! and `src/driver/README.md` for the run time and the drivers.
 #![deny(missing_docs)]
 
+mod arch;
+#[cfg(feature = "codegen")]
 mod codegen;
 pub mod cubin;
+#[cfg(feature = "runtime")]
 pub mod driver;
+#[cfg(any(feature = "codegen", feature = "cuda"))]
 mod entry;
 pub mod layout;
+#[cfg(feature = "codegen")]
 mod math;
+#[cfg(feature = "codegen")]
 pub mod occupancy;
 pub mod plan;
+#[cfg(feature = "codegen")]
 mod ptx;
+#[cfg(feature = "runtime")]
 pub mod runtime;
 
+#[cfg(feature = "codegen")]
 pub use codegen::scan_items;
 #[cfg(feature = "cuda")]
 pub use driver::cuda;
 #[cfg(feature = "sim")]
 pub use driver::sim;
+#[cfg(feature = "runtime")]
 pub use driver::{Driver, LaunchArg};
+#[cfg(feature = "runtime")]
 pub use runtime::{
     Columns, DeviceNested, DeviceSeq, HostColumns, Input, MatrixStorage, NestedColumns, Output,
     StridedMatrix, UNKNOWN_LOCATION, download, read_columns, run, run_at, run_resident, upload,
     upload_columns,
 };
 
+#[cfg(feature = "codegen")]
 use std::collections::HashMap;
 
+#[cfg(feature = "codegen")]
 use dpl_core::ir::Function;
 
 /// A construct the GPU backend does not compile (yet).
@@ -115,9 +136,11 @@ pub struct KernelBlock {
     pub why: String,
 }
 
+#[cfg(feature = "codegen")]
 /// The module header of every generated PTX text.
 pub const PTX_HEADER: &str = ".version 7.0\n.target sm_70\n.address_size 64\n";
 
+#[cfg(feature = "codegen")]
 /// How nesting levels below the outermost are scheduled (`#[parallel(inner = ...)]`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Inner {
@@ -133,6 +156,7 @@ pub enum Inner {
     Auto,
 }
 
+#[cfg(feature = "codegen")]
 /// The device-wide scan algorithm (`scan`, `exclusive_scan`; [`Options::scan`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Scan {
@@ -144,6 +168,7 @@ pub enum Scan {
     ReduceThenScan,
 }
 
+#[cfg(feature = "codegen")]
 /// Compilation options.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Options {
@@ -157,6 +182,7 @@ pub struct Options {
     pub scan: Scan,
 }
 
+#[cfg(feature = "codegen")]
 /// Checks a block size given by the user: a multiple of 32 (whole warps: the block-level
 /// combinations work warp by warp) from 32 to 1024 (the most threads a block can have).
 pub fn check_block(block: u32) -> Result<(), String> {
@@ -168,6 +194,7 @@ pub fn check_block(block: u32) -> Result<(), String> {
     Ok(())
 }
 
+#[cfg(feature = "codegen")]
 /// Compiles a fused function (Soac level) for the GPU with the given options.
 ///
 /// The inner schedule applies to top-level `map`s whose elements are scalars or tuples:
@@ -181,6 +208,7 @@ pub fn compile_with(f: &Function, opts: &Options) -> Result<GpuProgram, Unsuppor
     generate(f, opts, &HashMap::new(), &HashMap::new())
 }
 
+#[cfg(feature = "codegen")]
 /// [`compile_with`], then, unless `opts.block` fixes the block size, the block size of
 /// each combinator's kernels chosen from their register counts: the module is assembled
 /// with `ptxas -v` (at `ptxas`) for each of `archs`, and [`occupancy::choose`] picks, for
@@ -234,6 +262,7 @@ pub fn compile_tuned(
     generate(f, opts, &tuned, &whys).map_err(|e| e.to_string())
 }
 
+#[cfg(feature = "codegen")]
 /// The code generation proper, with block sizes by combinator (`tuned`) and their reasons.
 fn generate(
     f: &Function,
@@ -326,6 +355,7 @@ fn generate(
     Ok(program)
 }
 
+#[cfg(feature = "codegen")]
 /// The number of parameters kernel `name` declares in its PTX `text`.
 fn kernel_params(name: &str, text: &str) -> Result<u32, Unsupported> {
     let internal = |why: String| Unsupported {
@@ -338,6 +368,7 @@ fn kernel_params(name: &str, text: &str) -> Result<u32, Unsupported> {
     Ok(list.len() as u32)
 }
 
+#[cfg(feature = "codegen")]
 /// Compiles a fused function (Soac level) for the GPU.
 ///
 /// With the default options (a thread per element, inner levels sequential). Fails with
@@ -350,6 +381,7 @@ pub fn compile(f: &Function) -> Result<GpuProgram, Unsupported> {
     compile_with(f, &Options::default())
 }
 
+#[cfg(feature = "codegen")]
 /// Parameters are scalars, sequences of scalars or tuples, sequences of such sequences
 /// (`[[T]]`: `Nested` and `Matrix` values, stored as the rows' elements plus row
 /// offsets), and tuples of those.

@@ -1,5 +1,6 @@
 //! The devices programs run on: the [`Driver`] trait the executor calls, the simulator
-//! driver ([`sim`], feature `sim`) and the CUDA driver ([`cuda`], feature `cuda`).
+//! driver (`sim`, feature `sim`) and the CUDA driver (`cuda`, feature `cuda`). `README.md`
+//! in this folder describes them.
 
 use crate::GpuProgram;
 
@@ -17,7 +18,7 @@ pub enum LaunchArg {
 }
 
 /// What the executor needs from a device. Memory is untyped and addressed by 64-bit device
-/// addresses; errors are messages (they become [`Error::Device`]).
+/// addresses; errors are messages (they become [`dpl_core::run::Error::Device`]).
 pub trait Driver {
     /// A loaded PTX module.
     type Module;

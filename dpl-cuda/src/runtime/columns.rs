@@ -75,7 +75,7 @@ impl HostColumns {
         }
     }
 
-    /// `usize` offsets as a column (what [`NestedColumns::offsets`] takes).
+    /// `usize` offsets as a column (what [`NestedColumns::offsets`](super::NestedColumns::offsets) takes).
     pub fn offsets(offsets: &[usize]) -> HostColumns {
         HostColumns::from_elems(offsets)
     }

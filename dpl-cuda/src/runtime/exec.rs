@@ -115,9 +115,12 @@ impl Strides {
     }
 }
 
+/// A temporary of the plan ([`Buf::Temp`], [`Count::Temp`]).
 #[derive(Clone, Debug)]
 pub(super) enum TempV {
+    /// A device buffer ([`Step::Alloc`]).
     Buf(u64),
+    /// A number read back ([`Step::ReadCount`]).
     Num(u64),
 }
 
@@ -125,17 +128,24 @@ pub(super) enum TempV {
 /// position of the report key among them.
 type Pending = (usize, u32, u32, Vec<LaunchArg>, Option<usize>);
 
+/// One run of a program: its driver and module, its environment (one value per IR
+/// variable) and temporaries, and what it allocated.
 pub(super) struct Exec<'a, D: Driver> {
     pub(super) program: &'a GpuProgram,
     pub(super) driver: &'a D,
     pub(super) module: D::Module,
+    /// The value of each variable defined so far, by index.
     pub(super) env: Vec<Option<Rt>>,
+    /// The plan's temporaries, as the steps define them.
     pub(super) temps: Vec<Option<TempV>>,
+    /// Every buffer this run allocated (freed when it ends, unless handed over).
     pub(super) allocs: Vec<u64>,
     /// Launches since the last check: kernel, grid, resolved arguments and the position
     /// of the report key among them.
     pub(super) pending: Vec<Pending>,
+    /// The error record (32 bytes, see the run time's module documentation).
     pub(super) err: u64,
+    /// The source location of a span, for error messages.
     pub(super) locate: &'a dyn Fn(u32) -> Location,
     /// `(total, longest row)` of the nested sequences uploaded by this run, by the address
     /// of their offsets (so `inner = "auto"` does not read them back).

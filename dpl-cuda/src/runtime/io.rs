@@ -11,7 +11,7 @@ use dpl_core::run::Error;
 
 /// A flat sequence in device memory: one buffer per scalar leaf of `elem` (structure of
 /// arrays), `len` elements each. Whoever holds it owns the buffers and frees them with
-/// [`Driver::free`].
+/// [`Driver::free`](crate::Driver::free).
 #[derive(Clone, Debug, PartialEq)]
 pub struct DeviceSeq {
     /// One buffer per scalar leaf of `elem`.
@@ -22,7 +22,7 @@ pub struct DeviceSeq {
     pub elem: Type,
 }
 
-/// An argument of [`run_resident`].
+/// An argument of [`run_resident`](super::run_resident).
 #[derive(Clone, Debug)]
 pub enum Input {
     /// A host value, uploaded for the call.
@@ -108,7 +108,7 @@ impl NestedColumns {
     }
 }
 
-/// A nested sequence left on the device by [`run_resident`] ([`Output::Nested`]); the
+/// A nested sequence left on the device by [`run_resident`](super::run_resident) ([`Output::Nested`]); the
 /// caller owns the buffers of both parts. Row `r` is `values[offsets[r] ..
 /// offsets[r + 1]]`, `offsets[0]` is 0 and `offsets.len` is the number of rows plus one.
 #[derive(Clone, Debug, PartialEq)]
@@ -158,7 +158,7 @@ impl From<Value> for MatrixStorage {
     }
 }
 
-/// A result of [`run_resident`].
+/// A result of [`run_resident`](super::run_resident).
 #[derive(Clone, Debug)]
 pub enum Output {
     /// A host value (the whole result when sequences are not kept on the device).

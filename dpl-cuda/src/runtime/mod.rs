@@ -1,17 +1,23 @@
-//! The executor: runs a [`GpuProgram`]'s plan through a [`Driver`].
+//! The run time: executes a [`GpuProgram`]'s plan through a [`Driver`] ([`run`],
+//! [`run_at`], [`run_resident`]), moves sequences between host and device as typed
+//! columns ([`HostColumns`], [`upload_columns`], [`read_columns`]), and keeps the devices
+//! of the GPU places ([`device`]) with their transfer counts ([`Counted`]) and, on the
+//! simulator, profiles. It uses nothing of the code generator: only the program's data,
+//! the data layout ([`crate::layout`]) and the drivers. `README.md` in this folder
+//! describes it file by file.
 //!
 //! Arguments arrive as [`Input`]s: host values, or sequences as typed byte columns
 //! ([`HostColumns`], one per scalar leaf; nested sequences as offsets plus columns,
 //! [`NestedColumns`]) on the host or already on the device. The environment maps each
 //! top-level variable to a host value (scalars and tuples, as [`Value`]s), a device
 //! sequence (one buffer per scalar leaf of the element type, plus the length, and the row
-//! offsets of a nested one), or a tuple of those. Scalar statements are evaluated with the reference
-//! interpreter's own semantics (each one is run by [`dpl_core::interp::run`] as a
+//! offsets of a nested one), or a tuple of those. Scalar statements are evaluated with the
+//! reference interpreter's own semantics (each one is run by [`dpl_core::interp::run`] as a
 //! one-statement function), so host arithmetic cannot drift from the CPU backends.
 //!
 //! Failed checks inside kernels are kept in a 32-byte error record: word 0 holds the
 //! bitwise negation of the smallest failing key (0: none), written with an atomic max.
-//! At a [`Step::CheckErrors`] the executor reads it; when set, it launches the kernels of
+//! At a [`Step::CheckErrors`](crate::plan::Step::CheckErrors) the executor reads it; when set, it launches the kernels of
 //! the checked group again in *report mode* (the report key parameter is that word), where
 //! only the thread with that key writes its site and values (words 1-3), and turns them
 //! into the [`Error`] the interpreter gives. Keys are element indices (then `len + i` for
@@ -29,7 +35,7 @@ mod host;
 mod io;
 #[cfg(feature = "sim")]
 mod profile;
-#[cfg(all(test, feature = "sim"))]
+#[cfg(all(test, feature = "sim", feature = "codegen"))]
 mod tests;
 
 use dpl_core::interp::Value;
