@@ -13,7 +13,7 @@ use std::sync::OnceLock;
 use dpl_core::interp::{self, Value};
 use dpl_cuda::sim::SimDriver;
 use dpl_cuda::{Inner, Options};
-use support::forms::*;
+use support::programs::source;
 use support::*;
 
 const SIZES: [usize; 7] = [0, 1, 31, 32, 33, 1000, 20_000];
@@ -107,7 +107,7 @@ fn scatter_reduce_of_bools() {
             && p.contains("atom.global.cas.b32")
     };
     for one_in in [1, 2, 50] {
-        check(BOOL_OPS, 0.0, ptx_ok, |r, n, d| {
+        check(source("bool_ops"), 0.0, ptx_ok, |r, n, d| {
             vec![bools(r, n, one_in), slots(r, n, d), bools(r, d, 2)]
         });
     }
@@ -133,7 +133,7 @@ fn scatter_reduce_of_tuples_component_wise() {
             && p.contains("red.global.and.b32")
             && !p.contains("atom.acquire")
     };
-    check(PAIR_LEAFWISE, 0.0, ptx_ok, |r, n, d| {
+    check(source("pair_leafwise"), 0.0, ptx_ok, |r, n, d| {
         vec![triples(r, n), slots(r, n, d), triples(r, d)]
     });
 }
@@ -148,7 +148,7 @@ fn sums(r: &mut Rng, n: usize) -> Value {
 fn scatter_reduce_of_float_sums_and_counts() {
     // Float atomics add in any order, as on the CPU: compared with a tolerance.
     let ptx_ok = |p: &str| p.contains("red.global.add.f64") && !p.contains("atom.acquire");
-    let errors = check(SUM_AND_COUNT, 1e-10, ptx_ok, |r, n, d| {
+    let errors = check(source("sum_and_count"), 1e-10, ptx_ok, |r, n, d| {
         let mut idx: Vec<i32> = (0..n).map(|_| (r.next() % d as u64) as i32).collect();
         // A negative index at the end of the larger inputs: out of range.
         if n >= 1000 {
@@ -166,7 +166,7 @@ fn scatter_reduce_of_tuples_under_locks() {
     let ptx_ok = |p: &str| {
         p.contains("atom.acquire.gpu.global.cas.b32") && p.contains("st.release.gpu.global.u32")
     };
-    let errors = check(ARGMIN_BY_SLOT, 0.0, ptx_ok, |r, n, d| {
+    let errors = check(source("argmin_by_slot"), 0.0, ptx_ok, |r, n, d| {
         // Few distinct values, so ties are common.
         let v = (0..n)
             .map(|i| Value::Tuple(vec![((r.next() % 5) as f64).into(), i.into()]))
@@ -189,7 +189,7 @@ fn scatter_reduce_of_tuples_with_bools_under_locks() {
     // `a + b + 1` is not component-wise atomic: a lock, with byte-sized `bool` leaves
     // read and written inside it.
     let ptx_ok = |p: &str| p.contains("atom.acquire.gpu.global.cas.b32");
-    check(BOOL_PAIRS, 0.0, ptx_ok, |r, n, d| {
+    check(source("bool_pairs"), 0.0, ptx_ok, |r, n, d| {
         let pairs = |r: &mut Rng, n: usize| {
             seq((0..n)
                 .map(|_| {
@@ -215,7 +215,7 @@ fn scratch(p: &str) -> bool {
 fn per_row_scatter_summed() {
     // Rows longer than the destination: an index out of range in that row.
     let errors = check_with(
-        ROW_SCATTER_SUM,
+        source("row_scatter_sum"),
         0.0,
         &SCHEDULES,
         &[0, 1, 33, 300],
@@ -235,7 +235,7 @@ fn per_row_histogram_read_back() {
     // the bins in use; `k = 4` is out of range in every row.
     for k in [0, 3, 4] {
         let errors = check_with(
-            ROW_HISTOGRAM_READ,
+            source("row_histogram_read"),
             0.0,
             &SCHEDULES,
             &[0, 1, 33, 300],
@@ -259,7 +259,7 @@ fn permute_read_at_each_element() {
     // Each element permutes the captured pairs (a per-thread copy with per-thread
     // duplicate flags) and reads one position; a duplicate index is reported.
     let errors = check_with(
-        PERMUTED_LOOKUPS,
+        source("permuted_lookups"),
         0.0,
         &SCHEDULES,
         &[0, 1, 40],
@@ -287,7 +287,7 @@ fn permute_read_at_each_element() {
 fn per_row_sequences_chosen_by_an_if() {
     // A ragged result whose rows are a filter (long rows) or a map (short ones).
     check_with(
-        ROW_IF_SEQ,
+        source("row_if_seq"),
         0.0,
         &SCHEDULES,
         &[0, 1, 7, 33, 300],
@@ -298,7 +298,7 @@ fn per_row_sequences_chosen_by_an_if() {
     // The chosen sequence (a captured one or a per-row scan) summed, measured and read
     // at 0: an empty choice fails there, as in the interpreter.
     let errors = check_with(
-        ROW_IF_SEQ_READ,
+        source("row_if_seq_read"),
         0.0,
         &SCHEDULES,
         &[0, 1, 7, 33, 300],
@@ -318,7 +318,7 @@ fn per_row_sequences_chosen_by_an_if() {
 fn inner_schedules_not_applied_to_ragged_results_are_said() {
     // A ragged result runs a thread per element whatever `inner` says: the reason next to
     // each of its kernels' block size says so (PTX comment and `GpuProgram::blocks`).
-    let c = compiled(ROW_IF_SEQ);
+    let c = compiled(source("row_if_seq"));
     for inner in SCHEDULES {
         let opts = Options {
             inner,
@@ -333,7 +333,7 @@ fn inner_schedules_not_applied_to_ragged_results_are_said() {
         assert_eq!(said(&prog.ptx), inner != Inner::Seq, "{inner:?}");
     }
     // A map with scalar elements applies it: nothing said.
-    let c = compiled(ROW_HISTOGRAM_READ);
+    let c = compiled(source("row_histogram_read"));
     for inner in SCHEDULES {
         let opts = Options {
             inner,
@@ -362,7 +362,7 @@ fn per_row_permute_and_scatter_into_the_row_read_again() {
     };
     let as_value = |p: Vec<Vec<usize>>| Value::seq(p.into_iter().map(seq).collect());
     check_with(
-        ROW_PERMUTE_READ,
+        source("row_permute_read"),
         0.0,
         &SCHEDULES,
         &[0, 1, 7, 33, 300],
@@ -376,7 +376,7 @@ fn per_row_permute_and_scatter_into_the_row_read_again() {
     );
     // A duplicate in one row, an index out of range in another.
     let errors = check_with(
-        ROW_PERMUTE_READ,
+        source("row_permute_read"),
         0.0,
         &SCHEDULES,
         &[7, 33],
@@ -406,7 +406,7 @@ fn per_row_permute_and_scatter_into_the_row_read_again() {
     assert_eq!(errors, 2);
 }
 
-/// `n` rows for [`FILTER_SCATTER_READ`]: about one in five empty, one in four of the
+/// `n` rows for [`source("filter_scatter_read")`]: about one in five empty, one in four of the
 /// others with no positive element (filtered out entirely), and per row scatter indices
 /// into its positive elements (duplicates common: up to 12 of them into fewer slots; none
 /// when nothing is kept). With `bad = Some(i)`, row `i` also gets an index one past its
@@ -442,7 +442,7 @@ fn scatter_into_a_filter_read_again() {
     // all-filtered-out rows give empty results. A third scatter goes into the row (short
     // rows) or its filter, as an `if` chooses: bounded by the larger of the two bounds.
     let errors = check_with(
-        FILTER_SCATTER_READ,
+        source("filter_scatter_read"),
         0.0,
         &SCHEDULES,
         &[0, 1, 7, 33, 300],
@@ -453,7 +453,7 @@ fn scatter_into_a_filter_read_again() {
     assert_eq!(errors, 0);
     // An index past the filtered row: the interpreter's error.
     let errors = check_with(
-        FILTER_SCATTER_READ,
+        source("filter_scatter_read"),
         0.0,
         &SCHEDULES,
         &[7, 33],
@@ -471,7 +471,7 @@ fn per_row_tuples_holding_sequences_chosen_by_an_if() {
     // sequence where it is read (summed, measured, read at 0: an empty one fails there,
     // as in the interpreter).
     let errors = check_with(
-        ROW_IF_PAIR_READ,
+        source("row_if_pair_read"),
         0.0,
         &SCHEDULES,
         &[0, 1, 7, 33, 300],

@@ -8,7 +8,7 @@ mod support;
 
 use dpl_core::interp::Value;
 use dpl_cuda::sim::SimDriver;
-use support::programs::{TRANSCENDENTAL_F32, TRANSCENDENTAL_F64};
+use support::programs::source;
 use support::*;
 
 const NAMES: [&str; 8] = ["exp", "ln", "log2", "sin", "cos", "tanh", "powf", "%"];
@@ -105,7 +105,11 @@ fn special64() -> Vec<f64> {
 
 /// Checks every function at every `(x[i], y[i])`; returns the largest ulp error of each.
 fn check64(x: &[f64], y: &[f64], tol: u64) -> [u64; 8] {
-    let got = run(TRANSCENDENTAL_F64, seq(x.to_vec()), seq(y.to_vec()));
+    let got = run(
+        source("transcendental_f64"),
+        seq(x.to_vec()),
+        seq(y.to_vec()),
+    );
     let mut worst = [0u64; 8];
     for (i, row) in got.iter().enumerate() {
         let (a, b) = (x[i], y[i]);
@@ -137,7 +141,11 @@ fn check64(x: &[f64], y: &[f64], tol: u64) -> [u64; 8] {
 }
 
 fn check32(x: &[f32], y: &[f32], tol: u64) -> [u64; 8] {
-    let got = run(TRANSCENDENTAL_F32, seq(x.to_vec()), seq(y.to_vec()));
+    let got = run(
+        source("transcendental_f32"),
+        seq(x.to_vec()),
+        seq(y.to_vec()),
+    );
     let mut worst = [0u64; 8];
     for (i, row) in got.iter().enumerate() {
         let (a, b) = (x[i], y[i]);
@@ -282,7 +290,11 @@ fn sin_cos_of_huge_and_nearly_multiple_of_half_pi_arguments() {
     // -4.687165924254628e-19; the host's libm gives a value 8 ulps away, so this case is
     // checked against the exact value.
     let hard = 6_381_956_970_095_103.0 * 2f64.powi(797);
-    let got = run(TRANSCENDENTAL_F64, seq(vec![hard]), seq(vec![1.0f64]));
+    let got = run(
+        source("transcendental_f64"),
+        seq(vec![hard]),
+        seq(vec![1.0f64]),
+    );
     assert_eq!(got[0][3], Value::F64(1.0));
     assert_eq!(got[0][4], Value::F64(-4.687_165_924_254_628e-19));
 }

@@ -14,7 +14,7 @@ use dpl_core::interp::{self, Value};
 use dpl_core::ir::Scalar;
 use dpl_cuda::sim::SimDriver;
 use dpl_cuda::{GpuProgram, Inner, Options, Scan};
-use support::programs::*;
+use support::programs::source;
 use support::*;
 
 fn driver() -> &'static SimDriver {
@@ -92,8 +92,8 @@ fn run(p: &GpuProgram, args: Vec<Value>) -> Value {
 #[test]
 fn integer_sums_and_exclusive_maxima() {
     for (alg, block) in VARIANTS {
-        let scan = program(SCAN_OF_MAP, alg, block);
-        let excl = program(EXCLUSIVE_SCAN_MAX, alg, block);
+        let scan = program(source("scan_of_map"), alg, block);
+        let excl = program(source("exclusive_scan_max"), alg, block);
         for n in sizes(block.unwrap_or(256), &[Scalar::I64]) {
             let mut r = Rng::new(n as u64 + 11);
             let x: Vec<i64> = (0..n).map(|_| r.range(-1_000_000, 1_000_000)).collect();
@@ -126,8 +126,8 @@ fn integer_sums_and_exclusive_maxima() {
 #[test]
 fn tuples_with_a_non_commutative_operator() {
     for (alg, block) in VARIANTS {
-        let incl = program(AFFINE_SCAN, alg, block);
-        let excl = program(AFFINE_EXCLUSIVE_SCAN, alg, block);
+        let incl = program(source("affine_scan"), alg, block);
+        let excl = program(source("affine_exclusive_scan"), alg, block);
         for n in sizes(block.unwrap_or(256), &[Scalar::I64, Scalar::I64]) {
             let mut r = Rng::new(n as u64 + 5);
             let a: Vec<i64> = (0..n).map(|_| r.range(-3, 4)).collect();
@@ -177,8 +177,8 @@ fn tuples_with_a_non_commutative_operator() {
 #[test]
 fn floats_and_bools() {
     for (alg, block) in VARIANTS {
-        let fs = program(FLOAT_SCAN, alg, block);
-        let bs = program(SCAN_BOOL_OR, alg, block);
+        let fs = program(source("float_scan"), alg, block);
+        let bs = program(source("scan_bool_or"), alg, block);
         let mut ns = sizes(block.unwrap_or(256), &[Scalar::F64]);
         ns.extend(sizes(block.unwrap_or(256), &[Scalar::Bool]));
         ns.sort_unstable();
@@ -261,7 +261,7 @@ fn scan_div($x: [i32]) -> [i32] {
 #[test]
 fn a_large_scan_across_many_tiles() {
     let n = (1 << 18) + 7;
-    let p = program(SCAN_OF_MAP, Scan::LookBack, None);
+    let p = program(source("scan_of_map"), Scan::LookBack, None);
     let mut r = Rng::new(99);
     let x: Vec<i64> = (0..n).map(|_| r.range(-50, 50)).collect();
     let got = vals(&run(&p, vec![seq(x.clone())]));
@@ -287,9 +287,9 @@ fn filters_around_chunk_boundaries() {
     ns.sort_unstable();
     ns.dedup();
     for block in [None, Some(32), Some(1024)] {
-        let p = program(FILTER_OF_MAP, Scan::LookBack, block);
-        let th = program(FILTER_NONE_OR_ALL, Scan::LookBack, block);
-        let pairs = program(FILTER_PAIRS, Scan::LookBack, block);
+        let p = program(source("filter_of_map"), Scan::LookBack, block);
+        let th = program(source("filter_none_or_all"), Scan::LookBack, block);
+        let pairs = program(source("filter_pairs"), Scan::LookBack, block);
         for &n in &ns {
             let mut r = Rng::new(n as u64 + 17);
             let x: Vec<i64> = (0..n).map(|_| r.range(-1000, 1000)).collect();

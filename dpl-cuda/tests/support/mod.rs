@@ -3,9 +3,7 @@
 //! comparison of results with the reference interpreter.
 #![allow(dead_code)]
 
-pub mod forms;
 pub mod programs;
-pub mod rows;
 
 use std::fmt::Write as _;
 
