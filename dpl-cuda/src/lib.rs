@@ -7,35 +7,58 @@
 //! from lengths, launch kernels, read back scalars and lengths. Both are plain data, so the
 //! `#[parallel]` macro can generate them at compile time and embed them as static data.
 //!
-//! [`run`] executes a program through a [`Driver`]: the simulator ([`sim::SimDriver`],
-//! feature `sim`) or, later, a real device. Contract violations found on the device
-//! (indices out of range, division by zero, duplicate `permute` indices, ...) come back as
-//! the same [`dpl_core::run::Error`] the CPU backends report.
+//! `run` executes a program through a `Driver`: the simulator (`sim::SimDriver`, feature
+//! `sim`) or an NVIDIA GPU (`cuda::CudaDriver`, feature `cuda`). Contract violations found
+//! on the device (indices out of range, division by zero, duplicate `permute` indices,
+//! ...) come back as the same [`dpl_core::run::Error`] the CPU backends report.
 //!
-//! See `src/codegen/README.md` for the kernel designs per combinator.
+//! The crate is in layers, the dependencies pointing one way: the code generator
+//! (`codegen`, `ptx`, `math`, `occupancy`; feature `codegen`) and the run time (`runtime`
+//! and `driver`; feature `runtime`) share only the program's data ([`GpuProgram`],
+//! [`plan`]), the data layout ([`layout`]), the kernels' signatures and the GPU
+//! architectures and cubins ([`cubin`]). The `#[parallel]` macro links the code
+//! generator; a binary using dpl links only the run time and its drivers.
+//!
+//! See `src/codegen/README.md` for the kernel designs per combinator, and
+//! `src/runtime/README.md` and `src/driver/README.md` for the run time and the drivers.
 #![deny(missing_docs)]
 
+mod arch;
+#[cfg(feature = "codegen")]
 mod codegen;
 pub mod cubin;
-#[cfg(feature = "cuda")]
-pub mod cuda;
-mod exec;
+#[cfg(feature = "runtime")]
+pub mod driver;
+#[cfg(any(feature = "codegen", feature = "cuda"))]
+mod entry;
+pub mod layout;
+#[cfg(feature = "codegen")]
 pub mod occupancy;
 pub mod plan;
+#[cfg(feature = "codegen")]
 mod ptx;
-#[cfg(feature = "sim")]
-pub mod sim;
+#[cfg(feature = "runtime")]
+pub mod runtime;
 
+#[cfg(feature = "codegen")]
 pub use codegen::scan_items;
-pub use exec::{
-    Columns, DeviceNested, DeviceSeq, Driver, HostColumns, Input, LaunchArg, MatrixStorage,
-    NestedColumns, Output, StridedMatrix, UNKNOWN_LOCATION, download, read_columns, run, run_at,
-    run_resident, upload, upload_columns,
+#[cfg(feature = "cuda")]
+pub use driver::cuda;
+#[cfg(feature = "sim")]
+pub use driver::sim;
+#[cfg(feature = "runtime")]
+pub use driver::{Driver, LaunchArg};
+#[cfg(feature = "runtime")]
+pub use runtime::{
+    Columns, DeviceNested, DeviceSeq, HostColumns, Input, MatrixStorage, NestedColumns, Output,
+    StridedMatrix, UNKNOWN_LOCATION, download, read_columns, run, run_at, run_resident, upload,
+    upload_columns,
 };
-pub use ptx::size_of;
 
+#[cfg(feature = "codegen")]
 use std::collections::HashMap;
 
+#[cfg(feature = "codegen")]
 use dpl_core::ir::Function;
 
 /// A construct the GPU backend does not compile (yet).
@@ -57,6 +80,9 @@ pub struct GpuProgram {
     pub kernels: Vec<String>,
     /// Per kernel (same order): its block size and why it was chosen.
     pub blocks: Vec<KernelBlock>,
+    /// Per kernel (same order): its number of parameters, as its PTX declares them
+    /// ([`plan::Plan::verify`] checks each launch against it).
+    pub params: Vec<u32>,
     /// The host's part.
     pub plan: plan::Plan,
     /// The module assembled ahead of time (see [`cubin`]): `(compute capability as
@@ -77,6 +103,11 @@ impl GpuProgram {
     /// a program (e.g. written by another version of dpl-cuda).
     pub fn decode(bytes: &[u8]) -> Result<GpuProgram, String> {
         postcard::from_bytes(bytes).map_err(|e| format!("corrupt embedded GPU program: {e}"))
+    }
+
+    /// Checks the plan against the program's kernels ([`plan::Plan::verify`]).
+    pub fn verify(&self) -> Result<(), plan::PlanError> {
+        self.plan.verify(&self.kernels, &self.params)
     }
 
     /// The PTX text of kernel `i` alone (for inspection and golden tests).
@@ -103,9 +134,11 @@ pub struct KernelBlock {
     pub why: String,
 }
 
+#[cfg(feature = "codegen")]
 /// The module header of every generated PTX text.
 pub const PTX_HEADER: &str = ".version 7.0\n.target sm_70\n.address_size 64\n";
 
+#[cfg(feature = "codegen")]
 /// How nesting levels below the outermost are scheduled (`#[parallel(inner = ...)]`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Inner {
@@ -121,6 +154,7 @@ pub enum Inner {
     Auto,
 }
 
+#[cfg(feature = "codegen")]
 /// The device-wide scan algorithm (`scan`, `exclusive_scan`; [`Options::scan`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Scan {
@@ -132,6 +166,7 @@ pub enum Scan {
     ReduceThenScan,
 }
 
+#[cfg(feature = "codegen")]
 /// Compilation options.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Options {
@@ -145,6 +180,7 @@ pub struct Options {
     pub scan: Scan,
 }
 
+#[cfg(feature = "codegen")]
 /// Checks a block size given by the user: a multiple of 32 (whole warps: the block-level
 /// combinations work warp by warp) from 32 to 1024 (the most threads a block can have).
 pub fn check_block(block: u32) -> Result<(), String> {
@@ -156,6 +192,7 @@ pub fn check_block(block: u32) -> Result<(), String> {
     Ok(())
 }
 
+#[cfg(feature = "codegen")]
 /// Compiles a fused function (Soac level) for the GPU with the given options.
 ///
 /// The inner schedule applies to top-level `map`s whose elements are scalars or tuples:
@@ -169,6 +206,7 @@ pub fn compile_with(f: &Function, opts: &Options) -> Result<GpuProgram, Unsuppor
     codegen::generate(f, opts, &HashMap::new(), &HashMap::new())
 }
 
+#[cfg(feature = "codegen")]
 /// [`compile_with`], then, unless `opts.block` fixes the block size, the block size of
 /// each combinator's kernels chosen from their register counts: the module is assembled
 /// with `ptxas -v` (at `ptxas`) for each of `archs`, and [`occupancy::choose`] picks, for
@@ -222,6 +260,7 @@ pub fn compile_tuned(
     codegen::generate(f, opts, &tuned, &whys).map_err(|e| e.to_string())
 }
 
+#[cfg(feature = "codegen")]
 /// Compiles a fused function (Soac level) for the GPU.
 ///
 /// With the default options (a thread per element, inner levels sequential). Fails with

@@ -42,15 +42,14 @@ mod scatter;
 mod sort;
 mod value;
 
+pub(crate) use crate::layout::{leaves, scalar_leaves, slot_bytes};
 use checks::{At, Ctx};
 use elem::stream::Lanes;
 use kernel::{ElemLoop, GroupLoop, Kernel};
 use rows::Group;
 pub use scan::tiles::scan_items;
-pub(crate) use value::leaves;
 use value::{
-    Comb, CondSeq, Env, KVal, LazySeq, Opt, RowLayout, scalar_leaves, type_at, unflatten,
-    unflatten_with,
+    Comb, CondSeq, Env, KVal, LazySeq, Opt, RowLayout, type_at, unflatten, unflatten_with,
 };
 
 /// Threads per block of a kernel with a thread per element (or a warp per element) when
@@ -244,6 +243,7 @@ pub(crate) fn generate(
     }
     let mut kernels = Vec::new();
     let mut blocks = Vec::new();
+    let mut params = Vec::new();
     for ((name, text), info) in g.kernels.iter().zip(&g.kinfo) {
         let why = if info.fixed {
             "fixed by the algorithm, whatever the attribute or register counts say".to_string()
@@ -267,6 +267,7 @@ pub(crate) fn generate(
         ));
         ptx.push_str(text);
         kernels.push(name.clone());
+        params.push(kernel_params(name, text)?);
         blocks.push(KernelBlock {
             block: info.block,
             group: info.group,
@@ -285,14 +286,36 @@ pub(crate) fn generate(
         temps: g.temps,
         sites: g.sites,
     };
-    Ok(GpuProgram {
+    let program = GpuProgram {
         name: f.name.clone(),
         ptx,
         kernels,
         blocks,
+        params,
         plan,
         cubins: Vec::new(),
-    })
+    };
+    if cfg!(debug_assertions) {
+        program.verify().map_err(|e| Unsupported {
+            message: format!(
+                "internal compiler error: the launch plan of `{}` is invalid: {e}",
+                f.name
+            ),
+        })?;
+    }
+    Ok(program)
+}
+
+/// The number of parameters kernel `name` declares in its PTX `text`.
+fn kernel_params(name: &str, text: &str) -> R<u32> {
+    let internal = |why: String| Unsupported {
+        message: format!("internal compiler error: the PTX of kernel `{name}`: {why}"),
+    };
+    let params = crate::entry::params(text).map_err(|e| internal(e.to_string()))?;
+    let list = params
+        .get(name)
+        .ok_or_else(|| internal("no entry of that name".into()))?;
+    Ok(list.len() as u32)
 }
 
 /// Parameters are scalars, sequences of scalars or tuples, sequences of such sequences

@@ -155,29 +155,6 @@ pub(super) fn type_at<'t>(ty: &'t Type, path: &[u32]) -> Option<&'t Type> {
     }
 }
 
-/// The scalar leaves of a scalar or tuple type, in order.
-pub(crate) fn leaves(ty: &Type) -> R<Vec<Scalar>> {
-    scalar_leaves(ty, false)
-}
-
-/// The scalar leaves of a type, in order; its sequences are skipped with `skip_seqs`, an
-/// error otherwise.
-pub(super) fn scalar_leaves(ty: &Type, skip_seqs: bool) -> R<Vec<Scalar>> {
-    let mut out = Vec::new();
-    fn go(t: &Type, skip: bool, out: &mut Vec<Scalar>) -> R<()> {
-        match t {
-            Type::Scalar(s) => out.push(*s),
-            Type::Tuple(ts) => ts.iter().try_for_each(|t| go(t, skip, out))?,
-            Type::Seq(_) if skip => {}
-            Type::Seq(_) => return unsupported(format!("sequences as elements ({t})")),
-            Type::Infer => return unsupported("an untyped variable"),
-        }
-        Ok(())
-    }
-    go(ty, skip_seqs, &mut out)?;
-    Ok(out)
-}
-
 /// Rebuilds a structured value of type `ty` from its leaves.
 pub(super) fn unflatten(ty: &Type, regs: &mut impl Iterator<Item = Reg>) -> R<KVal> {
     unflatten_with(ty, regs, &mut Vec::new(), &mut |_| {

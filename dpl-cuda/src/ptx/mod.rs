@@ -48,11 +48,11 @@ mod kernel;
 mod operand;
 mod ty;
 
+pub use crate::layout::size_of;
 pub(crate) use f64::F64;
 pub(crate) use ins::{AtomOp, Cmp, Ins, Rnd, Shfl, Space};
 pub(crate) use kernel::Kernel;
 pub(crate) use operand::{Addr, Label, Reg, Src, Sreg, Sym};
-pub use ty::size_of;
 pub(crate) use ty::{Ty, arith, bits, mem, width};
 
 /// The module-scope declaration of a constant table of 64-bit words, `.const .align 8

@@ -71,12 +71,3 @@ pub(crate) fn mem(s: Scalar) -> Ty {
         Scalar::F64 => Ty::F64,
     }
 }
-
-/// Size in bytes of one element in memory.
-pub fn size_of(s: Scalar) -> u64 {
-    match s {
-        Scalar::Bool => 1,
-        Scalar::I32 | Scalar::U32 | Scalar::F32 => 4,
-        _ => 8,
-    }
-}

@@ -22,12 +22,6 @@ const TILE_SHARED: u64 = 16 * 1024;
 /// At most this many items per thread in a scan tile.
 const MAX_ITEMS: u64 = 15;
 
-/// Bytes of a leaf's slot in a tile's shared arrays (a `bool` takes a 32-bit slot, so a
-/// thread's consecutive items are a whole number of words apart).
-fn slot_bytes(s: Scalar) -> u32 {
-    size_of(s).max(4) as u32
-}
-
 /// Items per thread of a scan tile of `block` threads for elements of leaves `ls`: the
 /// largest odd number (so a thread's consecutive items fall in distinct shared-memory
 /// banks) with the tile, staged in shared memory (one array per leaf, a `bool` in a 32-bit
