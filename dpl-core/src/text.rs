@@ -134,46 +134,6 @@ fn is_ident(s: &str) -> bool {
         && cs.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
-fn binop_name(op: BinOp) -> &'static str {
-    match op {
-        BinOp::Add => "add",
-        BinOp::Sub => "sub",
-        BinOp::Mul => "mul",
-        BinOp::Div => "div",
-        BinOp::Rem => "rem",
-        BinOp::BitAnd => "and",
-        BinOp::BitOr => "or",
-        BinOp::BitXor => "xor",
-        BinOp::Shl => "shl",
-        BinOp::Shr => "shr",
-        BinOp::Eq => "eq",
-        BinOp::Ne => "ne",
-        BinOp::Lt => "lt",
-        BinOp::Le => "le",
-        BinOp::Gt => "gt",
-        BinOp::Ge => "ge",
-    }
-}
-
-const BINOPS: [BinOp; 16] = [
-    BinOp::Add,
-    BinOp::Sub,
-    BinOp::Mul,
-    BinOp::Div,
-    BinOp::Rem,
-    BinOp::BitAnd,
-    BinOp::BitOr,
-    BinOp::BitXor,
-    BinOp::Shl,
-    BinOp::Shr,
-    BinOp::Eq,
-    BinOp::Ne,
-    BinOp::Lt,
-    BinOp::Le,
-    BinOp::Gt,
-    BinOp::Ge,
-];
-
 fn unop_name(op: UnOp) -> &'static str {
     match op {
         UnOp::Neg => "neg",
@@ -332,7 +292,7 @@ impl Printer<'_> {
                 self.use_var(*v);
             }
             Expr::Binary(op, a, b) => {
-                write!(self.out, "{} ", binop_name(*op)).unwrap();
+                write!(self.out, "{} ", op.name()).unwrap();
                 self.vars(&[*a, *b]);
             }
             Expr::Cast(v, s) => {
@@ -1329,7 +1289,7 @@ impl Parser {
                 {
                     return Ok(Expr::Unary(op, self.var()?));
                 }
-                if let Some(op) = BINOPS.into_iter().find(|o| binop_name(*o) == head) {
+                if let Some(op) = BinOp::from_name(&head) {
                     let a = self.var()?;
                     self.expect_punct(',')?;
                     let b = self.var()?;

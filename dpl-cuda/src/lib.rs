@@ -28,6 +28,7 @@ mod ptx;
 pub mod sim;
 
 pub use codegen::scan_items;
+pub use dpl_core::schedule::Inner;
 pub use exec::{
     Columns, DeviceNested, DeviceSeq, Driver, HostColumns, Input, LaunchArg, MatrixStorage,
     NestedColumns, Output, StridedMatrix, UNKNOWN_LOCATION, download, read_columns, run, run_at,
@@ -106,21 +107,6 @@ pub struct KernelBlock {
 
 /// The module header of every generated PTX text.
 pub const PTX_HEADER: &str = ".version 7.0\n.target sm_70\n.address_size 64\n";
-
-/// How nesting levels below the outermost are scheduled (`#[parallel(inner = ...)]`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Inner {
-    /// Inner levels run as sequential loops in the thread of their outer element
-    /// (Copperhead's default).
-    #[default]
-    Seq,
-    /// Each outer element gets a thread block; its inner level runs across the block.
-    Block,
-    /// Each outer element gets a warp; its inner level runs across the warp's lanes.
-    Warp,
-    /// Chosen at run time from the data's shape.
-    Auto,
-}
 
 /// The device-wide scan algorithm (`scan`, `exclusive_scan`; [`Options::scan`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -176,25 +176,7 @@ impl Gen {
                 self.pick(),
             ),
             3 => {
-                let ops = [
-                    BinOp::Add,
-                    BinOp::Sub,
-                    BinOp::Mul,
-                    BinOp::Div,
-                    BinOp::Rem,
-                    BinOp::BitAnd,
-                    BinOp::BitOr,
-                    BinOp::BitXor,
-                    BinOp::Shl,
-                    BinOp::Shr,
-                    BinOp::Eq,
-                    BinOp::Ne,
-                    BinOp::Lt,
-                    BinOp::Le,
-                    BinOp::Gt,
-                    BinOp::Ge,
-                ];
-                let op = ops[self.rng.below(ops.len())];
+                let op = BinOp::ALL[self.rng.below(BinOp::ALL.len())];
                 Expr::Binary(op, self.pick(), self.pick())
             }
             4 => Expr::Cast(self.pick(), Scalar::ALL[self.rng.below(8)]),

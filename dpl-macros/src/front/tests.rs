@@ -106,7 +106,7 @@ fn saxpy_is_one_map_with_a_capture() {
     assert_eq!(l.sig.params.len(), 3);
     assert_eq!(l.sig.params[0].repr, Repr::Scalar(Scalar::F32));
     assert_eq!(l.sig.params[1].repr, Repr::Slice(Type::Scalar(Scalar::F32)));
-    assert_eq!(l.sig.params[2].var, f.params[2]);
+    assert_eq!(l.sig.params[2].repr, Repr::Slice(Type::Scalar(Scalar::F32)));
     assert_eq!(l.sig.ret.repr, Repr::Vec(Type::Scalar(Scalar::F32)));
     assert!(!l.sig.ret.result);
     // Every span number maps back to an entry of the table.
