@@ -1268,7 +1268,7 @@ fn sum_u32(place: Place) {
 
 fn min_max_i32(place: Place) {
     each_size(place, &NONEMPTY_SIZES, |n, rng| {
-        let x = rng.vec(n, |r| r.int_in(-1_000_000, 1_000_000) as i32);
+        let x = rng.vec(n, |r| r.int_in(-1_000_000..=1_000_000) as i32);
         let want = (*x.iter().min().unwrap(), *x.iter().max().unwrap());
         assert_exact(prog::min_max_i32(&x), want, "min_max_i32");
     });
@@ -1310,7 +1310,7 @@ fn any_all(place: Place) {
 
 fn any_all_pred(place: Place) {
     each_size(place, &ALL_SIZES, |n, rng| {
-        let x = rng.vec(n, |r| r.int_in(-1000, 1000) as i32);
+        let x = rng.vec(n, |r| r.int_in(-1000..=1000) as i32);
         for t in [0, 990, 999, 1000, 2000] {
             let want = (x.iter().any(|&v| v > t), x.iter().all(|&v| v >= -t));
             assert_exact(
@@ -1414,7 +1414,7 @@ fn running_max_u32(place: Place) {
 
 fn running_min_i64(place: Place) {
     each_size(place, &ALL_SIZES, |n, rng| {
-        let x = rng.vec(n, |r| r.int_in(-1 << 40, 1 << 40));
+        let x = rng.vec(n, |r| r.int_in(-1 << 40..=1 << 40));
         let mut m = i64::MAX;
         let want: Vec<i64> = x
             .iter()
@@ -1725,7 +1725,7 @@ fn div_rem_i64(place: Place) {
         // Non-zero divisors, with -1 often enough to meet i64::MIN (which wraps).
         let b = rng.vec(n, |r| {
             r.edgy(&[-1, 1, 7, -7, i64::MAX, i64::MIN], |r| {
-                r.int_in(1, 1000) * if r.bool() { 1 } else { -1 }
+                r.int_in(1..=1000) * if r.bool() { 1 } else { -1 }
             })
         });
         let (q, m) = prog::div_rem_i64(&a, &b);
@@ -1870,7 +1870,7 @@ fn nested_fns(place: Place) {
 
 fn literals(place: Place) {
     each_size(place, &ALL_SIZES, |n, rng| {
-        let x = rng.vec(n, |r| r.int_in(-1 << 40, 1 << 40));
+        let x = rng.vec(n, |r| r.int_in(-1 << 40..=1 << 40));
         let (a, b, c, d) = prog::literals(&x);
         assert_same(
             &a,
@@ -2147,7 +2147,7 @@ fn scalar_only(place: Place) {
 
 fn branch_on_reduction(place: Place) {
     each_size(place, &ALL_SIZES, |n, rng| {
-        let x = rng.vec(n, |r| r.int_in(-100, 101) as i32);
+        let x = rng.vec(n, |r| r.int_in(-100..=101) as i32);
         // Only the taken branch runs: `max` of an empty input is never evaluated.
         let want = if x.iter().sum::<i32>() > 0 {
             *x.iter().max().unwrap()
@@ -2168,7 +2168,7 @@ fn nested_tuples(place: Place) {
 
 fn scan_pairs(place: Place) {
     each_size(place, &ALL_SIZES, |n, rng| {
-        let x = rng.vec(n, |r| r.int_in(-1000, 1000));
+        let x = rng.vec(n, |r| r.int_in(-1000..=1000));
         let flags = rng.vec(n, |r| r.below(50) == 0);
         let mut s = 0;
         let want: Vec<i64> = (0..n)

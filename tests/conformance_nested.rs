@@ -912,7 +912,7 @@ fn affine_rows(place: Place) {
 
 fn clamp_rows(place: Place) {
     each_shape(place, &ALL_SHAPES, |_, lens, rng| {
-        let (x, rows) = nested_of(lens, rng, |r| r.int_in(-100, 100) as i32);
+        let (x, rows) = nested_of(lens, rng, |r| r.int_in(-100..=100) as i32);
         let want: Vec<Vec<i32>> = per_row(&rows, |r| r.iter().map(|&v| v.clamp(-20, 30)).collect());
         assert_rows(&prog::clamp_rows(&x, -20, 30), &want, "clamp_rows");
     });
@@ -1496,8 +1496,8 @@ fn row_indices_and_signs(place: Place) {
 
 fn zip_rows(place: Place) {
     each_shape(place, &ALL_SHAPES, |_, lens, rng| {
-        let (x, xr) = nested_of(lens, rng, |r| r.int_in(-3, 3) as i32);
-        let (y, yr) = nested_of(lens, rng, |r| r.int_in(-3, 3) as i32);
+        let (x, xr) = nested_of(lens, rng, |r| r.int_in(-3..=3) as i32);
+        let (y, yr) = nested_of(lens, rng, |r| r.int_in(-3..=3) as i32);
         let prods: Vec<Vec<i32>> = xr
             .iter()
             .zip(&yr)
@@ -1609,7 +1609,7 @@ fn try_filter_by_lookup(place: Place) {
 fn try_divide_rows(place: Place) {
     each_shape(place, &ALL_SHAPES, |_, lens, rng| {
         let (x, rows) = nested_of(lens, rng, |r| {
-            let v = r.int_in(-1000, 1000) as i32;
+            let v = r.int_in(-1000..=1000) as i32;
             if v == 0 { 1 } else { v }
         });
         let got = prog::try_divide_rows(&x);
@@ -1667,7 +1667,7 @@ fn minus_global_mean(place: Place) {
 
 fn scaled_by_row_share(place: Place) {
     each_shape(place, &ALL_SHAPES, |_, lens, rng| {
-        let (x, rows) = nested_of(lens, rng, |r| r.int_in(-1000, 1000));
+        let (x, rows) = nested_of(lens, rng, |r| r.int_in(-1000..=1000));
         let sums: Vec<i64> = per_row(&rows, wrapping_sum_i64);
         let top = sums.iter().copied().fold(0i64, i64::max);
         let want: Vec<Vec<i64>> = rows

@@ -21,6 +21,7 @@ use dpl_core::interp::{Error, Value, run};
 use dpl_core::ir::Function;
 use dpl_core::pipeline::{Compiled, compile};
 use dpl_core::text::{parse_named, print};
+use dpl_testkit::SplitMix64;
 use proptest::prelude::*;
 
 // ---------------------------------------------------------------------------------------
@@ -1183,26 +1184,13 @@ fn two_violations_are_an_error_at_every_level() {
 // ---------------------------------------------------------------------------------------
 // Random programs
 
-/// A small deterministic random number generator (xorshift64*), so that one proptest
-/// seed determines a whole program.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 33) as usize % n
-    }
-}
-
 /// A random Prim-level program over `x, y: [i64]` (same length) and `idx: [usize]` (same
 /// length, indices in range): a chain of stages, each reading earlier sequences (often
 /// more than once, sometimes from inside nested lambdas), ending in
 /// `(last sequence, sum of one, count of another)`. It exercises every fusion decision:
 /// single and multiple reads, reads one and two loops deep, reads in `if` branches.
 fn random_program(seed: u64) -> String {
-    let mut rng = Rng(seed | 1);
+    let mut rng = SplitMix64::new(seed);
     // Sequences defined so far: (name, length class). Class 0 is the length of x, y, idx.
     let mut seqs: Vec<(String, usize)> = vec![("x".into(), 0), ("y".into(), 0)];
     let mut classes = 1;

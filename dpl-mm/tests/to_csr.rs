@@ -12,8 +12,8 @@ fn to_csr_matches_an_accumulation_of_the_triplets() {
     let (rows, cols) = (17, 11);
     let entries: Vec<(usize, usize, f64)> = (0..200)
         .map(|_| {
-            let r = rng.below(rows as u64) as usize;
-            let c = rng.below(cols as u64) as usize;
+            let r = rng.below(rows);
+            let c = rng.below(cols);
             // Small integers: sums are exact whatever the order.
             (r, c, rng.below(9) as f64 - 4.0)
         })

@@ -1,5 +1,5 @@
 //! Test data for dpl's tests, benches and examples (not published): [`SplitMix64`], the one
-//! deterministic random generator they all draw from, and [`sparse`], generated sparse
+//! deterministic random generator they all draw from (and [`mix`], its output function), and [`sparse`], generated sparse
 //! matrices and SpMV inputs. Everything here is a function of its seed, so the same data is
 //! generated on every run and every machine.
 #![deny(missing_docs)]
@@ -7,4 +7,4 @@
 mod rng;
 pub mod sparse;
 
-pub use rng::SplitMix64;
+pub use rng::{SplitMix64, mix};

@@ -54,7 +54,7 @@ pub fn power_law(rows: usize, cols: usize, min_row_len: usize, alpha: f64, seed:
     let mut rng = SplitMix64::new(seed);
     let mut lengths = SplitMix64::new(seed ^ 0x9e37_79b9_7f4a_7c15);
     generate(rows, cols, &mut rng, |_| {
-        let u = 1.0 - lengths.next_f64(); // (0, 1]
+        let u = 1.0 - lengths.f64(); // (0, 1]
         let len = min_row_len as f64 / u.powf(1.0 / alpha);
         if len >= cols as f64 {
             cols
@@ -82,7 +82,7 @@ fn generate(
     for r in 0..rows {
         let k = row_len(r).min(cols);
         col_indices.extend(distinct_sorted(rng, k, cols).into_iter().map(|c| c as u32));
-        values.extend((0..k).map(|_| 2.0 * rng.next_f64() - 1.0));
+        values.extend((0..k).map(|_| 2.0 * rng.f64() - 1.0));
         row_offsets.push(col_indices.len());
     }
     parts(cols, row_offsets, col_indices, values)
@@ -146,7 +146,7 @@ fn distinct_sorted(rng: &mut SplitMix64, k: usize, n: usize) -> Vec<usize> {
     }
     let mut chosen = BTreeSet::new();
     for j in n - k..n {
-        let t = rng.below(j as u64 + 1) as usize;
+        let t = rng.below(j + 1);
         if !chosen.insert(t) {
             chosen.insert(j);
         }
@@ -164,7 +164,7 @@ fn distinct_sorted(rng: &mut SplitMix64, k: usize, n: usize) -> Vec<usize> {
 /// ```
 pub fn random_vector(len: usize, seed: u64) -> Vec<f64> {
     let mut rng = SplitMix64::new(seed);
-    (0..len).map(|_| 2.0 * rng.next_f64() - 1.0).collect()
+    (0..len).map(|_| 2.0 * rng.f64() - 1.0).collect()
 }
 
 #[cfg(test)]

@@ -235,9 +235,7 @@ pub fn one_long_row(short_rows: usize, long_len: usize) -> Csr {
     }
     cols.extend((0..long_len).map(|c| c as u32));
     offsets.push(cols.len());
-    let vals = (0..cols.len())
-        .map(|_| 2.0 * rng.next_f64() - 1.0)
-        .collect();
+    let vals = (0..cols.len()).map(|_| 2.0 * rng.f64() - 1.0).collect();
     Csr::from_parts(ncols, offsets, cols, vals).expect("valid by construction")
 }
 
