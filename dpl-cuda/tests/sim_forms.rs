@@ -488,7 +488,8 @@ fn per_row_tuples_holding_sequences_chosen_by_an_if() {
             vec![x, i64s(r, d, -5, 5)]
         },
     );
-    // Short rows fail with an empty captured sequence (d = 0), long rows with no positive
-    // element; d = 3 with only short or mostly positive rows passes.
-    assert!(errors > 0 && errors < 5, "{errors}");
+    // Short rows fail with an empty captured sequence (d = 0: at n = 7, 33 and 300 some row
+    // is short), long rows with no positive element (rare: only rows drawn from -9..9);
+    // n = 0 never fails, d = 3 with only short or mostly positive rows passes.
+    assert!((3..10).contains(&errors), "{errors}");
 }
