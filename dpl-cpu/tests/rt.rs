@@ -5,7 +5,7 @@
 
 use dpl_core::run::{Error, Location};
 use dpl_cpu::rt;
-use dpl_testkit::mix;
+use dpl_testkit::{in_pools, mix};
 use proptest::prelude::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -34,17 +34,6 @@ fn sizes() -> Vec<usize> {
         3 * g + 17,
         (1 << 20) + 5,
     ]
-}
-
-/// Runs `check` in pools of 1, 2, 3 and 5 threads (chunking depends on the thread count).
-fn in_pools(check: impl Fn() + Sync) {
-    for threads in [1, 2, 3, 5] {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap()
-            .install(&check);
-    }
 }
 
 fn data_u32(n: usize, seed: u64) -> Vec<u32> {

@@ -88,6 +88,18 @@ pub fn each_size(place: Place, sizes: &[usize], mut body: impl FnMut(usize, &mut
     }
 }
 
+/// A rayon pool with an odd number of threads, so that the CPU place's chunking differs
+/// from the one the default pool of the test machine gives.
+pub fn odd_pool() -> &'static rayon::ThreadPool {
+    static POOL: std::sync::OnceLock<rayon::ThreadPool> = std::sync::OnceLock::new();
+    POOL.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(7)
+            .build()
+            .unwrap()
+    })
+}
+
 /// The deterministic generator of the inputs (the same on every run and machine).
 pub use dpl_testkit::SplitMix64 as Rng;
 

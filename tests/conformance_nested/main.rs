@@ -67,16 +67,6 @@ fn per_row<T, R>(rows: &[Vec<T>], f: impl FnMut(&[T]) -> R) -> Vec<R> {
     slices(rows).map(f).collect()
 }
 
-/// Asserts that every row's float sum is within reassociation of the oracle.
-#[track_caller]
-fn assert_row_sums<T: Float>(got: &[T], terms: &[Vec<T>], what: &str) {
-    assert_eq!(got.len(), terms.len(), "{what}: number of rows");
-    for (i, (g, r)) in got.iter().zip(terms).enumerate() {
-        let (s, m) = f64_sum(r.iter().copied());
-        assert_reduced(*g, s, m, r.len(), &format!("{what}: row {i}"));
-    }
-}
-
 fn wrapping_sum_i64(r: &[i64]) -> i64 {
     r.iter().fold(0i64, |a, &b| a.wrapping_add(b))
 }

@@ -517,7 +517,7 @@ mod tests {
     //! parallel and most-significant-byte-first paths, in pools of several sizes.
 
     use super::*;
-    use dpl_testkit::mix;
+    use dpl_testkit::{in_pools, mix};
     use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 
     /// Method sizes that send small inputs through every path.
@@ -531,17 +531,6 @@ mod tests {
         vec![
             0, 1, 2, 3, 15, 16, 17, 63, 64, 65, 100, 255, 256, 257, 1000, 1023, 4097,
         ]
-    }
-
-    /// Runs `check` in rayon pools of 1, 2, 3 and 5 threads.
-    fn in_pools(check: impl Fn() + Sync) {
-        for threads in [1, 2, 3, 5] {
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .unwrap()
-                .install(&check);
-        }
     }
 
     /// Sorts `(keys[i], i)` by key with [`sort_bytes`] under `t`, and checks the order of
