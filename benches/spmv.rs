@@ -40,7 +40,7 @@ mod plain;
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use dpl::mm::Csr;
+use dpl::mm::{Csr, CsrExt};
 use plain::CsrF32;
 
 /// One SpMV call, its inputs captured.

@@ -24,6 +24,7 @@ mod data;
 pub use data::{Matrix, MatrixRows, Nested, RowView, RowViewIter, Rows, Seq};
 #[doc(hidden)]
 pub mod gpu;
+#[cfg(feature = "mm")]
 pub mod mm;
 mod place;
 
@@ -36,6 +37,8 @@ pub use place::{available_places, current_place, default_place, with_place};
 
 /// Everything a `#[parallel]` user needs: `use dpl::prelude::*;`.
 pub mod prelude {
+    #[cfg(feature = "mm")]
+    pub use crate::mm::CsrExt as _;
     pub use crate::{Error, Matrix, Nested, Place, Seq, parallel, with_place};
 }
 

@@ -401,7 +401,7 @@ fn ragged_map_in_map_writes_rows_in_place() {
 #[test]
 fn fused_programs_compute_the_right_thing() {
     // The structures above are not bought with wrong answers (the suites in
-    // conformance_nested.rs test these shapes of program thoroughly).
+    // tests/conformance_nested/ test these shapes of program thoroughly).
     let rows: Vec<Vec<i64>> = (0..40)
         .map(|k| (0..k % 7).map(|v| v * 3 - k).collect())
         .collect();

@@ -22,6 +22,7 @@ pub mod phases;
 pub mod pipeline;
 pub mod ranges;
 pub mod run;
+pub mod schedule;
 pub mod text;
 pub mod typeck;
 pub mod verify;

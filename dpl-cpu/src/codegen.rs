@@ -63,26 +63,6 @@ enum Rep {
     Tuple(Vec<Rep>),
 }
 
-/// Which loops of a function run in parallel (the `inner` schedule of SPEC.md).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum InnerSchedule {
-    /// Nested levels run sequentially inside each element of the outer level.
-    Sequential,
-    /// Nested levels are parallel too (rayon tasks, sequential below the grain size).
-    Parallel,
-}
-
-/// What the generated function body must produce.
-#[derive(Clone, Debug, PartialEq)]
-pub enum RetRepr {
-    /// A scalar.
-    Scalar,
-    /// A `Vec<E>`.
-    Vec,
-    /// A tuple of the given parts.
-    Tuple(Vec<RetRepr>),
-}
-
 /// Everything the generator needs to know about one function.
 pub struct FnInput<'a> {
     /// The function (Soac level, typed).
@@ -1560,27 +1540,8 @@ impl Gen<'_> {
 /// If `p` is `map(n, |i| m[i].k)` (a projection of `unzip`), the component `k`.
 fn projection(p: &Stmt, m: VarId, n: VarId) -> Option<usize> {
     let Expr::Soac(s) = &p.expr else { return None };
-    if s.kind != SoacKind::Map || s.len != n || s.elem.params.len() != 1 {
-        return None;
-    }
-    let [read, field] = &s.elem.body.stmts[..] else {
-        return None;
-    };
-    match (&read.expr, &field.expr) {
-        (
-            Expr::Index {
-                seq,
-                index,
-                checked: None,
-            },
-            Expr::Field(t, k),
-        ) if *seq == m
-            && *index == s.elem.params[0]
-            && *t == read.var
-            && s.elem.body.result == field.var =>
-        {
-            Some(*k as usize)
-        }
+    match s.projection() {
+        Some((seq, k)) if seq == m && s.len == n => Some(k as usize),
         _ => None,
     }
 }

@@ -5,6 +5,7 @@
 
 use dpl_core::run::{Error, Location};
 use dpl_cpu::rt;
+use dpl_testkit::{in_pools, mix};
 use proptest::prelude::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -33,25 +34,6 @@ fn sizes() -> Vec<usize> {
         3 * g + 17,
         (1 << 20) + 5,
     ]
-}
-
-/// Runs `check` in pools of 1, 2, 3 and 5 threads (chunking depends on the thread count).
-fn in_pools(check: impl Fn() + Sync) {
-    for threads in [1, 2, 3, 5] {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap()
-            .install(&check);
-    }
-}
-
-/// A deterministic pseudo-random 64-bit value for `i` (splitmix64).
-fn mix(i: u64) -> u64 {
-    let mut z = i.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
 }
 
 fn data_u32(n: usize, seed: u64) -> Vec<u32> {

@@ -42,6 +42,8 @@ pub mod runtime;
 
 #[cfg(feature = "codegen")]
 pub use codegen::scan_items;
+#[cfg(feature = "codegen")]
+pub use dpl_core::schedule::Inner;
 #[cfg(feature = "cuda")]
 pub use driver::cuda;
 #[cfg(feature = "sim")]
@@ -137,22 +139,6 @@ pub struct KernelBlock {
 #[cfg(feature = "codegen")]
 /// The module header of every generated PTX text.
 pub const PTX_HEADER: &str = ".version 7.0\n.target sm_70\n.address_size 64\n";
-
-#[cfg(feature = "codegen")]
-/// How nesting levels below the outermost are scheduled (`#[parallel(inner = ...)]`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Inner {
-    /// Inner levels run as sequential loops in the thread of their outer element
-    /// (Copperhead's default).
-    #[default]
-    Seq,
-    /// Each outer element gets a thread block; its inner level runs across the block.
-    Block,
-    /// Each outer element gets a warp; its inner level runs across the warp's lanes.
-    Warp,
-    /// Chosen at run time from the data's shape.
-    Auto,
-}
 
 #[cfg(feature = "codegen")]
 /// The device-wide scan algorithm (`scan`, `exclusive_scan`; [`Options::scan`]).
