@@ -43,6 +43,39 @@ where
     }
 }
 
+/// The number of indices `i` in `0..len` with `f(i)`: `count`, `sum(map(|x| (p(x)) as u64))`.
+///
+/// A `reduce` of `f(i) as usize` would sum 64-bit lanes, and the comparisons that usually
+/// make `f` (one 32-bit lane per `f32` or `i32`) would be widened element by element to fill
+/// them; here the ranges are summed in `u32` lanes ([`fold_range`], as many lanes as a 32-bit
+/// `reduce`) and only each range's total is widened. A range holds fewer than 2^32
+/// elements, so its lanes cannot overflow.
+pub fn count<F>(len: usize, f: F) -> usize
+where
+    F: Fn(usize) -> bool + Sync,
+{
+    let count_range = |start: usize, end: usize| {
+        let mut total = 0;
+        let mut s = start;
+        while s < end {
+            let e = end.min(s + u32::MAX as usize);
+            total += fold_range(s, e, &|i| u32::from(f(i)), &u32::wrapping_add) as usize;
+            s = e;
+        }
+        total
+    };
+    if len < super::GRAIN {
+        count_range(0, len)
+    } else {
+        let chunk = par::chunk_len(len, super::GRAIN / 4);
+        (0..len.div_ceil(chunk))
+            .into_par_iter()
+            .with_max_len(1)
+            .map(|c| count_range(c * chunk, ((c + 1) * chunk).min(len)))
+            .sum()
+    }
+}
+
 /// `f(start) op ... op f(end - 1)` in unspecified order; `start < end`.
 ///
 /// Picks the number of lanes from the size of `T` (a constant, so only one arm survives
