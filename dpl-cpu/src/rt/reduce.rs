@@ -54,26 +54,30 @@ pub fn count<F>(len: usize, f: F) -> usize
 where
     F: Fn(usize) -> bool + Sync,
 {
-    let count_range = |start: usize, end: usize| {
-        let mut total = 0;
-        let mut s = start;
-        while s < end {
-            let e = end.min(s + u32::MAX as usize);
-            total += fold_range(s, e, &|i| u32::from(f(i)), &u32::wrapping_add) as usize;
-            s = e;
-        }
-        total
-    };
+    const MAX_RANGE: usize = u32::MAX as usize;
     if len < super::GRAIN {
-        count_range(0, len)
+        count_range(0, len, &f, MAX_RANGE)
     } else {
         let chunk = par::chunk_len(len, super::GRAIN / 4);
         (0..len.div_ceil(chunk))
             .into_par_iter()
             .with_max_len(1)
-            .map(|c| count_range(c * chunk, ((c + 1) * chunk).min(len)))
+            .map(|c| count_range(c * chunk, ((c + 1) * chunk).min(len), &f, MAX_RANGE))
             .sum()
     }
+}
+
+/// The number of `i` in `start..end` with `f(i)`, summed in `u32` lanes over ranges of at
+/// most `max_range` (`< 2^32`) elements.
+fn count_range<F: Fn(usize) -> bool>(start: usize, end: usize, f: &F, max_range: usize) -> usize {
+    let mut total = 0;
+    let mut s = start;
+    while s < end {
+        let e = end.min(s + max_range);
+        total += fold_range(s, e, &|i| u32::from(f(i)), &u32::wrapping_add) as usize;
+        s = e;
+    }
+    total
 }
 
 /// `f(start) op ... op f(end - 1)` in unspecified order; `start < end`.
@@ -184,4 +188,21 @@ where
         r = op(r, f(i));
     }
     r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::count_range;
+
+    /// The ranges summed in `u32` lanes are cut at `max_range` elements (2^32 - 1 in
+    /// `count`, too many to test; the cut is the same with a small one).
+    #[test]
+    fn count_cuts_ranges_for_its_lanes() {
+        for (start, end) in [(0, 1000), (5, 6), (3, 3), (17, 5000)] {
+            let want = (start..end).filter(|i| i % 3 == 0).count();
+            for max_range in [1, 7, 64, 1 << 20] {
+                assert_eq!(count_range(start, end, &|i| i % 3 == 0, max_range), want);
+            }
+        }
+    }
 }
