@@ -16,8 +16,9 @@
 //! assert_eq!(saxpy(2.0, &[1.0, 2.0], &[10.0, 20.0]), vec![12.0, 24.0]);
 //! ```
 //!
-//! See the repository's SPEC.md-derived documentation in the README for the language, the
-//! primitives and the places.
+//! The [`prelude`] lists the primitives with their contracts; the repository's README
+//! describes the language, the places and the data types, and `ARCHITECTURE.md` how the
+//! compiler is built.
 #![deny(missing_docs)]
 
 mod data;

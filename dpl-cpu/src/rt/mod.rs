@@ -13,7 +13,7 @@
 //!
 //! The machine this was tuned on has 2 cores, a ~7 us cost for any rayon call made from
 //! outside the pool, and a memory system that one core cannot saturate. The shapes that
-//! reach its bandwidth (measured, see `BENCHMARKS.md` and `DESIGN.md`) are:
+//! reach its bandwidth (measured, see `BENCHMARKS.md` and `benches/notes.md`) are:
 //!
 //! * **reduce** ([`reduce`]): per task, an array of `L` independent accumulators over
 //!   blocks of `L` consecutive elements (`L` = 32 four-byte or 16 eight-byte lanes), seeded
