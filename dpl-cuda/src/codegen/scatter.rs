@@ -2,6 +2,8 @@
 //! `scatter_reduce` combines with one `red.global` per leaf, a compare-and-swap loop or a
 //! lock per destination element ([`combine_scheme`]).
 
+use dpl_core::ops::LeafOp;
+
 use super::*;
 
 impl<'f> Gen<'f> {
@@ -359,125 +361,22 @@ fn combine_scheme(op: &Lambda, ty: &Type, ls: &[Scalar]) -> Combine {
     }
 }
 
-/// What a variable of a `scatter_reduce` operator is, for [`leafwise_ops`].
-#[derive(Clone)]
-enum OpNode {
-    /// Part of operand `p` (0 or 1) of type `ty`, whose first leaf is leaf `at`.
-    Part { p: usize, at: usize, ty: Type },
-    /// `op(a.leaf, b.leaf)` of the two operands' leaf `at`.
-    Leaf { op: AtomOp, at: usize },
-    /// A tuple of other nodes.
-    Tup(Vec<OpNode>),
-}
-
-/// When `op` combines its operands component-wise, leaf `j` of the result being
-/// `op_j(a.j, b.j)` for `add`, `&`, `|`, `^`, `min` or `max` (either operand order), the
-/// operation of each leaf.
+/// When `op` combines its operands leaf by leaf ([`dpl_core::ops::leafwise`]) with
+/// operations that have an atomic form (`add`, `&`, `|`, `^`, `min`, `max`; not `*`), the
+/// atomic operation of each leaf.
 fn leafwise_ops(op: &Lambda, ty: &Type) -> Option<Vec<AtomOp>> {
-    let [p, q] = op.params.as_slice() else {
-        return None;
-    };
-    let mut nodes: HashMap<VarId, OpNode> = HashMap::new();
-    nodes.insert(
-        *p,
-        OpNode::Part {
-            p: 0,
-            at: 0,
-            ty: ty.clone(),
-        },
-    );
-    nodes.insert(
-        *q,
-        OpNode::Part {
-            p: 1,
-            at: 0,
-            ty: ty.clone(),
-        },
-    );
-    let scalar_part = |n: Option<&OpNode>| match n {
-        Some(OpNode::Part {
-            p,
-            at,
-            ty: Type::Scalar(_),
-        }) => Some((*p, *at)),
-        _ => None,
-    };
-    for st in &op.body.stmts {
-        let node = match &st.expr {
-            Expr::Var(x) => nodes.get(x)?.clone(),
-            Expr::Field(x, n) => match nodes.get(x)? {
-                OpNode::Part {
-                    p,
-                    at,
-                    ty: Type::Tuple(ts),
-                } => {
-                    let before: usize = ts
-                        .iter()
-                        .take(*n as usize)
-                        .map(|t| leaves(t).map(|l| l.len()))
-                        .sum::<R<usize>>()
-                        .ok()?;
-                    OpNode::Part {
-                        p: *p,
-                        at: at + before,
-                        ty: ts.get(*n as usize)?.clone(),
-                    }
-                }
-                OpNode::Tup(xs) => xs.get(*n as usize)?.clone(),
-                _ => return None,
-            },
-            Expr::Tuple(xs) => OpNode::Tup(
-                xs.iter()
-                    .map(|x| nodes.get(x).cloned())
-                    .collect::<Option<_>>()?,
-            ),
-            e => {
-                let (leaf_op, a, b) = match e {
-                    Expr::Binary(bop, a, b) => (
-                        match bop {
-                            BinOp::Add => AtomOp::Add,
-                            BinOp::BitAnd => AtomOp::And,
-                            BinOp::BitOr => AtomOp::Or,
-                            BinOp::BitXor => AtomOp::Xor,
-                            _ => return None,
-                        },
-                        *a,
-                        *b,
-                    ),
-                    Expr::Math(m @ (MathFn::Min | MathFn::Max), xs) if xs.len() == 2 => {
-                        let op = if *m == MathFn::Min {
-                            AtomOp::Min
-                        } else {
-                            AtomOp::Max
-                        };
-                        (op, xs[0], xs[1])
-                    }
-                    _ => return None,
-                };
-                let (pa, la) = scalar_part(nodes.get(&a))?;
-                let (pb, lb) = scalar_part(nodes.get(&b))?;
-                if pa == pb || la != lb {
-                    return None;
-                }
-                OpNode::Leaf {
-                    op: leaf_op,
-                    at: la,
-                }
-            }
-        };
-        nodes.insert(st.var, node);
-    }
-    let mut ops = Vec::new();
-    fn collect(n: &OpNode, ops: &mut Vec<AtomOp>) -> Option<()> {
-        match n {
-            OpNode::Leaf { op, at } if *at == ops.len() => ops.push(*op),
-            OpNode::Tup(xs) => xs.iter().try_for_each(|x| collect(x, ops))?,
-            _ => return None,
-        }
-        Some(())
-    }
-    collect(nodes.get(&op.body.result)?, &mut ops)?;
-    (leaves(ty).ok()?.len() == ops.len()).then_some(ops)
+    dpl_core::ops::leafwise(op, ty)?
+        .into_iter()
+        .map(|o| match o {
+            LeafOp::Add => Some(AtomOp::Add),
+            LeafOp::Min => Some(AtomOp::Min),
+            LeafOp::Max => Some(AtomOp::Max),
+            LeafOp::And => Some(AtomOp::And),
+            LeafOp::Or => Some(AtomOp::Or),
+            LeafOp::Xor => Some(AtomOp::Xor),
+            LeafOp::Mul => None,
+        })
+        .collect()
 }
 
 /// The `red.global` operation and type doing `op` on one leaf of type `ty` in memory, if
