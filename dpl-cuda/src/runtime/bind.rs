@@ -13,6 +13,8 @@ use crate::driver::Driver;
 use crate::layout::size_of;
 
 impl<D: Driver> Exec<'_, D> {
+    /// Allocates the error record and binds the plan's parameters to the arguments
+    /// (uploading host columns, viewing device-resident ones).
     pub(super) fn start(&mut self, args: Vec<Input>) -> Result<(), Error> {
         self.err = self.alloc(32)?;
         let params = self.program.plan.params.clone();
@@ -251,8 +253,8 @@ impl<D: Driver> Exec<'_, D> {
         })
     }
 
-    /// Reads `n` `u64`s at `addr`.
-    /// The total number of elements and the longest row of `len` rows whose offsets are
+    /// The result with its flat sequences left on the device, in buffers the caller will
+    /// own: buffers allocated by this run are handed over (no longer freed at the end),
     /// any other (an argument's, or one already handed over) is copied first.
     pub(super) fn take_output(&mut self, r: &Rt) -> Result<Output, Error> {
         Ok(match r {
@@ -322,6 +324,7 @@ impl<D: Driver> Exec<'_, D> {
         })
     }
 
+    /// The result read back to the host as an interpreter value.
     pub(super) fn to_value(&self, r: &Rt) -> Result<Value, Error> {
         Ok(match r {
             Rt::Val(v) => v.clone(),

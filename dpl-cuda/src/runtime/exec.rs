@@ -159,16 +159,20 @@ pub(super) struct Exec<'a, D: Driver> {
 }
 
 impl<D: Driver> Exec<'_, D> {
+    /// The user's source location of span `span` of the plan.
     pub(super) fn at(&self, span: u32) -> Location {
         (self.locate)(span)
     }
 
+    /// A zeroed device allocation of `bytes` (at least one), freed when the run ends
+    /// unless it is handed over in the result.
     pub(super) fn alloc(&mut self, bytes: usize) -> Result<u64, Error> {
         let a = self.driver.alloc_zeroed(bytes.max(1)).map_err(dev)?;
         self.allocs.push(a);
         Ok(a)
     }
 
+    /// Binds plan variable `v`.
     pub(super) fn set(&mut self, v: u32, x: Rt) {
         let i = v as usize;
         if self.env.len() <= i {
@@ -177,6 +181,7 @@ impl<D: Driver> Exec<'_, D> {
         self.env[i] = Some(x);
     }
 
+    /// What plan variable `v` is bound to.
     pub(super) fn get(&self, v: u32) -> Result<&Rt, Error> {
         self.env
             .get(v as usize)
@@ -184,6 +189,7 @@ impl<D: Driver> Exec<'_, D> {
             .ok_or_else(|| internal(format!("%{v} undefined")))
     }
 
+    /// The part of variable `v` at tuple `path`.
     pub(super) fn path(&self, v: u32, path: &[u32]) -> Result<Rt, Error> {
         let mut cur = self.get(v)?.clone();
         for &p in path {
@@ -197,6 +203,7 @@ impl<D: Driver> Exec<'_, D> {
         Ok(cur)
     }
 
+    /// Variable `v` as a host value (an error if it lives on the device).
     pub(super) fn value(&self, v: u32) -> Result<Value, Error> {
         match self.get(v)? {
             Rt::Val(x) => Ok(x.clone()),
@@ -204,7 +211,7 @@ impl<D: Driver> Exec<'_, D> {
         }
     }
 
-    /// Uploads the arguments.
+    /// The total number of elements and the longest row of `len` rows whose offsets are
     /// at `offs` (known from the upload, or read back).
     pub(super) fn row_shape(&self, offs: u64, len: usize) -> Result<(usize, usize), Error> {
         if let Some(&(_, t, l)) = self.shapes.iter().find(|s| s.0 == offs) {
@@ -220,6 +227,7 @@ impl<D: Driver> Exec<'_, D> {
         Ok((total, longest))
     }
 
+    /// Reads `n` `u64`s at `addr`.
     pub(super) fn read_u64s(&self, addr: u64, n: usize) -> Result<Vec<u64>, Error> {
         let mut bytes = vec![0u8; n * 8];
         if n > 0 {
@@ -327,6 +335,7 @@ impl<D: Driver> Exec<'_, D> {
         })
     }
 
+    /// The device address of buffer `b`: a temporary, a leaf of a sequence or its offsets.
     pub(super) fn buf(&self, b: &Buf) -> Result<u64, Error> {
         match b {
             Buf::Temp(t) => match self.temps.get(*t as usize) {
@@ -351,6 +360,7 @@ impl<D: Driver> Exec<'_, D> {
         }
     }
 
+    /// Runs the plan's steps in order.
     pub(super) fn steps(&mut self, steps: &[Step]) -> Result<(), Error> {
         for s in steps {
             self.step(s)?;

@@ -10,6 +10,7 @@ use super::exec::{Exec, Rt};
 use crate::driver::Driver;
 use crate::plan::*;
 
+/// An integer host value as `u64` (wrapping, as the device reads it).
 pub(super) fn as_u64(v: &Value) -> Result<u64, Error> {
     Ok(match *v {
         Value::Usize(x) => x as u64,
@@ -21,6 +22,7 @@ pub(super) fn as_u64(v: &Value) -> Result<u64, Error> {
     })
 }
 
+/// An integer host value as `i128` (exact, for bounds checks of signed indices).
 pub(super) fn as_i128(v: &Value) -> Result<i128, Error> {
     Ok(match *v {
         Value::Usize(x) => x as i128,
@@ -33,6 +35,8 @@ pub(super) fn as_i128(v: &Value) -> Result<i128, Error> {
 }
 
 impl<D: Driver> Exec<'_, D> {
+    /// Checks a host assertion of the plan (equal lengths, bounds, ...), the error at
+    /// `span` when it fails.
     pub(super) fn assert(&self, check: &HostAssert, span: u32) -> Result<(), Error> {
         let at = self.at(span);
         match check {
@@ -86,6 +90,7 @@ impl<D: Driver> Exec<'_, D> {
         Ok(())
     }
 
+    /// Evaluates a host expression of type `ty` (scalar statements, lengths).
     pub(super) fn host(&mut self, ty: &Type, expr: &HostExpr, span: u32) -> Result<Rt, Error> {
         Ok(match expr {
             HostExpr::Var(v) => self.get(*v)?.clone(),

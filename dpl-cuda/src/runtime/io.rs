@@ -50,6 +50,7 @@ pub enum Columns {
 }
 
 impl Columns {
+    /// The element type.
     pub(super) fn elem(&self) -> &Type {
         match self {
             Columns::Host(c) => &c.elem,
@@ -57,6 +58,7 @@ impl Columns {
         }
     }
 
+    /// The number of elements.
     pub(super) fn len(&self) -> usize {
         match self {
             Columns::Host(c) => c.len,
