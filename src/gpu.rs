@@ -22,7 +22,7 @@
 //! [`Nested::from_parts`]. Only scalars still go through `Value`s.
 //!
 //! A function the GPU backend cannot compile gets no [`Program`]: a call of it on a GPU
-//! place runs on the CPU instead ([`cpu_instead`]), which says why on standard error once
+//! place runs on the CPU instead ([`cpu_instead`]), which says why (through `log`) once
 //! per function (the reason is also in `dpl::inspect!(f).gpu_not_compiled`).
 
 use dpl_core::interp::Value;
@@ -177,7 +177,8 @@ pub fn call<R: Ret>(program: &Program, place: Place, args: Vec<In>) -> Result<R,
 
 /// Where a call of `name`, a function the GPU backend did not compile (for `reason`), runs
 /// when the current place is `place`: on [`Place::Cpu`] instead of a GPU place (saying why
-/// on standard error, once per function), elsewhere on `place` itself.
+/// through the `log` crate at level `warn`, once per function), elsewhere on `place`
+/// itself.
 pub fn cpu_instead(place: Place, name: &'static str, reason: &'static str) -> Place {
     if !matches!(place, Place::Sim | Place::Gpu(_)) {
         return place;
@@ -186,7 +187,7 @@ pub fn cpu_instead(place: Place, name: &'static str, reason: &'static str) -> Pl
     let mut told = TOLD.lock().unwrap_or_else(|e| e.into_inner());
     if !told.contains(&name) {
         told.push(name);
-        eprintln!("dpl: `{name}` is not compiled for the GPU ({reason}); running it on the CPU");
+        log::warn!("`{name}` is not compiled for the GPU ({reason}); running it on the CPU");
     }
     Place::Cpu
 }

@@ -12,7 +12,8 @@ thread_local! {
 /// `gpu`, `gpu:N`, `sim`); else `Gpu(0)` when the `cuda` feature is on and device 0 is
 /// usable; else [`Place::Cpu`].
 ///
-/// An unparsable `DPL_PLACE` is reported once on standard error and ignored.
+/// An unparsable `DPL_PLACE` is reported once (through the `log` crate, level `warn`) and
+/// ignored.
 pub fn default_place() -> Place {
     static DEFAULT: OnceLock<Place> = OnceLock::new();
     *DEFAULT.get_or_init(|| {
@@ -25,7 +26,7 @@ pub fn default_place() -> Place {
         };
         match std::env::var("DPL_PLACE") {
             Ok(text) => Place::parse(&text).unwrap_or_else(|e| {
-                eprintln!("dpl: ignoring DPL_PLACE: {e}");
+                log::warn!("ignoring DPL_PLACE: {e}");
                 fallback()
             }),
             Err(_) => fallback(),
@@ -35,7 +36,8 @@ pub fn default_place() -> Place {
 
 /// The place a call made now actually runs on: [`current_place`], except that with the
 /// `cuda` feature a `Place::Gpu(n)` whose device cannot be used (no driver library, no
-/// such device) runs on [`Place::Cpu`], saying why on standard error once per device.
+/// such device) runs on [`Place::Cpu`], saying why once per device (through the `log`
+/// crate, level `warn`).
 /// (Without the `cuda` feature, `Place::Gpu` is an error: the backend is not built.)
 pub fn dispatch_place() -> Place {
     match current_place() {
@@ -46,7 +48,7 @@ pub fn dispatch_place() -> Place {
                 let mut told = TOLD.lock().unwrap_or_else(|e| e.into_inner());
                 if !told.contains(&n) {
                     told.push(n);
-                    eprintln!("dpl: Place::Gpu({n}) is not usable ({reason}); running on the CPU");
+                    log::warn!("Place::Gpu({n}) is not usable ({reason}); running on the CPU");
                 }
                 Place::Cpu
             }

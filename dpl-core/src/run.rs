@@ -63,6 +63,15 @@ pub struct Location {
     pub column: u32,
 }
 
+impl std::str::FromStr for Place {
+    type Err = Error;
+
+    /// [`Place::parse`]: `"cpu".parse::<Place>()`.
+    fn from_str(text: &str) -> Result<Place, Error> {
+        Place::parse(text)
+    }
+}
+
 impl fmt::Display for Location {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}:{}:{}", self.file, self.line, self.column)
@@ -166,6 +175,16 @@ mod tests {
         assert!(Place::parse("tpu").is_err());
         for p in [Place::Cpu, Place::Seq, Place::Gpu(2), Place::Sim] {
             assert_eq!(Place::parse(&p.to_string()), Ok(p));
+        }
+    }
+
+    #[test]
+    fn places_parse_from_their_display() {
+        assert_eq!("cpu".parse::<Place>(), Ok(Place::Cpu));
+        assert_eq!("gpu:1".parse::<Place>(), Ok(Place::Gpu(1)));
+        assert!("gpu:".parse::<Place>().is_err());
+        for p in [Place::Cpu, Place::Seq, Place::Gpu(7), Place::Sim] {
+            assert_eq!(p.to_string().parse::<Place>(), Ok(p));
         }
     }
 }
