@@ -59,7 +59,7 @@ fn sizes(block: u32) -> Vec<usize> {
 }
 
 fn i64_vec(r: &mut Rng, n: usize) -> Vec<i64> {
-    (0..n).map(|_| r.range(-1000, 1000)).collect()
+    (0..n).map(|_| r.int_in(-1000..1000)).collect()
 }
 
 fn as_i64s(v: &Value) -> Vec<i64> {
@@ -166,8 +166,8 @@ fn maps_and_reductions_at_every_block_size() {
         let sum = program(source("sum_i64"), Inner::Seq, Some(b));
         for n in sizes(b) {
             let mut r = Rng::new(u64::from(b) * 1000 + n as u64);
-            let x: Vec<f32> = (0..n).map(|_| r.float(100.0) as f32).collect();
-            let y: Vec<f32> = (0..n).map(|_| r.float(100.0) as f32).collect();
+            let x: Vec<f32> = (0..n).map(|_| r.f64_in(-100.0, 100.0) as f32).collect();
+            let y: Vec<f32> = (0..n).map(|_| r.f64_in(-100.0, 100.0) as f32).collect();
             let got = run(
                 &saxpy,
                 driver(),
@@ -228,8 +228,8 @@ fn nested_rows_at_every_block_size() {
                 let mut r = Rng::new(u64::from(b) + rows as u64);
                 let data: Vec<Vec<f32>> = (0..rows)
                     .map(|_| {
-                        let len = r.range(0, 70) as usize;
-                        (0..len).map(|_| r.range(-50, 50) as f32).collect()
+                        let len = r.int_in(0..70) as usize;
+                        (0..len).map(|_| r.int_in(-50..50) as f32).collect()
                     })
                     .collect();
                 let arg = nested(data.iter().map(|row| seq(row.clone())));

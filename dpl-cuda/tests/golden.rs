@@ -66,18 +66,6 @@ const VARIANTS: [Variant; 4] = [
     },
 ];
 
-/// Snapshots left out because the code generator's output for them changes from run to
-/// run: the warp-per-element map collects the rows it prefetches (captured nested
-/// sequences read at the element's index, here two of them) into a `HashSet` and emits
-/// them in its iteration order (`map_warp` in `src/codegen.rs`), so the order of their
-/// loads and parameters varies. Remove these once that order is deterministic, then bless.
-const UNSTABLE: [(&str, &str); 4] = [
-    ("row_dots", ".warp"),
-    ("spmv_csr", ".warp"),
-    ("filter_scatter_read", ".warp"),
-    ("row_permute_read", ".warp"),
-];
-
 fn golden_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden")
 }
@@ -123,8 +111,7 @@ fn every_program_matches_its_snapshots() {
     let mut failures = Vec::new();
     let mut checked = 0;
     for p in all() {
-        let stable = |v: &&Variant| !UNSTABLE.contains(&(p.name.as_str(), v.suffix));
-        for v in VARIANTS.iter().filter(|v| (v.applies)(p)).filter(stable) {
+        for v in VARIANTS.iter().filter(|v| (v.applies)(p)) {
             let path = dir
                 .join(p.group)
                 .join(format!("{}{}.ptx", p.name, v.suffix));

@@ -107,7 +107,7 @@ fn sum_map_gather() {
 fn gather_out_of_range_is_the_first_bad_index() {
     let errors = check(source("sum_map_gather"), 0.0, |r, n| {
         let m = n / 2 + 1;
-        let mut idx: Vec<usize> = (0..n).map(|_| (r.next() % m as u64) as usize).collect();
+        let mut idx: Vec<usize> = (0..n).map(|_| (r.u64() % m as u64) as usize).collect();
         // Two bad indices: the earlier one must be reported, whatever the schedule.
         if n > 3 {
             idx[n - 2] = m + 5;
@@ -219,7 +219,7 @@ fn bool_sequences() {
 fn scatter_distinct_indices() {
     check(source("scatter_of_map"), 0.0, |r, n| {
         let d = n + n / 3;
-        let mut p = r.perm(d);
+        let mut p = r.permutation(d);
         p.truncate(n);
         vec![i64s(r, n, -100, 100), usizes(p), i64s(r, d, -100, 100)]
     });
@@ -229,7 +229,7 @@ fn scatter_distinct_indices() {
 fn scatter_out_of_range() {
     let errors = check(source("scatter_of_map"), 0.0, |r, n| {
         let d = n + 2;
-        let mut p = r.perm(d);
+        let mut p = r.permutation(d);
         p.truncate(n);
         if n > 2 {
             p[n - 1] = d + 3;
@@ -254,7 +254,7 @@ fn histogram_i64_atomics() {
 #[test]
 fn histogram_index_out_of_range() {
     let errors = check(source("histogram"), 0.0, |r, n| {
-        let mut idx: Vec<usize> = (0..n).map(|_| (r.next() % 10) as usize).collect();
+        let mut idx: Vec<usize> = (0..n).map(|_| (r.u64() % 10) as usize).collect();
         if n > 0 {
             idx[n / 2] = 10;
         }
@@ -280,7 +280,7 @@ fn scatter_min_i32_and_negative_index() {
         ]
     });
     let errors = check(source("scatter_min_i32"), 0.0, |r, n| {
-        let mut idx: Vec<i64> = (0..n).map(|_| r.range(0, 50)).collect();
+        let mut idx: Vec<i64> = (0..n).map(|_| r.int_in(0..50)).collect();
         if n > 0 {
             idx[n - 1] = -3;
         }
@@ -292,11 +292,11 @@ fn scatter_min_i32_and_negative_index() {
 #[test]
 fn scatter_reduce_with_cas_loops() {
     check(source("scatter_cas"), 0.0, |r, n| {
-        let src = seq((0..n).map(|_| r.next() | 1).collect::<Vec<u64>>());
+        let src = seq((0..n).map(|_| r.u64() | 1).collect::<Vec<u64>>());
         vec![
             src,
             indices(r, n, 20),
-            seq((0..20).map(|_| r.next()).collect::<Vec<u64>>()),
+            seq((0..20).map(|_| r.u64()).collect::<Vec<u64>>()),
             f64s(r, n, 1e3),
             f64s(r, 20, 1e3),
         ]
@@ -306,14 +306,14 @@ fn scatter_reduce_with_cas_loops() {
 #[test]
 fn permute() {
     check(source("permute_of_map"), 0.0, |r, n| {
-        vec![i64s(r, n, -1000, 1000), usizes(r.perm(n))]
+        vec![i64s(r, n, -1000, 1000), usizes(r.permutation(n))]
     });
 }
 
 #[test]
 fn permute_duplicates_and_out_of_range() {
     let errors = check(source("permute_of_map"), 0.0, |r, n| {
-        let mut p = r.perm(n);
+        let mut p = r.permutation(n);
         if n > 4 {
             // The later of the two equal indices is reported.
             p[n - 1] = p[n / 4];
@@ -323,7 +323,7 @@ fn permute_duplicates_and_out_of_range() {
     });
     assert_eq!(errors, 5);
     let errors = check(source("permute_of_map"), 0.0, |r, n| {
-        let mut p = r.perm(n);
+        let mut p = r.permutation(n);
         if n > 4 {
             p[n / 2] = n + 1;
             p[n - 1] = p[0];
@@ -435,23 +435,17 @@ fn gather_of_gather() {
 fn integer_operators_and_divide_by_zero() {
     let gen_ints = |r: &mut Rng, n: usize, zero: bool| {
         let a: Vec<i32> = (0..n)
-            .map(|i| {
-                if i % 7 == 3 {
-                    i32::MIN
-                } else {
-                    r.next() as i32
-                }
-            })
+            .map(|i| if i % 7 == 3 { i32::MIN } else { r.u64() as i32 })
             .collect();
         let b: Vec<i32> = (0..n)
             .map(|i| match i % 5 {
                 0 => -1,
                 1 if zero && i > n / 2 => 0,
-                _ => r.range(-40, 40) as i32 | 1,
+                _ => r.int_in(-40..40) as i32 | 1,
             })
             .collect();
-        let c: Vec<u64> = (0..n).map(|_| r.next()).collect();
-        let d: Vec<u64> = (0..n).map(|_| r.next()).collect();
+        let c: Vec<u64> = (0..n).map(|_| r.u64()).collect();
+        let d: Vec<u64> = (0..n).map(|_| r.u64()).collect();
         vec![seq(a), seq(b), seq(c), seq(d)]
     };
     check(source("int_ops"), 0.0, |r, n| gen_ints(r, n, false));
@@ -480,7 +474,7 @@ fn special_floats(r: &mut Rng, n: usize) -> Vec<f64> {
             if i % 3 == 0 {
                 specials[i / 3 % specials.len()]
             } else {
-                r.float(1e10)
+                r.f64_in(-1e10, 1e10)
             }
         })
         .collect()

@@ -88,9 +88,7 @@ fn check(
 }
 
 fn bools(r: &mut Rng, n: usize, one_in: u64) -> Value {
-    seq((0..n)
-        .map(|_| r.next() % one_in == 0)
-        .collect::<Vec<bool>>())
+    seq((0..n).map(|_| r.u64() % one_in == 0).collect::<Vec<bool>>())
 }
 
 /// Indices into `d` slots; with `d == 1` all equal.
@@ -117,9 +115,9 @@ fn scatter_reduce_of_bools() {
 fn triples(r: &mut Rng, n: usize) -> Value {
     seq((0..n)
         .map(|_| {
-            let a = r.range(i64::MIN, i64::MAX);
-            let b = r.range(0, u32::MAX as i64 + 1) as u32;
-            let c = r.next() % 8 != 0;
+            let a = r.int_in(i64::MIN..i64::MAX);
+            let b = r.int_in(0..u32::MAX as i64 + 1) as u32;
+            let c = r.u64() % 8 != 0;
             Value::Tuple(vec![a.into(), Value::Tuple(vec![b.into(), c.into()])])
         })
         .collect::<Vec<Value>>())
@@ -141,7 +139,7 @@ fn scatter_reduce_of_tuples_component_wise() {
 
 fn sums(r: &mut Rng, n: usize) -> Value {
     seq((0..n)
-        .map(|_| Value::Tuple(vec![r.float(1e3).into(), (r.next() % 100).into()]))
+        .map(|_| Value::Tuple(vec![r.f64_in(-1e3, 1e3).into(), (r.u64() % 100).into()]))
         .collect::<Vec<Value>>())
 }
 
@@ -150,7 +148,7 @@ fn scatter_reduce_of_float_sums_and_counts() {
     // Float atomics add in any order, as on the CPU: compared with a tolerance.
     let ptx_ok = |p: &str| p.contains("red.global.add.f64") && !p.contains("atom.acquire");
     let errors = check(source("sum_and_count"), 1e-10, ptx_ok, |r, n, d| {
-        let mut idx: Vec<i32> = (0..n).map(|_| (r.next() % d as u64) as i32).collect();
+        let mut idx: Vec<i32> = (0..n).map(|_| (r.u64() % d as u64) as i32).collect();
         // A negative index at the end of the larger inputs: out of range.
         if n >= 1000 {
             idx[n - 1] = -2;
@@ -170,9 +168,9 @@ fn scatter_reduce_of_tuples_under_locks() {
     let errors = check(source("argmin_by_slot"), 0.0, ptx_ok, |r, n, d| {
         // Few distinct values, so ties are common.
         let v = (0..n)
-            .map(|i| Value::Tuple(vec![((r.next() % 5) as f64).into(), i.into()]))
+            .map(|i| Value::Tuple(vec![((r.u64() % 5) as f64).into(), i.into()]))
             .collect::<Vec<_>>();
-        let mut idx: Vec<usize> = (0..n).map(|_| (r.next() % d as u64) as usize).collect();
+        let mut idx: Vec<usize> = (0..n).map(|_| (r.u64() % d as u64) as usize).collect();
         if n == 33 {
             idx[7] = d + 3;
             idx[20] = d;
@@ -195,8 +193,8 @@ fn scatter_reduce_of_tuples_with_bools_under_locks() {
             seq((0..n)
                 .map(|_| {
                     Value::Tuple(vec![
-                        (r.next() % 3 != 0).into(),
-                        (r.range(-50, 50) as i32).into(),
+                        (r.u64() % 3 != 0).into(),
+                        (r.int_in(-50..50) as i32).into(),
                     ])
                 })
                 .collect::<Vec<_>>())
@@ -223,7 +221,7 @@ fn per_row_scatter_summed() {
         &[0, 1, 7, 64],
         scratch,
         |r, n, d| {
-            let x = ragged(r, n, 12, |r| Value::I64(r.range(-1000, 1000)));
+            let x = ragged(r, n, 12, |r| Value::I64(r.int_in(-1000..1000)));
             vec![x, i64s(r, d, -5, 5)]
         },
     );
@@ -244,7 +242,7 @@ fn per_row_histogram_read_back() {
             scratch,
             |r, n, _| {
                 vec![
-                    ragged(r, n, 30, |r| Value::U32(r.next() as u32)),
+                    ragged(r, n, 30, |r| Value::U32(r.u64() as u32)),
                     Value::Usize(k),
                 ]
             },
@@ -270,12 +268,12 @@ fn permute_read_at_each_element() {
             let v = (0..d)
                 .map(|i| Value::Tuple(vec![Value::I64(i as i64 * 7 - 3), (i % 3 == 0).into()]))
                 .collect::<Vec<_>>();
-            let mut perm = r.perm(d);
+            let mut perm = r.permutation(d);
             if d == 9 {
                 perm[8] = perm[2];
             }
             let ks = (0..n)
-                .map(|_| (r.next() % d as u64) as usize)
+                .map(|_| (r.u64() % d as u64) as usize)
                 .collect::<Vec<_>>();
             vec![seq(ks), seq(v), seq(perm)]
         },
@@ -294,7 +292,7 @@ fn per_row_sequences_chosen_by_an_if() {
         &[0, 1, 7, 33, 300],
         &[0],
         |_| true,
-        |r, n, _| vec![ragged(r, n, 12, |r| Value::I32(r.range(-9, 9) as i32))],
+        |r, n, _| vec![ragged(r, n, 12, |r| Value::I32(r.int_in(-9..9) as i32))],
     );
     // The chosen sequence (a captured one or a per-row scan) summed, measured and read
     // at 0: an empty choice fails there, as in the interpreter.
@@ -307,7 +305,7 @@ fn per_row_sequences_chosen_by_an_if() {
         |_| true,
         |r, n, d| {
             vec![
-                ragged(r, n, 9, |r| Value::I64(r.range(-99, 99))),
+                ragged(r, n, 9, |r| Value::I64(r.int_in(-99..99))),
                 i64s(r, d, -5, 5),
             ]
         },
@@ -357,7 +355,7 @@ fn per_row_permute_and_scatter_into_the_row_read_again() {
                 let Value::Seq(items) = row else {
                     unreachable!()
                 };
-                r.perm(items.len())
+                r.permutation(items.len())
             })
             .collect()
     };
@@ -370,7 +368,7 @@ fn per_row_permute_and_scatter_into_the_row_read_again() {
         &[0],
         scratch,
         |r, n, _| {
-            let x = ragged(r, n, 30, |r| Value::I64(r.range(-1000, 1000)));
+            let x = ragged(r, n, 30, |r| Value::I64(r.int_in(-1000..1000)));
             let p = perms(r, &x);
             vec![x, as_value(p)]
         },
@@ -388,8 +386,8 @@ fn per_row_permute_and_scatter_into_the_row_read_again() {
                 (0..n)
                     .map(|_| {
                         Value::seq(
-                            (0..r.range(3, 9))
-                                .map(|_| Value::I64(r.range(-9, 9)))
+                            (0..r.int_in(3..9))
+                                .map(|_| Value::I64(r.int_in(-9..9)))
                                 .collect(),
                         )
                     })
@@ -415,15 +413,15 @@ fn per_row_permute_and_scatter_into_the_row_read_again() {
 fn filtered_rows(r: &mut Rng, n: usize, bad: Option<usize>) -> Vec<Value> {
     let (mut rows, mut idx) = (Vec::with_capacity(n), Vec::with_capacity(n));
     for i in 0..n {
-        let len = if r.next() % 5 == 0 { 0 } else { r.range(1, 30) };
-        let hi = if r.next() % 4 == 0 { 1 } else { 10 };
-        let row: Vec<i64> = (0..len).map(|_| r.range(-9, hi)).collect();
+        let len = if r.u64() % 5 == 0 { 0 } else { r.int_in(1..30) };
+        let hi = if r.u64() % 4 == 0 { 1 } else { 10 };
+        let row: Vec<i64> = (0..len).map(|_| r.int_in(-9..hi)).collect();
         let kept = row.iter().filter(|&&v| v > 0).count();
         let mut ix: Vec<usize> = if kept == 0 {
             Vec::new()
         } else {
-            (0..r.range(0, 13))
-                .map(|_| (r.next() % kept as u64) as usize)
+            (0..r.int_in(0..13))
+                .map(|_| (r.u64() % kept as u64) as usize)
                 .collect()
         };
         if bad == Some(i) {
@@ -482,16 +480,17 @@ fn per_row_tuples_holding_sequences_chosen_by_an_if() {
             let x = Value::seq(
                 (0..n)
                     .map(|_| {
-                        let len = r.range(0, 12);
-                        let lo = if r.next() % 8 == 0 { -9 } else { 1 };
-                        Value::seq((0..len).map(|_| Value::I64(r.range(lo, 9))).collect())
+                        let len = r.int_in(0..12);
+                        let lo = if r.u64() % 8 == 0 { -9 } else { 1 };
+                        Value::seq((0..len).map(|_| Value::I64(r.int_in(lo..9))).collect())
                     })
                     .collect(),
             );
             vec![x, i64s(r, d, -5, 5)]
         },
     );
-    // Short rows fail with an empty captured sequence (d = 0), long rows with no positive
-    // element; d = 3 with only short or mostly positive rows passes.
-    assert!(errors > 0 && errors < 5, "{errors}");
+    // Short rows fail with an empty captured sequence (d = 0: at n = 7, 33 and 300 some row
+    // is short), long rows with no positive element (rare: only rows drawn from -9..9);
+    // n = 0 never fails, d = 3 with only short or mostly positive rows passes.
+    assert!((3..10).contains(&errors), "{errors}");
 }

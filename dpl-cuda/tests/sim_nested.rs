@@ -68,16 +68,16 @@ fn matrix(r: &mut Rng, n: usize, width: usize, mut item: impl FnMut(&mut Rng) ->
 }
 
 fn f32v(r: &mut Rng) -> Value {
-    Value::F32(r.float(10.0) as f32)
+    Value::F32(r.f64_in(-10.0, 10.0) as f32)
 }
 fn f64v(r: &mut Rng) -> Value {
-    Value::F64(r.float(10.0))
+    Value::F64(r.f64_in(-10.0, 10.0))
 }
 fn i64v(r: &mut Rng) -> Value {
-    Value::I64(r.range(-1000, 1000))
+    Value::I64(r.int_in(-1000..1000))
 }
 fn i32v(r: &mut Rng) -> Value {
-    Value::I32(r.range(-1000, 1000) as i32)
+    Value::I32(r.int_in(-1000..1000) as i32)
 }
 
 #[test]
@@ -94,7 +94,7 @@ fn row_sums() {
 fn spmv_csr() {
     check(source("spmv_csr"), &SIZES, 1e-4, |r, n| {
         let m = n + 3;
-        let lens: Vec<usize> = (0..n).map(|_| r.range(0, 12) as usize).collect();
+        let lens: Vec<usize> = (0..n).map(|_| r.int_in(0..12) as usize).collect();
         let vals = Value::seq(
             lens.iter()
                 .map(|&l| Value::seq((0..l).map(|_| f32v(r)).collect()))
@@ -105,7 +105,7 @@ fn spmv_csr() {
                 .map(|&l| {
                     Value::seq(
                         (0..l)
-                            .map(|_| Value::U32(r.range(0, m as i64) as u32))
+                            .map(|_| Value::U32(r.int_in(0..m as i64) as u32))
                             .collect(),
                     )
                 })
@@ -118,7 +118,7 @@ fn spmv_csr() {
 #[test]
 fn spmv_csr_bad_column_and_mismatched_rows() {
     let errors = check(source("spmv_csr"), &[7, 33, 300], 1e-4, |r, n| {
-        let lens: Vec<usize> = (0..n).map(|_| r.range(1, 6) as usize).collect();
+        let lens: Vec<usize> = (0..n).map(|_| r.int_in(1..6) as usize).collect();
         let vals = Value::seq(
             lens.iter()
                 .map(|&l| Value::seq((0..l).map(|_| f32v(r)).collect()))
@@ -141,7 +141,7 @@ fn spmv_csr_bad_column_and_mismatched_rows() {
     assert_eq!(errors, 3);
     let errors = check(source("spmv_csr"), &[7, 33], 1e-4, |r, n| {
         let vals = ragged(r, n, 5, f32v);
-        let cols = ragged(r, n, 5, |r| Value::U32(r.range(0, 4) as u32));
+        let cols = ragged(r, n, 5, |r| Value::U32(r.int_in(0..4) as u32));
         vec![vals, cols, f32s(r, 4, 2.0)]
     });
     assert_eq!(errors, 2);
@@ -152,7 +152,7 @@ fn row_min_max_and_empty_rows() {
     check(source("row_min_max"), &[0, 1, 7, 300], 0.0, |r, n| {
         vec![Value::seq(
             (0..n)
-                .map(|_| Value::seq((0..r.range(1, 30)).map(|_| i64v(r)).collect()))
+                .map(|_| Value::seq((0..r.int_in(1..30)).map(|_| i64v(r)).collect()))
                 .collect(),
         )]
     });
@@ -172,7 +172,7 @@ fn row_scans() {
     });
     check(source("row_exclusive_scan"), &SIZES, 0.0, |r, n| {
         vec![
-            ragged(r, n, 40, |r| Value::U32(r.next() as u32)),
+            ragged(r, n, 40, |r| Value::U32(r.u64() as u32)),
             u32s(r, n, 0, 1 << 30),
         ]
     });
@@ -194,7 +194,7 @@ fn row_filters() {
     });
     check(source("gather_kept_indices"), &SIZES, 0.0, |r, n| {
         vec![
-            ragged(r, n, 20, |r| Value::U32(r.range(0, 60) as u32)),
+            ragged(r, n, 20, |r| Value::U32(r.int_in(0..60) as u32)),
             f32s(r, 40, 1.0),
         ]
     });
@@ -212,7 +212,7 @@ fn gathered_and_identical_rows() {
     assert_eq!(errors, 2);
     check(source("identity_nested"), &SIZES, 0.0, |r, n| {
         vec![ragged(r, n, 30, |r| {
-            Value::Tuple(vec![i32v(r), Value::Bool(r.next() % 2 == 0)])
+            Value::Tuple(vec![i32v(r), Value::Bool(r.u64() % 2 == 0)])
         })]
     });
 }
@@ -230,7 +230,7 @@ fn row_index_in_and_out_of_range() {
         vec![
             Value::seq(
                 (0..n)
-                    .map(|_| Value::seq((0..r.range(3, 9)).map(|_| i32v(r)).collect()))
+                    .map(|_| Value::seq((0..r.int_in(3..9)).map(|_| i32v(r)).collect()))
                     .collect(),
             ),
             Value::Usize(2),
@@ -282,7 +282,7 @@ fn random_access_into_row_scans_and_filters() {
         vec![
             Value::seq(
                 (0..n)
-                    .map(|_| Value::seq((0..r.range(4, 20)).map(|_| i64v(r)).collect()))
+                    .map(|_| Value::seq((0..r.int_in(4..20)).map(|_| i64v(r)).collect()))
                     .collect(),
             ),
             Value::Usize(1),
@@ -301,7 +301,7 @@ fn offsets_of_rows() {
 #[test]
 fn per_row_scatter_reduce_scatter_and_permute() {
     check(source("row_histograms"), &SIZES, 0.0, |r, n| {
-        vec![ragged(r, n, 30, |r| Value::U32(r.next() as u32))]
+        vec![ragged(r, n, 30, |r| Value::U32(r.u64() as u32))]
     });
     // Each row permuted by a random permutation of its positions.
     let perms = |r: &mut Rng, x: &Value| -> Value {
@@ -313,7 +313,7 @@ fn per_row_scatter_reduce_scatter_and_permute() {
                         unreachable!()
                     };
                     Value::seq(
-                        r.perm(items.len())
+                        r.permutation(items.len())
                             .into_iter()
                             .map(|p| Value::I64(p as i64))
                             .collect(),
@@ -331,7 +331,7 @@ fn per_row_scatter_reduce_scatter_and_permute() {
     let errors = check(source("row_permute_scatter"), &[7, 33], 0.0, |r, n| {
         let x = Value::seq(
             (0..n)
-                .map(|_| Value::seq((0..r.range(3, 9)).map(|_| i32v(r)).collect()))
+                .map(|_| Value::seq((0..r.int_in(3..9)).map(|_| i32v(r)).collect()))
                 .collect(),
         );
         let Value::Seq(p) = perms(r, &x) else {
@@ -356,7 +356,7 @@ fn per_row_scatter_reduce_scatter_and_permute() {
 #[test]
 fn row_argmax_with_branches_in_the_operator() {
     check(source("row_argmax"), &SIZES, 0.0, |r, n| {
-        vec![ragged(r, n, 40, |r| Value::F32((r.range(-5, 5)) as f32))]
+        vec![ragged(r, n, 40, |r| Value::F32((r.int_in(-5..5)) as f32))]
     });
 }
 
@@ -382,7 +382,7 @@ fn first_failure_in_sequential_order_under_every_schedule() {
     let errors = check(source("two_failures_per_row"), &[1, 7], 0.0, |r, n| {
         let rows = (0..n)
             .map(|i| {
-                let mut row: Vec<i32> = (0..40).map(|_| r.range(1, 10) as i32).collect();
+                let mut row: Vec<i32> = (0..40).map(|_| r.int_in(1..10) as i32).collect();
                 if i == n / 2 {
                     row[2] = 0;
                     row[5] = 999;

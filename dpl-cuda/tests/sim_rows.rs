@@ -39,7 +39,7 @@ const SCHEDULES: [(Inner, Option<u32>); 6] = [
 /// block of a block per row (128) and 256, a mix with many rows, very long rows.
 fn shapes() -> Vec<Vec<usize>> {
     let mut r = Rng::new(7);
-    let many: Vec<usize> = (0..300).map(|_| r.range(0, 40) as usize).collect();
+    let many: Vec<usize> = (0..300).map(|_| r.int_in(0..40) as usize).collect();
     vec![
         vec![],
         vec![0],
@@ -187,7 +187,7 @@ fn scan_rows<T: Clone>(rows: &[Vec<T>], f: impl Fn(&T, &T) -> T) -> Vec<Vec<T>> 
 }
 
 fn nonzero_i32(r: &mut Rng) -> i32 {
-    let v = r.range(-60, 60) as i32;
+    let v = r.int_in(-60..60) as i32;
     if v == 0 { 7 } else { v }
 }
 
@@ -196,7 +196,7 @@ fn elementwise_maps_over_rows() {
     let f = |x: &f32| Value::F32(*x);
     let cs = cases(
         false,
-        |r| r.float(10.0) as f32,
+        |r| r.f64_in(-10.0, 10.0) as f32,
         |rows| vec![nested(rows, f), Value::F32(-1.5)],
         |rows| Some(nested(&map_rows(rows, |v| v * -1.5), f)),
     );
@@ -206,7 +206,7 @@ fn elementwise_maps_over_rows() {
     let i = |x: &i64| Value::I64(*x);
     let mut cs = cases(
         false,
-        |r| r.range(-1 << 40, 1 << 40),
+        |r| r.int_in(-1 << 40..1 << 40),
         |rows| vec![nested(rows, i), nested(&map_rows(rows, |v| v ^ 0x55), i)],
         |rows| {
             let sums = rows
@@ -235,7 +235,7 @@ fn gathers_per_row_and_their_failures() {
     let xv = Value::seq(x.iter().map(|&v| Value::F64(v)).collect());
     let mut cs = cases(
         false,
-        |r| r.range(0, 500) as u32,
+        |r| r.int_in(0..500) as u32,
         |rows| vec![nested(rows, u), xv.clone()],
         |rows| {
             let g = map_rows(rows, |&c| x[c as usize]);
@@ -246,7 +246,7 @@ fn gathers_per_row_and_their_failures() {
     // of a later chunk): the first row's first bad one is reported.
     let mut r = Rng::new(9);
     let rows = rows_of(&[40, 3, 70, 100, 0, 33, 1, 64, 5, 300], &mut r, |r| {
-        r.range(0, 500) as u32
+        r.int_in(0..500) as u32
     });
     for bad in [
         vec![(3, 90), (9, 250), (9, 3)],
@@ -291,7 +291,7 @@ fn reductions_per_element_of_a_row() {
     let i = |x: &i64| Value::I64(*x);
     let cs = cases(
         true,
-        |r| r.range(-1000, 1000),
+        |r| r.int_in(-1000..1000),
         |rows| vec![nested(rows, i)],
         |rows| {
             let out: Vec<Vec<i64>> = rows
@@ -312,7 +312,7 @@ fn reductions_per_element_of_a_row() {
 fn scans_over_rows_keep_their_order() {
     let cs = cases(
         false,
-        |r| (r.range(-3, 4), r.range(-1000, 1000)),
+        |r| (r.int_in(-3..4), r.int_in(-1000..1000)),
         |rows| vec![nested(rows, pair)],
         |rows| {
             let s = scan_rows(rows, |f, g| {
@@ -328,7 +328,7 @@ fn scans_over_rows_keep_their_order() {
 
     let cs = cases(
         false,
-        |r| (r.next() >> 11) as f64 / (1u64 << 53) as f64,
+        |r| (r.u64() >> 11) as f64 / (1u64 << 53) as f64,
         |rows| vec![nested(rows, |v| Value::F64(*v))],
         |rows| Some(nested(&scan_rows(rows, |a, b| a + b), |v| Value::F64(*v))),
     );
@@ -382,7 +382,7 @@ fn filters_over_rows_keep_their_order() {
     let f = |x: &f32| Value::F32(*x);
     let cs = cases(
         false,
-        |r| r.float(1.0) as f32,
+        |r| r.f64_in(-1.0, 1.0) as f32,
         |rows| vec![nested(rows, f)],
         |rows| {
             let kept: Vec<Vec<f32>> = rows
@@ -395,7 +395,7 @@ fn filters_over_rows_keep_their_order() {
     check(source("positives"), 0.0, &cs);
 
     let p = |x: &(i32, bool)| Value::Tuple(vec![Value::I32(x.0), Value::Bool(x.1)]);
-    let item = |r: &mut Rng| (nonzero_i32(r), r.next() % 7 == 0);
+    let item = |r: &mut Rng| (nonzero_i32(r), r.u64() % 7 == 0);
     let mut cs = cases(
         false,
         item,
@@ -430,7 +430,7 @@ fn scans_and_filters_composed() {
     let i = |x: &i64| Value::I64(*x);
     let cs = cases(
         false,
-        |r| r.range(-50, 50),
+        |r| r.int_in(-50..50),
         |rows| vec![nested(rows, i)],
         |rows| {
             let kept: Vec<Vec<i64>> = scan_rows(rows, |a, b| a.wrapping_add(*b))
@@ -444,7 +444,7 @@ fn scans_and_filters_composed() {
 
     let cs = cases(
         false,
-        |r| r.range(-50, 50),
+        |r| r.int_in(-50..50),
         |rows| vec![nested(rows, i)],
         |rows| {
             let odd: Vec<Vec<i64>> = rows
@@ -462,7 +462,7 @@ fn filters_of_rows() {
     let i = |x: &i64| Value::I64(*x);
     let cs = cases(
         false,
-        |r| r.range(-100, 100),
+        |r| r.int_in(-100..100),
         |rows| vec![nested(rows, i)],
         |rows| {
             let kept: Vec<Vec<i64>> = rows
@@ -479,7 +479,7 @@ fn filters_of_rows() {
     let i = |x: &i32| Value::I32(*x);
     let cs = cases(
         false,
-        |r| r.range(-100, 100) as i32,
+        |r| r.int_in(-100..100) as i32,
         |rows| vec![nested(rows, i)],
         |rows| {
             rows.iter().all(|r| r.len() >= 2).then(|| {
@@ -671,7 +671,7 @@ fn a_warp_per_row_reads_and_writes_rows_coalesced() {
     // 24 rows of 3000 `f32`s scaled: a thread per row touches a sector per element and
     // access; a warp per row moves about the ideal.
     let mut r = Rng::new(23);
-    let rows = rows_of(&[3000; 24], &mut r, |r| r.float(1.0) as f32);
+    let rows = rows_of(&[3000; 24], &mut r, |r| r.f64_in(-1.0, 1.0) as f32);
     let args = vec![nested(&rows, |v| Value::F32(*v)), Value::F32(2.0)];
     let c = compiled(source("scale_rows"));
     let compile = |inner| {

@@ -107,7 +107,7 @@ fn f32_matrix(r: &mut Rng, rows: usize, cols: usize) -> Vec<Vec<Value>> {
     (0..rows)
         .map(|_| {
             (0..cols)
-                .map(|_| Value::F32(r.range(-20, 20) as f32))
+                .map(|_| Value::F32(r.int_in(-20..20) as f32))
                 .collect()
         })
         .collect()
@@ -131,7 +131,7 @@ fn row_reductions_and_scans() {
             &Value::F32(1e9),
         );
         let mi: Vec<Vec<Value>> = (0..rows)
-            .map(|_| (0..cols).map(|_| Value::I64(r.range(-9, 9))).collect())
+            .map(|_| (0..cols).map(|_| Value::I64(r.int_in(-9..9))).collect())
             .collect();
         agree(
             source("row_scan"),
@@ -148,7 +148,7 @@ fn row_reductions_and_scans() {
 fn more_programs_over_one_matrix() {
     let int = |r: &mut Rng, rows: usize, cols: usize, wrap: fn(i64) -> Value| {
         (0..rows)
-            .map(|_| (0..cols).map(|_| wrap(r.range(-9, 9))).collect())
+            .map(|_| (0..cols).map(|_| wrap(r.int_in(-9..9))).collect())
             .collect::<Vec<Vec<Value>>>()
     };
     let i32v = |x: i64| Value::I32(x as i32);
@@ -159,7 +159,7 @@ fn more_programs_over_one_matrix() {
         let m64 = int(&mut r, rows, cols, Value::I64);
         let mu = int(&mut r, rows, cols, u32v);
         let mf: Vec<Vec<Value>> = (0..rows)
-            .map(|_| (0..cols).map(|_| Value::F64(r.float(5.0))).collect())
+            .map(|_| (0..cols).map(|_| Value::F64(r.f64_in(-5.0, 5.0))).collect())
             .collect();
         let one = |m: &Vec<Vec<Value>>| vec![(0, m.clone())];
         let k = Value::Usize(cols / 2);
@@ -226,10 +226,10 @@ fn two_matrices_and_a_vector() {
             );
         }
         let a: Vec<Vec<Value>> = (0..rows)
-            .map(|_| (0..cols).map(|_| Value::F64(r.float(3.0))).collect())
+            .map(|_| (0..cols).map(|_| Value::F64(r.f64_in(-3.0, 3.0))).collect())
             .collect();
         let b: Vec<Vec<Value>> = (0..rows)
-            .map(|_| (0..cols).map(|_| Value::F64(r.float(3.0))).collect())
+            .map(|_| (0..cols).map(|_| Value::F64(r.f64_in(-3.0, 3.0))).collect())
             .collect();
         agree(
             source("row_dots"),
@@ -247,7 +247,7 @@ fn rows_read_whole_gathered_returned_and_indexed() {
         let m: Vec<Vec<Value>> = (0..rows)
             .map(|_| {
                 (0..cols)
-                    .map(|_| Value::I32(r.range(-50, 50) as i32))
+                    .map(|_| Value::I32(r.int_in(-50..50) as i32))
                     .collect()
             })
             .collect();

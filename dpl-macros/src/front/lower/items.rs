@@ -91,7 +91,6 @@ impl Lowerer<'_> {
                             Some(repr) => psigs.push(ParamSig {
                                 ident: ident.clone(),
                                 repr,
-                                var,
                             }),
                             None => ok = false,
                         }

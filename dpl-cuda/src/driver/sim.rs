@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use dpl_sim::{Arg, Device, Module, Report};
 
-use crate::exec::{Driver, LaunchArg};
+use super::{Driver, LaunchArg};
 
 /// A [`Driver`] backed by a simulated GPU.
 pub struct SimDriver {

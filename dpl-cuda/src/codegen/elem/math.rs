@@ -39,110 +39,10 @@
 //! `f64` results are within 2 ulp (`exp`, `ln`, `log2`, `sin`, `cos`, `tanh`, `powf`).
 //! `%` is bit-exact for both.
 
-use dpl_core::ir::Scalar;
-
-use crate::ptx::{Kernel, Reg, float_imm};
-
-/// `f64` instruction helpers over a kernel.
-struct M<'k> {
-    k: &'k mut Kernel,
-}
+use super::*;
+use crate::ptx::F64;
 
 const F: Scalar = Scalar::F64;
-
-impl M<'_> {
-    fn c(&mut self, v: f64) -> Reg {
-        let r = self.k.reg(F);
-        self.k.ins(format!("mov.f64 {r}, {}", float_imm(F, v)));
-        r
-    }
-    fn bin(&mut self, op: &str, a: &Reg, b: &Reg) -> Reg {
-        let r = self.k.reg(F);
-        self.k.ins(format!("{op}.f64 {r}, {a}, {b}"));
-        r
-    }
-    fn add(&mut self, a: &Reg, b: &Reg) -> Reg {
-        self.bin("add.rn", a, b)
-    }
-    fn sub(&mut self, a: &Reg, b: &Reg) -> Reg {
-        self.bin("sub.rn", a, b)
-    }
-    fn mul(&mut self, a: &Reg, b: &Reg) -> Reg {
-        self.bin("mul.rn", a, b)
-    }
-    fn div(&mut self, a: &Reg, b: &Reg) -> Reg {
-        self.bin("div.rn", a, b)
-    }
-    fn fma(&mut self, a: &Reg, b: &Reg, c: &Reg) -> Reg {
-        let r = self.k.reg(F);
-        self.k.ins(format!("fma.rn.f64 {r}, {a}, {b}, {c}"));
-        r
-    }
-    fn neg(&mut self, a: &Reg) -> Reg {
-        let r = self.k.reg(F);
-        self.k.ins(format!("neg.f64 {r}, {a}"));
-        r
-    }
-    fn abs(&mut self, a: &Reg) -> Reg {
-        let r = self.k.reg(F);
-        self.k.ins(format!("abs.f64 {r}, {a}"));
-        r
-    }
-    /// `a cmp b` as a predicate.
-    fn cmp(&mut self, cmp: &str, a: &Reg, b: &Reg) -> Reg {
-        let p = self.k.reg(Scalar::Bool);
-        self.k.ins(format!("setp.{cmp}.f64 {p}, {a}, {b}"));
-        p
-    }
-    fn cmpc(&mut self, cmp: &str, a: &Reg, v: f64) -> Reg {
-        let p = self.k.reg(Scalar::Bool);
-        self.k
-            .ins(format!("setp.{cmp}.f64 {p}, {a}, {}", float_imm(F, v)));
-        p
-    }
-    /// `p ? a : b`
-    fn sel(&mut self, p: &Reg, a: &Reg, b: &Reg) -> Reg {
-        let r = self.k.reg(F);
-        self.k.ins(format!("selp.f64 {r}, {a}, {b}, {p}"));
-        r
-    }
-    fn selc(&mut self, p: &Reg, a: f64, b: &Reg) -> Reg {
-        let r = self.k.reg(F);
-        self.k
-            .ins(format!("selp.f64 {r}, {}, {b}, {p}", float_imm(F, a)));
-        r
-    }
-    fn pred(&mut self, op: &str, a: &Reg, b: &Reg) -> Reg {
-        let p = self.k.reg(Scalar::Bool);
-        self.k.ins(format!("{op}.pred {p}, {a}, {b}"));
-        p
-    }
-    fn not(&mut self, a: &Reg) -> Reg {
-        let p = self.k.reg(Scalar::Bool);
-        self.k.ins(format!("not.pred {p}, {a}"));
-        p
-    }
-    /// Horner: `((c[0] z + c[1]) z + ...) z + c[n-1]`.
-    fn horner(&mut self, z: &Reg, cs: &[f64]) -> Reg {
-        let mut acc = self.c(cs[0]);
-        for &cv in &cs[1..] {
-            let c = self.c(cv);
-            acc = self.fma(&acc, z, &c);
-        }
-        acc
-    }
-    /// `2^e` for an `s32` register `e` in `-1022..=1023`.
-    fn pow2(&mut self, e: &Reg) -> Reg {
-        let b = self.k.reg(Scalar::U32);
-        self.k.ins(format!("add.s32 {b}, {e}, 1023"));
-        let w = self.k.reg(Scalar::U64);
-        self.k.ins(format!("cvt.u64.u32 {w}, {b}"));
-        self.k.ins(format!("shl.b64 {w}, {w}, 52"));
-        let r = self.k.reg(F);
-        self.k.ins(format!("mov.b64 {r}, {w}"));
-        r
-    }
-}
 
 /// `1/n!` for `n` in `2..=13`, highest first (for Horner).
 fn exp_coeffs() -> Vec<f64> {
@@ -168,13 +68,13 @@ const INV_LN2_LO: f64 = 2.035_527_374_093_103_3e-17;
 
 /// The reduction `x = k ln2 + r` (`r` corrected by `lo`); returns `(k as s32, r)` with
 /// `k` clamped to `-1100..=1100`.
-fn exp_reduce(m: &mut M<'_>, x: &Reg, lo: Option<&Reg>) -> (Reg, Reg) {
+fn exp_reduce(m: &mut F64<'_>, x: &Reg, lo: Option<&Reg>) -> (Reg, Reg) {
     let il = m.c(std::f64::consts::LOG2_E);
     let t = m.mul(x, &il);
     let kf = m.k.reg(F);
-    m.k.ins(format!("cvt.rni.f64.f64 {kf}, {t}"));
-    m.k.ins(format!("max.f64 {kf}, {kf}, {}", float_imm(F, -1100.0)));
-    m.k.ins(format!("min.f64 {kf}, {kf}, {}", float_imm(F, 1100.0)));
+    m.k.emit(Ins::cvt_rnd(Rnd::Rni, Ty::F64, Ty::F64, &kf, &t));
+    m.k.emit(Ins::max(Ty::F64, &kf, &kf, Src::float(F, -1100.0)));
+    m.k.emit(Ins::min(Ty::F64, &kf, &kf, Src::float(F, 1100.0)));
     let nk = m.neg(&kf);
     let hi = m.c(LN2_HI);
     let lo2 = m.c(LN2_LO);
@@ -184,12 +84,12 @@ fn exp_reduce(m: &mut M<'_>, x: &Reg, lo: Option<&Reg>) -> (Reg, Reg) {
         r = m.add(&r, l);
     }
     let k = m.k.reg(Scalar::I32);
-    m.k.ins(format!("cvt.rni.s32.f64 {k}, {kf}"));
+    m.k.emit(Ins::cvt_rnd(Rnd::Rni, Ty::S32, Ty::F64, &k, &kf));
     (k, r)
 }
 
 /// `exp(r) - 1` for the reduced `r`: `r + r^2 q(r)`.
-fn expm1_poly(m: &mut M<'_>, r: &Reg) -> Reg {
+fn expm1_poly(m: &mut F64<'_>, r: &Reg) -> Reg {
     let q = m.horner(r, &exp_coeffs());
     let r2 = m.mul(r, r);
     m.fma(&q, &r2, r)
@@ -197,58 +97,58 @@ fn expm1_poly(m: &mut M<'_>, r: &Reg) -> Reg {
 
 /// `exp(x + lo)` (`lo` a small correction), with overflow to infinity, underflow to 0
 /// and NaN kept.
-fn exp_dd(m: &mut M<'_>, x: &Reg, lo: Option<&Reg>) -> Reg {
+fn exp_dd(m: &mut F64<'_>, x: &Reg, lo: Option<&Reg>) -> Reg {
     let (k, r) = exp_reduce(m, x, lo);
     let p = expm1_poly(m, &r);
     let one = m.c(1.0);
     let e = m.add(&one, &p);
     // 2^k as two exact factors 2^(k>>1) and 2^(k - (k>>1)).
     let k1 = m.k.reg(Scalar::I32);
-    m.k.ins(format!("shr.s32 {k1}, {k}, 1"));
+    m.k.emit(Ins::shr(Ty::S32, &k1, &k, 1));
     let k2 = m.k.reg(Scalar::I32);
-    m.k.ins(format!("sub.s32 {k2}, {k}, {k1}"));
+    m.k.emit(Ins::sub(Ty::S32, &k2, &k, &k1));
     let s1 = m.pow2(&k1);
     let s2 = m.pow2(&k2);
     let y = m.mul(&e, &s1);
     let y = m.mul(&y, &s2);
-    let big = m.cmpc("gt", x, 709.8);
+    let big = m.cmpc(Cmp::Gt, x, 709.8);
     let y = m.selc(&big, f64::INFINITY, &y);
-    let small = m.cmpc("lt", x, -745.2);
+    let small = m.cmpc(Cmp::Lt, x, -745.2);
     let y = m.selc(&small, 0.0, &y);
-    let nan = m.cmp("nan", x, x);
+    let nan = m.cmp(Cmp::Nan, x, x);
     m.sel(&nan, x, &y)
 }
 
 /// `ln(x)` as a double-double `(hi, lo)` for finite `x > 0` (anything for other `x`).
-fn ln_dd(m: &mut M<'_>, x: &Reg) -> (Reg, Reg) {
+fn ln_dd(m: &mut F64<'_>, x: &Reg) -> (Reg, Reg) {
     // Subnormals: scale by 2^54.
-    let tiny = m.cmpc("lt", x, f64::MIN_POSITIVE);
+    let tiny = m.cmpc(Cmp::Lt, x, f64::MIN_POSITIVE);
     let scale = m.c(18_014_398_509_481_984.0);
     let xs = m.mul(x, &scale);
     let xv = m.sel(&tiny, &xs, x);
     let bits = m.k.reg(Scalar::U64);
-    m.k.ins(format!("mov.b64 {bits}, {xv}"));
+    m.k.emit(Ins::mov(Ty::B64, &bits, &xv));
     let ex = m.k.reg(Scalar::U64);
-    m.k.ins(format!("shr.u64 {ex}, {bits}, 52"));
+    m.k.emit(Ins::shr(Ty::U64, &ex, &bits, 52));
     let e = m.k.reg(Scalar::I32);
-    m.k.ins(format!("cvt.u32.u64 {e}, {ex}"));
-    m.k.ins(format!("and.b32 {e}, {e}, 2047"));
-    m.k.ins(format!("sub.s32 {e}, {e}, 1023"));
+    m.k.emit(Ins::cvt(Ty::U32, Ty::U64, &e, &ex));
+    m.k.emit(Ins::and(Ty::B32, &e, &e, 2047));
+    m.k.emit(Ins::sub(Ty::S32, &e, &e, 1023));
     let adj = m.k.reg(Scalar::I32);
-    m.k.ins(format!("selp.s32 {adj}, 54, 0, {tiny}"));
-    m.k.ins(format!("sub.s32 {e}, {e}, {adj}"));
+    m.k.emit(Ins::selp(Ty::S32, &adj, 54, 0, &tiny));
+    m.k.emit(Ins::sub(Ty::S32, &e, &e, &adj));
     let mb = m.k.reg(Scalar::U64);
-    m.k.ins(format!("and.b64 {mb}, {bits}, 0x000FFFFFFFFFFFFF"));
-    m.k.ins(format!("or.b64 {mb}, {mb}, 0x3FF0000000000000"));
+    m.k.emit(Ins::and(Ty::B64, &mb, &bits, Src::word(0x000FFFFFFFFFFFFF)));
+    m.k.emit(Ins::or(Ty::B64, &mb, &mb, Src::word(0x3FF0000000000000)));
     let m1 = m.k.reg(F);
-    m.k.ins(format!("mov.b64 {m1}, {mb}"));
-    let over = m.cmpc("gt", &m1, std::f64::consts::SQRT_2);
+    m.k.emit(Ins::mov(Ty::B64, &m1, &mb));
+    let over = m.cmpc(Cmp::Gt, &m1, std::f64::consts::SQRT_2);
     let half = m.c(0.5);
     let mh = m.mul(&m1, &half);
     let mv = m.sel(&over, &mh, &m1);
     let inc = m.k.reg(Scalar::I32);
-    m.k.ins(format!("selp.s32 {inc}, 1, 0, {over}"));
-    m.k.ins(format!("add.s32 {e}, {e}, {inc}"));
+    m.k.emit(Ins::selp(Ty::S32, &inc, 1, 0, &over));
+    m.k.emit(Ins::add(Ty::S32, &e, &e, &inc));
     let one = m.c(1.0);
     let f = m.sub(&mv, &one);
     // d = 2 + f as a double-double, s = f / d as a double-double.
@@ -275,7 +175,7 @@ fn ln_dd(m: &mut M<'_>, x: &Reg) -> (Reg, Reg) {
     let hlo = m.sub(&l, &hd);
     // + e ln2 (two parts; e * LN2_HI exact).
     let ef = m.k.reg(F);
-    m.k.ins(format!("cvt.rn.f64.s32 {ef}, {e}"));
+    m.k.emit(Ins::cvt_rnd(Rnd::Rn, Ty::F64, Ty::S32, &ef, &e));
     let lh = m.c(LN2_HI);
     let ll = m.c(LN2_LO);
     let eh = m.mul(&ef, &lh);
@@ -296,23 +196,23 @@ fn ln_dd(m: &mut M<'_>, x: &Reg) -> (Reg, Reg) {
 
 /// The special values of `ln`/`log2`: NaN below 0 and for NaN, `-inf` at 0, `inf` at
 /// `inf`.
-fn log_specials(m: &mut M<'_>, x: &Reg, y: &Reg) -> Reg {
-    let zero = m.cmpc("eq", x, 0.0);
+fn log_specials(m: &mut F64<'_>, x: &Reg, y: &Reg) -> Reg {
+    let zero = m.cmpc(Cmp::Eq, x, 0.0);
     let y = m.selc(&zero, f64::NEG_INFINITY, y);
-    let inf = m.cmpc("eq", x, f64::INFINITY);
+    let inf = m.cmpc(Cmp::Eq, x, f64::INFINITY);
     let y = m.selc(&inf, f64::INFINITY, &y);
-    let neg = m.cmpc("lt", x, 0.0);
+    let neg = m.cmpc(Cmp::Lt, x, 0.0);
     let y = m.selc(&neg, f64::NAN, &y);
-    let nan = m.cmp("nan", x, x);
+    let nan = m.cmp(Cmp::Nan, x, x);
     m.sel(&nan, x, &y)
 }
 
-fn ln(m: &mut M<'_>, x: &Reg) -> Reg {
+fn ln(m: &mut F64<'_>, x: &Reg) -> Reg {
     let (hi, _) = ln_dd(m, x);
     log_specials(m, x, &hi)
 }
 
-fn log2(m: &mut M<'_>, x: &Reg) -> Reg {
+fn log2(m: &mut F64<'_>, x: &Reg) -> Reg {
     let (hi, lo) = ln_dd(m, x);
     let ih = m.c(INV_LN2_HI);
     let il = m.c(INV_LN2_LO);
@@ -366,12 +266,7 @@ pub(crate) const TWO_OVER_PI: [u64; 20] = [
 
 /// The module-scope declaration of [`TWO_OVER_PI`].
 pub(crate) fn two_over_pi_decl() -> String {
-    let words: Vec<String> = TWO_OVER_PI.iter().map(|w| format!("{w:#018x}")).collect();
-    format!(
-        ".const .align 8 .u64 {TWO_OVER_PI_NAME}[{}] = {{{}}};\n",
-        TWO_OVER_PI.len(),
-        words.join(", ")
-    )
+    const_table(&Sym::new(TWO_OVER_PI_NAME), &TWO_OVER_PI)
 }
 
 /// `pi/2` as a double-double.
@@ -379,18 +274,18 @@ const PIO2_HI: f64 = std::f64::consts::FRAC_PI_2;
 const PIO2_LO: f64 = 6.123_233_995_736_766e-17;
 
 /// A 64-bit integer register of `m`.
-fn u64r(m: &mut M<'_>) -> Reg {
+fn u64r(m: &mut F64<'_>) -> Reg {
     m.k.reg(Scalar::U64)
 }
 
 /// `(a << sh) | (b >> (64 - sh))` for `sh` in `0..64`.
-fn funnel(m: &mut M<'_>, a: &Reg, b: &Reg, sh: &Reg, inv: &Reg, zero_sh: &Reg) -> Reg {
+fn funnel(m: &mut F64<'_>, a: &Reg, b: &Reg, sh: &Reg, inv: &Reg, zero_sh: &Reg) -> Reg {
     let x = u64r(m);
-    m.k.ins(format!("shl.b64 {x}, {a}, {sh}"));
+    m.k.emit(Ins::shl(Ty::B64, &x, a, sh));
     let y = u64r(m);
-    m.k.ins(format!("shr.b64 {y}, {b}, {inv}"));
-    m.k.ins(format!("selp.b64 {y}, 0, {y}, {zero_sh}"));
-    m.k.ins(format!("or.b64 {x}, {x}, {y}"));
+    m.k.emit(Ins::shr(Ty::B64, &y, b, inv));
+    m.k.emit(Ins::selp(Ty::B64, &y, 0, &y, zero_sh));
+    m.k.emit(Ins::or(Ty::B64, &x, &x, &y));
     x
 }
 
@@ -399,45 +294,63 @@ fn funnel(m: &mut M<'_>, a: &Reg, b: &Reg, sh: &Reg, inv: &Reg, zero_sh: &Reg) -
 /// 53-bit integer `M`; the 192 bits of `2/pi` from position `E - 1` on, times `M`, give
 /// `a 2/pi mod 4` with 128 fraction bits (the bits before contribute multiples of 4, the
 /// bits after less than 2^-130).
-fn payne_hanek(m: &mut M<'_>, a: &Reg) -> (Reg, Reg, Reg) {
+fn payne_hanek(m: &mut F64<'_>, a: &Reg) -> (Reg, Reg, Reg) {
     let bits = u64r(m);
-    m.k.ins(format!("mov.b64 {bits}, {a}"));
+    m.k.emit(Ins::mov(Ty::B64, &bits, a));
     let mant = u64r(m);
-    m.k.ins(format!("and.b64 {mant}, {bits}, 0x000FFFFFFFFFFFFF"));
-    m.k.ins(format!("or.b64 {mant}, {mant}, 0x0010000000000000"));
+    m.k.emit(Ins::and(
+        Ty::B64,
+        &mant,
+        &bits,
+        Src::word(0x000FFFFFFFFFFFFF),
+    ));
+    m.k.emit(Ins::or(
+        Ty::B64,
+        &mant,
+        &mant,
+        Src::word(0x0010000000000000),
+    ));
     let ex = u64r(m);
-    m.k.ins(format!("shr.u64 {ex}, {bits}, 52"));
+    m.k.emit(Ins::shr(Ty::U64, &ex, &bits, 52));
     // Table bit position of bit E - 1 of 2/pi: E - 1 + 63 = ex - 1075 + 62.
     let pos = u64r(m);
-    m.k.ins(format!("sub.s64 {pos}, {ex}, 1013"));
+    m.k.emit(Ins::sub(Ty::S64, &pos, &ex, 1013));
     let w = u64r(m);
-    m.k.ins(format!("shr.u64 {w}, {pos}, 6"));
+    m.k.emit(Ins::shr(Ty::U64, &w, &pos, 6));
     let sh64 = u64r(m);
-    m.k.ins(format!("and.b64 {sh64}, {pos}, 63"));
+    m.k.emit(Ins::and(Ty::B64, &sh64, &pos, 63));
     let sh = m.k.reg(Scalar::U32);
-    m.k.ins(format!("cvt.u32.u64 {sh}, {sh64}"));
+    m.k.emit(Ins::cvt(Ty::U32, Ty::U64, &sh, &sh64));
     let inv = m.k.reg(Scalar::U32);
-    m.k.ins(format!("sub.s32 {inv}, 64, {sh}"));
+    m.k.emit(Ins::sub(Ty::S32, &inv, 64, &sh));
     let zero_sh = m.k.reg(Scalar::Bool);
-    m.k.ins(format!("setp.eq.u32 {zero_sh}, {sh}, 0"));
+    m.k.emit(Ins::setp(Cmp::Eq, Ty::U32, &zero_sh, &sh, 0));
     let tab = u64r(m);
-    m.k.ins(format!("mov.u64 {tab}, {TWO_OVER_PI_NAME}"));
+    m.k.emit(Ins::mov(Ty::U64, &tab, &Sym::new(TWO_OVER_PI_NAME)));
     let addr = u64r(m);
-    m.k.ins(format!("mad.lo.u64 {addr}, {w}, 8, {tab}"));
+    m.k.emit(Ins::mad_lo(Ty::U64, &addr, &w, 8, &tab));
     let t: Vec<Reg> = (0..4)
         .map(|j| {
             let r = u64r(m);
-            m.k.ins(format!("ld.const.u64 {r}, [{addr}+{}]", 8 * j));
+            m.k.emit(Ins::ld(
+                Space::Const,
+                Ty::U64,
+                &r,
+                Addr::from(&addr).plus(8 * j),
+            ));
             r
         })
         .collect();
     let w2 = funnel(m, &t[0], &t[1], &sh, &inv, &zero_sh);
     let w1 = funnel(m, &t[1], &t[2], &sh, &inv, &zero_sh);
     let w0 = funnel(m, &t[2], &t[3], &sh, &inv, &zero_sh);
-    let mul = |m: &mut M<'_>, hi: bool, b: &Reg| {
+    let mul = |m: &mut F64<'_>, hi: bool, b: &Reg| {
         let r = u64r(m);
-        let h = if hi { "hi" } else { "lo" };
-        m.k.ins(format!("mul.{h}.u64 {r}, {mant}, {b}"));
+        m.k.emit(if hi {
+            Ins::mul_hi(Ty::U64, &r, &mant, b)
+        } else {
+            Ins::mul_lo(Ty::U64, &r, &mant, b)
+        });
         r
     };
     let lo0 = mul(m, false, &w0);
@@ -447,80 +360,80 @@ fn payne_hanek(m: &mut M<'_>, a: &Reg) -> (Reg, Reg, Reg) {
     let lo2 = mul(m, false, &w2);
     // word1 = hi0 + lo1 (carry c1), word2 = hi1 + lo2 + c1 (mod 2^64).
     let word1 = u64r(m);
-    m.k.ins(format!("add.s64 {word1}, {hi0}, {lo1}"));
+    m.k.emit(Ins::add(Ty::S64, &word1, &hi0, &lo1));
     let c1 = m.k.reg(Scalar::Bool);
-    m.k.ins(format!("setp.lt.u64 {c1}, {word1}, {hi0}"));
+    m.k.emit(Ins::setp(Cmp::Lt, Ty::U64, &c1, &word1, &hi0));
     let word2 = u64r(m);
-    m.k.ins(format!("add.s64 {word2}, {hi1}, {lo2}"));
+    m.k.emit(Ins::add(Ty::S64, &word2, &hi1, &lo2));
     let c1v = u64r(m);
-    m.k.ins(format!("selp.u64 {c1v}, 1, 0, {c1}"));
-    m.k.ins(format!("add.s64 {word2}, {word2}, {c1v}"));
+    m.k.emit(Ins::selp(Ty::U64, &c1v, 1, 0, &c1));
+    m.k.emit(Ins::add(Ty::S64, &word2, &word2, &c1v));
     // Integer part mod 4 and 128 fraction bits.
     let q64 = u64r(m);
-    m.k.ins(format!("shr.u64 {q64}, {word2}, 62"));
+    m.k.emit(Ins::shr(Ty::U64, &q64, &word2, 62));
     let fhi = u64r(m);
     let tmp = u64r(m);
-    m.k.ins(format!("shl.b64 {fhi}, {word2}, 2"));
-    m.k.ins(format!("shr.u64 {tmp}, {word1}, 62"));
-    m.k.ins(format!("or.b64 {fhi}, {fhi}, {tmp}"));
+    m.k.emit(Ins::shl(Ty::B64, &fhi, &word2, 2));
+    m.k.emit(Ins::shr(Ty::U64, &tmp, &word1, 62));
+    m.k.emit(Ins::or(Ty::B64, &fhi, &fhi, &tmp));
     let flo = u64r(m);
     let tmp2 = u64r(m);
-    m.k.ins(format!("shl.b64 {flo}, {word1}, 2"));
-    m.k.ins(format!("shr.u64 {tmp2}, {lo0}, 62"));
-    m.k.ins(format!("or.b64 {flo}, {flo}, {tmp2}"));
+    m.k.emit(Ins::shl(Ty::B64, &flo, &word1, 2));
+    m.k.emit(Ins::shr(Ty::U64, &tmp2, &lo0, 62));
+    m.k.emit(Ins::or(Ty::B64, &flo, &flo, &tmp2));
     // A fraction of a half or more: one more quadrant, and the fraction minus one.
     let up = m.k.reg(Scalar::Bool);
-    m.k.ins(format!("setp.lt.s64 {up}, {fhi}, 0"));
+    m.k.emit(Ins::setp(Cmp::Lt, Ty::S64, &up, &fhi, 0));
     let nlo = u64r(m);
-    m.k.ins(format!("neg.s64 {nlo}, {flo}"));
+    m.k.emit(Ins::neg(Ty::S64, &nlo, &flo));
     let nhi = u64r(m);
-    m.k.ins(format!("not.b64 {nhi}, {fhi}"));
+    m.k.emit(Ins::not(Ty::B64, &nhi, &fhi));
     let lz0 = m.k.reg(Scalar::Bool);
-    m.k.ins(format!("setp.eq.u64 {lz0}, {flo}, 0"));
+    m.k.emit(Ins::setp(Cmp::Eq, Ty::U64, &lz0, &flo, 0));
     let inc = u64r(m);
-    m.k.ins(format!("selp.u64 {inc}, 1, 0, {lz0}"));
-    m.k.ins(format!("add.s64 {nhi}, {nhi}, {inc}"));
-    m.k.ins(format!("selp.b64 {fhi}, {nhi}, {fhi}, {up}"));
-    m.k.ins(format!("selp.b64 {flo}, {nlo}, {flo}, {up}"));
+    m.k.emit(Ins::selp(Ty::U64, &inc, 1, 0, &lz0));
+    m.k.emit(Ins::add(Ty::S64, &nhi, &nhi, &inc));
+    m.k.emit(Ins::selp(Ty::B64, &fhi, &nhi, &fhi, &up));
+    m.k.emit(Ins::selp(Ty::B64, &flo, &nlo, &flo, &up));
     let upv = u64r(m);
-    m.k.ins(format!("selp.u64 {upv}, 1, 0, {up}"));
-    m.k.ins(format!("add.s64 {q64}, {q64}, {upv}"));
+    m.k.emit(Ins::selp(Ty::U64, &upv, 1, 0, &up));
+    m.k.emit(Ins::add(Ty::S64, &q64, &q64, &upv));
     // Normalize the 128-bit fraction.
     let hz = m.k.reg(Scalar::Bool);
-    m.k.ins(format!("setp.eq.u64 {hz}, {fhi}, 0"));
-    m.k.ins(format!("selp.b64 {fhi}, {flo}, {fhi}, {hz}"));
-    m.k.ins(format!("selp.b64 {flo}, 0, {flo}, {hz}"));
+    m.k.emit(Ins::setp(Cmp::Eq, Ty::U64, &hz, &fhi, 0));
+    m.k.emit(Ins::selp(Ty::B64, &fhi, &flo, &fhi, &hz));
+    m.k.emit(Ins::selp(Ty::B64, &flo, 0, &flo, &hz));
     let extra = m.k.reg(Scalar::U32);
-    m.k.ins(format!("selp.u32 {extra}, 64, 0, {hz}"));
+    m.k.emit(Ins::selp(Ty::U32, &extra, 64, 0, &hz));
     let lz = m.k.reg(Scalar::U32);
-    m.k.ins(format!("clz.b64 {lz}, {fhi}"));
-    m.k.ins(format!("min.u32 {lz}, {lz}, 63"));
+    m.k.emit(Ins::clz(Ty::B64, &lz, &fhi));
+    m.k.emit(Ins::min(Ty::U32, &lz, &lz, 63));
     let ilz = m.k.reg(Scalar::U32);
-    m.k.ins(format!("sub.s32 {ilz}, 64, {lz}"));
+    m.k.emit(Ins::sub(Ty::S32, &ilz, 64, &lz));
     let zlz = m.k.reg(Scalar::Bool);
-    m.k.ins(format!("setp.eq.u32 {zlz}, {lz}, 0"));
+    m.k.emit(Ins::setp(Cmp::Eq, Ty::U32, &zlz, &lz, 0));
     let nh = funnel(m, &fhi, &flo, &lz, &ilz, &zlz);
     let nl = u64r(m);
-    m.k.ins(format!("shl.b64 {nl}, {flo}, {lz}"));
+    m.k.emit(Ins::shl(Ty::B64, &nl, &flo, &lz));
     let top = u64r(m);
-    m.k.ins(format!("shr.u64 {top}, {nh}, 11"));
+    m.k.emit(Ins::shr(Ty::U64, &top, &nh, 11));
     let next = u64r(m);
     let t3 = u64r(m);
-    m.k.ins(format!("shl.b64 {next}, {nh}, 53"));
-    m.k.ins(format!("shr.u64 {t3}, {nl}, 11"));
-    m.k.ins(format!("or.b64 {next}, {next}, {t3}"));
+    m.k.emit(Ins::shl(Ty::B64, &next, &nh, 53));
+    m.k.emit(Ins::shr(Ty::U64, &t3, &nl, 11));
+    m.k.emit(Ins::or(Ty::B64, &next, &next, &t3));
     let tot = m.k.reg(Scalar::I32);
-    m.k.ins(format!("add.s32 {tot}, {lz}, {extra}"));
+    m.k.emit(Ins::add(Ty::S32, &tot, &lz, &extra));
     let e1 = m.k.reg(Scalar::I32);
-    m.k.ins(format!("sub.s32 {e1}, -53, {tot}"));
+    m.k.emit(Ins::sub(Ty::S32, &e1, -53, &tot));
     let e2 = m.k.reg(Scalar::I32);
-    m.k.ins(format!("sub.s32 {e2}, -117, {tot}"));
+    m.k.emit(Ins::sub(Ty::S32, &e2, -117, &tot));
     let s1 = m.pow2(&e1);
     let s2 = m.pow2(&e2);
     let fa = m.k.reg(F);
-    m.k.ins(format!("cvt.rn.f64.u64 {fa}, {top}"));
+    m.k.emit(Ins::cvt_rnd(Rnd::Rn, Ty::F64, Ty::U64, &fa, &top));
     let fb = m.k.reg(F);
-    m.k.ins(format!("cvt.rn.f64.u64 {fb}, {next}"));
+    m.k.emit(Ins::cvt_rnd(Rnd::Rn, Ty::F64, Ty::U64, &fb, &next));
     let fh = m.mul(&fa, &s1);
     let fl = m.mul(&fb, &s2);
     // (fh + fl) pi/2 as a double-double.
@@ -541,49 +454,49 @@ fn payne_hanek(m: &mut M<'_>, a: &Reg) -> (Reg, Reg, Reg) {
     let r = m.sel(&up, &nr, &r);
     let rl = m.sel(&up, &nrl, &rl);
     let q = m.k.reg(Scalar::I32);
-    m.k.ins(format!("cvt.u32.u64 {q}, {q64}"));
+    m.k.emit(Ins::cvt(Ty::U32, Ty::U64, &q, &q64));
     (r, rl, q)
 }
 
 /// `sin(x)` or `cos(x)`.
-fn sincos(m: &mut M<'_>, x: &Reg, cos: bool) -> Reg {
+fn sincos(m: &mut F64<'_>, x: &Reg, cos: bool) -> Reg {
     let r = m.k.reg(F);
     let rl = m.k.reg(F);
     let q = m.k.reg(Scalar::I32);
     let ax = m.abs(x);
-    let huge = m.cmpc("ge", &ax, 1_048_576.0);
-    let fin = m.cmpc("lt", &ax, f64::INFINITY);
-    let ph = m.pred("and", &huge, &fin);
+    let huge = m.cmpc(Cmp::Ge, &ax, 1_048_576.0);
+    let fin = m.cmpc(Cmp::Lt, &ax, f64::INFINITY);
+    let ph = m.and(&huge, &fin);
     let (lph, join) = (m.k.label(), m.k.label());
-    m.k.ins(format!("@{ph} bra {lph}"));
+    m.k.emit(Ins::bra(&lph).when(&ph));
     // |x| < 2^20 (or not finite): Cody–Waite with a four-part pi/2.
     let tp = m.c(std::f64::consts::FRAC_2_PI);
     let t = m.mul(x, &tp);
     let kf = m.k.reg(F);
-    m.k.ins(format!("cvt.rni.f64.f64 {kf}, {t}"));
+    m.k.emit(Ins::cvt_rnd(Rnd::Rni, Ty::F64, Ty::F64, &kf, &t));
     let nk = m.neg(&kf);
     let mut rc = x.clone();
     for p in PIO2 {
         let pc = m.c(p);
         rc = m.fma(&nk, &pc, &rc);
     }
-    m.k.ins(format!("mov.f64 {r}, {rc}"));
-    m.k.ins(format!("mov.f64 {rl}, {}", float_imm(F, 0.0)));
-    m.k.ins(format!("cvt.rzi.s32.f64 {q}, {kf}"));
-    m.k.ins(format!("bra {join}"));
+    m.k.emit(Ins::mov(Ty::F64, &r, &rc));
+    m.k.emit(Ins::mov(Ty::F64, &rl, Src::float(F, 0.0)));
+    m.k.emit(Ins::cvt_rnd(Rnd::Rzi, Ty::S32, Ty::F64, &q, &kf));
+    m.k.emit(Ins::bra(&join));
     m.k.place(&lph);
     let (pr, prl, pq) = payne_hanek(m, &ax);
     // x < 0: x = -q pi/2 - (r + rl).
-    let neg = m.cmpc("lt", x, 0.0);
+    let neg = m.cmpc(Cmp::Lt, x, 0.0);
     let nr = m.neg(&pr);
     let nrl = m.neg(&prl);
     let sr = m.sel(&neg, &nr, &pr);
     let srl = m.sel(&neg, &nrl, &prl);
-    m.k.ins(format!("mov.f64 {r}, {sr}"));
-    m.k.ins(format!("mov.f64 {rl}, {srl}"));
+    m.k.emit(Ins::mov(Ty::F64, &r, &sr));
+    m.k.emit(Ins::mov(Ty::F64, &rl, &srl));
     let nq = m.k.reg(Scalar::I32);
-    m.k.ins(format!("neg.s32 {nq}, {pq}"));
-    m.k.ins(format!("selp.b32 {q}, {nq}, {pq}, {neg}"));
+    m.k.emit(Ins::neg(Ty::S32, &nq, &pq));
+    m.k.emit(Ins::selp(Ty::B32, &q, &nq, &pq, &neg));
     m.k.place(&join);
     let z = m.mul(&r, &r);
     // sin(r) = r + r z S(z)
@@ -622,17 +535,17 @@ fn sincos(m: &mut M<'_>, x: &Reg, cos: bool) -> Reg {
     let sinr = sinr2;
     // Quadrant.
     if cos {
-        m.k.ins(format!("add.s32 {q}, {q}, 1"));
+        m.k.emit(Ins::add(Ty::S32, &q, &q, 1));
     }
-    m.k.ins(format!("and.b32 {q}, {q}, 3"));
+    m.k.emit(Ins::and(Ty::B32, &q, &q, 3));
     let odd = m.k.reg(Scalar::Bool);
     let t1 = m.k.reg(Scalar::U32);
-    m.k.ins(format!("and.b32 {t1}, {q}, 1"));
-    m.k.ins(format!("setp.ne.u32 {odd}, {t1}, 0"));
+    m.k.emit(Ins::and(Ty::B32, &t1, &q, 1));
+    m.k.emit(Ins::setp(Cmp::Ne, Ty::U32, &odd, &t1, 0));
     let negp = m.k.reg(Scalar::Bool);
     let t2 = m.k.reg(Scalar::U32);
-    m.k.ins(format!("and.b32 {t2}, {q}, 2"));
-    m.k.ins(format!("setp.ne.u32 {negp}, {t2}, 0"));
+    m.k.emit(Ins::and(Ty::B32, &t2, &q, 2));
+    m.k.emit(Ins::setp(Cmp::Ne, Ty::U32, &negp, &t2, 0));
     let v = m.sel(&odd, &cosr, &sinr);
     let nv = m.neg(&v);
     let y = m.sel(&negp, &nv, &v);
@@ -640,12 +553,12 @@ fn sincos(m: &mut M<'_>, x: &Reg, cos: bool) -> Reg {
         y
     } else {
         // sin(+-0) = +-0 (the reduction would give +0 for -0).
-        let zero = m.cmpc("eq", x, 0.0);
+        let zero = m.cmpc(Cmp::Eq, x, 0.0);
         m.sel(&zero, x, &y)
     }
 }
 
-fn tanh(m: &mut M<'_>, x: &Reg) -> Reg {
+fn tanh(m: &mut F64<'_>, x: &Reg) -> Reg {
     let a = m.abs(x);
     let a2 = m.add(&a, &a);
     let (k, r) = exp_reduce(m, &a2, None);
@@ -659,16 +572,16 @@ fn tanh(m: &mut M<'_>, x: &Reg) -> Reg {
     let small = m.div(&t, &tp2);
     let q = m.div(&two, &tp2);
     let large = m.sub(&one, &q);
-    let lt1 = m.cmpc("lt", &a, 1.0);
+    let lt1 = m.cmpc(Cmp::Lt, &a, 1.0);
     let z = m.sel(&lt1, &small, &large);
-    let sat = m.cmpc("ge", &a, 22.0);
+    let sat = m.cmpc(Cmp::Ge, &a, 22.0);
     let z = m.selc(&sat, 1.0, &z);
     let r = m.k.reg(F);
-    m.k.ins(format!("copysign.f64 {r}, {x}, {z}"));
+    m.k.emit(Ins::copysign(Ty::F64, &r, x, &z));
     r
 }
 
-fn pow(m: &mut M<'_>, x: &Reg, y: &Reg) -> Reg {
+fn pow(m: &mut F64<'_>, x: &Reg, y: &Reg) -> Reg {
     let ax = m.abs(x);
     let (lh, ll) = ln_dd(m, &ax);
     // y * (lh + ll) as hi + lo.
@@ -680,179 +593,178 @@ fn pow(m: &mut M<'_>, x: &Reg, y: &Reg) -> Reg {
     let mag = exp_dd(m, &ph, Some(&plo));
     // Is y an integer, an odd one?
     let yt = m.k.reg(F);
-    m.k.ins(format!("cvt.rzi.f64.f64 {yt}, {y}"));
-    let yint = m.cmp("eq", &yt, y);
+    m.k.emit(Ins::cvt_rnd(Rnd::Rzi, Ty::F64, Ty::F64, &yt, y));
+    let yint = m.cmp(Cmp::Eq, &yt, y);
     let half = m.c(0.5);
     let yh = m.mul(y, &half);
     let yht = m.k.reg(F);
-    m.k.ins(format!("cvt.rzi.f64.f64 {yht}, {yh}"));
-    let yhi = m.cmp("eq", &yht, &yh);
+    m.k.emit(Ins::cvt_rnd(Rnd::Rzi, Ty::F64, Ty::F64, &yht, &yh));
+    let yhi = m.cmp(Cmp::Eq, &yht, &yh);
     let nyhi = m.not(&yhi);
-    let yodd = m.pred("and", &yint, &nyhi);
+    let yodd = m.and(&yint, &nyhi);
     let ay = m.abs(y);
-    let yneg = m.cmpc("lt", y, 0.0);
+    let yneg = m.cmpc(Cmp::Lt, y, 0.0);
     // |x| = 0: inf for y < 0, else 0.
     let inf = m.c(f64::INFINITY);
     let zero = m.c(0.0);
     let z_or_inf = m.sel(&yneg, &inf, &zero);
     let inf_or_z = m.sel(&yneg, &zero, &inf);
-    let x0 = m.cmpc("eq", &ax, 0.0);
+    let x0 = m.cmpc(Cmp::Eq, &ax, 0.0);
     let mag = m.sel(&x0, &z_or_inf, &mag);
-    let xinf = m.cmpc("eq", &ax, f64::INFINITY);
+    let xinf = m.cmpc(Cmp::Eq, &ax, f64::INFINITY);
     let mag = m.sel(&xinf, &inf_or_z, &mag);
     // |y| = inf: 1 at |x| = 1, else inf when (|x| < 1) == (y < 0), else 0.
-    let axlt1 = m.cmpc("lt", &ax, 1.0);
-    let same = m.pred("xor", &axlt1, &yneg);
+    let axlt1 = m.cmpc(Cmp::Lt, &ax, 1.0);
+    let same = m.xor(&axlt1, &yneg);
     let yinf_mag = m.sel(&same, &zero, &inf);
-    let ax1 = m.cmpc("eq", &ax, 1.0);
+    let ax1 = m.cmpc(Cmp::Eq, &ax, 1.0);
     let yinf_mag = m.selc(&ax1, 1.0, &yinf_mag);
-    let yinf = m.cmpc("eq", &ay, f64::INFINITY);
+    let yinf = m.cmpc(Cmp::Eq, &ay, f64::INFINITY);
     let mag = m.sel(&yinf, &yinf_mag, &mag);
     // Sign: negative x with odd y.
-    let xneg = m.cmpc("lt", x, 0.0);
+    let xneg = m.cmpc(Cmp::Lt, x, 0.0);
     let xnegz = m.k.reg(Scalar::Bool);
     {
         // -0 counts as negative for the sign.
         let b = m.k.reg(Scalar::U64);
-        m.k.ins(format!("mov.b64 {b}, {x}"));
-        m.k.ins(format!("setp.lt.s64 {xnegz}, {b}, 0"));
+        m.k.emit(Ins::mov(Ty::B64, &b, x));
+        m.k.emit(Ins::setp(Cmp::Lt, Ty::S64, &xnegz, &b, 0));
     }
-    let flip = m.pred("and", &xnegz, &yodd);
+    let flip = m.and(&xnegz, &yodd);
     let nmag = m.neg(&mag);
     let res = m.sel(&flip, &nmag, &mag);
     // Finite negative x with non-integer y: NaN.
     let nyint = m.not(&yint);
-    let bad = m.pred("and", &xneg, &nyint);
+    let bad = m.and(&xneg, &nyint);
     let nxinf = m.not(&xinf);
-    let bad = m.pred("and", &bad, &nxinf);
+    let bad = m.and(&bad, &nxinf);
     let res = m.selc(&bad, f64::NAN, &res);
-    let xn = m.cmp("nan", x, x);
-    let yn = m.cmp("nan", y, y);
-    let anyn = m.pred("or", &xn, &yn);
+    let xn = m.cmp(Cmp::Nan, x, x);
+    let yn = m.cmp(Cmp::Nan, y, y);
+    let anyn = m.or(&xn, &yn);
     let res = m.selc(&anyn, f64::NAN, &res);
-    let y0 = m.cmpc("eq", y, 0.0);
-    let x1 = m.cmpc("eq", x, 1.0);
-    let one = m.pred("or", &y0, &x1);
+    let y0 = m.cmpc(Cmp::Eq, y, 0.0);
+    let x1 = m.cmpc(Cmp::Eq, x, 1.0);
+    let one = m.or(&y0, &x1);
     m.selc(&one, 1.0, &res)
 }
 
 /// `ilogb(v)` for finite `v > 0` (subnormals included) as an `s32`.
-fn ilogb(m: &mut M<'_>, v: &Reg) -> Reg {
+fn ilogb(m: &mut F64<'_>, v: &Reg) -> Reg {
     let b = m.k.reg(Scalar::U64);
-    m.k.ins(format!("mov.b64 {b}, {v}"));
+    m.k.emit(Ins::mov(Ty::B64, &b, v));
     let ex = m.k.reg(Scalar::U64);
-    m.k.ins(format!("shr.u64 {ex}, {b}, 52"));
+    m.k.emit(Ins::shr(Ty::U64, &ex, &b, 52));
     let e = m.k.reg(Scalar::I32);
-    m.k.ins(format!("cvt.u32.u64 {e}, {ex}"));
+    m.k.emit(Ins::cvt(Ty::U32, Ty::U64, &e, &ex));
     let normal = m.k.reg(Scalar::Bool);
-    m.k.ins(format!("setp.ne.u32 {normal}, {e}, 0"));
-    m.k.ins(format!("sub.s32 {e}, {e}, 1023"));
+    m.k.emit(Ins::setp(Cmp::Ne, Ty::U32, &normal, &e, 0));
+    m.k.emit(Ins::sub(Ty::S32, &e, &e, 1023));
     let lz = m.k.reg(Scalar::U32);
-    m.k.ins(format!("clz.b64 {lz}, {b}"));
+    m.k.emit(Ins::clz(Ty::B64, &lz, &b));
     let sub = m.k.reg(Scalar::I32);
-    m.k.ins(format!("mov.u32 {sub}, -1011"));
-    m.k.ins(format!("sub.s32 {sub}, {sub}, {lz}"));
+    m.k.emit(Ins::mov(Ty::U32, &sub, -1011));
+    m.k.emit(Ins::sub(Ty::S32, &sub, &sub, &lz));
     let r = m.k.reg(Scalar::I32);
-    m.k.ins(format!("selp.b32 {r}, {e}, {sub}, {normal}"));
+    m.k.emit(Ins::selp(Ty::B32, &r, &e, &sub, &normal));
     r
 }
 
-fn fmod(m: &mut M<'_>, x: &Reg, y: &Reg) -> Reg {
+fn fmod(m: &mut F64<'_>, x: &Reg, y: &Reg) -> Reg {
     let ax = m.abs(x);
     let ay = m.abs(y);
     let r = m.k.reg(F);
-    m.k.ins(format!("mov.f64 {r}, {ax}"));
+    m.k.emit(Ins::mov(Ty::F64, &r, &ax));
     // The loop runs only for finite x, finite nonzero y and |x| >= |y|.
-    let xf = m.cmpc("lt", &ax, f64::INFINITY);
-    let yf = m.cmpc("lt", &ay, f64::INFINITY);
-    let ynz = m.cmpc("gt", &ay, 0.0);
-    let go = m.pred("and", &xf, &yf);
-    let go = m.pred("and", &go, &ynz);
+    let xf = m.cmpc(Cmp::Lt, &ax, f64::INFINITY);
+    let yf = m.cmpc(Cmp::Lt, &ay, f64::INFINITY);
+    let ynz = m.cmpc(Cmp::Gt, &ay, 0.0);
+    let go = m.and(&xf, &yf);
+    let go = m.and(&go, &ynz);
     let (top, end) = (m.k.label(), m.k.label());
-    m.k.ins(format!("@!{go} bra {end}"));
+    m.k.emit(Ins::bra(&end).unless(&go));
     let ey = ilogb(m, &ay);
     m.k.place(&top);
-    let lt = m.cmp("lt", &r, &ay);
-    m.k.ins(format!("@{lt} bra {end}"));
+    let lt = m.cmp(Cmp::Lt, &r, &ay);
+    m.k.emit(Ins::bra(&end).when(&lt));
     let er = ilogb(m, &r);
     let d = m.k.reg(Scalar::I32);
-    m.k.ins(format!("sub.s32 {d}, {er}, {ey}"));
+    m.k.emit(Ins::sub(Ty::S32, &d, &er, &ey));
     // t = |y| 2^d in three exact steps (d <= 2098).
     let d1 = m.k.reg(Scalar::I32);
-    m.k.ins(format!("div.s32 {d1}, {d}, 3"));
+    m.k.emit(Ins::div(Ty::S32, &d1, &d, 3));
     let d3 = m.k.reg(Scalar::I32);
-    m.k.ins(format!("sub.s32 {d3}, {d}, {d1}"));
-    m.k.ins(format!("sub.s32 {d3}, {d3}, {d1}"));
+    m.k.emit(Ins::sub(Ty::S32, &d3, &d, &d1));
+    m.k.emit(Ins::sub(Ty::S32, &d3, &d3, &d1));
     let s1 = m.pow2(&d1);
     let s3 = m.pow2(&d3);
     let t = m.mul(&ay, &s1);
     let t = m.mul(&t, &s1);
     let t = m.mul(&t, &s3);
-    let over = m.cmp("gt", &t, &r);
+    let over = m.cmp(Cmp::Gt, &t, &r);
     let half = m.c(0.5);
     let th = m.mul(&t, &half);
     let t = m.sel(&over, &th, &t);
-    m.k.ins(format!("sub.rn.f64 {r}, {r}, {t}"));
-    m.k.ins(format!("bra {top}"));
+    m.k.emit(Ins::sub_rn(Ty::F64, &r, &r, &t));
+    m.k.emit(Ins::bra(&top));
     m.k.place(&end);
     let res = m.k.reg(F);
-    m.k.ins(format!("copysign.f64 {res}, {x}, {r}"));
+    m.k.emit(Ins::copysign(Ty::F64, &res, x, &r));
     // NaN for NaN operands, infinite x or zero y; x itself for infinite y.
-    let yinf = m.cmpc("eq", &ay, f64::INFINITY);
+    let yinf = m.cmpc(Cmp::Eq, &ay, f64::INFINITY);
     let res = m.sel(&yinf, x, &res);
     let xinf = m.not(&xf);
     let yz = m.not(&ynz);
-    let bad = m.pred("or", &xinf, &yz);
+    let bad = m.or(&xinf, &yz);
     let res = m.selc(&bad, f64::NAN, &res);
-    let xn = m.cmp("nan", x, x);
-    let yn = m.cmp("nan", y, y);
-    let anyn = m.pred("or", &xn, &yn);
+    let xn = m.cmp(Cmp::Nan, x, x);
+    let yn = m.cmp(Cmp::Nan, y, y);
+    let anyn = m.or(&xn, &yn);
     m.selc(&anyn, f64::NAN, &res)
 }
 
-/// The functions of this module.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Fun {
-    Exp,
-    Ln,
-    Log2,
-    Sin,
-    Cos,
-    Tanh,
-    Pow,
-    Rem,
+/// Emits `f(args)` for the functions of this module (`exp`, `ln`, `log2`, `sin`, `cos`,
+/// `tanh`, `powf`) on `f32` or `f64` arguments (computed in `f64`).
+pub(in crate::codegen) fn emit(k: &mut Kernel, f: MathFn, args: &[Reg]) -> R<Reg> {
+    let routine: fn(&mut F64<'_>, &[Reg]) -> Reg = match f {
+        MathFn::Exp => |m, x| exp_dd(m, &x[0], None),
+        MathFn::Ln => |m, x| ln(m, &x[0]),
+        MathFn::Log2 => |m, x| log2(m, &x[0]),
+        MathFn::Sin => |m, x| sincos(m, &x[0], false),
+        MathFn::Cos => |m, x| sincos(m, &x[0], true),
+        MathFn::Tanh => |m, x| tanh(m, &x[0]),
+        MathFn::Powf => |m, x| pow(m, &x[0], &x[1]),
+        _ => return unsupported(format!("`{}` as a math routine (internal)", f.name())),
+    };
+    Ok(in_f64(k, args, routine))
 }
 
-/// Emits `f(args)` for `f32` or `f64` arguments (computed in `f64`).
-pub(crate) fn emit(k: &mut Kernel, f: Fun, args: &[Reg]) -> Reg {
+/// The float remainder `x % y` (`fmod`) of `f32` or `f64` operands.
+pub(in crate::codegen) fn rem(k: &mut Kernel, x: &Reg, y: &Reg) -> Reg {
+    in_f64(k, &[x.clone(), y.clone()], |m, a| fmod(m, &a[0], &a[1]))
+}
+
+/// `routine(args)` computed in `f64`: `f32` arguments are widened exactly, an `f32`
+/// result is rounded once from the `f64` one.
+fn in_f64(k: &mut Kernel, args: &[Reg], routine: fn(&mut F64<'_>, &[Reg]) -> Reg) -> Reg {
     let ty = args[0].ty;
-    let mut m = M { k };
+    let mut m = F64 { k: &mut k.ptx };
     let wide: Vec<Reg> = args
         .iter()
         .map(|a| {
             if a.ty == Scalar::F32 {
                 let r = m.k.reg(F);
-                m.k.ins(format!("cvt.f64.f32 {r}, {a}"));
+                m.k.emit(Ins::cvt(Ty::F64, Ty::F32, &r, a));
                 r
             } else {
                 a.clone()
             }
         })
         .collect();
-    let x = &wide[0];
-    let y = match f {
-        Fun::Exp => exp_dd(&mut m, x, None),
-        Fun::Ln => ln(&mut m, x),
-        Fun::Log2 => log2(&mut m, x),
-        Fun::Sin => sincos(&mut m, x, false),
-        Fun::Cos => sincos(&mut m, x, true),
-        Fun::Tanh => tanh(&mut m, x),
-        Fun::Pow => pow(&mut m, x, &wide[1]),
-        Fun::Rem => fmod(&mut m, x, &wide[1]),
-    };
+    let y = routine(&mut m, &wide);
     if ty == Scalar::F32 {
         let r = m.k.reg(Scalar::F32);
-        m.k.ins(format!("cvt.rn.f32.f64 {r}, {y}"));
+        m.k.emit(Ins::cvt_rnd(Rnd::Rn, Ty::F32, Ty::F64, &r, &y));
         r
     } else {
         y

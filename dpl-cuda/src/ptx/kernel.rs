@@ -1,32 +1,11 @@
-//! PTX text building blocks: typed virtual registers, labels, parameters, and the spelling
-//! of scalar types in instructions.
-//!
-//! Every value gets a fresh virtual register (ptxas allocates the physical ones), except
-//! loop-carried values, which are updated in place with `mov`. Registers live in five
-//! classes declared at the top of each kernel: `%p` (predicates, `bool`), `%r` (32-bit
-//! integers), `%rd` (64-bit integers and addresses), `%f` (`f32`) and `%fd` (`f64`).
+//! One kernel under construction and its text.
 
 use std::fmt::Write as _;
 
 use dpl_core::ir::Scalar;
 
+use super::{Cmp, Ins, Label, Reg, Space, Sym, Ty, mem};
 use crate::plan::KArg;
-
-/// A virtual register holding one scalar of type `ty`.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) struct Reg {
-    /// The register's name, `%r12`.
-    pub name: String,
-    /// The scalar it holds (`U64` for addresses and raw 64-bit words, `U32` for raw 32-bit
-    /// words, `Bool` for predicates).
-    pub ty: Scalar,
-}
-
-impl std::fmt::Display for Reg {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.name)
-    }
-}
 
 /// Register class index and prefix.
 fn class(s: Scalar) -> (usize, &'static str) {
@@ -36,57 +15,6 @@ fn class(s: Scalar) -> (usize, &'static str) {
         Scalar::I64 | Scalar::U64 | Scalar::Usize => (2, "%rd"),
         Scalar::F32 => (3, "%f"),
         Scalar::F64 => (4, "%fd"),
-    }
-}
-
-/// The type suffix of arithmetic and comparisons: `s32`, `u64`, `f32`, ...
-pub(crate) fn arith(s: Scalar) -> &'static str {
-    match s {
-        Scalar::Bool => "pred",
-        Scalar::I32 => "s32",
-        Scalar::U32 => "u32",
-        Scalar::I64 => "s64",
-        Scalar::U64 | Scalar::Usize => "u64",
-        Scalar::F32 => "f32",
-        Scalar::F64 => "f64",
-    }
-}
-
-/// The untyped suffix of the same width: `b32` or `b64` (`pred` for `bool`).
-pub(crate) fn bits(s: Scalar) -> &'static str {
-    match s {
-        Scalar::Bool => "pred",
-        Scalar::I32 | Scalar::U32 | Scalar::F32 => "b32",
-        Scalar::I64 | Scalar::U64 | Scalar::Usize | Scalar::F64 => "b64",
-    }
-}
-
-/// Width in bits of the register class (`bool` counts as 1).
-pub(crate) fn width(s: Scalar) -> u32 {
-    match s {
-        Scalar::Bool => 1,
-        Scalar::I32 | Scalar::U32 | Scalar::F32 => 32,
-        _ => 64,
-    }
-}
-
-/// The type used in memory (loads, stores, buffers): `bool` is one byte.
-pub(crate) fn mem(s: Scalar) -> &'static str {
-    match s {
-        Scalar::Bool => "u8",
-        Scalar::I32 | Scalar::U32 => "u32",
-        Scalar::I64 | Scalar::U64 | Scalar::Usize => "u64",
-        Scalar::F32 => "f32",
-        Scalar::F64 => "f64",
-    }
-}
-
-/// Size in bytes of one element in memory.
-pub fn size_of(s: Scalar) -> u64 {
-    match s {
-        Scalar::Bool => 1,
-        Scalar::I32 | Scalar::U32 | Scalar::F32 => 4,
-        _ => 8,
     }
 }
 
@@ -136,65 +64,68 @@ impl Kernel {
     }
 
     /// A fresh label.
-    pub fn label(&mut self) -> String {
+    pub fn label(&mut self) -> Label {
         self.labels += 1;
-        format!("$L{}", self.labels)
+        Label(format!("$L{}", self.labels))
     }
 
-    /// Emits one instruction (without the `;`).
-    pub fn ins(&mut self, text: impl AsRef<str>) {
-        let _ = writeln!(self.body, "\t{};", text.as_ref());
+    /// Emits one instruction.
+    pub fn emit(&mut self, ins: Ins) {
+        let _ = writeln!(self.body, "\t{ins};");
     }
 
     /// Places a label here.
-    pub fn place(&mut self, label: &str) {
+    pub fn place(&mut self, label: &Label) {
         let _ = writeln!(self.body, "{label}:");
     }
 
     /// Declares a `.shared` array of `bytes` bytes and returns its name.
-    pub fn shared(&mut self, bytes: u32) -> String {
+    pub fn shared(&mut self, bytes: u32) -> Sym {
         let name = format!("{}_sh{}", self.name, self.shared.len());
         self.shared
             .push(format!("\t.shared .align 8 .b8 {name}[{bytes}];"));
-        name
+        Sym(name)
     }
 
     /// Declares a parameter passed as `arg` and loads it into a register of type `ty`
     /// (`bool` is passed as a `.u32` and turned into a predicate).
     pub fn param(&mut self, ty: Scalar, arg: KArg) -> Reg {
-        let pname = format!("{}_p{}", self.name, self.params.len());
         let pty = match ty {
-            Scalar::Bool => "u32",
+            Scalar::Bool => Ty::U32,
             s => mem(s),
         };
-        self.params.push(format!(".param .{pty} {pname}"));
-        self.args.push(arg);
+        let pname = self.declare(pty, arg);
         if ty == Scalar::Bool {
             let r = self.reg(Scalar::U32);
-            self.ins(format!("ld.param.u32 {r}, [{pname}]"));
+            self.emit(Ins::ld(Space::Param, Ty::U32, &r, &pname));
             let p = self.reg(Scalar::Bool);
-            self.ins(format!("setp.ne.u32 {p}, {r}, 0"));
+            self.emit(Ins::setp(Cmp::Ne, Ty::U32, &p, &r, 0));
             p
         } else {
             let r = self.reg(ty);
-            self.ins(format!("ld.param.{pty} {r}, [{pname}]"));
+            self.emit(Ins::ld(Space::Param, pty, &r, &pname));
             r
         }
     }
 
     /// Declares a `.u64` parameter passed as `arg` without loading it; returns its name,
     /// for `ld.param` where it is used (so it takes no register in between).
-    pub fn param_name(&mut self, arg: KArg) -> String {
+    pub fn param_name(&mut self, arg: KArg) -> Sym {
+        self.declare(Ty::U64, arg)
+    }
+
+    /// Declares the next parameter, of type `ty`, passed as `arg`.
+    fn declare(&mut self, ty: Ty, arg: KArg) -> Sym {
         let pname = format!("{}_p{}", self.name, self.params.len());
-        self.params.push(format!(".param .u64 {pname}"));
+        self.params.push(format!(".param .{ty} {pname}"));
         self.args.push(arg);
-        pname
+        Sym(pname)
     }
 
     /// Declares a pointer parameter and converts it to a global address.
     pub fn pointer(&mut self, arg: KArg) -> Reg {
         let r = self.param(Scalar::U64, arg);
-        self.ins(format!("cvta.to.global.u64 {r}, {r}"));
+        self.emit(Ins::cvta_to_global(&r, &r));
         r
     }
 
@@ -227,15 +158,5 @@ impl Kernel {
         let _ = writeln!(out, "\tret;");
         let _ = writeln!(out, "}}");
         out
-    }
-}
-
-/// The PTX immediate for a float constant of type `ty` (`0f...` / `0d...` bit patterns,
-/// so the value is exact).
-pub(crate) fn float_imm(ty: Scalar, x: f64) -> String {
-    if ty == Scalar::F32 {
-        format!("0f{:08X}", (x as f32).to_bits())
-    } else {
-        format!("0d{:016X}", x.to_bits())
     }
 }
