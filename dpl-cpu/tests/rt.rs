@@ -751,8 +751,8 @@ fn scatter_reduce_identity_matches_sequential() {
         let dst: Vec<T> = (0..m).map(|j| x(j + 7 * n)).collect();
         let got = rt::scatter_reduce_identity(n, |i| (idx[i], x(i)), &dst, op, identity, "sr", AT);
         let mut want = dst.clone();
-        for i in 0..n {
-            let k = idx[i] as usize;
+        for (i, &k) in idx.iter().enumerate() {
+            let k = k as usize;
             want[k] = op(want[k], x(i));
         }
         assert!(got == want, "{what}: n = {n}, m = {m}");

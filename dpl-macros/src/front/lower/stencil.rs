@@ -22,7 +22,8 @@ use std::collections::HashMap;
 use dpl_core::ir::{BinOp, Block, Const, Expr, Lambda, Prim, Type, VarId};
 use proc_macro2::Span;
 
-use super::{Lowerer, call_span, captures, cheap_span, peel};
+use super::callable::captures;
+use super::{Lowerer, call_span, cheap_span, peel};
 
 /// The form of the call, for error messages.
 const FORM: &str = "stencil(f, x, offsets, default)`, such as `stencil(|w| w[0] + w[1] + w[2], x, [-1, 0, 1], 0.0)`";

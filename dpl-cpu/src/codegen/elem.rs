@@ -1,0 +1,358 @@
+//! The element compiler: blocks, closures and statements, scalar constants, operators and
+//! math functions, and the assertions that guard unchecked reads.
+
+use dpl_core::ir::{
+    Assertion, BinOp, Block, Const, Expr, Lambda, MathFn, Scalar, Span, Stmt, Type, UnOp, VarId,
+};
+use proc_macro2::{Ident, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+
+use super::value::Rep;
+use super::{Gen, ident_of, syn_index};
+
+impl Gen<'_> {
+    /// `&'static Location` of a statement, pointing at the user's source.
+    pub(super) fn loc(&self, span: Span) -> TokenStream {
+        let sp = (self.span)(span);
+        let private = self.private;
+        // A reference to a promoted constant: one pointer on the cold path of a check.
+        quote_spanned! {sp=>
+            &#private::Location { file: ::core::file!(), line: ::core::line!(), column: ::core::column!() }
+        }
+    }
+
+    pub(super) fn stmts(&mut self, b: &Block) -> TokenStream {
+        let mut out = TokenStream::new();
+        for s in &b.stmts {
+            out.extend(self.stmt(s));
+        }
+        out
+    }
+
+    /// A block as an expression producing an owned value.
+    pub(super) fn block_owned(&mut self, b: &Block) -> TokenStream {
+        let stmts = self.stmts(b);
+        let r = self.owned_value(b.result);
+        quote!({ #stmts #r })
+    }
+
+    /// A closure for `l`; `param_reps` gives the representation of each parameter
+    /// (missing ones are derived from the types).
+    pub(super) fn lambda(
+        &mut self,
+        l: &Lambda,
+        by_ref_first: bool,
+        param_reps: &[Rep],
+    ) -> TokenStream {
+        for (k, p) in l.params.iter().enumerate() {
+            let r = param_reps
+                .get(k)
+                .cloned()
+                .unwrap_or_else(|| Self::default_rep(&self.f.vars[*p].ty));
+            self.reps.insert(*p, r);
+        }
+        let mut params = Vec::new();
+        let mut unpack = TokenStream::new();
+        for (k, p) in l.params.iter().enumerate() {
+            let name = self.ident(*p);
+            let t = self.rep_ty(&self.f.vars[*p].ty);
+            if by_ref_first && k == 0 {
+                let tmp = format_ident!("{}_ref", name);
+                params.push(quote!(#tmp: &#t));
+                if Self::contains_seq(&self.f.vars[*p].ty) {
+                    // A predicate over elements with sequences in them (rows kept by a
+                    // `filter`): view them in place instead of moving out of the reference.
+                    let borrow = Self::borrow_expr(quote!((*#tmp)), &self.f.vars[*p].ty);
+                    unpack.extend(quote!(let #name = #borrow;));
+                } else {
+                    unpack.extend(quote!(let #name: #t = *#tmp;));
+                }
+            } else {
+                params.push(quote!(#name: #t));
+            }
+        }
+        let rty = self.owned_ty(&self.f.vars[l.body.result].ty);
+        self.depth += 1;
+        let body = self.block_owned(&l.body);
+        self.depth -= 1;
+        quote!(move |#(#params),*| -> #rty { #unpack #body })
+    }
+
+    fn stmt(&mut self, s: &Stmt) -> TokenStream {
+        let v = s.var;
+        if self.projections.contains(&v) {
+            return TokenStream::new();
+        }
+        if let (Some(parts), Expr::Soac(soac)) = (self.unzips.get(&v).cloned(), &s.expr) {
+            return self.map_unzip(v, soac, &parts);
+        }
+        let name = self.ident(v);
+        let ty = &self.f.vars[v].ty;
+        let rty = self.rep_ty(ty);
+        let rt = self.rt;
+        let f = self.f;
+        let id = |x: VarId| ident_of(f, x);
+        let annotate = !Self::contains_seq(ty);
+        if let Some(e) = self.subst.get(&v) {
+            return quote!(let #name = #e;);
+        }
+        let value = match &s.expr {
+            Expr::Const(c) => self.constant(*c, ty),
+            Expr::Var(w) => {
+                let r = self.rep(*w);
+                self.reps.insert(v, r);
+                if self.depth == 0 && Self::contains_seq(ty) {
+                    self.parts.insert(v, vec![*w]);
+                }
+                let w = id(*w);
+                quote!(#w)
+            }
+            Expr::Unary(op, a) => {
+                let t = self.f.vars[*a].ty.scalar();
+                let a = id(*a);
+                match (op, t) {
+                    (UnOp::Neg, Some(t)) if t.is_int() => quote!(#a.wrapping_neg()),
+                    (UnOp::Neg, _) => quote!(-#a),
+                    (UnOp::Not, _) => quote!(!#a),
+                }
+            }
+            Expr::Binary(op, a, b) => self.binary(*op, *a, *b, s.span),
+            Expr::Cast(a, to) => {
+                let a = id(*a);
+                let to = Self::scalar_ty(*to);
+                quote!(#a as #to)
+            }
+            Expr::Tuple(vs) => {
+                if Self::contains_seq(ty) {
+                    let r = Rep::Tuple(vs.iter().map(|x| self.rep(*x)).collect());
+                    self.reps.insert(v, r);
+                    if self.depth == 0 {
+                        self.parts.insert(v, vs.clone());
+                    }
+                }
+                let vs = vs.iter().map(|v| id(*v));
+                quote!((#(#vs,)*))
+            }
+            Expr::Field(t, k) => {
+                if let Rep::Tuple(rs) = self.rep(*t) {
+                    if let Some(r) = rs.get(*k as usize) {
+                        self.reps.insert(v, r.clone());
+                    }
+                }
+                let t = id(*t);
+                let k = syn_index(*k as usize);
+                quote!(#t.#k)
+            }
+            Expr::If(c, a, b) => {
+                let c = id(*c);
+                let a = self.block_owned(a);
+                let b = self.block_owned(b);
+                let value = quote!(if #c #a else #b);
+                if Self::contains_seq(ty) {
+                    return self.bind_owned(v, value);
+                }
+                value
+            }
+            Expr::Index {
+                seq,
+                index,
+                checked,
+            } => {
+                let r = Self::elem_rep(&self.rep(*seq), ty);
+                self.reps.insert(v, r);
+                let x = id(*seq);
+                let i = id(*index);
+                let in_range = if self.f.vars[*index].ty == Type::usize() {
+                    quote!(#i)
+                } else {
+                    // Unchecked reads with another integer type have indices validated up
+                    // front (values of a `Nested` proven in `0..len`), so the cast is exact.
+                    quote!((#i as usize))
+                };
+                match (checked, self.rep(*seq)) {
+                    (None, _) => self.read(*seq, in_range),
+                    (Some(_), _) if self.unchecked.contains(&v) => self.read(*seq, in_range),
+                    (Some(origin), Rep::Slice) => {
+                        let name = origin.name();
+                        let loc = self.loc(s.span);
+                        quote!(#rt::index(#x, #i, #name, #loc))
+                    }
+                    (Some(origin), _) => {
+                        let name = origin.name();
+                        let loc = self.loc(s.span);
+                        let read = self.read(*seq, quote!(__dpl_j));
+                        quote! {{
+                            let __dpl_j = match #rt::Idx::checked(#i, #x.len()) {
+                                ::core::option::Option::Some(j) => j,
+                                ::core::option::Option::None => {
+                                    #rt::index_error(#name, #rt::Idx::value(#i), #x.len(), #loc)
+                                }
+                            };
+                            #read
+                        }}
+                    }
+                }
+            }
+            Expr::Len(x) => {
+                let x = id(*x);
+                quote!(#x.len())
+            }
+            Expr::Math(m, args) => self.math(*m, args),
+            Expr::Prim { prim, .. } => {
+                let msg = format!(
+                    "dpl internal error: primitive `{}` reached code generation",
+                    prim.name()
+                );
+                quote!(::core::panic!(#msg))
+            }
+            Expr::Soac(soac) => return self.soac(v, soac, s.span),
+            Expr::Assert(a) => return self.assertion(a, s.span),
+        };
+        if annotate {
+            quote!(let #name: #rty = #value;)
+        } else {
+            quote!(let #name = #value;)
+        }
+    }
+
+    pub(super) fn constant(&self, c: Const, ty: &Type) -> TokenStream {
+        let s = ty.scalar().unwrap_or(Scalar::I32);
+        match c {
+            Const::Bool(b) => quote!(#b),
+            Const::Int(i) => {
+                use proc_macro2::Literal as L;
+                let lit = match s {
+                    Scalar::I32 => L::i32_suffixed(i as i32),
+                    Scalar::U32 => L::u32_suffixed(i as u32),
+                    Scalar::I64 => L::i64_suffixed(i as i64),
+                    Scalar::U64 => L::u64_suffixed(i as u64),
+                    Scalar::Usize => L::usize_suffixed(i as usize),
+                    Scalar::F32 => L::f32_suffixed(i as f32),
+                    Scalar::F64 => L::f64_suffixed(i as f64),
+                    Scalar::Bool => return if i != 0 { quote!(true) } else { quote!(false) },
+                };
+                quote!((#lit))
+            }
+            Const::Float(x) => {
+                let t = Self::scalar_ty(s);
+                if x.is_nan() {
+                    quote!(#t::NAN)
+                } else if x.is_infinite() {
+                    if x > 0.0 {
+                        quote!(#t::INFINITY)
+                    } else {
+                        quote!(#t::NEG_INFINITY)
+                    }
+                } else if s == Scalar::F32 {
+                    let lit = proc_macro2::Literal::f32_suffixed(x as f32);
+                    quote!((#lit))
+                } else {
+                    let lit = proc_macro2::Literal::f64_suffixed(x);
+                    quote!((#lit))
+                }
+            }
+        }
+    }
+
+    fn binary(&self, op: BinOp, a: VarId, b: VarId, span: Span) -> TokenStream {
+        let t = self.f.vars[a].ty.scalar().unwrap_or(Scalar::I32);
+        let (x, y) = (self.ident(a), self.ident(b));
+        let int = t.is_int();
+        let private = self.private;
+        let rt = self.rt;
+        match op {
+            BinOp::Add if int => quote!(#x.wrapping_add(#y)),
+            BinOp::Sub if int => quote!(#x.wrapping_sub(#y)),
+            BinOp::Mul if int => quote!(#x.wrapping_mul(#y)),
+            BinOp::Div | BinOp::Rem if int => {
+                let loc = self.loc(span);
+                let f = if op == BinOp::Div {
+                    quote!(wrapping_div)
+                } else {
+                    quote!(wrapping_rem)
+                };
+                quote! {{
+                    if #y == 0 { #rt::raise(#private::Error::DivideByZero { at: *#loc }) }
+                    #x.#f(#y)
+                }}
+            }
+            BinOp::Shl => quote!(#x.wrapping_shl(#y as u32)),
+            BinOp::Shr => quote!(#x.wrapping_shr(#y as u32)),
+            _ => {
+                let sym: TokenStream = op.symbol().parse().expect("operator token");
+                quote!(#x #sym #y)
+            }
+        }
+    }
+
+    fn math(&self, m: MathFn, args: &[VarId]) -> TokenStream {
+        let t = args
+            .first()
+            .and_then(|a| self.f.vars[*a].ty.scalar())
+            .unwrap_or(Scalar::F32);
+        let a: Vec<Ident> = args.iter().map(|v| self.ident(*v)).collect();
+        let ty = Self::scalar_ty(t);
+        if t.is_int() {
+            return match m {
+                MathFn::Abs => {
+                    let x = &a[0];
+                    quote!(#x.wrapping_abs())
+                }
+                MathFn::Min => quote!(::core::cmp::Ord::min(#(#a),*)),
+                MathFn::Max => quote!(::core::cmp::Ord::max(#(#a),*)),
+                _ => quote!(::core::panic!(
+                    "dpl internal error: float function on an integer"
+                )),
+            };
+        }
+        let f = format_ident!("{}", m.name());
+        quote!(#ty::#f(#(#a),*))
+    }
+
+    fn assertion(&self, a: &Assertion, span: Span) -> TokenStream {
+        let rt = self.rt;
+        let loc = self.loc(span);
+        match a {
+            Assertion::EqLen { origin, a, b } => {
+                let (name, a, b) = (origin.name(), self.ident(*a), self.ident(*b));
+                quote!(#rt::check_eq_len(#name, #a, #b, #loc);)
+            }
+            Assertion::IndicesInRange { origin, idx, len } => {
+                let (name, len) = (origin.name(), self.ident(*len));
+                let x = self.ident(*idx);
+                match self.rep(*idx) {
+                    Rep::Nested => quote!(#rt::check_indices(#x.values(), #len, #name, #loc);),
+                    Rep::Matrix(_) | Rep::Rows => {
+                        let row = if matches!(self.rep(*idx), Rep::Matrix(_)) {
+                            quote!(#x.row(__dpl_r))
+                        } else {
+                            quote!(#x[__dpl_r])
+                        };
+                        quote! {
+                            for __dpl_r in 0..#x.len() {
+                                for &__dpl_v in #row.iter() {
+                                    if #rt::Idx::checked(__dpl_v, #len).is_none() {
+                                        #rt::index_error(#name, #rt::Idx::value(__dpl_v), #len, #loc)
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    _ => quote!(#rt::check_indices(#x, #len, #name, #loc);),
+                }
+            }
+            Assertion::InBounds { origin, index, len } => {
+                let (name, i, n) = (origin.name(), self.ident(*index), self.ident(*len));
+                quote! {
+                    if #rt::Idx::checked(#i, #n).is_none() {
+                        #rt::index_error(#name, #rt::Idx::value(#i), #n, #loc)
+                    }
+                }
+            }
+            Assertion::NonEmpty { origin, len } => {
+                let (name, n) = (origin.name(), self.ident(*len));
+                quote!(#rt::check_non_empty(#name, #n, #loc);)
+            }
+        }
+    }
+}

@@ -1,0 +1,263 @@
+//! Rust code generation from Soac-level IR.
+//!
+//! One generator serves both CPU places: it is given the path of a run-time module with the
+//! helper API of [`rt`](crate::rt) — the parallel one for `Place::Cpu` (fed the fused
+//! function) or the sequential reference for `Place::Seq` (fed the unfused one).
+//!
+//! Representation of values in the generated code: scalars as themselves; a sequence as a
+//! borrowed slice `&[E]` named after its variable, backed, when the generated code created
+//! it, by an owned `Vec<E>` local (`<name>__own`); tuples as Rust tuples of those. Results
+//! leaving a block (the function's result, `if` branches) are converted to owned values,
+//! moving the owned local when there is one and copying a borrowed slice otherwise.
+//!
+//! Every combinator becomes one helper call whose element function is a `move` closure
+//! over slices and scalars, so LLVM sees the whole loop. Reads that the IR marks unchecked
+//! compile to unchecked loads (rows of a `Nested` or `Matrix` included); the assertions
+//! that make them safe precede them. Checked reads pass their source location as a
+//! `&'static Location`, so the check costs a compare and a cold branch.
+//!
+//! Beyond one call per combinator: `unzip(map(f))` (a map of 2 or 3 scalars read only by
+//! its projections) is one `map_unzip` call writing one vector per component; the function's
+//! result moves the owned locals it is made of, through tuples; and with `Matrix`
+//! parameters the body is generated twice, once with matrix rows as plain slices (run when
+//! every matrix has contiguous rows) and once with strided row views; with several `Nested`
+//! parameters, once reading their rows through one shared offsets array (run when they
+//! share it) and once through each one's own.
+//!
+//! The generator is one `Gen` per body variant, its methods grouped by concern: `value`
+//! (the representation of values), `elem` (statements and scalar expressions), `soac` (one
+//! helper call per combinator), `unzip` (`unzip(map(f))` as one loop), `bounded` (loop
+//! variants from range facts), `ragged` and `blocked` (maps over heavy elements). The IR
+//! queries they share are the free functions here.
+
+mod blocked;
+mod bounded;
+mod elem;
+mod ragged;
+mod soac;
+mod unzip;
+mod value;
+
+use dpl_core::ir::*;
+use proc_macro2::{Ident, Span as PmSpan, TokenStream};
+use quote::{format_ident, quote};
+use std::collections::{HashMap, HashSet};
+
+use value::Rep;
+
+/// How a parameter arrives in Rust.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ParamRepr {
+    /// A scalar passed by value.
+    Scalar,
+    /// Anything that slices to `[E]` with `&x[..]`: `&[E]`, `&Vec<E>`, `Vec<E>`, `&Seq<E>`.
+    Slice,
+    /// `&Nested<E>`: rows are slices (`row(i)`).
+    Nested,
+    /// `&Matrix<E>`: rows are strided views (`row(i)`, a `RowView`).
+    Matrix,
+}
+
+/// Everything the generator needs to know about one function.
+pub struct FnInput<'a> {
+    /// The function (Soac level, typed).
+    pub func: &'a Function,
+    /// The Rust identifier and representation of each parameter, in order.
+    pub params: Vec<(Ident, ParamRepr)>,
+    /// Maps IR spans back to source spans (for error locations).
+    pub span: &'a dyn Fn(Span) -> PmSpan,
+    /// Path of the run-time module, e.g. `::dpl::__private::rt`.
+    pub rt: TokenStream,
+    /// Path of the facade's private module, e.g. `::dpl::__private`.
+    pub private: TokenStream,
+    /// Path of the run-time module used for loops nested inside other loops.
+    pub inner_rt: TokenStream,
+    /// Whether outer loops over elements that contain loops themselves use the
+    /// load-balancing `heavy` helpers (one task per element where work allows).
+    pub heavy: Option<TokenStream>,
+}
+
+/// The body of the function as an expression producing its (inner) result.
+///
+/// With `Matrix` parameters the body is generated twice: a variant in which every matrix
+/// row is a plain slice, run when all of them have contiguous rows (row-major: the common
+/// case, where reads are plain loads that LLVM can vectorize), and the general variant over
+/// strided row views. With two or more `Nested` parameters (and no `Matrix`), the parallel
+/// place's body is also generated twice: a variant run when every `Nested` shares the
+/// offsets array of the first (`Nested::same_offsets`, one pointer comparison per call),
+/// which reads each row from that one array (both rows of a zip from the same two loads,
+/// so the per-row length check of the zip compares a value with itself and folds away),
+/// and the general variant reading each `Nested` through its own offsets.
+pub fn body(input: &FnInput<'_>) -> TokenStream {
+    let matrices: Vec<&Ident> = input
+        .params
+        .iter()
+        .filter(|(_, r)| *r == ParamRepr::Matrix)
+        .map(|(i, _)| i)
+        .collect();
+    if matrices.is_empty() {
+        let nested: Vec<&Ident> = input
+            .params
+            .iter()
+            .filter(|(_, r)| *r == ParamRepr::Nested)
+            .map(|(i, _)| i)
+            .collect();
+        // Parallel place only: the sequential reference stays one straightforward variant.
+        if nested.len() >= 2 && input.heavy.is_some() {
+            let first = nested[0];
+            let tests = nested[1..]
+                .iter()
+                .map(|other| quote!(#first.same_offsets(#other)));
+            let shared = variant(input, false, true);
+            let general = variant(input, false, false);
+            return quote! {{
+                if #(#tests)&&* #shared else #general
+            }};
+        }
+        return variant(input, false, false);
+    }
+    let contiguous = variant(input, true, false);
+    let general = variant(input, false, false);
+    // A block, like every body: callers splice it where a block is expected.
+    quote! {{
+        if #(#matrices.rows_are_slices())&&* #contiguous else #general
+    }}
+}
+
+/// One variant of the body; `contiguous`: the rows of every `Matrix` parameter are slices;
+/// `shared`: every `Nested` parameter shares the offsets of the first (tested by the
+/// caller), so rows are read from those offsets and the values of each.
+fn variant(input: &FnInput<'_>, contiguous: bool, shared: bool) -> TokenStream {
+    let mut g = Gen {
+        f: input.func,
+        span: input.span,
+        rt: &input.rt,
+        inner_rt: &input.inner_rt,
+        heavy: input.heavy.as_ref(),
+        private: &input.private,
+        owned: HashSet::new(),
+        parts: HashMap::new(),
+        unzips: HashMap::new(),
+        projections: HashSet::new(),
+        reps: HashMap::new(),
+        depth: 0,
+        unchecked: HashSet::new(),
+        subst: HashMap::new(),
+        shared: HashSet::new(),
+    };
+    let mut prologue = TokenStream::new();
+    for ((ident, repr), &v) in input.params.iter().zip(&input.func.params) {
+        let name = g.ident(v);
+        let (rep, binding) = match repr {
+            ParamRepr::Scalar => {
+                let ty = g.rep_ty(&input.func.vars[v].ty);
+                (Rep::Value, quote! { let #name: #ty = #ident; })
+            }
+            ParamRepr::Slice => (Rep::Slice, quote! { let #name = &#ident[..]; }),
+            ParamRepr::Nested if shared => {
+                let values = shared_values(&name);
+                let first = g.shared.is_empty().then(|| {
+                    quote! { let __dpl_offsets: &[usize] = #ident.offsets(); }
+                });
+                g.shared.insert(v);
+                let binding = quote! {
+                    let #name = &*#ident;
+                    #first
+                    let #values = #ident.values();
+                };
+                (Rep::Nested, binding)
+            }
+            ParamRepr::Nested => (Rep::Nested, quote! { let #name = &*#ident; }),
+            ParamRepr::Matrix => (Rep::Matrix(contiguous), quote! { let #name = &*#ident; }),
+        };
+        g.reps.insert(v, rep);
+        prologue.extend(binding);
+    }
+    g.plan_unzips(&input.func.body);
+    let stmts = g.stmts(&input.func.body);
+    let result = g.result_value(input.func.body.result);
+    quote! {{ #prologue #stmts #result }}
+}
+
+/// The generator of one body variant: the function, the paths of the run time it calls, and
+/// what it knows about the variables generated so far.
+struct Gen<'a> {
+    f: &'a Function,
+    span: &'a dyn Fn(Span) -> PmSpan,
+    rt: &'a TokenStream,
+    inner_rt: &'a TokenStream,
+    heavy: Option<&'a TokenStream>,
+    private: &'a TokenStream,
+    /// Variables backed by an owned local `<name>__own`.
+    owned: HashSet<VarId>,
+    /// The components of tuples with sequences in them, and the targets of copies
+    /// (one component), so that the function's result can move owned locals out.
+    parts: HashMap<VarId, Vec<VarId>>,
+    /// `unzip(map(f))` written as one loop: the map's variable -> the variable of each
+    /// component's projection (`None`: component unused).
+    unzips: HashMap<VarId, Vec<Option<VarId>>>,
+    /// The projections of those maps: bound by the map's statement, nothing to generate.
+    projections: HashSet<VarId>,
+    /// The representation of each variable generated so far.
+    reps: HashMap<VarId, Rep>,
+    /// Lambda nesting depth of the code being generated (0: the function body).
+    depth: usize,
+    /// Checked reads generated without their check: proven in range
+    /// ([`dpl_core::ranges`]) in the loop variant being generated.
+    unchecked: HashSet<VarId>,
+    /// Statements generated as another expression: clamped indices as their simpler form
+    /// (the interior variant of a loop, see [`dpl_core::ranges::clamps`]), reads of a row
+    /// streamed in place (see [`Gen::ragged_map`]).
+    subst: HashMap<VarId, TokenStream>,
+    /// `Nested` parameters read through one shared offsets array (`__dpl_offsets`) and
+    /// their values (see [`shared_values`]): the body variant run when they share offsets.
+    shared: HashSet<VarId>,
+}
+
+/// How many times `v` is read in `b` (operands and block results, nested blocks included).
+fn mentions(b: &Block, v: VarId) -> usize {
+    let mut n = usize::from(b.result == v);
+    for s in &b.stmts {
+        n += s.expr.operands().iter().filter(|&&x| x == v).count();
+        s.expr.for_each_block(&mut |blk| n += mentions(blk, v));
+    }
+    n
+}
+
+/// True when `e` is or contains a combinator (a loop).
+fn contains_soac(e: &Expr) -> bool {
+    if matches!(e, Expr::Soac(_) | Expr::Prim { .. }) {
+        return true;
+    }
+    let mut found = false;
+    e.for_each_block(&mut |b| found |= b.stmts.iter().any(|s| contains_soac(&s.expr)));
+    found
+}
+
+/// The local holding the values of a `Nested` parameter read through shared offsets
+/// (underscored: a variant may not read it).
+fn shared_values(name: &Ident) -> Ident {
+    format_ident!("__dpl_values_{}", name)
+}
+
+/// The Rust identifier of a variable: `v<index>_<name>`.
+fn ident_of(f: &Function, v: VarId) -> Ident {
+    let name: String = f.vars[v]
+        .name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format_ident!("v{}_{}", v.index(), name)
+}
+
+/// `k` as an unsuffixed literal: a tuple field (`t.0`).
+fn syn_index(k: usize) -> TokenStream {
+    let lit = proc_macro2::Literal::usize_unsuffixed(k);
+    quote!(#lit)
+}

@@ -1,0 +1,205 @@
+//! One run-time helper call per combinator: the choice of run time (outer, inner or the
+//! load-balancing `heavy` one, with the work estimate it takes), `count` as a count of
+//! flags, and the identity passed to `scatter_reduce` where the operator has one.
+
+use dpl_core::ir::{Const, Expr, Lambda, Soac, SoacKind, Span, Type, VarId};
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use super::value::Rep;
+use super::{Gen, contains_soac};
+
+impl Gen<'_> {
+    pub(super) fn soac(&mut self, v: VarId, s: &Soac, span: Span) -> TokenStream {
+        // Loops inside loops use the inner schedule's run time; an outer loop whose elements
+        // contain loops balances load per element (the `heavy` helpers).
+        let nested = s.elem.body.stmts.iter().any(|st| contains_soac(&st.expr));
+        let heavy = self.depth == 0
+            && self.heavy.is_some()
+            && nested
+            && matches!(s.kind, SoacKind::Map | SoacKind::Reduce { .. });
+        let rt = match (self.depth, self.heavy) {
+            (0, Some(h)) if heavy => h,
+            (0, _) => self.rt,
+            _ => self.inner_rt,
+        };
+        // The `heavy` helpers take the number of inner elements of all elements together.
+        let work = if heavy {
+            let w = self.work(s);
+            quote!(#w,)
+        } else {
+            TokenStream::new()
+        };
+        if heavy && s.kind == SoacKind::Map {
+            if let Some(code) = self.ragged_map(v, s) {
+                return code;
+            }
+            if let Some(code) = self.blocked_map(v, s) {
+                return code;
+            }
+        }
+        let n = self.ident(s.len);
+        if s.kind == SoacKind::Map && self.depth == 0 {
+            if let Some(vs) = self.bounded_variant(v, s) {
+                let edge = vs.fast;
+                // Loops over heavy elements keep one element function (`heavy::map`).
+                let fast = match vs.interior.filter(|_| !heavy) {
+                    Some((lo, hi, int)) => quote!(#rt::map_split(#n, #lo, #hi, #edge, #int)),
+                    None => quote!(#rt::map(#n, #work #edge)),
+                };
+                let value = match vs.cond {
+                    None => fast,
+                    Some(cond) => {
+                        let slow = self.lambda(&s.elem, false, &[Rep::Value]);
+                        quote!(if #cond { #fast } else { #rt::map(#n, #work #slow) })
+                    }
+                };
+                return self.bind_owned(v, value);
+            }
+        }
+        if let (
+            SoacKind::Reduce {
+                op,
+                init: Some(init),
+            },
+            false,
+        ) = (&s.kind, heavy)
+        {
+            if let Some(pred) = self.count_predicate(s, op) {
+                // `count`: the flags are counted in 32-bit lanes (`rt::count`).
+                let (name, init) = (self.ident(v), self.ident(*init));
+                let ty = &self.f.vars[v].ty;
+                let rty = self.rep_ty(ty);
+                self.reps.insert(v, Self::default_rep(ty));
+                let pred = self.lambda(&pred, false, &[Rep::Value]);
+                return quote!(let #name: #rty = #init.wrapping_add(#rt::count(#n, #pred) as #rty););
+            }
+        }
+        let elem = self.lambda(&s.elem, false, &[Rep::Value]);
+        let loc = self.loc(span);
+        let name = self.ident(v);
+        let ty = &self.f.vars[v].ty;
+        let rty = self.rep_ty(ty);
+        let value = match &s.kind {
+            SoacKind::Map => quote!(#rt::map(#n, #work #elem)),
+            SoacKind::Reduce { op, init } => {
+                let what = s.kind.origin_name();
+                let op = self.lambda(op, false, &[]);
+                let init = match init {
+                    Some(i) => {
+                        let i = self.ident(*i);
+                        quote!(::core::option::Option::Some(#i))
+                    }
+                    None => quote!(::core::option::Option::None),
+                };
+                self.reps.insert(v, Self::default_rep(ty));
+                return quote!(let #name: #rty = #rt::reduce(#n, #work #init, #elem, #op, #what, #loc););
+            }
+            SoacKind::Scan { op } => {
+                let op = self.lambda(op, false, &[]);
+                quote!(#rt::scan(#n, #elem, #op))
+            }
+            SoacKind::ExclusiveScan { op, init } => {
+                let op = self.lambda(op, false, &[]);
+                let init = self.ident(*init);
+                quote!(#rt::exclusive_scan(#n, #init, #elem, #op))
+            }
+            SoacKind::Filter { pred } => {
+                let pred = self.lambda(pred, true, &[]);
+                quote!(#rt::filter(#n, #elem, #pred))
+            }
+            SoacKind::Scatter { dst } => {
+                let dst = self.ident(*dst);
+                quote!(#rt::scatter(#n, #elem, #dst, "scatter", #loc))
+            }
+            SoacKind::ScatterReduce { op, dst } => {
+                let identity = ty
+                    .elem()
+                    .and_then(|e| Some((e, dpl_core::ops::identity(op, e)?)))
+                    .map(|(e, consts)| self.identity_value(e, &mut consts.into_iter()));
+                let op = self.lambda(op, false, &[]);
+                let dst = self.ident(*dst);
+                match identity {
+                    Some(id) => quote!(#rt::scatter_reduce_identity(
+                        #n, #elem, #dst, #op, #id, "scatter_reduce", #loc
+                    )),
+                    None => {
+                        quote!(#rt::scatter_reduce(#n, #elem, #dst, #op, "scatter_reduce", #loc))
+                    }
+                }
+            }
+            SoacKind::Permute => quote!(#rt::permute(#n, #elem, "permute", #loc)),
+            SoacKind::Sort => quote!(#rt::sort(#n, #elem)),
+            SoacKind::SortByKey => quote!(#rt::sort_by_key(#n, #elem)),
+        };
+        self.bind_owned(v, value)
+    }
+
+    /// If `s` is a `reduce` with `+` over an integer type of an element function whose
+    /// result is a `bool` cast to that type (what `count` becomes), the element function
+    /// returning the `bool` instead.
+    fn count_predicate(&self, s: &Soac, op: &Lambda) -> Option<Lambda> {
+        let t = &self.f.vars[s.elem.body.result].ty;
+        if !t.scalar()?.is_int() || dpl_core::ops::leafwise(op, t)? != [dpl_core::ops::LeafOp::Add]
+        {
+            return None;
+        }
+        let last = s.elem.body.stmts.last()?;
+        match last.expr {
+            // The cast is the last statement: nothing else reads its value.
+            Expr::Cast(flag, _)
+                if last.var == s.elem.body.result && self.f.vars[flag].ty == Type::bool() =>
+            {
+                let mut pred = s.elem.clone();
+                pred.body.stmts.pop();
+                pred.body.result = flag;
+                Some(pred)
+            }
+            _ => None,
+        }
+    }
+
+    /// The value of type `ty` (scalars and tuples) whose scalar leaves are `consts`, in
+    /// order: the identity of a `scatter_reduce` operator.
+    fn identity_value(&self, ty: &Type, consts: &mut impl Iterator<Item = Const>) -> TokenStream {
+        match ty {
+            Type::Tuple(ts) => {
+                let parts: Vec<TokenStream> =
+                    ts.iter().map(|t| self.identity_value(t, consts)).collect();
+                quote!((#(#parts,)*))
+            }
+            _ => match consts.next() {
+                // `-0.0`, the identity of `+` on floats (a literal cannot carry the sign).
+                Some(Const::Float(x)) if x == 0.0 && x.is_sign_negative() => {
+                    let t = self.rep_ty(ty);
+                    quote!((-0.0 as #t))
+                }
+                Some(c) => self.constant(c, ty),
+                None => quote!(::core::panic!(
+                    "dpl internal error: identity without a value"
+                )),
+            },
+        }
+    }
+
+    /// The number of inner elements a loop over heavy elements walks, as an expression: the
+    /// total length of the first `Nested` or `Matrix` whose rows the element function reads
+    /// at its own index, or `usize::MAX` (unknown) when there is none.
+    pub(super) fn work(&self, s: &Soac) -> TokenStream {
+        let i = s.elem.params.first().copied();
+        for st in &s.elem.body.stmts {
+            if let Expr::Index { seq, index, .. } = &st.expr {
+                if Some(*index) != i {
+                    continue;
+                }
+                let x = self.ident(*seq);
+                match self.rep(*seq) {
+                    Rep::Nested => return quote!(#x.total_len()),
+                    Rep::Matrix(_) => return quote!(#x.rows().saturating_mul(#x.cols())),
+                    _ => {}
+                }
+            }
+        }
+        quote!(usize::MAX)
+    }
+}

@@ -1,0 +1,116 @@
+//! `unzip(map(f))` as one loop: finding the maps read only by their projections, and
+//! generating them as one `map_unzip` call writing one vector per component.
+
+use dpl_core::ir::{Block, Expr, Soac, SoacKind, Stmt, Type, VarId};
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+use super::value::Rep;
+use super::{Gen, contains_soac, mentions};
+
+impl Gen<'_> {
+    /// Finds `unzip(map(f))` in `b`: a `map` producing tuples of 2 or 3 scalars, with no
+    /// loop inside its element function, read only by projection maps `map(|i| m[i].k)`
+    /// over the same length (what `unzip` becomes). Such a map and its projections are
+    /// generated as one loop writing one vector per component (`map_unzip2`/`3`).
+    pub(super) fn plan_unzips(&mut self, b: &Block) {
+        for (mi, st) in b.stmts.iter().enumerate() {
+            let Expr::Soac(s) = &st.expr else { continue };
+            let k = match &self.f.vars[st.var].ty {
+                Type::Seq(e) => match &**e {
+                    Type::Tuple(ts) if (2..=3).contains(&ts.len()) && !Self::contains_seq(e) => {
+                        ts.len()
+                    }
+                    _ => continue,
+                },
+                _ => continue,
+            };
+            let nested = s.elem.body.stmts.iter().any(|x| contains_soac(&x.expr));
+            if s.kind != SoacKind::Map || nested {
+                continue;
+            }
+            let m = st.var;
+            let mut parts: Vec<Option<VarId>> = vec![None; k];
+            let mut found = 0;
+            for p in &b.stmts[mi + 1..] {
+                if let Some(c) = projection(p, m, s.len) {
+                    if parts[c].is_some() {
+                        found = usize::MAX;
+                        break;
+                    }
+                    parts[c] = Some(p.var);
+                    found += 1;
+                }
+            }
+            if found == 0 || found == usize::MAX || mentions(&self.f.body, m) != found {
+                continue;
+            }
+            self.projections.extend(parts.iter().flatten());
+            self.unzips.insert(m, parts);
+        }
+    }
+
+    /// One loop for a planned `unzip(map(f))`: binds the projections' variables.
+    pub(super) fn map_unzip(&mut self, m: VarId, s: &Soac, parts: &[Option<VarId>]) -> TokenStream {
+        let rt = if self.depth == 0 {
+            self.rt
+        } else {
+            self.inner_rt
+        };
+        let n = self.ident(s.len);
+        let helper = format_ident!("map_unzip{}", parts.len());
+        let split = format_ident!("map_unzip{}_split", parts.len());
+        let vs = if self.depth == 0 {
+            self.bounded_variant(m, s)
+        } else {
+            None
+        };
+        let call = match vs {
+            Some(vs) => {
+                let edge = vs.fast;
+                let fast = match vs.interior {
+                    Some((lo, hi, int)) => quote!(#rt::#split(#n, #lo, #hi, #edge, #int)),
+                    None => quote!(#rt::#helper(#n, #edge)),
+                };
+                match vs.cond {
+                    None => fast,
+                    Some(cond) => {
+                        let slow = self.lambda(&s.elem, false, &[Rep::Value]);
+                        quote!(if #cond { #fast } else { #rt::#helper(#n, #slow) })
+                    }
+                }
+            }
+            None => {
+                let elem = self.lambda(&s.elem, false, &[Rep::Value]);
+                quote!(#rt::#helper(#n, #elem))
+            }
+        };
+        let mut names = Vec::new();
+        let mut borrows = TokenStream::new();
+        for p in parts {
+            match p {
+                Some(p) => {
+                    let (name, own) = (self.ident(*p), self.own_ident(*p));
+                    names.push(quote!(#own));
+                    borrows.extend(quote!(let #name = &#own[..];));
+                    self.owned.insert(*p);
+                    self.reps.insert(*p, Rep::Slice);
+                }
+                None => names.push(quote!(_)),
+            }
+        }
+        quote! {
+            let (#(#names,)*) = #call;
+            #borrows
+        }
+    }
+}
+
+/// If `p` is `map(n, |i| m[i].k)` (a projection of `unzip`), the component `k`.
+fn projection(p: &Stmt, m: VarId, n: VarId) -> Option<usize> {
+    let Expr::Soac(s) = &p.expr else { return None };
+    match s.projection() {
+        Some((seq, k)) if seq == m && s.len == n => Some(k as usize),
+        _ => None,
+    }
+}

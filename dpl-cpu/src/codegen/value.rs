@@ -1,0 +1,272 @@
+//! The value model: how each IR value is represented in the generated code ([`Rep`]),
+//! its Rust types, reading an element of a sequence, and turning values into owned results
+//! (moving owned locals out where possible) and back into borrowed views.
+
+use std::collections::HashMap;
+
+use dpl_core::ir::{Scalar, Type, VarId};
+use proc_macro2::{Ident, TokenStream};
+use quote::{format_ident, quote};
+
+use super::{Gen, ident_of, shared_values, syn_index};
+
+/// How a value is represented in the generated code. Sequences are always borrowed views;
+/// sequences the generated code creates are backed by an owned `Vec` local.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) enum Rep {
+    /// A scalar, or a tuple of scalars.
+    Value,
+    /// `&[E]`.
+    Slice,
+    /// `&Nested<E>`.
+    Nested,
+    /// `&Matrix<E>`; `true` when its rows are contiguous (checked at run time before the
+    /// variant of the body that relies on it), so a row is a plain slice.
+    Matrix(bool),
+    /// `RowView<'_, E>`: a row of a matrix.
+    RowView,
+    /// `&[Vec<E>]`: a sequence of sequences the generated code built.
+    Rows,
+    /// A tuple with sequences in it.
+    Tuple(Vec<Rep>),
+}
+
+impl Gen<'_> {
+    pub(super) fn ident(&self, v: VarId) -> Ident {
+        ident_of(self.f, v)
+    }
+
+    pub(super) fn own_ident(&self, v: VarId) -> Ident {
+        format_ident!("{}__own", self.ident(v))
+    }
+
+    pub(super) fn scalar_ty(s: Scalar) -> TokenStream {
+        let id = format_ident!("{}", s.name());
+        quote!(#id)
+    }
+
+    /// The type of a variable's representation; `_` (left to rustc) for anything with a
+    /// sequence in it, whose Rust type depends on its representation.
+    pub(super) fn rep_ty(&self, t: &Type) -> TokenStream {
+        match t {
+            Type::Scalar(s) => Self::scalar_ty(*s),
+            Type::Seq(_) => quote!(_),
+            Type::Tuple(ts) => {
+                let ts = ts.iter().map(|t| self.rep_ty(t));
+                quote!((#(#ts,)*))
+            }
+            Type::Infer => quote!(_),
+        }
+    }
+
+    /// The type of an owned value (sequences as `Vec`).
+    pub(super) fn owned_ty(&self, t: &Type) -> TokenStream {
+        match t {
+            Type::Scalar(s) => Self::scalar_ty(*s),
+            Type::Seq(e) => {
+                let e = self.elem_ty(e);
+                quote!(::std::vec::Vec<#e>)
+            }
+            Type::Tuple(ts) => {
+                let ts = ts.iter().map(|t| self.owned_ty(t));
+                quote!((#(#ts,)*))
+            }
+            Type::Infer => quote!(_),
+        }
+    }
+
+    /// The type of a sequence element as stored.
+    pub(super) fn elem_ty(&self, t: &Type) -> TokenStream {
+        self.owned_ty(t)
+    }
+
+    pub(super) fn rep(&self, v: VarId) -> Rep {
+        if let Some(r) = self.reps.get(&v) {
+            return r.clone();
+        }
+        Self::default_rep(&self.f.vars[v].ty)
+    }
+
+    pub(super) fn default_rep(t: &Type) -> Rep {
+        match t {
+            Type::Seq(e) if matches!(**e, Type::Seq(_)) => Rep::Rows,
+            Type::Seq(_) => Rep::Slice,
+            Type::Tuple(ts) if ts.iter().any(Self::contains_seq) => {
+                Rep::Tuple(ts.iter().map(Self::default_rep).collect())
+            }
+            _ => Rep::Value,
+        }
+    }
+
+    /// The representation of an element read from a sequence of representation `r`.
+    pub(super) fn elem_rep(r: &Rep, elem: &Type) -> Rep {
+        match r {
+            Rep::Nested | Rep::Rows => Rep::Slice,
+            Rep::Matrix(true) => Rep::Slice,
+            Rep::Matrix(false) => Rep::RowView,
+            _ => Self::default_rep(elem),
+        }
+    }
+
+    /// Reads element `i` (a `usize` known to be in range) of `x`.
+    pub(super) fn read(&self, x: VarId, i: TokenStream) -> TokenStream {
+        let rt = self.rt;
+        let name = self.ident(x);
+        // SAFETY (of the generated blocks): the caller guarantees `i < len`; a `Nested` and a
+        // `Matrix` keep their rows inside their buffers by construction.
+        match self.rep(x) {
+            Rep::Nested if self.shared.contains(&x) => {
+                let values = shared_values(&name);
+                quote!(unsafe { #rt::shared_row(#values, __dpl_offsets, #i) })
+            }
+            Rep::Nested => quote!(unsafe { #name.row_unchecked(#i) }),
+            Rep::Matrix(true) => quote!(unsafe { #name.row_slice_unchecked(#i) }),
+            Rep::Matrix(false) => quote!(unsafe { #name.row_unchecked(#i) }),
+            Rep::RowView => quote!(unsafe { *#name.get_unchecked(#i) }),
+            Rep::Rows => quote!(unsafe { &#name.get_unchecked(#i)[..] }),
+            Rep::Slice if self.elem_has_seq(x) => {
+                // Elements with sequences in them (`(Vec<E>, S)` built by a map) are not
+                // `Copy`: borrow the element and view its sequences as slices.
+                let elem = match &self.f.vars[x].ty {
+                    Type::Seq(e) => (**e).clone(),
+                    t => t.clone(),
+                };
+                let borrow = Self::borrow_expr(quote!((*__dpl_e)), &elem);
+                quote!({ let __dpl_e = unsafe { #name.get_unchecked(#i) }; #borrow })
+            }
+            _ => quote!(unsafe { #rt::read(#name, #i) }),
+        }
+    }
+
+    /// Whether the elements of sequence `x` have sequences in them.
+    fn elem_has_seq(&self, x: VarId) -> bool {
+        matches!(&self.f.vars[x].ty, Type::Seq(e) if Self::contains_seq(e))
+    }
+
+    pub(super) fn contains_seq(t: &Type) -> bool {
+        match t {
+            Type::Seq(_) => true,
+            Type::Tuple(ts) => ts.iter().any(Self::contains_seq),
+            _ => false,
+        }
+    }
+
+    /// The function's result: owned locals are moved out, through tuples and copies; an
+    /// owned local that appears more than once is copied where it appears first and moved
+    /// where it appears last (tuple fields are evaluated left to right); anything else is
+    /// copied.
+    pub(super) fn result_value(&self, v: VarId) -> TokenStream {
+        let mut leaves = Vec::new();
+        self.result_leaves(v, &mut leaves);
+        let mut last: HashMap<VarId, usize> = HashMap::new();
+        for (k, l) in leaves.iter().enumerate() {
+            last.insert(*l, k);
+        }
+        let mut next = 0;
+        self.result_expr(v, &last, &mut next)
+    }
+
+    /// The variables that the result is made of, in evaluation order.
+    fn result_leaves(&self, v: VarId, out: &mut Vec<VarId>) {
+        if self.owned.contains(&v) {
+            return out.push(v);
+        }
+        match (self.parts.get(&v), &self.f.vars[v].ty) {
+            (Some(ps), Type::Tuple(_)) => ps.iter().for_each(|p| self.result_leaves(*p, out)),
+            (Some(ps), _) if ps.len() == 1 => self.result_leaves(ps[0], out),
+            _ => out.push(v),
+        }
+    }
+
+    fn result_expr(&self, v: VarId, last: &HashMap<VarId, usize>, next: &mut usize) -> TokenStream {
+        if self.owned.contains(&v) {
+            let k = *next;
+            *next += 1;
+            if last.get(&v) == Some(&k) {
+                let own = self.own_ident(v);
+                return quote!(#own);
+            }
+            let name = self.ident(v);
+            return Self::to_owned_expr(quote!(#name), &self.rep(v));
+        }
+        match (self.parts.get(&v), &self.f.vars[v].ty) {
+            (Some(ps), Type::Tuple(_)) => {
+                let ps: Vec<TokenStream> = ps
+                    .iter()
+                    .map(|p| self.result_expr(*p, last, next))
+                    .collect();
+                quote!((#(#ps,)*))
+            }
+            (Some(ps), _) if ps.len() == 1 => self.result_expr(ps[0], last, next),
+            _ => {
+                *next += 1;
+                self.owned_value(v)
+            }
+        }
+    }
+
+    /// An expression producing an owned copy (or move) of `v`'s value.
+    pub(super) fn owned_value(&self, v: VarId) -> TokenStream {
+        let t = &self.f.vars[v].ty;
+        let name = self.ident(v);
+        if !Self::contains_seq(t) {
+            return quote!(#name);
+        }
+        if self.owned.contains(&v) {
+            let own = self.own_ident(v);
+            if self.rep(v) == Rep::Nested {
+                // A ragged result built in place (`ragged_map`) where a block's owned value
+                // is expected (an `if` branch): the type every ragged block value has.
+                return quote!(::std::vec::Vec::<::std::vec::Vec<_>>::from(#own));
+            }
+            return quote!(#own);
+        }
+        Self::to_owned_expr(quote!(#name), &self.rep(v))
+    }
+
+    fn to_owned_expr(e: TokenStream, r: &Rep) -> TokenStream {
+        match r {
+            Rep::Value => e,
+            Rep::Slice | Rep::Rows => quote!(<[_]>::to_vec(#e)),
+            Rep::Nested => quote!((#e).to_vecs()),
+            Rep::Matrix(_) => quote!((#e).to_row_vecs()),
+            Rep::RowView => quote!((#e).to_vec()),
+            Rep::Tuple(rs) => {
+                let parts = rs.iter().enumerate().map(|(k, r)| {
+                    let k = syn_index(k);
+                    Self::to_owned_expr(quote!((#e).#k), r)
+                });
+                quote!((#(#parts,)*))
+            }
+        }
+    }
+
+    /// Borrows an owned expression into the variable representation.
+    pub(super) fn borrow_expr(e: TokenStream, t: &Type) -> TokenStream {
+        match t {
+            Type::Seq(_) => quote!(&(#e)[..]),
+            Type::Tuple(ts) if ts.iter().any(Self::contains_seq) => {
+                let parts = ts.iter().enumerate().map(|(k, t)| {
+                    let k = syn_index(k);
+                    Self::borrow_expr(quote!((#e).#k), t)
+                });
+                quote!((#(#parts,)*))
+            }
+            _ => e,
+        }
+    }
+
+    /// Binds `v` to an owned value produced by `value` (sequences as `Vec`s).
+    pub(super) fn bind_owned(&mut self, v: VarId, value: TokenStream) -> TokenStream {
+        let t = &self.f.vars[v].ty;
+        let name = self.ident(v);
+        let own = self.own_ident(v);
+        let borrow = Self::borrow_expr(quote!(#own), t);
+        self.owned.insert(v);
+        self.reps.insert(v, Self::default_rep(t));
+        quote! {
+            let #own = #value;
+            let #name = #borrow;
+        }
+    }
+}

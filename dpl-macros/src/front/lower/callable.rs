@@ -1,0 +1,319 @@
+//! Callables: recognising them, checking their bodies once, inlining them at each use.
+
+use std::collections::HashSet;
+use std::rc::Rc;
+
+use dpl_core::ir::{Block, Expr, Lambda, Prim, Scalar, Type, VarId};
+use proc_macro2::Span;
+use quote::ToTokens;
+use syn::ext::IdentExt;
+use syn::spanned::Spanned;
+
+use super::call::unary_prim;
+use super::env::{Binding, Callable, ClosureDef};
+use super::scalar::ScalarFn;
+use super::{Lowerer, call_span, cheap_span, peel};
+use crate::front::{path_text, sig};
+
+/// Past this many variables inlining stops with an error (exponential closure nesting).
+const MAX_VARS: usize = 1 << 16;
+
+/// Walks a lambda body: the variables it uses that it does not define, in first-use order.
+pub(super) fn captures(params: &[VarId], body: &Block) -> Vec<VarId> {
+    fn note(v: VarId, used: &mut Vec<VarId>, seen: &mut HashSet<VarId>) {
+        if seen.insert(v) {
+            used.push(v);
+        }
+    }
+    fn walk(
+        b: &Block,
+        defined: &mut HashSet<VarId>,
+        used: &mut Vec<VarId>,
+        seen: &mut HashSet<VarId>,
+    ) {
+        for s in &b.stmts {
+            match &s.expr {
+                Expr::Prim { lambdas, args, .. } => {
+                    for l in lambdas {
+                        for c in &l.captures {
+                            note(*c, used, seen);
+                        }
+                    }
+                    for a in args {
+                        note(*a, used, seen);
+                    }
+                }
+                Expr::If(c, t, e) => {
+                    note(*c, used, seen);
+                    walk(t, defined, used, seen);
+                    walk(e, defined, used, seen);
+                }
+                other => {
+                    for v in other.operands() {
+                        note(v, used, seen);
+                    }
+                }
+            }
+            defined.insert(s.var);
+        }
+        note(b.result, used, seen);
+    }
+    let mut defined: HashSet<VarId> = params.iter().copied().collect();
+    let mut used = Vec::new();
+    let mut seen = HashSet::new();
+    walk(body, &mut defined, &mut used, &mut seen);
+    used.into_iter().filter(|v| !defined.contains(v)).collect()
+}
+
+impl Lowerer<'_> {
+    /// Whether an expression denotes a callable (as [`Lowerer::as_callable`], without
+    /// building it).
+    pub(super) fn is_callable(&self, e: &syn::Expr) -> bool {
+        match peel(e) {
+            syn::Expr::Closure(_) => true,
+            syn::Expr::Path(_) => self.as_callable(e).is_some(),
+            _ => false,
+        }
+    }
+
+    /// The callable an expression denotes, if it denotes one.
+    pub(super) fn as_callable(&self, e: &syn::Expr) -> Option<Callable> {
+        match peel(e) {
+            syn::Expr::Closure(c) => Some(Callable::Closure {
+                def: Rc::new(ClosureDef {
+                    closure: c.clone(),
+                    env: self.env.clone(),
+                    items: self.items.clone(),
+                }),
+                checked: false,
+            }),
+            syn::Expr::Path(p) if p.qself.is_none() => {
+                if let Some(ident) = p.path.get_ident() {
+                    return match self.env.lookup(&ident.unraw().to_string()) {
+                        Some(Binding::Callable(c)) => Some(c.clone()),
+                        Some(Binding::Value(_)) => None,
+                        None => Prim::from_name(&ident.to_string())
+                            .filter(|p| unary_prim(*p))
+                            .map(Callable::Prim),
+                    };
+                }
+                let mut segs = p.path.segments.iter();
+                match (p.path.leading_colon, segs.next(), segs.next(), segs.next()) {
+                    (None, Some(ty), Some(f), None)
+                        if ty.arguments.is_none() && f.arguments.is_none() =>
+                    {
+                        let s = Scalar::from_name(&ty.ident.to_string())?;
+                        let f = ScalarFn::from_name(&f.ident.to_string())?;
+                        Some(Callable::Scalar(f, Some(s)))
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+
+    pub(super) fn arity(&self, c: &Callable) -> usize {
+        match c {
+            Callable::Closure { def, .. } => def.closure.inputs.len(),
+            Callable::Fn(id) => self.fns.get(*id).map_or(0, |f| f.params.len()),
+            Callable::Scalar(f, _) => f.arity(),
+            Callable::Prim(_) => 1,
+        }
+    }
+
+    pub(super) fn describe(&self, c: &Callable) -> String {
+        match c {
+            Callable::Closure { .. } => "this closure".to_string(),
+            Callable::Fn(id) => self
+                .fns
+                .get(*id)
+                .map_or("this function".to_string(), |f| format!("`{}`", f.name)),
+            Callable::Scalar(f, Some(s)) => format!("`{s}::{}`", f.name()),
+            Callable::Scalar(f, None) => format!("`{}`", f.name()),
+            Callable::Prim(p) => format!("`{}`", p.name()),
+        }
+    }
+
+    /// Checks a callable's body where it is defined: lowers it once with errors reported,
+    /// then drops what was produced.
+    pub(super) fn check(&mut self, c: &Callable, site: &(impl ToTokens + ?Sized), span: Span) {
+        let (nv, ns) = (self.vars.len(), self.spans.len());
+        let _ = self.lambda(c, site, span, false);
+        self.vars.truncate(nv);
+        self.spans.truncate(ns);
+    }
+
+    /// The callable as a lambda with fresh parameters (one per parameter of the callable).
+    pub(super) fn lambda(
+        &mut self,
+        c: &Callable,
+        site: &(impl ToTokens + ?Sized),
+        span: Span,
+        quiet: bool,
+    ) -> Lambda {
+        let n = self.arity(c);
+        let saved = std::mem::take(&mut self.stmts);
+        let params: Vec<VarId> = (0..n)
+            .map(|_| self.new_var("arg", Type::Infer, span))
+            .collect();
+        let result = self.apply(c, &params, site, span, quiet);
+        let stmts = std::mem::replace(&mut self.stmts, saved);
+        let body = Block { stmts, result };
+        let captures = captures(&params, &body);
+        Lambda {
+            params,
+            captures,
+            body,
+        }
+    }
+
+    /// Lowers the body of `c` into the current statements with its parameters bound to
+    /// `args` (fresh variables, used only here); returns its value. `quiet` for a body that
+    /// was checked already.
+    pub(super) fn apply(
+        &mut self,
+        c: &Callable,
+        args: &[VarId],
+        site: &(impl ToTokens + ?Sized),
+        span: Span,
+        quiet: bool,
+    ) -> VarId {
+        if self.exhausted {
+            self.quiet_errors += 1;
+            return self.poison();
+        }
+        if self.vars.len() > MAX_VARS {
+            self.exhausted = true;
+            self.errors.push(syn::Error::new_spanned(
+                site,
+                "this body is too large after inlining its closures and functions",
+            ));
+            return self.poison();
+        }
+        match c {
+            Callable::Closure { def, .. } => {
+                if quiet {
+                    self.quiet += 1;
+                }
+                let (env, items) = (self.env.clone(), self.items.clone());
+                self.env = def.env.clone();
+                self.items = def.items.clone();
+                let cl = &def.closure;
+                if let Some(l) = &cl.lifetimes {
+                    self.error(l, "`for<...>` closures are not supported");
+                }
+                if let Some(t) = &cl.constness {
+                    self.error(t, "`const` closures are not supported");
+                }
+                if let Some(t) = &cl.movability {
+                    self.error(t, "`static` closures are not supported");
+                }
+                if let Some(t) = &cl.asyncness {
+                    self.error(t, "async closures are not supported");
+                }
+                for (pat, v) in cl.inputs.iter().zip(args) {
+                    self.bind_pat(pat, *v, v.index());
+                }
+                let mut r = self.value(&cl.body);
+                if let syn::ReturnType::Type(_, ty) = &cl.output {
+                    let t = sig::annotation(ty, &mut self.errors);
+                    r = self.annotate(r, t, ty.span());
+                }
+                self.env = env;
+                self.items = items;
+                if quiet {
+                    self.quiet -= 1;
+                }
+                r
+            }
+            Callable::Fn(id) => {
+                let Some(f) = self.fns.get(*id).cloned() else {
+                    return self.poison();
+                };
+                if self.stack.contains(id) {
+                    let caller = self.stack.last().copied().unwrap_or(*id);
+                    let owner = if caller >= self.n_module || *id >= self.n_module {
+                        self.owner
+                    } else {
+                        usize::MAX
+                    };
+                    self.quiet_errors += 1;
+                    if self.reported.0.insert((owner, caller, *id)) {
+                        self.errors.push(syn::Error::new_spanned(
+                            site,
+                            format!("recursive call of `{}`: recursion is not supported in #[parallel] code (calls are inlined)", f.name),
+                        ));
+                    }
+                    return self.poison();
+                }
+                if quiet {
+                    self.quiet += 1;
+                }
+                if f.nested {
+                    self.fn_depth += 1;
+                }
+                self.stack.push(*id);
+                let (env, items) = (self.env.clone(), self.items.clone());
+                self.env = f.env.clone();
+                self.items = f.env.clone();
+                for ((pat, ty), v) in f.params.iter().zip(args) {
+                    let v = self.annotate(*v, ty.clone(), span);
+                    self.bind_pat(pat, v, v.index());
+                }
+                let r = self.block_value(&f.item.block);
+                let r = self.annotate(r, f.ret.clone(), span);
+                self.env = env;
+                self.items = items;
+                self.stack.pop();
+                if f.nested {
+                    self.fn_depth -= 1;
+                }
+                if quiet {
+                    self.quiet -= 1;
+                }
+                r
+            }
+            Callable::Scalar(f, ty) => self.scalar_fn(*f, *ty, args.to_vec(), site, span),
+            Callable::Prim(p) => {
+                let arg = args.first().copied().unwrap_or_else(|| self.poison());
+                self.prim_on(*p, Vec::new(), vec![arg], span)
+            }
+        }
+    }
+
+    /// Calls a callable on argument expressions: the body is inlined.
+    pub(super) fn inline_call(&mut self, c: &Callable, call: &syn::ExprCall) -> VarId {
+        let n = self.arity(c);
+        if call.args.len() != n {
+            let what = match (c, peel(&call.func)) {
+                (Callable::Closure { .. }, syn::Expr::Path(p)) => {
+                    format!("`{}`", path_text(&p.path))
+                }
+                _ => self.describe(c),
+            };
+            return self.fail(
+                call,
+                format!(
+                    "{what} takes {n} argument{} but {} {} given",
+                    if n == 1 { "" } else { "s" },
+                    call.args.len(),
+                    if call.args.len() == 1 { "was" } else { "were" }
+                ),
+            );
+        }
+        let mut copies = Vec::new();
+        for a in &call.args {
+            let v = self.value(a);
+            // A closure or fn body binds its parameters; a scalar function takes the values.
+            copies.push(match c {
+                Callable::Closure { .. } | Callable::Fn(_) => {
+                    self.emit("arg", Type::Infer, Expr::Var(v), cheap_span(a))
+                }
+                Callable::Scalar(..) | Callable::Prim(_) => v,
+            });
+        }
+        let quiet = c.checked();
+        self.apply(c, &copies, call, call_span(call), quiet)
+    }
+}

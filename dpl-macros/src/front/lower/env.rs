@@ -1,0 +1,90 @@
+//! Scopes: the persistent environment of names, and what a name stands for.
+
+use std::rc::Rc;
+
+use dpl_core::ir::{Prim, Scalar, Type, VarId};
+
+use super::scalar::ScalarFn;
+
+/// A persistent list of name bindings; cloning shares the tail.
+#[derive(Clone, Default)]
+pub(super) struct Env(Option<Rc<EnvNode>>);
+
+struct EnvNode {
+    name: String,
+    binding: Binding,
+    next: Env,
+}
+
+impl Env {
+    pub(super) fn with(&self, name: String, binding: Binding) -> Env {
+        Env(Some(Rc::new(EnvNode {
+            name,
+            binding,
+            next: self.clone(),
+        })))
+    }
+
+    pub(super) fn lookup(&self, name: &str) -> Option<&Binding> {
+        let mut cur = self.0.as_deref();
+        while let Some(node) = cur {
+            if node.name == name {
+                return Some(&node.binding);
+            }
+            cur = node.next.0.as_deref();
+        }
+        None
+    }
+}
+
+/// What a name stands for.
+#[derive(Clone)]
+pub(super) enum Binding {
+    /// A value: parameter, `let` binding, closure parameter.
+    Value(VarId),
+    /// Something that can be called or passed to a primitive.
+    Callable(Callable),
+}
+
+/// A closure as written, with the scope it was written in.
+pub(super) struct ClosureDef {
+    pub(super) closure: syn::ExprClosure,
+    pub(super) env: Env,
+    pub(super) items: Env,
+}
+
+/// A nested `fn` or a function of the module, its types read once.
+pub(super) struct FnItem {
+    pub(super) name: String,
+    pub(super) item: Rc<syn::ItemFn>,
+    pub(super) params: Vec<(syn::Pat, Type)>,
+    pub(super) ret: Type,
+    /// The functions visible from its body (no local variables: Rust items capture nothing).
+    pub(super) env: Env,
+    /// A nested `fn` (not a function of the module).
+    pub(super) nested: bool,
+}
+
+/// A function-valued expression.
+#[derive(Clone)]
+pub(super) enum Callable {
+    /// A closure; `checked` once its body has been checked where it was bound.
+    Closure { def: Rc<ClosureDef>, checked: bool },
+    /// A nested `fn` or module function (index into `Lowerer::fns`); always checked.
+    Fn(usize),
+    /// `f32::max`, `i32::wrapping_add`, ...: a scalar function of the given type.
+    Scalar(ScalarFn, Option<Scalar>),
+    /// A one-argument primitive used as a function: `map(sum, rows)`.
+    Prim(Prim),
+}
+
+impl Callable {
+    /// Whether uses lower the body quietly (it was checked where it was defined).
+    pub(super) fn checked(&self) -> bool {
+        match self {
+            Callable::Closure { checked, .. } => *checked,
+            Callable::Fn(_) => true,
+            Callable::Scalar(..) | Callable::Prim(_) => false,
+        }
+    }
+}

@@ -1,0 +1,209 @@
+//! Blocks and statements: `let` with its patterns, and the value of a block.
+
+use dpl_core::ir::{Expr, Type, VarId};
+use syn::ext::IdentExt;
+use syn::spanned::Spanned;
+
+use super::env::{Binding, Callable};
+use super::{Lowerer, cheap_span, harmless_attr};
+use crate::front::sig;
+
+const MUT_MSG: &str =
+    "`mut` is not allowed: bindings are immutable; use a new `let` to shadow the name";
+const PATTERN_MSG: &str = "only names, `_` and tuple patterns such as `(a, b)` are allowed here";
+const NO_EFFECT: &str = "this statement has no effect: a block is `let` bindings followed by the final expression that gives its value";
+
+impl Lowerer<'_> {
+    /// Lowers a block into the current statements (its names are scoped to it) and returns
+    /// its value.
+    pub(super) fn block_value(&mut self, b: &syn::Block) -> VarId {
+        let (env, items) = (self.env.clone(), self.items.clone());
+        self.register_items(&b.stmts);
+        let mut result = None;
+        let n = b.stmts.len();
+        for (i, stmt) in b.stmts.iter().enumerate() {
+            let last = i + 1 == n;
+            match stmt {
+                syn::Stmt::Local(l) => {
+                    self.local(l);
+                    if last {
+                        self.error(l, "a block cannot end with `let`: end it with the expression that gives its value");
+                        result = Some(self.poison());
+                    }
+                }
+                syn::Stmt::Item(syn::Item::Fn(_)) => {}
+                syn::Stmt::Item(item) => {
+                    self.error(
+                        item,
+                        "only nested `fn` items are allowed inside a #[parallel] body",
+                    );
+                }
+                syn::Stmt::Expr(e, None) => {
+                    if last {
+                        result = Some(self.value(e));
+                    } else {
+                        let before = self.error_count();
+                        self.value(e);
+                        if self.error_count() == before {
+                            self.error(e, NO_EFFECT);
+                        }
+                    }
+                }
+                syn::Stmt::Expr(e, Some(semi)) => {
+                    let before = self.error_count();
+                    self.value(e);
+                    if self.error_count() == before {
+                        if last {
+                            self.error(semi, "remove this `;`: the value of a block is its final expression, written without `;`");
+                        } else {
+                            self.error(stmt, NO_EFFECT);
+                        }
+                    }
+                    if last {
+                        result = Some(self.poison());
+                    }
+                }
+                syn::Stmt::Macro(m) => {
+                    self.error(m, "macros are not supported in #[parallel] code");
+                    if last {
+                        result = Some(self.poison());
+                    }
+                }
+            }
+        }
+        self.env = env;
+        self.items = items;
+        match result {
+            Some(r) => r,
+            None => {
+                self.error_at(
+                    b.brace_token.span.join(),
+                    "this block has no value: end it with an expression",
+                );
+                self.poison()
+            }
+        }
+    }
+
+    /// `let pat = init;`
+    fn local(&mut self, l: &syn::Local) {
+        for attr in &l.attrs {
+            if !harmless_attr(attr) {
+                self.error(
+                    attr,
+                    "attributes are not supported on `let` in #[parallel] code",
+                );
+            }
+        }
+        let Some(init) = &l.init else {
+            self.error(
+                l,
+                "`let` needs a value: `let x = ...;` (bindings are immutable)",
+            );
+            let p = self.poison();
+            let from = p.index();
+            self.bind_pat(&l.pat, p, from);
+            return;
+        };
+        if let Some((else_token, _)) = &init.diverge {
+            self.error(
+                else_token,
+                "`let ... else` is not supported: bind with `let` and use `if c { a } else { b }`",
+            );
+        }
+        if let Some(c) = self.as_callable(&init.expr) {
+            let c = match c {
+                Callable::Closure {
+                    def,
+                    checked: false,
+                } => {
+                    self.check(
+                        &Callable::Closure {
+                            def: def.clone(),
+                            checked: false,
+                        },
+                        &init.expr,
+                        cheap_span(&init.expr),
+                    );
+                    Callable::Closure { def, checked: true }
+                }
+                other => other,
+            };
+            match &l.pat {
+                syn::Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
+                    if let Some(m) = &pi.mutability {
+                        self.error(m, MUT_MSG);
+                    }
+                    self.env = self
+                        .env
+                        .with(pi.ident.unraw().to_string(), Binding::Callable(c));
+                }
+                syn::Pat::Wild(_) => {}
+                syn::Pat::Type(pt) => {
+                    self.error(&pt.ty, "a closure binding cannot have a type annotation: annotate the closure's parameters instead");
+                    if let syn::Pat::Ident(pi) = &*pt.pat {
+                        self.env = self
+                            .env
+                            .with(pi.ident.unraw().to_string(), Binding::Callable(c));
+                    }
+                }
+                other => self.error(
+                    other,
+                    "a function can only be bound to a plain name: `let f = |x| ...;`",
+                ),
+            }
+            return;
+        }
+        let from = self.vars.len();
+        let v = self.value(&init.expr);
+        self.bind_pat(&l.pat, v, from);
+    }
+
+    /// Binds the names of `pat` to `v` (tuple patterns take fields). Variables from index
+    /// `fresh_from` on were made for this binding and take the bound name.
+    pub(super) fn bind_pat(&mut self, pat: &syn::Pat, v: VarId, fresh_from: usize) {
+        match pat {
+            syn::Pat::Ident(pi) => {
+                if let Some(r) = &pi.by_ref {
+                    self.error(r, "`ref` bindings are not supported: write the name alone");
+                }
+                if let Some(m) = &pi.mutability {
+                    self.error(m, MUT_MSG);
+                }
+                if let Some((at, _)) = &pi.subpat {
+                    self.error(at, "`@` patterns are not supported");
+                }
+                let name = pi.ident.unraw().to_string();
+                if v.index() >= fresh_from {
+                    self.rename(v, &name);
+                }
+                self.env = self.env.with(name, Binding::Value(v));
+            }
+            syn::Pat::Wild(_) => {}
+            syn::Pat::Tuple(t) => {
+                for (i, p) in t.elems.iter().enumerate() {
+                    if let syn::Pat::Rest(r) = p {
+                        self.error(r, "`..` is not supported in tuple patterns: name every element, using `_` for the unused ones");
+                        continue;
+                    }
+                    let index = u32::try_from(i).unwrap_or(u32::MAX);
+                    let f = self.emit("field", Type::Infer, Expr::Field(v, index), p.span());
+                    self.bind_pat(p, f, f.index());
+                }
+            }
+            syn::Pat::Type(pt) => {
+                let ty = sig::annotation(&pt.ty, &mut self.errors);
+                let v = self.annotate(v, ty, pt.ty.span());
+                self.bind_pat(&pt.pat, v, fresh_from);
+            }
+            syn::Pat::Reference(r) => {
+                if let Some(m) = &r.mutability {
+                    self.error(m, "`&mut` patterns are not supported: values are immutable");
+                }
+                self.bind_pat(&r.pat, v, fresh_from);
+            }
+            syn::Pat::Paren(p) => self.bind_pat(&p.pat, v, fresh_from),
+            other => self.error(other, PATTERN_MSG),
+        }
+    }
+}
