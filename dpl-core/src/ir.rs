@@ -226,6 +226,18 @@ impl Scalar {
         matches!(self, Scalar::I32 | Scalar::I64)
     }
 
+    /// The smallest and largest value of an integer type (`usize` is 64-bit on every
+    /// place); `(0, 0)` for `bool` and the floats.
+    pub fn int_range(self) -> (i128, i128) {
+        match self {
+            Scalar::I32 => (i32::MIN.into(), i32::MAX.into()),
+            Scalar::U32 => (0, u32::MAX.into()),
+            Scalar::I64 => (i64::MIN.into(), i64::MAX.into()),
+            Scalar::U64 | Scalar::Usize => (0, u64::MAX.into()),
+            Scalar::Bool | Scalar::F32 | Scalar::F64 => (0, 0),
+        }
+    }
+
     /// `f32` or `f64`.
     pub fn is_float(self) -> bool {
         matches!(self, Scalar::F32 | Scalar::F64)

@@ -38,7 +38,7 @@ impl LeafOp {
     /// NaN) == x`). Bitwise operations on floats and arithmetic on `bool` have none.
     pub fn identity(self, s: Scalar) -> Option<Const> {
         use LeafOp::*;
-        let (min, max) = int_range(s);
+        let (min, max) = s.int_range();
         Some(match (self, s) {
             (Min | And, Scalar::Bool) => Const::Bool(true),
             (Max | Or | Xor, Scalar::Bool) => Const::Bool(false),
@@ -56,17 +56,6 @@ impl LeafOp {
             (And, _) if s.is_signed_int() => Const::Int(-1),
             (And, _) => Const::Int(max),
         })
-    }
-}
-
-/// The smallest and largest value of an integer type (`0, 0` for other types).
-fn int_range(s: Scalar) -> (i128, i128) {
-    match s {
-        Scalar::I32 => (i32::MIN.into(), i32::MAX.into()),
-        Scalar::U32 => (0, u32::MAX.into()),
-        Scalar::I64 => (i64::MIN.into(), i64::MAX.into()),
-        Scalar::U64 | Scalar::Usize => (0, u64::MAX.into()),
-        _ => (0, 0),
     }
 }
 
@@ -324,7 +313,7 @@ mod tests {
                         }
                     }
                     Const::Int(e) => {
-                        let (lo, hi) = int_range(s);
+                        let (lo, hi) = s.int_range();
                         for x in [lo, (-1).max(lo), 0, 1, 12345, hi] {
                             let r = match op {
                                 Add => e + x,

@@ -836,6 +836,23 @@ fn check_ops(f: &Function, b: &Block, errors: &mut Vec<Diagnostic>) {
         let scalar = |v: VarId| ty(v).scalar();
         let mut err = |m: String| errors.push(Diagnostic::new(s.span, m));
         match &s.expr {
+            Expr::Const(Const::Int(i)) => {
+                if let Some(t) = scalar(s.var).filter(|t| t.is_int()) {
+                    let (lo, hi) = t.int_range();
+                    if *i < lo {
+                        err(if lo == 0 {
+                            format!(
+                                "`{i}` is negative where a `{t}` is expected: an index, a \
+                                 length or a count is never negative"
+                            )
+                        } else {
+                            format!("the literal `{i}` is below `{t}::MIN`")
+                        })
+                    } else if *i > hi {
+                        err(format!("the literal `{i}` is above `{t}::MAX`"))
+                    }
+                }
+            }
             Expr::Unary(op, v) => match (op, scalar(*v)) {
                 (UnOp::Neg, Some(t)) if t.is_float() || t.is_signed_int() => {}
                 (UnOp::Neg, _) => err(format!(

@@ -430,16 +430,6 @@ fn is_numeric(t: &Type) -> bool {
     is_int(t) || is_float(t)
 }
 
-fn int_range(s: Scalar) -> (i128, i128) {
-    match s {
-        Scalar::I32 => (i32::MIN.into(), i32::MAX.into()),
-        Scalar::U32 => (0, u32::MAX.into()),
-        Scalar::I64 => (i64::MIN.into(), i64::MAX.into()),
-        Scalar::U64 => (0, u64::MAX.into()),
-        _ => (0, usize::MAX as i128),
-    }
-}
-
 impl Types<'_> {
     /// The type of a variable (known or not); `Err` for a handle outside the arena.
     fn ty(&self, v: VarId) -> TResult<Type> {
@@ -543,7 +533,7 @@ impl Types<'_> {
                 (Const::Bool(_), Some(Scalar::Bool)) => Ok(()),
                 (Const::Float(_), Some(sc)) if sc.is_float() => Ok(()),
                 (Const::Int(i), Some(sc)) if sc.is_int() => {
-                    let (lo, hi) = int_range(sc);
+                    let (lo, hi) = sc.int_range();
                     if (lo..=hi).contains(i) {
                         Ok(())
                     } else {
