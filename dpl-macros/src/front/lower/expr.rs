@@ -11,17 +11,6 @@ use crate::front::{path_text, sig};
 
 const CLOSURE_NOT_VALUE: &str = "a function is not a value here: closures and functions can be passed to primitives, bound with `let f = ...;`, or called";
 
-/// The inclusive range of values of an integer type (`None`: an unsuffixed literal).
-fn int_range(s: Option<Scalar>) -> (i128, i128) {
-    match s {
-        Some(Scalar::I32) => (i32::MIN.into(), i32::MAX.into()),
-        Some(Scalar::U32) => (0, u32::MAX.into()),
-        Some(Scalar::I64) => (i64::MIN.into(), i64::MAX.into()),
-        Some(Scalar::U64 | Scalar::Usize) => (0, u64::MAX.into()),
-        _ => (i64::MIN.into(), u64::MAX.into()),
-    }
-}
-
 impl Lowerer<'_> {
     /// Lowers an expression to the variable holding its value.
     pub(super) fn value(&mut self, e: &syn::Expr) -> VarId {
@@ -134,7 +123,8 @@ impl Lowerer<'_> {
                     return self.fail(lit, "integer literal is too large");
                 };
                 let v = if negate { -v } else { v };
-                let (lo, hi) = int_range(scalar);
+                // Without a suffix the type is inferred later, where the range is checked again.
+                let (lo, hi) = scalar.map_or((i64::MIN.into(), u64::MAX.into()), Scalar::int_range);
                 if v < lo || v > hi {
                     let ty = scalar.map_or("any dpl integer type".to_string(), |s| format!("`{s}`"));
                     return self.fail(lit, format!("literal out of range for {ty}"));
