@@ -209,7 +209,7 @@ pub fn transfers(place: Place) -> Transfers {
         Place::Gpu(n) => cuda::counters(n)
             .map(Counted::read_counts)
             .unwrap_or_default(),
-        Place::Cpu | Place::Seq => Transfers::default(),
+        Place::Cpu | Place::Seq | Place::Mpi => Transfers::default(),
     }
 }
 
@@ -307,7 +307,7 @@ fn run_on(
     match place {
         Place::Sim => sim::run(p, args, keep, locate),
         Place::Gpu(n) => cuda::run(n, p, args, keep, locate),
-        Place::Cpu | Place::Seq => Err(crate::place::unavailable(place)),
+        Place::Cpu | Place::Seq | Place::Mpi => Err(crate::place::unavailable(place)),
     }
 }
 
@@ -315,7 +315,7 @@ fn upload_on(place: Place, cols: &HostColumns) -> Result<DeviceSeq, Error> {
     match place {
         Place::Sim => sim::upload(cols),
         Place::Gpu(n) => cuda::upload(n, cols),
-        Place::Cpu | Place::Seq => Err(crate::place::unavailable(place)),
+        Place::Cpu | Place::Seq | Place::Mpi => Err(crate::place::unavailable(place)),
     }
 }
 
@@ -323,7 +323,7 @@ fn read_on(place: Place, seq: &DeviceSeq) -> Result<Vec<Vec<u8>>, Error> {
     match place {
         Place::Sim => sim::read(seq),
         Place::Gpu(n) => cuda::read(n, seq),
-        Place::Cpu | Place::Seq => Err(crate::place::unavailable(place)),
+        Place::Cpu | Place::Seq | Place::Mpi => Err(crate::place::unavailable(place)),
     }
 }
 
@@ -379,7 +379,7 @@ fn download_on(place: Place, seq: &DeviceSeq) -> Result<Value, Error> {
     match place {
         Place::Sim => sim::download(seq),
         Place::Gpu(n) => cuda::download(n, seq),
-        Place::Cpu | Place::Seq => Err(crate::place::unavailable(place)),
+        Place::Cpu | Place::Seq | Place::Mpi => Err(crate::place::unavailable(place)),
     }
 }
 
@@ -387,7 +387,7 @@ fn free_on(place: Place, seq: &DeviceSeq) {
     match place {
         Place::Sim => sim::free(seq),
         Place::Gpu(n) => cuda::free(n, seq),
-        Place::Cpu | Place::Seq => {}
+        Place::Cpu | Place::Seq | Place::Mpi => {}
     }
 }
 

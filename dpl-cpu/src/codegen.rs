@@ -114,6 +114,17 @@ pub struct FnInput<'a> {
 /// so the per-row length check of the zip compares a value with itself and folds away),
 /// and the general variant reading each `Nested` through its own offsets.
 pub fn body(input: &FnInput<'_>) -> TokenStream {
+    body_with(input, None)
+}
+
+/// Generates top-level statements chosen by another backend: called for each statement of
+/// the function's body (and of the branches of its top-level `if`s) before the usual
+/// generation; `Some(code)` replaces it. dpl-mpi generates its communication this way,
+/// around loops that stay this generator's.
+pub type Hook<'h> = &'h dyn Fn(&mut HookCx<'_, '_>, &Stmt) -> Option<TokenStream>;
+
+/// [`body`] with a [`Hook`] for top-level statements.
+pub fn body_with(input: &FnInput<'_>, hook: Option<Hook<'_>>) -> TokenStream {
     let matrices: Vec<&Ident> = input
         .params
         .iter()
@@ -133,16 +144,16 @@ pub fn body(input: &FnInput<'_>) -> TokenStream {
             let tests = nested[1..]
                 .iter()
                 .map(|other| quote!(#first.same_offsets(#other)));
-            let shared = variant(input, false, true);
-            let general = variant(input, false, false);
+            let shared = variant(input, hook, false, true);
+            let general = variant(input, hook, false, false);
             return quote! {{
                 if #(#tests)&&* #shared else #general
             }};
         }
-        return variant(input, false, false);
+        return variant(input, hook, false, false);
     }
-    let contiguous = variant(input, true, false);
-    let general = variant(input, false, false);
+    let contiguous = variant(input, hook, true, false);
+    let general = variant(input, hook, false, false);
     // A block, like every body: callers splice it where a block is expected.
     quote! {{
         if #(#matrices.rows_are_slices())&&* #contiguous else #general
@@ -152,7 +163,12 @@ pub fn body(input: &FnInput<'_>) -> TokenStream {
 /// One variant of the body; `contiguous`: the rows of every `Matrix` parameter are slices;
 /// `shared`: every `Nested` parameter shares the offsets of the first (tested by the
 /// caller), so rows are read from those offsets and the values of each.
-fn variant(input: &FnInput<'_>, contiguous: bool, shared: bool) -> TokenStream {
+fn variant(
+    input: &FnInput<'_>,
+    hook: Option<Hook<'_>>,
+    contiguous: bool,
+    shared: bool,
+) -> TokenStream {
     let mut g = Gen {
         f: input.func,
         span: input.span,
@@ -169,6 +185,7 @@ fn variant(input: &FnInput<'_>, contiguous: bool, shared: bool) -> TokenStream {
         unchecked: HashSet::new(),
         subst: HashMap::new(),
         shared: HashSet::new(),
+        hook,
     };
     let mut prologue = TokenStream::new();
     for ((ident, repr), &v) in input.params.iter().zip(&input.func.params) {
@@ -235,6 +252,8 @@ struct Gen<'a> {
     /// `Nested` parameters read through one shared offsets array (`__dpl_offsets`) and
     /// their values (see [`shared_values`]): the body variant run when they share offsets.
     shared: HashSet<VarId>,
+    /// Generates the top-level statements another backend handles (see [`Hook`]).
+    hook: Option<Hook<'a>>,
 }
 
 /// The loop variants that range facts allow (see [`Gen::bounded_variant`]).
@@ -552,6 +571,11 @@ impl Gen<'_> {
         let v = s.var;
         if self.projections.contains(&v) {
             return TokenStream::new();
+        }
+        if let (0, Some(hook)) = (self.depth, self.hook) {
+            if let Some(code) = hook(&mut HookCx(self), s) {
+                return code;
+            }
         }
         if let (Some(parts), Expr::Soac(soac)) = (self.unzips.get(&v).cloned(), &s.expr) {
             return self.map_unzip(v, soac, &parts);
@@ -920,6 +944,58 @@ impl Gen<'_> {
             SoacKind::SortByKey => quote!(#rt::sort_by_key(#n, #elem)),
         };
         self.bind_owned(v, value)
+    }
+}
+
+/// What a [`Hook`] can use of the generator: names, closures for lambdas, bindings, and
+/// the usual generation of a statement.
+pub struct HookCx<'g, 'a>(&'g mut Gen<'a>);
+
+impl HookCx<'_, '_> {
+    /// The Rust identifier of a variable.
+    pub fn ident(&self, v: VarId) -> Ident {
+        self.0.ident(v)
+    }
+
+    /// A `move` closure for `l` (parameters typed from the IR; `by_ref_first`: the first
+    /// parameter is taken by reference, as predicates are).
+    pub fn lambda(&mut self, l: &Lambda, by_ref_first: bool) -> TokenStream {
+        self.0.lambda(l, by_ref_first, &[])
+    }
+
+    /// `&'static Location` of a source span.
+    pub fn loc(&self, span: Span) -> TokenStream {
+        self.0.loc(span)
+    }
+
+    /// The owned Rust type of a value of type `t` (sequences as `Vec`s).
+    pub fn owned_ty(&self, t: &Type) -> TokenStream {
+        self.0.owned_ty(t)
+    }
+
+    /// Binds `v` to the owned value `value` (a `Vec` for a sequence, `Vec<Vec<_>>` for
+    /// rows); the function's result may move it out.
+    pub fn bind_owned(&mut self, v: VarId, value: TokenStream) -> TokenStream {
+        self.0.bind_owned(v, value)
+    }
+
+    /// Binds the sequence `v` to `value`, anything that slices to `[E]` (a `Cow`): read
+    /// through a borrowed slice, copied when it is the function's result.
+    pub fn bind_view(&mut self, v: VarId, value: TokenStream) -> TokenStream {
+        let (name, own) = (self.0.ident(v), self.0.own_ident(v));
+        self.0.reps.insert(v, Rep::Slice);
+        quote! {
+            let #own = #value;
+            let #name = &#own[..];
+        }
+    }
+
+    /// The code the generator makes of `s` without the hook.
+    pub fn stmt(&mut self, s: &Stmt) -> TokenStream {
+        let hook = self.0.hook.take();
+        let code = self.0.stmt(s);
+        self.0.hook = hook;
+        code
     }
 }
 

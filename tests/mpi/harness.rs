@@ -1,0 +1,137 @@
+//! The harness of the MPI test program: blocks of global data in several layouts, checks
+//! against plain Rust on the global data, and a check that a value is the same on every
+//! rank.
+
+use std::ops::Range;
+
+/// The sizes every program runs at: empty, tiny (fewer elements than ranks), odd, and one
+/// above the CPU backend's parallel grain (2^17), so the local loops run in parallel.
+pub const SIZES: [usize; 6] = [0, 1, 2, 3, 1001, 140_001];
+
+/// This process in the job.
+#[derive(Clone, Copy, Debug)]
+pub struct Env {
+    pub rank: usize,
+    pub size: usize,
+}
+
+/// Ways to cut `n` elements into `p` blocks: balanced; everything on the last rank; the
+/// first rank empty and the others growing; pseudo-random cuts (with empty blocks).
+pub fn layouts(n: usize, p: usize) -> Vec<Vec<usize>> {
+    let balanced: Vec<usize> = (0..p).map(|r| dpl::mpi::block(n, r, p).len()).collect();
+    let mut last = vec![0; p];
+    last[p - 1] = n;
+    let weights: Vec<usize> = (0..p).map(|r| r * r).collect();
+    let growing = cut(n, &weights);
+    let mut rng = Rng::new(0xc0ffee ^ n as u64 ^ (p as u64) << 32);
+    let random: Vec<usize> = (0..p).map(|_| rng.below(4)).collect();
+    let random = cut(n, &random);
+    vec![balanced, last, growing, random]
+}
+
+/// `n` cut in proportion to `weights` (all to the last rank when they are all 0).
+fn cut(n: usize, weights: &[usize]) -> Vec<usize> {
+    let total: usize = weights.iter().sum();
+    let p = weights.len();
+    if total == 0 {
+        let mut v = vec![0; p];
+        v[p - 1] = n;
+        return v;
+    }
+    let mut out: Vec<usize> = weights.iter().map(|w| n * w / total).collect();
+    let given: usize = out.iter().sum();
+    out[p - 1] += n - given;
+    out
+}
+
+/// The range of global positions rank `r` holds with block lengths `lens`.
+pub fn range_of(lens: &[usize], r: usize) -> Range<usize> {
+    let start: usize = lens[..r].iter().sum();
+    start..start + lens[r]
+}
+
+/// Rank `env.rank`'s block of `global` with block lengths `lens`.
+pub fn block_of<T: Clone>(global: &[T], lens: &[usize], env: Env) -> Vec<T> {
+    global[range_of(lens, env.rank)].to_vec()
+}
+
+/// Asserts that `got` (this rank's block of a result) is the block of `expected` (the
+/// global result) with lengths `lens`.
+#[track_caller]
+pub fn check_block<T: PartialEq + std::fmt::Debug>(
+    what: &str,
+    got: &[T],
+    expected: &[T],
+    lens: &[usize],
+    env: Env,
+) {
+    let r = range_of(lens, env.rank);
+    assert_eq!(
+        got.len(),
+        r.len(),
+        "{what}: block length on rank {}",
+        env.rank
+    );
+    if let Some(k) = (0..got.len()).find(|&k| got[k] != expected[r.start + k]) {
+        panic!(
+            "{what}: rank {} element {} (global {}): got {:?}, expected {:?}",
+            env.rank,
+            k,
+            r.start + k,
+            got[k],
+            expected[r.start + k]
+        );
+    }
+}
+
+/// Asserts that `bits` is the same on every rank (a reduction's bit pattern).
+#[track_caller]
+pub fn same_everywhere(what: &str, bits: u64) {
+    let all = dpl::mpi::gather_to_all(&[bits]);
+    assert!(
+        all.iter().all(|&b| b == bits),
+        "{what}: ranks disagree: {all:x?}"
+    );
+}
+
+/// Asserts `|got - expected| <= tol * max(1, |expected|)`.
+#[track_caller]
+pub fn close(what: &str, got: f64, expected: f64, tol: f64) {
+    assert!(
+        (got - expected).abs() <= tol * expected.abs().max(1.0)
+            || (got.is_nan() && expected.is_nan()),
+        "{what}: got {got}, expected {expected}"
+    );
+}
+
+/// The block lengths of every rank for this rank's block length (what a `filter` result
+/// has, for example).
+pub fn lens_of(local: usize) -> Vec<usize> {
+    dpl::mpi::gather_to_all(&[local])
+}
+
+/// SplitMix64: the same data on every rank and every run.
+#[derive(Clone, Debug)]
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+    pub fn u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    pub fn below(&mut self, bound: usize) -> usize {
+        ((self.u64() as u128 * bound.max(1) as u128) >> 64) as usize
+    }
+    pub fn f64(&mut self) -> f64 {
+        (self.u64() >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+    }
+    pub fn vec<T>(&mut self, n: usize, mut f: impl FnMut(&mut Rng) -> T) -> Vec<T> {
+        (0..n).map(|_| f(self)).collect()
+    }
+}
