@@ -952,6 +952,7 @@ impl Lower {
         let mut replace: HashMap<VarId, Vec<Stmt>> = HashMap::new();
         let mut windows: HashMap<VarId, (VarId, VarId)> = HashMap::new();
         let mut fulls: HashMap<VarId, VarId> = HashMap::new();
+        let mut gathered: Vec<VarId> = Vec::new();
         let full_of: HashSet<VarId> = reads
             .iter()
             .filter(|r| matches!(access[&r.stmt], Access::Full))
@@ -1087,6 +1088,7 @@ impl Lower {
                 }
                 Access::Gather(slice) => {
                     let g = self.gather(out, r, lay_x, lp, &body, &slice)?;
+                    gathered.push(g);
                     replace.insert(
                         r.stmt,
                         vec![Stmt {
@@ -1123,7 +1125,35 @@ impl Lower {
                 );
             }
         }
-        Ok(apply(body, &replace))
+        let mut body = apply(body, &replace);
+        self.drop_dead_gathers(&mut body, &gathered, out);
+        Ok(body)
+    }
+
+    /// Removes the gathers of this loop whose elements nothing reads any more: a read whose
+    /// only use was as the index of another gathered read (`x[idx[i]]`: `idx[i]` is
+    /// computed again by the loop that computes the indices for `x`), with its now unused
+    /// read in `body`, its gather and the loop of its indices in `out`.
+    fn drop_dead_gathers(&mut self, body: &mut Block, gathered: &[VarId], out: &mut Vec<Stmt>) {
+        loop {
+            let used = uses(body);
+            let before = body.stmts.len();
+            body.stmts.retain(|s| {
+                used.contains(&s.var)
+                    || !matches!(s.expr, Expr::Index { seq, checked: None, .. } if gathered.contains(&seq))
+            });
+            if body.stmts.len() == before {
+                break;
+            }
+        }
+        let used = uses(body);
+        let dead: Vec<VarId> = gathered.iter().copied().filter(|g| !used.contains(g)).collect();
+        for g in dead {
+            let Some(Comm::Gather { req, .. }) = self.comms.remove(&g) else {
+                continue;
+            };
+            out.retain(|s| s.var != g && s.var != req);
+        }
     }
 
     /// Every read (and other use) of a distributed sequence in `b`.
@@ -1413,6 +1443,20 @@ impl Lower {
             Span::NONE,
         ))
     }
+}
+
+/// Every variable `b` reads (operands and results, nested blocks included).
+fn uses(b: &Block) -> HashSet<VarId> {
+    let mut out = HashSet::new();
+    fn go(b: &Block, out: &mut HashSet<VarId>) {
+        out.insert(b.result);
+        for s in &b.stmts {
+            out.extend(s.expr.operands());
+            s.expr.for_each_block(&mut |blk| go(blk, out));
+        }
+    }
+    go(b, &mut out);
+    out
 }
 
 /// `b` with the statements in `replace` (by variable) replaced, at any depth.

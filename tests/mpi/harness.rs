@@ -104,12 +104,6 @@ pub fn close(what: &str, got: f64, expected: f64, tol: f64) {
     );
 }
 
-/// The block lengths of every rank for this rank's block length (what a `filter` result
-/// has, for example).
-pub fn lens_of(local: usize) -> Vec<usize> {
-    dpl::mpi::gather_to_all(&[local])
-}
-
 /// SplitMix64: the same data on every rank and every run.
 #[derive(Clone, Debug)]
 pub struct Rng(u64);
