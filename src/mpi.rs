@@ -41,6 +41,20 @@ impl<T: Copy> dpl_mpi::rt::Rows<T> for Nested<T> {
     }
 }
 
+impl<T> dpl_mpi::rt::FromRows<T> for Nested<T> {
+    fn from_rows(rows: Vec<Vec<T>>) -> Self {
+        Nested::from_rows(rows)
+    }
+}
+
+impl<T: Copy> dpl_mpi::rt::FromRows<T> for Matrix<T> {
+    fn from_rows(rows: Vec<Vec<T>>) -> Self {
+        let cols = rows.first().map_or(0, Vec::len);
+        Matrix::row_major(rows.len(), cols, rows.concat())
+            .expect("the rows of a window of a matrix all have its number of columns")
+    }
+}
+
 impl<T: Copy> dpl_mpi::rt::Rows<T> for Matrix<T> {
     fn count(&self) -> usize {
         self.rows()

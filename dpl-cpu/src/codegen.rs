@@ -990,6 +990,22 @@ impl HookCx<'_, '_> {
         }
     }
 
+    /// Binds `v` to `value`, something that dereferences to a value of `like`'s Rust type (a
+    /// `Cow` of it): `v` is then read as `like` is (rows of a `Nested` or `Matrix`
+    /// included).
+    pub fn bind_like(&mut self, v: VarId, value: TokenStream, like: VarId) -> TokenStream {
+        let (name, own) = (self.0.ident(v), self.0.own_ident(v));
+        let rep = match self.0.rep(like) {
+            Rep::Matrix(_) => Rep::Matrix(false),
+            r => r,
+        };
+        self.0.reps.insert(v, rep);
+        quote! {
+            let #own = #value;
+            let #name = &*#own;
+        }
+    }
+
     /// The code the generator makes of `s` without the hook.
     pub fn stmt(&mut self, s: &Stmt) -> TokenStream {
         let hook = self.0.hook.take();

@@ -119,7 +119,11 @@ fn comm(
         } => {
             let [x_, lx, lt, lo, hi] = [*x, *lay_x, *lay_t, *lo, *hi].map(|w| cx.ident(w));
             if is_rows(&vars[*x].ty) {
-                cx.bind_owned(v, quote!(#mpi::window_rows(#call, #x_, #lx, #lt, #lo, #hi)))
+                cx.bind_like(
+                    v,
+                    quote!(#mpi::window_rows(#call, #x_, #lx, #lt, #lo, #hi)),
+                    *x,
+                )
             } else {
                 cx.bind_view(v, quote!(#mpi::window(#call, #x_, #lx, #lt, #lo, #hi)))
             }

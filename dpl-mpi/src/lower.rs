@@ -1147,7 +1147,11 @@ impl Lower {
             }
         }
         let used = uses(body);
-        let dead: Vec<VarId> = gathered.iter().copied().filter(|g| !used.contains(g)).collect();
+        let dead: Vec<VarId> = gathered
+            .iter()
+            .copied()
+            .filter(|g| !used.contains(g))
+            .collect();
         for g in dead {
             let Some(Comm::Gather { req, .. }) = self.comms.remove(&g) else {
                 continue;

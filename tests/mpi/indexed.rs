@@ -44,7 +44,12 @@ mod progs {
 
     #[parallel]
     pub fn histogram(keys: &[u32], bins: usize) -> Vec<u32> {
-        scatter_reduce(|a, b| a + b, replicate(1u32, len(keys)), keys, replicate(0u32, bins))
+        scatter_reduce(
+            |a, b| a + b,
+            replicate(1u32, len(keys)),
+            keys,
+            replicate(0u32, bins),
+        )
     }
 
     #[parallel]
@@ -70,7 +75,10 @@ mod progs {
     #[parallel]
     pub fn clamped(x: &[f64]) -> Vec<f64> {
         let n = len(x);
-        map(|i| x[i.max(1) - 1] + 2.0 * x[i] + x[(i + 1).min(n - 1)], indices(x))
+        map(
+            |i| x[i.max(1) - 1] + 2.0 * x[i] + x[(i + 1).min(n - 1)],
+            indices(x),
+        )
     }
 
     #[parallel]
@@ -107,7 +115,9 @@ fn gathers(env: Env) {
         let idx: Vec<u32> = rng.vec(if n == 0 { 0 } else { m }, |r| r.below(n) as u32);
         let xi: Vec<i64> = (0..n as i64).map(|v| v * 7 - 3).collect();
         let idx_i: Vec<i64> = idx.iter().map(|&v| v as i64).collect();
-        let idx2: Vec<usize> = rng.vec(if n == 0 { 0 } else { m / 2 }, |r| r.below(idx.len().max(1)));
+        let idx2: Vec<usize> = rng.vec(if n == 0 { 0 } else { m / 2 }, |r| {
+            r.below(idx.len().max(1))
+        });
         let xr: Vec<i32> = (0..n as i32).collect();
         let ls = layouts(n, env.size);
         let lm = layouts(idx.len(), env.size);
@@ -117,11 +127,21 @@ fn gathers(env: Env) {
             let got = progs::gather_f32(&block_of(&x, lx, env), &block_of(&idx, li, env));
             let want: Vec<f32> = idx.iter().map(|&j| x[j as usize]).collect();
             check_block("gather_f32", &got, &want, li, env);
-            let got = progs::gather_twice(&block_of(&xi, lx, env), &block_of(&idx_i, li, env), &block_of(&idx2, l2, env));
+            let got = progs::gather_twice(
+                &block_of(&xi, lx, env),
+                &block_of(&idx_i, li, env),
+                &block_of(&idx2, l2, env),
+            );
             let want: Vec<i64> = idx2.iter().map(|&j| xi[idx_i[j] as usize] * 2).collect();
             check_block("gather_twice", &got, &want, l2, env);
             let want: Vec<i32> = xr.iter().rev().copied().collect();
-            check_block("reverse", &progs::reverse(&block_of(&xr, lx, env)), &want, lx, env);
+            check_block(
+                "reverse",
+                &progs::reverse(&block_of(&xr, lx, env)),
+                &want,
+                lx,
+                env,
+            );
         }
     }
 }
@@ -155,7 +175,11 @@ fn permutes_and_scatters(env: Env) {
                 want[j as usize] = *v;
             }
             check_block("permute", &got, &want, lx, env);
-            let got = progs::scatter_f64(&block_of(&src, lx, env), &block_of(&sidx, lx, env), &block_of(&dst, ld, env));
+            let got = progs::scatter_f64(
+                &block_of(&src, lx, env),
+                &block_of(&sidx, lx, env),
+                &block_of(&dst, ld, env),
+            );
             let mut want = dst.clone();
             for (v, &j) in src.iter().zip(&sidx) {
                 want[j] = *v;
@@ -171,7 +195,9 @@ fn scatter_reduces(env: Env) {
         for bins in [1usize, 7, 256] {
             let keys: Vec<u32> = rng.vec(n, |r| r.below(bins) as u32);
             let vals: Vec<f32> = rng.vec(n, |r| r.f64() as f32);
-            let bal: Vec<usize> = (0..env.size).map(|r| dpl::mpi::block(bins, r, env.size).len()).collect();
+            let bal: Vec<usize> = (0..env.size)
+                .map(|r| dpl::mpi::block(bins, r, env.size).len())
+                .collect();
             for lens in layouts(n, env.size) {
                 let got = progs::histogram(&block_of(&keys, &lens, env), bins);
                 let mut want = vec![0u32; bins];
@@ -180,7 +206,11 @@ fn scatter_reduces(env: Env) {
                 }
                 check_block("histogram", &got, &want, &bal, env);
                 let ki: Vec<i32> = keys.iter().map(|&k| k as i32).collect();
-                let got = progs::bucket_max(&block_of(&vals, &lens, env), &block_of(&ki, &lens, env), bins);
+                let got = progs::bucket_max(
+                    &block_of(&vals, &lens, env),
+                    &block_of(&ki, &lens, env),
+                    bins,
+                );
                 let mut want = vec![f32::MIN; bins];
                 for (v, &k) in vals.iter().zip(&keys) {
                     want[k as usize] = want[k as usize].max(*v);
@@ -197,7 +227,11 @@ fn scatter_reduces(env: Env) {
         let lm = layouts(m, env.size);
         for k in 0..ls.len() {
             let (ls, ld) = (&ls[k], &lm[(k + 3) % lm.len()]);
-            let got = progs::add_into(&block_of(&src, ls, env), &block_of(&idx, ls, env), &block_of(&dst, ld, env));
+            let got = progs::add_into(
+                &block_of(&src, ls, env),
+                &block_of(&idx, ls, env),
+                &block_of(&dst, ld, env),
+            );
             let mut want = dst.clone();
             for (v, &j) in src.iter().zip(&idx) {
                 want[j as usize] += v;
@@ -215,17 +249,59 @@ fn halos(env: Env) {
         let xd: Vec<f64> = rng.vec(n, |r| r.f64());
         let xu: Vec<u64> = rng.vec(n, |r| r.u64() >> 1);
         for lens in layouts(n, env.size) {
-            let at = |v: &[f32], j: isize| if j < 0 || j >= n as isize { 0.0 } else { v[j as usize] };
-            let want: Vec<f32> = (0..n as isize).map(|i| (at(&x, i - 1) + at(&x, i) + at(&x, i + 1)) / 3.0).collect();
-            check_block("blur3", &progs::blur3(&block_of(&x, &lens, env)), &want, &lens, env);
-            let ati = |j: isize| if j < 0 || j >= n as isize { -9 } else { xi[j as usize] };
-            let want: Vec<i64> = (0..n as isize).map(|i| ati(i - 3) * 1000 + ati(i + 2) * 10 - ati(i + 5)).collect();
-            check_block("wide", &progs::wide(&block_of(&xi, &lens, env), -9), &want, &lens, env);
-            let want: Vec<f64> = (0..n).map(|i| xd[i.max(1) - 1] + 2.0 * xd[i] + xd[(i + 1).min(n - 1)]).collect();
-            check_block("clamped", &progs::clamped(&block_of(&xd, &lens, env)), &want, &lens, env);
+            let at = |v: &[f32], j: isize| {
+                if j < 0 || j >= n as isize {
+                    0.0
+                } else {
+                    v[j as usize]
+                }
+            };
+            let want: Vec<f32> = (0..n as isize)
+                .map(|i| (at(&x, i - 1) + at(&x, i) + at(&x, i + 1)) / 3.0)
+                .collect();
+            check_block(
+                "blur3",
+                &progs::blur3(&block_of(&x, &lens, env)),
+                &want,
+                &lens,
+                env,
+            );
+            let ati = |j: isize| {
+                if j < 0 || j >= n as isize {
+                    -9
+                } else {
+                    xi[j as usize]
+                }
+            };
+            let want: Vec<i64> = (0..n as isize)
+                .map(|i| ati(i - 3) * 1000 + ati(i + 2) * 10 - ati(i + 5))
+                .collect();
+            check_block(
+                "wide",
+                &progs::wide(&block_of(&xi, &lens, env), -9),
+                &want,
+                &lens,
+                env,
+            );
+            let want: Vec<f64> = (0..n)
+                .map(|i| xd[i.max(1) - 1] + 2.0 * xd[i] + xd[(i + 1).min(n - 1)])
+                .collect();
+            check_block(
+                "clamped",
+                &progs::clamped(&block_of(&xd, &lens, env)),
+                &want,
+                &lens,
+                env,
+            );
             for d in [0usize, 1, 2, 5, 700] {
                 let want: Vec<u64> = (0..n).map(|i| if i >= d { xu[i - d] } else { 0 }).collect();
-                check_block("shifted", &progs::shifted(&block_of(&xu, &lens, env), d), &want, &lens, env);
+                check_block(
+                    "shifted",
+                    &progs::shifted(&block_of(&xu, &lens, env), d),
+                    &want,
+                    &lens,
+                    env,
+                );
             }
         }
     }
@@ -240,11 +316,21 @@ fn all_gathered_reads(env: Env) {
         let xi: Vec<i64> = rng.vec(n, |r| r.below(1000) as i64);
         let ly = layouts(y.len(), env.size);
         for (k, lens) in layouts(n, env.size).iter().enumerate() {
-            let got = progs::ranks_in(&block_of(&x, lens, env), &block_of(&y, &ly[k % ly.len()], env));
-            let want: Vec<usize> = x.iter().map(|a| y.iter().filter(|b| *b < a).count()).collect();
+            let got = progs::ranks_in(
+                &block_of(&x, lens, env),
+                &block_of(&y, &ly[k % ly.len()], env),
+            );
+            let want: Vec<usize> = x
+                .iter()
+                .map(|a| y.iter().filter(|b| *b < a).count())
+                .collect();
             check_block("ranks_in", &got, &want, lens, env);
-            let got = progs::conditional_read(&block_of(&xi, lens, env), &block_of(&idx, lens, env));
-            let want: Vec<i64> = idx.iter().map(|&j| if j % 2 == 0 { xi[j / 2] } else { -1 }).collect();
+            let got =
+                progs::conditional_read(&block_of(&xi, lens, env), &block_of(&idx, lens, env));
+            let want: Vec<i64> = idx
+                .iter()
+                .map(|&j| if j % 2 == 0 { xi[j / 2] } else { -1 })
+                .collect();
             check_block("conditional_read", &got, &want, lens, env);
         }
     }
@@ -264,9 +350,15 @@ fn replicated_parameters(env: Env) {
         // returned as the rank's balanced block.
         let t: Vec<i32> = (0..n as i32).map(|v| v * 3).collect();
         let (b, s) = progs::bumped(&t);
-        let bal: Vec<usize> = (0..env.size).map(|r| dpl::mpi::block(n, r, env.size).len()).collect();
+        let bal: Vec<usize> = (0..env.size)
+            .map(|r| dpl::mpi::block(n, r, env.size).len())
+            .collect();
         let want: Vec<i32> = t.iter().map(|v| v + 1).collect();
         check_block("bumped", &b, &want, &bal, env);
-        assert_eq!(s, t.iter().fold(0i32, |a, v| a.wrapping_add(*v)), "bumped sum");
+        assert_eq!(
+            s,
+            t.iter().fold(0i32, |a, v| a.wrapping_add(*v)),
+            "bumped sum"
+        );
     }
 }

@@ -39,6 +39,19 @@ impl<T: Copy> Rows<T> for [Vec<T>] {
     }
 }
 
+/// Sequences of rows that can be built from rows (what [`window_rows`] returns when rows
+/// move).
+pub trait FromRows<T>: Sized {
+    /// The sequence of these rows.
+    fn from_rows(rows: Vec<Vec<T>>) -> Self;
+}
+
+impl<T> FromRows<T> for Vec<Vec<T>> {
+    fn from_rows(rows: Vec<Vec<T>>) -> Self {
+        rows
+    }
+}
+
 /// The window of rank `q`: its block of `lay_t` widened by `lo`/`hi`, within `0..n`;
 /// empty for an empty block (a loop with no iteration reads nothing).
 fn window_of(lay_t: &[usize], n: usize, lo: usize, hi: usize, q: usize) -> Range<usize> {
@@ -131,36 +144,41 @@ pub(crate) fn window_as<'a, T: Wire>(
     )))
 }
 
-/// [`window`] for a sequence of rows (a `Nested`, a `Matrix`, built rows): the rows of the
-/// window, each a `Vec`. Row lengths and values travel together in one `all_to_all_v`
-/// (after one `all_to_all` of the byte counts).
-pub fn window_rows<T: Wire, R: Rows<T> + ?Sized>(
+/// [`window`] for a sequence of rows (a `Nested`, a `Matrix`, built rows): the block
+/// itself when every window is its rank's own block (a realignment of equal layouts),
+/// else the rows of the window, built into the same kind of sequence. Row lengths and
+/// values travel together in one `all_to_all_v` (after one `all_to_all` of the byte
+/// counts).
+pub fn window_rows<'a, T, R>(
     c: &Call<'_>,
-    local: &R,
+    local: &'a R,
     lay_x: &[usize],
     lay_t: &[usize],
     lo: usize,
     hi: usize,
-) -> Vec<Vec<T>> {
+) -> Cow<'a, R>
+where
+    T: Wire,
+    R: Rows<T> + ToOwned + ?Sized,
+    R::Owned: FromRows<T>,
+{
     let what = label(lo, hi);
     let n = lay_x[c.size()];
     let me = c.rank();
     let mine = window_of(lay_t, n, lo, hi, me);
     let own = block_range(lay_x, me);
-    let copy = |rows: Range<usize>| {
-        rows.map(|r| {
-            let mut v = Vec::with_capacity(local.row_len(r));
-            local.extend_row(r, &mut v);
-            v
-        })
-        .collect::<Vec<_>>()
-    };
     if all_local(lay_x, lay_t, lo, hi) {
-        return if mine.is_empty() {
-            Vec::new()
-        } else {
-            copy(mine.start - own.start..mine.end - own.start)
-        };
+        if mine == own || (mine.is_empty() && own.is_empty()) {
+            return Cow::Borrowed(local);
+        }
+        let rows = (mine.start.max(own.start) - own.start..mine.end.max(own.start) - own.start)
+            .map(|r| {
+                let mut v = Vec::with_capacity(local.row_len(r));
+                local.extend_row(r, &mut v);
+                v
+            })
+            .collect();
+        return Cow::Owned(R::Owned::from_rows(rows));
     }
     c.agree();
     let mut send = Vec::new();
@@ -184,7 +202,7 @@ pub fn window_rows<T: Wire, R: Rows<T> + ?Sized>(
         unpack_rows(&bytes[at..at + len], rows, &mut out);
         at += len;
     }
-    out
+    Cow::Owned(R::Owned::from_rows(out))
 }
 
 /// Appends rows `rows` of `local` as their lengths (`u64`) followed by their values.

@@ -31,7 +31,8 @@ mod wire;
 pub use call::{Call, Traffic, call, call_or_panic, reset_traffic, traffic};
 pub use env::{Mpi, init, is_running, rank, size};
 pub use fetch::{
-    Rows, all_gather, all_gather_rows, block_of, block_of_rows, element, window, window_rows,
+    FromRows, Rows, all_gather, all_gather_rows, block_of, block_of_rows, element, window,
+    window_rows,
 };
 pub use gather::gather;
 pub use io::{gather_to_all, gather_to_root, scatter_from_root};
