@@ -99,6 +99,9 @@ pub struct Inspect {
     /// rank's blocks) followed by its communication points, one per line (empty without
     /// the `mpi` feature, or when the function is not distributed).
     pub mpi_ir: &'static str,
+    /// The generated Rust for `Place::Mpi` (empty without the `mpi` feature, or when the
+    /// function is not distributed).
+    pub mpi_rust: &'static str,
     /// Why the function does not run on `Place::Mpi` (empty when it does, or without the
     /// `mpi` feature).
     pub mpi_not_compiled: &'static str,

@@ -397,6 +397,8 @@ struct MpiSummary {
     ir: String,
     /// Why the function is not distributed.
     not_compiled: String,
+    /// The generated Rust.
+    rust: String,
 }
 
 /// The match arm for `Place::Mpi`: the distributed lowering of the fused function
@@ -440,6 +442,8 @@ fn mpi_arm(
                 &call,
             );
             let body = convert_result(body, &l.sig.ret.repr);
+            summary.rust = body.to_string();
+            dump(&name, &[("mpi.rs", &summary.rust)]);
             if l.sig.ret.result {
                 quote!(#private::mpi::call(move |#call: &#private::mpi::Call<'_>| #body))
             } else {
@@ -523,7 +527,7 @@ fn inspect_const(
     );
     let phases = c.phases().len();
     let (ptx, not_compiled, cubins) = (&gpu.ptx, &gpu.not_compiled, &gpu.cubins);
-    let (mpi_ir, mpi_not_compiled) = (&mpi.ir, &mpi.not_compiled);
+    let (mpi_ir, mpi_not_compiled, mpi_rust) = (&mpi.ir, &mpi.not_compiled, &mpi.rust);
     quote! {
         #[doc(hidden)]
         #[allow(non_upper_case_globals, dead_code)]
@@ -543,6 +547,7 @@ fn inspect_const(
             cubins: &[#(#cubins),*],
             mpi_ir: #mpi_ir,
             mpi_not_compiled: #mpi_not_compiled,
+            mpi_rust: #mpi_rust,
         };
     }
 }

@@ -325,12 +325,18 @@ impl Sym {
             vars,
         }
     }
-    /// `self - d`, rounded up where `d` has variables (they are dropped: a bound that
-    /// stays valid, since they are non-negative).
+    /// `self - d`: `d`'s variables cancel those of `self`; the others are dropped, which
+    /// rounds up (a bound that stays valid, since they are non-negative).
     fn minus(&self, d: &Sym) -> Sym {
+        let mut vars = self.vars.clone();
+        for v in &d.vars {
+            if let Some(p) = vars.iter().position(|w| w == v) {
+                vars.remove(p);
+            }
+        }
         Sym {
             k: self.k - d.k,
-            vars: self.vars.clone(),
+            vars,
         }
     }
     /// An upper bound of `max(self, other)`.
@@ -1008,16 +1014,18 @@ impl Lower {
                     let (w, ws) = match windows.get(&r.x) {
                         Some(&w) => w,
                         None => {
-                            let (lo, hi) = reads
-                                .iter()
-                                .filter(|q| q.x == r.x)
-                                .filter_map(|q| match &access[&q.stmt] {
-                                    Access::Window(lo, hi) => Some((lo.clone(), hi.clone())),
-                                    _ => None,
-                                })
-                                .reduce(|a, b| (a.0.max(&b.0), a.1.max(&b.1)))
-                                .unwrap_or((Sym::int(0), Sym::int(0)));
-                            let w = self.window(out, r.x, lay_x, lp, &lo, &hi);
+                            let (mut los, mut his): (Vec<Sym>, Vec<Sym>) = (Vec::new(), Vec::new());
+                            for q in reads.iter().filter(|q| q.x == r.x) {
+                                if let Access::Window(lo, hi) = &access[&q.stmt] {
+                                    if !los.contains(lo) {
+                                        los.push(lo.clone());
+                                    }
+                                    if !his.contains(hi) {
+                                        his.push(hi.clone());
+                                    }
+                                }
+                            }
+                            let w = self.window(out, r.x, lay_x, lp, &los, &his);
                             windows.insert(r.x, w);
                             w
                         }
@@ -1241,7 +1249,8 @@ impl Lower {
         match defs.get(&v) {
             // The loop's length (and one less): at least `i`.
             None if v == lp.n => (Some(Sym::int(0)), None),
-            None => (None, None),
+            // A non-negative scalar of the top level: at most `i + v`.
+            None => (None, self.distance(v, defs)),
             Some(Expr::Const(Const::Int(c))) => (
                 None,
                 i64::try_from(*c).ok().filter(|c| *c >= 0).map(Sym::int),
@@ -1342,11 +1351,11 @@ impl Lower {
         x: VarId,
         lay_x: VarId,
         lp: &Loop,
-        lo: &Sym,
-        hi: &Sym,
+        lo: &[Sym],
+        hi: &[Sym],
     ) -> (VarId, VarId) {
-        let lo_v = self.materialize(out, lo);
-        let hi_v = self.materialize(out, hi);
+        let lo_v = self.materialize_max(out, lo);
+        let hi_v = self.materialize_max(out, hi);
         let t = self.push(
             out,
             "t",
@@ -1371,6 +1380,23 @@ impl Lower {
             Span::NONE,
         );
         (w, ws)
+    }
+
+    /// A `usize` variable holding the largest of the values of `syms` (at least 0): the
+    /// constants folded, the others compared at run time.
+    fn materialize_max(&mut self, out: &mut Vec<Stmt>, syms: &[Sym]) -> VarId {
+        let konst = syms
+            .iter()
+            .filter(|s| s.vars.is_empty())
+            .map(|s| s.k)
+            .max()
+            .unwrap_or(0);
+        let mut v = self.materialize(out, &Sym::int(konst));
+        for s in syms.iter().filter(|s| !s.vars.is_empty()) {
+            let w = self.materialize(out, s);
+            v = self.push(out, "d", Type::usize(), Expr::Math(MathFn::Max, vec![v, w]));
+        }
+        v
     }
 
     /// A `usize` variable holding the value of `s` (at least 0).

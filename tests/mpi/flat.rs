@@ -14,6 +14,8 @@ pub const CASES: &[(&str, fn(Env))] = &[
     ("scalar_reads", scalar_reads),
 ];
 
+pub use progs::dot;
+
 mod progs {
     use dpl::prelude::*;
 

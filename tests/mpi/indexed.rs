@@ -81,6 +81,20 @@ mod progs {
         )
     }
 
+    /// The clamped 4-neighbour form of a 2-D grid stored by rows, `width` a scalar.
+    #[parallel]
+    pub fn neighbours(y: &[f64], width: usize) -> Vec<f64> {
+        let n = len(y);
+        map(
+            |i| {
+                let last = n - 1;
+                (y[i.max(1) - 1] + y[(i + 1).min(last)])
+                    + (y[i.max(width) - width] + y[(i + width).min(last)])
+            },
+            indices(y),
+        )
+    }
+
     #[parallel]
     pub fn shifted(x: &[u64], d: usize) -> Vec<u64> {
         map(|i| if i >= d { x[i - d] } else { 0 }, indices(x))
@@ -293,6 +307,22 @@ fn halos(env: Env) {
                 &lens,
                 env,
             );
+            for w in [1usize, 3, 40] {
+                let last = n.saturating_sub(1);
+                let want: Vec<f64> = (0..n)
+                    .map(|i| {
+                        (xd[i.max(1) - 1] + xd[(i + 1).min(last)])
+                            + (xd[i.max(w) - w] + xd[(i + w).min(last)])
+                    })
+                    .collect();
+                check_block(
+                    "neighbours",
+                    &progs::neighbours(&block_of(&xd, &lens, env), w),
+                    &want,
+                    &lens,
+                    env,
+                );
+            }
             for d in [0usize, 1, 2, 5, 700] {
                 let want: Vec<u64> = (0..n).map(|i| if i >= d { xu[i - d] } else { 0 }).collect();
                 check_block(

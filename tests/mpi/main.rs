@@ -24,6 +24,9 @@ fn main() {
         size: mpi.size(),
     };
     let filter = std::env::args().nth(1).filter(|a| !a.starts_with('-'));
+    if filter.as_deref() == Some("abort") {
+        abort_demo(env);
+    }
     let cases: Vec<(&str, fn(Env))> = [
         flat::CASES,
         indexed::CASES,
@@ -46,4 +49,16 @@ fn main() {
     if env.rank == 0 {
         println!("mpi tests: {ran} passed on {} ranks", env.size);
     }
+}
+
+/// `mpi abort`: the last rank panics (a bug, not a dpl error) while the others wait in a
+/// collective. The panic hook of `dpl::mpi::init` aborts the job with the message, so
+/// `mpirun` ends with a failure instead of hanging (`cargo xtask test` checks both).
+fn abort_demo(env: Env) -> ! {
+    if env.rank == env.size - 1 {
+        panic!("deliberate panic on rank {} of {}", env.rank, env.size);
+    }
+    let x = vec![1.0f64; 10];
+    let _ = dpl::with_place(dpl::Place::Mpi, || flat::dot(&x, &x));
+    unreachable!("the job was not aborted");
 }
