@@ -177,6 +177,16 @@ pub fn lower(f: &Function, replicated: &[usize]) -> Result<Distributed, String> 
         rank1: VarId::new(0),
         scopes: Vec::new(),
         notes: Vec::new(),
+        // Checked reads that the CPU backend proves in range (clamped neighbours of a
+        // sequence as long as the loop): their windows cover them, no check is needed.
+        proven: f
+            .body
+            .stmts
+            .iter()
+            .flat_map(|s| dpl_core::ranges::bounded_reads(f, s.var))
+            .filter(|r| r.same_len)
+            .map(|r| r.stmt)
+            .collect(),
     };
     l.scopes.push(Scope::default());
     let mut stmts = Vec::new();
@@ -278,6 +288,8 @@ struct Lower {
     rank1: VarId,
     scopes: Vec<Scope>,
     notes: Vec<String>,
+    /// Checked reads proven in range (`dpl_core::ranges::bounded_reads`, same length).
+    proven: HashSet<VarId>,
 }
 
 /// How a read of a distributed sequence inside a loop is served.
@@ -1031,7 +1043,7 @@ impl Lower {
                         }
                     };
                     let mut stmts = Vec::new();
-                    if let Some(origin) = r.checked {
+                    if let Some(origin) = r.checked.filter(|_| !self.proven.contains(&r.stmt)) {
                         let n_x = self.glen(out, lay_x);
                         let c = self.new_var("check", Type::unit());
                         stmts.push(Stmt {

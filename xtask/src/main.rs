@@ -6,6 +6,7 @@
 
 mod bench;
 mod gpu;
+mod mpi;
 mod ptx;
 
 use std::process::Command;
@@ -14,12 +15,16 @@ const USAGE: &str = "usage: cargo xtask <command>
 
 commands:
   test             install the PTX tools (once), run the whole test suite (also on the
-                   simulated GPU), then assemble every generated kernel with ptxas
-  demo             run the demonstration (release build): flagship programs, checked, timed
+                   simulated GPU), then assemble every generated kernel with ptxas; then
+                   install OpenMPI if mpirun is missing and run the Place::Mpi tests under
+                   mpirun with 1, 2, 3 and 4 ranks
+  demo             run the demonstration (release build): flagship programs, checked, timed,
+                   then the MPI examples on 2 ranks
   ptx-tools        install ptxas/cuobjdump (PyPI wheels) under target/, print the folder
   check-fixtures   assemble every PTX fixture of dpl-sim with ptxas
   bench-report     run the benchmarks and write BENCHMARKS.md
-  gpu-report       run the GPU performance proxy on the simulator (section of BENCHMARKS.md)";
+  gpu-report       run the GPU performance proxy on the simulator (section of BENCHMARKS.md)
+  mpi-report       run the MPI examples and traffic counts (section of BENCHMARKS.md)";
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -29,11 +34,13 @@ fn main() {
         Some("demo") => cargo(
             &["run", "--release", "--features", "sim", "--example", "demo"],
             &[],
-        ),
+        )
+        .and_then(|()| mpi::demo()),
         Some("ptx-tools") => ptx::install_tools().map(|dir| println!("{}", dir.display())),
         Some("check-fixtures") => ptx::check_fixtures(rest),
         Some("bench-report") => bench::report(rest),
         Some("gpu-report") => gpu::report(),
+        Some("mpi-report") => mpi::report(rest),
         Some("help" | "--help" | "-h") => {
             println!("{USAGE}");
             Ok(())
@@ -79,7 +86,8 @@ fn test(extra: &[String]) -> Result<(), String> {
     let mut args = vec!["test", "-p", "dpl", "--test", "errors_runtime"];
     args.extend(extra.iter().map(String::as_str));
     cargo(&args, &env)?;
-    ptx::check_dump(&dump, &root.join("target").join("ptx-report.md"))
+    ptx::check_dump(&dump, &root.join("target").join("ptx-report.md"))?;
+    mpi::test(extra)
 }
 
 fn cargo(args: &[&str], env: &[(&str, &str)]) -> Result<(), String> {
