@@ -75,6 +75,15 @@ mod progs {
     }
 
     #[parallel]
+    pub fn spmv(vals: &Nested<f64>, cols: &Nested<u32>, x: &[f64]) -> Vec<f64> {
+        map(
+            |a, c| sum(map(|aij, xj| aij * xj, a, gather(x, c))),
+            vals,
+            cols,
+        )
+    }
+
+    #[parallel]
     pub fn sorted(x: &[u32]) -> Vec<u32> {
         sort(x)
     }
@@ -143,6 +152,27 @@ fn main() {
     let keys: Vec<u32> = mine.clone().map(|i| mix(i as u64) as u32).collect();
     let bins = 256;
     let bin_keys: Vec<u32> = keys.iter().map(|k| k % bins as u32).collect();
+    // A sparse matrix with 5 entries per row: two near the diagonal, three anywhere.
+    let rows: Vec<Vec<u32>> = mine
+        .clone()
+        .map(|i| {
+            let far = |s: u64| (mix(i as u64 ^ s) % n as u64) as u32;
+            vec![i.saturating_sub(1) as u32, i as u32, far(1), far(2), far(3)]
+        })
+        .collect();
+    let distinct_remote = {
+        let mut c: Vec<u32> = rows
+            .iter()
+            .flatten()
+            .copied()
+            .filter(|&j| !mine.contains(&(j as usize)))
+            .collect();
+        c.sort_unstable();
+        c.dedup();
+        c.len() as u64
+    };
+    let cols = dpl::Nested::from_rows(rows);
+    let vals = cols.map_values(|&j| j as f64 * 0.5);
     // Minimum bytes a rank must receive for each definition (the largest over ranks).
     let remote = |targets: &[u32]| {
         let lo = mine.start as u32;
@@ -219,6 +249,12 @@ fn main() {
             "a reduce-scatter of the bins (4 B each)".into(),
             others * (bins as u64 / p as u64) * 4,
             counted(&mut || run(with_place(Place::Mpi, || progs::histogram(&bin_keys, bins)))),
+        ),
+        (
+            "gather in rows (SpMV, 5 per row)",
+            "distinct remote columns (8 B) + their indices (8 B)".into(),
+            most(distinct_remote * 16),
+            counted(&mut || run(with_place(Place::Mpi, || progs::spmv(&vals, &cols, &x)))),
         ),
         (
             "sort (random `u32`)",

@@ -67,6 +67,15 @@ fn all_pairs(x: &[i32], y: &[i32]) -> Vec<usize> {
     map(|a| count(|b| b < a, y), x)
 }
 
+#[parallel]
+fn csr(vals: &Nested<f64>, cols: &Nested<u32>, x: &[f64]) -> Vec<f64> {
+    map(
+        |a, c| sum(map(|aij, xj| aij * xj, a, gather(x, c))),
+        vals,
+        cols,
+    )
+}
+
 #[parallel(replicated(y))]
 fn all_pairs_replicated(x: &[i32], y: &[i32]) -> Vec<usize> {
     map(|a| count(|b| b < a, y), x)
@@ -207,6 +216,21 @@ fn rows_stay_local() {
     assert_eq!(
         helper_calls(f.mpi_rust, "map"),
         helper_calls(f.cpu_rust, "map")
+    );
+}
+
+#[test]
+fn sparse_products_fetch_the_columns_they_name() {
+    check(
+        dpl::inspect!(csr),
+        0,
+        &[
+            "layout of %0",
+            "layout of %1",
+            "layout of %2",
+            "window of %1 cols",
+            "elements of %2 x named by the rows",
+        ],
     );
 }
 

@@ -203,6 +203,10 @@ fn comm(
             };
             cx.bind_owned(v, value)
         }
+        Comm::Indexed { x, lay, rows } => {
+            let [x, lay, rows] = [*x, *lay, *rows].map(|w| cx.ident(w));
+            cx.bind_view(v, quote!(#mpi::fetch_indexed(#call, #x, #lay, #rows)))
+        }
         Comm::BlockOf { x } => {
             let x_ = cx.ident(*x);
             if is_rows(&vars[*x].ty) {

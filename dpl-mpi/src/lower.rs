@@ -137,6 +137,17 @@ pub enum Comm {
         /// The loop's (and the result's) layout.
         lay: VarId,
     },
+    /// A copy of `x` as long as the global sequence, holding (at their global positions)
+    /// the elements named by the values of this rank's `rows` (its other elements are
+    /// zero bits and never read): only those elements move.
+    Indexed {
+        /// The sequence.
+        x: VarId,
+        /// Its layout.
+        lay: VarId,
+        /// The rows (of integers) whose values are the indices read.
+        rows: VarId,
+    },
     /// The rank's balanced block of a sequence every rank holds whole.
     BlockOf {
         /// The replicated sequence.
@@ -187,6 +198,8 @@ pub fn lower(f: &Function, replicated: &[usize]) -> Result<Distributed, String> 
             .filter(|r| r.same_len)
             .map(|r| r.stmt)
             .collect(),
+        fused: f.clone(),
+        row_reads: HashMap::new(),
     };
     l.scopes.push(Scope::default());
     let mut stmts = Vec::new();
@@ -258,6 +271,15 @@ fn needs_block(k: &Kind, t: &Type) -> bool {
     }
 }
 
+/// Whether values of type `t` can travel between ranks: scalars and tuples of them.
+fn wire(t: &Type) -> bool {
+    match t {
+        Type::Scalar(_) => true,
+        Type::Tuple(ts) => ts.iter().all(wire),
+        _ => false,
+    }
+}
+
 fn lay_ty() -> Type {
     Type::seq(Type::usize())
 }
@@ -290,6 +312,11 @@ struct Lower {
     notes: Vec<String>,
     /// Checked reads proven in range (`dpl_core::ranges::bounded_reads`, same length).
     proven: HashSet<VarId>,
+    /// The fused function, as given.
+    fused: Function,
+    /// In the loop being lowered, the reads `x[c]` with `c` a value of a row of a nested
+    /// parameter (`dpl_core::ranges::row_index_reads`): read statement -> the parameter.
+    row_reads: HashMap<VarId, VarId>,
 }
 
 /// How a read of a distributed sequence inside a loop is served.
@@ -304,6 +331,10 @@ enum Access {
     /// The index is computed by these statements of the element function's top block
     /// (positions, in order).
     Gather(Vec<usize>),
+    /// `x[c]` with `c` a value of a row of the nested parameter (the first field) that the
+    /// loop reads at its own index (`x[cols[i][k]]`): read from a copy of `x` that holds
+    /// the elements those rows name.
+    Indexed(VarId),
     /// Read from the all-gathered copy.
     Full,
 }
@@ -755,6 +786,13 @@ impl Lower {
             None => self.push(out, "nl", Type::usize(), Expr::Binary(BinOp::Sub, end, off)),
         };
         let k = self.new_var("k", Type::usize());
+        let outer_reads = std::mem::replace(
+            &mut self.row_reads,
+            dpl_core::ranges::row_index_reads(&self.fused, var)
+                .into_iter()
+                .map(|r| (r.stmt, r.rows))
+                .collect(),
+        );
         let lp = Loop {
             i,
             k,
@@ -798,8 +836,16 @@ impl Lower {
             );
             l.body = self.rewrite(b, &lp, &params, alias, false, out)?;
         }
+        self.row_reads = outer_reads;
         s.len = nl;
         let kind = s.kind.clone();
+        let moves_elements = !matches!(kind, SoacKind::Map | SoacKind::Filter { .. });
+        if moves_elements && !wire(&self.f.vars[s.elem.body.result].ty) {
+            return Err(format!(
+                "`{}` over elements with sequences in them (rows) is not distributed",
+                kind.origin_name()
+            ));
+        }
         let stmt = |s: Soac| Stmt {
             var,
             expr: Expr::Soac(Box::new(s)),
@@ -940,7 +986,10 @@ impl Lower {
             .map(|(p, s)| (s.var, p))
             .collect();
         let mut reads = Vec::new();
-        self.collect_reads(&body, true, &mut reads)?;
+        // Statements that use a distributed sequence whole (the destination of a nested
+        // `scatter`, ...): they read the all-gathered copy.
+        let mut whole: Vec<(VarId, VarId)> = Vec::new();
+        self.collect_reads(&body, true, &mut reads, &mut whole);
         let mut access: HashMap<VarId, Access> = HashMap::new();
         for r in &reads {
             let lay_x = self.dist(r.x).unwrap_or(r.x);
@@ -961,6 +1010,11 @@ impl Lower {
                 .flatten()
             {
                 Access::Gather(slice)
+            } else if let Some(&p) = self.row_reads.get(&r.stmt).filter(|&&p| {
+                elem && !is_rows(&self.f.vars[r.x].ty)
+                    && reads.iter().filter(|q| q.x == p).all(|q| q.index == lp.i)
+            }) {
+                Access::Indexed(p)
             } else {
                 Access::Full
             };
@@ -976,7 +1030,11 @@ impl Lower {
             .filter(|r| matches!(access[&r.stmt], Access::Full))
             .map(|r| r.x)
             .collect();
-        for r in &reads {
+        // Reads of copies indexed by rows come last: they use the rows' window, if any.
+        let mut ordered: Vec<&Read> = reads.iter().collect();
+        ordered.sort_by_key(|r| matches!(access[&r.stmt], Access::Indexed(_)));
+        let mut indexed: HashMap<VarId, VarId> = HashMap::new();
+        for r in ordered {
             let lay_x = self.dist(r.x).unwrap_or(r.x);
             if full_of.contains(&r.x) && !matches!(access[&r.stmt], Access::Local) {
                 let full = match fulls.get(&r.x) {
@@ -1122,6 +1180,43 @@ impl Lower {
                         }],
                     );
                 }
+                Access::Indexed(p) => {
+                    let copy = match indexed.get(&r.x) {
+                        Some(&c) => c,
+                        None => {
+                            let rows = windows.get(&p).map_or(p, |w| w.0);
+                            let ty = self.f.vars[r.x].ty.clone();
+                            let name = format!("{}_needed", self.f.vars[r.x].name);
+                            let c = self.comm(
+                                out,
+                                &name,
+                                ty,
+                                Comm::Indexed {
+                                    x: r.x,
+                                    lay: lay_x,
+                                    rows,
+                                },
+                                vec![r.x, lay_x, rows],
+                                Span::NONE,
+                            );
+                            self.kinds.insert(c, Kind::Repl);
+                            indexed.insert(r.x, c);
+                            c
+                        }
+                    };
+                    replace.insert(
+                        r.stmt,
+                        vec![Stmt {
+                            var: r.stmt,
+                            expr: Expr::Index {
+                                seq: copy,
+                                index: r.index,
+                                checked: r.checked,
+                            },
+                            span: Span::NONE,
+                        }],
+                    );
+                }
                 Access::Full => unreachable!("handled above"),
             }
         }
@@ -1147,6 +1242,16 @@ impl Lower {
         }
         let mut body = apply(body, &replace);
         self.drop_dead_gathers(&mut body, &gathered, out);
+        let mut renames: HashMap<(VarId, VarId), VarId> = HashMap::new();
+        for &(stmt, x) in &whole {
+            let lay = self.dist(x).unwrap_or(x);
+            let full = self.full(out, x, lay);
+            self.note(x, "used whole inside an element function");
+            renames.insert((stmt, x), full);
+        }
+        if !renames.is_empty() {
+            rename_whole(&mut body, &renames);
+        }
         Ok(body)
     }
 
@@ -1181,7 +1286,13 @@ impl Lower {
     }
 
     /// Every read (and other use) of a distributed sequence in `b`.
-    fn collect_reads(&self, b: &Block, top: bool, out: &mut Vec<Read>) -> Result<(), String> {
+    fn collect_reads(
+        &self,
+        b: &Block,
+        top: bool,
+        out: &mut Vec<Read>,
+        whole: &mut Vec<(VarId, VarId)>,
+    ) {
         for s in &b.stmts {
             match &s.expr {
                 Expr::Index {
@@ -1196,24 +1307,16 @@ impl Lower {
                     top,
                 }),
                 Expr::Len(_) => {}
-                e => {
-                    if let Some(x) = e.operands().into_iter().find(|v| self.dist(*v).is_some()) {
-                        return Err(format!(
-                            "the distributed sequence `{}` is used whole inside an element function (only its elements and its length can be)",
-                            self.f.vars[x].name
-                        ));
-                    }
-                }
+                e => whole.extend(
+                    e.operands()
+                        .into_iter()
+                        .filter(|v| self.dist(*v).is_some())
+                        .map(|x| (s.var, x)),
+                ),
             }
-            let mut err = Ok(());
-            s.expr.for_each_block(&mut |blk| {
-                if err.is_ok() {
-                    err = self.collect_reads(blk, false, out);
-                }
-            });
-            err?;
+            s.expr
+                .for_each_block(&mut |blk| self.collect_reads(blk, false, out, whole));
         }
-        Ok(())
     }
 
     /// Whether `v` does not depend on the loop: defined outside the lambda, or a constant.
@@ -1501,6 +1604,23 @@ fn uses(b: &Block) -> HashSet<VarId> {
     out
 }
 
+/// Renames, in the statements `(statement, x)` of `renames` (at any depth), the operand `x`
+/// to its replacement.
+fn rename_whole(b: &mut Block, renames: &HashMap<(VarId, VarId), VarId>) {
+    for s in &mut b.stmts {
+        let var = s.var;
+        for op in dpl_core::captures::operands_mut(&mut s.expr) {
+            if let Some(&to) = renames.get(&(var, *op)) {
+                *op = to;
+            }
+        }
+        dpl_core::captures::for_each_block_mut(&mut s.expr, &mut |blk, kind| match kind {
+            dpl_core::captures::BlockKind::Branch => rename_whole(blk, renames),
+            dpl_core::captures::BlockKind::Lambda(l) => rename_whole(&mut l.body, renames),
+        });
+    }
+}
+
 /// `b` with the statements in `replace` (by variable) replaced, at any depth.
 fn apply(b: Block, replace: &HashMap<VarId, Vec<Stmt>>) -> Block {
     let mut stmts = Vec::with_capacity(b.stmts.len());
@@ -1553,6 +1673,13 @@ pub fn describe(d: &Distributed) -> String {
             Comm::Scatter { .. } => "scatter to the owners".to_string(),
             Comm::Permute { .. } => "permute to the owners".to_string(),
             Comm::Sort { .. } => "sample sort".to_string(),
+            Comm::Indexed { x, rows, .. } => {
+                format!(
+                    "elements of {} named by the rows of {}",
+                    name(*x),
+                    name(*rows)
+                )
+            }
             Comm::BlockOf { x } => format!("block of {}", name(*x)),
         };
         text.push_str(&format!("  {}: {what}\n", name(*v)));

@@ -4,7 +4,7 @@
 use crate::harness::*;
 use dpl::Error;
 
-pub const CASES: &[(&str, fn(Env))] = &[
+pub const CASES: &[Case] = &[
     ("errors_agreed", errors_agreed),
     ("errors_in_every_phase", errors_in_every_phase),
     ("panics_agreed", panics_agreed),

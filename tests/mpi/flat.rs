@@ -3,7 +3,7 @@
 use crate::harness::*;
 use dpl::prelude::*;
 
-pub const CASES: &[(&str, fn(Env))] = &[
+pub const CASES: &[Case] = &[
     ("map_zip_unzip", map_zip_unzip),
     ("misaligned_inputs", misaligned_inputs),
     ("reductions", reductions),
@@ -12,6 +12,7 @@ pub const CASES: &[(&str, fn(Env))] = &[
     ("filters", filters),
     ("lengths_indices_ranges", lengths_indices_ranges),
     ("scalar_reads", scalar_reads),
+    ("randomised", randomised),
 ];
 
 pub use progs::dot;
@@ -421,5 +422,60 @@ fn scalar_reads(env: Env) {
                 );
             }
         }
+    }
+}
+
+/// Random sizes and random blocks (empty ones often) for every input, many times over.
+fn randomised(env: Env) {
+    let mut rng = Rng::new(0x5eed);
+    for round in 0..40 {
+        let n = match round % 4 {
+            0 => rng.below(4),
+            1 => rng.below(64),
+            _ => rng.below(5000),
+        };
+        let lens = |rng: &mut Rng| {
+            let mut cuts: Vec<usize> = (0..env.size - 1).map(|_| rng.below(n + 1)).collect();
+            cuts.sort_unstable();
+            let mut lens = Vec::with_capacity(env.size);
+            let mut at = 0;
+            for c in cuts {
+                lens.push(c - at);
+                at = c;
+            }
+            lens.push(n - at);
+            lens
+        };
+        let (lx, ly) = (lens(&mut rng), lens(&mut rng));
+        let x: Vec<i64> = rng.vec(n, |r| r.below(2001) as i64 - 1000);
+        let y: Vec<i64> = rng.vec(n, |r| r.below(7) as i64);
+        let (xb, yb) = (block_of(&x, &lx, env), block_of(&y, &ly, env));
+        let xf: Vec<f32> = x.iter().map(|&v| v as f32).collect();
+        let yf: Vec<f32> = y.iter().map(|&v| v as f32).collect();
+        let got = progs::saxpy(0.5, &block_of(&xf, &lx, env), &block_of(&yf, &ly, env));
+        let want: Vec<f32> = xf.iter().zip(&yf).map(|(a, b)| 0.5 * a + b).collect();
+        check_block("random saxpy", &got, &want, &lx, env);
+        let got = progs::reduce_pairs(&xb, &yb.iter().map(|&v| v as i32).collect::<Vec<_>>());
+        let want = x
+            .iter()
+            .zip(&y)
+            .fold((0i64, i32::MIN), |p, (a, b)| (p.0 + a, p.1.max(*b as i32)));
+        assert_eq!(got, want, "random reduce_pairs, round {round}");
+        let mut acc = 0i64;
+        let want: Vec<i64> = x
+            .iter()
+            .map(|v| {
+                acc += v;
+                acc
+            })
+            .collect();
+        check_block("random prefix", &progs::prefix(&xb), &want, &lx, env);
+        let (s, c) = progs::filtered_sum(&xb);
+        let f: Vec<i64> = x.iter().copied().filter(|v| v % 3 == 0).collect();
+        assert_eq!(
+            (s, c),
+            (f.iter().sum(), f.len()),
+            "random filtered_sum, round {round}"
+        );
     }
 }

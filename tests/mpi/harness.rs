@@ -8,6 +8,9 @@ use std::ops::Range;
 /// above the CPU backend's parallel grain (2^17), so the local loops run in parallel.
 pub const SIZES: [usize; 6] = [0, 1, 2, 3, 1001, 140_001];
 
+/// A named test case.
+pub type Case = (&'static str, fn(Env));
+
 /// This process in the job.
 #[derive(Clone, Copy, Debug)]
 pub struct Env {

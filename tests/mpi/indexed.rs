@@ -4,13 +4,14 @@
 
 use crate::harness::*;
 
-pub const CASES: &[(&str, fn(Env))] = &[
+pub const CASES: &[Case] = &[
     ("gathers", gathers),
     ("permutes_and_scatters", permutes_and_scatters),
     ("scatter_reduces", scatter_reduces),
     ("halos", halos),
     ("all_gathered_reads", all_gathered_reads),
     ("replicated_parameters", replicated_parameters),
+    ("randomised_indexed", randomised),
 ];
 
 mod progs {
@@ -390,5 +391,64 @@ fn replicated_parameters(env: Env) {
             t.iter().fold(0i32, |a, v| a.wrapping_add(*v)),
             "bumped sum"
         );
+    }
+}
+
+/// Random sizes and blocks for gathers, scatters, histograms and sorts.
+fn randomised(env: Env) {
+    let mut rng = Rng::new(0xfeed);
+    for round in 0..30 {
+        let n = if round % 3 == 0 {
+            rng.below(8)
+        } else {
+            rng.below(4000)
+        };
+        let lens = |rng: &mut Rng, n: usize| {
+            let mut cuts: Vec<usize> = (0..env.size - 1).map(|_| rng.below(n + 1)).collect();
+            cuts.sort_unstable();
+            let mut lens = Vec::with_capacity(env.size);
+            let mut at = 0;
+            for c in cuts {
+                lens.push(c - at);
+                at = c;
+            }
+            lens.push(n - at);
+            lens
+        };
+        let (lx, li) = (lens(&mut rng, n), lens(&mut rng, n));
+        let x: Vec<f32> = rng.vec(n, |r| r.f64() as f32);
+        let idx: Vec<u32> = rng.vec(n, |r| r.below(n) as u32);
+        let got = progs::gather_f32(&block_of(&x, &lx, env), &block_of(&idx, &li, env));
+        let want: Vec<f32> = idx.iter().map(|&j| x[j as usize]).collect();
+        check_block("random gather", &got, &want, &li, env);
+        let bins = 1 + rng.below(300);
+        let bal: Vec<usize> = (0..env.size)
+            .map(|r| dpl::mpi::block(bins, r, env.size).len())
+            .collect();
+        let keys: Vec<u32> = rng.vec(n, |r| r.below(bins) as u32);
+        let mut want = vec![0u32; bins];
+        for &k in &keys {
+            want[k as usize] += 1;
+        }
+        check_block(
+            "random histogram",
+            &progs::histogram(&block_of(&keys, &lx, env), bins),
+            &want,
+            &bal,
+            env,
+        );
+        let src: Vec<i64> = rng.vec(n, |r| r.below(100) as i64);
+        let dst: Vec<i64> = rng.vec(n, |r| r.below(100) as i64);
+        let sidx: Vec<u64> = rng.vec(n, |r| r.below(n) as u64);
+        let got = progs::add_into(
+            &block_of(&src, &lx, env),
+            &block_of(&sidx, &li, env),
+            &block_of(&dst, &li, env),
+        );
+        let mut want = dst.clone();
+        for (v, &j) in src.iter().zip(&sidx) {
+            want[j as usize] += v;
+        }
+        check_block("random add_into", &got, &want, &li, env);
     }
 }

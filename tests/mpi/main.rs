@@ -27,7 +27,7 @@ fn main() {
     if filter.as_deref() == Some("abort") {
         abort_demo(env);
     }
-    let cases: Vec<(&str, fn(Env))> = [
+    let cases: Vec<harness::Case> = [
         flat::CASES,
         indexed::CASES,
         sorting::CASES,

@@ -5,7 +5,7 @@
 use crate::harness::*;
 use dpl::{Matrix, Nested};
 
-pub const CASES: &[(&str, fn(Env))] = &[
+pub const CASES: &[Case] = &[
     ("row_primitives", row_primitives),
     ("rows_of_two_inputs", rows_of_two_inputs),
     ("stencils_2d", stencils_2d),

@@ -3,7 +3,7 @@
 
 use crate::harness::*;
 
-pub const CASES: &[(&str, fn(Env))] = &[("sorts", sorts), ("sorts_by_key", sorts_by_key)];
+pub const CASES: &[Case] = &[("sorts", sorts), ("sorts_by_key", sorts_by_key)];
 
 mod progs {
     use dpl::prelude::*;

@@ -315,20 +315,28 @@ fn measure(
         .collect())
 }
 
-/// Replaces the text between `<!-- mpi:start -->` and `<!-- mpi:end -->` in BENCHMARKS.md.
+/// Opens the MPI section of BENCHMARKS.md (prose written by hand, kept by `bench-report`).
+pub const START: &str = "<!-- mpi:start -->";
+/// Closes it.
+pub const END: &str = "<!-- mpi:end -->";
+/// Inside the section, the figures `mpi-report` writes.
+const FIGURES_START: &str = "<!-- mpi:figures:start -->";
+const FIGURES_END: &str = "<!-- mpi:figures:end -->";
+
+/// Replaces the figures inside the MPI section of BENCHMARKS.md.
 fn write_section(body: &str) -> Result<(), String> {
     let path = repo_root().join("BENCHMARKS.md");
     let text = std::fs::read_to_string(&path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let (start, end) = ("<!-- mpi:start -->", "<!-- mpi:end -->");
-    let (Some(a), Some(b)) = (text.find(start), text.find(end)) else {
+    if crate::gpu::section_between(&text, START, END).is_none() {
         return Err(format!(
-            "{} has no {start} ... {end} markers",
+            "{} has no {START} ... {END} section",
             path.display()
         ));
-    };
-    let new = format!("{}{start}\n{body}{}", &text[..a], &text[b..]);
+    }
+    let figures = format!("{FIGURES_START}\n{body}{FIGURES_END}\n");
+    let new = crate::gpu::splice_between(&text, &figures, FIGURES_START, FIGURES_END);
     std::fs::write(&path, new).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    println!("xtask: wrote the MPI section of {}", path.display());
+    println!("xtask: wrote the MPI figures of {}", path.display());
     Ok(())
 }

@@ -9,9 +9,10 @@
 //!   reductions ([`reduce`]), scans ([`scan`], [`exclusive_scan`]), windows for halos and
 //!   realignments ([`window`], [`window_rows`]), whole copies ([`all_gather`],
 //!   [`all_gather_rows`]), single elements ([`element`]), gathers ([`gather`]), scatters
-//!   ([`scatter`], [`scatter_reduce`], [`permute`]), sample sorts ([`sort`],
-//!   [`sort_by_key`]) and replicated results ([`block_of`]). Local work is always done by
-//!   dpl-cpu's helpers; MPI's collectives (through rsmpi) do all the moving.
+//!   ([`scatter`], [`scatter_reduce`], [`permute`]), elements named by index rows
+//!   ([`fetch_indexed`]), sample sorts ([`sort`], [`sort_by_key`]) and replicated
+//!   results ([`block_of`]). Local work is always done by dpl-cpu's helpers; MPI's
+//!   collectives (through rsmpi) do all the moving.
 //! * Helpers for programs: [`block`], [`scatter_from_root`], [`gather_to_root`],
 //!   [`gather_to_all`], and the traffic counters ([`traffic`]).
 //!
@@ -34,7 +35,7 @@ pub use fetch::{
     FromRows, Rows, all_gather, all_gather_rows, block_of, block_of_rows, element, window,
     window_rows,
 };
-pub use gather::gather;
+pub use gather::{fetch_indexed, gather};
 pub use io::{gather_to_all, gather_to_root, scatter_from_root};
 pub use layout::{balanced, block, layout, offset, owner};
 pub use reduce::{exclusive_scan, reduce, scan};
