@@ -163,27 +163,6 @@ fn main() {
             "the distributed solve took another number of iterations"
         );
         assert!(diff <= 1e-6 * scale, "the solutions differ");
-        if size == 1 {
-            let (tm, tc) = interleaved(
-                3,
-                &mut || {
-                    std::hint::black_box(with_place(Place::Mpi, || {
-                        pcg(&b, &c, width, tol, 10 * width)
-                    }));
-                },
-                &mut || {
-                    std::hint::black_box(with_place(Place::Cpu, || {
-                        pcg(&b, &c, width, tol, 10 * width)
-                    }));
-                },
-            );
-            println!(
-                "one rank: Place::Mpi {:.1} ms, Place::Cpu {:.1} ms (ratio {:.3})",
-                ms(tm),
-                ms(tc),
-                ms(tm) / ms(tc)
-            );
-            report(rank, "cg", "mpi_over_cpu", ms(tm) / ms(tc), "ratio");
-        }
+        compare_with_cpu(rank, size, "cg", 3, &|| pcg(&b, &c, width, tol, 10 * width));
     }
 }

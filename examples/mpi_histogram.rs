@@ -58,24 +58,7 @@ fn run(rank: usize, size: usize, n: usize, bins: usize, name: &str) {
         );
     }
     report(rank, name, "time", ms(t), "ms");
-    if size == 1 {
-        let (tm, tc) = interleaved(
-            9,
-            &mut || {
-                std::hint::black_box(with_place(Place::Mpi, || histogram(&keys, bins)));
-            },
-            &mut || {
-                std::hint::black_box(with_place(Place::Cpu, || histogram(&keys, bins)));
-            },
-        );
-        println!(
-            "one rank: Place::Mpi {:.2} ms, Place::Cpu {:.2} ms (ratio {:.3})",
-            ms(tm),
-            ms(tc),
-            ms(tm) / ms(tc)
-        );
-        report(rank, name, "mpi_over_cpu", ms(tm) / ms(tc), "ratio");
-    }
+    compare_with_cpu(rank, size, name, 9, &|| histogram(&keys, bins));
 }
 
 fn main() {

@@ -83,22 +83,5 @@ fn main() {
         );
     }
     report(rank, "sort", "time", ms(t), "ms");
-    if size == 1 {
-        let (tm, tc) = interleaved(
-            5,
-            &mut || {
-                std::hint::black_box(with_place(Place::Mpi, || sorted(&x)));
-            },
-            &mut || {
-                std::hint::black_box(with_place(Place::Cpu, || sorted(&x)));
-            },
-        );
-        println!(
-            "one rank: Place::Mpi {:.1} ms, Place::Cpu {:.1} ms (ratio {:.3})",
-            ms(tm),
-            ms(tc),
-            ms(tm) / ms(tc)
-        );
-        report(rank, "sort", "mpi_over_cpu", ms(tm) / ms(tc), "ratio");
-    }
+    compare_with_cpu(rank, size, "sort", 5, &|| sorted(&x));
 }

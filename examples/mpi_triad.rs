@@ -63,22 +63,5 @@ fn main() {
         );
     }
     report(rank, "triad", "time", ms(t), "ms");
-    if size == 1 {
-        let (tm, tc) = interleaved(
-            15,
-            &mut || {
-                std::hint::black_box(with_place(Place::Mpi, || triad(s, &b, &c)));
-            },
-            &mut || {
-                std::hint::black_box(with_place(Place::Cpu, || triad(s, &b, &c)));
-            },
-        );
-        println!(
-            "one rank: Place::Mpi {:.2} ms, Place::Cpu {:.2} ms (ratio {:.3})",
-            ms(tm),
-            ms(tc),
-            ms(tm) / ms(tc)
-        );
-        report(rank, "triad", "mpi_over_cpu", ms(tm) / ms(tc), "ratio");
-    }
+    compare_with_cpu(rank, size, "triad", 15, &|| triad(s, &b, &c));
 }

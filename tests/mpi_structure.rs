@@ -76,6 +76,22 @@ fn csr(vals: &Nested<f64>, cols: &Nested<u32>, x: &[f64]) -> Vec<f64> {
     )
 }
 
+#[parallel]
+fn quotients(x: &[i32], d: &[i32]) -> Vec<i32> {
+    map(|a, b| a / b, x, d)
+}
+
+#[parallel]
+fn quotient_sum_if(x: &[i32], d: &[i32], up: bool) -> i32 {
+    let q = map(|a, b| a / b, x, d);
+    if up { sum(q) } else { 0 }
+}
+
+#[parallel]
+fn modular_prefix(x: &[u32], m: u32) -> Vec<u32> {
+    scan(|a, b| (a + b) % m, x)
+}
+
 #[parallel(replicated(y))]
 fn all_pairs_replicated(x: &[i32], y: &[i32]) -> Vec<usize> {
     map(|a| count(|b| b < a, y), x)
@@ -167,14 +183,14 @@ fn element_wise_chains_stay_local() {
     check(
         dpl::inspect!(saxpy),
         0,
-        &["layout of %1 x", "layout of %2 y", "window of %2 y"],
+        &["layouts of %1 x, %2 y", "window of %2 y"],
     );
     check(
         dpl::inspect!(sq_dist),
         0,
-        &["reduce", "layout", "layout", "window of %1 y"],
+        &["reduce", "layouts", "window of %1 y"],
     );
-    check(dpl::inspect!(centred), 0, &["reduce", "layout"]);
+    check(dpl::inspect!(centred), 0, &["reduce", "layouts of %0 x"]);
     let f = dpl::inspect!(saxpy);
     assert_eq!(
         helper_calls(f.mpi_rust, "map"),
@@ -189,29 +205,29 @@ fn element_wise_chains_stay_local() {
 
 #[test]
 fn halos_gathers_and_scatters() {
-    check(dpl::inspect!(blur3), 0, &["layout", "window of %0 x"]);
+    check(dpl::inspect!(blur3), 0, &["layouts", "window of %0 x"]);
     check(
         dpl::inspect!(gathered_energy),
         1,
-        &["reduce", "layout", "layout", "gather from %0 x"],
+        &["reduce", "layouts of %0 x, %1 idx", "gather from %0 x"],
     );
     check(
         dpl::inspect!(histogram),
         0,
-        &["scatter", "layout of %0 keys", "balanced layout"],
+        &["scatter", "layouts of %0 keys", "balanced layout"],
     );
 }
 
 #[test]
 fn scans_filters_sorts() {
-    check(dpl::inspect!(prefix), 0, &["scan", "layout"]);
-    check(dpl::inspect!(kept), 0, &["layout of %0", "layout of"]);
-    check(dpl::inspect!(sorted), 0, &["sample sort", "layout"]);
+    check(dpl::inspect!(prefix), 0, &["scan", "layouts"]);
+    check(dpl::inspect!(kept), 0, &["layouts of %0 x", "layout of"]);
+    check(dpl::inspect!(sorted), 0, &["sample sort", "layouts"]);
 }
 
 #[test]
 fn rows_stay_local() {
-    check(dpl::inspect!(row_sums), 0, &["layout of %0 rows"]);
+    check(dpl::inspect!(row_sums), 0, &["layouts of %0 rows"]);
     let f = dpl::inspect!(row_sums);
     assert_eq!(
         helper_calls(f.mpi_rust, "map"),
@@ -225,9 +241,7 @@ fn sparse_products_fetch_the_columns_they_name() {
         dpl::inspect!(csr),
         0,
         &[
-            "layout of %0",
-            "layout of %1",
-            "layout of %2",
+            "layouts of %0 vals, %1 cols, %2 x",
             "window of %1 cols",
             "elements of %2 x named by the rows",
         ],
@@ -243,5 +257,32 @@ fn reads_inside_inner_loops_gather_the_sequence_unless_replicated() {
         "{}",
         f.mpi_ir
     );
-    check(dpl::inspect!(all_pairs_replicated), 0, &["layout of %0 x"]);
+    check(dpl::inspect!(all_pairs_replicated), 0, &["layouts of %0 x"]);
+}
+
+/// Whether the call ends with an agreement (`Plan::final_agreement` in the generated Rust).
+fn final_agreement(f: dpl::Inspect) -> bool {
+    let yes = f.mpi_rust.contains("final_agreement : true");
+    assert!(
+        yes || f.mpi_rust.contains("final_agreement : false"),
+        "{}: no plan in\n{}",
+        f.name,
+        f.mpi_rust
+    );
+    yes
+}
+
+#[test]
+fn calls_end_with_an_agreement_only_when_something_after_their_last_can_fail() {
+    // A map after the last communication that cannot fail; a reduction, the last point,
+    // which agrees; a gather's checked reads, made in the gather, which agrees.
+    assert!(!final_agreement(dpl::inspect!(saxpy)));
+    assert!(!final_agreement(dpl::inspect!(sq_dist)));
+    assert!(!final_agreement(dpl::inspect!(gathered_energy)));
+    // An integer division after the last agreement can fail on one rank.
+    assert!(final_agreement(dpl::inspect!(quotients)));
+    // A reduction inside a branch may not run: the division before it still needs one.
+    assert!(final_agreement(dpl::inspect!(quotient_sum_if)));
+    // A scan's operator runs again on the carry after its exchange.
+    assert!(final_agreement(dpl::inspect!(modular_prefix)));
 }

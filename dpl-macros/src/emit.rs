@@ -151,7 +151,7 @@ fn function(opts: &Options, l: &Lowered) -> Result<TokenStream, syn::Error> {
     };
     let seq = codegen::body(&FnInput {
         func: &compiled.normalized,
-        params,
+        params: params.clone(),
         span: &span_of,
         rt: seq_rt.clone(),
         private: private.clone(),
@@ -161,7 +161,7 @@ fn function(opts: &Options, l: &Lowered) -> Result<TokenStream, syn::Error> {
     let cpu = convert_result(cpu, &l.sig.ret.repr);
     let seq = convert_result(seq, &l.sig.ret.repr);
     let replicated = replicated_positions(opts, l)?;
-    let (mpi, mpi_summary) = mpi_arm(opts, l, &compiled, &params_of(l), &replicated)?;
+    let (mpi, mpi_summary) = mpi_arm(opts, l, &compiled, &params, &replicated)?;
     let item = &l.item;
     let attrs = item
         .attrs
@@ -345,25 +345,6 @@ struct GpuSummary {
     cubins: Vec<u32>,
 }
 
-/// The parameters as the CPU code generator takes them (tuple parameters were rejected
-/// before).
-fn params_of(l: &Lowered) -> Vec<(syn::Ident, ParamRepr)> {
-    l.sig
-        .params
-        .iter()
-        .filter_map(|p| {
-            let repr = match &p.repr {
-                Repr::Scalar(_) => ParamRepr::Scalar,
-                Repr::Slice(_) | Repr::Vec(_) | Repr::SeqBuf(_) => ParamRepr::Slice,
-                Repr::Nested(_) => ParamRepr::Nested,
-                Repr::Matrix(_) => ParamRepr::Matrix,
-                Repr::Tuple(_) => return None,
-            };
-            Some((p.ident.clone(), repr))
-        })
-        .collect()
-}
-
 /// The positions of the parameters named in `replicated(...)`: sequence parameters of the
 /// function (checked with or without the `mpi` feature).
 fn replicated_positions(opts: &Options, l: &Lowered) -> Result<Vec<usize>, syn::Error> {
@@ -442,13 +423,15 @@ fn mpi_arm(
                 &call,
             );
             let body = convert_result(body, &l.sig.ret.repr);
-            summary.rust = body.to_string();
-            dump(&name, &[("mpi.rs", &summary.rust)]);
-            if l.sig.ret.result {
-                quote!(#private::mpi::call(move |#call: &#private::mpi::Call<'_>| #body))
+            let plan = dpl_mpi::codegen::plan(&d, &quote!(#private::mpi));
+            let run = if l.sig.ret.result {
+                quote!(#private::mpi::call(#plan, move |#call: &#private::mpi::Call<'_>| #body))
             } else {
-                quote!(#private::mpi::call_or_panic(move |#call: &#private::mpi::Call<'_>| #body))
-            }
+                quote!(#private::mpi::call_or_panic(#plan, move |#call: &#private::mpi::Call<'_>| #body))
+            };
+            summary.rust = run.to_string();
+            dump(&name, &[("mpi.rs", &summary.rust)]);
+            run
         }
         Err(reason) => {
             summary.not_compiled = reason.clone();

@@ -20,6 +20,47 @@ pub fn body(input: &FnInput<'_>, d: &Distributed, mpi: &TokenStream, call: &Iden
     codegen::body_with(input, Some(&hook))
 }
 
+/// The run time's [`Plan`](crate::rt::Plan) of a call of `d`: room in the agreement
+/// records for the largest value a reduction or a scan exchanges, and whether the call
+/// ends with an agreement.
+pub fn plan(d: &Distributed, mpi: &TokenStream) -> TokenStream {
+    let mut sizes = Vec::new();
+    let mut comms: Vec<_> = d.comms.iter().collect();
+    comms.sort_by_key(|(v, _)| v.index());
+    for (&v, c) in comms {
+        let ty = match c {
+            Comm::Reduce { .. } => &d.func.vars[v].ty,
+            Comm::Scan => match &d.func.vars[v].ty {
+                Type::Seq(e) => e,
+                t => t,
+            },
+            _ => continue,
+        };
+        let t = wire_ty(ty);
+        sizes.push(quote!(<::core::option::Option<#t> as #mpi::Wire>::BYTES));
+    }
+    let final_agreement = d.final_agreement;
+    quote!(#mpi::Plan {
+        payload: { let mut m = 0usize; #(m = m.max(#sizes);)* m },
+        final_agreement: #final_agreement,
+    })
+}
+
+/// The Rust type of a scalar or a tuple of scalars.
+fn wire_ty(t: &Type) -> TokenStream {
+    match t {
+        Type::Scalar(s) => {
+            let id = quote::format_ident!("{}", s.name());
+            quote!(#id)
+        }
+        Type::Tuple(ts) => {
+            let ts = ts.iter().map(wire_ty);
+            quote!((#(#ts,)*))
+        }
+        _ => quote!(()),
+    }
+}
+
 fn soac_of(s: &Stmt) -> &Soac {
     match &s.expr {
         Expr::Soac(soac) => soac,
@@ -48,6 +89,13 @@ fn comm(
     match c {
         Comm::Rank => quote!(let #name: usize = #call.rank();),
         Comm::Size => quote!(let #name: usize = #call.size();),
+        Comm::ParamLayouts { params } => {
+            let lens = params.iter().map(|p| {
+                let p = cx.ident(*p);
+                quote!(#p.len())
+            });
+            cx.bind_owned(v, quote!(#mpi::param_layouts(#call, &[#(#lens),*])))
+        }
         Comm::Layout { of } => {
             let x = cx.ident(*of);
             cx.bind_owned(v, quote!(#mpi::layout(#call, #x.len())))

@@ -40,25 +40,40 @@ pub fn job_time(rounds: usize, f: &mut dyn FnMut()) -> Duration {
     best
 }
 
-/// `f` and `g` timed in interleaved rounds (one call of each per round, after a warm-up
-/// of each): their minimum times. On one rank, to compare two places in one process.
-pub fn interleaved(
+#[path = "../shared/timing.rs"]
+mod timing;
+
+/// On one rank only: `f` on `Place::Mpi` against `Place::Cpu` in `rounds` interleaved
+/// rounds (`examples/shared/timing.rs`), printed and reported as `<example> mpi_over_cpu`
+/// (the ratio of the minimum times).
+pub fn compare_with_cpu<T>(
+    rank: usize,
+    size: usize,
+    example: &str,
     rounds: usize,
-    f: &mut dyn FnMut(),
-    g: &mut dyn FnMut(),
-) -> (Duration, Duration) {
-    f();
-    g();
-    let (mut tf, mut tg) = (Duration::MAX, Duration::MAX);
-    for _ in 0..rounds.max(1) {
-        let s = Instant::now();
-        f();
-        tf = tf.min(s.elapsed());
-        let s = Instant::now();
-        g();
-        tg = tg.min(s.elapsed());
+    f: &dyn Fn() -> T,
+) {
+    if size != 1 {
+        return;
     }
-    (tf, tg)
+    use dpl::prelude::{Place, with_place};
+    let times = timing::interleaved(
+        &[
+            &|| {
+                std::hint::black_box(with_place(Place::Mpi, f));
+            },
+            &|| {
+                std::hint::black_box(with_place(Place::Cpu, f));
+            },
+        ],
+        rounds,
+    );
+    let (tm, tc) = (ms(times[0].0), ms(times[1].0));
+    println!(
+        "one rank: Place::Mpi {tm:.2} ms, Place::Cpu {tc:.2} ms (ratio {:.3})",
+        tm / tc
+    );
+    report(rank, example, "mpi_over_cpu", tm / tc, "ratio");
 }
 
 /// Prints a measurement line on rank 0: `mpi-report: <example> <what> <value> <unit>`.

@@ -214,7 +214,7 @@ pub fn report(extra: &[String]) -> Result<(), String> {
     ensure_openmpi()?;
     let runs: [(&str, &str); 4] = [
         ("mpi_triad", "2^25"),
-        ("mpi_cg", "1000"),
+        ("mpi_cg", "500"),
         ("mpi_sort", "2^26"),
         ("mpi_histogram", "2^26"),
     ];

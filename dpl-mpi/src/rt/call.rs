@@ -25,11 +25,26 @@ const RANK_BITS: u32 = 20;
 /// The key of a rank without error.
 const NO_ERROR: u64 = u64::MAX;
 
+/// What the generated code tells the run time about a call before it starts.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Plan {
+    /// Bytes of payload that the agreement records of this call carry after their status
+    /// (the largest per-rank value its reductions and scans exchange, which then need no
+    /// collective of their own). The same at every communication point of the call, so a
+    /// rank that joins with an error sends a record of the same size.
+    pub payload: usize,
+    /// Whether the call ends with an agreement: needed when something after its last
+    /// communication point can raise an error (the lowering tells).
+    pub final_agreement: bool,
+}
+
 /// The context of one `#[parallel]` call on `Place::Mpi`, passed to every run-time function.
 pub struct Call<'w> {
     comm: &'w SimpleCommunicator,
     rank: usize,
     size: usize,
+    /// Payload bytes of the agreement records ([`Plan::payload`]).
+    payload: usize,
     /// The error being raised was agreed by every rank already.
     agreed: Cell<bool>,
 }
@@ -55,8 +70,31 @@ impl Call<'_> {
 
     /// [`Call::agree`], also gathering one word from every rank (returned in rank order).
     pub(crate) fn agree_with(&self, word: u64) -> Vec<u64> {
-        match self.exchange_status(None, word) {
-            Ok(words) => words,
+        match self.exchange(None, word, &[]) {
+            Ok((words, _)) => words,
+            Err(e) => self.raise_agreed(e),
+        }
+    }
+
+    /// [`Call::agree`], also gathering `mine` (at most [`Plan::payload`] bytes) from every
+    /// rank: the ranks' bytes, `mine.len()` each, in rank order.
+    pub(crate) fn agree_gather(&self, what: &'static str, mine: &[u8]) -> Vec<u8> {
+        assert!(
+            mine.len() <= self.payload,
+            "dpl internal error: {} bytes of payload in records of {}",
+            mine.len(),
+            self.payload
+        );
+        match self.exchange(None, 0, mine) {
+            Ok((_, payloads)) => {
+                count(what, 0, ((self.size - 1) * mine.len()) as u64);
+                payloads
+                    .chunks(self.payload.max(1))
+                    .take(self.size)
+                    .flat_map(|r| &r[..mine.len()])
+                    .copied()
+                    .collect()
+            }
             Err(e) => self.raise_agreed(e),
         }
     }
@@ -65,7 +103,7 @@ impl Call<'_> {
     /// `key` the global position of the offending element, or 0): every rank raises the
     /// agreed error when any rank has one.
     pub(crate) fn check(&self, local: Option<(Error, u64)>) {
-        if let Err(e) = self.exchange_status(local, 0) {
+        if let Err(e) = self.exchange(local, 0, &[]) {
             self.raise_agreed(e)
         }
     }
@@ -75,24 +113,45 @@ impl Call<'_> {
         std::panic::resume_unwind(Box::new(e))
     }
 
-    /// The agreement collective: every rank's `(key, word)`; `Err` with the winner's error.
-    fn exchange_status(&self, local: Option<(Error, u64)>, word: u64) -> Result<Vec<u64>, Error> {
+    /// The agreement collective: one record per rank, `(key, word, payload)`, `payload`
+    /// padded to the call's payload size; every rank's words and payloads, or `Err` with
+    /// the winner's error.
+    fn exchange(
+        &self,
+        local: Option<(Error, u64)>,
+        word: u64,
+        payload: &[u8],
+    ) -> Result<(Vec<u64>, Vec<u8>), Error> {
         let key = match &local {
             None => NO_ERROR,
             Some((_, pos)) => {
                 ((*pos).min((1 << (63 - RANK_BITS)) - 1) << RANK_BITS) | self.rank as u64
             }
         };
-        let mut all = vec![0u64; 2 * self.size];
-        self.comm.all_gather_into(&[key, word][..], &mut all[..]);
-        count(
-            "agree",
-            16 * (self.size as u64 - 1),
-            16 * (self.size as u64 - 1),
-        );
-        let best = all.iter().step_by(2).copied().min().unwrap_or(NO_ERROR);
+        let record = 16 + self.payload;
+        let mut mine = vec![0u8; record];
+        mine[..8].copy_from_slice(&key.to_ne_bytes());
+        mine[8..16].copy_from_slice(&word.to_ne_bytes());
+        mine[16..16 + payload.len()].copy_from_slice(payload);
+        let mut all = recv_buffer(record * self.size);
+        self.comm.all_gather_into(&mine[..], &mut all[..]);
+        let header = 16 * (self.size as u64 - 1);
+        count("agree", header, header);
+        let field = |r: usize, at: usize| {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(&all[r * record + at..r * record + at + 8]);
+            u64::from_ne_bytes(b)
+        };
+        let best = (0..self.size)
+            .map(|r| field(r, 0))
+            .min()
+            .unwrap_or(NO_ERROR);
         if best == NO_ERROR {
-            return Ok(all.iter().skip(1).step_by(2).copied().collect());
+            let words = (0..self.size).map(|r| field(r, 8)).collect();
+            let payloads = (0..self.size)
+                .flat_map(|r| all[r * record + 16..(r + 1) * record].iter().copied())
+                .collect();
+            return Ok((words, payloads));
         }
         let winner = (best & ((1 << RANK_BITS) - 1)) as usize;
         let mut bytes = match &local {
@@ -278,7 +337,7 @@ fn as_count(n: usize) -> i32 {
 
 /// Runs one call on `Place::Mpi`: `Err` when MPI is not running, or with the error every
 /// rank agreed on.
-pub fn call<T>(body: impl FnOnce(&Call<'_>) -> T) -> Result<T, Error> {
+pub fn call<T>(plan: Plan, body: impl FnOnce(&Call<'_>) -> T) -> Result<T, Error> {
     let guard = world();
     let Some(w) = guard.0.as_ref() else {
         return Err(Error::PlaceUnavailable {
@@ -291,19 +350,21 @@ pub fn call<T>(body: impl FnOnce(&Call<'_>) -> T) -> Result<T, Error> {
         comm: &w.comm,
         rank: w.rank,
         size: w.size,
+        payload: plan.payload,
         agreed: Cell::new(false),
     };
     if c.size == 1 {
         return dpl_cpu::rt::run(|| body(&c));
     }
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| body(&c))) {
-        Ok(v) => match c.exchange_status(None, 0) {
+        Ok(v) if !plan.final_agreement => Ok(v),
+        Ok(v) => match c.exchange(None, 0, &[]) {
             Ok(_) => Ok(v),
             Err(e) => Err(e),
         },
         Err(payload) => match payload.downcast::<Error>() {
             Ok(e) if c.agreed.get() => Err(*e),
-            Ok(e) => match c.exchange_status(Some((*e, 0)), 0) {
+            Ok(e) => match c.exchange(Some((*e, 0)), 0, &[]) {
                 Err(agreed) => Err(agreed),
                 Ok(_) => unreachable!("this rank reported an error"),
             },
@@ -321,6 +382,7 @@ pub(crate) fn with_world<T>(body: impl FnOnce(&Call<'_>) -> T) -> Option<T> {
         comm: &w.comm,
         rank: w.rank,
         size: w.size,
+        payload: 0,
         agreed: Cell::new(false),
     }))
 }
@@ -328,8 +390,8 @@ pub(crate) fn with_world<T>(body: impl FnOnce(&Call<'_>) -> T) -> Option<T> {
 /// [`call`], panicking with the agreed error's message (on every rank alike, which does
 /// not abort the job).
 #[track_caller]
-pub fn call_or_panic<T>(body: impl FnOnce(&Call<'_>) -> T) -> T {
-    match call(body) {
+pub fn call_or_panic<T>(plan: Plan, body: impl FnOnce(&Call<'_>) -> T) -> T {
+    match call(plan, body) {
         Ok(v) => v,
         Err(e) => {
             AGREED_PANIC.with(|f| f.set(true));

@@ -8,8 +8,8 @@
 
 use super::call::Call;
 use super::fetch::Rows;
-use super::layout::owner;
-use super::wire::{Wire, bytes_of, extend_bytes, values_of};
+use super::layout::{group_by_owner, owner};
+use super::wire::{Wire, bytes_of, values_of};
 use dpl_cpu::rt::{At, Idx, check_indices};
 use std::borrow::Cow;
 
@@ -35,52 +35,19 @@ pub fn gather<T: Wire, I: Idx>(
         });
     }
     c.agree();
-    let p = c.size();
-    // Owner of each request; counts of remote requests per owner.
     let owners: Vec<u32> = req
         .iter()
         .map(|&j| owner(lay, j.checked(n).unwrap_or(0)) as u32)
         .collect();
-    let mut counts = vec![0usize; p];
-    for &q in &owners {
-        counts[q as usize] += 1;
-    }
-    counts[me] = 0;
-    let mut starts = vec![0usize; p];
-    let mut at_ = 0;
-    for q in 0..p {
-        starts[q] = at_;
-        at_ += counts[q];
-    }
-    // Requests grouped by owner (global indices as u64), and where each reply will be.
-    let mut wanted = vec![0u64; at_];
-    let mut slot = vec![usize::MAX; req.len()];
-    let mut fill = starts.clone();
-    for (k, (&j, &q)) in req.iter().zip(&owners).enumerate() {
-        let q = q as usize;
-        if q != me {
-            wanted[fill[q]] = j.checked(n).unwrap_or(0) as u64;
-            slot[k] = fill[q];
-            fill[q] += 1;
+    let (counts, slot) = group_by_owner(&owners, c.size(), me);
+    // Requests grouped by owner (global indices as u64).
+    let mut wanted = vec![0u64; counts.iter().sum()];
+    for (&j, &s) in req.iter().zip(&slot) {
+        if s != usize::MAX {
+            wanted[s] = j.checked(n).unwrap_or(0) as u64;
         }
     }
-    let asked = c.all_to_all_counts("gather", &counts);
-    let bytes = |v: &[usize], b: usize| v.iter().map(|&x| x * b).collect::<Vec<usize>>();
-    let incoming: Vec<u64> = values_of(&c.all_to_all_bytes(
-        "gather",
-        &bytes_of(&wanted),
-        &bytes(&counts, 8),
-        &bytes(&asked, 8),
-    ));
-    let mut replies = Vec::with_capacity(incoming.len() * T::BYTES);
-    let served: Vec<T> = incoming.iter().map(|&j| local[j as usize - base]).collect();
-    extend_bytes(&mut replies, &served);
-    let got: Vec<T> = values_of(&c.all_to_all_bytes(
-        "gather",
-        &replies,
-        &bytes(&asked, T::BYTES),
-        &bytes(&counts, T::BYTES),
-    ));
+    let got = fetch(c, local, base, &wanted, &counts);
     req.iter()
         .zip(&slot)
         .map(|(&j, &s)| {
@@ -141,21 +108,7 @@ pub fn fetch_indexed<'a, T: Wire, I: Idx, R: Rows<I> + ?Sized>(
     for &j in &requests {
         counts[owner(lay, j as usize)] += 1;
     }
-    let asked = c.all_to_all_counts("gather", &counts);
-    let bytes = |v: &[usize], b: usize| v.iter().map(|&x| x * b).collect::<Vec<usize>>();
-    let incoming: Vec<u64> = values_of(&c.all_to_all_bytes(
-        "gather",
-        &bytes_of(&requests),
-        &bytes(&counts, 8),
-        &bytes(&asked, 8),
-    ));
-    let served: Vec<T> = incoming.iter().map(|&j| local[j as usize - lo]).collect();
-    let got: Vec<T> = values_of(&c.all_to_all_bytes(
-        "gather",
-        &bytes_of(&served),
-        &bytes(&asked, T::BYTES),
-        &bytes(&counts, T::BYTES),
-    ));
+    let got = fetch(c, local, lo, &requests, &counts);
     let zero = T::get(&vec![0u8; T::BYTES]);
     let mut full = vec![zero; n];
     full[lo..hi].copy_from_slice(local);
@@ -163,4 +116,32 @@ pub fn fetch_indexed<'a, T: Wire, I: Idx, R: Rows<I> + ?Sized>(
         full[j as usize] = v;
     }
     Cow::Owned(full)
+}
+
+/// Requests the elements at the global indices `wanted` (grouped by owner, `counts` per
+/// rank, none for this one) from their owners, which serve them from their blocks
+/// (`local`, starting at global position `base`): one `all_to_all` of counts and two
+/// `all_to_all_v`, of requests and of replies. The values, in the order of `wanted`.
+fn fetch<T: Wire>(
+    c: &Call<'_>,
+    local: &[T],
+    base: usize,
+    wanted: &[u64],
+    counts: &[usize],
+) -> Vec<T> {
+    let asked = c.all_to_all_counts("gather", counts);
+    let bytes = |v: &[usize], b: usize| v.iter().map(|&x| x * b).collect::<Vec<usize>>();
+    let incoming: Vec<u64> = values_of(&c.all_to_all_bytes(
+        "gather",
+        &bytes_of(wanted),
+        &bytes(counts, 8),
+        &bytes(&asked, 8),
+    ));
+    let served: Vec<T> = incoming.iter().map(|&j| local[j as usize - base]).collect();
+    values_of(&c.all_to_all_bytes(
+        "gather",
+        &bytes_of(&served),
+        &bytes(&asked, T::BYTES),
+        &bytes(counts, T::BYTES),
+    ))
 }

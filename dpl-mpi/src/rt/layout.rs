@@ -6,6 +6,7 @@
 //! are the same on every rank without further messages.
 
 use super::call::Call;
+use super::wire::{bytes_of, values_of};
 use std::ops::Range;
 
 /// The balanced block of rank `rank` among `size` ranks of a sequence of length `n`: the
@@ -55,6 +56,31 @@ pub fn layout(c: &Call<'_>, local_len: usize) -> Vec<usize> {
     out
 }
 
+/// The layouts of the sequence parameters of a call, whose blocks on this rank have the
+/// lengths `lens`: one `all_gather` of all the lengths. It is the first communication of a
+/// call, before any code that could fail, so it needs no error agreement.
+pub fn param_layouts(c: &Call<'_>, lens: &[usize]) -> Vec<Vec<usize>> {
+    let m = lens.len();
+    let all: Vec<u64> = if c.size() == 1 {
+        lens.iter().map(|&l| l as u64).collect()
+    } else {
+        let mine: Vec<u64> = lens.iter().map(|&l| l as u64).collect();
+        values_of(&c.all_gather_bytes("layout", &bytes_of(&mine)))
+    };
+    (0..m)
+        .map(|k| {
+            let mut lay = Vec::with_capacity(c.size() + 1);
+            let mut at = 0usize;
+            lay.push(0);
+            for r in 0..c.size() {
+                at += all[r * m + k] as usize;
+                lay.push(at);
+            }
+            lay
+        })
+        .collect()
+}
+
 /// The global position of this rank's first element (`lay[rank]`).
 #[inline]
 pub fn offset(c: &Call<'_>, lay: &[usize]) -> usize {
@@ -67,6 +93,37 @@ pub fn owner(lay: &[usize], j: usize) -> usize {
     // The last rank whose block starts at or before `j`: the one whose block contains it
     // (an empty block starting at `j` is skipped, since the next one starts there too).
     lay[..lay.len() - 1].partition_point(|&o| o <= j) - 1
+}
+
+/// Groups items by the rank that owns each (`owners[k]`) for an `all_to_all_v`: the
+/// number of items for each rank (0 for `me`, whose items stay), and each item's slot in a
+/// buffer grouped by rank (items keep their order within a group; `usize::MAX` for
+/// `me`'s own items).
+pub(crate) fn group_by_owner(owners: &[u32], p: usize, me: usize) -> (Vec<usize>, Vec<usize>) {
+    let mut counts = vec![0usize; p];
+    for &q in owners {
+        counts[q as usize] += 1;
+    }
+    counts[me] = 0;
+    let mut fill = Vec::with_capacity(p);
+    let mut total = 0;
+    for &c in &counts {
+        fill.push(total);
+        total += c;
+    }
+    let slots = owners
+        .iter()
+        .map(|&q| {
+            let q = q as usize;
+            if q == me {
+                usize::MAX
+            } else {
+                fill[q] += 1;
+                fill[q] - 1
+            }
+        })
+        .collect();
+    (counts, slots)
 }
 
 /// The part of `a` that overlaps `b`, as a range (an empty one starts at `b.start`, so it

@@ -29,7 +29,7 @@ mod scatter;
 mod sort;
 mod wire;
 
-pub use call::{Call, Traffic, call, call_or_panic, reset_traffic, traffic};
+pub use call::{Call, Plan, Traffic, call, call_or_panic, reset_traffic, traffic};
 pub use env::{Mpi, init, is_running, rank, size};
 pub use fetch::{
     FromRows, Rows, all_gather, all_gather_rows, block_of, block_of_rows, element, window,
@@ -37,7 +37,7 @@ pub use fetch::{
 };
 pub use gather::{fetch_indexed, gather};
 pub use io::{gather_to_all, gather_to_root, scatter_from_root};
-pub use layout::{balanced, block, layout, offset, owner};
+pub use layout::{balanced, block, layout, offset, owner, param_layouts};
 pub use reduce::{exclusive_scan, reduce, scan};
 pub use scatter::{permute, scatter, scatter_reduce};
 pub use sort::{sort, sort_by_key};

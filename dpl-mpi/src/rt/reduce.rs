@@ -11,10 +11,10 @@ use dpl_core::run::Error;
 use dpl_cpu::rt::{At, raise};
 use rayon::prelude::*;
 
-/// Every rank's optional value, in rank order.
+/// Every rank's optional value, in rank order: carried by the agreement's records (the
+/// call's [`Plan::payload`](super::Plan::payload) makes room for it), one collective.
 fn all_values<T: Wire>(c: &Call<'_>, what: &'static str, mine: Option<T>) -> Vec<Option<T>> {
-    c.agree();
-    values_of::<Option<T>>(&c.all_gather_bytes(what, &bytes_of(&[mine])))
+    values_of::<Option<T>>(&c.agree_gather(what, &bytes_of(&[mine])))
 }
 
 /// `init op p_0 op p_1 ...` over the ranks' partial results `p_r` of a reduction (`None`

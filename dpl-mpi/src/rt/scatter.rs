@@ -14,7 +14,7 @@
 //! combines them in rank order (a reduce-scatter).
 
 use super::call::Call;
-use super::layout::owner;
+use super::layout::{group_by_owner, owner};
 use super::wire::{Wire, bytes_of, values_of};
 use dpl_core::run::Error;
 use dpl_cpu::rt::{At, Idx, index_error};
@@ -46,34 +46,21 @@ fn route<T: Wire>(
     pairs: Vec<(usize, T)>,
     lay: &[usize],
 ) -> Vec<(usize, T)> {
-    let (p, me) = (c.size(), c.rank());
+    let me = c.rank();
     let owners: Vec<u32> = pairs.iter().map(|&(j, _)| owner(lay, j) as u32).collect();
-    let mut counts = vec![0usize; p];
-    for &q in &owners {
-        counts[q as usize] += 1;
-    }
-    let own_count = std::mem::take(&mut counts[me]);
-    let mut fill = Vec::with_capacity(p);
-    let mut total = 0;
-    for &n in &counts {
-        fill.push(total);
-        total += n;
-    }
+    let (counts, slots) = group_by_owner(&owners, c.size(), me);
+    let total: usize = counts.iter().sum();
     let mut grouped: Vec<(u64, T)> = Vec::with_capacity(total);
-    // SAFETY: every slot below `total` is written exactly once in the loop below (the
-    // counts were taken from the same owners), before the vector is read.
     let spare = &mut grouped.spare_capacity_mut()[..total];
-    let mut own = Vec::with_capacity(own_count);
-    for (&(j, v), &q) in pairs.iter().zip(&owners) {
-        let q = q as usize;
-        if q == me {
+    let mut own = Vec::with_capacity(pairs.len() - total);
+    for (&(j, v), &s) in pairs.iter().zip(&slots) {
+        if s == usize::MAX {
             own.push((j - lay[me], v));
         } else {
-            spare[fill[q]] = MaybeUninit::new((j as u64, v));
-            fill[q] += 1;
+            spare[s] = MaybeUninit::new((j as u64, v));
         }
     }
-    // SAFETY: see above.
+    // SAFETY: the slots of the items of other ranks are `0..total`, one each.
     unsafe { grouped.set_len(total) };
     let recv = c.all_to_all_counts(what, &counts);
     let bytes = |v: &[usize]| {
