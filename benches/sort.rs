@@ -26,6 +26,7 @@ use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use dpl::Place;
+use dpl_testkit::SplitMix64;
 use rayon::prelude::*;
 
 mod kernels {
@@ -47,18 +48,9 @@ mod kernels {
     }
 }
 
-/// `n` pseudo-random 32-bit values (SplitMix64).
+/// `n` pseudo-random 32-bit values.
 fn random_u32(n: usize, seed: u64) -> Vec<u32> {
-    let mut s = seed;
-    (0..n)
-        .map(|_| {
-            s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = s;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            ((z ^ (z >> 31)) >> 32) as u32
-        })
-        .collect()
+    SplitMix64::new(seed).vec(n, SplitMix64::u32)
 }
 
 fn sizes() -> Vec<usize> {

@@ -8,7 +8,7 @@
 //!   and each row sequential, `csr_block` inner level parallel too, `csr_auto` chosen per
 //!   call, `ell` column-major ELLPACK);
 //! * `rayon` — hand-written rayon CSR SpMV: contiguous row chunks balanced by entries,
-//!   unchecked inner loop (the strongest form measured on this machine, DESIGN.md);
+//!   unchecked inner loop (the strongest form measured on this machine, see `notes.md`);
 //! * `seq` — the same unchecked loop, sequential.
 //!
 //! Matrices: `random` (1M rows, 10 entries each), `laplace2d` (5-point stencil, 1000x1000
@@ -40,7 +40,7 @@ mod plain;
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use dpl::mm::Csr;
+use dpl::mm::{Csr, CsrExt};
 use plain::CsrF32;
 
 /// One SpMV call, its inputs captured.

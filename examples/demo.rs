@@ -9,6 +9,7 @@
 //! set the sizes.
 
 use dpl::prelude::*;
+use dpl_testkit::SplitMix64;
 use rayon::prelude::*;
 use std::time::{Duration, Instant};
 
@@ -431,15 +432,7 @@ fn close(got: f64, want: f64, n: usize) -> bool {
 }
 
 fn random_u32(n: usize, seed: u64) -> Vec<u32> {
-    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            (s >> 32) as u32
-        })
-        .collect()
+    SplitMix64::new(seed).vec(n, SplitMix64::u32)
 }
 
 fn random_f32(n: usize, seed: u64) -> Vec<f32> {

@@ -19,8 +19,8 @@
 //! file if given.
 
 use dpl::KernelProfile;
-use dpl::mm::Csr;
 use dpl::prelude::*;
+use dpl_testkit::sparse;
 
 #[path = "spmv/kernels.rs"]
 #[allow(dead_code)]
@@ -340,7 +340,7 @@ fn main() {
 
     // SpMV on the 5-point Laplacian.
     let side = 256;
-    let a = Csr::laplacian_2d(side, side);
+    let a = sparse::laplacian_2d(side, side);
     let (vals, cols) = a.to_nested();
     let (ell_vals, ell_cols) = a.to_ell();
     let xv: Vec<f32> = (0..a.cols()).map(|i| ((i % 97) as f32) / 97.0).collect();
@@ -391,7 +391,7 @@ fn main() {
 
     // Ragged results: the rows of a power-law matrix scaled (a few rows of thousands of
     // elements among many short ones).
-    let pl = Csr::power_law(4096, 4096, 2, 1.2, 7);
+    let pl = sparse::power_law(4096, 4096, 2, 1.2, 7);
     let (pv, _) = pl.to_nested();
     let pnnz = pv.total_len() as u64;
     let scaled: Vec<Vec<f32>> = pv

@@ -29,9 +29,7 @@ fn histogram(keys: &[u32], bins: usize) -> Vec<u32> {
 /// The key of global position `i`: skewed towards low bins (a product of two uniform
 /// draws), so that bins differ in size.
 fn key(i: usize, bins: usize) -> u32 {
-    let mut z = (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    z ^= z >> 29;
-    z = z.wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    let z = dpl_testkit::mix(i as u64);
     let (a, b) = ((z >> 40) as usize % bins, (z >> 8) as usize % bins);
     (a * b / bins.max(1)) as u32
 }

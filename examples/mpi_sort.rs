@@ -20,12 +20,9 @@ fn sorted(x: &[u32]) -> Vec<u32> {
     sort(x)
 }
 
-/// A pseudo-random key for global position `i` (SplitMix64's finaliser).
+/// A pseudo-random key for global position `i`.
 fn key(i: usize) -> u32 {
-    let mut z = (i as u64).wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    (z ^ (z >> 31)) as u32
+    dpl_testkit::mix(i as u64) as u32
 }
 
 /// Two checksums of a multiset of keys: the wrapping sum, and the sum of a mixing function.

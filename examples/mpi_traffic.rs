@@ -15,6 +15,7 @@ mod common;
 
 use common::*;
 use dpl::prelude::*;
+use dpl_testkit::mix;
 
 mod progs {
     use dpl::prelude::*;
@@ -92,13 +93,6 @@ mod progs {
 /// Keeps a result alive (so the call is not optimised away).
 fn run<T>(v: T) {
     std::hint::black_box(v);
-}
-
-fn mix(i: u64) -> u64 {
-    let mut z = i.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
 }
 
 /// Collectives (all ranks do the same) and the largest number of bytes a rank received,

@@ -22,6 +22,7 @@
 //! hand-written rayon.
 
 use dpl::prelude::*;
+use dpl_testkit::SplitMix64;
 use std::time::{Duration, Instant};
 
 // ---------------------------------------------------------------------------------------
@@ -319,33 +320,12 @@ pub mod hand {
 // Data
 // ---------------------------------------------------------------------------------------
 
-/// A deterministic generator (xorshift64*).
-pub struct Rng(u64);
-
-impl Rng {
-    /// A generator from a seed (any value).
-    pub fn new(seed: u64) -> Self {
-        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-    /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    /// Uniform in `0..n` (n > 0).
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next_u64() % n
-    }
-}
-
 /// A transaction log in time order: `(user, amount in cents)`. User activity is skewed:
 /// user `u` is drawn with weight about `1 / (u + 1)`, so low-numbered users are busy and
 /// many high-numbered users have no transaction at all. Amounts: 60% purchases of up to
 /// $200, 30% deposits of up to $1,500, 10% withdrawals of up to $2,000.
 pub fn transaction_log(tx: usize, users: usize, seed: u64) -> Vec<(u32, i64)> {
-    let mut rng = Rng::new(seed);
+    let mut rng = SplitMix64::new(seed);
     let users = users.max(1) as u64;
     (0..tx)
         .map(|_| {
@@ -388,7 +368,7 @@ pub fn group_by_user(log: &[(u32, i64)], users: usize) -> Nested<i64> {
 
 /// Opening balances: up to $5,000 each.
 pub fn opening_balances(users: usize, seed: u64) -> Vec<i64> {
-    let mut rng = Rng::new(seed);
+    let mut rng = SplitMix64::new(seed);
     (0..users).map(|_| rng.below(500_001) as i64).collect()
 }
 

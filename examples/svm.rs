@@ -31,6 +31,7 @@
 //! sequential in interleaved rounds, so that load hits the three alike).
 
 use dpl::prelude::*;
+use dpl_testkit::SplitMix64;
 use rayon::prelude::*;
 use std::time::{Duration, Instant};
 
@@ -496,30 +497,10 @@ pub fn train(engine: &impl Engine, points: &Matrix<f32>, y: &[f32], p: Params) -
 // Data
 // ---------------------------------------------------------------------------------------
 
-/// A deterministic generator (xorshift64*), so every run sees the same data.
-pub struct Rng(u64);
-
-impl Rng {
-    /// A generator from a seed (any value).
-    pub fn new(seed: u64) -> Self {
-        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-    /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    /// Uniform in `(0, 1]`.
-    pub fn uniform(&mut self) -> f64 {
-        ((self.next_u64() >> 11) + 1) as f64 / (1u64 << 53) as f64
-    }
-    /// Standard normal (Box-Muller).
-    pub fn normal(&mut self) -> f64 {
-        let (u, v) = (self.uniform(), self.uniform());
-        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
-    }
+/// A standard normal value (Box-Muller) from two uniform draws in `(0, 1]`.
+pub fn normal(rng: &mut SplitMix64) -> f64 {
+    let (u, v) = (1.0 - rng.f64(), 1.0 - rng.f64());
+    (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
 }
 
 /// Two Gaussian blobs in `d` dimensions, unit variance, centred at `+mu` and `-mu` in every
@@ -528,12 +509,12 @@ impl Rng {
 /// the rows of a row-major matrix.
 pub fn blobs(n: usize, d: usize, separation: f64, seed: u64) -> (Matrix<f32>, Vec<f32>) {
     let mu = separation / 2.0 / (d.max(1) as f64).sqrt();
-    let mut rng = Rng::new(seed);
+    let mut rng = SplitMix64::new(seed);
     let mut data = Vec::with_capacity(n * d);
     let mut y = Vec::with_capacity(n);
     for i in 0..n {
         let label = if i % 2 == 0 { 1.0f32 } else { -1.0 };
-        data.extend((0..d).map(|_| (rng.normal() + label as f64 * mu) as f32));
+        data.extend((0..d).map(|_| (normal(&mut rng) + label as f64 * mu) as f32));
         y.push(label);
     }
     (Matrix::row_major(n, d, data).expect("n * d elements"), y)

@@ -16,14 +16,16 @@
 //! assert_eq!(saxpy(2.0, &[1.0, 2.0], &[10.0, 20.0]), vec![12.0, 24.0]);
 //! ```
 //!
-//! See the repository's SPEC.md-derived documentation in the README for the language, the
-//! primitives and the places.
+//! The [`prelude`] lists the primitives with their contracts; the repository's README
+//! describes the language, the places and the data types, and `ARCHITECTURE.md` how the
+//! compiler is built.
 #![deny(missing_docs)]
 
 mod data;
 pub use data::{Matrix, MatrixRows, Nested, RowView, RowViewIter, Rows, Seq};
 #[doc(hidden)]
 pub mod gpu;
+#[cfg(feature = "mm")]
 pub mod mm;
 #[cfg(feature = "mpi")]
 pub mod mpi;
@@ -38,6 +40,8 @@ pub use place::{available_places, current_place, default_place, with_place};
 
 /// Everything a `#[parallel]` user needs: `use dpl::prelude::*;`.
 pub mod prelude {
+    #[cfg(feature = "mm")]
+    pub use crate::mm::CsrExt as _;
     pub use crate::{Error, Matrix, Nested, Place, Seq, parallel, with_place};
 }
 

@@ -5,7 +5,8 @@
 
 use std::collections::HashMap;
 
-use dpl::mm::{self, Csr, Symmetry};
+use dpl::mm::{self, Csr, CsrExt, Symmetry};
+use dpl_testkit::sparse;
 
 const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data/matrices/");
 
@@ -100,7 +101,7 @@ fn check_file(name: &str, symmetric: bool, shape: (usize, usize, usize)) -> Opti
     }
 
     // SpMV: the reference against a direct accumulation over the plain triplets.
-    let x = mm::random_vector(cols, 17);
+    let x = sparse::random_vector(cols, 17);
     let mut want = vec![0.0f64; rows];
     for (&(r, c), &v) in &full {
         want[r] += v * x[c];
@@ -155,7 +156,7 @@ fn real_matrix_through_nested_and_ell() {
         return;
     };
     let csr = mm::read(path).unwrap().to_csr();
-    let x = mm::random_vector(csr.cols(), 3);
+    let x = sparse::random_vector(csr.cols(), 3);
     let want = csr.spmv(&x);
     let x32: Vec<f32> = x.iter().map(|&v| v as f32).collect();
 
@@ -207,9 +208,9 @@ fn a_truncated_real_file_reports_the_end() {
 #[test]
 fn to_nested_gives_values_and_columns_sharing_offsets() {
     for csr in [
-        Csr::random(50, 40, 3, 11),
-        Csr::laplacian_2d(6, 5),
-        Csr::power_law(60, 60, 1, 1.5, 2),
+        sparse::random(50, 40, 3, 11),
+        sparse::laplacian_2d(6, 5),
+        sparse::power_law(60, 60, 1, 1.5, 2),
     ] {
         let (vals, cols) = csr.to_nested();
         let (vals64, cols64) = csr.to_nested_f64();

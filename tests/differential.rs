@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{Rng, assert_reduced, assert_same, available_places, f64_sum};
+use common::{Rng, assert_reduced, assert_same, available_places, f64_sum, odd_pool};
 use dpl::{Error, Place, with_place};
 use proptest::collection::vec;
 use proptest::prelude::*;
@@ -162,18 +162,6 @@ fn f32s() -> impl Strategy<Value = f32> {
 
 fn f64s() -> impl Strategy<Value = f64> {
     prop_oneof![-1e3f64..1e3, -1e200f64..1e200, Just(0.0), Just(-0.0)]
-}
-
-/// A rayon pool with an odd number of threads, so that the CPU place's chunking differs
-/// from the one the default pool of the test machine gives.
-fn odd_pool() -> &'static rayon::ThreadPool {
-    static POOL: std::sync::OnceLock<rayon::ThreadPool> = std::sync::OnceLock::new();
-    POOL.get_or_init(|| {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(7)
-            .build()
-            .unwrap()
-    })
 }
 
 /// Runs `call` on every place, and on the CPU place once more inside [`odd_pool`], and

@@ -8,8 +8,8 @@
 mod common;
 mod common_nested;
 
-use common::{Exact, Float, Rng, assert_reduced, assert_same, available_places, f64_sum};
-use common_nested::{ALL_LAYOUTS, Layout, assert_rows, each_schedule, matrix};
+use common::{Exact, Rng, assert_same, available_places, odd_pool};
+use common_nested::{ALL_LAYOUTS, Layout, assert_row_sums, assert_rows, each_schedule, matrix};
 use dpl::{Error, Nested, Place, with_place};
 use proptest::collection::vec;
 use proptest::prelude::*;
@@ -139,18 +139,6 @@ fn i32s() -> impl Strategy<Value = i32> + Clone {
     prop_oneof![4 => any::<i32>(), 1 => Just(i32::MIN), 1 => Just(i32::MAX), 1 => -3i32..3]
 }
 
-/// A rayon pool with an odd number of threads, so that the CPU place's chunking differs
-/// from the one the default pool of the test machine gives.
-fn odd_pool() -> &'static rayon::ThreadPool {
-    static POOL: std::sync::OnceLock<rayon::ThreadPool> = std::sync::OnceLock::new();
-    POOL.get_or_init(|| {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(7)
-            .build()
-            .unwrap()
-    })
-}
-
 /// Runs `call` on every place, and on the CPU place once more inside [`odd_pool`], and
 /// hands each result to `check` with a description of where it ran.
 fn on_all_places<R: Send>(call: impl Fn() -> R + Sync, check: impl Fn(&str, R)) {
@@ -166,16 +154,6 @@ fn on_all_places<R: Send>(call: impl Fn() -> R + Sync, check: impl Fn(&str, R)) 
 /// The rows as slices.
 fn per_row<T, R>(rows: &[Vec<T>], f: impl FnMut(&[T]) -> R) -> Vec<R> {
     rows.iter().map(Vec::as_slice).map(f).collect()
-}
-
-/// Asserts every row's float sum is within reassociation of the oracle's terms.
-#[track_caller]
-fn assert_row_sums<T: Float>(got: &[T], terms: &[Vec<T>], what: &str) {
-    assert_eq!(got.len(), terms.len(), "{what}: number of rows");
-    for (i, (g, r)) in got.iter().zip(terms).enumerate() {
-        let (s, m) = f64_sum(r.iter().copied());
-        assert_reduced(*g, s, m, r.len(), &format!("{what}: row {i}"));
-    }
 }
 
 /// Asserts an exact per-row result.

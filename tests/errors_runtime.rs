@@ -460,11 +460,11 @@ fn index_out_of_range(place: Place) {
 fn divide_by_zero(place: Place) {
     each_size(place, &VIOLATION_SIZES, |n, rng| {
         let a = rng.i32s(n);
-        let mut b = rng.vec(n, |r| r.int_in(1, 100) as i32);
+        let mut b = rng.vec(n, |r| r.int_in(1..=100) as i32);
         b[n / 3] = 0;
         let message = panic_message(|| prog::quotients(&a, &b));
         assert_panic_names(&message, "divide by zero", prog::DIV_LINE);
-        let (a, mut b) = (rng.u64s(n), rng.vec(n, |r| r.int_in(1, 100) as u64));
+        let (a, mut b) = (rng.u64s(n), rng.vec(n, |r| r.int_in(1..=100) as u64));
         b[n - 1] = 0;
         assert_err_at(prog::try_remainders(&a, &b), prog::TRY_REM_LINE, |e| {
             matches!(e, Error::DivideByZero { .. })
@@ -488,21 +488,21 @@ fn violations_in_fused_pipelines(place: Place) {
             matches!(e, Error::Empty { prim: "max", .. })
         });
         // Not empty, but nothing passes the filter.
-        let negative = rng.vec(n, |r| r.int_in(-1000, 0));
+        let negative = rng.vec(n, |r| r.int_in(-1000..=0));
         assert_err_at(
             prog::min_positive(&negative),
             prog::MIN_OF_FILTER_LINE,
             |e| matches!(e, Error::Empty { prim: "min", .. }),
         );
         // A length known only at run time, after the filter.
-        let (a, b) = (rng.vec(n, |r| r.int_in(-5, 5) as i32), rng.i32s(n));
+        let (a, b) = (rng.vec(n, |r| r.int_in(-5..=5) as i32), rng.i32s(n));
         let kept = a.iter().filter(|&&v| v > 0).count();
         if kept != n {
             assert_err_at(prog::add_positives(&a, &b), prog::MAP_OF_FILTER_LINE, |e| {
                 is_length_mismatch(e, "map", kept, n)
             });
         }
-        let (p, mut q) = (rng.i64s(n), rng.vec(n, |r| r.int_in(1, 9)));
+        let (p, mut q) = (rng.i64s(n), rng.vec(n, |r| r.int_in(1..=9)));
         q[n / 2] = 0;
         assert_err_at(prog::sum_of_quotients(&p, &q), prog::DIV_IN_SUM_LINE, |e| {
             matches!(e, Error::DivideByZero { .. })

@@ -14,23 +14,18 @@ mod solver;
 
 use baselines::Plain;
 use dpl::prelude::*;
+use dpl_testkit::SplitMix64;
 use kernels::{Dpl, pcg as dk};
 use problem::{Field, Problem, relative_distance};
 use solver::{Kernels, Options, pcg};
 
 const TOLERANCE: f64 = 1e-6;
 
-/// A field of pseudo-random values in [-1, 1].
+/// A field of pseudo-random values in [-1, 1).
 fn random_field(pixels: usize, seed: u64) -> Field {
-    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    let mut next = move || {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        (s >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0
-    };
-    let u = (0..pixels).map(|_| next()).collect();
-    let v = (0..pixels).map(|_| next()).collect();
+    let mut rng = SplitMix64::new(seed);
+    let u = rng.f32s(pixels, -1.0, 1.0);
+    let v = rng.f32s(pixels, -1.0, 1.0);
     Field { u, v }
 }
 

@@ -7,7 +7,8 @@
 mod ragged;
 
 use dpl::prelude::*;
-use ragged::{Rng, hand};
+use dpl_testkit::SplitMix64;
+use ragged::hand;
 
 fn each_place(mut f: impl FnMut(Place)) {
     let places = dpl::available_places();
@@ -20,16 +21,16 @@ fn each_place(mut f: impl FnMut(Place)) {
 /// `rows` rows; about a third empty, the rest of length up to `max_len`, values in
 /// `-range..range`.
 fn random_rows(rows: usize, max_len: u64, range: i64, seed: u64) -> Vec<Vec<i64>> {
-    let mut rng = Rng::new(seed);
+    let mut rng = SplitMix64::new(seed);
     (0..rows)
         .map(|_| {
             let len = if rng.below(3) == 0 {
                 0
             } else {
-                rng.below(max_len + 1) as usize
+                rng.below(max_len as usize + 1)
             };
             (0..len)
-                .map(|_| rng.below(2 * range as u64) as i64 - range)
+                .map(|_| rng.below(2 * range as usize) as i64 - range)
                 .collect()
         })
         .collect()
@@ -120,7 +121,7 @@ fn segmented_scan_filter_sum_max() {
 fn running_balances_and_summaries() {
     for (name, rows) in cases() {
         let n = Nested::from(rows.clone());
-        let mut rng = Rng::new(9);
+        let mut rng = SplitMix64::new(9);
         let opening: Vec<i64> = (0..rows.len())
             .map(|_| rng.below(2000) as i64 - 500)
             .collect();

@@ -11,6 +11,7 @@ mod plain;
 
 use dpl::mm::{CooMatrix, Csr};
 use dpl::prelude::*;
+use dpl_testkit::sparse;
 use plain::CsrF32;
 
 /// Runs all four kernels (ELL when its padding is reasonable) on every place and checks
@@ -176,7 +177,7 @@ fn corner_cases() {
 #[test]
 fn ell_with_any_layout() {
     // The ELL kernel reads rows as strided views: a row-major copy gives the same result.
-    let a = Csr::random(500, 300, 7, 9);
+    let a = sparse::random(500, 300, 7, 9);
     let csr = CsrF32::new(&a);
     let x = plain::vector(a.cols());
     let want = plain::reference(&csr, &x);
@@ -204,7 +205,7 @@ fn panic_message(f: impl FnOnce() -> Vec<f32>) -> String {
 
 #[test]
 fn bad_input_is_a_clear_error() {
-    let a = Csr::random(50, 40, 5, 2);
+    let a = sparse::random(50, 40, 5, 2);
     let (vals, cols) = a.to_nested();
     let (ev, ec) = a.to_ell();
     let short_x = vec![1.0f32; 10]; // columns go up to 39

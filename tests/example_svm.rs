@@ -150,15 +150,15 @@ fn select_plain(f: &[f32], alpha: &[f32], y: &[f32], c: f32) -> svm::Selection {
 
 #[test]
 fn selection_matches_plain_rust_with_ties_and_bounds() {
-    let mut rng = svm::Rng::new(5);
+    let mut rng = dpl_testkit::SplitMix64::new(5);
     for n in [0usize, 1, 2, 7, 1001, 20_000] {
         // Few distinct values so ties are common; alphas on both bounds and inside.
-        let f: Vec<f32> = (0..n).map(|_| (rng.next_u64() % 9) as f32 - 4.0).collect();
+        let f: Vec<f32> = (0..n).map(|_| (rng.u64() % 9) as f32 - 4.0).collect();
         let y: Vec<f32> = (0..n)
-            .map(|_| if rng.next_u64() % 2 == 0 { 1.0 } else { -1.0 })
+            .map(|_| if rng.u64() % 2 == 0 { 1.0 } else { -1.0 })
             .collect();
         let alpha: Vec<f32> = (0..n)
-            .map(|_| [0.0, 0.5, 1.0][(rng.next_u64() % 3) as usize])
+            .map(|_| [0.0, 0.5, 1.0][(rng.u64() % 3) as usize])
             .collect();
         let want = select_plain(&f, &alpha, &y, 1.0);
         assert_eq!(Sequential.select(&f, &alpha, &y, 1.0), want, "n = {n}");

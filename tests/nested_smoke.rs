@@ -2,6 +2,7 @@
 //! primitives, ragged results.
 
 use dpl::prelude::*;
+use dpl_testkit::SplitMix64;
 
 #[parallel]
 fn spmv_csr(vals: &Nested<f32>, cols: &Nested<u32>, x: &[f32]) -> Vec<f32> {
@@ -50,19 +51,11 @@ fn first_and_len(rows: &Nested<u32>) -> (Vec<u32>, Vec<usize>) {
 }
 
 fn rows(n: usize, seed: u64) -> Vec<Vec<i32>> {
-    let mut s = seed | 1;
-    let mut next = || {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        s
-    };
-    (0..n)
-        .map(|_| {
-            let len = (next() % 9) as usize;
-            (0..len).map(|_| (next() % 21) as i32 - 10).collect()
-        })
-        .collect()
+    let mut rng = SplitMix64::new(seed);
+    rng.vec(n, |r| {
+        let len = r.below(9);
+        r.vec(len, |r| r.int_in(-10..=10) as i32)
+    })
 }
 
 fn each_place(f: impl Fn(Place)) {

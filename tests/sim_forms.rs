@@ -124,7 +124,7 @@ fn sums_and_counts(place: Place) {
     each_size(place, &SIZES, |n, rng| {
         for bins in bins_for(n) {
             // Small integers: every order of addition gives the exact sum.
-            let v: Vec<f64> = (0..n).map(|_| rng.int_in(-50, 50) as f64).collect();
+            let v: Vec<f64> = (0..n).map(|_| rng.int_in(-50..=50) as f64).collect();
             let k: Vec<u32> = rng.indices(n, bins).iter().map(|&i| i as u32).collect();
             let mut want = vec![(0.0, 0u32); bins];
             for (&x, &i) in v.iter().zip(&k) {
@@ -139,7 +139,7 @@ fn sums_and_counts(place: Place) {
 fn min_first_by_key(place: Place) {
     each_size(place, &SIZES, |n, rng| {
         for bins in bins_for(n) {
-            let v: Vec<i64> = (0..n).map(|_| rng.int_in(0, 6)).collect();
+            let v: Vec<i64> = (0..n).map(|_| rng.int_in(0..=6)).collect();
             let k = rng.indices(n, bins);
             let mut want = vec![(i64::MAX, usize::MAX); bins];
             for (j, (&x, &i)) in v.iter().zip(&k).enumerate() {
@@ -185,7 +185,7 @@ fn row_scatters(place: Place) {
             .into_iter()
             .map(|r| r.into_iter().map(|v| i64::from(v % 1000)).collect())
             .collect();
-        let d: Vec<i64> = (0..32).map(|_| rng.int_in(-9, 9)).collect();
+        let d: Vec<i64> = (0..32).map(|_| rng.int_in(-9..=9)).collect();
         let want: Vec<i64> = x
             .iter()
             .map(|r| {

@@ -365,7 +365,7 @@ fn by_float_and_bool_keys(place: Place) {
 fn tuple_keys(place: Place) {
     each_size(place, &SIZES, |n, rng| {
         let a = rng.bools(n);
-        let b: Vec<f64> = (0..n).map(|_| rng.int_in(-3, 3) as f64 * 0.5).collect();
+        let b: Vec<f64> = (0..n).map(|_| rng.int_in(-3..=3) as f64 * 0.5).collect();
         let v: Vec<u32> = (0..n as u32).collect();
         let mut want = v.clone();
         want.sort_by(|&i, &j| {
@@ -451,7 +451,7 @@ fn ragged<T>(rng: &mut Rng, n: usize, mut value: impl FnMut(&mut Rng) -> T) -> V
 
 fn rows_of_nested(place: Place) {
     each_size(place, &[0, 1, 1001, 20_000], |n, rng| {
-        let x = ragged(rng, n, |r| r.int_in(-20, 20) as i32);
+        let x = ragged(rng, n, |r| r.int_in(-20..=20) as i32);
         let want: Vec<Vec<i32>> = x
             .iter()
             .map(|r| {

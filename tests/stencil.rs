@@ -119,14 +119,16 @@ fn at2<T: Copy>(u: &[Vec<T>], r: usize, c: usize, (dr, dc): (i64, i64), default:
 
 fn one_dimension(place: Place) {
     each_size(place, &SIZES, |n, rng| {
-        let x: Vec<f32> = (0..n).map(|_| rng.int_in(-100, 100) as f32 / 8.0).collect();
+        let x: Vec<f32> = (0..n)
+            .map(|_| rng.int_in(-100..=100) as f32 / 8.0)
+            .collect();
         let want: Vec<f32> = (0..n)
             .map(|i| (at(&x, i, -1, 0.0) + x[i] + at(&x, i, 1, 0.0)) / 3.0)
             .collect();
         assert_eq!(prog::blur3(&x), want);
 
-        let y: Vec<i64> = (0..n).map(|_| rng.int_in(-1000, 1000)).collect();
-        let d = rng.int_in(-5, 5);
+        let y: Vec<i64> = (0..n).map(|_| rng.int_in(-1000..=1000)).collect();
+        let d = rng.int_in(-5..=5);
         let want: Vec<i64> = (0..n)
             .map(|i| at(&y, i, -3, d) * 1000 + at(&y, i, 2, d) * 10 - at(&y, i, 5, d))
             .collect();
@@ -136,7 +138,7 @@ fn one_dimension(place: Place) {
         let want: Vec<u32> = (0..n).map(|i| at(&z, i, 1, u32::MAX)).collect();
         assert_eq!(prog::ahead(&z), want);
 
-        let f: Vec<f64> = (0..n).map(|_| rng.int_in(0, 9) as f64).collect();
+        let f: Vec<f64> = (0..n).map(|_| rng.int_in(0..=9) as f64).collect();
         let want: Vec<bool> = (0..n)
             .map(|i| {
                 let l = at(&f, i, -1, f64::NEG_INFINITY);
@@ -146,7 +148,7 @@ fn one_dimension(place: Place) {
             .collect();
         assert_eq!(prog::local_max(&f), want);
 
-        let p: Vec<i32> = (0..n).map(|_| rng.int_in(-50, 50) as i32).collect();
+        let p: Vec<i32> = (0..n).map(|_| rng.int_in(-50..=50) as i32).collect();
         let t: Vec<(i32, i32)> = p.iter().map(|&v| (v, v % 7)).collect();
         let want: Vec<(i32, i32)> = (0..n)
             .map(|i| {
@@ -198,10 +200,10 @@ fn ragged(place: Place) {
         let u: Vec<Vec<i32>> = (0..n)
             .map(|_| {
                 let len = rng.below(9);
-                (0..len).map(|_| rng.int_in(-9, 9) as i32).collect()
+                (0..len).map(|_| rng.int_in(-9..=9) as i32).collect()
             })
             .collect();
-        let edge = rng.int_in(-3, 3) as i32;
+        let edge = rng.int_in(-3..=3) as i32;
         let want: Vec<Vec<i32>> = u
             .iter()
             .enumerate()
@@ -229,7 +231,7 @@ fn per_row(place: Place) {
         let u: Vec<Vec<i64>> = (0..n)
             .map(|_| {
                 let len = 1 + rng.below(12);
-                (0..len).map(|_| rng.int_in(-99, 99)).collect()
+                (0..len).map(|_| rng.int_in(-99..=99)).collect()
             })
             .collect();
         let want: Vec<Vec<i64>> = u
@@ -242,7 +244,7 @@ fn per_row(place: Place) {
 
 fn composed(place: Place) {
     each_size(place, &SIZES, |n, rng| {
-        let x: Vec<f64> = (0..n).map(|_| rng.int_in(-64, 64) as f64 / 16.0).collect();
+        let x: Vec<f64> = (0..n).map(|_| rng.int_in(-64..=64) as f64 / 16.0).collect();
         let a = 0.25;
         let s: Vec<f64> = (0..n)
             .map(|i| a * at(&x, i, -1, 0.0) + (1.0 - 2.0 * a) * x[i] + a * at(&x, i, 1, 0.0))

@@ -13,6 +13,9 @@
 
 use std::path::PathBuf;
 
+mod common_structure;
+use common_structure::{rt_calls, shape, soacs};
+
 mod prog {
     use dpl::prelude::*;
 
@@ -101,54 +104,6 @@ mod prog {
             replicate(0u32, bins),
         )
     }
-}
-
-/// `(loops before fusion, temporaries before, loops after, temporaries after)`.
-fn counts(i: &dpl::Inspect) -> (usize, usize, usize, usize) {
-    (
-        i.loops_before_fusion,
-        i.temporaries_before_fusion,
-        i.loops,
-        i.temporaries,
-    )
-}
-
-#[track_caller]
-fn shape(i: dpl::Inspect, want: (usize, usize, usize, usize)) {
-    assert_eq!(
-        counts(&i),
-        want,
-        "{}: (loops before, temporaries before, loops, temporaries)\nnormalized:\n{}\nfused:\n{}",
-        i.name,
-        i.normalized_ir,
-        i.fused_ir
-    );
-}
-
-/// Occurrences of a call `<module> :: <name>(` into any module of the run-time support
-/// (`::dpl::__private::rt`, `::dpl::__private::heavy`, ...) in generated Rust, which is
-/// printed with line breaks anywhere between tokens.
-fn rt_calls(cpu_rust: &str, name: &str) -> usize {
-    let flat = cpu_rust.split_whitespace().collect::<Vec<_>>().join(" ");
-    let call = format!("{name}(");
-    flat.split("__private :: ")
-        .skip(1)
-        .filter(|rest| match rest.split_once(" :: ") {
-            Some((module, after)) => {
-                !module.is_empty()
-                    && module
-                        .chars()
-                        .all(|c| c.is_ascii_alphanumeric() || c == '_')
-                    && after.starts_with(&call)
-            }
-            None => false,
-        })
-        .count()
-}
-
-/// Occurrences of `soac <kind>(` in an IR text.
-fn soacs(ir: &str, kind: &str) -> usize {
-    ir.matches(&format!("soac {kind}(")).count()
 }
 
 #[test]
@@ -246,7 +201,9 @@ fn reverse_is_one_gathering_loop() {
 fn count_with_predicate_fuses_its_map() {
     let i = dpl::inspect!(prog::count_even_shifted);
     shape(i, (2, 1, 1, 0));
-    assert_eq!(rt_calls(i.cpu_rust, "reduce"), 1, "{}", i.cpu_rust);
+    // A `+` of `bool`s cast to an integer is the run time's `count` (32-bit lanes).
+    assert_eq!(rt_calls(i.cpu_rust, "count"), 1, "{}", i.cpu_rust);
+    assert_eq!(rt_calls(i.cpu_rust, "reduce"), 0, "{}", i.cpu_rust);
 }
 
 #[test]
@@ -263,10 +220,16 @@ fn indexing_a_map_fuses_with_a_bounds_check() {
 #[test]
 fn histogram_fuses_the_ones_but_not_the_bins() {
     // `replicate(1, n)` is read element-wise once and disappears; the zeroed bins are
-    // the destination, copied as a whole, and stay.
+    // the destination, copied as a whole, and stay. `+` has an identity, so the run
+    // time's private copies start from it.
     let i = dpl::inspect!(prog::histogram);
     shape(i, (3, 2, 2, 1));
-    assert_eq!(rt_calls(i.cpu_rust, "scatter_reduce"), 1, "{}", i.cpu_rust);
+    assert_eq!(
+        rt_calls(i.cpu_rust, "scatter_reduce_identity"),
+        1,
+        "{}",
+        i.cpu_rust
+    );
 }
 
 #[test]

@@ -10,6 +10,9 @@
 
 use dpl::{Error, Nested};
 
+mod common_structure;
+use common_structure::{counts, flat, shape, soacs};
+
 mod prog {
     use dpl::prelude::*;
 
@@ -116,38 +119,6 @@ mod prog {
     pub fn row_dots(x: &Nested<i64>, y: &Nested<i64>, w: &Nested<i64>) -> Result<Vec<i64>, Error> {
         map(|a, b, c| sum(map(|p, q, r| p * q + r, a, b, c)), x, y, w)
     }
-}
-
-/// `(loops before fusion, temporaries before, loops after, temporaries after)`.
-fn counts(i: &dpl::Inspect) -> (usize, usize, usize, usize) {
-    (
-        i.loops_before_fusion,
-        i.temporaries_before_fusion,
-        i.loops,
-        i.temporaries,
-    )
-}
-
-#[track_caller]
-fn shape(i: dpl::Inspect, want: (usize, usize, usize, usize)) {
-    assert_eq!(
-        counts(&i),
-        want,
-        "{}: (loops before, temporaries before, loops, temporaries)\nnormalized:\n{}\nfused:\n{}",
-        i.name,
-        i.normalized_ir,
-        i.fused_ir
-    );
-}
-
-/// Occurrences of `soac <kind>(` in an IR text.
-fn soacs(ir: &str, kind: &str) -> usize {
-    ir.matches(&format!("soac {kind}(")).count()
-}
-
-/// The generated Rust with all whitespace runs made single spaces.
-fn flat(rust: &str) -> String {
-    rust.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// The fused IR without the function's name line, to compare schedules of one program.
@@ -401,7 +372,7 @@ fn ragged_map_in_map_writes_rows_in_place() {
 #[test]
 fn fused_programs_compute_the_right_thing() {
     // The structures above are not bought with wrong answers (the suites in
-    // conformance_nested.rs test these shapes of program thoroughly).
+    // tests/conformance_nested/ test these shapes of program thoroughly).
     let rows: Vec<Vec<i64>> = (0..40)
         .map(|k| (0..k % 7).map(|v| v * 3 - k).collect())
         .collect();

@@ -88,14 +88,6 @@ impl Value {
         })
     }
 
-    /// The elements, if this is a sequence.
-    pub fn as_seq(&self) -> Option<&[Value]> {
-        match self {
-            Value::Seq(s) => Some(s),
-            _ => None,
-        }
-    }
-
     /// True when the value has type `ty` ([`Type::Infer`] accepts anything).
     pub fn conforms(&self, ty: &Type) -> bool {
         match (self, ty) {

@@ -496,6 +496,53 @@ pub enum BinOp {
 }
 
 impl BinOp {
+    /// Every binary operator.
+    pub const ALL: [BinOp; 16] = [
+        BinOp::Add,
+        BinOp::Sub,
+        BinOp::Mul,
+        BinOp::Div,
+        BinOp::Rem,
+        BinOp::BitAnd,
+        BinOp::BitOr,
+        BinOp::BitXor,
+        BinOp::Shl,
+        BinOp::Shr,
+        BinOp::Eq,
+        BinOp::Ne,
+        BinOp::Lt,
+        BinOp::Le,
+        BinOp::Gt,
+        BinOp::Ge,
+    ];
+
+    /// The name in the text form of the IR (`add`, `and`, `shl`, `eq`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            BinOp::Add => "add",
+            BinOp::Sub => "sub",
+            BinOp::Mul => "mul",
+            BinOp::Div => "div",
+            BinOp::Rem => "rem",
+            BinOp::BitAnd => "and",
+            BinOp::BitOr => "or",
+            BinOp::BitXor => "xor",
+            BinOp::Shl => "shl",
+            BinOp::Shr => "shr",
+            BinOp::Eq => "eq",
+            BinOp::Ne => "ne",
+            BinOp::Lt => "lt",
+            BinOp::Le => "le",
+            BinOp::Gt => "gt",
+            BinOp::Ge => "ge",
+        }
+    }
+
+    /// The operator named `name` in the text form ([`BinOp::name`]).
+    pub fn from_name(name: &str) -> Option<BinOp> {
+        BinOp::ALL.into_iter().find(|o| o.name() == name)
+    }
+
     /// The Rust token.
     pub fn symbol(self) -> &'static str {
         match self {
@@ -842,6 +889,35 @@ pub struct Soac {
     pub len: VarId,
     /// The index function `|i: usize| -> E`.
     pub elem: Lambda,
+}
+
+impl Soac {
+    /// If this is a projection `map(|i| t[i].k)` (component `k` of each element of a
+    /// sequence of tuples `t`, unchecked: what `unzip` becomes), `t` and `k`.
+    pub fn projection(&self) -> Option<(VarId, u32)> {
+        if self.kind != SoacKind::Map || self.elem.params.len() != 1 {
+            return None;
+        }
+        let [read, field] = &self.elem.body.stmts[..] else {
+            return None;
+        };
+        match (&read.expr, &field.expr) {
+            (
+                Expr::Index {
+                    seq,
+                    index,
+                    checked: None,
+                },
+                Expr::Field(t, k),
+            ) if *index == self.elem.params[0]
+                && *t == read.var
+                && self.elem.body.result == field.var =>
+            {
+                Some((*seq, *k))
+            }
+            _ => None,
+        }
+    }
 }
 
 /// The consumer part of a [`Soac`]. `E` is the element type computed by `elem`.

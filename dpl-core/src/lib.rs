@@ -8,6 +8,8 @@
 //! ```
 //!
 //! * [`ir`] — the IR: arenas and handles, single assignment, explicit lambdas.
+//! * [`ops`] — combining functions that apply a known operation to each scalar leaf
+//!   (`+`, `min`, `&`, ...), and their identities.
 //! * [`run`] — the small run-time vocabulary shared by every backend: [`run::Place`],
 //!   [`run::Error`].
 #![deny(missing_docs)]
@@ -18,10 +20,12 @@ pub mod fuse;
 pub mod interp;
 pub mod ir;
 pub mod normalize;
+pub mod ops;
 pub mod phases;
 pub mod pipeline;
 pub mod ranges;
 pub mod run;
+pub mod schedule;
 pub mod text;
 pub mod typeck;
 pub mod verify;

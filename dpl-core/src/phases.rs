@@ -326,7 +326,7 @@ fn map_merge_candidate(f: &Function) -> Option<(usize, usize)> {
         Expr::Soac(m) => {
             m.kind == SoacKind::Map
                 && matches!(&f.vars[s.var].ty, Type::Seq(e) if matches!(**e, Type::Scalar(_)))
-                && projected(f, m).is_none()
+                && m.projection().is_none()
         }
         _ => false,
     };
@@ -424,33 +424,6 @@ fn can_raise(f: &Function, l: &Lambda) -> bool {
         };
     });
     raises
-}
-
-/// If `m` is a projection `map(|i| t[i].k)` of a sequence of tuples `t`, that `t`.
-pub(crate) fn projected(f: &Function, m: &Soac) -> Option<VarId> {
-    if m.kind != SoacKind::Map || m.elem.params.len() != 1 {
-        return None;
-    }
-    let [read, field] = &m.elem.body.stmts[..] else {
-        return None;
-    };
-    match (&read.expr, &field.expr) {
-        (
-            Expr::Index {
-                seq,
-                index,
-                checked: None,
-            },
-            Expr::Field(t, _),
-        ) if *index == m.elem.params[0]
-            && *t == read.var
-            && m.elem.body.result == field.var
-            && matches!(&f.vars[*seq].ty, Type::Seq(e) if matches!(**e, Type::Tuple(_))) =>
-        {
-            Some(*seq)
-        }
-        _ => None,
-    }
 }
 
 /// Replaces maps `a < b` by `m = map(|i| (elem_a(i), elem_b(i)))` and the projections

@@ -1,5 +1,6 @@
 //! The run-time vocabulary shared by the facade and every backend: where a call runs
-//! ([`Place`]) and what a violated contract reports ([`Error`]).
+//! ([`Place`]), what a violated contract reports ([`Error`]) and what moved between host
+//! and device ([`Transfers`]).
 
 use std::fmt;
 
@@ -179,4 +180,19 @@ mod tests {
             assert_eq!(Place::parse(&p.to_string()), Ok(p));
         }
     }
+}
+
+/// Bytes and copies moved between the host and a GPU place since the process started
+/// (what `dpl::transfers` reports; zero for the CPU places).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Transfers {
+    /// Host-to-device copies.
+    pub to_device: u64,
+    /// Bytes copied host-to-device.
+    pub to_device_bytes: u64,
+    /// Device-to-host copies (results, and the small read-backs of counts, reduction
+    /// results and the error record).
+    pub to_host: u64,
+    /// Bytes copied device-to-host.
+    pub to_host_bytes: u64,
 }

@@ -134,46 +134,6 @@ fn is_ident(s: &str) -> bool {
         && cs.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
-fn binop_name(op: BinOp) -> &'static str {
-    match op {
-        BinOp::Add => "add",
-        BinOp::Sub => "sub",
-        BinOp::Mul => "mul",
-        BinOp::Div => "div",
-        BinOp::Rem => "rem",
-        BinOp::BitAnd => "and",
-        BinOp::BitOr => "or",
-        BinOp::BitXor => "xor",
-        BinOp::Shl => "shl",
-        BinOp::Shr => "shr",
-        BinOp::Eq => "eq",
-        BinOp::Ne => "ne",
-        BinOp::Lt => "lt",
-        BinOp::Le => "le",
-        BinOp::Gt => "gt",
-        BinOp::Ge => "ge",
-    }
-}
-
-const BINOPS: [BinOp; 16] = [
-    BinOp::Add,
-    BinOp::Sub,
-    BinOp::Mul,
-    BinOp::Div,
-    BinOp::Rem,
-    BinOp::BitAnd,
-    BinOp::BitOr,
-    BinOp::BitXor,
-    BinOp::Shl,
-    BinOp::Shr,
-    BinOp::Eq,
-    BinOp::Ne,
-    BinOp::Lt,
-    BinOp::Le,
-    BinOp::Gt,
-    BinOp::Ge,
-];
-
 fn unop_name(op: UnOp) -> &'static str {
     match op {
         UnOp::Neg => "neg",
@@ -332,7 +292,7 @@ impl Printer<'_> {
                 self.use_var(*v);
             }
             Expr::Binary(op, a, b) => {
-                write!(self.out, "{} ", binop_name(*op)).unwrap();
+                write!(self.out, "{} ", op.name()).unwrap();
                 self.vars(&[*a, *b]);
             }
             Expr::Cast(v, s) => {
@@ -499,9 +459,14 @@ struct Token {
     column: usize,
 }
 
-fn lex(text: &str) -> Result<Vec<Token>, ParseError> {
+/// Splits `text` into tokens. With `named` (see [`parse_named`]) a `$name` variable becomes
+/// the handle numbered in order of first appearance, followed by its name where it is
+/// defined (before a `:`); the names, indexed by handle, are the second result. Without
+/// it, `$` is an unexpected character.
+fn lex(text: &str, named: bool) -> Result<(Vec<Token>, Vec<String>), ParseError> {
     let chars: Vec<char> = text.chars().collect();
     let mut toks = Vec::new();
+    let mut names: Vec<String> = Vec::new();
     let (mut i, mut line, mut col) = (0usize, 1usize, 1usize);
     let err = |line, column, message: String| ParseError {
         line,
@@ -527,6 +492,48 @@ fn lex(text: &str) -> Result<Vec<Token>, ParseError> {
                 i += 1;
             }
             continue;
+        } else if c == '$' && named {
+            i += 1;
+            while i < chars.len() && (chars[i].is_ascii_alphanumeric() || chars[i] == '_') {
+                i += 1;
+            }
+            let name: String = chars[start + 1..i].iter().collect();
+            if name.is_empty() {
+                return Err(err(tl, tc, "expected a variable name after `$`".into()));
+            }
+            let k = match names.iter().position(|n| *n == name) {
+                Some(k) => k,
+                None => {
+                    names.push(name.clone());
+                    names.len() - 1
+                }
+            };
+            let n = u32::try_from(k).map_err(|_| err(tl, tc, "too many variables".into()))?;
+            toks.push(Token {
+                tok: Tok::Var(n),
+                line: tl,
+                column: tc,
+            });
+            let mut m = i;
+            while chars.get(m).is_some_and(|c| *c == ' ' || *c == '\t') {
+                m += 1;
+            }
+            if chars.get(m) == Some(&':') {
+                // A definition: the name the text form writes after the handle.
+                toks.push(Token {
+                    tok: Tok::Ident(name),
+                    line: tl,
+                    column: tc + 1,
+                });
+            }
+            col += i - start;
+            continue;
+        } else if c == '%' && named {
+            return Err(err(
+                tl,
+                tc,
+                "a `%N` handle in a text written with `$name` variables".into(),
+            ));
         } else if c == '%' {
             i += 1;
             while i < chars.len() && chars[i].is_ascii_digit() {
@@ -655,7 +662,7 @@ fn lex(text: &str) -> Result<Vec<Token>, ParseError> {
         line,
         column: col,
     });
-    Ok(toks)
+    Ok((toks, names))
 }
 
 // ---------------------------------------------------------------------------------------
@@ -667,16 +674,31 @@ fn lex(text: &str) -> Result<Vec<Token>, ParseError> {
 /// of undeclared variables. It does not check scoping or types: that is
 /// [`verify`](crate::verify).
 pub fn parse(text: &str) -> Result<Function, ParseError> {
-    let toks = lex(text)?;
-    let mut p = Parser {
-        toks,
-        pos: 0,
-        declared: BTreeMap::new(),
-        uses: Vec::new(),
-    };
-    let f = p.function()?;
-    p.expect_eof()?;
-    p.finish(f)
+    let (toks, names) = lex(text, false)?;
+    Parser::new(toks, names).run()
+}
+
+/// Parses the text form written with named variables, the form tests and hand-written
+/// programs use: `$name` instead of a `%N` handle, `$name: type` where it is defined.
+///
+/// ```text
+/// fn saxpy($a: f32, $x: [f32], $y: [f32]) -> [f32] {
+///   $r: [f32] = map(|$xi: f32, $yi: f32| [] { $t: f32 = mul $a, $xi; $u: f32 = add $t, $yi; $u }, $x, $y)
+///   $r
+/// }
+/// ```
+///
+/// Variables are numbered in order of first appearance (so the arena is dense and no
+/// `declare` line is needed) and keep their names; the lambdas' capture lists are
+/// recomputed ([`fix_captures`](crate::captures::fix_captures)), so they may be written
+/// `[]`. Returns the function and the names indexed by handle (`names[v.index()]` is the
+/// name of `v`). Fails as [`parse`] does, on a `%N` handle, and on a `$name` used but never
+/// defined.
+pub fn parse_named(text: &str) -> Result<(Function, Vec<String>), ParseError> {
+    let (toks, names) = lex(text, true)?;
+    let mut f = Parser::new(toks, names.clone()).run()?;
+    crate::captures::fix_captures(&mut f);
+    Ok((f, names))
 }
 
 struct Parser {
@@ -686,11 +708,37 @@ struct Parser {
     declared: BTreeMap<u32, (Var, usize, usize)>,
     /// Every use: (index, line, column).
     uses: Vec<(u32, usize, usize)>,
+    /// The `$name` of each handle when parsing named text ([`parse_named`]), else empty.
+    names: Vec<String>,
 }
 
 type PResult<T> = Result<T, ParseError>;
 
 impl Parser {
+    fn new(toks: Vec<Token>, names: Vec<String>) -> Parser {
+        Parser {
+            toks,
+            pos: 0,
+            declared: BTreeMap::new(),
+            uses: Vec::new(),
+            names,
+        }
+    }
+
+    fn run(mut self) -> PResult<Function> {
+        let f = self.function()?;
+        self.expect_eof()?;
+        self.finish(f)
+    }
+
+    /// A variable as the text wrote it: `$name` in named text, else `%N`.
+    fn show_var(&self, n: u32) -> String {
+        match self.names.get(n as usize) {
+            Some(name) => format!("${name}"),
+            None => format!("%{n}"),
+        }
+    }
+
     fn peek(&self) -> &Tok {
         &self.toks[self.pos].tok
     }
@@ -717,7 +765,11 @@ impl Parser {
     }
 
     fn expected<T>(&self, what: &str) -> PResult<T> {
-        self.error_here(format!("expected {what}, found {}", self.peek()))
+        let found = match self.peek() {
+            Tok::Var(n) => format!("`{}`", self.show_var(*n)),
+            t => t.to_string(),
+        };
+        self.error_here(format!("expected {what}, found {found}"))
     }
 
     fn is_punct(&self, c: char) -> bool {
@@ -834,7 +886,8 @@ impl Parser {
                     line: t.line,
                     column: t.column,
                     message: format!(
-                        "%{n} is defined again with a different name or type (first defined at {line}:{column})"
+                        "{} is defined again with a different name or type (first defined at {line}:{column})",
+                        self.show_var(n)
                     ),
                 });
             }
@@ -927,6 +980,18 @@ impl Parser {
     /// Builds the arena from the definitions and checks that it is dense and that every
     /// use names a declared variable.
     fn finish(self, mut f: Function) -> PResult<Function> {
+        if !self.names.is_empty()
+            && let Some(&(idx, line, column)) =
+                self.uses.iter().find(|u| !self.declared.contains_key(&u.0))
+        {
+            // Named variables are numbered densely, so a hole is always a use of a name
+            // never defined.
+            return Err(ParseError {
+                line,
+                column,
+                message: format!("{} is used but never defined", self.show_var(idx)),
+            });
+        }
         let n = self.declared.len();
         for (i, (&idx, (_, line, column))) in self.declared.iter().enumerate() {
             if idx as usize != i {
@@ -1224,7 +1289,7 @@ impl Parser {
                 {
                     return Ok(Expr::Unary(op, self.var()?));
                 }
-                if let Some(op) = BINOPS.into_iter().find(|o| binop_name(*o) == head) {
+                if let Some(op) = BinOp::from_name(&head) {
                     let a = self.var()?;
                     self.expect_punct(',')?;
                     let b = self.var()?;

@@ -4,6 +4,7 @@
 use dpl_core::interp::{Error, Value, run};
 use dpl_core::ir::*;
 use dpl_core::text::parse;
+use dpl_testkit::SplitMix64;
 use proptest::prelude::*;
 
 fn f(text: &str) -> Function {
@@ -171,12 +172,7 @@ proptest! {
     fn permute_inverts_gather(x in prop::collection::vec(any::<i64>(), 0..40), seed in any::<u64>()) {
         // A permutation from a seeded shuffle.
         let n = x.len();
-        let mut perm: Vec<usize> = (0..n).collect();
-        let mut s = seed | 1;
-        for i in (1..n).rev() {
-            s ^= s << 13; s ^= s >> 7; s ^= s << 17;
-            perm.swap(i, (s % (i as u64 + 1)) as usize);
-        }
+        let perm = SplitMix64::new(seed).permutation(n);
         let g = f("fn g(%0 x: [i64], %1 p: [usize]) -> [i64] { %2: [i64] = permute(%0, %1); %2 }");
         let got: Vec<i64> = run(&g, vec![x.clone().into(), perm.clone().into()]).unwrap().try_into().unwrap();
         let mut want = vec![0i64; n];

@@ -17,58 +17,19 @@
 //! handles; [`ir`] numbers them in order of first appearance (so the arena is dense) and
 //! fills in the lambdas' capture lists.
 
-use dpl_core::captures::fix_captures;
 use dpl_core::interp::{Error, Value, run};
 use dpl_core::ir::Function;
 use dpl_core::pipeline::{Compiled, compile};
-use dpl_core::text::{parse, print};
+use dpl_core::text::{parse_named, print};
+use dpl_testkit::SplitMix64;
 use proptest::prelude::*;
-use std::fmt::Write as _;
 
 // ---------------------------------------------------------------------------------------
 // Helpers
 
-/// Rewrites `$name` variables into `%N` handles (a definition, `$name:`, becomes
-/// `%N name:`), parses the text and recomputes the lambdas' captures.
+/// Parses a program written with `$name` variables ([`parse_named`]).
 fn ir(src: &str) -> Function {
-    let chars: Vec<char> = src.chars().collect();
-    let mut names: Vec<String> = Vec::new();
-    let mut out = String::new();
-    let mut i = 0;
-    while i < chars.len() {
-        if chars[i] != '$' {
-            out.push(chars[i]);
-            i += 1;
-            continue;
-        }
-        let start = i + 1;
-        let mut j = start;
-        while j < chars.len() && (chars[j].is_ascii_alphanumeric() || chars[j] == '_') {
-            j += 1;
-        }
-        let name: String = chars[start..j].iter().collect();
-        assert!(!name.is_empty(), "a `$` without a name in\n{src}");
-        let k = match names.iter().position(|n| *n == name) {
-            Some(k) => k,
-            None => {
-                names.push(name.clone());
-                names.len() - 1
-            }
-        };
-        let mut m = j;
-        while chars.get(m) == Some(&' ') {
-            m += 1;
-        }
-        if chars.get(m) == Some(&':') {
-            write!(out, "%{k} {name}").unwrap();
-        } else {
-            write!(out, "%{k}").unwrap();
-        }
-        i = j;
-    }
-    let mut f = parse(&out).unwrap_or_else(|e| panic!("{e}\n{out}"));
-    fix_captures(&mut f);
-    f
+    parse_named(src).unwrap_or_else(|e| panic!("{e}\n{src}")).0
 }
 
 /// The same program with the type of every definition in the body (statements and lambda
@@ -1223,26 +1184,13 @@ fn two_violations_are_an_error_at_every_level() {
 // ---------------------------------------------------------------------------------------
 // Random programs
 
-/// A small deterministic random number generator (xorshift64*), so that one proptest
-/// seed determines a whole program.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 33) as usize % n
-    }
-}
-
 /// A random Prim-level program over `x, y: [i64]` (same length) and `idx: [usize]` (same
 /// length, indices in range): a chain of stages, each reading earlier sequences (often
 /// more than once, sometimes from inside nested lambdas), ending in
 /// `(last sequence, sum of one, count of another)`. It exercises every fusion decision:
 /// single and multiple reads, reads one and two loops deep, reads in `if` branches.
 fn random_program(seed: u64) -> String {
-    let mut rng = Rng(seed | 1);
+    let mut rng = SplitMix64::new(seed);
     // Sequences defined so far: (name, length class). Class 0 is the length of x, y, idx.
     let mut seqs: Vec<(String, usize)> = vec![("x".into(), 0), ("y".into(), 0)];
     let mut classes = 1;

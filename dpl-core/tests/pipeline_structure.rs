@@ -15,60 +15,19 @@
 //!
 //! and review the diff (`git diff dpl-core/tests/golden`) before committing it.
 
-use dpl_core::captures::fix_captures;
 use dpl_core::fuse::{Stats, stats};
 use dpl_core::interp::{Value, run};
 use dpl_core::ir::{Expr, Function};
 use dpl_core::pipeline::{Compiled, compile};
-use dpl_core::text::{parse, print};
-use std::fmt::Write as _;
+use dpl_core::text::{parse, parse_named, print};
 use std::path::PathBuf;
 
 // ---------------------------------------------------------------------------------------
 // Helpers
 
-/// Rewrites `$name` variables into `%N` handles numbered in order of first appearance (a
-/// definition, `$name:`, becomes `%N name:`), parses the text and recomputes the lambdas'
-/// captures.
+/// Parses a program written with `$name` variables ([`parse_named`]).
 fn ir(src: &str) -> Function {
-    let chars: Vec<char> = src.chars().collect();
-    let mut names: Vec<String> = Vec::new();
-    let mut out = String::new();
-    let mut i = 0;
-    while i < chars.len() {
-        if chars[i] != '$' {
-            out.push(chars[i]);
-            i += 1;
-            continue;
-        }
-        let start = i + 1;
-        let mut j = start;
-        while j < chars.len() && (chars[j].is_ascii_alphanumeric() || chars[j] == '_') {
-            j += 1;
-        }
-        let name: String = chars[start..j].iter().collect();
-        assert!(!name.is_empty(), "a `$` without a name in\n{src}");
-        let k = match names.iter().position(|n| *n == name) {
-            Some(k) => k,
-            None => {
-                names.push(name.clone());
-                names.len() - 1
-            }
-        };
-        let mut m = j;
-        while chars.get(m) == Some(&' ') {
-            m += 1;
-        }
-        if chars.get(m) == Some(&':') {
-            write!(out, "%{k} {name}").unwrap();
-        } else {
-            write!(out, "%{k}").unwrap();
-        }
-        i = j;
-    }
-    let mut f = parse(&out).unwrap_or_else(|e| panic!("{e}\n{out}"));
-    fix_captures(&mut f);
-    f
+    parse_named(src).unwrap_or_else(|e| panic!("{e}\n{src}")).0
 }
 
 fn compiled(src: &str) -> Compiled {

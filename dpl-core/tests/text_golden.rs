@@ -2,7 +2,7 @@
 //! parses back to the same function.
 
 use dpl_core::ir::*;
-use dpl_core::text::{parse, print, without_spans};
+use dpl_core::text::{parse, parse_named, print, without_spans};
 
 fn f32t() -> Type {
     Type::Scalar(Scalar::F32)
@@ -358,4 +358,64 @@ fn errors_have_positions_and_say_what_is_wrong() {
 
     let e = parse("fn f() -> i32 { %0: i32 = nope %0; %0 }").unwrap_err();
     assert_eq!(e.to_string(), "1:27: `nope` does not start an expression");
+}
+
+/// `saxpy` with named variables: the handles follow the order of first appearance, the
+/// names are kept, the capture list is recomputed.
+const SAXPY_NAMED: &str = "
+fn saxpy($a: f32, $x: [f32], $y: [f32]) -> [f32] {
+  $t: [f32] = map(|$xi: f32, $yi: f32| [] { $m: f32 = mul $a, $xi; $s: f32 = add $m, $yi; $s }, $x, $y)
+  $t
+}";
+
+#[test]
+fn named_variables_are_numbered_in_order_of_first_appearance() {
+    let (f, names) = parse_named(SAXPY_NAMED).unwrap();
+    assert_eq!(names, ["a", "x", "y", "t", "xi", "yi", "m", "s"]);
+    let want = "fn saxpy(%0 a: f32, %1 x: [f32], %2 y: [f32]) -> [f32] {
+  %3 t: [f32] = map(|%4 xi: f32, %5 yi: f32| [%0] {
+    %6 m: f32 = mul %0, %4
+    %7 s: f32 = add %6, %5
+    %7
+  }, %1, %2)
+  %3
+}
+";
+    assert_eq!(print(&f), want);
+    assert_eq!(parse(want).unwrap(), f);
+    for (v, var) in f.vars.iter() {
+        assert_eq!(var.name, names[v.index()]);
+    }
+}
+
+fn parse_named_err(text: &str) -> (usize, usize, String) {
+    let e = parse_named(text).unwrap_err();
+    (e.line, e.column, e.message)
+}
+
+#[test]
+fn named_text_errors_name_the_variable_where_it_is_written() {
+    let (l, c, m) = parse_named_err(
+        "fn f($a: i32) -> i32 {
+  $b: i32 = add $a, $nope
+  $b
+}",
+    );
+    assert_eq!((l, c), (2, 21));
+    assert_eq!(m, "$nope is used but never defined");
+
+    let (l, c, m) = parse_named_err("fn f($a: i32) -> i32 { $a: i64 = const 1; $a }");
+    assert_eq!((l, c), (1, 24));
+    assert!(m.starts_with("$a is defined again"), "{m}");
+
+    let (l, c, m) = parse_named_err("fn f($a: i32) -> i32 { $b: i32 = add $a $a; $b }");
+    assert_eq!((l, c), (1, 41));
+    assert_eq!(m, "expected `,`, found `$a`");
+
+    let (l, c, m) = parse_named_err("fn f($a: i32) -> i32 { $ }");
+    assert_eq!((l, c), (1, 24));
+    assert_eq!(m, "expected a variable name after `$`");
+
+    let (_, _, m) = parse_named_err("fn f($a: i32) -> i32 { %0 }");
+    assert!(m.contains("`%N` handle"), "{m}");
 }

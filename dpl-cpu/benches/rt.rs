@@ -29,6 +29,7 @@ use criterion::{
 };
 use dpl_core::run::Location;
 use dpl_cpu::rt;
+use dpl_testkit::mix;
 use rayon::prelude::*;
 use std::hint::black_box;
 use std::mem::MaybeUninit;
@@ -43,13 +44,6 @@ const AT: &Location = &Location {
 
 /// The sizes of the streaming cases, as powers of two.
 const LOG_SIZES: [u32; 4] = [16, 20, 24, 26];
-
-fn mix(i: u64) -> u64 {
-    let mut z = i.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
 
 fn data_f32(n: usize, seed: u64) -> Vec<f32> {
     rt::map(n, |i| (mix(i as u64 ^ seed) % 2001) as f32 / 1000.0 - 1.0)

@@ -63,26 +63,6 @@ enum Rep {
     Tuple(Vec<Rep>),
 }
 
-/// Which loops of a function run in parallel (the `inner` schedule of SPEC.md).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum InnerSchedule {
-    /// Nested levels run sequentially inside each element of the outer level.
-    Sequential,
-    /// Nested levels are parallel too (rayon tasks, sequential below the grain size).
-    Parallel,
-}
-
-/// What the generated function body must produce.
-#[derive(Clone, Debug, PartialEq)]
-pub enum RetRepr {
-    /// A scalar.
-    Scalar,
-    /// A `Vec<E>`.
-    Vec,
-    /// A tuple of the given parts.
-    Tuple(Vec<RetRepr>),
-}
-
 /// Everything the generator needs to know about one function.
 pub struct FnInput<'a> {
     /// The function (Soac level, typed).
@@ -897,6 +877,24 @@ impl Gen<'_> {
                 return self.bind_owned(v, value);
             }
         }
+        if let (
+            SoacKind::Reduce {
+                op,
+                init: Some(init),
+            },
+            false,
+        ) = (&s.kind, heavy)
+        {
+            if let Some(pred) = self.count_predicate(s, op) {
+                // `count`: the flags are counted in 32-bit lanes (`rt::count`).
+                let (name, init) = (self.ident(v), self.ident(*init));
+                let ty = &self.f.vars[v].ty;
+                let rty = self.rep_ty(ty);
+                self.reps.insert(v, Self::default_rep(ty));
+                let pred = self.lambda(&pred, false, &[Rep::Value]);
+                return quote!(let #name: #rty = #init.wrapping_add(#rt::count(#n, #pred) as #rty););
+            }
+        }
         let elem = self.lambda(&s.elem, false, &[Rep::Value]);
         let loc = self.loc(span);
         let name = self.ident(v);
@@ -935,9 +933,20 @@ impl Gen<'_> {
                 quote!(#rt::scatter(#n, #elem, #dst, "scatter", #loc))
             }
             SoacKind::ScatterReduce { op, dst } => {
+                let identity = ty
+                    .elem()
+                    .and_then(|e| Some((e, dpl_core::ops::identity(op, e)?)))
+                    .map(|(e, consts)| self.identity_value(e, &mut consts.into_iter()));
                 let op = self.lambda(op, false, &[]);
                 let dst = self.ident(*dst);
-                quote!(#rt::scatter_reduce(#n, #elem, #dst, #op, "scatter_reduce", #loc))
+                match identity {
+                    Some(id) => quote!(#rt::scatter_reduce_identity(
+                        #n, #elem, #dst, #op, #id, "scatter_reduce", #loc
+                    )),
+                    None => {
+                        quote!(#rt::scatter_reduce(#n, #elem, #dst, #op, "scatter_reduce", #loc))
+                    }
+                }
             }
             SoacKind::Permute => quote!(#rt::permute(#n, #elem, "permute", #loc)),
             SoacKind::Sort => quote!(#rt::sort(#n, #elem)),
@@ -1016,6 +1025,53 @@ impl HookCx<'_, '_> {
 }
 
 impl Gen<'_> {
+    /// If `s` is a `reduce` with `+` over an integer type of an element function whose
+    /// result is a `bool` cast to that type (what `count` becomes), the element function
+    /// returning the `bool` instead.
+    fn count_predicate(&self, s: &Soac, op: &Lambda) -> Option<Lambda> {
+        let t = &self.f.vars[s.elem.body.result].ty;
+        if !t.scalar()?.is_int() || dpl_core::ops::leafwise(op, t)? != [dpl_core::ops::LeafOp::Add]
+        {
+            return None;
+        }
+        let last = s.elem.body.stmts.last()?;
+        match last.expr {
+            // The cast is the last statement: nothing else reads its value.
+            Expr::Cast(flag, _)
+                if last.var == s.elem.body.result && self.f.vars[flag].ty == Type::bool() =>
+            {
+                let mut pred = s.elem.clone();
+                pred.body.stmts.pop();
+                pred.body.result = flag;
+                Some(pred)
+            }
+            _ => None,
+        }
+    }
+
+    /// The value of type `ty` (scalars and tuples) whose scalar leaves are `consts`, in
+    /// order: the identity of a `scatter_reduce` operator.
+    fn identity_value(&self, ty: &Type, consts: &mut impl Iterator<Item = Const>) -> TokenStream {
+        match ty {
+            Type::Tuple(ts) => {
+                let parts: Vec<TokenStream> =
+                    ts.iter().map(|t| self.identity_value(t, consts)).collect();
+                quote!((#(#parts,)*))
+            }
+            _ => match consts.next() {
+                // `-0.0`, the identity of `+` on floats (a literal cannot carry the sign).
+                Some(Const::Float(x)) if x == 0.0 && x.is_sign_negative() => {
+                    let t = self.rep_ty(ty);
+                    quote!((-0.0 as #t))
+                }
+                Some(c) => self.constant(c, ty),
+                None => quote!(::core::panic!(
+                    "dpl internal error: identity without a value"
+                )),
+            },
+        }
+    }
+
     /// Finds `unzip(map(f))` in `b`: a `map` producing tuples of 2 or 3 scalars, with no
     /// loop inside its element function, read only by projection maps `map(|i| m[i].k)`
     /// over the same length (what `unzip` becomes). Such a map and its projections are
@@ -1652,27 +1708,8 @@ impl Gen<'_> {
 /// If `p` is `map(n, |i| m[i].k)` (a projection of `unzip`), the component `k`.
 fn projection(p: &Stmt, m: VarId, n: VarId) -> Option<usize> {
     let Expr::Soac(s) = &p.expr else { return None };
-    if s.kind != SoacKind::Map || s.len != n || s.elem.params.len() != 1 {
-        return None;
-    }
-    let [read, field] = &s.elem.body.stmts[..] else {
-        return None;
-    };
-    match (&read.expr, &field.expr) {
-        (
-            Expr::Index {
-                seq,
-                index,
-                checked: None,
-            },
-            Expr::Field(t, k),
-        ) if *seq == m
-            && *index == s.elem.params[0]
-            && *t == read.var
-            && s.elem.body.result == field.var =>
-        {
-            Some(*k as usize)
-        }
+    match s.projection() {
+        Some((seq, k)) if seq == m && s.len == n => Some(k as usize),
         _ => None,
     }
 }

@@ -170,6 +170,12 @@ pub fn reduce<T, F: Fn(usize) -> T, Op: Fn(T, T) -> T>(
     acc
 }
 
+/// The number of `i` in `0..len` with `f(i)`, counted in order.
+#[inline]
+pub fn count<F: Fn(usize) -> bool>(len: usize, f: F) -> usize {
+    (0..len).filter(|&i| f(i)).count()
+}
+
 /// Inclusive scan, in order.
 #[inline]
 pub fn scan<T: Copy, F: Fn(usize) -> T, Op: Fn(T, T) -> T>(len: usize, f: F, op: Op) -> Vec<T> {
@@ -252,6 +258,21 @@ pub fn scatter_reduce<I: Idx, T: Copy, F: Fn(usize) -> (I, T), Op: Fn(T, T) -> T
         }
     }
     out
+}
+
+/// [`scatter_reduce`]; `identity` (the identity of `op`) is what the parallel helper needs,
+/// an in-order loop does not.
+#[inline]
+pub fn scatter_reduce_identity<I: Idx, T: Copy, F: Fn(usize) -> (I, T), Op: Fn(T, T) -> T>(
+    len: usize,
+    f: F,
+    dst: &[T],
+    op: Op,
+    _identity: T,
+    prim: &'static str,
+    at: At,
+) -> Vec<T> {
+    scatter_reduce(len, f, dst, op, prim, at)
 }
 
 /// `y[k] = v` for `(k, v) = f(i)`; the `k` must be a permutation of `0..len`.

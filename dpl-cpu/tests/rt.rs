@@ -5,6 +5,7 @@
 
 use dpl_core::run::{Error, Location};
 use dpl_cpu::rt;
+use dpl_testkit::{in_pools, mix};
 use proptest::prelude::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -33,25 +34,6 @@ fn sizes() -> Vec<usize> {
         3 * g + 17,
         (1 << 20) + 5,
     ]
-}
-
-/// Runs `check` in pools of 1, 2, 3 and 5 threads (chunking depends on the thread count).
-fn in_pools(check: impl Fn() + Sync) {
-    for threads in [1, 2, 3, 5] {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap()
-            .install(&check);
-    }
-}
-
-/// A deterministic pseudo-random 64-bit value for `i` (splitmix64).
-fn mix(i: u64) -> u64 {
-    let mut z = i.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
 }
 
 fn data_u32(n: usize, seed: u64) -> Vec<u32> {
@@ -583,7 +565,7 @@ fn permute_rejects_duplicates() {
 /// Counts live values, to check that failing helpers drop what they built.
 static LIVE: AtomicUsize = AtomicUsize::new(0);
 
-struct Counted(#[allow(dead_code)] usize);
+struct Counted(usize);
 
 impl Counted {
     fn new(v: usize) -> Counted {
@@ -595,27 +577,6 @@ impl Counted {
 impl Drop for Counted {
     fn drop(&mut self) {
         LIVE.fetch_sub(1, Ordering::SeqCst);
-    }
-}
-
-#[test]
-fn failing_permute_drops_the_values_it_placed() {
-    for n in [10, rt::GRAIN * 2] {
-        let before = LIVE.load(Ordering::SeqCst);
-        let r = rt::run(|| {
-            rt::permute(
-                n,
-                |i| (if i == n - 1 { 0 } else { i }, Counted::new(i)),
-                "permute",
-                AT,
-            )
-        });
-        assert!(matches!(r, Err(Error::NotAPermutation { .. })));
-        assert_eq!(LIVE.load(Ordering::SeqCst), before);
-        let ok = rt::permute(n, |i| (n - 1 - i, Counted::new(i)), "permute", AT);
-        assert_eq!(ok.len(), n);
-        drop(ok);
-        assert_eq!(LIVE.load(Ordering::SeqCst), before);
     }
 }
 
@@ -754,6 +715,272 @@ fn radix_sorts_at_their_method_sizes() {
                 want,
                 "by key, n = {n}"
             );
+        }
+    });
+}
+
+/// Destination lengths around the strategy changes of `scatter_reduce` for a source of
+/// `n` elements: one slot, a histogram, the largest destination with private copies
+/// (`2^16` slots, from `2^19` elements on), one slot more (owners), and as long as the
+/// source.
+fn reduce_destinations(n: usize) -> Vec<usize> {
+    let mut ms = vec![1, 256, 1 << 16, (1 << 16) + 1, n.max(1)];
+    // The shortest source that still takes private copies (8 elements per slot).
+    if n >= 8 {
+        ms.push(n / 8);
+        ms.push(n / 8 + 1);
+    }
+    ms
+}
+
+/// `scatter_reduce_identity` with the identities the code generator passes, against a
+/// sequential loop: exactly for integer operators, `min`/`max` and tuples of them.
+#[test]
+fn scatter_reduce_identity_matches_sequential() {
+    fn check<T: Copy + Send + Sync + PartialEq + std::fmt::Debug>(
+        n: usize,
+        m: usize,
+        x: impl Fn(usize) -> T + Sync,
+        op: impl Fn(T, T) -> T + Sync + Copy,
+        identity: T,
+        what: &str,
+    ) {
+        let idx: Vec<u32> = (0..n)
+            .map(|i| (mix(i as u64 + 5) % m as u64) as u32)
+            .collect();
+        let dst: Vec<T> = (0..m).map(|j| x(j + 7 * n)).collect();
+        let got = rt::scatter_reduce_identity(n, |i| (idx[i], x(i)), &dst, op, identity, "sr", AT);
+        let mut want = dst.clone();
+        for i in 0..n {
+            let k = idx[i] as usize;
+            want[k] = op(want[k], x(i));
+        }
+        assert!(got == want, "{what}: n = {n}, m = {m}");
+    }
+    in_pools(|| {
+        for n in sizes() {
+            for m in reduce_destinations(n) {
+                let u = |i: usize| mix(i as u64) as u32;
+                check(n, m, u, u32::wrapping_add, 0, "wrapping +");
+                check(n, m, u, u32::wrapping_mul, 1, "wrapping *");
+                check(n, m, u, u32::min, u32::MAX, "min");
+                check(n, m, u, u32::max, 0, "max");
+                check(n, m, u, |a, b| a & b, u32::MAX, "&");
+                check(n, m, u, |a, b| a | b, 0, "|");
+                check(n, m, u, |a, b| a ^ b, 0, "^");
+                let f = |i: usize| (mix(i as u64) % 2001) as f32 / 1000.0 - 1.0;
+                check(n, m, f, f32::min, f32::INFINITY, "f32 min");
+                check(n, m, f, f32::max, f32::NEG_INFINITY, "f32 max");
+                let t = |i: usize| (mix(i as u64) as i64 % 1000, i % 3 == 0);
+                let op = |a: (i64, bool), b: (i64, bool)| (a.0.wrapping_add(b.0), a.1 | b.1);
+                check(n, m, t, op, (0, false), "(+, |)");
+            }
+        }
+    });
+}
+
+/// Floating-point `+` through private copies: the sums are reassociated (range by range),
+/// so they match the in-order sums up to rounding; with integral values they are exact,
+/// and `-0.0`, the identity, keeps the sign of slots that receive only `-0.0`s.
+#[test]
+fn float_scatter_reduce_up_to_reassociation() {
+    in_pools(|| {
+        for n in [rt::GRAIN, 1 << 20] {
+            for m in [1, 256] {
+                let idx: Vec<u32> = (0..n).map(|i| (mix(i as u64) % m as u64) as u32).collect();
+                let x: Vec<f64> = (0..n).map(|i| (mix(i as u64 + 1) % 1000) as f64).collect();
+                let dst = vec![-0.0f64; m];
+                let op = |a: f64, b: f64| a + b;
+                let got =
+                    rt::scatter_reduce_identity(n, |i| (idx[i], x[i]), &dst, op, -0.0, "s", AT);
+                let mut want = dst.clone();
+                for i in 0..n {
+                    want[idx[i] as usize] += x[i];
+                }
+                assert_eq!(got, want, "integral values, n = {n}, m = {m}");
+                let signs =
+                    rt::scatter_reduce_identity(n, |i| (idx[i], -0.0), &dst, op, -0.0, "s", AT);
+                assert!(signs.iter().all(|v| v.to_bits() == (-0.0f64).to_bits()));
+                let y: Vec<f64> = x.iter().map(|v| v / 7.0).collect();
+                let got =
+                    rt::scatter_reduce_identity(n, |i| (idx[i], y[i]), &dst, op, -0.0, "s", AT);
+                let mut want = dst.clone();
+                for i in 0..n {
+                    want[idx[i] as usize] += y[i];
+                }
+                for (g, w) in got.iter().zip(&want) {
+                    assert!((g - w).abs() <= 1e-9 * w.abs(), "{g} vs {w}");
+                }
+            }
+        }
+    });
+}
+
+/// `scatter_reduce` without an identity (empty slots) at the same sizes, with an operator
+/// that does not commute (so a result that applied the values out of index order shows).
+#[test]
+fn scatter_reduce_without_identity_at_every_destination_size() {
+    in_pools(|| {
+        for n in [rt::GRAIN - 1, rt::GRAIN, 3 * rt::GRAIN + 17, (1 << 20) + 5] {
+            for m in reduce_destinations(n) {
+                let idx: Vec<u64> = (0..n).map(|i| mix(i as u64 + 3) % m as u64).collect();
+                let x: Vec<(u32, u32)> = (0..n as u64)
+                    .map(|i| (mix(i) as u32 | 1, mix(i + n as u64) as u32))
+                    .collect();
+                let dst: Vec<(u32, u32)> = (0..m as u32).map(|j| (j | 1, j)).collect();
+                let got = rt::scatter_reduce(n, |i| (idx[i], x[i]), &dst, compose, "sr", AT);
+                let mut want = dst.clone();
+                for i in 0..n {
+                    let k = idx[i] as usize;
+                    want[k] = compose(want[k], x[i]);
+                }
+                assert_eq!(got, want, "n = {n}, m = {m}");
+                // The same operator with its identity (`x -> x`).
+                let got = rt::scatter_reduce_identity(
+                    n,
+                    |i| (idx[i], x[i]),
+                    &dst,
+                    compose,
+                    (1, 0),
+                    "sr",
+                    AT,
+                );
+                assert_eq!(got, want, "identity, n = {n}, m = {m}");
+            }
+        }
+    });
+}
+
+/// The first index out of range in index order is reported by every path of
+/// `scatter_reduce`, also when it lies in a late source range.
+#[test]
+fn scatter_reduce_errors_name_the_first_offending_element() {
+    in_pools(|| {
+        for n in [100, rt::GRAIN + 5, 1 << 20] {
+            for m in reduce_destinations(n) {
+                // Bad indices near the end (the last ranges), the first one is `m + 1`.
+                let idx = |i: usize| {
+                    if i == n - 7 {
+                        (m + 1) as i64
+                    } else if i == n - 3 {
+                        -2
+                    } else {
+                        (i % m) as i64
+                    }
+                };
+                let dst = vec![0u32; m];
+                let want = Error::IndexOutOfRange {
+                    prim: "scatter_reduce",
+                    index: (m + 1) as i128,
+                    len: m,
+                    at: *AT,
+                };
+                let add = |a: u32, b: u32| a.wrapping_add(b);
+                let e = rt::run(|| {
+                    rt::scatter_reduce_identity(
+                        n,
+                        |i| (idx(i), 1u32),
+                        &dst,
+                        add,
+                        0,
+                        "scatter_reduce",
+                        AT,
+                    )
+                });
+                assert_eq!(e.unwrap_err(), want, "identity, n = {n}, m = {m}");
+                let e = rt::run(|| {
+                    rt::scatter_reduce(n, |i| (idx(i), 1u32), &dst, add, "scatter_reduce", AT)
+                });
+                assert_eq!(e.unwrap_err(), want, "no identity, n = {n}, m = {m}");
+            }
+        }
+    });
+}
+
+/// `count` against a filter's count, with few, half and almost all elements counted.
+#[test]
+fn count_matches_sequential() {
+    in_pools(|| {
+        for n in sizes() {
+            let x = data_u32(n, 12);
+            for limit in [u32::MAX / 100, u32::MAX / 2, u32::MAX - 5] {
+                let want = x.iter().filter(|&&v| v < limit).count();
+                assert_eq!(rt::count(n, |i| x[i] < limit), want, "n = {n}");
+                assert_eq!(
+                    dpl_cpu::seq::count(n, |i| x[i] < limit),
+                    want,
+                    "seq, n = {n}"
+                );
+            }
+            assert_eq!(rt::count(n, |_| true), n);
+            assert_eq!(rt::count(n, |_| false), 0);
+        }
+    });
+}
+
+/// `permute`'s error for indices that are not a permutation is the sequential reference's
+/// (the first offending element in index order: a repeated index or one out of range),
+/// whichever part of the destination the offending indices fall in.
+#[test]
+fn permute_errors_are_the_sequential_ones() {
+    in_pools(|| {
+        for n in [10, 200, rt::GRAIN - 1, rt::GRAIN + 5, 3 * rt::GRAIN + 17] {
+            let base = permutation(n, 13);
+            // (position, new index) changes; each set is applied to a fresh permutation.
+            let cases: Vec<Vec<(usize, i64)>> = vec![
+                vec![(n - 1, base[0] as i64)],
+                vec![(1, base[n - 1] as i64)],
+                vec![(n / 2, n as i64)],
+                vec![(n / 3, base[n / 2] as i64), (n / 2 + 1, -1)],
+                vec![(n / 3, -1), (n / 2, base[0] as i64)],
+                vec![(2, base[3] as i64), (5, base[6] as i64)],
+            ];
+            for changes in cases {
+                let mut idx: Vec<i64> = base.iter().map(|&k| k as i64).collect();
+                for &(p, k) in &changes {
+                    idx[p] = k;
+                }
+                let want =
+                    rt::run(|| dpl_cpu::seq::permute(n, |i| (idx[i], i as u32), "permute", AT));
+                let got = rt::run(|| rt::permute(n, |i| (idx[i], i as u32), "permute", AT));
+                assert!(want.is_err(), "{changes:?}");
+                assert_eq!(got.unwrap_err(), want.unwrap_err(), "n = {n}, {changes:?}");
+            }
+        }
+    });
+}
+
+/// A failing `permute` drops the values it placed, on every path (one part, owners, the
+/// shared bitmap of many threads).
+#[test]
+fn failing_permute_drops_the_values_it_placed() {
+    in_pools(|| {
+        for n in [10, rt::GRAIN + 1, 3 * rt::GRAIN] {
+            let before = LIVE.load(Ordering::SeqCst);
+            for bad in [0, n / 2, n - 1] {
+                let r = rt::run(|| {
+                    rt::permute(
+                        n,
+                        |i| (if i == bad { (bad + 1) % n } else { i }, Counted::new(i)),
+                        "permute",
+                        AT,
+                    )
+                });
+                assert!(matches!(r, Err(Error::NotAPermutation { .. })));
+            }
+            let r = rt::run(|| {
+                rt::permute(
+                    n,
+                    |i| (i + usize::from(i == n - 1), Counted::new(i)),
+                    "permute",
+                    AT,
+                )
+            });
+            assert!(matches!(r, Err(Error::IndexOutOfRange { .. })));
+            let ok = rt::permute(n, |i| ((i + 1) % n, Counted::new(i)), "permute", AT);
+            assert!(ok.iter().enumerate().all(|(k, v)| v.0 == (k + n - 1) % n));
+            drop(ok);
+            assert_eq!(LIVE.load(Ordering::SeqCst), before);
         }
     });
 }

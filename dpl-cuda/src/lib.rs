@@ -7,36 +7,60 @@
 //! from lengths, launch kernels, read back scalars and lengths. Both are plain data, so the
 //! `#[parallel]` macro can generate them at compile time and embed them as static data.
 //!
-//! [`run`] executes a program through a [`Driver`]: the simulator ([`sim::SimDriver`],
-//! feature `sim`) or, later, a real device. Contract violations found on the device
-//! (indices out of range, division by zero, duplicate `permute` indices, ...) come back as
-//! the same [`dpl_core::run::Error`] the CPU backends report.
+//! `run` executes a program through a `Driver`: the simulator (`sim::SimDriver`, feature
+//! `sim`) or an NVIDIA GPU (`cuda::CudaDriver`, feature `cuda`). Contract violations found
+//! on the device (indices out of range, division by zero, duplicate `permute` indices,
+//! ...) come back as the same [`dpl_core::run::Error`] the CPU backends report.
 //!
-//! See the crate README for the kernel designs per combinator.
+//! The crate is in layers, the dependencies pointing one way: the code generator
+//! (`codegen`, `ptx`, `math`, `occupancy`; feature `codegen`) and the run time (`runtime`
+//! and `driver`; feature `runtime`) share only the program's data ([`GpuProgram`],
+//! [`plan`]), the data layout ([`layout`]), the kernels' signatures and the GPU
+//! architectures and cubins ([`cubin`]). The `#[parallel]` macro links the code
+//! generator; a binary using dpl links only the run time and its drivers.
+//!
+//! See `src/codegen/README.md` for the kernel designs per combinator, and
+//! `src/runtime/README.md` and `src/driver/README.md` for the run time and the drivers.
 #![deny(missing_docs)]
 
+mod arch;
+#[cfg(feature = "codegen")]
 mod codegen;
 pub mod cubin;
-#[cfg(feature = "cuda")]
-pub mod cuda;
-mod exec;
-mod math;
+#[cfg(feature = "runtime")]
+pub mod driver;
+#[cfg(any(feature = "codegen", feature = "cuda"))]
+mod entry;
+pub mod layout;
+#[cfg(feature = "codegen")]
 pub mod occupancy;
 pub mod plan;
+#[cfg(feature = "codegen")]
 mod ptx;
-#[cfg(feature = "sim")]
-pub mod sim;
+#[cfg(feature = "runtime")]
+pub mod runtime;
 
+#[cfg(feature = "codegen")]
 pub use codegen::scan_items;
-pub use exec::{
-    Columns, DeviceNested, DeviceSeq, Driver, HostColumns, Input, LaunchArg, MatrixStorage,
-    NestedColumns, Output, StridedMatrix, UNKNOWN_LOCATION, download, read_columns, run, run_at,
-    run_resident, upload, upload_columns,
+#[cfg(feature = "codegen")]
+pub use dpl_core::schedule::Inner;
+#[cfg(feature = "cuda")]
+pub use driver::cuda;
+#[cfg(feature = "sim")]
+pub use driver::sim;
+#[cfg(feature = "runtime")]
+pub use driver::{Driver, LaunchArg};
+#[cfg(feature = "runtime")]
+pub use runtime::{
+    Columns, DeviceNested, DeviceSeq, HostColumns, Input, MatrixStorage, NestedColumns, Output,
+    StridedMatrix, UNKNOWN_LOCATION, download, read_columns, run, run_at, run_resident, upload,
+    upload_columns,
 };
-pub use ptx::size_of;
 
+#[cfg(feature = "codegen")]
 use std::collections::HashMap;
 
+#[cfg(feature = "codegen")]
 use dpl_core::ir::Function;
 
 /// A construct the GPU backend does not compile (yet).
@@ -58,6 +82,9 @@ pub struct GpuProgram {
     pub kernels: Vec<String>,
     /// Per kernel (same order): its block size and why it was chosen.
     pub blocks: Vec<KernelBlock>,
+    /// Per kernel (same order): its number of parameters, as its PTX declares them
+    /// ([`plan::Plan::verify`] checks each launch against it).
+    pub params: Vec<u32>,
     /// The host's part.
     pub plan: plan::Plan,
     /// The module assembled ahead of time (see [`cubin`]): `(compute capability as
@@ -78,6 +105,11 @@ impl GpuProgram {
     /// a program (e.g. written by another version of dpl-cuda).
     pub fn decode(bytes: &[u8]) -> Result<GpuProgram, String> {
         postcard::from_bytes(bytes).map_err(|e| format!("corrupt embedded GPU program: {e}"))
+    }
+
+    /// Checks the plan against the program's kernels ([`plan::Plan::verify`]).
+    pub fn verify(&self) -> Result<(), plan::PlanError> {
+        self.plan.verify(&self.kernels, &self.params)
     }
 
     /// The PTX text of kernel `i` alone (for inspection and golden tests).
@@ -104,24 +136,11 @@ pub struct KernelBlock {
     pub why: String,
 }
 
+#[cfg(feature = "codegen")]
 /// The module header of every generated PTX text.
 pub const PTX_HEADER: &str = ".version 7.0\n.target sm_70\n.address_size 64\n";
 
-/// How nesting levels below the outermost are scheduled (`#[parallel(inner = ...)]`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Inner {
-    /// Inner levels run as sequential loops in the thread of their outer element
-    /// (Copperhead's default).
-    #[default]
-    Seq,
-    /// Each outer element gets a thread block; its inner level runs across the block.
-    Block,
-    /// Each outer element gets a warp; its inner level runs across the warp's lanes.
-    Warp,
-    /// Chosen at run time from the data's shape.
-    Auto,
-}
-
+#[cfg(feature = "codegen")]
 /// The device-wide scan algorithm (`scan`, `exclusive_scan`; [`Options::scan`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Scan {
@@ -133,6 +152,7 @@ pub enum Scan {
     ReduceThenScan,
 }
 
+#[cfg(feature = "codegen")]
 /// Compilation options.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Options {
@@ -146,6 +166,7 @@ pub struct Options {
     pub scan: Scan,
 }
 
+#[cfg(feature = "codegen")]
 /// Checks a block size given by the user: a multiple of 32 (whole warps: the block-level
 /// combinations work warp by warp) from 32 to 1024 (the most threads a block can have).
 pub fn check_block(block: u32) -> Result<(), String> {
@@ -157,6 +178,7 @@ pub fn check_block(block: u32) -> Result<(), String> {
     Ok(())
 }
 
+#[cfg(feature = "codegen")]
 /// Compiles a fused function (Soac level) for the GPU with the given options.
 ///
 /// The inner schedule applies to top-level `map`s whose elements are scalars or tuples:
@@ -167,9 +189,10 @@ pub fn check_block(block: u32) -> Result<(), String> {
 ///
 /// Fails with [`Unsupported`] for what the backend cannot compile (see [`compile`]).
 pub fn compile_with(f: &Function, opts: &Options) -> Result<GpuProgram, Unsupported> {
-    generate(f, opts, &HashMap::new(), &HashMap::new())
+    codegen::generate(f, opts, &HashMap::new(), &HashMap::new())
 }
 
+#[cfg(feature = "codegen")]
 /// [`compile_with`], then, unless `opts.block` fixes the block size, the block size of
 /// each combinator's kernels chosen from their register counts: the module is assembled
 /// with `ptxas -v` (at `ptxas`) for each of `archs`, and [`occupancy::choose`] picks, for
@@ -220,89 +243,10 @@ pub fn compile_tuned(
         tuned.insert(kb.group, b);
         whys.insert(kb.group, why);
     }
-    generate(f, opts, &tuned, &whys).map_err(|e| e.to_string())
+    codegen::generate(f, opts, &tuned, &whys).map_err(|e| e.to_string())
 }
 
-/// The code generation proper, with block sizes by combinator (`tuned`) and their reasons.
-fn generate(
-    f: &Function,
-    opts: &Options,
-    tuned: &HashMap<u32, u32>,
-    whys: &HashMap<u32, String>,
-) -> Result<GpuProgram, Unsupported> {
-    for &p in &f.params {
-        check_param_type(f.ty(p))?;
-    }
-    if let Some(b) = opts.block {
-        check_block(b).map_err(|message| Unsupported { message })?;
-    }
-    let mut g = codegen::Gen::new(f);
-    g.inner = opts.inner;
-    g.block = opts.block;
-    g.scan_alg = opts.scan;
-    g.tuned = tuned.clone();
-    let steps = g.host_block(&f.body)?;
-    let mut ptx = String::from(PTX_HEADER);
-    if g.kernels
-        .iter()
-        .any(|(_, t)| t.contains(math::TWO_OVER_PI_NAME))
-    {
-        ptx.push('\n');
-        ptx.push_str(&math::two_over_pi_decl());
-    }
-    let mut kernels = Vec::new();
-    let mut blocks = Vec::new();
-    for ((name, text), info) in g.kernels.iter().zip(&g.kinfo) {
-        let why = if info.fixed {
-            "fixed by the algorithm, whatever the attribute or register counts say".to_string()
-        } else if opts.block.is_some() {
-            "given by the attribute (block = N)".to_string()
-        } else if let Some(w) = whys.get(&info.group) {
-            w.clone()
-        } else if info.default == codegen::DEFAULT_BLOCK {
-            "the default for a thread (or warp) per element; no register counts".to_string()
-        } else {
-            "the default for a block per element; no register counts".to_string()
-        };
-        let why = match info.note {
-            Some(note) => format!("{why}; {note}"),
-            None => why,
-        };
-        ptx.push('\n');
-        ptx.push_str(&format!(
-            "// {name}: {} threads per block ({why})\n",
-            info.block
-        ));
-        ptx.push_str(text);
-        kernels.push(name.clone());
-        blocks.push(KernelBlock {
-            block: info.block,
-            group: info.group,
-            why,
-        });
-    }
-    let plan = plan::Plan {
-        params: f
-            .params
-            .iter()
-            .map(|p| (p.index() as u32, f.ty(*p).clone()))
-            .collect(),
-        steps,
-        result: f.body.result.index() as u32,
-        ret: f.ret.clone(),
-        temps: g.temps,
-        sites: g.sites,
-    };
-    Ok(GpuProgram {
-        name: f.name.clone(),
-        ptx,
-        kernels,
-        blocks,
-        plan,
-        cubins: Vec::new(),
-    })
-}
-
+#[cfg(feature = "codegen")]
 /// Compiles a fused function (Soac level) for the GPU.
 ///
 /// With the default options (a thread per element, inner levels sequential). Fails with
@@ -313,27 +257,4 @@ fn generate(
 /// Prim-level functions (run [`dpl_core::pipeline::compile`] first).
 pub fn compile(f: &Function) -> Result<GpuProgram, Unsupported> {
     compile_with(f, &Options::default())
-}
-
-/// Parameters are scalars, sequences of scalars or tuples, sequences of such sequences
-/// (`[[T]]`: `Nested` and `Matrix` values, stored as the rows' elements plus row
-/// offsets), and tuples of those.
-fn check_param_type(t: &dpl_core::ir::Type) -> Result<(), Unsupported> {
-    use dpl_core::ir::Type;
-    match t {
-        Type::Scalar(_) => Ok(()),
-        Type::Tuple(ts) => ts.iter().try_for_each(check_param_type),
-        Type::Seq(e) => {
-            let leaf = match &**e {
-                Type::Seq(inner) => inner,
-                _ => e,
-            };
-            codegen::leaves(leaf).map(|_| ()).map_err(|_| Unsupported {
-                message: format!("parameters of type `{t}` (more than two levels of nesting)"),
-            })
-        }
-        Type::Infer => Err(Unsupported {
-            message: "an untyped parameter".into(),
-        }),
-    }
 }

@@ -24,7 +24,7 @@
 //! The limits are those of NVIDIA's CUDA C++ Programming Guide ("Technical Specifications
 //! per Compute Capability").
 
-use crate::cubin::Arch;
+use crate::arch::Arch;
 
 /// Block sizes considered by [`choose`].
 pub const CANDIDATES: [u32; 3] = [128, 256, 512];
@@ -138,35 +138,6 @@ pub fn choose(needs: &[(Arch, u32, u32)], default: u32) -> (u32, String) {
     )
 }
 
-/// Parses the `ptxas -v` report: `(kernel, registers, shared bytes)` per kernel.
-pub fn parse_ptxas_report(text: &str) -> Vec<(String, u32, u32)> {
-    let mut out: Vec<(String, u32, u32)> = Vec::new();
-    let mut current: Option<String> = None;
-    for line in text.lines() {
-        if let Some(rest) = line.split("Compiling entry function '").nth(1) {
-            current = rest.split('\'').next().map(str::to_string);
-            continue;
-        }
-        if let (Some(name), Some(rest)) = (&current, line.split("Used ").nth(1)) {
-            let regs = rest
-                .split_whitespace()
-                .next()
-                .and_then(|n| n.parse::<u32>().ok());
-            let smem = line
-                .split(", ")
-                .find(|p| p.ends_with("bytes smem"))
-                .and_then(|p| p.split_whitespace().next())
-                .and_then(|n| n.parse::<u32>().ok())
-                .unwrap_or(0);
-            if let Some(regs) = regs {
-                out.push((name.clone(), regs, smem));
-                current = None;
-            }
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -234,24 +205,5 @@ mod tests {
         // The worst architecture decides: sm_86 holds 48 warps.
         let (b, _) = choose(&[(arch("sm_86"), 64, 0), (arch("sm_80"), 64, 0)], 256);
         assert_eq!(b, 256);
-    }
-
-    #[test]
-    fn ptxas_reports_are_parsed() {
-        let text = "ptxas info    : 0 bytes gmem\n\
-            ptxas info    : Compiling entry function 'dpl_f_k0_map' for 'sm_80'\n\
-            ptxas info    : Function properties for dpl_f_k0_map\n\
-            \x20   0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n\
-            ptxas info    : Used 18 registers, 392 bytes cmem[0]\n\
-            ptxas info    : Compiling entry function 'dpl_f_k1_reduce' for 'sm_80'\n\
-            ptxas info    : Function properties for dpl_f_k1_reduce\n\
-            ptxas info    : Used 40 registers, 128 bytes smem, 380 bytes cmem[0]\n";
-        assert_eq!(
-            parse_ptxas_report(text),
-            vec![
-                ("dpl_f_k0_map".to_string(), 18, 0),
-                ("dpl_f_k1_reduce".to_string(), 40, 128)
-            ]
-        );
     }
 }

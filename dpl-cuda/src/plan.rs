@@ -10,6 +10,10 @@
 //!
 //! Variables are named by the index of their [`dpl_core::ir::VarId`] in the compiled
 //! function's arena, so a plan can be read side by side with the IR's text form.
+//!
+//! [`Plan::verify`] checks the plan against its program's kernels (their indices, their
+//! parameter counts) and its own temporaries; it runs in debug builds after code
+//! generation and before each run.
 
 use dpl_core::ir::{BinOp, Const, MathFn, Origin, Scalar, Type, UnOp};
 
@@ -416,4 +420,352 @@ pub enum SiteKind {
     Empty,
     /// `permute`: index `a` appears twice.
     Duplicate,
+}
+
+/// A way a [`Plan`] does not fit its program (see [`Plan::verify`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PlanError {
+    /// The program lists kernels and parameter counts of different lengths.
+    #[error("{kernels} kernel(s) but {params} parameter count(s)")]
+    Params {
+        /// Kernels.
+        kernels: usize,
+        /// Parameter counts.
+        params: usize,
+    },
+    /// A kernel index past the program's kernels.
+    #[error("kernel {kernel} of {kernels}")]
+    Kernel {
+        /// The index.
+        kernel: u32,
+        /// The program's kernels.
+        kernels: usize,
+    },
+    /// A temporary index past [`Plan::temps`].
+    #[error("temporary {temp} of {temps}")]
+    Temp {
+        /// The index.
+        temp: u32,
+        /// The plan's temporaries.
+        temps: u32,
+    },
+    /// A temporary used as a buffer and as a number.
+    #[error("temporary {temp} is both a buffer and a number")]
+    TempKind {
+        /// The index.
+        temp: u32,
+    },
+    /// A temporary used but never defined.
+    #[error("temporary {temp} is used but never defined")]
+    Undefined {
+        /// The index.
+        temp: u32,
+    },
+    /// A launch whose argument count is not its kernel's parameter count.
+    #[error("a launch of `{kernel}` passes {args} argument(s), the kernel takes {params}")]
+    Arguments {
+        /// The kernel's name.
+        kernel: String,
+        /// Arguments passed.
+        args: usize,
+        /// The kernel's parameters.
+        params: u32,
+    },
+}
+
+/// What a temporary holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum TempKind {
+    /// A device buffer ([`Step::Alloc`], [`Buf::Temp`]).
+    Buf,
+    /// A host number ([`Step::ReadCount`], [`Count::Temp`]).
+    Num,
+}
+
+/// The state of [`Plan::verify`].
+struct Verifier<'a> {
+    kernels: &'a [String],
+    params: &'a [u32],
+    temps: u32,
+    /// Per temporary: what defines it, and what uses it.
+    defined: Vec<Option<TempKind>>,
+    used: Vec<Option<TempKind>>,
+}
+
+impl Plan {
+    /// Checks the plan against the kernels of its program (`kernels[i]` takes `params[i]`
+    /// parameters): every kernel index (of a [`Launch`], of a [`Count::Resident`]) names a
+    /// kernel; every temporary index is below [`Plan::temps`], is defined (by a
+    /// [`Step::Alloc`] or a [`Step::ReadCount`]) and is used as what it is (a buffer, a
+    /// number); every launch passes as many arguments as its kernel has parameters. The
+    /// first violation found is returned.
+    pub fn verify(&self, kernels: &[String], params: &[u32]) -> Result<(), PlanError> {
+        if kernels.len() != params.len() {
+            return Err(PlanError::Params {
+                kernels: kernels.len(),
+                params: params.len(),
+            });
+        }
+        let mut v = Verifier {
+            kernels,
+            params,
+            temps: self.temps,
+            defined: vec![None; self.temps as usize],
+            used: vec![None; self.temps as usize],
+        };
+        v.steps(&self.steps)?;
+        for (t, (d, u)) in v.defined.iter().zip(&v.used).enumerate() {
+            match (d, u) {
+                (_, None) => {}
+                (None, Some(_)) => return Err(PlanError::Undefined { temp: t as u32 }),
+                (Some(d), Some(u)) if d != u => return Err(PlanError::TempKind { temp: t as u32 }),
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Verifier<'_> {
+    fn steps(&mut self, steps: &[Step]) -> Result<(), PlanError> {
+        steps.iter().try_for_each(|s| self.step(s))
+    }
+
+    fn step(&mut self, s: &Step) -> Result<(), PlanError> {
+        match s {
+            Step::Host { .. } | Step::Assert { .. } | Step::CheckErrors => Ok(()),
+            Step::Alloc { temp, count, .. } => {
+                self.define(*temp, TempKind::Buf)?;
+                self.count(count)
+            }
+            Step::Copy {
+                src, dst, count, ..
+            } => {
+                self.buf(src)?;
+                self.buf(dst)?;
+                self.count(count)
+            }
+            Step::ReadCount {
+                temp,
+                src,
+                index,
+                guard,
+            } => {
+                self.define(*temp, TempKind::Num)?;
+                self.buf(src)?;
+                self.count(index)?;
+                self.count(guard)
+            }
+            Step::Launch(l) => self.launch(l),
+            Step::BindSeq {
+                bufs, len, offs, ..
+            } => {
+                bufs.iter().try_for_each(|b| self.buf(b))?;
+                offs.iter().try_for_each(|b| self.buf(b))?;
+                self.count(len)
+            }
+            Step::ReadScalars { bufs, has, .. } => {
+                bufs.iter().try_for_each(|b| self.buf(b))?;
+                has.iter().try_for_each(|b| self.buf(b))
+            }
+            Step::ByShape { warp, seq, .. } => {
+                self.steps(warp)?;
+                self.steps(seq)
+            }
+            Step::If { then, else_, .. } => {
+                self.steps(then)?;
+                self.steps(else_)
+            }
+        }
+    }
+
+    fn kernel(&self, kernel: u32) -> Result<usize, PlanError> {
+        let k = kernel as usize;
+        if k < self.kernels.len() {
+            Ok(k)
+        } else {
+            Err(PlanError::Kernel {
+                kernel,
+                kernels: self.kernels.len(),
+            })
+        }
+    }
+
+    fn launch(&mut self, l: &Launch) -> Result<(), PlanError> {
+        let k = self.kernel(l.kernel)?;
+        if l.args.len() != self.params[k] as usize {
+            return Err(PlanError::Arguments {
+                kernel: self.kernels[k].clone(),
+                args: l.args.len(),
+                params: self.params[k],
+            });
+        }
+        self.count(&l.grid)?;
+        for a in &l.args {
+            match a {
+                KArg::Buf(b) => self.buf(b)?,
+                KArg::Count(c) => self.count(c)?,
+                KArg::Scratch { per_thread, .. } => self.count(per_thread)?,
+                KArg::Scalar { .. }
+                | KArg::RowLayout { .. }
+                | KArg::ErrorRecord
+                | KArg::ReportKey => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks a temporary index; records its use as `kind`.
+    fn temp(
+        &mut self,
+        temp: u32,
+        kind: TempKind,
+        slot: fn(&mut Self) -> &mut Vec<Option<TempKind>>,
+    ) -> Result<(), PlanError> {
+        if temp >= self.temps {
+            return Err(PlanError::Temp {
+                temp,
+                temps: self.temps,
+            });
+        }
+        match slot(self)[temp as usize].replace(kind) {
+            Some(k) if k != kind => Err(PlanError::TempKind { temp }),
+            _ => Ok(()),
+        }
+    }
+
+    fn define(&mut self, temp: u32, kind: TempKind) -> Result<(), PlanError> {
+        self.temp(temp, kind, |v| &mut v.defined)
+    }
+
+    fn buf(&mut self, b: &Buf) -> Result<(), PlanError> {
+        match b {
+            Buf::Temp(t) => self.temp(*t, TempKind::Buf, |v| &mut v.used),
+            Buf::Seq { .. } | Buf::Offsets { .. } => Ok(()),
+        }
+    }
+
+    fn count(&mut self, c: &Count) -> Result<(), PlanError> {
+        match c {
+            Count::Const(_) | Count::Var(_) | Count::Len { .. } | Count::Longest { .. } => Ok(()),
+            Count::Temp(t) => self.temp(*t, TempKind::Num, |v| &mut v.used),
+            Count::CeilDiv(a, _) | Count::Mul(a, _) => self.count(a),
+            Count::Min(a, b) | Count::Max(a, b) | Count::Sub(a, b) | Count::Add(a, b) => {
+                self.count(a)?;
+                self.count(b)
+            }
+            Count::Resident { kernel, .. } => self.kernel(*kernel).map(|_| ()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn launch(kernel: u32, args: Vec<KArg>) -> Step {
+        Step::Launch(Launch {
+            kernel,
+            grid: Count::Const(1),
+            block: 32,
+            args,
+            any_grid: false,
+        })
+    }
+
+    fn plan(steps: Vec<Step>, temps: u32) -> Plan {
+        Plan {
+            params: Vec::new(),
+            steps,
+            result: 0,
+            ret: Type::Tuple(Vec::new()),
+            temps,
+            sites: Vec::new(),
+        }
+    }
+
+    /// A buffer (temporary 0) filled by kernel 0, a number read back from it (temporary
+    /// 1), and kernel 1 launched with it in a branch.
+    fn steps(resident: u32, used: Buf) -> Vec<Step> {
+        vec![
+            Step::Alloc {
+                temp: 0,
+                elem: Scalar::U64,
+                count: Count::Resident {
+                    kernel: resident,
+                    block: 32,
+                },
+            },
+            launch(0, vec![KArg::Buf(Buf::Temp(0)), KArg::ErrorRecord]),
+            Step::ReadCount {
+                temp: 1,
+                src: used,
+                index: Count::Const(0),
+                guard: Count::Const(1),
+            },
+            Step::If {
+                var: 3,
+                cond: 2,
+                then: vec![launch(
+                    1,
+                    vec![KArg::Count(Count::Add(
+                        Box::new(Count::Temp(1)),
+                        Box::new(Count::Const(1)),
+                    ))],
+                )],
+                then_result: 3,
+                else_: Vec::new(),
+                else_result: 3,
+            },
+        ]
+    }
+
+    #[test]
+    fn plans_are_checked_against_their_kernels_and_temporaries() {
+        let kernels = ["k0".to_string(), "k1".to_string()];
+        let ok = plan(steps(1, Buf::Temp(0)), 2);
+        assert_eq!(ok.verify(&kernels, &[2, 1]), Ok(()));
+        assert_eq!(
+            ok.verify(&kernels, &[2]),
+            Err(PlanError::Params {
+                kernels: 2,
+                params: 1
+            })
+        );
+        let e = ok.verify(&kernels, &[2, 2]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "a launch of `k1` passes 1 argument(s), the kernel takes 2"
+        );
+        assert_eq!(
+            ok.verify(&kernels[..1], &[2]),
+            Err(PlanError::Kernel {
+                kernel: 1,
+                kernels: 1
+            })
+        );
+        assert_eq!(
+            plan(steps(1, Buf::Temp(0)), 1).verify(&kernels, &[2, 1]),
+            Err(PlanError::Temp { temp: 1, temps: 1 })
+        );
+        assert_eq!(
+            plan(steps(5, Buf::Temp(0)), 2).verify(&kernels, &[2, 1]),
+            Err(PlanError::Kernel {
+                kernel: 5,
+                kernels: 2
+            })
+        );
+        // Temporary 1 is a number: read as a buffer, it is both.
+        assert_eq!(
+            plan(steps(1, Buf::Temp(1)), 2).verify(&kernels, &[2, 1]),
+            Err(PlanError::TempKind { temp: 1 })
+        );
+        // A temporary used and never defined.
+        let mut s = steps(1, Buf::Temp(0));
+        s.remove(0);
+        assert_eq!(
+            plan(s, 2).verify(&kernels, &[2, 1]),
+            Err(PlanError::Undefined { temp: 0 })
+        );
+    }
 }

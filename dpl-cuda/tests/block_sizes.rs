@@ -13,7 +13,7 @@ use dpl_core::interp::Value;
 use dpl_cuda::plan::{Count, Step};
 use dpl_cuda::sim::SimDriver;
 use dpl_cuda::{Driver, GpuProgram, Inner, LaunchArg, Options};
-use support::programs::*;
+use support::programs::{self, source};
 use support::*;
 
 const BLOCKS: [u32; 5] = [32, 64, 128, 512, 1024];
@@ -59,7 +59,7 @@ fn sizes(block: u32) -> Vec<usize> {
 }
 
 fn i64_vec(r: &mut Rng, n: usize) -> Vec<i64> {
-    (0..n).map(|_| r.range(-1000, 1000)).collect()
+    (0..n).map(|_| r.int_in(-1000..1000)).collect()
 }
 
 fn as_i64s(v: &Value) -> Vec<i64> {
@@ -107,7 +107,8 @@ fn maxntid_matches_every_launch() {
             }
         }
     }
-    for (name, src) in ALL {
+    for prog in programs::group("combinators") {
+        let (name, src) = (&prog.name, &prog.text);
         for (inner, block) in [
             (Inner::Seq, None),
             (Inner::Seq, Some(64)),
@@ -132,19 +133,19 @@ fn maxntid_matches_every_launch() {
         }
     }
     // Defaults: 256 threads, 128 for a block per element.
-    let p = program(ROW_SUMS, Inner::Block, None);
+    let p = program(source("row_sums"), Inner::Block, None);
     assert_eq!(p.blocks[0].block, 128, "{:?}", p.blocks);
     assert!(
         p.ptx
             .contains("128 threads per block (the default for a block per element")
     );
-    let p = program(SAXPY, Inner::Seq, None);
+    let p = program(source("saxpy"), Inner::Seq, None);
     assert_eq!(p.blocks[0].block, 256);
 }
 
 #[test]
 fn invalid_block_sizes_are_rejected() {
-    let c = compiled(SAXPY);
+    let c = compiled(source("saxpy"));
     for b in [0, 16, 48, 1056, 2048] {
         let e = dpl_cuda::compile_with(
             &c.fused,
@@ -161,12 +162,12 @@ fn invalid_block_sizes_are_rejected() {
 #[test]
 fn maps_and_reductions_at_every_block_size() {
     for b in BLOCKS {
-        let saxpy = program(SAXPY, Inner::Seq, Some(b));
-        let sum = program(SUM_I64, Inner::Seq, Some(b));
+        let saxpy = program(source("saxpy"), Inner::Seq, Some(b));
+        let sum = program(source("sum_i64"), Inner::Seq, Some(b));
         for n in sizes(b) {
             let mut r = Rng::new(u64::from(b) * 1000 + n as u64);
-            let x: Vec<f32> = (0..n).map(|_| r.float(100.0) as f32).collect();
-            let y: Vec<f32> = (0..n).map(|_| r.float(100.0) as f32).collect();
+            let x: Vec<f32> = (0..n).map(|_| r.f64_in(-100.0, 100.0) as f32).collect();
+            let y: Vec<f32> = (0..n).map(|_| r.f64_in(-100.0, 100.0) as f32).collect();
             let got = run(
                 &saxpy,
                 driver(),
@@ -185,9 +186,9 @@ fn maps_and_reductions_at_every_block_size() {
 #[test]
 fn scans_and_filters_at_every_block_size() {
     for b in BLOCKS {
-        let scan = program(SCAN_OF_MAP, Inner::Seq, Some(b));
-        let excl = program(EXCLUSIVE_SCAN_MAX, Inner::Seq, Some(b));
-        let filter = program(FILTER_OF_MAP, Inner::Seq, Some(b));
+        let scan = program(source("scan_of_map"), Inner::Seq, Some(b));
+        let excl = program(source("exclusive_scan_max"), Inner::Seq, Some(b));
+        let filter = program(source("filter_of_map"), Inner::Seq, Some(b));
         for n in sizes(b) {
             let mut r = Rng::new(u64::from(b) * 7919 + n as u64);
             let v = i64_vec(&mut r, n);
@@ -221,14 +222,14 @@ fn scans_and_filters_at_every_block_size() {
 fn nested_rows_at_every_block_size() {
     for b in BLOCKS {
         for inner in [Inner::Seq, Inner::Warp, Inner::Block] {
-            let p = program(ROW_SUMS, inner, Some(b));
-            let scan = program(ROW_SCAN, inner, Some(b));
+            let p = program(source("row_sums"), inner, Some(b));
+            let scan = program(source("row_scan"), inner, Some(b));
             for rows in [0usize, 1, 40, 700] {
                 let mut r = Rng::new(u64::from(b) + rows as u64);
                 let data: Vec<Vec<f32>> = (0..rows)
                     .map(|_| {
-                        let len = r.range(0, 70) as usize;
-                        (0..len).map(|_| r.range(-50, 50) as f32).collect()
+                        let len = r.int_in(0..70) as usize;
+                        (0..len).map(|_| r.int_in(-50..50) as f32).collect()
                     })
                     .collect();
                 let arg = nested(data.iter().map(|row| seq(row.clone())));
@@ -322,12 +323,12 @@ fn grid_stride_kernels_are_correct_with_any_resident_count() {
         let n = 20_000;
         let mut r = Rng::new(resident.into());
         let v = i64_vec(&mut r, n);
-        let sum = program(SUM_I64, Inner::Seq, Some(64));
+        let sum = program(source("sum_i64"), Inner::Seq, Some(64));
         assert_eq!(run(&sum, &d, vec![i64_seq(&v)]), Value::I64(v.iter().sum()));
-        let scan = program(SCAN_OF_MAP, Inner::Seq, Some(64));
+        let scan = program(source("scan_of_map"), Inner::Seq, Some(64));
         let got = as_i64s(&run(&scan, &d, vec![i64_seq(&v)]));
         assert_eq!(got.last().copied(), Some(2 * v.iter().sum::<i64>()));
-        let p = program(ROW_SUMS, Inner::Block, None);
+        let p = program(source("row_sums"), Inner::Block, None);
         let rows: Vec<Vec<f32>> = (0..50).map(|i| vec![i as f32; i % 7]).collect();
         let arg = nested(rows.iter().map(|row| seq(row.clone())));
         let want: Vec<f32> = rows.iter().map(|row| row.iter().sum()).collect();
@@ -374,7 +375,7 @@ fn any_grid_launches_are_capped_by_the_resident_count() {
             }
         }
     }
-    for (_, src) in ALL {
-        check(&program(src, Inner::Auto, None).plan.steps);
+    for p in programs::group("combinators") {
+        check(&program(&p.text, Inner::Auto, None).plan.steps);
     }
 }

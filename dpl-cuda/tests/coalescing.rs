@@ -6,7 +6,7 @@ mod support;
 use dpl_core::interp::Value;
 use dpl_cuda::sim::SimDriver;
 use dpl_cuda::{Inner, Options};
-use support::programs::{DOT, RUNNING_BALANCES, SAXPY, SCAN_OF_MAP, SPMV_CSR, SUM_F32};
+use support::programs::source;
 use support::*;
 
 /// Runs `src` once on `args` and returns (kernel, sectors moved, ideal, bank conflicts,
@@ -55,7 +55,7 @@ const N: usize = 1 << 17;
 fn map_is_coalesced() {
     let mut r = Rng::new(1);
     check(
-        SAXPY,
+        source("saxpy"),
         vec![Value::F32(2.0), f32s(&mut r, N, 1.0), f32s(&mut r, N, 1.0)],
         N,
     );
@@ -64,14 +64,18 @@ fn map_is_coalesced() {
 #[test]
 fn reduce_is_coalesced() {
     let mut r = Rng::new(2);
-    check(SUM_F32, vec![f32s(&mut r, N, 1.0)], N);
-    check(DOT, vec![f64s(&mut r, N, 1.0), f64s(&mut r, N, 1.0)], N);
+    check(source("sum_f32"), vec![f32s(&mut r, N, 1.0)], N);
+    check(
+        source("dot"),
+        vec![f64s(&mut r, N, 1.0), f64s(&mut r, N, 1.0)],
+        N,
+    );
 }
 
 #[test]
 fn scan_is_coalesced() {
     let mut r = Rng::new(3);
-    check(SCAN_OF_MAP, vec![i64s(&mut r, N, -100, 100)], N);
+    check(source("scan_of_map"), vec![i64s(&mut r, N, -100, 100)], N);
 }
 
 /// The single-pass scan with decoupled look-back (the default) reads each element once:
@@ -80,13 +84,12 @@ fn scan_is_coalesced() {
 #[test]
 fn lookback_scan_moves_fewer_sectors_than_reduce_then_scan() {
     use dpl_cuda::Scan;
-    use support::programs::AFFINE_SCAN;
     let mut r = Rng::new(4);
     let x = i64s(&mut r, N, -100, 100);
     let (a, b) = (i64s(&mut r, N, -3, 4), i64s(&mut r, N, -100, 100));
     for (name, src, args) in [
-        ("scan_of_map i64", SCAN_OF_MAP, vec![x]),
-        ("affine_scan (i64, i64)", AFFINE_SCAN, vec![a, b]),
+        ("scan_of_map i64", source("scan_of_map"), vec![x]),
+        ("affine_scan (i64, i64)", source("affine_scan"), vec![a, b]),
     ] {
         let total = |scan: Scan| {
             let opts = Options {
@@ -121,14 +124,13 @@ fn lookback_scan_moves_fewer_sectors_than_reduce_then_scan() {
 #[test]
 fn lookback_offsets_move_fewer_sectors() {
     use dpl_cuda::Scan;
-    use support::programs::ROWS_FROM_COUNTS;
     let counts = Value::seq((0..N as u32).map(|i| Value::U32(i % 3)).collect());
     let offsets = |scan: Scan| -> u64 {
         let opts = Options {
             scan,
             ..Options::default()
         };
-        let fs = figures_with(ROWS_FROM_COUNTS, &opts, vec![counts.clone()], N);
+        let fs = figures_with(source("rows_from_counts"), &opts, vec![counts.clone()], N);
         let sectors: u64 = fs
             .iter()
             .filter(|f| f.0.contains("offsets") || f.0.contains("scan_totals"))
@@ -180,7 +182,7 @@ fn laplacian(g: usize) -> (Value, Value, usize) {
 
 /// Sectors moved by the SpMV kernel (the `map`), and the result.
 fn spmv_sectors(inner: Inner, args: Vec<Value>) -> (u64, Value) {
-    let c = compiled(SPMV_CSR);
+    let c = compiled(source("spmv_csr"));
     let prog = dpl_cuda::compile_with(
         &c.fused,
         &Options {
@@ -249,7 +251,7 @@ fn streamed_row_scan_is_one_pass() {
     let mut r = Rng::new(5);
     let row = i64s(&mut r, n, -100, 100);
     let args = vec![Value::seq(vec![row]), i64s(&mut r, 1, 0, 10)];
-    for (k, _, _, _, per) in figures(RUNNING_BALANCES, args, n) {
+    for (k, _, _, _, per) in figures(source("running_balances"), args, n) {
         eprintln!("{k}: {per:.1} thread instructions per element");
         assert!(per < 400.0, "{k}: {per:.1} thread instructions per element");
     }

@@ -15,7 +15,7 @@ use std::process::Command;
 use dpl_cuda::GpuProgram;
 use dpl_cuda::cubin::{self, Arch};
 use support::compiled;
-use support::programs::*;
+use support::programs::source;
 
 /// The tools folder, or `None` (skip) when `DPL_PTX_TOOLS` is unset outside CI.
 fn tools() -> Option<PathBuf> {
@@ -64,20 +64,21 @@ fn entries(symbols: &str) -> Vec<String> {
     v
 }
 
-const PROGRAMS: [(&str, &str); 5] = [
-    ("saxpy", SAXPY),
-    ("sum_i64", SUM_I64),
-    ("sum_map_gather", SUM_MAP_GATHER),
-    ("filter_of_map", FILTER_OF_MAP),
-    ("scan_of_map", SCAN_OF_MAP),
+const PROGRAMS: [&str; 5] = [
+    "saxpy",
+    "sum_i64",
+    "sum_map_gather",
+    "filter_of_map",
+    "scan_of_map",
 ];
 
 #[test]
 fn programs_assemble_into_cubins_holding_their_kernels() {
     let Some(tools) = tools() else { return };
     let ptxas = tools.join(cubin::PTXAS_FILE);
-    for (name, src) in PROGRAMS {
-        let prog = dpl_cuda::compile(&compiled(src).fused).unwrap_or_else(|e| panic!("{e}"));
+    for name in PROGRAMS {
+        let prog =
+            dpl_cuda::compile(&compiled(source(name)).fused).unwrap_or_else(|e| panic!("{e}"));
         let mut want: Vec<String> = prog.kernels.clone();
         want.sort();
         for arch in ["sm_70", "sm_80", "sm_90"] {
@@ -108,7 +109,7 @@ fn programs_assemble_into_cubins_holding_their_kernels() {
 fn cubins_are_embedded_and_survive_encoding() {
     let Some(tools) = tools() else { return };
     let ptxas = tools.join(cubin::PTXAS_FILE);
-    let mut prog = dpl_cuda::compile(&compiled(FILTER_OF_MAP).fused).unwrap();
+    let mut prog = dpl_cuda::compile(&compiled(source("filter_of_map")).fused).unwrap();
     assert!(prog.cubins.is_empty(), "compile embeds no cubin");
     let archs = cubin::parse_archs("sm_80, sm_90a, sm_90, sm_70").unwrap();
     prog.cubins = cubin::assemble_all(&ptxas, &prog.ptx, &archs).unwrap();
@@ -144,7 +145,9 @@ fn ptxas_errors_carry_its_message() {
     // An invalid architecture name is refused before ptxas runs.
     let e = cubin::assemble(
         &ptxas,
-        &dpl_cuda::compile(&compiled(SAXPY).fused).unwrap().ptx,
+        &dpl_cuda::compile(&compiled(source("saxpy")).fused)
+            .unwrap()
+            .ptx,
         "sm_6x",
     )
     .unwrap_err();

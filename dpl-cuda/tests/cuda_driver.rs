@@ -18,7 +18,7 @@ mod support;
 use dpl_core::interp::{self, Value};
 use dpl_cuda::Driver;
 use dpl_cuda::cuda::{CudaDriver, device_count};
-use support::programs::*;
+use support::programs::source;
 use support::*;
 
 /// The beginnings of every error `CudaDriver::new(0)` may give on a machine where it
@@ -169,34 +169,34 @@ fn programs_agree_with_the_interpreter_on_the_gpu() {
 }
 
 fn programs_agree(d: &CudaDriver, sizes: &[usize]) {
-    agree(d, sizes, SAXPY, 0.0, |r, n| {
+    agree(d, sizes, source("saxpy"), 0.0, |r, n| {
         vec![Value::F32(1.5), f32s(r, n, 100.0), f32s(r, n, 100.0)]
     });
-    agree(d, sizes, SUM_I64, 0.0, |r, n| {
+    agree(d, sizes, source("sum_i64"), 0.0, |r, n| {
         vec![i64s(r, n, i64::MIN, i64::MAX)]
     });
-    agree(d, sizes, DOT, 1e-12, |r, n| {
+    agree(d, sizes, source("dot"), 1e-12, |r, n| {
         vec![f64s(r, n, 10.0), f64s(r, n, 10.0)]
     });
-    agree(d, sizes, FILTER_OF_MAP, 0.0, |r, n| {
+    agree(d, sizes, source("filter_of_map"), 0.0, |r, n| {
         vec![i64s(r, n, -1000, 1000)]
     });
     // A 32-bit scalar parameter (the threshold).
-    agree(d, sizes, FILTER_NONE_OR_ALL, 0.0, |r, n| {
+    agree(d, sizes, source("filter_none_or_all"), 0.0, |r, n| {
         vec![u32s(r, n, 0, 100), Value::U32(37)]
     });
-    agree(d, sizes, EXCLUSIVE_SCAN_MAX, 0.0, |r, n| {
+    agree(d, sizes, source("exclusive_scan_max"), 0.0, |r, n| {
         vec![i64s(r, n, -1000, 1000), Value::I64(-7)]
     });
-    agree(d, sizes, SCAN_OF_MAP, 0.0, |r, n| {
+    agree(d, sizes, source("scan_of_map"), 0.0, |r, n| {
         vec![i64s(r, n, i64::MIN, i64::MAX)]
     });
-    agree(d, sizes, SUM_MAP_GATHER, 0.0, |r, n| {
+    agree(d, sizes, source("sum_map_gather"), 0.0, |r, n| {
         let m = n / 2 + 1;
         vec![i64s(r, m, -1 << 40, 1 << 40), indices(r, n, m)]
     });
     // An index out of range is reported as the interpreter reports it.
-    agree(d, sizes, SUM_MAP_GATHER, 0.0, |r, n| {
+    agree(d, sizes, source("sum_map_gather"), 0.0, |r, n| {
         let m = n / 2 + 1;
         let mut idx: Vec<usize> = (0..n).map(|i| i % m).collect();
         if let Some(last) = idx.last_mut() {
@@ -209,7 +209,7 @@ fn programs_agree(d: &CudaDriver, sizes: &[usize]) {
 #[test]
 fn modules_are_cached_and_cubins_preferred() {
     let Some(d) = gpu() else { return };
-    let c = compiled(SAXPY);
+    let c = compiled(source("saxpy"));
     let mut prog = dpl_cuda::compile(&c.fused).unwrap();
     let m1 = d.load_program(&prog).unwrap();
     let m2 = d.load(&prog.ptx).unwrap();
@@ -260,7 +260,7 @@ fn modules_are_cached_and_cubins_preferred() {
 fn a_module_of_another_driver_is_refused() {
     let Some(d1) = gpu() else { return };
     let Some(d2) = gpu() else { return };
-    let c = compiled(SAXPY);
+    let c = compiled(source("saxpy"));
     let prog = dpl_cuda::compile(&c.fused).unwrap();
     let m = d1.load_program(&prog).unwrap();
     let e = d2.launch(&m, &prog.kernels[0], 1, 32, &[]).unwrap_err();
@@ -460,7 +460,7 @@ mod fake {
         assert!(counts()[3] > 0);
 
         // Modules are cached by PTX text.
-        let c = compiled(SAXPY);
+        let c = compiled(source("saxpy"));
         let mut prog = dpl_cuda::compile(&c.fused).unwrap();
         let m1 = d.load_program(&prog).unwrap();
         let modules = counts()[2];

@@ -1,5 +1,5 @@
-//! Every kernel generated for the test programs (the nested ones and those of
-//! `support/rows.rs` under each inner schedule) assembles with NVIDIA's ptxas for sm_70,
+//! Every kernel generated for the test programs of `tests/programs` (the nested ones
+//! under each inner schedule) assembles with NVIDIA's ptxas for sm_70,
 //! sm_80 and sm_90 with `-Werror --warn-on-spills --warn-on-local-memory-usage`; so do
 //! the kernels with other block sizes (`Options::block`) and with block sizes chosen from
 //! register counts (`compile_tuned`).
@@ -15,9 +15,7 @@ use std::process::Command;
 
 use dpl_cuda::{Inner, Options, Scan, cubin::Arch};
 use support::compiled;
-use support::forms::{FORMS, FORMS_NESTED};
-use support::programs::{ALL, NESTED};
-use support::rows::ROWS;
+use support::programs::{Program, all};
 
 fn ptxas() -> Option<PathBuf> {
     match std::env::var_os("DPL_PTX_TOOLS") {
@@ -81,6 +79,12 @@ fn assert_clean(failures: &[String]) {
     );
 }
 
+/// The programs but those of `tests/programs/rows` (maps producing rows, made for the
+/// warp and block schedules).
+fn not_rows() -> impl Iterator<Item = &'static Program> {
+    all().iter().filter(|p| p.group != "rows")
+}
+
 fn temp_dir(what: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("dpl-cuda-{what}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("a temporary folder");
@@ -95,20 +99,19 @@ fn other_block_sizes_and_scans_assemble() {
     let Some(ptxas) = ptxas() else { return };
     let dir = temp_dir("ptxas-blocks");
     let mut failures = Vec::new();
-    let grouped = NESTED
+    let grouped = all()
         .iter()
-        .chain(FORMS_NESTED)
-        .chain(ROWS)
+        .filter(|p| p.nested())
         .map(|p| (p, Inner::Block, Some(1024), Scan::LookBack));
-    let plain = ALL.iter().chain(FORMS).flat_map(|p| {
+    let plain = not_rows().flat_map(|p| {
         [
             (p, Inner::Seq, Some(64), Scan::LookBack),
             (p, Inner::Seq, Some(1024), Scan::LookBack),
             (p, Inner::Seq, None, Scan::ReduceThenScan),
         ]
     });
-    for ((name, src), inner, block, scan) in plain.chain(grouped) {
-        let c = compiled(src);
+    for (p, inner, block, scan) in plain.chain(grouped) {
+        let (name, c) = (&p.name, compiled(&p.text));
         let opts = Options { inner, block, scan };
         let prog =
             dpl_cuda::compile_with(&c.fused, &opts).unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -138,8 +141,8 @@ fn tuned_block_sizes() {
         .collect();
     let mut failures = Vec::new();
     let mut chosen = Vec::new();
-    for (name, src) in ALL.iter().chain(FORMS) {
-        let c = compiled(src);
+    for p in not_rows() {
+        let (name, c) = (&p.name, compiled(&p.text));
         let prog = dpl_cuda::compile_tuned(&c.fused, &Options::default(), &ptxas, &archs)
             .unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_eq!(prog.blocks.len(), prog.kernels.len(), "{name}");
@@ -185,19 +188,12 @@ fn every_kernel_assembles_for_sm70_sm80_sm90() {
     let mut kernels = 0;
     // Every program with the default schedule, the nested ones with a warp and a block
     // per row too.
-    let grouped = NESTED
+    let grouped = all()
         .iter()
-        .chain(FORMS_NESTED)
-        .chain(ROWS)
+        .filter(|p| p.nested())
         .flat_map(|p| [(p, Inner::Warp), (p, Inner::Block)]);
-    for ((name, src), inner) in ALL
-        .iter()
-        .chain(FORMS)
-        .chain(ROWS)
-        .map(|p| (p, Inner::Seq))
-        .chain(grouped)
-    {
-        let c = compiled(src);
+    for (p, inner) in all().iter().map(|p| (p, Inner::Seq)).chain(grouped) {
+        let (name, c) = (&p.name, compiled(&p.text));
         let prog = match dpl_cuda::compile_with(
             &c.fused,
             &Options {
@@ -214,5 +210,5 @@ fn every_kernel_assembles_for_sm70_sm80_sm90() {
     }
     let _ = std::fs::remove_dir_all(&dir);
     assert_clean(&failures);
-    assert!(kernels >= ALL.len(), "{kernels} kernels");
+    assert!(kernels >= all().len(), "{kernels} kernels");
 }

@@ -5,6 +5,7 @@
 //! into destinations of 1 slot (every index equal), a few slots (many collisions), lengths
 //! that are not a multiple of 4 (bytes sharing a word) and as many slots as elements; an
 //! index out of range gives the interpreter's error.
+#![cfg(feature = "sim")]
 
 mod support;
 
@@ -13,7 +14,7 @@ use std::sync::OnceLock;
 use dpl_core::interp::{self, Value};
 use dpl_cuda::sim::SimDriver;
 use dpl_cuda::{Inner, Options};
-use support::forms::*;
+use support::programs::source;
 use support::*;
 
 const SIZES: [usize; 7] = [0, 1, 31, 32, 33, 1000, 20_000];
@@ -87,9 +88,7 @@ fn check(
 }
 
 fn bools(r: &mut Rng, n: usize, one_in: u64) -> Value {
-    seq((0..n)
-        .map(|_| r.next() % one_in == 0)
-        .collect::<Vec<bool>>())
+    seq((0..n).map(|_| r.u64() % one_in == 0).collect::<Vec<bool>>())
 }
 
 /// Indices into `d` slots; with `d == 1` all equal.
@@ -107,7 +106,7 @@ fn scatter_reduce_of_bools() {
             && p.contains("atom.global.cas.b32")
     };
     for one_in in [1, 2, 50] {
-        check(BOOL_OPS, 0.0, ptx_ok, |r, n, d| {
+        check(source("bool_ops"), 0.0, ptx_ok, |r, n, d| {
             vec![bools(r, n, one_in), slots(r, n, d), bools(r, d, 2)]
         });
     }
@@ -116,9 +115,9 @@ fn scatter_reduce_of_bools() {
 fn triples(r: &mut Rng, n: usize) -> Value {
     seq((0..n)
         .map(|_| {
-            let a = r.range(i64::MIN, i64::MAX);
-            let b = r.range(0, u32::MAX as i64 + 1) as u32;
-            let c = r.next() % 8 != 0;
+            let a = r.int_in(i64::MIN..i64::MAX);
+            let b = r.int_in(0..u32::MAX as i64 + 1) as u32;
+            let c = r.u64() % 8 != 0;
             Value::Tuple(vec![a.into(), Value::Tuple(vec![b.into(), c.into()])])
         })
         .collect::<Vec<Value>>())
@@ -133,14 +132,14 @@ fn scatter_reduce_of_tuples_component_wise() {
             && p.contains("red.global.and.b32")
             && !p.contains("atom.acquire")
     };
-    check(PAIR_LEAFWISE, 0.0, ptx_ok, |r, n, d| {
+    check(source("pair_leafwise"), 0.0, ptx_ok, |r, n, d| {
         vec![triples(r, n), slots(r, n, d), triples(r, d)]
     });
 }
 
 fn sums(r: &mut Rng, n: usize) -> Value {
     seq((0..n)
-        .map(|_| Value::Tuple(vec![r.float(1e3).into(), (r.next() % 100).into()]))
+        .map(|_| Value::Tuple(vec![r.f64_in(-1e3, 1e3).into(), (r.u64() % 100).into()]))
         .collect::<Vec<Value>>())
 }
 
@@ -148,8 +147,8 @@ fn sums(r: &mut Rng, n: usize) -> Value {
 fn scatter_reduce_of_float_sums_and_counts() {
     // Float atomics add in any order, as on the CPU: compared with a tolerance.
     let ptx_ok = |p: &str| p.contains("red.global.add.f64") && !p.contains("atom.acquire");
-    let errors = check(SUM_AND_COUNT, 1e-10, ptx_ok, |r, n, d| {
-        let mut idx: Vec<i32> = (0..n).map(|_| (r.next() % d as u64) as i32).collect();
+    let errors = check(source("sum_and_count"), 1e-10, ptx_ok, |r, n, d| {
+        let mut idx: Vec<i32> = (0..n).map(|_| (r.u64() % d as u64) as i32).collect();
         // A negative index at the end of the larger inputs: out of range.
         if n >= 1000 {
             idx[n - 1] = -2;
@@ -166,12 +165,12 @@ fn scatter_reduce_of_tuples_under_locks() {
     let ptx_ok = |p: &str| {
         p.contains("atom.acquire.gpu.global.cas.b32") && p.contains("st.release.gpu.global.u32")
     };
-    let errors = check(ARGMIN_BY_SLOT, 0.0, ptx_ok, |r, n, d| {
+    let errors = check(source("argmin_by_slot"), 0.0, ptx_ok, |r, n, d| {
         // Few distinct values, so ties are common.
         let v = (0..n)
-            .map(|i| Value::Tuple(vec![((r.next() % 5) as f64).into(), i.into()]))
+            .map(|i| Value::Tuple(vec![((r.u64() % 5) as f64).into(), i.into()]))
             .collect::<Vec<_>>();
-        let mut idx: Vec<usize> = (0..n).map(|_| (r.next() % d as u64) as usize).collect();
+        let mut idx: Vec<usize> = (0..n).map(|_| (r.u64() % d as u64) as usize).collect();
         if n == 33 {
             idx[7] = d + 3;
             idx[20] = d;
@@ -189,13 +188,13 @@ fn scatter_reduce_of_tuples_with_bools_under_locks() {
     // `a + b + 1` is not component-wise atomic: a lock, with byte-sized `bool` leaves
     // read and written inside it.
     let ptx_ok = |p: &str| p.contains("atom.acquire.gpu.global.cas.b32");
-    check(BOOL_PAIRS, 0.0, ptx_ok, |r, n, d| {
+    check(source("bool_pairs"), 0.0, ptx_ok, |r, n, d| {
         let pairs = |r: &mut Rng, n: usize| {
             seq((0..n)
                 .map(|_| {
                     Value::Tuple(vec![
-                        (r.next() % 3 != 0).into(),
-                        (r.range(-50, 50) as i32).into(),
+                        (r.u64() % 3 != 0).into(),
+                        (r.int_in(-50..50) as i32).into(),
                     ])
                 })
                 .collect::<Vec<_>>())
@@ -215,14 +214,14 @@ fn scratch(p: &str) -> bool {
 fn per_row_scatter_summed() {
     // Rows longer than the destination: an index out of range in that row.
     let errors = check_with(
-        ROW_SCATTER_SUM,
+        source("row_scatter_sum"),
         0.0,
         &SCHEDULES,
         &[0, 1, 33, 300],
         &[0, 1, 7, 64],
         scratch,
         |r, n, d| {
-            let x = ragged(r, n, 12, |r| Value::I64(r.range(-1000, 1000)));
+            let x = ragged(r, n, 12, |r| Value::I64(r.int_in(-1000..1000)));
             vec![x, i64s(r, d, -5, 5)]
         },
     );
@@ -235,7 +234,7 @@ fn per_row_histogram_read_back() {
     // the bins in use; `k = 4` is out of range in every row.
     for k in [0, 3, 4] {
         let errors = check_with(
-            ROW_HISTOGRAM_READ,
+            source("row_histogram_read"),
             0.0,
             &SCHEDULES,
             &[0, 1, 33, 300],
@@ -243,7 +242,7 @@ fn per_row_histogram_read_back() {
             scratch,
             |r, n, _| {
                 vec![
-                    ragged(r, n, 30, |r| Value::U32(r.next() as u32)),
+                    ragged(r, n, 30, |r| Value::U32(r.u64() as u32)),
                     Value::Usize(k),
                 ]
             },
@@ -259,7 +258,7 @@ fn permute_read_at_each_element() {
     // Each element permutes the captured pairs (a per-thread copy with per-thread
     // duplicate flags) and reads one position; a duplicate index is reported.
     let errors = check_with(
-        PERMUTED_LOOKUPS,
+        source("permuted_lookups"),
         0.0,
         &SCHEDULES,
         &[0, 1, 40],
@@ -269,12 +268,12 @@ fn permute_read_at_each_element() {
             let v = (0..d)
                 .map(|i| Value::Tuple(vec![Value::I64(i as i64 * 7 - 3), (i % 3 == 0).into()]))
                 .collect::<Vec<_>>();
-            let mut perm = r.perm(d);
+            let mut perm = r.permutation(d);
             if d == 9 {
                 perm[8] = perm[2];
             }
             let ks = (0..n)
-                .map(|_| (r.next() % d as u64) as usize)
+                .map(|_| (r.u64() % d as u64) as usize)
                 .collect::<Vec<_>>();
             vec![seq(ks), seq(v), seq(perm)]
         },
@@ -287,18 +286,18 @@ fn permute_read_at_each_element() {
 fn per_row_sequences_chosen_by_an_if() {
     // A ragged result whose rows are a filter (long rows) or a map (short ones).
     check_with(
-        ROW_IF_SEQ,
+        source("row_if_seq"),
         0.0,
         &SCHEDULES,
         &[0, 1, 7, 33, 300],
         &[0],
         |_| true,
-        |r, n, _| vec![ragged(r, n, 12, |r| Value::I32(r.range(-9, 9) as i32))],
+        |r, n, _| vec![ragged(r, n, 12, |r| Value::I32(r.int_in(-9..9) as i32))],
     );
     // The chosen sequence (a captured one or a per-row scan) summed, measured and read
     // at 0: an empty choice fails there, as in the interpreter.
     let errors = check_with(
-        ROW_IF_SEQ_READ,
+        source("row_if_seq_read"),
         0.0,
         &SCHEDULES,
         &[0, 1, 7, 33, 300],
@@ -306,7 +305,7 @@ fn per_row_sequences_chosen_by_an_if() {
         |_| true,
         |r, n, d| {
             vec![
-                ragged(r, n, 9, |r| Value::I64(r.range(-99, 99))),
+                ragged(r, n, 9, |r| Value::I64(r.int_in(-99..99))),
                 i64s(r, d, -5, 5),
             ]
         },
@@ -318,7 +317,7 @@ fn per_row_sequences_chosen_by_an_if() {
 fn inner_schedules_not_applied_to_ragged_results_are_said() {
     // A ragged result runs a thread per element whatever `inner` says: the reason next to
     // each of its kernels' block size says so (PTX comment and `GpuProgram::blocks`).
-    let c = compiled(ROW_IF_SEQ);
+    let c = compiled(source("row_if_seq"));
     for inner in SCHEDULES {
         let opts = Options {
             inner,
@@ -333,7 +332,7 @@ fn inner_schedules_not_applied_to_ragged_results_are_said() {
         assert_eq!(said(&prog.ptx), inner != Inner::Seq, "{inner:?}");
     }
     // A map with scalar elements applies it: nothing said.
-    let c = compiled(ROW_HISTOGRAM_READ);
+    let c = compiled(source("row_histogram_read"));
     for inner in SCHEDULES {
         let opts = Options {
             inner,
@@ -356,27 +355,27 @@ fn per_row_permute_and_scatter_into_the_row_read_again() {
                 let Value::Seq(items) = row else {
                     unreachable!()
                 };
-                r.perm(items.len())
+                r.permutation(items.len())
             })
             .collect()
     };
     let as_value = |p: Vec<Vec<usize>>| Value::seq(p.into_iter().map(seq).collect());
     check_with(
-        ROW_PERMUTE_READ,
+        source("row_permute_read"),
         0.0,
         &SCHEDULES,
         &[0, 1, 7, 33, 300],
         &[0],
         scratch,
         |r, n, _| {
-            let x = ragged(r, n, 30, |r| Value::I64(r.range(-1000, 1000)));
+            let x = ragged(r, n, 30, |r| Value::I64(r.int_in(-1000..1000)));
             let p = perms(r, &x);
             vec![x, as_value(p)]
         },
     );
     // A duplicate in one row, an index out of range in another.
     let errors = check_with(
-        ROW_PERMUTE_READ,
+        source("row_permute_read"),
         0.0,
         &SCHEDULES,
         &[7, 33],
@@ -387,8 +386,8 @@ fn per_row_permute_and_scatter_into_the_row_read_again() {
                 (0..n)
                     .map(|_| {
                         Value::seq(
-                            (0..r.range(3, 9))
-                                .map(|_| Value::I64(r.range(-9, 9)))
+                            (0..r.int_in(3..9))
+                                .map(|_| Value::I64(r.int_in(-9..9)))
                                 .collect(),
                         )
                     })
@@ -406,7 +405,7 @@ fn per_row_permute_and_scatter_into_the_row_read_again() {
     assert_eq!(errors, 2);
 }
 
-/// `n` rows for [`FILTER_SCATTER_READ`]: about one in five empty, one in four of the
+/// `n` rows for [`source("filter_scatter_read")`]: about one in five empty, one in four of the
 /// others with no positive element (filtered out entirely), and per row scatter indices
 /// into its positive elements (duplicates common: up to 12 of them into fewer slots; none
 /// when nothing is kept). With `bad = Some(i)`, row `i` also gets an index one past its
@@ -414,15 +413,15 @@ fn per_row_permute_and_scatter_into_the_row_read_again() {
 fn filtered_rows(r: &mut Rng, n: usize, bad: Option<usize>) -> Vec<Value> {
     let (mut rows, mut idx) = (Vec::with_capacity(n), Vec::with_capacity(n));
     for i in 0..n {
-        let len = if r.next() % 5 == 0 { 0 } else { r.range(1, 30) };
-        let hi = if r.next() % 4 == 0 { 1 } else { 10 };
-        let row: Vec<i64> = (0..len).map(|_| r.range(-9, hi)).collect();
+        let len = if r.u64() % 5 == 0 { 0 } else { r.int_in(1..30) };
+        let hi = if r.u64() % 4 == 0 { 1 } else { 10 };
+        let row: Vec<i64> = (0..len).map(|_| r.int_in(-9..hi)).collect();
         let kept = row.iter().filter(|&&v| v > 0).count();
         let mut ix: Vec<usize> = if kept == 0 {
             Vec::new()
         } else {
-            (0..r.range(0, 13))
-                .map(|_| (r.next() % kept as u64) as usize)
+            (0..r.int_in(0..13))
+                .map(|_| (r.u64() % kept as u64) as usize)
                 .collect()
         };
         if bad == Some(i) {
@@ -442,7 +441,7 @@ fn scatter_into_a_filter_read_again() {
     // all-filtered-out rows give empty results. A third scatter goes into the row (short
     // rows) or its filter, as an `if` chooses: bounded by the larger of the two bounds.
     let errors = check_with(
-        FILTER_SCATTER_READ,
+        source("filter_scatter_read"),
         0.0,
         &SCHEDULES,
         &[0, 1, 7, 33, 300],
@@ -453,7 +452,7 @@ fn scatter_into_a_filter_read_again() {
     assert_eq!(errors, 0);
     // An index past the filtered row: the interpreter's error.
     let errors = check_with(
-        FILTER_SCATTER_READ,
+        source("filter_scatter_read"),
         0.0,
         &SCHEDULES,
         &[7, 33],
@@ -471,7 +470,7 @@ fn per_row_tuples_holding_sequences_chosen_by_an_if() {
     // sequence where it is read (summed, measured, read at 0: an empty one fails there,
     // as in the interpreter).
     let errors = check_with(
-        ROW_IF_PAIR_READ,
+        source("row_if_pair_read"),
         0.0,
         &SCHEDULES,
         &[0, 1, 7, 33, 300],
@@ -481,16 +480,17 @@ fn per_row_tuples_holding_sequences_chosen_by_an_if() {
             let x = Value::seq(
                 (0..n)
                     .map(|_| {
-                        let len = r.range(0, 12);
-                        let lo = if r.next() % 8 == 0 { -9 } else { 1 };
-                        Value::seq((0..len).map(|_| Value::I64(r.range(lo, 9))).collect())
+                        let len = r.int_in(0..12);
+                        let lo = if r.u64() % 8 == 0 { -9 } else { 1 };
+                        Value::seq((0..len).map(|_| Value::I64(r.int_in(lo..9))).collect())
                     })
                     .collect(),
             );
             vec![x, i64s(r, d, -5, 5)]
         },
     );
-    // Short rows fail with an empty captured sequence (d = 0), long rows with no positive
-    // element; d = 3 with only short or mostly positive rows passes.
-    assert!(errors > 0 && errors < 5, "{errors}");
+    // Short rows fail with an empty captured sequence (d = 0: at n = 7, 33 and 300 some row
+    // is short), long rows with no positive element (rare: only rows drawn from -9..9);
+    // n = 0 never fails, d = 3 with only short or mostly positive rows passes.
+    assert!((3..10).contains(&errors), "{errors}");
 }

@@ -8,7 +8,7 @@ mod support;
 
 use dpl_core::interp::Value;
 use dpl_cuda::sim::SimDriver;
-use support::programs::{TRANSCENDENTAL_F32, TRANSCENDENTAL_F64};
+use support::programs::source;
 use support::*;
 
 const NAMES: [&str; 8] = ["exp", "ln", "log2", "sin", "cos", "tanh", "powf", "%"];
@@ -105,7 +105,11 @@ fn special64() -> Vec<f64> {
 
 /// Checks every function at every `(x[i], y[i])`; returns the largest ulp error of each.
 fn check64(x: &[f64], y: &[f64], tol: u64) -> [u64; 8] {
-    let got = run(TRANSCENDENTAL_F64, seq(x.to_vec()), seq(y.to_vec()));
+    let got = run(
+        source("transcendental_f64"),
+        seq(x.to_vec()),
+        seq(y.to_vec()),
+    );
     let mut worst = [0u64; 8];
     for (i, row) in got.iter().enumerate() {
         let (a, b) = (x[i], y[i]);
@@ -137,7 +141,11 @@ fn check64(x: &[f64], y: &[f64], tol: u64) -> [u64; 8] {
 }
 
 fn check32(x: &[f32], y: &[f32], tol: u64) -> [u64; 8] {
-    let got = run(TRANSCENDENTAL_F32, seq(x.to_vec()), seq(y.to_vec()));
+    let got = run(
+        source("transcendental_f32"),
+        seq(x.to_vec()),
+        seq(y.to_vec()),
+    );
     let mut worst = [0u64; 8];
     for (i, row) in got.iter().enumerate() {
         let (a, b) = (x[i], y[i]);
@@ -175,18 +183,18 @@ fn f64_random_arguments() {
     let mut y = Vec::new();
     for scale in [1.0, 30.0, 700.0] {
         for _ in 0..300 {
-            x.push(r.float(scale));
-            y.push(r.float(3.0));
+            x.push(r.f64_in(-scale, scale));
+            y.push(r.f64_in(-3.0, 3.0));
         }
     }
     // Positive arguments for ln/log2/powf.
     for _ in 0..300 {
-        x.push(r.float(50.0).abs());
-        y.push(r.float(20.0));
+        x.push(r.f64_in(-50.0, 50.0).abs());
+        y.push(r.f64_in(-20.0, 20.0));
     }
     for _ in 0..100 {
-        x.push(2f64.powi(r.range(-1070, 1020) as i32) * (1.0 + r.float(0.5)));
-        y.push(r.float(1.0));
+        x.push(2f64.powi(r.int_in(-1070..1020) as i32) * (1.0 + r.f64_in(-0.5, 0.5)));
+        y.push(r.f64_in(-1.0, 1.0));
     }
     let worst = check64(&x, &y, 2);
     eprintln!(
@@ -202,13 +210,13 @@ fn f32_random_arguments() {
     let mut y = Vec::new();
     for scale in [1.0, 30.0, 80.0] {
         for _ in 0..300 {
-            x.push(r.float(scale) as f32);
-            y.push(r.float(3.0) as f32);
+            x.push(r.f64_in(-scale, scale) as f32);
+            y.push(r.f64_in(-3.0, 3.0) as f32);
         }
     }
     for _ in 0..300 {
-        x.push(r.float(50.0).abs() as f32);
-        y.push(r.float(20.0) as f32);
+        x.push(r.f64_in(-50.0, 50.0).abs() as f32);
+        y.push(r.f64_in(-20.0, 20.0) as f32);
     }
     let worst = check32(&x, &y, 2);
     eprintln!(
@@ -242,8 +250,8 @@ fn float_remainder_far_apart_exponents() {
     let mut x = Vec::new();
     let mut y = Vec::new();
     for _ in 0..200 {
-        x.push(r.float(1.0) * 2f64.powi(r.range(-60, 300) as i32));
-        y.push(r.float(1.0) * 2f64.powi(r.range(-1070, 60) as i32));
+        x.push(r.f64_in(-1.0, 1.0) * 2f64.powi(r.int_in(-60..300) as i32));
+        y.push(r.f64_in(-1.0, 1.0) * 2f64.powi(r.int_in(-1070..60) as i32));
     }
     x.push(f64::MAX);
     y.push(5e-324);
@@ -255,8 +263,8 @@ fn sin_cos_of_huge_and_nearly_multiple_of_half_pi_arguments() {
     let mut r = Rng::new(14);
     let mut x = Vec::new();
     for _ in 0..400 {
-        let e = r.range(0, 1023) as i32;
-        x.push(r.float(1.0) * 2f64.powi(e));
+        let e = r.int_in(0..1023) as i32;
+        x.push(r.f64_in(-1.0, 1.0) * 2f64.powi(e));
     }
     // Doubles closest to multiples of pi/2 (the reduced argument is tiny).
     for k in [1.0f64, 2.0, 3.0, 100.0, 1e5, 1e6, 1e9, 1e15, 1e22] {
@@ -282,7 +290,11 @@ fn sin_cos_of_huge_and_nearly_multiple_of_half_pi_arguments() {
     // -4.687165924254628e-19; the host's libm gives a value 8 ulps away, so this case is
     // checked against the exact value.
     let hard = 6_381_956_970_095_103.0 * 2f64.powi(797);
-    let got = run(TRANSCENDENTAL_F64, seq(vec![hard]), seq(vec![1.0f64]));
+    let got = run(
+        source("transcendental_f64"),
+        seq(vec![hard]),
+        seq(vec![1.0f64]),
+    );
     assert_eq!(got[0][3], Value::F64(1.0));
     assert_eq!(got[0][4], Value::F64(-4.687_165_924_254_628e-19));
 }

@@ -11,7 +11,7 @@ use std::sync::OnceLock;
 use dpl_core::interp::{self, Value};
 use dpl_cuda::sim::SimDriver;
 use dpl_cuda::{Inner, Options};
-use support::programs::*;
+use support::programs::source;
 use support::*;
 
 const SCHEDULES: [Inner; 4] = [Inner::Seq, Inner::Warp, Inner::Block, Inner::Auto];
@@ -68,29 +68,33 @@ fn matrix(r: &mut Rng, n: usize, width: usize, mut item: impl FnMut(&mut Rng) ->
 }
 
 fn f32v(r: &mut Rng) -> Value {
-    Value::F32(r.float(10.0) as f32)
+    Value::F32(r.f64_in(-10.0, 10.0) as f32)
 }
 fn f64v(r: &mut Rng) -> Value {
-    Value::F64(r.float(10.0))
+    Value::F64(r.f64_in(-10.0, 10.0))
 }
 fn i64v(r: &mut Rng) -> Value {
-    Value::I64(r.range(-1000, 1000))
+    Value::I64(r.int_in(-1000..1000))
 }
 fn i32v(r: &mut Rng) -> Value {
-    Value::I32(r.range(-1000, 1000) as i32)
+    Value::I32(r.int_in(-1000..1000) as i32)
 }
 
 #[test]
 fn row_sums() {
-    check(ROW_SUMS, &SIZES, 1e-4, |r, n| vec![ragged(r, n, 40, f32v)]);
-    check(ROW_SUMS, &[5, 64], 1e-4, |r, n| vec![matrix(r, n, 9, f32v)]);
+    check(source("row_sums"), &SIZES, 1e-4, |r, n| {
+        vec![ragged(r, n, 40, f32v)]
+    });
+    check(source("row_sums"), &[5, 64], 1e-4, |r, n| {
+        vec![matrix(r, n, 9, f32v)]
+    });
 }
 
 #[test]
 fn spmv_csr() {
-    check(SPMV_CSR, &SIZES, 1e-4, |r, n| {
+    check(source("spmv_csr"), &SIZES, 1e-4, |r, n| {
         let m = n + 3;
-        let lens: Vec<usize> = (0..n).map(|_| r.range(0, 12) as usize).collect();
+        let lens: Vec<usize> = (0..n).map(|_| r.int_in(0..12) as usize).collect();
         let vals = Value::seq(
             lens.iter()
                 .map(|&l| Value::seq((0..l).map(|_| f32v(r)).collect()))
@@ -101,7 +105,7 @@ fn spmv_csr() {
                 .map(|&l| {
                     Value::seq(
                         (0..l)
-                            .map(|_| Value::U32(r.range(0, m as i64) as u32))
+                            .map(|_| Value::U32(r.int_in(0..m as i64) as u32))
                             .collect(),
                     )
                 })
@@ -113,8 +117,8 @@ fn spmv_csr() {
 
 #[test]
 fn spmv_csr_bad_column_and_mismatched_rows() {
-    let errors = check(SPMV_CSR, &[7, 33, 300], 1e-4, |r, n| {
-        let lens: Vec<usize> = (0..n).map(|_| r.range(1, 6) as usize).collect();
+    let errors = check(source("spmv_csr"), &[7, 33, 300], 1e-4, |r, n| {
+        let lens: Vec<usize> = (0..n).map(|_| r.int_in(1..6) as usize).collect();
         let vals = Value::seq(
             lens.iter()
                 .map(|&l| Value::seq((0..l).map(|_| f32v(r)).collect()))
@@ -135,9 +139,9 @@ fn spmv_csr_bad_column_and_mismatched_rows() {
         vec![vals, cols, f32s(r, 4, 2.0)]
     });
     assert_eq!(errors, 3);
-    let errors = check(SPMV_CSR, &[7, 33], 1e-4, |r, n| {
+    let errors = check(source("spmv_csr"), &[7, 33], 1e-4, |r, n| {
         let vals = ragged(r, n, 5, f32v);
-        let cols = ragged(r, n, 5, |r| Value::U32(r.range(0, 4) as u32));
+        let cols = ragged(r, n, 5, |r| Value::U32(r.int_in(0..4) as u32));
         vec![vals, cols, f32s(r, 4, 2.0)]
     });
     assert_eq!(errors, 2);
@@ -145,14 +149,14 @@ fn spmv_csr_bad_column_and_mismatched_rows() {
 
 #[test]
 fn row_min_max_and_empty_rows() {
-    check(ROW_MIN_MAX, &[0, 1, 7, 300], 0.0, |r, n| {
+    check(source("row_min_max"), &[0, 1, 7, 300], 0.0, |r, n| {
         vec![Value::seq(
             (0..n)
-                .map(|_| Value::seq((0..r.range(1, 30)).map(|_| i64v(r)).collect()))
+                .map(|_| Value::seq((0..r.int_in(1..30)).map(|_| i64v(r)).collect()))
                 .collect(),
         )]
     });
-    let errors = check(ROW_MIN_MAX, &[7, 300], 0.0, |r, n| {
+    let errors = check(source("row_min_max"), &[7, 300], 0.0, |r, n| {
         vec![ragged(r, n, 30, i64v)]
     });
     assert_eq!(errors, 2);
@@ -160,13 +164,15 @@ fn row_min_max_and_empty_rows() {
 
 #[test]
 fn row_scans() {
-    check(ROW_SCAN, &SIZES, 0.0, |r, n| vec![ragged(r, n, 40, i64v)]);
-    check(RUNNING_BALANCES, &SIZES, 0.0, |r, n| {
+    check(source("row_scan"), &SIZES, 0.0, |r, n| {
+        vec![ragged(r, n, 40, i64v)]
+    });
+    check(source("running_balances"), &SIZES, 0.0, |r, n| {
         vec![ragged(r, n, 40, i64v), i64s(r, n, -100, 100)]
     });
-    check(ROW_EXCLUSIVE_SCAN, &SIZES, 0.0, |r, n| {
+    check(source("row_exclusive_scan"), &SIZES, 0.0, |r, n| {
         vec![
-            ragged(r, n, 40, |r| Value::U32(r.next() as u32)),
+            ragged(r, n, 40, |r| Value::U32(r.u64() as u32)),
             u32s(r, n, 0, 1 << 30),
         ]
     });
@@ -174,21 +180,21 @@ fn row_scans() {
 
 #[test]
 fn row_filters() {
-    check(ROW_FILTER_OF_MAP, &SIZES, 0.0, |r, n| {
+    check(source("row_filter_of_map"), &SIZES, 0.0, |r, n| {
         vec![ragged(r, n, 40, i64v)]
     });
-    check(ROW_MAP_OF_FILTER, &SIZES, 0.0, |r, n| {
+    check(source("row_map_of_filter"), &SIZES, 0.0, |r, n| {
         vec![ragged(r, n, 40, f32v)]
     });
-    check(ROW_SUM_OF_FILTER, &SIZES, 0.0, |r, n| {
+    check(source("row_sum_of_filter"), &SIZES, 0.0, |r, n| {
         vec![ragged(r, n, 40, i32v)]
     });
-    check(ROW_NEIGHBOUR_DIFFS, &SIZES, 0.0, |r, n| {
+    check(source("row_neighbour_diffs"), &SIZES, 0.0, |r, n| {
         vec![ragged(r, n, 40, i32v)]
     });
-    check(GATHER_KEPT_INDICES, &SIZES, 0.0, |r, n| {
+    check(source("gather_kept_indices"), &SIZES, 0.0, |r, n| {
         vec![
-            ragged(r, n, 20, |r| Value::U32(r.range(0, 60) as u32)),
+            ragged(r, n, 20, |r| Value::U32(r.int_in(0..60) as u32)),
             f32s(r, 40, 1.0),
         ]
     });
@@ -196,41 +202,41 @@ fn row_filters() {
 
 #[test]
 fn gathered_and_identical_rows() {
-    check(PICK_ROWS, &SIZES, 0.0, |r, n| {
+    check(source("pick_rows"), &SIZES, 0.0, |r, n| {
         let m = n + 2;
         vec![ragged(r, m, 30, i32v), u32s(r, n, 0, m as i64)]
     });
-    let errors = check(PICK_ROWS, &[7, 33], 0.0, |r, n| {
+    let errors = check(source("pick_rows"), &[7, 33], 0.0, |r, n| {
         vec![ragged(r, n, 30, i32v), u32s(r, n, 0, n as i64 + 2)]
     });
     assert_eq!(errors, 2);
-    check(IDENTITY_NESTED, &SIZES, 0.0, |r, n| {
+    check(source("identity_nested"), &SIZES, 0.0, |r, n| {
         vec![ragged(r, n, 30, |r| {
-            Value::Tuple(vec![i32v(r), Value::Bool(r.next() % 2 == 0)])
+            Value::Tuple(vec![i32v(r), Value::Bool(r.u64() % 2 == 0)])
         })]
     });
 }
 
 #[test]
 fn rows_built_from_counts() {
-    check(ROWS_FROM_COUNTS, &SIZES, 0.0, |r, n| {
+    check(source("rows_from_counts"), &SIZES, 0.0, |r, n| {
         vec![u32s(r, n, 0, 50)]
     });
 }
 
 #[test]
 fn row_index_in_and_out_of_range() {
-    check(ROW_INDEX, &[0, 1, 33], 0.0, |r, n| {
+    check(source("row_index"), &[0, 1, 33], 0.0, |r, n| {
         vec![
             Value::seq(
                 (0..n)
-                    .map(|_| Value::seq((0..r.range(3, 9)).map(|_| i32v(r)).collect()))
+                    .map(|_| Value::seq((0..r.int_in(3..9)).map(|_| i32v(r)).collect()))
                     .collect(),
             ),
             Value::Usize(2),
         ]
     });
-    let errors = check(ROW_INDEX, &[7, 300], 0.0, |r, n| {
+    let errors = check(source("row_index"), &[7, 300], 0.0, |r, n| {
         vec![ragged(r, n, 9, i32v), Value::Usize(2)]
     });
     assert_eq!(errors, 2);
@@ -238,15 +244,15 @@ fn row_index_in_and_out_of_range() {
 
 #[test]
 fn centered_rows_and_row_dots() {
-    check(CENTERED_ROWS, &SIZES, 1e-12, |r, n| {
+    check(source("centered_rows"), &SIZES, 1e-12, |r, n| {
         vec![ragged(r, n, 40, f64v)]
     });
-    check(ROW_DOTS, &SIZES, 1e-12, |r, n| {
+    check(source("row_dots"), &SIZES, 1e-12, |r, n| {
         let a = matrix(r, n, 13, f64v);
         let b = matrix(r, n, 13, f64v);
         vec![a, b]
     });
-    let errors = check(ROW_DOTS, &[7], 1e-12, |r, n| {
+    let errors = check(source("row_dots"), &[7], 1e-12, |r, n| {
         vec![matrix(r, n, 13, f64v), matrix(r, n, 12, f64v)]
     });
     assert_eq!(errors, 1);
@@ -254,10 +260,10 @@ fn centered_rows_and_row_dots() {
 
 #[test]
 fn matrix_row_on_the_host_and_first_column() {
-    check(MAT_ROW_AND_COL0, &[1, 7, 33], 1e-12, |r, n| {
+    check(source("mat_row_and_col0"), &[1, 7, 33], 1e-12, |r, n| {
         vec![matrix(r, n, 6, f64v), Value::Usize(n / 2)]
     });
-    let errors = check(MAT_ROW_AND_COL0, &[0, 7], 1e-12, |r, n| {
+    let errors = check(source("mat_row_and_col0"), &[0, 7], 1e-12, |r, n| {
         vec![matrix(r, n, 6, f64v), Value::Usize(n + 1)]
     });
     assert_eq!(errors, 2);
@@ -265,18 +271,18 @@ fn matrix_row_on_the_host_and_first_column() {
 
 #[test]
 fn three_loops_per_row() {
-    check(PAIR_SUMS_PER_ROW, &SIZES, 0.0, |r, n| {
+    check(source("pair_sums_per_row"), &SIZES, 0.0, |r, n| {
         vec![ragged(r, n, 20, i64v)]
     });
 }
 
 #[test]
 fn random_access_into_row_scans_and_filters() {
-    let errors = check(LAST_OF_ROW_SCAN, &SIZES, 0.0, |r, n| {
+    let errors = check(source("last_of_row_scan"), &SIZES, 0.0, |r, n| {
         vec![
             Value::seq(
                 (0..n)
-                    .map(|_| Value::seq((0..r.range(4, 20)).map(|_| i64v(r)).collect()))
+                    .map(|_| Value::seq((0..r.int_in(4..20)).map(|_| i64v(r)).collect()))
                     .collect(),
             ),
             Value::Usize(1),
@@ -287,13 +293,15 @@ fn random_access_into_row_scans_and_filters() {
 
 #[test]
 fn offsets_of_rows() {
-    check(OFFSETS_OF, &SIZES, 0.0, |r, n| vec![ragged(r, n, 40, i32v)]);
+    check(source("offsets_of"), &SIZES, 0.0, |r, n| {
+        vec![ragged(r, n, 40, i32v)]
+    });
 }
 
 #[test]
 fn per_row_scatter_reduce_scatter_and_permute() {
-    check(ROW_HISTOGRAMS, &SIZES, 0.0, |r, n| {
-        vec![ragged(r, n, 30, |r| Value::U32(r.next() as u32))]
+    check(source("row_histograms"), &SIZES, 0.0, |r, n| {
+        vec![ragged(r, n, 30, |r| Value::U32(r.u64() as u32))]
     });
     // Each row permuted by a random permutation of its positions.
     let perms = |r: &mut Rng, x: &Value| -> Value {
@@ -305,7 +313,7 @@ fn per_row_scatter_reduce_scatter_and_permute() {
                         unreachable!()
                     };
                     Value::seq(
-                        r.perm(items.len())
+                        r.permutation(items.len())
                             .into_iter()
                             .map(|p| Value::I64(p as i64))
                             .collect(),
@@ -314,16 +322,16 @@ fn per_row_scatter_reduce_scatter_and_permute() {
                 .collect(),
         )
     };
-    check(ROW_PERMUTE_SCATTER, &SIZES, 0.0, |r, n| {
+    check(source("row_permute_scatter"), &SIZES, 0.0, |r, n| {
         let x = ragged(r, n, 30, i32v);
         let idx = perms(r, &x);
         vec![x, idx]
     });
     // A duplicate, and an index out of range, in some row.
-    let errors = check(ROW_PERMUTE_SCATTER, &[7, 33], 0.0, |r, n| {
+    let errors = check(source("row_permute_scatter"), &[7, 33], 0.0, |r, n| {
         let x = Value::seq(
             (0..n)
-                .map(|_| Value::seq((0..r.range(3, 9)).map(|_| i32v(r)).collect()))
+                .map(|_| Value::seq((0..r.int_in(3..9)).map(|_| i32v(r)).collect()))
                 .collect(),
         );
         let Value::Seq(p) = perms(r, &x) else {
@@ -347,19 +355,19 @@ fn per_row_scatter_reduce_scatter_and_permute() {
 
 #[test]
 fn row_argmax_with_branches_in_the_operator() {
-    check(ROW_ARGMAX, &SIZES, 0.0, |r, n| {
-        vec![ragged(r, n, 40, |r| Value::F32((r.range(-5, 5)) as f32))]
+    check(source("row_argmax"), &SIZES, 0.0, |r, n| {
+        vec![ragged(r, n, 40, |r| Value::F32((r.int_in(-5..5)) as f32))]
     });
 }
 
 #[test]
 fn filter_of_rows_and_unzipped_rows() {
     for k in [0, 1, 3] {
-        check(ROWS_LONGER_THAN, &SIZES, 0.0, |r, n| {
+        check(source("rows_longer_than"), &SIZES, 0.0, |r, n| {
             vec![ragged(r, n, 7, i32v), Value::Usize(k)]
         });
     }
-    check(ROW_POSITIVES_AND_SUMS, &SIZES, 0.0, |r, n| {
+    check(source("row_positives_and_sums"), &SIZES, 0.0, |r, n| {
         vec![ragged(r, n, 30, i32v)]
     });
 }
@@ -371,10 +379,10 @@ fn filter_of_rows_and_unzipped_rows() {
 /// schedule on sm_90.)
 #[test]
 fn first_failure_in_sequential_order_under_every_schedule() {
-    let errors = check(TWO_FAILURES_PER_ROW, &[1, 7], 0.0, |r, n| {
+    let errors = check(source("two_failures_per_row"), &[1, 7], 0.0, |r, n| {
         let rows = (0..n)
             .map(|i| {
-                let mut row: Vec<i32> = (0..40).map(|_| r.range(1, 10) as i32).collect();
+                let mut row: Vec<i32> = (0..40).map(|_| r.int_in(1..10) as i32).collect();
                 if i == n / 2 {
                     row[2] = 0;
                     row[5] = 999;

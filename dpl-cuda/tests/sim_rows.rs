@@ -16,7 +16,7 @@ use dpl_core::interp::{self, Value};
 use dpl_cuda::plan::Step;
 use dpl_cuda::sim::SimDriver;
 use dpl_cuda::{GpuProgram, Inner, Options};
-use support::rows::*;
+use support::programs::{self, source};
 use support::*;
 
 fn driver() -> &'static SimDriver {
@@ -39,7 +39,7 @@ const SCHEDULES: [(Inner, Option<u32>); 6] = [
 /// block of a block per row (128) and 256, a mix with many rows, very long rows.
 fn shapes() -> Vec<Vec<usize>> {
     let mut r = Rng::new(7);
-    let many: Vec<usize> = (0..300).map(|_| r.range(0, 40) as usize).collect();
+    let many: Vec<usize> = (0..300).map(|_| r.int_in(0..40) as usize).collect();
     vec![
         vec![],
         vec![0],
@@ -187,7 +187,7 @@ fn scan_rows<T: Clone>(rows: &[Vec<T>], f: impl Fn(&T, &T) -> T) -> Vec<Vec<T>> 
 }
 
 fn nonzero_i32(r: &mut Rng) -> i32 {
-    let v = r.range(-60, 60) as i32;
+    let v = r.int_in(-60..60) as i32;
     if v == 0 { 7 } else { v }
 }
 
@@ -196,17 +196,17 @@ fn elementwise_maps_over_rows() {
     let f = |x: &f32| Value::F32(*x);
     let cs = cases(
         false,
-        |r| r.float(10.0) as f32,
+        |r| r.f64_in(-10.0, 10.0) as f32,
         |rows| vec![nested(rows, f), Value::F32(-1.5)],
         |rows| Some(nested(&map_rows(rows, |v| v * -1.5), f)),
     );
-    check(SCALE_ROWS, 0.0, &cs);
+    check(source("scale_rows"), 0.0, &cs);
 
     // Two rows zipped; one row of `y` a different length fails the nested `eq_len`.
     let i = |x: &i64| Value::I64(*x);
     let mut cs = cases(
         false,
-        |r| r.range(-1 << 40, 1 << 40),
+        |r| r.int_in(-1 << 40..1 << 40),
         |rows| vec![nested(rows, i), nested(&map_rows(rows, |v| v ^ 0x55), i)],
         |rows| {
             let sums = rows
@@ -225,7 +225,7 @@ fn elementwise_maps_over_rows() {
         args: vec![nested(&rows, i), nested(&short_y, i)],
         want: None,
     });
-    assert_eq!(check(ADD_ROWS, 0.0, &cs), 1);
+    assert_eq!(check(source("add_rows"), 0.0, &cs), 1);
 }
 
 #[test]
@@ -235,7 +235,7 @@ fn gathers_per_row_and_their_failures() {
     let xv = Value::seq(x.iter().map(|&v| Value::F64(v)).collect());
     let mut cs = cases(
         false,
-        |r| r.range(0, 500) as u32,
+        |r| r.int_in(0..500) as u32,
         |rows| vec![nested(rows, u), xv.clone()],
         |rows| {
             let g = map_rows(rows, |&c| x[c as usize]);
@@ -246,7 +246,7 @@ fn gathers_per_row_and_their_failures() {
     // of a later chunk): the first row's first bad one is reported.
     let mut r = Rng::new(9);
     let rows = rows_of(&[40, 3, 70, 100, 0, 33, 1, 64, 5, 300], &mut r, |r| {
-        r.range(0, 500) as u32
+        r.int_in(0..500) as u32
     });
     for bad in [
         vec![(3, 90), (9, 250), (9, 3)],
@@ -262,7 +262,7 @@ fn gathers_per_row_and_their_failures() {
             want: None,
         });
     }
-    assert_eq!(check(GATHER_ROWS, 0.0, &cs), 3);
+    assert_eq!(check(source("gather_rows"), 0.0, &cs), 3);
 }
 
 #[test]
@@ -283,7 +283,7 @@ fn divisions_per_element_and_their_failures() {
             want: None,
         });
     }
-    assert_eq!(check(DIV_ROWS, 0.0, &cs), 2);
+    assert_eq!(check(source("div_rows"), 0.0, &cs), 2);
 }
 
 #[test]
@@ -291,7 +291,7 @@ fn reductions_per_element_of_a_row() {
     let i = |x: &i64| Value::I64(*x);
     let cs = cases(
         true,
-        |r| r.range(-1000, 1000),
+        |r| r.int_in(-1000..1000),
         |rows| vec![nested(rows, i)],
         |rows| {
             let out: Vec<Vec<i64>> = rows
@@ -305,14 +305,14 @@ fn reductions_per_element_of_a_row() {
             Some(nested(&out, i))
         },
     );
-    check(ROW_PRODUCT_SUMS, 0.0, &cs);
+    check(source("row_product_sums"), 0.0, &cs);
 }
 
 #[test]
 fn scans_over_rows_keep_their_order() {
     let cs = cases(
         false,
-        |r| (r.range(-3, 4), r.range(-1000, 1000)),
+        |r| (r.int_in(-3..4), r.int_in(-1000..1000)),
         |rows| vec![nested(rows, pair)],
         |rows| {
             let s = scan_rows(rows, |f, g| {
@@ -324,15 +324,15 @@ fn scans_over_rows_keep_their_order() {
             Some(nested(&s, pair))
         },
     );
-    check(AFFINE_ROWS, 0.0, &cs);
+    check(source("affine_rows"), 0.0, &cs);
 
     let cs = cases(
         false,
-        |r| (r.next() >> 11) as f64 / (1u64 << 53) as f64,
+        |r| (r.u64() >> 11) as f64 / (1u64 << 53) as f64,
         |rows| vec![nested(rows, |v| Value::F64(*v))],
         |rows| Some(nested(&scan_rows(rows, |a, b| a + b), |v| Value::F64(*v))),
     );
-    check(FLOAT_ROW_SCAN, 1e-9, &cs);
+    check(source("float_row_scan"), 1e-9, &cs);
 }
 
 #[test]
@@ -374,7 +374,7 @@ fn exclusive_scans_over_rows_and_their_failures() {
             want: None,
         });
     }
-    assert_eq!(check(DIV_EXCLUSIVE_SCAN, 0.0, &cs), 2);
+    assert_eq!(check(source("div_exclusive_scan"), 0.0, &cs), 2);
 }
 
 #[test]
@@ -382,7 +382,7 @@ fn filters_over_rows_keep_their_order() {
     let f = |x: &f32| Value::F32(*x);
     let cs = cases(
         false,
-        |r| r.float(1.0) as f32,
+        |r| r.f64_in(-1.0, 1.0) as f32,
         |rows| vec![nested(rows, f)],
         |rows| {
             let kept: Vec<Vec<f32>> = rows
@@ -392,10 +392,10 @@ fn filters_over_rows_keep_their_order() {
             Some(nested(&kept, f))
         },
     );
-    check(POSITIVES, 0.0, &cs);
+    check(source("positives"), 0.0, &cs);
 
     let p = |x: &(i32, bool)| Value::Tuple(vec![Value::I32(x.0), Value::Bool(x.1)]);
-    let item = |r: &mut Rng| (nonzero_i32(r), r.next() % 7 == 0);
+    let item = |r: &mut Rng| (nonzero_i32(r), r.u64() % 7 == 0);
     let mut cs = cases(
         false,
         item,
@@ -422,7 +422,7 @@ fn filters_over_rows_keep_their_order() {
             want: None,
         });
     }
-    assert_eq!(check(DIV_FILTER, 0.0, &cs), 2);
+    assert_eq!(check(source("div_filter"), 0.0, &cs), 2);
 }
 
 #[test]
@@ -430,7 +430,7 @@ fn scans_and_filters_composed() {
     let i = |x: &i64| Value::I64(*x);
     let cs = cases(
         false,
-        |r| r.range(-50, 50),
+        |r| r.int_in(-50..50),
         |rows| vec![nested(rows, i)],
         |rows| {
             let kept: Vec<Vec<i64>> = scan_rows(rows, |a, b| a.wrapping_add(*b))
@@ -440,11 +440,11 @@ fn scans_and_filters_composed() {
             Some(nested(&kept, i))
         },
     );
-    check(FILTER_OF_SCAN, 0.0, &cs);
+    check(source("filter_of_scan"), 0.0, &cs);
 
     let cs = cases(
         false,
-        |r| r.range(-50, 50),
+        |r| r.int_in(-50..50),
         |rows| vec![nested(rows, i)],
         |rows| {
             let odd: Vec<Vec<i64>> = rows
@@ -454,7 +454,7 @@ fn scans_and_filters_composed() {
             Some(nested(&scan_rows(&odd, |a, b| a.wrapping_add(*b)), i))
         },
     );
-    check(SCAN_OF_FILTER, 0.0, &cs);
+    check(source("scan_of_filter"), 0.0, &cs);
 }
 
 #[test]
@@ -462,7 +462,7 @@ fn filters_of_rows() {
     let i = |x: &i64| Value::I64(*x);
     let cs = cases(
         false,
-        |r| r.range(-100, 100),
+        |r| r.int_in(-100..100),
         |rows| vec![nested(rows, i)],
         |rows| {
             let kept: Vec<Vec<i64>> = rows
@@ -473,13 +473,13 @@ fn filters_of_rows() {
             Some(nested(&kept, i))
         },
     );
-    check(KEEP_ROWS_BY_SUM, 0.0, &cs);
+    check(source("keep_rows_by_sum"), 0.0, &cs);
 
     // Rows shorter than 2 fail (reported at the first such row).
     let i = |x: &i32| Value::I32(*x);
     let cs = cases(
         false,
-        |r| r.range(-100, 100) as i32,
+        |r| r.int_in(-100..100) as i32,
         |rows| vec![nested(rows, i)],
         |rows| {
             rows.iter().all(|r| r.len() >= 2).then(|| {
@@ -489,7 +489,7 @@ fn filters_of_rows() {
         },
     );
     let failing = cs.iter().filter(|c| c.want.is_none()).count();
-    assert_eq!(check(KEEP_ROWS_BY_SECOND, 0.0, &cs), failing);
+    assert_eq!(check(source("keep_rows_by_second"), 0.0, &cs), failing);
     assert!(failing > 0 && failing < cs.len());
 }
 
@@ -516,18 +516,18 @@ fn launched(prog: &GpuProgram, steps: &[Step]) -> Vec<String> {
 
 #[test]
 fn rows_get_a_warp_or_a_block_each() {
-    for (name, src) in ROWS {
-        let c = compiled(src);
+    for p in programs::group("rows") {
+        let (name, c) = (p.name.as_str(), compiled(&p.text));
         if name.starts_with("keep_rows") {
             filter_of_rows_kernels(name, &c.fused);
             continue;
         }
         let filters = matches!(
-            *name,
+            name,
             "positives" | "div_filter" | "filter_of_scan" | "scan_of_filter"
         );
         let scans = matches!(
-            *name,
+            name,
             "affine_rows"
                 | "div_exclusive_scan"
                 | "float_row_scan"
@@ -633,7 +633,7 @@ fn filter_of_rows_kernels(name: &str, f: &dpl_core::ir::Function) {
 fn rows_a_group_cannot_write_keep_a_thread_and_say_so() {
     // A per-row histogram (a `scatter_reduce` as the row) runs a thread per row: every
     // kernel of the map says so.
-    let c = compiled(support::programs::ROW_HISTOGRAMS);
+    let c = compiled(source("row_histograms"));
     for inner in [Inner::Warp, Inner::Block, Inner::Auto] {
         let opts = Options {
             inner,
@@ -671,9 +671,9 @@ fn a_warp_per_row_reads_and_writes_rows_coalesced() {
     // 24 rows of 3000 `f32`s scaled: a thread per row touches a sector per element and
     // access; a warp per row moves about the ideal.
     let mut r = Rng::new(23);
-    let rows = rows_of(&[3000; 24], &mut r, |r| r.float(1.0) as f32);
+    let rows = rows_of(&[3000; 24], &mut r, |r| r.f64_in(-1.0, 1.0) as f32);
     let args = vec![nested(&rows, |v| Value::F32(*v)), Value::F32(2.0)];
-    let c = compiled(SCALE_ROWS);
+    let c = compiled(source("scale_rows"));
     let compile = |inner| {
         let opts = Options {
             inner,

@@ -14,7 +14,7 @@ use dpl_core::interp::{self, Value};
 use dpl_core::ir::Scalar;
 use dpl_cuda::sim::SimDriver;
 use dpl_cuda::{GpuProgram, Inner, Options, Scan};
-use support::programs::*;
+use support::programs::source;
 use support::*;
 
 fn driver() -> &'static SimDriver {
@@ -92,11 +92,11 @@ fn run(p: &GpuProgram, args: Vec<Value>) -> Value {
 #[test]
 fn integer_sums_and_exclusive_maxima() {
     for (alg, block) in VARIANTS {
-        let scan = program(SCAN_OF_MAP, alg, block);
-        let excl = program(EXCLUSIVE_SCAN_MAX, alg, block);
+        let scan = program(source("scan_of_map"), alg, block);
+        let excl = program(source("exclusive_scan_max"), alg, block);
         for n in sizes(block.unwrap_or(256), &[Scalar::I64]) {
             let mut r = Rng::new(n as u64 + 11);
-            let x: Vec<i64> = (0..n).map(|_| r.range(-1_000_000, 1_000_000)).collect();
+            let x: Vec<i64> = (0..n).map(|_| r.int_in(-1_000_000..1_000_000)).collect();
             let got = run(&scan, vec![seq(x.clone())]);
             let mut acc = 0i64;
             let want: Vec<i64> = x
@@ -126,12 +126,12 @@ fn integer_sums_and_exclusive_maxima() {
 #[test]
 fn tuples_with_a_non_commutative_operator() {
     for (alg, block) in VARIANTS {
-        let incl = program(AFFINE_SCAN, alg, block);
-        let excl = program(AFFINE_EXCLUSIVE_SCAN, alg, block);
+        let incl = program(source("affine_scan"), alg, block);
+        let excl = program(source("affine_exclusive_scan"), alg, block);
         for n in sizes(block.unwrap_or(256), &[Scalar::I64, Scalar::I64]) {
             let mut r = Rng::new(n as u64 + 5);
-            let a: Vec<i64> = (0..n).map(|_| r.range(-3, 4)).collect();
-            let b: Vec<i64> = (0..n).map(|_| r.range(-100, 100)).collect();
+            let a: Vec<i64> = (0..n).map(|_| r.int_in(-3..4)).collect();
+            let b: Vec<i64> = (0..n).map(|_| r.int_in(-100..100)).collect();
             // (f ; g)(x) = g(f(x)): (fa * ga, fb * ga + gb), wrapping.
             let compose = |f: (i64, i64), g: (i64, i64)| {
                 (
@@ -177,15 +177,15 @@ fn tuples_with_a_non_commutative_operator() {
 #[test]
 fn floats_and_bools() {
     for (alg, block) in VARIANTS {
-        let fs = program(FLOAT_SCAN, alg, block);
-        let bs = program(SCAN_BOOL_OR, alg, block);
+        let fs = program(source("float_scan"), alg, block);
+        let bs = program(source("scan_bool_or"), alg, block);
         let mut ns = sizes(block.unwrap_or(256), &[Scalar::F64]);
         ns.extend(sizes(block.unwrap_or(256), &[Scalar::Bool]));
         ns.sort_unstable();
         ns.dedup();
         for n in ns {
             let mut r = Rng::new(n as u64 + 3);
-            let x: Vec<f64> = (0..n).map(|_| r.float(1000.0)).collect();
+            let x: Vec<f64> = (0..n).map(|_| r.f64_in(-1000.0, 1000.0)).collect();
             let got = vals(&run(&fs, vec![seq(x.clone())]));
             let mut acc = 0.0f64;
             for (i, (g, v)) in got.iter().zip(&x).enumerate() {
@@ -199,7 +199,7 @@ fn floats_and_bools() {
             assert_eq!(got.len(), n);
 
             // Mostly false, the first true somewhere in the middle.
-            let k = r.range(0, n as i64 + 1) as usize;
+            let k = r.int_in(0..n as i64 + 1) as usize;
             let x: Vec<i32> = (0..n).map(|i| if i == k { 91 } else { 7 }).collect();
             let got = run(&bs, vec![seq(x)]);
             let want: Vec<bool> = (0..n).map(|i| i >= k).collect();
@@ -261,9 +261,9 @@ fn scan_div($x: [i32]) -> [i32] {
 #[test]
 fn a_large_scan_across_many_tiles() {
     let n = (1 << 18) + 7;
-    let p = program(SCAN_OF_MAP, Scan::LookBack, None);
+    let p = program(source("scan_of_map"), Scan::LookBack, None);
     let mut r = Rng::new(99);
-    let x: Vec<i64> = (0..n).map(|_| r.range(-50, 50)).collect();
+    let x: Vec<i64> = (0..n).map(|_| r.int_in(-50..50)).collect();
     let got = vals(&run(&p, vec![seq(x.clone())]));
     let mut acc = 0i64;
     for (i, (g, v)) in got.iter().zip(&x).enumerate() {
@@ -287,24 +287,24 @@ fn filters_around_chunk_boundaries() {
     ns.sort_unstable();
     ns.dedup();
     for block in [None, Some(32), Some(1024)] {
-        let p = program(FILTER_OF_MAP, Scan::LookBack, block);
-        let th = program(FILTER_NONE_OR_ALL, Scan::LookBack, block);
-        let pairs = program(FILTER_PAIRS, Scan::LookBack, block);
+        let p = program(source("filter_of_map"), Scan::LookBack, block);
+        let th = program(source("filter_none_or_all"), Scan::LookBack, block);
+        let pairs = program(source("filter_pairs"), Scan::LookBack, block);
         for &n in &ns {
             let mut r = Rng::new(n as u64 + 17);
-            let x: Vec<i64> = (0..n).map(|_| r.range(-1000, 1000)).collect();
+            let x: Vec<i64> = (0..n).map(|_| r.int_in(-1000..1000)).collect();
             let want: Vec<i64> = x.iter().map(|v| 3 * v + 1).filter(|m| m % 2 == 0).collect();
             let got = run(&p, vec![seq(x)]);
             assert_eq!(got, seq(want), "{block:?} filter of map, n = {n}");
 
-            let x: Vec<u32> = (0..n).map(|_| r.range(0, 100) as u32).collect();
+            let x: Vec<u32> = (0..n).map(|_| r.int_in(0..100) as u32).collect();
             for t in [0u32, 50, 101] {
                 let want: Vec<u32> = x.iter().copied().filter(|&v| v >= t).collect();
                 let got = run(&th, vec![seq(x.clone()), Value::U32(t)]);
                 assert_eq!(got, seq(want), "{block:?} threshold {t}, n = {n}");
             }
 
-            let a: Vec<i32> = (0..n).map(|_| r.range(-5, 5) as i32).collect();
+            let a: Vec<i32> = (0..n).map(|_| r.int_in(-5..5) as i32).collect();
             let y: Vec<f32> = (0..n).map(|i| i as f32 * 0.5).collect();
             let want: Vec<Value> = a
                 .iter()

@@ -5,6 +5,7 @@
 //! values; tuple keys (lexicographic, one radix sort per leaf from the last); tuple values;
 //! sorts of computed elements and the errors of their element functions; blocks run by 8
 //! host threads.
+#![cfg(feature = "sim")]
 
 mod support;
 
@@ -95,8 +96,8 @@ fn values(ty: &str, n: usize, seed: u64, dups: bool) -> Vec<Value> {
     let mut r = Rng::new(seed);
     (0..n)
         .map(|_| {
-            let raw = if dups { r.next() % 7 } else { r.next() };
-            let pick = r.next() % 16;
+            let raw = if dups { r.u64() % 7 } else { r.u64() };
+            let pick = r.u64() % 16;
             match ty {
                 "bool" => Value::Bool(raw & 1 == 1),
                 "i32" => Value::I32(match pick {
@@ -285,7 +286,7 @@ fn gathered($x: [f32], $idx: [usize]) -> (f32, [f32]) {
     for n in [0usize, 5, 8193, 10_000] {
         let mut r = Rng::new(n as u64);
         // Small integers: their sum is exact in any order.
-        let x: Vec<f32> = (0..n + 10).map(|_| r.range(-100, 100) as f32).collect();
+        let x: Vec<f32> = (0..n + 10).map(|_| r.int_in(-100..100) as f32).collect();
         for bad in [None, Some(n / 2), Some(n.saturating_sub(1))] {
             let idx: Vec<usize> = (0..n)
                 .map(|i| {
@@ -439,8 +440,8 @@ fn sorts_per_row() {
                 let ty = &p.plan.params[0].1;
                 let leaf = format!("{ty}").replace(['[', ']'], "");
                 let x = ragged(&mut r, rows, longest, |r| {
-                    let dup = r.next() % 3 == 0;
-                    values(&leaf, 1, r.next(), dup).remove(0)
+                    let dup = r.u64() % 3 == 0;
+                    values(&leaf, 1, r.u64(), dup).remove(0)
                 });
                 let case = format!("{} {inner:?}, {rows} rows up to {longest}", p.name);
                 check(&c, &p, vec![x.clone()], &case);

@@ -12,7 +12,7 @@ use std::sync::OnceLock;
 use dpl_core::interp::Value;
 use dpl_cuda::sim::SimDriver;
 use dpl_cuda::{GpuProgram, Inner, Input, Options, Output, StridedMatrix};
-use support::programs::*;
+use support::programs::source;
 use support::*;
 
 fn driver() -> &'static SimDriver {
@@ -107,7 +107,7 @@ fn f32_matrix(r: &mut Rng, rows: usize, cols: usize) -> Vec<Vec<Value>> {
     (0..rows)
         .map(|_| {
             (0..cols)
-                .map(|_| Value::F32(r.range(-20, 20) as f32))
+                .map(|_| Value::F32(r.int_in(-20..20) as f32))
                 .collect()
         })
         .collect()
@@ -118,12 +118,27 @@ fn row_reductions_and_scans() {
     for (rows, cols) in [(0, 3), (1, 1), (37, 5), (300, 33), (5, 0)] {
         let mut r = Rng::new((rows * 100 + cols) as u64);
         let m = f32_matrix(&mut r, rows, cols);
-        agree(ROW_SUMS, vec![hole()], &[(0, m.clone())], &Value::F32(1e9));
-        agree(ROW_ARGMAX, vec![hole()], &[(0, m)], &Value::F32(1e9));
+        agree(
+            source("row_sums"),
+            vec![hole()],
+            &[(0, m.clone())],
+            &Value::F32(1e9),
+        );
+        agree(
+            source("row_argmax"),
+            vec![hole()],
+            &[(0, m)],
+            &Value::F32(1e9),
+        );
         let mi: Vec<Vec<Value>> = (0..rows)
-            .map(|_| (0..cols).map(|_| Value::I64(r.range(-9, 9))).collect())
+            .map(|_| (0..cols).map(|_| Value::I64(r.int_in(-9..9))).collect())
             .collect();
-        agree(ROW_SCAN, vec![hole()], &[(0, mi)], &Value::I64(77));
+        agree(
+            source("row_scan"),
+            vec![hole()],
+            &[(0, mi)],
+            &Value::I64(77),
+        );
     }
 }
 
@@ -133,7 +148,7 @@ fn row_reductions_and_scans() {
 fn more_programs_over_one_matrix() {
     let int = |r: &mut Rng, rows: usize, cols: usize, wrap: fn(i64) -> Value| {
         (0..rows)
-            .map(|_| (0..cols).map(|_| wrap(r.range(-9, 9))).collect())
+            .map(|_| (0..cols).map(|_| wrap(r.int_in(-9..9))).collect())
             .collect::<Vec<Vec<Value>>>()
     };
     let i32v = |x: i64| Value::I32(x as i32);
@@ -144,25 +159,33 @@ fn more_programs_over_one_matrix() {
         let m64 = int(&mut r, rows, cols, Value::I64);
         let mu = int(&mut r, rows, cols, u32v);
         let mf: Vec<Vec<Value>> = (0..rows)
-            .map(|_| (0..cols).map(|_| Value::F64(r.float(5.0))).collect())
+            .map(|_| (0..cols).map(|_| Value::F64(r.f64_in(-5.0, 5.0))).collect())
             .collect();
         let one = |m: &Vec<Vec<Value>>| vec![(0, m.clone())];
         let k = Value::Usize(cols / 2);
         for (src, args, m) in [
-            (ROW_MIN_MAX, vec![hole()], one(&m64)),
-            (ROW_FILTER_OF_MAP, vec![hole()], one(&m64)),
-            (ROW_SUM_OF_FILTER, vec![hole()], one(&m32)),
-            (ROW_NEIGHBOUR_DIFFS, vec![hole()], one(&m32)),
-            (ROWS_LONGER_THAN, vec![hole(), Value::Usize(0)], one(&m32)),
-            (ROW_POSITIVES_AND_SUMS, vec![hole()], one(&m32)),
-            (SUMS_OF_KEPT_ROWS, vec![hole()], one(&m64)),
-            (PAIR_SUMS_PER_ROW, vec![hole()], one(&m64)),
-            (LAST_OF_ROW_SCAN, vec![hole(), k.clone()], one(&m64)),
-            (OFFSETS_OF, vec![hole()], one(&m32)),
-            (ROW_HISTOGRAMS, vec![hole()], one(&mu)),
-            (CENTERED_ROWS, vec![hole()], one(&mf)),
+            (source("row_min_max"), vec![hole()], one(&m64)),
+            (source("row_filter_of_map"), vec![hole()], one(&m64)),
+            (source("row_sum_of_filter"), vec![hole()], one(&m32)),
+            (source("row_neighbour_diffs"), vec![hole()], one(&m32)),
             (
-                MAT_ROW_AND_COL0,
+                source("rows_longer_than"),
+                vec![hole(), Value::Usize(0)],
+                one(&m32),
+            ),
+            (source("row_positives_and_sums"), vec![hole()], one(&m32)),
+            (source("sums_of_kept_rows"), vec![hole()], one(&m64)),
+            (source("pair_sums_per_row"), vec![hole()], one(&m64)),
+            (
+                source("last_of_row_scan"),
+                vec![hole(), k.clone()],
+                one(&m64),
+            ),
+            (source("offsets_of"), vec![hole()], one(&m32)),
+            (source("row_histograms"), vec![hole()], one(&mu)),
+            (source("centered_rows"), vec![hole()], one(&mf)),
+            (
+                source("mat_row_and_col0"),
                 vec![hole(), Value::Usize(rows / 2)],
                 one(&mf),
             ),
@@ -196,20 +219,20 @@ fn two_matrices_and_a_vector() {
                 .collect();
             let x = f32s(&mut r, rows, 4.0);
             agree(
-                SPMV_CSR,
+                source("spmv_csr"),
                 vec![hole(), hole(), x],
                 &[(0, vals.clone()), (1, colm)],
                 &Value::U32(0),
             );
         }
         let a: Vec<Vec<Value>> = (0..rows)
-            .map(|_| (0..cols).map(|_| Value::F64(r.float(3.0))).collect())
+            .map(|_| (0..cols).map(|_| Value::F64(r.f64_in(-3.0, 3.0))).collect())
             .collect();
         let b: Vec<Vec<Value>> = (0..rows)
-            .map(|_| (0..cols).map(|_| Value::F64(r.float(3.0))).collect())
+            .map(|_| (0..cols).map(|_| Value::F64(r.f64_in(-3.0, 3.0))).collect())
             .collect();
         agree(
-            ROW_DOTS,
+            source("row_dots"),
             vec![hole(), hole()],
             &[(0, a), (1, b)],
             &Value::F64(0.0),
@@ -224,7 +247,7 @@ fn rows_read_whole_gathered_returned_and_indexed() {
         let m: Vec<Vec<Value>> = (0..rows)
             .map(|_| {
                 (0..cols)
-                    .map(|_| Value::I32(r.range(-50, 50) as i32))
+                    .map(|_| Value::I32(r.int_in(-50..50) as i32))
                     .collect()
             })
             .collect();
@@ -232,14 +255,14 @@ fn rows_read_whole_gathered_returned_and_indexed() {
             .map(|i| ((i * 7) % rows.max(1)) as u32)
             .collect();
         agree(
-            PICK_ROWS,
+            source("pick_rows"),
             vec![hole(), seq(idx)],
             &[(0, m.clone())],
             &Value::I32(0),
         );
         for k in [0usize, cols - 1, cols] {
             agree(
-                ROW_INDEX,
+                source("row_index"),
                 vec![hole(), Value::Usize(k)],
                 &[(0, m.clone())],
                 &Value::I32(0),
@@ -255,13 +278,13 @@ fn rows_read_whole_gathered_returned_and_indexed() {
             })
             .collect();
         let fill = Value::Tuple(vec![Value::I32(0), Value::Bool(false)]);
-        agree(IDENTITY_NESTED, vec![hole()], &[(0, t)], &fill);
+        agree(source("identity_nested"), vec![hole()], &[(0, t)], &fill);
     }
 }
 
 #[test]
 fn bad_matrices_are_errors() {
-    let c = compiled(ROW_SUMS);
+    let c = compiled(source("row_sums"));
     let p = dpl_cuda::compile(&c.fused).expect("compiles");
     let m = |storage: Value, rows, cols, rs, cs| {
         vec![Input::Matrix(StridedMatrix {
@@ -299,7 +322,7 @@ fn column_major_ell_is_coalesced() {
         })
         .collect();
     let x = f32s(&mut r, rows, 1.0);
-    let c = compiled(SPMV_CSR);
+    let c = compiled(source("spmv_csr"));
     let p = dpl_cuda::compile(&c.fused).expect("compiles");
     let sectors = |args: Vec<Input>| -> (Value, f64) {
         let d = SimDriver::default();

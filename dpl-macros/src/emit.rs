@@ -17,6 +17,7 @@
 //! `DPL_DUMP=<dir>` set at build time the same texts (and, with the `gpu` feature, the PTX
 //! and launch plan) are written to files there.
 
+use crate::front::errors::Errors;
 use crate::front::{Inner, Lowered, Options, Repr};
 use dpl_core::ir;
 use dpl_core::pipeline::{self, Compiled};
@@ -31,19 +32,11 @@ pub fn emit(
     module: Option<&syn::ItemMod>,
 ) -> Result<TokenStream, syn::Error> {
     let mut items = TokenStream::new();
-    let mut errors: Option<syn::Error> = None;
+    let mut errors = Errors::default();
     for l in &lowered {
-        match function(opts, l) {
-            Ok(ts) => items.extend(ts),
-            Err(e) => match &mut errors {
-                Some(all) => all.combine(e),
-                None => errors = Some(e),
-            },
-        }
+        items.extend(errors.ok(function(opts, l)));
     }
-    if let Some(e) = errors {
-        return Err(e);
-    }
+    errors.finish()?;
     Ok(match module {
         None => items,
         Some(m) => {
@@ -69,26 +62,23 @@ pub fn emit(
 }
 
 fn diagnostics_to_error(l: &Lowered, diags: Vec<dpl_core::diag::Diagnostic>) -> syn::Error {
-    let mut all: Option<syn::Error> = None;
+    let mut all = Errors::default();
     for d in diags {
         let span = if d.span == ir::Span::NONE {
             l.item.sig.ident.span()
         } else {
             l.spans.get(d.span)
         };
-        let e = syn::Error::new(span, d.message);
-        match &mut all {
-            Some(a) => a.combine(e),
-            None => all = Some(e),
-        }
+        all.push(syn::Error::new(span, d.message));
     }
-    all.unwrap_or_else(|| syn::Error::new(l.item.sig.ident.span(), "compilation failed"))
+    all.into_error()
+        .unwrap_or_else(|| syn::Error::new(l.item.sig.ident.span(), "compilation failed"))
 }
 
 fn function(opts: &Options, l: &Lowered) -> Result<TokenStream, syn::Error> {
     let compiled = pipeline::compile(l.func.clone()).map_err(|d| diagnostics_to_error(l, d))?;
     let mut params = Vec::new();
-    let mut errors: Option<syn::Error> = None;
+    let mut errors = Errors::default();
     for p in &l.sig.params {
         let repr = match &p.repr {
             Repr::Scalar(_) => ParamRepr::Scalar,
@@ -96,22 +86,16 @@ fn function(opts: &Options, l: &Lowered) -> Result<TokenStream, syn::Error> {
             Repr::Nested(_) => ParamRepr::Nested,
             Repr::Matrix(_) => ParamRepr::Matrix,
             Repr::Tuple(_) => {
-                let e = syn::Error::new(
+                errors.push(syn::Error::new(
                     p.ident.span(),
                     "tuple parameters are not supported; pass the parts as separate parameters",
-                );
-                match &mut errors {
-                    Some(a) => a.combine(e),
-                    None => errors = Some(e),
-                }
+                ));
                 continue;
             }
         };
         params.push((p.ident.clone(), repr));
     }
-    if let Some(e) = errors {
-        return Err(e);
-    }
+    errors.finish()?;
     let span_of = |s: ir::Span| l.spans.get(s);
     let private = quote!(::dpl::__private);
     let rt = quote!(::dpl::__private::rt);
@@ -231,15 +215,9 @@ fn gpu_arm(
     let mut summary = GpuSummary::default();
     let private = quote!(::dpl::__private);
     let name = l.item.sig.ident.to_string();
-    let inner = match opts.inner {
-        Inner::Seq => dpl_cuda::Inner::Seq,
-        Inner::Block => dpl_cuda::Inner::Block,
-        Inner::Warp => dpl_cuda::Inner::Warp,
-        Inner::Auto => dpl_cuda::Inner::Auto,
-    };
     let block = opts.block;
     let gpu_opts = dpl_cuda::Options {
-        inner,
+        inner: opts.inner,
         block,
         scan: if opts.reduce_then_scan {
             dpl_cuda::Scan::ReduceThenScan

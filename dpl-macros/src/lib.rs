@@ -7,6 +7,7 @@
 //! still type-check and only the real errors show.
 #![deny(missing_docs)]
 
+use front::errors::both;
 use proc_macro::TokenStream;
 use proc_macro2::TokenStream as TokenStream2;
 use quote::{ToTokens, quote};
@@ -59,25 +60,13 @@ fn expand(attr: TokenStream2, item: TokenStream2) -> TokenStream2 {
     let body_opts = opts.clone().unwrap_or_default();
     match parsed {
         syn::Item::Fn(f) => {
-            let result = match (opts, front::expand_fn(&body_opts, f.clone())) {
-                (Ok(o), Ok(l)) => generate(&o, vec![l], None),
-                (Err(e), Ok(_)) | (Ok(_), Err(e)) => Err(e),
-                (Err(mut e), Err(more)) => {
-                    e.combine(more);
-                    Err(e)
-                }
-            };
+            let result = both(opts, front::expand_fn(&body_opts, f.clone()))
+                .and_then(|(o, l)| generate(&o, vec![l], None));
             result.unwrap_or_else(|e| error_with(e, fallback_fn(f).into_token_stream()))
         }
         syn::Item::Mod(m) => {
-            let result = match (opts, front::expand_mod(&body_opts, &m)) {
-                (Ok(o), Ok(l)) => generate(&o, l, Some(&m)),
-                (Err(e), Ok(_)) | (Ok(_), Err(e)) => Err(e),
-                (Err(mut e), Err(more)) => {
-                    e.combine(more);
-                    Err(e)
-                }
-            };
+            let result = both(opts, front::expand_mod(&body_opts, &m))
+                .and_then(|(o, l)| generate(&o, l, Some(&m)));
             result.unwrap_or_else(|e| error_with(e, fallback_mod(m).into_token_stream()))
         }
         other => error_with(

@@ -205,65 +205,20 @@ pub(crate) fn ftz32(x: f32) -> f32 {
     }
 }
 
-/// PTX `min.f32`: NaN loses to a number; -0 is less than +0.
-pub(crate) fn fmin<T: PartialOrd + Copy>(
-    a: T,
-    b: T,
-    a_nan: bool,
-    b_nan: bool,
-    a_neg: bool,
-    b_neg: bool,
-) -> Option<T> {
-    if a_nan && b_nan {
-        return None;
-    }
-    if a_nan {
-        return Some(b);
-    }
-    if b_nan {
-        return Some(a);
-    }
-    if a < b {
-        Some(a)
-    } else if b < a {
-        Some(b)
-    } else if a_neg {
-        Some(a)
-    } else if b_neg {
-        Some(b)
-    } else {
-        Some(a)
-    }
-}
-
-/// PTX `max.f32`: NaN loses to a number; +0 is greater than -0.
-pub(crate) fn fmax<T: PartialOrd + Copy>(
-    a: T,
-    b: T,
-    a_nan: bool,
-    b_nan: bool,
-    a_neg: bool,
-    b_neg: bool,
-) -> Option<T> {
-    if a_nan && b_nan {
-        return None;
-    }
-    if a_nan {
-        return Some(b);
-    }
-    if b_nan {
-        return Some(a);
-    }
-    if a > b {
-        Some(a)
-    } else if b > a {
-        Some(b)
-    } else if !a_neg {
-        Some(a)
-    } else if !b_neg {
-        Some(b)
-    } else {
-        Some(a)
+/// PTX `min` (`max` false) and `max` (`max` true) of floats: a NaN loses to a number (two
+/// NaNs give the default NaN), and -0 is less than +0. f32 and half operands are exact in
+/// f64, and the result is one of the operands.
+pub(crate) fn fminmax(a: f64, b: f64, max: bool) -> f64 {
+    // `x` comes before `y` in the order where -0 is less than +0.
+    let before =
+        |x: f64, y: f64| x < y || (x == y && x.is_sign_negative() && !y.is_sign_negative());
+    match (a.is_nan(), b.is_nan()) {
+        (true, true) => f64::NAN,
+        (true, false) => b,
+        (false, true) => a,
+        _ if max && before(a, b) => b,
+        _ if !max && before(b, a) => b,
+        _ => a,
     }
 }
 
@@ -489,5 +444,35 @@ mod tests {
         assert_eq!(f32_to_f16(70000.0, Rnd::Rn), 0x7c00);
         assert_eq!(f32_to_f16(70000.0, Rnd::Rz), 0x7bff);
         assert_eq!(f32_to_f16(1.0 + 1.0 / 4096.0, Rnd::Rp), 0x3c01);
+    }
+
+    #[test]
+    fn min_and_max_order_minus_zero_first_and_drop_nans() {
+        let bits = |x: f64| x.to_bits();
+        let (nan, pz, nz) = (f64::NAN, 0.0f64, -0.0f64);
+        for (a, b, min, max) in [
+            (1.0, 2.0, 1.0, 2.0),
+            (2.0, 1.0, 1.0, 2.0),
+            (-3.0, -3.0, -3.0, -3.0),
+            (nz, pz, nz, pz),
+            (pz, nz, nz, pz),
+            (nz, nz, nz, nz),
+            (nan, 5.0, 5.0, 5.0),
+            (-5.0, nan, -5.0, -5.0),
+            (nan, nz, nz, nz),
+            (
+                f64::NEG_INFINITY,
+                f64::INFINITY,
+                f64::NEG_INFINITY,
+                f64::INFINITY,
+            ),
+        ] {
+            assert_eq!(bits(fminmax(a, b, false)), bits(min), "min({a}, {b})");
+            assert_eq!(bits(fminmax(a, b, true)), bits(max), "max({a}, {b})");
+        }
+        // Two NaNs (whatever their payloads) give the default NaN.
+        let other = f64::from_bits(0xfff0_0000_0000_0001);
+        assert_eq!(bits(fminmax(other, other, false)), bits(f64::NAN));
+        assert_eq!(bits(fminmax(nan, other, true)), bits(f64::NAN));
     }
 }

@@ -1,7 +1,7 @@
 //! PTX text to a syntax tree: a lexer and a recursive-descent parser.
 //!
 //! The tree keeps names as strings and every statement's line; resolving names to
-//! registers, symbols and labels is the decoder's job (`decode.rs`). Debug information
+//! registers, symbols and labels is the decoder's job (`decode/`). Debug information
 //! (`.loc`, `.file`, `.section` blocks) is skipped.
 
 use crate::error::{Error, Result};

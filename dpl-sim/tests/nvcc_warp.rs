@@ -21,7 +21,7 @@ fn warps(n: usize) -> impl Iterator<Item = std::ops::Range<usize>> {
     (0..n.div_ceil(32)).map(|w| w * 32..w * 32 + 32)
 }
 
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 enum Mode {
     Up,
     Down,
@@ -294,39 +294,28 @@ fn shuffle_reference_follows_cuda_documentation() {
     // The PTX formula above, checked against CUDA's prose for a few lanes so that a
     // mistake in the reference cannot make the simulator agree with a wrong answer.
     let regs: [u32; 32] = std::array::from_fn(|l| 100 + l as u32);
-    // __shfl_sync(v, 13, 8): lane 20 reads lane 16 + 13 % 8 = 21.
-    assert_eq!(
-        shfl(Mode::Idx, &regs, 20, 13, clamp_operand(Mode::Idx, 8)),
-        121
-    );
-    // __shfl_down_sync(v, 3, 8): lane 6 would leave its segment of 8, keeps its own value.
-    assert_eq!(
-        shfl(Mode::Down, &regs, 6, 3, clamp_operand(Mode::Down, 8)),
-        106
-    );
-    assert_eq!(
-        shfl(Mode::Down, &regs, 4, 3, clamp_operand(Mode::Down, 8)),
-        107
-    );
-    // __shfl_up_sync(v, 2, 16): lane 17 would leave its segment, lane 18 reads 16.
-    assert_eq!(
-        shfl(Mode::Up, &regs, 17, 2, clamp_operand(Mode::Up, 16)),
-        117
-    );
-    assert_eq!(
-        shfl(Mode::Up, &regs, 18, 2, clamp_operand(Mode::Up, 16)),
-        116
-    );
-    // __shfl_xor_sync(v, 20, 16): lane 0 would read a later segment (own value), lane 16
-    // reads the earlier lane 4.
-    assert_eq!(
-        shfl(Mode::Bfly, &regs, 0, 20, clamp_operand(Mode::Bfly, 16)),
-        100
-    );
-    assert_eq!(
-        shfl(Mode::Bfly, &regs, 16, 20, clamp_operand(Mode::Bfly, 16)),
-        104
-    );
+    // (mode, lane, operand, width, the lane read).
+    for (mode, lane, b, width, from) in [
+        // __shfl_sync(v, 13, 8): lane 20 reads lane 16 + 13 % 8 = 21.
+        (Mode::Idx, 20, 13, 8, 21),
+        // __shfl_down_sync(v, 3, 8): lane 6 would leave its segment of 8, keeps its own
+        // value; lane 4 reads lane 7.
+        (Mode::Down, 6, 3, 8, 6),
+        (Mode::Down, 4, 3, 8, 7),
+        // __shfl_up_sync(v, 2, 16): lane 17 would leave its segment, lane 18 reads 16.
+        (Mode::Up, 17, 2, 16, 17),
+        (Mode::Up, 18, 2, 16, 16),
+        // __shfl_xor_sync(v, 20, 16): lane 0 would read a later segment (own value), lane
+        // 16 reads the earlier lane 4.
+        (Mode::Bfly, 0, 20, 16, 0),
+        (Mode::Bfly, 16, 20, 16, 4),
+    ] {
+        assert_eq!(
+            shfl(mode, &regs, lane, b, clamp_operand(mode, width)),
+            regs[from],
+            "{mode:?} lane {lane}, operand {b}, width {width}"
+        );
+    }
 }
 
 #[test]

@@ -4,7 +4,7 @@
 mod common;
 
 use common::{HEADER, launch};
-use dpl_sim::{Arg, Device, Error, FaultKind};
+use dpl_sim::{Arg, Device, DeviceBuffer, Error, FaultKind, Report};
 
 /// Global thread index into `%r1`, `n` into `%r2`, out pointer (global) into `%rd2`;
 /// exits threads with `i >= n`. Parameters: `(u64 out, u32 n)`.
@@ -37,21 +37,33 @@ fn kernel(body: &str) -> String {
     )
 }
 
-/// Runs `body` with `threads` threads over an output of `n` u32.
-fn run_u32(body: &str, n: usize, threads: u32, block: u32) -> (Vec<u32>, dpl_sim::Report) {
-    let dev = Device::new();
-    let out = dev.alloc_zeroed::<u32>(n);
-    let grid = threads.div_ceil(block).max(1);
-    let r = launch(
-        &dev,
-        &kernel(body),
+/// Launches `k(out, n)` of `ptx` on `grid` blocks of `block` threads.
+fn launch_k(
+    dev: &Device,
+    ptx: &str,
+    grid: u32,
+    block: u32,
+    out: &DeviceBuffer<u32>,
+    n: u32,
+) -> dpl_sim::Result<Report> {
+    launch(
+        dev,
+        ptx,
         "k",
         [grid, 1, 1],
         [block, 1, 1],
         0,
-        &[(&out).into(), (n as u32).into()],
+        &[out.into(), n.into()],
     )
-    .unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// Runs `body` with `threads` threads over an output of `n` u32.
+fn run_u32(body: &str, n: usize, threads: u32, block: u32) -> (Vec<u32>, Report) {
+    let dev = Device::new();
+    let out = dev.alloc_zeroed::<u32>(n);
+    let grid = threads.div_ceil(block).max(1);
+    let r = launch_k(&dev, &kernel(body), grid, block, &out, n as u32)
+        .unwrap_or_else(|e| panic!("{e}"));
     (dev.download(&out), r)
 }
 
@@ -98,16 +110,7 @@ $L__EXIT:
     let n = 1000usize;
     let dev = Device::new();
     let out = dev.alloc_zeroed::<u32>(2048);
-    let r = launch(
-        &dev,
-        &kernel(body),
-        "k",
-        [8, 1, 1],
-        [128, 1, 1],
-        0,
-        &[(&out).into(), (n as u32).into()],
-    )
-    .unwrap();
+    let r = launch_k(&dev, &kernel(body), 8, 128, &out, n as u32).unwrap();
     let got = dev.download(&out);
     for i in 0..1024usize {
         let stored = i < n && i % 5 != 3;
@@ -312,16 +315,7 @@ $L__CAS:
     let dev = Device::new();
     let buf = dev.alloc_zeroed::<u32>(12);
     let (blocks, threads) = (64u32, 256u32);
-    launch(
-        &dev,
-        &ptx,
-        "k",
-        [blocks, 1, 1],
-        [threads, 1, 1],
-        0,
-        &[(&buf).into(), 0u32.into()],
-    )
-    .unwrap();
+    launch_k(&dev, &ptx, blocks, threads, &buf, 0).unwrap();
     let got = dev.download(&buf);
     let total = blocks * threads;
     assert_eq!(got[0], total);
@@ -508,31 +502,15 @@ fn counters_measure_coalescing_and_bank_conflicts() {
     };
     let dev = Device::new();
     let buf = dev.alloc_zeroed::<u32>(32 * 1024);
-    let r = launch(
-        &dev,
-        &ptx(1, 1),
-        "k",
-        [4, 1, 1],
-        [256, 1, 1],
-        0,
-        &[(&buf).into(), 0u32.into()],
-    )
-    .unwrap();
+    let run =
+        |stride: u32, sstride: u32| launch_k(&dev, &ptx(stride, sstride), 4, 256, &buf, 0).unwrap();
+    let r = run(1, 1);
     assert_eq!(r.global_load_requests, 32);
     assert_eq!(r.global_load_sectors, 32 * 4);
     assert_eq!(r.global_load_sectors_ideal, 32 * 4);
     assert_eq!(r.bank_conflicts, 0);
     assert_eq!(r.sectors_moved, r.sectors_ideal);
-    let r = launch(
-        &dev,
-        &ptx(32, 32),
-        "k",
-        [4, 1, 1],
-        [256, 1, 1],
-        0,
-        &[(&buf).into(), 0u32.into()],
-    )
-    .unwrap();
+    let r = run(32, 32);
     assert_eq!(r.global_load_sectors, 32 * 32, "one sector per lane");
     assert_eq!(r.global_load_sectors_ideal, 32 * 4);
     assert_eq!(
@@ -540,16 +518,7 @@ fn counters_measure_coalescing_and_bank_conflicts() {
         32 * 31,
         "all lanes in one bank: 31 extra wavefronts"
     );
-    let r = launch(
-        &dev,
-        &ptx(2, 2),
-        "k",
-        [4, 1, 1],
-        [256, 1, 1],
-        0,
-        &[(&buf).into(), 0u32.into()],
-    )
-    .unwrap();
+    let r = run(2, 2);
     assert_eq!(r.global_load_sectors, 32 * 8);
     assert_eq!(r.bank_conflicts, 32, "stride 2: two-way conflicts");
     assert_eq!(r.instructions, 32 * 16);
@@ -557,7 +526,7 @@ fn counters_measure_coalescing_and_bank_conflicts() {
     assert!((r.coalescing_efficiency() - 0.5).abs() < 1e-9);
 }
 
-fn expect_fault(result: dpl_sim::Result<dpl_sim::Report>, kind: FaultKind, line: u32) -> String {
+fn expect_fault(result: dpl_sim::Result<Report>, kind: FaultKind, line: u32) -> String {
     match result {
         Err(e @ Error::Fault { .. }) => {
             let Error::Fault {
@@ -574,98 +543,139 @@ fn expect_fault(result: dpl_sim::Result<dpl_sim::Report>, kind: FaultKind, line:
     }
 }
 
+/// A body that faults: its grid and block sizes (in threads), the fault, its line counted
+/// from the body's first line, and what the message says.
+struct Faulty {
+    what: &'static str,
+    body: &'static str,
+    grid: u32,
+    block: u32,
+    kind: FaultKind,
+    line: u32,
+    says: &'static [&'static str],
+}
+
+const FAULTY: [Faulty; 11] = [
+    Faulty {
+        what: "a store past the end",
+        body: "	mul.wide.u32 	%rd3, %r1, 4;\n	add.s64 	%rd4, %rd2, %rd3;\n	st.global.u32 	[%rd4], %r1;\n	ret;",
+        grid: 1,
+        block: 32,
+        kind: FaultKind::OutOfBounds,
+        line: 2,
+        says: &["thread (10,0,0)", "st.global.u32"],
+    },
+    Faulty {
+        what: "a misaligned load",
+        body: "	add.s64 	%rd4, %rd2, 2;\n	ld.global.u32 	%r6, [%rd4];\n	ret;",
+        grid: 1,
+        block: 32,
+        kind: FaultKind::Misaligned,
+        line: 1,
+        says: &[],
+    },
+    Faulty {
+        what: "a load of address 0",
+        body: "	mov.u64 	%rd4, 0;\n	ld.u32 	%r6, [%rd4];\n	ret;",
+        grid: 1,
+        block: 32,
+        kind: FaultKind::OutOfBounds,
+        line: 1,
+        says: &[],
+    },
+    Faulty {
+        what: "a trap in one thread",
+        body: "	setp.eq.s32 	%p1, %r1, 5;\n	@%p1 trap;\n	ret;",
+        grid: 1,
+        block: 32,
+        kind: FaultKind::Trap,
+        line: 1,
+        says: &["thread (5,0,0)"],
+    },
+    Faulty {
+        what: "warps 0 and 1 waiting at two different barriers",
+        body: "	setp.lt.u32 	%p1, %r5, 32;\n	@%p1 bra 	$L__A;\n	bar.sync 	0;\n	bra.uni 	$L__B;\n$L__A:\n	bar.sync 	0;\n$L__B:\n	ret;",
+        grid: 1,
+        block: 64,
+        kind: FaultKind::BarrierDivergence,
+        line: 2,
+        says: &[],
+    },
+    Faulty {
+        what: "warp 1 exiting while warp 0 waits",
+        body: "	setp.ge.u32 	%p1, %r5, 32;\n	@%p1 bra 	$L__X;\n	bar.sync 	0;\n$L__X:\n	ret;",
+        grid: 1,
+        block: 64,
+        kind: FaultKind::Deadlock,
+        line: 2,
+        says: &[],
+    },
+    Faulty {
+        what: "a runaway loop",
+        body: "$L__S:\n	add.s32 	%r6, %r6, 1;\n	bra.uni 	$L__S;",
+        grid: 2,
+        block: 64,
+        kind: FaultKind::InstructionLimit,
+        line: 1,
+        says: &["100000"],
+    },
+    Faulty {
+        what: "a runaway loop stopping at a barrier each time",
+        body: "$L__S:\n	bar.sync 	0;\n	bra.uni 	$L__S;",
+        grid: 1,
+        block: 64,
+        kind: FaultKind::InstructionLimit,
+        line: 2,
+        says: &[],
+    },
+    Faulty {
+        what: "two halves of a warp at two different shfl.sync, each naming all lanes",
+        body: "	setp.lt.u32 	%p1, %r5, 16;\n	@%p1 bra 	$L__Y;\n	shfl.sync.idx.b32 	%r6, %r5, 0, 31, -1;\n	bra.uni 	$L__Z;\n$L__Y:\n	shfl.sync.idx.b32 	%r7, %r5, 0, 31, -1;\n$L__Z:\n	ret;",
+        grid: 1,
+        block: 32,
+        kind: FaultKind::WarpSync,
+        line: 5,
+        says: &[],
+    },
+    Faulty {
+        what: "a shuffle naming lanes that have exited",
+        body: "	setp.lt.u32 	%p1, %r5, 16;\n	@%p1 bra 	$L__Y;\n	ret;\n$L__Y:\n	shfl.sync.idx.b32 	%r7, %r5, 0, 31, -1;\n	ret;",
+        grid: 1,
+        block: 32,
+        kind: FaultKind::WarpSync,
+        line: 4,
+        says: &["has exited"],
+    },
+    Faulty {
+        what: "a load from the parameter space past the parameters",
+        body: "	mov.u64 	%rd4, 64;\n	ld.param.u32 	%r6, [%rd4];\n	ret;",
+        grid: 1,
+        block: 32,
+        kind: FaultKind::OutOfBounds,
+        line: 1,
+        says: &["kernel-parameter"],
+    },
+];
+
 #[test]
 fn faults_name_the_thread_and_the_line() {
     let dev = Device::new();
     let out = dev.alloc_zeroed::<u32>(10);
-    let args: Vec<Arg<'_>> = vec![(&out).into(), 10u32.into()];
     // Line numbers: the kernel text starts with 3 header lines, a blank line, 4 lines of
     // signature, `{`, 4 `.reg` lines, the 8 lines of PROLOGUE (one blank), then the body.
     let first_body_line = 3 + 1 + 4 + 1 + 4 + 8 + 2;
-    let oob = "	mul.wide.u32 	%rd3, %r1, 4;\n	add.s64 	%rd4, %rd2, %rd3;\n	st.global.u32 	[%rd4], %r1;\n	ret;";
-    let msg = expect_fault(
-        launch(&dev, &kernel(oob), "k", [1, 1, 1], [32, 1, 1], 0, &args),
-        FaultKind::OutOfBounds,
-        first_body_line + 2,
-    );
-    assert!(msg.contains("thread (10,0,0)"), "{msg}");
-    assert!(msg.contains("st.global.u32"), "{msg}");
-    let mis = "	add.s64 	%rd4, %rd2, 2;\n	ld.global.u32 	%r6, [%rd4];\n	ret;";
-    expect_fault(
-        launch(&dev, &kernel(mis), "k", [1, 1, 1], [32, 1, 1], 0, &args),
-        FaultKind::Misaligned,
-        first_body_line + 1,
-    );
-    let null = "	mov.u64 	%rd4, 0;\n	ld.u32 	%r6, [%rd4];\n	ret;";
-    expect_fault(
-        launch(&dev, &kernel(null), "k", [1, 1, 1], [32, 1, 1], 0, &args),
-        FaultKind::OutOfBounds,
-        first_body_line + 1,
-    );
-    let trap = "	setp.eq.s32 	%p1, %r1, 5;\n	@%p1 trap;\n	ret;";
-    let msg = expect_fault(
-        launch(&dev, &kernel(trap), "k", [1, 1, 1], [32, 1, 1], 0, &args),
-        FaultKind::Trap,
-        first_body_line + 1,
-    );
-    assert!(msg.contains("thread (5,0,0)"), "{msg}");
-    // Two different barriers: lanes of warp 0 and warp 1 wait at different instructions.
-    let div = "	setp.lt.u32 	%p1, %r5, 32;\n	@%p1 bra 	$L__A;\n	bar.sync 	0;\n	bra.uni 	$L__B;\n$L__A:\n	bar.sync 	0;\n$L__B:\n	ret;";
-    expect_fault(
-        launch(&dev, &kernel(div), "k", [1, 1, 1], [64, 1, 1], 0, &args),
-        FaultKind::BarrierDivergence,
-        first_body_line + 2,
-    );
-    // Warp 1 exits while warp 0 waits: deadlock.
-    let dead = "	setp.ge.u32 	%p1, %r5, 32;\n	@%p1 bra 	$L__X;\n	bar.sync 	0;\n$L__X:\n	ret;";
-    expect_fault(
-        launch(&dev, &kernel(dead), "k", [1, 1, 1], [64, 1, 1], 0, &args),
-        FaultKind::Deadlock,
-        first_body_line + 2,
-    );
+    // Plenty for every body that ends; the runaway loops stop at it.
+    dev.set_instruction_limit(100_000);
+    for f in &FAULTY {
+        let result = launch_k(&dev, &kernel(f.body), f.grid, f.block, &out, 10);
+        let msg = expect_fault(result, f.kind, first_body_line + f.line);
+        for s in f.says {
+            assert!(msg.contains(s), "{}: {msg}", f.what);
+        }
+    }
     // Lanes of one warp exiting before a barrier is allowed (warp-granular arrival).
     let partial = "	setp.ge.u32 	%p1, %r5, 20;\n	@%p1 bra 	$L__X;\n	bar.sync 	0;\n$L__X:\n	ret;";
-    launch(&dev, &kernel(partial), "k", [1, 1, 1], [32, 1, 1], 0, &args).unwrap();
-    // A runaway loop is stopped by the instruction limit.
-    let spin = "$L__S:\n	add.s32 	%r6, %r6, 1;\n	bra.uni 	$L__S;";
-    dev.set_instruction_limit(100_000);
-    let msg = expect_fault(
-        launch(&dev, &kernel(spin), "k", [2, 1, 1], [64, 1, 1], 0, &args),
-        FaultKind::InstructionLimit,
-        first_body_line + 1,
-    );
-    assert!(msg.contains("100000"), "{msg}");
-    // ... also when every iteration stops at a barrier.
-    let spin_bar = "$L__S:\n	bar.sync 	0;\n	bra.uni 	$L__S;";
-    expect_fault(
-        launch(
-            &dev,
-            &kernel(spin_bar),
-            "k",
-            [1, 1, 1],
-            [64, 1, 1],
-            0,
-            &args,
-        ),
-        FaultKind::InstructionLimit,
-        first_body_line + 2,
-    );
-    dev.set_instruction_limit(dpl_sim::DEFAULT_INSTRUCTION_LIMIT);
-    // Two halves of a warp at two different shfl.sync instructions, each naming all lanes.
-    let ws = "	setp.lt.u32 	%p1, %r5, 16;\n	@%p1 bra 	$L__Y;\n	shfl.sync.idx.b32 	%r6, %r5, 0, 31, -1;\n	bra.uni 	$L__Z;\n$L__Y:\n	shfl.sync.idx.b32 	%r7, %r5, 0, 31, -1;\n$L__Z:\n	ret;";
-    expect_fault(
-        launch(&dev, &kernel(ws), "k", [1, 1, 1], [32, 1, 1], 0, &args),
-        FaultKind::WarpSync,
-        first_body_line + 5,
-    );
-    // A shuffle naming lanes that have exited.
-    let gone = "	setp.lt.u32 	%p1, %r5, 16;\n	@%p1 bra 	$L__Y;\n	ret;\n$L__Y:\n	shfl.sync.idx.b32 	%r7, %r5, 0, 31, -1;\n	ret;";
-    let msg = expect_fault(
-        launch(&dev, &kernel(gone), "k", [1, 1, 1], [32, 1, 1], 0, &args),
-        FaultKind::WarpSync,
-        first_body_line + 4,
-    );
-    assert!(msg.contains("has exited"), "{msg}");
+    launch_k(&dev, &kernel(partial), 1, 32, &out, 10).unwrap();
 }
 
 #[test]
@@ -691,53 +701,24 @@ fn launch_and_load_errors() {
         dev.launch(&m, "k", [1, 1, 1], [1, 1, 1], 0, &[(&out).into()]),
         Err(Error::Arguments { .. })
     ));
-    let e = dev
-        .launch(
-            &m,
-            "k",
-            [1, 1, 1],
-            [1, 1, 1],
-            0,
-            &[1.5f64.into(), 1u32.into()],
-        )
-        .unwrap_err();
-    assert!(
-        matches!(e, Error::Arguments { .. }) && e.to_string().contains("argument 0"),
-        "{e}"
-    );
-    let e = dev
-        .launch(
-            &m,
-            "k",
-            [1, 1, 1],
-            [1, 1, 1],
-            0,
-            &[(&out).into(), 1u64.into()],
-        )
-        .unwrap_err();
-    assert!(e.to_string().contains("argument 1"), "{e}");
-    assert!(matches!(
-        dev.launch(
-            &m,
-            "k",
-            [1, 1, 1],
-            [2048, 1, 1],
-            0,
-            &[(&out).into(), 1u32.into()]
-        ),
-        Err(Error::LaunchConfig { .. })
-    ));
-    assert!(matches!(
-        dev.launch(
-            &m,
-            "k",
-            [0, 1, 1],
-            [1, 1, 1],
-            0,
-            &[(&out).into(), 1u32.into()]
-        ),
-        Err(Error::LaunchConfig { .. })
-    ));
+    // Wrong arguments and shapes: (grid, block, arguments, the error, what it says).
+    let good = || -> Vec<Arg<'_>> { vec![(&out).into(), 1u32.into()] };
+    for (grid, block, args, config, says) in [
+        (1, 1, vec![1.5f64.into(), 1u32.into()], false, "argument 0"),
+        (1, 1, vec![(&out).into(), 1u64.into()], false, "argument 1"),
+        (1, 2048, good(), true, "exceeds 1024 threads"),
+        (0, 1, good(), true, "at least 1 in every dimension"),
+    ] {
+        let e = dev
+            .launch(&m, "k", [grid, 1, 1], [block, 1, 1], 0, &args)
+            .unwrap_err();
+        let kind_ok = if config {
+            matches!(e, Error::LaunchConfig { .. })
+        } else {
+            matches!(e, Error::Arguments { .. })
+        };
+        assert!(kind_ok && e.to_string().contains(says), "{e}");
+    }
     // Launch shapes the kernel declares it cannot take.
     let shaped = format!(
         "{HEADER}.visible .entry a()\n.maxntid 64, 1, 1\n{{\n\tret;\n}}\n.visible .entry b()\n.reqntid 32, 2\n{{\n\tret;\n}}\n"
@@ -991,16 +972,7 @@ $L__CONSUMER:
     );
     let dev = Device::new();
     let out = dev.alloc_zeroed::<u32>(32);
-    let r = launch(
-        &dev,
-        &ptx,
-        "k",
-        [1, 1, 1],
-        [64, 1, 1],
-        0,
-        &[(&out).into(), 0u32.into()],
-    )
-    .unwrap();
+    let r = launch_k(&dev, &ptx, 1, 64, &out, 0).unwrap();
     assert_eq!(
         dev.download(&out),
         (0..32).map(|i| i * 11).collect::<Vec<u32>>()
@@ -1018,16 +990,7 @@ fn counters_do_not_depend_on_host_threads() {
         let dev = Device::new();
         dev.set_host_threads(threads);
         let out = dev.alloc_zeroed::<u32>(1000);
-        let r = launch(
-            &dev,
-            &ptx,
-            "k",
-            [40, 1, 1],
-            [100, 1, 1],
-            0,
-            &[(&out).into(), 3950u32.into()],
-        )
-        .unwrap();
+        let r = launch_k(&dev, &ptx, 40, 100, &out, 3950).unwrap();
         assert_eq!(dev.download(&out).iter().sum::<u32>(), 3950);
         reports.push(r);
     }
@@ -1040,7 +1003,6 @@ fn wild_addresses_fault_cleanly() {
     // Addresses near the top of the 64-bit space, in every state space.
     let dev = Device::new();
     let out = dev.alloc_zeroed::<u32>(4);
-    let args: Vec<Arg<'_>> = vec![(&out).into(), 4u32.into()];
     for body in [
         "	mov.u64 	%rd4, -4;\n	ld.global.u32 	%r6, [%rd4];\n	ret;",
         "	mov.u64 	%rd4, -4;\n	st.u32 	[%rd4], %r1;\n	ret;",
@@ -1049,7 +1011,7 @@ fn wild_addresses_fault_cleanly() {
         "	mov.u64 	%rd4, -4;\n	ld.param.u32 	%r6, [%rd4];\n	ret;",
         "	mov.u64 	%rd4, -4;\n	atom.global.add.u32 	%r6, [%rd4], 1;\n	ret;",
     ] {
-        match launch(&dev, &kernel(body), "k", [1, 1, 1], [32, 1, 1], 0, &args) {
+        match launch_k(&dev, &kernel(body), 1, 32, &out, 4) {
             Err(Error::Fault {
                 kind: FaultKind::OutOfBounds,
                 ..
@@ -1126,16 +1088,7 @@ fn printf_formats_like_c() {
     );
     let dev = Device::new();
     let out = dev.alloc_zeroed::<u32>(3);
-    let r = launch(
-        &dev,
-        &ptx,
-        "k",
-        [1, 1, 1],
-        [3, 1, 1],
-        0,
-        &[(&out).into(), 3u32.into()],
-    )
-    .unwrap();
+    let r = launch_k(&dev, &ptx, 1, 3, &out, 3).unwrap();
     assert_eq!(r.printf.len(), 3);
     for t in 0..3u32 {
         let v = t as f64 * 0.25;
@@ -1219,16 +1172,7 @@ $L__OK:
     );
     let dev = Device::new();
     let out = dev.alloc_zeroed::<u32>(1);
-    let e = launch(
-        &dev,
-        &ptx,
-        "k",
-        [1, 1, 1],
-        [8, 1, 1],
-        0,
-        &[(&out).into(), 8u32.into()],
-    )
-    .unwrap_err();
+    let e = launch_k(&dev, &ptx, 1, 8, &out, 8).unwrap_err();
     let msg = e.to_string();
     assert_eq!(e.fault_kind(), Some(FaultKind::Trap), "{msg}");
     assert!(

@@ -480,3 +480,63 @@ fn eight_bit_loads_and_stores() {
     let want: Vec<u8> = b.iter().map(|&x| x.wrapping_add(x)).collect();
     assert_eq!(got, want);
 }
+
+#[test]
+fn mul24_mad24_and_dp2a() {
+    // The low 24 bits of a 32-bit operand, sign-extended for `.s32`.
+    let low24 = |v: u64, signed: bool| ext(v, 24, signed);
+    // The `k`-th 16-bit half and 8-bit byte of a 32-bit operand.
+    let half = |v: u64, k: u32, signed: bool| ext(v >> (16 * k), 16, signed);
+    let byte = |v: u64, k: u32, signed: bool| ext(v >> (8 * k), 8, signed);
+    let (a, b, c) = inputs(32, 24);
+    for signed in [false, true] {
+        let ty = if signed { "s32" } else { "u32" };
+        let lo = run_bits(32, &format!("\tmul24.lo.{ty} %y1, %x1, %x2;"), &a, &b, &c);
+        let hi = run_bits(32, &format!("\tmul24.hi.{ty} %y1, %x1, %x2;"), &a, &b, &c);
+        let mad = run_bits(
+            32,
+            &format!("\tmad24.lo.{ty} %y1, %x1, %x2, %x3;"),
+            &a,
+            &b,
+            &c,
+        );
+        for i in 0..N {
+            // The 48-bit product of the 24-bit operands.
+            let p = low24(a[i], signed) * low24(b[i], signed);
+            let what = format!("{ty} {:#x} {:#x} {:#x}", a[i], b[i], c[i]);
+            assert_eq!(lo[i], wrap(p, 32), "mul24.lo.{what}");
+            assert_eq!(hi[i], wrap(p >> 16, 32), "mul24.hi.{what}");
+            assert_eq!(
+                mad[i],
+                wrap(p + ext(c[i], 32, signed), 32),
+                "mad24.lo.{what}"
+            );
+        }
+    }
+    for (a_ty, b_ty) in [
+        ("u32", "u32"),
+        ("s32", "s32"),
+        ("s32", "u32"),
+        ("u32", "s32"),
+    ] {
+        let (sa, sb) = (a_ty == "s32", b_ty == "s32");
+        for (part, first) in [("lo", 0), ("hi", 2)] {
+            let body = format!("\tdp2a.{part}.{a_ty}.{b_ty} %y1, %x1, %x2, %x3;");
+            let got = run_bits(32, &body, &a, &b, &c);
+            for i in 0..N {
+                // Two 16-bit halves of a times bytes `first` and `first + 1` of b, plus c.
+                let want = ext(c[i], 32, sa || sb)
+                    + half(a[i], 0, sa) * byte(b[i], first, sb)
+                    + half(a[i], 1, sa) * byte(b[i], first + 1, sb);
+                assert_eq!(
+                    got[i],
+                    wrap(want, 32),
+                    "{body} {:#x} {:#x} {:#x}",
+                    a[i],
+                    b[i],
+                    c[i]
+                );
+            }
+        }
+    }
+}

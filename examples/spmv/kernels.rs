@@ -41,7 +41,7 @@ pub fn spmv_csr_auto(vals: &Nested<f32>, cols: &Nested<u32>, x: &[f32]) -> Vec<f
 }
 
 /// `y = A x` for an ELLPACK matrix: `vals` and `cols` are `rows x width` (column-major in
-/// [`dpl::mm::Csr::to_ell`]; any strides work), padded entries have value 0 and a valid
+/// [`dpl::mm::CsrExt::to_ell`]; any strides work), padded entries have value 0 and a valid
 /// column.
 ///
 /// Written with `x[c]` instead of `gather(x, ci)`: since commit 6f62b6c the compiler

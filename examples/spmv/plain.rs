@@ -11,6 +11,7 @@
 use std::path::{Path, PathBuf};
 
 use dpl::mm::Csr;
+use dpl_testkit::{SplitMix64, sparse};
 
 /// A CSR matrix with `f32` values, the layout the baselines read: `offsets` has `rows + 1`
 /// entries, row `r` is `offsets[r]..offsets[r + 1]` of `cols` and `vals`.
@@ -179,7 +180,7 @@ fn split(a: &CsrF32, x: &[f32], first: usize, y: &mut [f32], grain: usize) {
 
 /// The deterministic input vector for a matrix with `n` columns.
 pub fn vector(n: usize) -> Vec<f32> {
-    dpl::mm::random_vector(n, 0x5EED)
+    sparse::random_vector(n, 0x5EED)
         .into_iter()
         .map(|v| v as f32)
         .collect()
@@ -203,8 +204,8 @@ pub fn generated(scale: Scale) -> Vec<(String, Csr)> {
         Scale::Small => (20_000, 100, 300_000),
     };
     vec![
-        ("random".to_string(), Csr::random(n, n, 10, 1)),
-        ("laplace2d".to_string(), Csr::laplacian_2d(grid, grid)),
+        ("random".to_string(), sparse::random(n, n, 10, 1)),
+        ("laplace2d".to_string(), sparse::laplacian_2d(grid, grid)),
         ("powerlaw".to_string(), power_law(n)),
         ("onelongrow".to_string(), one_long_row(n / 4, long)),
     ]
@@ -214,7 +215,7 @@ pub fn generated(scale: Scale) -> Vec<(String, Csr)> {
 /// (mean about 12 entries per row; the longest rows hold tens of thousands of entries at
 /// 1M rows).
 pub fn power_law(n: usize) -> Csr {
-    Csr::power_law(n, n, 4, 1.5, 3)
+    sparse::power_law(n, n, 4, 1.5, 3)
 }
 
 /// One very long row among many short ones: `short_rows` rows of 8 entries, then one row
@@ -223,7 +224,7 @@ pub fn power_law(n: usize) -> Csr {
 /// single thread; `inner = "auto"` then parallelizes inside rows.
 pub fn one_long_row(short_rows: usize, long_len: usize) -> Csr {
     let ncols = short_rows.max(long_len).max(8);
-    let mut rng = dpl::mm::SplitMix64::new(11);
+    let mut rng = SplitMix64::new(11);
     let mut offsets = vec![0];
     let mut cols = Vec::new();
     for r in 0..short_rows {
@@ -234,9 +235,7 @@ pub fn one_long_row(short_rows: usize, long_len: usize) -> Csr {
     }
     cols.extend((0..long_len).map(|c| c as u32));
     offsets.push(cols.len());
-    let vals = (0..cols.len())
-        .map(|_| 2.0 * rng.next_f64() - 1.0)
-        .collect();
+    let vals = (0..cols.len()).map(|_| 2.0 * rng.f64() - 1.0).collect();
     Csr::from_parts(ncols, offsets, cols, vals).expect("valid by construction")
 }
 

@@ -455,7 +455,7 @@ impl<T> Nested<T> {
     /// A `Nested` of `values` with the rows structure of `other`, sharing its offsets
     /// (not copying them): row `i` of the result is as long as row `i` of `other`, and
     /// [`Nested::same_offsets`] holds between the two. The values and the column indices
-    /// of a CSR matrix are such a pair ([`crate::mm::Csr::to_nested`]).
+    /// of a CSR matrix are such a pair (`dpl::mm::CsrExt::to_nested` builds one).
     ///
     /// # Errors
     ///

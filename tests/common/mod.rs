@@ -1,7 +1,7 @@
-//! Helpers shared by the end-to-end test suites: a deterministic generator of inputs, the
-//! sizes every program runs at, comparisons (exact for maps, reassociation-tolerant for
-//! floating-point reductions and scans), panic-message capture, and the macro that
-//! instantiates one `#[test]` per place.
+//! Helpers shared by the end-to-end test suites: the deterministic generator of inputs
+//! (dpl-testkit's), the sizes every program runs at, comparisons (exact for maps,
+//! reassociation-tolerant for floating-point reductions and scans), panic-message capture,
+//! and the macro that instantiates one `#[test]` per place.
 //!
 //! Oracles are written in the test files themselves, in plain Rust, never by calling dpl.
 
@@ -88,139 +88,20 @@ pub fn each_size(place: Place, sizes: &[usize], mut body: impl FnMut(usize, &mut
     }
 }
 
-/// A small deterministic generator (SplitMix64): the same inputs on every run and machine.
-#[derive(Clone, Debug)]
-pub struct Rng(u64);
-
-impl Rng {
-    /// A generator with the given seed.
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed)
-    }
-
-    /// 64 random bits.
-    pub fn u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// 32 random bits.
-    pub fn u32(&mut self) -> u32 {
-        (self.u64() >> 32) as u32
-    }
-
-    /// Any `i32`.
-    pub fn i32(&mut self) -> i32 {
-        self.u32() as i32
-    }
-
-    /// Any `i64`.
-    pub fn i64(&mut self) -> i64 {
-        self.u64() as i64
-    }
-
-    /// A fair coin.
-    pub fn bool(&mut self) -> bool {
-        self.u64() >> 63 == 1
-    }
-
-    /// Uniform in `0..bound` (`bound > 0`).
-    pub fn below(&mut self, bound: usize) -> usize {
-        assert!(bound > 0, "Rng::below(0)");
-        ((self.u64() as u128 * bound as u128) >> 64) as usize
-    }
-
-    /// Uniform in `lo..=hi`.
-    pub fn int_in(&mut self, lo: i64, hi: i64) -> i64 {
-        lo + self.below((hi - lo) as usize + 1) as i64
-    }
-
-    /// Uniform in `[lo, hi)`.
-    pub fn f64_in(&mut self, lo: f64, hi: f64) -> f64 {
-        let unit = (self.u64() >> 11) as f64 / (1u64 << 53) as f64;
-        lo + (hi - lo) * unit
-    }
-
-    /// Uniform in `[lo, hi)` (rounded to `f32`).
-    pub fn f32_in(&mut self, lo: f32, hi: f32) -> f32 {
-        self.f64_in(lo as f64, hi as f64) as f32
-    }
-
-    /// `n` values of `f32` uniform in `[lo, hi)`.
-    pub fn f32s(&mut self, n: usize, lo: f32, hi: f32) -> Vec<f32> {
-        self.vec(n, |r| r.f32_in(lo, hi))
-    }
-
-    /// `n` values of `f64` uniform in `[lo, hi)`.
-    pub fn f64s(&mut self, n: usize, lo: f64, hi: f64) -> Vec<f64> {
-        self.vec(n, |r| r.f64_in(lo, hi))
-    }
-
-    /// `n` fair coins.
-    pub fn bools(&mut self, n: usize) -> Vec<bool> {
-        self.vec(n, Rng::bool)
-    }
-
-    /// One of `special` with probability 1/8, else `any()`: integers that exercise
-    /// wrapping (the type's MIN, MAX, 0, -1, ...) more often than uniform bits would.
-    pub fn edgy<T: Copy>(&mut self, special: &[T], any: impl FnOnce(&mut Rng) -> T) -> T {
-        if self.below(8) == 0 {
-            special[self.below(special.len())]
-        } else {
-            any(self)
-        }
-    }
-
-    /// `n` `i32`s, uniform bits with edge values mixed in.
-    pub fn i32s(&mut self, n: usize) -> Vec<i32> {
-        self.vec(n, |r| {
-            r.edgy(&[0, 1, -1, 2, i32::MIN, i32::MAX, i32::MIN + 1], Rng::i32)
-        })
-    }
-
-    /// `n` `u32`s, uniform bits with edge values mixed in.
-    pub fn u32s(&mut self, n: usize) -> Vec<u32> {
-        self.vec(n, |r| {
-            r.edgy(&[0, 1, 2, u32::MAX, u32::MAX - 1, 1 << 31], Rng::u32)
-        })
-    }
-
-    /// `n` `i64`s, uniform bits with edge values mixed in.
-    pub fn i64s(&mut self, n: usize) -> Vec<i64> {
-        self.vec(n, |r| {
-            r.edgy(&[0, 1, -1, 2, i64::MIN, i64::MAX, i64::MIN + 1], Rng::i64)
-        })
-    }
-
-    /// `n` `u64`s, uniform bits with edge values mixed in.
-    pub fn u64s(&mut self, n: usize) -> Vec<u64> {
-        self.vec(n, |r| {
-            r.edgy(&[0, 1, 2, u64::MAX, u64::MAX - 1, 1 << 63], Rng::u64)
-        })
-    }
-
-    /// `n` values drawn by `generate`.
-    pub fn vec<T>(&mut self, n: usize, mut generate: impl FnMut(&mut Rng) -> T) -> Vec<T> {
-        (0..n).map(|_| generate(self)).collect()
-    }
-
-    /// `n` indices uniform in `0..len` (`len > 0` unless `n == 0`).
-    pub fn indices(&mut self, n: usize, len: usize) -> Vec<usize> {
-        self.vec(n, |r| r.below(len))
-    }
-
-    /// A uniformly random permutation of `0..n`.
-    pub fn permutation(&mut self, n: usize) -> Vec<usize> {
-        let mut p: Vec<usize> = (0..n).collect();
-        for i in (1..n).rev() {
-            p.swap(i, self.below(i + 1));
-        }
-        p
-    }
+/// A rayon pool with an odd number of threads, so that the CPU place's chunking differs
+/// from the one the default pool of the test machine gives.
+pub fn odd_pool() -> &'static rayon::ThreadPool {
+    static POOL: std::sync::OnceLock<rayon::ThreadPool> = std::sync::OnceLock::new();
+    POOL.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(7)
+            .build()
+            .unwrap()
+    })
 }
+
+/// The deterministic generator of the inputs (the same on every run and machine).
+pub use dpl_testkit::SplitMix64 as Rng;
 
 /// Converts a slice of indices to another integer type (the values must fit).
 pub fn cast_indices<I: TryFrom<usize>>(idx: &[usize]) -> Vec<I>

@@ -8,7 +8,7 @@
 
 #![allow(dead_code)]
 
-use crate::common::{Exact, Rng, assert_same};
+use crate::common::{Exact, Float, Rng, assert_reduced, assert_same, f64_sum};
 use dpl::{Matrix, Nested, Place};
 
 /// The shapes of a `Nested` input.
@@ -290,3 +290,13 @@ macro_rules! each_schedule {
 }
 #[allow(unused_imports)]
 pub(crate) use each_schedule;
+
+/// Asserts that every row's float sum is within reassociation of the oracle.
+#[track_caller]
+pub fn assert_row_sums<T: Float>(got: &[T], terms: &[Vec<T>], what: &str) {
+    assert_eq!(got.len(), terms.len(), "{what}: number of rows");
+    for (i, (g, r)) in got.iter().zip(terms).enumerate() {
+        let (s, m) = f64_sum(r.iter().copied());
+        assert_reduced(*g, s, m, r.len(), &format!("{what}: row {i}"));
+    }
+}

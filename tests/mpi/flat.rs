@@ -150,9 +150,9 @@ mod progs {
 
 fn map_zip_unzip(env: Env) {
     for n in SIZES {
-        let mut rng = Rng::new(n as u64);
-        let x: Vec<f32> = rng.vec(n, |r| r.f64() as f32);
-        let y: Vec<f32> = rng.vec(n, |r| r.f64() as f32);
+        let mut rng = SplitMix64::new(n as u64);
+        let x: Vec<f32> = rng.vec(n, |r| r.f64_in(-1.0, 1.0) as f32);
+        let y: Vec<f32> = rng.vec(n, |r| r.f64_in(-1.0, 1.0) as f32);
         for lens in layouts(n, env.size) {
             let got = progs::saxpy(2.5, &block_of(&x, &lens, env), &block_of(&y, &lens, env));
             let want: Vec<f32> = x.iter().zip(&y).map(|(a, b)| 2.5 * a + b).collect();
@@ -170,9 +170,9 @@ fn map_zip_unzip(env: Env) {
 /// Inputs combined element by element with different blocks: the first one's win.
 fn misaligned_inputs(env: Env) {
     for n in SIZES {
-        let mut rng = Rng::new(n as u64 + 1);
-        let x: Vec<f32> = rng.vec(n, |r| r.f64() as f32);
-        let y: Vec<f32> = rng.vec(n, |r| r.f64() as f32);
+        let mut rng = SplitMix64::new(n as u64 + 1);
+        let x: Vec<f32> = rng.vec(n, |r| r.f64_in(-1.0, 1.0) as f32);
+        let y: Vec<f32> = rng.vec(n, |r| r.f64_in(-1.0, 1.0) as f32);
         let ls = layouts(n, env.size);
         for (k, lx) in ls.iter().enumerate() {
             let ly = &ls[(k + 1) % ls.len()];
@@ -191,7 +191,7 @@ fn misaligned_inputs(env: Env) {
 
 fn reductions(env: Env) {
     for n in SIZES {
-        let mut rng = Rng::new(n as u64 + 2);
+        let mut rng = SplitMix64::new(n as u64 + 2);
         let x: Vec<i64> = rng.vec(n, |r| r.u64() as i64 >> 8);
         let y: Vec<u32> = rng.vec(n, |r| r.below(1001) as u32);
         let b: Vec<i32> = rng.vec(n, |r| r.u64() as i32);
@@ -229,9 +229,9 @@ fn reductions(env: Env) {
 /// `Place::Cpu`.
 fn float_sum_determinism(env: Env) {
     for n in SIZES {
-        let mut rng = Rng::new(n as u64 + 3);
-        let x: Vec<f64> = rng.vec(n, |r| r.f64() * 1e6);
-        let y: Vec<f64> = rng.vec(n, |r| r.f64());
+        let mut rng = SplitMix64::new(n as u64 + 3);
+        let x: Vec<f64> = rng.vec(n, |r| r.f64_in(-1.0, 1.0) * 1e6);
+        let y: Vec<f64> = rng.vec(n, |r| r.f64_in(-1.0, 1.0));
         for lens in layouts(n, env.size) {
             let (xb, yb) = (block_of(&x, &lens, env), block_of(&y, &lens, env));
             let first = progs::dot(&xb, &yb);
@@ -259,7 +259,7 @@ fn float_sum_determinism(env: Env) {
 
 fn scans(env: Env) {
     for n in SIZES {
-        let mut rng = Rng::new(n as u64 + 4);
+        let mut rng = SplitMix64::new(n as u64 + 4);
         let x: Vec<i64> = rng.vec(n, |r| r.u64() as i64 >> 20);
         let a: Vec<i64> = rng.vec(n, |r| r.below(5) as i64 - 2);
         let b: Vec<i64> = rng.vec(n, |r| r.below(100) as i64);
@@ -323,7 +323,7 @@ fn scans(env: Env) {
 
 fn filters(env: Env) {
     for n in SIZES {
-        let mut rng = Rng::new(n as u64 + 5);
+        let mut rng = SplitMix64::new(n as u64 + 5);
         let x: Vec<i64> = rng.vec(n, |r| r.below(21) as i64 - 10);
         let flags: Vec<bool> = rng.vec(n, |r| r.below(3) == 0);
         for lens in layouts(n, env.size) {
@@ -348,9 +348,9 @@ fn filters(env: Env) {
 
 fn lengths_indices_ranges(env: Env) {
     for n in SIZES {
-        let mut rng = Rng::new(n as u64 + 6);
+        let mut rng = SplitMix64::new(n as u64 + 6);
         let x: Vec<u64> = rng.vec(n, |r| r.below(1000) as u64);
-        let xf: Vec<f64> = rng.vec(n, |r| r.f64());
+        let xf: Vec<f64> = rng.vec(n, |r| r.f64_in(-1.0, 1.0));
         for lens in layouts(n, env.size) {
             let want: Vec<u64> = x
                 .iter()
@@ -427,14 +427,14 @@ fn scalar_reads(env: Env) {
 
 /// Random sizes and random blocks (empty ones often) for every input, many times over.
 fn randomised(env: Env) {
-    let mut rng = Rng::new(0x5eed);
+    let mut rng = SplitMix64::new(0x5eed);
     for round in 0..40 {
         let n = match round % 4 {
             0 => rng.below(4),
             1 => rng.below(64),
             _ => rng.below(5000),
         };
-        let lens = |rng: &mut Rng| {
+        let lens = |rng: &mut SplitMix64| {
             let mut cuts: Vec<usize> = (0..env.size - 1).map(|_| rng.below(n + 1)).collect();
             cuts.sort_unstable();
             let mut lens = Vec::with_capacity(env.size);

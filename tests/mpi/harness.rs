@@ -26,7 +26,7 @@ pub fn layouts(n: usize, p: usize) -> Vec<Vec<usize>> {
     last[p - 1] = n;
     let weights: Vec<usize> = (0..p).map(|r| r * r).collect();
     let growing = cut(n, &weights);
-    let mut rng = Rng::new(0xc0ffee ^ n as u64 ^ (p as u64) << 32);
+    let mut rng = SplitMix64::new(0xc0ffee ^ n as u64 ^ (p as u64) << 32);
     let random: Vec<usize> = (0..p).map(|_| rng.below(4)).collect();
     let random = cut(n, &random);
     vec![balanced, last, growing, random]
@@ -107,28 +107,5 @@ pub fn close(what: &str, got: f64, expected: f64, tol: f64) {
     );
 }
 
-/// SplitMix64: the same data on every rank and every run.
-#[derive(Clone, Debug)]
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed)
-    }
-    pub fn u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    pub fn below(&mut self, bound: usize) -> usize {
-        ((self.u64() as u128 * bound.max(1) as u128) >> 64) as usize
-    }
-    pub fn f64(&mut self) -> f64 {
-        (self.u64() >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
-    }
-    pub fn vec<T>(&mut self, n: usize, mut f: impl FnMut(&mut Rng) -> T) -> Vec<T> {
-        (0..n).map(|_| f(self)).collect()
-    }
-}
+/// The tests' random generator (the same data on every rank and every run).
+pub use dpl_testkit::SplitMix64;

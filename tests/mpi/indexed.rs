@@ -124,8 +124,8 @@ mod progs {
 
 fn gathers(env: Env) {
     for n in SIZES {
-        let mut rng = Rng::new(n as u64 + 10);
-        let x: Vec<f32> = rng.vec(n, |r| r.f64() as f32);
+        let mut rng = SplitMix64::new(n as u64 + 10);
+        let x: Vec<f32> = rng.vec(n, |r| r.f64_in(-1.0, 1.0) as f32);
         let m = n + n / 3;
         let idx: Vec<u32> = rng.vec(if n == 0 { 0 } else { m }, |r| r.below(n) as u32);
         let xi: Vec<i64> = (0..n as i64).map(|v| v * 7 - 3).collect();
@@ -161,23 +161,14 @@ fn gathers(env: Env) {
     }
 }
 
-/// A permutation of `0..n`.
-fn permutation(n: usize, rng: &mut Rng) -> Vec<u32> {
-    let mut p: Vec<u32> = (0..n as u32).collect();
-    for i in (1..n).rev() {
-        p.swap(i, rng.below(i + 1));
-    }
-    p
-}
-
 fn permutes_and_scatters(env: Env) {
     for n in SIZES {
-        let mut rng = Rng::new(n as u64 + 11);
+        let mut rng = SplitMix64::new(n as u64 + 11);
         let x: Vec<i32> = rng.vec(n, |r| r.u64() as i32);
-        let p = permutation(n, &mut rng);
+        let p: Vec<u32> = rng.permutation(n).into_iter().map(|j| j as u32).collect();
         let m = 2 * n + 1;
-        let dst: Vec<f64> = rng.vec(m, |r| r.f64());
-        let src: Vec<f64> = rng.vec(n, |r| r.f64());
+        let dst: Vec<f64> = rng.vec(m, |r| r.f64_in(-1.0, 1.0));
+        let src: Vec<f64> = rng.vec(n, |r| r.f64_in(-1.0, 1.0));
         // Repeated indices: the last write in source order wins.
         let sidx: Vec<usize> = rng.vec(n, |r| r.below(n.max(1) / 2 + 1));
         let ls = layouts(n, env.size);
@@ -206,10 +197,10 @@ fn permutes_and_scatters(env: Env) {
 
 fn scatter_reduces(env: Env) {
     for n in SIZES {
-        let mut rng = Rng::new(n as u64 + 12);
+        let mut rng = SplitMix64::new(n as u64 + 12);
         for bins in [1usize, 7, 256] {
             let keys: Vec<u32> = rng.vec(n, |r| r.below(bins) as u32);
-            let vals: Vec<f32> = rng.vec(n, |r| r.f64() as f32);
+            let vals: Vec<f32> = rng.vec(n, |r| r.f64_in(-1.0, 1.0) as f32);
             let bal: Vec<usize> = (0..env.size)
                 .map(|r| dpl::mpi::block(bins, r, env.size).len())
                 .collect();
@@ -258,10 +249,10 @@ fn scatter_reduces(env: Env) {
 
 fn halos(env: Env) {
     for n in SIZES {
-        let mut rng = Rng::new(n as u64 + 13);
-        let x: Vec<f32> = rng.vec(n, |r| r.f64() as f32);
+        let mut rng = SplitMix64::new(n as u64 + 13);
+        let x: Vec<f32> = rng.vec(n, |r| r.f64_in(-1.0, 1.0) as f32);
         let xi: Vec<i64> = rng.vec(n, |r| r.below(1000) as i64);
-        let xd: Vec<f64> = rng.vec(n, |r| r.f64());
+        let xd: Vec<f64> = rng.vec(n, |r| r.f64_in(-1.0, 1.0));
         let xu: Vec<u64> = rng.vec(n, |r| r.u64() >> 1);
         for lens in layouts(n, env.size) {
             let at = |v: &[f32], j: isize| {
@@ -340,7 +331,7 @@ fn halos(env: Env) {
 
 fn all_gathered_reads(env: Env) {
     for n in SIZES {
-        let mut rng = Rng::new(n as u64 + 14);
+        let mut rng = SplitMix64::new(n as u64 + 14);
         let x: Vec<i32> = rng.vec(n, |r| r.below(100) as i32);
         let y: Vec<i32> = rng.vec(n.min(40), |r| r.below(100) as i32);
         let idx: Vec<usize> = rng.vec(n, |r| r.below(2 * n.max(1)));
@@ -370,7 +361,7 @@ fn all_gathered_reads(env: Env) {
 fn replicated_parameters(env: Env) {
     let table: Vec<f32> = (0..300).map(|v| v as f32 * 0.5).collect();
     for n in SIZES {
-        let mut rng = Rng::new(n as u64 + 15);
+        let mut rng = SplitMix64::new(n as u64 + 15);
         let keys: Vec<u32> = rng.vec(n, |r| r.below(300) as u32);
         for lens in layouts(n, env.size) {
             let got = progs::lookup(&block_of(&keys, &lens, env), &table);
@@ -396,14 +387,14 @@ fn replicated_parameters(env: Env) {
 
 /// Random sizes and blocks for gathers, scatters, histograms and sorts.
 fn randomised(env: Env) {
-    let mut rng = Rng::new(0xfeed);
+    let mut rng = SplitMix64::new(0xfeed);
     for round in 0..30 {
         let n = if round % 3 == 0 {
             rng.below(8)
         } else {
             rng.below(4000)
         };
-        let lens = |rng: &mut Rng, n: usize| {
+        let lens = |rng: &mut SplitMix64, n: usize| {
             let mut cuts: Vec<usize> = (0..env.size - 1).map(|_| rng.below(n + 1)).collect();
             cuts.sort_unstable();
             let mut lens = Vec::with_capacity(env.size);
@@ -416,7 +407,7 @@ fn randomised(env: Env) {
             lens
         };
         let (lx, li) = (lens(&mut rng, n), lens(&mut rng, n));
-        let x: Vec<f32> = rng.vec(n, |r| r.f64() as f32);
+        let x: Vec<f32> = rng.vec(n, |r| r.f64_in(-1.0, 1.0) as f32);
         let idx: Vec<u32> = rng.vec(n, |r| r.below(n) as u32);
         let got = progs::gather_f32(&block_of(&x, &lx, env), &block_of(&idx, &li, env));
         let want: Vec<f32> = idx.iter().map(|&j| x[j as usize]).collect();

@@ -100,7 +100,7 @@ mod progs {
 }
 
 /// `rows` ragged rows (some empty) of values from `rng`.
-fn ragged(rows: usize, rng: &mut Rng) -> Vec<Vec<i64>> {
+fn ragged(rows: usize, rng: &mut SplitMix64) -> Vec<Vec<i64>> {
     (0..rows)
         .map(|_| {
             let len = if rng.below(5) == 0 { 0 } else { rng.below(9) };
@@ -117,7 +117,7 @@ const ROWS: [usize; 5] = [0, 1, 3, 257, 3001];
 
 fn row_primitives(env: Env) {
     for n in ROWS {
-        let mut rng = Rng::new(n as u64 + 30);
+        let mut rng = SplitMix64::new(n as u64 + 30);
         let rows = ragged(n, &mut rng);
         for lens in layouts(n, env.size) {
             let b = nested_block(&rows, &lens, env);
@@ -171,7 +171,7 @@ fn row_primitives(env: Env) {
 
 fn rows_of_two_inputs(env: Env) {
     for n in ROWS {
-        let mut rng = Rng::new(n as u64 + 31);
+        let mut rng = SplitMix64::new(n as u64 + 31);
         let a = ragged(n, &mut rng);
         let b: Vec<Vec<i64>> = (0..n)
             .map(|_| rng.vec(1 + rng.clone().below(5), |r| r.below(100) as i64))
@@ -187,8 +187,8 @@ fn rows_of_two_inputs(env: Env) {
                 .collect();
             check_block("both (realigned rows)", &got, &want, la, env);
             let cols = 6;
-            let data: Vec<f64> = rng.vec(n * cols, |r| r.f64());
-            let w: Vec<f64> = rng.vec(n, |r| r.f64());
+            let data: Vec<f64> = rng.vec(n * cols, |r| r.f64_in(-1.0, 1.0));
+            let w: Vec<f64> = rng.vec(n, |r| r.f64_in(-1.0, 1.0));
             let rows: Vec<Vec<f64>> = data.chunks(cols).map(|c| c.to_vec()).collect();
             let mine = block_of(&rows, la, env).concat();
             let m = Matrix::row_major(la[env.rank], cols, mine).unwrap();
@@ -206,8 +206,10 @@ fn rows_of_two_inputs(env: Env) {
 fn stencils_2d(env: Env) {
     for n in [0usize, 1, 2, 5, 64] {
         let cols = 7;
-        let mut rng = Rng::new(n as u64 + 32);
-        let grid: Vec<Vec<f64>> = (0..n).map(|_| rng.vec(cols, |r| r.f64())).collect();
+        let mut rng = SplitMix64::new(n as u64 + 32);
+        let grid: Vec<Vec<f64>> = (0..n)
+            .map(|_| rng.vec(cols, |r| r.f64_in(-1.0, 1.0)))
+            .collect();
         let at = |i: isize, j: isize| {
             if i < 0 || j < 0 || i >= n as isize || j >= cols as isize {
                 0.0
@@ -267,12 +269,15 @@ fn stencils_2d(env: Env) {
 
 fn spmv(env: Env) {
     for n in [0usize, 1, 5, 300, 2000] {
-        let mut rng = Rng::new(n as u64 + 33);
+        let mut rng = SplitMix64::new(n as u64 + 33);
         let cols: Vec<Vec<u32>> = (0..n)
             .map(|_| rng.vec(rng.clone().below(6), |r| r.below(n) as u32))
             .collect();
-        let vals: Vec<Vec<f64>> = cols.iter().map(|c| rng.vec(c.len(), |r| r.f64())).collect();
-        let x: Vec<f64> = rng.vec(n, |r| r.f64());
+        let vals: Vec<Vec<f64>> = cols
+            .iter()
+            .map(|c| rng.vec(c.len(), |r| r.f64_in(-1.0, 1.0)))
+            .collect();
+        let x: Vec<f64> = rng.vec(n, |r| r.f64_in(-1.0, 1.0));
         let want: Vec<f64> = vals
             .iter()
             .zip(&cols)

@@ -36,7 +36,7 @@ mod progs {
 
 fn sorts(env: Env) {
     for n in SIZES {
-        let mut rng = Rng::new(n as u64 + 20);
+        let mut rng = SplitMix64::new(n as u64 + 20);
         let specials = [
             f64::NAN,
             -f64::NAN,
@@ -50,7 +50,7 @@ fn sorts(env: Env) {
             if r.below(8) == 0 {
                 specials[r.below(specials.len())]
             } else {
-                r.f64() * 100.0
+                r.f64_in(-1.0, 1.0) * 100.0
             }
         });
         let u: Vec<u32> = rng.vec(n, |r| r.u64() as u32);
@@ -81,10 +81,10 @@ fn sorts(env: Env) {
 
 fn sorts_by_key(env: Env) {
     for n in SIZES {
-        let mut rng = Rng::new(n as u64 + 21);
+        let mut rng = SplitMix64::new(n as u64 + 21);
         let few: Vec<i32> = rng.vec(n, |r| r.below(3) as i32 - 1);
         let same: Vec<i32> = vec![7; n];
-        let v: Vec<f32> = rng.vec(n, |r| r.f64() as f32);
+        let v: Vec<f32> = rng.vec(n, |r| r.f64_in(-1.0, 1.0) as f32);
         let fk: Vec<f64> = rng.vec(n, |r| (r.below(50) as f64 - 25.0) * 0.5);
         let fv: Vec<u64> = (0..n as u64).collect();
         let ls = layouts(n, env.size);

@@ -56,9 +56,9 @@ const KEPT_START: &str = "<!-- interleaved:start -->";
 const KEPT_END: &str = "<!-- interleaved:end -->";
 /// Opens the hand-written section of measurements on a real GPU (the demo and the test
 /// suite run on a device machine), which the report keeps as it is too.
-const GPU_START: &str = "<!-- real-gpu:start -->";
+pub const GPU_START: &str = "<!-- real-gpu:start -->";
 /// Closes it.
-const GPU_END: &str = "<!-- real-gpu:end -->";
+pub const GPU_END: &str = "<!-- real-gpu:end -->";
 
 /// Runs the benchmarks (unless `--no-run`) and writes BENCHMARKS.md and the plot.
 pub fn report(args: &[String]) -> Result<(), String> {
@@ -668,8 +668,8 @@ fn plot(groups: &[Group]) -> String {
     s
 }
 
-/// A small JSON reader, enough for criterion's files.
-mod json {
+/// A small JSON reader, enough for criterion's files and cargo's messages.
+pub mod json {
     /// A JSON value.
     #[derive(Clone, Debug, PartialEq)]
     pub enum Value {

@@ -6,6 +6,7 @@
 
 mod bench;
 mod gpu;
+mod gpu_bench;
 mod mpi;
 mod ptx;
 
@@ -24,6 +25,11 @@ commands:
   check-fixtures   assemble every PTX fixture of dpl-sim with ptxas
   bench-report     run the benchmarks and write BENCHMARKS.md
   gpu-report       run the GPU performance proxy on the simulator (section of BENCHMARKS.md)
+  gpu-bench        build dpl-next-to-CUB (examples/gpu_bench.rs) and run it; --dry-run: on
+                   the simulator, without a GPU
+  gpu-pack         build and pack a GPU machine's run (benchmark, GPU tests, demo) into
+                   target/device-pack
+  gpu-record DIR   write a device run's results (DIR/gpu-bench.md, ...) into BENCHMARKS.md
   mpi-report       run the MPI examples and traffic counts (section of BENCHMARKS.md)";
 
 fn main() {
@@ -40,6 +46,9 @@ fn main() {
         Some("check-fixtures") => ptx::check_fixtures(rest),
         Some("bench-report") => bench::report(rest),
         Some("gpu-report") => gpu::report(),
+        Some("gpu-bench") => gpu_bench::bench(rest),
+        Some("gpu-pack") => gpu_bench::pack(rest),
+        Some("gpu-record") => gpu_bench::record(rest),
         Some("mpi-report") => mpi::report(rest),
         Some("help" | "--help" | "-h") => {
             println!("{USAGE}");

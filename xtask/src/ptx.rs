@@ -106,16 +106,36 @@ fn tool_version(tool: &Path) -> Result<String, String> {
         .ok_or_else(|| format!("{} --version printed no release: {text}", tool.display()))
 }
 
-/// Installs the three wheels into `tools/wheels` with pip, through a staging folder so an
-/// interrupted download never leaves a half-installed tree behind.
+/// Installs the three wheels into `tools/wheels`.
 fn install_wheels(tools: &Path) -> Result<(), String> {
+    let packages = [
+        format!("nvidia-cuda-nvcc-cu12=={CUDA12_RELEASE}"),
+        format!("nvidia-cuda-nvcc=={CUDA13_RELEASE}"),
+        format!("nvidia-cuda-cuobjdump=={CUDA13_RELEASE}"),
+    ];
+    pip_install(
+        tools,
+        "wheels",
+        &packages,
+        "Alternatively point DPL_PTXAS at an existing ptxas.",
+    )
+}
+
+/// Installs `packages` (pinned wheels, without their dependencies) into `parent/name` with
+/// `pip install --target`, through a staging folder so an interrupted download never leaves
+/// a half-installed tree behind; `alternative` ends the error messages (what else to do).
+pub fn pip_install(
+    parent: &Path,
+    name: &str,
+    packages: &[String],
+    alternative: &str,
+) -> Result<(), String> {
     let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".to_string());
     let probe = Command::new(&python).arg("--version").output();
     if !probe.is_ok_and(|o| o.status.success()) {
         return Err(format!(
-            "`{python}` was not found: the PTX tools are installed from PyPI with pip, so \
-             install Python 3 with pip (or set PYTHON=/path/to/python3), or point \
-             DPL_PTXAS at an existing ptxas"
+            "`{python}` was not found: the wheels are installed from PyPI with pip, so \
+             install Python 3 with pip (or set PYTHON=/path/to/python3). {alternative}"
         ));
     }
     let pip = Command::new(&python)
@@ -124,20 +144,14 @@ fn install_wheels(tools: &Path) -> Result<(), String> {
     if !pip.is_ok_and(|o| o.status.success()) {
         return Err(format!(
             "`{python} -m pip` is not available: install pip (e.g. `apt-get install \
-             python3-pip` or `{python} -m ensurepip --user`), or point DPL_PTXAS at an \
-             existing ptxas"
+             python3-pip` or `{python} -m ensurepip --user`). {alternative}"
         ));
     }
-    let staging = tools.join("staging");
-    let wheels = tools.join("wheels");
+    let staging = parent.join("staging");
+    let wheels = parent.join(name);
     remove_if_present(&staging)?;
-    std::fs::create_dir_all(tools)
-        .map_err(|e| format!("cannot create {}: {e}", tools.display()))?;
-    let packages = [
-        format!("nvidia-cuda-nvcc-cu12=={CUDA12_RELEASE}"),
-        format!("nvidia-cuda-nvcc=={CUDA13_RELEASE}"),
-        format!("nvidia-cuda-cuobjdump=={CUDA13_RELEASE}"),
-    ];
+    std::fs::create_dir_all(parent)
+        .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
     eprintln!(
         "xtask: installing {} into {}",
         packages.join(" "),
@@ -154,7 +168,7 @@ fn install_wheels(tools: &Path) -> Result<(), String> {
         ])
         .arg("--target")
         .arg(&staging)
-        .args(&packages)
+        .args(packages)
         .output()
         .map_err(|e| format!("cannot run `{python} -m pip`: {e}"))?;
     if !output.status.success() {
@@ -171,10 +185,12 @@ fn install_wheels(tools: &Path) -> Result<(), String> {
             || log.contains("Network is unreachable")
             || log.contains("timed out")
         {
-            "pip could not download the wheels from PyPI: is the network (or a PIP_INDEX_URL \
-             mirror) reachable? Alternatively set DPL_PTXAS=/path/to/ptxas"
+            format!(
+                "pip could not download the wheels from PyPI: is the network (or a \
+                 PIP_INDEX_URL mirror) reachable? {alternative}"
+            )
         } else {
-            "pip failed to install the wheels"
+            "pip failed to install the wheels".to_string()
         };
         let tail: Vec<&str> = log.lines().rev().take(15).collect();
         let tail: Vec<&str> = tail.into_iter().rev().collect();
@@ -190,7 +206,8 @@ fn install_wheels(tools: &Path) -> Result<(), String> {
     })
 }
 
-fn remove_if_present(dir: &Path) -> Result<(), String> {
+/// Removes the folder `dir` and everything in it, if it exists.
+pub fn remove_if_present(dir: &Path) -> Result<(), String> {
     if dir.exists() {
         std::fs::remove_dir_all(dir)
             .map_err(|e| format!("cannot remove {}: {e}", dir.display()))?;

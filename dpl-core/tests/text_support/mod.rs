@@ -7,27 +7,8 @@
 
 use dpl_core::ir::*;
 
-/// A small deterministic random number generator (xorshift64*), so that a proptest seed
-/// determines the whole function.
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-    pub fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    pub fn chance(&mut self, percent: u64) -> bool {
-        self.next() % 100 < percent
-    }
-}
+/// The deterministic generator, so that a proptest seed determines the whole function.
+pub use dpl_testkit::SplitMix64 as Rng;
 
 const NAMES: [&str; 12] = [
     "x",
@@ -140,9 +121,9 @@ impl Gen {
     fn constant(&mut self) -> Const {
         match self.rng.below(6) {
             0 => Const::Bool(self.rng.chance(50)),
-            1 => Const::Int(self.rng.next() as i64 as i128),
+            1 => Const::Int(self.rng.u64() as i64 as i128),
             2 => Const::Int(
-                ((self.rng.next() as i128) << 64 | self.rng.next() as i128) - (1i128 << 100),
+                ((self.rng.u64() as i128) << 64 | self.rng.u64() as i128) - (1i128 << 100),
             ),
             3 => Const::Float(
                 [
@@ -156,7 +137,7 @@ impl Gen {
                 ][self.rng.below(7)],
             ),
             _ => {
-                let x = f64::from_bits(self.rng.next());
+                let x = f64::from_bits(self.rng.u64());
                 Const::Float(if x.is_nan() { 2.5 } else { x })
             }
         }
@@ -176,25 +157,7 @@ impl Gen {
                 self.pick(),
             ),
             3 => {
-                let ops = [
-                    BinOp::Add,
-                    BinOp::Sub,
-                    BinOp::Mul,
-                    BinOp::Div,
-                    BinOp::Rem,
-                    BinOp::BitAnd,
-                    BinOp::BitOr,
-                    BinOp::BitXor,
-                    BinOp::Shl,
-                    BinOp::Shr,
-                    BinOp::Eq,
-                    BinOp::Ne,
-                    BinOp::Lt,
-                    BinOp::Le,
-                    BinOp::Gt,
-                    BinOp::Ge,
-                ];
-                let op = ops[self.rng.below(ops.len())];
+                let op = BinOp::ALL[self.rng.below(BinOp::ALL.len())];
                 Expr::Binary(op, self.pick(), self.pick())
             }
             4 => Expr::Cast(self.pick(), Scalar::ALL[self.rng.below(8)]),

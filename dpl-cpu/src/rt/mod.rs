@@ -13,7 +13,7 @@
 //!
 //! The machine this was tuned on has 2 cores, a ~7 us cost for any rayon call made from
 //! outside the pool, and a memory system that one core cannot saturate. The shapes that
-//! reach its bandwidth (measured, see `BENCHMARKS.md` and `DESIGN.md`) are:
+//! reach its bandwidth (measured, see `BENCHMARKS.md` and `benches/notes.md`) are:
 //!
 //! * **reduce** ([`reduce`]): per task, an array of `L` independent accumulators over
 //!   blocks of `L` consecutive elements (`L` = 32 four-byte or 16 eight-byte lanes), seeded
@@ -69,9 +69,9 @@ pub use map::{
     map, map_in_place, map_into, map_split, map_unzip2, map_unzip2_split, map_unzip3,
     map_unzip3_split,
 };
-pub use reduce::reduce;
+pub use reduce::{count, reduce};
 pub use scan::{exclusive_scan, exclusive_scan_into, scan, scan_into};
-pub use scatter::{permute, scatter, scatter_reduce};
+pub use scatter::{permute, scatter, scatter_reduce, scatter_reduce_identity};
 pub use sort::{
     RADIX_CHUNK_MIN, RADIX_MIN, RADIX_MSD_MIN, RADIX_PAR_MIN, SORT_GRAIN, SortKey, radix_sort,
     sort, sort_by_key,

@@ -43,6 +43,43 @@ where
     }
 }
 
+/// The number of indices `i` in `0..len` with `f(i)`: `count`, `sum(map(|x| (p(x)) as u64))`.
+///
+/// A `reduce` of `f(i) as usize` would sum 64-bit lanes, and the comparisons that usually
+/// make `f` (one 32-bit lane per `f32` or `i32`) would be widened element by element to fill
+/// them; here the ranges are summed in `u32` lanes ([`fold_range`], as many lanes as a 32-bit
+/// `reduce`) and only each range's total is widened. A range holds fewer than 2^32
+/// elements, so its lanes cannot overflow.
+pub fn count<F>(len: usize, f: F) -> usize
+where
+    F: Fn(usize) -> bool + Sync,
+{
+    const MAX_RANGE: usize = u32::MAX as usize;
+    if len < super::GRAIN {
+        count_range(0, len, &f, MAX_RANGE)
+    } else {
+        let chunk = par::chunk_len(len, super::GRAIN / 4);
+        (0..len.div_ceil(chunk))
+            .into_par_iter()
+            .with_max_len(1)
+            .map(|c| count_range(c * chunk, ((c + 1) * chunk).min(len), &f, MAX_RANGE))
+            .sum()
+    }
+}
+
+/// The number of `i` in `start..end` with `f(i)`, summed in `u32` lanes over ranges of at
+/// most `max_range` (`< 2^32`) elements.
+fn count_range<F: Fn(usize) -> bool>(start: usize, end: usize, f: &F, max_range: usize) -> usize {
+    let mut total = 0;
+    let mut s = start;
+    while s < end {
+        let e = end.min(s + max_range);
+        total += fold_range(s, e, &|i| u32::from(f(i)), &u32::wrapping_add) as usize;
+        s = e;
+    }
+    total
+}
+
 /// `f(start) op ... op f(end - 1)` in unspecified order; `start < end`.
 ///
 /// Picks the number of lanes from the size of `T` (a constant, so only one arm survives
@@ -151,4 +188,21 @@ where
         r = op(r, f(i));
     }
     r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::count_range;
+
+    /// The ranges summed in `u32` lanes are cut at `max_range` elements (2^32 - 1 in
+    /// `count`, too many to test; the cut is the same with a small one).
+    #[test]
+    fn count_cuts_ranges_for_its_lanes() {
+        for (start, end) in [(0, 1000), (5, 6), (3, 3), (17, 5000)] {
+            let want = (start..end).filter(|i| i % 3 == 0).count();
+            for max_range in [1, 7, 64, 1 << 20] {
+                assert_eq!(count_range(start, end, &|i| i % 3 == 0, max_range), want);
+            }
+        }
+    }
 }

@@ -7,17 +7,32 @@
 //! order, bit for bit, floats included), and no `unsafe` sharing is needed.
 //!
 //! * With up to [`OWNERS_MAX_THREADS`] threads (this machine has 2), every owner runs
-//!   through the whole source and skips the pairs outside its part: the streaming reads
-//!   are repeated, the (costly, random) writes are split.
+//!   through the whole source and applies the pairs that land in its part: the streaming
+//!   reads are repeated, the (costly, random) writes are split, and each thread's writes
+//!   stay within its part (half the cache and TLB footprint with two threads). A pair of
+//!   another part is written to one of a few local sink slots instead of being skipped,
+//!   so the loop has no branch that depends on the (random) index: a skip branch is
+//!   mispredicted on every other pair.
 //! * With more threads, the source is evaluated once, in parallel chunks whose
 //!   `(index, value)` pairs are bucketed by part; each owner then applies its buckets
 //!   chunk by chunk.
 //! * `scatter_reduce` into a destination much smaller than the source (histograms) gives
-//!   each contiguous source range a private copy instead (slots start empty: `op` has no
-//!   identity), merged into `dst` in range order: `op` is only reassociated.
-//! * `permute` owners keep one "written" flag per slot of their part; a second write is a
-//!   duplicate. With many threads it claims slots with an atomic `fetch_or` on a shared
-//!   bitmap before writing them, so each slot still has at most one writer.
+//!   each of a few contiguous source ranges per thread a private copy: the first range
+//!   accumulates into the result itself (a copy of `dst`), the others into copies that
+//!   start from `op`'s identity when the code generator knows it
+//!   ([`scatter_reduce_identity`]: `+`, `*`, `min`, `max`, `&`, `|`, `^` on scalars and
+//!   tuples of them) and from empty slots (`Option`s) otherwise. The copies are merged
+//!   into the result in range order (in parallel over the slots when they are long), so
+//!   `op` is only reassociated, and the result depends on the number of threads only for
+//!   floating-point `+` and `*`.
+//! * `permute` owners set one bit per slot they write, without testing it (a store to a
+//!   small bitmap, no branch), and count the bits at the end: `len` indices below `len`
+//!   form a permutation exactly when every slot was written, so a part whose count falls
+//!   short of its length proves a repeated index. Only then is the first offending element
+//!   looked for, sequentially. (Values that need dropping test each bit before writing, so
+//!   that nothing is overwritten without being dropped.) With many threads it claims
+//!   slots with an atomic `fetch_or` on a shared bitmap before writing them, so each slot
+//!   still has at most one writer.
 //!
 //! Index errors are reported for the first offending element in index order, as the
 //! sequential reference does.
@@ -25,6 +40,7 @@
 use super::{At, Error, GRAIN, Idx, index_error, par, raise};
 use rayon::prelude::*;
 use std::mem::MaybeUninit;
+use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// A copy of `dst` with `dst[k] = v` for every `(k, v) = f(i)`; an index out of range of
@@ -52,7 +68,8 @@ where
     }
 }
 
-/// A copy of `dst` with `dst[k] = op(dst[k], v)` for every `(k, v) = f(i)`.
+/// A copy of `dst` with `dst[k] = op(dst[k], v)` for every `(k, v) = f(i)`, in index order
+/// (`op` may be reassociated: it must be associative).
 pub fn scatter_reduce<I, T, F, Op>(
     len: usize,
     f: F,
@@ -67,23 +84,58 @@ where
     F: Fn(usize) -> (I, T) + Sync,
     Op: Fn(T, T) -> T + Sync,
 {
+    reduce_by_index(len, &f, dst, &op, None, prim, at)
+}
+
+/// [`scatter_reduce`] for an `op` with the identity `identity` (`op(identity, x) == x ==
+/// op(x, identity)` for every `x`): private copies of a small destination start from it.
+pub fn scatter_reduce_identity<I, T, F, Op>(
+    len: usize,
+    f: F,
+    dst: &[T],
+    op: Op,
+    identity: T,
+    prim: &'static str,
+    at: At,
+) -> Vec<T>
+where
+    I: Idx,
+    T: Copy + Send + Sync,
+    F: Fn(usize) -> (I, T) + Sync,
+    Op: Fn(T, T) -> T + Sync,
+{
+    reduce_by_index(len, &f, dst, &op, Some(identity), prim, at)
+}
+
+/// The body of [`scatter_reduce`] and [`scatter_reduce_identity`].
+fn reduce_by_index<I, T, F, Op>(
+    len: usize,
+    f: &F,
+    dst: &[T],
+    op: &Op,
+    identity: Option<T>,
+    prim: &'static str,
+    at: At,
+) -> Vec<T>
+where
+    I: Idx,
+    T: Copy + Send + Sync,
+    F: Fn(usize) -> (I, T) + Sync,
+    Op: Fn(T, T) -> T + Sync,
+{
     let n = dst.len();
     if len < GRAIN {
         let mut out = copy_of(dst);
-        for i in 0..len {
-            let (k, v) = f(i);
-            match k.checked(n) {
-                Some(k) => out[k] = op(out[k], v),
-                None => index_error(prim, k.value(), n, at),
-            }
+        if let Some(value) = fold_into(&mut out, 0..len, f, op) {
+            index_error(prim, value, n, at)
         }
         out
     } else if n <= PRIVATE_MAX && n * PRIVATE_RATIO <= len {
-        private_copies(len, &f, dst, &op, prim, at)
+        private_copies(len, f, dst, op, identity, prim, at)
     } else if par::threads() <= OWNERS_MAX_THREADS {
-        owners(len, &f, dst, &op, prim, at)
+        owners(len, f, dst, op, prim, at)
     } else {
-        partitioned(len, &f, dst, &op, prim, at)
+        partitioned(len, f, dst, op, prim, at)
     }
 }
 
@@ -93,8 +145,17 @@ const OWNERS_MAX_THREADS: usize = 4;
 
 /// Destinations up to this many elements may use private copies...
 const PRIVATE_MAX: usize = 1 << 16;
-/// ...when the source is at least this many times longer.
+/// ...when the source is at least this many times longer; a range of the source has at
+/// least this many elements per slot of its copy.
 const PRIVATE_RATIO: usize = 8;
+
+/// Private copies per thread, at most: a few ranges per thread let a thread that another
+/// tenant of the machine slows down take fewer of them.
+const RANGES_PER_THREAD: usize = 4;
+
+/// Sink slots of an owner for the pairs of other parts: consecutive sink writes go to
+/// different slots, so that a reduction into them is not one dependency chain.
+const SINKS: usize = 8;
 
 /// The number of destination parts for `n` slots: one per thread, none shorter than
 /// a quarter of [`GRAIN`].
@@ -145,9 +206,9 @@ where
 }
 
 /// The loop of one owner: `part[k - lo] = apply(part[k - lo], v)` for the pairs with `k` in
-/// its range; stops at the first index out of range of `n` (the whole destination),
-/// returning it. Not inlined, so
-/// that `part` stays a `noalias` parameter.
+/// its range; the others go to sink slots (see the [module docs](self)). Stops at the first
+/// index out of range of `n` (the whole destination), returning it. `part` is not empty.
+/// Not inlined, so that `part` stays a `noalias` parameter.
 #[inline(never)]
 fn apply_owned<I, T, F, A>(
     part: &mut [T],
@@ -163,16 +224,24 @@ where
     F: Fn(usize) -> (I, T),
     A: Fn(T, T) -> T,
 {
+    let mut sinks = [part[0]; SINKS];
+    let sink = sinks.as_mut_ptr();
+    let (base, pl) = (part.as_mut_ptr(), part.len());
     for i in 0..len {
         let (k, v) = f(i);
-        match k.checked(n) {
-            Some(k) => {
-                let r = k.wrapping_sub(lo);
-                if r < part.len() {
-                    part[r] = apply(part[r], v);
-                }
-            }
-            None => return Some(k.value()),
+        let Some(k) = k.checked(n) else {
+            return Some(k.value());
+        };
+        let r = k.wrapping_sub(lo);
+        // SAFETY: `r < pl` is a slot of `part`, `i % SINKS` one of `sinks`; both are
+        // initialised, and nothing else refers to them during the loop.
+        unsafe {
+            let p = if r < pl {
+                base.add(r)
+            } else {
+                sink.add(i % SINKS)
+            };
+            *p = apply(*p, v);
         }
     }
     None
@@ -278,12 +347,23 @@ fn part_of(k: usize, part_len: usize, parts: usize) -> usize {
     }
 }
 
-/// `scatter_reduce` with one private copy of the destination per contiguous source range.
+/// The private accumulator of one source range of [`private_copies`] after the first
+/// (which accumulates into the result itself).
+enum Copy_<T> {
+    /// Slots that start from the identity.
+    Plain(Vec<T>),
+    /// Slots that start empty (no identity known).
+    Slots(Vec<Option<T>>),
+}
+
+/// `scatter_reduce` with one private copy of the destination per contiguous source range
+/// (see the [module docs](self)).
 fn private_copies<I, T, F, Op>(
     len: usize,
     f: &F,
     dst: &[T],
     op: &Op,
+    identity: Option<T>,
     prim: &'static str,
     at: At,
 ) -> Vec<T>
@@ -294,38 +374,130 @@ where
     Op: Fn(T, T) -> T + Sync,
 {
     let n = dst.len();
-    let ranges = par::threads();
+    let threads = par::threads();
+    let ranges = (len / (PRIVATE_RATIO * n)).clamp(threads, RANGES_PER_THREAD * threads);
     let range_len = len.div_ceil(ranges);
-    let copies: Vec<Result<Vec<Option<T>>, i128>> = (0..ranges)
-        .into_par_iter()
-        .with_max_len(1)
-        .map(|r| {
-            let mut acc: Vec<Option<T>> = vec![None; n];
-            for i in r * range_len..((r + 1) * range_len).min(len) {
-                let (k, v) = f(i);
-                let Some(k) = k.checked(n) else {
-                    return Err(k.value());
-                };
-                acc[k] = Some(match acc[k] {
-                    Some(a) => op(a, v),
-                    None => v,
-                });
-            }
-            Ok(acc)
-        })
-        .collect();
-    first_error(&copies, n, prim, at);
-    let mut out = dst.to_vec();
-    for copy in copies.iter().flatten() {
-        for (o, c) in out.iter_mut().zip(copy) {
-            if let Some(c) = *c {
-                *o = op(*o, c);
-            }
-        }
+    let range = |r: usize| r * range_len..((r + 1) * range_len).min(len);
+    let mut out = copy_of(dst);
+    // The first range accumulates into the result, the others into private copies.
+    let (first, copies) = rayon::join(
+        || fold_into(&mut out, range(0), f, op),
+        || {
+            (1..ranges)
+                .into_par_iter()
+                .with_max_len(1)
+                .map(|r| {
+                    let (copy, error) = match identity {
+                        Some(id) => {
+                            let mut acc = vec![id; n];
+                            let e = fold_into(&mut acc, range(r), f, op);
+                            (Copy_::Plain(acc), e)
+                        }
+                        None => {
+                            let mut acc = vec![None; n];
+                            let e = fold_into_slots(&mut acc, range(r), f, op);
+                            (Copy_::Slots(acc), e)
+                        }
+                    };
+                    error.map_or(Ok(copy), Err)
+                })
+                .collect::<Vec<_>>()
+        },
+    );
+    if let Some(value) = first {
+        index_error(prim, value, n, at)
     }
+    first_error(&copies, n, prim, at);
+    merge_copies(&mut out, &copies, op);
     out
 }
 
+/// `acc[k] = op(acc[k], v)` for the pairs `(k, v) = f(i)` of `range`, in order; stops at
+/// the first index out of range of `acc`, returning it. Not inlined, so that `acc` stays a
+/// `noalias` parameter.
+#[inline(never)]
+fn fold_into<I, T, F, Op>(acc: &mut [T], range: Range<usize>, f: &F, op: &Op) -> Option<i128>
+where
+    I: Idx,
+    T: Copy,
+    F: Fn(usize) -> (I, T),
+    Op: Fn(T, T) -> T,
+{
+    let n = acc.len();
+    for i in range {
+        let (k, v) = f(i);
+        match k.checked(n) {
+            Some(k) => acc[k] = op(acc[k], v),
+            None => return Some(k.value()),
+        }
+    }
+    None
+}
+
+/// [`fold_into`] for slots that start empty: the first value of a slot is stored as it is.
+#[inline(never)]
+fn fold_into_slots<I, T, F, Op>(
+    acc: &mut [Option<T>],
+    range: Range<usize>,
+    f: &F,
+    op: &Op,
+) -> Option<i128>
+where
+    I: Idx,
+    T: Copy,
+    F: Fn(usize) -> (I, T),
+    Op: Fn(T, T) -> T,
+{
+    let n = acc.len();
+    for i in range {
+        let (k, v) = f(i);
+        let Some(k) = k.checked(n) else {
+            return Some(k.value());
+        };
+        acc[k] = Some(match acc[k] {
+            Some(a) => op(a, v),
+            None => v,
+        });
+    }
+    None
+}
+
+/// `out[j] = op(out[j], copy[j])` for every copy in order (an empty slot leaves `out[j]`);
+/// in parallel over the slots when there are many.
+fn merge_copies<T, Op>(out: &mut [T], copies: &[Result<Copy_<T>, i128>], op: &Op)
+where
+    T: Copy + Send + Sync,
+    Op: Fn(T, T) -> T + Sync,
+{
+    let merge = |part: &mut [T], base: usize| {
+        for copy in copies.iter().flatten() {
+            let range = base..base + part.len();
+            match copy {
+                Copy_::Plain(c) => {
+                    for (o, c) in part.iter_mut().zip(&c[range]) {
+                        *o = op(*o, *c);
+                    }
+                }
+                Copy_::Slots(c) => {
+                    for (o, c) in part.iter_mut().zip(&c[range]) {
+                        if let Some(c) = *c {
+                            *o = op(*o, c);
+                        }
+                    }
+                }
+            }
+        }
+    };
+    if out.len() * copies.len() < GRAIN {
+        merge(out, 0);
+    } else {
+        let chunk = par::chunk_len(out.len(), 1024);
+        out.par_chunks_mut(chunk)
+            .with_max_len(1)
+            .enumerate()
+            .for_each(|(c, part)| merge(part, c * chunk));
+    }
+}
 /// The output slots of `permute`, shared between the tasks that fill them.
 struct Slots<T>(*mut MaybeUninit<T>);
 
@@ -357,56 +529,28 @@ where
 {
     let mut out: Vec<T> = Vec::with_capacity(len);
     let spare = &mut out.spare_capacity_mut()[..len];
-    let words = len.div_ceil(64);
     let ok = if len < GRAIN {
-        // One flag per slot: consecutive indices do not chain through one bitmap word.
-        let mut seen = vec![false; len];
-        let mut ok = true;
-        for i in 0..len {
-            let (k, v) = f(i);
-            let Some(k) = k.checked(len) else {
-                ok = false;
-                break;
-            };
-            if std::mem::replace(&mut seen[k], true) {
-                ok = false;
-                break;
-            }
-            spare[k].write(v);
-        }
-        if !ok && std::mem::needs_drop::<T>() {
-            for (slot, _) in spare.iter_mut().zip(&seen).filter(|(_, s)| **s) {
-                // SAFETY: a slot is marked seen only right before it is written.
-                unsafe { slot.assume_init_drop() };
-            }
+        let (ok, seen) = permute_owned(spare, 0, len, &f);
+        if !ok {
+            drop_claimed(spare, |w| seen[w]);
         }
         ok
     } else if par::threads() <= OWNERS_MAX_THREADS {
-        let part_len = len.div_ceil(owner_parts(len));
-        let results: Vec<Owned> = spare
+        let part_len = len.div_ceil(owner_parts(len)).next_multiple_of(64);
+        let results: Vec<(bool, Vec<u64>)> = spare
             .par_chunks_mut(part_len)
             .enumerate()
             .with_max_len(1)
-            .map(|(p, part)| permute_owned(part, p * part_len, len, &f, prim, at))
+            .map(|(p, part)| permute_owned(part, p * part_len, len, &f))
             .collect();
-        let failure = results
-            .iter()
-            .filter_map(|r| r.0.as_ref())
-            .min_by_key(|e| e.0)
-            .map(|e| e.1.clone());
-        if let Some(e) = failure {
-            if std::mem::needs_drop::<T>() {
-                for (part, (_, seen)) in spare.chunks_mut(part_len).zip(&results) {
-                    for (slot, _) in part.iter_mut().zip(seen).filter(|(_, s)| **s) {
-                        // SAFETY: a slot is marked seen only right before it is written.
-                        unsafe { slot.assume_init_drop() };
-                    }
-                }
-            }
-            raise(e)
+        let ok = results.iter().all(|r| r.0);
+        if !ok {
+            let words_per_part = part_len / 64;
+            drop_claimed(spare, |w| results[w / words_per_part].1[w % words_per_part]);
         }
-        true
+        ok
     } else {
+        let words = len.div_ceil(64);
         let seen: Vec<AtomicU64> = (0..words).map(|_| AtomicU64::new(0)).collect();
         let failed = AtomicBool::new(false);
         let slots = Slots(spare.as_mut_ptr());
@@ -445,63 +589,70 @@ where
     out
 }
 
-/// What one owner of `permute` reports: its first error with the element's position, and
-/// which of its slots it wrote.
-type Owned = (Option<(usize, Error)>, Vec<bool>);
-
 /// One owner of `permute`: runs through all of `0..len` in order and writes the values
-/// whose index falls in `part` (which starts at `lo`). Returns the first error it meets
-/// (with its element's position) and which slots it wrote.
+/// whose index falls in `part` (which starts at `lo`), setting one bit per written slot.
+/// Returns whether every slot of `part` was written (for `len` indices that are all below
+/// `len`, every part full means a permutation) and the bits (a bit set means a slot
+/// written, exactly once). Stops at the first index out of range, or, for values that
+/// need dropping, at the first slot written twice; nothing else is checked on the way.
 #[inline(never)]
 fn permute_owned<I, T, F>(
     part: &mut [MaybeUninit<T>],
     lo: usize,
     len: usize,
     f: &F,
-    prim: &'static str,
-    at: At,
-) -> Owned
+) -> (bool, Vec<u64>)
 where
     I: Idx,
     F: Fn(usize) -> (I, T),
 {
-    let mut seen = vec![false; part.len()];
-    for i in 0..len {
-        let (k, v) = f(i);
-        let Some(k) = k.checked(len) else {
-            return (
-                Some((
-                    i,
-                    Error::IndexOutOfRange {
-                        prim,
-                        index: k.value(),
-                        len,
-                        at: *at,
-                    },
-                )),
-                seen,
-            );
-        };
-        let r = k.wrapping_sub(lo);
-        if r < part.len() {
-            if std::mem::replace(&mut seen[r], true) {
-                let detail = format!("index {k} appears twice");
-                return (
-                    Some((
-                        i,
-                        Error::NotAPermutation {
-                            prim,
-                            detail,
-                            at: *at,
-                        },
-                    )),
-                    seen,
-                );
+    let (pl, words) = (part.len(), part.len().div_ceil(64));
+    // The bits of the slots, then `SINKS` words for the pairs of other parts.
+    let mut seen = vec![0u64; words + SINKS];
+    if std::mem::needs_drop::<T>() {
+        for i in 0..len {
+            let (k, v) = f(i);
+            let Some(k) = k.checked(len) else {
+                return (false, seen);
+            };
+            let r = k.wrapping_sub(lo);
+            if r < pl {
+                let bit = 1u64 << (r % 64);
+                if seen[r / 64] & bit != 0 {
+                    return (false, seen);
+                }
+                seen[r / 64] |= bit;
+                part[r].write(v);
             }
-            part[r].write(v);
+        }
+    } else {
+        let mut sinks: [MaybeUninit<T>; SINKS] = [const { MaybeUninit::uninit() }; SINKS];
+        let (base, sink, bits) = (part.as_mut_ptr(), sinks.as_mut_ptr(), seen.as_mut_ptr());
+        for i in 0..len {
+            let (k, v) = f(i);
+            let Some(k) = k.checked(len) else {
+                return (false, seen);
+            };
+            let r = k.wrapping_sub(lo);
+            let mine = r < pl;
+            // SAFETY: `r < pl` is a slot of `part` with its bit in word `r / 64 < words`;
+            // otherwise the value goes to sink `i % SINKS` and the bit to the sink word
+            // `words + i % SINKS < seen.len()`. `T` needs no drop, so overwriting a slot
+            // (a repeated index, found by the count below) loses nothing.
+            unsafe {
+                let (slot, word) = if mine {
+                    (base.add(r), r / 64)
+                } else {
+                    (sink.add(i % SINKS), words + i % SINKS)
+                };
+                (*slot).write(v);
+                *bits.add(word) |= 1 << (r % 64);
+            }
         }
     }
-    (None, seen)
+    let written: usize = seen[..words].iter().map(|w| w.count_ones() as usize).sum();
+    seen.truncate(words);
+    (written == pl, seen)
 }
 
 /// Drops the values in the slots whose bit is set in the bitmap `word(w)`.

@@ -517,6 +517,7 @@ mod tests {
     //! parallel and most-significant-byte-first paths, in pools of several sizes.
 
     use super::*;
+    use dpl_testkit::{in_pools, mix};
     use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 
     /// Method sizes that send small inputs through every path.
@@ -526,29 +527,10 @@ mod tests {
         msd_min: 256,
     };
 
-    /// A deterministic pseudo-random 64-bit value for `i` (splitmix64).
-    fn mix(i: u64) -> u64 {
-        let mut z = i.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
     fn sizes() -> Vec<usize> {
         vec![
             0, 1, 2, 3, 15, 16, 17, 63, 64, 65, 100, 255, 256, 257, 1000, 1023, 4097,
         ]
-    }
-
-    /// Runs `check` in rayon pools of 1, 2, 3 and 5 threads.
-    fn in_pools(check: impl Fn() + Sync) {
-        for threads in [1, 2, 3, 5] {
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .unwrap()
-                .install(&check);
-        }
     }
 
     /// Sorts `(keys[i], i)` by key with [`sort_bytes`] under `t`, and checks the order of

@@ -94,6 +94,16 @@ fn key_repr(s: Scalar) -> (Scalar, u32) {
     }
 }
 
+/// The untyped type of a key type (`u32` or `u64`) and the position of its top bit.
+fn key_bits(kty: Scalar) -> (Ty, u32) {
+    (bits(kty), width(kty) - 1)
+}
+
+/// The signed type of a key type's width (for arithmetic shifts).
+fn signed(kty: Scalar) -> Ty {
+    if width(kty) == 32 { Ty::S32 } else { Ty::S64 }
+}
+
 /// Where a pass reads and writes.
 struct Pass {
     /// The keys it reads, those it writes.
@@ -152,8 +162,6 @@ impl<'f> Gen<'f> {
     pub(super) fn sort_in_thread(
         &mut self,
         k: &mut Kernel,
-        c: &Common,
-        env: &mut Env,
         s: &Stmt,
         soac: &Soac,
         ctx: &Ctx,
@@ -180,7 +188,7 @@ impl<'f> Gen<'f> {
             keys,
             values,
         } = self.sort_leaves(soac)?;
-        let base = Self::scratch_base(k, c, &per);
+        let base = Self::scratch_base(k, &per);
         let mut halves = [(); 2].map(|()| {
             ls.iter()
                 .map(|&l| {
@@ -194,78 +202,78 @@ impl<'f> Gen<'f> {
         });
         // The elements, in order.
         let m = k.reg(Scalar::Usize);
-        k.ins(format!("mov.u64 {m}, 0"));
+        k.emit(Ins::mov(Ty::U64, &m, 0));
         let dst = halves[0].clone();
-        self.for_each(k, c, env, soac, ctx, &mut |g, k, _, _, e| {
+        self.for_each(k, soac, Lanes::Thread(ctx), &mut |g, k, _, _, e| {
             for (r, p) in e.flatten()?.iter().zip(&dst) {
                 g.store(k, p, &m, r);
             }
-            k.ins(format!("add.s64 {m}, {m}, 1"));
+            k.emit(Ins::add(Ty::S64, &m, &m, 1));
             Ok(())
         })?;
         // Runs of `width` sorted elements merged in pairs from one half into the other,
         // for width = 1, 2, 4, ...; the halves' pointers are swapped after each round.
         let [src, dst] = &mut halves;
         let width = k.reg(Scalar::U64);
-        k.ins(format!("mov.u64 {width}, 1"));
+        k.emit(Ins::mov(Ty::U64, &width, 1));
         let (wtop, wend) = (k.label(), k.label());
         k.place(&wtop);
         let p = k.reg(Scalar::Bool);
-        k.ins(format!("setp.ge.u64 {p}, {width}, {m}"));
-        k.ins(format!("@{p} bra {wend}"));
+        k.emit(Ins::setp(Cmp::Ge, Ty::U64, &p, &width, &m));
+        k.emit(Ins::bra(&wend).when(&p));
         let lo = k.reg(Scalar::U64);
-        k.ins(format!("mov.u64 {lo}, 0"));
+        k.emit(Ins::mov(Ty::U64, &lo, 0));
         let (ltop, lend) = (k.label(), k.label());
         k.place(&ltop);
-        k.ins(format!("setp.ge.u64 {p}, {lo}, {m}"));
-        k.ins(format!("@{p} bra {lend}"));
+        k.emit(Ins::setp(Cmp::Ge, Ty::U64, &p, &lo, &m));
+        k.emit(Ins::bra(&lend).when(&p));
         let (mid, hi) = (k.reg(Scalar::U64), k.reg(Scalar::U64));
-        k.ins(format!("add.s64 {mid}, {lo}, {width}"));
-        k.ins(format!("min.u64 {mid}, {mid}, {m}"));
-        k.ins(format!("add.s64 {hi}, {mid}, {width}"));
-        k.ins(format!("min.u64 {hi}, {hi}, {m}"));
+        k.emit(Ins::add(Ty::S64, &mid, &lo, &width));
+        k.emit(Ins::min(Ty::U64, &mid, &mid, &m));
+        k.emit(Ins::add(Ty::S64, &hi, &mid, &width));
+        k.emit(Ins::min(Ty::U64, &hi, &hi, &m));
         let (i, j, o) = (k.reg(Scalar::U64), k.reg(Scalar::U64), k.reg(Scalar::U64));
-        k.ins(format!("mov.u64 {i}, {lo}"));
-        k.ins(format!("mov.u64 {j}, {mid}"));
-        k.ins(format!("mov.u64 {o}, {lo}"));
+        k.emit(Ins::mov(Ty::U64, &i, &lo));
+        k.emit(Ins::mov(Ty::U64, &j, &mid));
+        k.emit(Ins::mov(Ty::U64, &o, &lo));
         let (otop, oend, left, right, next) =
             (k.label(), k.label(), k.label(), k.label(), k.label());
         k.place(&otop);
-        k.ins(format!("setp.ge.u64 {p}, {o}, {hi}"));
-        k.ins(format!("@{p} bra {oend}"));
-        k.ins(format!("setp.ge.u64 {p}, {i}, {mid}"));
-        k.ins(format!("@{p} bra {right}"));
-        k.ins(format!("setp.ge.u64 {p}, {j}, {hi}"));
-        k.ins(format!("@{p} bra {left}"));
+        k.emit(Ins::setp(Cmp::Ge, Ty::U64, &p, &o, &hi));
+        k.emit(Ins::bra(&oend).when(&p));
+        k.emit(Ins::setp(Cmp::Ge, Ty::U64, &p, &i, &mid));
+        k.emit(Ins::bra(&right).when(&p));
+        k.emit(Ins::setp(Cmp::Ge, Ty::U64, &p, &j, &hi));
+        k.emit(Ins::bra(&left).when(&p));
         // The right element goes first only when its key is smaller.
         let a = self.load_leaves(k, &src[..keys], &i, &ls[..keys]);
         let b = self.load_leaves(k, &src[..keys], &j, &ls[..keys]);
         let smaller = Self::key_less(k, &b, &a);
-        k.ins(format!("@{smaller} bra {right}"));
+        k.emit(Ins::bra(&right).when(&smaller));
         for (label, from) in [(&left, &i), (&right, &j)] {
             k.place(label);
             let v = self.load_leaves(k, src, from, &ls);
             for (r, ptr) in v.iter().zip(dst.iter()) {
                 self.store(k, ptr, &o, r);
             }
-            k.ins(format!("add.s64 {from}, {from}, 1"));
-            k.ins(format!("bra {next}"));
+            k.emit(Ins::add(Ty::S64, from, from, 1));
+            k.emit(Ins::bra(&next));
         }
         k.place(&next);
-        k.ins(format!("add.s64 {o}, {o}, 1"));
-        k.ins(format!("bra {otop}"));
+        k.emit(Ins::add(Ty::S64, &o, &o, 1));
+        k.emit(Ins::bra(&otop));
         k.place(&oend);
-        k.ins(format!("mov.u64 {lo}, {hi}"));
-        k.ins(format!("bra {ltop}"));
+        k.emit(Ins::mov(Ty::U64, &lo, &hi));
+        k.emit(Ins::bra(&ltop));
         k.place(&lend);
         for (a, b) in src.iter().zip(dst.iter()) {
             let t = k.reg(Scalar::U64);
-            k.ins(format!("mov.u64 {t}, {a}"));
-            k.ins(format!("mov.u64 {a}, {b}"));
-            k.ins(format!("mov.u64 {b}, {t}"));
+            k.emit(Ins::mov(Ty::U64, &t, a));
+            k.emit(Ins::mov(Ty::U64, a, b));
+            k.emit(Ins::mov(Ty::U64, b, &t));
         }
-        k.ins(format!("shl.b64 {width}, {width}, 1"));
-        k.ins(format!("bra {wtop}"));
+        k.emit(Ins::shl(Ty::B64, &width, &width, 1));
+        k.emit(Ins::bra(&wtop));
         k.place(&wend);
         let [src, _] = halves;
         Ok(KVal::Seq {
@@ -286,18 +294,18 @@ impl<'f> Gen<'f> {
             let (kx, ky) = (Self::radix_key(k, x, x.ty), Self::radix_key(k, y, y.ty));
             let ty = mem(kx.ty);
             let lt = k.reg(Scalar::Bool);
-            k.ins(format!("setp.lt.{ty} {lt}, {kx}, {ky}"));
+            k.emit(Ins::setp(Cmp::Lt, ty, &lt, &kx, &ky));
             if let Some(later) = less {
                 let eq = k.reg(Scalar::Bool);
-                k.ins(format!("setp.eq.{ty} {eq}, {kx}, {ky}"));
-                k.ins(format!("and.pred {eq}, {eq}, {later}"));
-                k.ins(format!("or.pred {lt}, {lt}, {eq}"));
+                k.emit(Ins::setp(Cmp::Eq, ty, &eq, &kx, &ky));
+                k.emit(Ins::and(Ty::Pred, &eq, &eq, &later));
+                k.emit(Ins::or(Ty::Pred, &lt, &lt, &eq));
             }
             less = Some(lt);
         }
         less.unwrap_or_else(|| {
             let f = k.reg(Scalar::Bool);
-            k.ins(format!("setp.ne.u32 {f}, 0, 0"));
+            k.emit(Ins::setp(Cmp::Ne, Ty::U32, &f, 0, 0));
             f
         })
     }
@@ -357,7 +365,7 @@ impl<'f> Gen<'f> {
             }
             vec![out]
         } else {
-            let elems = self.map_to_temps(soac, &ls, "sort_elems", steps)?;
+            let elems = self.map_to_temps(soac, &ls, "sort_elems", None, steps)?;
             let idx = self.alloc_leaves(&[Scalar::U32, Scalar::U32], &n, steps);
             let mut keys: HashMap<Scalar, Vec<u32>> = HashMap::new();
             // Which buffer of each pair holds the current keys and indices.
@@ -403,38 +411,35 @@ impl<'f> Gen<'f> {
         n_count: &Count,
         steps: &mut Vec<Step>,
     ) -> R<()> {
-        let (mut k, c) = self.new_kernel("sort_keys");
-        let mut env = match source {
-            KeySource::Elem(soac) => self.bind_captures(&mut k, &[&soac.elem])?,
-            KeySource::Leaf(_) => Env::new(),
-        };
+        let mut k = self.new_kernel("sort_keys");
+        if let KeySource::Elem(soac) = source {
+            k.env = self.bind_captures(&mut k, &[&soac.elem])?;
+        }
         let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
         let kp = Self::temp_ptrs(&mut k, &[keys])[0].clone();
-        let (j, stride, top, cont, end) = self.grid_stride_head(&mut k, &c, &n);
+        let el = Self::elem_loop(&mut k, &n, None);
+        let j = el.i.clone();
         let src = match idx {
             None => j.clone(),
             Some((idx, first)) => {
                 let ip = Self::temp_ptrs(&mut k, &[idx])[0].clone();
                 if first {
                     let j32 = k.reg(Scalar::U32);
-                    k.ins(format!("cvt.u32.u64 {j32}, {j}"));
+                    k.emit(Ins::cvt(Ty::U32, Ty::U64, &j32, &j));
                     self.store(&mut k, &ip, &j, &j32);
                     j.clone()
                 } else {
                     let at = self.load_leaves(&mut k, &[ip], &j, &[Scalar::U32]);
                     let src = k.reg(Scalar::U64);
-                    k.ins(format!("cvt.u64.u32 {src}, {}", at[0]));
+                    k.emit(Ins::cvt(Ty::U64, Ty::U32, &src, &at[0]));
                     src
                 }
             }
         };
         let value = match source {
             KeySource::Elem(soac) => {
-                let ctx = Ctx {
-                    key: j.clone(),
-                    fail: Some(cont.clone()),
-                };
-                let v = self.elem(&mut k, &c, &mut env, &soac.elem, &src, &ctx)?;
+                let ctx = el.ctx();
+                let v = self.elem(&mut k, &soac.elem, &src, &ctx)?;
                 // A scalar, or a tuple of one.
                 v.flatten()?.remove(0)
             }
@@ -445,10 +450,8 @@ impl<'f> Gen<'f> {
         };
         let key = Self::radix_key(&mut k, &value, s);
         self.store(&mut k, &kp, &j, &key);
-        Self::loop_tail(&mut k, &j, &stride, &top, &cont, &end);
-        let args = k.args.clone();
-        let kid = self.push_kernel(k);
-        steps.push(self.stride_launch(kid, n_count, u64::from(RADIX), args));
+        Self::elem_loop_end(&mut k, &el);
+        self.launch_stride(k, n_count, u64::from(RADIX), steps);
         if matches!(source, KeySource::Elem(_)) {
             steps.push(Step::CheckErrors);
         }
@@ -459,26 +462,25 @@ impl<'f> Gen<'f> {
     /// is `total_cmp`'s.
     fn radix_key(k: &mut Kernel, v: &Reg, s: Scalar) -> Reg {
         let (kty, _) = key_repr(s);
-        let w = 8 * size_of(kty);
+        let (b, top) = key_bits(kty);
         let raw = k.reg(kty);
         match s {
-            Scalar::Bool => k.ins(format!("selp.u32 {raw}, 1, 0, {v}")),
-            _ => k.ins(format!("mov.b{w} {raw}, {v}")),
+            Scalar::Bool => k.emit(Ins::selp(Ty::U32, &raw, 1, 0, v)),
+            _ => k.emit(Ins::mov(b, &raw, v)),
         }
-        let sign = format!("0x{:X}", 1u64 << (w - 1));
         match s {
             Scalar::I32 | Scalar::I64 => {
                 let key = k.reg(kty);
-                k.ins(format!("xor.b{w} {key}, {raw}, {sign}"));
+                k.emit(Ins::xor(b, &key, &raw, Src::hex(1 << top)));
                 key
             }
             Scalar::F32 | Scalar::F64 => {
                 // All ones when the sign is set, else the sign bit alone.
                 let mask = k.reg(kty);
-                k.ins(format!("shr.s{w} {mask}, {raw}, {}", w - 1));
-                k.ins(format!("or.b{w} {mask}, {mask}, {sign}"));
+                k.emit(Ins::shr(signed(kty), &mask, &raw, top));
+                k.emit(Ins::or(b, &mask, &mask, Src::hex(1 << top)));
                 let key = k.reg(kty);
-                k.ins(format!("xor.b{w} {key}, {raw}, {mask}"));
+                k.emit(Ins::xor(b, &key, &raw, &mask));
                 key
             }
             _ => raw,
@@ -487,34 +489,33 @@ impl<'f> Gen<'f> {
 
     /// The value of type `s` whose [radix key](Gen::radix_key) is `key`.
     fn from_radix_key(k: &mut Kernel, key: &Reg, s: Scalar) -> Reg {
-        let w = 8 * size_of(key.ty);
-        let sign = format!("0x{:X}", 1u64 << (w - 1));
+        let (b, top) = key_bits(key.ty);
         let bits = match s {
             Scalar::Bool => {
                 let p = k.reg(Scalar::Bool);
-                k.ins(format!("setp.ne.u32 {p}, {key}, 0"));
+                k.emit(Ins::setp(Cmp::Ne, Ty::U32, &p, key, 0));
                 return p;
             }
             Scalar::I32 | Scalar::I64 => {
-                let b = k.reg(key.ty);
-                k.ins(format!("xor.b{w} {b}, {key}, {sign}"));
-                b
+                let x = k.reg(key.ty);
+                k.emit(Ins::xor(b, &x, key, Src::hex(1 << top)));
+                x
             }
             Scalar::F32 | Scalar::F64 => {
                 // A set top bit was a positive value (flip the sign bit back), a clear one
                 // a negative value (flip every bit back).
                 let mask = k.reg(key.ty);
-                k.ins(format!("shr.s{w} {mask}, {key}, {}", w - 1));
-                k.ins(format!("not.b{w} {mask}, {mask}"));
-                k.ins(format!("or.b{w} {mask}, {mask}, {sign}"));
-                let b = k.reg(key.ty);
-                k.ins(format!("xor.b{w} {b}, {key}, {mask}"));
-                b
+                k.emit(Ins::shr(signed(key.ty), &mask, key, top));
+                k.emit(Ins::not(b, &mask, &mask));
+                k.emit(Ins::or(b, &mask, &mask, Src::hex(1 << top)));
+                let x = k.reg(key.ty);
+                k.emit(Ins::xor(b, &x, key, &mask));
+                x
             }
             _ => key.clone(),
         };
         let v = k.reg(s);
-        k.ins(format!("mov.b{w} {v}, {bits}"));
+        k.emit(Ins::mov(b, &v, &bits));
         v
     }
 
@@ -523,11 +524,11 @@ impl<'f> Gen<'f> {
         let d = k.reg(Scalar::U32);
         if key.ty == Scalar::U64 {
             let t = k.reg(Scalar::U64);
-            k.ins(format!("shr.b64 {t}, {key}, {shift}"));
-            k.ins(format!("cvt.u32.u64 {d}, {t}"));
-            k.ins(format!("and.b32 {d}, {d}, {}", RADIX - 1));
+            k.emit(Ins::shr(Ty::B64, &t, key, shift));
+            k.emit(Ins::cvt(Ty::U32, Ty::U64, &d, &t));
+            k.emit(Ins::and(Ty::B32, &d, &d, RADIX - 1));
         } else {
-            k.ins(format!("bfe.u32 {d}, {key}, {shift}, {DIGIT_BITS}"));
+            k.emit(Ins::bfe(Ty::U32, &d, key, shift, DIGIT_BITS));
         }
         d
     }
@@ -536,23 +537,20 @@ impl<'f> Gen<'f> {
     /// `RADIX * SUB_ROUNDS` elements) warp `w` takes the `32 * SUB_ROUNDS` consecutive
     /// elements after those of the warps before it, 32 per sub-round, lane `l` the
     /// `l`-th of each.
-    fn tile_first(k: &mut Kernel, c: &Common, tiles: &Tiles) -> Reg {
+    fn tile_first(k: &mut Kernel, tiles: &Tiles) -> Reg {
         let first = k.reg(Scalar::U64);
-        k.ins(format!(
-            "mul.lo.u64 {first}, {}, {}",
-            c.ctaid64,
-            tiles.len()
-        ));
+        k.emit(Ins::mul_lo(Ty::U64, &first, &k.ctaid64, tiles.len()));
         let within = k.reg(Scalar::U32);
-        k.ins(format!(
-            "mad.lo.u32 {within}, {}, {}, {}",
-            c.warp,
+        k.emit(Ins::mad_lo(
+            Ty::U32,
+            &within,
+            &k.warp,
             32 * SUB_ROUNDS,
-            c.lane
+            &k.lane,
         ));
         let within64 = k.reg(Scalar::U64);
-        k.ins(format!("cvt.u64.u32 {within64}, {within}"));
-        k.ins(format!("add.s64 {first}, {first}, {within64}"));
+        k.emit(Ins::cvt(Ty::U64, Ty::U32, &within64, &within));
+        k.emit(Ins::add(Ty::S64, &first, &first, &within64));
         first
     }
 
@@ -560,13 +558,13 @@ impl<'f> Gen<'f> {
     /// [`Gen::tile_first`]), and whether it is below `n`.
     fn tile_index(k: &mut Kernel, first: &Reg, n: &Reg, r: &Reg, q: u32) -> (Reg, Reg) {
         let i = k.reg(Scalar::U64);
-        k.ins(format!("mul.wide.u32 {i}, {r}, {}", RADIX * SUB_ROUNDS));
-        k.ins(format!("add.s64 {i}, {i}, {first}"));
+        k.emit(Ins::mul_wide(Ty::U32, &i, r, RADIX * SUB_ROUNDS));
+        k.emit(Ins::add(Ty::S64, &i, &i, first));
         if q > 0 {
-            k.ins(format!("add.s64 {i}, {i}, {}", 32 * q));
+            k.emit(Ins::add(Ty::S64, &i, &i, 32 * q));
         }
         let valid = k.reg(Scalar::Bool);
-        k.ins(format!("setp.lt.u64 {valid}, {i}, {n}"));
+        k.emit(Ins::setp(Cmp::Lt, Ty::U64, &valid, &i, n));
         (i, valid)
     }
 
@@ -584,41 +582,36 @@ impl<'f> Gen<'f> {
         steps: &mut Vec<Step>,
     ) -> R<()> {
         // 1. The tile's histogram.
-        let (mut k, c) = self.new_kernel("sort_hist");
+        let mut k = self.new_kernel("sort_hist");
         let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
         let g = k.param(Scalar::U64, KArg::Count(tiles.count.clone()));
         let [kp, cp] = [pass.keys[0], counts].map(|t| Self::temp_ptrs(&mut k, &[t])[0].clone());
         let hist = k.shared(RADIX * 4);
-        let mine = Self::shared_at(&mut k, &hist, &c.tid, 4);
-        k.ins(format!("st.shared.u32 [{mine}], 0"));
-        k.ins("bar.sync 0");
-        let first = Self::tile_first(&mut k, &c, tiles);
+        let mine = Self::thread_slot(&mut k, &hist, 4);
+        k.emit(Ins::st(Space::Shared, Ty::U32, &mine, 0));
+        k.emit(Ins::bar_sync());
+        let first = Self::tile_first(&mut k, tiles);
         let (r, top, end) = Self::rounds_head(&mut k, tiles.rounds);
         for q in 0..SUB_ROUNDS {
             let (i, valid) = Self::tile_index(&mut k, &first, &n, &r, q);
             let skip = k.label();
-            k.ins(format!("@!{valid} bra {skip}"));
+            k.emit(Ins::bra(&skip).unless(&valid));
             let key = self.load_leaves(&mut k, std::slice::from_ref(&kp), &i, &[kty]);
             let d = Self::digit(&mut k, &key[0], shift);
             let at = Self::shared_at(&mut k, &hist, &d, 4);
-            k.ins(format!("red.shared.add.u32 [{at}], 1"));
+            k.emit(Ins::red(Space::Shared, AtomOp::Add, Ty::U32, &at, 1));
             k.place(&skip);
         }
         Self::rounds_tail(&mut k, &r, &top, &end);
-        k.ins("bar.sync 0");
+        k.emit(Ins::bar_sync());
         let count = k.reg(Scalar::U32);
-        k.ins(format!("ld.shared.u32 {count}, [{mine}]"));
+        k.emit(Ins::ld(Space::Shared, Ty::U32, &count, &mine));
         let count64 = k.reg(Scalar::U64);
-        k.ins(format!("cvt.u64.u32 {count64}, {count}"));
+        k.emit(Ins::cvt(Ty::U64, Ty::U32, &count64, &count));
         let slot = k.reg(Scalar::U64);
-        k.ins(format!(
-            "mad.lo.u64 {slot}, {}, {g}, {}",
-            c.tid64, c.ctaid64
-        ));
+        k.emit(Ins::mad_lo(Ty::U64, &slot, &k.tid64, &g, &k.ctaid64));
         self.store(&mut k, &cp, &slot, &count64);
-        let args = k.args.clone();
-        let kid = self.push_kernel(k);
-        steps.push(self.launch(kid, tiles.count.clone(), args));
+        self.launch_on(k, tiles.count.clone(), steps);
         // 2. Where each (digit, tile) starts.
         let ncounts = Count::Mul(Box::new(tiles.count.clone()), u64::from(RADIX));
         let offs = self.exclusive_offsets(counts, &ncounts, steps)?;
@@ -640,7 +633,7 @@ impl<'f> Gen<'f> {
         n_count: &Count,
         steps: &mut Vec<Step>,
     ) -> R<()> {
-        let (mut k, c) = self.new_kernel("sort_scatter");
+        let mut k = self.new_kernel("sort_scatter");
         let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
         let g = k.param(Scalar::U64, KArg::Count(tiles.count.clone()));
         let [kin, kout, op] =
@@ -667,13 +660,10 @@ impl<'f> Gen<'f> {
         // Thread d: digit d's place in the output and count in this tile, from the
         // exclusive offsets of its slot and the next.
         let slot = k.reg(Scalar::U64);
-        k.ins(format!(
-            "mad.lo.u64 {slot}, {}, {g}, {}",
-            c.tid64, c.ctaid64
-        ));
+        k.emit(Ins::mad_lo(Ty::U64, &slot, &k.tid64, &g, &k.ctaid64));
         let here = self.load_leaves(&mut k, std::slice::from_ref(&op), &slot, &[Scalar::U64]);
         let next_slot = k.reg(Scalar::U64);
-        k.ins(format!("add.s64 {next_slot}, {slot}, 1"));
+        k.emit(Ins::add(Ty::S64, &next_slot, &slot, 1));
         let next = self.load_leaves(
             &mut k,
             std::slice::from_ref(&op),
@@ -681,9 +671,9 @@ impl<'f> Gen<'f> {
             &[Scalar::U64],
         );
         let count = k.reg(Scalar::U64);
-        k.ins(format!("sub.s64 {count}, {}, {}", next[0], here[0]));
-        let at = Self::shared_at(&mut k, &gstart, &c.tid, 8);
-        k.ins(format!("st.shared.u64 [{at}], {}", here[0]));
+        k.emit(Ins::sub(Ty::S64, &count, &next[0], &here[0]));
+        let at = Self::thread_slot(&mut k, &gstart, 8);
+        k.emit(Ins::st(Space::Shared, Ty::U64, &at, &here[0]));
         let t = self.pconst(&mut k, true);
         let x = Opt {
             has: t,
@@ -693,24 +683,29 @@ impl<'f> Gen<'f> {
             key: n.clone(),
             fail: None,
         };
-        let (incl, _, _) = self.block_scan(&mut k, &c, &mut Env::new(), Comb::AddU64, &x, &ctx)?;
+        let mut sum = Self::fold(Comb::AddU64, &ctx);
+        let (incl, _, _) = self.block_scan(&mut k, &x, &mut sum)?;
         let first = k.reg(Scalar::U64);
-        k.ins(format!("sub.s64 {first}, {}, {count}", incl.v[0]));
+        k.emit(Ins::sub(Ty::S64, &first, &incl.v[0], &count));
         let first32 = k.reg(Scalar::U32);
-        k.ins(format!("cvt.u32.u64 {first32}, {first}"));
-        let my_base = Self::shared_at(&mut k, &lbase, &c.tid, 4);
-        k.ins(format!("st.shared.u32 [{my_base}], {first32}"));
-        let my_next = Self::shared_at(&mut k, &lnext, &c.tid, 4);
-        k.ins(format!("st.shared.u32 [{my_next}], {first32}"));
+        k.emit(Ins::cvt(Ty::U32, Ty::U64, &first32, &first));
+        let my_base = Self::thread_slot(&mut k, &lbase, 4);
+        k.emit(Ins::st(Space::Shared, Ty::U32, &my_base, &first32));
+        let my_next = Self::thread_slot(&mut k, &lnext, 4);
+        k.emit(Ins::st(Space::Shared, Ty::U32, &my_next, &first32));
         // Thread d's column of `wcount`: warp w's slot of digit d is at `w * RADIX + d`.
-        let column = Self::shared_at(&mut k, &wcount, &c.tid, 4);
-        let kbits = 8 * kbytes;
-        let first = Self::tile_first(&mut k, &c, tiles);
+        let column = Self::thread_slot(&mut k, &wcount, 4);
+        let first = Self::tile_first(&mut k, tiles);
         let (r, top, end) = Self::rounds_head(&mut k, tiles.rounds);
         for w in 0..warps {
-            k.ins(format!("st.shared.u32 [{column}+{}], 0", w * RADIX * 4));
+            k.emit(Ins::st(
+                Space::Shared,
+                Ty::U32,
+                Addr::from(&column).plus(u64::from(w * RADIX * 4)),
+                0,
+            ));
         }
-        k.ins("bar.sync 0");
+        k.emit(Ins::bar_sync());
         // Each warp's sub-rounds in order: the elements' ranks among the warp's elements
         // of their digit so far (the warp's running count of the digit, in its row of
         // `wcount`, plus the rank among the lanes with the same digit).
@@ -718,119 +713,127 @@ impl<'f> Gen<'f> {
         for q in 0..SUB_ROUNDS {
             let (i, valid) = Self::tile_index(&mut k, &first, &n, &r, q);
             let key = k.reg(kty);
-            k.ins(format!("mov.b{kbits} {key}, 0"));
+            k.emit(Ins::mov(bits(kty), &key, 0));
             let ix = k.reg(Scalar::U32);
-            k.ins(format!("mov.u32 {ix}, 0"));
+            k.emit(Ins::mov(Ty::U32, &ix, 0));
             let skip = k.label();
-            k.ins(format!("@!{valid} bra {skip}"));
+            k.emit(Ins::bra(&skip).unless(&valid));
             let loaded = self.load_leaves(&mut k, std::slice::from_ref(&kin), &i, &[kty]);
-            k.ins(format!("mov.b{kbits} {key}, {}", loaded[0]));
+            k.emit(Ins::mov(bits(kty), &key, &loaded[0]));
             if let Some([iin, _]) = &idx {
                 let loaded =
                     self.load_leaves(&mut k, std::slice::from_ref(iin), &i, &[Scalar::U32]);
-                k.ins(format!("mov.u32 {ix}, {}", loaded[0]));
+                k.emit(Ins::mov(Ty::U32, &ix, &loaded[0]));
             }
             k.place(&skip);
             let d = Self::digit(&mut k, &key, shift);
             // The lanes of the warp holding an element with the same digit.
             let (peers, inside) = (k.reg(Scalar::U32), k.reg(Scalar::U32));
-            k.ins(format!("match.any.sync.b32 {peers}, {d}, 0xffffffff"));
-            k.ins(format!(
-                "vote.sync.ballot.b32 {inside}, {valid}, 0xffffffff"
-            ));
-            k.ins(format!("and.b32 {peers}, {peers}, {inside}"));
+            k.emit(Ins::match_any(&peers, &d));
+            k.emit(Ins::vote_ballot(&inside, &valid));
+            k.emit(Ins::and(Ty::B32, &peers, &peers, &inside));
             let lt = k.reg(Scalar::U32);
-            k.ins(format!("mov.u32 {lt}, %lanemask_lt"));
-            k.ins(format!("and.b32 {lt}, {lt}, {peers}"));
+            k.emit(Ins::mov(Ty::U32, &lt, Sreg::LanemaskLt));
+            k.emit(Ins::and(Ty::B32, &lt, &lt, &peers));
             let rank = k.reg(Scalar::U32);
-            k.ins(format!("popc.b32 {rank}, {lt}"));
+            k.emit(Ins::popc(Ty::B32, &rank, &lt));
             // The warp's count of this digit so far; the first lane of each group adds
             // the group's size once every lane has read it.
             let wslot = k.reg(Scalar::U32);
-            k.ins(format!("mad.lo.u32 {wslot}, {}, {RADIX}, {d}", c.warp));
+            k.emit(Ins::mad_lo(Ty::U32, &wslot, &k.warp, RADIX, &d));
             let wat = Self::shared_at(&mut k, &wcount, &wslot, 4);
             let before = k.reg(Scalar::U32);
-            k.ins(format!("ld.shared.u32 {before}, [{wat}]"));
-            k.ins("bar.warp.sync 0xffffffff");
+            k.emit(Ins::ld(Space::Shared, Ty::U32, &before, &wat));
+            k.emit(Ins::bar_warp_sync());
             let leader = k.reg(Scalar::Bool);
-            k.ins(format!("setp.eq.u32 {leader}, {rank}, 0"));
-            k.ins(format!("and.pred {leader}, {leader}, {valid}"));
+            k.emit(Ins::setp(Cmp::Eq, Ty::U32, &leader, &rank, 0));
+            k.emit(Ins::and(Ty::Pred, &leader, &leader, &valid));
             let size = k.reg(Scalar::U32);
-            k.ins(format!("popc.b32 {size}, {peers}"));
-            k.ins(format!("add.s32 {size}, {size}, {before}"));
-            k.ins(format!("@{leader} st.shared.u32 [{wat}], {size}"));
-            k.ins("bar.warp.sync 0xffffffff");
-            k.ins(format!("add.s32 {rank}, {rank}, {before}"));
+            k.emit(Ins::popc(Ty::B32, &size, &peers));
+            k.emit(Ins::add(Ty::S32, &size, &size, &before));
+            k.emit(Ins::st(Space::Shared, Ty::U32, &wat, &size).when(&leader));
+            k.emit(Ins::bar_warp_sync());
+            k.emit(Ins::add(Ty::S32, &rank, &rank, &before));
             items.push((valid, key, ix, d, wat, rank));
         }
-        k.ins("bar.sync 0");
+        k.emit(Ins::bar_sync());
         // Thread d: the warps' counts of digit d become their offsets.
         let (total, cnt) = (k.reg(Scalar::U32), k.reg(Scalar::U32));
-        k.ins(format!("mov.u32 {total}, 0"));
+        k.emit(Ins::mov(Ty::U32, &total, 0));
         for w in 0..warps {
             let off = w * RADIX * 4;
-            k.ins(format!("ld.shared.u32 {cnt}, [{column}+{off}]"));
-            k.ins(format!("st.shared.u32 [{column}+{off}], {total}"));
-            k.ins(format!("add.s32 {total}, {total}, {cnt}"));
+            k.emit(Ins::ld(
+                Space::Shared,
+                Ty::U32,
+                &cnt,
+                Addr::from(&column).plus(u64::from(off)),
+            ));
+            k.emit(Ins::st(
+                Space::Shared,
+                Ty::U32,
+                Addr::from(&column).plus(u64::from(off)),
+                &total,
+            ));
+            k.emit(Ins::add(Ty::S32, &total, &total, &cnt));
         }
-        k.ins("bar.sync 0");
+        k.emit(Ins::bar_sync());
         // Each element at its digit's next start in the tile, plus its warp's offset and
         // its rank in the warp.
         for (valid, key, ix, d, wat, rank) in &items {
             let skip = k.label();
-            k.ins(format!("@!{valid} bra {skip}"));
+            k.emit(Ins::bra(&skip).unless(valid));
             let pos = k.reg(Scalar::U32);
-            k.ins(format!("ld.shared.u32 {pos}, [{wat}]"));
-            k.ins(format!("add.s32 {pos}, {pos}, {rank}"));
+            k.emit(Ins::ld(Space::Shared, Ty::U32, &pos, wat));
+            k.emit(Ins::add(Ty::S32, &pos, &pos, rank));
             let dnext = Self::shared_at(&mut k, &lnext, d, 4);
             let start = k.reg(Scalar::U32);
-            k.ins(format!("ld.shared.u32 {start}, [{dnext}]"));
-            k.ins(format!("add.s32 {pos}, {pos}, {start}"));
+            k.emit(Ins::ld(Space::Shared, Ty::U32, &start, &dnext));
+            k.emit(Ins::add(Ty::S32, &pos, &pos, &start));
             let kat = Self::shared_at(&mut k, &skeys, &pos, u64::from(kbytes));
-            k.ins(format!("st.shared.b{kbits} [{kat}], {key}"));
+            k.emit(Ins::st(Space::Shared, bits(kty), &kat, key));
             if let Some(sidx) = &sidx {
                 let iat = Self::shared_at(&mut k, sidx, &pos, 4);
-                k.ins(format!("st.shared.u32 [{iat}], {ix}"));
+                k.emit(Ins::st(Space::Shared, Ty::U32, &iat, ix));
             }
             k.place(&skip);
         }
-        k.ins("bar.sync 0");
+        k.emit(Ins::bar_sync());
         // Thread d: digit d's next start moves past this round's elements of digit d.
         let mine = k.reg(Scalar::U32);
-        k.ins(format!("ld.shared.u32 {mine}, [{my_next}]"));
-        k.ins(format!("add.s32 {mine}, {mine}, {total}"));
-        k.ins(format!("st.shared.u32 [{my_next}], {mine}"));
+        k.emit(Ins::ld(Space::Shared, Ty::U32, &mine, &my_next));
+        k.emit(Ins::add(Ty::S32, &mine, &mine, &total));
+        k.emit(Ins::st(Space::Shared, Ty::U32, &my_next, &mine));
         Self::rounds_tail(&mut k, &r, &top, &end);
-        k.ins("bar.sync 0");
+        k.emit(Ins::bar_sync());
         // The tile in order: element p goes to its digit's place plus its rank in the
         // digit (p minus the digit's start in the tile).
         let m = k.reg(Scalar::U64);
-        k.ins(format!("mul.lo.u64 {m}, {}, {tile}", c.ctaid64));
-        k.ins(format!("sub.s64 {m}, {n}, {m}"));
-        k.ins(format!("min.u64 {m}, {m}, {tile}"));
+        k.emit(Ins::mul_lo(Ty::U64, &m, &k.ctaid64, tile));
+        k.emit(Ins::sub(Ty::S64, &m, &n, &m));
+        k.emit(Ins::min(Ty::U64, &m, &m, tile));
         let m32 = k.reg(Scalar::U32);
-        k.ins(format!("cvt.u32.u64 {m32}, {m}"));
+        k.emit(Ins::cvt(Ty::U32, Ty::U64, &m32, &m));
         let p = k.reg(Scalar::U32);
-        k.ins(format!("mov.u32 {p}, {}", c.tid));
+        k.emit(Ins::mov(Ty::U32, &p, &k.tid));
         let (top, end) = (k.label(), k.label());
         k.place(&top);
         let done = k.reg(Scalar::Bool);
-        k.ins(format!("setp.ge.u32 {done}, {p}, {m32}"));
-        k.ins(format!("@{done} bra {end}"));
+        k.emit(Ins::setp(Cmp::Ge, Ty::U32, &done, &p, &m32));
+        k.emit(Ins::bra(&end).when(&done));
         let kat = Self::shared_at(&mut k, &skeys, &p, u64::from(kbytes));
         let key = k.reg(kty);
-        k.ins(format!("ld.shared.b{kbits} {key}, [{kat}]"));
+        k.emit(Ins::ld(Space::Shared, bits(kty), &key, &kat));
         let d = Self::digit(&mut k, &key, shift);
         let dbase = Self::shared_at(&mut k, &lbase, &d, 4);
         let rank = k.reg(Scalar::U32);
-        k.ins(format!("ld.shared.u32 {rank}, [{dbase}]"));
-        k.ins(format!("sub.s32 {rank}, {p}, {rank}"));
+        k.emit(Ins::ld(Space::Shared, Ty::U32, &rank, &dbase));
+        k.emit(Ins::sub(Ty::S32, &rank, &p, &rank));
         let dstart = Self::shared_at(&mut k, &gstart, &d, 8);
         let pos = k.reg(Scalar::U64);
-        k.ins(format!("ld.shared.u64 {pos}, [{dstart}]"));
+        k.emit(Ins::ld(Space::Shared, Ty::U64, &pos, &dstart));
         let rank64 = k.reg(Scalar::U64);
-        k.ins(format!("cvt.u64.u32 {rank64}, {rank}"));
-        k.ins(format!("add.s64 {pos}, {pos}, {rank64}"));
+        k.emit(Ins::cvt(Ty::U64, Ty::U32, &rank64, &rank));
+        k.emit(Ins::add(Ty::S64, &pos, &pos, &rank64));
         match &out {
             Some((s, ptr)) => {
                 let v = Self::from_radix_key(&mut k, &key, *s);
@@ -841,15 +844,13 @@ impl<'f> Gen<'f> {
         if let (Some([_, iout]), Some(sidx)) = (&idx, &sidx) {
             let iat = Self::shared_at(&mut k, sidx, &p, 4);
             let ix = k.reg(Scalar::U32);
-            k.ins(format!("ld.shared.u32 {ix}, [{iat}]"));
+            k.emit(Ins::ld(Space::Shared, Ty::U32, &ix, &iat));
             self.store(&mut k, iout, &pos, &ix);
         }
-        k.ins(format!("add.s32 {p}, {p}, {RADIX}"));
-        k.ins(format!("bra.uni {top}"));
+        k.emit(Ins::add(Ty::S32, &p, &p, RADIX));
+        k.emit(Ins::bra_uni(&top));
         k.place(&end);
-        let args = k.args.clone();
-        let kid = self.push_kernel(k);
-        steps.push(self.launch(kid, tiles.count.clone(), args));
+        self.launch_on(k, tiles.count.clone(), steps);
         Ok(())
     }
 
@@ -866,23 +867,22 @@ impl<'f> Gen<'f> {
     ) -> Vec<u32> {
         let vls = &ls[values.clone()];
         let outs = self.alloc_leaves(vls, n_count, steps);
-        let (mut k, c) = self.new_kernel("sort_gather");
+        let mut k = self.new_kernel("sort_gather");
         let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
         let ip = Self::temp_ptrs(&mut k, &[idx]);
         let src = Self::temp_ptrs(&mut k, &elems[values]);
         let dst = Self::temp_ptrs(&mut k, &outs);
-        let (j, stride, top, cont, end) = self.grid_stride_head(&mut k, &c, &n);
+        let el = Self::elem_loop(&mut k, &n, None);
+        let j = el.i.clone();
         let at = self.load_leaves(&mut k, &ip, &j, &[Scalar::U32]);
         let from = k.reg(Scalar::U64);
-        k.ins(format!("cvt.u64.u32 {from}, {}", at[0]));
+        k.emit(Ins::cvt(Ty::U64, Ty::U32, &from, &at[0]));
         let vals = self.load_leaves(&mut k, &src, &from, vls);
         for (v, p) in vals.iter().zip(&dst) {
             self.store(&mut k, p, &j, v);
         }
-        Self::loop_tail(&mut k, &j, &stride, &top, &cont, &end);
-        let args = k.args.clone();
-        let kid = self.push_kernel(k);
-        steps.push(self.stride_launch(kid, n_count, u64::from(RADIX), args));
+        Self::elem_loop_end(&mut k, &el);
+        self.launch_stride(k, n_count, u64::from(RADIX), steps);
         outs
     }
 }

@@ -1,61 +1,18 @@
 //! Shared helpers of the dpl-cuda tests: programs written in the IR text form with named
-//! variables, compiled through the pipeline; a small deterministic random generator;
+//! variables, compiled through the pipeline; the deterministic generator (dpl-testkit's);
 //! comparison of results with the reference interpreter.
 #![allow(dead_code)]
 
-pub mod forms;
 pub mod programs;
-pub mod rows;
 
-use std::fmt::Write as _;
-
-use dpl_core::captures::fix_captures;
 use dpl_core::interp::Value;
 use dpl_core::ir::Function;
 use dpl_core::pipeline::{Compiled, compile};
-use dpl_core::text::parse;
+use dpl_core::text::parse_named;
 
-/// Rewrites `$name` variables into `%N` handles (a definition, `$name:`, becomes
-/// `%N name:`), parses the text and recomputes the lambdas' captures.
+/// Parses a program written with `$name` variables ([`parse_named`]).
 pub fn ir(src: &str) -> Function {
-    let chars: Vec<char> = src.chars().collect();
-    let mut names: Vec<String> = Vec::new();
-    let mut out = String::new();
-    let mut i = 0;
-    while i < chars.len() {
-        if chars[i] != '$' {
-            out.push(chars[i]);
-            i += 1;
-            continue;
-        }
-        let start = i + 1;
-        let mut j = start;
-        while j < chars.len() && (chars[j].is_ascii_alphanumeric() || chars[j] == '_') {
-            j += 1;
-        }
-        let name: String = chars[start..j].iter().collect();
-        assert!(!name.is_empty(), "a `$` without a name in\n{src}");
-        let k = match names.iter().position(|n| *n == name) {
-            Some(k) => k,
-            None => {
-                names.push(name.clone());
-                names.len() - 1
-            }
-        };
-        let mut m = j;
-        while chars.get(m) == Some(&' ') {
-            m += 1;
-        }
-        if chars.get(m) == Some(&':') {
-            write!(out, "%{k} {name}").unwrap();
-        } else {
-            write!(out, "%{k}").unwrap();
-        }
-        i = j;
-    }
-    let mut f = parse(&out).unwrap_or_else(|e| panic!("{e}\n{out}"));
-    fix_captures(&mut f);
-    f
+    parse_named(src).unwrap_or_else(|e| panic!("{e}\n{src}")).0
 }
 
 /// Compiles a program, panicking with the diagnostics if the pipeline rejects it.
@@ -66,40 +23,8 @@ pub fn compiled(src: &str) -> Compiled {
     })
 }
 
-/// xorshift64*: deterministic, seedable.
-pub struct Rng(pub u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-    pub fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    /// Uniform in `lo..hi` (`hi > lo`).
-    pub fn range(&mut self, lo: i64, hi: i64) -> i64 {
-        let span = (hi as i128 - lo as i128) as u128;
-        (lo as i128 + (self.next() as u128 % span) as i128) as i64
-    }
-    /// A float in `[-1, 1)` times `scale`.
-    pub fn float(&mut self, scale: f64) -> f64 {
-        ((self.next() >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0) * scale
-    }
-    /// A random permutation of `0..n`.
-    pub fn perm(&mut self, n: usize) -> Vec<usize> {
-        let mut p: Vec<usize> = (0..n).collect();
-        for i in (1..n).rev() {
-            let j = (self.next() % (i as u64 + 1)) as usize;
-            p.swap(i, j);
-        }
-        p
-    }
-}
+/// The deterministic generator of the inputs.
+pub use dpl_testkit::SplitMix64 as Rng;
 
 /// `n` rows of lengths in `0..max_len` (about one in five empty), elements from `item`.
 pub fn ragged(
@@ -110,10 +35,10 @@ pub fn ragged(
 ) -> Value {
     let rows = (0..n)
         .map(|_| {
-            let len = if r.next() % 5 == 0 {
+            let len = if r.u64() % 5 == 0 {
                 0
             } else {
-                r.range(0, max_len) as usize
+                r.int_in(0..max_len) as usize
             };
             Value::seq((0..len).map(|_| item(r)).collect())
         })
@@ -126,23 +51,31 @@ pub fn seq<T: Into<Value>>(xs: Vec<T>) -> Value {
 }
 
 pub fn i64s(r: &mut Rng, n: usize, lo: i64, hi: i64) -> Value {
-    seq((0..n).map(|_| r.range(lo, hi)).collect::<Vec<i64>>())
+    seq((0..n).map(|_| r.int_in(lo..hi)).collect::<Vec<i64>>())
 }
 
 pub fn i32s(r: &mut Rng, n: usize, lo: i64, hi: i64) -> Value {
-    seq((0..n).map(|_| r.range(lo, hi) as i32).collect::<Vec<i32>>())
+    seq((0..n)
+        .map(|_| r.int_in(lo..hi) as i32)
+        .collect::<Vec<i32>>())
 }
 
 pub fn u32s(r: &mut Rng, n: usize, lo: i64, hi: i64) -> Value {
-    seq((0..n).map(|_| r.range(lo, hi) as u32).collect::<Vec<u32>>())
+    seq((0..n)
+        .map(|_| r.int_in(lo..hi) as u32)
+        .collect::<Vec<u32>>())
 }
 
 pub fn f32s(r: &mut Rng, n: usize, scale: f64) -> Value {
-    seq((0..n).map(|_| r.float(scale) as f32).collect::<Vec<f32>>())
+    seq((0..n)
+        .map(|_| r.f64_in(-scale, scale) as f32)
+        .collect::<Vec<f32>>())
 }
 
 pub fn f64s(r: &mut Rng, n: usize, scale: f64) -> Value {
-    seq((0..n).map(|_| r.float(scale)).collect::<Vec<f64>>())
+    seq((0..n)
+        .map(|_| r.f64_in(-scale, scale))
+        .collect::<Vec<f64>>())
 }
 
 pub fn usizes(xs: Vec<usize>) -> Value {
@@ -154,7 +87,7 @@ pub fn indices(r: &mut Rng, n: usize, len: usize) -> Value {
     if len == 0 {
         return usizes(Vec::new());
     }
-    usizes((0..n).map(|_| (r.next() % len as u64) as usize).collect())
+    usizes((0..n).map(|_| (r.u64() % len as u64) as usize).collect())
 }
 
 /// True when two values are equal, floats compared with relative tolerance `rel`

@@ -36,11 +36,33 @@ impl Errors {
         self.err.is_none()
     }
 
+    /// Records the error of `r`, if it is one, and gives back its value otherwise.
+    pub(crate) fn ok<T>(&mut self, r: Result<T, syn::Error>) -> Option<T> {
+        r.map_err(|e| self.push(e)).ok()
+    }
+
+    /// Every recorded error combined into one, if any.
+    pub(crate) fn into_error(self) -> Option<syn::Error> {
+        self.err
+    }
+
     /// `Err` with every recorded error, or `Ok`.
     pub(crate) fn finish(self) -> Result<(), syn::Error> {
-        match self.err {
-            Some(e) => Err(e),
-            None => Ok(()),
+        self.into_error().map_or(Ok(()), Err)
+    }
+}
+
+/// The values of `a` and `b`, or every error of the two.
+pub(crate) fn both<A, B>(
+    a: Result<A, syn::Error>,
+    b: Result<B, syn::Error>,
+) -> Result<(A, B), syn::Error> {
+    match (a, b) {
+        (Ok(a), Ok(b)) => Ok((a, b)),
+        (Err(e), Ok(_)) | (Ok(_), Err(e)) => Err(e),
+        (Err(mut e), Err(more)) => {
+            e.combine(more);
+            Err(e)
         }
     }
 }

@@ -770,7 +770,6 @@ impl<'r> Lowerer<'r> {
                             Some(repr) => psigs.push(ParamSig {
                                 ident: ident.clone(),
                                 repr,
-                                var,
                             }),
                             None => ok = false,
                         }
@@ -1935,19 +1934,8 @@ fn mentions(ty: &syn::Type, names: &[String]) -> bool {
     !names.is_empty() && walk(ty.to_token_stream(), names)
 }
 
-/// A readable variable name for the result of a binary operator.
+/// A readable variable name for the result of a binary operator: its name in the text
+/// form, `cmp` for the comparisons.
 fn op_name(op: BinOp) -> &'static str {
-    match op {
-        BinOp::Add => "add",
-        BinOp::Sub => "sub",
-        BinOp::Mul => "mul",
-        BinOp::Div => "div",
-        BinOp::Rem => "rem",
-        BinOp::BitAnd => "and",
-        BinOp::BitOr => "or",
-        BinOp::BitXor => "xor",
-        BinOp::Shl => "shl",
-        BinOp::Shr => "shr",
-        BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => "cmp",
-    }
+    if op.is_comparison() { "cmp" } else { op.name() }
 }

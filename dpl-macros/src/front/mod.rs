@@ -25,7 +25,7 @@
 //! Nothing here panics on user input: there is no `unwrap` on anything derived from the
 //! tokens, and every unsupported construct has its own message saying what is allowed.
 
-mod errors;
+pub(crate) mod errors;
 mod lower;
 pub mod sig;
 
@@ -37,9 +37,7 @@ mod tests;
 use dpl_core::ir;
 use proc_macro2::TokenStream;
 
-// All of the interface, whether or not code generation names each type today.
-#[allow(unused_imports)]
-pub use sig::{ParamSig, Repr, RetSig, Signature};
+pub use sig::{Repr, Signature};
 
 /// The options of the attribute: `#[parallel]` or `#[parallel(inner = "...", block = N,
 /// scan = "...")]`.
@@ -61,34 +59,8 @@ pub struct Options {
 /// What the attribute accepts, for error messages.
 const ALLOWED: &str = "inner = \"seq\" | \"block\" | \"warp\" | \"auto\", block = N (GPU threads per block), scan = \"lookback\" | \"reduce_then_scan\", replicated(param, ...) (whole on every MPI rank)";
 
-/// The schedule of the nested level (`inner = "..."`; see SPEC.md, "Schedules").
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum Inner {
-    /// Nested primitives run sequentially inside each element of the outer map (default).
-    #[default]
-    Seq,
-    /// The nested level is a CUDA thread block (nested tasks on the CPU).
-    Block,
-    /// The nested level is a warp.
-    Warp,
-    /// Compile the variants and pick one at run time from the shapes of the data.
-    Auto,
-}
-
-impl Inner {
-    /// Every schedule.
-    pub const ALL: [Inner; 4] = [Inner::Seq, Inner::Block, Inner::Warp, Inner::Auto];
-
-    /// The spelling used in the attribute.
-    pub fn name(self) -> &'static str {
-        match self {
-            Inner::Seq => "seq",
-            Inner::Block => "block",
-            Inner::Warp => "warp",
-            Inner::Auto => "auto",
-        }
-    }
-}
+/// The schedule of the nested level (`inner = "..."`), shared with the backends.
+pub use dpl_core::schedule::Inner;
 
 impl Options {
     /// Parses the tokens between the attribute's parentheses (empty for `#[parallel]`).
@@ -175,7 +147,7 @@ impl Options {
                     )
                 })?;
                 let text = value.value();
-                match Inner::ALL.into_iter().find(|i| i.name() == text) {
+                match Inner::from_name(&text) {
                     Some(inner) => options.inner = inner,
                     None => {
                         return Err(syn::Error::new(

@@ -1,11 +1,11 @@
 //! Rust types in a `#[parallel]` signature or body, and what they mean in the IR.
 //!
 //! A parameter or result type is read into a [`Repr`] (how the value is represented in Rust,
-//! which code generation needs to convert it) and an [`ir::Type`] (what it is in the DSL).
+//! which code generation needs to convert it) and an [`Type`] (what it is in the DSL).
 //! Types written inside the body (`let x: f32`, `|v: &f32|`, nested `fn` parameters) only
 //! need the IR type: [`annotation`].
 
-use dpl_core::ir::{self, Scalar, Type};
+use dpl_core::ir::{Scalar, Type};
 
 use super::errors::Errors;
 
@@ -25,9 +25,6 @@ pub struct ParamSig {
     pub ident: syn::Ident,
     /// How it is represented in Rust.
     pub repr: Repr,
-    /// The IR variable holding it (one of [`ir::Function::params`]).
-    #[allow(dead_code)] // part of the interface; code generation goes by position today
-    pub var: ir::VarId,
 }
 
 /// How a value is represented in Rust. Element types (`T` below) are scalars or tuples of
@@ -93,7 +90,7 @@ pub(crate) fn scalar_of(ty: &syn::Type) -> Option<Scalar> {
 }
 
 /// The scalar named by a one-segment path without arguments.
-pub(crate) fn scalar_of_path(path: &syn::Path) -> Option<Scalar> {
+fn scalar_of_path(path: &syn::Path) -> Option<Scalar> {
     let ident = path.get_ident()?;
     Scalar::from_name(&ident.to_string())
 }

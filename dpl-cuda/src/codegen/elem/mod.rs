@@ -1,0 +1,395 @@
+//! The element compiler: the statements of element functions and operator lambdas
+//! compiled inline (scalars in registers, tuples flattened, captured sequences as kernel
+//! parameters), inner combinators (sequential loops, split reductions, lazy sequences).
+
+use super::*;
+
+mod index;
+pub(super) mod math;
+mod scalar;
+pub(super) mod stream;
+mod write;
+
+impl<'f> Gen<'f> {
+    pub(in crate::codegen) fn block(&mut self, k: &mut Kernel, b: &Block, ctx: &Ctx) -> R<KVal> {
+        for s in &b.stmts {
+            let v = self.stmt(k, s, ctx)?;
+            k.env.insert(s.var, v);
+        }
+        match k.env.get(&b.result) {
+            Some(v) => Ok(v.clone()),
+            None => unsupported(format!(
+                "variable %{} is not available in the kernel",
+                b.result.index()
+            )),
+        }
+    }
+
+    pub(in crate::codegen) fn get(env: &Env, v: VarId) -> R<KVal> {
+        match env.get(&v) {
+            Some(x) => Ok(x.clone()),
+            None => unsupported(format!(
+                "variable %{} is not available in the kernel",
+                v.index()
+            )),
+        }
+    }
+
+    fn stmt(&mut self, k: &mut Kernel, s: &Stmt, ctx: &Ctx) -> R<KVal> {
+        let ty = self.ty(s.var);
+        let span = s.span.0;
+        Ok(match &s.expr {
+            Expr::Const(cst) => {
+                let Some(sc) = ty.scalar() else {
+                    return unsupported("a non-scalar constant");
+                };
+                KVal::S(Self::constant(k, sc, *cst)?)
+            }
+            Expr::Var(v) => Self::get(&k.env, *v)?,
+            Expr::Unary(op, v) => {
+                let x = Self::get(&k.env, *v)?.reg()?.clone();
+                KVal::S(Self::unary(k, *op, &x))
+            }
+            Expr::Binary(op, a, b) => {
+                let x = Self::get(&k.env, *a)?.reg()?.clone();
+                let y = Self::get(&k.env, *b)?.reg()?.clone();
+                KVal::S(self.binary(k, ctx, *op, &x, &y, span)?)
+            }
+            Expr::Cast(v, to) => {
+                let x = Self::get(&k.env, *v)?.reg()?.clone();
+                KVal::S(Self::cast(k, &x, *to))
+            }
+            Expr::Tuple(vs) => {
+                KVal::Tup(vs.iter().map(|v| Self::get(&k.env, *v)).collect::<R<_>>()?)
+            }
+            Expr::Field(v, n) => match Self::get(&k.env, *v)? {
+                KVal::Tup(vs) if (*n as usize) < vs.len() => vs[*n as usize].clone(),
+                _ => return unsupported("a field of a non-tuple (internal)"),
+            },
+            Expr::If(cv, t, e) if matches!(ty, Type::Seq(_)) => KVal::Cond(Rc::new(CondSeq {
+                cond: Self::get(&k.env, *cv)?.reg()?.clone(),
+                then: t.clone(),
+                els: e.clone(),
+                path: Vec::new(),
+            })),
+            Expr::If(cv, t, e) => {
+                // A tuple holding sequences: its scalars are chosen here, each sequence
+                // where it is consumed (a `KVal::Cond` selecting it in the branches).
+                let cond = Self::get(&k.env, *cv)?.reg()?.clone();
+                let seqs = ty.holds_seq();
+                let ls = scalar_leaves(ty, seqs)?;
+                let res: Vec<Reg> = ls.iter().map(|&l| k.reg(l)).collect();
+                let (els, end) = (k.label(), k.label());
+                k.emit(Ins::bra(&els).unless(&cond));
+                let tv = self.block(k, t, ctx)?.scalars(seqs)?;
+                for (d, s) in res.iter().zip(&tv) {
+                    Self::mov(k, d, s);
+                }
+                k.emit(Ins::bra(&end));
+                k.place(&els);
+                let ev = self.block(k, e, ctx)?.scalars(seqs)?;
+                for (d, s) in res.iter().zip(&ev) {
+                    Self::mov(k, d, s);
+                }
+                k.place(&end);
+                unflatten_with(ty, &mut res.into_iter(), &mut Vec::new(), &mut |p| {
+                    Ok(KVal::Cond(Rc::new(CondSeq {
+                        cond: cond.clone(),
+                        then: t.clone(),
+                        els: e.clone(),
+                        path: p.to_vec(),
+                    })))
+                })?
+            }
+            Expr::Index {
+                seq,
+                index,
+                checked,
+            } => {
+                let i = Self::get(&k.env, *index)?.reg()?.clone();
+                if !i.ty.is_int() {
+                    return unsupported("a non-integer index");
+                }
+                let i64r = self.widen_index(k, &i);
+                let sv = Self::get(&k.env, *seq)?;
+                if let Some(origin) = checked {
+                    let len = self.seq_len(k, &sv, ctx)?;
+                    let at = At {
+                        origin: *origin,
+                        span,
+                    };
+                    self.check_index(k, ctx, &i64r, &len, i.ty.is_signed_int(), at);
+                }
+                let pre = self
+                    .prefetched
+                    .as_ref()
+                    .and_then(|(at, rows)| (at.name == i64r.name).then(|| rows.get(seq)).flatten());
+                match (pre, &sv) {
+                    (
+                        Some((start, stop)),
+                        KVal::Seq {
+                            ptrs,
+                            elem,
+                            offs: Some(_),
+                            layout,
+                            ..
+                        },
+                    ) => {
+                        let (start, stop) = (start.clone(), stop.clone());
+                        let step = layout.as_ref().map(|l| Self::row_step(k, l));
+                        self.row_view(k, ptrs, elem, &start, &stop, step)?
+                    }
+                    _ => self.index(k, &sv, &i64r, ctx)?,
+                }
+            }
+            Expr::Len(v) => {
+                let sv = Self::get(&k.env, *v)?;
+                let only_lengths = !self.other_use.contains(&s.var);
+                match &sv {
+                    KVal::Lazy(l) | KVal::Cur { of: l, .. }
+                        if only_lengths && matches!(l.soac.kind, SoacKind::Filter { .. }) =>
+                    {
+                        // Only used as the length of combinators, which stream the filter
+                        // instead of counting it first.
+                        KVal::unit()
+                    }
+                    _ => KVal::S(self.seq_len(k, &sv, ctx)?),
+                }
+            }
+            Expr::Math(m, vs) => {
+                let xs = vs
+                    .iter()
+                    .map(|v| Self::get(&k.env, *v)?.reg().cloned())
+                    .collect::<R<Vec<_>>>()?;
+                KVal::S(self.math(k, *m, &xs)?)
+            }
+            Expr::Assert(a) => {
+                match a {
+                    Assertion::InBounds { origin, index, len } => {
+                        let i = Self::get(&k.env, *index)?.reg()?.clone();
+                        let l = Self::get(&k.env, *len)?.reg()?.clone();
+                        let i64r = self.widen_index(k, &i);
+                        let at = At {
+                            origin: *origin,
+                            span,
+                        };
+                        self.check_index(k, ctx, &i64r, &l, i.ty.is_signed_int(), at);
+                    }
+                    Assertion::EqLen { origin, a, b } => {
+                        let x = Self::get(&k.env, *a)?.reg()?.clone();
+                        let y = Self::get(&k.env, *b)?.reg()?.clone();
+                        let bad = k.reg(Scalar::Bool);
+                        k.emit(Ins::setp(Cmp::Ne, Ty::U64, &bad, &x, &y));
+                        let at = At {
+                            origin: *origin,
+                            span,
+                        };
+                        self.check(
+                            k,
+                            ctx,
+                            &bad,
+                            SiteKind::LengthMismatch,
+                            at,
+                            false,
+                            Some([&x, &y]),
+                        );
+                    }
+                    Assertion::NonEmpty { origin, len } => {
+                        let l = Self::get(&k.env, *len)?.reg()?.clone();
+                        let bad = k.reg(Scalar::Bool);
+                        k.emit(Ins::setp(Cmp::Eq, Ty::U64, &bad, &l, 0));
+                        let at = At {
+                            origin: *origin,
+                            span,
+                        };
+                        self.check(k, ctx, &bad, SiteKind::Empty, at, false, Some([&l, &l]));
+                    }
+                    Assertion::IndicesInRange { .. } => {
+                        return unsupported("the indices_in_range assertion inside a kernel");
+                    }
+                }
+                KVal::unit()
+            }
+            Expr::Soac(inner) => self.inner_soac(k, s, inner, ctx)?,
+            Expr::Prim { prim, .. } => {
+                return unsupported(format!("primitive `{}` at the Prim level", prim.name()));
+            }
+        })
+    }
+
+    /// A combinator inside an element function: a reduction runs as a sequential loop in
+    /// the thread; a sequence is not built, it stays [`KVal::Lazy`] and is streamed by
+    /// its consumers.
+    fn inner_soac(&mut self, k: &mut Kernel, s: &Stmt, soac: &Soac, ctx: &Ctx) -> R<KVal> {
+        if soac.elem.params.len() != 1 {
+            return unsupported("an element function without exactly one index parameter");
+        }
+        if matches!(soac.kind, SoacKind::Sort | SoacKind::SortByKey) {
+            return self.sort_in_thread(k, s, soac, ctx);
+        }
+        let (op, init) = match &soac.kind {
+            SoacKind::Reduce { op, init } => (op, init),
+            _ => {
+                let Some(elem_ty) = self.ty(s.var).elem() else {
+                    return unsupported("a sequence combinator without a sequence type");
+                };
+                let lazy = Rc::new(LazySeq {
+                    var: s.var,
+                    soac: soac.clone(),
+                    elem_ty: elem_ty.clone(),
+                    span: s.span.0,
+                });
+                let scattered = matches!(
+                    soac.kind,
+                    SoacKind::Scatter { .. } | SoacKind::ScatterReduce { .. } | SoacKind::Permute
+                );
+                if scattered
+                    && self.operand_use.contains(&s.var)
+                    && let Some(per) = self.host_soac_len(&lazy.soac)
+                {
+                    return self.materialize(k, &lazy, per, ctx);
+                }
+                return Ok(KVal::Lazy(lazy));
+            }
+        };
+        let ty = self.ty(s.var);
+        let ls = leaves(ty)?;
+        let comb = Comb::Op(op, ty);
+        if self.split.is_some() && self.streamed_source(&k.env, soac).is_none() {
+            return self.split_reduce(k, s, soac, op, *init, ctx);
+        }
+        let acc = self.none(k, &ls);
+        if let Some(iv) = init {
+            let v = Self::get(&k.env, *iv)?.flatten()?;
+            for (d, s) in acc.v.iter().zip(&v) {
+                Self::mov(k, d, s);
+            }
+            k.emit(Ins::setp(Cmp::Eq, Ty::U32, &acc.has, 0, 0));
+        }
+        let accc = acc.clone();
+        self.for_each(k, soac, Lanes::Thread(ctx), &mut |g, k, _, _, e| {
+            let e = e.flatten()?;
+            let t = g.pconst(k, true);
+            let n = g.opt_combine(k, comb, &accc, &Opt { has: t, v: e }, ctx)?;
+            Self::mov_opt(k, &accc, &n);
+            Ok(())
+        })?;
+        if init.is_none() {
+            self.check_nonempty(k, ctx, &acc.has, Self::at(s, soac));
+        }
+        unflatten(ty, &mut acc.v.into_iter())
+    }
+
+    /// An inner reduction split across the threads of a group (warp or block): thread
+    /// `t` takes elements `t, t + width, ...`, then the group combines the partial
+    /// results. A failed check in one thread marks it; after the loop the group agrees
+    /// (`vote` / `bar.red`) and leaves the element together.
+    #[allow(clippy::too_many_arguments)]
+    pub(in crate::codegen) fn split_reduce(
+        &mut self,
+        k: &mut Kernel,
+        s: &Stmt,
+        soac: &Soac,
+        op: &Lambda,
+        init: Option<VarId>,
+        ctx: &Ctx,
+    ) -> R<KVal> {
+        let Some(sp) = self.split.take() else {
+            return unsupported("a split reduction outside a group (internal)");
+        };
+        let ty = self.ty(s.var);
+        let ls = leaves(ty)?;
+        let comb = Comb::Op(op, ty);
+        let width = Self::group_width(k, sp.block);
+        let len = Self::get(&k.env, soac.len)?.reg()?.clone();
+        let acc = self.none(k, &ls);
+        let failed = self.pconst(k, false);
+        let j = k.reg(Scalar::Usize);
+        k.emit(Ins::cvt(Ty::U64, Ty::U32, &j, &sp.lane));
+        // In report mode every thread takes all the elements in order, so the failure
+        // recorded first is the first in sequential order (the value is not used then).
+        let rep = k.reg(Scalar::Bool);
+        k.emit(Ins::setp(Cmp::Ne, Ty::U64, &rep, &k.report, 0));
+        k.emit(Ins::selp(Ty::U64, &j, 0, &j, &rep));
+        k.emit(Ins::selp(Ty::U64, &width, 1, &width, &rep));
+        let (top, next, flag, end) = (k.label(), k.label(), k.label(), k.label());
+        k.place(&top);
+        let p = k.reg(Scalar::Bool);
+        k.emit(Ins::setp(Cmp::Ge, Ty::U64, &p, &j, &len));
+        k.emit(Ins::bra(&end).when(&p));
+        let ictx = Ctx {
+            key: ctx.key.clone(),
+            fail: Some(flag.clone()),
+        };
+        let body = (|| {
+            let e = self.elem(k, &soac.elem, &j, &ictx)?.flatten()?;
+            let t = self.pconst(k, true);
+            let n = self.opt_combine(k, comb, &acc, &Opt { has: t, v: e }, &ictx)?;
+            Self::mov_opt(k, &acc, &n);
+            Ok(())
+        })();
+        self.split = Some(sp.clone());
+        body?;
+        k.place(&next);
+        k.emit(Ins::add(Ty::S64, &j, &j, &width));
+        k.emit(Ins::bra(&top));
+        k.place(&flag);
+        k.emit(Ins::setp(Cmp::Eq, Ty::U32, &failed, 0, 0));
+        k.emit(Ins::bra(&next));
+        k.place(&end);
+        let any = k.reg(Scalar::Bool);
+        if sp.block {
+            k.emit(Ins::bar_red_or(&any, &failed));
+        } else {
+            k.emit(Ins::vote_any(&any, &failed));
+        }
+        if let Some(l) = &ctx.fail {
+            k.emit(Ins::bra(l).when(&any));
+        }
+        let op_ctx = Ctx {
+            key: ctx.key.clone(),
+            fail: None,
+        };
+        let combined = self.group_combine(k, &acc, sp.block, &mut Self::fold(comb, &op_ctx))?;
+        // In report mode each thread already has the whole reduction, in sequential order.
+        let mut total = Opt {
+            has: k.reg(Scalar::Bool),
+            v: acc.v.iter().map(|r| k.reg(r.ty)).collect(),
+        };
+        Self::select(k, &total.has, &rep, &acc.has, &combined.has);
+        for ((d, a), b) in total.v.iter().zip(&acc.v).zip(&combined.v) {
+            Self::select(k, d, &rep, a, b);
+        }
+        match init {
+            Some(iv) => {
+                let v = Self::get(&k.env, iv)?.flatten()?;
+                let t = self.pconst(k, true);
+                let first = Opt { has: t, v };
+                total = self.opt_combine(k, comb, &first, &total, &op_ctx)?;
+            }
+            None => self.check_nonempty(k, ctx, &total.has, Self::at(s, soac)),
+        }
+        unflatten(ty, &mut total.v.into_iter())
+    }
+
+    /// Emits `if cond { f(then's sequence) } else { f(else's sequence) }` for a sequence an
+    /// `if` chose: each branch's block is evaluated in its branch, then consumed by `f`.
+    pub(in crate::codegen) fn branch_seq(
+        &mut self,
+        k: &mut Kernel,
+        cs: &CondSeq,
+        ctx: &Ctx,
+        f: &mut dyn FnMut(&mut Self, &mut Kernel, KVal) -> R<()>,
+    ) -> R<()> {
+        let (els, end) = (k.label(), k.label());
+        k.emit(Ins::bra(&els).unless(&cs.cond));
+        let v = self.block(k, &cs.then, ctx)?.at(&cs.path)?;
+        f(self, k, v)?;
+        k.emit(Ins::bra(&end));
+        k.place(&els);
+        let v = self.block(k, &cs.els, ctx)?.at(&cs.path)?;
+        f(self, k, v)?;
+        k.place(&end);
+        Ok(())
+    }
+}

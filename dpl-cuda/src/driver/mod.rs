@@ -1,0 +1,73 @@
+//! The devices programs run on: the [`Driver`] trait the executor calls, the simulator
+//! driver (`sim`, feature `sim`) and the CUDA driver (`cuda`, feature `cuda`). `README.md`
+//! in this folder describes them.
+
+use crate::GpuProgram;
+
+/// A scalar kernel argument.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum LaunchArg {
+    /// A `.u32` (also `.s32` and `bool`) parameter.
+    U32(u32),
+    /// A `.u64` (also `.s64`, lengths and device addresses) parameter.
+    U64(u64),
+    /// A `.f32` parameter.
+    F32(f32),
+    /// A `.f64` parameter.
+    F64(f64),
+}
+
+/// What the executor needs from a device. Memory is untyped and addressed by 64-bit device
+/// addresses; errors are messages (they become [`dpl_core::run::Error::Device`]).
+pub trait Driver {
+    /// A loaded PTX module.
+    type Module;
+    /// Loads (or finds in a cache) the module of a PTX text.
+    fn load(&self, ptx: &str) -> Result<Self::Module, String>;
+    /// Loads (or finds in a cache) the module of a compiled program. The default loads
+    /// its PTX text with [`Driver::load`]; a driver that can use the program's cubins
+    /// ([`GpuProgram::cubins`]) overrides it.
+    fn load_program(&self, program: &GpuProgram) -> Result<Self::Module, String> {
+        self.load(&program.ptx)
+    }
+    /// Allocates `bytes` zeroed bytes (at least 1).
+    fn alloc_zeroed(&self, bytes: usize) -> Result<u64, String>;
+    /// Copies host bytes to device address `dst`.
+    fn write(&self, dst: u64, data: &[u8]) -> Result<(), String>;
+    /// Copies device bytes at `src` to the host.
+    fn read(&self, src: u64, out: &mut [u8]) -> Result<(), String>;
+    /// Copies `bytes` bytes between device addresses.
+    fn copy(&self, src: u64, dst: u64, bytes: usize) -> Result<(), String>;
+    /// Launches `kernel` over `grid` blocks of `block` threads (one dimension) and waits
+    /// for it.
+    fn launch(
+        &self,
+        module: &Self::Module,
+        kernel: &str,
+        grid: u32,
+        block: u32,
+        args: &[LaunchArg],
+    ) -> Result<(), String>;
+    /// Frees an allocation.
+    fn free(&self, addr: u64) -> Result<(), String>;
+    /// How many blocks of `block` threads of `kernel` the device runs at once: resident
+    /// blocks per multiprocessor (from the kernel's registers and shared memory) times the
+    /// number of multiprocessors. Grid-stride kernels are launched with at most this many
+    /// blocks ([`crate::plan::Count::Resident`]). The default is the model of
+    /// [`crate::plan::model_resident_blocks`] (what the simulator uses); the CUDA driver
+    /// asks the device. Must give the same answer for the same arguments during a run.
+    fn resident_blocks(
+        &self,
+        module: &Self::Module,
+        kernel: &str,
+        block: u32,
+    ) -> Result<u32, String> {
+        let _ = (module, kernel);
+        Ok(crate::plan::model_resident_blocks(block))
+    }
+}
+
+#[cfg(feature = "cuda")]
+pub mod cuda;
+#[cfg(feature = "sim")]
+pub mod sim;

@@ -1,0 +1,162 @@
+//! One kernel under construction and its text.
+
+use std::fmt::Write as _;
+
+use dpl_core::ir::Scalar;
+
+use super::{Cmp, Ins, Label, Reg, Space, Sym, Ty, mem};
+use crate::plan::KArg;
+
+/// Register class index and prefix.
+fn class(s: Scalar) -> (usize, &'static str) {
+    match s {
+        Scalar::Bool => (0, "%p"),
+        Scalar::I32 | Scalar::U32 => (1, "%r"),
+        Scalar::I64 | Scalar::U64 | Scalar::Usize => (2, "%rd"),
+        Scalar::F32 => (3, "%f"),
+        Scalar::F64 => (4, "%fd"),
+    }
+}
+
+/// One kernel under construction.
+pub(crate) struct Kernel {
+    /// The `.entry` name.
+    pub name: String,
+    /// Parameter declarations, in order.
+    params: Vec<String>,
+    /// What the host passes for each parameter.
+    pub args: Vec<KArg>,
+    /// The instructions.
+    body: String,
+    /// Registers used per class.
+    counts: [u32; 5],
+    /// Labels used.
+    labels: u32,
+    /// `.shared` declarations.
+    shared: Vec<String>,
+    /// Threads per block it is launched with (`.maxntid`).
+    pub block: u32,
+}
+
+impl Kernel {
+    /// An empty kernel launched with `block` threads per block.
+    pub fn new(name: String, block: u32) -> Kernel {
+        Kernel {
+            block,
+            name,
+            params: Vec::new(),
+            args: Vec::new(),
+            body: String::new(),
+            counts: [0; 5],
+            labels: 0,
+            shared: Vec::new(),
+        }
+    }
+
+    /// A fresh register for a scalar of type `ty`.
+    pub fn reg(&mut self, ty: Scalar) -> Reg {
+        let (c, prefix) = class(ty);
+        self.counts[c] += 1;
+        Reg {
+            name: format!("{prefix}{}", self.counts[c]),
+            ty,
+        }
+    }
+
+    /// A fresh label.
+    pub fn label(&mut self) -> Label {
+        self.labels += 1;
+        Label(format!("$L{}", self.labels))
+    }
+
+    /// Emits one instruction.
+    pub fn emit(&mut self, ins: Ins) {
+        let _ = writeln!(self.body, "\t{ins};");
+    }
+
+    /// Places a label here.
+    pub fn place(&mut self, label: &Label) {
+        let _ = writeln!(self.body, "{label}:");
+    }
+
+    /// Declares a `.shared` array of `bytes` bytes and returns its name.
+    pub fn shared(&mut self, bytes: u32) -> Sym {
+        let name = format!("{}_sh{}", self.name, self.shared.len());
+        self.shared
+            .push(format!("\t.shared .align 8 .b8 {name}[{bytes}];"));
+        Sym(name)
+    }
+
+    /// Declares a parameter passed as `arg` and loads it into a register of type `ty`
+    /// (`bool` is passed as a `.u32` and turned into a predicate).
+    pub fn param(&mut self, ty: Scalar, arg: KArg) -> Reg {
+        let pty = match ty {
+            Scalar::Bool => Ty::U32,
+            s => mem(s),
+        };
+        let pname = self.declare(pty, arg);
+        if ty == Scalar::Bool {
+            let r = self.reg(Scalar::U32);
+            self.emit(Ins::ld(Space::Param, Ty::U32, &r, &pname));
+            let p = self.reg(Scalar::Bool);
+            self.emit(Ins::setp(Cmp::Ne, Ty::U32, &p, &r, 0));
+            p
+        } else {
+            let r = self.reg(ty);
+            self.emit(Ins::ld(Space::Param, pty, &r, &pname));
+            r
+        }
+    }
+
+    /// Declares a `.u64` parameter passed as `arg` without loading it; returns its name,
+    /// for `ld.param` where it is used (so it takes no register in between).
+    pub fn param_name(&mut self, arg: KArg) -> Sym {
+        self.declare(Ty::U64, arg)
+    }
+
+    /// Declares the next parameter, of type `ty`, passed as `arg`.
+    fn declare(&mut self, ty: Ty, arg: KArg) -> Sym {
+        let pname = format!("{}_p{}", self.name, self.params.len());
+        self.params.push(format!(".param .{ty} {pname}"));
+        self.args.push(arg);
+        Sym(pname)
+    }
+
+    /// Declares a pointer parameter and converts it to a global address.
+    pub fn pointer(&mut self, arg: KArg) -> Reg {
+        let r = self.param(Scalar::U64, arg);
+        self.emit(Ins::cvta_to_global(&r, &r));
+        r
+    }
+
+    /// The complete `.entry` text.
+    pub fn finish(self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(out, ".visible .entry {}(", self.name);
+        for (i, p) in self.params.iter().enumerate() {
+            let sep = if i + 1 < self.params.len() { "," } else { "" };
+            let _ = writeln!(out, "\t{p}{sep}");
+        }
+        let _ = writeln!(out, ")");
+        let _ = writeln!(out, ".maxntid {}, 1, 1", self.block);
+        // Without it, ptxas for sm_90 may hold a kernel to 32 registers and spill (seen
+        // on a look-back scan of an 8-leaf tuple: 4 bytes spilled at 32 registers, none at
+        // 40 with this line); one resident block per SM is always true, so it only lifts
+        // that cap.
+        let _ = writeln!(out, ".minnctapersm 1");
+        let _ = writeln!(out, "{{");
+        let names = [".pred %p", ".b32 %r", ".b64 %rd", ".f32 %f", ".f64 %fd"];
+        for (n, decl) in self.counts.iter().zip(names) {
+            if *n > 0 {
+                let _ = writeln!(out, "\t.reg {decl}<{}>;", n + 1);
+            }
+        }
+        for s in &self.shared {
+            let _ = writeln!(out, "{s}");
+        }
+        out.push_str(&self.body);
+        let _ = writeln!(out, "\tret;");
+        let _ = writeln!(out, "}}");
+        out
+    }
+}

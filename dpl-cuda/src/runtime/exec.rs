@@ -1,0 +1,655 @@
+//! Plan execution: the environment of a run, its steps, launches and error checks.
+
+use dpl_core::interp::Value;
+use dpl_core::ir::{Scalar, Type};
+use dpl_core::run::{Error, Location};
+
+use super::columns::{assemble, download_values, type_leaves, words};
+use super::error::{RunError, dev, internal};
+use super::host::as_u64;
+use super::io::{DeviceSeq, Input, Output};
+use crate::GpuProgram;
+use crate::driver::{Driver, LaunchArg};
+use crate::layout::{self, size_of};
+use crate::plan::*;
+
+/// The most bytes of per-thread temporaries ([`KArg::Scratch`]) a kernel whose grid is
+/// free ([`crate::plan::Launch::any_grid`]) is given: its grid shrinks to fit (at least one
+/// block).
+const SCRATCH_BUDGET: u64 = 256 << 20;
+
+/// Runs `program` on `args`, some of which may already be on the device. With
+/// `keep_on_device`, flat and nested sequences in the result stay on the device
+/// ([`Output::Device`], [`Output::Nested`]: fresh buffers owned by the caller, even when
+/// the program returns an argument unchanged); everything else comes back to the host.
+/// This is what lets a `Seq<T>` stay on the device between calls, and a ragged result be
+/// read back as typed columns. Whatever the run uploaded or allocated is freed when it
+/// ends, also when it fails.
+pub fn run_resident<D: Driver>(
+    program: &GpuProgram,
+    driver: &D,
+    args: Vec<Input>,
+    keep_on_device: bool,
+    locate: &dyn Fn(u32) -> Location,
+) -> Result<Output, Error> {
+    let plan = &program.plan;
+    if args.len() != plan.params.len() {
+        return Err(RunError::ArgumentCount {
+            name: program.name.clone(),
+            params: plan.params.len(),
+            given: args.len(),
+        }
+        .into());
+    }
+    if cfg!(debug_assertions) {
+        program.verify().map_err(RunError::Plan)?;
+    }
+    let module = driver.load_program(program).map_err(dev)?;
+    let mut ex = Exec {
+        program,
+        driver,
+        module,
+        env: Vec::new(),
+        temps: vec![None; plan.temps as usize],
+        allocs: Vec::new(),
+        pending: Vec::new(),
+        err: 0,
+        shapes: Vec::new(),
+        host_offsets: Vec::new(),
+        given: Vec::new(),
+        locate,
+    };
+    let result = ex.start(args).and_then(|()| {
+        ex.steps(&plan.steps)?;
+        let r = ex.get(plan.result)?.clone();
+        if keep_on_device {
+            ex.take_output(&r)
+        } else {
+            ex.to_value(&r).map(Output::Host)
+        }
+    });
+    // Everything this run allocated is freed, except what a successful run hands over.
+    let given = if result.is_ok() { &ex.given[..] } else { &[] };
+    for &a in ex.allocs.iter().filter(|a| !given.contains(a)) {
+        let _ = driver.free(a);
+    }
+    result
+}
+
+/// A value of the environment.
+#[derive(Clone, Debug)]
+pub(super) enum Rt {
+    /// A host value (scalar or tuple of scalars).
+    Val(Value),
+    /// A device sequence: one buffer per scalar leaf of the (innermost) element type. A
+    /// nested sequence (`elem` is `[T]`) also has `offs`: `len + 1` `u64` offsets of the
+    /// rows into the leaf buffers.
+    Seq {
+        bufs: Vec<u64>,
+        len: usize,
+        elem: Type,
+        offs: Option<u64>,
+        /// A strided matrix (`Input::Matrix`): no offsets, row `r` at element `r * rs` of
+        /// the leaves, `cols` long, elements `cs` apart.
+        layout: Option<Strides>,
+    },
+    /// A tuple holding sequences.
+    Tup(Vec<Rt>),
+}
+
+/// The strides of a matrix given as its storage ([`Input::Matrix`]), in elements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Strides {
+    pub(super) rs: u64,
+    pub(super) cs: u64,
+    pub(super) cols: u64,
+}
+
+impl Strides {
+    /// How many elements of storage `rows` rows span (0 for an empty matrix).
+    pub(super) fn extent(&self, rows: usize) -> usize {
+        if rows == 0 || self.cols == 0 {
+            return 0;
+        }
+        ((rows as u64 - 1) * self.rs + (self.cols - 1) * self.cs + 1) as usize
+    }
+}
+
+/// A temporary of the plan ([`Buf::Temp`], [`Count::Temp`]).
+#[derive(Clone, Debug)]
+pub(super) enum TempV {
+    /// A device buffer ([`Step::Alloc`]).
+    Buf(u64),
+    /// A number read back ([`Step::ReadCount`]).
+    Num(u64),
+}
+
+/// A launch since the last check: kernel, grid, block, resolved arguments and the
+/// position of the report key among them.
+type Pending = (usize, u32, u32, Vec<LaunchArg>, Option<usize>);
+
+/// One run of a program: its driver and module, its environment (one value per IR
+/// variable) and temporaries, and what it allocated.
+pub(super) struct Exec<'a, D: Driver> {
+    pub(super) program: &'a GpuProgram,
+    pub(super) driver: &'a D,
+    pub(super) module: D::Module,
+    /// The value of each variable defined so far, by index.
+    pub(super) env: Vec<Option<Rt>>,
+    /// The plan's temporaries, as the steps define them.
+    pub(super) temps: Vec<Option<TempV>>,
+    /// Every buffer this run allocated (freed when it ends, unless handed over).
+    pub(super) allocs: Vec<u64>,
+    /// Launches since the last check: kernel, grid, resolved arguments and the position
+    /// of the report key among them.
+    pub(super) pending: Vec<Pending>,
+    /// The error record (32 bytes, see the run time's module documentation).
+    pub(super) err: u64,
+    /// The source location of a span, for error messages.
+    pub(super) locate: &'a dyn Fn(u32) -> Location,
+    /// `(total, longest row)` of the nested sequences uploaded by this run, by the address
+    /// of their offsets (so `inner = "auto"` does not read them back).
+    pub(super) shapes: Vec<(u64, usize, usize)>,
+    /// The host offsets uploaded by this run and where they went, so that equal offsets
+    /// of another argument are not uploaded again.
+    pub(super) host_offsets: Vec<(Vec<u8>, u64)>,
+    /// Buffers of `allocs` handed to the caller with the result ([`Exec::own`]): not freed
+    /// at the end of a successful run.
+    pub(super) given: Vec<u64>,
+}
+
+impl<D: Driver> Exec<'_, D> {
+    pub(super) fn at(&self, span: u32) -> Location {
+        (self.locate)(span)
+    }
+
+    pub(super) fn alloc(&mut self, bytes: usize) -> Result<u64, Error> {
+        let a = self.driver.alloc_zeroed(bytes.max(1)).map_err(dev)?;
+        self.allocs.push(a);
+        Ok(a)
+    }
+
+    pub(super) fn set(&mut self, v: u32, x: Rt) {
+        let i = v as usize;
+        if self.env.len() <= i {
+            self.env.resize(i + 1, None);
+        }
+        self.env[i] = Some(x);
+    }
+
+    pub(super) fn get(&self, v: u32) -> Result<&Rt, Error> {
+        self.env
+            .get(v as usize)
+            .and_then(Option::as_ref)
+            .ok_or_else(|| internal(format!("%{v} undefined")))
+    }
+
+    pub(super) fn path(&self, v: u32, path: &[u32]) -> Result<Rt, Error> {
+        let mut cur = self.get(v)?.clone();
+        for &p in path {
+            cur = match cur {
+                Rt::Tup(xs) => xs.get(p as usize).cloned(),
+                Rt::Val(Value::Tuple(xs)) => xs.get(p as usize).cloned().map(Rt::Val),
+                _ => None,
+            }
+            .ok_or_else(|| internal("bad tuple path"))?;
+        }
+        Ok(cur)
+    }
+
+    pub(super) fn value(&self, v: u32) -> Result<Value, Error> {
+        match self.get(v)? {
+            Rt::Val(x) => Ok(x.clone()),
+            _ => Err(internal(format!("%{v} is not a host value"))),
+        }
+    }
+
+    /// Uploads the arguments.
+    /// at `offs` (known from the upload, or read back).
+    pub(super) fn row_shape(&self, offs: u64, len: usize) -> Result<(usize, usize), Error> {
+        if let Some(&(_, t, l)) = self.shapes.iter().find(|s| s.0 == offs) {
+            return Ok((t, l));
+        }
+        let offs = self.read_u64s(offs, len + 1)?;
+        let total = offs.last().copied().unwrap_or(0) as usize;
+        let longest = offs
+            .windows(2)
+            .map(|w| w[1].saturating_sub(w[0]))
+            .max()
+            .unwrap_or(0) as usize;
+        Ok((total, longest))
+    }
+
+    pub(super) fn read_u64s(&self, addr: u64, n: usize) -> Result<Vec<u64>, Error> {
+        let mut bytes = vec![0u8; n * 8];
+        if n > 0 {
+            self.driver.read(addr, &mut bytes).map_err(dev)?;
+        }
+        Ok(words(&bytes))
+    }
+
+    /// Reads `len` elements of type `elem` (scalar or tuple) from leaf buffers.
+    pub(super) fn read_items(
+        &self,
+        bufs: &[u64],
+        len: usize,
+        elem: &Type,
+    ) -> Result<Vec<Value>, Error> {
+        let seq = DeviceSeq {
+            bufs: bufs.to_vec(),
+            len,
+            elem: elem.clone(),
+        };
+        download_values(self.driver, &seq)
+    }
+
+    /// Element `i` of type `ty` (a scalar or a tuple of scalars) of the leaf buffers
+    /// `bufs`, read leaf by leaf.
+    pub(super) fn read_element(&self, bufs: &[u64], i: u64, ty: &Type) -> Result<Value, Error> {
+        let ls = type_leaves(ty)?;
+        let mut vals = Vec::with_capacity(ls.len());
+        for (b, &l) in bufs.iter().zip(&ls) {
+            let sz = size_of(l);
+            let mut bytes = vec![0u8; sz as usize];
+            self.driver.read(b + sz * i, &mut bytes).map_err(dev)?;
+            vals.push(layout::get_value(l, &bytes));
+        }
+        assemble(ty, &mut vals.into_iter())
+    }
+
+    /// Row `i` of a nested device sequence as a flat sequence (a view into its buffers).
+    pub(super) fn row(&self, bufs: &[u64], offs: u64, elem: &Type, i: usize) -> Result<Rt, Error> {
+        let o = self.read_u64s(offs + 8 * i as u64, 2)?;
+        let inner = elem
+            .elem()
+            .ok_or_else(|| internal("a row of a flat sequence"))?;
+        let ls = type_leaves(inner)?;
+        Ok(Rt::Seq {
+            bufs: bufs
+                .iter()
+                .zip(&ls)
+                .map(|(b, l)| b + o[0] * size_of(*l))
+                .collect(),
+            len: (o[1] - o[0]) as usize,
+            elem: inner.clone(),
+            offs: None,
+            layout: None,
+        })
+    }
+
+    /// The result with its flat sequences left on the device, in buffers the caller will
+    /// own: buffers allocated by this run are handed over (no longer freed at the end),
+    pub(super) fn count(&self, c: &Count) -> Result<u64, Error> {
+        Ok(match c {
+            Count::Const(x) => *x,
+            Count::Var(v) => as_u64(&self.value(*v)?)?,
+            Count::Len { var, path } => match self.path(*var, path)? {
+                Rt::Seq { len, .. } => len as u64,
+                _ => return Err(internal("length of a non-sequence")),
+            },
+            Count::Longest { var, path } => match self.path(*var, path)? {
+                Rt::Seq {
+                    len, offs: Some(o), ..
+                } => self.row_shape(o, len)?.1 as u64,
+                Rt::Seq {
+                    layout: Some(st), ..
+                } => st.cols,
+                _ => return Err(internal("the longest row of a flat sequence")),
+            },
+            Count::Temp(t) => match self.temps.get(*t as usize) {
+                Some(Some(TempV::Num(x))) => *x,
+                _ => return Err(internal("numeric temporary missing")),
+            },
+            Count::CeilDiv(a, b) => self.count(a)?.div_ceil(*b),
+            Count::Min(a, b) => self.count(a)?.min(self.count(b)?),
+            Count::Max(a, b) => self.count(a)?.max(self.count(b)?),
+            Count::Sub(a, b) => self.count(a)?.saturating_sub(self.count(b)?),
+            Count::Add(a, b) => self
+                .count(a)?
+                .checked_add(self.count(b)?)
+                .ok_or(RunError::CountOverflow)?,
+            Count::Mul(a, b) => self
+                .count(a)?
+                .checked_mul(*b)
+                .ok_or(RunError::CountOverflow)?,
+            Count::Resident { kernel, block } => {
+                let name = self
+                    .program
+                    .kernels
+                    .get(*kernel as usize)
+                    .ok_or_else(|| internal("bad kernel index"))?;
+                let n = self
+                    .driver
+                    .resident_blocks(&self.module, name, *block)
+                    .map_err(dev)?;
+                u64::from(n.max(1))
+            }
+        })
+    }
+
+    pub(super) fn buf(&self, b: &Buf) -> Result<u64, Error> {
+        match b {
+            Buf::Temp(t) => match self.temps.get(*t as usize) {
+                Some(Some(TempV::Buf(a))) => Ok(*a),
+                _ => Err(internal("buffer temporary missing")),
+            },
+            Buf::Seq { var, path, leaf } => match self.path(*var, path)? {
+                Rt::Seq { bufs, .. } => bufs
+                    .get(*leaf as usize)
+                    .copied()
+                    .ok_or_else(|| internal("bad leaf")),
+                _ => Err(internal("buffer of a non-sequence")),
+            },
+            Buf::Offsets { var, path } => match self.path(*var, path)? {
+                Rt::Seq { offs: Some(o), .. } => Ok(o),
+                // A strided matrix has none; its kernels never read them.
+                Rt::Seq {
+                    layout: Some(_), ..
+                } => Ok(0),
+                _ => Err(internal("offsets of a flat sequence")),
+            },
+        }
+    }
+
+    pub(super) fn steps(&mut self, steps: &[Step]) -> Result<(), Error> {
+        for s in steps {
+            self.step(s)?;
+        }
+        Ok(())
+    }
+
+    fn step(&mut self, s: &Step) -> Result<(), Error> {
+        match s {
+            Step::Host {
+                var,
+                ty,
+                expr,
+                span,
+            } => {
+                let v = self.host(ty, expr, *span)?;
+                self.set(*var, v);
+            }
+            Step::Assert { check, span } => self.assert(check, *span)?,
+            Step::Alloc { temp, elem, count } => {
+                let n = self.count(count)?;
+                let bytes = n
+                    .checked_mul(size_of(*elem))
+                    .and_then(|b| usize::try_from(b).ok())
+                    .ok_or(RunError::AllocationTooLarge)?;
+                let a = self.alloc(bytes)?;
+                self.temps[*temp as usize] = Some(TempV::Buf(a));
+            }
+            Step::Copy {
+                src,
+                dst,
+                elem,
+                count,
+            } => {
+                let bytes = (self.count(count)? * size_of(*elem)) as usize;
+                if bytes > 0 {
+                    self.driver
+                        .copy(self.buf(src)?, self.buf(dst)?, bytes)
+                        .map_err(dev)?;
+                }
+            }
+            Step::ReadCount {
+                temp,
+                src,
+                index,
+                guard,
+            } => {
+                let x = if self.count(guard)? == 0 {
+                    0
+                } else {
+                    let mut b = [0u8; 8];
+                    self.driver
+                        .read(self.buf(src)? + 8 * self.count(index)?, &mut b)
+                        .map_err(dev)?;
+                    u64::from_le_bytes(b)
+                };
+                self.temps[*temp as usize] = Some(TempV::Num(x));
+            }
+            Step::Launch(l) => self.launch(l)?,
+            Step::CheckErrors => self.check_errors()?,
+            Step::BindSeq {
+                var,
+                elem,
+                bufs,
+                len,
+                offs,
+            } => {
+                let bufs = bufs.iter().map(|b| self.buf(b)).collect::<Result<_, _>>()?;
+                let len = self.count(len)? as usize;
+                let offs = offs.as_ref().map(|o| self.buf(o)).transpose()?;
+                self.set(
+                    *var,
+                    Rt::Seq {
+                        bufs,
+                        len,
+                        elem: elem.clone(),
+                        offs,
+                        layout: None,
+                    },
+                );
+            }
+            Step::ReadScalars {
+                var,
+                ty,
+                bufs,
+                has,
+                origin,
+                span,
+            } => {
+                if let Some(h) = has {
+                    let mut b = [0u8; 1];
+                    self.driver.read(self.buf(h)?, &mut b).map_err(dev)?;
+                    if b[0] == 0 {
+                        return Err(Error::Empty {
+                            prim: origin.name(),
+                            at: self.at(*span),
+                        });
+                    }
+                }
+                let bufs = bufs
+                    .iter()
+                    .map(|b| self.buf(b))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let v = self.read_element(&bufs, 0, ty)?;
+                self.set(*var, Rt::Val(v));
+            }
+            Step::ByShape { rows, warp, seq } => {
+                let (len, o) = match self.get(*rows)?.clone() {
+                    Rt::Seq {
+                        len, offs: Some(o), ..
+                    } => (len, o),
+                    Rt::Seq {
+                        len,
+                        layout: Some(st),
+                        ..
+                    } => {
+                        let cols = st.cols as usize;
+                        if warp_per_row(len, len.saturating_mul(cols), cols) {
+                            self.steps(warp)?;
+                        } else {
+                            self.steps(seq)?;
+                        }
+                        return Ok(());
+                    }
+                    _ => return Err(internal("the shape of a flat sequence")),
+                };
+                let (total, longest) = self.row_shape(o, len)?;
+                if warp_per_row(len, total, longest) {
+                    self.steps(warp)?;
+                } else {
+                    self.steps(seq)?;
+                }
+            }
+            Step::If {
+                var,
+                cond,
+                then,
+                then_result,
+                else_,
+                else_result,
+            } => {
+                let c = matches!(self.value(*cond)?, Value::Bool(true));
+                let (steps, r) = if c {
+                    (then, then_result)
+                } else {
+                    (else_, else_result)
+                };
+                self.steps(steps)?;
+                let v = self.get(*r)?.clone();
+                self.set(*var, v);
+            }
+        }
+        Ok(())
+    }
+
+    fn launch(&mut self, l: &Launch) -> Result<(), Error> {
+        let mut grid = self.count(&l.grid)?.max(1);
+        // Per-thread temporaries: a kernel whose grid is free gets fewer blocks rather
+        // than more than SCRATCH_BUDGET bytes of them.
+        let mut per_block = 0u64;
+        for a in &l.args {
+            if let KArg::Scratch { elem, per_thread } = a {
+                per_block = self
+                    .count(per_thread)?
+                    .checked_mul(size_of(*elem))
+                    .and_then(|b| b.checked_mul(u64::from(l.block)))
+                    .and_then(|b| b.checked_add(per_block))
+                    .ok_or(RunError::ScratchTooLarge)?;
+            }
+        }
+        if l.any_grid && per_block > 0 {
+            grid = grid.min((SCRATCH_BUDGET / per_block).max(1));
+        }
+        let grid = u32::try_from(grid).map_err(|_| RunError::Grid(grid))?;
+        let mut args = Vec::with_capacity(l.args.len());
+        let mut report = None;
+        for a in &l.args {
+            args.push(match a {
+                KArg::Buf(b) => LaunchArg::U64(self.buf(b)?),
+                KArg::Scratch { elem, per_thread } => {
+                    let per = self.count(per_thread)?;
+                    let bytes = u64::from(grid)
+                        .checked_mul(u64::from(l.block))
+                        .and_then(|t| t.checked_mul(per))
+                        .and_then(|t| t.checked_mul(size_of(*elem)))
+                        .and_then(|b| usize::try_from(b).ok())
+                        .ok_or(RunError::ScratchTooLarge)?;
+                    LaunchArg::U64(self.alloc(bytes)?)
+                }
+                KArg::Count(c) => LaunchArg::U64(self.count(c)?),
+                KArg::RowLayout { var, path, field } => {
+                    let st = match self.path(*var, path)? {
+                        Rt::Seq { layout, .. } => layout,
+                        _ => return Err(internal("the row layout of a non-sequence")),
+                    };
+                    LaunchArg::U64(match (st, field) {
+                        // Rows from offsets: elements 1 apart.
+                        (None, 2) => 1,
+                        (None, _) => 0,
+                        (Some(_), 0) => 1,
+                        (Some(st), 1) => st.rs,
+                        (Some(st), 2) => st.cs,
+                        (Some(st), _) => st.cols,
+                    })
+                }
+                KArg::ErrorRecord => LaunchArg::U64(self.err),
+                KArg::ReportKey => {
+                    report = Some(args.len());
+                    LaunchArg::U64(0)
+                }
+                KArg::Scalar { var, path, ty } => {
+                    let Rt::Val(v) = self.path(*var, path)? else {
+                        return Err(internal("a scalar argument is a sequence"));
+                    };
+                    match (ty, v) {
+                        (Scalar::Bool, Value::Bool(b)) => LaunchArg::U32(u32::from(b)),
+                        (Scalar::F32, Value::F32(x)) => LaunchArg::F32(x),
+                        (Scalar::F64, Value::F64(x)) => LaunchArg::F64(x),
+                        (Scalar::I32, Value::I32(x)) => LaunchArg::U32(x as u32),
+                        (Scalar::U32, Value::U32(x)) => LaunchArg::U32(x),
+                        (_, v) => LaunchArg::U64(as_u64(&v)?),
+                    }
+                }
+            });
+        }
+        let kernel = l.kernel as usize;
+        self.raw_launch(kernel, grid, l.block, &args)?;
+        self.pending.push((kernel, grid, l.block, args, report));
+        Ok(())
+    }
+
+    fn raw_launch(
+        &self,
+        kernel: usize,
+        grid: u32,
+        block: u32,
+        args: &[LaunchArg],
+    ) -> Result<(), Error> {
+        let name = self
+            .program
+            .kernels
+            .get(kernel)
+            .ok_or_else(|| internal("bad kernel index"))?;
+        self.driver
+            .launch(&self.module, name, grid, block, args)
+            .map_err(dev)
+    }
+
+    fn check_errors(&mut self) -> Result<(), Error> {
+        let pending = std::mem::take(&mut self.pending);
+        let mut rec = [0u8; 32];
+        self.driver.read(self.err, &mut rec).map_err(dev)?;
+        fn word(rec: &[u8; 32], i: usize) -> u64 {
+            u64::from_le_bytes(rec[i * 8..i * 8 + 8].try_into().unwrap_or([0; 8]))
+        }
+        let nk = word(&rec, 0);
+        if nk == 0 {
+            return Ok(());
+        }
+        for (kernel, grid, block, mut args, report) in pending {
+            if let Some(r) = report {
+                args[r] = LaunchArg::U64(nk);
+            }
+            self.raw_launch(kernel, grid, block, &args)?;
+        }
+        self.driver.read(self.err, &mut rec).map_err(dev)?;
+        let (site, a, b) = (word(&rec, 1), word(&rec, 2), word(&rec, 3));
+        let Some(site) = site
+            .checked_sub(1)
+            .and_then(|s| self.program.plan.sites.get(s as usize))
+        else {
+            return Err(internal("a failed check did not report its site"));
+        };
+        let at = self.at(site.span);
+        let prim = site.origin.name();
+        Err(match site.kind {
+            SiteKind::IndexOutOfRange => Error::IndexOutOfRange {
+                prim,
+                index: if site.signed {
+                    a as i64 as i128
+                } else {
+                    a as i128
+                },
+                len: b as usize,
+                at,
+            },
+            SiteKind::DivideByZero => Error::DivideByZero { at },
+            SiteKind::LengthMismatch => Error::LengthMismatch {
+                prim,
+                left: a as usize,
+                right: b as usize,
+                at,
+            },
+            SiteKind::Empty => Error::Empty { prim, at },
+            SiteKind::Duplicate => Error::NotAPermutation {
+                prim,
+                detail: format!("index {a} appears twice"),
+                at,
+            },
+        })
+    }
+}
