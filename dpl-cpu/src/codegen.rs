@@ -933,10 +933,7 @@ impl Gen<'_> {
                 quote!(#rt::scatter(#n, #elem, #dst, "scatter", #loc))
             }
             SoacKind::ScatterReduce { op, dst } => {
-                let identity = ty
-                    .elem()
-                    .and_then(|e| Some((e, dpl_core::ops::identity(op, e)?)))
-                    .map(|(e, consts)| self.identity_value(e, &mut consts.into_iter()));
+                let identity = ty.elem().and_then(|e| self.operator_identity(op, e));
                 let op = self.lambda(op, false, &[]);
                 let dst = self.ident(*dst);
                 match identity {
@@ -970,6 +967,12 @@ impl HookCx<'_, '_> {
     /// parameter is taken by reference, as predicates are).
     pub fn lambda(&mut self, l: &Lambda, by_ref_first: bool) -> TokenStream {
         self.0.lambda(l, by_ref_first, &[])
+    }
+
+    /// The identity of the operator `op` on values of type `ty` (`op(identity, x) == x`),
+    /// as a Rust value, when `dpl_core::ops` knows it.
+    pub fn identity(&self, op: &Lambda, ty: &Type) -> Option<TokenStream> {
+        self.0.operator_identity(op, ty)
     }
 
     /// `&'static Location` of a source span.
@@ -1047,6 +1050,13 @@ impl Gen<'_> {
             }
             _ => None,
         }
+    }
+
+    /// The identity of the operator `op` on values of type `ty`, as a Rust value, when
+    /// `dpl_core::ops` knows it.
+    fn operator_identity(&self, op: &Lambda, ty: &Type) -> Option<TokenStream> {
+        let consts = dpl_core::ops::identity(op, ty)?;
+        Some(self.identity_value(ty, &mut consts.into_iter()))
     }
 
     /// The value of type `ty` (scalars and tuples) whose scalar leaves are `consts`, in

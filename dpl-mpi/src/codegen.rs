@@ -223,9 +223,13 @@ fn comm(
                     quote!(#mpi::scatter(#call, #nl, #elem, #dst, #lay_dst, "scatter", #loc))
                 }
                 SoacKind::ScatterReduce { op, dst } => {
+                    let identity = match d.func.vars[v].ty.elem().and_then(|e| cx.identity(op, e)) {
+                        Some(id) => quote!(::core::option::Option::Some(#id)),
+                        None => quote!(::core::option::Option::None),
+                    };
                     let dst = cx.ident(*dst);
                     let op = cx.lambda(op, false);
-                    quote!(#mpi::scatter_reduce(#call, #nl, #elem, #dst, #lay_dst, #src_len, #op, "scatter_reduce", #loc))
+                    quote!(#mpi::scatter_reduce(#call, #nl, #elem, #dst, #lay_dst, #src_len, #op, #identity, "scatter_reduce", #loc))
                 }
                 _ => unreachable!("marked as a scatter"),
             };

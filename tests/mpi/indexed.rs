@@ -58,6 +58,13 @@ mod progs {
         scatter_reduce(|a, b| a.max(b), vals, keys, replicate(f32::MIN, bins))
     }
 
+    /// An operator without a known identity (`a + b + 1` is associative and commutative;
+    /// its identity, -1, is not one dpl knows): the reduce-scatter's optional slots.
+    #[parallel]
+    pub fn bucket_sum_plus_one(vals: &[i64], keys: &[u32], bins: usize) -> Vec<i64> {
+        scatter_reduce(|a, b| a + b + 1, vals, keys, replicate(0i64, bins))
+    }
+
     #[parallel]
     pub fn add_into(src: &[i64], idx: &[u64], dst: &[i64]) -> Vec<i64> {
         scatter_reduce(|a, b| a + b, src, idx, dst)
@@ -222,6 +229,17 @@ fn scatter_reduces(env: Env) {
                     want[k as usize] = want[k as usize].max(*v);
                 }
                 check_block("bucket_max", &got, &want, &bal, env);
+                let iv: Vec<i64> = vals.iter().map(|&v| (v * 1000.0) as i64).collect();
+                let got = progs::bucket_sum_plus_one(
+                    &block_of(&iv, &lens, env),
+                    &block_of(&keys, &lens, env),
+                    bins,
+                );
+                let mut want = vec![0i64; bins];
+                for (v, &k) in iv.iter().zip(&keys) {
+                    want[k as usize] += v + 1;
+                }
+                check_block("bucket_sum_plus_one", &got, &want, &bal, env);
             }
         }
         // A destination larger than the source: pairs go to their owners.

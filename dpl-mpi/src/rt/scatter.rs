@@ -118,7 +118,9 @@ where
 /// A copy of this rank's block `dst` of the destination with `dst[j] = op(dst[j], v)` for
 /// every pair `(j, v) = f(k)` of every rank, in global source order (`op` associative and
 /// commutative). `src_len` is the global length of the source, which picks the
-/// reduce-scatter when the destination is small.
+/// reduce-scatter when the destination is small; `identity`, `op`'s identity when known
+/// (`dpl_core::ops`), lets the private copies of that path (and the one-rank case, as on
+/// `Place::Cpu`) hold plain values instead of optional ones.
 #[allow(clippy::too_many_arguments)]
 pub fn scatter_reduce<I, T, F, Op>(
     c: &Call<'_>,
@@ -128,6 +130,7 @@ pub fn scatter_reduce<I, T, F, Op>(
     lay_dst: &[usize],
     src_len: usize,
     op: Op,
+    identity: Option<T>,
     prim: &'static str,
     at: At,
 ) -> Vec<T>
@@ -139,43 +142,41 @@ where
 {
     let p = c.size();
     if p == 1 {
-        return dpl_cpu::rt::scatter_reduce(len, f, dst, op, prim, at);
+        return match identity {
+            Some(id) => dpl_cpu::rt::scatter_reduce_identity(len, f, dst, op, id, prim, at),
+            None => dpl_cpu::rt::scatter_reduce(len, f, dst, op, prim, at),
+        };
     }
     let m = lay_dst[p];
     let mut out = dst.to_vec();
     if p.saturating_mul(m) <= src_len {
-        let empty = vec![None; m];
-        let parts = dpl_cpu::rt::scatter_reduce(
-            len,
-            |k| {
-                let (j, v) = f(k);
-                (j, Some(v))
-            },
-            &empty,
-            |a: Option<T>, b: Option<T>| match (a, b) {
-                (Some(a), Some(b)) => Some(op(a, b)),
-                (a, None) => a,
-                (None, b) => b,
-            },
-            prim,
-            at,
-        );
-        c.agree();
-        let send_counts: Vec<usize> = (0..p)
-            .map(|q| (lay_dst[q + 1] - lay_dst[q]) * <Option<T>>::BYTES)
-            .collect();
-        let mine = dst.len() * <Option<T>>::BYTES;
-        let got: Vec<Option<T>> = values_of(&c.all_to_all_bytes(
-            "scatter_reduce",
-            &bytes_of(&parts),
-            &send_counts,
-            &vec![mine; p],
-        ));
-        for from in got.chunks(dst.len().max(1)).take(p) {
-            for (o, v) in out.iter_mut().zip(from) {
-                if let Some(v) = *v {
-                    *o = op(*o, v);
-                }
+        match identity {
+            Some(id) => {
+                let parts =
+                    dpl_cpu::rt::scatter_reduce_identity(len, f, &vec![id; m], &op, id, prim, at);
+                combine_parts(c, &mut out, &parts, lay_dst, |o, v| *o = op(*o, v));
+            }
+            None => {
+                let parts = dpl_cpu::rt::scatter_reduce(
+                    len,
+                    |k| {
+                        let (j, v) = f(k);
+                        (j, Some(v))
+                    },
+                    &vec![None; m],
+                    |a: Option<T>, b: Option<T>| match (a, b) {
+                        (Some(a), Some(b)) => Some(op(a, b)),
+                        (a, None) => a,
+                        (None, b) => b,
+                    },
+                    prim,
+                    at,
+                );
+                combine_parts(c, &mut out, &parts, lay_dst, |o, v| {
+                    if let Some(v) = v {
+                        *o = op(*o, v)
+                    }
+                });
             }
         }
         return out;
@@ -186,6 +187,35 @@ where
         out[j] = op(out[j], v);
     }
     out
+}
+
+/// The reduce-scatter of [`scatter_reduce`], once this rank's private copy `parts` of the
+/// whole destination (layout `lay_dst`) is made: agrees, sends each rank its slice, and
+/// applies `combine` to this rank's block `out` with each slice received, in rank order.
+fn combine_parts<T, V: Wire>(
+    c: &Call<'_>,
+    out: &mut [T],
+    parts: &[V],
+    lay_dst: &[usize],
+    combine: impl Fn(&mut T, V),
+) {
+    let p = c.size();
+    c.agree();
+    let send_counts: Vec<usize> = (0..p)
+        .map(|q| (lay_dst[q + 1] - lay_dst[q]) * V::BYTES)
+        .collect();
+    let mine = out.len() * V::BYTES;
+    let got: Vec<V> = values_of(&c.all_to_all_bytes(
+        "scatter_reduce",
+        &bytes_of(parts),
+        &send_counts,
+        &vec![mine; p],
+    ));
+    for from in got.chunks(out.len().max(1)).take(p) {
+        for (o, &v) in out.iter_mut().zip(from) {
+            combine(o, v);
+        }
+    }
 }
 
 /// This rank's block (layout `lay`) of `y` with `y[j] = v` for every pair `(j, v) = f(k)`
