@@ -27,6 +27,8 @@ pub use data::{Matrix, MatrixRows, Nested, RowView, RowViewIter, Rows, Seq};
 pub mod gpu;
 #[cfg(feature = "mm")]
 pub mod mm;
+#[cfg(feature = "mpi")]
+pub mod mpi;
 mod place;
 
 pub use dpl_core::run::{Error, Location, Place};
@@ -51,6 +53,17 @@ pub mod __private {
     pub use crate::place::{dispatch_place as place, unavailable};
     pub use dpl_core::run::{Error, Location, Place};
     pub use dpl_cpu::{heavy, rt, seq};
+    #[cfg(feature = "mpi")]
+    pub use dpl_mpi::rt as mpi;
+}
+
+/// Whether `Place::Mpi` can run calls now (feature `mpi`, between `dpl::mpi::init` and the
+/// drop of its guard).
+fn mpi_running() -> bool {
+    #[cfg(feature = "mpi")]
+    return dpl_mpi::rt::is_running();
+    #[cfg(not(feature = "mpi"))]
+    false
 }
 
 /// What the compiler made of one `#[parallel]` function: the IR after each pass, the
@@ -86,4 +99,14 @@ pub struct Inspect {
     /// Compute capabilities (`10 * major + minor`) of the cubins embedded next to the PTX
     /// (see the `dpl-build` crate); empty when only PTX is embedded.
     pub cubins: &'static [u32],
+    /// The program each rank runs on `Place::Mpi`: the local IR (the fused loops over the
+    /// rank's blocks) followed by its communication points, one per line (empty without
+    /// the `mpi` feature, or when the function is not distributed).
+    pub mpi_ir: &'static str,
+    /// The generated Rust for `Place::Mpi` (empty without the `mpi` feature, or when the
+    /// function is not distributed).
+    pub mpi_rust: &'static str,
+    /// Why the function does not run on `Place::Mpi` (empty when it does, or without the
+    /// `mpi` feature).
+    pub mpi_not_compiled: &'static str,
 }

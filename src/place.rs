@@ -9,7 +9,7 @@ thread_local! {
 }
 
 /// The place used when no [`with_place`] scope is active: `DPL_PLACE` if set (`cpu`, `seq`,
-/// `gpu`, `gpu:N`, `sim`); else `Gpu(0)` when the `cuda` feature is on and device 0 is
+/// `gpu`, `gpu:N`, `sim`, `mpi`); else `Gpu(0)` when the `cuda` feature is on and device 0 is
 /// usable; else [`Place::Cpu`].
 ///
 /// An unparsable `DPL_PLACE` is reported once (through the `log` crate, level `warn`) and
@@ -87,6 +87,8 @@ pub fn unavailable(place: Place) -> Error {
         Place::Gpu(_) if cfg!(feature = "cuda") => "no usable CUDA device",
         Place::Gpu(_) => "dpl was built without the `cuda` feature",
         Place::Sim => "dpl was built without the `sim` feature",
+        Place::Mpi if !cfg!(feature = "mpi") => "dpl was built without the `mpi` feature",
+        Place::Mpi => "this function has no implementation for it",
         Place::Cpu | Place::Seq => "this function has no implementation for it",
     };
     Error::PlaceUnavailable {
@@ -96,12 +98,16 @@ pub fn unavailable(place: Place) -> Error {
 }
 
 /// The places this build can run `#[parallel]` functions on: [`Place::Seq`], [`Place::Cpu`],
-/// [`Place::Sim`] with the `sim` feature, and `Place::Gpu(n)` for every usable CUDA device
-/// with the `cuda` feature.
+/// [`Place::Sim`] with the `sim` feature, `Place::Gpu(n)` for every usable CUDA device
+/// with the `cuda` feature, and [`Place::Mpi`] with the `mpi` feature while MPI runs
+/// (`dpl::mpi::init`).
 pub fn available_places() -> Vec<Place> {
     let mut places = vec![Place::Seq, Place::Cpu];
     if cfg!(feature = "sim") {
         places.push(Place::Sim);
+    }
+    if crate::mpi_running() {
+        places.push(Place::Mpi);
     }
     let mut n = 0;
     while cfg!(feature = "cuda") && crate::gpu::device_status(n).is_ok() {

@@ -83,7 +83,7 @@ pub fn for_each_block_mut(e: &mut Expr, f: &mut impl FnMut(&mut Block, BlockKind
 }
 
 /// The operator / predicate lambdas of a [`SoacKind`], mutably.
-fn lambdas_mut(k: &mut SoacKind) -> Vec<&mut Lambda> {
+pub fn lambdas_mut(k: &mut SoacKind) -> Vec<&mut Lambda> {
     match k {
         SoacKind::Reduce { op, .. }
         | SoacKind::Scan { op }
@@ -126,7 +126,7 @@ pub fn visit_blocks_mut(b: &mut Block, f: &mut impl FnMut(&mut Block)) {
 
 /// The operand slots of an expression (the variables it reads directly), mutably; the same
 /// slots, in the same order, as [`Expr::operands`].
-fn operands_mut(e: &mut Expr) -> Vec<&mut VarId> {
+pub fn operands_mut(e: &mut Expr) -> Vec<&mut VarId> {
     match e {
         Expr::Const(_) => vec![],
         Expr::Var(v) | Expr::Unary(_, v) | Expr::Cast(v, _) | Expr::Field(v, _) | Expr::Len(v) => {

@@ -18,10 +18,13 @@ pub enum Place {
     Gpu(usize),
     /// The bundled PTX simulator (feature `sim`).
     Sim,
+    /// All ranks of an MPI job, SPMD: each rank holds one block of every sequence (feature
+    /// `mpi`).
+    Mpi,
 }
 
 impl Place {
-    /// Parses the syntax of `DPL_PLACE`: `cpu`, `seq`, `gpu`, `gpu:N`, `sim`
+    /// Parses the syntax of `DPL_PLACE`: `cpu`, `seq`, `gpu`, `gpu:N`, `sim`, `mpi`
     /// (case-insensitive, surrounding white space ignored).
     pub fn parse(text: &str) -> Result<Place, Error> {
         let t = text.trim().to_ascii_lowercase();
@@ -29,6 +32,7 @@ impl Place {
             "cpu" => Ok(Place::Cpu),
             "seq" => Ok(Place::Seq),
             "sim" => Ok(Place::Sim),
+            "mpi" => Ok(Place::Mpi),
             "gpu" => Ok(Place::Gpu(0)),
             _ => t
                 .strip_prefix("gpu:")
@@ -48,6 +52,7 @@ impl fmt::Display for Place {
             Place::Seq => f.write_str("seq"),
             Place::Gpu(n) => write!(f, "gpu:{n}"),
             Place::Sim => f.write_str("sim"),
+            Place::Mpi => f.write_str("mpi"),
         }
     }
 }
@@ -150,7 +155,7 @@ pub enum Error {
         reason: String,
     },
     /// `DPL_PLACE` (or `Place::parse`) text that names no place.
-    #[error("`{text}` is not a place (expected cpu, seq, gpu, gpu:N or sim)")]
+    #[error("`{text}` is not a place (expected cpu, seq, gpu, gpu:N, sim or mpi)")]
     BadPlace {
         /// The text given.
         text: String,
@@ -171,9 +176,16 @@ mod tests {
         assert_eq!(Place::parse("gpu"), Ok(Place::Gpu(0)));
         assert_eq!(Place::parse("gpu:3"), Ok(Place::Gpu(3)));
         assert_eq!(Place::parse("sim"), Ok(Place::Sim));
+        assert_eq!(Place::parse("MPI"), Ok(Place::Mpi));
         assert!(Place::parse("gpu:x").is_err());
         assert!(Place::parse("tpu").is_err());
-        for p in [Place::Cpu, Place::Seq, Place::Gpu(2), Place::Sim] {
+        for p in [
+            Place::Cpu,
+            Place::Seq,
+            Place::Gpu(2),
+            Place::Sim,
+            Place::Mpi,
+        ] {
             assert_eq!(Place::parse(&p.to_string()), Ok(p));
         }
     }
@@ -183,7 +195,13 @@ mod tests {
         assert_eq!("cpu".parse::<Place>(), Ok(Place::Cpu));
         assert_eq!("gpu:1".parse::<Place>(), Ok(Place::Gpu(1)));
         assert!("gpu:".parse::<Place>().is_err());
-        for p in [Place::Cpu, Place::Seq, Place::Gpu(7), Place::Sim] {
+        for p in [
+            Place::Cpu,
+            Place::Seq,
+            Place::Gpu(7),
+            Place::Sim,
+            Place::Mpi,
+        ] {
             assert_eq!(p.to_string().parse::<Place>(), Ok(p));
         }
     }

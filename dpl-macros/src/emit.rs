@@ -135,7 +135,7 @@ fn function(opts: &Options, l: &Lowered) -> Result<TokenStream, syn::Error> {
     };
     let seq = codegen::body(&FnInput {
         func: &compiled.normalized,
-        params,
+        params: params.clone(),
         span: &span_of,
         rt: seq_rt.clone(),
         private: private.clone(),
@@ -144,6 +144,8 @@ fn function(opts: &Options, l: &Lowered) -> Result<TokenStream, syn::Error> {
     });
     let cpu = convert_result(cpu, &l.sig.ret.repr);
     let seq = convert_result(seq, &l.sig.ret.repr);
+    let replicated = replicated_positions(opts, l)?;
+    let (mpi, mpi_summary) = mpi_arm(opts, l, &compiled, &params, &replicated)?;
     let item = &l.item;
     let attrs = item
         .attrs
@@ -165,6 +167,7 @@ fn function(opts: &Options, l: &Lowered) -> Result<TokenStream, syn::Error> {
                 #private::Place::Cpu => #private::rt::run(move || #cpu),
                 #private::Place::Seq => #private::rt::run(move || #seq),
                 #gpu
+                #mpi
                 #[allow(unreachable_patterns)]
                 __dpl_other => ::core::result::Result::Err(#private::unavailable(__dpl_other)),
             }
@@ -175,12 +178,13 @@ fn function(opts: &Options, l: &Lowered) -> Result<TokenStream, syn::Error> {
                 #private::Place::Cpu => #private::rt::run_or_panic(move || #cpu),
                 #private::Place::Seq => #private::rt::run_or_panic(move || #seq),
                 #gpu
+                #mpi
                 #[allow(unreachable_patterns)]
                 __dpl_other => ::core::panic!("{}", #private::unavailable(__dpl_other)),
             }
         }
     };
-    let inspect = inspect_const(l, &compiled, &cpu, &gpu_summary);
+    let inspect = inspect_const(l, &compiled, &cpu, &gpu_summary, &mpi_summary);
     Ok(quote! {
         #(#attrs)*
         #[allow(unused_variables, unused_parens, unused_braces, unused_unsafe, non_snake_case, clippy::all)]
@@ -319,6 +323,120 @@ struct GpuSummary {
     cubins: Vec<u32>,
 }
 
+/// The positions of the parameters named in `replicated(...)`: sequence parameters of the
+/// function (checked with or without the `mpi` feature).
+fn replicated_positions(opts: &Options, l: &Lowered) -> Result<Vec<usize>, syn::Error> {
+    let mut replicated = Vec::new();
+    for id in &opts.replicated {
+        match l.sig.params.iter().position(|p| p.ident == *id) {
+            Some(pos) if !matches!(l.sig.params[pos].repr, Repr::Scalar(_)) => replicated.push(pos),
+            Some(_) => {
+                return Err(syn::Error::new(
+                    id.span(),
+                    format!(
+                        "`{id}` is a scalar: scalars are the same on every rank already; `replicated` names sequence parameters"
+                    ),
+                ));
+            }
+            None => {
+                return Err(syn::Error::new(
+                    id.span(),
+                    format!("`replicated` names `{id}`, which is not a parameter of this function"),
+                ));
+            }
+        }
+    }
+    Ok(replicated)
+}
+
+/// What `dpl::inspect!` shows of the `Place::Mpi` compilation.
+#[derive(Default)]
+struct MpiSummary {
+    /// The program of one rank (dpl-mpi's `describe`).
+    ir: String,
+    /// Why the function is not distributed.
+    not_compiled: String,
+    /// The generated Rust.
+    rust: String,
+}
+
+/// The match arm for `Place::Mpi`: the distributed lowering of the fused function
+/// (dpl-mpi), generated like the CPU arm with its communication in between. A function
+/// the lowering does not distribute reports `Place::Mpi` unavailable, saying why. Without
+/// the `mpi` feature there is no arm (the dispatch's last arm reports the place
+/// unavailable).
+#[cfg(feature = "mpi")]
+fn mpi_arm(
+    opts: &Options,
+    l: &Lowered,
+    compiled: &Compiled,
+    params: &[(syn::Ident, ParamRepr)],
+    replicated: &[usize],
+) -> Result<(TokenStream, MpiSummary), syn::Error> {
+    let private = quote!(::dpl::__private);
+    let name = l.item.sig.ident.to_string();
+    let mut summary = MpiSummary::default();
+    let body = match dpl_mpi::lower::lower(&compiled.fused, replicated) {
+        Ok(d) => {
+            summary.ir = dpl_mpi::lower::describe(&d);
+            dump(&name, &[("mpi.ir", &summary.ir)]);
+            let span_of = |s: ir::Span| l.spans.get(s);
+            let inner_rt = match opts.inner {
+                Inner::Block | Inner::Warp => quote!(::dpl::__private::rt),
+                Inner::Seq | Inner::Auto => quote!(::dpl::__private::seq),
+            };
+            let call = format_ident!("__dpl_call");
+            let body = dpl_mpi::codegen::body(
+                &FnInput {
+                    func: &d.func,
+                    params: params.to_vec(),
+                    span: &span_of,
+                    rt: quote!(::dpl::__private::rt),
+                    private: private.clone(),
+                    inner_rt,
+                    heavy: Some(quote!(::dpl::__private::heavy)),
+                },
+                &d,
+                &quote!(#private::mpi),
+                &call,
+            );
+            let body = convert_result(body, &l.sig.ret.repr);
+            let plan = dpl_mpi::codegen::plan(&d, &quote!(#private::mpi));
+            let run = if l.sig.ret.result {
+                quote!(#private::mpi::call(#plan, move |#call: &#private::mpi::Call<'_>| #body))
+            } else {
+                quote!(#private::mpi::call_or_panic(#plan, move |#call: &#private::mpi::Call<'_>| #body))
+            };
+            summary.rust = run.to_string();
+            dump(&name, &[("mpi.rs", &summary.rust)]);
+            run
+        }
+        Err(reason) => {
+            summary.not_compiled = reason.clone();
+            dump(&name, &[("mpi-not-compiled.txt", &reason)]);
+            let reason = format!("`{name}` is not distributed: {reason}");
+            let e = quote!(#private::Error::PlaceUnavailable { place: #private::Place::Mpi, reason: ::std::string::String::from(#reason) });
+            if l.sig.ret.result {
+                quote!(::core::result::Result::Err(#e))
+            } else {
+                quote!(::core::panic!("{}", #e))
+            }
+        }
+    };
+    Ok((quote!(#private::Place::Mpi => #body,), summary))
+}
+
+#[cfg(not(feature = "mpi"))]
+fn mpi_arm(
+    _: &Options,
+    _: &Lowered,
+    _: &Compiled,
+    _: &[(syn::Ident, ParamRepr)],
+    _: &[usize],
+) -> Result<(TokenStream, MpiSummary), syn::Error> {
+    Ok((TokenStream::new(), MpiSummary::default()))
+}
+
 /// Converts the generated owned value (`Vec`s, tuples) into the declared result type.
 fn convert_result(body: TokenStream, repr: &Repr) -> TokenStream {
     fn conv(e: TokenStream, r: &Repr) -> TokenStream {
@@ -338,7 +456,13 @@ fn convert_result(body: TokenStream, repr: &Repr) -> TokenStream {
     conv(body, repr)
 }
 
-fn inspect_const(l: &Lowered, c: &Compiled, cpu: &TokenStream, gpu: &GpuSummary) -> TokenStream {
+fn inspect_const(
+    l: &Lowered,
+    c: &Compiled,
+    cpu: &TokenStream,
+    gpu: &GpuSummary,
+    mpi: &MpiSummary,
+) -> TokenStream {
     let name = l.item.sig.ident.to_string();
     let typed = dpl_core::text::print(&c.typed);
     let normalized = dpl_core::text::print(&c.normalized);
@@ -364,6 +488,7 @@ fn inspect_const(l: &Lowered, c: &Compiled, cpu: &TokenStream, gpu: &GpuSummary)
     );
     let phases = c.phases().len();
     let (ptx, not_compiled, cubins) = (&gpu.ptx, &gpu.not_compiled, &gpu.cubins);
+    let (mpi_ir, mpi_not_compiled, mpi_rust) = (&mpi.ir, &mpi.not_compiled, &mpi.rust);
     quote! {
         #[doc(hidden)]
         #[allow(non_upper_case_globals, dead_code)]
@@ -381,6 +506,9 @@ fn inspect_const(l: &Lowered, c: &Compiled, cpu: &TokenStream, gpu: &GpuSummary)
             ptx: #ptx,
             gpu_not_compiled: #not_compiled,
             cubins: &[#(#cubins),*],
+            mpi_ir: #mpi_ir,
+            mpi_not_compiled: #mpi_not_compiled,
+            mpi_rust: #mpi_rust,
         };
     }
 }

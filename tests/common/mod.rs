@@ -118,7 +118,7 @@ where
 /// places evaluate them with their own code.
 pub fn math_ulps(place: Place) -> u64 {
     match place {
-        Place::Seq | Place::Cpu => 0,
+        Place::Seq | Place::Cpu | Place::Mpi => 0,
         Place::Sim | Place::Gpu(_) => 4,
     }
 }

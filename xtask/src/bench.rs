@@ -88,6 +88,7 @@ pub fn report(args: &[String]) -> Result<(), String> {
         (KEPT_START, KEPT_END),
         (GPU_START, GPU_END),
         (crate::gpu::START, crate::gpu::END),
+        (crate::mpi::START, crate::mpi::END),
     ] {
         if let Some(section) = crate::gpu::section_between(&old, start, end) {
             md = crate::gpu::splice_between(&md, section, start, end);

@@ -7,6 +7,7 @@
 mod bench;
 mod gpu;
 mod gpu_bench;
+mod mpi;
 mod ptx;
 
 use std::process::Command;
@@ -15,8 +16,11 @@ const USAGE: &str = "usage: cargo xtask <command>
 
 commands:
   test             install the PTX tools (once), run the whole test suite (also on the
-                   simulated GPU), then assemble every generated kernel with ptxas
-  demo             run the demonstration (release build): flagship programs, checked, timed
+                   simulated GPU), then assemble every generated kernel with ptxas; then
+                   install OpenMPI if mpirun is missing and run the Place::Mpi tests under
+                   mpirun with 1, 2, 3 and 4 ranks
+  demo             run the demonstration (release build): flagship programs, checked, timed,
+                   then the MPI examples on 2 ranks
   ptx-tools        install ptxas/cuobjdump (PyPI wheels) under target/, print the folder
   check-fixtures   assemble every PTX fixture of dpl-sim with ptxas
   bench-report     run the benchmarks and write BENCHMARKS.md
@@ -25,7 +29,8 @@ commands:
                    the simulator, without a GPU
   gpu-pack         build and pack a GPU machine's run (benchmark, GPU tests, demo) into
                    target/device-pack
-  gpu-record DIR   write a device run's results (DIR/gpu-bench.md, ...) into BENCHMARKS.md";
+  gpu-record DIR   write a device run's results (DIR/gpu-bench.md, ...) into BENCHMARKS.md
+  mpi-report       run the MPI examples and traffic counts (section of BENCHMARKS.md)";
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -35,7 +40,8 @@ fn main() {
         Some("demo") => cargo(
             &["run", "--release", "--features", "sim", "--example", "demo"],
             &[],
-        ),
+        )
+        .and_then(|()| mpi::demo()),
         Some("ptx-tools") => ptx::install_tools().map(|dir| println!("{}", dir.display())),
         Some("check-fixtures") => ptx::check_fixtures(rest),
         Some("bench-report") => bench::report(rest),
@@ -43,6 +49,7 @@ fn main() {
         Some("gpu-bench") => gpu_bench::bench(rest),
         Some("gpu-pack") => gpu_bench::pack(rest),
         Some("gpu-record") => gpu_bench::record(rest),
+        Some("mpi-report") => mpi::report(rest),
         Some("help" | "--help" | "-h") => {
             println!("{USAGE}");
             Ok(())
@@ -88,7 +95,8 @@ fn test(extra: &[String]) -> Result<(), String> {
     let mut args = vec!["test", "-p", "dpl", "--test", "errors_runtime"];
     args.extend(extra.iter().map(String::as_str));
     cargo(&args, &env)?;
-    ptx::check_dump(&dump, &root.join("target").join("ptx-report.md"))
+    ptx::check_dump(&dump, &root.join("target").join("ptx-report.md"))?;
+    mpi::test(extra)
 }
 
 fn cargo(args: &[&str], env: &[(&str, &str)]) -> Result<(), String> {

@@ -8,7 +8,7 @@ use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 
 use super::value::Rep;
-use super::{Gen, ident_of, syn_index};
+use super::{Gen, HookCx, ident_of, syn_index};
 
 impl Gen<'_> {
     /// `&'static Location` of a statement, pointing at the user's source.
@@ -78,10 +78,15 @@ impl Gen<'_> {
         quote!(move |#(#params),*| -> #rty { #unpack #body })
     }
 
-    fn stmt(&mut self, s: &Stmt) -> TokenStream {
+    pub(super) fn stmt(&mut self, s: &Stmt) -> TokenStream {
         let v = s.var;
         if self.projections.contains(&v) {
             return TokenStream::new();
+        }
+        if let (0, Some(hook)) = (self.depth, self.hook) {
+            if let Some(code) = hook(&mut HookCx(self), s) {
+                return code;
+            }
         }
         if let (Some(parts), Expr::Soac(soac)) = (self.unzips.get(&v).cloned(), &s.expr) {
             return self.map_unzip(v, soac, &parts);

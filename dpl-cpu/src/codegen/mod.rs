@@ -33,6 +33,7 @@
 mod blocked;
 mod bounded;
 mod elem;
+mod hook;
 mod ragged;
 mod soac;
 mod unzip;
@@ -44,6 +45,8 @@ use quote::{format_ident, quote};
 use std::collections::{HashMap, HashSet};
 
 use value::Rep;
+
+pub use hook::{Hook, HookCx};
 
 /// How a parameter arrives in Rust.
 #[derive(Clone, Debug, PartialEq)]
@@ -89,6 +92,11 @@ pub struct FnInput<'a> {
 /// so the per-row length check of the zip compares a value with itself and folds away),
 /// and the general variant reading each `Nested` through its own offsets.
 pub fn body(input: &FnInput<'_>) -> TokenStream {
+    body_with(input, None)
+}
+
+/// [`body`] with a [`Hook`] for top-level statements.
+pub fn body_with(input: &FnInput<'_>, hook: Option<Hook<'_>>) -> TokenStream {
     let matrices: Vec<&Ident> = input
         .params
         .iter()
@@ -108,16 +116,16 @@ pub fn body(input: &FnInput<'_>) -> TokenStream {
             let tests = nested[1..]
                 .iter()
                 .map(|other| quote!(#first.same_offsets(#other)));
-            let shared = variant(input, false, true);
-            let general = variant(input, false, false);
+            let shared = variant(input, hook, false, true);
+            let general = variant(input, hook, false, false);
             return quote! {{
                 if #(#tests)&&* #shared else #general
             }};
         }
-        return variant(input, false, false);
+        return variant(input, hook, false, false);
     }
-    let contiguous = variant(input, true, false);
-    let general = variant(input, false, false);
+    let contiguous = variant(input, hook, true, false);
+    let general = variant(input, hook, false, false);
     // A block, like every body: callers splice it where a block is expected.
     quote! {{
         if #(#matrices.rows_are_slices())&&* #contiguous else #general
@@ -127,7 +135,12 @@ pub fn body(input: &FnInput<'_>) -> TokenStream {
 /// One variant of the body; `contiguous`: the rows of every `Matrix` parameter are slices;
 /// `shared`: every `Nested` parameter shares the offsets of the first (tested by the
 /// caller), so rows are read from those offsets and the values of each.
-fn variant(input: &FnInput<'_>, contiguous: bool, shared: bool) -> TokenStream {
+fn variant(
+    input: &FnInput<'_>,
+    hook: Option<Hook<'_>>,
+    contiguous: bool,
+    shared: bool,
+) -> TokenStream {
     let mut g = Gen {
         f: input.func,
         span: input.span,
@@ -144,6 +157,7 @@ fn variant(input: &FnInput<'_>, contiguous: bool, shared: bool) -> TokenStream {
         unchecked: HashSet::new(),
         subst: HashMap::new(),
         shared: HashSet::new(),
+        hook,
     };
     let mut prologue = TokenStream::new();
     for ((ident, repr), &v) in input.params.iter().zip(&input.func.params) {
@@ -212,6 +226,8 @@ struct Gen<'a> {
     /// `Nested` parameters read through one shared offsets array (`__dpl_offsets`) and
     /// their values (see [`shared_values`]): the body variant run when they share offsets.
     shared: HashSet<VarId>,
+    /// Generates the top-level statements another backend handles (see [`Hook`]).
+    hook: Option<Hook<'a>>,
 }
 
 /// How many times `v` is read in `b` (operands and block results, nested blocks included).

@@ -113,10 +113,7 @@ impl Gen<'_> {
                 quote!(#rt::scatter(#n, #elem, #dst, "scatter", #loc))
             }
             SoacKind::ScatterReduce { op, dst } => {
-                let identity = ty
-                    .elem()
-                    .and_then(|e| Some((e, dpl_core::ops::identity(op, e)?)))
-                    .map(|(e, consts)| self.identity_value(e, &mut consts.into_iter()));
+                let identity = ty.elem().and_then(|e| self.operator_identity(op, e));
                 let op = self.lambda(op, false, &[]);
                 let dst = self.ident(*dst);
                 match identity {
@@ -157,6 +154,13 @@ impl Gen<'_> {
             }
             _ => None,
         }
+    }
+
+    /// The identity of the operator `op` on values of type `ty`, as a Rust value, when
+    /// `dpl_core::ops` knows it.
+    pub(super) fn operator_identity(&self, op: &Lambda, ty: &Type) -> Option<TokenStream> {
+        let consts = dpl_core::ops::identity(op, ty)?;
+        Some(self.identity_value(ty, &mut consts.into_iter()))
     }
 
     /// The value of type `ty` (scalars and tuples) whose scalar leaves are `consts`, in

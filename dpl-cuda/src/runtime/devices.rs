@@ -37,7 +37,7 @@ pub enum Device {
 /// Why a place has no device.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum NoDevice {
-    /// `Place::Cpu` or `Place::Seq`.
+    /// `Place::Cpu`, `Place::Seq` or `Place::Mpi`.
     #[error("{0} is not a GPU place")]
     NotGpu(Place),
     /// The place's backend is not built (the feature named is off).
@@ -53,7 +53,7 @@ pub fn device(place: Place) -> Result<Device, NoDevice> {
     match place {
         Place::Sim => sim(),
         Place::Gpu(n) => cuda(n),
-        Place::Cpu | Place::Seq => Err(NoDevice::NotGpu(place)),
+        Place::Cpu | Place::Seq | Place::Mpi => Err(NoDevice::NotGpu(place)),
     }
 }
 

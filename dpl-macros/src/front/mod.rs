@@ -51,10 +51,13 @@ pub struct Options {
     /// `scan = "reduce_then_scan"`: the three-kernel device-wide scan instead of the single
     /// pass with decoupled look-back (`scan = "lookback"`, the default).
     pub reduce_then_scan: bool,
+    /// `replicated(p, q)`: parameters that are whole on every rank on `Place::Mpi` (never
+    /// communicated), instead of one block per rank.
+    pub replicated: Vec<syn::Ident>,
 }
 
 /// What the attribute accepts, for error messages.
-const ALLOWED: &str = "inner = \"seq\" | \"block\" | \"warp\" | \"auto\", block = N (GPU threads per block), scan = \"lookback\" | \"reduce_then_scan\"";
+const ALLOWED: &str = "inner = \"seq\" | \"block\" | \"warp\" | \"auto\", block = N (GPU threads per block), scan = \"lookback\" | \"reduce_then_scan\", replicated(param, ...) (whole on every MPI rank)";
 
 /// The schedule of the nested level (`inner = "..."`), shared with the backends.
 pub use dpl_core::schedule::Inner;
@@ -67,6 +70,7 @@ impl Options {
             return Ok(options);
         }
         let (mut seen_inner, mut seen_block, mut seen_scan) = (false, false, false);
+        let mut seen_replicated = false;
         let twice = |seen: &mut bool, path: &syn::Path| {
             if std::mem::replace(seen, true) {
                 let name = path_text(path);
@@ -125,6 +129,15 @@ impl Options {
                     }
                 };
                 Ok(())
+            } else if meta.path.is_ident("replicated") {
+                twice(&mut seen_replicated, &meta.path)?;
+                meta.parse_nested_meta(|p| match p.path.get_ident() {
+                    Some(id) if p.input.is_empty() || p.input.peek(syn::Token![,]) => {
+                        options.replicated.push(id.clone());
+                        Ok(())
+                    }
+                    _ => Err(p.error("expected parameter names: replicated(x, y)")),
+                })
             } else if meta.path.is_ident("inner") {
                 twice(&mut seen_inner, &meta.path)?;
                 let value: syn::LitStr = meta.value()?.parse().map_err(|e| {
