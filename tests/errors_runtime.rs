@@ -463,11 +463,14 @@ fn divide_by_zero(place: Place) {
         let mut b = rng.vec(n, |r| r.int_in(1..=100) as i32);
         b[n / 3] = 0;
         let message = panic_message(|| prog::quotients(&a, &b));
-        assert_panic_names(&message, "divide by zero", prog::DIV_LINE);
+        assert_panic_names(&message, "attempt to divide by zero (`/`)", prog::DIV_LINE);
         let (a, mut b) = (rng.u64s(n), rng.vec(n, |r| r.int_in(1..=100) as u64));
         b[n - 1] = 0;
         assert_err_at(prog::try_remainders(&a, &b), prog::TRY_REM_LINE, |e| {
-            matches!(e, Error::DivideByZero { .. })
+            matches!(e, Error::DivideByZero { op: "%", .. })
+                && e.to_string().starts_with(
+                    "attempt to calculate the remainder with a divisor of zero (`%`) at ",
+                )
         });
         // Floating-point division by zero is no error: IEEE gives infinities and NaN.
         let got = prog::float_quotients(&[1.0, -1.0, 0.0], &[0.0, 0.0, 0.0]).expect("no error");

@@ -323,8 +323,10 @@ pub enum Error {
         span: Span,
     },
     /// Integer division or remainder by zero.
-    #[error("attempt to divide by zero")]
+    #[error("attempt to divide by zero (`{op}`)")]
     DivideByZero {
+        /// The operator: `"/"` or `"%"`.
+        op: &'static str,
         /// The statement.
         span: Span,
     },
@@ -370,7 +372,7 @@ impl Error {
             | Error::IndexOutOfRange { span, .. }
             | Error::Empty { span, .. }
             | Error::NotAPermutation { span, .. }
-            | Error::DivideByZero { span }
+            | Error::DivideByZero { span, .. }
             | Error::UncheckedIndex { span, .. }
             | Error::TooLarge { span, .. }
             | Error::Internal { span, .. } => Some(*span),
@@ -407,7 +409,7 @@ impl Error {
                 detail: detail.clone(),
                 at,
             },
-            Error::DivideByZero { .. } => run::Error::DivideByZero { at },
+            Error::DivideByZero { op, .. } => run::Error::DivideByZero { op, at },
             _ => return None,
         })
     }
@@ -1216,7 +1218,12 @@ fn binary(op: BinOp, a: &Value, b: &Value, span: Span) -> Result<Value> {
                 Add => V::$v(x.wrapping_add(y)),
                 Sub => V::$v(x.wrapping_sub(y)),
                 Mul => V::$v(x.wrapping_mul(y)),
-                Div | Rem if y == 0 => return Err(Error::DivideByZero { span }),
+                Div | Rem if y == 0 => {
+                    return Err(Error::DivideByZero {
+                        op: op.symbol(),
+                        span,
+                    });
+                }
                 Div => V::$v(x.wrapping_div(y)),
                 Rem => V::$v(x.wrapping_rem(y)),
                 BitAnd => V::$v(x & y),

@@ -132,9 +132,12 @@ pub enum Error {
         /// Where in the source.
         at: Location,
     },
-    /// Integer division or remainder by zero.
-    #[error("attempt to divide by zero at {at}")]
+    /// Integer division (`/`) or remainder (`%`) by zero; the message is Rust's for the
+    /// operator, with the operator and the location.
+    #[error("attempt to {} (`{op}`) at {at}", divide_by_zero(op))]
     DivideByZero {
+        /// The operator: `"/"` or `"%"`.
+        op: &'static str,
         /// Where in the source.
         at: Location,
     },
@@ -163,6 +166,16 @@ pub enum Error {
     /// A device failure: out of memory, launch failure, ...
     #[error("device error: {0}")]
     Device(String),
+}
+
+/// What a division by zero attempted, in Rust's words: `"divide by zero"` for `/`,
+/// `"calculate the remainder with a divisor of zero"` for `%`.
+fn divide_by_zero(op: &str) -> &'static str {
+    if op == "%" {
+        "calculate the remainder with a divisor of zero"
+    } else {
+        "divide by zero"
+    }
 }
 
 #[cfg(test)]

@@ -264,7 +264,10 @@ fn errors_carry_the_statement_span() {
         line: 3,
         column: 9,
     };
-    assert_eq!(e.to_run_error(at), Some(rt::Error::DivideByZero { at }));
+    assert_eq!(
+        e.to_run_error(at),
+        Some(rt::Error::DivideByZero { op: "/", at })
+    );
     let e = Error::IndexOutOfRange {
         origin: "gather",
         index: -2,

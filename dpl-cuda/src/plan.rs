@@ -412,8 +412,10 @@ pub struct ErrorSite {
 pub enum SiteKind {
     /// `a` (an index) is not below `b` (a length).
     IndexOutOfRange,
-    /// Integer division or remainder by zero.
+    /// Integer division (`/`) by zero.
     DivideByZero,
+    /// Integer remainder (`%`) by zero.
+    RemainderByZero,
     /// Lengths `a` and `b` differ.
     LengthMismatch,
     /// A reduction without start value over nothing.

@@ -276,8 +276,9 @@ impl Gen<'_> {
                 } else {
                     quote!(wrapping_rem)
                 };
+                let sym = op.symbol();
                 quote! {{
-                    if #y == 0 { #rt::raise(#private::Error::DivideByZero { at: *#loc }) }
+                    if #y == 0 { #rt::raise(#private::Error::DivideByZero { op: #sym, at: *#loc }) }
                     #x.#f(#y)
                 }}
             }

@@ -647,7 +647,8 @@ impl<D: Driver> Exec<'_, D> {
                 len: b as usize,
                 at,
             },
-            SiteKind::DivideByZero => Error::DivideByZero { at },
+            SiteKind::DivideByZero => Error::DivideByZero { op: "/", at },
+            SiteKind::RemainderByZero => Error::DivideByZero { op: "%", at },
             SiteKind::LengthMismatch => Error::LengthMismatch {
                 prim,
                 left: a as usize,

@@ -476,8 +476,9 @@ fn encode(e: &Error) -> Vec<u8> {
             w.str(detail);
             w.loc(at);
         }
-        Error::DivideByZero { at } => {
+        Error::DivideByZero { op, at } => {
             w.u8(4);
+            w.u8(u8::from(*op == "%"));
             w.loc(at);
         }
         Error::Malformed { what, detail } => {
@@ -530,7 +531,10 @@ fn decode(b: &[u8]) -> Error {
             detail: r.string(),
             at: r.loc(),
         },
-        4 => Error::DivideByZero { at: r.loc() },
+        4 => Error::DivideByZero {
+            op: if r.u8() == 1 { "%" } else { "/" },
+            at: r.loc(),
+        },
         5 => Error::Malformed {
             what: r.name(),
             detail: r.string(),
@@ -642,7 +646,8 @@ mod tests {
                 detail: "index 3 appears twice".into(),
                 at,
             },
-            Error::DivideByZero { at },
+            Error::DivideByZero { op: "/", at },
+            Error::DivideByZero { op: "%", at },
             Error::Malformed {
                 what: "Nested",
                 detail: "offsets".into(),

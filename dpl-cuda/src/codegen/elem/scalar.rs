@@ -140,7 +140,12 @@ impl<'f> Gen<'f> {
                     origin: Origin::Index,
                     span,
                 };
-                self.check(k, ctx, &z, SiteKind::DivideByZero, at, false, None);
+                let kind = if op == Div {
+                    SiteKind::DivideByZero
+                } else {
+                    SiteKind::RemainderByZero
+                };
+                self.check(k, ctx, &z, kind, at, false, None);
                 // A zero divisor (only reached when going on after a failure) divides by 1.
                 let safe = k.reg(s);
                 k.emit(Ins::selp(bt, &safe, 1, b, &z));
