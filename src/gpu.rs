@@ -59,16 +59,7 @@ pub fn device_status(n: usize) -> Result<(), String> {
     }
 }
 
-/// The transfers between the host and `place` so far (zero for places without a device,
-/// and for a device that was never used). Take two readings and subtract to measure a
-/// stretch of code:
-///
-/// ```
-/// let before = dpl::transfers(dpl::Place::Sim);
-/// // ... calls on Place::Sim ...
-/// let moved = dpl::transfers(dpl::Place::Sim).to_device_bytes - before.to_device_bytes;
-/// assert_eq!(moved, 0);
-/// ```
+/// The transfers between the host and `place` so far ([`crate::transfers`]).
 pub fn transfers(place: Place) -> Transfers {
     dpl_cuda::runtime::device(place)
         .map(Device::transfers)

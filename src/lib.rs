@@ -23,8 +23,11 @@
 
 mod data;
 pub use data::{Matrix, MatrixRows, Nested, RowView, RowViewIter, Rows, Seq};
+#[cfg(any(feature = "cuda", feature = "sim"))]
 #[doc(hidden)]
 pub mod gpu;
+#[cfg(not(any(feature = "cuda", feature = "sim")))]
+mod no_gpu;
 #[cfg(feature = "mm")]
 pub mod mm;
 #[cfg(feature = "mpi")]
@@ -35,7 +38,7 @@ pub use dpl_core::run::{Error, Location, Place};
 pub use dpl_macros::{inspect, parallel};
 #[cfg(feature = "sim")]
 pub use gpu::{KernelProfile, sim_profile};
-pub use gpu::{Transfers, transfers};
+pub use dpl_core::run::Transfers;
 pub use place::{available_places, current_place, default_place, with_place};
 
 /// Everything a `#[parallel]` user needs: `use dpl::prelude::*;`.
@@ -49,12 +52,33 @@ pub mod prelude {
 /// notice.
 #[doc(hidden)]
 pub mod __private {
+    #[cfg(any(feature = "cuda", feature = "sim"))]
     pub use crate::gpu;
     pub use crate::place::{dispatch_place as place, unavailable};
     pub use dpl_core::run::{Error, Location, Place};
     pub use dpl_cpu::{heavy, rt, seq};
     #[cfg(feature = "mpi")]
     pub use dpl_mpi::rt as mpi;
+}
+
+/// The transfers between the host and `place` so far (zero for places without a device,
+/// for a device that was never used, and in a build without the `cuda` and `sim`
+/// features). Take two readings and subtract to measure a stretch of code:
+///
+/// ```
+/// let before = dpl::transfers(dpl::Place::Sim);
+/// // ... calls on Place::Sim ...
+/// let moved = dpl::transfers(dpl::Place::Sim).to_device_bytes - before.to_device_bytes;
+/// assert_eq!(moved, 0);
+/// ```
+pub fn transfers(place: Place) -> Transfers {
+    #[cfg(any(feature = "cuda", feature = "sim"))]
+    return gpu::transfers(place);
+    #[cfg(not(any(feature = "cuda", feature = "sim")))]
+    {
+        let _ = place;
+        Transfers::default()
+    }
 }
 
 /// Whether `Place::Mpi` can run calls now (feature `mpi`, between `dpl::mpi::init` and the

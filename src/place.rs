@@ -18,7 +18,7 @@ pub fn default_place() -> Place {
     static DEFAULT: OnceLock<Place> = OnceLock::new();
     *DEFAULT.get_or_init(|| {
         let fallback = || {
-            if cfg!(feature = "cuda") && crate::gpu::device_status(0).is_ok() {
+            if gpu_status(0).is_ok() {
                 Place::Gpu(0)
             } else {
                 Place::Cpu
@@ -41,7 +41,7 @@ pub fn default_place() -> Place {
 /// (Without the `cuda` feature, `Place::Gpu` is an error: the backend is not built.)
 pub fn dispatch_place() -> Place {
     match current_place() {
-        Place::Gpu(n) if cfg!(feature = "cuda") => match crate::gpu::device_status(n) {
+        Place::Gpu(n) if cfg!(feature = "cuda") => match gpu_status(n) {
             Ok(()) => Place::Gpu(n),
             Err(reason) => {
                 static TOLD: std::sync::Mutex<Vec<usize>> = std::sync::Mutex::new(Vec::new());
@@ -55,6 +55,15 @@ pub fn dispatch_place() -> Place {
         },
         other => other,
     }
+}
+
+/// Whether `Place::Gpu(n)` can run calls: the `cuda` feature is on, the CUDA driver
+/// library loads and device `n` exists. Otherwise the reason.
+fn gpu_status(n: usize) -> Result<(), String> {
+    #[cfg(feature = "cuda")]
+    return crate::gpu::device_status(n);
+    #[cfg(not(feature = "cuda"))]
+    Err(unavailable(Place::Gpu(n)).to_string())
 }
 
 /// The place a `#[parallel]` call made now on this thread runs on.
@@ -110,7 +119,7 @@ pub fn available_places() -> Vec<Place> {
         places.push(Place::Mpi);
     }
     let mut n = 0;
-    while cfg!(feature = "cuda") && crate::gpu::device_status(n).is_ok() {
+    while gpu_status(n).is_ok() {
         places.push(Place::Gpu(n));
         n += 1;
     }

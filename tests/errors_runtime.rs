@@ -211,7 +211,7 @@ fn location(e: &Error) -> Option<Location> {
         | Error::IndexOutOfRange { at, .. }
         | Error::Empty { at, .. }
         | Error::NotAPermutation { at, .. }
-        | Error::DivideByZero { at } => Some(*at),
+        | Error::DivideByZero { at, .. } => Some(*at),
         _ => None,
     }
 }

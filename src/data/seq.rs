@@ -7,7 +7,10 @@ use std::fmt;
 use std::ops::{Deref, DerefMut};
 use std::sync::OnceLock;
 
+#[cfg(any(feature = "cuda", feature = "sim"))]
 use crate::gpu::DeviceCopy;
+#[cfg(not(any(feature = "cuda", feature = "sim")))]
+use crate::no_gpu::DeviceCopy;
 
 /// An owned sequence that knows its place: a host copy and/or a device copy, each valid
 /// or stale, moved lazily.
@@ -60,6 +63,7 @@ impl<T> Seq<T> {
         Seq::from(Vec::new())
     }
 
+    #[cfg(any(feature = "cuda", feature = "sim"))]
     /// A sequence held only on a device (what GPU calls return).
     pub(crate) fn from_device(device: DeviceCopy<T>) -> Self {
         Seq {
@@ -68,11 +72,13 @@ impl<T> Seq<T> {
         }
     }
 
+    #[cfg(any(feature = "cuda", feature = "sim"))]
     /// The device copy, if there is a valid one.
     pub(crate) fn device(&self) -> Option<&DeviceCopy<T>> {
         self.device.get()
     }
 
+    #[cfg(any(feature = "cuda", feature = "sim"))]
     /// Records a device copy made from the (valid) host copy; gives it back if another
     /// thread recorded one first.
     pub(crate) fn attach_device(&self, copy: DeviceCopy<T>) -> Result<(), DeviceCopy<T>> {
