@@ -26,19 +26,19 @@ pub use data::{Matrix, MatrixRows, Nested, RowView, RowViewIter, Rows, Seq};
 #[cfg(any(feature = "cuda", feature = "sim"))]
 #[doc(hidden)]
 pub mod gpu;
-#[cfg(not(any(feature = "cuda", feature = "sim")))]
-mod no_gpu;
 #[cfg(feature = "mm")]
 pub mod mm;
 #[cfg(feature = "mpi")]
 pub mod mpi;
+#[cfg(not(any(feature = "cuda", feature = "sim")))]
+mod no_gpu;
 mod place;
 
+pub use dpl_core::run::Transfers;
 pub use dpl_core::run::{Error, Location, Place};
 pub use dpl_macros::{inspect, parallel};
 #[cfg(feature = "sim")]
 pub use gpu::{KernelProfile, sim_profile};
-pub use dpl_core::run::Transfers;
 pub use place::{available_places, current_place, default_place, with_place};
 
 /// Everything a `#[parallel]` user needs: `use dpl::prelude::*;`.

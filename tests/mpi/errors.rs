@@ -195,7 +195,10 @@ fn panics_agreed(env: Env) {
         let (xb, db) = (block_of(&x, &lens, env), block_of(&d, &lens, env));
         let caught = std::panic::catch_unwind(|| progs::quotients_or_panic(&xb, &db)).unwrap_err();
         let msg = caught.downcast_ref::<String>().cloned().unwrap_or_default();
-        assert!(msg.starts_with("attempt to divide by zero (`/`) at "), "{msg}");
+        assert!(
+            msg.starts_with("attempt to divide by zero (`/`) at "),
+            "{msg}"
+        );
         let h = msg
             .bytes()
             .fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(b as u64));
