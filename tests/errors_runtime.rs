@@ -628,7 +628,10 @@ mod places {
                 other => panic!("{text:?} parsed as {other:?}"),
             }
             let message = Place::parse(text).unwrap_err().to_string();
-            assert!(message.contains("cpu, seq, gpu, gpu:N or sim"), "{message}");
+            assert!(
+                message.contains("cpu, seq, gpu, gpu:N, sim or mpi"),
+                "{message}"
+            );
         }
     }
 
@@ -737,8 +740,9 @@ mod places {
         ] {
             run_child(value, expect);
         }
-        // A value that names no place is reported and ignored: the default is then the
-        // GPU when the build has one and device 0 is usable, else the CPU.
+        // A value that names no place is reported (a `warn` record of the `log` crate,
+        // which the child prints) and ignored: the default is then the GPU when the build
+        // has one and device 0 is usable, else the CPU.
         let fallback = if dpl::available_places().contains(&Place::Gpu(0)) {
             "gpu:0"
         } else {
@@ -747,9 +751,25 @@ mod places {
         let output = run_child("warp-drive", fallback);
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(
-            stderr.contains("DPL_PLACE") && stderr.contains("warp-drive"),
+            stderr.contains("WARN dpl::place: ignoring DPL_PLACE") && stderr.contains("warp-drive"),
             "{stderr}"
         );
+    }
+
+    /// Prints each log record on standard error as `LEVEL target: message`, for the parent
+    /// of [`dpl_place_child`] to read.
+    struct StderrLogger;
+
+    impl log::Log for StderrLogger {
+        fn enabled(&self, _: &log::Metadata<'_>) -> bool {
+            true
+        }
+
+        fn log(&self, record: &log::Record<'_>) {
+            eprintln!("{} {}: {}", record.level(), record.target(), record.args());
+        }
+
+        fn flush(&self) {}
     }
 
     /// The child side of [`dpl_place_sets_the_default`]; does nothing when run by hand.
@@ -759,6 +779,8 @@ mod places {
         let Ok(expect) = std::env::var("DPL_TEST_EXPECT_PLACE") else {
             return;
         };
+        log::set_logger(&StderrLogger).expect("the child's logger is the first");
+        log::set_max_level(log::LevelFilter::Warn);
         let expect = Place::parse(&expect).unwrap();
         assert_eq!(dpl::default_place(), expect);
         assert_eq!(current_place(), expect);
