@@ -155,7 +155,13 @@ fn selection_matches_plain_rust_with_ties_and_bounds() {
         // Few distinct values so ties are common; alphas on both bounds and inside.
         let f: Vec<f32> = (0..n).map(|_| (rng.u64() % 9) as f32 - 4.0).collect();
         let y: Vec<f32> = (0..n)
-            .map(|_| if rng.u64() % 2 == 0 { 1.0 } else { -1.0 })
+            .map(|_| {
+                if rng.u64().is_multiple_of(2) {
+                    1.0
+                } else {
+                    -1.0
+                }
+            })
             .collect();
         let alpha: Vec<f32> = (0..n)
             .map(|_| [0.0, 0.5, 1.0][(rng.u64() % 3) as usize])

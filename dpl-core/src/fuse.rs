@@ -102,18 +102,17 @@ fn candidate(f: &Function) -> Option<VarId> {
         if found.is_some() {
             return;
         }
-        if let Expr::Soac(soac) = &s.expr {
-            if matches!(soac.kind, SoacKind::Map) {
-                if let Some(u) = uses.get(&s.var) {
-                    let near = match (defs.get(&s.var), reads.get(&s.var)) {
-                        (Some(d), Some(r)) => *r <= *d + 1,
-                        _ => false,
-                    };
-                    let fusable = u.reads == 1 || (u.reads > 1 && cheap(&soac.elem));
-                    if u.other == 0 && fusable && near {
-                        found = Some(s.var);
-                    }
-                }
+        if let Expr::Soac(soac) = &s.expr
+            && matches!(soac.kind, SoacKind::Map)
+            && let Some(u) = uses.get(&s.var)
+        {
+            let near = match (defs.get(&s.var), reads.get(&s.var)) {
+                (Some(d), Some(r)) => *r <= *d + 1,
+                _ => false,
+            };
+            let fusable = u.reads == 1 || (u.reads > 1 && cheap(&soac.elem));
+            if u.other == 0 && fusable && near {
+                found = Some(s.var);
             }
         }
     });
@@ -290,10 +289,10 @@ fn forward_copies(f: &mut Function) {
             while let Some(&w) = map.get(&t) {
                 t = w;
             }
-            if let Some(parts) = tuples.get(&t) {
-                if let Some(&a) = parts.get(*k as usize) {
-                    map.insert(s.var, a);
-                }
+            if let Some(parts) = tuples.get(&t)
+                && let Some(&a) = parts.get(*k as usize)
+            {
+                map.insert(s.var, a);
             }
         }
     });

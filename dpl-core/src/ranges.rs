@@ -113,15 +113,15 @@ pub fn bounded_reads(f: &Function, at: VarId) -> Vec<BoundedRead> {
             index,
             checked: Some(_),
         } = &st.expr
+            && is_usize(*index)
+            && below.contains(index)
         {
-            if is_usize(*index) && below.contains(index) {
-                let same_len = len_of.get(seq).is_some_and(|l| same.contains(l));
-                reads.push(BoundedRead {
-                    stmt: v,
-                    seq: *seq,
-                    same_len,
-                });
-            }
+            let same_len = len_of.get(seq).is_some_and(|l| same.contains(l));
+            reads.push(BoundedRead {
+                stmt: v,
+                seq: *seq,
+                same_len,
+            });
         }
     }
     reads
@@ -179,14 +179,14 @@ pub fn row_index_reads(f: &Function, at: VarId) -> Vec<RowIndexRead> {
             row_of.insert(st.var, *seq);
         } else if let Some(&p) = row_of.get(seq) {
             elem_of.insert(st.var, p);
-        } else if let (Some(_), Some(&p)) = (checked, elem_of.get(index)) {
-            if outside.contains(seq) {
-                reads.push(RowIndexRead {
-                    stmt: st.var,
-                    seq: *seq,
-                    rows: p,
-                });
-            }
+        } else if let (Some(_), Some(&p)) = (checked, elem_of.get(index))
+            && outside.contains(seq)
+        {
+            reads.push(RowIndexRead {
+                stmt: st.var,
+                seq: *seq,
+                rows: p,
+            });
         }
     };
     for l in std::iter::once(&s.elem).chain(s.kind.lambdas()) {

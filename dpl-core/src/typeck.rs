@@ -527,13 +527,12 @@ impl Cx {
                         &format!("argument {} of `{}`", k + 1, m.name()),
                     );
                 }
-                if m.float_only() {
-                    if let Some(t0) = ts.first() {
-                        if let Node::Unknown(Kind::Any) = self.get(*t0) {
-                            let fl = self.fresh(Kind::Float);
-                            let _ = self.unify(*t0, fl);
-                        }
-                    }
+                if m.float_only()
+                    && let Some(t0) = ts.first()
+                    && let Node::Unknown(Kind::Any) = self.get(*t0)
+                {
+                    let fl = self.fresh(Kind::Float);
+                    let _ = self.unify(*t0, fl);
                 }
                 ts.first().copied().unwrap_or_else(|| self.fresh(Kind::Any))
             }

@@ -396,13 +396,14 @@ pub fn verify_types(f: &Function) -> Result<(), Vec<VerifyError>> {
             t.errors.push(VerifyError::UnknownType { var: v });
         }
     }
-    if let Some(result) = t.block(&f.body) {
-        if f.ret.is_known() && result != f.ret {
-            t.errors.push(VerifyError::Type {
-                stmt: None,
-                message: format!("the body gives {result} but the function returns {}", f.ret),
-            });
-        }
+    if let Some(result) = t.block(&f.body)
+        && f.ret.is_known()
+        && result != f.ret
+    {
+        t.errors.push(VerifyError::Type {
+            stmt: None,
+            message: format!("the body gives {result} but the function returns {}", f.ret),
+        });
     }
     if t.errors.is_empty() {
         Ok(())

@@ -101,7 +101,7 @@ fn reduce_integers_exactly() {
             let count = rt::reduce(
                 n,
                 Some(0usize),
-                |i| (x[i] % 3 == 0) as usize,
+                |i| x[i].is_multiple_of(3) as usize,
                 |a, b| a + b,
                 "count",
                 AT,
@@ -677,7 +677,7 @@ fn sorts_match_the_standard_library() {
 
             // Tuple keys: lexicographic.
             let pairs: Vec<(bool, i64)> = (0..n)
-                .map(|i| (keys[i] % 2 == 0, keys[i] as i64 - 25))
+                .map(|i| (keys[i].is_multiple_of(2), keys[i] as i64 - 25))
                 .collect();
             let mut want = pairs.clone();
             want.sort();
@@ -771,7 +771,7 @@ fn scatter_reduce_identity_matches_sequential() {
                 let f = |i: usize| (mix(i as u64) % 2001) as f32 / 1000.0 - 1.0;
                 check(n, m, f, f32::min, f32::INFINITY, "f32 min");
                 check(n, m, f, f32::max, f32::NEG_INFINITY, "f32 max");
-                let t = |i: usize| (mix(i as u64) as i64 % 1000, i % 3 == 0);
+                let t = |i: usize| (mix(i as u64) as i64 % 1000, i.is_multiple_of(3));
                 let op = |a: (i64, bool), b: (i64, bool)| (a.0.wrapping_add(b.0), a.1 | b.1);
                 check(n, m, t, op, (0, false), "(+, |)");
             }

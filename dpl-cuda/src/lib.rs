@@ -170,7 +170,7 @@ pub struct Options {
 /// Checks a block size given by the user: a multiple of 32 (whole warps: the block-level
 /// combinations work warp by warp) from 32 to 1024 (the most threads a block can have).
 pub fn check_block(block: u32) -> Result<(), String> {
-    if !(32..=1024).contains(&block) || block % 32 != 0 {
+    if !(32..=1024).contains(&block) || !block.is_multiple_of(32) {
         return Err(format!(
             "block size {block}: threads per block must be a multiple of 32 from 32 to 1024"
         ));

@@ -88,7 +88,9 @@ fn check(
 }
 
 fn bools(r: &mut Rng, n: usize, one_in: u64) -> Value {
-    seq((0..n).map(|_| r.u64() % one_in == 0).collect::<Vec<bool>>())
+    seq((0..n)
+        .map(|_| u64::is_multiple_of(r.u64(), one_in))
+        .collect::<Vec<bool>>())
 }
 
 /// Indices into `d` slots; with `d == 1` all equal.
@@ -117,7 +119,7 @@ fn triples(r: &mut Rng, n: usize) -> Value {
         .map(|_| {
             let a = r.int_in(i64::MIN..i64::MAX);
             let b = r.int_in(0..u32::MAX as i64 + 1) as u32;
-            let c = r.u64() % 8 != 0;
+            let c = !u64::is_multiple_of(r.u64(), 8);
             Value::Tuple(vec![a.into(), Value::Tuple(vec![b.into(), c.into()])])
         })
         .collect::<Vec<Value>>())
@@ -193,7 +195,7 @@ fn scatter_reduce_of_tuples_with_bools_under_locks() {
             seq((0..n)
                 .map(|_| {
                     Value::Tuple(vec![
-                        (r.u64() % 3 != 0).into(),
+                        (!u64::is_multiple_of(r.u64(), 3)).into(),
                         (r.int_in(-50..50) as i32).into(),
                     ])
                 })
@@ -413,8 +415,16 @@ fn per_row_permute_and_scatter_into_the_row_read_again() {
 fn filtered_rows(r: &mut Rng, n: usize, bad: Option<usize>) -> Vec<Value> {
     let (mut rows, mut idx) = (Vec::with_capacity(n), Vec::with_capacity(n));
     for i in 0..n {
-        let len = if r.u64() % 5 == 0 { 0 } else { r.int_in(1..30) };
-        let hi = if r.u64() % 4 == 0 { 1 } else { 10 };
+        let len = if u64::is_multiple_of(r.u64(), 5) {
+            0
+        } else {
+            r.int_in(1..30)
+        };
+        let hi = if u64::is_multiple_of(r.u64(), 4) {
+            1
+        } else {
+            10
+        };
         let row: Vec<i64> = (0..len).map(|_| r.int_in(-9..hi)).collect();
         let kept = row.iter().filter(|&&v| v > 0).count();
         let mut ix: Vec<usize> = if kept == 0 {

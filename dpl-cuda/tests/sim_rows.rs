@@ -395,7 +395,7 @@ fn filters_over_rows_keep_their_order() {
     check(source("positives"), 0.0, &cs);
 
     let p = |x: &(i32, bool)| Value::Tuple(vec![Value::I32(x.0), Value::Bool(x.1)]);
-    let item = |r: &mut Rng| (nonzero_i32(r), r.u64() % 7 == 0);
+    let item = |r: &mut Rng| (nonzero_i32(r), r.u64().is_multiple_of(7));
     let mut cs = cases(
         false,
         item,

@@ -90,7 +90,7 @@ impl Alloc {
         let mut i = 0usize;
         while i < out.len() {
             let at = off + i as u64;
-            if at % 4 == 0 && i + 4 <= out.len() {
+            if at.is_multiple_of(4) && i + 4 <= out.len() {
                 let v = self.words[(at >> 2) as usize].load(Relaxed);
                 out[i..i + 4].copy_from_slice(&v.to_le_bytes());
                 i += 4;
@@ -106,7 +106,7 @@ impl Alloc {
         let mut i = 0usize;
         while i < data.len() {
             let at = off + i as u64;
-            if at % 4 == 0 && i + 4 <= data.len() {
+            if at.is_multiple_of(4) && i + 4 <= data.len() {
                 let v = u32::from_le_bytes(data[i..i + 4].try_into().expect("4 bytes"));
                 self.words[(at >> 2) as usize].store(v, Relaxed);
                 i += 4;

@@ -536,12 +536,16 @@ fn half_arithmetic() {
     let mut rng = Rng::new(70);
     for &n in &SIZES {
         let mut gen_ = || {
-            let v = if rng.next_u32() % 4 == 0 {
+            let v = if rng.next_u32().is_multiple_of(4) {
                 rng.f32_in(1e3, 6e4)
             } else {
                 rng.f32_in(1e-3, 8.0)
             };
-            if rng.next_u32() % 2 == 0 { -v } else { v }
+            if rng.next_u32().is_multiple_of(2) {
+                -v
+            } else {
+                v
+            }
         };
         let (x, y, z): (Vec<f32>, Vec<f32>, Vec<f32>) = {
             let x = (0..n).map(|_| gen_()).collect();

@@ -128,7 +128,7 @@ fn histograms_global_and_shared() {
             // Skewed values so that many threads of a warp hit the same bin.
             let values: Vec<u32> = (0..n)
                 .map(|_| {
-                    if rng.next_u32() % 3 == 0 {
+                    if rng.next_u32().is_multiple_of(3) {
                         5
                     } else {
                         rng.next_u32()

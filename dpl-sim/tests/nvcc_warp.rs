@@ -401,7 +401,7 @@ fn match_any_redux_and_lane_masks() {
             let keys: Vec<u32> = (0..n)
                 .map(|_| {
                     let k = rng.next_u32() % 5;
-                    if rng.next_u32() % 7 == 0 {
+                    if rng.next_u32().is_multiple_of(7) {
                         0x8000_0000 | k
                     } else {
                         k * 0x0100_0001

@@ -889,7 +889,7 @@ $L__COLD:
 	bra.uni 	$L__JOIN;
 ";
     let (got, _) = run_u32(body, 64, 32, 32);
-    let v = |l: u32| if l % 4 == 0 { l * 100 } else { l };
+    let v = |l: u32| if l.is_multiple_of(4) { l * 100 } else { l };
     for l in 0..32u32 {
         assert_eq!(got[2 * l as usize], v(l ^ 1), "lane {l}");
         assert_eq!(

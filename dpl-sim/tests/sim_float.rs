@@ -27,7 +27,7 @@ fn f32_inputs(seed: u64) -> Vec<f32> {
                 // Keep exponents moderate so products and quotients are mostly finite.
                 let e = 100 + (bits >> 23) % 54;
                 let v = f32::from_bits((bits & 0x807f_ffff) | (e << 23));
-                if r.next() % 2 == 0 { -v } else { v }
+                if r.next().is_multiple_of(2) { -v } else { v }
             }
         })
         .collect()

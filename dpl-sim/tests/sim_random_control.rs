@@ -38,7 +38,7 @@ fn generate(r: &mut Rng, depth: u32, cold_ok: bool) -> Vec<S> {
                 k: (r.next() % 2) as u32,
                 then: generate(r, depth + 1, cold_ok),
                 els: generate(r, depth + 1, cold_ok),
-                cold: cold_ok && r.next() % 2 == 0,
+                cold: cold_ok && r.next().is_multiple_of(2),
             },
             _ => S::Loop {
                 n: 1 + (r.next() % 5) as u32,
@@ -70,7 +70,7 @@ fn eval(p: &[S], v: &mut u32, tid: u32) -> bool {
                 }
             }
             S::Exit(m) => {
-                if tid.wrapping_mul(7).wrapping_add(*v) % m == 0 {
+                if tid.wrapping_mul(7).wrapping_add(*v).is_multiple_of(*m) {
                     return true;
                 }
             }

@@ -69,8 +69,11 @@ fn main() {
 /// (extra arguments are passed on to cargo test): every test also runs on the simulated
 /// GPU (and `Place::Gpu` falls back to the CPU when there is no device), and the GPU code
 /// of every `#[parallel]` function is dumped (`DPL_DUMP`) while the tests are built. The
-/// place-error tests run once more without the GPU features. Then every dumped kernel is assembled with ptxas for sm_70/80/90 (warnings and
-/// spills are errors) and the register report `target/ptx-report.md` is written.
+/// place-error tests run once more without the GPU features. Then every dumped kernel is
+/// assembled with ptxas for sm_70/80/90 (warnings and spills are errors) and the register
+/// report `target/ptx-report.md` is written, the MPI tests run (see [`mpi::test`]), and
+/// clippy checks every crate with every feature (warnings and APIs newer than the
+/// declared `rust-version` are errors).
 fn test(extra: &[String]) -> Result<(), String> {
     let tools = ptx::install_tools()?;
     let tools = tools.to_string_lossy().into_owned();
@@ -96,7 +99,23 @@ fn test(extra: &[String]) -> Result<(), String> {
     args.extend(extra.iter().map(String::as_str));
     cargo(&args, &env)?;
     ptx::check_dump(&dump, &root.join("target").join("ptx-report.md"))?;
-    mpi::test(extra)
+    mpi::test(extra)?;
+    // Lints with every feature, warnings as errors; `incompatible_msrv` catches a use of
+    // a standard-library API newer than the declared `rust-version`.
+    cargo(
+        &[
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--all-features",
+            "--",
+            "-D",
+            "warnings",
+            "-D",
+            "clippy::incompatible_msrv",
+        ],
+        &env,
+    )
 }
 
 fn cargo(args: &[&str], env: &[(&str, &str)]) -> Result<(), String> {

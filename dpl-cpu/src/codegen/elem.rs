@@ -83,10 +83,10 @@ impl Gen<'_> {
         if self.projections.contains(&v) {
             return TokenStream::new();
         }
-        if let (0, Some(hook)) = (self.depth, self.hook) {
-            if let Some(code) = hook(&mut HookCx(self), s) {
-                return code;
-            }
+        if let (0, Some(hook)) = (self.depth, self.hook)
+            && let Some(code) = hook(&mut HookCx(self), s)
+        {
+            return code;
         }
         if let (Some(parts), Expr::Soac(soac)) = (self.unzips.get(&v).cloned(), &s.expr) {
             return self.map_unzip(v, soac, &parts);
@@ -139,10 +139,10 @@ impl Gen<'_> {
                 quote!((#(#vs,)*))
             }
             Expr::Field(t, k) => {
-                if let Rep::Tuple(rs) = self.rep(*t) {
-                    if let Some(r) = rs.get(*k as usize) {
-                        self.reps.insert(v, r.clone());
-                    }
+                if let Rep::Tuple(rs) = self.rep(*t)
+                    && let Some(r) = rs.get(*k as usize)
+                {
+                    self.reps.insert(v, r.clone());
                 }
                 let t = id(*t);
                 let k = syn_index(*k as usize);

@@ -39,23 +39,24 @@ impl Gen<'_> {
             }
         }
         let n = self.ident(s.len);
-        if s.kind == SoacKind::Map && self.depth == 0 {
-            if let Some(vs) = self.bounded_variant(v, s) {
-                let edge = vs.fast;
-                // Loops over heavy elements keep one element function (`heavy::map`).
-                let fast = match vs.interior.filter(|_| !heavy) {
-                    Some((lo, hi, int)) => quote!(#rt::map_split(#n, #lo, #hi, #edge, #int)),
-                    None => quote!(#rt::map(#n, #work #edge)),
-                };
-                let value = match vs.cond {
-                    None => fast,
-                    Some(cond) => {
-                        let slow = self.lambda(&s.elem, false, &[Rep::Value]);
-                        quote!(if #cond { #fast } else { #rt::map(#n, #work #slow) })
-                    }
-                };
-                return self.bind_owned(v, value);
-            }
+        if s.kind == SoacKind::Map
+            && self.depth == 0
+            && let Some(vs) = self.bounded_variant(v, s)
+        {
+            let edge = vs.fast;
+            // Loops over heavy elements keep one element function (`heavy::map`).
+            let fast = match vs.interior.filter(|_| !heavy) {
+                Some((lo, hi, int)) => quote!(#rt::map_split(#n, #lo, #hi, #edge, #int)),
+                None => quote!(#rt::map(#n, #work #edge)),
+            };
+            let value = match vs.cond {
+                None => fast,
+                Some(cond) => {
+                    let slow = self.lambda(&s.elem, false, &[Rep::Value]);
+                    quote!(if #cond { #fast } else { #rt::map(#n, #work #slow) })
+                }
+            };
+            return self.bind_owned(v, value);
         }
         if let (
             SoacKind::Reduce {
@@ -64,16 +65,15 @@ impl Gen<'_> {
             },
             false,
         ) = (&s.kind, heavy)
+            && let Some(pred) = self.count_predicate(s, op)
         {
-            if let Some(pred) = self.count_predicate(s, op) {
-                // `count`: the flags are counted in 32-bit lanes (`rt::count`).
-                let (name, init) = (self.ident(v), self.ident(*init));
-                let ty = &self.f.vars[v].ty;
-                let rty = self.rep_ty(ty);
-                self.reps.insert(v, Self::default_rep(ty));
-                let pred = self.lambda(&pred, false, &[Rep::Value]);
-                return quote!(let #name: #rty = #init.wrapping_add(#rt::count(#n, #pred) as #rty););
-            }
+            // `count`: the flags are counted in 32-bit lanes (`rt::count`).
+            let (name, init) = (self.ident(v), self.ident(*init));
+            let ty = &self.f.vars[v].ty;
+            let rty = self.rep_ty(ty);
+            self.reps.insert(v, Self::default_rep(ty));
+            let pred = self.lambda(&pred, false, &[Rep::Value]);
+            return quote!(let #name: #rty = #init.wrapping_add(#rt::count(#n, #pred) as #rty););
         }
         let elem = self.lambda(&s.elem, false, &[Rep::Value]);
         let loc = self.loc(span);

@@ -572,7 +572,7 @@ mod tests {
         check_all("u64", |_, i| mix(i));
         check_all("i64", |_, i| mix(i) as i64);
         check_all("usize", |_, i| mix(i) as usize);
-        check_all("bool", |_, i| mix(i) % 3 == 0);
+        check_all("bool", |_, i| mix(i).is_multiple_of(3));
     }
 
     #[test]
@@ -592,14 +592,17 @@ mod tests {
     fn many_duplicates_keep_their_order() {
         check_all("4 keys", |_, i| (mix(i) % 4) as u32);
         check_all("50 keys", |_, i| (mix(i) % 50) as i32 - 25);
-        check_all(
-            "2 far keys",
-            |_, i| if mix(i) % 2 == 0 { 0u64 } else { u64::MAX },
-        );
+        check_all("2 far keys", |_, i| {
+            if mix(i).is_multiple_of(2) {
+                0u64
+            } else {
+                u64::MAX
+            }
+        });
         // Skewed: most keys in one most-significant bucket, so a part is large.
         check_all("skewed", |_, i| {
             let m = mix(i);
-            if m % 8 == 0 {
+            if m.is_multiple_of(8) {
                 m as u32
             } else {
                 m as u32 & 0xffff

@@ -35,7 +35,7 @@ pub fn ragged(
 ) -> Value {
     let rows = (0..n)
         .map(|_| {
-            let len = if r.u64() % 5 == 0 {
+            let len = if r.u64().is_multiple_of(5) {
                 0
             } else {
                 r.int_in(0..max_len) as usize

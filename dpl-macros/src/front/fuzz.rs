@@ -230,13 +230,13 @@ fn check_body(body: &str) {
     let Ok(item) = syn::parse_str::<syn::ItemFn>(&src) else {
         return;
     };
-    if let Ok(l) = expand_fn(&Options::default(), item) {
-        if let Err(e) = dpl_core::verify::verify(&l.func) {
-            panic!(
-                "accepted but does not verify: {e:?}\n{src}\n{}",
-                dpl_core::text::print(&l.func)
-            );
-        }
+    if let Ok(l) = expand_fn(&Options::default(), item)
+        && let Err(e) = dpl_core::verify::verify(&l.func)
+    {
+        panic!(
+            "accepted but does not verify: {e:?}\n{src}\n{}",
+            dpl_core::text::print(&l.func)
+        );
     }
 }
 

@@ -97,7 +97,7 @@ impl Options {
                     ));
                 };
                 let b: u32 = lit.base10_parse()?;
-                if !(32..=1024).contains(&b) || b % 32 != 0 {
+                if !(32..=1024).contains(&b) || !b.is_multiple_of(32) {
                     return Err(syn::Error::new_spanned(
                         lit,
                         format!(

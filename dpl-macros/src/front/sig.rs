@@ -156,24 +156,24 @@ fn elem_type(ty: &syn::Type, errors: &mut Errors) -> Option<Type> {
     if let Some(s) = scalar_of(ty) {
         return Some(Type::Scalar(s));
     }
-    if let syn::Type::Tuple(t) = peel(ty) {
-        if !t.elems.is_empty() {
-            let mut ok = true;
-            let mut elems = Vec::new();
-            for e in &t.elems {
-                match scalar_of(e) {
-                    Some(s) => elems.push(Type::Scalar(s)),
-                    None => {
-                        errors.at(
-                            e,
-                            format!("tuple elements of a sequence must be scalars ({SCALARS})"),
-                        );
-                        ok = false;
-                    }
+    if let syn::Type::Tuple(t) = peel(ty)
+        && !t.elems.is_empty()
+    {
+        let mut ok = true;
+        let mut elems = Vec::new();
+        for e in &t.elems {
+            match scalar_of(e) {
+                Some(s) => elems.push(Type::Scalar(s)),
+                None => {
+                    errors.at(
+                        e,
+                        format!("tuple elements of a sequence must be scalars ({SCALARS})"),
+                    );
+                    ok = false;
                 }
             }
-            return ok.then_some(Type::Tuple(elems));
         }
+        return ok.then_some(Type::Tuple(elems));
     }
     errors.at(
         ty,

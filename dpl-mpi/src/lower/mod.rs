@@ -533,10 +533,10 @@ impl Lower {
                 });
             }
             Expr::Field(t, k) => {
-                if let Kind::Tuple(ks) = self.kind(t) {
-                    if let Some(c) = ks.get(k as usize) {
-                        self.kinds.insert(var, c.clone());
-                    }
+                if let Kind::Tuple(ks) = self.kind(t)
+                    && let Some(c) = ks.get(k as usize)
+                {
+                    self.kinds.insert(var, c.clone());
                 }
                 out.push(Stmt {
                     var,
@@ -939,10 +939,10 @@ impl Lower {
     fn first_identity_read(&self, b: &Block, i: VarId) -> Option<VarId> {
         let mut found = None;
         b.walk(&mut |s| {
-            if let (None, Expr::Index { seq, index, .. }) = (found, &s.expr) {
-                if *index == i {
-                    found = self.dist(*seq);
-                }
+            if let (None, Expr::Index { seq, index, .. }) = (found, &s.expr)
+                && *index == i
+            {
+                found = self.dist(*seq);
             }
         });
         found

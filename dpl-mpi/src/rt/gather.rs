@@ -87,10 +87,10 @@ pub fn fetch_indexed<'a, T: Wire, I: Idx, R: Rows<I> + ?Sized>(
         row.clear();
         rows.extend_row(r, &mut row);
         for &j in &row {
-            if let Some(j) = j.checked(n) {
-                if j < lo || j >= hi {
-                    wanted[j / 64] |= 1 << (j % 64);
-                }
+            if let Some(j) = j.checked(n)
+                && (j < lo || j >= hi)
+            {
+                wanted[j / 64] |= 1 << (j % 64);
             }
         }
     }

@@ -44,7 +44,7 @@ pub(super) fn locate(
     lane: usize,
     write: bool,
 ) -> FResult<Loc> {
-    if addr % size as u64 != 0 {
+    if !addr.is_multiple_of(size as u64) {
         return Err(Fault {
             kind: FaultKind::Misaligned,
             lane,
@@ -591,7 +591,7 @@ fn bank_conflicts_at(offs: &[u64; 32], m: u32, size: u32) -> u64 {
         }
         prev = Some(o);
     });
-    if same || (contiguous && size % 4 == 0) {
+    if same || (contiguous && size.is_multiple_of(4)) {
         return 0;
     }
     // At most 32 lanes x 4 words (16-byte accesses).

@@ -279,7 +279,7 @@ impl Worker {
                 continue;
             };
             steps += 1;
-            if steps % flush_every == 0 {
+            if steps.is_multiple_of(flush_every) {
                 let total = l.executed.fetch_add(flush_every, Relaxed) + flush_every;
                 if total > l.limit {
                     break Err(l.instruction_limit(gmask.trailing_zeros() as usize, gpc));

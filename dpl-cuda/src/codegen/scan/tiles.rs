@@ -30,7 +30,7 @@ const MAX_ITEMS: u64 = 15;
 pub fn scan_items(block: u32, ls: &[Scalar]) -> u64 {
     let bytes: u64 = ls.iter().map(|&s| u64::from(slot_bytes(s))).sum();
     let fit = (TILE_SHARED / (u64::from(block) * bytes.max(1))).clamp(1, MAX_ITEMS);
-    if fit % 2 == 0 { fit - 1 } else { fit }
+    if fit.is_multiple_of(2) { fit - 1 } else { fit }
 }
 
 /// The shared address, in each of the tile's arrays `arrays` (leaves `ls`), of this

@@ -99,60 +99,59 @@ fn prim_list() -> String {
 impl Lowerer<'_> {
     pub(super) fn call(&mut self, c: &syn::ExprCall) -> VarId {
         let func = peel(&c.func);
-        if let syn::Expr::Path(p) = func {
-            if p.qself.is_none() {
-                if let Some(ident) = p.path.get_ident() {
-                    let name = ident.unraw().to_string();
-                    match self.env.lookup(&name).cloned() {
-                        Some(Binding::Value(_)) => {
-                            return self
-                                .fail(&c.func, format!("`{name}` is a value, not a function"));
-                        }
-                        Some(Binding::Callable(callable)) => return self.inline_call(&callable, c),
-                        None => {}
+        if let syn::Expr::Path(p) = func
+            && p.qself.is_none()
+        {
+            if let Some(ident) = p.path.get_ident() {
+                let name = ident.unraw().to_string();
+                match self.env.lookup(&name).cloned() {
+                    Some(Binding::Value(_)) => {
+                        return self.fail(&c.func, format!("`{name}` is a value, not a function"));
                     }
-                    if let Some(prim) = Prim::from_name(&name) {
-                        return self.prim_call(prim, c);
-                    }
-                    if name == "stencil" {
-                        return self.stencil(c);
-                    }
-                    let scope = if self.in_module {
-                        "a dpl primitive or a function of this #[parallel] module"
-                    } else {
-                        "a dpl primitive, a closure or a nested fn (to call another #[parallel] function, put both in a `#[parallel] mod`)"
-                    };
-                    return self.fail(
-                        &c.func,
-                        format!(
-                            "`{name}` is not {scope}; allowed primitives: {}",
-                            prim_list()
-                        ),
-                    );
+                    Some(Binding::Callable(callable)) => return self.inline_call(&callable, c),
+                    None => {}
                 }
-                if let Some(callable @ Callable::Scalar(f, Some(_))) = self.as_callable(func) {
-                    if c.args.len() != f.arity() {
-                        let n = f.arity();
-                        let what = self.describe(&callable);
-                        return self.fail(
-                            c,
-                            format!("{what} takes {n} argument{}", if n == 1 { "" } else { "s" }),
-                        );
-                    }
-                    return self.inline_call(&callable, c);
+                if let Some(prim) = Prim::from_name(&name) {
+                    return self.prim_call(prim, c);
                 }
-                if const_path(&p.path).is_some() {
-                    return self.fail(
-                        &c.func,
-                        format!("`{}` is a constant, not a function", path_text(&p.path)),
-                    );
+                if name == "stencil" {
+                    return self.stencil(c);
                 }
-                let text = path_text(&p.path);
+                let scope = if self.in_module {
+                    "a dpl primitive or a function of this #[parallel] module"
+                } else {
+                    "a dpl primitive, a closure or a nested fn (to call another #[parallel] function, put both in a `#[parallel] mod`)"
+                };
                 return self.fail(
+                    &c.func,
+                    format!(
+                        "`{name}` is not {scope}; allowed primitives: {}",
+                        prim_list()
+                    ),
+                );
+            }
+            if let Some(callable @ Callable::Scalar(f, Some(_))) = self.as_callable(func) {
+                if c.args.len() != f.arity() {
+                    let n = f.arity();
+                    let what = self.describe(&callable);
+                    return self.fail(
+                        c,
+                        format!("{what} takes {n} argument{}", if n == 1 { "" } else { "s" }),
+                    );
+                }
+                return self.inline_call(&callable, c);
+            }
+            if const_path(&p.path).is_some() {
+                return self.fail(
+                    &c.func,
+                    format!("`{}` is a constant, not a function", path_text(&p.path)),
+                );
+            }
+            let text = path_text(&p.path);
+            return self.fail(
                     &c.func,
                     format!("`{text}` is not a dpl primitive or scalar function; allowed: the primitives ({}), closures, nested fns and scalar functions such as `f32::sqrt`", prim_list()),
                 );
-            }
         }
         match self.as_callable(func) {
             Some(callable) => self.inline_call(&callable, c),
@@ -184,50 +183,49 @@ impl Lowerer<'_> {
         }
         let mut rest: &[&syn::Expr] = &args;
         let mut lambdas = Vec::new();
-        if let (true, Some((first, tail))) = (has_lambda, args.split_first()) {
-            if !self.is_callable(first) && tail.iter().any(|a| self.is_callable(a)) {
-                return self.fail(c, format!("the function comes first: `{}", spec.form));
-            }
+        if let (true, Some((first, tail))) = (has_lambda, args.split_first())
+            && !self.is_callable(first)
+            && tail.iter().any(|a| self.is_callable(a))
+        {
+            return self.fail(c, format!("the function comes first: `{}", spec.form));
         }
-        if has_lambda {
-            if let Some((first, tail)) = rest.split_first() {
-                rest = tail;
-                let expected = PrimSpec::lambda_params(prim, n_data);
-                match self.as_callable(first) {
-                    Some(callable) => {
-                        let n = self.arity(&callable);
-                        if n != expected {
-                            let what = self.describe(&callable);
-                            let why = if prim == Prim::Map {
-                                format!(
-                                    "`map` over {n_data} sequence{} calls its function with {expected} argument{}",
-                                    if n_data == 1 { "" } else { "s" },
-                                    if expected == 1 { "" } else { "s" }
-                                )
-                            } else {
-                                format!(
-                                    "`{}` calls its function with {expected} argument{}",
-                                    prim.name(),
-                                    if expected == 1 { "" } else { "s" }
-                                )
-                            };
-                            self.error(*first, format!("{why}, but {what} takes {n}"));
+        if has_lambda && let Some((first, tail)) = rest.split_first() {
+            rest = tail;
+            let expected = PrimSpec::lambda_params(prim, n_data);
+            match self.as_callable(first) {
+                Some(callable) => {
+                    let n = self.arity(&callable);
+                    if n != expected {
+                        let what = self.describe(&callable);
+                        let why = if prim == Prim::Map {
+                            format!(
+                                "`map` over {n_data} sequence{} calls its function with {expected} argument{}",
+                                if n_data == 1 { "" } else { "s" },
+                                if expected == 1 { "" } else { "s" }
+                            )
                         } else {
-                            let quiet = callable.checked();
-                            lambdas.push(self.lambda(&callable, *first, cheap_span(first), quiet));
-                        }
-                    }
-                    None => {
-                        let example = match expected {
-                            1 => "`|x| ...`",
-                            2 => "`|a, b| ...`",
-                            _ => "`|x, y, ...| ...`",
+                            format!(
+                                "`{}` calls its function with {expected} argument{}",
+                                prim.name(),
+                                if expected == 1 { "" } else { "s" }
+                            )
                         };
-                        self.error(
+                        self.error(*first, format!("{why}, but {what} takes {n}"));
+                    } else {
+                        let quiet = callable.checked();
+                        lambdas.push(self.lambda(&callable, *first, cheap_span(first), quiet));
+                    }
+                }
+                None => {
+                    let example = match expected {
+                        1 => "`|x| ...`",
+                        2 => "`|a, b| ...`",
+                        _ => "`|x, y, ...| ...`",
+                    };
+                    self.error(
                             *first,
                             format!("the first argument of `{}` must be a function: a closure such as {example}, the name of one, or a path such as `f32::max`", prim.name()),
                         );
-                    }
                 }
             }
         }

@@ -276,10 +276,10 @@ impl Lowerer<'_> {
     fn unary(&mut self, u: &syn::ExprUnary) -> VarId {
         match u.op {
             syn::UnOp::Neg(_) => {
-                if let syn::Expr::Lit(l) = &*u.expr {
-                    if matches!(l.lit, syn::Lit::Int(_) | syn::Lit::Float(_)) {
-                        return self.literal(&l.lit, true);
-                    }
+                if let syn::Expr::Lit(l) = &*u.expr
+                    && matches!(l.lit, syn::Lit::Int(_) | syn::Lit::Float(_))
+                {
+                    return self.literal(&l.lit, true);
                 }
                 let v = self.value(&u.expr);
                 self.emit("neg", Type::Infer, Expr::Unary(UnOp::Neg, v), u.op.span())
