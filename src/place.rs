@@ -79,6 +79,28 @@ pub fn current_place() -> Place {
 /// let p = with_place(Place::Seq, dpl::current_place);
 /// assert_eq!(p, Place::Seq);
 /// ```
+///
+/// The scope belongs to the thread that opened it. A `#[parallel]` call made on another
+/// thread — a task of your own rayon `par_iter`, a `std::thread::spawn` — runs on that
+/// thread's place, the default unless it opens a scope itself: neither rayon nor the
+/// standard library has a hook that would carry a thread-local value into the tasks they
+/// start. (The work dpl itself spreads over threads inside a call is not affected: the
+/// place is read once, when the call starts.) Read the place first and open the scope in
+/// the task:
+///
+/// ```
+/// use dpl::prelude::*;
+///
+/// let seen = with_place(Place::Seq, || {
+///     let place = dpl::current_place();
+///     std::thread::scope(|s| {
+///         let inherited = s.spawn(|| dpl::current_place()).join().unwrap();
+///         let carried = s.spawn(|| with_place(place, dpl::current_place)).join().unwrap();
+///         (inherited, carried)
+///     })
+/// });
+/// assert_eq!(seen, (dpl::default_place(), Place::Seq));
+/// ```
 pub fn with_place<R>(place: Place, f: impl FnOnce() -> R) -> R {
     struct Restore(Option<Place>);
     impl Drop for Restore {
