@@ -16,9 +16,9 @@
 //! assert_eq!(saxpy(2.0, &[1.0, 2.0], &[10.0, 20.0]), vec![12.0, 24.0]);
 //! ```
 //!
-//! The [`prelude`] lists the primitives with their contracts; the repository's README
-//! describes the language, the places and the data types, and `ARCHITECTURE.md` how the
-//! compiler is built.
+//! [`primitives`] documents each primitive (its form, meaning, errors and an example);
+//! the repository's README describes the language, the places and the data types, and
+//! `ARCHITECTURE.md` how the compiler is built.
 #![deny(missing_docs)]
 
 mod data;
@@ -33,6 +33,7 @@ pub mod mpi;
 #[cfg(not(any(feature = "cuda", feature = "sim")))]
 mod no_gpu;
 mod place;
+pub mod primitives;
 
 pub use dpl_core::run::Transfers;
 pub use dpl_core::run::{Error, Location, Place};
