@@ -22,7 +22,7 @@
 ///
 /// `y[i] = f(xs1[i], ..., xsn[i])`. The inputs must have the same length, else
 /// [`Error::LengthMismatch`](crate::Error::LengthMismatch). `f` may return a tuple (then
-/// the result is a sequence of tuples, see [`unzip`](crate::primitives::unzip)) or a sequence (then the
+/// the result is a sequence of tuples, see [`unzip`]) or a sequence (then the
 /// result is a ragged `Nested`). Chains of maps, and maps read by reductions, scans,
 /// filters and gathers, fuse into one loop.
 ///
@@ -59,7 +59,7 @@ pub mod zip {}
 
 /// `unzip(s) -> ([A], [B], ...)`: a sequence of tuples as a tuple of sequences.
 ///
-/// The inverse of [`zip`](crate::primitives::zip), for tuples of any width; each component is
+/// The inverse of [`zip`], for tuples of any width; each component is
 /// computed without materialising the tuples when the producer is a `map`.
 ///
 /// ```
@@ -136,7 +136,7 @@ pub mod scatter {}
 /// A copy of `dst` in which each `y[idx[i]]` is combined with `src[i]` by `op`:
 /// `y[k] = op(...op(dst[k], src[i1])..., src[im])` over the `i` with `idx[i] == k`. `op`
 /// must be associative and commutative (the order of combination is unspecified; float
-/// sums may differ by reassociation). Index errors as for [`scatter`](crate::primitives::scatter).
+/// sums may differ by reassociation). Index errors as for [`scatter`].
 ///
 /// ```
 /// use dpl::prelude::*;
@@ -312,7 +312,7 @@ pub mod filter {}
 
 /// `replicate(v, n) -> [T]`: `n` copies of `v`.
 ///
-/// Read element-wise it is never materialised (see [`scatter_reduce`](crate::primitives::scatter_reduce)).
+/// Read element-wise it is never materialised (see [`scatter_reduce`]).
 ///
 /// ```
 /// use dpl::prelude::*;
@@ -390,7 +390,7 @@ pub mod sort {}
 ///
 /// `keys` and `vals` must have one length, else
 /// [`Error::LengthMismatch`](crate::Error::LengthMismatch); keys order as for
-/// [`sort`](crate::primitives::sort).
+/// [`sort`].
 ///
 /// ```
 /// use dpl::prelude::*;
