@@ -6,7 +6,7 @@
 //! With the `sim` or `cuda` feature the `#[parallel]` macro compiles each function for the
 //! GPU at build time (`dpl_cuda::compile_with`) and embeds the result — PTX text plus
 //! launch plan, encoded by `GpuProgram::encode` — as a [`Program`] static next to the
-//! function, with one source [`Location`] per span of the function for error messages. A
+//! function, with one source [`Location`](crate::Location) per span of the function for error messages. A
 //! call on a GPU place converts its arguments ([`Arg`]), runs the program on the place's
 //! device and converts the result back ([`Ret`]).
 //!

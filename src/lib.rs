@@ -20,6 +20,7 @@
 //! the repository's README describes the language, the places and the data types, and
 //! `ARCHITECTURE.md` how the compiler is built.
 #![deny(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod data;
 pub use data::{Matrix, MatrixRows, Nested, RowView, RowViewIter, Rows, Seq};
@@ -27,8 +28,10 @@ pub use data::{Matrix, MatrixRows, Nested, RowView, RowViewIter, Rows, Seq};
 #[doc(hidden)]
 pub mod gpu;
 #[cfg(feature = "mm")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mm")))]
 pub mod mm;
 #[cfg(feature = "mpi")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mpi")))]
 pub mod mpi;
 #[cfg(not(any(feature = "cuda", feature = "sim")))]
 mod no_gpu;
@@ -39,6 +42,7 @@ pub use dpl_core::run::Transfers;
 pub use dpl_core::run::{Error, Location, Place};
 pub use dpl_macros::{inspect, parallel};
 #[cfg(feature = "sim")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sim")))]
 pub use gpu::{KernelProfile, sim_profile};
 pub use place::{available_places, current_place, default_place, with_place};
 
