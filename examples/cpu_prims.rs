@@ -47,15 +47,21 @@ unsafe impl Send for Slots {}
 // SAFETY: as above.
 unsafe impl Sync for Slots {}
 
+impl Slots {
+    /// The address of slot `k` (a method, so that closures capture the whole `Slots`).
+    fn at(self, k: usize) -> *mut f32 {
+        self.0.wrapping_add(k)
+    }
+}
+
 /// Writes `out[idx[i]] = src[i]` in parallel; `idx` must hold distinct indices below
 /// `out.len()` (checked as the hand-written code would, with an assertion per element).
 fn rayon_scatter_into(out: &mut [f32], src: &[f32], idx: &[usize]) {
     let (n, slots) = (out.len(), Slots(out.as_mut_ptr()));
     src.par_iter().zip(idx).for_each(|(&v, &k)| {
         assert!(k < n);
-        let slots = slots;
         // SAFETY: `k < n` and the indices are distinct, so no two tasks write one slot.
-        unsafe { *slots.0.add(k) = v };
+        unsafe { *slots.at(k) = v };
     });
 }
 

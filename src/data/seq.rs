@@ -100,7 +100,8 @@ impl<T> Seq<T> {
     #[inline]
     fn host_mut(&mut self) -> &mut Vec<T> {
         self.host();
-        drop(self.device.take());
+        // The stale device copy is dropped here (its memory freed).
+        self.device.take();
         self.host
             .get_mut()
             .expect("Seq invariant: the host copy was just made valid")
