@@ -413,9 +413,7 @@ where
 }
 
 /// `acc[k] = op(acc[k], v)` for the pairs `(k, v) = f(i)` of `range`, in order; stops at
-/// the first index out of range of `acc`, returning it. Not inlined, so that `acc` stays a
-/// `noalias` parameter.
-#[inline(never)]
+/// the first index out of range of `acc`, returning it.
 fn fold_into<I, T, F, Op>(acc: &mut [T], range: Range<usize>, f: &F, op: &Op) -> Option<i128>
 where
     I: Idx,
@@ -423,19 +421,10 @@ where
     F: Fn(usize) -> (I, T),
     Op: Fn(T, T) -> T,
 {
-    let n = acc.len();
-    for i in range {
-        let (k, v) = f(i);
-        match k.checked(n) {
-            Some(k) => acc[k] = op(acc[k], v),
-            None => return Some(k.value()),
-        }
-    }
-    None
+    fold_with(acc, range, f, |a, v| *a = op(*a, v))
 }
 
 /// [`fold_into`] for slots that start empty: the first value of a slot is stored as it is.
-#[inline(never)]
 fn fold_into_slots<I, T, F, Op>(
     acc: &mut [Option<T>],
     range: Range<usize>,
@@ -448,16 +437,35 @@ where
     F: Fn(usize) -> (I, T),
     Op: Fn(T, T) -> T,
 {
+    fold_with(acc, range, f, |a, v| {
+        *a = Some(match *a {
+            Some(a) => op(a, v),
+            None => v,
+        })
+    })
+}
+
+/// `combine(&mut acc[k], v)` for the pairs `(k, v) = f(i)` of `range`, in order; stops at
+/// the first index out of range of `acc`, returning it. Not inlined, so that `acc` stays a
+/// `noalias` parameter.
+#[inline(never)]
+fn fold_with<I, S, T, F>(
+    acc: &mut [S],
+    range: Range<usize>,
+    f: &F,
+    combine: impl Fn(&mut S, T),
+) -> Option<i128>
+where
+    I: Idx,
+    F: Fn(usize) -> (I, T),
+{
     let n = acc.len();
     for i in range {
         let (k, v) = f(i);
-        let Some(k) = k.checked(n) else {
-            return Some(k.value());
-        };
-        acc[k] = Some(match acc[k] {
-            Some(a) => op(a, v),
-            None => v,
-        });
+        match k.checked(n) {
+            Some(k) => combine(&mut acc[k], v),
+            None => return Some(k.value()),
+        }
     }
     None
 }
