@@ -42,6 +42,14 @@ use crate::verify::{VerifyError, verify};
 pub enum Value {
     /// `bool`
     Bool(bool),
+    /// `i8`
+    I8(i8),
+    /// `u8`
+    U8(u8),
+    /// `i16`
+    I16(i16),
+    /// `u16`
+    U16(u16),
     /// `i32`
     I32(i32),
     /// `u32`
@@ -77,6 +85,10 @@ impl Value {
     pub fn scalar_type(&self) -> Option<Scalar> {
         Some(match self {
             Value::Bool(_) => Scalar::Bool,
+            Value::I8(_) => Scalar::I8,
+            Value::U8(_) => Scalar::U8,
+            Value::I16(_) => Scalar::I16,
+            Value::U16(_) => Scalar::U16,
             Value::I32(_) => Scalar::I32,
             Value::U32(_) => Scalar::U32,
             Value::I64(_) => Scalar::I64,
@@ -104,6 +116,10 @@ impl Value {
     /// The value as an index or count, if it is an integer (of any type).
     fn as_int(&self) -> Option<i128> {
         Some(match *self {
+            Value::I8(x) => x.into(),
+            Value::U8(x) => x.into(),
+            Value::I16(x) => x.into(),
+            Value::U16(x) => x.into(),
             Value::I32(x) => x.into(),
             Value::U32(x) => x.into(),
             Value::I64(x) => x.into(),
@@ -117,6 +133,10 @@ impl Value {
     pub fn zero(s: Scalar) -> Option<Value> {
         Some(match s {
             Scalar::Bool => return None,
+            Scalar::I8 => Value::I8(0),
+            Scalar::U8 => Value::U8(0),
+            Scalar::I16 => Value::I16(0),
+            Scalar::U16 => Value::U16(0),
             Scalar::I32 => Value::I32(0),
             Scalar::U32 => Value::U32(0),
             Scalar::I64 => Value::I64(0),
@@ -141,6 +161,10 @@ impl fmt::Display for Value {
         };
         match self {
             Value::Bool(x) => write!(f, "{x}"),
+            Value::I8(x) => write!(f, "{x}"),
+            Value::U8(x) => write!(f, "{x}"),
+            Value::I16(x) => write!(f, "{x}"),
+            Value::U16(x) => write!(f, "{x}"),
             Value::I32(x) => write!(f, "{x}"),
             Value::U32(x) => write!(f, "{x}"),
             Value::I64(x) => write!(f, "{x}"),
@@ -190,7 +214,7 @@ macro_rules! scalar_conversions {
         }
     )*};
 }
-scalar_conversions!(bool => Bool, i32 => I32, u32 => U32, i64 => I64, u64 => U64, usize => Usize, f32 => F32, f64 => F64);
+scalar_conversions!(bool => Bool, i8 => I8, u8 => U8, i16 => I16, u16 => U16, i32 => I32, u32 => U32, i64 => I64, u64 => U64, usize => Usize, f32 => F32, f64 => F64);
 
 impl<T: Into<Value>> From<Vec<T>> for Value {
     fn from(xs: Vec<T>) -> Value {
@@ -648,6 +672,10 @@ impl Interp<'_> {
             (Const::Float(x), Some(Scalar::F64)) => Value::F64(x),
             (Const::Int(i), Some(s)) => {
                 let v = match s {
+                    Scalar::I8 => i8::try_from(i).ok().map(Value::I8),
+                    Scalar::U8 => u8::try_from(i).ok().map(Value::U8),
+                    Scalar::I16 => i16::try_from(i).ok().map(Value::I16),
+                    Scalar::U16 => u16::try_from(i).ok().map(Value::U16),
                     Scalar::I32 => i32::try_from(i).ok().map(Value::I32),
                     Scalar::U32 => u32::try_from(i).ok().map(Value::U32),
                     Scalar::I64 => i64::try_from(i).ok().map(Value::I64),
@@ -1052,6 +1080,10 @@ impl Interp<'_> {
 pub fn total_cmp(a: &Value, b: &Value) -> Option<Ordering> {
     Some(match (a, b) {
         (Value::Bool(x), Value::Bool(y)) => x.cmp(y),
+        (Value::I8(x), Value::I8(y)) => x.cmp(y),
+        (Value::U8(x), Value::U8(y)) => x.cmp(y),
+        (Value::I16(x), Value::I16(y)) => x.cmp(y),
+        (Value::U16(x), Value::U16(y)) => x.cmp(y),
         (Value::I32(x), Value::I32(y)) => x.cmp(y),
         (Value::U32(x), Value::U32(y)) => x.cmp(y),
         (Value::I64(x), Value::I64(y)) => x.cmp(y),
@@ -1155,6 +1187,10 @@ fn permute(
 
 fn unary(op: UnOp, x: &Value, span: Span) -> Result<Value> {
     Ok(match (op, x) {
+        (UnOp::Neg, Value::I8(x)) => Value::I8(x.wrapping_neg()),
+        (UnOp::Neg, Value::U8(x)) => Value::U8(x.wrapping_neg()),
+        (UnOp::Neg, Value::I16(x)) => Value::I16(x.wrapping_neg()),
+        (UnOp::Neg, Value::U16(x)) => Value::U16(x.wrapping_neg()),
         (UnOp::Neg, Value::I32(x)) => Value::I32(x.wrapping_neg()),
         (UnOp::Neg, Value::U32(x)) => Value::U32(x.wrapping_neg()),
         (UnOp::Neg, Value::I64(x)) => Value::I64(x.wrapping_neg()),
@@ -1163,6 +1199,10 @@ fn unary(op: UnOp, x: &Value, span: Span) -> Result<Value> {
         (UnOp::Neg, Value::F32(x)) => Value::F32(-x),
         (UnOp::Neg, Value::F64(x)) => Value::F64(-x),
         (UnOp::Not, Value::Bool(x)) => Value::Bool(!x),
+        (UnOp::Not, Value::I8(x)) => Value::I8(!x),
+        (UnOp::Not, Value::U8(x)) => Value::U8(!x),
+        (UnOp::Not, Value::I16(x)) => Value::I16(!x),
+        (UnOp::Not, Value::U16(x)) => Value::U16(!x),
         (UnOp::Not, Value::I32(x)) => Value::I32(!x),
         (UnOp::Not, Value::U32(x)) => Value::U32(!x),
         (UnOp::Not, Value::I64(x)) => Value::I64(!x),
@@ -1190,6 +1230,10 @@ fn binary(op: BinOp, a: &Value, b: &Value, span: Span) -> Result<Value> {
             };
         }
         return Ok(match a {
+            V::I8(x) => shift!(x, I8),
+            V::U8(x) => shift!(x, U8),
+            V::I16(x) => shift!(x, I16),
+            V::U16(x) => shift!(x, U16),
             V::I32(x) => shift!(x, I32),
             V::U32(x) => shift!(x, U32),
             V::I64(x) => shift!(x, I64),
@@ -1247,6 +1291,10 @@ fn binary(op: BinOp, a: &Value, b: &Value, span: Span) -> Result<Value> {
         }};
     }
     Ok(match (a, b) {
+        (V::I8(x), V::I8(y)) => int!(*x, *y, I8),
+        (V::U8(x), V::U8(y)) => int!(*x, *y, U8),
+        (V::I16(x), V::I16(y)) => int!(*x, *y, I16),
+        (V::U16(x), V::U16(y)) => int!(*x, *y, U16),
         (V::I32(x), V::I32(y)) => int!(*x, *y, I32),
         (V::U32(x), V::U32(y)) => int!(*x, *y, U32),
         (V::I64(x), V::I64(y)) => int!(*x, *y, I64),
@@ -1273,6 +1321,10 @@ fn cast(x: &Value, to: Scalar, span: Span) -> Result<Value> {
     macro_rules! from {
         ($x:expr) => {
             match to {
+                Scalar::I8 => Value::I8($x as i8),
+                Scalar::U8 => Value::U8($x as u8),
+                Scalar::I16 => Value::I16($x as i16),
+                Scalar::U16 => Value::U16($x as u16),
                 Scalar::I32 => Value::I32($x as i32),
                 Scalar::U32 => Value::U32($x as u32),
                 Scalar::I64 => Value::I64($x as i64),
@@ -1288,6 +1340,10 @@ fn cast(x: &Value, to: Scalar, span: Span) -> Result<Value> {
     Ok(match *x {
         Value::Bool(b) if to == Scalar::Bool => Value::Bool(b),
         Value::Bool(b) => from!(u8::from(b)),
+        Value::I8(x) => from!(x),
+        Value::U8(x) => from!(x),
+        Value::I16(x) => from!(x),
+        Value::U16(x) => from!(x),
         Value::I32(x) => from!(x),
         Value::U32(x) => from!(x),
         Value::I64(x) => from!(x),
@@ -1357,8 +1413,12 @@ fn math(m: MathFn, args: &[&Value], span: Span) -> Result<Value> {
     Ok(match args[0] {
         Value::F32(_) => float!(F32, f32),
         Value::F64(_) => float!(F64, f64),
+        Value::I8(_) => int!(I8, i8::wrapping_abs),
+        Value::I16(_) => int!(I16, i16::wrapping_abs),
         Value::I32(_) => int!(I32, i32::wrapping_abs),
         Value::I64(_) => int!(I64, i64::wrapping_abs),
+        Value::U8(_) => int!(U8, |x: u8| x),
+        Value::U16(_) => int!(U16, |x: u16| x),
         Value::U32(_) => int!(U32, |x: u32| x),
         Value::U64(_) => int!(U64, |x: u64| x),
         Value::Usize(_) => int!(Usize, |x: usize| x),

@@ -168,6 +168,14 @@ impl Span {
 pub enum Scalar {
     /// `bool`
     Bool,
+    /// `i8`
+    I8,
+    /// `u8`
+    U8,
+    /// `i16`
+    I16,
+    /// `u16`
+    U16,
     /// `i32`
     I32,
     /// `u32`
@@ -186,8 +194,12 @@ pub enum Scalar {
 
 impl Scalar {
     /// Every scalar type, in declaration order.
-    pub const ALL: [Scalar; 8] = [
+    pub const ALL: [Scalar; 12] = [
         Scalar::Bool,
+        Scalar::I8,
+        Scalar::U8,
+        Scalar::I16,
+        Scalar::U16,
         Scalar::I32,
         Scalar::U32,
         Scalar::I64,
@@ -201,6 +213,10 @@ impl Scalar {
     pub fn name(self) -> &'static str {
         match self {
             Scalar::Bool => "bool",
+            Scalar::I8 => "i8",
+            Scalar::U8 => "u8",
+            Scalar::I16 => "i16",
+            Scalar::U16 => "u16",
             Scalar::I32 => "i32",
             Scalar::U32 => "u32",
             Scalar::I64 => "i64",
@@ -223,13 +239,17 @@ impl Scalar {
 
     /// Signed integer.
     pub fn is_signed_int(self) -> bool {
-        matches!(self, Scalar::I32 | Scalar::I64)
+        matches!(self, Scalar::I8 | Scalar::I16 | Scalar::I32 | Scalar::I64)
     }
 
     /// The smallest and largest value of an integer type (`usize` is 64-bit on every
     /// place); `(0, 0)` for `bool` and the floats.
     pub fn int_range(self) -> (i128, i128) {
         match self {
+            Scalar::I8 => (i8::MIN.into(), i8::MAX.into()),
+            Scalar::U8 => (0, u8::MAX.into()),
+            Scalar::I16 => (i16::MIN.into(), i16::MAX.into()),
+            Scalar::U16 => (0, u16::MAX.into()),
             Scalar::I32 => (i32::MIN.into(), i32::MAX.into()),
             Scalar::U32 => (0, u32::MAX.into()),
             Scalar::I64 => (i64::MIN.into(), i64::MAX.into()),

@@ -54,6 +54,10 @@ macro_rules! int_binary_props {
     };
 }
 
+int_binary_props!(i8_binary_ops, i8);
+int_binary_props!(u8_binary_ops, u8);
+int_binary_props!(i16_binary_ops, i16);
+int_binary_props!(u16_binary_ops, u16);
 int_binary_props!(i32_binary_ops, i32);
 int_binary_props!(u32_binary_ops, u32);
 int_binary_props!(i64_binary_ops, i64);
@@ -66,6 +70,49 @@ fn min_divided_by_minus_one_wraps() {
     assert_eq!(run2(&f, i32::MIN, -1).unwrap(), Value::I32(i32::MIN));
     let f = binary_fn("rem", "i64", "i64");
     assert_eq!(run2(&f, i64::MIN, -1i64).unwrap(), Value::I64(0));
+    let f = binary_fn("div", "i8", "i8");
+    assert_eq!(run2(&f, i8::MIN, -1i8).unwrap(), Value::I8(i8::MIN));
+    let f = binary_fn("div", "i16", "i16");
+    assert_eq!(run2(&f, i16::MIN, -1i16).unwrap(), Value::I16(i16::MIN));
+}
+
+/// Narrow integers wrap at their own width, not at 32 bits.
+#[test]
+fn narrow_integers_wrap_at_their_width() {
+    let add = binary_fn("add", "u8", "u8");
+    assert_eq!(run2(&add, 200u8, 100u8).unwrap(), Value::U8(44));
+    let mul = binary_fn("mul", "i8", "i8");
+    assert_eq!(run2(&mul, 100i8, 3i8).unwrap(), Value::I8(44));
+    let sub = binary_fn("sub", "u16", "u16");
+    assert_eq!(run2(&sub, 1u16, 2u16).unwrap(), Value::U16(u16::MAX));
+    let add = binary_fn("add", "i16", "i16");
+    assert_eq!(run2(&add, i16::MAX, 1i16).unwrap(), Value::I16(i16::MIN));
+    let neg = parse("fn f(%0 a: i8) -> i8 { %1: i8 = neg %0; %1 }").unwrap();
+    assert_eq!(
+        run(&neg, vec![Value::I8(i8::MIN)]).unwrap(),
+        Value::I8(i8::MIN)
+    );
+    let abs = parse("fn f(%0 a: i16) -> i16 { %1: i16 = abs %0; %1 }").unwrap();
+    assert_eq!(
+        run(&abs, vec![Value::I16(i16::MIN)]).unwrap(),
+        Value::I16(i16::MIN)
+    );
+    let shl = parse("fn f(%0 a: u8, %1 n: u32) -> u8 { %2: u8 = shl %0, %1; %2 }").unwrap();
+    for n in [0u32, 1, 7, 8, 9, 33] {
+        assert_eq!(
+            run2(&shl, 0x81u8, n).unwrap(),
+            Value::U8(0x81u8.wrapping_shl(n)),
+            "<< {n}"
+        );
+    }
+    let shr = parse("fn f(%0 a: i16, %1 n: i8) -> i16 { %2: i16 = shr %0, %1; %2 }").unwrap();
+    for n in [0i8, 1, 15, 16, 17, -1] {
+        assert_eq!(
+            run2(&shr, -300i16, n).unwrap(),
+            Value::I16((-300i16).wrapping_shr(n as u32)),
+            ">> {n}"
+        );
+    }
 }
 
 /// `x << n` and `x >> n` for amounts of another type, modulo the width like `wrapping_shl`.
@@ -144,6 +191,10 @@ proptest! {
     #[test]
     fn casts_follow_rust(i in any::<i64>(), x in interesting_f32(), y in any::<f64>()) {
         let sources: Vec<(&str, Value)> = vec![
+            ("i8", Value::I8(i as i8)),
+            ("u8", Value::U8(i as u8)),
+            ("i16", Value::I16(i as i16)),
+            ("u16", Value::U16(i as u16)),
             ("i32", Value::I32(i as i32)),
             ("u32", Value::U32(i as u32)),
             ("i64", Value::I64(i)),
@@ -154,12 +205,16 @@ proptest! {
             ("bool", Value::Bool(i % 2 == 0)),
         ];
         for (from, v) in &sources {
-            for to in ["i32", "u32", "i64", "u64", "usize", "f32", "f64"] {
+            for to in ["i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64", "usize", "f32", "f64"] {
                 let f = parse(&format!("fn f(%0 a: {from}) -> {to} {{ %1: {to} = cast %0 as {to}; %1 }}")).unwrap();
                 let got = run(&f, vec![v.clone()]).unwrap();
                 macro_rules! to_rust {
                     ($x:expr) => {
                         match to {
+                            "i8" => Value::I8($x as i8),
+                            "u8" => Value::U8($x as u8),
+                            "i16" => Value::I16($x as i16),
+                            "u16" => Value::U16($x as u16),
                             "i32" => Value::I32($x as i32),
                             "u32" => Value::U32($x as u32),
                             "i64" => Value::I64($x as i64),
@@ -171,6 +226,10 @@ proptest! {
                     };
                 }
                 let want = match v {
+                    Value::I8(a) => to_rust!(*a),
+                    Value::U8(a) => to_rust!(*a),
+                    Value::I16(a) => to_rust!(*a),
+                    Value::U16(a) => to_rust!(*a),
                     Value::I32(a) => to_rust!(*a),
                     Value::U32(a) => to_rust!(*a),
                     Value::I64(a) => to_rust!(*a),
@@ -281,4 +340,38 @@ fn constants_take_their_variable_type() {
             Value::Bool(false)
         ])
     );
+}
+
+#[test]
+fn narrow_constants_take_their_variable_type_and_range() {
+    let f = parse(
+        "fn f() -> (i8, u8, i16, u16) {
+           %0: i8 = const -128
+           %1: u8 = const 255
+           %2: i16 = const -32768
+           %3: u16 = const 65535
+           %4: (i8, u8, i16, u16) = tuple(%0, %1, %2, %3)
+           %4
+         }",
+    )
+    .unwrap();
+    assert_eq!(
+        run(&f, vec![]).unwrap(),
+        Value::Tuple(vec![
+            Value::I8(i8::MIN),
+            Value::U8(u8::MAX),
+            Value::I16(i16::MIN),
+            Value::U16(u16::MAX)
+        ])
+    );
+    for (t, c) in [
+        ("u8", "256"),
+        ("i8", "128"),
+        ("i8", "-129"),
+        ("u16", "65536"),
+        ("i16", "-32769"),
+    ] {
+        let f = parse(&format!("fn f() -> {t} {{ %0: {t} = const {c}; %0 }}")).unwrap();
+        assert!(run(&f, vec![]).is_err(), "{c} as {t} accepted");
+    }
 }

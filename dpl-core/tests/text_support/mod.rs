@@ -39,7 +39,7 @@ impl Gen {
     pub fn ty(&mut self, depth: usize) -> Type {
         match self.rng.below(if depth > 2 { 2 } else { 4 }) {
             0 => Type::Infer,
-            1 => Type::Scalar(Scalar::ALL[self.rng.below(8)]),
+            1 => Type::Scalar(Scalar::ALL[self.rng.below(Scalar::ALL.len())]),
             2 => Type::seq(self.ty(depth + 1)),
             _ => {
                 let n = self.rng.below(3);
@@ -160,7 +160,7 @@ impl Gen {
                 let op = BinOp::ALL[self.rng.below(BinOp::ALL.len())];
                 Expr::Binary(op, self.pick(), self.pick())
             }
-            4 => Expr::Cast(self.pick(), Scalar::ALL[self.rng.below(8)]),
+            4 => Expr::Cast(self.pick(), Scalar::ALL[self.rng.below(Scalar::ALL.len())]),
             5 => {
                 let n = self.rng.below(4);
                 Expr::Tuple(self.picks(n))
