@@ -318,7 +318,7 @@ macro_rules! scalar_elem {
     )*};
 }
 
-scalar_elem!(bool, i32, u32, i64, u64, usize, f32, f64);
+scalar_elem!(bool, i8, u8, i16, u16, i32, u32, i64, u64, usize, f32, f64);
 
 /// Tuple results: each part converted on its own (a part may be left on the device).
 macro_rules! tuples {

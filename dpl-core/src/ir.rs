@@ -232,6 +232,17 @@ impl Scalar {
         Scalar::ALL.into_iter().find(|s| s.name() == name)
     }
 
+    /// The Rust spellings of the scalar types that satisfy `keep`, in declaration order and
+    /// comma-separated (`"i8, u8, ..."`), for messages that list what is allowed.
+    pub fn names_where(keep: impl Fn(Scalar) -> bool) -> String {
+        let names: Vec<&str> = Scalar::ALL
+            .into_iter()
+            .filter(|&s| keep(s))
+            .map(Scalar::name)
+            .collect();
+        names.join(", ")
+    }
+
     /// Signed or unsigned integer (including `usize`).
     pub fn is_int(self) -> bool {
         !matches!(self, Scalar::Bool | Scalar::F32 | Scalar::F64)

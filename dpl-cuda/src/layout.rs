@@ -11,8 +11,8 @@
 //!   of `T`) plus `rows + 1` `usize` row offsets. Sequences as elements have no leaves:
 //!   nesting is only through offsets.
 //! * **Bytes.** Each leaf is stored little-endian at its device width ([`size_of`]):
-//!   `bool` one byte (0 or 1; any nonzero byte reads as `true`), `i32`, `u32` and `f32`
-//!   four, `i64`, `u64`, `f64` and `usize` eight (`usize` is 64-bit on the device, whatever
+//!   `bool` one byte (0 or 1; any nonzero byte reads as `true`), `i8` and `u8` one, `i16`
+//!   and `u16` two, `i32`, `u32` and `f32` four, `i64`, `u64`, `f64` and `usize` eight (`usize` is 64-bit on the device, whatever
 //!   the host's width). Element `i` of a column is at byte `i * size_of(leaf)` from its
 //!   start, and buffers start at least 256-byte aligned (`cuMemAlloc`), so every access is
 //!   naturally aligned. In shared memory a leaf takes a slot of at least a 32-bit word
@@ -31,14 +31,15 @@ use crate::Unsupported;
 /// Size in bytes of one scalar in device memory.
 pub const fn size_of(s: Scalar) -> u64 {
     match s {
-        Scalar::Bool => 1,
+        Scalar::Bool | Scalar::I8 | Scalar::U8 => 1,
+        Scalar::I16 | Scalar::U16 => 2,
         Scalar::I32 | Scalar::U32 | Scalar::F32 => 4,
         Scalar::I64 | Scalar::U64 | Scalar::Usize | Scalar::F64 => 8,
     }
 }
 
 /// Size in bytes of a leaf's slot in the shared-memory arrays of a kernel's tile: its
-/// width, at least a 32-bit word (a `bool` takes a 32-bit slot, so a thread's consecutive
+/// width, at least a 32-bit word (a `bool`, `u8` or `i16` takes a 32-bit slot, so a thread's consecutive
 /// items are a whole number of words apart).
 pub const fn slot_bytes(s: Scalar) -> u32 {
     let b = size_of(s) as u32;
@@ -97,6 +98,10 @@ pub fn assemble(ty: &Type, leaves: &mut impl Iterator<Item = Value>) -> Option<V
 pub fn put_value(v: &Value, col: &mut Vec<u8>) -> bool {
     match *v {
         Value::Bool(x) => x.put_leaf(col),
+        Value::I8(x) => x.put_leaf(col),
+        Value::U8(x) => x.put_leaf(col),
+        Value::I16(x) => x.put_leaf(col),
+        Value::U16(x) => x.put_leaf(col),
         Value::I32(x) => x.put_leaf(col),
         Value::U32(x) => x.put_leaf(col),
         Value::I64(x) => x.put_leaf(col),
@@ -114,6 +119,10 @@ pub fn put_value(v: &Value, col: &mut Vec<u8>) -> bool {
 pub fn get_value(s: Scalar, bytes: &[u8]) -> Value {
     match s {
         Scalar::Bool => Value::Bool(bool::get_leaf(bytes)),
+        Scalar::I8 => Value::I8(i8::get_leaf(bytes)),
+        Scalar::U8 => Value::U8(u8::get_leaf(bytes)),
+        Scalar::I16 => Value::I16(i16::get_leaf(bytes)),
+        Scalar::U16 => Value::U16(u16::get_leaf(bytes)),
         Scalar::I32 => Value::I32(i32::get_leaf(bytes)),
         Scalar::U32 => Value::U32(u32::get_leaf(bytes)),
         Scalar::I64 => Value::I64(i64::get_leaf(bytes)),
@@ -222,6 +231,10 @@ macro_rules! scalars {
 
 scalars! {
     bool => Bool, 1, |x: bool| [u8::from(x)], |b: [u8; 1]| b[0] != 0;
+    i8 => I8, 1, i8::to_le_bytes, i8::from_le_bytes;
+    u8 => U8, 1, u8::to_le_bytes, u8::from_le_bytes;
+    i16 => I16, 2, i16::to_le_bytes, i16::from_le_bytes;
+    u16 => U16, 2, u16::to_le_bytes, u16::from_le_bytes;
     i32 => I32, 4, i32::to_le_bytes, i32::from_le_bytes;
     u32 => U32, 4, u32::to_le_bytes, u32::from_le_bytes;
     i64 => I64, 8, i64::to_le_bytes, i64::from_le_bytes;
@@ -333,6 +346,11 @@ mod tests {
             }
         }
         check(&[true, false, true]);
+        check(&[i8::MIN, -1, 0, i8::MAX]);
+        check(&[u8::MAX, 0, 7]);
+        check(&[i16::MIN, -300, i16::MAX]);
+        check(&[u16::MAX, 1]);
+        check(&[(7u8, (-2i16, 3u16), -5i8), (255, (i16::MIN, 0), i8::MAX)]);
         check(&[i32::MIN, -1, 0, i32::MAX]);
         check(&[u32::MAX, 3]);
         check(&[i64::MIN, 5]);
@@ -352,13 +370,17 @@ mod tests {
         true.put_leaf(&mut col);
         (-2i32).put_leaf(&mut col);
         1.5f64.put_leaf(&mut col);
+        (-2i16).put_leaf(&mut col);
+        0xabu8.put_leaf(&mut col);
         assert_eq!(
             col,
             [
                 [7, 0, 0, 0, 0, 0, 0, 0].as_slice(),
                 &[1],
                 &[0xfe, 0xff, 0xff, 0xff],
-                &1.5f64.to_le_bytes()
+                &1.5f64.to_le_bytes(),
+                &[0xfe, 0xff],
+                &[0xab],
             ]
             .concat()
         );
@@ -371,6 +393,8 @@ mod tests {
         );
         assert!(!put_value(&Value::unit(), &mut col));
         assert_eq!(slot_bytes(Scalar::Bool), 4);
+        assert_eq!(slot_bytes(Scalar::U8), 4);
+        assert_eq!(slot_bytes(Scalar::I16), 4);
         assert_eq!(slot_bytes(Scalar::F64), 8);
     }
 

@@ -188,7 +188,7 @@ macro_rules! exact_by_eq {
         }
     )*};
 }
-exact_by_eq!(bool, i32, u32, i64, u64, usize);
+exact_by_eq!(bool, i8, u8, i16, u16, i32, u32, i64, u64, usize);
 
 impl Exact for f32 {
     fn exact(&self, other: &Self) -> bool {

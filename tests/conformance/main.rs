@@ -20,6 +20,7 @@ mod pipelines;
 mod reductions;
 mod scans;
 mod sequences;
+mod small_ints;
 
 use common::*;
 use dpl::Place;

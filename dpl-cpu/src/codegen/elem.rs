@@ -227,6 +227,10 @@ impl Gen<'_> {
             Const::Int(i) => {
                 use proc_macro2::Literal as L;
                 let lit = match s {
+                    Scalar::I8 => L::i8_suffixed(i as i8),
+                    Scalar::U8 => L::u8_suffixed(i as u8),
+                    Scalar::I16 => L::i16_suffixed(i as i16),
+                    Scalar::U16 => L::u16_suffixed(i as u16),
                     Scalar::I32 => L::i32_suffixed(i as i32),
                     Scalar::U32 => L::u32_suffixed(i as u32),
                     Scalar::I64 => L::i64_suffixed(i as i64),

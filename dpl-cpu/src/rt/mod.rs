@@ -154,7 +154,7 @@ macro_rules! impl_idx {
         }
     )*};
 }
-impl_idx!(i32, u32, i64, u64, usize);
+impl_idx!(i8, u8, i16, u16, i32, u32, i64, u64, usize);
 
 /// `seq[i]` with a bounds check that raises [`Error::IndexOutOfRange`] for `prim`.
 #[inline(always)]

@@ -98,6 +98,10 @@ macro_rules! ord_key {
 // Signed integers: flipping the sign bit maps them in order onto the unsigned range.
 ord_key!(
     bool => 1, |v| u64::from(v);
+    u8 => 1, |v| u64::from(v);
+    i8 => 1, |v| u64::from(v as u8 ^ (1 << 7));
+    u16 => 2, |v| u64::from(v);
+    i16 => 2, |v| u64::from(v as u16 ^ (1 << 15));
     u32 => 4, |v| u64::from(v);
     i32 => 4, |v| u64::from(v as u32 ^ (1 << 31));
     u64 => 8, |v| v;

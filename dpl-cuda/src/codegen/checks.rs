@@ -160,21 +160,16 @@ impl<'f> Gen<'f> {
     /// An index register of any integer type as `u64` (sign-extended when signed, so a
     /// negative index is out of range of every length).
     pub(super) fn widen_index(&mut self, k: &mut Kernel, r: &Reg) -> Reg {
-        match r.ty {
-            Scalar::I32 => {
-                let d = k.reg(Scalar::U64);
-                k.emit(Ins::cvt(Ty::S64, Ty::S32, &d, r));
-                d
-            }
-            Scalar::U32 => {
-                let d = k.reg(Scalar::U64);
-                k.emit(Ins::cvt(Ty::U64, Ty::U32, &d, r));
-                d
-            }
-            _ => Reg {
+        if width(r.ty) == 64 {
+            return Reg {
                 ty: Scalar::U64,
                 ..r.clone()
-            },
+            };
         }
+        // 32-bit registers (the 8- and 16-bit integers among them are held extended).
+        let d = k.reg(Scalar::U64);
+        let wide = if r.ty.is_signed_int() { Ty::S64 } else { Ty::U64 };
+        k.emit(Ins::cvt(wide, arith(r.ty), &d, r));
+        d
     }
 }

@@ -81,6 +81,11 @@ impl Kernel {
         self.ptx.emit(ins)
     }
 
+    /// Wraps an 8- or 16-bit integer at its width (see [`crate::ptx::Kernel::wrap`]).
+    pub(super) fn wrap(&mut self, r: &Reg) {
+        self.ptx.wrap(r)
+    }
+
     /// Places a label here.
     pub(super) fn place(&mut self, label: &Label) {
         self.ptx.place(label)

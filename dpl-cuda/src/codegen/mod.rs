@@ -22,7 +22,7 @@ use dpl_core::ir::*;
 use crate::plan::*;
 use crate::ptx::{
     self, Addr, AtomOp, Cmp, Ins, Label, Reg, Rnd, Shfl, Space, Src, Sreg, Sym, Ty, arith, bits,
-    const_table, mem, size_of, width,
+    const_table, mem, narrow, size_of, width,
 };
 use crate::{GpuProgram, KernelBlock, Unsupported};
 

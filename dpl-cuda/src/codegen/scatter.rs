@@ -52,13 +52,15 @@ impl<'f> Gen<'f> {
         };
         let scheme = op.map(|op| combine_scheme(op, elem_ty, &ls));
         let outs: Vec<u32> = match &scheme {
-            // `bool` leaves combined by atomics on their containing 32-bit word: the buffer
-            // is rounded up to whole words, so that word is always inside the allocation.
+            // `bool`, 8- and 16-bit leaves combined by atomics on their containing 32-bit
+            // word: the buffer is rounded up to whole words, so that word is always inside
+            // the allocation.
             Some(Combine::Atomic(_) | Combine::Cas) => ls
                 .iter()
                 .map(|&l| {
-                    let (elem, count) = if l == Scalar::Bool {
-                        (Scalar::U32, Count::CeilDiv(Box::new(dlen.clone()), 4))
+                    let (elem, count) = if size_of(l) < 4 {
+                        let per_word = 4 / size_of(l);
+                        (Scalar::U32, Count::CeilDiv(Box::new(dlen.clone()), per_word))
                     } else {
                         (l, dlen.clone())
                     };
@@ -178,7 +180,8 @@ impl<'f> Gen<'f> {
         Ok(())
     }
 
-    /// The 32-bit word holding the byte at `addr`, and the byte's bit offset in it.
+    /// The 32-bit word holding the byte (or the aligned 16 bits) at `addr`, and its bit
+    /// offset in it.
     fn byte_in_word(k: &mut Kernel, addr: &Reg) -> (Reg, Reg) {
         let word = k.reg(Scalar::U64);
         k.emit(Ins::and(Ty::B64, &word, addr, -4));
@@ -190,8 +193,9 @@ impl<'f> Gen<'f> {
     }
 
     /// `slot = op(slot, v)` at `addr` by a compare-and-swap loop with the operator
-    /// inline: on the value's own 32/64-bit word, or for a `bool` on the byte inside its
-    /// 32-bit word (the other bytes kept as the swap found them).
+    /// inline: on the value's own 32/64-bit word, or for a `bool` or an 8- or 16-bit
+    /// integer on its bytes inside their 32-bit word (the other bytes kept as the swap
+    /// found them; PTX has no 8- or 16-bit compare-and-swap).
     #[allow(clippy::too_many_arguments)]
     fn cas_combine(
         &mut self,
@@ -201,7 +205,8 @@ impl<'f> Gen<'f> {
         v: &Reg,
         ctx: &Ctx,
     ) -> R<()> {
-        let byte = (v.ty == Scalar::Bool).then(|| Self::byte_in_word(k, addr));
+        let byte = (size_of(v.ty) < 4).then(|| Self::byte_in_word(k, addr));
+        let ones = (1u32 << (8 * size_of(v.ty).min(3))) - 1;
         let raw = if width(v.ty) == 64 {
             Scalar::U64
         } else {
@@ -215,11 +220,15 @@ impl<'f> Gen<'f> {
         k.place(&lp);
         let cur = k.reg(v.ty);
         match &byte {
-            Some((_, shift)) => {
+            Some((_, shift)) if v.ty == Scalar::Bool => {
                 let t = k.reg(Scalar::U32);
                 k.emit(Ins::shr(Ty::B32, &t, &old, shift));
                 k.emit(Ins::and(Ty::B32, &t, &t, 255));
                 k.emit(Ins::setp(Cmp::Ne, Ty::U32, &cur, &t, 0));
+            }
+            Some((_, shift)) => {
+                k.emit(Ins::shr(Ty::B32, &cur, &old, shift));
+                k.wrap(&cur);
             }
             None => k.emit(Ins::mov(b, &cur, &old)),
         }
@@ -231,10 +240,14 @@ impl<'f> Gen<'f> {
         match &byte {
             Some((_, shift)) => {
                 let (keep, put) = (k.reg(Scalar::U32), k.reg(Scalar::U32));
-                k.emit(Ins::shl(Ty::B32, &keep, 255, shift));
+                k.emit(Ins::shl(Ty::B32, &keep, ones, shift));
                 k.emit(Ins::not(Ty::B32, &keep, &keep));
                 k.emit(Ins::and(Ty::B32, &keep, &old, &keep));
-                k.emit(Ins::selp(Ty::U32, &put, 1, 0, &new));
+                if new.ty == Scalar::Bool {
+                    k.emit(Ins::selp(Ty::U32, &put, 1, 0, &new));
+                } else {
+                    k.emit(Ins::and(Ty::B32, &put, &new, ones));
+                }
                 k.emit(Ins::shl(Ty::B32, &put, &put, shift));
                 k.emit(Ins::or(Ty::B32, &nw, &keep, &put));
             }
@@ -336,7 +349,7 @@ enum Combine {
     /// `red.global` per leaf (the operations of [`leaf_atomic`]).
     Atomic(Vec<AtomOp>),
     /// One scalar leaf: a compare-and-swap loop with the operator inline (on the
-    /// containing 32-bit word for a `bool`).
+    /// containing 32-bit word for a `bool` or an 8- or 16-bit integer).
     Cas,
     /// Anything else (tuples with a general operator): the slot's lock, taken with a
     /// compare-and-swap, the leaves read, combined and written while it is held.
@@ -389,6 +402,8 @@ fn leaf_atomic(op: AtomOp, ty: Scalar) -> Option<(AtomOp, Ty)> {
         (And | Min, Scalar::Bool) => Some((And, Ty::B32)),
         (Xor, Scalar::Bool) => Some((Xor, Ty::B32)),
         (_, Scalar::Bool) => None,
+        // No 8- or 16-bit atomics: a compare-and-swap on the containing word instead.
+        (_, s) if size_of(s) < 4 => None,
         (Add, s) if s.is_float() => Some((Add, arith(s))),
         (_, s) if s.is_float() => None,
         (Add, s) => Some((Add, if width(s) == 32 { Ty::U32 } else { Ty::U64 })),

@@ -88,7 +88,8 @@ const RADIX_NOTE: &str =
 /// The unsigned type a key leaf is sorted as, and its number of digits.
 fn key_repr(s: Scalar) -> (Scalar, u32) {
     match s {
-        Scalar::Bool => (Scalar::U32, 1),
+        Scalar::Bool | Scalar::I8 | Scalar::U8 => (Scalar::U32, 1),
+        Scalar::I16 | Scalar::U16 => (Scalar::U32, 2),
         Scalar::I32 | Scalar::U32 | Scalar::F32 => (Scalar::U32, 32 / DIGIT_BITS),
         Scalar::I64 | Scalar::U64 | Scalar::Usize | Scalar::F64 => (Scalar::U64, 64 / DIGIT_BITS),
     }
@@ -474,6 +475,14 @@ impl<'f> Gen<'f> {
                 k.emit(Ins::xor(b, &key, &raw, Src::hex(1 << top)));
                 key
             }
+            Scalar::I8 | Scalar::I16 => {
+                // Sign-extended in 32 bits: the low bits with their own sign bit flipped.
+                let w = 8 * size_of(s) as u32;
+                let key = k.reg(kty);
+                k.emit(Ins::xor(b, &key, &raw, Src::hex(1 << (w - 1))));
+                k.emit(Ins::and(b, &key, &key, Src::hex((1 << w) - 1)));
+                key
+            }
             Scalar::F32 | Scalar::F64 => {
                 // All ones when the sign is set, else the sign bit alone.
                 let mask = k.reg(kty);
@@ -500,6 +509,13 @@ impl<'f> Gen<'f> {
                 let x = k.reg(key.ty);
                 k.emit(Ins::xor(b, &x, key, Src::hex(1 << top)));
                 x
+            }
+            Scalar::I8 | Scalar::I16 => {
+                let x = k.reg(s);
+                let sign = 1u64 << (8 * size_of(s) - 1);
+                k.emit(Ins::xor(b, &x, key, Src::hex(sign)));
+                k.wrap(&x);
+                return x;
             }
             Scalar::F32 | Scalar::F64 => {
                 // A set top bit was a positive value (flip the sign bit back), a clear one

@@ -4,13 +4,14 @@ use std::fmt::Write as _;
 
 use dpl_core::ir::Scalar;
 
-use super::{Cmp, Ins, Label, Reg, Space, Sym, Ty, mem};
+use super::{Cmp, Ins, Label, Reg, Space, Sym, Ty, arith, mem, narrow};
 use crate::plan::KArg;
 
 /// Register class index and prefix.
 fn class(s: Scalar) -> (usize, &'static str) {
     match s {
         Scalar::Bool => (0, "%p"),
+        Scalar::I8 | Scalar::U8 | Scalar::I16 | Scalar::U16 => (1, "%r"),
         Scalar::I32 | Scalar::U32 => (1, "%r"),
         Scalar::I64 | Scalar::U64 | Scalar::Usize => (2, "%rd"),
         Scalar::F32 => (3, "%f"),
@@ -63,6 +64,15 @@ impl Kernel {
         }
     }
 
+    /// Wraps an 8- or 16-bit integer held in a 32-bit register at its width after an
+    /// operation that may carry past it (`cvt.s32.s8 r, r` and the like: the register's
+    /// low bits re-extended, see [`narrow`]); nothing for the other types.
+    pub fn wrap(&mut self, r: &Reg) {
+        if let Some(t) = narrow(r.ty) {
+            self.emit(Ins::cvt(arith(r.ty), t, r, r));
+        }
+    }
+
     /// A fresh label.
     pub fn label(&mut self) -> Label {
         self.labels += 1;
@@ -88,10 +98,12 @@ impl Kernel {
     }
 
     /// Declares a parameter passed as `arg` and loads it into a register of type `ty`
-    /// (`bool` is passed as a `.u32` and turned into a predicate).
+    /// (`bool` is passed as a `.u32` and turned into a predicate, an 8- or 16-bit integer
+    /// as a `.s32`/`.u32` already extended to 32 bits).
     pub fn param(&mut self, ty: Scalar, arg: KArg) -> Reg {
         let pty = match ty {
             Scalar::Bool => Ty::U32,
+            s if narrow(s).is_some() => arith(s),
             s => mem(s),
         };
         let pname = self.declare(pty, arg);

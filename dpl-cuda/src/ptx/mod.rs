@@ -53,7 +53,7 @@ pub(crate) use f64::F64;
 pub(crate) use ins::{AtomOp, Cmp, Ins, Rnd, Shfl, Space};
 pub(crate) use kernel::Kernel;
 pub(crate) use operand::{Addr, Label, Reg, Src, Sreg, Sym};
-pub(crate) use ty::{Ty, arith, bits, mem, width};
+pub(crate) use ty::{Ty, arith, bits, mem, narrow, width};
 
 /// The module-scope declaration of a constant table of 64-bit words, `.const .align 8
 /// .u64 name[n] = {...};`.

@@ -8,8 +8,14 @@ spelled! {
     pub(crate) enum Ty {
         /// A predicate.
         Pred = "pred",
-        /// An unsigned byte (memory only).
+        /// An unsigned byte (memory and conversions only: PTX has no 8-bit registers).
         U8 = "u8",
+        /// A signed byte (memory and conversions only).
+        S8 = "s8",
+        /// Unsigned 16 bits (memory and conversions only: dpl keeps them in 32-bit registers).
+        U16 = "u16",
+        /// Signed 16 bits (memory and conversions only).
+        S16 = "s16",
         /// Untyped 32 bits.
         B32 = "b32",
         /// Untyped 64 bits.
@@ -30,12 +36,13 @@ spelled! {
 }
 
 /// The type of arithmetic and comparisons on `s`: `s32`, `u64`, `f32`, ... (`pred` for
-/// `bool`).
+/// `bool`). The 8- and 16-bit integers live in 32-bit registers, sign- or zero-extended
+/// (see [`narrow`]), so they compute as `s32` and `u32`.
 pub(crate) fn arith(s: Scalar) -> Ty {
     match s {
         Scalar::Bool => Ty::Pred,
-        Scalar::I32 => Ty::S32,
-        Scalar::U32 => Ty::U32,
+        Scalar::I8 | Scalar::I16 | Scalar::I32 => Ty::S32,
+        Scalar::U8 | Scalar::U16 | Scalar::U32 => Ty::U32,
         Scalar::I64 => Ty::S64,
         Scalar::U64 | Scalar::Usize => Ty::U64,
         Scalar::F32 => Ty::F32,
@@ -47,24 +54,40 @@ pub(crate) fn arith(s: Scalar) -> Ty {
 pub(crate) fn bits(s: Scalar) -> Ty {
     match s {
         Scalar::Bool => Ty::Pred,
+        Scalar::I8 | Scalar::U8 | Scalar::I16 | Scalar::U16 => Ty::B32,
         Scalar::I32 | Scalar::U32 | Scalar::F32 => Ty::B32,
         Scalar::I64 | Scalar::U64 | Scalar::Usize | Scalar::F64 => Ty::B64,
     }
 }
 
-/// Width in bits of the register class (`bool` counts as 1).
+/// Width in bits of the register class (`bool` counts as 1; the 8- and 16-bit integers
+/// are held in 32-bit registers).
 pub(crate) fn width(s: Scalar) -> u32 {
     match s {
         Scalar::Bool => 1,
-        Scalar::I32 | Scalar::U32 | Scalar::F32 => 32,
-        _ => 64,
+        Scalar::I64 | Scalar::U64 | Scalar::Usize | Scalar::F64 => 64,
+        _ => 32,
     }
 }
 
-/// The type used in memory (loads, stores, buffers): `bool` is one byte.
+/// The memory type of an 8- or 16-bit integer (`s8`, `u8`, `s16`, `u16`), held in a 32-bit
+/// register sign-extended (signed) or zero-extended (unsigned) to 32 bits at all times:
+/// loads (`ld.s8` into a 32-bit register extends) and [`arith`] comparisons, shifts right,
+/// remainders and bitwise operations keep that form; an operation that may carry past the
+/// width (`+ - * /`, `<<`, `!`, negation, `abs`, a cast) is followed by `cvt.s32.s8`-style re-extension,
+/// which wraps the result at the type's width. `None` for the other types.
+pub(crate) fn narrow(s: Scalar) -> Option<Ty> {
+    matches!(s, Scalar::I8 | Scalar::U8 | Scalar::I16 | Scalar::U16).then(|| mem(s))
+}
+
+/// The type used in memory (loads, stores, buffers): `bool` is one byte, the 8- and 16-bit
+/// integers their own width.
 pub(crate) fn mem(s: Scalar) -> Ty {
     match s {
-        Scalar::Bool => Ty::U8,
+        Scalar::Bool | Scalar::U8 => Ty::U8,
+        Scalar::I8 => Ty::S8,
+        Scalar::I16 => Ty::S16,
+        Scalar::U16 => Ty::U16,
         Scalar::I32 | Scalar::U32 => Ty::U32,
         Scalar::I64 | Scalar::U64 | Scalar::Usize => Ty::U64,
         Scalar::F32 => Ty::F32,

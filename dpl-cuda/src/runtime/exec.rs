@@ -581,6 +581,11 @@ impl<D: Driver> Exec<'_, D> {
                         (Scalar::F64, Value::F64(x)) => LaunchArg::F64(x),
                         (Scalar::I32, Value::I32(x)) => LaunchArg::U32(x as u32),
                         (Scalar::U32, Value::U32(x)) => LaunchArg::U32(x),
+                        // Extended to 32 bits as the kernel holds them (`ptx::narrow`).
+                        (Scalar::I8, Value::I8(x)) => LaunchArg::U32(i32::from(x) as u32),
+                        (Scalar::U8, Value::U8(x)) => LaunchArg::U32(x.into()),
+                        (Scalar::I16, Value::I16(x)) => LaunchArg::U32(i32::from(x) as u32),
+                        (Scalar::U16, Value::U16(x)) => LaunchArg::U32(x.into()),
                         (_, v) => LaunchArg::U64(as_u64(&v)?),
                     }
                 }

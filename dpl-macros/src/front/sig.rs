@@ -68,7 +68,10 @@ pub struct RetSig {
     pub result: bool,
 }
 
-const SCALARS: &str = "f32, f64, i32, u32, i64, u64, usize, bool";
+/// Every scalar type, for messages that list what is allowed.
+fn scalars() -> String {
+    Scalar::names_where(|_| true)
+}
 
 /// Strips parentheses and invisible groups around a type.
 fn peel(mut ty: &syn::Type) -> &syn::Type {
@@ -167,7 +170,7 @@ fn elem_type(ty: &syn::Type, errors: &mut Errors) -> Option<Type> {
                 None => {
                     errors.at(
                         e,
-                        format!("tuple elements of a sequence must be scalars ({SCALARS})"),
+                        format!("tuple elements of a sequence must be scalars ({})", scalars()),
                     );
                     ok = false;
                 }
@@ -178,7 +181,7 @@ fn elem_type(ty: &syn::Type, errors: &mut Errors) -> Option<Type> {
     errors.at(
         ty,
         format!(
-            "unsupported element type; allowed: a scalar ({SCALARS}) or a tuple of scalars (use Nested<T> for sequences of sequences)"
+            "unsupported element type; allowed: a scalar ({}) or a tuple of scalars (use Nested<T> for sequences of sequences)", scalars()
         ),
     );
     None
@@ -377,7 +380,7 @@ pub(crate) fn annotation(ty: &syn::Type, errors: &mut Errors) -> Type {
                 errors.at(
                     ty,
                     format!(
-                        "unsupported type; allowed: {SCALARS}, tuples, &[T], Vec<T>, Nested<T>, Matrix<T>, Seq<T> and `_`"
+                        "unsupported type; allowed: {}, tuples, &[T], Vec<T>, Nested<T>, Matrix<T>, Seq<T> and `_`", scalars()
                     ),
                 );
                 Type::Infer

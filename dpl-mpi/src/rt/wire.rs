@@ -38,7 +38,7 @@ macro_rules! scalar_wire {
         }
     )*};
 }
-scalar_wire!(i32, u32, i64, u64, usize, f32, f64);
+scalar_wire!(i8, u8, i16, u16, i32, u32, i64, u64, usize, f32, f64);
 
 impl Wire for bool {
     const BYTES: usize = 1;
@@ -171,5 +171,9 @@ mod tests {
         assert_eq!(values_of::<u32>(&bytes_of(&zs)), zs);
         let bs = [true, false, true];
         assert_eq!(values_of::<bool>(&bytes_of(&bs)), bs);
+        let narrow = [(-3i8, 250u8, i16::MIN, 65535u16), (i8::MAX, 0, 7, 1)];
+        assert_eq!(values_of::<(i8, u8, i16, u16)>(&bytes_of(&narrow)), narrow);
+        let pixels = [0u8, 255, 17];
+        assert_eq!(values_of::<u8>(&bytes_of(&pixels)), pixels);
     }
 }

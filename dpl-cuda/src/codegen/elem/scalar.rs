@@ -38,6 +38,7 @@ impl<'f> Gen<'f> {
                 k.emit(Ins::neg(t, &r, x))
             }
         }
+        k.wrap(&r);
         r
     }
 
@@ -126,7 +127,7 @@ impl<'f> Gen<'f> {
                 } else {
                     k.emit(Ins::mov(Ty::B32, &amt, b));
                 }
-                k.emit(Ins::and(Ty::B32, &amt, &amt, width(s) - 1));
+                k.emit(Ins::and(Ty::B32, &amt, &amt, 8 * size_of(s) as u32 - 1));
                 if op == Shl {
                     k.emit(Ins::shl(bt, &r, a, &amt));
                 } else {
@@ -177,6 +178,9 @@ impl<'f> Gen<'f> {
             }
             _ => return unsupported(format!("`{}` on integers", op.symbol())),
         }
+        if matches!(op, Add | Sub | Mul | Shl | Div) {
+            k.wrap(&r);
+        }
         Ok(r)
     }
 
@@ -201,21 +205,30 @@ impl<'f> Gen<'f> {
                 k.emit(Ins::setp(Cmp::Neu, arith(f), &r, x, Src::float(f, 0.0)))
             }
             (f, Scalar::Bool) => k.emit(Ins::setp(Cmp::Ne, arith(f), &r, x, 0)),
-            (f, t) if f.is_int() && t.is_int() => match (width(f), width(t)) {
-                (a, b) if a == b => k.emit(Ins::mov(bits(t), &r, x)),
-                (32, 64) => k.emit(Ins::cvt(
-                    if f.is_signed_int() { Ty::S64 } else { Ty::U64 },
-                    arith(f),
-                    &r,
-                    x,
-                )),
-                _ => k.emit(Ins::cvt(Ty::U32, Ty::U64, &r, x)),
-            },
+            (f, t) if f.is_int() && t.is_int() => {
+                match (width(f), width(t)) {
+                    (a, b) if a == b => k.emit(Ins::mov(bits(t), &r, x)),
+                    (32, 64) => k.emit(Ins::cvt(
+                        if f.is_signed_int() { Ty::S64 } else { Ty::U64 },
+                        arith(f),
+                        &r,
+                        x,
+                    )),
+                    _ => k.emit(Ins::cvt(Ty::U32, Ty::U64, &r, x)),
+                }
+                k.wrap(&r);
+            }
             (f, t) if f.is_int() => k.emit(Ins::cvt_rnd(Rnd::Rn, arith(t), arith(f), &r, x)),
             (f, t) if t.is_int() => {
                 // Rust's `as` gives 0 for NaN; an H100 gives `i32::MIN` for an `f64` NaN
                 // converted to `s32` (seen on the device machine), so NaN is set apart.
                 k.emit(Ins::cvt_rnd(Rnd::RziSat, arith(t), arith(f), &r, x));
+                if narrow(t).is_some() {
+                    // Saturated to 32 bits, then to the type's own range.
+                    let (lo, hi) = t.int_range();
+                    k.emit(Ins::max(arith(t), &r, &r, lo as i64));
+                    k.emit(Ins::min(arith(t), &r, &r, hi as i64));
+                }
                 let nan = k.reg(Scalar::Bool);
                 k.emit(Ins::setp(Cmp::Nan, arith(f), &nan, x, x));
                 k.emit(Ins::mov(bits(t), &r, 0).when(&nan));
@@ -239,7 +252,10 @@ impl<'f> Gen<'f> {
         let r = k.reg(s);
         if !s.is_float() {
             match m {
-                Abs if s.is_signed_int() => k.emit(Ins::abs(t, &r, x)),
+                Abs if s.is_signed_int() => {
+                    k.emit(Ins::abs(t, &r, x));
+                    k.wrap(&r);
+                }
                 Abs => Self::mov(k, &r, x),
                 Min => k.emit(Ins::min(t, &r, x, &xs[1])),
                 Max => k.emit(Ins::max(t, &r, x, &xs[1])),

@@ -48,7 +48,10 @@ impl Lowerer<'_> {
                 match sig::scalar_of(&c.ty) {
                     Some(Scalar::Bool) => self.fail(&c.ty, "cannot cast to `bool`: compare instead, such as `x != 0`"),
                     Some(s) => self.emit("cast", Type::Scalar(s), Expr::Cast(v, s), cheap_span(e)),
-                    None => self.fail(&c.ty, "`as` converts between scalar types only: f32, f64, i32, u32, i64, u64, usize"),
+                    None => {
+                        let allowed = Scalar::names_where(|s| s != Scalar::Bool);
+                        self.fail(&c.ty, format!("`as` converts between scalar types only: {allowed}"))
+                    }
                 }
             }
             E::Index(i) => {
@@ -115,7 +118,8 @@ impl Lowerer<'_> {
                     s => match Scalar::from_name(s) {
                         Some(sc) if sc.is_int() => Some(sc),
                         _ => {
-                            return self.fail(lit, format!("unsupported literal suffix `{s}`; allowed: i32, u32, i64, u64, usize, f32, f64"));
+                            let allowed = Scalar::names_where(|s| s != Scalar::Bool);
+                            return self.fail(lit, format!("unsupported literal suffix `{s}`; allowed: {allowed}"));
                         }
                     },
                 };

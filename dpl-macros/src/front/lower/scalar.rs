@@ -48,7 +48,8 @@ impl ScalarFn {
                 Some(format!("`{}` is only defined for f32 and f64", m.name()))
             }
             ScalarFn::Math(MathFn::Abs) if !(ty.is_float() || ty.is_signed_int()) => {
-                Some("`abs` is only defined for f32, f64, i32 and i64".to_string())
+                let allowed = Scalar::names_where(|s| s.is_float() || s.is_signed_int());
+                Some(format!("`abs` is only defined for {allowed}"))
             }
             ScalarFn::Math(MathFn::Min | MathFn::Max) if ty == Scalar::Bool => {
                 Some("`min` and `max` are not defined for bool".to_string())
@@ -117,6 +118,10 @@ fn scalar_const(s: Scalar, name: &str) -> Option<Const> {
     match s {
         Scalar::F32 => float!(f32),
         Scalar::F64 => float!(f64),
+        Scalar::I8 => int!(i8),
+        Scalar::U8 => int!(u8),
+        Scalar::I16 => int!(i16),
+        Scalar::U16 => int!(u16),
         Scalar::I32 => int!(i32),
         Scalar::U32 => int!(u32),
         Scalar::I64 => int!(i64),
