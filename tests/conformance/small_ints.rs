@@ -494,3 +494,47 @@ on_every_place!(
     mixed_tuples,
     nested_rows,
 );
+
+/// Every program above runs on the GPU places as PTX (none falls back to the CPU), and
+/// 8- and 16-bit sequences are read and written at their own width (`ld.global.u8`, ...),
+/// not widened in memory, so a warp's loads of consecutive elements stay coalesced.
+#[cfg(feature = "sim")]
+#[test]
+fn every_program_compiles_to_ptx_with_narrow_accesses() {
+    let all = [
+        ("wrap_u8", dpl::inspect!(prog::wrap_u8)),
+        ("wrap_i8", dpl::inspect!(prog::wrap_i8)),
+        ("wrap_i16", dpl::inspect!(prog::wrap_i16)),
+        ("wrap_u16", dpl::inspect!(prog::wrap_u16)),
+        ("casts_down", dpl::inspect!(prog::casts_down)),
+        ("casts_up", dpl::inspect!(prog::casts_up)),
+        ("casts_across", dpl::inspect!(prog::casts_across)),
+        ("reductions", dpl::inspect!(prog::reductions)),
+        ("scans", dpl::inspect!(prog::scans)),
+        ("sort_i8", dpl::inspect!(prog::sort_i8)),
+        ("sort_u8", dpl::inspect!(prog::sort_u8)),
+        ("sort_i16", dpl::inspect!(prog::sort_i16)),
+        ("sort_by_i16_key", dpl::inspect!(prog::sort_by_i16_key)),
+        ("sort_pairs", dpl::inspect!(prog::sort_pairs)),
+        ("filters", dpl::inspect!(prog::filters)),
+        ("histogram", dpl::inspect!(prog::histogram)),
+        ("narrow_slots", dpl::inspect!(prog::narrow_slots)),
+        ("narrow_pair_slots", dpl::inspect!(prog::narrow_pair_slots)),
+        ("gathers", dpl::inspect!(prog::gathers)),
+        ("mixed_tuples", dpl::inspect!(prog::mixed_tuples)),
+        ("row_sums", dpl::inspect!(prog::row_sums)),
+        ("negate_rows", dpl::inspect!(prog::negate_rows)),
+    ];
+    for (name, i) in &all {
+        assert_eq!(i.gpu_not_compiled, "", "{name} does not compile to PTX");
+        assert!(!i.ptx.is_empty(), "{name}: no PTX");
+    }
+    let ptx = |name: &str| all.iter().find(|(n, _)| *n == name).unwrap().1.ptx;
+    assert!(ptx("histogram").contains("ld.global.u8"));
+    assert!(ptx("wrap_i8").contains("ld.global.s8"));
+    assert!(ptx("wrap_i8").contains("st.global.s8"));
+    assert!(ptx("wrap_i16").contains("ld.global.s16"));
+    assert!(ptx("wrap_u16").contains("st.global.u16"));
+    // Wrapping at the type's width after an addition.
+    assert!(ptx("wrap_u8").contains("cvt.u32.u8"));
+}

@@ -244,9 +244,13 @@ fn annotations_and_suffixes_set_types() {
             let four = 4u32;
             let five = 5f32;
             let big = -9223372036854775808i64;
+            let byte = 255u8;
+            let small = -128i8;
+            let half = -32768i16;
+            let word: u16 = 65535;
             let s = sum(map(|v: &f32| *v + one, x));
             let t: (f32, usize) = (s, len(x));
-            let _ = (two, three, four, five, big);
+            let _ = (two, three, four, five, big, byte, small, half, word);
             t.0
         }
     });
@@ -257,6 +261,10 @@ fn annotations_and_suffixes_set_types() {
     assert_eq!(ty(f, "four"), Type::Scalar(Scalar::U32));
     assert_eq!(ty(f, "five"), Type::Scalar(Scalar::F32));
     assert_eq!(ty(f, "big"), Type::Scalar(Scalar::I64));
+    assert_eq!(ty(f, "byte"), Type::Scalar(Scalar::U8));
+    assert_eq!(ty(f, "small"), Type::Scalar(Scalar::I8));
+    assert_eq!(ty(f, "half"), Type::Scalar(Scalar::I16));
+    assert_eq!(ty(f, "word"), Type::Scalar(Scalar::U16));
     assert_eq!(
         ty(f, "v"),
         Type::Scalar(Scalar::F32),
@@ -807,7 +815,10 @@ fn literal_errors() {
         fn f(x: &[f32]) -> f32 {
             let a = 300000000000i32;
             let b = -1u32;
-            let c = 1u8;
+            let c = 1u128;
+            let c2 = 256u8;
+            let c3 = -129i8;
+            let c4 = 65536u16;
             let d = "s";
             let e = 'c';
             let g = 1e39f32;
@@ -819,7 +830,10 @@ fn literal_errors() {
     for needle in [
         "literal out of range for `i32`",
         "literal out of range for `u32`",
-        "unsupported literal suffix `u8`",
+        "unsupported literal suffix `u128`",
+        "literal out of range for `u8`",
+        "literal out of range for `i8`",
+        "literal out of range for `u16`",
         "string, character and byte literals are not supported",
         "floating-point literal out of range",
         "array expressions are not supported",
@@ -1018,4 +1032,47 @@ fn stencil_errors() {
     ] {
         assert!(has(&e, needle), "missing {needle:?} in {e:#?}");
     }
+}
+
+/// An unsuffixed literal takes the 8- or 16-bit type its context asks for, and one that
+/// does not fit that type is an error at the literal after inference.
+#[test]
+fn unsuffixed_literals_take_narrow_types() {
+    let l = lower(parse_quote! {
+        fn f(x: &[u8], y: &[i16]) -> (Vec<u8>, Vec<i16>) {
+            (map(|v| v * 3 + 250, x), map(|w| w - 32767, y))
+        }
+    });
+    let typed = typecheck(&l);
+    let consts: Vec<Type> = typed
+        .vars
+        .iter()
+        .filter(|(v, _)| {
+            let mut is_const = false;
+            typed.body.walk(&mut |s| {
+                is_const |= s.var == *v && matches!(s.expr, Expr::Const(_));
+            });
+            is_const
+        })
+        .map(|(_, var)| var.ty.clone())
+        .collect();
+    assert_eq!(
+        consts,
+        vec![
+            Type::Scalar(Scalar::U8),
+            Type::Scalar(Scalar::U8),
+            Type::Scalar(Scalar::I16)
+        ]
+    );
+    let l = lower(parse_quote! {
+        fn g(x: &[u8]) -> Vec<u8> {
+            map(|v| v + 256, x)
+        }
+    });
+    let mut typed = l.func.clone();
+    let e = dpl_core::typeck::infer(&mut typed)
+        .err()
+        .map(|e| format!("{e:?}"))
+        .unwrap_or_default();
+    assert!(e.contains("`256` is above `u8::MAX`"), "{e}");
 }
