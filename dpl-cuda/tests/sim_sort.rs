@@ -67,6 +67,10 @@ fn bits(v: &Value) -> Vec<u64> {
         Value::F32(x) => vec![u64::from(x.to_bits())],
         Value::F64(x) => vec![x.to_bits()],
         Value::Bool(b) => vec![u64::from(*b)],
+        Value::I8(x) => vec![*x as u64],
+        Value::U8(x) => vec![u64::from(*x)],
+        Value::I16(x) => vec![*x as u64],
+        Value::U16(x) => vec![u64::from(*x)],
         Value::I32(x) => vec![*x as u64],
         Value::U32(x) => vec![u64::from(*x)],
         Value::I64(x) => vec![*x as u64],
@@ -108,6 +112,20 @@ fn values(ty: &str, n: usize, seed: u64, dups: bool) -> Vec<Value> {
                     _ => raw as i32,
                 }),
                 "u32" => Value::U32(if pick == 0 { u32::MAX } else { raw as u32 }),
+                "i8" => Value::I8(match pick {
+                    0 => i8::MIN,
+                    1 => i8::MAX,
+                    _ if dups => raw as i8 - 3,
+                    _ => raw as i8,
+                }),
+                "u8" => Value::U8(if pick == 0 { u8::MAX } else { raw as u8 }),
+                "i16" => Value::I16(match pick {
+                    0 => i16::MIN,
+                    1 => i16::MAX,
+                    _ if dups => raw as i16 - 3,
+                    _ => raw as i16,
+                }),
+                "u16" => Value::U16(if pick == 0 { u16::MAX } else { raw as u16 }),
                 "i64" => Value::I64(match pick {
                     0 => i64::MIN,
                     1 => i64::MAX,
@@ -149,6 +167,10 @@ fn order(a: &Value, b: &Value) -> Ordering {
         (Value::F32(x), Value::F32(y)) => x.total_cmp(y),
         (Value::F64(x), Value::F64(y)) => x.total_cmp(y),
         (Value::Bool(x), Value::Bool(y)) => x.cmp(y),
+        (Value::I8(x), Value::I8(y)) => x.cmp(y),
+        (Value::U8(x), Value::U8(y)) => x.cmp(y),
+        (Value::I16(x), Value::I16(y)) => x.cmp(y),
+        (Value::U16(x), Value::U16(y)) => x.cmp(y),
         (Value::I32(x), Value::I32(y)) => x.cmp(y),
         (Value::U32(x), Value::U32(y)) => x.cmp(y),
         (Value::I64(x), Value::I64(y)) => x.cmp(y),
@@ -166,7 +188,9 @@ fn order(a: &Value, b: &Value) -> Ordering {
 
 #[test]
 fn every_scalar_type() {
-    for ty in ["bool", "i32", "u32", "i64", "u64", "usize", "f32", "f64"] {
+    for ty in [
+        "bool", "i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64", "usize", "f32", "f64",
+    ] {
         let (_, p) = program(&sort_src(ty));
         for n in SIZES {
             for dups in [false, true] {
@@ -192,7 +216,9 @@ fn seq_of(xs: Vec<Value>) -> Value {
 /// duplicates: the values of equal keys come out in index order.
 #[test]
 fn stable_by_key() {
-    for ty in ["bool", "i32", "u32", "i64", "u64", "usize", "f32", "f64"] {
+    for ty in [
+        "bool", "i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64", "usize", "f32", "f64",
+    ] {
         let src = format!(
             "fn by_key($k: [{ty}], $v: [u64]) -> [u64] {{\n  $s: [u64] = sort_by_key($k, $v)\n  $s\n}}"
         );

@@ -25,7 +25,11 @@ mod prog {
 
     #[parallel]
     pub fn wrap_i16(x: &[i16], y: &[i16], k: i16) -> Vec<i16> {
-        map(|a, b| (a * a + b * k) % 1000i16 - (a << 11) + b.max(a), x, y)
+        map(
+            |a, b| (a * a + b * k) % 1000i16 - (a << 11) + b.max(a),
+            x,
+            y,
+        )
     }
 
     #[parallel]
@@ -188,11 +192,7 @@ mod prog {
     #[parallel]
     pub fn mixed_tuples(a: &[u8], b: &[i16], c: &[u16]) -> (Vec<(i16, u16, u8)>, (u8, i16)) {
         let t = map(|x, y, z| (x as i16 + y, z, x ^ 1u8), a, b, c);
-        let s = reduce(
-            |p, q| (p.0 + q.0, p.1 + q.1),
-            zip(a, b),
-            (0u8, 0i16),
-        );
+        let s = reduce(|p, q| (p.0 + q.0, p.1 + q.1), zip(a, b), (0u8, 0i16));
         (t, s)
     }
 
@@ -209,7 +209,9 @@ mod prog {
 
 /// `n` values spread over every bit pattern, with the edges (0, MIN, MAX, -1) often.
 fn i8s(rng: &mut Rng, n: usize) -> Vec<i8> {
-    rng.vec(n, |r| r.edgy(&[0, 1, -1, i8::MIN, i8::MAX], |r| r.u64() as i8))
+    rng.vec(n, |r| {
+        r.edgy(&[0, 1, -1, i8::MIN, i8::MAX], |r| r.u64() as i8)
+    })
 }
 
 fn u8s(rng: &mut Rng, n: usize) -> Vec<u8> {
@@ -217,7 +219,9 @@ fn u8s(rng: &mut Rng, n: usize) -> Vec<u8> {
 }
 
 fn i16s(rng: &mut Rng, n: usize) -> Vec<i16> {
-    rng.vec(n, |r| r.edgy(&[0, 1, -1, i16::MIN, i16::MAX], |r| r.u64() as i16))
+    rng.vec(n, |r| {
+        r.edgy(&[0, 1, -1, i16::MIN, i16::MAX], |r| r.u64() as i16)
+    })
 }
 
 fn u16s(rng: &mut Rng, n: usize) -> Vec<u16> {
@@ -272,7 +276,15 @@ fn casts(place: Place) {
                 r.u64() as i64 >> r.below(60)
             })
         });
-        let specials = [f32::NAN, f32::INFINITY, -f32::INFINITY, -0.5, 255.9, 256.0, -129.0];
+        let specials = [
+            f32::NAN,
+            f32::INFINITY,
+            -f32::INFINITY,
+            -0.5,
+            255.9,
+            256.0,
+            -129.0,
+        ];
         let f: Vec<f32> = rng.vec(n, |r| r.edgy(&specials, |r| r.f32_in(-70000.0, 70000.0)));
         let dspecials = [f64::NAN, -1.0, 255.5, 1e300, -32768.7, 32767.99];
         let d: Vec<f64> = rng.vec(n, |r| r.edgy(&dspecials, |r| r.f64_in(-1e5, 1e5)));
@@ -384,7 +396,10 @@ fn filters(place: Place) {
         let (a, b) = (i8s(rng, n), u16s(rng, n));
         let want = (
             a.iter().copied().filter(|&v| v < 0).collect::<Vec<_>>(),
-            b.iter().copied().filter(|&v| v % 3 == 0).collect::<Vec<_>>(),
+            b.iter()
+                .copied()
+                .filter(|&v| v % 3 == 0)
+                .collect::<Vec<_>>(),
         );
         assert_eq!(prog::filters(&a, &b), want, "filters");
     });

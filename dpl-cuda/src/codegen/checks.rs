@@ -168,7 +168,11 @@ impl<'f> Gen<'f> {
         }
         // 32-bit registers (the 8- and 16-bit integers among them are held extended).
         let d = k.reg(Scalar::U64);
-        let wide = if r.ty.is_signed_int() { Ty::S64 } else { Ty::U64 };
+        let wide = if r.ty.is_signed_int() {
+            Ty::S64
+        } else {
+            Ty::U64
+        };
         k.emit(Ins::cvt(wide, arith(r.ty), &d, r));
         d
     }

@@ -60,7 +60,10 @@ impl<'f> Gen<'f> {
                 .map(|&l| {
                     let (elem, count) = if size_of(l) < 4 {
                         let per_word = 4 / size_of(l);
-                        (Scalar::U32, Count::CeilDiv(Box::new(dlen.clone()), per_word))
+                        (
+                            Scalar::U32,
+                            Count::CeilDiv(Box::new(dlen.clone()), per_word),
+                        )
                     } else {
                         (l, dlen.clone())
                     };

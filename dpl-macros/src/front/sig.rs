@@ -170,7 +170,10 @@ fn elem_type(ty: &syn::Type, errors: &mut Errors) -> Option<Type> {
                 None => {
                     errors.at(
                         e,
-                        format!("tuple elements of a sequence must be scalars ({})", scalars()),
+                        format!(
+                            "tuple elements of a sequence must be scalars ({})",
+                            scalars()
+                        ),
                     );
                     ok = false;
                 }
