@@ -13,6 +13,7 @@ mod flat;
 mod harness;
 mod indexed;
 mod nested;
+mod small_ints;
 mod sorting;
 
 use harness::Env;
@@ -33,6 +34,7 @@ fn main() {
         sorting::CASES,
         nested::CASES,
         errors::CASES,
+        small_ints::CASES,
     ]
     .concat();
     let mut ran = 0;
