@@ -205,6 +205,16 @@ mod prog {
     pub fn negate_rows(rows: &Nested<i8>, k: i8) -> Nested<i8> {
         map(|r| map(|v| k - v, r), rows)
     }
+
+    #[parallel]
+    pub fn brighten(x: &Seq<u8>, k: u8) -> Seq<u8> {
+        map(|v| if v > 255u8 - k { 255u8 } else { v + k }, x)
+    }
+
+    #[parallel]
+    pub fn row_max(m: &Matrix<i16>) -> Vec<i16> {
+        map(|r| reduce(|a, b| a.max(b), r, i16::MIN), m)
+    }
 }
 
 /// `n` values spread over every bit pattern, with the edges (0, MIN, MAX, -1) often.
@@ -497,7 +507,39 @@ fn nested_rows(place: Place) {
     });
 }
 
+/// `Seq<u8>` results passed on to the next call (on the GPU places they stay on the
+/// device in between) and the rows of a `Matrix<i16>`, in both layouts.
+fn seq_and_matrix(place: Place) {
+    each_size(place, &SMALL_SIZES, |n, rng| {
+        let x = u8s(rng, n);
+        let once = prog::brighten(&dpl::Seq::from(x.clone()), 30);
+        let twice = prog::brighten(&once, 100);
+        let want: Vec<u8> = x
+            .iter()
+            .map(|&v| v.saturating_add(30).saturating_add(100))
+            .collect();
+        assert_same(&twice.to_vec(), &want, "brighten twice");
+        let cols = 5;
+        let data = i16s(rng, n * cols);
+        let want: Vec<i16> = data
+            .chunks(cols)
+            .map(|r| r.iter().copied().fold(i16::MIN, i16::max))
+            .collect();
+        let m = dpl::Matrix::row_major(n, cols, data.clone()).unwrap();
+        assert_same(&prog::row_max(&m), &want, "row_max row-major");
+        let mut cm = vec![0i16; n * cols];
+        for i in 0..n {
+            for j in 0..cols {
+                cm[j * n + i] = data[i * cols + j];
+            }
+        }
+        let m = dpl::Matrix::row_major(cols, n, cm).unwrap().transpose();
+        assert_same(&prog::row_max(&m), &want, "row_max column-major");
+    });
+}
+
 on_every_place!(
+    seq_and_matrix,
     wrapping,
     casts,
     reductions_and_scans,
@@ -539,6 +581,8 @@ fn every_program_compiles_to_ptx_with_narrow_accesses() {
         ("mixed_tuples", dpl::inspect!(prog::mixed_tuples)),
         ("row_sums", dpl::inspect!(prog::row_sums)),
         ("negate_rows", dpl::inspect!(prog::negate_rows)),
+        ("brighten", dpl::inspect!(prog::brighten)),
+        ("row_max", dpl::inspect!(prog::row_max)),
     ];
     for (name, i) in &all {
         assert_eq!(i.gpu_not_compiled, "", "{name} does not compile to PTX");

@@ -16,7 +16,8 @@
 //! more than `u32::MAX` elements fails before any launch with a clear error.
 //!
 //! A leaf is sorted by one digit of [`DIGIT_BITS`] bits per pass, from the lowest: 1 pass
-//! for `bool`, 4 for 32-bit leaves, 8 for 64-bit ones. A pass is three steps over tiles of
+//! for `bool` and 8-bit leaves, 2 for 16-bit ones, 4 for 32-bit ones, 8 for 64-bit ones (8-
+//! and 16-bit keys are held as `u32`s). A pass is three steps over tiles of
 //! consecutive elements ([`Tiles`]), one block of [`RADIX`] threads per tile:
 //!
 //! 1. `sort_hist`: each tile's digit counts (`red.shared.add` into a shared histogram),
