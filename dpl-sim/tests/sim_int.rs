@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{Rng, elementwise, run3};
+use common::{Rng, elementwise, elementwise_in, run3};
 
 const N: usize = 300;
 
@@ -478,6 +478,49 @@ fn eight_bit_loads_and_stores() {
     let ptx = elementwise("u8", 1, "u8", 1, "\tadd.u16 %y1, %x1, %x2;");
     let got = run3::<u8, u8>(&ptx, &b, &b, &b);
     let want: Vec<u8> = b.iter().map(|&x| x.wrapping_add(x)).collect();
+    assert_eq!(got, want);
+}
+
+/// 8- and 16-bit memory values in 32-bit registers, as dpl-cuda holds `i8 u8 i16 u16`:
+/// `ld.s8`/`ld.s16` sign-extend into the wider register and `ld.u8`/`ld.u16` zero-extend,
+/// `cvt.s32.s8 r, r` (and the like) re-extends the low bits of a 32-bit register (wrapping
+/// a sum at 8 bits), and `st.s8`/`st.u16` from a 32-bit register store its low bits.
+#[test]
+fn narrow_values_in_32_bit_registers() {
+    let mut r = Rng::new(5);
+    let a: Vec<i8> = (0..1000).map(|_| r.next() as i8).collect();
+    let b: Vec<u16> = (0..1000).map(|_| r.next() as u16).collect();
+    let widened = elementwise_in("b32", "s8", 1, "b32", "s32", 4, "\tmov.b32 %y1, %x1;");
+    let got = run3::<i8, i32>(&widened, &a, &a, &a);
+    assert_eq!(got, a.iter().map(|&x| i32::from(x)).collect::<Vec<_>>());
+    let widened = elementwise_in("b32", "u16", 2, "b32", "u32", 4, "\tmov.b32 %y1, %x1;");
+    let got = run3::<u16, u32>(&widened, &b, &b, &b);
+    assert_eq!(got, b.iter().map(|&x| u32::from(x)).collect::<Vec<_>>());
+    // (a + a) wrapped at 8 bits, then an arithmetic shift of the wrapped value.
+    let wrapped = elementwise_in(
+        "b32",
+        "s8",
+        1,
+        "b32",
+        "s8",
+        1,
+        "\tadd.s32 %r1, %x1, %x2;\n\tcvt.s32.s8 %r1, %r1;\n\tshr.s32 %y1, %r1, 1;",
+    );
+    let got = run3::<i8, i8>(&wrapped, &a, &a, &a);
+    let want: Vec<i8> = a.iter().map(|&x| x.wrapping_add(x) >> 1).collect();
+    assert_eq!(got, want);
+    // The product wrapped at 16 bits (zero-extended), then shifted right.
+    let wrapped = elementwise_in(
+        "b32",
+        "u16",
+        2,
+        "b32",
+        "u16",
+        2,
+        "\tmul.lo.u32 %r1, %x1, %x2;\n\tcvt.u32.u16 %r1, %r1;\n\tshr.u32 %y1, %r1, 3;",
+    );
+    let got = run3::<u16, u16>(&wrapped, &b, &b, &b);
+    let want: Vec<u16> = b.iter().map(|&x| x.wrapping_mul(x) >> 3).collect();
     assert_eq!(got, want);
 }
 

@@ -209,7 +209,8 @@ impl<'f> Gen<'f> {
         ctx: &Ctx,
     ) -> R<()> {
         let byte = (size_of(v.ty) < 4).then(|| Self::byte_in_word(k, addr));
-        let ones = (1u32 << (8 * size_of(v.ty).min(3))) - 1;
+        // The slot's bits, at the bottom of a word.
+        let ones = u32::MAX >> (32 - 8 * size_of(v.ty).min(4));
         let raw = if width(v.ty) == 64 {
             Scalar::U64
         } else {

@@ -19,6 +19,29 @@ pub fn elementwise(in_ty: &str, in_size: u32, out_ty: &str, out_size: u32, body:
             t.to_string()
         }
     };
+    elementwise_in(
+        &reg(in_ty),
+        in_ty,
+        in_size,
+        &reg(out_ty),
+        out_ty,
+        out_size,
+        body,
+    )
+}
+
+/// [`elementwise`] with the registers `%x` and `%y` declared as `xin` and `xout` (for
+/// instance `.b32` registers loaded and stored as `s8`: PTX lets `ld`, `st` and `cvt` use
+/// registers wider than their type).
+pub fn elementwise_in(
+    xin: &str,
+    in_ty: &str,
+    in_size: u32,
+    xout: &str,
+    out_ty: &str,
+    out_size: u32,
+    body: &str,
+) -> String {
     format!(
         r#"{HEADER}
 .visible .entry k(
@@ -71,8 +94,6 @@ $L__BB0_2:
 	ret;
 }}
 "#,
-        xin = reg(in_ty),
-        xout = reg(out_ty),
     )
 }
 
