@@ -4,7 +4,6 @@
 //! (this module is private; the type is re-exported at the crate root).
 
 use std::fmt;
-use std::iter::FusedIterator;
 use std::ops::Index;
 
 use dpl_core::run::Error;
@@ -390,11 +389,7 @@ impl<T> Matrix<T> {
 
     /// An iterator over the rows, as [`RowView`]s.
     pub fn iter(&self) -> MatrixRows<'_, T> {
-        MatrixRows {
-            matrix: self,
-            front: 0,
-            back: self.rows,
-        }
+        MatrixRows::new(self, self.rows)
     }
 
     /// `true` if the layout is exactly row-major without padding (`data().len() ==
@@ -636,11 +631,7 @@ impl<'a, T> RowView<'a, T> {
 
     /// An iterator over the elements, in order.
     pub fn iter(&self) -> RowViewIter<'a, T> {
-        RowViewIter {
-            view: *self,
-            front: 0,
-            back: self.len,
-        }
+        RowViewIter::new(*self, self.len)
     }
 
     /// The elements as a contiguous slice, if they are adjacent in memory (stride 1, or at
@@ -723,131 +714,17 @@ impl<'a, T> IntoIterator for &RowView<'a, T> {
     }
 }
 
-/// The iterator over the elements of a [`RowView`].
-pub struct RowViewIter<'a, T> {
-    view: RowView<'a, T>,
-    /// Next element from the front; `front <= back <= view.len` always.
-    front: usize,
-    back: usize,
-}
+position_iterator!(
+    /// The iterator over the elements of a [`RowView`].
+    RowViewIter<'a>, view: RowView<'a, T>, &'a T,
+    |v, j| &v.data[v.start + j * v.stride]
+);
 
-impl<T> Clone for RowViewIter<'_, T> {
-    fn clone(&self) -> Self {
-        RowViewIter {
-            view: self.view,
-            front: self.front,
-            back: self.back,
-        }
-    }
-}
-
-impl<'a, T> Iterator for RowViewIter<'a, T> {
-    type Item = &'a T;
-
-    #[inline]
-    fn next(&mut self) -> Option<&'a T> {
-        if self.front < self.back {
-            let v = &self.view.data[self.view.start + self.front * self.view.stride];
-            self.front += 1;
-            Some(v)
-        } else {
-            None
-        }
-    }
-
-    #[inline]
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        let n = self.back - self.front;
-        (n, Some(n))
-    }
-
-    #[inline]
-    fn nth(&mut self, n: usize) -> Option<&'a T> {
-        self.front = self.front.saturating_add(n).min(self.back);
-        self.next()
-    }
-}
-
-impl<T> DoubleEndedIterator for RowViewIter<'_, T> {
-    #[inline]
-    fn next_back(&mut self) -> Option<Self::Item> {
-        if self.front < self.back {
-            self.back -= 1;
-            Some(&self.view.data[self.view.start + self.back * self.view.stride])
-        } else {
-            None
-        }
-    }
-}
-
-impl<T> ExactSizeIterator for RowViewIter<'_, T> {}
-impl<T> FusedIterator for RowViewIter<'_, T> {}
-
-impl<T: fmt::Debug> fmt::Debug for RowViewIter<'_, T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_list().entries(self.clone()).finish()
-    }
-}
-
-/// The iterator over the rows of a [`Matrix`], from [`Matrix::iter`].
-pub struct MatrixRows<'a, T> {
-    matrix: &'a Matrix<T>,
-    /// Next row from the front; `front <= back <= matrix.rows` always.
-    front: usize,
-    back: usize,
-}
-
-impl<T> Clone for MatrixRows<'_, T> {
-    fn clone(&self) -> Self {
-        MatrixRows {
-            matrix: self.matrix,
-            front: self.front,
-            back: self.back,
-        }
-    }
-}
-
-impl<'a, T> Iterator for MatrixRows<'a, T> {
-    type Item = RowView<'a, T>;
-
-    #[inline]
-    fn next(&mut self) -> Option<RowView<'a, T>> {
-        if self.front < self.back {
-            let r = self.matrix.row(self.front);
-            self.front += 1;
-            Some(r)
-        } else {
-            None
-        }
-    }
-
-    #[inline]
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        let n = self.back - self.front;
-        (n, Some(n))
-    }
-}
-
-impl<T> DoubleEndedIterator for MatrixRows<'_, T> {
-    #[inline]
-    fn next_back(&mut self) -> Option<Self::Item> {
-        if self.front < self.back {
-            self.back -= 1;
-            Some(self.matrix.row(self.back))
-        } else {
-            None
-        }
-    }
-}
-
-impl<T> ExactSizeIterator for MatrixRows<'_, T> {}
-impl<T> FusedIterator for MatrixRows<'_, T> {}
-
-impl<T: fmt::Debug> fmt::Debug for MatrixRows<'_, T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_list().entries(self.clone()).finish()
-    }
-}
+position_iterator!(
+    /// The iterator over the rows of a [`Matrix`], from [`Matrix::iter`].
+    MatrixRows<'a>, matrix: &'a Matrix<T>, RowView<'a, T>,
+    |m, r| m.row(r)
+);
 
 #[cfg(test)]
 mod tests {

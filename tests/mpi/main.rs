@@ -15,6 +15,12 @@ mod indexed;
 mod nested;
 mod sorting;
 
+// The programs shared with the single-machine suites (`tests/programs`).
+#[path = "../programs/indexed.rs"]
+mod shared_indexed;
+#[path = "../programs/stencil.rs"]
+mod shared_stencil;
+
 use harness::Env;
 
 fn main() {
