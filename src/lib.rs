@@ -37,6 +37,12 @@ pub mod mpi;
 mod no_gpu;
 mod place;
 pub mod primitives;
+#[cfg(any(feature = "sprs", feature = "nalgebra-sparse", feature = "faer"))]
+#[cfg_attr(
+    docsrs,
+    doc(cfg(any(feature = "sprs", feature = "nalgebra-sparse", feature = "faer")))
+)]
+pub mod sparse;
 
 pub use dpl_core::run::Transfers;
 pub use dpl_core::run::{Error, Location, Place};

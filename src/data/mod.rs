@@ -96,6 +96,8 @@ macro_rules! position_iterator {
 mod matrix;
 mod nested;
 mod seq;
+#[cfg(feature = "serde")]
+mod serde;
 
 pub use matrix::{Matrix, MatrixRows, RowView, RowViewIter};
 pub use nested::{Nested, Rows};
