@@ -82,7 +82,7 @@ impl Lowerer<'_> {
             ),
             E::While(w) => self.fail(&w.while_token, "`while` loops are not supported: use primitives such as `map`, `reduce`, `scan` or `filter`"),
             E::Loop(l) => self.fail(&l.loop_token, "`loop` is not supported: use primitives such as `map`, `reduce`, `scan` or `filter`"),
-            E::Match(m) => self.fail(&m.match_token, "`match` is not supported: use `if c { a } else { b }`"),
+            E::Match(m) => self.match_expr(m),
             E::Let(_) => self.fail(e, "`let` expressions (`if let`) are not supported: use `if c { a } else { b }`"),
             E::Macro(m) => self.fail(&m.mac, "macros are not supported in #[parallel] code"),
             E::Range(_) => self.fail(e, "ranges are not supported: use `range(n)` for the sequence 0..n"),

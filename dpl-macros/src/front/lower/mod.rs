@@ -35,6 +35,7 @@ mod items;
 mod scalar;
 mod stencil;
 mod stmt;
+mod vocab;
 
 use env::{Binding, Callable, Env, FnItem};
 
