@@ -177,10 +177,12 @@ impl Lowerer<'_> {
                     ),
                 ),
                 None => {
-                    let hint = if self.fn_depth > 0 {
+                    let hint = if self.in_const {
+                        ": the value of a `const` can only use literals and other constants"
+                    } else if self.fn_depth > 0 {
                         " (a nested `fn` cannot use the local variables of the enclosing function: use a closure)"
                     } else {
-                        ""
+                        ": a #[parallel] body sees only its parameters and what it binds itself, not the items of the enclosing module; pass it as a parameter or bind it inside the body (`let` or `const`)"
                     };
                     self.fail(p, format!("cannot find `{name}` in this scope{hint}"))
                 }
@@ -195,7 +197,7 @@ impl Lowerer<'_> {
         let text = path_text(&p.path);
         self.fail(
             p,
-            format!("`{text}` is not supported: a #[parallel] body can use its parameters, its local bindings and constants such as `f32::MAX` or `f64::consts::PI`"),
+            format!("`{text}` is not supported: a #[parallel] body can use its parameters, its local bindings and constants such as `f32::MAX` or `f64::consts::PI`; pass the value as a parameter or bind it inside the body (`let` or `const`)"),
         )
     }
 

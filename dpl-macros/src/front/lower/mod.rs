@@ -119,6 +119,8 @@ struct Lowerer<'r> {
     stack: Vec<usize>,
     /// Depth of nested-`fn` bodies being lowered (for a hint in "cannot find").
     fn_depth: u32,
+    /// Lowering the value of a `const` item (for a hint in "cannot find").
+    in_const: bool,
     reported: &'r mut Reported,
     in_module: bool,
     exhausted: bool,
@@ -183,6 +185,7 @@ impl<'r> Lowerer<'r> {
             owner,
             stack: Vec::new(),
             fn_depth: 0,
+            in_const: false,
             reported,
             in_module,
             exhausted: false,

@@ -420,7 +420,9 @@ impl Lowerer<'_> {
             }
             let ty = sig::annotation(&c.ty, &mut self.errors);
             let env = std::mem::replace(&mut self.env, self.items.clone());
+            let was = std::mem::replace(&mut self.in_const, true);
             let v = self.value(&c.expr);
+            self.in_const = was;
             self.env = env;
             let v = self.annotate(v, ty, c.ty.span());
             let v = self.emit("const", Type::Infer, Expr::Var(v), c.ident.span());
@@ -442,7 +444,7 @@ impl Lowerer<'_> {
             if let Some((if_token, _)) = &arm.guard {
                 self.error(if_token, "match guards are not supported: use `if` inside the arm");
             }
-            if catch_all.is_none() && matches!(peel_pat(&arm.pat), syn::Pat::Wild(_)) {
+            if catch_all.is_none() && always(&arm.pat) {
                 catch_all = Some(k);
             }
         }
@@ -472,6 +474,8 @@ impl Lowerer<'_> {
             return self.value(&arm.body);
         }
         let Some(c) = self.pat_test(v, &arm.pat) else {
+            // An error (reported): report those of the other arms too.
+            let _ = self.match_arms(v, rest, span);
             return self.poison();
         };
         self.select(
@@ -591,6 +595,15 @@ impl Lowerer<'_> {
                 None
             }
         }
+    }
+}
+
+/// Whether a pattern matches every value: `_`, or an or-pattern with a `_`.
+fn always(p: &syn::Pat) -> bool {
+    match peel_pat(p) {
+        syn::Pat::Wild(_) => true,
+        syn::Pat::Or(o) => o.cases.iter().any(always),
+        _ => false,
     }
 }
 
