@@ -872,17 +872,20 @@ pub enum Form {
     Argmin,
     /// `argmax(x)`: needs a non-empty sequence.
     Argmax,
+    /// `x[a..b]`: needs `a <= b <= len(x)`.
+    Slice,
 }
 
 impl Form {
     /// Every form.
-    pub const ALL: [Form; 2] = [Form::Argmin, Form::Argmax];
+    pub const ALL: [Form; 3] = [Form::Argmin, Form::Argmax, Form::Slice];
 
     /// The name users write.
     pub fn name(self) -> &'static str {
         match self {
             Form::Argmin => "argmin",
             Form::Argmax => "argmax",
+            Form::Slice => "slice",
         }
     }
 

@@ -1,6 +1,6 @@
 //! The rest of the everyday vocabulary (SPEC.md): `reverse`, `range(a, b)`, `concat`,
-//! `x.to_vec()`, `const` items, `match`, `powi`, `argmin`/`argmax` and `zip` of up to 8
-//! sequences, each checked against plain Rust on every place.
+//! `x.to_vec()`, `const` items, `match`, `powi`, `argmin`/`argmax`, slices and `zip` of up
+//! to 8 sequences, each checked against plain Rust on every place.
 
 use super::*;
 
@@ -143,6 +143,28 @@ mod prog {
     #[parallel]
     pub fn argmax_checked(x: &[f64]) -> Result<usize, Error> {
         argmax(x)
+    }
+
+    #[parallel]
+    pub fn slices(x: &[i32], a: usize, b: usize) -> (Vec<i32>, Vec<i32>, Vec<i32>, Vec<i32>) {
+        (x[a..b], x[a..], x[..b], x[..])
+    }
+
+    #[parallel]
+    pub fn slice_checked(x: &[f32], a: usize, b: usize) -> Result<Vec<f32>, Error> {
+        x[a..b]
+    }
+
+    /// Slices of computed sequences, read by other primitives and inside element functions.
+    #[parallel]
+    pub fn slice_uses(x: &[i64], k: usize) -> (i64, Vec<i64>, Vec<i64>) {
+        let y = map(|v| v * 2, x);
+        let tail = y[k..];
+        (
+            sum(x[..k]),
+            map(|a, b| a - b, tail, x[..len(x) - k]),
+            map(|i| sum(x[i..=i + 1]), range(len(x) / 2)),
+        )
     }
 
     #[parallel]
@@ -390,6 +412,56 @@ fn arg_extremes_empty(place: Place) {
     });
 }
 
+fn slices(place: Place) {
+    each_size(place, &ALL_SIZES, |n, rng| {
+        let x = rng.i32s(n);
+        for (a, b) in [(0, n), (n / 3, n - n / 4), (n, n), (0, 0), (n / 2, n / 2)] {
+            let (ab, a_, _b, all) = prog::slices(&x, a, b);
+            assert_same(&ab, &x[a..b], "x[a..b]");
+            assert_same(&a_, &x[a..], "x[a..]");
+            assert_same(&_b, &x[..b], "x[..b]");
+            assert_same(&all, &x, "x[..]");
+        }
+    });
+}
+
+fn slice_errors(place: Place) {
+    each_size(place, &ALL_SIZES, |n, rng| {
+        let x = rng.f32s(n, 0.0, 1.0);
+        assert_eq!(prog::slice_checked(&x, 0, n).map(|v| v.len()), Ok(n));
+        // The end past the length: the end is reported against the length; a start past
+        // the end: the start against the end.
+        let mid = n / 2;
+        for (a, b, index, len) in [
+            (0, n + 1, n + 1, n),
+            (mid, n + 7, n + 7, n),
+            (mid + 1, mid, mid + 1, mid),
+        ] {
+            match prog::slice_checked(&x, a, b) {
+                Err(dpl::Error::IndexOutOfRange { prim: "slice", index: i, len: l, at }) => {
+                    assert_eq!((i, l), (index as i128, len), "x[{a}..{b}] of {n}");
+                    assert!(at.file.ends_with("vocabulary.rs"), "{at}");
+                }
+                other => panic!("x[{a}..{b}] of {n} on {place:?}: {other:?}"),
+            }
+        }
+    });
+}
+
+fn slice_uses(place: Place) {
+    each_size(place, &NONEMPTY_SIZES, |n, rng| {
+        let x: Vec<i64> = rng.vec(n, |r| r.int_in(-1000..1000));
+        let k = n / 3;
+        let sum_head: i64 = x[..k].iter().sum();
+        let diffs: Vec<i64> = (0..n - k).map(|i| x[k + i] * 2 - x[i]).collect();
+        let pairs: Vec<i64> = (0..n / 2).map(|i| x[i] + x[i + 1]).collect();
+        let (s, d, p) = prog::slice_uses(&x, k);
+        assert_eq!(s, sum_head, "sum of a slice");
+        assert_same(&d, &diffs, "map of slices");
+        assert_same(&p, &pairs, "slices in an element function");
+    });
+}
+
 fn zip3(place: Place) {
     each_size(place, &ALL_SIZES, |n, rng| {
         let (a, b, c) = (rng.u32s(n), rng.f32s(n, 0.0, 1.0), rng.i64s(n));
@@ -440,6 +512,9 @@ on_every_place!(
     arg_extremes_f32,
     arg_extremes_i32,
     arg_extremes_empty,
+    slices,
+    slice_errors,
+    slice_uses,
     zip3,
     zip8_unzip,
 );

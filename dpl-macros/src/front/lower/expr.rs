@@ -53,7 +53,7 @@ impl Lowerer<'_> {
             }
             E::Index(i) => {
                 if let E::Range(r) = peel(&i.index) {
-                    return self.fail(r, "slicing is not supported: index single elements, `x[i]`, or use `gather(x, idx)`");
+                    return self.slice(&i.expr, r, cheap_span(e));
                 }
                 let seq = self.value(&i.expr);
                 if let Some(vals) = self.windows.get(seq) {

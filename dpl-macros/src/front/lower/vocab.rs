@@ -1,16 +1,18 @@
 //! The everyday vocabulary that is not a primitive of the IR: `reverse`, `concat`,
-//! `range(a, b)`, `zip` of more than two sequences, `argmin`/`argmax`, `x.to_vec()`,
-//! `v.powi(n)`, `const` items and `match`.
+//! `range(a, b)`, `zip` of more than two sequences, `argmin`/`argmax`, slices `x[a..b]`,
+//! `x.to_vec()`, `v.powi(n)`, `const` items and `match`.
 //!
 //! Each form is lowered here to the primitives and scalar operations the IR has (index
 //! arithmetic over `range`, a reduction over `(value, index)` pairs, nested `if`s), so that
 //! every place runs it with the code it already has and fusion treats it as any other map:
 //! `sum(reverse(x))` is one loop with no temporary. The reads these lowerings make are in
 //! range by construction and are emitted unchecked; what the user can get wrong (an empty
-//! `argmin`) is checked explicitly and reported under the form's own name.
+//! `argmin`, a slice past the end) is checked explicitly and reported under the form's own
+//! name.
 
 use dpl_core::ir::{
-    Assertion, BinOp, Block, Const, Expr, Form, Lambda, Origin, Prim, Scalar, Type, UnOp, VarId,
+    Assertion, BinOp, Block, Const, Expr, Form, Lambda, MathFn, Origin, Prim, Scalar, Type, UnOp,
+    VarId,
 };
 use proc_macro2::Span;
 use syn::ext::IdentExt;
@@ -186,7 +188,7 @@ impl Lowerer<'_> {
         let hi = self.emit(
             "max",
             Type::usize(),
-            Expr::Math(dpl_core::ir::MathFn::Max, vec![a, b]),
+            Expr::Math(MathFn::Max, vec![a, b]),
             span,
         );
         let n = self.usize_bin(BinOp::Sub, hi, a, span);
@@ -286,6 +288,71 @@ impl Lowerer<'_> {
             span,
         );
         self.emit(form.name(), Type::usize(), Expr::Field(best, 1), span)
+    }
+
+    /// `x[a..b]`, `x[a..=b]`, `x[a..]`, `x[..b]`, `x[..]`: a view of `x` (a `map` of reads
+    /// that fuses with its reader, so nothing is copied). `a <= b <= len(x)` is checked,
+    /// as one bounds check that reports the offending bound (`b` against `len(x)`, or `a`
+    /// against `b`); the view's own bounds are clamped so that its reads stay inside `x`
+    /// wherever the check is reported.
+    pub(super) fn slice(&mut self, seq: &syn::Expr, r: &syn::ExprRange, span: Span) -> VarId {
+        let x = self.value(seq);
+        let n = self.len(x, span);
+        let start = match &r.start {
+            Some(a) => {
+                let v = self.value(a);
+                self.annotate(v, Type::usize(), cheap_span(a))
+            }
+            None => self.usize_const(0, span),
+        };
+        let end = match (&r.end, &r.limits) {
+            (Some(b), limits) => {
+                let v = self.value(b);
+                let v = self.annotate(v, Type::usize(), cheap_span(b));
+                if let syn::RangeLimits::Closed(_) = limits {
+                    let one = self.usize_const(1, span);
+                    self.usize_bin(BinOp::Add, v, one, span)
+                } else {
+                    v
+                }
+            }
+            (None, _) => n,
+        };
+        let end_bad = self.bin(BinOp::Gt, end, n, span);
+        let start_bad = self.bin(BinOp::Gt, start, end, span);
+        // Index and bound of the one check: (end, len) or (start, end) when that is
+        // violated, else (0, 1), which passes.
+        let index = self.select(
+            end_bad,
+            |_| end,
+            |l| l.select(start_bad, |_| start, |l| l.usize_const(0, span), span),
+            span,
+        );
+        let bound = self.select(
+            end_bad,
+            |_| n,
+            |l| l.select(start_bad, |_| end, |l| l.usize_const(1, span), span),
+            span,
+        );
+        self.emit(
+            "check",
+            Type::unit(),
+            Expr::Assert(Assertion::InBounds {
+                origin: Origin::Form(Form::Slice),
+                index,
+                len: bound,
+            }),
+            span,
+        );
+        let hi = self.emit("min", Type::usize(), Expr::Math(MathFn::Min, vec![end, n]), span);
+        let lo = self.emit("min", Type::usize(), Expr::Math(MathFn::Min, vec![start, hi]), span);
+        let m = self.usize_bin(BinOp::Sub, hi, lo, span);
+        let r = self.map_range(m, span, |l, i| {
+            let j = l.usize_bin(BinOp::Add, lo, i, span);
+            l.read(x, j, span)
+        });
+        self.rename(r, "slice");
+        r
     }
 
     /// `x.to_vec()`: the same sequence.
