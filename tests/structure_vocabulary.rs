@@ -38,6 +38,25 @@ mod prog {
     pub fn argmin_of_map(x: &[f64]) -> usize {
         argmin(map(|v| (v - 1.0).abs(), x))
     }
+
+    #[parallel]
+    pub fn outer(x: &[f32], y: &[f32]) -> (Matrix<f32>, usize) {
+        (map(|a| map(|b| a * b, y), x), argmax(y))
+    }
+
+    #[parallel]
+    pub fn classify(x: &[i32], e: &[i32]) -> Vec<f32> {
+        const ONE: f32 = 1.0;
+        map(
+            |v, k| match v {
+                0 => ONE,
+                1..=9 => (v as f32).powi(k),
+                _ => (v as f32).powi(-3),
+            },
+            x,
+            e,
+        )
+    }
 }
 
 #[test]
@@ -82,4 +101,28 @@ fn argmin_is_one_reduction_over_its_input() {
     assert_eq!(soacs(i.fused_ir, "reduce"), 1, "{}", i.fused_ir);
     assert_eq!(soacs(i.fused_ir, "map"), 0, "{}", i.fused_ir);
     assert!(i.fused_ir.contains("non_empty"), "{}", i.fused_ir);
+}
+
+/// Every form compiles for the GPU places (none is sent to the CPU instead).
+#[cfg(feature = "sim")]
+#[test]
+fn every_form_compiles_for_the_gpu() {
+    for i in [
+        dpl::inspect!(prog::sum_of_slice),
+        dpl::inspect!(prog::map_of_slices),
+        dpl::inspect!(prog::sum_of_reverse),
+        dpl::inspect!(prog::concat_squared),
+        dpl::inspect!(prog::window_total),
+        dpl::inspect!(prog::argmin_of_map),
+        dpl::inspect!(prog::outer),
+        dpl::inspect!(prog::classify),
+    ] {
+        assert!(
+            i.gpu_not_compiled.is_empty(),
+            "{}: {}",
+            i.name,
+            i.gpu_not_compiled
+        );
+        assert!(!i.ptx.is_empty(), "{}", i.name);
+    }
 }

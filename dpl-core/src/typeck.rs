@@ -1023,6 +1023,10 @@ fn tuple_hint(m: MathFn, found: Option<&Type>) -> String {
     }
     format!(
         ": tuples have no order in dpl; for the position of the {} element use `{arg}(x)`, and to compare tuples by a key of your choice write it with `reduce(|a, b| if .. {{ a }} else {{ b }}, x, init)`",
-        if m == MathFn::Min { "smallest" } else { "largest" }
+        if m == MathFn::Min {
+            "smallest"
+        } else {
+            "largest"
+        }
     )
 }

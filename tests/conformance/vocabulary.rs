@@ -1,6 +1,6 @@
 //! The rest of the everyday vocabulary (SPEC.md): `reverse`, `range(a, b)`, `concat`,
-//! `x.to_vec()`, `const` items, `match`, `powi`, `argmin`/`argmax`, slices and `zip` of up
-//! to 8 sequences, each checked against plain Rust on every place.
+//! `x.to_vec()`, `const` items, `match`, `powi`, `argmin`/`argmax`, slices, `zip` of up to
+//! 8 sequences and `Matrix` results, each checked against plain Rust on every place.
 
 use super::*;
 
@@ -168,6 +168,21 @@ mod prog {
     }
 
     #[parallel]
+    pub fn outer(x: &[f32], y: &[f32]) -> Matrix<f32> {
+        map(|a| map(|b| a * b - 1.0, y), x)
+    }
+
+    #[parallel]
+    pub fn positive_rows(m: &Matrix<i32>) -> Result<Matrix<i32>, Error> {
+        map(|r| filter(|v| v > 0, r), m)
+    }
+
+    #[parallel]
+    pub fn doubled_and_sums(m: &Matrix<i64>) -> (Matrix<i64>, Vec<i64>) {
+        (map(|r| map(|v| v * 2, r), m), map(|r| sum(r), m))
+    }
+
+    #[parallel]
     pub fn zip3(a: &[u32], b: &[f32], c: &[i64]) -> Vec<(u32, f32, i64)> {
         zip(a, b, c)
     }
@@ -218,7 +233,11 @@ fn reverse_twice(place: Place) {
 fn range_between(place: Place) {
     each_size(place, &ALL_SIZES, |n, _| {
         let a = n / 3;
-        assert_same(&prog::range_between(a, n), &(a..n).collect::<Vec<_>>(), "range");
+        assert_same(
+            &prog::range_between(a, n),
+            &(a..n).collect::<Vec<_>>(),
+            "range",
+        );
         // `b <= a` is empty, as Rust's `a..b`.
         assert_same(&prog::range_between(n + 5, n), &[], "range backwards");
         assert_same(&prog::range_between(n, n), &[], "range empty");
@@ -279,9 +298,26 @@ fn consts(place: Place) {
 fn classify(place: Place) {
     each_size(place, &ALL_SIZES, |n, rng| {
         let x: Vec<i32> = rng.vec(n, |r| {
-            r.edgy(&[i32::MIN, -6, -5, -1, 0, 1, 2, 3, 9, 10, 99, 100, 999, 1000, i32::MAX], |r| {
-                r.int_in(-20..2000) as i32
-            })
+            r.edgy(
+                &[
+                    i32::MIN,
+                    -6,
+                    -5,
+                    -1,
+                    0,
+                    1,
+                    2,
+                    3,
+                    9,
+                    10,
+                    99,
+                    100,
+                    999,
+                    1000,
+                    i32::MAX,
+                ],
+                |r| r.int_in(-20..2000) as i32,
+            )
         });
         let want = each(&x, |v| match v {
             0 => 10,
@@ -320,9 +356,10 @@ fn match_index(place: Place) {
 fn powi_literals(place: Place) {
     each_size(place, &ALL_SIZES, |n, rng| {
         let x: Vec<f32> = rng.vec(n, |r| {
-            r.edgy(&[0.0, -0.0, 1.0, -1.0, f32::NAN, f32::INFINITY, 1e-30, 3e20], |r| {
-                r.f32_in(-3.0, 3.0)
-            })
+            r.edgy(
+                &[0.0, -0.0, 1.0, -1.0, f32::NAN, f32::INFINITY, 1e-30, 3e20],
+                |r| r.f32_in(-3.0, 3.0),
+            )
         });
         let (p3, pm2, p0, p13) = prog::powi_literals(&x);
         assert_same(&p3, &each(&x, |v| v.powi(3)), "powi(3)");
@@ -342,9 +379,10 @@ fn powi_runtime(v: f64, k: i32) -> f64 {
 fn powi_dynamic(place: Place) {
     each_size(place, &ALL_SIZES, |n, rng| {
         let x: Vec<f64> = rng.vec(n, |r| {
-            r.edgy(&[0.0, -0.0, 1.0, -1.0, 2.0, 0.5, f64::NAN, f64::NEG_INFINITY], |r| {
-                r.f64_in(-2.0, 2.0)
-            })
+            r.edgy(
+                &[0.0, -0.0, 1.0, -1.0, 2.0, 0.5, f64::NAN, f64::NEG_INFINITY],
+                |r| r.f64_in(-2.0, 2.0),
+            )
         });
         let e: Vec<i32> = rng.vec(n, |r| {
             r.edgy(&[0, 1, -1, 31, -31, 1023, -1074, i32::MAX, i32::MIN], |r| {
@@ -373,12 +411,18 @@ fn arg_extremes_f32(place: Place) {
     each_size(place, &NONEMPTY_SIZES, |n, rng| {
         // Few distinct values, so that ties (and the first index) matter.
         let x: Vec<f32> = rng.vec(n, |r| {
-            r.edgy(&[f32::NAN, -0.0, 0.0, f32::INFINITY], |r| r.int_in(-50..50) as f32)
+            r.edgy(&[f32::NAN, -0.0, 0.0, f32::INFINITY], |r| {
+                r.int_in(-50..50) as f32
+            })
         });
         let want = (first_best(&x, |a, b| a < b), first_best(&x, |a, b| a > b));
         assert_eq!(prog::arg_extremes_f32(&x), want, "argmin/argmax f32");
         // All NaN: the first.
-        assert_eq!(prog::arg_extremes_f32(&vec![f32::NAN; n]), (0, 0), "all NaN");
+        assert_eq!(
+            prog::arg_extremes_f32(&vec![f32::NAN; n]),
+            (0, 0),
+            "all NaN"
+        );
     });
 }
 
@@ -386,7 +430,10 @@ fn arg_extremes_i32(place: Place) {
     each_size(place, &NONEMPTY_SIZES, |n, rng| {
         let x = rng.i32s(n);
         let scaled = each(&x, |v| v / 16);
-        let want = (first_best(&x, |a, b| a < b), first_best(&scaled, |a, b| a > b));
+        let want = (
+            first_best(&x, |a, b| a < b),
+            first_best(&scaled, |a, b| a > b),
+        );
         assert_eq!(prog::arg_extremes_i32(&x), want, "argmin/argmax i32");
         let same = vec![7; n];
         assert_eq!(prog::arg_extremes_i32(&same), (0, 0), "all equal");
@@ -438,7 +485,12 @@ fn slice_errors(place: Place) {
             (mid + 1, mid, mid + 1, mid),
         ] {
             match prog::slice_checked(&x, a, b) {
-                Err(dpl::Error::IndexOutOfRange { prim: "slice", index: i, len: l, at }) => {
+                Err(dpl::Error::IndexOutOfRange {
+                    prim: "slice",
+                    index: i,
+                    len: l,
+                    at,
+                }) => {
                     assert_eq!((i, l), (index as i128, len), "x[{a}..{b}] of {n}");
                     assert!(at.file.ends_with("vocabulary.rs"), "{at}");
                 }
@@ -459,6 +511,77 @@ fn slice_uses(place: Place) {
         assert_eq!(s, sum_head, "sum of a slice");
         assert_same(&d, &diffs, "map of slices");
         assert_same(&p, &pairs, "slices in an element function");
+    });
+}
+
+fn outer(place: Place) {
+    each_size(place, &ALL_SIZES, |n, rng| {
+        let x = rng.f32s(n, -2.0, 2.0);
+        let y = rng.f32s(3, -2.0, 2.0);
+        let m = prog::outer(&x, &y);
+        let want: Vec<Vec<f32>> = x
+            .iter()
+            .map(|&a| y.iter().map(|&b| a * b - 1.0).collect())
+            .collect();
+        // No rows: 0 x 0 (the length of rows that do not exist is not known).
+        let cols = if n == 0 { 0 } else { 3 };
+        assert_eq!(m.shape(), (n, cols), "outer shape");
+        assert!(m.is_row_major());
+        assert_same(m.data(), &want.concat(), "outer");
+    });
+}
+
+fn positive_rows(place: Place) {
+    each_size(place, &ALL_SIZES, |n, rng| {
+        // Rows of 4 with exactly two positive values each: uniform.
+        let data: Vec<i32> = (0..n * 4)
+            .map(|k| {
+                if k % 4 < 2 {
+                    1 + (rng.u32() % 100) as i32
+                } else {
+                    -((rng.u32() % 100) as i32)
+                }
+            })
+            .collect();
+        let m = dpl::Matrix::row_major(n, 4, data.clone()).unwrap();
+        let got = prog::positive_rows(&m).expect("uniform rows");
+        let want: Vec<i32> = data.iter().copied().filter(|&v| v > 0).collect();
+        assert_eq!(
+            got.shape(),
+            (n, if n == 0 { 0 } else { 2 }),
+            "positive_rows shape"
+        );
+        assert_same(got.data(), &want, "positive_rows");
+        if n >= 2 {
+            // One more positive value in the last row: ragged.
+            let mut bad = data;
+            bad[n * 4 - 1] = 5;
+            let m = dpl::Matrix::row_major(n, 4, bad).unwrap();
+            match prog::positive_rows(&m) {
+                Err(dpl::Error::LengthMismatch {
+                    prim: "Matrix",
+                    left: 2,
+                    right: 3,
+                    at,
+                }) => {
+                    assert!(at.file.ends_with("vocabulary.rs"), "{at}");
+                }
+                other => panic!("ragged Matrix result on {place:?}: {other:?}"),
+            }
+        }
+    });
+}
+
+fn doubled_and_sums(place: Place) {
+    each_size(place, &ALL_SIZES, |n, rng| {
+        let rows = n / 8 + 1;
+        let data: Vec<i64> = rng.vec(rows * 5, |r| r.int_in(-1000..1000));
+        let m = dpl::Matrix::row_major(rows, 5, data.clone()).unwrap();
+        let (d, s) = prog::doubled_and_sums(&m);
+        assert_eq!(d.shape(), (rows, 5));
+        assert_same(d.data(), &each(&data, |v| v * 2), "doubled");
+        let sums: Vec<i64> = data.chunks(5).map(|r| r.iter().sum()).collect();
+        assert_same(&s, &sums, "row sums");
     });
 }
 
@@ -515,6 +638,9 @@ on_every_place!(
     slices,
     slice_errors,
     slice_uses,
+    outer,
+    positive_rows,
+    doubled_and_sums,
     zip3,
     zip8_unzip,
 );

@@ -178,7 +178,7 @@ impl Lowerer<'_> {
         }
         match name.as_str() {
             "powi" => return self.powi(m),
-            "to_vec" => return self.to_vec(m),
+            "to_vec" => return self.to_vec_call(m),
             _ => {}
         }
         if let Some(f) = ScalarFn::from_name(&name) {

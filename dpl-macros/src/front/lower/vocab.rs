@@ -40,7 +40,11 @@ impl Lowerer<'_> {
             "zip" if n != 2 => (0, "zip(a, b, ...)` with 2 to 8 sequences"),
             _ => return None,
         };
-        let bad_count = if arity == 0 { !(2..=8).contains(&n) } else { n != arity };
+        let bad_count = if arity == 0 {
+            !(2..=8).contains(&n)
+        } else {
+            n != arity
+        };
         if bad_count {
             let form = if arity == 0 {
                 form.to_string()
@@ -55,7 +59,10 @@ impl Lowerer<'_> {
         let mut args = Vec::with_capacity(n);
         for a in &c.args {
             if self.is_callable(a) {
-                self.error(a, format!("`{name}` takes no function argument: this argument must be a value"));
+                self.error(
+                    a,
+                    format!("`{name}` takes no function argument: this argument must be a value"),
+                );
                 args.push(self.poison());
             } else {
                 args.push(self.value(a));
@@ -344,8 +351,18 @@ impl Lowerer<'_> {
             }),
             span,
         );
-        let hi = self.emit("min", Type::usize(), Expr::Math(MathFn::Min, vec![end, n]), span);
-        let lo = self.emit("min", Type::usize(), Expr::Math(MathFn::Min, vec![start, hi]), span);
+        let hi = self.emit(
+            "min",
+            Type::usize(),
+            Expr::Math(MathFn::Min, vec![end, n]),
+            span,
+        );
+        let lo = self.emit(
+            "min",
+            Type::usize(),
+            Expr::Math(MathFn::Min, vec![start, hi]),
+            span,
+        );
         let m = self.usize_bin(BinOp::Sub, hi, lo, span);
         let r = self.map_range(m, span, |l, i| {
             let j = l.usize_bin(BinOp::Add, lo, i, span);
@@ -356,7 +373,7 @@ impl Lowerer<'_> {
     }
 
     /// `x.to_vec()`: the same sequence.
-    pub(super) fn to_vec(&mut self, m: &syn::ExprMethodCall) -> VarId {
+    pub(super) fn to_vec_call(&mut self, m: &syn::ExprMethodCall) -> VarId {
         if !m.args.is_empty() {
             return self.fail(&m.args, "`to_vec` takes no arguments: `x.to_vec()`");
         }
@@ -382,7 +399,10 @@ impl Lowerer<'_> {
         let e = &m.args[0];
         if let Some(k) = int_literal(e) {
             let Ok(k) = i32::try_from(k) else {
-                return self.fail(e, "the exponent of `powi` is an `i32`: this literal is out of range");
+                return self.fail(
+                    e,
+                    "the exponent of `powi` is an `i32`: this literal is out of range",
+                );
             };
             let r = self.power(v, u64::from(k.unsigned_abs()), None, span);
             if k >= 0 {
@@ -393,16 +413,33 @@ impl Lowerer<'_> {
         }
         let n = self.value(e);
         let n = self.annotate(n, Type::Scalar(Scalar::I32), cheap_span(e));
-        let zero = self.emit("lit", Type::Scalar(Scalar::I32), Expr::Const(Const::Int(0)), span);
+        let zero = self.emit(
+            "lit",
+            Type::Scalar(Scalar::I32),
+            Expr::Const(Const::Int(0)),
+            span,
+        );
         let negative = self.bin(BinOp::Lt, n, zero, span);
         // |n| as u32: the wrapping negation of i32::MIN is itself, 2^31 as a u32.
         let abs = self.select(
             negative,
-            |l| l.emit("neg", Type::Scalar(Scalar::I32), Expr::Unary(UnOp::Neg, n), span),
+            |l| {
+                l.emit(
+                    "neg",
+                    Type::Scalar(Scalar::I32),
+                    Expr::Unary(UnOp::Neg, n),
+                    span,
+                )
+            },
             |_| n,
             span,
         );
-        let bits = self.emit("abs", Type::Scalar(Scalar::U32), Expr::Cast(abs, Scalar::U32), span);
+        let bits = self.emit(
+            "abs",
+            Type::Scalar(Scalar::U32),
+            Expr::Cast(abs, Scalar::U32),
+            span,
+        );
         let r = self.power(v, u64::from(u32::MAX), Some(bits), span);
         self.select(
             negative,
@@ -432,16 +469,36 @@ impl Lowerer<'_> {
                 None => {}
                 Some(n) => {
                     let u32_ty = Type::Scalar(Scalar::U32);
-                    let shift = self.emit("lit", u32_ty.clone(), Expr::Const(Const::Int(k.into())), span);
+                    let shift = self.emit(
+                        "lit",
+                        u32_ty.clone(),
+                        Expr::Const(Const::Int(k.into())),
+                        span,
+                    );
                     let one = self.emit("lit", u32_ty.clone(), Expr::Const(Const::Int(1)), span);
-                    let shifted = self.emit("shr", u32_ty.clone(), Expr::Binary(BinOp::Shr, n, shift), span);
-                    let bit = self.emit("and", u32_ty, Expr::Binary(BinOp::BitAnd, shifted, one), span);
+                    let shifted = self.emit(
+                        "shr",
+                        u32_ty.clone(),
+                        Expr::Binary(BinOp::Shr, n, shift),
+                        span,
+                    );
+                    let bit = self.emit(
+                        "and",
+                        u32_ty,
+                        Expr::Binary(BinOp::BitAnd, shifted, one),
+                        span,
+                    );
                     let set = self.bin(BinOp::Eq, bit, one, span);
                     let r_now = match r {
                         Some(r) => r,
                         None => self.one_like(v, span),
                     };
-                    r = Some(self.select(set, |l| l.bin(BinOp::Mul, r_now, a, span), |_| r_now, span));
+                    r = Some(self.select(
+                        set,
+                        |l| l.bin(BinOp::Mul, r_now, a, span),
+                        |_| r_now,
+                        span,
+                    ));
                 }
             }
             if k + 1 < top {
@@ -476,11 +533,17 @@ impl Lowerer<'_> {
             };
             for attr in &c.attrs {
                 if !super::harmless_attr(attr) {
-                    self.error(attr, "attributes are not supported on `const` items in #[parallel] code");
+                    self.error(
+                        attr,
+                        "attributes are not supported on `const` items in #[parallel] code",
+                    );
                 }
             }
             if !matches!(c.vis, syn::Visibility::Inherited) {
-                self.error(&c.vis, "a `const` inside a body is private to it: remove the visibility");
+                self.error(
+                    &c.vis,
+                    "a `const` inside a body is private to it: remove the visibility",
+                );
             }
             if !c.generics.params.is_empty() {
                 self.error(&c.generics, "a `const` cannot be generic");
@@ -509,7 +572,10 @@ impl Lowerer<'_> {
         let mut catch_all = None;
         for (k, arm) in m.arms.iter().enumerate() {
             if let Some((if_token, _)) = &arm.guard {
-                self.error(if_token, "match guards are not supported: use `if` inside the arm");
+                self.error(
+                    if_token,
+                    "match guards are not supported: use `if` inside the arm",
+                );
             }
             if catch_all.is_none() && always(&arm.pat) {
                 catch_all = Some(k);
@@ -658,7 +724,10 @@ impl Lowerer<'_> {
                 (self.error_count() == before).then_some(v)
             }
             _ => {
-                self.error(e, "a range pattern's bounds are integer literals or constants");
+                self.error(
+                    e,
+                    "a range pattern's bounds are integer literals or constants",
+                );
                 None
             }
         }
