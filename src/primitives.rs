@@ -406,6 +406,28 @@ pub mod reverse {}
 /// ```
 pub mod concat {}
 
+/// `flatten(rows) -> [T]`: the values of the rows of a `Nested`/`Matrix`, or of a ragged
+/// result computed in the body, in order.
+///
+/// The front end writes it with the primitives: the rows' starts (an `exclusive_scan` of
+/// their lengths) are marked with their row numbers and spread over the rows by a `scan`
+/// with `max`, then `y[k]` reads its row. That costs a few passes over the rows and the
+/// values (it is not a free view of a `Nested`'s values) and runs on every place.
+///
+/// ```
+/// use dpl::prelude::*;
+///
+/// /// The neighbours of a BFS frontier.
+/// #[parallel]
+/// fn neighbours(adj: &Nested<u32>, frontier: &[u32]) -> Vec<u32> {
+///     flatten(map(|v| adj[v], frontier))
+/// }
+///
+/// let adj = Nested::from_rows(vec![vec![1, 2], vec![], vec![0]]);
+/// assert_eq!(neighbours(&adj, &[2, 1, 0]), vec![0, 1, 2]);
+/// ```
+pub mod flatten {}
+
 /// `argmin(x) -> usize`: the index of the first smallest element.
 ///
 /// Between equal elements the first wins; NaNs lose to every number (as in `f32::min`;

@@ -40,6 +40,11 @@ mod prog {
     }
 
     #[parallel]
+    pub fn neighbours(adj: &Nested<u32>, frontier: &[u32]) -> Vec<u32> {
+        flatten(map(|v| filter(|w| w % 3 != 0, adj[v]), frontier))
+    }
+
+    #[parallel]
     pub fn outer(x: &[f32], y: &[f32]) -> (Matrix<f32>, usize) {
         (map(|a| map(|b| a * b, y), x), argmax(y))
     }
@@ -114,6 +119,7 @@ fn every_form_compiles_for_the_gpu() {
         dpl::inspect!(prog::concat_squared),
         dpl::inspect!(prog::window_total),
         dpl::inspect!(prog::argmin_of_map),
+        dpl::inspect!(prog::neighbours),
         dpl::inspect!(prog::outer),
         dpl::inspect!(prog::classify),
     ] {

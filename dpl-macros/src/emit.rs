@@ -496,6 +496,7 @@ fn ret_location(l: &Lowered) -> TokenStream {
 
 /// Whether a result holds a `Matrix` (which the GPU places download as a `Nested` and
 /// convert).
+#[cfg(feature = "gpu")]
 fn holds_matrix(r: &Repr) -> bool {
     match r {
         Repr::Matrix(_) => true,
@@ -505,6 +506,7 @@ fn holds_matrix(r: &Repr) -> bool {
 }
 
 /// The Rust type of a result, with each `Matrix<T>` as a `Nested<T>`.
+#[cfg(feature = "gpu")]
 fn nested_for_matrix(r: &Repr) -> TokenStream {
     fn elem(t: &ir::Type) -> TokenStream {
         match t {

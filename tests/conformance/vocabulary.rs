@@ -1,6 +1,7 @@
 //! The rest of the everyday vocabulary (SPEC.md): `reverse`, `range(a, b)`, `concat`,
 //! `x.to_vec()`, `const` items, `match`, `powi`, `argmin`/`argmax`, slices, `zip` of up to
-//! 8 sequences and `Matrix` results, each checked against plain Rust on every place.
+//! 8 sequences, `flatten` and `Matrix` results, each checked against plain Rust on every
+//! place.
 
 use super::*;
 
@@ -180,6 +181,23 @@ mod prog {
     #[parallel]
     pub fn doubled_and_sums(m: &Matrix<i64>) -> (Matrix<i64>, Vec<i64>) {
         (map(|r| map(|v| v * 2, r), m), map(|r| sum(r), m))
+    }
+
+    #[parallel]
+    pub fn flatten_nested(rows: &Nested<u32>) -> Vec<u32> {
+        flatten(rows)
+    }
+
+    #[parallel]
+    pub fn flatten_matrix(m: &Matrix<f64>) -> Vec<f64> {
+        flatten(m)
+    }
+
+    /// The neighbours of a frontier (a BFS level): a ragged result computed in the body,
+    /// flattened.
+    #[parallel]
+    pub fn neighbours(adj: &Nested<u32>, frontier: &[u32]) -> Vec<u32> {
+        flatten(map(|v| filter(|w| w % 3 != 0, adj[v]), frontier))
     }
 
     #[parallel]
@@ -585,6 +603,76 @@ fn doubled_and_sums(place: Place) {
     });
 }
 
+/// Rows of random lengths (many empty, some long), `n` values in all.
+fn ragged_lengths(n: usize, rng: &mut Rng) -> Vec<usize> {
+    let mut lens = Vec::new();
+    let mut left = n;
+    while left > 0 {
+        let l = match rng.below(4) {
+            0 => 0,
+            1 => 1,
+            2 => rng.below(8),
+            _ => rng.below(200),
+        }
+        .min(left);
+        lens.push(l);
+        left -= l;
+    }
+    lens.push(0);
+    lens
+}
+
+fn flatten_nested(place: Place) {
+    each_size(place, &ALL_SIZES, |n, rng| {
+        let values = rng.u32s(n);
+        let rows = dpl::Nested::from_lengths(values.clone(), ragged_lengths(n, rng)).unwrap();
+        assert_same(&prog::flatten_nested(&rows), &values, "flatten Nested");
+        let empty_rows = dpl::Nested::from_rows(vec![Vec::<u32>::new(); n % 5]);
+        assert_same(
+            &prog::flatten_nested(&empty_rows),
+            &[],
+            "flatten empty rows",
+        );
+    });
+}
+
+fn flatten_matrix(place: Place) {
+    each_size(place, &ALL_SIZES, |n, rng| {
+        let data = rng.f64s(n * 3, -1.0, 1.0);
+        let m = dpl::Matrix::col_major(n, 3, data).unwrap();
+        let want: Vec<f64> = (0..n)
+            .flat_map(|r| (0..3).map(move |c| (r, c)))
+            .map(|(r, c)| *m.get(r, c).unwrap())
+            .collect();
+        assert_same(&prog::flatten_matrix(&m), &want, "flatten Matrix");
+    });
+}
+
+fn neighbours(place: Place) {
+    each_size(place, &ALL_SIZES, |n, rng| {
+        let vertices = n / 4 + 1;
+        let lens = ragged_lengths(n, rng);
+        let adj = dpl::Nested::from_rows(lens.iter().take(vertices).map(|&l| {
+            (0..l)
+                .map(|_| rng.below(vertices) as u32)
+                .collect::<Vec<_>>()
+        }));
+        let adj = if adj.len() < vertices {
+            let mut rows = adj.to_vecs();
+            rows.resize(vertices, Vec::new());
+            dpl::Nested::from_rows(rows)
+        } else {
+            adj
+        };
+        let frontier: Vec<u32> = rng.vec(n / 8, |r| r.below(vertices) as u32);
+        let want: Vec<u32> = frontier
+            .iter()
+            .flat_map(|&v| adj.row(v as usize).iter().copied().filter(|w| w % 3 != 0))
+            .collect();
+        assert_same(&prog::neighbours(&adj, &frontier), &want, "neighbours");
+    });
+}
+
 fn zip3(place: Place) {
     each_size(place, &ALL_SIZES, |n, rng| {
         let (a, b, c) = (rng.u32s(n), rng.f32s(n, 0.0, 1.0), rng.i64s(n));
@@ -641,6 +729,9 @@ on_every_place!(
     outer,
     positive_rows,
     doubled_and_sums,
+    flatten_nested,
+    flatten_matrix,
+    neighbours,
     zip3,
     zip8_unzip,
 );

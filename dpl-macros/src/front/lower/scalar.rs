@@ -178,7 +178,7 @@ impl Lowerer<'_> {
         }
         match name.as_str() {
             "powi" => return self.powi(m),
-            "to_vec" => return self.to_vec_call(m),
+            "to_vec" => return self.same_sequence(m),
             _ => {}
         }
         if let Some(f) = ScalarFn::from_name(&name) {

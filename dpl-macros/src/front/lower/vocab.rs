@@ -1,5 +1,5 @@
 //! The everyday vocabulary that is not a primitive of the IR: `reverse`, `concat`,
-//! `range(a, b)`, `zip` of more than two sequences, `argmin`/`argmax`, slices `x[a..b]`,
+//! `range(a, b)`, `zip` of more than two sequences, `argmin`/`argmax`, `flatten`, slices `x[a..b]`,
 //! `x.to_vec()`, `v.powi(n)`, `const` items and `match`.
 //!
 //! Each form is lowered here to the primitives and scalar operations the IR has (index
@@ -24,7 +24,7 @@ use super::{Lowerer, call_span, cheap_span};
 use crate::front::sig;
 
 /// The names of the forms lowered here that are called like primitives.
-pub(super) const FORMS: [&str; 4] = ["reverse", "concat", "argmin", "argmax"];
+pub(super) const FORMS: [&str; 5] = ["reverse", "concat", "argmin", "argmax", "flatten"];
 
 impl Lowerer<'_> {
     /// A call of a vocabulary form named `name`, if it is one (`range` and `zip` only in
@@ -36,6 +36,7 @@ impl Lowerer<'_> {
             "concat" => (2, "concat(a, b)"),
             "argmin" => (1, "argmin(x)"),
             "argmax" => (1, "argmax(x)"),
+            "flatten" => (1, "flatten(rows)"),
             "range" if n == 2 => (2, "range(a, b)"),
             "zip" if n != 2 => (0, "zip(a, b, ...)` with 2 to 8 sequences"),
             _ => return None,
@@ -74,6 +75,7 @@ impl Lowerer<'_> {
             ("concat", &[a, b]) => self.concat(a, b, span),
             ("argmin", &[x]) => self.arg_extreme(x, Form::Argmin, span),
             ("argmax", &[x]) => self.arg_extreme(x, Form::Argmax, span),
+            ("flatten", &[rows]) => self.flatten(rows, span),
             ("range", &[a, b]) => self.range_between(a, b, span),
             _ => self.zip_n(&args, span),
         })
@@ -372,8 +374,81 @@ impl Lowerer<'_> {
         r
     }
 
+    /// `flatten(rows)`: the values of the rows in order. Element `k` belongs to the row
+    /// `seg[k]` that starts at or before it: the row starts (`exclusive_scan` of the row
+    /// lengths) are marked with their row numbers (`scatter_reduce` with `max`, so that of
+    /// empty rows sharing a start the last, non-empty one wins) and `scan` with `max` carries
+    /// each mark to the end of its row; then `y[k] = rows[seg[k]][k - start[seg[k]]]`.
+    fn flatten(&mut self, rows: VarId, span: Span) -> VarId {
+        let n = self.len(rows, span);
+        let lens = self.map_range(n, span, |l, i| {
+            let row = l.read(rows, i, span);
+            l.len(row, span)
+        });
+        let zero = self.usize_const(0, span);
+        let max_op = |l: &mut Self| {
+            l.make_lambda(2, span, |l, ps| {
+                l.emit(
+                    "max",
+                    Type::usize(),
+                    Expr::Math(MathFn::Max, ps.to_vec()),
+                    span,
+                )
+            })
+        };
+        let add = self.make_lambda(2, span, |l, ps| l.usize_bin(BinOp::Add, ps[0], ps[1], span));
+        let starts = self.emit(
+            "starts",
+            Type::seq(Type::usize()),
+            Expr::Prim {
+                prim: Prim::ExclusiveScan,
+                lambdas: vec![add],
+                args: vec![lens, zero],
+            },
+            span,
+        );
+        let total = self.prim_on(Prim::Sum, Vec::new(), vec![lens], span);
+        let total = self.annotate(total, Type::usize(), span);
+        // One slot past the end, for the starts of empty rows at the end.
+        let one = self.usize_const(1, span);
+        let slots = self.usize_bin(BinOp::Add, total, one, span);
+        let blank = self.prim_on(Prim::Replicate, Vec::new(), vec![zero, slots], span);
+        let ids = self.map_range(n, span, |_, i| i);
+        let op = max_op(self);
+        let marks = self.emit(
+            "marks",
+            Type::seq(Type::usize()),
+            Expr::Prim {
+                prim: Prim::ScatterReduce,
+                lambdas: vec![op],
+                args: vec![ids, starts, blank],
+            },
+            span,
+        );
+        let op = max_op(self);
+        let seg = self.emit(
+            "row_of",
+            Type::seq(Type::usize()),
+            Expr::Prim {
+                prim: Prim::Scan,
+                lambdas: vec![op],
+                args: vec![marks],
+            },
+            span,
+        );
+        let r = self.map_range(total, span, |l, k| {
+            let r = l.read(seg, k, span);
+            let start = l.read(starts, r, span);
+            let j = l.usize_bin(BinOp::Sub, k, start, span);
+            let row = l.read(rows, r, span);
+            l.read(row, j, span)
+        });
+        self.rename(r, "flatten");
+        r
+    }
+
     /// `x.to_vec()`: the same sequence.
-    pub(super) fn to_vec_call(&mut self, m: &syn::ExprMethodCall) -> VarId {
+    pub(super) fn same_sequence(&mut self, m: &syn::ExprMethodCall) -> VarId {
         if !m.args.is_empty() {
             return self.fail(&m.args, "`to_vec` takes no arguments: `x.to_vec()`");
         }
