@@ -609,7 +609,7 @@ fn all_errors_are_collected() {
         fn f(mut x: &mut [f32], y: [f32; 3]) -> Vec<f32> {
             let mut a = 1;
             for i in 0..3 {}
-            let b = match a { _ => 1 };
+            let b = match a { n => 1 };
             println!("hi");
             map(|v| v.foo(), x)
         }
@@ -620,7 +620,7 @@ fn all_errors_are_collected() {
         "unsupported parameter type",
         "`mut` is not allowed",
         "`for` loops are not supported",
-        "`match` is not supported",
+        "`n` in a pattern is not supported",
         "macros are not supported",
         "unknown method `foo`",
     ] {

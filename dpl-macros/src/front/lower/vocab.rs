@@ -65,6 +65,8 @@ impl Lowerer<'_> {
                     format!("`{name}` takes no function argument: this argument must be a value"),
                 );
                 args.push(self.poison());
+            } else if name == "range" {
+                args.push(self.usize_value(a, "range bound"));
             } else {
                 args.push(self.value(a));
             }
@@ -116,6 +118,23 @@ impl Lowerer<'_> {
             },
             span,
         )
+    }
+
+    /// The value of `e` as a `usize` (a mismatch is reported by type inference, naming the
+    /// variable `e` is, or else `what`).
+    fn usize_value(&mut self, e: &syn::Expr, what: &str) -> VarId {
+        let v = self.value(e);
+        let u = self.annotate(v, Type::usize(), cheap_span(e));
+        if u != v {
+            let name = match super::peel(e) {
+                syn::Expr::Path(p) if p.path.get_ident().is_some() => {
+                    crate::front::path_text(&p.path)
+                }
+                _ => what.to_string(),
+            };
+            self.rename(u, &name);
+        }
+        u
     }
 
     fn len(&mut self, seq: VarId, span: Span) -> VarId {
@@ -192,8 +211,6 @@ impl Lowerer<'_> {
 
     /// `range(a, b)`: `a, a + 1, ..., b - 1` (empty when `b <= a`, as Rust's `a..b`).
     fn range_between(&mut self, a: VarId, b: VarId, span: Span) -> VarId {
-        let a = self.annotate(a, Type::usize(), span);
-        let b = self.annotate(b, Type::usize(), span);
         let hi = self.emit(
             "max",
             Type::usize(),
@@ -308,16 +325,12 @@ impl Lowerer<'_> {
         let x = self.value(seq);
         let n = self.len(x, span);
         let start = match &r.start {
-            Some(a) => {
-                let v = self.value(a);
-                self.annotate(v, Type::usize(), cheap_span(a))
-            }
+            Some(a) => self.usize_value(a, "slice start"),
             None => self.usize_const(0, span),
         };
         let end = match (&r.end, &r.limits) {
             (Some(b), limits) => {
-                let v = self.value(b);
-                let v = self.annotate(v, Type::usize(), cheap_span(b));
+                let v = self.usize_value(b, "slice end");
                 if let syn::RangeLimits::Closed(_) = limits {
                     let one = self.usize_const(1, span);
                     self.usize_bin(BinOp::Add, v, one, span)
@@ -677,9 +690,14 @@ impl Lowerer<'_> {
             return self.poison();
         };
         if rest.is_empty() {
-            // `_`, or the last arm of an exhaustive match on a bool.
+            // `_`, or the last arm of an exhaustive match on a bool (or a binding, an
+            // error: reported, then bound to `v` for the body, whose errors are reported
+            // too).
+            let env = self.env.clone();
             let _ = self.pat_test(v, &arm.pat);
-            return self.value(&arm.body);
+            let r = self.value(&arm.body);
+            self.env = env;
+            return r;
         }
         let Some(c) = self.pat_test(v, &arm.pat) else {
             // An error (reported): report those of the other arms too.
@@ -766,6 +784,9 @@ impl Lowerer<'_> {
                         i.ident
                     ),
                 );
+                self.env = self
+                    .env
+                    .with(i.ident.unraw().to_string(), Binding::Value(v));
                 None
             }
             other => {
@@ -809,10 +830,11 @@ impl Lowerer<'_> {
     }
 }
 
-/// Whether a pattern matches every value: `_`, or an or-pattern with a `_`.
+/// Whether a pattern matches every value: `_`, or an or-pattern with a `_`. (A binding
+/// such as `n` would too, in Rust; it is reported where the arm is lowered.)
 fn always(p: &syn::Pat) -> bool {
     match peel_pat(p) {
-        syn::Pat::Wild(_) => true,
+        syn::Pat::Wild(_) | syn::Pat::Ident(_) => true,
         syn::Pat::Or(o) => o.cases.iter().any(always),
         _ => false,
     }
