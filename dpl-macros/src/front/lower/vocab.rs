@@ -106,6 +106,24 @@ impl Lowerer<'_> {
         self.emit(op.name(), Type::usize(), Expr::Binary(op, a, b), span)
     }
 
+    /// `a.min(b)` / `a.max(b)` on `usize`s.
+    fn usize_math(&mut self, m: MathFn, a: VarId, b: VarId, span: Span) -> VarId {
+        self.emit(m.name(), Type::usize(), Expr::Math(m, vec![a, b]), span)
+    }
+
+    /// `map(|i| body(i), range(n))`, named `name`: a sequence computed from its positions.
+    fn positions(
+        &mut self,
+        name: &str,
+        n: VarId,
+        span: Span,
+        body: impl FnOnce(&mut Self, VarId) -> VarId,
+    ) -> VarId {
+        let r = self.map_range(n, span, body);
+        self.rename(r, name);
+        r
+    }
+
     /// `seq[i]`, in range by construction.
     fn read(&mut self, seq: VarId, i: VarId, span: Span) -> VarId {
         self.emit(
@@ -178,14 +196,12 @@ impl Lowerer<'_> {
     /// `reverse(x)`: `map(|i| x[n - i - 1], range(n))`.
     fn reverse(&mut self, x: VarId, span: Span) -> VarId {
         let n = self.len(x, span);
-        let r = self.map_range(n, span, |l, i| {
+        self.positions("reverse", n, span, |l, i| {
             let rest = l.usize_bin(BinOp::Sub, n, i, span);
             let one = l.usize_const(1, span);
             let j = l.usize_bin(BinOp::Sub, rest, one, span);
             l.read(x, j, span)
-        });
-        self.rename(r, "reverse");
-        r
+        })
     }
 
     /// `concat(a, b)`: `map(|i| if i < len(a) { a[i] } else { b[i - len(a)] }, range(..))`.
@@ -193,7 +209,7 @@ impl Lowerer<'_> {
         let na = self.len(a, span);
         let nb = self.len(b, span);
         let n = self.usize_bin(BinOp::Add, na, nb, span);
-        let r = self.map_range(n, span, |l, i| {
+        self.positions("concat", n, span, |l, i| {
             let first = l.bin(BinOp::Lt, i, na, span);
             l.select(
                 first,
@@ -204,23 +220,14 @@ impl Lowerer<'_> {
                 },
                 span,
             )
-        });
-        self.rename(r, "concat");
-        r
+        })
     }
 
     /// `range(a, b)`: `a, a + 1, ..., b - 1` (empty when `b <= a`, as Rust's `a..b`).
     fn range_between(&mut self, a: VarId, b: VarId, span: Span) -> VarId {
-        let hi = self.emit(
-            "max",
-            Type::usize(),
-            Expr::Math(MathFn::Max, vec![a, b]),
-            span,
-        );
+        let hi = self.usize_math(MathFn::Max, a, b, span);
         let n = self.usize_bin(BinOp::Sub, hi, a, span);
-        let r = self.map_range(n, span, |l, i| l.usize_bin(BinOp::Add, a, i, span));
-        self.rename(r, "range");
-        r
+        self.positions("range", n, span, |l, i| l.usize_bin(BinOp::Add, a, i, span))
     }
 
     /// `zip(a, b, c, ...)`: `map(|a, b, c, ...| (a, b, c, ...), a, b, c, ...)`.
@@ -366,25 +373,13 @@ impl Lowerer<'_> {
             }),
             span,
         );
-        let hi = self.emit(
-            "min",
-            Type::usize(),
-            Expr::Math(MathFn::Min, vec![end, n]),
-            span,
-        );
-        let lo = self.emit(
-            "min",
-            Type::usize(),
-            Expr::Math(MathFn::Min, vec![start, hi]),
-            span,
-        );
+        let hi = self.usize_math(MathFn::Min, end, n, span);
+        let lo = self.usize_math(MathFn::Min, start, hi, span);
         let m = self.usize_bin(BinOp::Sub, hi, lo, span);
-        let r = self.map_range(m, span, |l, i| {
+        self.positions("slice", m, span, |l, i| {
             let j = l.usize_bin(BinOp::Add, lo, i, span);
             l.read(x, j, span)
-        });
-        self.rename(r, "slice");
-        r
+        })
     }
 
     /// `flatten(rows)`: the values of the rows in order. Element `k` belongs to the row
@@ -401,12 +396,7 @@ impl Lowerer<'_> {
         let zero = self.usize_const(0, span);
         let max_op = |l: &mut Self| {
             l.make_lambda(2, span, |l, ps| {
-                l.emit(
-                    "max",
-                    Type::usize(),
-                    Expr::Math(MathFn::Max, ps.to_vec()),
-                    span,
-                )
+                l.usize_math(MathFn::Max, ps[0], ps[1], span)
             })
         };
         let add = self.make_lambda(2, span, |l, ps| l.usize_bin(BinOp::Add, ps[0], ps[1], span));
@@ -449,15 +439,13 @@ impl Lowerer<'_> {
             },
             span,
         );
-        let r = self.map_range(total, span, |l, k| {
+        self.positions("flatten", total, span, |l, k| {
             let r = l.read(seg, k, span);
             let start = l.read(starts, r, span);
             let j = l.usize_bin(BinOp::Sub, k, start, span);
             let row = l.read(rows, r, span);
             l.read(row, j, span)
-        });
-        self.rename(r, "flatten");
-        r
+        })
     }
 
     /// `x.to_vec()`: the same sequence.
