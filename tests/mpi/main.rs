@@ -14,6 +14,7 @@ mod harness;
 mod indexed;
 mod nested;
 mod sorting;
+mod vocabulary;
 
 use harness::Env;
 
@@ -33,6 +34,7 @@ fn main() {
         sorting::CASES,
         nested::CASES,
         errors::CASES,
+        vocabulary::CASES,
     ]
     .concat();
     let mut ran = 0;
