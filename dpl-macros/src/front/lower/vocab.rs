@@ -1,6 +1,6 @@
 //! The everyday vocabulary that is not a primitive of the IR: `reverse`, `concat`,
-//! `range(a, b)`, `zip` of more than two sequences, `argmin`/`argmax`, `flatten`, slices `x[a..b]`,
-//! `x.to_vec()`, `v.powi(n)`, `const` items and `match`.
+//! `range(a, b)`, `zip` of more than two sequences, `argmin`/`argmax`, `flatten`, slices
+//! `x[a..b]`, `x.to_vec()`, `v.powi(n)`, `const` items and `match`.
 //!
 //! Each form is lowered here to the primitives and scalar operations the IR has (index
 //! arithmetic over `range`, a reduction over `(value, index)` pairs, nested `if`s), so that
