@@ -796,23 +796,31 @@ impl Interp<'_> {
                 )
             }
             Prim::Unzip => {
+                // The width comes from the result type: the sequence may be empty.
+                let width = match self.f.ty(s.var) {
+                    Type::Tuple(ts) => ts.len(),
+                    _ => 0,
+                };
                 let s = seq(self, 0)?;
-                let (mut a, mut b) = (with_capacity(s.len(), span)?, with_capacity(s.len(), span)?);
+                let mut parts = (0..width)
+                    .map(|_| with_capacity(s.len(), span))
+                    .collect::<Result<Vec<_>>>()?;
                 for p in s.iter() {
                     match p {
-                        Value::Tuple(vs) if vs.len() == 2 => {
-                            a.push(vs[0].clone());
-                            b.push(vs[1].clone());
+                        Value::Tuple(vs) if vs.len() == width => {
+                            for (part, v) in parts.iter_mut().zip(vs) {
+                                part.push(v.clone());
+                            }
                         }
                         other => {
                             return internal(
-                                format!("`unzip` of a non-pair {}", truncated(other)),
+                                format!("`unzip` of {} into {width} parts", truncated(other)),
                                 span,
                             );
                         }
                     }
                 }
-                Value::Tuple(vec![Value::seq(a), Value::seq(b)])
+                Value::Tuple(parts.into_iter().map(Value::seq).collect())
             }
             Prim::Gather => {
                 let (x, idx) = (seq(self, 0)?, seq(self, 1)?);

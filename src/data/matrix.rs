@@ -6,7 +6,7 @@
 use std::fmt;
 use std::ops::Index;
 
-use dpl_core::run::Error;
+use dpl_core::run::{Error, Location};
 
 use super::IndexBound;
 use super::nested::Nested;
@@ -195,6 +195,26 @@ impl<T> Matrix<T> {
             n_rows += 1;
         }
         Matrix::row_major(n_rows, cols, data)
+    }
+
+    /// The result of a `#[parallel]` function declared `-> Matrix<T>`: the rows of `n`
+    /// (row-major), which must all have one length, else [`Error::LengthMismatch`] naming
+    /// `Matrix` at `at` (row 0's length, then the first length that differs). Not part of
+    /// the API.
+    #[doc(hidden)]
+    pub fn __from_result_rows(n: Nested<T>, at: Location) -> Result<Self, Error> {
+        let cols = n.row_lengths().next().unwrap_or(0);
+        if let Some(other) = n.row_lengths().find(|&len| len != cols) {
+            return Err(Error::LengthMismatch {
+                prim: "Matrix",
+                left: cols,
+                right: other,
+                at,
+            });
+        }
+        let rows = n.len();
+        let (values, _) = n.into_parts();
+        Matrix::row_major(rows, cols, values)
     }
 
     /// The number of rows.

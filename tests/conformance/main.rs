@@ -21,6 +21,7 @@ mod pipelines;
 mod reductions;
 mod scans;
 mod sequences;
+mod vocabulary;
 
 use common::*;
 use dpl::Place;

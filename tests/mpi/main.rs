@@ -14,6 +14,7 @@ mod harness;
 mod indexed;
 mod nested;
 mod sorting;
+mod vocabulary;
 
 // The programs shared with the single-machine suites (`tests/programs`).
 #[path = "../programs/indexed.rs"]
@@ -39,6 +40,7 @@ fn main() {
         sorting::CASES,
         nested::CASES,
         errors::CASES,
+        vocabulary::CASES,
     ]
     .concat();
     let mut ran = 0;
