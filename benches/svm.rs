@@ -22,11 +22,12 @@ mod shared;
 
 use shared::group;
 
+// Both examples include `examples/shared/timing.rs` as their own module.
 #[path = "../examples/ragged.rs"]
-#[allow(dead_code)]
+#[allow(dead_code, clippy::duplicate_mod)]
 mod ragged;
 #[path = "../examples/svm.rs"]
-#[allow(dead_code)]
+#[allow(dead_code, clippy::duplicate_mod)]
 mod svm;
 
 use std::hint::black_box;

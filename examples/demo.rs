@@ -11,7 +11,10 @@
 use dpl::prelude::*;
 use dpl_testkit::SplitMix64;
 use rayon::prelude::*;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+#[path = "shared/timing.rs"]
+mod timing;
 
 /// `a * x + y`, element-wise.
 #[parallel]
@@ -273,12 +276,14 @@ fn resident(n: usize, gpu: Place, report: &mut Report) {
                 .zip(&yv)
                 .map(|(a, b)| 2.5 * a + b)
                 .collect::<Vec<f32>>();
-        let t = median(|| drop(std::hint::black_box(saxpy_resident(2.5, &x, &y))));
+        let t = timing::median(7, || {
+            drop(std::hint::black_box(saxpy_resident(2.5, &x, &y)))
+        });
         report.resident("saxpy", ok, t, format!("{:.0} GB/s", bytes(3, t)));
 
         let want: f64 = xv.iter().map(|&v| v as f64).sum();
         let ok = close(sum_resident(&x) as f64, want, n);
-        let t = median(|| {
+        let t = timing::median(7, || {
             std::hint::black_box(sum_resident(&x));
         });
         report.resident("sum", ok, t, format!("{:.0} GB/s", bytes(1, t)));
@@ -290,7 +295,7 @@ fn resident(n: usize, gpu: Place, report: &mut Report) {
             .iter()
             .map(|v| v.to_bits())
             .eq(want.iter().map(|v| v.to_bits()));
-        let t = median(|| drop(std::hint::black_box(sorted_resident(&x))));
+        let t = timing::median(7, || drop(std::hint::black_box(sorted_resident(&x))));
         let rate = n as f64 / t.as_secs_f64() / 1e9;
         report.resident("sort", ok, t, format!("{rate:.2} G keys/s"));
     });
@@ -325,7 +330,7 @@ impl Report {
             let (ok, t) = with_place(place, || {
                 let out = dpl_fn();
                 let ok = check(&out);
-                let t = median(|| {
+                let t = timing::median(7, || {
                     std::hint::black_box(dpl_fn());
                 });
                 (ok, t)
@@ -334,15 +339,15 @@ impl Report {
                 self.failures += 1;
             }
             let mark = if ok { "ok" } else { "WRONG" };
-            line += &format!(" {place:>4}: {mark:<5} {:>9}", fmt(t));
+            line += &format!(" {place:>4}: {mark:<5} {:>9}", timing::fmt(t));
             if place == Place::Cpu {
                 cpu_time = Some(t);
             }
         }
-        let r = median(|| {
+        let r = timing::median(7, || {
             std::hint::black_box(rayon_fn());
         });
-        line += &format!("   rayon {:>9}", fmt(r));
+        line += &format!("   rayon {:>9}", timing::fmt(r));
         if let Some(c) = cpu_time {
             line += &format!(
                 "   dpl/rayon speed {:.2}x",
@@ -387,7 +392,7 @@ impl Report {
             self.failures += 1;
         }
         let mark = if ok { "ok" } else { "WRONG" };
-        println!("{name:<18} {mark:<5} {:>9}   {rate}", fmt(t));
+        println!("{name:<18} {mark:<5} {:>9}   {rate}", timing::fmt(t));
     }
 
     fn finish(self) {
@@ -398,28 +403,6 @@ impl Report {
             println!("{} result(s) WRONG", self.failures);
             std::process::exit(1);
         }
-    }
-}
-
-fn median(f: impl Fn()) -> Duration {
-    f();
-    let mut times: Vec<Duration> = (0..7)
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed()
-        })
-        .collect();
-    times.sort();
-    times[times.len() / 2]
-}
-
-fn fmt(d: Duration) -> String {
-    let us = d.as_secs_f64() * 1e6;
-    if us < 1000.0 {
-        format!("{us:.1} us")
-    } else {
-        format!("{:.2} ms", us / 1000.0)
     }
 }
 

@@ -17,7 +17,11 @@ use common::*;
 use dpl::prelude::*;
 use dpl_testkit::mix;
 
+#[path = "../tests/programs/indexed.rs"]
+mod indexed;
+
 mod progs {
+    pub use super::indexed::*;
     use dpl::prelude::*;
 
     #[parallel]
@@ -63,16 +67,6 @@ mod progs {
     #[parallel]
     pub fn permuted(x: &[f64], idx: &[u32]) -> Vec<f64> {
         permute(x, idx)
-    }
-
-    #[parallel]
-    pub fn histogram(keys: &[u32], bins: usize) -> Vec<u32> {
-        scatter_reduce(
-            |a, b| a + b,
-            replicate(1u32, len(keys)),
-            keys,
-            replicate(0u32, bins),
-        )
     }
 
     #[parallel]

@@ -46,6 +46,8 @@ mod kernels;
 mod problem;
 #[path = "pcg/solver.rs"]
 mod solver;
+#[path = "shared/timing.rs"]
+mod timing;
 
 use std::time::{Duration, Instant};
 
@@ -127,7 +129,7 @@ fn main() {
             s.iterations,
             s.residual,
             problem.relative_residual(&s.x),
-            fmt(s.per_iteration()),
+            timing::fmt(s.per_iteration()),
             ratio
         );
         if !s.converged {
@@ -211,9 +213,9 @@ fn kernel_times(problem: &Problem, x: &Field) {
         let [t_dpl, t_rayon, t_seq] = times.map(median);
         println!(
             "{name:<14} {:>11} {:>11} {:>11} {:>9.2}x",
-            fmt(t_dpl),
-            fmt(t_rayon),
-            fmt(t_seq),
+            timing::fmt(t_dpl),
+            timing::fmt(t_rayon),
+            timing::fmt(t_seq),
             t_rayon.as_secs_f64() / t_dpl.as_secs_f64()
         );
     }
@@ -243,13 +245,4 @@ fn timed(f: impl FnOnce()) -> Duration {
 fn median(mut times: Vec<Duration>) -> Duration {
     times.sort();
     times[times.len() / 2]
-}
-
-fn fmt(d: Duration) -> String {
-    let us = d.as_secs_f64() * 1e6;
-    if us < 1000.0 {
-        format!("{us:.1} us")
-    } else {
-        format!("{:.2} ms", us / 1000.0)
-    }
 }

@@ -23,7 +23,8 @@
 
 use dpl::prelude::*;
 use dpl_testkit::SplitMix64;
-use std::time::{Duration, Instant};
+#[path = "shared/timing.rs"]
+mod timing;
 
 // ---------------------------------------------------------------------------------------
 // The generic segmented operations
@@ -383,19 +384,6 @@ fn env_usize(name: &str, default: usize) -> usize {
         .unwrap_or(default)
 }
 
-fn median(f: &mut dyn FnMut()) -> Duration {
-    f();
-    let mut times: Vec<Duration> = (0..9)
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed()
-        })
-        .collect();
-    times.sort();
-    times[times.len() / 2]
-}
-
 struct Report {
     wrong: usize,
 }
@@ -420,10 +408,10 @@ impl Report {
         let rayon_ok = rayon_fn() == want;
         self.wrong += usize::from(!rayon_ok);
         let t_dpl = with_place(Place::Cpu, || {
-            median(&mut || drop(std::hint::black_box(dpl_fn())))
+            timing::median(9, || drop(std::hint::black_box(dpl_fn())))
         });
-        let t_rayon = median(&mut || drop(std::hint::black_box(rayon_fn())));
-        let t_seq = median(&mut || drop(std::hint::black_box(seq_fn())));
+        let t_rayon = timing::median(9, || drop(std::hint::black_box(rayon_fn())));
+        let t_seq = timing::median(9, || drop(std::hint::black_box(seq_fn())));
         line += &format!(
             "  dpl {:>8.2} ms  rayon {:>8.2} ms  seq {:>8.2} ms  dpl/rayon speed {:.2}x",
             t_dpl.as_secs_f64() * 1e3,

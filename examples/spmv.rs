@@ -35,7 +35,6 @@ mod plain;
 mod timing;
 
 use std::path::Path;
-use std::time::Duration;
 
 use dpl::mm::Csr;
 use dpl::prelude::*;
@@ -223,8 +222,8 @@ fn run_matrix(name: &str, a: &Csr, only: Option<&str>, rounds: usize) -> usize {
     for (i, ((label, _), (min, med))) in timed.iter().zip(&times).enumerate() {
         let mut line = format!(
             "  {label:<20} min {:>10}  median {:>10}",
-            fmt(*min),
-            fmt(*med)
+            timing::fmt(*min),
+            timing::fmt(*med)
         );
         if i >= 2 {
             line += &format!(
@@ -280,14 +279,5 @@ fn inspect() {
             "===== {}: {} loop(s), {} temporaries after fusion\n{}\n----- generated Rust (Place::Cpu)\n{}\n",
             i.name, i.loops, i.temporaries, i.fused_ir, i.cpu_rust
         );
-    }
-}
-
-fn fmt(d: Duration) -> String {
-    let us = d.as_secs_f64() * 1e6;
-    if us < 1000.0 {
-        format!("{us:.1} us")
-    } else {
-        format!("{:.2} ms", us / 1000.0)
     }
 }

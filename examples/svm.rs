@@ -36,7 +36,6 @@ use rayon::prelude::*;
 use std::time::{Duration, Instant};
 
 #[path = "shared/timing.rs"]
-#[allow(dead_code)] // unused where tests and benches include this file as a module
 mod timing;
 
 // ---------------------------------------------------------------------------------------

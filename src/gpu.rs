@@ -349,16 +349,7 @@ macro_rules! tuples {
     )*};
 }
 
-tuples!(
-    (A 0),
-    (A 0, B 1),
-    (A 0, B 1, C 2),
-    (A 0, B 1, C 2, D 3),
-    (A 0, B 1, C 2, D 3, E 4),
-    (A 0, B 1, C 2, D 3, E 4, F 5),
-    (A 0, B 1, C 2, D 3, E 4, F 5, G 6),
-    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7)
-);
+dpl_cuda::for_each_tuple!(tuples);
 
 /// Parameters: how a Rust argument becomes what the program takes.
 pub trait Arg {

@@ -1,9 +1,10 @@
 //! # dpl — a data-parallel language embedded in Rust
 //!
 //! Mark a function `#[parallel]` and write its body with data-parallel primitives (`map`,
-//! `gather`, `reduce`, `scan`, `filter`, ...). The macro compiles the body at build time;
-//! the call runs on the current [`Place`]: all CPU cores (rayon) by default, or the
-//! sequential reference implementation.
+//! `gather`, `reduce`, `scan`, `filter`, `sort`, `stencil`, ...). At build time the macro
+//! lowers the body into dpl's IR, type-checks it, fuses chains of primitives into single
+//! loops and generates the code of every *place* it can run on; at run time the call runs
+//! on the current [`Place`], with the same results everywhere.
 //!
 //! ```
 //! use dpl::prelude::*;
@@ -13,12 +14,74 @@
 //!     map(|xi, yi| a * xi + yi, x, y)
 //! }
 //!
+//! /// One fused loop: no temporary for the gather or the map.
+//! #[parallel]
+//! fn gathered_energy(x: &[f32], idx: &[u32]) -> f64 {
+//!     sum(map(|v| (v * v) as f64, gather(x, idx)))
+//! }
+//!
 //! assert_eq!(saxpy(2.0, &[1.0, 2.0], &[10.0, 20.0]), vec![12.0, 24.0]);
+//! let on_one_thread = with_place(Place::Seq, || gathered_energy(&[1.0, 2.0], &[1, 1, 0]));
+//! assert_eq!(on_one_thread, 9.0);
 //! ```
 //!
-//! [`primitives`] documents each primitive (its form, meaning, errors and an example);
-//! the repository's README describes the language, the places and the data types, and
-//! `ARCHITECTURE.md` how the compiler is built.
+//! ## The language
+//!
+//! A body is an expression over the parameters: `let` bindings (with tuple patterns),
+//! closures (inline or bound with `let`, capturing what they use), `if`/`else`
+//! expressions, arithmetic, comparison, logical and bitwise operators (integer arithmetic
+//! wraps), `as` casts, indexing `x[i]`, tuples, scalar math (`v.sqrt()`, `f64::exp(v)`, ...)
+//! and constants (`f32::MAX`, `std::f64::consts::PI`). The primitives are documented one
+//! per page in [`primitives`], each with its form, meaning, errors and an example. Anything
+//! outside the language is a compile error that points at it and says what to write
+//! instead; every error of a body is reported at once.
+//!
+//! ## Places
+//!
+//! | place | runs on | feature |
+//! |---|---|---|
+//! | [`Place::Cpu`] | every core, through rayon (the default) | `cpu` (default) |
+//! | [`Place::Seq`] | one thread: the sequential reference | always |
+//! | [`Place::Gpu`] | an NVIDIA GPU, through the CUDA driver loaded at run time | `cuda` |
+//! | [`Place::Sim`] | the generated GPU code on dpl's PTX simulator (no GPU needed) | `sim` |
+//! | [`Place::Mpi`] | every rank of an MPI job, each on its block of the data | `mpi` |
+//!
+//! [`with_place`] sets the place for a scope of the calling thread, `DPL_PLACE` (`cpu`,
+//! `seq`, `gpu`, `gpu:N`, `sim`, `mpi`) for the process; [`current_place`] and
+//! [`available_places`] tell what is in force and what is built. Asking for a place whose
+//! backend is not built is a clear error. dpl reports through the `log` crate and never
+//! prints.
+//!
+//! ## Data
+//!
+//! Parameters are scalars, slices and `&Vec`s, [`Nested`] (ragged rows: flat values and
+//! row offsets), [`Matrix`] (uniform rows with any strides), [`Seq`] (a sequence that
+//! knows where it is: a result left on a GPU stays there for the next call) and tuples of
+//! them; results are scalars, `Vec`s, `Nested`, `Matrix`, `Seq` and tuples. Element types
+//! are the scalar types and tuples of them. Every constructor validates its invariants
+//! and reports a violation as [`Error::Malformed`].
+//!
+//! ## Errors
+//!
+//! A contract violation at run time (sequences of different lengths, an index out of
+//! range, `min` of an empty sequence, a `permute` that is not a permutation, integer `/`
+//! or `%` by zero) panics with a message naming the primitive and the source location —
+//! or, when the function is declared `-> Result<T, dpl::Error>`, is returned as `Err`
+//! (the body is written exactly as for `T`). See [`Error`].
+//!
+//! ## Features
+//!
+//! | feature | adds |
+//! |---|---|
+//! | `cpu`, `mm` (default) | the CPU backend; `dpl::mm`, the Matrix Market reader |
+//! | `cuda`, `sim` | the GPU code generator and [`Place::Gpu`] / [`Place::Sim`] |
+//! | `mpi` | [`Place::Mpi`] and `dpl::mpi` (needs an MPI library) |
+//! | `serde` | `Serialize`/`Deserialize` for [`Nested`], [`Matrix`], [`Seq`] |
+//! | `sprs`, `nalgebra-sparse`, `faer` | `dpl::sparse::SparseRows`: those crates' sparse matrices as [`Nested`] rows |
+//!
+//! With the default features no GPU code generator, simulator, CUDA, MPI or serde crate is
+//! compiled. The repository's README describes the places, the schedules of nested code
+//! and the measurements; `ARCHITECTURE.md` says how the compiler is built.
 #![deny(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
@@ -37,6 +100,12 @@ pub mod mpi;
 mod no_gpu;
 mod place;
 pub mod primitives;
+#[cfg(any(feature = "sprs", feature = "nalgebra-sparse", feature = "faer"))]
+#[cfg_attr(
+    docsrs,
+    doc(cfg(any(feature = "sprs", feature = "nalgebra-sparse", feature = "faer")))
+)]
+pub mod sparse;
 
 pub use dpl_core::run::Transfers;
 pub use dpl_core::run::{Error, Location, Place};

@@ -39,9 +39,9 @@
 /// ```
 pub mod map {}
 
-/// `zip(a, b) -> [(A, B)]`: the pairs of two sequences of one length.
+/// `zip(a, b, ...) -> [(A, B, ...)]`: the tuples of 2 to 8 sequences of one length.
 ///
-/// `y[i] = (a[i], b[i])`; lengths that differ are
+/// `y[i] = (a[i], b[i], ...)`; lengths that differ are
 /// [`Error::LengthMismatch`](crate::Error::LengthMismatch). A zip is never materialised
 /// when its reader fuses with it.
 ///
@@ -54,6 +54,13 @@ pub mod map {}
 /// }
 ///
 /// assert_eq!(pairs(&[1, 2], &[0.5, 1.5]), vec![(1, 0.5), (2, 1.5)]);
+///
+/// #[parallel]
+/// fn triples(a: &[u32], b: &[f32], c: &[bool]) -> Vec<(u32, f32, bool)> {
+///     zip(a, b, c)
+/// }
+///
+/// assert_eq!(triples(&[1], &[0.5], &[true]), vec![(1, 0.5, true)]);
 /// ```
 pub mod zip {}
 
@@ -340,7 +347,10 @@ pub mod replicate {}
 /// ```
 pub mod indices {}
 
-/// `range(n) -> [usize]`: `[0, 1, ..., n - 1]`.
+/// `range(n) -> [usize]`: `[0, 1, ..., n - 1]`; `range(a, b)`: `[a, a + 1, ..., b - 1]`.
+///
+/// As Rust's `a..b`, `range(a, b)` is empty when `b <= a`. Both are computed, never
+/// stored, when their reader fuses with them.
 ///
 /// ```
 /// use dpl::prelude::*;
@@ -350,9 +360,112 @@ pub mod indices {}
 ///     map(|i| i * i, range(n))
 /// }
 ///
+/// #[parallel]
+/// fn between(a: usize, b: usize) -> Vec<usize> {
+///     range(a, b)
+/// }
+///
 /// assert_eq!(squares(4), vec![0, 1, 4, 9]);
+/// assert_eq!(between(3, 6), vec![3, 4, 5]);
+/// assert_eq!(between(6, 3), vec![]);
 /// ```
 pub mod range {}
+
+/// `reverse(x) -> [T]`: `x` back to front.
+///
+/// `y[i] = x[len(x) - 1 - i]`. The front end writes it as a `map` over the positions, so a
+/// reverse read by another primitive fuses with it (`sum(reverse(x))` is one loop with no
+/// temporary).
+///
+/// ```
+/// use dpl::prelude::*;
+///
+/// #[parallel]
+/// fn backwards(x: &[i32]) -> Vec<i32> {
+///     reverse(x)
+/// }
+///
+/// assert_eq!(backwards(&[1, 2, 3]), vec![3, 2, 1]);
+/// ```
+pub mod reverse {}
+
+/// `concat(a, b) -> [T]`: `a` followed by `b`.
+///
+/// `y[i] = a[i]` for `i < len(a)`, else `b[i - len(a)]`; either may be empty. Like
+/// [`reverse`], a `map` over the positions that fuses with its reader.
+///
+/// ```
+/// use dpl::prelude::*;
+///
+/// #[parallel]
+/// fn joined(a: &[u32], b: &[u32]) -> Vec<u32> {
+///     concat(a, filter(|v| v % 2 == 0, b))
+/// }
+///
+/// assert_eq!(joined(&[7], &[1, 2, 3, 4]), vec![7, 2, 4]);
+/// ```
+pub mod concat {}
+
+/// `flatten(rows) -> [T]`: the values of the rows of a `Nested`/`Matrix`, or of a ragged
+/// result computed in the body, in order.
+///
+/// The front end writes it with the primitives: the rows' starts (an `exclusive_scan` of
+/// their lengths) are marked with their row numbers and spread over the rows by a `scan`
+/// with `max`, then `y[k]` reads its row. That costs a few passes over the rows and the
+/// values (it is not a free view of a `Nested`'s values) and runs on every place.
+///
+/// ```
+/// use dpl::prelude::*;
+///
+/// /// The neighbours of a BFS frontier.
+/// #[parallel]
+/// fn neighbours(adj: &Nested<u32>, frontier: &[u32]) -> Vec<u32> {
+///     flatten(map(|v| adj[v], frontier))
+/// }
+///
+/// let adj = Nested::from_rows(vec![vec![1, 2], vec![], vec![0]]);
+/// assert_eq!(neighbours(&adj, &[2, 1, 0]), vec![0, 1, 2]);
+/// ```
+pub mod flatten {}
+
+/// `argmin(x) -> usize`: the index of the first smallest element.
+///
+/// Between equal elements the first wins; NaNs lose to every number (as in `f32::min`;
+/// all NaN gives 0). An empty `x` is [`Error::Empty`](crate::Error::Empty) naming
+/// `argmin`. The front end writes it as a reduction over `(x[i], i)` pairs whose
+/// operator keeps the better value and, between equals, the smaller index, so every place
+/// gives the same index whatever its order of combination.
+///
+/// ```
+/// use dpl::prelude::*;
+///
+/// #[parallel]
+/// fn lowest(x: &[f32]) -> Result<usize, Error> {
+///     argmin(x)
+/// }
+///
+/// assert_eq!(lowest(&[3.0, -1.5, 2.0, -1.5]), Ok(1));
+/// assert!(matches!(lowest(&[]), Err(Error::Empty { prim: "argmin", .. })));
+/// ```
+pub mod argmin {}
+
+/// `argmax(x) -> usize`: the index of the first largest element.
+///
+/// As [`argmin`] with the order reversed (NaNs still lose to every number); an empty `x`
+/// is [`Error::Empty`](crate::Error::Empty) naming `argmax`.
+///
+/// ```
+/// use dpl::prelude::*;
+///
+/// #[parallel]
+/// fn highest(x: &[i64]) -> Result<usize, Error> {
+///     argmax(x)
+/// }
+///
+/// assert_eq!(highest(&[3, 9, 2, 9]), Ok(1));
+/// assert!(matches!(highest(&[]), Err(Error::Empty { prim: "argmax", .. })));
+/// ```
+pub mod argmax {}
 
 /// `len(x) -> usize` (also `x.len()`): the number of elements (of rows, for `[[T]]`).
 ///

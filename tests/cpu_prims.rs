@@ -14,25 +14,19 @@ mod common;
 use common::Rng;
 use dpl::{Error, Place, with_place};
 
-mod prog {
-    use dpl::prelude::*;
+#[path = "programs/indexed.rs"]
+mod indexed;
 
-    #[parallel]
-    pub fn histogram(keys: &[u32], bins: usize) -> Vec<u32> {
-        scatter_reduce(
-            |a, b| a + b,
-            replicate(1u32, len(keys)),
-            keys,
-            replicate(0u32, bins),
-        )
-    }
+mod prog {
+    pub use super::indexed::*;
+    use dpl::prelude::*;
 
     pub const TRY_HISTOGRAM_LINE: u32 = line!() + 3;
     #[parallel]
     pub fn try_histogram(keys: &[i64], bins: usize) -> Result<Vec<u64>, Error> {
         scatter_reduce(
             |a, b| b + a,
-            replicate(1u64, len(keys)),
+            map(|_k| 1u64, keys),
             keys,
             replicate(7u64, bins),
         )
@@ -381,18 +375,17 @@ fn histogram_errors_agree_between_places() {
             let seq = with_place(Place::Seq, || prog::try_histogram(&keys, bins)).unwrap_err();
             let cpu = with_place(Place::Cpu, || prog::try_histogram(&keys, bins)).unwrap_err();
             assert_eq!(seq, cpu, "n = {n}, bins = {bins}");
-            match seq {
-                Error::IndexOutOfRange {
-                    prim,
-                    index,
-                    len,
-                    at,
-                } => {
-                    assert_eq!((prim, index, len), ("scatter_reduce", bins as i128, bins));
-                    assert_eq!(at.line, prog::TRY_HISTOGRAM_LINE, "{at:?}");
-                }
-                e => panic!("unexpected error {e:?}"),
-            }
+            let Error::IndexOutOfRange {
+                prim,
+                index,
+                len,
+                at,
+            } = seq
+            else {
+                panic!("unexpected error {seq:?}")
+            };
+            assert_eq!((prim, index, len), ("scatter_reduce", bins as i128, bins));
+            assert_eq!(at.line, prog::TRY_HISTOGRAM_LINE, "{at:?}");
             keys[n - 5] = 0;
             keys[n - 2] = 0;
             let mut want = vec![7u64; bins];

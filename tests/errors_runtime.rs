@@ -83,7 +83,7 @@ mod prog {
     pub fn histogram(keys: &[u32], bins: usize) -> Vec<u32> {
         scatter_reduce(
             |a, b| a + b,
-            replicate(1u32, len(keys)),
+            map(|_k| 1u32, keys),
             keys,
             replicate(0u32, bins),
         )

@@ -6,6 +6,11 @@
 
 use dpl::prelude::*;
 
+#[path = "programs/indexed.rs"]
+mod indexed;
+#[path = "programs/stencil.rs"]
+mod stencil;
+
 #[parallel]
 fn saxpy(a: f32, x: &[f32], y: &[f32]) -> Vec<f32> {
     map(|xi, yi| a * xi + yi, x, y)
@@ -23,23 +28,8 @@ fn centred(x: &[f64]) -> Vec<f64> {
 }
 
 #[parallel]
-fn blur3(x: &[f32]) -> Vec<f32> {
-    stencil(|w| (w[0] + w[1] + w[2]) / 3.0, x, [-1, 0, 1], 0.0)
-}
-
-#[parallel]
 fn gathered_energy(x: &[f32], idx: &[u32]) -> f64 {
     sum(map(|v| (v * v) as f64, gather(x, idx)))
-}
-
-#[parallel]
-fn histogram(keys: &[u32], bins: usize) -> Vec<u32> {
-    scatter_reduce(
-        |a, b| a + b,
-        replicate(1u32, len(keys)),
-        keys,
-        replicate(0u32, bins),
-    )
 }
 
 #[parallel]
@@ -205,14 +195,18 @@ fn element_wise_chains_stay_local() {
 
 #[test]
 fn halos_gathers_and_scatters() {
-    check(dpl::inspect!(blur3), 0, &["layouts", "window of %0 x"]);
+    check(
+        dpl::inspect!(stencil::blur3),
+        0,
+        &["layouts", "window of %0 x"],
+    );
     check(
         dpl::inspect!(gathered_energy),
         1,
         &["reduce", "layouts of %0 x, %1 idx", "gather from %0 x"],
     );
     check(
-        dpl::inspect!(histogram),
+        dpl::inspect!(indexed::histogram),
         0,
         &["scatter", "layouts of %0 keys", "balanced layout"],
     );

@@ -16,7 +16,11 @@ use std::path::PathBuf;
 mod common_structure;
 use common_structure::{rt_calls, shape, soacs};
 
+#[path = "programs/indexed.rs"]
+mod indexed;
+
 mod prog {
+    pub use super::indexed::*;
     use dpl::prelude::*;
 
     #[parallel]
@@ -67,12 +71,6 @@ mod prog {
     }
 
     #[parallel]
-    pub fn reverse(x: &[i32]) -> Vec<i32> {
-        let n = len(x);
-        gather(x, map(|i| n - 1 - i, indices(x)))
-    }
-
-    #[parallel]
     pub fn count_even_shifted(x: &[u64], k: u64) -> usize {
         count(|v| v % 2 == 0, map(|a| a + k, x))
     }
@@ -93,16 +91,6 @@ mod prog {
     pub fn dead_index(x: &[i64], i: usize) -> Result<i64, Error> {
         let unused = x[i];
         len(x) as i64
-    }
-
-    #[parallel]
-    pub fn histogram(keys: &[u32], bins: usize) -> Vec<u32> {
-        scatter_reduce(
-            |a, b| a + b,
-            replicate(1u32, len(keys)),
-            keys,
-            replicate(0u32, bins),
-        )
     }
 }
 

@@ -13,31 +13,13 @@ use dpl::{Error, Nested};
 mod common_structure;
 use common_structure::{counts, flat, shape, soacs};
 
+/// The SpMV kernels of the `spmv` example (CSR with each schedule, ELLPACK).
+#[path = "../examples/spmv/kernels.rs"]
+mod kernels;
+
 mod prog {
+    pub use super::kernels::*;
     use dpl::prelude::*;
-
-    #[parallel]
-    pub fn spmv_csr(vals: &Nested<f32>, cols: &Nested<u32>, x: &[f32]) -> Vec<f32> {
-        let spvv = |ai, ci| sum(map(|aij, xj| aij * xj, ai, gather(x, ci)));
-        map(spvv, vals, cols)
-    }
-
-    #[parallel(inner = "block")]
-    pub fn spmv_csr_block(vals: &Nested<f32>, cols: &Nested<u32>, x: &[f32]) -> Vec<f32> {
-        let spvv = |ai, ci| sum(map(|aij, xj| aij * xj, ai, gather(x, ci)));
-        map(spvv, vals, cols)
-    }
-
-    #[parallel(inner = "auto")]
-    pub fn spmv_csr_auto(vals: &Nested<f32>, cols: &Nested<u32>, x: &[f32]) -> Vec<f32> {
-        let spvv = |ai, ci| sum(map(|aij, xj| aij * xj, ai, gather(x, ci)));
-        map(spvv, vals, cols)
-    }
-
-    #[parallel]
-    pub fn spmv_ell(vals: &Matrix<f32>, cols: &Matrix<u32>, x: &[f32]) -> Vec<f32> {
-        map(|a, c| sum(map(|v, j| v * x[j], a, c)), vals, cols)
-    }
 
     #[parallel]
     pub fn row_sum_of_squares(x: &Nested<f64>) -> Vec<f64> {

@@ -246,6 +246,37 @@ impl<A: Into<Value>, B: Into<Value>, C: Into<Value>> From<(A, B, C)> for Value {
     }
 }
 
+impl Value {
+    /// `true` when the two values are equal, floats within the relative tolerance `rel`
+    /// (`|x - y| <= rel * (1 + max(|x|, |y|))`; `rel == 0` means bit-exact), a NaN equal
+    /// to any NaN: how results of places that may reassociate float operations are
+    /// compared.
+    pub fn close_to(&self, other: &Value, rel: f64) -> bool {
+        let near = |x: f64, y: f64| {
+            (x.is_nan() && y.is_nan())
+                || if rel == 0.0 {
+                    x.to_bits() == y.to_bits()
+                } else {
+                    (x - y).abs() <= rel * (1.0 + x.abs().max(y.abs()))
+                }
+        };
+        match (self, other) {
+            (Value::F32(x), Value::F32(y)) if rel == 0.0 => {
+                x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan())
+            }
+            (Value::F32(x), Value::F32(y)) => near(f64::from(*x), f64::from(*y)),
+            (Value::F64(x), Value::F64(y)) => near(*x, *y),
+            (Value::Seq(xs), Value::Seq(ys)) => {
+                xs.len() == ys.len() && xs.iter().zip(ys.iter()).all(|(x, y)| x.close_to(y, rel))
+            }
+            (Value::Tuple(xs), Value::Tuple(ys)) => {
+                xs.len() == ys.len() && xs.iter().zip(ys).all(|(x, y)| x.close_to(y, rel))
+            }
+            _ => self == other,
+        }
+    }
+}
+
 impl<T: TryFrom<Value, Error = ConversionError>> TryFrom<Value> for Vec<T> {
     type Error = ConversionError;
     fn try_from(v: Value) -> Result<Vec<T>, ConversionError> {
@@ -793,23 +824,31 @@ impl Interp<'_> {
                 )
             }
             Prim::Unzip => {
+                // The width comes from the result type: the sequence may be empty.
+                let width = match self.f.ty(s.var) {
+                    Type::Tuple(ts) => ts.len(),
+                    _ => 0,
+                };
                 let s = seq(self, 0)?;
-                let (mut a, mut b) = (with_capacity(s.len(), span)?, with_capacity(s.len(), span)?);
+                let mut parts = (0..width)
+                    .map(|_| with_capacity(s.len(), span))
+                    .collect::<Result<Vec<_>>>()?;
                 for p in s.iter() {
                     match p {
-                        Value::Tuple(vs) if vs.len() == 2 => {
-                            a.push(vs[0].clone());
-                            b.push(vs[1].clone());
+                        Value::Tuple(vs) if vs.len() == width => {
+                            for (part, v) in parts.iter_mut().zip(vs) {
+                                part.push(v.clone());
+                            }
                         }
                         other => {
                             return internal(
-                                format!("`unzip` of a non-pair {}", truncated(other)),
+                                format!("`unzip` of {} into {width} parts", truncated(other)),
                                 span,
                             );
                         }
                     }
                 }
-                Value::Tuple(vec![Value::seq(a), Value::seq(b)])
+                Value::Tuple(parts.into_iter().map(Value::seq).collect())
             }
             Prim::Gather => {
                 let (x, idx) = (seq(self, 0)?, seq(self, 1)?);

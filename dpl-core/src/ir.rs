@@ -859,7 +859,8 @@ impl Prim {
     }
 }
 
-/// What a run-time check or an error message is about: a primitive, or plain indexing.
+/// What a run-time check or an error message is about: a primitive, a form of the
+/// language that the front end lowers to other primitives, or plain indexing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Origin {
@@ -867,15 +868,61 @@ pub enum Origin {
     Index,
     /// A primitive.
     Prim(Prim),
+    /// A form lowered by the front end.
+    Form(Form),
 }
 
 impl Origin {
-    /// The name used in messages (`index`, `gather`, ...).
+    /// The name used in messages (`index`, `gather`, `argmin`, ...).
     pub fn name(self) -> &'static str {
         match self {
             Origin::Index => "index",
             Origin::Prim(p) => p.name(),
+            Origin::Form(f) => f.name(),
         }
+    }
+
+    /// The origin named `name` ([`Origin::name`]).
+    pub fn from_name(name: &str) -> Option<Origin> {
+        if name == "index" {
+            return Some(Origin::Index);
+        }
+        Prim::from_name(name)
+            .map(Origin::Prim)
+            .or_else(|| Form::from_name(name).map(Origin::Form))
+    }
+}
+
+/// The forms of the language that the front end lowers to the primitives (`argmin(x)` is a
+/// reduction over `(value, index)` pairs) but whose run-time checks are reported under
+/// their own name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub enum Form {
+    /// `argmin(x)`: needs a non-empty sequence.
+    Argmin,
+    /// `argmax(x)`: needs a non-empty sequence.
+    Argmax,
+    /// `x[a..b]`: needs `a <= b <= len(x)`.
+    Slice,
+}
+
+impl Form {
+    /// Every form.
+    pub const ALL: [Form; 3] = [Form::Argmin, Form::Argmax, Form::Slice];
+
+    /// The name users write.
+    pub fn name(self) -> &'static str {
+        match self {
+            Form::Argmin => "argmin",
+            Form::Argmax => "argmax",
+            Form::Slice => "slice",
+        }
+    }
+
+    /// Parses a form name.
+    pub fn from_name(name: &str) -> Option<Form> {
+        Form::ALL.into_iter().find(|f| f.name() == name)
     }
 }
 
@@ -1043,7 +1090,8 @@ pub enum Expr {
     /// `seq[index]` (any integer index type). `checked: Some(origin)` checks the bound at run
     /// time and reports `origin` when it fails; `None` means the index is in range by
     /// construction (produced by passes, and by the front end only for the reads of a
-    /// `stencil`, which it guards itself).
+    /// `stencil` and of the forms it lowers to index arithmetic, such as `reverse(x)`,
+    /// which it guards itself).
     Index {
         /// The sequence.
         seq: VarId,

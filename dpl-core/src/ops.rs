@@ -254,36 +254,29 @@ mod tests {
     fn tuples_leaf_by_leaf() {
         // |a, b| (a.0 + b.0, b.1 & a.1) on (f64, i32).
         let t = Type::Tuple(vec![Type::Scalar(Scalar::F64), Type::Scalar(Scalar::I32)]);
-        let op = lambda(
-            vec![
-                (2, Expr::Field(v(0), 0)),
-                (3, Expr::Field(v(1), 0)),
-                (4, Expr::Binary(BinOp::Add, v(2), v(3))),
-                (5, Expr::Field(v(1), 1)),
-                (6, Expr::Field(v(0), 1)),
-                (7, Expr::Binary(BinOp::BitAnd, v(5), v(6))),
-                (8, Expr::Tuple(vec![v(4), v(7)])),
-            ],
-            8,
-        );
+        // The two leaves combined; `result` orders them in the result tuple.
+        let combine = |result: [u32; 2]| {
+            lambda(
+                vec![
+                    (2, Expr::Field(v(0), 0)),
+                    (3, Expr::Field(v(1), 0)),
+                    (4, Expr::Binary(BinOp::Add, v(2), v(3))),
+                    (5, Expr::Field(v(1), 1)),
+                    (6, Expr::Field(v(0), 1)),
+                    (7, Expr::Binary(BinOp::BitAnd, v(5), v(6))),
+                    (8, Expr::Tuple(result.into_iter().map(v).collect())),
+                ],
+                8,
+            )
+        };
+        let op = combine([4, 7]);
         assert_eq!(leafwise(&op, &t), Some(vec![LeafOp::Add, LeafOp::And]));
         assert_eq!(
             identity(&op, &t),
             Some(vec![Const::Float(-0.0), Const::Int(-1)])
         );
         // Leaves swapped in the result: not leafwise.
-        let swapped = lambda(
-            vec![
-                (2, Expr::Field(v(0), 0)),
-                (3, Expr::Field(v(1), 0)),
-                (4, Expr::Binary(BinOp::Add, v(2), v(3))),
-                (5, Expr::Field(v(1), 1)),
-                (6, Expr::Field(v(0), 1)),
-                (7, Expr::Binary(BinOp::BitAnd, v(5), v(6))),
-                (8, Expr::Tuple(vec![v(7), v(4)])),
-            ],
-            8,
-        );
+        let swapped = combine([7, 4]);
         assert_eq!(leafwise(&swapped, &t), None);
     }
 

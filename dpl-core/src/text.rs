@@ -1071,11 +1071,8 @@ impl Parser {
 
     fn origin(&mut self) -> PResult<Origin> {
         let name = self.ident("an origin (`index` or a primitive name)")?;
-        if name == "index" {
-            return Ok(Origin::Index);
-        }
-        match Prim::from_name(&name) {
-            Some(p) => Ok(Origin::Prim(p)),
+        match Origin::from_name(&name) {
+            Some(o) => Ok(o),
             None => {
                 self.pos -= 1;
                 self.error_here(format!(

@@ -911,20 +911,28 @@ fn check_ops(f: &Function, b: &Block, errors: &mut Vec<Diagnostic>) {
                 };
                 if !ok {
                     let what = if m.float_only() { "a float" } else { "a number" };
+                    let found = args.first().map(|a| ty(*a));
                     err(format!(
-                        "`{}` needs {what}, found `{}`",
+                        "`{}` needs {what}, found `{}`{}",
                         m.name(),
-                        args.first().map(|a| ty(*a).to_string()).unwrap_or_default()
+                        found.map(Type::to_string).unwrap_or_default(),
+                        tuple_hint(*m, found)
                     ));
                 }
             }
             Expr::Prim { prim: p @ (Prim::Sum | Prim::Min | Prim::Max), args, .. } => {
                 let e = args.first().and_then(|a| ty(*a).elem()).and_then(Type::scalar);
                 if e.is_none_or(|e| e == Scalar::Bool) {
+                    let found = args.first().map(|a| ty(*a));
+                    let hint = match p {
+                        Prim::Min => tuple_hint(MathFn::Min, found.and_then(Type::elem)),
+                        Prim::Max => tuple_hint(MathFn::Max, found.and_then(Type::elem)),
+                        _ => String::new(),
+                    };
                     err(format!(
-                        "`{}` needs a sequence of numbers, found `{}`",
+                        "`{}` needs a sequence of numbers, found `{}`{hint}",
                         p.name(),
-                        args.first().map(|a| ty(*a).to_string()).unwrap_or_default()
+                        found.map(Type::to_string).unwrap_or_default()
                     ));
                 }
             }
@@ -1000,4 +1008,25 @@ fn sort_elems(name: &str, key: Option<&Type>, val: Option<&Type>) -> Option<Stri
         )),
         _ => None,
     }
+}
+
+/// For `min`/`max` of tuples (Rust would order them lexicographically; dpl does not): the
+/// forms that say which order is meant.
+fn tuple_hint(m: MathFn, found: Option<&Type>) -> String {
+    let arg = match m {
+        MathFn::Min => "argmin",
+        MathFn::Max => "argmax",
+        _ => return String::new(),
+    };
+    if !matches!(found, Some(Type::Tuple(_))) {
+        return String::new();
+    }
+    format!(
+        ": tuples have no order in dpl; for the position of the {} element use `{arg}(x)`, and to compare tuples by a key of your choice write it with `reduce(|a, b| if .. {{ a }} else {{ b }}, x, init)`",
+        if m == MathFn::Min {
+            "smallest"
+        } else {
+            "largest"
+        }
+    )
 }

@@ -753,10 +753,10 @@ impl Types<'_> {
                 Ok(seq(Type::Tuple(vec![a, b])))
             }
             Prim::Unzip => match self.seq_elem(arg(0)?, "the argument of `unzip`")? {
-                Type::Tuple(ts) if ts.len() == 2 => {
+                Type::Tuple(ts) if !ts.is_empty() => {
                     Ok(Type::Tuple(ts.into_iter().map(Type::seq).collect()))
                 }
-                t => Err(format!("`unzip` takes a sequence of pairs, found [{t}]")),
+                t => Err(format!("`unzip` takes a sequence of tuples, found [{t}]")),
             },
             Prim::Gather | Prim::Permute => {
                 let t = self.seq_elem(arg(0)?, &format!("the values of `{name}`"))?;

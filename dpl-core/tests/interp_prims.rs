@@ -1,6 +1,8 @@
 //! The interpreter's primitives (Prim level) and language constructs against plain Rust
 //! computations, including their error cases.
 
+mod text_support;
+
 use dpl_core::interp::{Error, Value, run};
 use dpl_core::ir::*;
 use dpl_core::text::parse;
@@ -15,15 +17,7 @@ fn ints() -> impl Strategy<Value = Vec<i32>> {
     prop::collection::vec(-1000i32..1000, 0..40)
 }
 
-const SAXPY: &str = "fn saxpy(%1 a: f32, %2 x: [f32], %3 y: [f32]) -> [f32] {
-  declare %0 unit: ()
-  %6 t: [f32] = map(|%4 xi: f32, %5 yi: f32| [%1] {
-    %7: f32 = mul %1, %4
-    %8: f32 = add %7, %5
-    %8
-  }, %2, %3)
-  %6
-}";
+use text_support::SAXPY;
 
 proptest! {
     #[test]

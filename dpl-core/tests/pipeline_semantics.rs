@@ -105,22 +105,6 @@ fn run3(c: &Compiled, args: &[Value]) -> Result<Value, Error> {
     typed
 }
 
-/// True when two values are equal, floats compared with relative tolerance `rel`.
-fn close(a: &Value, b: &Value, rel: f64) -> bool {
-    let near = |x: f64, y: f64| (x - y).abs() <= rel * (1.0 + x.abs().max(y.abs()));
-    match (a, b) {
-        (Value::F32(x), Value::F32(y)) => near(f64::from(*x), f64::from(*y)),
-        (Value::F64(x), Value::F64(y)) => near(*x, *y),
-        (Value::Seq(xs), Value::Seq(ys)) => {
-            xs.len() == ys.len() && xs.iter().zip(ys.iter()).all(|(x, y)| close(x, y, rel))
-        }
-        (Value::Tuple(xs), Value::Tuple(ys)) => {
-            xs.len() == ys.len() && xs.iter().zip(ys).all(|(x, y)| close(x, y, rel))
-        }
-        _ => a == b,
-    }
-}
-
 /// As [`run3`], for programs whose float reductions may be reassociated by a pass: values
 /// are compared with a relative tolerance, errors exactly.
 fn run3_approx(c: &Compiled, args: &[Value], rel: f64) -> Result<Value, Error> {
@@ -128,7 +112,7 @@ fn run3_approx(c: &Compiled, args: &[Value], rel: f64) -> Result<Value, Error> {
     for (level, other) in [("normalized", &c.normalized), ("fused", &c.fused)] {
         let got = run(other, args.to_vec());
         match (&typed, &got) {
-            (Ok(a), Ok(b)) => assert!(close(a, b, rel), "typed vs {level}: {a} vs {b}"),
+            (Ok(a), Ok(b)) => assert!(a.close_to(b, rel), "typed vs {level}: {a} vs {b}"),
             _ => assert_eq!(typed, got, "typed vs {level}"),
         }
     }
@@ -937,7 +921,7 @@ proptest! {
         let (x, y) = (&x[..n], &y[..n]);
         let got = run3_approx(&compiled(DOT), &[x.into(), y.into()], 1e-9).unwrap();
         let want: f64 = x.iter().zip(y).map(|(a, b)| a * b).sum();
-        prop_assert!(close(&got, &Value::F64(want), 1e-9), "{} vs {}", got, want);
+        prop_assert!(got.close_to(&Value::F64(want), 1e-9), "{} vs {}", got, want);
     }
 
     #[test]
@@ -950,7 +934,7 @@ proptest! {
                 Some(*acc)
             })
             .collect();
-        prop_assert!(close(&got, &Value::from(want.clone()), 1e-9), "{} vs {:?}", got, want);
+        prop_assert!(got.close_to(&Value::from(want.clone()), 1e-9), "{} vs {:?}", got, want);
     }
 
     #[test]
@@ -1076,7 +1060,7 @@ proptest! {
                     .map(|(v, c)| v.iter().zip(c).map(|(a, &j)| a * x[j as usize]).sum())
                     .collect();
                 let got = got.unwrap();
-                prop_assert!(close(&got, &Value::from(want.clone()), 1e-9), "{} vs {:?}", got, want);
+                prop_assert!(got.close_to(&Value::from(want.clone()), 1e-9), "{} vs {:?}", got, want);
             }
         }
     }

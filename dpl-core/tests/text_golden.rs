@@ -1,6 +1,8 @@
 //! Golden tests of the IR text form: hand-built functions print as expected, and the text
 //! parses back to the same function.
 
+mod text_support;
+
 use dpl_core::ir::*;
 use dpl_core::text::{parse, parse_named, print, without_spans};
 
@@ -53,17 +55,7 @@ fn saxpy() -> Function {
     f
 }
 
-const SAXPY: &str = "\
-fn saxpy(%1 a: f32, %2 x: [f32], %3 y: [f32]) -> [f32] {
-  declare %0 unit: ()
-  %6 t: [f32] = map(|%4 xi: f32, %5 yi: f32| [%1] {
-    %7: f32 = mul %1, %4
-    %8: f32 = add %7, %5
-    %8
-  }, %2, %3)
-  %6
-}
-";
+use text_support::SAXPY;
 
 #[test]
 fn saxpy_prints_as_expected() {

@@ -16,16 +16,7 @@ fn errors(text: &str) -> Vec<VerifyError> {
     verify(&f).expect_err("expected verification errors")
 }
 
-const SAXPY: &str = "\
-fn saxpy(%1 a: f32, %2 x: [f32], %3 y: [f32]) -> [f32] {
-  declare %0 unit: ()
-  %6 t: [f32] = map(|%4 xi: f32, %5 yi: f32| [%1] {
-    %7: f32 = mul %1, %4
-    %8: f32 = add %7, %5
-    %8
-  }, %2, %3)
-  %6
-}";
+use text_support::SAXPY;
 
 #[test]
 fn valid_functions_pass() {

@@ -31,7 +31,6 @@ use dpl_core::run::Location;
 use dpl_cpu::rt;
 use dpl_testkit::mix;
 use rayon::prelude::*;
-use std::hint::black_box;
 use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
@@ -71,11 +70,15 @@ fn quick() -> bool {
     std::env::var_os("DPL_BENCH_QUICK").is_some()
 }
 
+/// 1,000 elements (below the parallel threshold: the helpers must run sequentially on the
+/// calling thread), then the streaming sizes.
 fn sizes() -> impl Iterator<Item = (usize, String)> {
-    LOG_SIZES
-        .into_iter()
-        .filter(|&k| k <= max_log())
-        .map(|k| (1usize << k, format!("2^{k}")))
+    std::iter::once((1000, "1000".to_string())).chain(
+        LOG_SIZES
+            .into_iter()
+            .filter(|&k| k <= max_log())
+            .map(|k| (1usize << k, format!("2^{k}"))),
+    )
 }
 
 /// A group for `case` at one size, sized so the whole suite takes minutes.
@@ -222,6 +225,31 @@ fn seq_scan(x: &[f32]) -> Vec<f32> {
 
 // ---------------------------------------------------------------------------------------
 
+/// The group `case` of the sum of `xs`: `rt::reduce` as generated code calls it, rayon's
+/// and the iterator's `sum`.
+fn sum_group<'a, T>(
+    c: &'a mut Criterion,
+    case: &str,
+    label: &str,
+    xs: &[T],
+) -> BenchmarkGroup<'a, WallTime>
+where
+    T: Copy + Default + Send + Sync + std::ops::Add<Output = T> + std::iter::Sum<T>,
+    T: for<'x> std::iter::Sum<&'x T>,
+{
+    let n = xs.len();
+    let mut g = group(c, case, label, n, std::mem::size_of_val(xs) as u64);
+    g.bench_function("dpl", |b| {
+        b.iter(|| {
+            let read = |i| unsafe { rt::read(xs, i) };
+            rt::reduce(n, Some(T::default()), read, |a, b| a + b, "sum", AT)
+        })
+    });
+    g.bench_function("rayon", |b| b.iter(|| xs.par_iter().sum::<T>()));
+    g.bench_function("seq", |b| b.iter(|| xs.iter().sum::<T>()));
+    g
+}
+
 fn reductions(c: &mut Criterion) {
     for (n, label) in sizes() {
         let x = data_f32(n, 1);
@@ -229,21 +257,7 @@ fn reductions(c: &mut Criterion) {
         let xs = &x[..];
         let ys = &y[..];
         // SAFETY (all `rt::read` below): `i < n` and both slices have length `n`.
-        let mut g = group(c, "reduce_sum_f32", &label, n, 4 * n as u64);
-        g.bench_function("dpl", |b| {
-            b.iter(|| {
-                rt::reduce(
-                    n,
-                    Some(0.0f32),
-                    |i| unsafe { rt::read(xs, i) },
-                    |a, b| a + b,
-                    "sum",
-                    AT,
-                )
-            })
-        });
-        g.bench_function("rayon", |b| b.iter(|| xs.par_iter().sum::<f32>()));
-        g.bench_function("seq", |b| b.iter(|| xs.iter().sum::<f32>()));
+        let mut g = sum_group(c, "reduce_sum_f32", &label, xs);
         g.bench_function("ceiling", |b| {
             b.iter(|| ceiling_read(n, |i| unsafe { rt::read(xs, i) }))
         });
@@ -328,23 +342,7 @@ fn reductions(c: &mut Criterion) {
 
         if n >= 1 << 20 {
             let xd: Vec<f64> = rt::map(n, |i| xs[i] as f64);
-            let xds = &xd[..];
-            let mut g = group(c, "reduce_sum_f64", &label, n, 8 * n as u64);
-            g.bench_function("dpl", |b| {
-                b.iter(|| {
-                    rt::reduce(
-                        n,
-                        Some(0.0f64),
-                        |i| unsafe { rt::read(xds, i) },
-                        |a, b| a + b,
-                        "sum",
-                        AT,
-                    )
-                })
-            });
-            g.bench_function("rayon", |b| b.iter(|| xds.par_iter().sum::<f64>()));
-            g.bench_function("seq", |b| b.iter(|| xds.iter().sum::<f64>()));
-            g.finish();
+            sum_group(c, "reduce_sum_f64", &label, &xd).finish();
         }
     }
 }
@@ -825,141 +823,11 @@ fn pipelines(c: &mut Criterion) {
     }
 }
 
-/// 1,000-element calls: the helpers must run sequentially on the calling thread.
-fn small(c: &mut Criterion) {
-    let n = 1000;
-    let x = data_f32(n, 1);
-    let y = data_f32(n, 2);
-    let (xs, ys) = (&x[..], &y[..]);
-    let a = 1.5f32;
-    let label = "1000";
-    // SAFETY (all `rt::read` below): `i < n` and the slices have length `n`.
-    let mut g = group(c, "map_saxpy_f32", label, n, 12 * n as u64);
-    g.bench_function("dpl", |b| {
-        b.iter(|| {
-            rt::map(n, |i| {
-                a * unsafe { rt::read(xs, i) } + unsafe { rt::read(ys, i) }
-            })
-        })
-    });
-    g.bench_function("rayon", |b| {
-        b.iter(|| {
-            xs.par_iter()
-                .zip(ys)
-                .map(|(x, y)| a * x + y)
-                .collect::<Vec<f32>>()
-        })
-    });
-    g.bench_function("seq", |b| {
-        b.iter(|| {
-            xs.iter()
-                .zip(ys)
-                .map(|(x, y)| a * x + y)
-                .collect::<Vec<f32>>()
-        })
-    });
-    g.finish();
-    let mut g = group(c, "reduce_dot_f32", label, n, 8 * n as u64);
-    g.bench_function("dpl", |b| {
-        b.iter(|| {
-            rt::reduce(
-                n,
-                Some(0.0f32),
-                |i| unsafe { rt::read(xs, i) * rt::read(ys, i) },
-                |a, b| a + b,
-                "sum",
-                AT,
-            )
-        })
-    });
-    g.bench_function("rayon", |b| {
-        b.iter(|| xs.par_iter().zip(ys).map(|(a, b)| a * b).sum::<f32>())
-    });
-    g.bench_function("seq", |b| {
-        b.iter(|| xs.iter().zip(ys).map(|(a, b)| a * b).sum::<f32>())
-    });
-    g.finish();
-    let mut g = group(c, "scan_sum_f32", label, n, 8 * n as u64);
-    g.bench_function("dpl", |b| {
-        b.iter(|| rt::scan(n, |i| unsafe { rt::read(xs, i) }, |a, b| a + b))
-    });
-    g.bench_function("seq", |b| b.iter(|| seq_scan(xs)));
-    g.finish();
-    let mut g = group(c, "filter_f32", label, n, 6 * n as u64);
-    g.bench_function("dpl", |b| {
-        b.iter(|| rt::filter(n, |i| unsafe { rt::read(xs, i) }, |v| *v > 0.0))
-    });
-    g.bench_function("rayon", |b| {
-        b.iter(|| {
-            xs.par_iter()
-                .copied()
-                .filter(|v| *v > 0.0)
-                .collect::<Vec<f32>>()
-        })
-    });
-    g.bench_function("seq", |b| {
-        b.iter(|| {
-            xs.iter()
-                .copied()
-                .filter(|v| *v > 0.0)
-                .collect::<Vec<f32>>()
-        })
-    });
-    g.finish();
-    let idx: Vec<u32> = (0..n as u32).rev().collect();
-    let is = &idx[..];
-    let mut g = group(c, "permute_f32", label, n, 12 * n as u64);
-    g.bench_function("dpl", |b| {
-        b.iter(|| {
-            rt::permute(
-                n,
-                |i| unsafe { (rt::read(is, i), rt::read(xs, i)) },
-                "permute",
-                AT,
-            )
-        })
-    });
-    g.bench_function("seq", |b| {
-        b.iter(|| {
-            let mut out = vec![0.0f32; n];
-            for (&k, &v) in is.iter().zip(xs) {
-                out[k as usize] = v;
-            }
-            out
-        })
-    });
-    g.finish();
-    let zero = vec![0.0f32; n];
-    let mut g = group(c, "scatter_f32", label, n, 16 * n as u64);
-    g.bench_function("dpl", |b| {
-        b.iter(|| {
-            rt::scatter(
-                n,
-                |i| unsafe { (rt::read(is, i), rt::read(xs, i)) },
-                &zero,
-                "scatter",
-                AT,
-            )
-        })
-    });
-    g.bench_function("seq", |b| {
-        b.iter(|| {
-            let mut out = zero.clone();
-            for (&k, &v) in is.iter().zip(xs) {
-                out[k as usize] = v;
-            }
-            out
-        })
-    });
-    g.finish();
-    black_box(());
-}
-
 criterion_group! {
     name = benches;
     // No plots (criterion's HTML plots cost more than the measurements on a loaded 2-core
     // machine); fewer bootstrap resamples for the same reason.
     config = Criterion::default().without_plots().nresamples(20_000);
-    targets = small, reductions, maps, scans_and_filters, scatters, pipelines
+    targets = reductions, maps, scans_and_filters, scatters, pipelines
 }
 criterion_main!(benches);

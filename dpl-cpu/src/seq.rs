@@ -229,15 +229,7 @@ pub fn scatter<I: Idx, T: Copy, F: Fn(usize) -> (I, T)>(
     prim: &'static str,
     at: At,
 ) -> Vec<T> {
-    let mut out = dst.to_vec();
-    for i in 0..len {
-        let (k, v) = f(i);
-        match k.checked(out.len()) {
-            Some(k) => out[k] = v,
-            None => index_error(prim, k.value(), out.len(), at),
-        }
-    }
-    out
+    scatter_reduce(len, f, dst, |_, v| v, prim, at)
 }
 
 /// A copy of `dst` with `dst[k] = op(dst[k], v)` applied in order of `i`.

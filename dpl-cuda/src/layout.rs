@@ -284,16 +284,27 @@ macro_rules! tuples {
     )*};
 }
 
-tuples!(
-    (A 0),
-    (A 0, B 1),
-    (A 0, B 1, C 2),
-    (A 0, B 1, C 2, D 3),
-    (A 0, B 1, C 2, D 3, E 4),
-    (A 0, B 1, C 2, D 3, E 4, F 5),
-    (A 0, B 1, C 2, D 3, E 4, F 5, G 6),
-    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7)
-);
+/// Calls the macro `$m` with every tuple arity of the language (1 to 8), each as
+/// `(TypeParameter index, ...)`: the one list behind the tuple impls of the run time and
+/// of the facade.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! for_each_tuple {
+    ($m:ident) => {
+        $m!(
+            (A 0),
+            (A 0, B 1),
+            (A 0, B 1, C 2),
+            (A 0, B 1, C 2, D 3),
+            (A 0, B 1, C 2, D 3, E 4),
+            (A 0, B 1, C 2, D 3, E 4, F 5),
+            (A 0, B 1, C 2, D 3, E 4, F 5, G 6),
+            (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7)
+        );
+    };
+}
+
+crate::for_each_tuple!(tuples);
 
 #[cfg(test)]
 mod tests {

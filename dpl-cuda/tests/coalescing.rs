@@ -220,7 +220,7 @@ fn vector_csr_moves_fewer_sectors_than_scalar_csr() {
         per(vector),
         per(block)
     );
-    assert!(close(&ys, &yv, 1e-5) && close(&ys, &yb, 1e-5));
+    assert!(ys.close_to(&yv, 1e-5) && ys.close_to(&yb, 1e-5));
     assert!(
         vector < scalar,
         "vector CSR moved {vector} sectors, scalar CSR {scalar}"

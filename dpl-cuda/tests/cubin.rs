@@ -9,30 +9,13 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use dpl_cuda::GpuProgram;
 use dpl_cuda::cubin::{self, Arch};
 use support::compiled;
 use support::programs::source;
-
-/// The tools folder, or `None` (skip) when `DPL_PTX_TOOLS` is unset outside CI.
-fn tools() -> Option<PathBuf> {
-    match std::env::var_os("DPL_PTX_TOOLS") {
-        Some(dir) => Some(PathBuf::from(dir)),
-        None => {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "DPL_PTX_TOOLS is not set on CI: run `cargo xtask ptx-tools` and export the folder it prints"
-            );
-            eprintln!(
-                "skipped: DPL_PTX_TOOLS is not set (`cargo xtask ptx-tools` prints the folder)"
-            );
-            None
-        }
-    }
-}
 
 /// `cuobjdump <flag>` of a cubin written to a temporary file.
 fn cuobjdump(tools: &Path, flag: &str, cubin: &[u8], tag: &str) -> String {
@@ -74,7 +57,9 @@ const PROGRAMS: [&str; 5] = [
 
 #[test]
 fn programs_assemble_into_cubins_holding_their_kernels() {
-    let Some(tools) = tools() else { return };
+    let Some(tools) = support::ptx_tools() else {
+        return;
+    };
     let ptxas = tools.join(cubin::PTXAS_FILE);
     for name in PROGRAMS {
         let prog =
@@ -107,7 +92,9 @@ fn programs_assemble_into_cubins_holding_their_kernels() {
 
 #[test]
 fn cubins_are_embedded_and_survive_encoding() {
-    let Some(tools) = tools() else { return };
+    let Some(tools) = support::ptx_tools() else {
+        return;
+    };
     let ptxas = tools.join(cubin::PTXAS_FILE);
     let mut prog = dpl_cuda::compile(&compiled(source("filter_of_map")).fused).unwrap();
     assert!(prog.cubins.is_empty(), "compile embeds no cubin");
@@ -132,7 +119,9 @@ fn cubins_are_embedded_and_survive_encoding() {
 
 #[test]
 fn ptxas_errors_carry_its_message() {
-    let Some(tools) = tools() else { return };
+    let Some(tools) = support::ptx_tools() else {
+        return;
+    };
     let ptxas = tools.join(cubin::PTXAS_FILE);
     let bad = ".version 7.0\n.target sm_70\n.address_size 64\n\
                .visible .entry k()\n{\n\tnot_an_instruction;\n}\n";

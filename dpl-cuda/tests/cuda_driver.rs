@@ -147,7 +147,7 @@ fn agree(
         let got = dpl_cuda::run(&prog, d, args);
         match (&want, &got) {
             (Ok(w), Ok(g)) => assert!(
-                close(w, g, rel),
+                w.close_to(g, rel),
                 "{} at n = {n}: {}",
                 c.fused.name,
                 first_diff(w, g, rel)
@@ -248,7 +248,7 @@ fn modules_are_cached_and_cubins_preferred() {
     ];
     let want = interp::run(&c.fused, args.clone()).unwrap();
     let got = dpl_cuda::run(&prog, &d, args).unwrap();
-    assert!(close(&want, &got, 0.0), "{}", first_diff(&want, &got, 0.0));
+    assert!(want.close_to(&got, 0.0), "{}", first_diff(&want, &got, 0.0));
     // A corrupt cubin falls back to the PTX.
     prog.ptx.push_str("// corrupt cubin variant\n");
     prog.cubins = vec![(cc, b"\x7fELF not really".to_vec())];
@@ -511,7 +511,7 @@ mod fake {
             let m = d.load_program(&prog).unwrap();
             assert_eq!(m.cubin(), from);
             let got = dpl_cuda::run(&prog, &d, args.clone()).unwrap();
-            assert!(close(&want, &got, 0.0), "{}", first_diff(&want, &got, 0.0));
+            assert!(want.close_to(&got, 0.0), "{}", first_diff(&want, &got, 0.0));
         }
 
         // The JIT log comes with a load failure; a bad cubin's failure too.

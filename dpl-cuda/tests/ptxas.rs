@@ -17,20 +17,9 @@ use dpl_cuda::{Inner, Options, Scan, cubin::Arch};
 use support::compiled;
 use support::programs::{Program, all};
 
+/// `ptxas` in the tools folder, or `None` (skip).
 fn ptxas() -> Option<PathBuf> {
-    match std::env::var_os("DPL_PTX_TOOLS") {
-        Some(dir) => Some(PathBuf::from(dir).join("ptxas")),
-        None => {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "DPL_PTX_TOOLS is not set on CI: run `cargo xtask ptx-tools` and export the folder it prints"
-            );
-            eprintln!(
-                "skipped: DPL_PTX_TOOLS is not set (`cargo xtask ptx-tools` prints the folder)"
-            );
-            None
-        }
-    }
+    support::ptx_tools().map(|dir| dir.join("ptxas"))
 }
 
 const ARCHS: [&str; 3] = ["sm_70", "sm_80", "sm_90"];

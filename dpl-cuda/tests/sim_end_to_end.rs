@@ -39,7 +39,7 @@ fn check_sizes(
         let got = dpl_cuda::run(&prog, driver(), args);
         match (&want, &got) {
             (Ok(w), Ok(g)) => assert!(
-                close(w, g, rel),
+                w.close_to(g, rel),
                 "{} at n = {n}: {}\n want {}\n  got {}\n{}",
                 c.fused.name,
                 first_diff(w, g, rel),

@@ -13,27 +13,58 @@ use support::*;
 
 const NAMES: [&str; 8] = ["exp", "ln", "log2", "sin", "cos", "tanh", "powf", "%"];
 
-/// Distance in ulps between two `f64`s (0 for equal values and for two NaNs; `u64::MAX`
-/// for NaN against a number).
-fn ulps64(a: f64, b: f64) -> u64 {
-    if a.is_nan() || b.is_nan() {
-        return if a.is_nan() && b.is_nan() {
-            0
-        } else {
-            u64::MAX
-        };
-    }
-    if a == b {
-        return 0;
-    }
-    let key = |x: f64| {
-        let i = x.to_bits() as i64;
-        if i < 0 { i64::MIN - i } else { i }
-    };
-    key(a).abs_diff(key(b))
+/// The two float types, for checks written once.
+trait Float: Copy + std::fmt::LowerExp {
+    /// The test program computing [`Float::want`]'s functions.
+    const PROGRAM: &str;
+    /// `exp ln log2 sin cos tanh powf %` of `(a, b)` by Rust's `std`.
+    fn want(a: Self, b: Self) -> [Self; 8];
+    /// The value of a result element.
+    fn of(v: &Value) -> Self;
+    /// The bits as a signed integer ordered like the values (for ulp distances).
+    fn key(self) -> i64;
+    fn is_nan(self) -> bool;
 }
 
-fn ulps32(a: f32, b: f32) -> u64 {
+macro_rules! float {
+    ($t:ident, $bits:ident, $variant:ident, $program:literal) => {
+        impl Float for $t {
+            const PROGRAM: &str = $program;
+            fn want(a: Self, b: Self) -> [Self; 8] {
+                [
+                    a.exp(),
+                    a.ln(),
+                    a.log2(),
+                    a.sin(),
+                    a.cos(),
+                    a.tanh(),
+                    a.powf(b),
+                    a % b,
+                ]
+            }
+            fn of(v: &Value) -> Self {
+                let Value::$variant(g) = *v else {
+                    panic!(concat!(stringify!($t), " expected"))
+                };
+                g
+            }
+            fn key(self) -> i64 {
+                let i = self.to_bits() as $bits;
+                i64::from(if i < 0 { $bits::MIN - i } else { i })
+            }
+            fn is_nan(self) -> bool {
+                $t::is_nan(self)
+            }
+        }
+    };
+}
+
+float!(f64, i64, F64, "transcendental_f64");
+float!(f32, i32, F32, "transcendental_f32");
+
+/// Distance in ulps between two floats (0 for equal values and for two NaNs; `u64::MAX`
+/// for NaN against a number).
+fn ulps<T: Float>(a: T, b: T) -> u64 {
     if a.is_nan() || b.is_nan() {
         return if a.is_nan() && b.is_nan() {
             0
@@ -41,14 +72,7 @@ fn ulps32(a: f32, b: f32) -> u64 {
             u64::MAX
         };
     }
-    if a == b {
-        return 0;
-    }
-    let key = |x: f32| {
-        let i = x.to_bits() as i32;
-        if i < 0 { i32::MIN - i } else { i }
-    };
-    u64::from(key(a).abs_diff(key(b)))
+    a.key().abs_diff(b.key())
 }
 
 fn run(src: &str, x: Value, y: Value) -> Vec<Vec<Value>> {
@@ -103,67 +127,16 @@ fn special64() -> Vec<f64> {
     ]
 }
 
-/// Checks every function at every `(x[i], y[i])`; returns the largest ulp error of each.
-fn check64(x: &[f64], y: &[f64], tol: u64) -> [u64; 8] {
-    let got = run(
-        source("transcendental_f64"),
-        seq(x.to_vec()),
-        seq(y.to_vec()),
-    );
+/// Checks every function at every `(x[i], y[i])` (`%` bit-exact, the others within `tol`
+/// ulps); returns the largest ulp error of each.
+fn check<T: Float + Into<Value>>(x: &[T], y: &[T], tol: u64) -> [u64; 8] {
+    let got = run(source(T::PROGRAM), seq(x.to_vec()), seq(y.to_vec()));
     let mut worst = [0u64; 8];
     for (i, row) in got.iter().enumerate() {
         let (a, b) = (x[i], y[i]);
-        let want = [
-            a.exp(),
-            a.ln(),
-            a.log2(),
-            a.sin(),
-            a.cos(),
-            a.tanh(),
-            a.powf(b),
-            a % b,
-        ];
-        for (j, (g, w)) in row.iter().zip(want).enumerate() {
-            let Value::F64(g) = *g else {
-                panic!("f64 expected")
-            };
-            let u = ulps64(g, w);
-            let limit = if j == 7 { 0 } else { tol };
-            assert!(
-                u <= limit || (j == 7 && g.to_bits() == w.to_bits()),
-                "{}({a:e}, {b:e}): got {g:e}, want {w:e} ({u} ulps)",
-                NAMES[j]
-            );
-            worst[j] = worst[j].max(u);
-        }
-    }
-    worst
-}
-
-fn check32(x: &[f32], y: &[f32], tol: u64) -> [u64; 8] {
-    let got = run(
-        source("transcendental_f32"),
-        seq(x.to_vec()),
-        seq(y.to_vec()),
-    );
-    let mut worst = [0u64; 8];
-    for (i, row) in got.iter().enumerate() {
-        let (a, b) = (x[i], y[i]);
-        let want = [
-            a.exp(),
-            a.ln(),
-            a.log2(),
-            a.sin(),
-            a.cos(),
-            a.tanh(),
-            a.powf(b),
-            a % b,
-        ];
-        for (j, (g, w)) in row.iter().zip(want).enumerate() {
-            let Value::F32(g) = *g else {
-                panic!("f32 expected")
-            };
-            let u = ulps32(g, w);
+        for (j, (g, w)) in row.iter().zip(T::want(a, b)).enumerate() {
+            let g = T::of(g);
+            let u = ulps(g, w);
             let limit = if j == 7 { 0 } else { tol };
             assert!(
                 u <= limit,
@@ -196,7 +169,7 @@ fn f64_random_arguments() {
         x.push(2f64.powi(r.int_in(-1070..1020) as i32) * (1.0 + r.f64_in(-0.5, 0.5)));
         y.push(r.f64_in(-1.0, 1.0));
     }
-    let worst = check64(&x, &y, 2);
+    let worst = check(&x, &y, 2);
     eprintln!(
         "f64 worst ulps: {:?}",
         NAMES.iter().zip(worst).collect::<Vec<_>>()
@@ -218,7 +191,7 @@ fn f32_random_arguments() {
         x.push(r.f64_in(-50.0, 50.0).abs() as f32);
         y.push(r.f64_in(-20.0, 20.0) as f32);
     }
-    let worst = check32(&x, &y, 2);
+    let worst = check(&x, &y, 2);
     eprintln!(
         "f32 worst ulps: {:?}",
         NAMES.iter().zip(worst).collect::<Vec<_>>()
@@ -235,13 +208,13 @@ fn special_values() {
             y.push(b);
         }
     }
-    check64(&x, &y, 2);
+    check(&x, &y, 2);
     let (x32, y32): (Vec<f32>, Vec<f32>) = x
         .iter()
         .zip(&y)
         .map(|(&a, &b)| (a as f32, b as f32))
         .unzip();
-    check32(&x32, &y32, 2);
+    check(&x32, &y32, 2);
 }
 
 #[test]
@@ -255,7 +228,7 @@ fn float_remainder_far_apart_exponents() {
     }
     x.push(f64::MAX);
     y.push(5e-324);
-    check64(&x, &y, 2);
+    check(&x, &y, 2);
 }
 
 #[test]
@@ -272,7 +245,7 @@ fn sin_cos_of_huge_and_nearly_multiple_of_half_pi_arguments() {
         x.extend([v, v.next_up(), v.next_down(), -v]);
     }
     let y = vec![1.0; x.len()];
-    let worst = check64(&x, &y, 2);
+    let worst = check(&x, &y, 2);
     eprintln!(
         "huge arguments, worst ulps: sin {}, cos {}",
         worst[3], worst[4]
@@ -283,7 +256,7 @@ fn sin_cos_of_huge_and_nearly_multiple_of_half_pi_arguments() {
         .filter(|v| v.is_finite())
         .collect();
     let y32 = vec![1.0f32; x32.len()];
-    check32(&x32, &y32, 2);
+    check(&x32, &y32, 2);
     // The hardest case of the reduction for doubles (Muller): x is within 4.7e-19 of a
     // multiple of pi/2. The reduced argument, computed exactly with integers, is
     // 4.687165924254628e-19 (quadrant 1), so cos(x) = -sin(r) rounds to

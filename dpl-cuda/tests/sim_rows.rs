@@ -107,7 +107,7 @@ fn check(src: &str, rel: f64, cases: &[Case]) -> usize {
             let what = format!("{} ({inner:?}, {block:?}) on {}", c.fused.name, case.label);
             match (&case.want, got) {
                 (Some(w), Ok(g)) => assert!(
-                    close(w, &g, rel),
+                    w.close_to(&g, rel),
                     "{what}: {}\n want {}\n  got {}",
                     first_diff(w, &g, rel),
                     short(w),

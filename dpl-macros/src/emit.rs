@@ -142,8 +142,8 @@ fn function(opts: &Options, l: &Lowered) -> Result<TokenStream, syn::Error> {
         inner_rt: seq_rt.clone(),
         heavy: None,
     });
-    let cpu = convert_result(cpu, &l.sig.ret.repr);
-    let seq = convert_result(seq, &l.sig.ret.repr);
+    let cpu = convert_result(cpu, &l.sig.ret.repr, &ret_location(l));
+    let seq = convert_result(seq, &l.sig.ret.repr, &ret_location(l));
     let replicated = replicated_positions(opts, l)?;
     let (mpi, mpi_summary) = mpi_arm(opts, l, &compiled, &params, &replicated)?;
     let item = &l.item;
@@ -288,15 +288,34 @@ fn gpu_arm(
         let x = &p.ident;
         quote!(#private::gpu::Arg::input(&#x, __dpl_place))
     });
-    let call = if l.sig.ret.result {
-        quote!(call)
+    let repr = &l.sig.ret.repr;
+    let call = if holds_matrix(repr) {
+        // Downloaded as `Nested`s, then checked and converted as on the CPU.
+        let downloaded = nested_for_matrix(repr);
+        let convert = convert_result(quote!(__dpl_r), repr, &ret_location(l));
+        let run = if l.sig.ret.result {
+            quote!(run)
+        } else {
+            quote!(run_or_panic)
+        };
+        quote! {
+            #private::rt::#run(move || {
+                let __dpl_r: #downloaded = match #private::gpu::call(&__DPL_GPU, __dpl_place, ::std::vec![#(#args),*]) {
+                    ::core::result::Result::Ok(r) => r,
+                    ::core::result::Result::Err(e) => #private::rt::raise(e),
+                };
+                #convert
+            })
+        }
+    } else if l.sig.ret.result {
+        quote!(#private::gpu::call(&__DPL_GPU, __dpl_place, ::std::vec![#(#args),*]))
     } else {
-        quote!(call_or_panic)
+        quote!(#private::gpu::call_or_panic(&__DPL_GPU, __dpl_place, ::std::vec![#(#args),*]))
     };
     let arm = quote! {
         __dpl_place @ (#private::Place::Sim | #private::Place::Gpu(_)) => {
             static __DPL_GPU: #private::gpu::Program = #program;
-            #private::gpu::#call(&__DPL_GPU, __dpl_place, ::std::vec![#(#args),*])
+            #call
         }
     };
     Ok((arm, summary))
@@ -400,7 +419,7 @@ fn mpi_arm(
                 &quote!(#private::mpi),
                 &call,
             );
-            let body = convert_result(body, &l.sig.ret.repr);
+            let body = convert_result(body, &l.sig.ret.repr, &ret_location(l));
             let plan = dpl_mpi::codegen::plan(&d, &quote!(#private::mpi));
             let run = if l.sig.ret.result {
                 quote!(#private::mpi::call(#plan, move |#call: &#private::mpi::Call<'_>| #body))
@@ -437,23 +456,90 @@ fn mpi_arm(
     Ok((TokenStream::new(), MpiSummary::default()))
 }
 
-/// Converts the generated owned value (`Vec`s, tuples) into the declared result type.
-fn convert_result(body: TokenStream, repr: &Repr) -> TokenStream {
-    fn conv(e: TokenStream, r: &Repr) -> TokenStream {
+/// Converts the generated owned value (`Vec`s, tuples) into the declared result type. A
+/// `Matrix` is checked to have rows of one length (an error raised at `at`, the declared
+/// result type's location, otherwise).
+fn convert_result(body: TokenStream, repr: &Repr, at: &TokenStream) -> TokenStream {
+    fn conv(e: TokenStream, r: &Repr, at: &TokenStream) -> TokenStream {
         match r {
             Repr::SeqBuf(_) => quote!(::dpl::Seq::from(#e)),
             Repr::Nested(_) => quote!(::dpl::Nested::from(#e)),
+            Repr::Matrix(_) => quote! {
+                match ::dpl::Matrix::__from_result_rows(::dpl::Nested::from(#e), #at) {
+                    ::core::result::Result::Ok(m) => m,
+                    ::core::result::Result::Err(e) => ::dpl::__private::rt::raise(e),
+                }
+            },
             Repr::Tuple(rs) => {
                 let names: Vec<_> = (0..rs.len())
                     .map(|k| format_ident!("__dpl_r{}", k))
                     .collect();
-                let parts = names.iter().zip(rs).map(|(n, r)| conv(quote!(#n), r));
+                let parts = names.iter().zip(rs).map(|(n, r)| conv(quote!(#n), r, at));
                 quote!({ let (#(#names,)*) = #e; (#(#parts,)*) })
             }
             _ => e,
         }
     }
-    conv(body, repr)
+    conv(body, repr, at)
+}
+
+/// The source location of the declared result type, for the errors of its conversion.
+fn ret_location(l: &Lowered) -> TokenStream {
+    let span = match &l.item.sig.output {
+        syn::ReturnType::Type(_, ty) => syn::spanned::Spanned::span(&**ty),
+        syn::ReturnType::Default => l.item.sig.ident.span(),
+    };
+    quote_spanned! {span=>
+        ::dpl::__private::Location { file: ::core::file!(), line: ::core::line!(), column: ::core::column!() }
+    }
+}
+
+/// Whether a result holds a `Matrix` (which the GPU places download as a `Nested` and
+/// convert).
+#[cfg(feature = "gpu")]
+fn holds_matrix(r: &Repr) -> bool {
+    match r {
+        Repr::Matrix(_) => true,
+        Repr::Tuple(rs) => rs.iter().any(holds_matrix),
+        _ => false,
+    }
+}
+
+/// The Rust type of a result, with each `Matrix<T>` as a `Nested<T>`.
+#[cfg(feature = "gpu")]
+fn nested_for_matrix(r: &Repr) -> TokenStream {
+    fn elem(t: &ir::Type) -> TokenStream {
+        match t {
+            ir::Type::Scalar(s) => {
+                let s = format_ident!("{}", s.name());
+                quote!(#s)
+            }
+            ir::Type::Tuple(ts) => {
+                let ts = ts.iter().map(elem);
+                quote!((#(#ts,)*))
+            }
+            _ => quote!(_),
+        }
+    }
+    match r {
+        Repr::Scalar(s) => elem(&ir::Type::Scalar(*s)),
+        Repr::Slice(t) | Repr::Vec(t) => {
+            let t = elem(t);
+            quote!(::std::vec::Vec<#t>)
+        }
+        Repr::Nested(t) | Repr::Matrix(t) => {
+            let t = elem(t);
+            quote!(::dpl::Nested<#t>)
+        }
+        Repr::SeqBuf(t) => {
+            let t = elem(t);
+            quote!(::dpl::Seq<#t>)
+        }
+        Repr::Tuple(rs) => {
+            let rs = rs.iter().map(nested_for_matrix);
+            quote!((#(#rs,)*))
+        }
+    }
 }
 
 fn inspect_const(

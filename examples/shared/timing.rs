@@ -1,5 +1,7 @@
 //! Timing for the examples: functions compared with each other are called in interleaved
-//! rounds, so that load on a shared machine hits all of them alike.
+//! rounds, so that load on a shared machine hits all of them alike; a median of repeated
+//! calls for one function; durations printed in `us` or `ms`.
+#![allow(dead_code)]
 
 use std::time::{Duration, Instant};
 
@@ -23,4 +25,28 @@ pub fn interleaved(fs: &[&dyn Fn()], rounds: usize) -> Vec<(Duration, Duration)>
             (t[0], t[t.len() / 2])
         })
         .collect()
+}
+
+/// The median time of `runs` calls of `f`, after one warm-up call.
+pub fn median(runs: usize, mut f: impl FnMut()) -> Duration {
+    f();
+    let mut times: Vec<Duration> = (0..runs.max(1))
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed()
+        })
+        .collect();
+    times.sort();
+    times[times.len() / 2]
+}
+
+/// `d` in microseconds below a millisecond, in milliseconds above.
+pub fn fmt(d: Duration) -> String {
+    let us = d.as_secs_f64() * 1e6;
+    if us < 1000.0 {
+        format!("{us:.1} us")
+    } else {
+        format!("{:.2} ms", us / 1000.0)
+    }
 }

@@ -4,10 +4,9 @@
 //! (this module is private; the type is re-exported at the crate root).
 
 use std::fmt;
-use std::iter::FusedIterator;
 use std::ops::Index;
 
-use dpl_core::run::Error;
+use dpl_core::run::{Error, Location};
 
 use super::IndexBound;
 use super::nested::Nested;
@@ -196,6 +195,26 @@ impl<T> Matrix<T> {
             n_rows += 1;
         }
         Matrix::row_major(n_rows, cols, data)
+    }
+
+    /// The result of a `#[parallel]` function declared `-> Matrix<T>`: the rows of `n`
+    /// (row-major), which must all have one length, else [`Error::LengthMismatch`] naming
+    /// `Matrix` at `at` (row 0's length, then the first length that differs). Not part of
+    /// the API.
+    #[doc(hidden)]
+    pub fn __from_result_rows(n: Nested<T>, at: Location) -> Result<Self, Error> {
+        let cols = n.row_lengths().next().unwrap_or(0);
+        if let Some(other) = n.row_lengths().find(|&len| len != cols) {
+            return Err(Error::LengthMismatch {
+                prim: "Matrix",
+                left: cols,
+                right: other,
+                at,
+            });
+        }
+        let rows = n.len();
+        let (values, _) = n.into_parts();
+        Matrix::row_major(rows, cols, values)
     }
 
     /// The number of rows.
@@ -390,11 +409,7 @@ impl<T> Matrix<T> {
 
     /// An iterator over the rows, as [`RowView`]s.
     pub fn iter(&self) -> MatrixRows<'_, T> {
-        MatrixRows {
-            matrix: self,
-            front: 0,
-            back: self.rows,
-        }
+        MatrixRows::new(self, self.rows)
     }
 
     /// `true` if the layout is exactly row-major without padding (`data().len() ==
@@ -636,11 +651,7 @@ impl<'a, T> RowView<'a, T> {
 
     /// An iterator over the elements, in order.
     pub fn iter(&self) -> RowViewIter<'a, T> {
-        RowViewIter {
-            view: *self,
-            front: 0,
-            back: self.len,
-        }
+        RowViewIter::new(*self, self.len)
     }
 
     /// The elements as a contiguous slice, if they are adjacent in memory (stride 1, or at
@@ -723,131 +734,17 @@ impl<'a, T> IntoIterator for &RowView<'a, T> {
     }
 }
 
-/// The iterator over the elements of a [`RowView`].
-pub struct RowViewIter<'a, T> {
-    view: RowView<'a, T>,
-    /// Next element from the front; `front <= back <= view.len` always.
-    front: usize,
-    back: usize,
-}
+position_iterator!(
+    /// The iterator over the elements of a [`RowView`].
+    RowViewIter<'a>, view: RowView<'a, T>, &'a T,
+    |v, j| &v.data[v.start + j * v.stride]
+);
 
-impl<T> Clone for RowViewIter<'_, T> {
-    fn clone(&self) -> Self {
-        RowViewIter {
-            view: self.view,
-            front: self.front,
-            back: self.back,
-        }
-    }
-}
-
-impl<'a, T> Iterator for RowViewIter<'a, T> {
-    type Item = &'a T;
-
-    #[inline]
-    fn next(&mut self) -> Option<&'a T> {
-        if self.front < self.back {
-            let v = &self.view.data[self.view.start + self.front * self.view.stride];
-            self.front += 1;
-            Some(v)
-        } else {
-            None
-        }
-    }
-
-    #[inline]
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        let n = self.back - self.front;
-        (n, Some(n))
-    }
-
-    #[inline]
-    fn nth(&mut self, n: usize) -> Option<&'a T> {
-        self.front = self.front.saturating_add(n).min(self.back);
-        self.next()
-    }
-}
-
-impl<T> DoubleEndedIterator for RowViewIter<'_, T> {
-    #[inline]
-    fn next_back(&mut self) -> Option<Self::Item> {
-        if self.front < self.back {
-            self.back -= 1;
-            Some(&self.view.data[self.view.start + self.back * self.view.stride])
-        } else {
-            None
-        }
-    }
-}
-
-impl<T> ExactSizeIterator for RowViewIter<'_, T> {}
-impl<T> FusedIterator for RowViewIter<'_, T> {}
-
-impl<T: fmt::Debug> fmt::Debug for RowViewIter<'_, T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_list().entries(self.clone()).finish()
-    }
-}
-
-/// The iterator over the rows of a [`Matrix`], from [`Matrix::iter`].
-pub struct MatrixRows<'a, T> {
-    matrix: &'a Matrix<T>,
-    /// Next row from the front; `front <= back <= matrix.rows` always.
-    front: usize,
-    back: usize,
-}
-
-impl<T> Clone for MatrixRows<'_, T> {
-    fn clone(&self) -> Self {
-        MatrixRows {
-            matrix: self.matrix,
-            front: self.front,
-            back: self.back,
-        }
-    }
-}
-
-impl<'a, T> Iterator for MatrixRows<'a, T> {
-    type Item = RowView<'a, T>;
-
-    #[inline]
-    fn next(&mut self) -> Option<RowView<'a, T>> {
-        if self.front < self.back {
-            let r = self.matrix.row(self.front);
-            self.front += 1;
-            Some(r)
-        } else {
-            None
-        }
-    }
-
-    #[inline]
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        let n = self.back - self.front;
-        (n, Some(n))
-    }
-}
-
-impl<T> DoubleEndedIterator for MatrixRows<'_, T> {
-    #[inline]
-    fn next_back(&mut self) -> Option<Self::Item> {
-        if self.front < self.back {
-            self.back -= 1;
-            Some(self.matrix.row(self.back))
-        } else {
-            None
-        }
-    }
-}
-
-impl<T> ExactSizeIterator for MatrixRows<'_, T> {}
-impl<T> FusedIterator for MatrixRows<'_, T> {}
-
-impl<T: fmt::Debug> fmt::Debug for MatrixRows<'_, T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_list().entries(self.clone()).finish()
-    }
-}
+position_iterator!(
+    /// The iterator over the rows of a [`Matrix`], from [`Matrix::iter`].
+    MatrixRows<'a>, matrix: &'a Matrix<T>, RowView<'a, T>,
+    |m, r| m.row(r)
+);
 
 #[cfg(test)]
 mod tests {

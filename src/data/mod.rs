@@ -8,9 +8,96 @@
 //! cheap and never fails silently (out-of-range indices panic with the index and the length,
 //! or return `None` from the `get` methods).
 
+/// Defines `$name<'a, T>`, the double-ended, exact-size iterator over positions
+/// `0..len` of a source (`$field: $source`, a reference or a copyable view), yielding
+/// `$get` for position `$i` (with `$s` bound to the source), and its `new(source, len)`.
+macro_rules! position_iterator {
+    ($(#[$doc:meta])* $name:ident<$a:lifetime>, $field:ident: $source:ty, $item:ty,
+     |$s:ident, $i:ident| $get:expr) => {
+        $(#[$doc])*
+        pub struct $name<$a, T> {
+            $field: $source,
+            /// Next position from the front; `front <= back` always.
+            front: usize,
+            /// One past the next position from the back.
+            back: usize,
+        }
+
+        impl<$a, T> $name<$a, T> {
+            /// The iterator over positions `0..len` of `source`.
+            fn new($field: $source, len: usize) -> Self {
+                $name { $field, front: 0, back: len }
+            }
+
+            /// The item at position `i < len`.
+            #[inline]
+            fn at(&self, $i: usize) -> $item {
+                let $s = self.$field;
+                $get
+            }
+        }
+
+        impl<T> Clone for $name<'_, T> {
+            fn clone(&self) -> Self {
+                $name { $field: self.$field, front: self.front, back: self.back }
+            }
+        }
+
+        impl<$a, T> Iterator for $name<$a, T> {
+            type Item = $item;
+
+            #[inline]
+            fn next(&mut self) -> Option<$item> {
+                if self.front < self.back {
+                    let item = self.at(self.front);
+                    self.front += 1;
+                    Some(item)
+                } else {
+                    None
+                }
+            }
+
+            #[inline]
+            fn size_hint(&self) -> (usize, Option<usize>) {
+                let n = self.back - self.front;
+                (n, Some(n))
+            }
+
+            #[inline]
+            fn nth(&mut self, n: usize) -> Option<$item> {
+                self.front = self.front.saturating_add(n).min(self.back);
+                self.next()
+            }
+        }
+
+        impl<T> DoubleEndedIterator for $name<'_, T> {
+            #[inline]
+            fn next_back(&mut self) -> Option<Self::Item> {
+                if self.front < self.back {
+                    self.back -= 1;
+                    Some(self.at(self.back))
+                } else {
+                    None
+                }
+            }
+        }
+
+        impl<T> ExactSizeIterator for $name<'_, T> {}
+        impl<T> std::iter::FusedIterator for $name<'_, T> {}
+
+        impl<T: std::fmt::Debug> std::fmt::Debug for $name<'_, T> {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.debug_list().entries(self.clone()).finish()
+            }
+        }
+    };
+}
+
 mod matrix;
 mod nested;
 mod seq;
+#[cfg(feature = "serde")]
+mod serde;
 
 pub use matrix::{Matrix, MatrixRows, RowView, RowViewIter};
 pub use nested::{Nested, Rows};

@@ -4,7 +4,6 @@
 //! (this module is private; the type is re-exported at the crate root).
 
 use std::fmt;
-use std::iter::FusedIterator;
 use std::ops::Index;
 use std::sync::Arc;
 
@@ -86,12 +85,7 @@ impl<T> Nested<T> {
     /// assert_eq!(n.offsets(), &[0]);
     /// ```
     pub fn new() -> Self {
-        Nested {
-            values: Vec::new(),
-            offsets: Arc::new([0]),
-            longest: 0,
-            bound: IndexBound::default(),
-        }
+        Self::assemble(Vec::new(), Arc::new([0]), 0)
     }
 
     /// Builds a `Nested` from anything that iterates over rows, each row being anything
@@ -124,12 +118,7 @@ impl<T> Nested<T> {
             longest = longest.max(values.len() - before);
             offsets.push(values.len());
         }
-        Nested {
-            values,
-            offsets: offsets.into(),
-            longest,
-            bound: IndexBound::default(),
-        }
+        Self::assemble(values, offsets.into(), longest)
     }
 
     /// Builds a `Nested` from its parts, checking every invariant (see
@@ -178,18 +167,37 @@ impl<T> Nested<T> {
             )));
         }
         let last = offsets[offsets.len() - 1];
-        if last != values.len() {
+        Self::ending_at(values, offsets, longest, "last offset is", last)
+    }
+
+    /// The `Nested` of `values` split by valid `offsets` whose longest row has `longest`
+    /// values, with no index bound computed yet.
+    fn assemble(values: Vec<T>, offsets: Arc<[usize]>, longest: usize) -> Self {
+        Nested {
+            values,
+            offsets,
+            longest,
+            bound: IndexBound::default(),
+        }
+    }
+
+    /// The `Nested` of valid `offsets` (starting at 0, never decreasing) whose last entry
+    /// is `end`, if `end` is the number of values; else the error `"{what} {end} but
+    /// there are n values"`.
+    fn ending_at(
+        values: Vec<T>,
+        offsets: Vec<usize>,
+        longest: usize,
+        what: &str,
+        end: usize,
+    ) -> Result<Self, Error> {
+        if end != values.len() {
             return Err(malformed(format!(
-                "last offset is {last} but there are {} values",
+                "{what} {end} but there are {} values",
                 values.len()
             )));
         }
-        Ok(Nested {
-            values,
-            offsets: offsets.into(),
-            longest,
-            bound: IndexBound::default(),
-        })
+        Ok(Self::assemble(values, offsets.into(), longest))
     }
 
     /// Builds a `Nested` from flat values and the length of each row.
@@ -227,18 +235,7 @@ impl<T> Nested<T> {
             };
             offsets.push(end);
         }
-        if end != values.len() {
-            return Err(malformed(format!(
-                "row lengths add up to {end} but there are {} values",
-                values.len()
-            )));
-        }
-        Ok(Nested {
-            values,
-            offsets: offsets.into(),
-            longest,
-            bound: IndexBound::default(),
-        })
+        Self::ending_at(values, offsets, longest, "row lengths add up to", end)
     }
 
     /// The number of rows.
@@ -343,11 +340,7 @@ impl<T> Nested<T> {
     /// assert_eq!(sums, vec![3, 0, 3]);
     /// ```
     pub fn rows(&self) -> Rows<'_, T> {
-        Rows {
-            nested: self,
-            front: 0,
-            back: self.len(),
-        }
+        Rows::new(self, self.len())
     }
 
     /// The same as [`Nested::rows`]: the elements of a `Nested` in the DSL are its rows.
@@ -444,12 +437,11 @@ impl<T> Nested<T> {
     ///
     /// The result shares this `Nested`'s offsets ([`Nested::same_offsets`] holds).
     pub fn map_values<U>(&self, f: impl FnMut(&T) -> U) -> Nested<U> {
-        Nested {
-            values: self.values.iter().map(f).collect(),
-            offsets: Arc::clone(&self.offsets),
-            longest: self.longest,
-            bound: IndexBound::default(),
-        }
+        Nested::assemble(
+            self.values.iter().map(f).collect(),
+            Arc::clone(&self.offsets),
+            self.longest,
+        )
     }
 
     /// A `Nested` of `values` with the rows structure of `other`, sharing its offsets
@@ -477,12 +469,11 @@ impl<T> Nested<T> {
                 other.len()
             )));
         }
-        Ok(Nested {
+        Ok(Self::assemble(
             values,
-            offsets: Arc::clone(&other.offsets),
-            longest: other.longest,
-            bound: IndexBound::default(),
-        })
+            Arc::clone(&other.offsets),
+            other.longest,
+        ))
     }
 
     /// Whether `self` and `other` share one offsets array (built from one another by
@@ -539,12 +530,7 @@ impl<T: Clone> Nested<T> {
             longest = longest.max(r.as_ref().len());
             offsets.push(values.len());
         }
-        Nested {
-            values,
-            offsets: offsets.into(),
-            longest,
-            bound: IndexBound::default(),
-        }
+        Self::assemble(values, offsets.into(), longest)
     }
 
     /// The rows copied into a `Vec` of `Vec`s.
@@ -598,12 +584,7 @@ impl<T> From<Vec<Vec<T>>> for Nested<T> {
             values.extend(row);
             offsets.push(values.len());
         }
-        Nested {
-            values,
-            offsets: offsets.into(),
-            longest,
-            bound: IndexBound::default(),
-        }
+        Self::assemble(values, offsets.into(), longest)
     }
 }
 
@@ -621,12 +602,7 @@ impl<T> From<dpl_cpu::heavy::Ragged<T>> for Nested<T> {
                 && longest == offsets.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0),
             "dpl internal error: malformed ragged result"
         );
-        Nested {
-            values,
-            offsets: offsets.into(),
-            longest,
-            bound: IndexBound::default(),
-        }
+        Self::assemble(values, offsets.into(), longest)
     }
 }
 
@@ -671,72 +647,11 @@ impl<'a, T> IntoIterator for &'a Nested<T> {
     }
 }
 
-/// The iterator over the rows of a [`Nested`], from [`Nested::rows`].
-pub struct Rows<'a, T> {
-    nested: &'a Nested<T>,
-    /// Next row from the front; `front <= back` always.
-    front: usize,
-    /// One past the next row from the back.
-    back: usize,
-}
-
-impl<T> Clone for Rows<'_, T> {
-    fn clone(&self) -> Self {
-        Rows {
-            nested: self.nested,
-            front: self.front,
-            back: self.back,
-        }
-    }
-}
-
-impl<'a, T> Iterator for Rows<'a, T> {
-    type Item = &'a [T];
-
-    #[inline]
-    fn next(&mut self) -> Option<&'a [T]> {
-        if self.front < self.back {
-            let r = self.nested.row(self.front);
-            self.front += 1;
-            Some(r)
-        } else {
-            None
-        }
-    }
-
-    #[inline]
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        let n = self.back - self.front;
-        (n, Some(n))
-    }
-
-    #[inline]
-    fn nth(&mut self, n: usize) -> Option<&'a [T]> {
-        self.front = self.front.saturating_add(n).min(self.back);
-        self.next()
-    }
-}
-
-impl<T> DoubleEndedIterator for Rows<'_, T> {
-    #[inline]
-    fn next_back(&mut self) -> Option<Self::Item> {
-        if self.front < self.back {
-            self.back -= 1;
-            Some(self.nested.row(self.back))
-        } else {
-            None
-        }
-    }
-}
-
-impl<T> ExactSizeIterator for Rows<'_, T> {}
-impl<T> FusedIterator for Rows<'_, T> {}
-
-impl<T: fmt::Debug> fmt::Debug for Rows<'_, T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_list().entries(self.clone()).finish()
-    }
-}
+position_iterator!(
+    /// The iterator over the rows of a [`Nested`], from [`Nested::rows`].
+    Rows<'a>, nested: &'a Nested<T>, &'a [T],
+    |n, r| n.row(r)
+);
 
 #[cfg(test)]
 mod tests {

@@ -107,6 +107,19 @@ pub fn rows_of<T>(
     lens.iter().map(|&n| rng.vec(n, &mut generate)).collect()
 }
 
+/// The running combination of `r` by `op` from `init` (the oracle of the scans):
+/// inclusive (each element's own value included) or exclusive (the value before it).
+pub fn running<T: Copy>(r: &[T], init: T, inclusive: bool, op: impl Fn(T, T) -> T) -> Vec<T> {
+    let mut s = init;
+    r.iter()
+        .map(|&v| {
+            let before = s;
+            s = op(s, v);
+            if inclusive { s } else { before }
+        })
+        .collect()
+}
+
 /// A `Nested` with the given lengths, each element drawn by `generate`, and the same
 /// rows as plain vectors (for the oracle).
 pub fn nested_of<T: Clone>(
@@ -172,6 +185,16 @@ pub const MATRIX_SHAPES: [(usize, usize); 7] = [
 pub fn matrix<T: Copy>(layout: Layout, rows: &[Vec<T>], cols: usize, pad: T) -> Matrix<T> {
     let n = rows.len();
     let at = |r: usize, c: usize| rows[r][c];
+    // Element `(r, c)` at `r * rs + c * cs` of `len` elements, the others `pad`.
+    let strided = |rs: usize, cs: usize, len: usize| {
+        let mut data = vec![pad; len];
+        for r in 0..n {
+            for c in 0..cols {
+                data[r * rs + c * cs] = at(r, c);
+            }
+        }
+        Matrix::with_strides(n, cols, data, rs, cs)
+    };
     let m = match layout {
         Layout::RowMajor => Matrix::row_major(n, cols, rows.iter().flatten().copied().collect()),
         Layout::ColMajor => Matrix::col_major(
@@ -181,26 +204,8 @@ pub fn matrix<T: Copy>(layout: Layout, rows: &[Vec<T>], cols: usize, pad: T) -> 
                 .flat_map(|c| (0..n).map(move |r| at(r, c)))
                 .collect(),
         ),
-        Layout::PaddedRows => {
-            let ld = cols + 3;
-            let mut data = vec![pad; n * ld];
-            for r in 0..n {
-                for c in 0..cols {
-                    data[r * ld + c] = at(r, c);
-                }
-            }
-            Matrix::with_strides(n, cols, data, ld, 1)
-        }
-        Layout::PaddedCols => {
-            let ld = n + 2;
-            let mut data = vec![pad; cols * ld];
-            for c in 0..cols {
-                for r in 0..n {
-                    data[c * ld + r] = at(r, c);
-                }
-            }
-            Matrix::with_strides(n, cols, data, 1, ld)
-        }
+        Layout::PaddedRows => strided(cols + 3, 1, n * (cols + 3)),
+        Layout::PaddedCols => strided(1, n + 2, cols * (n + 2)),
     };
     let m = m.expect("a well-formed matrix");
     assert_eq!(m.shape(), (n, cols));

@@ -2,49 +2,18 @@
 
 use super::*;
 
-/// The programs under test, written in the DSL.
-mod prog {
-    use dpl::prelude::*;
+#[path = "../programs/indexed.rs"]
+mod indexed;
 
-    #[parallel]
-    pub fn gather_u32(x: &[f32], idx: &[u32]) -> Vec<f32> {
-        gather(x, idx)
-    }
+/// The programs under test, written in the DSL (most shared with other suites:
+/// `tests/programs/indexed.rs`).
+mod prog {
+    pub use super::indexed::*;
+    use dpl::prelude::*;
 
     #[parallel]
     pub fn gather_i64(x: &[u64], idx: &[i64]) -> Vec<u64> {
         gather(x, idx)
-    }
-
-    #[parallel]
-    pub fn reverse(x: &[i32]) -> Vec<i32> {
-        let n = len(x);
-        gather(x, map(|i| n - 1 - i, indices(x)))
-    }
-
-    #[parallel]
-    pub fn permute_i32(x: &[i32], idx: &[u32]) -> Vec<i32> {
-        permute(x, idx)
-    }
-
-    #[parallel]
-    pub fn scatter_f64(src: &[f64], idx: &[usize], dst: &[f64]) -> Vec<f64> {
-        scatter(src, idx, dst)
-    }
-
-    #[parallel]
-    pub fn histogram(keys: &[u32], bins: usize) -> Vec<u32> {
-        scatter_reduce(
-            |a, b| a + b,
-            replicate(1u32, len(keys)),
-            keys,
-            replicate(0u32, bins),
-        )
-    }
-
-    #[parallel]
-    pub fn bucket_max(vals: &[f32], keys: &[i32], bins: usize) -> Vec<f32> {
-        scatter_reduce(|a, b| a.max(b), vals, keys, replicate(f32::MIN, bins))
     }
 }
 
@@ -55,7 +24,7 @@ fn gather_u32(place: Place) {
         let idx = rng.indices(if n == 0 { 0 } else { n + n / 2 }, n);
         let want: Vec<f32> = idx.iter().map(|&i| x[i]).collect();
         assert_same(
-            &prog::gather_u32(&x, &cast_indices::<u32>(&idx)),
+            &prog::gather_f32(&x, &cast_indices::<u32>(&idx)),
             &want,
             "gather_u32",
         );

@@ -2,7 +2,8 @@
 //! the language, each run on every place at sizes 0, 1, 1001 and 2^20 + 7 and compared with
 //! plain Rust written independently here.
 //!
-//! One file per primitive family, each with its programs (`mod prog`) next to their checks.
+//! One file per primitive family, each with its programs (`mod prog`) next to their checks
+//! (programs other suites run too are in `tests/programs/`, re-exported by `mod prog`).
 //! Integer results and maps must match exactly; floating-point reductions and scans may
 //! differ by reassociation (see `common::assert_reduced`).
 
@@ -21,6 +22,7 @@ mod reductions;
 mod scans;
 mod sequences;
 mod small_ints;
+mod vocabulary;
 
 use common::*;
 use dpl::Place;

@@ -138,75 +138,63 @@ mod prog {
     }
 }
 
-fn math_f32_unary(place: Place) {
-    let ulps = math_ulps(place);
-    each_size(place, &ALL_SIZES, |n, rng| {
-        let x = rng.f32s(n, -20.0, 20.0);
-        let (abs, sqrt, exp, ln, log2, sin, cos, tanh) = prog::math_f32_unary(&x);
-        assert_same(&abs, &each(&x, f32::abs), "abs");
-        assert_ulps(&sqrt, &each(&x, f32::sqrt), ulps, "sqrt");
-        assert_ulps(&exp, &each(&x, f32::exp), ulps, "exp");
-        assert_ulps(&ln, &each(&x, f32::ln), ulps, "ln");
-        assert_ulps(&log2, &each(&x, f32::log2), ulps, "log2");
-        assert_ulps(&sin, &each(&x, f32::sin), ulps, "sin");
-        assert_ulps(&cos, &each(&x, f32::cos), ulps, "cos");
-        assert_ulps(&tanh, &each(&x, f32::tanh), ulps, "tanh");
-    });
+/// The checks of a unary and a binary math program, written once for `f32` and `f64`:
+/// the element type, its `Rng` draw, the range of the unary inputs, and the `mul_add` the
+/// binary program computes.
+macro_rules! float_math_checks {
+    ($unary:ident, $binary:ident, $t:ident, $draw:ident, $lo:expr, $hi:expr,
+     |$a:ident, $b:ident| $fma:expr) => {
+        fn $unary(place: Place) {
+            let ulps = math_ulps(place);
+            each_size(place, &ALL_SIZES, |n, rng| {
+                let x = rng.$draw(n, $lo, $hi);
+                let (abs, sqrt, exp, ln, log2, sin, cos, tanh) = prog::$unary(&x);
+                assert_same(&abs, &each(&x, $t::abs), "abs");
+                assert_ulps(&sqrt, &each(&x, $t::sqrt), ulps, "sqrt");
+                assert_ulps(&exp, &each(&x, $t::exp), ulps, "exp");
+                assert_ulps(&ln, &each(&x, $t::ln), ulps, "ln");
+                assert_ulps(&log2, &each(&x, $t::log2), ulps, "log2");
+                assert_ulps(&sin, &each(&x, $t::sin), ulps, "sin");
+                assert_ulps(&cos, &each(&x, $t::cos), ulps, "cos");
+                assert_ulps(&tanh, &each(&x, $t::tanh), ulps, "tanh");
+            });
+        }
+
+        fn $binary(place: Place) {
+            let ulps = math_ulps(place);
+            each_size(place, &ALL_SIZES, |n, rng| {
+                let (x, y) = (rng.$draw(n, -50.0, 50.0), rng.$draw(n, -3.0, 3.0));
+                let (pow, floor, ceil, lo, hi, fma) = prog::$binary(&x, &y);
+                let powf = zip_with(&x, &y, |a, b| a.abs().powf(b));
+                assert_ulps(&pow, &powf, ulps, "powf");
+                assert_same(&floor, &each(&x, $t::floor), "floor");
+                assert_same(&ceil, &each(&x, $t::ceil), "ceil");
+                assert_same(&lo, &zip_with(&x, &y, $t::min), "min");
+                assert_same(&hi, &zip_with(&x, &y, $t::max), "max");
+                assert_same(&fma, &zip_with(&x, &y, |$a, $b| $fma), "mul_add");
+            });
+        }
+    };
 }
 
-fn math_f32_binary(place: Place) {
-    let ulps = math_ulps(place);
-    each_size(place, &ALL_SIZES, |n, rng| {
-        let (x, y) = (rng.f32s(n, -50.0, 50.0), rng.f32s(n, -3.0, 3.0));
-        let (pow, floor, ceil, lo, hi, fma) = prog::math_f32_binary(&x, &y);
-        assert_ulps(
-            &pow,
-            &zip_with(&x, &y, |a, b| a.abs().powf(b)),
-            ulps,
-            "powf",
-        );
-        assert_same(&floor, &each(&x, f32::floor), "floor");
-        assert_same(&ceil, &each(&x, f32::ceil), "ceil");
-        assert_same(&lo, &zip_with(&x, &y, f32::min), "min");
-        assert_same(&hi, &zip_with(&x, &y, f32::max), "max");
-        assert_same(&fma, &zip_with(&x, &y, |a, b| a.mul_add(b, a)), "mul_add");
-    });
-}
-
-fn math_f64_assoc_unary(place: Place) {
-    let ulps = math_ulps(place);
-    each_size(place, &ALL_SIZES, |n, rng| {
-        let x = rng.f64s(n, -30.0, 30.0);
-        let (abs, sqrt, exp, ln, log2, sin, cos, tanh) = prog::math_f64_assoc_unary(&x);
-        assert_same(&abs, &each(&x, f64::abs), "abs");
-        assert_ulps(&sqrt, &each(&x, f64::sqrt), ulps, "sqrt");
-        assert_ulps(&exp, &each(&x, f64::exp), ulps, "exp");
-        assert_ulps(&ln, &each(&x, f64::ln), ulps, "ln");
-        assert_ulps(&log2, &each(&x, f64::log2), ulps, "log2");
-        assert_ulps(&sin, &each(&x, f64::sin), ulps, "sin");
-        assert_ulps(&cos, &each(&x, f64::cos), ulps, "cos");
-        assert_ulps(&tanh, &each(&x, f64::tanh), ulps, "tanh");
-    });
-}
-
-fn math_f64_assoc_binary(place: Place) {
-    let ulps = math_ulps(place);
-    each_size(place, &ALL_SIZES, |n, rng| {
-        let (x, y) = (rng.f64s(n, -50.0, 50.0), rng.f64s(n, -3.0, 3.0));
-        let (pow, floor, ceil, lo, hi, fma) = prog::math_f64_assoc_binary(&x, &y);
-        assert_ulps(
-            &pow,
-            &zip_with(&x, &y, |a, b| a.abs().powf(b)),
-            ulps,
-            "powf",
-        );
-        assert_same(&floor, &each(&x, f64::floor), "floor");
-        assert_same(&ceil, &each(&x, f64::ceil), "ceil");
-        assert_same(&lo, &zip_with(&x, &y, f64::min), "min");
-        assert_same(&hi, &zip_with(&x, &y, f64::max), "max");
-        assert_same(&fma, &zip_with(&x, &y, |a, b| a.mul_add(b, b)), "mul_add");
-    });
-}
+float_math_checks!(
+    math_f32_unary,
+    math_f32_binary,
+    f32,
+    f32s,
+    -20.0,
+    20.0,
+    |a, b| a.mul_add(b, a)
+);
+float_math_checks!(
+    math_f64_assoc_unary,
+    math_f64_assoc_binary,
+    f64,
+    f64s,
+    -30.0,
+    30.0,
+    |a, b| a.mul_add(b, b)
+);
 
 fn consts(place: Place) {
     each_size(place, &ALL_SIZES, |n, rng| {
@@ -227,14 +215,10 @@ fn consts(place: Place) {
             &each(&b, |c| if c { u64::MAX } else { 0 }),
             "u64::MAX/MIN",
         );
-        let big = each(&x, |v| {
-            if v > 0.0 {
-                f32::MAX
-            } else if v < -0.5 {
-                f32::MIN
-            } else {
-                f32::INFINITY
-            }
+        let big = each(&x, |v| match v {
+            v if v > 0.0 => f32::MAX,
+            v if v < -0.5 => f32::MIN,
+            _ => f32::INFINITY,
         });
         assert_same(&g, &big, "f32::MAX/MIN/INFINITY");
     });

@@ -53,15 +53,7 @@ fn mat_row_scan(place: Place) {
     each_matrix(place, |layout, rows, cols, rng| {
         let data = rows_of(&vec![cols; rows], rng, Rng::i32);
         let m = matrix(layout, &data, cols, i32::MIN);
-        let want: Vec<Vec<i32>> = per_row(&data, |r| {
-            let mut s = 0i32;
-            r.iter()
-                .map(|&v| {
-                    s = s.wrapping_add(v);
-                    s
-                })
-                .collect()
-        });
+        let want: Vec<Vec<i32>> = per_row(&data, |r| running(r, 0, true, i32::wrapping_add));
         assert_rows(&prog::mat_row_scan(&m), &want, "mat_row_scan");
     });
 }

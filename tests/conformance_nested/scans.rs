@@ -48,16 +48,7 @@ fn row_exclusive_u32(place: Place) {
     each_shape(place, &ALL_SHAPES, |_, lens, rng| {
         let (x, rows) = nested_of(lens, rng, Rng::u32);
         let init: u32 = 0xdead_beef;
-        let want: Vec<Vec<u32>> = per_row(&rows, |r| {
-            let mut s = init;
-            r.iter()
-                .map(|&v| {
-                    let before = s;
-                    s = s.wrapping_add(v);
-                    before
-                })
-                .collect()
-        });
+        let want: Vec<Vec<u32>> = per_row(&rows, |r| running(r, init, false, u32::wrapping_add));
         assert_rows(
             &prog::row_exclusive_u32(&x, init),
             &want,
@@ -86,13 +77,7 @@ fn row_prefix_of_squares(place: Place) {
     each_shape(place, &ALL_SHAPES, |_, lens, rng| {
         let (x, rows) = nested_of(lens, rng, Rng::i64);
         let want: Vec<Vec<i64>> = per_row(&rows, |r| {
-            let mut s = 0i64;
-            r.iter()
-                .map(|&v| {
-                    s = s.wrapping_add(v.wrapping_mul(v));
-                    s
-                })
-                .collect()
+            running(r, 0, true, |s, v: i64| s.wrapping_add(v.wrapping_mul(v)))
         });
         assert_rows(
             &prog::row_prefix_of_squares(&x),

@@ -131,15 +131,7 @@ fn sched_positives(place: Place) {
 fn sched_prefix(place: Place) {
     each_shape(place, &ALL_SHAPES, |_, lens, rng| {
         let (x, rows) = nested_of(lens, rng, Rng::i64);
-        let want: Vec<Vec<i64>> = per_row(&rows, |r| {
-            let mut s = 0i64;
-            r.iter()
-                .map(|&v| {
-                    s = s.wrapping_add(v);
-                    s
-                })
-                .collect()
-        });
+        let want: Vec<Vec<i64>> = per_row(&rows, |r| running(r, 0, true, i64::wrapping_add));
         each_schedule!(|s, f| assert_rows(&f::prefix(&x), &want, s));
     });
 }

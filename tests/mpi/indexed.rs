@@ -15,47 +15,13 @@ pub const CASES: &[Case] = &[
 ];
 
 mod progs {
+    pub use crate::shared_indexed::*;
+    pub use crate::shared_stencil::*;
     use dpl::prelude::*;
-
-    #[parallel]
-    pub fn gather_f32(x: &[f32], idx: &[u32]) -> Vec<f32> {
-        gather(x, idx)
-    }
 
     #[parallel]
     pub fn gather_twice(x: &[i64], idx: &[i64], idx2: &[usize]) -> Vec<i64> {
         map(|j| x[idx[j]] * 2, idx2)
-    }
-
-    #[parallel]
-    pub fn reverse(x: &[i32]) -> Vec<i32> {
-        let n = len(x);
-        gather(x, map(|i| n - 1 - i, indices(x)))
-    }
-
-    #[parallel]
-    pub fn permute_i32(x: &[i32], idx: &[u32]) -> Vec<i32> {
-        permute(x, idx)
-    }
-
-    #[parallel]
-    pub fn scatter_f64(src: &[f64], idx: &[usize], dst: &[f64]) -> Vec<f64> {
-        scatter(src, idx, dst)
-    }
-
-    #[parallel]
-    pub fn histogram(keys: &[u32], bins: usize) -> Vec<u32> {
-        scatter_reduce(
-            |a, b| a + b,
-            replicate(1u32, len(keys)),
-            keys,
-            replicate(0u32, bins),
-        )
-    }
-
-    #[parallel]
-    pub fn bucket_max(vals: &[f32], keys: &[i32], bins: usize) -> Vec<f32> {
-        scatter_reduce(|a, b| a.max(b), vals, keys, replicate(f32::MIN, bins))
     }
 
     /// An operator without a known identity (`a + b + 1` is associative and commutative;
@@ -68,16 +34,6 @@ mod progs {
     #[parallel]
     pub fn add_into(src: &[i64], idx: &[u64], dst: &[i64]) -> Vec<i64> {
         scatter_reduce(|a, b| a + b, src, idx, dst)
-    }
-
-    #[parallel]
-    pub fn blur3(x: &[f32]) -> Vec<f32> {
-        stencil(|w| (w[0] + w[1] + w[2]) / 3.0, x, [-1, 0, 1], 0.0)
-    }
-
-    #[parallel]
-    pub fn wide(x: &[i64], d: i64) -> Vec<i64> {
-        stencil(|w| w[0] * 1000 + w[1] * 10 - w[2], x, &[-3, 2, 5], d)
     }
 
     #[parallel]

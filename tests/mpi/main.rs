@@ -15,6 +15,13 @@ mod indexed;
 mod nested;
 mod small_ints;
 mod sorting;
+mod vocabulary;
+
+// The programs shared with the single-machine suites (`tests/programs`).
+#[path = "../programs/indexed.rs"]
+mod shared_indexed;
+#[path = "../programs/stencil.rs"]
+mod shared_stencil;
 
 use harness::Env;
 
@@ -35,6 +42,7 @@ fn main() {
         nested::CASES,
         errors::CASES,
         small_ints::CASES,
+        vocabulary::CASES,
     ]
     .concat();
     let mut ran = 0;

@@ -13,6 +13,7 @@ pub const CASES: &[Case] = &[
 ];
 
 mod progs {
+    pub use crate::shared_stencil::*;
     use dpl::prelude::*;
 
     #[parallel]
@@ -48,36 +49,6 @@ mod progs {
     #[parallel]
     pub fn matrix_rows(m: &Matrix<f64>, w: &[f64]) -> Vec<f64> {
         map(|row, s| sum(row) * s, m, w)
-    }
-
-    #[parallel]
-    pub fn laplacian(u: &Matrix<f64>) -> Nested<f64> {
-        stencil(
-            |w| 4.0 * w[2] - w[0] - w[1] - w[3] - w[4],
-            u,
-            [(-1, 0), (0, -1), (0, 0), (0, 1), (1, 0)],
-            0.0,
-        )
-    }
-
-    #[parallel]
-    pub fn box3(u: &Nested<i32>, edge: i32) -> Nested<i32> {
-        stencil(
-            |w| w[0] + w[1] + w[2] + w[3] + w[4] + w[5] + w[6] + w[7] + w[8],
-            u,
-            [
-                (-1, -1),
-                (-1, 0),
-                (-1, 1),
-                (0, -1),
-                (0, 0),
-                (0, 1),
-                (1, -1),
-                (1, 0),
-                (1, 1),
-            ],
-            edge,
-        )
     }
 
     #[parallel]

@@ -4,7 +4,7 @@ use dpl::prelude::*;
 fn f(x: &[f32], y: &mut [f32]) -> Vec<f32> {
     let mut acc = 0.0;
     for v in x {}
-    let z = match acc { _ => 1.0 };
+    let z = [acc; 4];
     map(|v| v.frobnicate() + undefined, x)
 }
 

@@ -1,9 +1,9 @@
 use dpl::prelude::*;
 
+// Slice bounds are `usize`, as in Rust.
 #[parallel]
-fn f(x: &[f32]) -> f32 {
-    let head = x[0..4];
-    sum(x)
+fn f(x: &[f32], a: i32) -> Vec<f32> {
+    x[a..]
 }
 
 fn main() {}

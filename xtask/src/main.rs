@@ -90,7 +90,7 @@ fn test(extra: &[String]) -> Result<(), String> {
         "--workspace",
         "--no-fail-fast",
         "--features",
-        "dpl/sim,dpl/cuda",
+        "dpl/sim,dpl/cuda,dpl/serde,dpl/sprs,dpl/nalgebra-sparse,dpl/faer",
     ];
     args.extend(extra.iter().map(String::as_str));
     cargo(&args, &env)?;

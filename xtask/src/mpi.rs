@@ -70,6 +70,9 @@ pub fn ensure_openmpi() -> Result<(), String> {
     ])
 }
 
+/// `cargo test` of the facade with the `mpi` feature (the test targets follow).
+const DPL_MPI_TEST: &[&str] = &["test", "-p", "dpl", "--features", "mpi"];
+
 /// The MPI tests: dpl-mpi's unit tests, the structure and place tests with the `mpi`
 /// feature, then the test program `tests/mpi` under `mpirun` with 1, 2, 3 and 4 ranks, and
 /// a run in which one rank panics, which must end the job (not hang it) with the message.
@@ -78,17 +81,11 @@ pub fn test(extra: &[String]) -> Result<(), String> {
     let mut args = vec!["test", "-p", "dpl-mpi", "--features", "runtime,codegen"];
     args.extend(extra.iter().map(String::as_str));
     crate::cargo(&args, &[])?;
-    let mut args = vec![
-        "test",
-        "-p",
-        "dpl",
-        "--features",
-        "mpi",
-        "--test",
-        "mpi_structure",
-        "--test",
-        "mpi_place",
-    ];
+    let mut args = [
+        DPL_MPI_TEST,
+        &["--test", "mpi_structure", "--test", "mpi_place"],
+    ]
+    .concat();
     args.extend(extra.iter().map(String::as_str));
     crate::cargo(&args, &[])?;
     let exe = build_test_program()?;
@@ -123,17 +120,8 @@ pub fn test(extra: &[String]) -> Result<(), String> {
 fn build_test_program() -> Result<PathBuf, String> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let out = Command::new(&cargo)
-        .args([
-            "test",
-            "-p",
-            "dpl",
-            "--features",
-            "mpi",
-            "--test",
-            "mpi",
-            "--no-run",
-            "--message-format=json",
-        ])
+        .args(DPL_MPI_TEST)
+        .args(["--test", "mpi", "--no-run", "--message-format=json"])
         .current_dir(repo_root())
         .output()
         .map_err(|e| format!("cannot run {cargo}: {e}"))?;

@@ -1,11 +1,24 @@
-//! A generator of random, well-scoped IR functions for property tests (shared by the text
-//! and verifier tests). Every use is in scope and every lambda lists exactly its free
+//! Shared by the text, verifier and interpreter tests: the saxpy function in its printed
+//! form ([`SAXPY`]) and a generator of random, well-scoped IR functions for property tests. Every use is in scope and every lambda lists exactly its free
 //! variables as captures (in first-use order); types are random, so the functions are not
 //! meant to type-check.
 
 #![allow(dead_code)]
 
 use dpl_core::ir::*;
+
+/// `a * x + y` as one `map`, exactly as the printer writes it.
+pub const SAXPY: &str = "\
+fn saxpy(%1 a: f32, %2 x: [f32], %3 y: [f32]) -> [f32] {
+  declare %0 unit: ()
+  %6 t: [f32] = map(|%4 xi: f32, %5 yi: f32| [%1] {
+    %7: f32 = mul %1, %4
+    %8: f32 = add %7, %5
+    %8
+  }, %2, %3)
+  %6
+}
+";
 
 /// The deterministic generator, so that a proptest seed determines the whole function.
 pub use dpl_testkit::SplitMix64 as Rng;

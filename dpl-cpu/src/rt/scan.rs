@@ -43,10 +43,10 @@ where
     F: Fn(usize) -> T + Sync,
     Op: Fn(T, T) -> T + Sync,
 {
-    if len == 0 {
-        return Vec::new();
+    match len {
+        0 => Vec::new(),
+        _ => scan_core(len, init, &|j| f(j - 1), &op),
     }
-    scan_core(len, init, &|j| f(j - 1), &op)
 }
 
 /// `out[0] = seed`, `out[j] = op(out[j - 1], h(j))` for `1 <= j < n`; `n >= 1`.
@@ -95,10 +95,7 @@ where
     F: Fn(usize) -> T + Sync,
     Op: Fn(T, T) -> T + Sync,
 {
-    super::check_row_len(out.len(), len);
-    if len > 0 {
-        scan_core_into(out, f(0), &f, &op);
-    }
+    row_into(out, len, || f(0), &f, &op);
 }
 
 /// [`exclusive_scan`] written into `out` (length `len`), e.g. a row of a ragged result.
@@ -112,9 +109,24 @@ where
     F: Fn(usize) -> T + Sync,
     Op: Fn(T, T) -> T + Sync,
 {
+    row_into(out, len, || init, &|j| f(j - 1), &op);
+}
+
+/// [`scan_core_into`] of a row `out` of length `len` (checked), from `seed()`, if not empty.
+fn row_into<T, H, Op>(
+    out: &mut [MaybeUninit<T>],
+    len: usize,
+    seed: impl FnOnce() -> T,
+    h: &H,
+    op: &Op,
+) where
+    T: Copy + Send + Sync,
+    H: Fn(usize) -> T + Sync,
+    Op: Fn(T, T) -> T + Sync,
+{
     super::check_row_len(out.len(), len);
     if len > 0 {
-        scan_core_into(out, init, &|j| f(j - 1), &op);
+        scan_core_into(out, seed(), h, op);
     }
 }
 

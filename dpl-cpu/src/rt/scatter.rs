@@ -52,15 +52,7 @@ where
     F: Fn(usize) -> (I, T) + Sync,
 {
     if len < GRAIN {
-        let mut out = copy_of(dst);
-        for i in 0..len {
-            let (k, v) = f(i);
-            match k.checked(out.len()) {
-                Some(k) => out[k] = v,
-                None => index_error(prim, k.value(), out.len(), at),
-            }
-        }
-        out
+        sequential(len, &f, dst, &|_, v| v, prim, at)
     } else if par::threads() <= OWNERS_MAX_THREADS {
         owners(len, &f, dst, &|_, v| v, prim, at)
     } else {
@@ -125,11 +117,7 @@ where
 {
     let n = dst.len();
     if len < GRAIN {
-        let mut out = copy_of(dst);
-        if let Some(value) = fold_into(&mut out, 0..len, f, op) {
-            index_error(prim, value, n, at)
-        }
-        out
+        sequential(len, f, dst, op, prim, at)
     } else if n <= PRIVATE_MAX && n * PRIVATE_RATIO <= len {
         private_copies(len, f, dst, op, identity, prim, at)
     } else if par::threads() <= OWNERS_MAX_THREADS {
@@ -409,6 +397,29 @@ where
     }
     first_error(&copies, n, prim, at);
     merge_copies(&mut out, &copies, op);
+    out
+}
+
+/// A copy of `dst` with `dst[k] = op(dst[k], v)` for the pairs `(k, v) = f(i)`, in order,
+/// on the calling thread (below the grain).
+fn sequential<I, T, F, Op>(
+    len: usize,
+    f: &F,
+    dst: &[T],
+    op: &Op,
+    prim: &'static str,
+    at: At,
+) -> Vec<T>
+where
+    I: Idx,
+    T: Copy + Send + Sync,
+    F: Fn(usize) -> (I, T),
+    Op: Fn(T, T) -> T,
+{
+    let mut out = copy_of(dst);
+    if let Some(value) = fold_into(&mut out, 0..len, f, op) {
+        index_error(prim, value, out.len(), at)
+    }
     out
 }
 

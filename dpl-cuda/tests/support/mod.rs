@@ -1,6 +1,6 @@
 //! Shared helpers of the dpl-cuda tests: programs written in the IR text form with named
 //! variables, compiled through the pipeline; the deterministic generator (dpl-testkit's);
-//! comparison of results with the reference interpreter.
+//! comparison of results with the reference interpreter; the NVIDIA tools folder.
 #![allow(dead_code)]
 
 pub mod programs;
@@ -21,6 +21,24 @@ pub fn compiled(src: &str) -> Compiled {
         let msgs: Vec<String> = errors.iter().map(|d| format!("{d:?}")).collect();
         panic!("pipeline failed:\n{}\n{src}", msgs.join("\n"))
     })
+}
+
+/// The folder of NVIDIA's tools (`ptxas`, `cuobjdump`) named by `DPL_PTX_TOOLS`, or `None`
+/// (skip the test, with a message) when it is unset outside CI; on CI it must be set.
+pub fn ptx_tools() -> Option<std::path::PathBuf> {
+    match std::env::var_os("DPL_PTX_TOOLS") {
+        Some(dir) => Some(std::path::PathBuf::from(dir)),
+        None => {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "DPL_PTX_TOOLS is not set on CI: run `cargo xtask ptx-tools` and export the folder it prints"
+            );
+            eprintln!(
+                "skipped: DPL_PTX_TOOLS is not set (`cargo xtask ptx-tools` prints the folder)"
+            );
+            None
+        }
+    }
 }
 
 /// The deterministic generator of the inputs.
@@ -90,35 +108,6 @@ pub fn indices(r: &mut Rng, n: usize, len: usize) -> Value {
     usizes((0..n).map(|_| (r.u64() % len as u64) as usize).collect())
 }
 
-/// True when two values are equal, floats compared with relative tolerance `rel`
-/// (`rel == 0` means bit-exact, NaNs equal to NaNs).
-pub fn close(a: &Value, b: &Value, rel: f64) -> bool {
-    let near = |x: f64, y: f64| {
-        if rel == 0.0 {
-            x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan())
-        } else {
-            (x.is_nan() && y.is_nan()) || (x - y).abs() <= rel * (1.0 + x.abs().max(y.abs()))
-        }
-    };
-    match (a, b) {
-        (Value::F32(x), Value::F32(y)) => {
-            if rel == 0.0 {
-                x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan())
-            } else {
-                near(f64::from(*x), f64::from(*y))
-            }
-        }
-        (Value::F64(x), Value::F64(y)) => near(*x, *y),
-        (Value::Seq(xs), Value::Seq(ys)) => {
-            xs.len() == ys.len() && xs.iter().zip(ys.iter()).all(|(x, y)| close(x, y, rel))
-        }
-        (Value::Tuple(xs), Value::Tuple(ys)) => {
-            xs.len() == ys.len() && xs.iter().zip(ys).all(|(x, y)| close(x, y, rel))
-        }
-        _ => a == b,
-    }
-}
-
 /// A value's text, cut short.
 pub fn short(v: &Value) -> String {
     let s = v.to_string();
@@ -134,7 +123,7 @@ pub fn first_diff(a: &Value, b: &Value, rel: f64) -> String {
     match (a, b) {
         (Value::Seq(xs), Value::Seq(ys)) => {
             for (i, (x, y)) in xs.iter().zip(ys.iter()).enumerate() {
-                if !close(x, y, rel) {
+                if !x.close_to(y, rel) {
                     return format!("first difference at {i}: want {x}, got {y}");
                 }
             }
@@ -155,7 +144,7 @@ pub fn agree(
     match (want, got) {
         (Ok(w), Ok(g)) => {
             assert!(
-                close(w, g, rel),
+                w.close_to(g, rel),
                 "{case}: {}\n want {}\n  got {}",
                 first_diff(w, g, rel),
                 short(w),

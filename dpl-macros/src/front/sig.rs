@@ -39,7 +39,8 @@ pub enum Repr {
     Vec(Type),
     /// `&Nested<T>` (parameter) or `Nested<T>` (result); the element type `T` of the rows.
     Nested(Type),
-    /// `&Matrix<T>` (parameter); the element type `T`.
+    /// `&Matrix<T>` (parameter) or `Matrix<T>` (result: rows of one length, row-major); the
+    /// element type `T`.
     Matrix(Type),
     /// `&Seq<T>` (parameter) or `Seq<T>` (result); the element type `T`.
     SeqBuf(Type),
@@ -274,7 +275,7 @@ fn ret_repr(ty: &syn::Type, errors: &mut Errors) -> Option<Repr> {
         syn::Type::Reference(_) => {
             errors.at(
                 ty,
-                "return owned data: Vec<T>, Nested<T>, Seq<T>, a scalar or a tuple of them",
+                "return owned data: Vec<T>, Nested<T>, Matrix<T>, Seq<T>, a scalar or a tuple of them",
             );
             None
         }
@@ -283,17 +284,11 @@ fn ret_repr(ty: &syn::Type, errors: &mut Errors) -> Option<Repr> {
             Ok(Some((Container::Vec, arg))) => elem_type(&arg, errors).map(Repr::Vec),
             Ok(Some((Container::Nested, arg))) => elem_type(&arg, errors).map(Repr::Nested),
             Ok(Some((Container::Seq, arg))) => elem_type(&arg, errors).map(Repr::SeqBuf),
-            Ok(Some((Container::Matrix, _))) => {
-                errors.at(
-                    ty,
-                    "a #[parallel] function cannot return a Matrix; return Nested<T> or Vec<T>",
-                );
-                None
-            }
+            Ok(Some((Container::Matrix, arg))) => elem_type(&arg, errors).map(Repr::Matrix),
             Ok(None) => {
                 errors.at(
                     ty,
-                    "unsupported result type; allowed: scalars, Vec<T>, Nested<T>, Seq<T>, tuples of them, and Result<_, dpl::Error> around any of these",
+                    "unsupported result type; allowed: scalars, Vec<T>, Nested<T>, Matrix<T>, Seq<T>, tuples of them, and Result<_, dpl::Error> around any of these",
                 );
                 None
             }

@@ -697,16 +697,16 @@ impl Lower {
             .get(&n)
             .copied()
             .filter(|x| self.dist(*x).is_some());
+        // Without a driver the loop runs over balanced blocks of its own length, whatever
+        // it reads: a sequence read at the loop index may be longer or shorter than the
+        // loop (`concat(a, b)` reads `a[i]` over `len(a) + len(b)` positions).
         let lay = match force.or_else(|| driver.and_then(|x| self.dist(x))) {
             Some(l) => l,
-            None => match self.first_identity_read(&s.elem.body, i) {
-                Some(l) => l,
-                None => {
-                    let l = self.comm(out, "lay", lay_ty(), Comm::Balanced { n }, vec![n], span);
-                    self.kinds.insert(l, Kind::Repl);
-                    l
-                }
-            },
+            None => {
+                let l = self.comm(out, "lay", lay_ty(), Comm::Balanced { n }, vec![n], span);
+                self.kinds.insert(l, Kind::Repl);
+                l
+            }
         };
         let (off, end) = self.bounds(out, lay);
         let nl = match driver.filter(|x| self.dist(*x) == Some(lay)) {
@@ -933,19 +933,6 @@ impl Lower {
                 .any(|s| self.can_fail(&s.expr, top && branches))
         });
         here || inner
-    }
-
-    /// The layout of the first distributed sequence read at the loop index `i` in `b`.
-    fn first_identity_read(&self, b: &Block, i: VarId) -> Option<VarId> {
-        let mut found = None;
-        b.walk(&mut |s| {
-            if let (None, Expr::Index { seq, index, .. }) = (found, &s.expr)
-                && *index == i
-            {
-                found = self.dist(*seq);
-            }
-        });
-        found
     }
 }
 

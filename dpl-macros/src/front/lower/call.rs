@@ -5,6 +5,7 @@ use syn::ext::IdentExt;
 
 use super::env::{Binding, Callable};
 use super::scalar::const_path;
+use super::vocab::FORMS;
 use super::{Lowerer, call_span, cheap_span, peel};
 use crate::front::path_text;
 
@@ -92,6 +93,7 @@ fn prim_list() -> String {
     Prim::ALL
         .iter()
         .map(|p| p.name())
+        .chain(FORMS)
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -110,6 +112,9 @@ impl Lowerer<'_> {
                     }
                     Some(Binding::Callable(callable)) => return self.inline_call(&callable, c),
                     None => {}
+                }
+                if let Some(v) = self.vocab_call(&name, c) {
+                    return v;
                 }
                 if let Some(prim) = Prim::from_name(&name) {
                     return self.prim_call(prim, c);

@@ -56,7 +56,7 @@ impl Lowerer<'_> {
             }
             E::Index(i) => {
                 if let E::Range(r) = peel(&i.index) {
-                    return self.fail(r, "slicing is not supported: index single elements, `x[i]`, or use `gather(x, idx)`");
+                    return self.slice(&i.expr, r, cheap_span(e));
                 }
                 let seq = self.value(&i.expr);
                 if let Some(vals) = self.windows.get(seq) {
@@ -85,7 +85,7 @@ impl Lowerer<'_> {
             ),
             E::While(w) => self.fail(&w.while_token, "`while` loops are not supported: use primitives such as `map`, `reduce`, `scan` or `filter`"),
             E::Loop(l) => self.fail(&l.loop_token, "`loop` is not supported: use primitives such as `map`, `reduce`, `scan` or `filter`"),
-            E::Match(m) => self.fail(&m.match_token, "`match` is not supported: use `if c { a } else { b }`"),
+            E::Match(m) => self.match_expr(m),
             E::Let(_) => self.fail(e, "`let` expressions (`if let`) are not supported: use `if c { a } else { b }`"),
             E::Macro(m) => self.fail(&m.mac, "macros are not supported in #[parallel] code"),
             E::Range(_) => self.fail(e, "ranges are not supported: use `range(n)` for the sequence 0..n"),
@@ -181,10 +181,12 @@ impl Lowerer<'_> {
                     ),
                 ),
                 None => {
-                    let hint = if self.fn_depth > 0 {
+                    let hint = if self.in_const {
+                        ": the value of a `const` can only use literals and other constants"
+                    } else if self.fn_depth > 0 {
                         " (a nested `fn` cannot use the local variables of the enclosing function: use a closure)"
                     } else {
-                        ""
+                        ": a #[parallel] body sees only its parameters and what it binds itself, not the items of the enclosing module; pass it as a parameter or bind it inside the body (`let` or `const`)"
                     };
                     self.fail(p, format!("cannot find `{name}` in this scope{hint}"))
                 }
@@ -199,7 +201,7 @@ impl Lowerer<'_> {
         let text = path_text(&p.path);
         self.fail(
             p,
-            format!("`{text}` is not supported: a #[parallel] body can use its parameters, its local bindings and constants such as `f32::MAX` or `f64::consts::PI`"),
+            format!("`{text}` is not supported: a #[parallel] body can use its parameters, its local bindings and constants such as `f32::MAX` or `f64::consts::PI`; pass the value as a parameter or bind it inside the body (`let` or `const`)"),
         )
     }
 

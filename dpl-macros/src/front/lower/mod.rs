@@ -35,6 +35,7 @@ mod items;
 mod scalar;
 mod stencil;
 mod stmt;
+mod vocab;
 
 use env::{Binding, Callable, Env, FnItem};
 
@@ -118,6 +119,8 @@ struct Lowerer<'r> {
     stack: Vec<usize>,
     /// Depth of nested-`fn` bodies being lowered (for a hint in "cannot find").
     fn_depth: u32,
+    /// Lowering the value of a `const` item (for a hint in "cannot find").
+    in_const: bool,
     reported: &'r mut Reported,
     in_module: bool,
     exhausted: bool,
@@ -182,6 +185,7 @@ impl<'r> Lowerer<'r> {
             owner,
             stack: Vec::new(),
             fn_depth: 0,
+            in_const: false,
             reported,
             in_module,
             exhausted: false,

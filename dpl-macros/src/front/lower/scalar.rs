@@ -63,7 +63,7 @@ impl ScalarFn {
     }
 }
 
-const METHODS: &str = "len, abs, sqrt, exp, ln, log2, sin, cos, tanh, powf, floor, ceil, round, trunc, min, max, mul_add, wrapping_add, wrapping_sub, wrapping_mul";
+const METHODS: &str = "len, to_vec, powi, abs, sqrt, exp, ln, log2, sin, cos, tanh, powf, floor, ceil, round, trunc, min, max, mul_add, wrapping_add, wrapping_sub, wrapping_mul";
 
 /// A named constant of a scalar type: `f32::MAX`, `f64::consts::PI`, `std::f32::consts::E`, ...
 pub(super) fn const_path(path: &syn::Path) -> Option<(Const, Scalar)> {
@@ -181,6 +181,11 @@ impl Lowerer<'_> {
             let v = self.value(&m.receiver);
             return self.emit("len", Type::usize(), Expr::Len(v), m.method.span());
         }
+        match name.as_str() {
+            "powi" => return self.powi(m),
+            "to_vec" => return self.same_sequence(m),
+            _ => {}
+        }
         if let Some(f) = ScalarFn::from_name(&name) {
             let want = f.arity() - 1;
             if m.args.len() != want {
@@ -208,12 +213,12 @@ impl Lowerer<'_> {
             | "zip" | "enumerate" | "product" | "rev" => {
                 "iterator methods are not supported: use the primitives, such as `map(f, xs)`, `reduce(op, xs, init)`, `sum(xs)` or `filter(pred, xs)`".to_string()
             }
-            "clone" | "to_vec" | "to_owned" | "copied" | "cloned" => {
+            "clone" | "to_owned" | "copied" | "cloned" => {
                 format!(
                     "`.{name}()` is not needed: values are immutable and can be used any number of times"
                 )
             }
-            "pow" | "powi" => "use `powf`: `x.powf(y)` on floats".to_string(),
+            "pow" => "use `powi` or `powf` on floats: `x.powi(n)`, `x.powf(y)`".to_string(),
             _ => format!("unknown method `{name}`; allowed methods: {METHODS}"),
         };
         self.fail(&m.method, msg)

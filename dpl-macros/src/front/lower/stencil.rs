@@ -167,7 +167,7 @@ impl Lowerer<'_> {
     }
 
     /// `map(|i| body(i), range(n))`.
-    fn map_range(
+    pub(super) fn map_range(
         &mut self,
         n: VarId,
         span: Span,

@@ -18,6 +18,7 @@ impl Lowerer<'_> {
     /// its value.
     pub(super) fn block_value(&mut self, b: &syn::Block) -> VarId {
         let (env, items) = (self.env.clone(), self.items.clone());
+        self.register_consts(&b.stmts);
         self.register_items(&b.stmts);
         let mut result = None;
         let n = b.stmts.len();
@@ -31,11 +32,11 @@ impl Lowerer<'_> {
                         result = Some(self.poison());
                     }
                 }
-                syn::Stmt::Item(syn::Item::Fn(_)) => {}
+                syn::Stmt::Item(syn::Item::Fn(_) | syn::Item::Const(_)) => {}
                 syn::Stmt::Item(item) => {
                     self.error(
                         item,
-                        "only nested `fn` items are allowed inside a #[parallel] body",
+                        "only nested `fn` and `const` items are allowed inside a #[parallel] body",
                     );
                 }
                 syn::Stmt::Expr(e, None) => {
