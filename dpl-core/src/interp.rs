@@ -114,7 +114,7 @@ impl Value {
     }
 
     /// The value as an index or count, if it is an integer (of any type).
-    fn as_int(&self) -> Option<i128> {
+    pub fn as_int(&self) -> Option<i128> {
         Some(match *self {
             Value::I8(x) => x.into(),
             Value::U8(x) => x.into(),

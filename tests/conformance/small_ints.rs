@@ -190,6 +190,11 @@ mod prog {
     }
 
     #[parallel]
+    pub fn pick(x: &[i16], k: u8, j: i16) -> (i16, i16, Vec<i16>) {
+        (x[k], x[j], map(|v| v + x[k], x))
+    }
+
+    #[parallel]
     pub fn mixed_tuples(a: &[u8], b: &[i16], c: &[u16]) -> (Vec<(i16, u16, u8)>, (u8, i16)) {
         let t = map(|x, y, z| (x as i16 + y, z, x ^ 1u8), a, b, c);
         let s = reduce(|p, q| (p.0 + q.0, p.1 + q.1), zip(a, b), (0u8, 0i16));
@@ -469,6 +474,18 @@ fn gathers(place: Place) {
             idy.iter().map(|&i| y[i]).collect::<Vec<_>>(),
         );
         assert_eq!(prog::gathers(&x, &idx, &y, &idy), want, "gathers");
+        // Indices of 8- and 16-bit types read on the host (a scalar result, a capture).
+        if n > 0 {
+            let x = i16s(rng, n);
+            let (k, j) = ((n - 1).min(200) as u8, (n / 2) as i16);
+            let (a, b) = (x[usize::from(k)], x[j as usize]);
+            let want = (
+                a,
+                b,
+                x.iter().map(|v| v.wrapping_add(a)).collect::<Vec<_>>(),
+            );
+            assert_eq!(prog::pick(&x, k, j), want, "pick");
+        }
     });
 }
 
@@ -578,6 +595,7 @@ fn every_program_compiles_to_ptx_with_narrow_accesses() {
         ("narrow_slots", dpl::inspect!(prog::narrow_slots)),
         ("narrow_pair_slots", dpl::inspect!(prog::narrow_pair_slots)),
         ("gathers", dpl::inspect!(prog::gathers)),
+        ("pick", dpl::inspect!(prog::pick)),
         ("mixed_tuples", dpl::inspect!(prog::mixed_tuples)),
         ("row_sums", dpl::inspect!(prog::row_sums)),
         ("negate_rows", dpl::inspect!(prog::negate_rows)),

@@ -12,26 +12,13 @@ use crate::plan::*;
 
 /// An integer host value as `u64` (wrapping, as the device reads it).
 pub(super) fn as_u64(v: &Value) -> Result<u64, Error> {
-    Ok(match *v {
-        Value::Usize(x) => x as u64,
-        Value::U64(x) => x,
-        Value::U32(x) => x.into(),
-        Value::I32(x) => x as u64,
-        Value::I64(x) => x as u64,
-        _ => return Err(internal("an integer was expected")),
-    })
+    Ok(as_i128(v)? as u64)
 }
 
 /// An integer host value as `i128` (exact, for bounds checks of signed indices).
 pub(super) fn as_i128(v: &Value) -> Result<i128, Error> {
-    Ok(match *v {
-        Value::Usize(x) => x as i128,
-        Value::U64(x) => x.into(),
-        Value::U32(x) => x.into(),
-        Value::I32(x) => x.into(),
-        Value::I64(x) => x.into(),
-        _ => return Err(internal("an integer index was expected")),
-    })
+    v.as_int()
+        .ok_or_else(|| internal("an integer index was expected"))
 }
 
 impl<D: Driver> Exec<'_, D> {
