@@ -31,6 +31,9 @@ fn walk_block(b: &mut Block, defined: &mut HashSet<VarId>, free: &mut Vec<VarId>
             use_var(v, defined, free);
         }
         let mut inner_free = Vec::new();
+        if let Expr::Loop(l) = &s.expr {
+            defined.extend(l.params.iter().copied());
+        }
         for_each_block_mut(&mut s.expr, &mut |blk, kind| match kind {
             BlockKind::Branch => walk_block(blk, defined, &mut inner_free),
             BlockKind::Lambda(l) => {
@@ -46,10 +49,12 @@ fn walk_block(b: &mut Block, defined: &mut HashSet<VarId>, free: &mut Vec<VarId>
     use_var(b.result, defined, free);
 }
 
-/// A block found inside an expression: a branch of an `if` (shares the enclosing scope) or
-/// the body of a lambda (handed over whole, so its parameters can be seen).
+/// A block found inside an expression: a branch of an `if` or a block of a loop (shares
+/// the enclosing scope; a loop's blocks also see its params) or the body of a lambda
+/// (handed over whole, so its parameters can be seen).
 pub enum BlockKind<'a> {
-    /// A branch of [`Expr::If`]; the caller gets the block itself.
+    /// A branch of [`Expr::If`] or a block of [`Expr::Loop`]; the caller gets the block
+    /// itself.
     Branch,
     /// A lambda; the block argument is a dummy and the lambda is given here.
     Lambda(&'a mut Lambda),
@@ -66,6 +71,10 @@ pub fn for_each_block_mut(e: &mut Expr, f: &mut impl FnMut(&mut Block, BlockKind
         Expr::If(_, a, b) => {
             f(a, BlockKind::Branch);
             f(b, BlockKind::Branch);
+        }
+        Expr::Loop(l) => {
+            f(&mut l.cond, BlockKind::Branch);
+            f(&mut l.body, BlockKind::Branch);
         }
         Expr::Prim { lambdas, .. } => {
             for l in lambdas {
@@ -108,6 +117,10 @@ pub fn visit_blocks_mut(b: &mut Block, f: &mut impl FnMut(&mut Block)) {
                 visit_blocks_mut(x, f);
                 visit_blocks_mut(y, f);
             }
+            Expr::Loop(l) => {
+                visit_blocks_mut(&mut l.cond, f);
+                visit_blocks_mut(&mut l.body, f);
+            }
             Expr::Prim { lambdas, .. } => {
                 for l in lambdas {
                     visit_blocks_mut(&mut l.body, f);
@@ -135,6 +148,7 @@ pub fn operands_mut(e: &mut Expr) -> Vec<&mut VarId> {
         Expr::Binary(_, a, b) => vec![a, b],
         Expr::Tuple(vs) | Expr::Math(_, vs) => vs.iter_mut().collect(),
         Expr::If(c, _, _) => vec![c],
+        Expr::Loop(l) => l.inits.iter_mut().collect(),
         Expr::Index { seq, index, .. } => vec![seq, index],
         Expr::Prim { args, .. } => args.iter_mut().collect(),
         Expr::Soac(s) => {

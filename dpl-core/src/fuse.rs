@@ -82,6 +82,11 @@ fn depths(f: &Function) -> (HashMap<VarId, usize>, HashMap<VarId, usize>) {
                     block(x, d, defs, reads);
                     block(y, d, defs, reads);
                 }
+                // A loop's blocks run once per iteration: one level deeper, like a lambda's.
+                Expr::Loop(l) => {
+                    block(&l.cond, d + 1, defs, reads);
+                    block(&l.body, d + 1, defs, reads);
+                }
                 e => e.for_each_lambda(&mut |l| block(&l.body, d + 1, defs, reads)),
             }
         }
@@ -126,7 +131,7 @@ fn cheap(l: &Lambda) -> bool {
         && l.body.stmts.iter().all(|s| {
             !matches!(
                 s.expr,
-                Expr::Soac(_) | Expr::Prim { .. } | Expr::If(..) | Expr::Assert(_)
+                Expr::Soac(_) | Expr::Prim { .. } | Expr::If(..) | Expr::Assert(_) | Expr::Loop(_)
             ) && !matches!(
                 s.expr,
                 Expr::Index {
@@ -145,6 +150,9 @@ fn clone_fresh(vars: &mut Arena<Var>, l: &Lambda) -> Lambda {
         for s in &b.stmts {
             out.push(s.var);
             s.expr.for_each_lambda(&mut |l| out.extend(&l.params));
+            if let Expr::Loop(l) = &s.expr {
+                out.extend(&l.params);
+            }
             s.expr.for_each_block(&mut |b| collect(b, out));
         }
     }
@@ -163,6 +171,13 @@ fn clone_fresh(vars: &mut Arena<Var>, l: &Lambda) -> Lambda {
         for s in &mut b.stmts {
             if let Some(&n) = map.get(&s.var) {
                 s.var = n;
+            }
+            if let Expr::Loop(l) = &mut s.expr {
+                for p in &mut l.params {
+                    if let Some(&n) = map.get(p) {
+                        *p = n;
+                    }
+                }
             }
             crate::captures::for_each_block_mut(&mut s.expr, &mut |_, kind| {
                 if let crate::captures::BlockKind::Lambda(inner) = kind {

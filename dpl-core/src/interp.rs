@@ -691,7 +691,38 @@ impl Interp<'_> {
                 self.assert(a, span)?;
                 Value::unit()
             }
+            Expr::Loop(l) => self.run_loop(l, span)?,
         })
+    }
+
+    /// The params start as the inits; while `cond` holds, `body` gives their next values.
+    fn run_loop(&mut self, l: &Loop, span: Span) -> Result<Value> {
+        let mut values = l
+            .inits
+            .iter()
+            .map(|v| self.get(*v, span).cloned())
+            .collect::<Result<Vec<_>>>()?;
+        loop {
+            for (&p, x) in l.params.iter().zip(&values) {
+                self.set(p, x.clone());
+            }
+            if !Self::bool(&self.block(&l.cond)?, span)? {
+                return Ok(Value::Tuple(values));
+            }
+            values = match self.block(&l.body)? {
+                Value::Tuple(next) if next.len() == l.params.len() => next,
+                other => {
+                    return internal(
+                        format!(
+                            "a loop body gave {} for {} params",
+                            truncated(&other),
+                            l.params.len()
+                        ),
+                        span,
+                    );
+                }
+            };
+        }
     }
 
     fn constant(&self, c: Const, var: VarId, span: Span) -> Result<Value> {

@@ -1067,6 +1067,28 @@ pub enum SoacKind {
     SortByKey,
 }
 
+/// A loop with loop-carried variables (Futhark's `loop`; block parameters as in
+/// Cranelift): the `params` start as the `inits`; while `cond` (a block over the params
+/// and the enclosing scope, of type `bool`) holds, `body` computes the params' next values
+/// (its result is the tuple of them, in order). The loop's value is the tuple of the
+/// params' final values. `break`, `continue` and loops over ranges are written with
+/// these: a `for` loop carries its index, `break` a flag that `cond` tests.
+///
+/// Both blocks see the enclosing scope (they are not lambdas: nothing is captured); the
+/// params are defined by the loop and visible only in its blocks. A loop that never ends
+/// does not end.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Loop {
+    /// The loop-carried variables; defined here and nowhere else.
+    pub params: Vec<VarId>,
+    /// Their values before the first iteration (one per param, of its type).
+    pub inits: Vec<VarId>,
+    /// Whether to run the body once more (`bool`).
+    pub cond: Block,
+    /// The next values of the params: its result is a tuple with one value per param.
+    pub body: Block,
+}
+
 /// An expression: the right-hand side of a [`Stmt`]. Operands are variables.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Expr {
@@ -1117,6 +1139,8 @@ pub enum Expr {
     Soac(Box<Soac>),
     /// A run-time check (Soac level only); unit type.
     Assert(Assertion),
+    /// A loop with loop-carried variables; its value is the tuple of their final values.
+    Loop(Box<Loop>),
 }
 
 impl Block {
@@ -1145,6 +1169,10 @@ impl Expr {
                     f(&l.body);
                 }
             }
+            Expr::Loop(l) => {
+                f(&l.cond);
+                f(&l.body);
+            }
             _ => {}
         }
     }
@@ -1170,6 +1198,7 @@ impl Expr {
             Expr::Binary(_, a, b) => vec![*a, *b],
             Expr::Tuple(vs) | Expr::Math(_, vs) => vs.clone(),
             Expr::If(c, _, _) => vec![*c],
+            Expr::Loop(l) => l.inits.clone(),
             Expr::Index { seq, index, .. } => vec![*seq, *index],
             Expr::Prim { args, .. } => args.clone(),
             Expr::Soac(s) => {

@@ -238,6 +238,25 @@ impl Norm<'_> {
                     span,
                 });
             }
+            Expr::Loop(l) => {
+                let Loop {
+                    params,
+                    inits,
+                    cond,
+                    body,
+                } = *l;
+                let (cond, body) = (self.block(cond), self.block(body));
+                out.push(Stmt {
+                    var,
+                    expr: Expr::Loop(Box::new(Loop {
+                        params,
+                        inits,
+                        cond,
+                        body,
+                    })),
+                    span,
+                });
+            }
             Expr::Len(x) => {
                 let n = self.len_of(x, span, out);
                 out.push(Stmt {

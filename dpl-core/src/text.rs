@@ -42,6 +42,7 @@
 //! | `reduce(\|%4 a: f32, %5 b: f32\| [] { .. }, %2, %3)` | [`Expr::Prim`]: lambdas, then data arguments |
 //! | `soac reduce(%n, \|%4 i: usize\| [%2] { .. }, op: \|..\| [] { .. }, init: %7)` | [`Expr::Soac`] |
 //! | `assert(map) eq_len %1, %2` (`indices_in_range`, `in_bounds`, `non_empty`) | [`Expr::Assert`] |
+//! | `loop(%4 i: usize = %1, %5 s: f32 = %2) while { .. } do { .. }` | [`Expr::Loop`]: the variables with their initial values, the condition, the body |
 //!
 //! A lambda is `|params| [captures] { body }`. A primitive is told from the math function
 //! or the `len` expression of the same name by its parenthesis: `min(%3)` is the reduction,
@@ -73,39 +74,13 @@ impl fmt::Display for Function {
 /// A copy of `f` with every span (of variables and statements) set to [`Span::NONE`]: what
 /// [`parse`] gives back for [`print()`]ed text.
 pub fn without_spans(f: &Function) -> Function {
-    fn block(b: &mut Block) {
-        for s in &mut b.stmts {
-            s.span = Span::NONE;
-            match &mut s.expr {
-                Expr::If(_, t, e) => {
-                    block(t);
-                    block(e);
-                }
-                Expr::Prim { lambdas, .. } => lambdas.iter_mut().for_each(|l| block(&mut l.body)),
-                Expr::Soac(soac) => {
-                    block(&mut soac.elem.body);
-                    match &mut soac.kind {
-                        SoacKind::Reduce { op, .. }
-                        | SoacKind::Scan { op }
-                        | SoacKind::ExclusiveScan { op, .. }
-                        | SoacKind::ScatterReduce { op, .. } => block(&mut op.body),
-                        SoacKind::Filter { pred } => block(&mut pred.body),
-                        SoacKind::Map
-                        | SoacKind::Scatter { .. }
-                        | SoacKind::Permute
-                        | SoacKind::Sort
-                        | SoacKind::SortByKey => {}
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
     let mut g = f.clone();
     for (_, v) in g.vars.iter_mut() {
         v.span = Span::NONE;
     }
-    block(&mut g.body);
+    crate::captures::visit_blocks_mut(&mut g.body, &mut |b| {
+        b.stmts.iter_mut().for_each(|s| s.span = Span::NONE)
+    });
     g
 }
 
@@ -154,6 +129,11 @@ fn defined_vars(f: &Function) -> Vec<VarId> {
                 Expr::If(_, t, e) => {
                     block(t, out);
                     block(e, out);
+                }
+                Expr::Loop(l) => {
+                    out.extend(&l.params);
+                    block(&l.cond, out);
+                    block(&l.body, out);
                 }
                 e => e.for_each_lambda(&mut |l| lambda(l, out)),
             }
@@ -316,6 +296,30 @@ impl Printer<'_> {
                 self.block(t, depth);
                 self.out.push_str(" else ");
                 self.block(f, depth);
+            }
+            Expr::Loop(l) => {
+                self.out.push_str("loop(");
+                for (i, (&p, &init)) in l.params.iter().zip(&l.inits).enumerate() {
+                    if i > 0 {
+                        self.out.push_str(", ");
+                    }
+                    self.def_var(p);
+                    self.out.push_str(" = ");
+                    self.use_var(init);
+                }
+                // A malformed loop (more params than inits, or fewer) shows the rest.
+                for &p in l.params.iter().skip(l.inits.len()) {
+                    self.out.push_str(", ");
+                    self.def_var(p);
+                }
+                for &init in l.inits.iter().skip(l.params.len()) {
+                    self.out.push_str(", = ");
+                    self.use_var(init);
+                }
+                self.out.push_str(") while ");
+                self.block(&l.cond, depth);
+                self.out.push_str(" do ");
+                self.block(&l.body, depth);
             }
             Expr::Index {
                 seq,
@@ -1174,6 +1178,29 @@ impl Parser {
                 self.expect_ident("else")?;
                 let e = self.block()?;
                 Ok(Expr::If(c, t, e))
+            }
+            "loop" => {
+                self.expect_punct('(')?;
+                let (mut params, mut inits) = (Vec::new(), Vec::new());
+                while !self.is_punct(')') {
+                    params.push(self.def_var()?);
+                    self.expect_punct('=')?;
+                    inits.push(self.var()?);
+                    if !self.eat_punct(',') {
+                        break;
+                    }
+                }
+                self.expect_punct(')')?;
+                self.expect_ident("while")?;
+                let cond = self.block()?;
+                self.expect_ident("do")?;
+                let body = self.block()?;
+                Ok(Expr::Loop(Box::new(Loop {
+                    params,
+                    inits,
+                    cond,
+                    body,
+                })))
             }
             "index" => {
                 self.expect_punct('(')?;

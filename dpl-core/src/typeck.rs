@@ -543,6 +543,27 @@ impl Cx {
             } => self.prim(f, *prim, lambdas, args, span),
             Expr::Soac(soac) => self.soac(f, soac, span),
             Expr::Assert(_) => self.node(Node::Tuple(Vec::new())),
+            Expr::Loop(l) => {
+                // Each param has its init's type; the condition is a bool and the body gives
+                // the tuple of the params' next values.
+                let mut params = Vec::with_capacity(l.params.len());
+                for (&p, &init) in l.params.iter().zip(&l.inits) {
+                    let (tp, ti) = (self.ty(p), self.ty(init));
+                    let what = format!("the loop variable `{}`", f.vars[p].name);
+                    self.unify_at(tp, ti, f.vars[init].span.or(span), &what);
+                    params.push(tp);
+                }
+                self.block(f, &l.cond);
+                let (tc, bool_t) = (self.ty(l.cond.result), self.scalar(Scalar::Bool));
+                let cspan = f.vars[l.cond.result].span.or(span);
+                self.unify_at(tc, bool_t, cspan, "the condition of a loop");
+                self.block(f, &l.body);
+                let t = self.node(Node::Tuple(params));
+                let bspan = f.vars[l.body.result].span.or(span);
+                let tb = self.ty(l.body.result);
+                self.unify_at(tb, t, bspan, "the next values of a loop's variables");
+                t
+            }
         };
         let name = f.vars[s.var].name.clone();
         self.unify_at(t, out, f.vars[s.var].span.or(span), &format!("`{name}`"));

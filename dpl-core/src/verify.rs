@@ -132,6 +132,11 @@ fn visit_block(b: &Block, on_def: &mut impl FnMut(VarId), on_use: &mut impl FnMu
                 visit_block(t, on_def, on_use);
                 visit_block(e, on_def, on_use);
             }
+            Expr::Loop(l) => {
+                l.params.iter().copied().for_each(&mut *on_def);
+                visit_block(&l.cond, on_def, on_use);
+                visit_block(&l.body, on_def, on_use);
+            }
             e => e.for_each_lambda(&mut |l| {
                 l.params.iter().copied().for_each(&mut *on_def);
                 visit_block(&l.body, on_def, on_use);
@@ -183,6 +188,11 @@ impl Structure<'_> {
                         block(t, def);
                         block(e, def);
                     }
+                    Expr::Loop(l) => {
+                        l.params.iter().for_each(|&p| def(p, Some(s.var)));
+                        block(&l.cond, def);
+                        block(&l.body, def);
+                    }
                     e => e.for_each_lambda(&mut |l| {
                         l.params.iter().for_each(|&p| def(p, Some(s.var)));
                         block(&l.body, def);
@@ -232,6 +242,19 @@ impl Structure<'_> {
                 Expr::If(_, t, e) => {
                     self.block(t, Some(s.var));
                     self.block(e, Some(s.var));
+                }
+                Expr::Loop(l) => {
+                    // The params are in scope in the loop's blocks only.
+                    let fresh: Vec<VarId> = l
+                        .params
+                        .iter()
+                        .copied()
+                        .filter(|&p| self.exists(p) && !self.in_scope[p.index()])
+                        .collect();
+                    fresh.iter().for_each(|&p| self.define(p));
+                    self.block(&l.cond, Some(s.var));
+                    self.block(&l.body, Some(s.var));
+                    fresh.iter().for_each(|&p| self.undefine(p));
                 }
                 e => e.for_each_lambda(&mut |l| self.lambda(l, s.var)),
             }
@@ -313,6 +336,11 @@ impl Structure<'_> {
                     }
                 }
             }
+            Expr::Loop(l) if l.params.len() != l.inits.len() => problems.push(format!(
+                "a loop has {} variable(s) but {} initial value(s)",
+                l.params.len(),
+                l.inits.len()
+            )),
             _ => {}
         }
         for message in problems {
@@ -728,6 +756,29 @@ impl Types<'_> {
                     Assertion::NonEmpty { len, .. } => self.expect(*len, &usize, "a length")?,
                 }
                 Ok(Type::unit())
+            }
+            Expr::Loop(l) => {
+                let params = l
+                    .params
+                    .iter()
+                    .map(|&p| self.ty(p))
+                    .collect::<TResult<Vec<_>>>()?;
+                for (&init, t) in l.inits.iter().zip(&params) {
+                    self.expect(init, t, "the initial value of a loop variable")?;
+                }
+                let cond = self.block(&l.cond);
+                let body = self.block(&l.body);
+                let tuple = Type::Tuple(params);
+                if cond != Some(Type::bool()) {
+                    return Err("the condition of a loop must be a bool".into());
+                }
+                match body {
+                    Some(t) if t == tuple => Ok(tuple),
+                    Some(t) => Err(format!(
+                        "a loop body gives {t}, not the tuple of its variables {tuple}"
+                    )),
+                    None => Err("a loop body has a bad result handle".into()),
+                }
             }
         }
     }

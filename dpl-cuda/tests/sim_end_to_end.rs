@@ -76,6 +76,16 @@ fn saxpy() {
     });
 }
 
+/// Loops in each thread: a data-dependent trip count (Collatz steps, up to 1000), and a
+/// counted loop whose body swaps its variables (Fibonacci), against the interpreter.
+#[test]
+fn per_element_loops() {
+    check(source("loop_collatz"), 0.0, |r, n| {
+        vec![u32s(r, n, 1, 1 << 20)]
+    });
+    check(source("loop_fib"), 0.0, |r, n| vec![u32s(r, n, 0, 1 << 30)]);
+}
+
 #[test]
 fn sum_i64() {
     check(source("sum_i64"), 0.0, |r, n| {

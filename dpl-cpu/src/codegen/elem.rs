@@ -212,6 +212,30 @@ impl Gen<'_> {
             }
             Expr::Soac(soac) => return self.soac(v, soac, s.span),
             Expr::Assert(a) => return self.assertion(a, s.span),
+            Expr::Loop(l) if l.params.iter().any(|p| Self::contains_seq(&f.vars[*p].ty)) => {
+                quote!(::core::panic!(
+                    "dpl internal error: a loop carrying a sequence reached CPU code generation"
+                ))
+            }
+            Expr::Loop(l) => {
+                // The params as mutable locals; the condition and the body are blocks over
+                // them (the body's value is the tuple of their next values).
+                let params: Vec<Ident> = l.params.iter().map(|p| self.ident(*p)).collect();
+                let inits: Vec<Ident> = l.inits.iter().map(|p| self.ident(*p)).collect();
+                let cond = self.block_owned(&l.cond);
+                let body = self.block_owned(&l.body);
+                quote!({
+                    let (#(mut #params,)*) = (#(#inits,)*);
+                    loop {
+                        let __dpl_go: bool = #cond;
+                        if !__dpl_go {
+                            break;
+                        }
+                        (#(#params,)*) = #body;
+                    }
+                    (#(#params,)*)
+                })
+            }
         };
         if annotate {
             quote!(let #name: #rty = #value;)

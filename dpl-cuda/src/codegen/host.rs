@@ -85,6 +85,11 @@ impl<'f> Gen<'f> {
                     else_result: var(e.result),
                 });
             }
+            Expr::Loop(_) => {
+                return unsupported(
+                    "a loop at the top level of a body (outside element functions)",
+                );
+            }
             Expr::Assert(a) => {
                 let check = match a {
                     Assertion::EqLen { origin, a, b } => HostAssert::EqLen {

@@ -25,6 +25,47 @@ impl<'f> Gen<'f> {
         }
     }
 
+    /// A loop in one thread: the params live in registers set from the inits; the
+    /// condition is evaluated at the top, the body's next values go through temporaries
+    /// (a body may swap params) back into the params' registers.
+    fn loop_(&mut self, k: &mut Kernel, l: &Loop, ctx: &Ctx) -> R<KVal> {
+        let mut params = Vec::with_capacity(l.params.len());
+        let mut regs = Vec::new();
+        for (&p, &init) in l.params.iter().zip(&l.inits) {
+            let ty = self.ty(p).clone();
+            if ty.holds_seq() {
+                return unsupported("a loop carrying a sequence");
+            }
+            let start = Self::get(&k.env, init)?.scalars(false)?;
+            let own: Vec<Reg> = scalar_leaves(&ty, false)?
+                .into_iter()
+                .map(|leaf| k.reg(leaf))
+                .collect();
+            for (d, s) in own.iter().zip(&start) {
+                Self::mov(k, d, s);
+            }
+            let v = unflatten(&ty, &mut own.clone().into_iter())?;
+            k.env.insert(p, v.clone());
+            params.push(v);
+            regs.extend(own);
+        }
+        let (top, end) = (k.label(), k.label());
+        k.place(&top);
+        let go = self.block(k, &l.cond, ctx)?.reg()?.clone();
+        k.emit(Ins::bra(&end).unless(&go));
+        let next = self.block(k, &l.body, ctx)?.scalars(false)?;
+        let temps: Vec<Reg> = next.iter().map(|r| k.reg(r.ty)).collect();
+        for (t, s) in temps.iter().zip(&next) {
+            Self::mov(k, t, s);
+        }
+        for (d, t) in regs.iter().zip(&temps) {
+            Self::mov(k, d, t);
+        }
+        k.emit(Ins::bra(&top));
+        k.place(&end);
+        Ok(KVal::Tup(params))
+    }
+
     pub(in crate::codegen) fn get(env: &Env, v: VarId) -> R<KVal> {
         match env.get(&v) {
             Some(x) => Ok(x.clone()),
@@ -101,6 +142,7 @@ impl<'f> Gen<'f> {
                     })))
                 })?
             }
+            Expr::Loop(l) => self.loop_(k, l, ctx)?,
             Expr::Index {
                 seq,
                 index,
