@@ -98,40 +98,31 @@ fn sort_src(ty: &str) -> String {
 /// and both zeros among random ones; `dups` makes many repeat.
 fn values(ty: &str, n: usize, seed: u64, dups: bool) -> Vec<Value> {
     let mut r = Rng::new(seed);
+    // A signed integer: the extremes, zero, else a random (or, with `dups`, small) value.
+    macro_rules! signed {
+        ($v:ident, $t:ident, $pick:ident, $raw:ident) => {
+            Value::$v(match $pick {
+                0 => $t::MIN,
+                1 => $t::MAX,
+                2 => 0,
+                _ if dups => $raw as $t - 3,
+                _ => $raw as $t,
+            })
+        };
+    }
     (0..n)
         .map(|_| {
             let raw = if dups { r.u64() % 7 } else { r.u64() };
             let pick = r.u64() % 16;
             match ty {
                 "bool" => Value::Bool(raw & 1 == 1),
-                "i32" => Value::I32(match pick {
-                    0 => i32::MIN,
-                    1 => i32::MAX,
-                    2 => 0,
-                    _ if dups => raw as i32 - 3,
-                    _ => raw as i32,
-                }),
+                "i32" => signed!(I32, i32, pick, raw),
                 "u32" => Value::U32(if pick == 0 { u32::MAX } else { raw as u32 }),
-                "i8" => Value::I8(match pick {
-                    0 => i8::MIN,
-                    1 => i8::MAX,
-                    _ if dups => raw as i8 - 3,
-                    _ => raw as i8,
-                }),
+                "i8" => signed!(I8, i8, pick, raw),
                 "u8" => Value::U8(if pick == 0 { u8::MAX } else { raw as u8 }),
-                "i16" => Value::I16(match pick {
-                    0 => i16::MIN,
-                    1 => i16::MAX,
-                    _ if dups => raw as i16 - 3,
-                    _ => raw as i16,
-                }),
+                "i16" => signed!(I16, i16, pick, raw),
                 "u16" => Value::U16(if pick == 0 { u16::MAX } else { raw as u16 }),
-                "i64" => Value::I64(match pick {
-                    0 => i64::MIN,
-                    1 => i64::MAX,
-                    _ if dups => raw as i64 - 3,
-                    _ => raw as i64,
-                }),
+                "i64" => signed!(I64, i64, pick, raw),
                 "u64" => Value::U64(if pick == 0 { u64::MAX } else { raw }),
                 "usize" => Value::Usize(if pick == 0 { usize::MAX } else { raw as usize }),
                 "f32" => Value::F32(match pick {
@@ -167,21 +158,19 @@ fn order(a: &Value, b: &Value) -> Ordering {
         (Value::F32(x), Value::F32(y)) => x.total_cmp(y),
         (Value::F64(x), Value::F64(y)) => x.total_cmp(y),
         (Value::Bool(x), Value::Bool(y)) => x.cmp(y),
-        (Value::I8(x), Value::I8(y)) => x.cmp(y),
-        (Value::U8(x), Value::U8(y)) => x.cmp(y),
-        (Value::I16(x), Value::I16(y)) => x.cmp(y),
-        (Value::U16(x), Value::U16(y)) => x.cmp(y),
-        (Value::I32(x), Value::I32(y)) => x.cmp(y),
-        (Value::U32(x), Value::U32(y)) => x.cmp(y),
-        (Value::I64(x), Value::I64(y)) => x.cmp(y),
-        (Value::U64(x), Value::U64(y)) => x.cmp(y),
-        (Value::Usize(x), Value::Usize(y)) => x.cmp(y),
         (Value::Tuple(x), Value::Tuple(y)) => x
             .iter()
             .zip(y)
             .map(|(a, b)| order(a, b))
             .find(|o| o.is_ne())
             .unwrap_or(Ordering::Equal),
+        // Integers of one type, as numbers.
+        _ if std::mem::discriminant(a) == std::mem::discriminant(b) => {
+            match (a.as_int(), b.as_int()) {
+                (Some(x), Some(y)) => x.cmp(&y),
+                _ => panic!("cannot compare {a:?} and {b:?}"),
+            }
+        }
         _ => panic!("cannot compare {a:?} and {b:?}"),
     }
 }

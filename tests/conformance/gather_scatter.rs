@@ -2,13 +2,10 @@
 
 use super::*;
 
-#[path = "../programs/indexed.rs"]
-mod indexed;
-
 /// The programs under test, written in the DSL (most shared with other suites:
 /// `tests/programs/indexed.rs`).
 mod prog {
-    pub use super::indexed::*;
+    pub use crate::indexed::*;
     use dpl::prelude::*;
 
     #[parallel]

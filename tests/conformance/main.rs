@@ -9,6 +9,9 @@
 
 #[path = "../common/mod.rs"]
 mod common;
+/// The indexed programs shared with other suites.
+#[path = "../programs/indexed.rs"]
+mod indexed;
 
 mod filters;
 mod gather_scatter;

@@ -7,6 +7,7 @@ use super::*;
 
 /// The programs under test, written in the DSL.
 mod prog {
+    pub use crate::indexed::*;
     use dpl::prelude::*;
 
     #[parallel]
@@ -154,16 +155,6 @@ mod prog {
     #[parallel]
     pub fn filters(a: &[i8], b: &[u16]) -> (Vec<i8>, Vec<u16>) {
         (filter(|v| v < 0i8, a), filter(|v| v % 3u16 == 0u16, b))
-    }
-
-    #[parallel]
-    pub fn histogram(pixels: &[u8]) -> Vec<u32> {
-        scatter_reduce(
-            |a, b| a + b,
-            map(|_p| 1u32, pixels),
-            map(|p| p as usize, pixels),
-            replicate(0u32, 256),
-        )
     }
 
     #[parallel]
@@ -428,7 +419,7 @@ fn histogram(place: Place) {
         for &p in &pixels {
             want[usize::from(p)] += 1;
         }
-        assert_same(&prog::histogram(&pixels), &want, "histogram");
+        assert_same(&prog::histogram_u8(&pixels), &want, "histogram");
     });
 }
 
@@ -591,7 +582,7 @@ fn every_program_compiles_to_ptx_with_narrow_accesses() {
         ("sort_by_i16_key", dpl::inspect!(prog::sort_by_i16_key)),
         ("sort_pairs", dpl::inspect!(prog::sort_pairs)),
         ("filters", dpl::inspect!(prog::filters)),
-        ("histogram", dpl::inspect!(prog::histogram)),
+        ("histogram", dpl::inspect!(prog::histogram_u8)),
         ("narrow_slots", dpl::inspect!(prog::narrow_slots)),
         ("narrow_pair_slots", dpl::inspect!(prog::narrow_pair_slots)),
         ("gathers", dpl::inspect!(prog::gathers)),

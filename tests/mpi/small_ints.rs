@@ -11,6 +11,7 @@ pub const CASES: &[Case] = &[
 ];
 
 mod progs {
+    pub use crate::shared_indexed::*;
     use dpl::prelude::*;
 
     #[parallel]
@@ -30,16 +31,6 @@ mod progs {
     #[parallel]
     pub fn running(x: &[u16]) -> Vec<u16> {
         scan(|a, b| a + b, x)
-    }
-
-    #[parallel]
-    pub fn histogram(pixels: &[u8]) -> Vec<u32> {
-        scatter_reduce(
-            |a, b| a + b,
-            map(|_p| 1u32, pixels),
-            map(|p| p as usize, pixels),
-            replicate(0u32, 256),
-        )
     }
 
     #[parallel]
@@ -68,7 +59,7 @@ fn flat(env: Env) {
         ("running", dpl::inspect!(progs::running).mpi_not_compiled),
         (
             "histogram",
-            dpl::inspect!(progs::histogram).mpi_not_compiled,
+            dpl::inspect!(progs::histogram_u8).mpi_not_compiled,
         ),
         (
             "byte_sums",
@@ -142,7 +133,7 @@ fn indexed(env: Env) {
             for &p in &pixels {
                 want[usize::from(p)] += 1;
             }
-            let got = progs::histogram(&block_of(&pixels, &lens, env));
+            let got = progs::histogram_u8(&block_of(&pixels, &lens, env));
             check_block("histogram", &got, &want, &per_rank(256), env);
             let mut want = vec![0u8; bins];
             for (&v, &k) in pixels.iter().zip(&keys) {

@@ -38,6 +38,17 @@ pub fn histogram(keys: &[u32], bins: usize) -> Vec<u32> {
     )
 }
 
+/// The histogram of an 8-bit image (SPEC.md's example): 256 bins.
+#[parallel]
+pub fn histogram_u8(pixels: &[u8]) -> Vec<u32> {
+    scatter_reduce(
+        |a, b| a + b,
+        map(|_p| 1u32, pixels),
+        map(|p| p as usize, pixels),
+        replicate(0u32, 256),
+    )
+}
+
 #[parallel]
 pub fn bucket_max(vals: &[f32], keys: &[i32], bins: usize) -> Vec<f32> {
     scatter_reduce(|a, b| a.max(b), vals, keys, replicate(f32::MIN, bins))
