@@ -17,8 +17,8 @@
 //! Every rank calls the function with the same scalar arguments; a sequence argument is the
 //! rank's block of a global sequence (the blocks of all ranks in rank order), and
 //! `#[parallel(replicated(p))]` parameters are whole on every rank. Scalar results are the
-//! global value on every rank, sequence results the rank's block. See SPEC.md ("Beyond one
-//! machine") and the `dpl-mpi` crate's README for what each primitive communicates.
+//! global value on every rank, sequence results the rank's block. See the README ("Beyond
+//! one machine") and the `dpl-mpi` crate's README for what each primitive communicates.
 //!
 //! Run a program on several ranks with `mpirun -n 4 target/release/program`; started
 //! without `mpirun` it is one rank, and `Place::Mpi` gives `Place::Cpu`'s results.

@@ -1,5 +1,5 @@
-//! The rest of the everyday vocabulary (SPEC.md): `reverse`, `range(a, b)`, `concat`,
-//! `x.to_vec()`, `const` items, `match`, `powi`, `argmin`/`argmax`, slices, `zip` of up to
+//! The rest of the everyday vocabulary (the README's language list): `reverse`,
+//! `range(a, b)`, `concat`, `x.to_vec()`, `const` items, `match`, `powi`, `argmin`/`argmax`, slices, `zip` of up to
 //! 8 sequences, `flatten` and `Matrix` results, each checked against plain Rust on every
 //! place.
 

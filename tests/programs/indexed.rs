@@ -38,7 +38,7 @@ pub fn histogram(keys: &[u32], bins: usize) -> Vec<u32> {
     )
 }
 
-/// The histogram of an 8-bit image (SPEC.md's example): 256 bins.
+/// The histogram of an 8-bit image: 256 bins.
 #[parallel]
 pub fn histogram_u8(pixels: &[u8]) -> Vec<u32> {
     scatter_reduce(
