@@ -1,7 +1,7 @@
 //! The rest of the everyday vocabulary (the README's language list): `reverse`,
-//! `range(a, b)`, `concat`, `x.to_vec()`, `const` items, `match`, `powi`, `argmin`/`argmax`, slices, `zip` of up to
-//! 8 sequences, `flatten` and `Matrix` results, each checked against plain Rust on every
-//! place.
+//! `range(a, b)`, `concat`, `x.to_vec()`, `const` items, `match`, `powi`,
+//! `argmin`/`argmax`, slices, `zip` of up to 8 sequences, `flatten` and `Matrix`
+//! results, each checked against plain Rust on every place.
 
 use super::*;
 
