@@ -873,6 +873,15 @@ fn check_ops(f: &Function, b: &Block, errors: &mut Vec<Diagnostic>) {
                     }
                 }
             }
+            // As rustc's `overflowing_literals`: a finite literal that `f32` rounds to an
+            // infinity.
+            Expr::Const(Const::Float(x))
+                if scalar(s.var) == Some(Scalar::F32)
+                    && x.is_finite()
+                    && !(*x as f32).is_finite() =>
+            {
+                err(format!("the literal `{x:e}` is out of range for `f32`"))
+            }
             Expr::Unary(op, v) => match (op, scalar(*v)) {
                 (UnOp::Neg, Some(t)) if t.is_float() || t.is_signed_int() => {}
                 (UnOp::Neg, _) => err(format!(

@@ -31,6 +31,10 @@ commands:
                    target/device-pack
   gpu-record DIR   write a device run's results (DIR/gpu-bench.md, ...) into BENCHMARKS.md
   mpi-report       run the MPI examples and traffic counts (section of BENCHMARKS.md)
+  fuzz [CASES]     mutations of every #[parallel] program of the tests and examples
+                   through the macro (default 10^6, release build, GPU and MPI code
+                   generation included): no panic, no internal error, errors spanned;
+                   then CASES/100 random programs on the interpreter and the simulator
   soak [SECONDS]   16 threads of mixed calls on Seq, Cpu and Sim for SECONDS (default
                    180, release build): results checked, memory must stay flat";
 
@@ -53,6 +57,7 @@ fn main() {
         Some("gpu-record") => gpu_bench::record(rest),
         Some("mpi-report") => mpi::report(rest),
         Some("soak") => soak(rest),
+        Some("fuzz") => fuzz(rest),
         Some("help" | "--help" | "-h") => {
             println!("{USAGE}");
             Ok(())
@@ -144,6 +149,53 @@ fn soak(rest: &[String]) -> Result<(), String> {
         ],
         &[("DPL_SOAK_SECONDS", &seconds)],
     )
+}
+
+/// `cargo xtask fuzz [CASES]`: in release builds, the mutation fuzzer of the macro
+/// (`dpl-macros/src/front/fuzz.rs`, with GPU and MPI code generation) for `CASES`
+/// mutations (10^6 by default), then the random programs of
+/// `dpl-cuda/tests/sim_random_programs.rs` (CASES / 100, at least 100) on the interpreter
+/// and the simulator; the normal test command runs 3,000 and 200 of them.
+fn fuzz(rest: &[String]) -> Result<(), String> {
+    let cases = match rest.first() {
+        Some(s) => s
+            .parse::<u64>()
+            .map_err(|_| format!("fuzz: `{s}` is not a number of cases"))?,
+        None => 1_000_000,
+    };
+    let programs = (cases / 100).max(100).to_string();
+    let cases = cases.to_string();
+    let mutations = cargo(
+        &[
+            "test",
+            "--release",
+            "-p",
+            "dpl-macros",
+            "--features",
+            "gpu,mpi",
+            "--lib",
+            "mutations_of_the_test_programs",
+            "--",
+            "--nocapture",
+        ],
+        &[("DPL_FUZZ_CASES", &cases)],
+    );
+    let random = cargo(
+        &[
+            "test",
+            "--release",
+            "-p",
+            "dpl-cuda",
+            "--features",
+            "sim",
+            "--test",
+            "sim_random_programs",
+            "--",
+            "--nocapture",
+        ],
+        &[("DPL_RANDOM_PROGRAMS", &programs)],
+    );
+    mutations.and(random)
 }
 
 fn cargo(args: &[&str], env: &[(&str, &str)]) -> Result<(), String> {

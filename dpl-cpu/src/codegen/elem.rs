@@ -268,6 +268,12 @@ impl Gen<'_> {
             }
             Const::Float(x) => {
                 let t = Self::scalar_ty(s);
+                // The value in its type first: a finite `f64` may round to an `f32` infinity.
+                let x = if s == Scalar::F32 {
+                    f64::from(x as f32)
+                } else {
+                    x
+                };
                 if x.is_nan() {
                     quote!(#t::NAN)
                 } else if x.is_infinite() {

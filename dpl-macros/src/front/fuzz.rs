@@ -313,3 +313,338 @@ fn regressions() {
         check_body(body);
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// Mutations of the programs of the test suite and the examples.
+
+/// Every `#[parallel]` function and module of the repository's tests and examples, as
+/// source text: the corpus the mutation fuzzer starts from.
+fn corpus() -> Vec<String> {
+    fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        let mut entries: Vec<_> = entries.flatten().map(|e| e.path()).collect();
+        entries.sort();
+        for p in entries {
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|e| e == "rs") {
+                out.push(p);
+            }
+        }
+    }
+    fn parallel_items(items: &[syn::Item], out: &mut Vec<String>) {
+        use quote::ToTokens;
+        for item in items {
+            match item {
+                syn::Item::Fn(f) if f.attrs.iter().any(super::is_parallel_attr) => {
+                    out.push(f.to_token_stream().to_string());
+                }
+                syn::Item::Mod(m) if m.attrs.iter().any(super::is_parallel_attr) => {
+                    out.push(m.to_token_stream().to_string());
+                }
+                syn::Item::Mod(m) => {
+                    if let Some((_, inner)) = &m.content {
+                        parallel_items(inner, out);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut files = Vec::new();
+    walk(&root.join("tests"), &mut files);
+    walk(&root.join("examples"), &mut files);
+    let mut out = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap_or_default();
+        if let Ok(file) = syn::parse_file(&text) {
+            parallel_items(&file.items, &mut out);
+        }
+    }
+    out
+}
+
+/// A token of a flattened stream: its text and whether it joins the next one (`-` of `->`).
+#[derive(Clone)]
+struct Tok {
+    text: String,
+    joint: bool,
+    /// An opening or closing delimiter (never mutated, so the stream stays balanced).
+    delim: bool,
+}
+
+fn flatten(ts: TokenStream, out: &mut Vec<Tok>) {
+    use proc_macro2::{Delimiter, Spacing, TokenTree};
+    for t in ts {
+        match t {
+            TokenTree::Group(g) => {
+                let (open, close) = match g.delimiter() {
+                    Delimiter::Parenthesis => ("(", ")"),
+                    Delimiter::Brace => ("{", "}"),
+                    Delimiter::Bracket => ("[", "]"),
+                    Delimiter::None => ("", ""),
+                };
+                let delim = |s: &str| Tok {
+                    text: s.to_string(),
+                    joint: false,
+                    delim: true,
+                };
+                out.push(delim(open));
+                flatten(g.stream(), out);
+                out.push(delim(close));
+            }
+            TokenTree::Punct(p) => out.push(Tok {
+                text: p.as_char().to_string(),
+                joint: p.spacing() == Spacing::Joint,
+                delim: false,
+            }),
+            other => out.push(Tok {
+                text: other.to_string(),
+                joint: false,
+                delim: false,
+            }),
+        }
+    }
+}
+
+fn unflatten(toks: &[Tok]) -> String {
+    let mut s = String::from("\n");
+    for t in toks {
+        s.push_str(&t.text);
+        if !t.joint {
+            s.push(' ');
+        }
+    }
+    s
+}
+
+/// Literals that stress the front end's constant handling.
+const ODD_LITERALS: &[&str] = &[
+    "0",
+    "1",
+    "-1",
+    "2.5",
+    "1e40",
+    "-0.0",
+    "255u8",
+    "256u8",
+    "-129i8",
+    "65536u16",
+    "18446744073709551615",
+    "18446744073709551616",
+    "3usize",
+    "1f32",
+    "0.5f64",
+    "true",
+    "false",
+    "'c'",
+    "\"s\"",
+    "b'x'",
+    "1_000",
+];
+
+/// Applies 1 to 3 random mutations to `toks` (never to a delimiter): delete, duplicate,
+/// replace with a word of the corpus or an odd literal, swap with the next token, insert a
+/// word, or empty a group.
+fn mutate(toks: &mut Vec<Tok>, vocab: &[Tok], rng: &mut dpl_testkit::SplitMix64) {
+    for _ in 0..rng.int_in(1..=3) {
+        let plain: Vec<usize> = (0..toks.len()).filter(|&i| !toks[i].delim).collect();
+        if plain.is_empty() {
+            return;
+        }
+        let i = plain[rng.int_in(0..=plain.len() as i64 - 1) as usize];
+        let word = vocab[rng.int_in(0..=vocab.len() as i64 - 1) as usize].clone();
+        match rng.int_in(0..=6) {
+            0 => {
+                toks.remove(i);
+            }
+            1 => {
+                let t = toks[i].clone();
+                toks.insert(i, t);
+            }
+            2 => toks[i] = word,
+            3 => {
+                let lit = ODD_LITERALS[rng.int_in(0..=ODD_LITERALS.len() as i64 - 1) as usize];
+                toks[i] = Tok {
+                    text: lit.to_string(),
+                    joint: false,
+                    delim: false,
+                };
+            }
+            4 => {
+                if let Some(&j) = plain.iter().find(|&&j| j > i) {
+                    toks.swap(i, j);
+                }
+            }
+            5 => toks.insert(i, word),
+            _ => {
+                // Empty the innermost group around `i`.
+                let (mut depth, mut start) = (0i32, None);
+                for k in (0..i).rev() {
+                    if toks[k].delim && matches!(toks[k].text.as_str(), ")" | "}" | "]") {
+                        depth += 1;
+                    } else if toks[k].delim && !toks[k].text.is_empty() {
+                        if depth == 0 {
+                            start = Some(k);
+                            break;
+                        }
+                        depth -= 1;
+                    }
+                }
+                let Some(start) = start else { continue };
+                let mut depth = 0i32;
+                let end = (start + 1..toks.len()).find(|&k| {
+                    if !toks[k].delim || toks[k].text.is_empty() {
+                        return false;
+                    }
+                    if matches!(toks[k].text.as_str(), "(" | "{" | "[") {
+                        depth += 1;
+                        false
+                    } else if depth == 0 {
+                        true
+                    } else {
+                        depth -= 1;
+                        false
+                    }
+                });
+                if let Some(end) = end {
+                    toks.drain(start + 1..end);
+                }
+            }
+        }
+    }
+}
+
+/// What is wrong with the front end's answer to `src` (a mutated item), if anything: a
+/// panic, an accepted function that fails the IR verifier, an error that does not point
+/// into the source (at the call site, or a pipeline diagnostic without a span), or an
+/// error that calls itself internal.
+///
+/// With `whole`, the whole attribute runs as well (code generation for every place this
+/// build has), which must not panic or report an internal error either.
+fn judge(src: &str, whole: bool) -> Option<String> {
+    let Ok(ts) = TokenStream::from_str(src) else {
+        return None;
+    };
+    let run = std::panic::catch_unwind(|| -> Option<String> {
+        let user_span = |e: &syn::Error| e.clone().into_iter().all(|e| e.span().start().line >= 2);
+        let internal = |m: &str| m.contains("internal");
+        let lowered = match syn::parse2::<syn::Item>(ts.clone()).ok()? {
+            syn::Item::Fn(f) => expand_fn(&Options::default(), f).map(|l| vec![l]),
+            syn::Item::Mod(m) => expand_mod(&Options::default(), &m),
+            _ => return None,
+        };
+        let lowered = match lowered {
+            Ok(l) => l,
+            Err(e) if internal(&e.to_string()) => return Some(format!("internal error: {e}")),
+            Err(e) if !user_span(&e) => return Some(format!("error at the call site: {e}")),
+            Err(_) => return None,
+        };
+        for l in lowered {
+            if let Err(e) = dpl_core::verify::verify(&l.func) {
+                return Some(format!("accepted but does not verify: {e:?}"));
+            }
+            if let Err(diags) = dpl_core::pipeline::compile(l.func.clone()) {
+                for d in diags {
+                    if d.span == dpl_core::ir::Span::NONE || internal(&d.message) {
+                        return Some(format!("diagnostic without a user span: {}", d.message));
+                    }
+                }
+            }
+        }
+        if whole {
+            // The attribute's own arguments are part of `src`: expand without them.
+            let out = crate::expand(TokenStream::new(), ts).to_string();
+            if internal(&out) {
+                return Some(format!("the expansion reports an internal error:\n{out}"));
+            }
+        }
+        None
+    });
+    match run {
+        Ok(verdict) => verdict,
+        Err(p) => Some(format!(
+            "panic: {}",
+            p.downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default()
+        )),
+    }
+}
+
+/// Cases of [`mutations_of_the_test_programs`]: `DPL_FUZZ_CASES`, or a fixed slice of 3,000
+/// for the normal test command (`cargo xtask fuzz` runs 10^6).
+fn fuzz_cases() -> u64 {
+    std::env::var("DPL_FUZZ_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(3_000)
+}
+
+/// Mutations of every `#[parallel]` function and module of the tests and examples (case
+/// `i` is seeded with `i`, so a failure is reproduced by its number): the front end and the
+/// compiler pipeline must answer each with a result that verifies or errors spanned on the
+/// source, never a panic or an internal error; one case in 16 runs the whole attribute,
+/// code generation included.
+#[test]
+fn mutations_of_the_test_programs() {
+    let corpus = corpus();
+    assert!(
+        corpus.len() > 200,
+        "the corpus of test programs is missing ({} found)",
+        corpus.len()
+    );
+    let parsed: Vec<Vec<Tok>> = corpus
+        .iter()
+        .map(|s| {
+            let mut toks = Vec::new();
+            flatten(
+                TokenStream::from_str(s).expect("corpus item lexes"),
+                &mut toks,
+            );
+            toks
+        })
+        .collect();
+    let mut vocab: Vec<Tok> = parsed
+        .iter()
+        .flatten()
+        .filter(|t| !t.delim)
+        .cloned()
+        .collect();
+    vocab.sort_by(|a, b| a.text.cmp(&b.text));
+    vocab.dedup_by(|a, b| a.text == b.text);
+    let cases = fuzz_cases();
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
+    let failures = std::sync::Mutex::new(Vec::new());
+    let start = std::time::Instant::now();
+    std::thread::scope(|s| {
+        for t in 0..threads {
+            let (parsed, vocab, failures) = (&parsed, &vocab, &failures);
+            s.spawn(move || {
+                for case in (t..cases).step_by(threads as usize) {
+                    let mut rng = dpl_testkit::SplitMix64::new(case);
+                    let mut toks = parsed[case as usize % parsed.len()].clone();
+                    mutate(&mut toks, vocab, &mut rng);
+                    let src = unflatten(&toks);
+                    if let Some(why) = judge(&src, case % 16 == 0) {
+                        let mut f = failures.lock().unwrap_or_else(|e| e.into_inner());
+                        if f.len() < 20 {
+                            f.push(format!("case {case}: {why}\n{src}"));
+                        }
+                    }
+                }
+            });
+        }
+    });
+    eprintln!(
+        "fuzz: {cases} mutations of {} programs in {:.1} s",
+        corpus.len(),
+        start.elapsed().as_secs_f64()
+    );
+    let failures = failures.into_inner().unwrap_or_else(|e| e.into_inner());
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}

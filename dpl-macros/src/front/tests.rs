@@ -1076,3 +1076,54 @@ fn unsuffixed_literals_take_narrow_types() {
         .unwrap_or_default();
     assert!(e.contains("`256` is above `u8::MAX`"), "{e}");
 }
+
+/// Found by the mutation fuzzer: an empty statement (`;;`) is nothing, as in Rust, and a
+/// block that ends with one is the usual error on that `;` (it was "this expression is not
+/// supported" at the call site).
+#[test]
+fn empty_statements() {
+    let l = lower(parse_quote! {
+        fn f(x: &[f32]) -> f32 { let s = sum(x);; ; s }
+    });
+    assert_eq!(top_prims(&l.func), vec![Prim::Sum]);
+    let src = "fn f(x: &[f32]) -> f32 {\n    sum(x);\n    ;\n}";
+    let item: syn::ItemFn = syn::parse_str(src).expect("parses");
+    let Err(e) = expand_fn(&Options::default(), item) else {
+        panic!("a block ending with `;` is an error")
+    };
+    assert!(
+        e.clone()
+            .into_iter()
+            .any(|e| e.to_string().starts_with("remove this `;`") && e.span().start().line == 3),
+        "{:?}",
+        messages(&e)
+    );
+    assert!(e.into_iter().all(|e| e.span().start().line >= 2));
+}
+
+/// Found by the mutation fuzzer: an unsuffixed float literal that `f32` rounds to an
+/// infinity made the CPU code generator panic; it is rustc's "literal out of range" error,
+/// on the literal.
+#[test]
+fn float_literals_out_of_range_for_f32() {
+    let l = lower(parse_quote! {
+        fn f(x: &[f32]) -> Vec<f32> { map(|v| v * 1e40, x) }
+    });
+    let Err(diags) = dpl_core::pipeline::compile(l.func.clone()) else {
+        panic!("1e40 is out of range for f32")
+    };
+    assert!(
+        diags.iter().any(
+            |d| d.message == "the literal `1e40` is out of range for `f32`"
+                && d.span != ir::Span::NONE
+        ),
+        "{diags:?}"
+    );
+    // In range for `f64`, and for `f32` up to its largest finite value.
+    let l = lower(parse_quote! {
+        fn g(x: &[f64], y: &[f32]) -> (Vec<f64>, Vec<f32>) {
+            (map(|v| v * 1e40, x), map(|v| v * 3.4028235e38, y))
+        }
+    });
+    assert!(dpl_core::pipeline::compile(l.func.clone()).is_ok());
+}

@@ -332,7 +332,8 @@ fn cheap_span(e: &syn::Expr) -> Span {
         E::Reference(r) => r.and_token.span,
         E::Cast(c) => c.as_token.span,
         E::Group(g) => cheap_span(&g.expr),
-        _ => Span::call_site(),
+        // The rest are rare (mostly rejected): their tokens' span, at its cost.
+        _ => e.span(),
     }
 }
 

@@ -25,6 +25,13 @@ impl Lowerer<'_> {
         for (i, stmt) in b.stmts.iter().enumerate() {
             let last = i + 1 == n;
             match stmt {
+                // An empty statement (`;;`): nothing, as in Rust.
+                syn::Stmt::Expr(syn::Expr::Verbatim(v), Some(semi)) if v.is_empty() => {
+                    if last {
+                        self.error(semi, "remove this `;`: the value of a block is its final expression, written without `;`");
+                        result = Some(self.poison());
+                    }
+                }
                 syn::Stmt::Local(l) => {
                     self.local(l);
                     if last {
