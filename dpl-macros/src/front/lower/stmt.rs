@@ -48,7 +48,12 @@ impl Lowerer<'_> {
                             && semi.is_none()
                             && matches!(peel(e), syn::Expr::If(_) | syn::Expr::Loop(_))) =>
                 {
+                    let before = self.error_count();
                     self.effect(e, false);
+                    if last && self.error_count() > before {
+                        // Already reported: not also "this block has no value".
+                        result = Some(self.poison());
+                    }
                 }
                 syn::Stmt::Expr(e, None) => {
                     if last {
