@@ -636,6 +636,31 @@ fn top_level_mut(place: Place) {
     });
 }
 
+/// On the GPU places every program runs as generated GPU code, not on the CPU fallback.
+#[cfg(feature = "sim")]
+#[test]
+fn every_loop_program_compiles_for_the_gpu() {
+    let reasons = [
+        dpl::inspect!(prog::mandelbrot).gpu_not_compiled,
+        dpl::inspect!(prog::collatz).gpu_not_compiled,
+        dpl::inspect!(prog::newton_sqrt).gpu_not_compiled,
+        dpl::inspect!(prog::powers).gpu_not_compiled,
+        dpl::inspect!(prog::gcds).gpu_not_compiled,
+        dpl::inspect!(prog::first_hits).gpu_not_compiled,
+        dpl::inspect!(prog::skips).gpu_not_compiled,
+        dpl::inspect!(prog::nested).gpu_not_compiled,
+        dpl::inspect!(prog::ranges).gpu_not_compiled,
+        dpl::inspect!(prog::byte_ranges).gpu_not_compiled,
+        dpl::inspect!(prog::tuples_and_ops).gpu_not_compiled,
+        dpl::inspect!(prog::row_loops).gpu_not_compiled,
+        dpl::inspect!(prog::inner_loops).gpu_not_compiled,
+        dpl::inspect!(prog::top_level_mut).gpu_not_compiled,
+    ];
+    for (k, why) in reasons.iter().enumerate() {
+        assert!(why.is_empty(), "program {k} is not compiled for the GPU: {why}");
+    }
+}
+
 on_every_place!(
     mandelbrot,
     collatz,
