@@ -44,7 +44,7 @@ pub fn escape_counts(
 }
 
 /// The grey level of every count: black in the set (`max_iter`), lighter the sooner a point
-/// escapes.
+/// escapes (on a square-root scale, so that the many points escaping early still differ).
 #[parallel]
 pub fn shades(counts: &[u32], max_iter: u32) -> Vec<u8> {
     map(
@@ -52,7 +52,7 @@ pub fn shades(counts: &[u32], max_iter: u32) -> Vec<u8> {
             if i >= max_iter {
                 0u8
             } else {
-                (255 - i * 200 / max_iter) as u8
+                (255.0f32 * (1.0f32 - (i as f32 / max_iter as f32).sqrt())) as u8
             }
         },
         counts,

@@ -41,7 +41,7 @@ fn escape_counts_and_shades_match_plain_rust_on_every_place() {
                     let want = if c >= max_iter {
                         0
                     } else {
-                        (255 - c * 200 / max_iter) as u8
+                        (255.0 * (1.0 - (c as f32 / max_iter as f32).sqrt())) as u8
                     };
                     assert_eq!(g, want, "{place:?}: count {c}");
                 }

@@ -1,5 +1,6 @@
 //! Loops and `let mut` inside element functions: `for` over ranges (`..`, `..=`, `.rev()`,
-//! `.step_by(k)`, empty ones and ones that end at the edge of their type), `while`, `loop`
+//! `.step_by(k)`, empty ones and ones that end at the edge of their type) and over the
+//! elements of a sequence, `while`, `loop`
 //! with `break` / `break value` / `continue` in nested `if`s, compound assignments, tuple
 //! variables, loops in `reduce` operators and in nested (row) maps, over `u8 i16 u32 u64
 //! f32 f64`: Mandelbrot escape counts, Collatz steps, Newton's square root, integer powers
@@ -206,6 +207,27 @@ mod prog {
         )
     }
 
+    /// `for` over the elements of a captured sequence (`w`, read whole by every element).
+    #[parallel]
+    pub fn horner(x: &[u32], w: &[u32]) -> Vec<u32> {
+        map(
+            |v| {
+                let mut s = v;
+                for c in w {
+                    s = s * 3 + c;
+                }
+                for c in w.iter() {
+                    if c % 2 == 0 {
+                        continue;
+                    }
+                    s ^= c;
+                }
+                s
+            },
+            x,
+        )
+    }
+
     /// Every kind of range, weighted by position so that the order shows.
     #[parallel]
     pub fn ranges(a: &[i16], b: &[i16]) -> Vec<(i32, i32, i32, i32, i32, i32)> {
@@ -294,7 +316,7 @@ mod prog {
         )
     }
 
-    /// Loops in `f32` and in the rows of a nested map.
+    /// Loops in `f32` and over the rows of a nested map (by index and by element).
     #[parallel]
     pub fn row_loops(rows: &Nested<f32>) -> Vec<(f32, u32)> {
         map(
@@ -306,8 +328,8 @@ mod prog {
                     i += 1;
                 }
                 let mut above = 0u32;
-                for j in 0..r.len() {
-                    if r[j] > s {
+                for v in r {
+                    if v > s {
                         above += 1;
                     }
                 }
@@ -498,6 +520,24 @@ fn continues(place: Place) {
     });
 }
 
+fn over_sequences(place: Place) {
+    each_size(place, &SIZES, |n, rng| {
+        let x = rng.u32s(n);
+        let w = rng.u32s(n % 13);
+        let want = each(&x, |v| {
+            let mut s = v;
+            for &c in &w {
+                s = s.wrapping_mul(3).wrapping_add(c);
+            }
+            for &c in w.iter().filter(|&&c| c % 2 == 1) {
+                s ^= c;
+            }
+            s
+        });
+        assert_same(&prog::horner(&x, &w), &want, "horner");
+    });
+}
+
 fn nested_loops(place: Place) {
     each_size(place, &SIZES, |n, rng| {
         let x = rng.u32s(n);
@@ -649,6 +689,7 @@ fn every_loop_program_compiles_for_the_gpu() {
         dpl::inspect!(prog::first_hits).gpu_not_compiled,
         dpl::inspect!(prog::skips).gpu_not_compiled,
         dpl::inspect!(prog::nested).gpu_not_compiled,
+        dpl::inspect!(prog::horner).gpu_not_compiled,
         dpl::inspect!(prog::ranges).gpu_not_compiled,
         dpl::inspect!(prog::byte_ranges).gpu_not_compiled,
         dpl::inspect!(prog::tuples_and_ops).gpu_not_compiled,
@@ -657,7 +698,10 @@ fn every_loop_program_compiles_for_the_gpu() {
         dpl::inspect!(prog::top_level_mut).gpu_not_compiled,
     ];
     for (k, why) in reasons.iter().enumerate() {
-        assert!(why.is_empty(), "program {k} is not compiled for the GPU: {why}");
+        assert!(
+            why.is_empty(),
+            "program {k} is not compiled for the GPU: {why}"
+        );
     }
 }
 
@@ -670,6 +714,7 @@ on_every_place!(
     breaks,
     continues,
     nested_loops,
+    over_sequences,
     ranges,
     tuples_and_ops,
     row_loops,

@@ -271,8 +271,8 @@ fn what_is_outside_the_language_gets_a_message_saying_what_to_write() {
             "cannot assign to `s` inside a closure",
         ),
         (
-            parse_quote! { fn f(xs: &[u64]) -> Vec<u64> { map(|v| { let mut s = 0u64; for w in xs { s += w; } s }, xs) } },
-            "`for` runs over integer ranges only",
+            parse_quote! { fn f(xs: &[u64]) -> Vec<u64> { map(|v| { let mut s = 0u64; for w in xs.iter().step_by(2) { s += w; } s }, xs) } },
+            "`.rev()` and `.step_by(k)` apply to integer ranges only",
         ),
         (
             parse_quote! { fn f(xs: &[u64]) -> Vec<u64> { map(|v| { let mut s = v; 'a: loop { s += 1; break 'a; } s }, xs) } },

@@ -28,7 +28,8 @@
 //!   for `.rev()`, `k` the `step_by` step, 1 without) becomes the index and
 //!   `fin = !(n > i && n < b)` (`<=` for `a..=b`; `n < i && n >= a` going down), which
 //!   never steps past the bound even at the ends of the type (arithmetic wraps). `.rev()`
-//!   starts at `b - 1` (`b` for `a..=b`).
+//!   starts at `b - 1` (`b` for `a..=b`). `for v in xs` over a sequence is the loop over
+//!   `0..xs.len()` with `v` bound to `xs[i]` (unchecked: the condition keeps `i` in range).
 //! * `while c` evaluates `c` in the condition; `loop` has none.
 //! * `break` sets a carried flag `broke`, which the condition tests before anything else;
 //!   `continue` sets a flag `cont`, reset at the start of each iteration (not carried).
@@ -225,9 +226,10 @@ struct Range<'e> {
     step: Option<&'e syn::Expr>,
 }
 
-/// Reads `a..b`, `a..=b`, `(..).rev()`, `(..).step_by(k)` and `(..).rev().step_by(k)`.
-fn range_of(e: &syn::Expr) -> Result<Range<'_>, (Span, &'static str)> {
-    const ONLY: &str = "`for` runs over integer ranges only: `a..b`, `a..=b`, `(a..b).rev()`, `(a..b).step_by(k)`; to visit a sequence write `for i in 0..xs.len()` and read `xs[i]`, or use `map`/`reduce`";
+/// Reads `a..b`, `a..=b`, `(..).rev()`, `(..).step_by(k)` and `(..).rev().step_by(k)`;
+/// `None` for anything else (a sequence, whose elements the loop visits).
+fn range_of(e: &syn::Expr) -> Result<Option<Range<'_>>, (Span, &'static str)> {
+    const ONLY: &str = "`.rev()` and `.step_by(k)` apply to integer ranges only: `(a..b).rev()`, `(a..b).step_by(k)`; over a sequence write `for i in (0..xs.len()).rev()` and read `xs[i]`";
     let (mut e, mut step, mut rev) = (peel(e), None, false);
     if let syn::Expr::MethodCall(m) = e
         && m.method == "step_by"
@@ -245,13 +247,13 @@ fn range_of(e: &syn::Expr) -> Result<Range<'_>, (Span, &'static str)> {
     }
     match e {
         syn::Expr::Range(r) => match (&r.start, &r.end) {
-            (Some(start), Some(end)) => Ok(Range {
+            (Some(start), Some(end)) => Ok(Some(Range {
                 start,
                 end,
                 inclusive: matches!(r.limits, syn::RangeLimits::Closed(_)),
                 rev,
                 step,
-            }),
+            })),
             _ => Err((
                 cheap_span(e),
                 "a `for` range needs both ends: `a..b` or `a..=b`",
@@ -261,7 +263,16 @@ fn range_of(e: &syn::Expr) -> Result<Range<'_>, (Span, &'static str)> {
             m.method.span(),
             "write `(a..b).rev().step_by(k)`: `.step_by(k).rev()` is not supported",
         )),
-        _ => Err((cheap_span(e), ONLY)),
+        _ if rev || step.is_some() => Err((cheap_span(e), ONLY)),
+        _ => Ok(None),
+    }
+}
+
+/// The sequence a `for` loop visits: `xs`, `&xs` or `xs.iter()`.
+fn sequence_of(e: &syn::Expr) -> &syn::Expr {
+    match peel(e) {
+        syn::Expr::MethodCall(m) if m.method == "iter" && m.args.is_empty() => &m.receiver,
+        other => other,
     }
 }
 
@@ -735,28 +746,41 @@ impl Lowerer<'_> {
             Ok(r) => r,
             Err((at, msg)) => return self.error_at(at, msg),
         };
-        if let Some(step) = r.step
-            && let syn::Expr::Lit(syn::ExprLit {
-                lit: syn::Lit::Int(i),
-                ..
-            }) = peel(step)
-            && i.base10_digits() == "0"
-        {
-            return self.error(
-                step,
-                "`step_by(0)` panics in Rust: the step must be positive",
-            );
-        }
-        let a = self.value(r.start);
-        let b = self.value(r.end);
-        let k = match r.step {
-            Some(s) => self.value(s),
-            None => self.lit(Const::Int(1), Type::Infer, span),
+        // A sequence `xs` is visited as the range `0..xs.len()`, reading `xs[i]`.
+        let (a, b, k, inclusive, rev, items) = match r {
+            Some(r) => {
+                if let Some(step) = r.step
+                    && let syn::Expr::Lit(syn::ExprLit {
+                        lit: syn::Lit::Int(i),
+                        ..
+                    }) = peel(step)
+                    && i.base10_digits() == "0"
+                {
+                    return self.error(
+                        step,
+                        "`step_by(0)` panics in Rust: the step must be positive",
+                    );
+                }
+                let a = self.value(r.start);
+                let b = self.value(r.end);
+                let k = match r.step {
+                    Some(s) => self.value(s),
+                    None => self.lit(Const::Int(1), Type::Infer, span),
+                };
+                (a, b, k, r.inclusive, r.rev, None)
+            }
+            None => {
+                let xs = self.value(sequence_of(&f.expr));
+                let n = self.emit("len", Type::usize(), Expr::Len(xs), span);
+                let zero = self.lit(Const::Int(0), Type::usize(), span);
+                let one = self.lit(Const::Int(1), Type::usize(), span);
+                (zero, n, one, false, false, Some(xs))
+            }
         };
-        let within = if r.inclusive { BinOp::Le } else { BinOp::Lt };
+        let within = if inclusive { BinOp::Le } else { BinOp::Lt };
         let nonempty = self.emit("cmp", Type::bool(), Expr::Binary(within, a, b), span);
         let fin = self.emit("fin", Type::bool(), Expr::Unary(UnOp::Not, nonempty), span);
-        let first = match (r.rev, r.inclusive) {
+        let first = match (rev, inclusive) {
             (false, _) => a,
             (true, true) => b,
             (true, false) => {
@@ -764,8 +788,8 @@ impl Lowerer<'_> {
                 self.emit("sub", Type::Infer, Expr::Binary(BinOp::Sub, b, one), span)
             }
         };
-        let index_name = match &*f.pat {
-            syn::Pat::Ident(pi) => pi.ident.unraw().to_string(),
+        let index_name = match (&*f.pat, items) {
+            (syn::Pat::Ident(pi), None) => pi.ident.unraw().to_string(),
             _ => "i".to_string(),
         };
         let scan = Scan::of_block(&f.body);
@@ -777,10 +801,24 @@ impl Lowerer<'_> {
             |s, own| Some(s.emit("more", Type::bool(), Expr::Unary(UnOp::Not, own[1]), span)),
             |s, own| {
                 let i = own[0];
-                s.bind_pat(&f.pat, i, i.index());
+                let item = match items {
+                    // In range by the loop's condition: no check.
+                    Some(seq) => s.emit(
+                        "elem",
+                        Type::Infer,
+                        Expr::Index {
+                            seq,
+                            index: i,
+                            checked: None,
+                        },
+                        span,
+                    ),
+                    None => i,
+                };
+                s.bind_pat(&f.pat, item, item.index());
                 s.unit_block(&f.body, true);
                 // The next index, if it is still in the range (never past its bound).
-                let (step, away, bound) = if r.rev {
+                let (step, away, bound) = if rev {
                     (BinOp::Sub, BinOp::Lt, (BinOp::Ge, a))
                 } else {
                     (BinOp::Add, BinOp::Gt, (within, b))

@@ -115,7 +115,7 @@ impl Lowerer<'_> {
         let Some(init) = &l.init else {
             self.error(
                 l,
-                "`let` needs a value: `let x = ...;` (bindings are immutable)",
+                "`let` needs a value: `let x = ...;` (`let mut x = ...;` for a variable assigned later)",
             );
             let p = self.poison();
             let from = p.index();

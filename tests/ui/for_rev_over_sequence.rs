@@ -5,8 +5,8 @@ fn f(x: &[u32], w: &[u32]) -> Vec<u32> {
     map(
         |v| {
             let mut s = v;
-            for c in w {
-                s += c;
+            for c in w.iter().rev() {
+                s = s * 3 + c;
             }
             s
         },
