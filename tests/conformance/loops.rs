@@ -594,7 +594,7 @@ fn ranges(place: Place) {
         let want = each(&x, |x| {
             (
                 (x..=255).count() as u32,
-                (x..=u8::MAX).step_by(7).last().unwrap_or(0),
+                (x..=u8::MAX).step_by(7).next_back().unwrap_or(0),
                 (0..x).rev().map(u32::from).sum::<u32>(),
             )
         });
