@@ -803,16 +803,7 @@ impl Lowerer<'_> {
                 let i = own[0];
                 let item = match items {
                     // In range by the loop's condition: no check.
-                    Some(seq) => s.emit(
-                        "elem",
-                        Type::Infer,
-                        Expr::Index {
-                            seq,
-                            index: i,
-                            checked: None,
-                        },
-                        span,
-                    ),
+                    Some(seq) => s.read(seq, i, span),
                     None => i,
                 };
                 s.bind_pat(&f.pat, item, item.index());

@@ -125,7 +125,7 @@ impl Lowerer<'_> {
     }
 
     /// `seq[i]`, in range by construction.
-    fn read(&mut self, seq: VarId, i: VarId, span: Span) -> VarId {
+    pub(super) fn read(&mut self, seq: VarId, i: VarId, span: Span) -> VarId {
         self.emit(
             "elem",
             Type::Infer,
