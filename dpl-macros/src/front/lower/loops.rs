@@ -873,7 +873,6 @@ impl Lowerer<'_> {
     /// Lowers a loop (see the module documentation). `own` are the loop's own carried
     /// values (name, init); `cond` gives its condition (`None`: always) and `body` lowers
     /// the user's body and gives the next values of `own`. Returns the `break` value.
-    #[allow(clippy::too_many_arguments)]
     fn lower_loop(
         &mut self,
         span: Span,
