@@ -256,6 +256,29 @@ fn mut_variables_and_if_statements_work_without_loops_at_the_top_level() {
 }
 
 #[test]
+fn a_module_function_with_a_loop_at_its_top_level_says_to_nest_it() {
+    let m: syn::ItemMod = parse_quote! {
+        mod m {
+            pub fn halvings(x: u32) -> u32 { let (mut x, mut k) = (x, 0u32); while x > 1 { x /= 2; k += 1; } k }
+            pub fn f(xs: &[u32]) -> Vec<u32> {
+                fn steps(x: u32) -> u32 { let (mut x, mut k) = (x, 0u32); while x > 1 { x /= 2; k += 1; } k }
+                map(steps, xs)
+            }
+        }
+    };
+    let e = match expand_mod(&Options::default(), &m) {
+        Ok(_) => panic!("expected an error"),
+        Err(e) => e.into_iter().map(|e| e.to_string()).collect::<Vec<_>>(),
+    };
+    assert!(
+        has(&e, "write a helper with a loop as a nested `fn`"),
+        "{e:#?}"
+    );
+    // Only `halvings` is wrong: `f`'s nested `fn` runs per element.
+    assert_eq!(e.len(), 1, "{e:#?}");
+}
+
+#[test]
 fn what_is_outside_the_language_gets_a_message_saying_what_to_write() {
     let cases: Vec<(syn::ItemFn, &str)> = vec![
         (

@@ -723,7 +723,14 @@ impl Lowerer<'_> {
             return true;
         }
         if !std::mem::replace(&mut self.top_loop_reported, true) {
-            self.errors.push(syn::Error::new(span, TOP_LEVEL_LOOP));
+            let msg = if self.in_module {
+                format!(
+                    "{TOP_LEVEL_LOOP} (every function of a #[parallel] mod is also compiled on its own: write a helper with a loop as a nested `fn` inside the functions that use it)"
+                )
+            } else {
+                TOP_LEVEL_LOOP.to_string()
+            };
+            self.errors.push(syn::Error::new(span, msg));
         }
         self.quiet_errors += usize::from(self.quiet > 0);
         false
