@@ -30,6 +30,8 @@
 //!   never steps past the bound even at the ends of the type (arithmetic wraps). `.rev()`
 //!   starts at `b - 1` (`b` for `a..=b`). `for v in xs` over a sequence is the loop over
 //!   `0..xs.len()` with `v` bound to `xs[i]` (unchecked: the condition keeps `i` in range).
+//!   A literal `step_by(0)` is an error; a step of 0 computed at run time ends the loop
+//!   after one iteration (Rust panics).
 //! * `while c` evaluates `c` in the condition; `loop` has none.
 //! * `break` sets a carried flag `broke`, which the condition tests before anything else;
 //!   `continue` sets a flag `cont`, reset at the start of each iteration (not carried).
@@ -39,7 +41,8 @@
 //! * `break v` in a `loop`: `v` is lowered *after* the loop, in the scope of the `break`,
 //!   with the slots at their final values, which are their values at the `break`. With
 //!   several `break v`s a carried number `which` says which one left the loop. So `v` may
-//!   read only variables declared outside the loop (its `mut` variables included).
+//!   read only variables declared outside the loop (its `mut` variables included). A
+//!   carried break value would need an initial value, of a type only inference knows.
 //!
 //! Loops run per element: they are accepted inside element functions (closures and
 //! functions given to primitives), not at the top level of a `#[parallel]` body.
