@@ -264,7 +264,7 @@ fn range_of(e: &syn::Expr) -> Result<Option<Range<'_>>, (Span, &'static str)> {
         },
         syn::Expr::MethodCall(m) if m.method == "rev" || m.method == "step_by" => Err((
             m.method.span(),
-            "write `(a..b).rev().step_by(k)`: `.step_by(k).rev()` is not supported",
+            "`.step_by(k).rev()` is not supported: count down from the last element you want, as in `(a..=last).rev().step_by(k)`",
         )),
         _ if rev || step.is_some() => Err((cheap_span(e), ONLY)),
         _ => Ok(None),
