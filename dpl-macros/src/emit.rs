@@ -77,6 +77,7 @@ fn diagnostics_to_error(l: &Lowered, diags: Vec<dpl_core::diag::Diagnostic>) -> 
 
 fn function(opts: &Options, l: &Lowered) -> Result<TokenStream, syn::Error> {
     let compiled = pipeline::compile(l.func.clone()).map_err(|d| diagnostics_to_error(l, d))?;
+    l.check_loops(&compiled.typed)?;
     let mut params = Vec::new();
     let mut errors = Errors::default();
     for p in &l.sig.params {

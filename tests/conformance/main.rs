@@ -16,6 +16,7 @@ mod indexed;
 mod filters;
 mod gather_scatter;
 mod language;
+mod loops;
 mod maps;
 mod math;
 mod modules;

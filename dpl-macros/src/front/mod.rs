@@ -32,6 +32,8 @@ pub mod sig;
 #[cfg(test)]
 mod fuzz;
 #[cfg(test)]
+mod loop_tests;
+#[cfg(test)]
 mod tests;
 
 use dpl_core::ir;
@@ -184,6 +186,29 @@ pub struct Lowered {
     pub sig: Signature,
     /// The original item (code generation re-emits its attributes, visibility and signature).
     pub item: syn::ItemFn,
+}
+
+impl Lowered {
+    /// Checks what only the types show: a loop (they are all inside element functions)
+    /// carries scalars and tuples of them, not sequences. `typed` is [`Lowered::func`] after
+    /// type inference.
+    pub fn check_loops(&self, typed: &ir::Function) -> Result<(), syn::Error> {
+        let mut all = errors::Errors::default();
+        typed.body.walk(&mut |s| {
+            if let ir::Expr::Loop(l) = &s.expr {
+                for &p in &l.params {
+                    let var = &typed.vars[p];
+                    if var.ty.holds_seq() {
+                        all.push(syn::Error::new(
+                            self.spans.get(var.span),
+                            format!("the loop changes `{}`, a sequence: a loop inside an element function can only change scalars and tuples of them; build the sequence with primitives instead (such as `map` over `range(n)`)", var.name),
+                        ));
+                    }
+                }
+            }
+        });
+        all.finish()
+    }
 }
 
 /// The table from [`ir::Span`] numbers to source spans. `ir::Span(0)` is unknown and maps to

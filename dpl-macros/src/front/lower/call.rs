@@ -107,7 +107,7 @@ impl Lowerer<'_> {
             if let Some(ident) = p.path.get_ident() {
                 let name = ident.unraw().to_string();
                 match self.env.lookup(&name).cloned() {
-                    Some(Binding::Value(_)) => {
+                    Some(Binding::Value(_) | Binding::Mut(_) | Binding::Captured(_)) => {
                         return self.fail(&c.func, format!("`{name}` is a value, not a function"));
                     }
                     Some(Binding::Callable(callable)) => return self.inline_call(&callable, c),

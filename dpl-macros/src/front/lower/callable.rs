@@ -48,6 +48,14 @@ pub(super) fn captures(params: &[VarId], body: &Block) -> Vec<VarId> {
                     walk(t, defined, used, seen);
                     walk(e, defined, used, seen);
                 }
+                Expr::Loop(l) => {
+                    for v in &l.inits {
+                        note(*v, used, seen);
+                    }
+                    defined.extend(l.params.iter().copied());
+                    walk(&l.cond, defined, used, seen);
+                    walk(&l.body, defined, used, seen);
+                }
                 other => {
                     for v in other.operands() {
                         note(v, used, seen);
@@ -82,7 +90,7 @@ impl Lowerer<'_> {
             syn::Expr::Closure(c) => Some(Callable::Closure {
                 def: Rc::new(ClosureDef {
                     closure: c.clone(),
-                    env: self.env.clone(),
+                    env: self.env.frozen(|slot| self.mut_value(slot)),
                     items: self.items.clone(),
                 }),
                 checked: false,
@@ -91,7 +99,7 @@ impl Lowerer<'_> {
                 if let Some(ident) = p.path.get_ident() {
                     return match self.env.lookup(&ident.unraw().to_string()) {
                         Some(Binding::Callable(c)) => Some(c.clone()),
-                        Some(Binding::Value(_)) => None,
+                        Some(Binding::Value(_) | Binding::Mut(_) | Binding::Captured(_)) => None,
                         None => Prim::from_name(&ident.to_string())
                             .filter(|p| unary_prim(*p))
                             .map(Callable::Prim),
@@ -157,7 +165,9 @@ impl Lowerer<'_> {
         let params: Vec<VarId> = (0..n)
             .map(|_| self.new_var("arg", Type::Infer, span))
             .collect();
+        self.elem_depth += 1;
         let result = self.apply(c, &params, site, span, quiet);
+        self.elem_depth -= 1;
         let stmts = std::mem::replace(&mut self.stmts, saved);
         let body = Block { stmts, result };
         let captures = captures(&params, &body);

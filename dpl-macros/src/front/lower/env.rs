@@ -25,6 +25,24 @@ impl Env {
         })))
     }
 
+    /// This environment with every visible `mut` variable replaced by its current value
+    /// (`current(slot)`), as [`Binding::Captured`]: what a closure written here sees.
+    pub(super) fn frozen(&self, current: impl Fn(usize) -> Option<VarId>) -> Env {
+        let mut seen = std::collections::HashSet::new();
+        let mut out = self.clone();
+        let mut cur = self.0.as_deref();
+        while let Some(node) = cur {
+            if seen.insert(node.name.as_str())
+                && let Binding::Mut(slot) = node.binding
+                && let Some(v) = current(slot)
+            {
+                out = out.with(node.name.clone(), Binding::Captured(v));
+            }
+            cur = node.next.0.as_deref();
+        }
+        out
+    }
+
     pub(super) fn lookup(&self, name: &str) -> Option<&Binding> {
         let mut cur = self.0.as_deref();
         while let Some(node) = cur {
@@ -42,6 +60,11 @@ impl Env {
 pub(super) enum Binding {
     /// A value: parameter, `let` binding, closure parameter.
     Value(VarId),
+    /// A `let mut` variable: its slot in `Lowerer::muts`, which holds its current value.
+    Mut(usize),
+    /// A `mut` variable of an enclosing function seen from a closure: its value where the
+    /// closure was written (the closure cannot change it).
+    Captured(VarId),
     /// Something that can be called or passed to a primitive.
     Callable(Callable),
 }

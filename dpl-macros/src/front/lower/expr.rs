@@ -70,25 +70,37 @@ impl Lowerer<'_> {
             E::Call(c) => self.call(c),
             E::Reference(r) => {
                 if let Some(m) = &r.mutability {
-                    return self.fail(m, "`&mut` is not allowed: values are immutable");
+                    return self.fail(m, "`&mut` references are not supported: declare the variable with `let mut x` and assign to `x` directly");
                 }
                 self.value(&r.expr)
             }
             E::Closure(_) => self.fail(e, CLOSURE_NOT_VALUE),
             E::Array(_) | E::Repeat(_) => self.fail(e, "array expressions are not supported: use a sequence parameter, `replicate(v, n)` or `range(n)`"),
-            E::Assign(_) => self.fail(e, "assignment is not allowed: bindings are immutable; use a new `let`"),
+            E::Assign(_) => self.fail(e, "an assignment gives no value: write it as a statement (`x = ...;`) and end the block with the expression that gives its value"),
             E::Async(_) | E::Await(_) => self.fail(e, "async code is not supported in #[parallel] functions"),
-            E::Break(_) | E::Continue(_) => self.fail(e, "`break` and `continue` are not supported: there are no loops; use primitives such as `map`, `reduce`, `scan` or `filter`"),
-            E::ForLoop(f) => self.fail(
-                &f.for_token,
-                "`for` loops are not supported: use primitives such as `map(f, xs)`, `reduce(op, xs, init)` or `scan(op, xs)` (`range(n)` gives 0..n)",
-            ),
-            E::While(w) => self.fail(&w.while_token, "`while` loops are not supported: use primitives such as `map`, `reduce`, `scan` or `filter`"),
-            E::Loop(l) => self.fail(&l.loop_token, "`loop` is not supported: use primitives such as `map`, `reduce`, `scan` or `filter`"),
+            E::Break(_) => self.exit_in_value(e, "break"),
+            E::Continue(_) => self.exit_in_value(e, "continue"),
+            E::ForLoop(_) | E::While(_) => {
+                let before = self.error_count();
+                self.effect(e, false);
+                if self.error_count() > before {
+                    return self.poison();
+                }
+                self.fail(e, "a `for` or `while` loop gives no value: end the block with the expression that gives its value (such as a variable the loop changed)")
+            }
+            E::Loop(l) => {
+                let before = self.error_count();
+                match self.loop_loop(l) {
+                    Some(v) => v,
+                    None if self.error_count() > before => self.poison(),
+                    None => self.fail(&l.loop_token, "this `loop` gives no value: leave it with `break value`, or use it as a statement"),
+                }
+            }
             E::Match(m) => self.match_expr(m),
             E::Let(_) => self.fail(e, "`let` expressions (`if let`) are not supported: use `if c { a } else { b }`"),
             E::Macro(m) => self.fail(&m.mac, "macros are not supported in #[parallel] code"),
             E::Range(_) => self.fail(e, "ranges are not supported: use `range(n)` for the sequence 0..n"),
+            E::Return(r) if !self.loops.is_empty() => self.fail(&r.return_token, "`return` inside a loop is not supported: leave the loop with `break` (`break value` in a `loop`) and end the function with the value"),
             E::Return(r) => self.fail(&r.return_token, "`return` is not allowed: the value of the body is its final expression"),
             E::Struct(_) => self.fail(e, "struct literals are not supported: use tuples"),
             E::Try(t) => self.fail(
@@ -172,7 +184,17 @@ impl Lowerer<'_> {
         if let Some(ident) = p.path.get_ident() {
             let name = ident.unraw().to_string();
             return match self.env.lookup(&name) {
-                Some(Binding::Value(v)) => *v,
+                Some(Binding::Value(v) | Binding::Captured(v)) => {
+                    let v = *v;
+                    self.check_break_read(v, None, p)
+                }
+                Some(Binding::Mut(slot)) => {
+                    let slot = *slot;
+                    match self.mut_value(slot) {
+                        Some(v) => self.check_break_read(v, Some(slot), p),
+                        None => self.poison(),
+                    }
+                }
                 Some(Binding::Callable(_)) => self.fail(p, CLOSURE_NOT_VALUE),
                 None if Prim::from_name(&name).is_some() => self.fail(
                     p,
@@ -213,14 +235,14 @@ impl Lowerer<'_> {
                 "`if` without `else` has no value: add an `else` branch",
             );
         };
-        let then_b = self.sub_block(|s| s.block_value(&i.then_branch));
-        let else_b = self.sub_block(|s| s.value(else_branch));
-        self.emit(
+        self.merge_if(
+            c,
+            |s| Some(s.block_value(&i.then_branch)),
+            |s| Some(s.value(else_branch)),
             "if",
-            Type::Infer,
-            Expr::If(c, then_b, else_b),
             i.if_token.span,
         )
+        .unwrap_or_else(|| self.poison())
     }
 
     fn binary(&mut self, b: &syn::ExprBinary) -> VarId {
@@ -265,7 +287,7 @@ impl Lowerer<'_> {
             _ => {
                 return self.fail(
                     &b.op,
-                    "compound assignment is not allowed: bindings are immutable; write `let x = x + ...;`",
+                    "a compound assignment gives no value: write it as a statement (`x += ...;`) and end the block with the expression that gives its value",
                 );
             }
         };

@@ -61,7 +61,7 @@ impl Lowerer<'_> {
                             if let Some(m) = &pi.mutability {
                                 self.error(
                                     m,
-                                    "`mut` parameters are not allowed: values are immutable",
+                                    "`mut` parameters are not allowed: bind a mutable copy in the body, as in `let mut n = n;`",
                                 );
                             }
                             Some(pi.ident.clone())

@@ -32,6 +32,7 @@ mod callable;
 mod env;
 mod expr;
 mod items;
+mod loops;
 mod scalar;
 mod stencil;
 mod stmt;
@@ -126,6 +127,17 @@ struct Lowerer<'r> {
     exhausted: bool,
     /// The windows of the `stencil`s being lowered.
     windows: stencil::Windows,
+    /// Every `let mut` variable made so far, indexed by [`env::Binding::Mut`]: its current
+    /// value ([`loops`]).
+    muts: Vec<loops::Slot>,
+    /// The loops being lowered, innermost last.
+    loops: Vec<loops::LoopCtx>,
+    /// Depth of element-function bodies (lambdas) being lowered: loops need one.
+    elem_depth: u32,
+    /// Whether a loop at the top level of the body has been reported (once, even quietly).
+    top_loop_reported: bool,
+    /// While the value of a `break` is lowered after its loop: what it may not read.
+    break_scope: Option<loops::BreakScope>,
 }
 
 impl<'r> Lowerer<'r> {
@@ -190,6 +202,11 @@ impl<'r> Lowerer<'r> {
             in_module,
             exhausted: false,
             windows: stencil::Windows::default(),
+            muts: Vec::new(),
+            loops: Vec::new(),
+            elem_depth: 0,
+            top_loop_reported: false,
+            break_scope: None,
         }
     }
 
@@ -277,11 +294,15 @@ impl<'r> Lowerer<'r> {
         }
     }
 
-    /// Lowers with the statements going into a fresh block, restoring the scope after.
+    /// Lowers with the statements going into a fresh block, restoring the scope after. The
+    /// block cannot change `mut` variables (only [`Lowerer::merge_if`]'s branches and loop
+    /// bodies can).
     fn sub_block(&mut self, f: impl FnOnce(&mut Self) -> VarId) -> Block {
         let saved = std::mem::take(&mut self.stmts);
         let (env, items) = (self.env.clone(), self.items.clone());
+        let before = self.mut_values();
         let result = f(self);
+        self.keep_muts(&before);
         self.env = env;
         self.items = items;
         let stmts = std::mem::replace(&mut self.stmts, saved);

@@ -184,7 +184,9 @@ impl Lowerer<'_> {
             span,
         );
         let i = self.new_var("i", Type::usize(), span);
+        self.elem_depth += 1;
         let body = self.sub_block(|l| body(l, i));
+        self.elem_depth -= 1;
         let params = vec![i];
         let captures = captures(&params, &body);
         self.emit(

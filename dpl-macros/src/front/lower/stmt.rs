@@ -1,15 +1,16 @@
-//! Blocks and statements: `let` with its patterns, and the value of a block.
+//! Blocks and statements: `let` with its patterns, and the value of a block (the
+//! statements that change variables, `if` statements and loops are in [`super::loops`]).
 
 use dpl_core::ir::{Expr, Type, VarId};
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 
 use super::env::{Binding, Callable};
-use super::{Lowerer, cheap_span, harmless_attr};
+use super::loops::is_statement;
+use super::{Lowerer, cheap_span, harmless_attr, peel};
 use crate::front::sig;
 
-const MUT_MSG: &str =
-    "`mut` is not allowed: bindings are immutable; use a new `let` to shadow the name";
+const MUT_CLOSURE: &str = "a closure binding cannot be `mut`: closures cannot be changed";
 const PATTERN_MSG: &str = "only names, `_` and tuple patterns such as `(a, b)` are allowed here";
 const NO_EFFECT: &str = "this statement has no effect: a block is `let` bindings followed by the final expression that gives its value";
 
@@ -45,6 +46,21 @@ impl Lowerer<'_> {
                         item,
                         "only nested `fn` and `const` items are allowed inside a #[parallel] body",
                     );
+                }
+                // A statement (assignment, loop, `if` without a value); the last expression
+                // of the block, without `;`, is its value.
+                syn::Stmt::Expr(e, semi)
+                    if is_statement(e)
+                        && !(last
+                            && semi.is_none()
+                            && matches!(peel(e), syn::Expr::If(_) | syn::Expr::Loop(_))) =>
+                {
+                    let before = self.error_count();
+                    self.effect(e, false);
+                    if last && self.error_count() > before {
+                        // Already reported: not also "this block has no value".
+                        result = Some(self.poison());
+                    }
                 }
                 syn::Stmt::Expr(e, None) => {
                     if last {
@@ -94,7 +110,7 @@ impl Lowerer<'_> {
     }
 
     /// `let pat = init;`
-    fn local(&mut self, l: &syn::Local) {
+    pub(super) fn local(&mut self, l: &syn::Local) {
         for attr in &l.attrs {
             if !harmless_attr(attr) {
                 self.error(
@@ -106,7 +122,7 @@ impl Lowerer<'_> {
         let Some(init) = &l.init else {
             self.error(
                 l,
-                "`let` needs a value: `let x = ...;` (bindings are immutable)",
+                "`let` needs a value: `let x = ...;` (`let mut x = ...;` for a variable assigned later)",
             );
             let p = self.poison();
             let from = p.index();
@@ -140,7 +156,7 @@ impl Lowerer<'_> {
             match &l.pat {
                 syn::Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
                     if let Some(m) = &pi.mutability {
-                        self.error(m, MUT_MSG);
+                        self.error(m, MUT_CLOSURE);
                     }
                     self.env = self
                         .env
@@ -175,9 +191,6 @@ impl Lowerer<'_> {
                 if let Some(r) = &pi.by_ref {
                     self.error(r, "`ref` bindings are not supported: write the name alone");
                 }
-                if let Some(m) = &pi.mutability {
-                    self.error(m, MUT_MSG);
-                }
                 if let Some((at, _)) = &pi.subpat {
                     self.error(at, "`@` patterns are not supported");
                 }
@@ -185,7 +198,12 @@ impl Lowerer<'_> {
                 if v.index() >= fresh_from {
                     self.rename(v, &name);
                 }
-                self.env = self.env.with(name, Binding::Value(v));
+                let binding = if pi.mutability.is_some() {
+                    self.declare_mut(&name, v)
+                } else {
+                    Binding::Value(v)
+                };
+                self.env = self.env.with(name, binding);
             }
             syn::Pat::Wild(_) => {}
             syn::Pat::Tuple(t) => {
@@ -206,7 +224,7 @@ impl Lowerer<'_> {
             }
             syn::Pat::Reference(r) => {
                 if let Some(m) = &r.mutability {
-                    self.error(m, "`&mut` patterns are not supported: values are immutable");
+                    self.error(m, "`&mut` patterns are not supported: there are no mutable references; bind with `let mut x` and assign to `x`");
                 }
                 self.bind_pat(&r.pat, v, fresh_from);
             }

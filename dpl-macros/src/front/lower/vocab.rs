@@ -125,7 +125,7 @@ impl Lowerer<'_> {
     }
 
     /// `seq[i]`, in range by construction.
-    fn read(&mut self, seq: VarId, i: VarId, span: Span) -> VarId {
+    pub(super) fn read(&mut self, seq: VarId, i: VarId, span: Span) -> VarId {
         self.emit(
             "elem",
             Type::Infer,
@@ -182,7 +182,9 @@ impl Lowerer<'_> {
         let params: Vec<VarId> = (0..n)
             .map(|_| self.new_var("arg", Type::Infer, span))
             .collect();
+        self.elem_depth += 1;
         let body: Block = self.sub_block(|l| body(l, &params));
+        self.elem_depth -= 1;
         let captures = captures(&params, &body);
         Lambda {
             params,
