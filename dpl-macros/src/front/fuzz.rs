@@ -617,6 +617,26 @@ fn mutations_of_the_test_programs() {
         .collect();
     vocab.sort_by(|a, b| a.text.cmp(&b.text));
     vocab.dedup_by(|a, b| a.text == b.text);
+    // `DPL_FUZZ_CASE=N`: case N alone, with every error and its position.
+    if let Some(case) = std::env::var("DPL_FUZZ_CASE")
+        .ok()
+        .and_then(|s| s.parse::<u64>().ok())
+    {
+        let mut rng = dpl_testkit::SplitMix64::new(case);
+        let mut toks = parsed[case as usize % parsed.len()].clone();
+        mutate(&mut toks, &vocab, &mut rng);
+        let src = unflatten(&toks);
+        eprintln!("case {case}:{src}");
+        if let Ok(syn::Item::Fn(f)) = syn::parse_str::<syn::Item>(&src)
+            && let Err(e) = expand_fn(&Options::default(), f)
+        {
+            for e in e {
+                eprintln!("{:?}: {e}", e.span().start());
+            }
+        }
+        assert!(judge(&src, true).is_none(), "{:?}", judge(&src, true));
+        return;
+    }
     let cases = fuzz_cases();
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
     let failures = std::sync::Mutex::new(Vec::new());

@@ -1085,6 +1085,10 @@ fn empty_statements() {
         fn f(x: &[f32]) -> f32 { let s = sum(x);; ; s }
     });
     assert_eq!(top_prims(&l.func), vec![Prim::Sum]);
+    // Inside a loop body too.
+    lower(parse_quote! {
+        fn g(x: &[u32]) -> Vec<u32> { map(|v| { let mut n = v; while n > 1 { n /= 2;; } n }, x) }
+    });
     let src = "fn f(x: &[f32]) -> f32 {\n    sum(x);\n    ;\n}";
     let item: syn::ItemFn = syn::parse_str(src).expect("parses");
     let Err(e) = expand_fn(&Options::default(), item) else {

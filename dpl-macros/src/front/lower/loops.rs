@@ -482,6 +482,8 @@ impl Lowerer<'_> {
     fn unit_stmts(&mut self, stmts: &[syn::Stmt], can_exit: bool) {
         for (i, stmt) in stmts.iter().enumerate() {
             match stmt {
+                // An empty statement (`;;`): nothing, as in Rust.
+                syn::Stmt::Expr(syn::Expr::Verbatim(v), Some(_)) if v.is_empty() => {}
                 syn::Stmt::Local(l) => self.local(l),
                 syn::Stmt::Item(syn::Item::Fn(_) | syn::Item::Const(_)) => {}
                 syn::Stmt::Item(item) => self.error(
