@@ -8,6 +8,10 @@
 //! gathers of maps, zips and unzips, and chains of them; the temporaries disappear. It is
 //! repeated until nothing changes, then statements whose value is unused are removed
 //! (assertions are kept: they are the program's checks).
+//!
+//! A producer whose element function can fail (an integer division, a checked index, ...)
+//! is inlined only where every one of its elements is read (`reads_all`): inlined into a
+//! gather, its unread elements would never be computed and their errors never raised.
 
 use crate::captures::{fix_captures, rename_uses, visit_blocks_mut};
 use crate::ir::*;
@@ -116,12 +120,79 @@ fn candidate(f: &Function) -> Option<VarId> {
                 _ => false,
             };
             let fusable = u.reads == 1 || (u.reads > 1 && cheap(&soac.elem));
-            if u.other == 0 && fusable && near {
+            if u.other == 0
+                && fusable
+                && near
+                && (!may_fail(f, &s.expr) || reads_all(f, s.var, soac.len))
+            {
                 found = Some(s.var);
             }
         }
     });
     found
+}
+
+/// Whether every read of `p` (a `map` over `p_len` elements) is that of a loop over all of
+/// its elements: `p[i]` where `i` is the index of a combinator whose length is known to
+/// equal `p_len` (the same variable, `len(p)`, or lengths asserted equal, transitively).
+/// A producer that can fail is inlined only then: inlined where only some of its elements
+/// are read (a gather, a loop over a shorter sequence), the others would never be computed
+/// and their errors never raised, so the fused program could succeed where the program as
+/// written fails (found by `dpl-cuda/tests/sim_random_programs.rs`).
+fn reads_all(f: &Function, p: VarId, p_len: VarId) -> bool {
+    // Classes of length variables known to be equal: `n = len(p)` is `p_len`; two `len`s
+    // of one sequence are one length; `assert eq_len(a, b)` makes `a` and `b` one.
+    let mut parent: HashMap<VarId, VarId> = HashMap::new();
+    fn root(parent: &HashMap<VarId, VarId>, mut v: VarId) -> VarId {
+        while let Some(&w) = parent.get(&v) {
+            v = w;
+        }
+        v
+    }
+    let union = |parent: &mut HashMap<VarId, VarId>, a: VarId, b: VarId| {
+        let (ra, rb) = (root(parent, a), root(parent, b));
+        if ra != rb {
+            parent.insert(ra, rb);
+        }
+    };
+    let mut len_of_seq: HashMap<VarId, VarId> = HashMap::new();
+    f.body.walk(&mut |s| match &s.expr {
+        Expr::Len(q) if *q == p => union(&mut parent, s.var, p_len),
+        Expr::Len(q) => match len_of_seq.get(q) {
+            Some(&n) => union(&mut parent, s.var, n),
+            None => {
+                len_of_seq.insert(*q, s.var);
+            }
+        },
+        Expr::Assert(Assertion::EqLen { a, b, .. }) => union(&mut parent, *a, *b),
+        _ => {}
+    });
+    /// Whether every read of `p` in `b` (not inside the combinators nested in it, which
+    /// are visited on their own) is `p[i]`, with `i` given and the loop over all of `p`.
+    fn reads_in(b: &Block, p: VarId, i: Option<VarId>) -> bool {
+        b.stmts.iter().all(|t| match &t.expr {
+            Expr::Index { seq, index, .. } if *seq == p => Some(*index) == i,
+            Expr::Soac(_) => true,
+            e => {
+                let mut ok = true;
+                e.for_each_block(&mut |inner| ok &= reads_in(inner, p, i));
+                ok
+            }
+        })
+    }
+    let p_class = root(&parent, p_len);
+    let mut all = true;
+    f.body.walk(&mut |s| {
+        let Expr::Soac(soac) = &s.expr else { return };
+        let full = root(&parent, soac.len) == p_class;
+        let i = soac.elem.params.first().copied().filter(|_| full);
+        all &= reads_in(&soac.elem.body, p, i);
+        for l in soac.kind.lambdas() {
+            all &= reads_in(&l.body, p, None);
+        }
+    });
+    // Reads outside any combinator (the top level) read one element.
+    all && reads_in(&f.body, p, None)
 }
 
 /// Element functions small enough to be recomputed at each of several reads rather than

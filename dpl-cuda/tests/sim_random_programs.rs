@@ -10,6 +10,8 @@
 //! several contracts at once, the fused form may report another of them than the unfused
 //! one (program 60: `rem v, v` fails where `v == 0`, a fused division by its result fails
 //! earlier in index order) — a known limitation: `Place::Seq` runs the unfused program.
+//! Found and fixed with it: fusion inlined producers that can fail into gathers, so the
+//! fused program could succeed where the unfused one fails (programs 272, 1002, 1331).
 //!
 //! Program `i` is generated from seed `i`, so a failure names the program to rerun.
 //! `DPL_RANDOM_PROGRAMS` sets how many (200 in the test command; `cargo xtask fuzz` runs
