@@ -269,7 +269,8 @@ pub fn compile_tuned(
 /// two levels of nesting in data, a `scatter`/`scatter_reduce`/`permute` inside an
 /// element function read again when its length is not known before the launch,
 /// combinators over elements that are sequences other than `map` and `filter`, and
-/// Prim-level functions (run [`dpl_core::pipeline::compile`] first).
+/// Prim-level functions (run [`dpl_core::pipeline::compile`] first); and, with
+/// [`Unsupported::too_large`] set, a function whose PTX would exceed [`MAX_PTX_BYTES`].
 pub fn compile(f: &Function) -> Result<GpuProgram, Unsupported> {
     compile_with(f, &Options::default())
 }
