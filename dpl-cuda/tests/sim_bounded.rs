@@ -105,3 +105,39 @@ fn code_past_the_limit_is_an_error_naming_the_combinator() {
     let c = compiled(&mirrored(4, true));
     assert!(dpl_cuda::compile(&c.fused).is_ok());
 }
+
+/// The kernels that store steps assemble with NVIDIA's ptxas (`DPL_PTX_TOOLS`; skipped
+/// without it, as in `ptxas.rs`).
+#[test]
+fn stored_sequences_assemble() {
+    let Some(tools) = ptx_tools() else { return };
+    let dir = std::env::temp_dir().join(format!("dpl_sim_bounded_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary folder");
+    let c = compiled(&mirrored(12, false));
+    for inner in [Inner::Seq, Inner::Warp, Inner::Block] {
+        let prog = dpl_cuda::compile_with(
+            &c.fused,
+            &Options {
+                inner,
+                ..Options::default()
+            },
+        )
+        .unwrap_or_else(|e| panic!("{inner:?}: {e}"));
+        let file = dir.join(format!("mirrored_{inner:?}.ptx"));
+        std::fs::write(&file, &prog.ptx).expect("write the PTX");
+        let out = std::process::Command::new(tools.join("ptxas"))
+            .args(["-arch=sm_70", "-Werror"])
+            .arg(&file)
+            .arg("-o")
+            .arg(dir.join(format!("mirrored_{inner:?}.cubin")))
+            .output()
+            .expect("run ptxas");
+        assert!(
+            out.status.success(),
+            "{inner:?}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
