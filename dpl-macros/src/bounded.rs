@@ -103,4 +103,3 @@ fn nested_closure_errors_are_reported_once() {
     assert_eq!(count(&e, "bogus"), 1, "{e:#?}");
     assert_eq!(e.len(), 2, "{e:#?}");
 }
-
