@@ -103,3 +103,34 @@ fn nested_closure_errors_are_reported_once() {
     assert_eq!(count(&e, "bogus"), 1, "{e:#?}");
     assert_eq!(e.len(), 2, "{e:#?}");
 }
+
+/// A function whose PTX would pass `dpl_cuda::MAX_PTX_BYTES` is a compile error naming it,
+/// not a fallback to the CPU or a compiler running out of memory: here the steps' length
+/// is not known before the launch, so they cannot be stored, and each is compiled again
+/// at both reads of it.
+#[cfg(feature = "gpu")]
+#[test]
+fn ptx_past_the_limit_is_a_compile_error() {
+    let mut src = String::from(
+        "fn halves(x: &Nested<f32>) -> Vec<f32> { \
+         map(|r| { let n = len(r) / 2; let a0 = map(|v: f32| v, r); ",
+    );
+    for k in 0..40 {
+        src += &format!(
+            "let a{} = map(|i: usize| a{k}[i] * 0.5 + a{k}[n - 1 - i], range(n)); ",
+            k + 1
+        );
+    }
+    src += "sum(a40) }, x) }";
+    let item: syn::ItemFn = syn::parse_str(&src).expect("parses");
+    let opts = Options::default();
+    let lowered = front::expand_fn(&opts, item).expect("the front end accepts it");
+    let e = crate::emit::emit(&opts, vec![lowered], None).expect_err("2^40 copies of a step");
+    let msg = e.to_string();
+    for part in [
+        "the GPU code of `halves` is larger than 8 MiB of PTX",
+        "this `map`",
+    ] {
+        assert!(msg.contains(part), "{part:?} not in {msg:?}");
+    }
+}
