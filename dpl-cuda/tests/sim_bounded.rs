@@ -39,6 +39,16 @@ fn mirrored(steps: usize, halved: bool) -> String {
     s + &format!("    $total: f32 = sum($a{steps})\n    $total\n  }}, $x)\n  $out\n}}\n")
 }
 
+/// Compiles for the GPU under the inner schedule `inner`.
+fn compile(c: &dpl_core::pipeline::Compiled, inner: Inner) -> dpl_cuda::GpuProgram {
+    let opts = Options {
+        inner,
+        ..Options::default()
+    };
+    dpl_cuda::compile_with(&c.fused, &opts)
+        .unwrap_or_else(|e| panic!("{} ({inner:?}): {e}", c.fused.name))
+}
+
 fn ptx_len(steps: usize) -> usize {
     let c = compiled(&mirrored(steps, false));
     dpl_cuda::compile(&c.fused)
@@ -66,14 +76,7 @@ fn stored_sequences_compute_what_lazy_ones_do() {
     for steps in [2, 12] {
         let c = compiled(&mirrored(steps, false));
         for inner in [Inner::Seq, Inner::Warp, Inner::Block, Inner::Auto] {
-            let prog = dpl_cuda::compile_with(
-                &c.fused,
-                &Options {
-                    inner,
-                    ..Options::default()
-                },
-            )
-            .unwrap_or_else(|e| panic!("{steps} steps, {inner:?}: {e}"));
+            let prog = compile(&c, inner);
             for n in [0, 1, 7, 40] {
                 let mut r = Rng::new(0xb0b ^ n as u64);
                 let args = vec![ragged(&mut r, n, 20, |r| {
@@ -115,14 +118,7 @@ fn stored_sequences_assemble() {
     std::fs::create_dir_all(&dir).expect("a temporary folder");
     let c = compiled(&mirrored(12, false));
     for inner in [Inner::Seq, Inner::Warp, Inner::Block] {
-        let prog = dpl_cuda::compile_with(
-            &c.fused,
-            &Options {
-                inner,
-                ..Options::default()
-            },
-        )
-        .unwrap_or_else(|e| panic!("{inner:?}: {e}"));
+        let prog = compile(&c, inner);
         let file = dir.join(format!("mirrored_{inner:?}.ptx"));
         std::fs::write(&file, &prog.ptx).expect("write the PTX");
         let out = std::process::Command::new(tools.join("ptxas"))
