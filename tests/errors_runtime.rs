@@ -12,7 +12,7 @@
 mod common;
 
 use common::*;
-use dpl::{Error, Location, Place};
+use dpl::{Error, Location, Matrix, Place};
 
 /// The programs, each in a panicking and a `Result` form.
 mod prog {
@@ -202,6 +202,24 @@ mod prog {
     pub fn lookup_i32(x: &[u64], idx: &[i32]) -> Result<Vec<u64>, Error> {
         map(|i| x[i], idx)
     }
+
+    pub const HUGE_MAP_LINE: u32 = line!() + 3;
+    #[parallel]
+    pub fn iota(n: usize) -> Result<Vec<f64>, Error> {
+        map(|i| i as f64 * 0.5, range(n))
+    }
+
+    pub const HUGE_ROWS_LINE: u32 = line!() + 3;
+    #[parallel]
+    pub fn row_sums(m: &Matrix<f64>) -> Result<Vec<f64>, Error> {
+        map(|r| sum(r), m)
+    }
+
+    pub const HUGE_SCAN_LINE: u32 = line!() + 3;
+    #[parallel]
+    pub fn running(n: usize) -> Vec<u32> {
+        scan(|a, b| a + b, map(|i| i as u32, range(n)))
+    }
 }
 
 /// Where an error says it happened.
@@ -211,7 +229,8 @@ fn location(e: &Error) -> Option<Location> {
         | Error::IndexOutOfRange { at, .. }
         | Error::Empty { at, .. }
         | Error::NotAPermutation { at, .. }
-        | Error::DivideByZero { at, .. } => Some(*at),
+        | Error::DivideByZero { at, .. }
+        | Error::OutOfMemory { at, .. } => Some(*at),
         _ => None,
     }
 }
@@ -533,7 +552,34 @@ fn violations_in_fused_pipelines(place: Place) {
     });
 }
 
+/// Results that cannot be allocated: `Err(OutOfMemory)` naming the primitive and the
+/// location (or its panic), never an abort of the process. Sizes past the address space
+/// fail on any machine, whatever its memory and overcommit policy.
+fn impossible_sizes(place: Place) {
+    dpl::with_place(place, || {
+        for n in [1usize << 50, 1 << 61, usize::MAX] {
+            assert_err_at(prog::iota(n), prog::HUGE_MAP_LINE, |e| {
+                matches!(e, Error::OutOfMemory { prim: "map", bytes, .. }
+                    if *bytes == n as u128 * 8)
+            });
+        }
+        // 2^40 rows of nothing: the rows are free, the 8 TiB of results are not.
+        let m = Matrix::<f64>::row_major(1 << 40, 0, Vec::new()).expect("a valid shape");
+        assert_err_at(prog::row_sums(&m), prog::HUGE_ROWS_LINE, |e| {
+            matches!(e, Error::OutOfMemory { prim: "map", .. })
+        });
+        let message = panic_message(|| prog::running(1 << 62));
+        assert_panic_names(&message, "out of memory", prog::HUGE_SCAN_LINE);
+        // The same functions still work at ordinary sizes.
+        assert_eq!(prog::iota(3), Ok(vec![0.0, 0.5, 1.0]));
+        assert_eq!(prog::running(4), vec![0, 1, 3, 6]);
+        let m = Matrix::row_major(2, 2, vec![1.0, 2.0, 3.0, 4.0]).expect("a valid shape");
+        assert_eq!(prog::row_sums(&m), Ok(vec![3.0, 7.0]));
+    });
+}
+
 on_every_place!(
+    impossible_sizes,
     map_length_mismatch,
     zip_length_mismatch,
     sort_by_key_length_mismatch,

@@ -141,6 +141,17 @@ pub enum Error {
         /// Where in the source.
         at: Location,
     },
+    /// A result or temporary that cannot be allocated: its size overflows the address
+    /// space or the allocator refused it. Raised instead of aborting the process.
+    #[error("{prim}: out of memory: cannot allocate {bytes} bytes at {at}")]
+    OutOfMemory {
+        /// The primitive whose result or temporary it is.
+        prim: &'static str,
+        /// The size asked for (it may exceed `usize::MAX`, hence `u128`).
+        bytes: u128,
+        /// Where in the source.
+        at: Location,
+    },
     /// A `Nested`, `Matrix` or `Seq` whose parts are inconsistent.
     #[error("malformed {what}: {detail}")]
     Malformed {

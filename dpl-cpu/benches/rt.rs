@@ -45,16 +45,21 @@ const AT: &Location = &Location {
 const LOG_SIZES: [u32; 4] = [16, 20, 24, 26];
 
 fn data_f32(n: usize, seed: u64) -> Vec<f32> {
-    rt::map(n, |i| (mix(i as u64 ^ seed) % 2001) as f32 / 1000.0 - 1.0)
+    rt::map(
+        n,
+        |i| (mix(i as u64 ^ seed) % 2001) as f32 / 1000.0 - 1.0,
+        "map",
+        AT,
+    )
 }
 
 fn data_i32(n: usize, seed: u64) -> Vec<i32> {
-    rt::map(n, |i| mix(i as u64 ^ seed) as i32)
+    rt::map(n, |i| mix(i as u64 ^ seed) as i32, "map", AT)
 }
 
 /// A random permutation of `0..n` as u32 (sort by a random key: fast enough for 2^26).
 fn permutation(n: usize) -> Vec<u32> {
-    let mut keyed: Vec<(u64, u32)> = rt::map(n, |i| (mix(i as u64 + 12345), i as u32));
+    let mut keyed: Vec<(u64, u32)> = rt::map(n, |i| (mix(i as u64 + 12345), i as u32), "map", AT);
     keyed.par_sort_unstable();
     keyed.into_iter().map(|(_, i)| i).collect()
 }
@@ -341,7 +346,7 @@ fn reductions(c: &mut Criterion) {
         g.finish();
 
         if n >= 1 << 20 {
-            let xd: Vec<f64> = rt::map(n, |i| xs[i] as f64);
+            let xd: Vec<f64> = rt::map(n, |i| xs[i] as f64, "map", AT);
             sum_group(c, "reduce_sum_f64", &label, &xd).finish();
         }
     }
@@ -357,9 +362,12 @@ fn maps(c: &mut Criterion) {
         let mut g = group(c, "map_saxpy_f32", &label, n, 12 * n as u64);
         g.bench_function("dpl", |b| {
             b.iter(|| {
-                rt::map(n, |i| {
-                    a * unsafe { rt::read(xs, i) } + unsafe { rt::read(ys, i) }
-                })
+                rt::map(
+                    n,
+                    |i| a * unsafe { rt::read(xs, i) } + unsafe { rt::read(ys, i) },
+                    "map",
+                    AT,
+                )
             })
         });
         g.bench_function("rayon", |b| {
@@ -389,7 +397,7 @@ fn maps(c: &mut Criterion) {
 
         let mut g = group(c, "map_copy_f32", &label, n, 8 * n as u64);
         g.bench_function("dpl", |b| {
-            b.iter(|| rt::map(n, |i| unsafe { rt::read(xs, i) }))
+            b.iter(|| rt::map(n, |i| unsafe { rt::read(xs, i) }, "map", AT))
         });
         g.bench_function("rayon", |b| {
             b.iter(|| xs.par_iter().copied().collect::<Vec<f32>>())
@@ -406,7 +414,12 @@ fn maps(c: &mut Criterion) {
             g.bench_function("dpl", |b| {
                 b.iter(|| {
                     rt::check_indices(ps, n, "gather", AT);
-                    rt::map(n, |i| unsafe { rt::read(xs, rt::read(ps, i) as usize) })
+                    rt::map(
+                        n,
+                        |i| unsafe { rt::read(xs, rt::read(ps, i) as usize) },
+                        "map",
+                        AT,
+                    )
                 })
             });
             g.bench_function("rayon", |b| {
@@ -440,7 +453,7 @@ fn scans_and_filters(c: &mut Criterion) {
         // SAFETY (all `rt::read` below): `i < n == xs.len()`.
         let mut g = group(c, "scan_sum_f32", &label, n, 8 * n as u64);
         g.bench_function("dpl", |b| {
-            b.iter(|| rt::scan(n, |i| unsafe { rt::read(xs, i) }, |a, b| a + b))
+            b.iter(|| rt::scan(n, |i| unsafe { rt::read(xs, i) }, |a, b| a + b, "scan", AT))
         });
         g.bench_function("rayon", |b| b.iter(|| rayon_scan(xs)));
         g.bench_function("seq", |b| b.iter(|| seq_scan(xs)));
@@ -457,6 +470,8 @@ fn scans_and_filters(c: &mut Criterion) {
                     0i32,
                     |i| unsafe { rt::read(xis, i) } & 0xff,
                     i32::wrapping_add,
+                    "exclusive_scan",
+                    AT,
                 )
             })
         });
@@ -478,7 +493,15 @@ fn scans_and_filters(c: &mut Criterion) {
         // About half the elements survive: 4 bytes read per element, 4 written per survivor.
         let mut g = group(c, "filter_f32", &label, n, 6 * n as u64);
         g.bench_function("dpl", |b| {
-            b.iter(|| rt::filter(n, |i| unsafe { rt::read(xs, i) }, |v| *v > 0.0))
+            b.iter(|| {
+                rt::filter(
+                    n,
+                    |i| unsafe { rt::read(xs, i) },
+                    |v| *v > 0.0,
+                    "filter",
+                    AT,
+                )
+            })
         });
         g.bench_function("rayon", |b| {
             b.iter(|| {
@@ -583,7 +606,7 @@ fn scatters(c: &mut Criterion) {
         g.finish();
 
         // A 256-bin histogram of the low byte of a hash.
-        let bins: Vec<u32> = rt::map(n, |i| (mix(i as u64) & 255) as u32);
+        let bins: Vec<u32> = rt::map(n, |i| (mix(i as u64) & 255) as u32, "map", AT);
         let bs = &bins[..];
         let zero = vec![0u32; 256];
         let mut g = group(c, "histogram_u32", &label, n, 4 * n as u64);
@@ -772,7 +795,15 @@ fn pipelines(c: &mut Criterion) {
         // filter(|v| v > 0, map(|v| 2 * v - 0.5, x))
         let mut g = group(c, "pipe_filter_map_f32", &label, n, 6 * n as u64);
         g.bench_function("dpl", |b| {
-            b.iter(|| rt::filter(n, |i| 2.0 * unsafe { rt::read(xs, i) } - 0.5, |v| *v > 0.0))
+            b.iter(|| {
+                rt::filter(
+                    n,
+                    |i| 2.0 * unsafe { rt::read(xs, i) } - 0.5,
+                    |v| *v > 0.0,
+                    "filter",
+                    AT,
+                )
+            })
         });
         g.bench_function("rayon", |b| {
             b.iter(|| {
@@ -798,6 +829,8 @@ fn pipelines(c: &mut Criterion) {
                     n,
                     |i| unsafe { rt::read(xs, i) * rt::read(ys, i) },
                     |a, b| a + b,
+                    "scan",
+                    AT,
                 )
             })
         });

@@ -19,7 +19,7 @@ use dpl_core::run::Error;
 use rayon::prelude::*;
 use std::mem::MaybeUninit;
 
-use crate::rt::{At, fill, raise};
+use crate::rt::{self, At, fill, raise};
 
 /// Below this many inner elements in all (the `work` of [`map`] and [`reduce`]), a loop
 /// over heavy elements runs on the calling thread.
@@ -69,13 +69,14 @@ fn sequential(len: usize, work: usize) -> bool {
 /// `[f(0), ..., f(len - 1)]`: contiguous chunks of elements, split adaptively between the
 /// threads; each chunk writes its part of the uninitialised output once. `work` is the
 /// number of inner elements of all elements together (`usize::MAX` if unknown): below
-/// [`WORK_GRAIN`] the loop runs on the calling thread.
-pub fn map<T, F>(len: usize, work: usize, f: F) -> Vec<T>
+/// [`WORK_GRAIN`] the loop runs on the calling thread. The result is that of `prim` at
+/// `at` (named if it cannot be allocated: [`rt::alloc`]).
+pub fn map<T, F>(len: usize, work: usize, f: F, prim: &'static str, at: At) -> Vec<T>
 where
     T: Send,
     F: Fn(usize) -> T + Sync,
 {
-    let mut out: Vec<T> = Vec::with_capacity(len);
+    let mut out: Vec<T> = rt::alloc(len, prim, at);
     let spare = &mut out.spare_capacity_mut()[..len];
     if sequential(len, work) {
         fill(spare, 0, &f);
@@ -118,6 +119,8 @@ pub fn map_reduce_blocked<T, A, I, S, F, R>(
     step: S,
     finish: F,
     row: R,
+    prim: &'static str,
+    at: At,
 ) -> Vec<T>
 where
     T: Send,
@@ -142,7 +145,7 @@ where
             }
         }
     };
-    let mut out: Vec<T> = Vec::with_capacity(len);
+    let mut out: Vec<T> = rt::alloc(len, prim, at);
     let spare = &mut out.spare_capacity_mut()[..len];
     if sequential(len, work) {
         kernel(spare, 0);
@@ -271,12 +274,21 @@ impl<T> Ragged<T> {
     }
 }
 
-/// Panics for a ragged result with more than `usize::MAX` elements (only reachable with
-/// rows of computed lengths; the allocation would fail first in practice).
+/// Raises [`Error::OutOfMemory`](dpl_core::run::Error::OutOfMemory) for a ragged result
+/// of `prim` with more than `usize::MAX` elements of `T` (only reachable with rows of
+/// computed lengths).
 #[cold]
 #[inline(never)]
-fn too_many_elements() -> ! {
-    panic!("dpl: a ragged result would have more than usize::MAX elements")
+fn too_many_elements<T>(prim: &'static str, at: At) -> ! {
+    let bytes = (usize::MAX as u128 + 1) * std::mem::size_of::<T>().max(1) as u128;
+    rt::out_of_memory(bytes, prim, at)
+}
+
+/// The offsets of a ragged result of `len` rows, all 0 (the result of `prim` at `at`).
+fn zero_offsets(len: usize, prim: &'static str, at: At) -> Vec<usize> {
+    let mut offsets = rt::alloc(len + 1, prim, at);
+    offsets.resize(len + 1, 0);
+    offsets
 }
 
 /// Rows per chunk for [`ragged`]: all of them in one chunk if the loop is sequential.
@@ -300,21 +312,30 @@ fn chunks(len: usize, work: usize) -> usize {
 /// `row(i, out)` must initialise every slot of `out` or panic (the generated code calls
 /// the `*_into` helpers of [`rt`](crate::rt) and [`seq`](crate::seq), which check the
 /// length and write every slot).
-pub unsafe fn ragged<T, S, F>(len: usize, work: usize, size: S, row: F) -> Ragged<T>
+pub unsafe fn ragged<T, S, F>(
+    len: usize,
+    work: usize,
+    size: S,
+    row: F,
+    prim: &'static str,
+    at: At,
+) -> Ragged<T>
 where
     T: Send,
     S: Fn(usize) -> usize + Sync,
     F: Fn(usize, &mut [MaybeUninit<T>]) + Sync,
 {
     let chunk = chunks(len, work);
-    let mut offsets = vec![0usize; len + 1];
+    let mut offsets = zero_offsets(len, prim, at);
     // Pass 1: each chunk's row lengths as prefix sums local to the chunk.
     let count = |c: usize, part: &mut [usize]| -> (usize, usize) {
         let (mut end, mut longest) = (0usize, 0usize);
         for (k, slot) in part.iter_mut().enumerate() {
             let n = size(c * chunk + k);
             longest = longest.max(n);
-            end = end.checked_add(n).unwrap_or_else(|| too_many_elements());
+            end = end
+                .checked_add(n)
+                .unwrap_or_else(|| too_many_elements::<T>(prim, at));
             *slot = end;
         }
         (end, longest)
@@ -332,8 +353,8 @@ where
             .map(|(c, p)| count(c, p))
             .collect()
     };
-    let (bases, total, longest) = chunk_bases(&sums);
-    let mut values: Vec<T> = Vec::with_capacity(total);
+    let (bases, total, longest) = chunk_bases::<T>(&sums, prim, at);
+    let mut values: Vec<T> = rt::alloc(total, prim, at);
     let parts = split_by(&mut values.spare_capacity_mut()[..total], &sums);
     // Pass 2: each chunk writes its rows into its part and makes its offsets global.
     let write = |c: usize, offs: &mut [usize], part: &mut [MaybeUninit<T>], base: usize| {
@@ -378,12 +399,12 @@ where
 /// rows appends to a buffer of its own (cache-sized for the default chunking), recording
 /// its row ends; then the buffers move into one allocation in parallel. Sequential below
 /// [`WORK_GRAIN`] (`work` as for [`map`]): the rows are appended to the result directly.
-pub fn ragged_push<T, F>(len: usize, work: usize, row: F) -> Ragged<T>
+pub fn ragged_push<T, F>(len: usize, work: usize, row: F, prim: &'static str, at: At) -> Ragged<T>
 where
     T: Send,
     F: Fn(usize, &mut Vec<T>) + Sync,
 {
-    let mut offsets = vec![0usize; len + 1];
+    let mut offsets = zero_offsets(len, prim, at);
     if sequential(len, work) {
         let mut values = Vec::new();
         let mut longest = 0;
@@ -416,8 +437,8 @@ where
         })
         .collect();
     let sums: Vec<(usize, usize)> = bufs.iter().map(|(b, l)| (b.len(), *l)).collect();
-    let (bases, total, longest) = chunk_bases(&sums);
-    let mut values: Vec<T> = Vec::with_capacity(total);
+    let (bases, total, longest) = chunk_bases::<T>(&sums, prim, at);
+    let mut values: Vec<T> = rt::alloc(total, prim, at);
     let parts = split_by(&mut values.spare_capacity_mut()[..total], &sums);
     offsets[1..]
         .par_chunks_mut(chunk)
@@ -449,13 +470,19 @@ where
 }
 
 /// For per-chunk `(elements, longest row)`: each chunk's first position, the total and the
-/// longest row overall.
-fn chunk_bases(sums: &[(usize, usize)]) -> (Vec<usize>, usize, usize) {
+/// longest row overall (a total above `usize::MAX` raises `OutOfMemory` for `prim`).
+fn chunk_bases<T>(
+    sums: &[(usize, usize)],
+    prim: &'static str,
+    at: At,
+) -> (Vec<usize>, usize, usize) {
     let mut bases = Vec::with_capacity(sums.len());
     let (mut total, mut longest) = (0usize, 0usize);
     for &(n, l) in sums {
         bases.push(total);
-        total = total.checked_add(n).unwrap_or_else(|| too_many_elements());
+        total = total
+            .checked_add(n)
+            .unwrap_or_else(|| too_many_elements::<T>(prim, at));
         longest = longest.max(l);
     }
     (bases, total, longest)

@@ -14,8 +14,8 @@ use dpl_core::run::Error;
 use std::mem::MaybeUninit;
 
 pub use crate::rt::{
-    At, Idx, SortKey, check_eq_len, check_non_empty, check_row_len, index, index_error, raise,
-    read, run, run_or_panic,
+    At, Idx, SortKey, alloc, check_eq_len, check_non_empty, check_row_len, index, index_error,
+    raise, read, run, run_or_panic,
 };
 
 /// Raises [`Error::IndexOutOfRange`] for the first element of `idx` not below `len`.
@@ -28,11 +28,14 @@ pub fn check_indices<I: Idx>(idx: &[I], len: usize, prim: &'static str, at: At) 
     }
 }
 
-/// `[f(0), ..., f(len - 1)]`.
+/// `[f(0), ..., f(len - 1)]`, the result of `prim` at `at` (named if it cannot be
+/// allocated: [`alloc`]).
 #[inline]
-pub fn map<T, F: Fn(usize) -> T>(len: usize, f: F) -> Vec<T> {
-    // A `Range` is `TrustedLen`: `collect` allocates once and writes without capacity checks.
-    (0..len).map(f).collect()
+pub fn map<T, F: Fn(usize) -> T>(len: usize, f: F, prim: &'static str, at: At) -> Vec<T> {
+    let mut out = alloc(len, prim, at);
+    // A `Range` is `TrustedLen`: `extend` writes without capacity checks.
+    out.extend((0..len).map(f));
+    out
 }
 
 /// `out[j] = f(j)` for every slot of `out` (length `len`, checked): a row of a ragged
@@ -109,19 +112,26 @@ pub fn filter_push<T, F: Fn(usize) -> T, P: Fn(&T) -> bool>(
     len: usize,
     f: F,
     pred: P,
+    prim: &'static str,
+    at: At,
 ) {
-    out.reserve(len);
-    let at = out.len();
+    crate::rt::reserve(out, len, prim, at);
+    let start = out.len();
     let kept = crate::rt::compact(&mut out.spare_capacity_mut()[..len], 0, &f, &pred);
-    // SAFETY: `compact` wrote the first `kept` spare slots, right after the `at`
+    // SAFETY: `compact` wrote the first `kept` spare slots, right after the `start`
     // initialised elements.
-    unsafe { out.set_len(at + kept) };
+    unsafe { out.set_len(start + kept) };
 }
 
 /// `unzip(map(f))` for pairs: the components of `f(i)` in two vectors, in order.
 #[inline]
-pub fn map_unzip2<A, B, F: Fn(usize) -> (A, B)>(len: usize, f: F) -> (Vec<A>, Vec<B>) {
-    let (mut a, mut b) = (Vec::with_capacity(len), Vec::with_capacity(len));
+pub fn map_unzip2<A, B, F: Fn(usize) -> (A, B)>(
+    len: usize,
+    f: F,
+    prim: &'static str,
+    at: At,
+) -> (Vec<A>, Vec<B>) {
+    let (mut a, mut b) = (alloc(len, prim, at), alloc(len, prim, at));
     for i in 0..len {
         let (x, y) = f(i);
         a.push(x);
@@ -135,10 +145,12 @@ pub fn map_unzip2<A, B, F: Fn(usize) -> (A, B)>(len: usize, f: F) -> (Vec<A>, Ve
 pub fn map_unzip3<A, B, C, F: Fn(usize) -> (A, B, C)>(
     len: usize,
     f: F,
+    prim: &'static str,
+    at: At,
 ) -> (Vec<A>, Vec<B>, Vec<C>) {
-    let mut a = Vec::with_capacity(len);
-    let mut b = Vec::with_capacity(len);
-    let mut c = Vec::with_capacity(len);
+    let mut a = alloc(len, prim, at);
+    let mut b = alloc(len, prim, at);
+    let mut c = alloc(len, prim, at);
     for i in 0..len {
         let (x, y, z) = f(i);
         a.push(x);
@@ -176,10 +188,16 @@ pub fn count<F: Fn(usize) -> bool>(len: usize, f: F) -> usize {
     (0..len).filter(|&i| f(i)).count()
 }
 
-/// Inclusive scan, in order.
+/// Inclusive scan, in order (the result of `prim` at `at`).
 #[inline]
-pub fn scan<T: Copy, F: Fn(usize) -> T, Op: Fn(T, T) -> T>(len: usize, f: F, op: Op) -> Vec<T> {
-    let mut out: Vec<T> = Vec::with_capacity(len);
+pub fn scan<T: Copy, F: Fn(usize) -> T, Op: Fn(T, T) -> T>(
+    len: usize,
+    f: F,
+    op: Op,
+    prim: &'static str,
+    at: At,
+) -> Vec<T> {
+    let mut out: Vec<T> = alloc(len, prim, at);
     for i in 0..len {
         let v = f(i);
         let next = match out.last() {
@@ -198,8 +216,10 @@ pub fn exclusive_scan<T: Copy, F: Fn(usize) -> T, Op: Fn(T, T) -> T>(
     init: T,
     f: F,
     op: Op,
+    prim: &'static str,
+    at: At,
 ) -> Vec<T> {
-    let mut out = Vec::with_capacity(len);
+    let mut out = alloc(len, prim, at);
     let mut acc = init;
     for i in 0..len {
         out.push(acc);
@@ -208,15 +228,25 @@ pub fn exclusive_scan<T: Copy, F: Fn(usize) -> T, Op: Fn(T, T) -> T>(
     out
 }
 
-/// The elements satisfying `pred`, in order.
+/// The elements satisfying `pred`, in order (the result of `prim` at `at`; room for all
+/// `len` is reserved up front, as the parallel [`rt::filter`](crate::rt::filter) does).
 #[inline]
-pub fn filter<T, F: Fn(usize) -> T, P: Fn(&T) -> bool>(len: usize, f: F, pred: P) -> Vec<T> {
-    let mut out = Vec::new();
+pub fn filter<T, F: Fn(usize) -> T, P: Fn(&T) -> bool>(
+    len: usize,
+    f: F,
+    pred: P,
+    prim: &'static str,
+    at: At,
+) -> Vec<T> {
+    let mut out = alloc(len, prim, at);
     for i in 0..len {
         let v = f(i);
         if pred(&v) {
             out.push(v);
         }
+    }
+    if out.capacity() - out.len() > 1024 {
+        out.shrink_to_fit();
     }
     out
 }
@@ -241,7 +271,8 @@ pub fn scatter_reduce<I: Idx, T: Copy, F: Fn(usize) -> (I, T), Op: Fn(T, T) -> T
     prim: &'static str,
     at: At,
 ) -> Vec<T> {
-    let mut out = dst.to_vec();
+    let mut out = alloc(dst.len(), prim, at);
+    out.extend_from_slice(dst);
     for i in 0..len {
         let (k, v) = f(i);
         match k.checked(out.len()) {
@@ -274,7 +305,8 @@ pub fn permute<I: Idx, T, F: Fn(usize) -> (I, T)>(
     prim: &'static str,
     at: At,
 ) -> Vec<T> {
-    let mut slots: Vec<Option<T>> = (0..len).map(|_| None).collect();
+    let mut slots: Vec<Option<T>> = alloc(len, prim, at);
+    slots.extend((0..len).map(|_| None));
     for i in 0..len {
         let (k, v) = f(i);
         let Some(k) = k.checked(len) else {
@@ -294,8 +326,8 @@ pub fn permute<I: Idx, T, F: Fn(usize) -> (I, T)>(
 
 /// The elements `f(0), ..., f(len - 1)` in ascending [`SortKey`] order (stable).
 #[inline]
-pub fn sort<T: SortKey, F: Fn(usize) -> T>(len: usize, f: F) -> Vec<T> {
-    let mut out = map(len, f);
+pub fn sort<T: SortKey, F: Fn(usize) -> T>(len: usize, f: F, prim: &'static str, at: At) -> Vec<T> {
+    let mut out = map(len, f, prim, at);
     out.sort_by(T::total_cmp);
     out
 }
@@ -303,8 +335,14 @@ pub fn sort<T: SortKey, F: Fn(usize) -> T>(len: usize, f: F) -> Vec<T> {
 /// The values of the pairs `(key, value) = f(i)`, ordered by ascending key; values with
 /// equal keys keep the order of their indices (stable).
 #[inline]
-pub fn sort_by_key<K: SortKey, V, F: Fn(usize) -> (K, V)>(len: usize, f: F) -> Vec<V> {
-    let mut pairs = map(len, f);
+pub fn sort_by_key<K: SortKey, V, F: Fn(usize) -> (K, V)>(
+    len: usize,
+    f: F,
+    prim: &'static str,
+    at: At,
+) -> Vec<V> {
+    let mut pairs = map(len, f, prim, at);
     pairs.sort_by(|a, b| a.0.total_cmp(&b.0));
+    // In place: the values are written over the pairs' buffer.
     pairs.into_iter().map(|(_, v)| v).collect()
 }

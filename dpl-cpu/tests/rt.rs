@@ -64,7 +64,12 @@ fn map_matches_sequential() {
         for n in sizes() {
             let x = data_u32(n, 1);
             // SAFETY: i < n == x.len().
-            let got = rt::map(n, |i| unsafe { rt::read(&x, i) }.wrapping_mul(3) ^ i as u32);
+            let got = rt::map(
+                n,
+                |i| unsafe { rt::read(&x, i) }.wrapping_mul(3) ^ i as u32,
+                "map",
+                AT,
+            );
             let mut want = Vec::new();
             for (i, v) in x.iter().enumerate() {
                 want.push(v.wrapping_mul(3) ^ i as u32);
@@ -77,7 +82,7 @@ fn map_matches_sequential() {
 #[test]
 fn map_of_owned_values() {
     for n in [0, 5, rt::GRAIN + 3] {
-        let got = rt::map(n, |i| format!("{i}"));
+        let got = rt::map(n, |i| format!("{i}"), "map", AT);
         assert_eq!(got.len(), n);
         assert!(got.iter().enumerate().all(|(i, s)| *s == i.to_string()));
     }
@@ -244,34 +249,34 @@ fn scans_match_sequential() {
         for n in sizes() {
             let x = data_u32(n, 3);
             assert_eq!(
-                rt::scan(n, |i| x[i], u32::wrapping_add),
+                rt::scan(n, |i| x[i], u32::wrapping_add, "scan", AT),
                 seq_inclusive(&x, u32::wrapping_add),
                 "n = {n}"
             );
             assert_eq!(
-                rt::exclusive_scan(n, 11, |i| x[i], u32::wrapping_add),
+                rt::exclusive_scan(n, 11, |i| x[i], u32::wrapping_add, "exclusive_scan", AT),
                 seq_exclusive(&x, 11, u32::wrapping_add),
                 "n = {n}"
             );
             let xi: Vec<i64> = x.iter().map(|&v| v as i32 as i64).collect();
             assert_eq!(
-                rt::scan(n, |i| xi[i], i64::max),
+                rt::scan(n, |i| xi[i], i64::max, "scan", AT),
                 seq_inclusive(&xi, i64::max)
             );
             // 8-byte non-commutative elements (blocks of 8) and 16-byte ones (serial).
             let pairs: Vec<(u32, u32)> = x.iter().map(|&v| (v | 1, v >> 3)).collect();
             assert_eq!(
-                rt::scan(n, |i| pairs[i], compose),
+                rt::scan(n, |i| pairs[i], compose, "scan", AT),
                 seq_inclusive(&pairs, compose),
                 "n = {n}"
             );
             assert_eq!(
-                rt::exclusive_scan(n, (3, 4), |i| pairs[i], compose),
+                rt::exclusive_scan(n, (3, 4), |i| pairs[i], compose, "exclusive_scan", AT),
                 seq_exclusive(&pairs, (3, 4), compose)
             );
             let wide: Vec<(u64, u64)> = pairs.iter().map(|&(a, b)| (a as u64, b as u64)).collect();
             assert_eq!(
-                rt::scan(n, |i| wide[i], compose64),
+                rt::scan(n, |i| wide[i], compose64, "scan", AT),
                 seq_inclusive(&wide, compose64)
             );
         }
@@ -282,7 +287,7 @@ fn scans_match_sequential() {
 fn float_scan_up_to_reassociation() {
     for n in sizes() {
         let x = data_f32(n);
-        let got = rt::scan(n, |i| x[i], |a, b| a + b);
+        let got = rt::scan(n, |i| x[i], |a, b| a + b, "scan", AT);
         let mut acc = 0.0f64;
         for (i, v) in x.iter().enumerate() {
             acc += *v as f64;
@@ -299,14 +304,14 @@ fn filter_matches_sequential() {
     in_pools(|| {
         for n in sizes() {
             let x = data_u32(n, 4);
-            let got = rt::filter(n, |i| x[i] ^ i as u32, |v| v % 3 == 0);
+            let got = rt::filter(n, |i| x[i] ^ i as u32, |v| v % 3 == 0, "filter", AT);
             let want: Vec<u32> = (0..n)
                 .map(|i| x[i] ^ i as u32)
                 .filter(|v| v % 3 == 0)
                 .collect();
             assert_eq!(got, want, "n = {n}");
-            assert_eq!(rt::filter(n, |i| x[i], |_| true), x);
-            assert!(rt::filter(n, |i| x[i], |_| false).is_empty());
+            assert_eq!(rt::filter(n, |i| x[i], |_| true, "filter", AT), x);
+            assert!(rt::filter(n, |i| x[i], |_| false, "filter", AT).is_empty());
         }
     });
 }
@@ -315,7 +320,7 @@ fn filter_matches_sequential() {
 fn filter_of_owned_values() {
     in_pools(|| {
         for n in [0, 7, rt::GRAIN + 9, 5 * rt::GRAIN] {
-            let got = rt::filter(n, |i| i.to_string(), |s| s.ends_with('7'));
+            let got = rt::filter(n, |i| i.to_string(), |s| s.ends_with('7'), "filter", AT);
             let want: Vec<String> = (0..n)
                 .map(|i| i.to_string())
                 .filter(|s| s.ends_with('7'))
@@ -519,7 +524,8 @@ fn index_errors_name_the_first_offending_element() {
             );
             // An error raised inside the element function of a parallel helper.
             let x = vec![1.0f32; n];
-            let e = rt::run(|| rt::map(n, |i| rt::index(&x, i + 1, "index", AT))).unwrap_err();
+            let e = rt::run(|| rt::map(n, |i| rt::index(&x, i + 1, "index", AT), "map", AT))
+                .unwrap_err();
             assert_eq!(
                 e,
                 Error::IndexOutOfRange {
@@ -590,13 +596,13 @@ proptest! {
         let n = x.len();
         let sum = rt::reduce(n, Some(0i32), |i| x[i], i32::wrapping_add, "sum", AT);
         prop_assert_eq!(sum, x.iter().fold(0i32, |a, &b| a.wrapping_add(b)));
-        let incl = rt::scan(n, |i| x[i], i32::wrapping_add);
+        let incl = rt::scan(n, |i| x[i], i32::wrapping_add, "scan", AT);
         prop_assert_eq!(incl, seq_inclusive(&x, i32::wrapping_add));
-        let excl = rt::exclusive_scan(n, -5, |i| x[i], i32::max);
+        let excl = rt::exclusive_scan(n, -5, |i| x[i], i32::max, "exclusive_scan", AT);
         prop_assert_eq!(excl, seq_exclusive(&x, -5, i32::max));
-        let kept = rt::filter(n, |i| x[i], |v| *v > 0);
+        let kept = rt::filter(n, |i| x[i], |v| *v > 0, "filter", AT);
         prop_assert_eq!(kept, x.iter().copied().filter(|v| *v > 0).collect::<Vec<_>>());
-        let doubled = rt::map(n, |i| x[i].wrapping_mul(2));
+        let doubled = rt::map(n, |i| x[i].wrapping_mul(2), "map", AT);
         prop_assert_eq!(doubled, x.iter().map(|v| v.wrapping_mul(2)).collect::<Vec<_>>());
     }
 
@@ -656,21 +662,25 @@ fn sorts_match_the_standard_library() {
             want.sort_by(f64::total_cmp);
             let bits = |v: &[f64]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
             assert_eq!(
-                bits(&rt::sort(n, |i| x[i])),
+                bits(&rt::sort(n, |i| x[i], "sort", AT)),
                 bits(&want),
                 "rt::sort, n = {n}"
             );
             assert_eq!(
-                bits(&dpl_cpu::seq::sort(n, |i| x[i])),
+                bits(&dpl_cpu::seq::sort(n, |i| x[i], "sort", AT)),
                 bits(&want),
                 "seq::sort, n = {n}"
             );
 
             let mut want: Vec<usize> = (0..n).collect();
             want.sort_by_key(|&i| keys[i]);
-            assert_eq!(rt::sort_by_key(n, |i| (keys[i], i)), want, "rt, n = {n}");
             assert_eq!(
-                dpl_cpu::seq::sort_by_key(n, |i| (keys[i], i)),
+                rt::sort_by_key(n, |i| (keys[i], i), "sort_by_key", AT),
+                want,
+                "rt, n = {n}"
+            );
+            assert_eq!(
+                dpl_cpu::seq::sort_by_key(n, |i| (keys[i], i), "sort_by_key", AT),
                 want,
                 "seq, n = {n}"
             );
@@ -681,7 +691,11 @@ fn sorts_match_the_standard_library() {
                 .collect();
             let mut want = pairs.clone();
             want.sort();
-            assert_eq!(rt::sort(n, |i| pairs[i]), want, "tuples, n = {n}");
+            assert_eq!(
+                rt::sort(n, |i| pairs[i], "sort", AT),
+                want,
+                "tuples, n = {n}"
+            );
         }
     });
 }
@@ -702,7 +716,11 @@ fn radix_sorts_at_their_method_sizes() {
             let mut want = x.clone();
             want.sort_by(f32::total_cmp);
             let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
-            assert_eq!(bits(&rt::sort(n, |i| x[i])), bits(&want), "f32, n = {n}");
+            assert_eq!(
+                bits(&rt::sort(n, |i| x[i], "sort", AT)),
+                bits(&want),
+                "f32, n = {n}"
+            );
 
             // Few distinct keys with the high bytes varying: stability across the parts.
             let keys: Vec<u32> = (0..n as u64)
@@ -711,7 +729,7 @@ fn radix_sorts_at_their_method_sizes() {
             let mut want: Vec<usize> = (0..n).collect();
             want.sort_by_key(|&i| keys[i]);
             assert_eq!(
-                rt::sort_by_key(n, |i| (keys[i], i)),
+                rt::sort_by_key(n, |i| (keys[i], i), "sort_by_key", AT),
                 want,
                 "by key, n = {n}"
             );

@@ -64,6 +64,11 @@ pub enum Step {
         elem: Scalar,
         /// Number of elements.
         count: Count,
+        /// The top-level statement whose result or temporary it is: its primitive (if it
+        /// is one) and span, named when the buffer cannot be allocated.
+        origin: Option<Origin>,
+        /// The statement's span.
+        span: u32,
     },
     /// Copies `count` elements of type `elem` from `src` to `dst`.
     Copy {
@@ -691,6 +696,8 @@ mod tests {
     fn steps(resident: u32, used: Buf) -> Vec<Step> {
         vec![
             Step::Alloc {
+                origin: None,
+                span: 0,
                 temp: 0,
                 elem: Scalar::U64,
                 count: Count::Resident {

@@ -144,15 +144,16 @@ fn comm(
             let soac = soac_of(s);
             let nl = cx.ident(soac.len);
             let elem = cx.lambda(&soac.elem, false);
+            let what = soac.kind.origin_name();
             let value = match &soac.kind {
                 SoacKind::Scan { op } => {
                     let op = cx.lambda(op, false);
-                    quote!(#mpi::scan(#call, #nl, #elem, #op))
+                    quote!(#mpi::scan(#call, #nl, #elem, #op, #what, #loc))
                 }
                 SoacKind::ExclusiveScan { op, init } => {
                     let op = cx.lambda(op, false);
                     let init = cx.ident(*init);
-                    quote!(#mpi::exclusive_scan(#call, #nl, #init, #elem, #op))
+                    quote!(#mpi::exclusive_scan(#call, #nl, #init, #elem, #op, #what, #loc))
                 }
                 _ => unreachable!("marked as a scan"),
             };
@@ -248,10 +249,11 @@ fn comm(
             let soac = soac_of(s);
             let (nl, lay) = (cx.ident(soac.len), cx.ident(*lay));
             let elem = cx.lambda(&soac.elem, false);
+            let what = soac.kind.origin_name();
             let value = if soac.kind == SoacKind::Sort {
-                quote!(#mpi::sort(#call, #nl, #elem, #lay))
+                quote!(#mpi::sort(#call, #nl, #elem, #lay, #what, #loc))
             } else {
-                quote!(#mpi::sort_by_key(#call, #nl, #elem, #lay))
+                quote!(#mpi::sort_by_key(#call, #nl, #elem, #lay, #what, #loc))
             };
             cx.bind_owned(v, value)
         }

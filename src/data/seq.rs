@@ -49,6 +49,18 @@ use crate::no_gpu::DeviceCopy;
 ///
 /// Every state is thus "host valid", "device valid" or both; "neither" cannot be built. A
 /// failed download (a device error) panics with the device's message.
+///
+/// # Sharing between threads
+///
+/// A `Seq<T>` is `Send` and `Sync` when `T` is. Any number of threads may pass the same
+/// `&Seq<T>` to calls at once, on any places: the first GPU call to need a device copy
+/// uploads it and every later call on that place, on any thread, uses that copy (two
+/// threads that race to upload make one copy each: one is kept, the other is freed when its
+/// call ends); calls on other places read the host copy, which is downloaded at most once. Nothing is ever written through `&Seq<T>` except
+/// these caches, so results do not depend on the interleaving. The device copy is freed
+/// when the `Seq` is dropped or written through `&mut`. `tests/soak.rs` (and `cargo xtask
+/// soak`) runs 16 threads sharing one `Seq` across places and checks that no device or
+/// host memory is left behind.
 pub struct Seq<T> {
     /// The host copy; initialised exactly when it is valid.
     host: OnceLock<Vec<T>>,

@@ -8,6 +8,7 @@ pub const CASES: &[Case] = &[
     ("errors_agreed", errors_agreed),
     ("errors_in_every_phase", errors_in_every_phase),
     ("panics_agreed", panics_agreed),
+    ("out_of_memory_agreed", out_of_memory_agreed),
 ];
 
 mod progs {
@@ -47,6 +48,21 @@ mod progs {
     pub fn late(x: &[i32], d: &[i32]) -> Result<i32, dpl::Error> {
         let s = sum(x);
         sum(map(|a, b| a / b + s, x, d))
+    }
+
+    /// One result per row: 8 bytes per row of the rank's block.
+    #[parallel]
+    pub fn row_sums(m: &Matrix<f64>) -> Result<Vec<f64>, dpl::Error> {
+        map(|r| sum(r), m)
+    }
+
+    /// Row sums scaled by their total: the result of the map is materialised before the
+    /// reduction's exchange.
+    #[parallel]
+    pub fn row_shares(m: &Matrix<f64>) -> Result<Vec<f64>, dpl::Error> {
+        let s = map(|r| sum(r), m);
+        let t = sum(s);
+        map(|v| v / t, s)
     }
 
     /// The division fails after the last communication.
@@ -204,4 +220,22 @@ fn panics_agreed(env: Env) {
             .fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(b as u64));
         same_everywhere("panic message", h);
     }
+}
+
+/// A block too large to allocate a result for, on the last rank only: every rank returns
+/// the same `OutOfMemory`, and the next call works.
+fn out_of_memory_agreed(env: Env) {
+    let rows = if env.rank == env.size - 1 { 1 << 40 } else { 3 };
+    let m = dpl::Matrix::<f64>::row_major(rows, 0, Vec::new()).expect("a valid shape");
+    let e = progs::row_sums(&m).unwrap_err();
+    assert!(
+        matches!(e, Error::OutOfMemory { prim: "map", bytes, .. } if bytes == 8 << 40),
+        "{e}"
+    );
+    same_text(&e);
+    let e = progs::row_shares(&m).unwrap_err();
+    assert!(matches!(e, Error::OutOfMemory { prim: "map", .. }), "{e}");
+    same_text(&e);
+    let m = dpl::Matrix::row_major(2, 2, vec![1.0, 2.0, 3.0, 4.0]).expect("a valid shape");
+    assert_eq!(progs::row_sums(&m), Ok(vec![3.0, 7.0]));
 }

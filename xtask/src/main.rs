@@ -30,7 +30,9 @@ commands:
   gpu-pack         build and pack a GPU machine's run (benchmark, GPU tests, demo) into
                    target/device-pack
   gpu-record DIR   write a device run's results (DIR/gpu-bench.md, ...) into BENCHMARKS.md
-  mpi-report       run the MPI examples and traffic counts (section of BENCHMARKS.md)";
+  mpi-report       run the MPI examples and traffic counts (section of BENCHMARKS.md)
+  soak [SECONDS]   16 threads of mixed calls on Seq, Cpu and Sim for SECONDS (default
+                   180, release build): results checked, memory must stay flat";
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -50,6 +52,7 @@ fn main() {
         Some("gpu-pack") => gpu_bench::pack(rest),
         Some("gpu-record") => gpu_bench::record(rest),
         Some("mpi-report") => mpi::report(rest),
+        Some("soak") => soak(rest),
         Some("help" | "--help" | "-h") => {
             println!("{USAGE}");
             Ok(())
@@ -115,6 +118,31 @@ fn test(extra: &[String]) -> Result<(), String> {
             "clippy::incompatible_msrv",
         ],
         &env,
+    )
+}
+
+/// `cargo xtask soak [SECONDS]`: the soak test (`tests/soak.rs`) in a release build for
+/// `SECONDS` (180 by default) instead of the normal test command's short slice.
+fn soak(rest: &[String]) -> Result<(), String> {
+    let seconds = match rest.first() {
+        Some(s) => s
+            .parse::<u64>()
+            .map_err(|_| format!("soak: `{s}` is not a number of seconds"))?,
+        None => 180,
+    };
+    let seconds = seconds.to_string();
+    cargo(
+        &[
+            "test",
+            "--release",
+            "--features",
+            "sim",
+            "--test",
+            "soak",
+            "--",
+            "--nocapture",
+        ],
+        &[("DPL_SOAK_SECONDS", &seconds)],
     )
 }
 

@@ -4,7 +4,7 @@
 
 use std::collections::HashSet;
 
-use dpl_core::ir::{Block, Expr, Soac, SoacKind, VarId};
+use dpl_core::ir::{Block, Expr, Soac, SoacKind, Span, VarId};
 use proc_macro2::TokenStream;
 use quote::quote;
 
@@ -18,7 +18,7 @@ impl Gen<'_> {
     /// `map(|a, c| sum(map(|v, j| v * x[j], a, c)), vals, cols)`. Written as
     /// `heavy::map_reduce_blocked`: rows in blocks, the inner loop down one column of the
     /// block (contiguous for column-major rows). `None` for any other shape.
-    pub(super) fn blocked_map(&mut self, v: VarId, s: &Soac) -> Option<TokenStream> {
+    pub(super) fn blocked_map(&mut self, v: VarId, s: &Soac, span: Span) -> Option<TokenStream> {
         let heavy = self.heavy?.clone();
         let body = &s.elem.body;
         if s.elem.params.len() != 1 || Self::contains_seq(&self.f.vars[body.result].ty) {
@@ -73,6 +73,7 @@ impl Gen<'_> {
         let work = self.work(s);
         let n = self.ident(s.len);
         let m = self.ident(matrix);
+        let (what, loc) = (s.kind.origin_name(), self.loc(span));
         // The loop, generated once with the reads in `self.unchecked` unchecked.
         let generate = |g: &mut Self| {
             g.reps.insert(i, Rep::Value);
@@ -110,7 +111,7 @@ impl Gen<'_> {
                         #post
                         #result
                     },
-                    #row)
+                    #row, #what, #loc)
             }
         };
         // Reads indexed by a parameter's values (ELL's `x[cols[i][k]]`): unchecked in a

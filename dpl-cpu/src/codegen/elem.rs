@@ -89,7 +89,7 @@ impl Gen<'_> {
             return code;
         }
         if let (Some(parts), Expr::Soac(soac)) = (self.unzips.get(&v).cloned(), &s.expr) {
-            return self.map_unzip(v, soac, &parts);
+            return self.map_unzip(v, soac, &parts, s.span);
         }
         let name = self.ident(v);
         let ty = &self.f.vars[v].ty;

@@ -4,7 +4,7 @@
 
 use std::collections::HashSet;
 
-use dpl_core::ir::{BinOp, Block, Const, Expr, Soac, SoacKind, Stmt, Type, VarId};
+use dpl_core::ir::{BinOp, Block, Const, Expr, Soac, SoacKind, Span, Stmt, Type, VarId};
 use proc_macro2::{Ident, TokenStream};
 use quote::quote;
 
@@ -21,7 +21,7 @@ impl Gen<'_> {
     /// variable becomes a `dpl::Nested`. `None` when the map has another shape, or when
     /// the row's length depends on a statement that is not a plain, non-failing scalar
     /// computation (a loop, a checked read, an integer division).
-    pub(super) fn ragged_map(&mut self, v: VarId, s: &Soac) -> Option<TokenStream> {
+    pub(super) fn ragged_map(&mut self, v: VarId, s: &Soac, span: Span) -> Option<TokenStream> {
         let Type::Seq(row_ty) = &self.f.vars[v].ty else {
             return None;
         };
@@ -56,6 +56,7 @@ impl Gen<'_> {
         self.depth += 1;
         let rt = self.inner_rt.clone();
         let len = self.ident(inner.len);
+        let (what, loc) = (s.kind.origin_name(), self.loc(span));
         let pre = self.stmts(&Block {
             stmts: prefix
                 .iter()
@@ -98,7 +99,7 @@ impl Gen<'_> {
                             #pre
                             #into;
                             #rt::map_in_place(__dpl_out, move |#jp: usize, __dpl_old: #e| -> #e #g)
-                        })
+                        }, #what, #loc)
                 });
                 let #name = &#own;
             });
@@ -111,8 +112,8 @@ impl Gen<'_> {
                     ::dpl::Nested::from(#heavy::ragged_push(#n, #work,
                         move |#ip: usize, __dpl_out: &mut ::std::vec::Vec<#e>| {
                             #pre
-                            #rt::filter_push(__dpl_out, #len, #elem, #pred)
-                        }))
+                            #rt::filter_push(__dpl_out, #len, #elem, #pred, #what, #loc)
+                        }, #what, #loc))
                 }
             }
             (_, Some(keep)) => {
@@ -130,7 +131,7 @@ impl Gen<'_> {
                             move |#ip: usize, __dpl_out: &mut [::core::mem::MaybeUninit<#e>]| {
                                 #pre
                                 #into
-                            })
+                            }, #what, #loc)
                     })
                 }
             }

@@ -31,14 +31,17 @@ impl Gen<'_> {
             TokenStream::new()
         };
         if heavy && s.kind == SoacKind::Map {
-            if let Some(code) = self.ragged_map(v, s) {
+            if let Some(code) = self.ragged_map(v, s, span) {
                 return code;
             }
-            if let Some(code) = self.blocked_map(v, s) {
+            if let Some(code) = self.blocked_map(v, s, span) {
                 return code;
             }
         }
         let n = self.ident(s.len);
+        // Every helper that allocates a result names the primitive and its location.
+        let what = s.kind.origin_name();
+        let loc = self.loc(span);
         if s.kind == SoacKind::Map
             && self.depth == 0
             && let Some(vs) = self.bounded_variant(v, s)
@@ -46,14 +49,16 @@ impl Gen<'_> {
             let edge = vs.fast;
             // Loops over heavy elements keep one element function (`heavy::map`).
             let fast = match vs.interior.filter(|_| !heavy) {
-                Some((lo, hi, int)) => quote!(#rt::map_split(#n, #lo, #hi, #edge, #int)),
-                None => quote!(#rt::map(#n, #work #edge)),
+                Some((lo, hi, int)) => {
+                    quote!(#rt::map_split(#n, #lo, #hi, #edge, #int, #what, #loc))
+                }
+                None => quote!(#rt::map(#n, #work #edge, #what, #loc)),
             };
             let value = match vs.cond {
                 None => fast,
                 Some(cond) => {
                     let slow = self.lambda(&s.elem, false, &[Rep::Value]);
-                    quote!(if #cond { #fast } else { #rt::map(#n, #work #slow) })
+                    quote!(if #cond { #fast } else { #rt::map(#n, #work #slow, #what, #loc) })
                 }
             };
             return self.bind_owned(v, value);
@@ -76,14 +81,12 @@ impl Gen<'_> {
             return quote!(let #name: #rty = #init.wrapping_add(#rt::count(#n, #pred) as #rty););
         }
         let elem = self.lambda(&s.elem, false, &[Rep::Value]);
-        let loc = self.loc(span);
         let name = self.ident(v);
         let ty = &self.f.vars[v].ty;
         let rty = self.rep_ty(ty);
         let value = match &s.kind {
-            SoacKind::Map => quote!(#rt::map(#n, #work #elem)),
+            SoacKind::Map => quote!(#rt::map(#n, #work #elem, #what, #loc)),
             SoacKind::Reduce { op, init } => {
-                let what = s.kind.origin_name();
                 let op = self.lambda(op, false, &[]);
                 let init = match init {
                     Some(i) => {
@@ -97,16 +100,16 @@ impl Gen<'_> {
             }
             SoacKind::Scan { op } => {
                 let op = self.lambda(op, false, &[]);
-                quote!(#rt::scan(#n, #elem, #op))
+                quote!(#rt::scan(#n, #elem, #op, #what, #loc))
             }
             SoacKind::ExclusiveScan { op, init } => {
                 let op = self.lambda(op, false, &[]);
                 let init = self.ident(*init);
-                quote!(#rt::exclusive_scan(#n, #init, #elem, #op))
+                quote!(#rt::exclusive_scan(#n, #init, #elem, #op, #what, #loc))
             }
             SoacKind::Filter { pred } => {
                 let pred = self.lambda(pred, true, &[]);
-                quote!(#rt::filter(#n, #elem, #pred))
+                quote!(#rt::filter(#n, #elem, #pred, #what, #loc))
             }
             SoacKind::Scatter { dst } => {
                 let dst = self.ident(*dst);
@@ -126,8 +129,8 @@ impl Gen<'_> {
                 }
             }
             SoacKind::Permute => quote!(#rt::permute(#n, #elem, "permute", #loc)),
-            SoacKind::Sort => quote!(#rt::sort(#n, #elem)),
-            SoacKind::SortByKey => quote!(#rt::sort_by_key(#n, #elem)),
+            SoacKind::Sort => quote!(#rt::sort(#n, #elem, #what, #loc)),
+            SoacKind::SortByKey => quote!(#rt::sort_by_key(#n, #elem, #what, #loc)),
         };
         self.bind_owned(v, value)
     }

@@ -1,7 +1,7 @@
 //! `unzip(map(f))` as one loop: finding the maps read only by their projections, and
 //! generating them as one `map_unzip` call writing one vector per component.
 
-use dpl_core::ir::{Block, Expr, Soac, SoacKind, Stmt, Type, VarId};
+use dpl_core::ir::{Block, Expr, Soac, SoacKind, Span, Stmt, Type, VarId};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
@@ -51,13 +51,20 @@ impl Gen<'_> {
     }
 
     /// One loop for a planned `unzip(map(f))`: binds the projections' variables.
-    pub(super) fn map_unzip(&mut self, m: VarId, s: &Soac, parts: &[Option<VarId>]) -> TokenStream {
+    pub(super) fn map_unzip(
+        &mut self,
+        m: VarId,
+        s: &Soac,
+        parts: &[Option<VarId>],
+        span: Span,
+    ) -> TokenStream {
         let rt = if self.depth == 0 {
             self.rt
         } else {
             self.inner_rt
         };
         let n = self.ident(s.len);
+        let (what, loc) = (s.kind.origin_name(), self.loc(span));
         let helper = format_ident!("map_unzip{}", parts.len());
         let split = format_ident!("map_unzip{}_split", parts.len());
         let vs = if self.depth == 0 {
@@ -69,20 +76,22 @@ impl Gen<'_> {
             Some(vs) => {
                 let edge = vs.fast;
                 let fast = match vs.interior {
-                    Some((lo, hi, int)) => quote!(#rt::#split(#n, #lo, #hi, #edge, #int)),
-                    None => quote!(#rt::#helper(#n, #edge)),
+                    Some((lo, hi, int)) => {
+                        quote!(#rt::#split(#n, #lo, #hi, #edge, #int, #what, #loc))
+                    }
+                    None => quote!(#rt::#helper(#n, #edge, #what, #loc)),
                 };
                 match vs.cond {
                     None => fast,
                     Some(cond) => {
                         let slow = self.lambda(&s.elem, false, &[Rep::Value]);
-                        quote!(if #cond { #fast } else { #rt::#helper(#n, #slow) })
+                        quote!(if #cond { #fast } else { #rt::#helper(#n, #slow, #what, #loc) })
                     }
                 }
             }
             None => {
                 let elem = self.lambda(&s.elem, false, &[Rep::Value]);
-                quote!(#rt::#helper(#n, #elem))
+                quote!(#rt::#helper(#n, #elem, #what, #loc))
             }
         };
         let mut names = Vec::new();

@@ -7,21 +7,21 @@
 //! of the counts, taken between the steps). The element function runs once per element,
 //! and the buffers are still in cache when they are moved out.
 
-use super::par;
+use super::{At, par};
 use rayon::prelude::*;
 use std::mem::MaybeUninit;
 
 /// Bytes of elements per chunk of the blocked pipeline.
 const CHUNK_BYTES: usize = 256 << 10;
 
-/// The elements `f(i)` for which `pred` holds, in order.
-pub fn filter<T, F, P>(len: usize, f: F, pred: P) -> Vec<T>
+/// The elements `f(i)` for which `pred` holds, in order (the result of `prim` at `at`).
+pub fn filter<T, F, P>(len: usize, f: F, pred: P, prim: &'static str, at: At) -> Vec<T>
 where
     T: Send,
     F: Fn(usize) -> T + Sync,
     P: Fn(&T) -> bool + Sync,
 {
-    let mut out: Vec<T> = Vec::with_capacity(len);
+    let mut out: Vec<T> = super::alloc(len, prim, at);
     let spare = &mut out.spare_capacity_mut()[..len];
     let kept = if len < super::GRAIN {
         compact(spare, 0, &f, &pred)
@@ -45,21 +45,24 @@ where
 /// ragged result written into a buffer shared with the rows before it (see
 /// [`heavy::ragged_push`](crate::heavy::ragged_push)). Rows below
 /// [`GRAIN`](super::GRAIN) are compacted branch-free straight into `out`'s spare capacity.
-pub fn filter_push<T, F, P>(out: &mut Vec<T>, len: usize, f: F, pred: P)
+/// `out` is part of the result of `prim` at `at`.
+pub fn filter_push<T, F, P>(out: &mut Vec<T>, len: usize, f: F, pred: P, prim: &'static str, at: At)
 where
     T: Send,
     F: Fn(usize) -> T + Sync,
     P: Fn(&T) -> bool + Sync,
 {
     if len < super::GRAIN {
-        out.reserve(len);
-        let at = out.len();
+        super::reserve(out, len, prim, at);
+        let start = out.len();
         let kept = compact(&mut out.spare_capacity_mut()[..len], 0, &f, &pred);
-        // SAFETY: `compact` wrote the first `kept` spare slots, right after the `at`
+        // SAFETY: `compact` wrote the first `kept` spare slots, right after the `start`
         // initialised elements.
-        unsafe { out.set_len(at + kept) };
+        unsafe { out.set_len(start + kept) };
     } else {
-        out.extend(filter(len, f, pred));
+        let kept = filter(len, f, pred, prim, at);
+        super::reserve(out, kept.len(), prim, at);
+        out.extend(kept);
     }
 }
 

@@ -1,16 +1,17 @@
 //! `map`: every task writes its chunk of the uninitialised output once.
 
-use super::par;
+use super::{At, par};
 use rayon::prelude::*;
 use std::mem::MaybeUninit;
 
-/// `[f(0), f(1), ..., f(len - 1)]`.
-pub fn map<T, F>(len: usize, f: F) -> Vec<T>
+/// `[f(0), f(1), ..., f(len - 1)]`, the result of `prim` at `at` (named if it cannot be
+/// allocated: [`alloc`](super::alloc)).
+pub fn map<T, F>(len: usize, f: F, prim: &'static str, at: At) -> Vec<T>
 where
     T: Send,
     F: Fn(usize) -> T + Sync,
 {
-    let mut out: Vec<T> = Vec::with_capacity(len);
+    let mut out: Vec<T> = super::alloc(len, prim, at);
     map_into(&mut out.spare_capacity_mut()[..len], len, f);
     // SAFETY: `map_into` wrote every one of the first `len` slots (it returned normally; a
     // panic in `f` unwinds past this point and the Vec is dropped with length 0, leaking
@@ -96,14 +97,23 @@ where
 /// simplified for that range, e.g. a stencil's neighbours without their clamps, so that it
 /// vectorizes). Each task's chunk is cut at `lo` and `hi` and each piece filled by its own
 /// loop.
-pub fn map_split<T, E, I>(len: usize, lo: usize, hi: usize, edge: E, interior: I) -> Vec<T>
+#[allow(clippy::too_many_arguments)]
+pub fn map_split<T, E, I>(
+    len: usize,
+    lo: usize,
+    hi: usize,
+    edge: E,
+    interior: I,
+    prim: &'static str,
+    at: At,
+) -> Vec<T>
 where
     T: Send,
     E: Fn(usize) -> T + Sync,
     I: Fn(usize) -> T + Sync,
 {
     let (lo, hi) = split_range(len, lo, hi);
-    let mut out: Vec<T> = Vec::with_capacity(len);
+    let mut out: Vec<T> = super::alloc(len, prim, at);
     let spare = &mut out.spare_capacity_mut()[..len];
     let run = |part: &mut [MaybeUninit<T>], base: usize| {
         let (a, b) = cut(base, part.len(), lo, hi);
@@ -145,12 +155,15 @@ fn cut(base: usize, n: usize, lo: usize, hi: usize) -> (usize, usize) {
 macro_rules! map_unzip {
     ($name:ident, $split:ident, $fill:ident, $($T:ident $v:ident $s:ident $k:tt),+) => {
         /// [`map_split`] for `unzip(map(f))`: `interior` on `lo..hi`, `edge` elsewhere.
+        #[allow(clippy::too_many_arguments)]
         pub fn $split<$($T: Send,)+ E, I>(
             len: usize,
             lo: usize,
             hi: usize,
             edge: E,
             interior: I,
+            prim: &'static str,
+            at: At,
         ) -> ($(Vec<$T>,)+)
         where
             E: Fn(usize) -> ($($T,)+) + Sync,
@@ -167,7 +180,7 @@ macro_rules! map_unzip {
                 $fill($($s.1,)+ base + a, &interior);
                 $fill($($s.2,)+ base + b, &edge);
             };
-            $(let mut $v: Vec<$T> = Vec::with_capacity(len);)+
+            $(let mut $v: Vec<$T> = super::alloc(len, prim, at);)+
             {
                 $(let $s = &mut $v.spare_capacity_mut()[..len];)+
                 if len < super::GRAIN {
@@ -193,12 +206,12 @@ macro_rules! map_unzip {
         /// `unzip(map(f))` in one loop: `f(i)` is a tuple, and its components are written
         /// to separate vectors (one per component) by the same loop, instead of a vector of
         /// tuples that projections then copy apart.
-        pub fn $name<$($T: Send,)+ F>(len: usize, f: F) -> ($(Vec<$T>,)+)
+        pub fn $name<$($T: Send,)+ F>(len: usize, f: F, prim: &'static str, at: At) -> ($(Vec<$T>,)+)
         where
             F: Fn(usize) -> ($($T,)+) + Sync,
         {
             // The split loop with an empty interior: every slot is filled by `f`.
-            $split(len, 0, 0, &f, &f)
+            $split(len, 0, 0, &f, &f, prim, at)
         }
 
         /// Writes `f(base + j)`'s components to slot `j` of each output; never inlined,

@@ -101,6 +101,40 @@ pub fn raise(e: Error) -> ! {
     std::panic::resume_unwind(Box::new(e))
 }
 
+/// An empty `Vec` with room for exactly `len` elements: a result or temporary of `prim`.
+///
+/// Where the size overflows the address space or the allocator refuses it, raises
+/// [`Error::OutOfMemory`] instead of aborting the process as `Vec::with_capacity` does.
+#[inline]
+pub fn alloc<T>(len: usize, prim: &'static str, at: At) -> Vec<T> {
+    let mut v = Vec::new();
+    if v.try_reserve_exact(len).is_err() {
+        out_of_memory(len as u128 * std::mem::size_of::<T>() as u128, prim, at)
+    }
+    v
+}
+
+/// Makes room in `out` for `more` elements (growing it as `Vec::reserve` does), raising
+/// [`Error::OutOfMemory`] for `prim` where that fails.
+#[inline]
+pub fn reserve<T>(out: &mut Vec<T>, more: usize, prim: &'static str, at: At) {
+    if out.try_reserve(more).is_err() {
+        let len = out.len() as u128 + more as u128;
+        out_of_memory(len * std::mem::size_of::<T>() as u128, prim, at)
+    }
+}
+
+/// Raises [`Error::OutOfMemory`] for `bytes` bytes.
+#[cold]
+#[inline(never)]
+pub fn out_of_memory(bytes: u128, prim: &'static str, at: At) -> ! {
+    raise(Error::OutOfMemory {
+        prim,
+        bytes,
+        at: *at,
+    })
+}
+
 /// Runs `body`, turning an [`Error`] raised inside it (on any thread) into `Err`. Other
 /// panics pass through unchanged.
 pub fn run<T>(body: impl FnOnce() -> T) -> Result<T, Error> {

@@ -16,15 +16,16 @@
 //! element (measured: 22% faster than the serial loop for f32 in a baseline x86-64 build;
 //! blocks of 8 or 16 need more shuffles than they save).
 
-use super::par;
+use super::{At, par};
 use rayon::prelude::*;
 use std::mem::MaybeUninit;
 
 /// Bytes of output per chunk of the blocked pipeline.
 const CHUNK_BYTES: usize = 256 << 10;
 
-/// Inclusive scan: `y[0] = f(0)`, `y[i] = op(y[i-1], f(i))` (`op` associative).
-pub fn scan<T, F, Op>(len: usize, f: F, op: Op) -> Vec<T>
+/// Inclusive scan: `y[0] = f(0)`, `y[i] = op(y[i-1], f(i))` (`op` associative); the
+/// result of `prim` at `at`.
+pub fn scan<T, F, Op>(len: usize, f: F, op: Op, prim: &'static str, at: At) -> Vec<T>
 where
     T: Copy + Send + Sync,
     F: Fn(usize) -> T + Sync,
@@ -33,11 +34,19 @@ where
     if len == 0 {
         return Vec::new();
     }
-    scan_core(len, f(0), &f, &op)
+    scan_core(len, f(0), &f, &op, prim, at)
 }
 
-/// Exclusive scan: `y[0] = init`, `y[i] = op(y[i-1], f(i-1))`; length `len`.
-pub fn exclusive_scan<T, F, Op>(len: usize, init: T, f: F, op: Op) -> Vec<T>
+/// Exclusive scan: `y[0] = init`, `y[i] = op(y[i-1], f(i-1))`; length `len`; the result
+/// of `prim` at `at`.
+pub fn exclusive_scan<T, F, Op>(
+    len: usize,
+    init: T,
+    f: F,
+    op: Op,
+    prim: &'static str,
+    at: At,
+) -> Vec<T>
 where
     T: Copy + Send + Sync,
     F: Fn(usize) -> T + Sync,
@@ -45,18 +54,18 @@ where
 {
     match len {
         0 => Vec::new(),
-        _ => scan_core(len, init, &|j| f(j - 1), &op),
+        _ => scan_core(len, init, &|j| f(j - 1), &op, prim, at),
     }
 }
 
 /// `out[0] = seed`, `out[j] = op(out[j - 1], h(j))` for `1 <= j < n`; `n >= 1`.
-fn scan_core<T, H, Op>(n: usize, seed: T, h: &H, op: &Op) -> Vec<T>
+fn scan_core<T, H, Op>(n: usize, seed: T, h: &H, op: &Op, prim: &'static str, at: At) -> Vec<T>
 where
     T: Copy + Send + Sync,
     H: Fn(usize) -> T + Sync,
     Op: Fn(T, T) -> T + Sync,
 {
-    let mut out: Vec<T> = Vec::with_capacity(n);
+    let mut out: Vec<T> = super::alloc(n, prim, at);
     scan_core_into(&mut out.spare_capacity_mut()[..n], seed, h, op);
     // SAFETY: `scan_core_into` wrote every slot; a panic unwinds past this point.
     unsafe { out.set_len(n) };

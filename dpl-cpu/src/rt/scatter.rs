@@ -169,7 +169,7 @@ where
         index_error(prim, f(0).0.value(), 0, at)
     }
     let part_len = n.div_ceil(owner_parts(n));
-    let mut out: Vec<T> = Vec::with_capacity(n);
+    let mut out: Vec<T> = super::alloc(n, prim, at);
     let errors: Vec<Option<i128>> = out.spare_capacity_mut()[..n]
         .par_chunks_mut(part_len)
         .zip(dst.par_chunks(part_len))
@@ -235,12 +235,14 @@ where
     None
 }
 
-/// `dst.to_vec()`, in parallel for long slices.
-fn copy_of<T: Copy + Send + Sync>(dst: &[T]) -> Vec<T> {
+/// `dst.to_vec()` (the result of `prim` at `at`), in parallel for long slices.
+fn copy_of<T: Copy + Send + Sync>(dst: &[T], prim: &'static str, at: At) -> Vec<T> {
     if dst.len() < GRAIN {
-        dst.to_vec()
+        let mut out = super::alloc(dst.len(), prim, at);
+        out.extend_from_slice(dst);
+        out
     } else {
-        super::map(dst.len(), |i| dst[i])
+        super::map(dst.len(), |i| dst[i], prim, at)
     }
 }
 
@@ -295,7 +297,7 @@ where
         })
         .collect();
     first_error(&buckets, n, prim, at);
-    let mut out: Vec<T> = Vec::with_capacity(n);
+    let mut out: Vec<T> = super::alloc(n, prim, at);
     out.spare_capacity_mut()
         .par_chunks_mut(part_len)
         .zip(dst.par_chunks(part_len))
@@ -366,7 +368,7 @@ where
     let ranges = (len / (PRIVATE_RATIO * n)).clamp(threads, RANGES_PER_THREAD * threads);
     let range_len = len.div_ceil(ranges);
     let range = |r: usize| r * range_len..((r + 1) * range_len).min(len);
-    let mut out = copy_of(dst);
+    let mut out = copy_of(dst, prim, at);
     // The first range accumulates into the result, the others into private copies.
     let (first, copies) = rayon::join(
         || fold_into(&mut out, range(0), f, op),
@@ -416,7 +418,7 @@ where
     F: Fn(usize) -> (I, T),
     Op: Fn(T, T) -> T,
 {
-    let mut out = copy_of(dst);
+    let mut out = copy_of(dst, prim, at);
     if let Some(value) = fold_into(&mut out, 0..len, f, op) {
         index_error(prim, value, out.len(), at)
     }
@@ -546,7 +548,7 @@ where
     T: Send,
     F: Fn(usize) -> (I, T) + Sync,
 {
-    let mut out: Vec<T> = Vec::with_capacity(len);
+    let mut out: Vec<T> = super::alloc(len, prim, at);
     let spare = &mut out.spare_capacity_mut()[..len];
     let ok = if len < GRAIN {
         let (ok, seen) = permute_owned(spare, 0, len, &f);

@@ -50,8 +50,8 @@
 //!   `(key, value)` pairs are sorted with a stable sort (rayon's parallel merge sort above
 //!   [`SORT_GRAIN`]), then the values are copied out in parallel.
 
-use super::map;
 use super::par::threads;
+use super::{At, map};
 use rayon::prelude::*;
 use std::cmp::Ordering;
 use std::mem::MaybeUninit;
@@ -150,13 +150,13 @@ tuple_key!(0 A, 1 B, 2 C, 3 D, 4 E, 5 F);
 tuple_key!(0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G);
 tuple_key!(0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H);
 
-/// The elements `f(0), ..., f(len - 1)` in ascending order.
-pub fn sort<T, F>(len: usize, f: F) -> Vec<T>
+/// The elements `f(0), ..., f(len - 1)` in ascending order (the result of `prim` at `at`).
+pub fn sort<T, F>(len: usize, f: F, prim: &'static str, at: At) -> Vec<T>
 where
     T: SortKey,
     F: Fn(usize) -> T + Sync,
 {
-    let mut out = map(len, f);
+    let mut out = map(len, f, prim, at);
     if T::RADIX_BYTES > 0 && len >= RADIX_MIN {
         radix_sort(&mut out, T::radix_key, T::RADIX_BYTES);
     } else if len < SORT_GRAIN {
@@ -168,14 +168,14 @@ where
 }
 
 /// The values of the pairs `(key, value) = f(i)`, ordered by ascending key; values with
-/// equal keys keep the order of their indices `i`.
-pub fn sort_by_key<K, V, F>(len: usize, f: F) -> Vec<V>
+/// equal keys keep the order of their indices `i` (the result of `prim` at `at`).
+pub fn sort_by_key<K, V, F>(len: usize, f: F, prim: &'static str, at: At) -> Vec<V>
 where
     K: SortKey,
     V: Copy + Send + Sync,
     F: Fn(usize) -> (K, V) + Sync,
 {
-    let mut pairs = map(len, f);
+    let mut pairs = map(len, f, prim, at);
     let by_key = |a: &(K, V), b: &(K, V)| a.0.total_cmp(&b.0);
     if K::RADIX_BYTES > 0 && len >= RADIX_MIN {
         radix_sort(&mut pairs, |p: &(K, V)| p.0.radix_key(), K::RADIX_BYTES);
@@ -186,7 +186,7 @@ where
     }
     let pairs = &pairs[..];
     // SAFETY: `map` calls the element function only with indices below `len`.
-    map(len, |i| unsafe { super::read(pairs, i) }.1)
+    map(len, |i| unsafe { super::read(pairs, i) }.1, prim, at)
 }
 
 /// From this many elements on, scalar keys are sorted by [`radix_sort`].

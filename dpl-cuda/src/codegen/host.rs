@@ -19,6 +19,11 @@ impl<'f> Gen<'f> {
     fn host_stmt(&mut self, s: &Stmt, steps: &mut Vec<Step>) -> R<()> {
         let v = var(s.var);
         let span = s.span.0;
+        let origin = match &s.expr {
+            Expr::Soac(soac) => Some(origin_of(&soac.kind)),
+            _ => None,
+        };
+        self.stmt_origin = (origin, span);
         let ty = self.ty(s.var).clone();
         let host = |expr| Step::Host {
             var: v,

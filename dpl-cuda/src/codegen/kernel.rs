@@ -282,6 +282,8 @@ impl<'f> Gen<'f> {
                     temp,
                     elem,
                     count: count.clone(),
+                    origin: self.stmt_origin.0,
+                    span: self.stmt_origin.1,
                 });
                 temp
             })

@@ -115,6 +115,9 @@ struct Gen<'f> {
     /// consumers evaluate the element function again where they read an element, as
     /// fusion would).
     deferred: HashMap<VarId, Soac>,
+    /// The top-level statement being compiled: its primitive (if it is one) and span,
+    /// recorded in its [`Step::Alloc`]s.
+    stmt_origin: (Option<Origin>, u32),
     /// While compiling the fill kernel of a nested `map`: one flag (`bool`) per output
     /// element, for the duplicate check of a per-element `permute`.
     owner: Option<Reg>,
@@ -390,6 +393,7 @@ impl<'f> Gen<'f> {
             prefetched: None,
             owner: None,
             deferred: HashMap::new(),
+            stmt_origin: (None, 0),
             kinfo: Vec::new(),
             ordinal: 0,
             cur: KernelInfo {

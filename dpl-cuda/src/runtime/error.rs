@@ -147,9 +147,6 @@ pub enum RunError {
         /// The most its kernels take.
         max: u64,
     },
-    /// An allocation whose size overflows.
-    #[error("allocation too large")]
-    AllocationTooLarge,
     /// Per-thread temporaries whose size overflows.
     #[error("per-thread temporary too large")]
     ScratchTooLarge,
@@ -210,6 +207,13 @@ impl From<RunError> for Error {
 /// An internal error (a bug in dpl) saying what was found.
 pub(super) fn internal(msg: impl Into<String>) -> Error {
     RunError::Internal(msg.into()).into()
+}
+
+/// Whether a driver failure of an allocation says that the device memory is exhausted
+/// (`CUDA_ERROR_OUT_OF_MEMORY` from CUDA, "out of device memory" from the simulator).
+pub(super) fn is_out_of_memory(e: &str) -> bool {
+    let e = e.to_ascii_lowercase();
+    e.contains("out of memory") || e.contains("out_of_memory") || e.contains("out of device memory")
 }
 
 /// A driver failure.

@@ -5,7 +5,7 @@ use dpl_core::ir::{Scalar, Type};
 use dpl_core::run::{Error, Location};
 
 use super::columns::{assemble, download_values, type_leaves, words};
-use super::error::{RunError, dev, internal};
+use super::error::{RunError, dev, internal, is_out_of_memory};
 use super::host::as_u64;
 use super::io::{DeviceSeq, Input, Output};
 use crate::GpuProgram;
@@ -380,13 +380,29 @@ impl<D: Driver> Exec<'_, D> {
                 self.set(*var, v);
             }
             Step::Assert { check, span } => self.assert(check, *span)?,
-            Step::Alloc { temp, elem, count } => {
+            Step::Alloc {
+                temp,
+                elem,
+                count,
+                origin,
+                span,
+            } => {
                 let n = self.count(count)?;
-                let bytes = n
-                    .checked_mul(size_of(*elem))
-                    .and_then(|b| usize::try_from(b).ok())
-                    .ok_or(RunError::AllocationTooLarge)?;
-                let a = self.alloc(bytes)?;
+                let want = u128::from(n) * u128::from(size_of(*elem));
+                let out_of_memory = |this: &Self| Error::OutOfMemory {
+                    prim: origin.map_or("the result", |o| o.name()),
+                    bytes: want,
+                    at: this.at(*span),
+                };
+                let Ok(bytes) = usize::try_from(want) else {
+                    return Err(out_of_memory(self));
+                };
+                let a = match self.driver.alloc_zeroed(bytes.max(1)) {
+                    Ok(a) => a,
+                    Err(e) if is_out_of_memory(&e) => return Err(out_of_memory(self)),
+                    Err(e) => return Err(dev(e)),
+                };
+                self.allocs.push(a);
                 self.temps[*temp as usize] = Some(TempV::Buf(a));
             }
             Step::Copy {

@@ -899,8 +899,9 @@ impl Lower {
 
     /// Whether evaluating `e` can raise a dpl error on some ranks only: at the top level
     /// (`top`), where every scalar is the same on every rank, only the loops over blocks
-    /// and the checks of a block's indices can; inside a loop, any check, integer division,
-    /// index out of range, empty reduction or scatter's index can.
+    /// (an allocation of a block's result can fail) and the checks of a block's indices
+    /// can; inside a loop, any check, integer division, index out of range, empty reduction
+    /// or scatter's index can.
     fn can_fail(&self, e: &Expr, top: bool) -> bool {
         let here = match e {
             Expr::Assert(Assertion::IndicesInRange { idx, .. }) => {
@@ -913,15 +914,16 @@ impl Lower {
             Expr::Binary(BinOp::Div | BinOp::Rem, a, _) => {
                 !top && self.f.vars[*a].ty.scalar().is_some_and(|t| t.is_int())
             }
-            Expr::Soac(s) => {
-                !top && matches!(
-                    s.kind,
-                    SoacKind::Reduce { init: None, .. }
-                        | SoacKind::Scatter { .. }
-                        | SoacKind::ScatterReduce { .. }
-                        | SoacKind::Permute
-                )
-            }
+            // A loop that makes a sequence allocates it, which can fail on one rank alone
+            // (`OutOfMemory`: the blocks differ in size).
+            Expr::Soac(s) if top => !matches!(s.kind, SoacKind::Reduce { .. }),
+            Expr::Soac(s) => matches!(
+                s.kind,
+                SoacKind::Reduce { init: None, .. }
+                    | SoacKind::Scatter { .. }
+                    | SoacKind::ScatterReduce { .. }
+                    | SoacKind::Permute
+            ),
             _ => false,
         };
         let mut inner = false;

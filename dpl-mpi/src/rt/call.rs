@@ -495,6 +495,12 @@ fn encode(e: &Error) -> Vec<u8> {
             w.u8(7);
             w.str(text);
         }
+        Error::OutOfMemory { prim, bytes, at } => {
+            w.u8(9);
+            w.str(prim);
+            w.0.extend_from_slice(&bytes.to_le_bytes());
+            w.loc(at);
+        }
         Error::Device(m) => {
             w.u8(8);
             w.str(m);
@@ -547,6 +553,11 @@ fn decode(b: &[u8]) -> Error {
             }
         }
         7 => Error::BadPlace { text: r.string() },
+        9 => Error::OutOfMemory {
+            prim: r.name(),
+            bytes: u128::from_le_bytes(r.take(16).try_into().unwrap_or([0; 16])),
+            at: r.loc(),
+        },
         _ => Error::Device(r.string()),
     }
 }

@@ -30,9 +30,10 @@ pub fn gather<T: Wire, I: Idx>(
     let base = lay[me];
     if c.size() == 1 {
         // SAFETY: every index was checked against `n == local.len()` above.
-        return dpl_cpu::rt::map(req.len(), |k| unsafe {
+        let read = |k: usize| unsafe {
             *local.get_unchecked(req.get_unchecked(k).checked(n).unwrap_unchecked())
-        });
+        };
+        return dpl_cpu::rt::map(req.len(), read, prim, at);
     }
     c.agree();
     let owners: Vec<u32> = req

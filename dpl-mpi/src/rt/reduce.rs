@@ -57,14 +57,15 @@ fn carry<T: Wire>(c: &Call<'_>, mine: Option<T>, op: &impl Fn(T, T) -> T) -> Opt
 /// The rank's block of the inclusive scan of the global sequence whose block is `f(0),
 /// ..., f(len - 1)`: the local scan (dpl-cpu's), one all-gather of the block totals, and
 /// `op(carry, y)` applied to every element, `carry` being the combination of the totals of
-/// the ranks below (none on rank 0). `op` need only be associative.
-pub fn scan<T, F, Op>(c: &Call<'_>, len: usize, f: F, op: Op) -> Vec<T>
+/// the ranks below (none on rank 0). `op` need only be associative. The result is that
+/// of `prim` at `at`.
+pub fn scan<T, F, Op>(c: &Call<'_>, len: usize, f: F, op: Op, prim: &'static str, at: At) -> Vec<T>
 where
     T: Wire,
     F: Fn(usize) -> T + Sync,
     Op: Fn(T, T) -> T + Sync,
 {
-    let mut out = dpl_cpu::rt::scan(len, &f, &op);
+    let mut out = dpl_cpu::rt::scan(len, &f, &op, prim, at);
     if c.size() == 1 {
         return out;
     }
@@ -78,18 +79,28 @@ where
 /// The rank's block of the exclusive scan (`y[0] = init`) of the global sequence whose
 /// block is `f(0), ..., f(len - 1)`. Rank 0 runs dpl-cpu's exclusive scan from `init`;
 /// the others scan their block inclusively, and once the totals of the ranks below are
-/// known (one all-gather) write `y[0] = carry`, `y[k] = op(carry, s[k - 1])`.
-pub fn exclusive_scan<T, F, Op>(c: &Call<'_>, len: usize, init: T, f: F, op: Op) -> Vec<T>
+/// known (one all-gather) write `y[0] = carry`, `y[k] = op(carry, s[k - 1])`. The result
+/// is that of `prim` at `at`.
+#[allow(clippy::too_many_arguments)]
+pub fn exclusive_scan<T, F, Op>(
+    c: &Call<'_>,
+    len: usize,
+    init: T,
+    f: F,
+    op: Op,
+    prim: &'static str,
+    at: At,
+) -> Vec<T>
 where
     T: Wire,
     F: Fn(usize) -> T + Sync,
     Op: Fn(T, T) -> T + Sync,
 {
     if c.size() == 1 {
-        return dpl_cpu::rt::exclusive_scan(len, init, f, op);
+        return dpl_cpu::rt::exclusive_scan(len, init, f, op, prim, at);
     }
     if c.rank() == 0 {
-        let out = dpl_cpu::rt::exclusive_scan(len, init, &f, &op);
+        let out = dpl_cpu::rt::exclusive_scan(len, init, &f, &op, prim, at);
         // Rank 0's total includes `init`, so every carry starts from it.
         let total = match out.last() {
             Some(&y) => op(y, f(len - 1)),
@@ -98,15 +109,20 @@ where
         carry(c, Some(total), &op);
         return out;
     }
-    let s = dpl_cpu::rt::scan(len, &f, &op);
+    let s = dpl_cpu::rt::scan(len, &f, &op, prim, at);
     let k = carry(c, s.last().copied(), &op).expect("rank 0 always contributes a total");
     let s = &s[..];
-    dpl_cpu::rt::map(len, |j| {
-        if j == 0 {
-            k
-        } else {
-            // SAFETY: `1 <= j < len == s.len()`.
-            op(k, unsafe { *s.get_unchecked(j - 1) })
-        }
-    })
+    dpl_cpu::rt::map(
+        len,
+        |j| {
+            if j == 0 {
+                k
+            } else {
+                // SAFETY: `1 <= j < len == s.len()`.
+                op(k, unsafe { *s.get_unchecked(j - 1) })
+            }
+        },
+        prim,
+        at,
+    )
 }

@@ -28,7 +28,7 @@ fn checked_pairs<I: Idx, T: Send, F: Fn(usize) -> (I, T) + Sync>(
     prim: &'static str,
     at: At,
 ) -> Vec<(usize, T)> {
-    let pairs = dpl_cpu::rt::map(len, f);
+    let pairs = dpl_cpu::rt::map(len, f, prim, at);
     if let Some((j, _)) = pairs.iter().find(|(j, _)| !j.in_range(n)) {
         index_error(prim, j.value(), n, at)
     }

@@ -17,47 +17,70 @@ use super::call::Call;
 use super::fetch::window_as;
 use super::layout::layout;
 use super::wire::{Wire, bytes_of, values_of};
-use dpl_cpu::rt::SortKey;
+use dpl_cpu::rt::{At, SortKey};
 use std::cmp::Ordering;
 
 /// Samples per rank per splitter: more samples, more even buckets.
 const OVERSAMPLE: usize = 16;
 
 /// This rank's block (of the lengths of `lay_out`, the input's layout) of the global
-/// sequence `f(0..len)` of every rank, sorted ascending.
-pub fn sort<T, F>(c: &Call<'_>, len: usize, f: F, lay_out: &[usize]) -> Vec<T>
+/// sequence `f(0..len)` of every rank, sorted ascending (the result of `prim` at `at`).
+pub fn sort<T, F>(
+    c: &Call<'_>,
+    len: usize,
+    f: F,
+    lay_out: &[usize],
+    prim: &'static str,
+    at: At,
+) -> Vec<T>
 where
     T: SortKey + Wire,
     F: Fn(usize) -> T + Sync,
 {
-    let local = dpl_cpu::rt::sort(len, f);
+    let local = dpl_cpu::rt::sort(len, f, prim, at);
     if c.size() == 1 {
         return local;
     }
-    sample_sort(c, local, |t: &T| *t, lay_out)
+    sample_sort(c, local, |t: &T| *t, lay_out, prim, at)
 }
 
 /// This rank's block (the lengths of `lay_out`) of the values of the pairs `(key, value)
 /// = f(k)` of every rank, ordered by ascending key; equal keys keep their global order.
-pub fn sort_by_key<K, V, F>(c: &Call<'_>, len: usize, f: F, lay_out: &[usize]) -> Vec<V>
+/// The result is that of `prim` at `at`.
+pub fn sort_by_key<K, V, F>(
+    c: &Call<'_>,
+    len: usize,
+    f: F,
+    lay_out: &[usize],
+    prim: &'static str,
+    at: At,
+) -> Vec<V>
 where
     K: SortKey + Wire,
     V: Wire,
     F: Fn(usize) -> (K, V) + Sync,
 {
     if c.size() == 1 {
-        return dpl_cpu::rt::sort_by_key(len, f);
+        return dpl_cpu::rt::sort_by_key(len, f, prim, at);
     }
-    let local: Vec<(K, V)> = dpl_cpu::rt::sort_by_key(len, |k| {
+    let pair = |k| {
         let e = f(k);
         (e.0, e)
-    });
-    let sorted = sample_sort(c, local, |e: &(K, V)| e.0, lay_out);
+    };
+    let local: Vec<(K, V)> = dpl_cpu::rt::sort_by_key(len, pair, prim, at);
+    let sorted = sample_sort(c, local, |e: &(K, V)| e.0, lay_out, prim, at);
     sorted.into_iter().map(|e| e.1).collect()
 }
 
 /// Steps 2-5 of the module docs for `local`, sorted stably by `key`.
-fn sample_sort<E, K, G>(c: &Call<'_>, local: Vec<E>, key: G, lay_out: &[usize]) -> Vec<E>
+fn sample_sort<E, K, G>(
+    c: &Call<'_>,
+    local: Vec<E>,
+    key: G,
+    lay_out: &[usize],
+    prim: &'static str,
+    at: At,
+) -> Vec<E>
 where
     E: Wire,
     K: SortKey + Wire,
@@ -115,9 +138,8 @@ where
     // The runs, in rank order, each sorted: a stable sort orders them globally.
     let runs = &runs[..];
     // SAFETY: `sort_by_key` calls the element function only with indices below its length.
-    let merged: Vec<E> = dpl_cpu::rt::sort_by_key(runs.len(), |i| unsafe {
-        (key(runs.get_unchecked(i)), *runs.get_unchecked(i))
-    });
+    let run = |i: usize| unsafe { (key(runs.get_unchecked(i)), *runs.get_unchecked(i)) };
+    let merged: Vec<E> = dpl_cpu::rt::sort_by_key(runs.len(), run, prim, at);
     let lay_now = layout(c, merged.len());
     let w = window_as(c, &merged, &lay_now, lay_out, 0, 0, "sort");
     if matches!(&w, std::borrow::Cow::Borrowed(b) if b.len() == merged.len()) {
