@@ -66,7 +66,10 @@ pub fn scalar_leaves(ty: &Type, skip_seqs: bool) -> Result<Vec<Scalar>, Unsuppor
             Type::Seq(_) => format!("sequences as elements ({t})"),
             Type::Infer => "an untyped variable".to_string(),
         };
-        Err(Unsupported { message })
+        Err(Unsupported {
+            message,
+            too_large: None,
+        })
     }
     let mut out = Vec::new();
     go(ty, skip_seqs, &mut out)?;

@@ -63,13 +63,28 @@ use std::collections::HashMap;
 #[cfg(feature = "codegen")]
 use dpl_core::ir::Function;
 
-/// A construct the GPU backend does not compile (yet).
+/// A construct the GPU backend does not compile (yet), or a function whose PTX would be
+/// larger than [`MAX_PTX_BYTES`].
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("not supported by the GPU backend: {message}")]
 pub struct Unsupported {
     /// What is not supported.
     pub message: String,
+    /// `Some` when the function is not compiled because its PTX would exceed
+    /// [`MAX_PTX_BYTES`]: the span (index into the function's spans; 0 for none) of the
+    /// top-level statement being compiled when the limit was passed. Such a function is a
+    /// compile error, where one the backend does not support runs on the CPU instead.
+    pub too_large: Option<u32>,
 }
+
+/// The most PTX text one function may compile to: 8 MiB. Code generation stops with
+/// [`Unsupported::too_large`] as soon as a function's kernels pass it (the `#[parallel]`
+/// macro reports it as a compile error at the combinator being compiled), so that a
+/// function whose code would explode is an error rather than a compiler running out of
+/// memory. Sequences read at several places are shared within kernels (they do not
+/// multiply the code), so ordinary functions stay far below: a `sum(map(...))` is about
+/// 11 KiB, and 200 of them in one function about 2 MiB.
+pub const MAX_PTX_BYTES: usize = 8 << 20;
 
 /// A compiled function: one PTX module and the plan that runs it.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -254,7 +269,8 @@ pub fn compile_tuned(
 /// two levels of nesting in data, a `scatter`/`scatter_reduce`/`permute` inside an
 /// element function read again when its length is not known before the launch,
 /// combinators over elements that are sequences other than `map` and `filter`, and
-/// Prim-level functions (run [`dpl_core::pipeline::compile`] first).
+/// Prim-level functions (run [`dpl_core::pipeline::compile`] first); and, with
+/// [`Unsupported::too_large`] set, a function whose PTX would exceed [`MAX_PTX_BYTES`].
 pub fn compile(f: &Function) -> Result<GpuProgram, Unsupported> {
     compile_with(f, &Options::default())
 }

@@ -277,6 +277,18 @@ fn gpu_arm(
             });
             quote!(#private::gpu::Program::new(#name, #bytes, &[#(#locations),*]))
         }
+        Err(dpl_cuda::Unsupported {
+            message,
+            too_large: Some(at),
+        }) => {
+            // Code that would explode is an error at the combinator that passed the limit.
+            let span = if at == 0 {
+                l.item.sig.ident.span()
+            } else {
+                l.spans.get(ir::Span(at))
+            };
+            return Err(syn::Error::new(span, message));
+        }
         Err(e) => {
             // No GPU arm: the dispatch (`cpu_instead`) sends GPU places to the CPU arm instead.
             let reason = e.message;

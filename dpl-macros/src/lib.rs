@@ -12,8 +12,12 @@ use proc_macro::TokenStream;
 use proc_macro2::TokenStream as TokenStream2;
 use quote::{ToTokens, quote};
 
+#[cfg(test)]
+mod bounded;
 mod emit;
 pub(crate) mod front;
+#[cfg(test)]
+mod synthetic;
 
 /// The `dpl::Inspect` record of a `#[parallel]` function: `dpl::inspect!(saxpy)` or
 /// `dpl::inspect!(module::saxpy)`.

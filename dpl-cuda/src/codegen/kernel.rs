@@ -146,7 +146,9 @@ impl<'f> Gen<'f> {
             block: k.ptx.block,
             ..self.cur
         });
-        self.kernels.push((name, k.ptx.finish()));
+        let text = k.ptx.finish();
+        self.done_bytes += text.len();
+        self.kernels.push((name, text));
         self.kernels.len() as u32 - 1
     }
 

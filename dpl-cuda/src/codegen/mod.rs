@@ -39,6 +39,7 @@ mod reduce;
 mod rows;
 mod scan;
 mod scatter;
+mod share;
 mod sort;
 mod value;
 
@@ -70,6 +71,7 @@ type R<T> = Result<T, Unsupported>;
 fn unsupported<T>(msg: impl Into<String>) -> R<T> {
     Err(Unsupported {
         message: msg.into(),
+        too_large: None,
     })
 }
 
@@ -98,6 +100,9 @@ struct Gen<'f> {
     /// Variables some statement reads (anywhere, lambdas included): a per-element
     /// `scatter`/`scatter_reduce`/`permute` among them is stored ([`Gen::materialize`]).
     operand_use: HashSet<VarId>,
+    /// Sequences inside element functions stored rather than recomputed at each read
+    /// ([`share`]).
+    stored: HashSet<VarId>,
     /// Every statement's expression, by the variable it defines.
     defs: HashMap<VarId, &'f Expr>,
     /// The parameters and the variables of the top-level blocks (host values).
@@ -127,6 +132,11 @@ struct Gen<'f> {
     ordinal: u32,
     /// The combinator being compiled: its ordinal, block size and default block size.
     cur: KernelInfo,
+    /// The span and the primitive of the top-level combinator being compiled (for
+    /// [`Gen::check_size`]).
+    cur_stmt: (u32, &'static str),
+    /// Bytes of PTX of the kernels finished so far.
+    done_bytes: usize,
 }
 
 /// Which combinator a kernel belongs to and its block size.
@@ -232,10 +242,15 @@ pub(crate) fn generate(
         check_param_type(f.ty(p))?;
     }
     if let Some(b) = opts.block {
-        crate::check_block(b).map_err(|message| Unsupported { message })?;
+        crate::check_block(b).map_err(|message| Unsupported {
+            message,
+            too_large: None,
+        })?;
     }
     let mut g = Gen::new(f, opts, tuned);
     let steps = g.host_block(&f.body)?;
+    g.cur_stmt = (0, "");
+    g.check_size(None)?;
     let mut ptx = String::from(crate::PTX_HEADER);
     if g.kernels
         .iter()
@@ -304,6 +319,7 @@ pub(crate) fn generate(
                 "internal compiler error: the launch plan of `{}` is invalid: {e}",
                 f.name
             ),
+            too_large: None,
         })?;
     }
     Ok(program)
@@ -313,6 +329,7 @@ pub(crate) fn generate(
 fn kernel_params(name: &str, text: &str) -> R<u32> {
     let internal = |why: String| Unsupported {
         message: format!("internal compiler error: the PTX of kernel `{name}`: {why}"),
+        too_large: None,
     };
     let params = crate::entry::params(text).map_err(|e| internal(e.to_string()))?;
     let list = params
@@ -363,6 +380,7 @@ impl<'f> Gen<'f> {
             opts: *opts,
             tuned,
             operand_use,
+            stored: share::stored_seqs(f),
             defs,
             host_vars,
             kernels: Vec::new(),
@@ -385,7 +403,35 @@ impl<'f> Gen<'f> {
                 note: None,
                 fixed: false,
             },
+            cur_stmt: (0, ""),
+            done_bytes: 0,
         }
+    }
+
+    /// Fails with [`Unsupported::too_large`] once the kernels finished so far and the one
+    /// being written `k` (when given) pass [`crate::MAX_PTX_BYTES`]: checked as each
+    /// block of a kernel is compiled, so that a kernel whose code would explode stops
+    /// early.
+    fn check_size(&self, k: Option<&Kernel>) -> R<()> {
+        let bytes = self.done_bytes + k.map_or(0, |k| k.ptx.body_len());
+        if bytes <= crate::MAX_PTX_BYTES {
+            return Ok(());
+        }
+        let (span, prim) = self.cur_stmt;
+        let at = if prim.is_empty() {
+            String::new()
+        } else {
+            format!(", reached while compiling the kernel of this `{prim}`")
+        };
+        Err(Unsupported {
+            message: format!(
+                "the GPU code of `{}` is larger than {} MiB of PTX, the limit per function{at} ({} KiB so far): its element functions are too large once inlined; split the function, or compute intermediate sequences at the top level",
+                self.f.name,
+                crate::MAX_PTX_BYTES >> 20,
+                bytes >> 10
+            ),
+            too_large: Some(span),
+        })
     }
 
     /// Starts the kernels of the next top-level combinator, whose kernels default to
@@ -460,6 +506,7 @@ impl<'f> Gen<'f> {
             return unsupported("an element function without exactly one index parameter");
         }
         self.start_group(DEFAULT_BLOCK);
+        self.cur_stmt = (s.span.0, soac.kind.origin_name());
         match (&soac.kind, self.ty(s.var).elem()) {
             (SoacKind::Map, Some(e)) if holds_seq_in_tuple(e) => {
                 self.deferred.insert(s.var, soac.clone());

@@ -79,6 +79,11 @@ impl Kernel {
         Label(format!("$L{}", self.labels))
     }
 
+    /// Bytes of instructions emitted so far.
+    pub fn body_len(&self) -> usize {
+        self.body.len()
+    }
+
     /// Emits one instruction.
     pub fn emit(&mut self, ins: Ins) {
         let _ = writeln!(self.body, "\t{ins};");

@@ -12,6 +12,7 @@ mod write;
 
 impl<'f> Gen<'f> {
     pub(in crate::codegen) fn block(&mut self, k: &mut Kernel, b: &Block, ctx: &Ctx) -> R<KVal> {
+        self.check_size(Some(k))?;
         for s in &b.stmts {
             let v = self.stmt(k, s, ctx)?;
             k.env.insert(s.var, v);
@@ -285,10 +286,11 @@ impl<'f> Gen<'f> {
                     soac.kind,
                     SoacKind::Scatter { .. } | SoacKind::ScatterReduce { .. } | SoacKind::Permute
                 );
-                if scattered
-                    && self.operand_use.contains(&s.var)
-                    && let Some(per) = self.host_soac_len(&lazy.soac)
-                {
+                // A scattered sequence read again, or one too large to compile again at
+                // each of its reads (`share`), is stored.
+                let stored = (scattered && self.operand_use.contains(&s.var))
+                    || self.stored.contains(&s.var);
+                if stored && let Some(per) = self.host_soac_len(&lazy.soac) {
                     return self.materialize(k, &lazy, per, ctx);
                 }
                 return Ok(KVal::Lazy(lazy));

@@ -83,7 +83,8 @@ impl<'f> Gen<'f> {
     }
 
     /// Stores a per-element `scatter`/`scatter_reduce`/`permute` that is read again (not
-    /// only the element's result) in a per-thread temporary ([`KArg::Scratch`]: the
+    /// only the element's result), or a `map` that `share` says to store, in a per-thread
+    /// temporary ([`KArg::Scratch`]: the
     /// executor allocates `per` elements per leaf for every thread of the launch), and
     /// returns it as a sequence in memory. Thread `t` (of the whole grid) uses elements
     /// `t * per ..` of it, written as [`Gen::write_scattered`] writes a ragged result's
@@ -108,10 +109,15 @@ impl<'f> Gen<'f> {
         let ptrs: Vec<Reg> = ls.iter().map(|&e| scratch(k, e)).collect();
         let owner = matches!(l.soac.kind, SoacKind::Permute).then(|| scratch(k, Scalar::Bool));
         let base = Self::scratch_base(k, &per);
-        let saved = std::mem::replace(&mut self.owner, owner);
-        let written = self.write_scattered(k, l, &ptrs, &base, ctx);
-        self.owner = saved;
-        written?;
+        if matches!(l.soac.kind, SoacKind::Map) {
+            let lv = KVal::Lazy(l.clone());
+            self.write_seq(k, &lv, &ptrs, &base, Lanes::Thread(ctx), None)?;
+        } else {
+            let saved = std::mem::replace(&mut self.owner, owner);
+            let written = self.write_scattered(k, l, &ptrs, &base, ctx);
+            self.owner = saved;
+            written?;
+        }
         let len = self.seq_len(k, &KVal::Lazy(l.clone()), ctx)?;
         let stop = k.reg(Scalar::U64);
         k.emit(Ins::add(Ty::S64, &stop, &base, &len));

@@ -1,5 +1,13 @@
 //! Callables: recognising them, checking their bodies once, inlining them at each use.
+//!
+//! A closure's body is lowered at each use, and checked (lowered with its errors reported)
+//! only the first time: later uses, and every lowering inside a quiet one, are quiet. A
+//! `let`-bound closure that is never used is checked when the body that binds it ends. So a
+//! definition nested in another closure is checked once in all, not once per lowering of
+//! its enclosing body, and the work is linear in the size of the code (checking at each
+//! definition and again at each use would double it at each level of nesting).
 
+use std::cell::Cell;
 use std::collections::HashSet;
 use std::rc::Rc;
 
@@ -87,14 +95,12 @@ impl Lowerer<'_> {
     /// The callable an expression denotes, if it denotes one.
     pub(super) fn as_callable(&self, e: &syn::Expr) -> Option<Callable> {
         match peel(e) {
-            syn::Expr::Closure(c) => Some(Callable::Closure {
-                def: Rc::new(ClosureDef {
-                    closure: c.clone(),
-                    env: self.env.frozen(|slot| self.mut_value(slot)),
-                    items: self.items.clone(),
-                }),
-                checked: false,
-            }),
+            syn::Expr::Closure(c) => Some(Callable::Closure(Rc::new(ClosureDef {
+                closure: c.clone(),
+                env: self.env.frozen(|slot| self.mut_value(slot)),
+                items: self.items.clone(),
+                checked: Cell::new(false),
+            }))),
             syn::Expr::Path(p) if p.qself.is_none() => {
                 if let Some(ident) = p.path.get_ident() {
                     return match self.env.lookup(&ident.unraw().to_string()) {
@@ -123,7 +129,7 @@ impl Lowerer<'_> {
 
     pub(super) fn arity(&self, c: &Callable) -> usize {
         match c {
-            Callable::Closure { def, .. } => def.closure.inputs.len(),
+            Callable::Closure(def) => def.closure.inputs.len(),
             Callable::Fn(id) => self.fns.get(*id).map_or(0, |f| f.params.len()),
             Callable::Scalar(f, _) => f.arity(),
             Callable::Prim(_) => 1,
@@ -132,7 +138,7 @@ impl Lowerer<'_> {
 
     pub(super) fn describe(&self, c: &Callable) -> String {
         match c {
-            Callable::Closure { .. } => "this closure".to_string(),
+            Callable::Closure(_) => "this closure".to_string(),
             Callable::Fn(id) => self
                 .fns
                 .get(*id)
@@ -140,6 +146,30 @@ impl Lowerer<'_> {
             Callable::Scalar(f, Some(s)) => format!("`{s}::{}`", f.name()),
             Callable::Scalar(f, None) => format!("`{}`", f.name()),
             Callable::Prim(p) => format!("`{}`", p.name()),
+        }
+    }
+
+    /// Notes a callable bound by `let`: a closure bound outside quiet lowering is checked
+    /// at its first use, or by [`Lowerer::check_unused`] when it has none.
+    pub(super) fn let_bound(&mut self, c: &Callable) {
+        if let Callable::Closure(def) = c {
+            if self.quiet > 0 {
+                // Checked where the enclosing body was first lowered.
+                def.checked.set(true);
+            } else {
+                self.unchecked.push(def.clone());
+            }
+        }
+    }
+
+    /// Checks the closures bound since `unchecked` had `from` entries and not used since.
+    pub(super) fn check_unused(&mut self, from: usize) {
+        let defs = self.unchecked.split_off(from.min(self.unchecked.len()));
+        for def in defs {
+            if !def.checked.get() {
+                let span = def.closure.or1_token.span;
+                self.check(&Callable::Closure(def.clone()), &def.closure, span);
+            }
         }
     }
 
@@ -202,10 +232,13 @@ impl Lowerer<'_> {
             return self.poison();
         }
         match c {
-            Callable::Closure { def, .. } => {
+            Callable::Closure(def) => {
+                // The first lowering reports the body's errors.
+                let quiet = def.checked.replace(true) || quiet;
                 if quiet {
                     self.quiet += 1;
                 }
+                let unchecked = self.unchecked.len();
                 let (env, items) = (self.env.clone(), self.items.clone());
                 self.env = def.env.clone();
                 self.items = def.items.clone();
@@ -230,6 +263,7 @@ impl Lowerer<'_> {
                     let t = sig::annotation(ty, &mut self.errors);
                     r = self.annotate(r, t, ty.span());
                 }
+                self.check_unused(unchecked);
                 self.env = env;
                 self.items = items;
                 if quiet {
@@ -271,7 +305,9 @@ impl Lowerer<'_> {
                     let v = self.annotate(*v, ty.clone(), span);
                     self.bind_pat(pat, v, v.index());
                 }
+                let unchecked = self.unchecked.len();
                 let r = self.block_value(&f.item.block);
+                self.check_unused(unchecked);
                 let r = self.annotate(r, f.ret.clone(), span);
                 self.env = env;
                 self.items = items;
@@ -297,7 +333,7 @@ impl Lowerer<'_> {
         let n = self.arity(c);
         if call.args.len() != n {
             let what = match (c, peel(&call.func)) {
-                (Callable::Closure { .. }, syn::Expr::Path(p)) => {
+                (Callable::Closure(_), syn::Expr::Path(p)) => {
                     format!("`{}`", path_text(&p.path))
                 }
                 _ => self.describe(c),
@@ -317,7 +353,7 @@ impl Lowerer<'_> {
             let v = self.value(a);
             // A closure or fn body binds its parameters; a scalar function takes the values.
             copies.push(match c {
-                Callable::Closure { .. } | Callable::Fn(_) => {
+                Callable::Closure(_) | Callable::Fn(_) => {
                     self.emit("arg", Type::Infer, Expr::Var(v), cheap_span(a))
                 }
                 Callable::Scalar(..) | Callable::Prim(_) => v,

@@ -1,5 +1,6 @@
 //! Scopes: the persistent environment of names, and what a name stands for.
 
+use std::cell::Cell;
 use std::rc::Rc;
 
 use dpl_core::ir::{Prim, Scalar, Type, VarId};
@@ -74,6 +75,9 @@ pub(super) struct ClosureDef {
     pub(super) closure: syn::ExprClosure,
     pub(super) env: Env,
     pub(super) items: Env,
+    /// Set once its body has been lowered: the first lowering reports its errors, later
+    /// ones are quiet (see [`super::Lowerer::apply`]).
+    pub(super) checked: Cell<bool>,
 }
 
 /// A nested `fn` or a function of the module, its types read once.
@@ -91,8 +95,8 @@ pub(super) struct FnItem {
 /// A function-valued expression.
 #[derive(Clone)]
 pub(super) enum Callable {
-    /// A closure; `checked` once its body has been checked where it was bound.
-    Closure { def: Rc<ClosureDef>, checked: bool },
+    /// A closure (its body is checked at its first use, see [`ClosureDef::checked`]).
+    Closure(Rc<ClosureDef>),
     /// A nested `fn` or module function (index into `Lowerer::fns`); always checked.
     Fn(usize),
     /// `f32::max`, `i32::wrapping_add`, ...: a scalar function of the given type.
@@ -102,10 +106,10 @@ pub(super) enum Callable {
 }
 
 impl Callable {
-    /// Whether uses lower the body quietly (it was checked where it was defined).
+    /// Whether uses lower the body quietly (it was checked already).
     pub(super) fn checked(&self) -> bool {
         match self {
-            Callable::Closure { checked, .. } => *checked,
+            Callable::Closure(def) => def.checked.get(),
             Callable::Fn(_) => true,
             Callable::Scalar(..) | Callable::Prim(_) => false,
         }

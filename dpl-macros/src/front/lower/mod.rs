@@ -9,9 +9,9 @@
 //!
 //! Errors are recorded and lowering continues with a placeholder variable ("poison"), so
 //! one run reports every problem. A callable's body is checked (lowered with errors
-//! reported, then thrown away) once where it is defined; each use lowers it again in
-//! *quiet* mode, where errors are counted but not reported, so that every error appears
-//! once whatever the number of uses.
+//! reported) once: a closure at its first use (or where its scope ends when it has none), a
+//! `fn` where it is defined; the other uses lower it again in *quiet* mode, where errors are
+//! counted but not reported, so that every error appears once whatever the number of uses.
 
 use std::collections::HashSet;
 use std::fmt::Display;
@@ -59,6 +59,7 @@ pub(crate) fn lower_function(
     let (params, sig) = lw.signature(&item);
     lw.stack.push(index);
     let result = lw.block_value(&item.block);
+    lw.check_unused(0);
     if lw.errors.is_empty() && lw.quiet_errors > 0 {
         lw.errors.at(
             &item.sig.ident,
@@ -138,6 +139,9 @@ struct Lowerer<'r> {
     top_loop_reported: bool,
     /// While the value of a `break` is lowered after its loop: what it may not read.
     break_scope: Option<loops::BreakScope>,
+    /// Closures bound by `let` and not yet checked, innermost last (see
+    /// [`Lowerer::check_unused`]).
+    unchecked: Vec<Rc<env::ClosureDef>>,
 }
 
 impl<'r> Lowerer<'r> {
@@ -207,6 +211,7 @@ impl<'r> Lowerer<'r> {
             elem_depth: 0,
             top_loop_reported: false,
             break_scope: None,
+            unchecked: Vec::new(),
         }
     }
 

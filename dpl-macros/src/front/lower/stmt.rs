@@ -5,9 +5,9 @@ use dpl_core::ir::{Expr, Type, VarId};
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 
-use super::env::{Binding, Callable};
+use super::env::Binding;
 use super::loops::is_statement;
-use super::{Lowerer, cheap_span, harmless_attr, peel};
+use super::{Lowerer, harmless_attr, peel};
 use crate::front::sig;
 
 const MUT_CLOSURE: &str = "a closure binding cannot be `mut`: closures cannot be changed";
@@ -136,23 +136,7 @@ impl Lowerer<'_> {
             );
         }
         if let Some(c) = self.as_callable(&init.expr) {
-            let c = match c {
-                Callable::Closure {
-                    def,
-                    checked: false,
-                } => {
-                    self.check(
-                        &Callable::Closure {
-                            def: def.clone(),
-                            checked: false,
-                        },
-                        &init.expr,
-                        cheap_span(&init.expr),
-                    );
-                    Callable::Closure { def, checked: true }
-                }
-                other => other,
-            };
+            self.let_bound(&c);
             match &l.pat {
                 syn::Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
                     if let Some(m) = &pi.mutability {

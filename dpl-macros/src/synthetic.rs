@@ -1,0 +1,60 @@
+//! Synthetic bodies whose size grows with one parameter, for the tests that keep
+//! compilation linear (`bounded.rs`) and the expansion benchmarks (`benches/expand.rs`,
+//! which includes this file).
+//!
+//! Each returns the source of one `#[parallel]` function (without the attribute).
+
+/// `let`-bound closures nested `depth` deep, each defined and used inside the body of the
+/// one around it (each level once checked, once used: twice per level when a closure was
+/// checked at its definition and again at its use).
+pub fn nested_closures(depth: usize) -> String {
+    let mut body = "v + 1.0".to_string();
+    for k in (0..depth).rev() {
+        body = format!("{{ let c{k} = |v: f32| {body}; c{k}(v) * 2.0 }}");
+    }
+    format!("fn nested(x: &[f32]) -> Vec<f32> {{ map(|v: f32| {body}, x) }}")
+}
+
+/// `n` independent `sum(map(...))`, added up.
+pub fn primitives(n: usize) -> String {
+    let mut s = String::from("fn prims(x: &[f32]) -> f32 { ");
+    for k in 0..n {
+        s += &format!("let s{k} = sum(map(|v: f32| v * {k}.5 + 1.0, x)); ");
+    }
+    s += "0.0";
+    for k in 0..n {
+        s += &format!(" + s{k}");
+    }
+    s + " }"
+}
+
+/// A recurrence unrolled `steps` times in which each step reads the previous sequence
+/// twice: `a{k+1} = map(|v| v * 0.5 + 1.0, a{k})`, then the sum of it with itself.
+pub fn recurrence(steps: usize) -> String {
+    let mut s = String::from("fn recur(x: &[f32]) -> Vec<f32> { let a0 = map(|v: f32| v, x); ");
+    for k in 0..steps {
+        s += &format!(
+            "let b{k} = map(|v: f32| v * 0.5 + 1.0, a{k}); \
+             let a{} = map(|(p, q): (f32, f32)| p + q, zip(b{k}, b{k})); ",
+            k + 1
+        );
+    }
+    s + &format!("a{steps} }}")
+}
+
+/// The same inside an element function, with the two reads at different positions
+/// (`a{k}[i]` and `a{k}[n - 1 - i]`, which a GPU kernel cannot share by streaming): per
+/// row of a `Nested`, the sum of the last step.
+pub fn row_recurrence(steps: usize) -> String {
+    let mut s = String::from(
+        "fn row_recur(x: &Nested<f32>) -> Vec<f32> { \
+         map(|r| { let n = len(r); let a0 = map(|v: f32| v, r); ",
+    );
+    for k in 0..steps {
+        s += &format!(
+            "let a{} = map(|i: usize| a{k}[i] * 0.5 + a{k}[n - 1 - i], range(n)); ",
+            k + 1
+        );
+    }
+    s + &format!("sum(a{steps}) }}, x) }}")
+}
