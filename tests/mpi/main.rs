@@ -12,6 +12,7 @@ mod errors;
 mod flat;
 mod harness;
 mod indexed;
+mod loops;
 mod nested;
 mod small_ints;
 mod sorting;
@@ -42,6 +43,7 @@ fn main() {
         nested::CASES,
         errors::CASES,
         small_ints::CASES,
+        loops::CASES,
         vocabulary::CASES,
     ]
     .concat();

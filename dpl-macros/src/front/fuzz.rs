@@ -532,9 +532,9 @@ fn judge(src: &str, whole: bool) -> Option<String> {
     let run = std::panic::catch_unwind(|| -> Option<String> {
         let user_span = |e: &syn::Error| e.clone().into_iter().all(|e| e.span().start().line >= 2);
         let internal = |m: &str| m.contains("internal");
-        let lowered = match syn::parse2::<syn::Item>(ts.clone()).ok()? {
-            syn::Item::Fn(f) => expand_fn(&Options::default(), f).map(|l| vec![l]),
-            syn::Item::Mod(m) => expand_mod(&Options::default(), &m),
+        let (lowered, module) = match syn::parse2::<syn::Item>(ts.clone()).ok()? {
+            syn::Item::Fn(f) => (expand_fn(&Options::default(), f).map(|l| vec![l]), None),
+            syn::Item::Mod(m) => (expand_mod(&Options::default(), &m), Some(m)),
             _ => return None,
         };
         let lowered = match lowered {
@@ -543,7 +543,7 @@ fn judge(src: &str, whole: bool) -> Option<String> {
             Err(e) if !user_span(&e) => return Some(format!("error at the call site: {e}")),
             Err(_) => return None,
         };
-        for l in lowered {
+        for l in &lowered {
             if let Err(e) = dpl_core::verify::verify(&l.func) {
                 return Some(format!("accepted but does not verify: {e:?}"));
             }
@@ -556,8 +556,11 @@ fn judge(src: &str, whole: bool) -> Option<String> {
             }
         }
         if whole {
-            // The attribute's own arguments are part of `src`: expand without them.
-            let out = crate::expand(TokenStream::new(), ts).to_string();
+            // Code generation for every place this build has, as the attribute runs it.
+            let out = match crate::emit::emit(&Options::default(), lowered, module.as_ref()) {
+                Ok(code) => code.to_string(),
+                Err(e) => e.to_string(),
+            };
             if internal(&out) {
                 return Some(format!("the expansion reports an internal error:\n{out}"));
             }

@@ -146,7 +146,8 @@ impl Lower {
         out: &mut Vec<Stmt>,
     ) -> Result<Block, String> {
         // What each statement of the body (at any depth) defines; parameters of lambdas
-        // inside it (inner indices) and the loop index vary like statements.
+        // inside it (inner indices), the variables of loops inside it and the loop index
+        // vary like statements.
         let mut defs: HashMap<VarId, Expr> = HashMap::new();
         body.walk(&mut |s| {
             defs.insert(s.var, s.expr.clone());
@@ -155,6 +156,11 @@ impl Lower {
                     defs.insert(p, Expr::Var(p));
                 }
             });
+            if let Expr::Loop(l) = &s.expr {
+                for &p in &l.params {
+                    defs.insert(p, Expr::Var(p));
+                }
+            }
         });
         defs.insert(lp.i, Expr::Var(lp.i));
         for &p in params {
