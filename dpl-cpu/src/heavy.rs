@@ -109,7 +109,8 @@ pub const BLOCK_ROWS: usize = 256;
 /// `row(i)` computes element `i` row by row (the plain element function): when a block
 /// raises a contract violation, its rows are run again with `row`, in order, so the error
 /// reported is the first in row order, as from the row-by-row loop (the functions are
-/// pure: running them again is harmless). Chunks, threads and `work` are as for [`map`].
+/// pure: running them again is harmless). Chunks, threads and `work` are as for [`map`];
+/// the result is that of `prim` at `at` (named if it cannot be allocated).
 #[allow(clippy::too_many_arguments)]
 pub fn map_reduce_blocked<T, A, I, S, F, R>(
     len: usize,

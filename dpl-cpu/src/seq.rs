@@ -343,6 +343,5 @@ pub fn sort_by_key<K: SortKey, V, F: Fn(usize) -> (K, V)>(
 ) -> Vec<V> {
     let mut pairs = map(len, f, prim, at);
     pairs.sort_by(|a, b| a.0.total_cmp(&b.0));
-    // In place: the values are written over the pairs' buffer.
     pairs.into_iter().map(|(_, v)| v).collect()
 }

@@ -167,7 +167,13 @@ impl<D: Driver> Exec<'_, D> {
     /// A zeroed device allocation of `bytes` (at least one), freed when the run ends
     /// unless it is handed over in the result.
     pub(super) fn alloc(&mut self, bytes: usize) -> Result<u64, Error> {
-        let a = self.driver.alloc_zeroed(bytes.max(1)).map_err(dev)?;
+        self.try_alloc(bytes).map_err(dev)
+    }
+
+    /// [`Exec::alloc`] with the driver's own error, for callers that tell an exhausted
+    /// device from other failures.
+    fn try_alloc(&mut self, bytes: usize) -> Result<u64, String> {
+        let a = self.driver.alloc_zeroed(bytes.max(1))?;
         self.allocs.push(a);
         Ok(a)
     }
@@ -397,12 +403,11 @@ impl<D: Driver> Exec<'_, D> {
                 let Ok(bytes) = usize::try_from(want) else {
                     return Err(out_of_memory(self));
                 };
-                let a = match self.driver.alloc_zeroed(bytes.max(1)) {
+                let a = match self.try_alloc(bytes) {
                     Ok(a) => a,
                     Err(e) if is_out_of_memory(&e) => return Err(out_of_memory(self)),
                     Err(e) => return Err(dev(e)),
                 };
-                self.allocs.push(a);
                 self.temps[*temp as usize] = Some(TempV::Buf(a));
             }
             Step::Copy {

@@ -579,6 +579,15 @@ fn judge(src: &str, whole: bool) -> Option<String> {
     }
 }
 
+/// The source of mutation case `case`: program `case` (modulo the corpus) mutated with
+/// the generator seeded by `case`.
+fn case_source(case: u64, parsed: &[Vec<Tok>], vocab: &[Tok]) -> String {
+    let mut rng = dpl_testkit::SplitMix64::new(case);
+    let mut toks = parsed[case as usize % parsed.len()].clone();
+    mutate(&mut toks, vocab, &mut rng);
+    unflatten(&toks)
+}
+
 /// Cases of [`mutations_of_the_test_programs`]: `DPL_FUZZ_CASES`, or a fixed slice of 3,000
 /// for the normal test command (`cargo xtask fuzz` runs 10^6).
 fn fuzz_cases() -> u64 {
@@ -625,10 +634,7 @@ fn mutations_of_the_test_programs() {
         .ok()
         .and_then(|s| s.parse::<u64>().ok())
     {
-        let mut rng = dpl_testkit::SplitMix64::new(case);
-        let mut toks = parsed[case as usize % parsed.len()].clone();
-        mutate(&mut toks, &vocab, &mut rng);
-        let src = unflatten(&toks);
+        let src = case_source(case, &parsed, &vocab);
         eprintln!("case {case}:{src}");
         if let Ok(syn::Item::Fn(f)) = syn::parse_str::<syn::Item>(&src)
             && let Err(e) = expand_fn(&Options::default(), f)
@@ -649,10 +655,7 @@ fn mutations_of_the_test_programs() {
             let (parsed, vocab, failures) = (&parsed, &vocab, &failures);
             s.spawn(move || {
                 for case in (t..cases).step_by(threads as usize) {
-                    let mut rng = dpl_testkit::SplitMix64::new(case);
-                    let mut toks = parsed[case as usize % parsed.len()].clone();
-                    mutate(&mut toks, vocab, &mut rng);
-                    let src = unflatten(&toks);
+                    let src = case_source(case, parsed, vocab);
                     if let Some(why) = judge(&src, case % 16 == 0) {
                         let mut f = failures.lock().unwrap_or_else(|e| e.into_inner());
                         if f.len() < 20 {
