@@ -34,6 +34,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::ir::*;
+use crate::order;
 use crate::run;
 use crate::verify::{VerifyError, verify};
 
@@ -913,11 +914,14 @@ impl Interp<'_> {
             }
             Prim::Reduce => {
                 let x = seq(self, 0)?;
-                let mut acc = self.get(args[1], span)?.clone();
-                for e in x.iter() {
-                    acc = self.call2(&lambdas[0], acc, e.clone())?;
+                let init = self.get(args[1], span)?.clone();
+                let op = &lambdas[0];
+                match order::try_reduce(x.len(), &mut |i| Ok(x[i].clone()), &mut |a, b| {
+                    self.call2(op, a, b)
+                })? {
+                    Some(t) => self.call2(op, init, t)?,
+                    None => init,
                 }
-                acc
             }
             Prim::Sum => {
                 let x = seq(self, 0)?;
@@ -931,13 +935,7 @@ impl Interp<'_> {
                             );
                         }
                     },
-                    Some((first, rest)) => {
-                        let mut acc = first.clone();
-                        for e in rest {
-                            acc = binary(BinOp::Add, &acc, e, span)?;
-                        }
-                        acc
-                    }
+                    Some(_) => Self::fold(&x, &mut |a, b| binary(BinOp::Add, &a, &b, span))?,
                 }
             }
             Prim::Min | Prim::Max => {
@@ -947,14 +945,10 @@ impl Interp<'_> {
                 } else {
                     MathFn::Max
                 };
-                let Some((first, rest)) = x.split_first() else {
+                if x.is_empty() {
                     return Err(Error::Empty { origin: name, span });
-                };
-                let mut acc = first.clone();
-                for e in rest {
-                    acc = math(m, &[&acc, e], span)?;
                 }
-                acc
+                Self::fold(&x, &mut |a, b| math(m, &[&a, &b], span))?
             }
             Prim::Any | Prim::All | Prim::Count => {
                 let x = seq(self, 0)?;
@@ -1038,6 +1032,12 @@ impl Interp<'_> {
         })
     }
 
+    /// The non-empty sequence `x` reduced by `op` in dpl's order ([`order`]).
+    fn fold(x: &[Value], op: &mut dyn FnMut(Value, Value) -> Result<Value>) -> Result<Value> {
+        let r = order::try_reduce(x.len(), &mut |i| Ok(x[i].clone()), op)?;
+        Ok(r.expect("a non-empty sequence"))
+    }
+
     fn exclusive_scan(
         &mut self,
         op: &Lambda,
@@ -1066,18 +1066,18 @@ impl Interp<'_> {
         Ok(match &s.kind {
             SoacKind::Map => Value::seq(elems),
             SoacKind::Reduce { op, init } => {
-                let mut it = elems.into_iter();
-                let mut acc = match init {
-                    Some(i) => self.get(*i, span)?.clone(),
-                    None => match it.next() {
-                        Some(first) => first,
-                        None => return Err(Error::Empty { origin: name, span }),
-                    },
-                };
-                for e in it {
-                    acc = self.call2(op, acc, e)?;
+                let total = order::try_reduce(len, &mut |i| Ok(elems[i].clone()), &mut |a, b| {
+                    self.call2(op, a, b)
+                })?;
+                match (init, total) {
+                    (Some(i), Some(t)) => {
+                        let i = self.get(*i, span)?.clone();
+                        self.call2(op, i, t)?
+                    }
+                    (Some(i), None) => self.get(*i, span)?.clone(),
+                    (None, Some(t)) => t,
+                    (None, None) => return Err(Error::Empty { origin: name, span }),
                 }
-                acc
             }
             SoacKind::Scan { op } => {
                 let mut out: Vec<Value> = with_capacity(len, span)?;

@@ -10,6 +10,7 @@
 //! * [`ir`] — the IR: arenas and handles, single assignment, explicit lambdas.
 //! * [`ops`] — combining functions that apply a known operation to each scalar leaf
 //!   (`+`, `min`, `&`, ...), and their identities.
+//! * [`order`] — the one order in which reductions combine their elements, on every place.
 //! * [`run`] — the small run-time vocabulary shared by every backend: [`run::Place`],
 //!   [`run::Error`].
 #![deny(missing_docs)]
@@ -21,6 +22,7 @@ pub mod interp;
 pub mod ir;
 pub mod normalize;
 pub mod ops;
+pub mod order;
 pub mod phases;
 pub mod pipeline;
 pub mod ranges;

@@ -15,11 +15,10 @@
 //! in place), [`ragged_push`] when it is known only after (a `filter`: rows appended to a
 //! buffer per chunk, the buffers moved into place in parallel).
 
-use dpl_core::run::Error;
 use rayon::prelude::*;
 use std::mem::MaybeUninit;
 
-use crate::rt::{self, At, fill, raise};
+use crate::rt::{self, At, fill};
 
 /// Below this many inner elements in all (the `work` of [`map`] and [`reduce`]), a loop
 /// over heavy elements runs on the calling thread.
@@ -100,11 +99,15 @@ where
 pub const BLOCK_ROWS: usize = 256;
 
 /// A `map` whose element `i` is a reduction over the `inner` columns of row `i` (the same
-/// count for every row: rows of a `Matrix`), traversed in blocks of [`BLOCK_ROWS`] rows:
-/// for each column `k`, every row of the block takes one step, `acc[r] = step(i, k,
-/// acc[r])` starting from `init(i)`, then `finish(i, acc)` gives element `i`. With
-/// column-major rows (strided views), the inner loop walks down one column of the block,
-/// so the matrix is read in contiguous runs instead of `inner` strided streams per row.
+/// count for every row: rows of a `Matrix`), traversed in blocks of [`BLOCK_ROWS`] rows.
+/// Each row's reduction follows dpl's order ([`dpl_core::order`]): for each column `k`,
+/// every row of the block updates its lane `k % 32` of the column's tile, with `elem(i, k)`
+/// for the lane's first column and `step(i, k, lane) = op(lane, elem(i, k))` after it; the
+/// lanes of each tile are combined by the lane tree, the tiles' results by lanes again,
+/// and `finish(i, op(init(i), total))` (`init(i)` when `inner == 0`) gives element `i`.
+/// `op(i, a, b)` is row `i`'s operator. With column-major rows (strided views), the inner
+/// loop walks down one column of the block, so the matrix is read in contiguous runs
+/// instead of `inner` strided streams per row.
 ///
 /// `row(i)` computes element `i` row by row (the plain element function): when a block
 /// raises a contract violation, its rows are run again with `row`, in order, so the error
@@ -112,12 +115,12 @@ pub const BLOCK_ROWS: usize = 256;
 /// pure: running them again is harmless). Chunks, threads and `work` are as for [`map`];
 /// the result is that of `prim` at `at` (named if it cannot be allocated).
 #[allow(clippy::too_many_arguments)]
-pub fn map_reduce_blocked<T, A, I, S, F, R>(
+pub fn map_reduce_blocked<T, A, I, E, S, O, F, R>(
     len: usize,
     work: usize,
     inner: usize,
     init: I,
-    step: S,
+    fns: (E, S, O),
     finish: F,
     row: R,
     prim: &'static str,
@@ -127,16 +130,18 @@ where
     T: Send,
     A: Copy,
     I: Fn(usize) -> A + Sync,
+    E: Fn(usize, usize) -> A + Sync,
     S: Fn(usize, usize, A) -> A + Sync,
+    O: Fn(usize, A, A) -> A + Sync,
     F: Fn(usize, A) -> T + Sync,
     R: Fn(usize) -> T + Sync,
 {
     let kernel = |part: &mut [MaybeUninit<T>], base: usize| {
-        let mut acc: Vec<A> = Vec::with_capacity(BLOCK_ROWS.min(part.len()));
+        let mut acc: Vec<A> = Vec::new();
         for (b, blk) in part.chunks_mut(BLOCK_ROWS).enumerate() {
             let lo = base + b * BLOCK_ROWS;
             let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                blocked_rows(blk, lo, inner, &mut acc, &init, &step, &finish)
+                blocked_rows(blk, lo, inner, &mut acc, &init, &fns, &finish)
             }));
             if let Err(payload) = run {
                 for i in lo..lo + blk.len() {
@@ -163,29 +168,60 @@ where
     out
 }
 
-/// One block of [`map_reduce_blocked`]: rows `lo..lo + out.len()`.
+/// One block of [`map_reduce_blocked`]: rows `lo..lo + out.len()`. `acc` holds the lanes,
+/// lane-major (`acc[q * rows + r]`: one column of the block updates a contiguous run),
+/// then the second level's lanes over the tiles' results.
 #[inline(never)]
-fn blocked_rows<T, A, I, S, F>(
+fn blocked_rows<T, A, I, E, S, O, F>(
     out: &mut [MaybeUninit<T>],
     lo: usize,
     inner: usize,
     acc: &mut Vec<A>,
     init: &I,
-    step: &S,
+    (elem, step, op): &(E, S, O),
     finish: &F,
 ) where
     A: Copy,
     I: Fn(usize) -> A,
+    E: Fn(usize, usize) -> A,
     S: Fn(usize, usize, A) -> A,
+    O: Fn(usize, A, A) -> A,
     F: Fn(usize, A) -> T,
 {
+    use dpl_core::order::{LANES, TILE, tiles, tree};
+    let rows = out.len();
+    let first = init(lo);
     acc.clear();
-    acc.extend((lo..lo + out.len()).map(init));
-    for k in 0..inner {
-        column_step(acc, lo, k, step);
+    acc.resize(2 * LANES * rows, first);
+    let (lanes, level2) = acc.split_at_mut(LANES * rows);
+    let m = tiles(inner);
+    let gather = |v: &[A], r: usize| -> [A; LANES] { std::array::from_fn(|q| v[q * rows + r]) };
+    for t in 0..m {
+        let (t0, t1) = (t * TILE, (t * TILE + TILE).min(inner));
+        let c = (t1 - t0).min(LANES);
+        for k in t0..t0 + c {
+            let lane = &mut lanes[(k - t0) * rows..(k - t0 + 1) * rows];
+            for (r, a) in lane.iter_mut().enumerate() {
+                *a = elem(lo + r, k);
+            }
+        }
+        for k in t0 + c..t1 {
+            let q = (k - t0) % LANES;
+            column_step(&mut lanes[q * rows..(q + 1) * rows], lo, k, step);
+        }
+        for r in 0..rows {
+            let p = tree(&mut gather(lanes, r), c, &|a, b| op(lo + r, a, b));
+            let slot = &mut level2[(t % LANES) * rows + r];
+            *slot = if t < LANES { p } else { op(lo + r, *slot, p) };
+        }
     }
-    for (r, (slot, a)) in out.iter_mut().zip(acc.iter()).enumerate() {
-        slot.write(finish(lo + r, *a));
+    for (r, slot) in out.iter_mut().enumerate() {
+        let i = lo + r;
+        let a = match m {
+            0 => init(i),
+            _ => op(i, init(i), tree(&mut gather(level2, r), m.min(LANES), &|a, b| op(i, a, b))),
+        };
+        slot.write(finish(i, a));
     }
 }
 
@@ -203,9 +239,10 @@ where
     }
 }
 
-/// `init op f(0) op f(1) ...` in unspecified order (`op` associative and commutative):
-/// contiguous chunks, split adaptively between the threads, each folded left to right,
-/// the chunk results combined in order. Sequential below [`WORK_GRAIN`] inner elements (`work`, as for [`map`]).
+/// `init op f(0) op f(1) ...` in dpl's order ([`dpl_core::order`]), the same bits with any
+/// number of threads: the heavy elements are computed in parallel as by [`map`] (`work` as
+/// there), then reduced on the calling thread (a few values per element, cheap next to
+/// computing them).
 pub fn reduce<T, F, Op>(
     len: usize,
     work: usize,
@@ -216,30 +253,17 @@ pub fn reduce<T, F, Op>(
     at: At,
 ) -> T
 where
-    T: Send,
+    T: Copy + Send,
     F: Fn(usize) -> T + Sync,
     Op: Fn(T, T) -> T + Sync,
 {
-    let fold = |lo: usize, hi: usize| (lo..hi).map(&f).reduce(&op);
     let total = if sequential(len, work) {
-        fold(0, len)
+        dpl_core::order::reduce(len, &f, &op)
     } else {
-        let chunk = chunk_len(len, work);
-        (0..len.div_ceil(chunk))
-            .into_par_iter()
-            .map(|c| fold(c * chunk, ((c + 1) * chunk).min(len)))
-            .reduce_with(|a, b| match (a, b) {
-                (Some(a), Some(b)) => Some(op(a, b)),
-                (a, b) => a.or(b),
-            })
-            .flatten()
+        let xs = map(len, work, &f, prim, at);
+        dpl_core::order::reduce(len, &|i| xs[i], &op)
     };
-    match (init, total) {
-        (Some(i), Some(t)) => op(i, t),
-        (Some(i), None) => i,
-        (None, Some(t)) => t,
-        (None, None) => raise(Error::Empty { prim, at: *at }),
-    }
+    rt::with_init(init, total, &op, prim, at)
 }
 
 /// The `inner = "auto"` rule: run the nested level in parallel too when the outer level

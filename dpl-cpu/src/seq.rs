@@ -160,10 +160,10 @@ pub fn map_unzip3<A, B, C, F: Fn(usize) -> (A, B, C)>(
     (a, b, c)
 }
 
-/// `init op f(0) op f(1) ...`, left to right. Without `init`, the first element starts the
-/// fold and an empty index space raises [`Error::Empty`].
+/// `init op f(0) op f(1) ...` in dpl's order ([`dpl_core::order`]), as on every place.
+/// Without `init`, an empty index space raises [`Error::Empty`].
 #[inline]
-pub fn reduce<T, F: Fn(usize) -> T, Op: Fn(T, T) -> T>(
+pub fn reduce<T: Copy, F: Fn(usize) -> T, Op: Fn(T, T) -> T>(
     len: usize,
     init: Option<T>,
     f: F,
@@ -171,15 +171,7 @@ pub fn reduce<T, F: Fn(usize) -> T, Op: Fn(T, T) -> T>(
     prim: &'static str,
     at: At,
 ) -> T {
-    let (mut acc, start) = match init {
-        Some(i) => (i, 0),
-        None if len > 0 => (f(0), 1),
-        None => raise(Error::Empty { prim, at: *at }),
-    };
-    for i in start..len {
-        acc = op(acc, f(i));
-    }
-    acc
+    crate::rt::with_init(init, dpl_core::order::reduce(len, &f, &op), &op, prim, at)
 }
 
 /// The number of `i` in `0..len` with `f(i)`, counted in order.

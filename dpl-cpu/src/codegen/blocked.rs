@@ -101,10 +101,20 @@ impl Gen<'_> {
             quote! {
                 #heavy::map_reduce_blocked(#n, #work, #m.cols(),
                     move |#ip: usize| -> #acc_ty { #pre #init },
-                    move |#ip: usize, __dpl_k: usize, __dpl_acc: #acc_ty| -> #acc_ty {
-                        #step_pre
-                        (#op)(__dpl_acc, (#elem)(__dpl_k))
-                    },
+                    (
+                        move |#ip: usize, __dpl_k: usize| -> #acc_ty {
+                            #step_pre
+                            (#elem)(__dpl_k)
+                        },
+                        move |#ip: usize, __dpl_k: usize, __dpl_acc: #acc_ty| -> #acc_ty {
+                            #step_pre
+                            (#op)(__dpl_acc, (#elem)(__dpl_k))
+                        },
+                        move |#ip: usize, __dpl_a: #acc_ty, __dpl_b: #acc_ty| -> #acc_ty {
+                            #step_pre
+                            (#op)(__dpl_a, __dpl_b)
+                        },
+                    ),
                     move |#ip: usize, __dpl_acc: #acc_ty| -> #out_ty {
                         #pre
                         let #red_name: #acc_ty = __dpl_acc;

@@ -69,7 +69,7 @@ pub use map::{
     map, map_in_place, map_into, map_split, map_unzip2, map_unzip2_split, map_unzip3,
     map_unzip3_split,
 };
-pub use reduce::{count, reduce};
+pub use reduce::{count, reduce, with_init};
 pub use scan::{exclusive_scan, exclusive_scan_into, scan, scan_into};
 pub use scatter::{permute, scatter, scatter_reduce, scatter_reduce_identity};
 pub use sort::{

@@ -1,40 +1,65 @@
-//! `reduce`: multi-accumulator sequential kernels and their parallel driver.
+//! `reduce` and `count`: parallel drivers over sequential multi-accumulator kernels.
 //!
 //! A reduction written as `acc = op(acc, f(i))` is one serial dependency chain: one `op`
 //! latency (4 cycles for an f32 add) per element, and LLVM may not reassociate it for
-//! floats. The kernels here keep `L` accumulators, one per lane of a block of `L`
-//! consecutive elements, so the loop body is `L` independent `op`s over `L` consecutive
-//! `f` values: exactly the shape that LLVM turns into vector loads and vector `op`s
-//! (`if a > b { a } else { b }` becomes a vector max). This reorders the operands, which is
-//! allowed because `reduce`'s `op` is associative and commutative.
+//! floats. The kernels keep one accumulator per lane of a block of consecutive elements,
+//! so the loop body is independent `op`s over consecutive `f` values: exactly the shape
+//! that LLVM turns into vector loads and vector `op`s (`if a > b { a } else { b }` becomes
+//! a vector max). `reduce` follows dpl's one order ([`dpl_core::order`]: 32 lanes per tile
+//! of 2048 elements), so its bits do not depend on the threads; `count` sums integers,
+//! whose result has no order, in `u32` lanes with four streams ([`fold_range`]).
 
 use super::par;
+use dpl_core::order;
 use super::{At, Error, raise};
 use rayon::prelude::*;
 
 /// Ranges at least this many blocks of lanes long use the 4-stream kernel.
 const STREAMS_MIN_BLOCKS: usize = 64;
 
-/// `init op f(0) op f(1) ...` in unspecified order (`op` associative and commutative).
-/// Without `init`, an empty index space raises [`Error::Empty`] for `prim`.
+/// `init op f(0) op f(1) ...` in dpl's order ([`dpl_core::order`]: tiles of 2048
+/// elements, 32 lanes and a tree in each, the tiles' results reduced the same way), the
+/// same bits with any number of threads. Tiles are the tasks: each chunk of consecutive
+/// tiles writes its tiles' results, then one thread reduces them. Without `init`, an empty
+/// index space raises [`Error::Empty`] for `prim`.
 pub fn reduce<T, F, Op>(len: usize, init: Option<T>, f: F, op: Op, prim: &'static str, at: At) -> T
 where
     T: Copy + Send,
     F: Fn(usize) -> T + Sync,
     Op: Fn(T, T) -> T + Sync,
 {
-    let total = if len == 0 {
-        None
-    } else if len < super::GRAIN {
-        Some(fold_range(0, len, &f, &op))
+    let total = if len < super::GRAIN {
+        order::reduce(len, &f, &op)
     } else {
-        let chunk = par::chunk_len(len, super::GRAIN / 4);
-        (0..len.div_ceil(chunk))
-            .into_par_iter()
-            .with_max_len(1)
-            .map(|c| fold_range(c * chunk, ((c + 1) * chunk).min(len), &f, &op))
-            .reduce_with(&op)
+        let m = order::tiles(len);
+        let mut partials: Vec<T> = super::alloc(m, prim, at);
+        let per = m.div_ceil(4 * par::threads());
+        partials.spare_capacity_mut()[..m]
+            .par_chunks_mut(per)
+            .enumerate()
+            .for_each(|(c, part)| {
+                for (k, slot) in part.iter_mut().enumerate() {
+                    slot.write(order::tile(len, c * per + k, &f, &op));
+                }
+            });
+        // SAFETY: every chunk wrote each of its slots (a panic unwinds past this point and
+        // drops `partials` with length 0).
+        unsafe { partials.set_len(m) };
+        Some(order::fold_partials(&partials, &op))
     };
+    with_init(init, total, &op, prim, at)
+}
+
+/// A reduction's result from its start value and the reduction of its elements:
+/// `op(init, total)`, either alone, or [`Error::Empty`] for `prim` at `at` with neither.
+#[inline]
+pub fn with_init<T, Op: Fn(T, T) -> T>(
+    init: Option<T>,
+    total: Option<T>,
+    op: &Op,
+    prim: &'static str,
+    at: At,
+) -> T {
     match (init, total) {
         (Some(i), Some(t)) => op(i, t),
         (Some(i), None) => i,
@@ -80,12 +105,12 @@ fn count_range<F: Fn(usize) -> bool>(start: usize, end: usize, f: &F, max_range:
     total
 }
 
-/// `f(start) op ... op f(end - 1)` in unspecified order; `start < end`.
+/// `f(start) op ... op f(end - 1)` in unspecified order (`count`'s integer sums); `start < end`.
 ///
 /// Picks the number of lanes from the size of `T` (a constant, so only one arm survives
 /// monomorphisation): about two cache lines of accumulators.
 #[inline]
-pub(crate) fn fold_range<T, F, Op>(start: usize, end: usize, f: &F, op: &Op) -> T
+fn fold_range<T, F, Op>(start: usize, end: usize, f: &F, op: &Op) -> T
 where
     T: Copy,
     F: Fn(usize) -> T,

@@ -1,0 +1,266 @@
+//! The order in which a reduction combines its elements: one fixed tree per length, the
+//! same on every place, whatever the number of threads or the GPU.
+//!
+//! Floating-point addition is not associative, so a sum's bits depend on the order of its
+//! additions. dpl fixes that order as a function of the length `n` alone, and every place
+//! (the interpreter, `Place::Seq`, `Place::Cpu` with any pool, the simulator and the GPU)
+//! follows it, so a reduction gives the same bits everywhere:
+//!
+//! * **Lanes** ([`lanes`]): over `len` values `g(0) .. g(len - 1)`, lane `j` (of
+//!   [`LANES`] = 32) folds `g(j), g(j + 32), g(j + 64), ...` left to right; the lanes
+//!   present (the first `min(len, 32)`) are then combined by the *lane tree*: for `s` in
+//!   16, 8, 4, 2, 1, lane `j < s` becomes `op(lane j, lane j + s)` when lane `j + s` is
+//!   present; the result is lane 0. This is a warp's pattern on the GPU (lane `j` loads
+//!   element `j` of each 32-element row, coalesced; the tree is `shfl.sync.down`) and the
+//!   CPU's 32-accumulator vector loop.
+//! * **Tiles** ([`reduce`]): up to [`TILE`] = 2048 elements are one tile, reduced by
+//!   [`lanes`]. A longer index space is cut into tiles of 2048 consecutive elements (the
+//!   last may be shorter); the tiles' results, in order, are reduced by [`lanes`] again (a
+//!   second level over all of them: lane `j` folds the partials of tiles `j, j + 32, ...`).
+//!   Tiles are the unit of parallel work: threads and GPU warps take whole tiles.
+//! * **Start value**: `op(init, result)`; with no element, `init` alone.
+//!
+//! The order also makes a long sum accurate: each addition adds values of similar
+//! magnitude (32 lanes of 64 elements, then a tree), not a running total to one element.
+//! The operands of `op` always keep their index order (`op(earlier, later)`), so an
+//! operator that is associative but not commutative gives the sequential result up to
+//! rounding. Integer reductions follow the same order (their results do not depend on
+//! it).
+//!
+//! [`lanes`], [`reduce`] and [`fold_partials`] are the fast generic kernels the CPU run
+//! times call; [`try_reduce`] is the same order over fallible values for the interpreter.
+
+use std::mem::MaybeUninit;
+
+/// Lanes of the lane pattern: a GPU warp.
+pub const LANES: usize = 32;
+
+/// Elements of a tile: 64 per lane.
+pub const TILE: usize = 2048;
+
+/// The number of tiles of an index space of `n` elements.
+pub const fn tiles(n: usize) -> usize {
+    n.div_ceil(TILE)
+}
+
+/// The lane tree over the first `c` lanes of `acc` (`1 <= c <= LANES`): lane `j < s`
+/// becomes `op(lane j, lane j + s)` for `s` = 16, 8, 4, 2, 1 where lane `j + s < c`.
+/// Lanes from `c` on are not read.
+#[inline(always)]
+pub fn tree<T: Copy, Op: Fn(T, T) -> T>(acc: &mut [T; LANES], c: usize, op: &Op) -> T {
+    let mut s = LANES / 2;
+    if c == LANES {
+        // All lanes present: each step is one vector operation.
+        while s > 0 {
+            for j in 0..s {
+                acc[j] = op(acc[j], acc[j + s]);
+            }
+            s /= 2;
+        }
+    } else {
+        while s > 0 {
+            for j in 0..s.min(c.saturating_sub(s)) {
+                acc[j] = op(acc[j], acc[j + s]);
+            }
+            s /= 2;
+        }
+    }
+    acc[0]
+}
+
+/// `g(start) .. g(start + len - 1)` reduced in the lane order (module docs); `len >= 1`.
+#[inline]
+pub fn lanes<T, G, Op>(start: usize, len: usize, g: &G, op: &Op) -> T
+where
+    T: Copy,
+    G: Fn(usize) -> T,
+    Op: Fn(T, T) -> T,
+{
+    debug_assert!(len >= 1);
+    if len < LANES {
+        // One element per lane: the tree alone.
+        let mut buf = [MaybeUninit::<T>::uninit(); LANES];
+        for (j, slot) in buf.iter_mut().take(len).enumerate() {
+            slot.write(g(start + j));
+        }
+        let mut s = LANES / 2;
+        while s > 0 {
+            for j in 0..s.min(len.saturating_sub(s)) {
+                // SAFETY: `j < j + s < len`: both slots were written above.
+                let (a, b) = unsafe { (buf[j].assume_init(), buf[j + s].assume_init()) };
+                buf[j].write(op(a, b));
+            }
+            s /= 2;
+        }
+        // SAFETY: `len >= 1`, so slot 0 was written.
+        return unsafe { buf[0].assume_init() };
+    }
+    let mut acc: [T; LANES] = std::array::from_fn(|j| g(start + j));
+    let full_end = start + len / LANES * LANES;
+    let mut base = start + LANES;
+    // Indexing by lane is the shape that vectorizes: `g(base + j)`.
+    #[allow(clippy::needless_range_loop)]
+    while base < full_end {
+        for j in 0..LANES {
+            acc[j] = op(acc[j], g(base + j));
+        }
+        base += LANES;
+    }
+    for (j, i) in (full_end..start + len).enumerate() {
+        acc[j] = op(acc[j], g(i));
+    }
+    tree(&mut acc, LANES, op)
+}
+
+/// The result of tile `t` of an index space of `n` elements.
+#[inline]
+pub fn tile<T, F, Op>(n: usize, t: usize, f: &F, op: &Op) -> T
+where
+    T: Copy,
+    F: Fn(usize) -> T,
+    Op: Fn(T, T) -> T,
+{
+    let start = t * TILE;
+    lanes(start, TILE.min(n - start), f, op)
+}
+
+/// The second level: the tiles' results `partials` (in order, not empty) reduced in the
+/// lane order.
+#[inline]
+pub fn fold_partials<T: Copy, Op: Fn(T, T) -> T>(partials: &[T], op: &Op) -> T {
+    lanes(0, partials.len(), &|k| partials[k], op)
+}
+
+/// `f(0) .. f(n - 1)` reduced in dpl's order, sequentially (`None` when `n == 0`): the
+/// reference every place follows, and `Place::Seq`'s implementation. The tiles' results
+/// go straight into the second level's lanes: no allocation.
+#[inline]
+pub fn reduce<T, F, Op>(n: usize, f: &F, op: &Op) -> Option<T>
+where
+    T: Copy,
+    F: Fn(usize) -> T,
+    Op: Fn(T, T) -> T,
+{
+    match tiles(n) {
+        0 => None,
+        1 => Some(lanes(0, n, f, op)),
+        m => {
+            let mut acc = [MaybeUninit::<T>::uninit(); LANES];
+            for t in 0..m {
+                let p = tile(n, t, f, op);
+                let j = t % LANES;
+                if t < LANES {
+                    acc[j].write(p);
+                } else {
+                    // SAFETY: lane `j` was written by tile `j < t`.
+                    let a = unsafe { acc[j].assume_init() };
+                    acc[j].write(op(a, p));
+                }
+            }
+            let c = m.min(LANES);
+            // SAFETY: the first `c` lanes were written (tiles `0..c`).
+            let mut acc: [T; LANES] = std::array::from_fn(|j| unsafe {
+                if j < c { acc[j].assume_init() } else { acc[0].assume_init() }
+            });
+            Some(tree(&mut acc, c, op))
+        }
+    }
+}
+
+/// [`reduce`] over values that may fail to be computed or combined (the interpreter's
+/// values): `f(i)` is called once per element, in index order, before any combination;
+/// the first error stops the reduction.
+pub fn try_reduce<T, E>(
+    n: usize,
+    f: &mut dyn FnMut(usize) -> Result<T, E>,
+    op: &mut dyn FnMut(T, T) -> Result<T, E>,
+) -> Result<Option<T>, E>
+where
+    T: Clone,
+{
+    let xs: Vec<T> = (0..n).map(&mut *f).collect::<Result<_, E>>()?;
+    if xs.is_empty() {
+        return Ok(None);
+    }
+    let mut partials = Vec::with_capacity(tiles(n));
+    for chunk in xs.chunks(TILE) {
+        partials.push(try_lanes(chunk, op)?);
+    }
+    try_lanes(&partials, op).map(Some)
+}
+
+/// [`lanes`] over fallible combinations of the values `xs` (not empty).
+fn try_lanes<T: Clone, E>(
+    xs: &[T],
+    op: &mut dyn FnMut(T, T) -> Result<T, E>,
+) -> Result<T, E> {
+    let mut acc: Vec<T> = xs.iter().take(LANES).cloned().collect();
+    for (i, x) in xs.iter().enumerate().skip(LANES) {
+        let j = i % LANES;
+        acc[j] = op(acc[j].clone(), x.clone())?;
+    }
+    let c = acc.len();
+    let mut s = LANES / 2;
+    while s > 0 {
+        for j in 0..s.min(c.saturating_sub(s)) {
+            acc[j] = op(acc[j].clone(), acc[j + s].clone())?;
+        }
+        s /= 2;
+    }
+    Ok(acc.swap_remove(0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A combination that records its tree: the order is visible in the result.
+    fn show(n: usize) -> String {
+        let op = |a: u64, b: u64| a.wrapping_mul(1_000_003).wrapping_add(b ^ 0x9e37);
+        let fast = reduce(n, &|i| i as u64 * 7 + 1, &op);
+        let slow = try_reduce::<u64, ()>(n, &mut |i| Ok(i as u64 * 7 + 1), &mut |a, b| {
+            Ok(op(a, b))
+        })
+        .unwrap();
+        assert_eq!(fast, slow, "n = {n}");
+        format!("{fast:?}")
+    }
+
+    /// The fast sequential form and the fallible one follow the same tree at every length
+    /// class: below a warp, lanes, one tile, several tiles, more than 32 tiles.
+    #[test]
+    fn forms_agree() {
+        for n in [0, 1, 2, 3, 5, 31, 32, 33, 63, 64, 65, 100, 2047, 2048, 2049, 4096, 5000]
+            .into_iter()
+            .chain([TILE * 32 - 1, TILE * 32, TILE * 32 + 1, TILE * 70 + 17])
+        {
+            show(n);
+        }
+    }
+
+    /// The tree of a few elements, written out: lanes 0..5 hold one element each.
+    #[test]
+    fn small_tree_by_hand() {
+        let op = |a: String, b: String| format!("({a}{b})");
+        let f = |i: usize| char::from(b'a' + i as u8).to_string();
+        let r = try_reduce::<String, ()>(5, &mut |i| Ok(f(i)), &mut |a, b| Ok(op(a, b)));
+        // s = 4: lane 0 = (ae); s = 2: lane 0 = ((ae)c), lane 1 = (bd); s = 1: both.
+        assert_eq!(r.unwrap().unwrap(), "(((ae)c)(bd))");
+        let r = try_reduce::<String, ()>(34, &mut |i| Ok(format!("{i},")), &mut |a, b| {
+            Ok(op(a, b))
+        });
+        // Lanes 0 and 1 hold two elements (0, 32 and 1, 33); the tree starts at s = 16.
+        let r = r.unwrap().unwrap();
+        assert!(r.starts_with("((((((0,32,)16,)(8,24,))((4,20,)(12,28,))"), "{r}");
+    }
+
+    /// Sums in this order are as accurate as pairwise summation: a million ones and
+    /// tenths.
+    #[test]
+    fn accurate_sums() {
+        let n = 1 << 20;
+        let s = reduce(n, &|_| 0.1f32, &|a, b| a + b).unwrap();
+        let exact = 0.1f64 * n as f64;
+        assert!(((s as f64 - exact) / exact).abs() < 1e-6, "{s}");
+    }
+}

@@ -1,0 +1,210 @@
+//! Reductions reproducible to the bit: float `sum`, `reduce` with a start value, a fused
+//! dot product, two reductions merged into one loop, and per-row sums of `Nested` rows and
+//! of row- and column-major `Matrix` rows give exactly the bits of dpl's one order (tiles
+//! of 2048 elements, 32 lanes and a tree in each, the tiles' results reduced the same
+//! way; README, "Reductions"), on every place and, on `Place::Cpu`, in rayon pools of 1 to
+//! 5 threads. The oracle below is written from that description in plain Rust.
+//!
+//! The inputs mix magnitudes from 1e-3 to 1e4 with both signs, so that a different order
+//! of additions gives different bits (checked: the left-to-right sum differs).
+
+mod common;
+
+use common::{Rng, available_places};
+use dpl::prelude::*;
+
+/// The elements of one tile.
+const TILE: usize = 2048;
+
+/// The lane pattern: lane `j` folds elements `j, j + 32, ...`; then the tree over the
+/// lanes present (strides 16, 8, 4, 2, 1).
+fn lanes<T: Copy>(xs: &[T], op: &impl Fn(T, T) -> T) -> T {
+    let mut lane: Vec<T> = xs.iter().take(32).copied().collect();
+    for (i, &x) in xs.iter().enumerate().skip(32) {
+        lane[i % 32] = op(lane[i % 32], x);
+    }
+    for s in [16, 8, 4, 2, 1] {
+        for j in 0..s {
+            if j + s < lane.len() {
+                lane[j] = op(lane[j], lane[j + s]);
+            }
+        }
+    }
+    lane[0]
+}
+
+/// dpl's order: one tile by its lanes; several tiles, their results by lanes again.
+fn oracle<T: Copy>(xs: &[T], op: impl Fn(T, T) -> T) -> Option<T> {
+    match xs.len() {
+        0 => None,
+        n if n <= TILE => Some(lanes(xs, &op)),
+        _ => {
+            let partials: Vec<T> = xs.chunks(TILE).map(|c| lanes(c, &op)).collect();
+            Some(lanes(&partials, &op))
+        }
+    }
+}
+
+/// `init op oracle(xs)`.
+fn oracle_init<T: Copy>(xs: &[T], init: T, op: impl Fn(T, T) -> T + Copy) -> T {
+    oracle(xs, op).map_or(init, |t| op(init, t))
+}
+
+#[parallel]
+fn sum32(x: &[f32]) -> f32 {
+    sum(x)
+}
+
+#[parallel]
+fn sum64(x: &[f64]) -> f64 {
+    sum(x)
+}
+
+#[parallel]
+fn dot(x: &[f32], y: &[f32]) -> f32 {
+    sum(map(|a, b| a * b, x, y))
+}
+
+#[parallel]
+fn with_start(x: &[f64]) -> f64 {
+    reduce(|a, b| a + b, x, 0.25)
+}
+
+#[parallel]
+fn two(x: &[f32]) -> (f32, f32) {
+    (sum(x), sum(map(|v| v * v, x)))
+}
+
+#[parallel]
+fn row_sums(x: &Nested<f32>) -> Vec<f32> {
+    map(|r| sum(r), x)
+}
+
+#[parallel]
+fn matrix_row_sums(m: &Matrix<f64>) -> Vec<f64> {
+    map(|r| sum(r), m)
+}
+
+/// Values of mixed magnitude and sign.
+fn data(rng: &mut Rng, n: usize) -> Vec<f64> {
+    (0..n)
+        .map(|_| {
+            let m = 10f64.powi((rng.u64() % 8) as i32 - 3);
+            (rng.f64() - 0.5) * m
+        })
+        .collect()
+}
+
+/// Lengths that cross each boundary of the order: the lanes, a tile, 32 tiles (the
+/// empty sum, a signed zero, is the special-value tests' business).
+fn lengths(place: Place) -> Vec<usize> {
+    let mut v = vec![1, 5, 31, 32, 33, 100, 2047, 2048, 2049, 5000, 65_536, 65_537, 70_001];
+    if !matches!(place, Place::Sim) {
+        v.push((1 << 20) + 7);
+    }
+    v
+}
+
+/// Runs `check` on `place`; on the CPU, also in pools of 1 to 5 threads.
+fn on(place: Place, check: &(dyn Fn() + Sync)) {
+    if place == Place::Cpu {
+        for threads in 1..=5 {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            pool.install(|| with_place(place, check));
+        }
+    } else {
+        with_place(place, check);
+    }
+}
+
+fn flat(place: Place) {
+    let mut rng = Rng::new(0x5eed_0019);
+    for n in lengths(place) {
+        let x64 = data(&mut rng, n);
+        let x: Vec<f32> = x64.iter().map(|&v| v as f32).collect();
+        let y: Vec<f32> = data(&mut rng, n).iter().map(|&v| v as f32).collect();
+        let add32 = |a: f32, b: f32| a + b;
+        let add64 = |a: f64, b: f64| a + b;
+        let want32 = oracle(&x, add32).unwrap_or(-0.0);
+        let want64 = oracle(&x64, add64).unwrap_or(-0.0);
+        let prods: Vec<f32> = x.iter().zip(&y).map(|(a, b)| a * b).collect();
+        let want_dot = oracle(&prods, add32).unwrap_or(-0.0);
+        let squares: Vec<f32> = x.iter().map(|v| v * v).collect();
+        let want_sq = oracle(&squares, add32).unwrap_or(-0.0);
+        let want_start = oracle_init(&x64, 0.25, add64);
+        if n >= 100 {
+            let left: f32 = x.iter().fold(-0.0, |a, b| a + b);
+            assert_ne!(left.to_bits(), want32.to_bits(), "n = {n}: the order is visible");
+        }
+        on(place, &|| {
+            let what = format!("{place:?}, n = {n}, {} threads", rayon::current_num_threads());
+            assert_eq!(sum32(&x).to_bits(), want32.to_bits(), "sum f32: {what}");
+            assert_eq!(sum64(&x64).to_bits(), want64.to_bits(), "sum f64: {what}");
+            assert_eq!(dot(&x, &y).to_bits(), want_dot.to_bits(), "dot: {what}");
+            assert_eq!(with_start(&x64).to_bits(), want_start.to_bits(), "init: {what}");
+            let (s, q) = two(&x);
+            assert_eq!((s.to_bits(), q.to_bits()), (want32.to_bits(), want_sq.to_bits()), "two: {what}");
+        });
+    }
+}
+
+fn rows(place: Place) {
+    let mut rng = Rng::new(0x5eed_0020);
+    let lens: Vec<usize> = lengths(place).into_iter().filter(|&n| n < 100_000).collect();
+    let values: Vec<Vec<f32>> = lens
+        .iter()
+        .map(|&n| data(&mut rng, n).iter().map(|&v| v as f32).collect())
+        .collect();
+    let nested = Nested::from_rows(values.iter().cloned());
+    let want: Vec<u32> = values
+        .iter()
+        .map(|r| oracle(r, |a: f32, b| a + b).unwrap_or(-0.0).to_bits())
+        .collect();
+    // Many short rows and a few long ones in one matrix, each major order.
+    let (r, c) = (300, 2100);
+    let m = data(&mut rng, r * c);
+    let row_major = Matrix::row_major(r, c, m.clone()).unwrap();
+    let col_major = row_major.to_col_major_copy();
+    let want_m: Vec<u64> = m
+        .chunks(c)
+        .map(|row| oracle(row, |a: f64, b| a + b).unwrap().to_bits())
+        .collect();
+    on(place, &|| {
+        let what = format!("{place:?}, {} threads", rayon::current_num_threads());
+        let got: Vec<u32> = row_sums(&nested).iter().map(|v| v.to_bits()).collect();
+        assert_eq!(got, want, "Nested rows: {what}");
+        for mat in [&row_major, &col_major] {
+            let got: Vec<u64> = matrix_row_sums(mat).iter().map(|v| v.to_bits()).collect();
+            assert_eq!(got, want_m, "Matrix rows ({:?}): {what}", mat.strides());
+        }
+    });
+}
+
+/// The test data of [`rows`] in column-major order.
+trait ColMajor {
+    fn to_col_major_copy(&self) -> Self;
+}
+
+impl ColMajor for Matrix<f64> {
+    fn to_col_major_copy(&self) -> Self {
+        let (r, c) = self.shape();
+        let mut data = vec![0.0; r * c];
+        for i in 0..r {
+            for j in 0..c {
+                data[j * r + i] = *self.get(i, j).unwrap();
+            }
+        }
+        Matrix::col_major(r, c, data).unwrap()
+    }
+}
+
+#[test]
+fn reductions_have_one_order() {
+    for place in available_places() {
+        flat(place);
+        rows(place);
+    }
+}
