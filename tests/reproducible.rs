@@ -16,17 +16,17 @@ use dpl::prelude::*;
 /// The elements of one tile.
 const TILE: usize = 2048;
 
-/// The lane pattern: lane `j` folds elements `j, j + 32, ...`; then the tree over the
-/// lanes present (strides 16, 8, 4, 2, 1).
+/// The lane pattern: lane `j` folds elements `j, j + 32, ...`; then the tree of adjacent
+/// pairs over the lanes present (`d` = 1, 2, 4, 8, 16).
 fn lanes<T: Copy>(xs: &[T], op: &impl Fn(T, T) -> T) -> T {
     let mut lane: Vec<T> = xs.iter().take(32).copied().collect();
     for (i, &x) in xs.iter().enumerate().skip(32) {
         lane[i % 32] = op(lane[i % 32], x);
     }
-    for s in [16, 8, 4, 2, 1] {
-        for j in 0..s {
-            if j + s < lane.len() {
-                lane[j] = op(lane[j], lane[j + s]);
+    for d in [1, 2, 4, 8, 16] {
+        for j in (0..32).step_by(2 * d) {
+            if j + d < lane.len() {
+                lane[j] = op(lane[j], lane[j + d]);
             }
         }
     }

@@ -8,11 +8,12 @@
 //!
 //! * **Lanes** ([`lanes`]): over `len` values `g(0) .. g(len - 1)`, lane `j` (of
 //!   [`LANES`] = 32) folds `g(j), g(j + 32), g(j + 64), ...` left to right; the lanes
-//!   present (the first `min(len, 32)`) are then combined by the *lane tree*: for `s` in
-//!   16, 8, 4, 2, 1, lane `j < s` becomes `op(lane j, lane j + s)` when lane `j + s` is
-//!   present; the result is lane 0. This is a warp's pattern on the GPU (lane `j` loads
-//!   element `j` of each 32-element row, coalesced; the tree is `shfl.sync.down`) and the
-//!   CPU's 32-accumulator vector loop.
+//!   present (the first `min(len, 32)`) are then combined by the *lane tree* of adjacent
+//!   pairs: for `d` in 1, 2, 4, 8, 16, lane `j` (a multiple of `2d`) becomes `op(lane j,
+//!   lane j + d)` when lane `j + d` is present; the result is lane 0, `((l0 l1)(l2 l3))..`.
+//!   This is a warp's pattern on the GPU (lane `j` loads element `j` of each 32-element
+//!   row, coalesced; the tree is `shfl.sync.down` by 1, 2, 4, 8, 16) and the CPU's
+//!   32-accumulator vector loop.
 //! * **Tiles** ([`reduce`]): up to [`TILE`] = 2048 elements are one tile, reduced by
 //!   [`lanes`]. A longer index space is cut into tiles of 2048 consecutive elements (the
 //!   last may be shorter); the tiles' results, in order, are reduced by [`lanes`] again (a
@@ -43,27 +44,19 @@ pub const fn tiles(n: usize) -> usize {
     n.div_ceil(TILE)
 }
 
-/// The lane tree over the first `c` lanes of `acc` (`1 <= c <= LANES`): lane `j < s`
-/// becomes `op(lane j, lane j + s)` for `s` = 16, 8, 4, 2, 1 where lane `j + s < c`.
-/// Lanes from `c` on are not read.
+/// The lane tree over the first `c` lanes of `acc` (`1 <= c <= LANES`): for `d` = 1, 2, 4,
+/// 8, 16, lane `j` (a multiple of `2d`) becomes `op(lane j, lane j + d)` where lane
+/// `j + d < c`. Lanes from `c` on are not read.
 #[inline(always)]
-pub fn tree<T: Copy, Op: Fn(T, T) -> T>(acc: &mut [T; LANES], c: usize, op: &Op) -> T {
-    let mut s = LANES / 2;
-    if c == LANES {
-        // All lanes present: each step is one vector operation.
-        while s > 0 {
-            for j in 0..s {
-                acc[j] = op(acc[j], acc[j + s]);
-            }
-            s /= 2;
+pub fn tree<T: Copy, Op: Fn(T, T) -> T>(acc: &mut [T], c: usize, op: &Op) -> T {
+    let mut d = 1;
+    while d < c {
+        let mut j = 0;
+        while j + d < c {
+            acc[j] = op(acc[j], acc[j + d]);
+            j += 2 * d;
         }
-    } else {
-        while s > 0 {
-            for j in 0..s.min(c.saturating_sub(s)) {
-                acc[j] = op(acc[j], acc[j + s]);
-            }
-            s /= 2;
-        }
+        d *= 2;
     }
     acc[0]
 }
@@ -83,14 +76,16 @@ where
         for (j, slot) in buf.iter_mut().take(len).enumerate() {
             slot.write(g(start + j));
         }
-        let mut s = LANES / 2;
-        while s > 0 {
-            for j in 0..s.min(len.saturating_sub(s)) {
-                // SAFETY: `j < j + s < len`: both slots were written above.
-                let (a, b) = unsafe { (buf[j].assume_init(), buf[j + s].assume_init()) };
+        let mut d = 1;
+        while d < len {
+            let mut j = 0;
+            while j + d < len {
+                // SAFETY: `j < j + d < len`: both slots were written above.
+                let (a, b) = unsafe { (buf[j].assume_init(), buf[j + d].assume_init()) };
                 buf[j].write(op(a, b));
+                j += 2 * d;
             }
-            s /= 2;
+            d *= 2;
         }
         // SAFETY: `len >= 1`, so slot 0 was written.
         return unsafe { buf[0].assume_init() };
@@ -200,12 +195,12 @@ fn try_lanes<T: Clone, E>(
         acc[j] = op(acc[j].clone(), x.clone())?;
     }
     let c = acc.len();
-    let mut s = LANES / 2;
-    while s > 0 {
-        for j in 0..s.min(c.saturating_sub(s)) {
-            acc[j] = op(acc[j].clone(), acc[j + s].clone())?;
+    let mut d = 1;
+    while d < c {
+        for j in (0..c - d).step_by(2 * d) {
+            acc[j] = op(acc[j].clone(), acc[j + d].clone())?;
         }
-        s /= 2;
+        d *= 2;
     }
     Ok(acc.swap_remove(0))
 }
@@ -244,14 +239,14 @@ mod tests {
         let op = |a: String, b: String| format!("({a}{b})");
         let f = |i: usize| char::from(b'a' + i as u8).to_string();
         let r = try_reduce::<String, ()>(5, &mut |i| Ok(f(i)), &mut |a, b| Ok(op(a, b)));
-        // s = 4: lane 0 = (ae); s = 2: lane 0 = ((ae)c), lane 1 = (bd); s = 1: both.
-        assert_eq!(r.unwrap().unwrap(), "(((ae)c)(bd))");
+        // d = 1: (ab), (cd), e; d = 2: ((ab)(cd)); d = 4: with e.
+        assert_eq!(r.unwrap().unwrap(), "(((ab)(cd))e)");
         let r = try_reduce::<String, ()>(34, &mut |i| Ok(format!("{i},")), &mut |a, b| {
             Ok(op(a, b))
         });
-        // Lanes 0 and 1 hold two elements (0, 32 and 1, 33); the tree starts at s = 16.
+        // Lanes 0 and 1 hold two elements (0, 32 and 1, 33), the others one.
         let r = r.unwrap().unwrap();
-        assert!(r.starts_with("((((((0,32,)16,)(8,24,))((4,20,)(12,28,))"), "{r}");
+        assert!(r.starts_with("((((((0,32,)(1,33,))(2,3,))((4,5,)(6,7,)))"), "{r}");
     }
 
     /// Sums in this order are as accurate as pairwise summation: a million ones and

@@ -4,20 +4,6 @@
 use super::*;
 
 impl<'f> Gen<'f> {
-    pub(super) fn load_opt(
-        &mut self,
-        k: &mut Kernel,
-        ptrs: &[Reg],
-        has: &Reg,
-        idx: &Reg,
-        ls: &[Scalar],
-    ) -> Opt {
-        let v = self.load_leaves(k, ptrs, idx, ls);
-        let a = Self::addr(k, has, idx, Scalar::Bool);
-        let h = Self::ld(k, Space::Global, &a, Scalar::Bool);
-        Opt { has: h, v }
-    }
-
     pub(super) fn load_leaves(
         &mut self,
         k: &mut Kernel,

@@ -1,23 +1,18 @@
-//! `reduce`: per-thread accumulation over a grid-stride loop and a block reduction into
-//! per-block partials, then one block combines the partials and the start value.
+//! `reduce` in dpl's one order ([`dpl_core::order`]): each warp reduces whole tiles of
+//! 2048 elements (lane `j` folds elements `j, j + 32, ...` of the tile, then the
+//! `shfl.sync.down` tree by 1, 2, 4, 8, 16) and writes one partial per tile; then one warp
+//! reduces the partials the same way (lane `j` folds partials `j, j + 32, ...`, then the
+//! tree) and puts the start value first. The grid (how many warps, which depends on the
+//! device) decides only which warp takes which tile, never the order of combination, so
+//! the bits are those of every other place.
 
 use super::*;
-
-/// Elements per thread before a reduction uses more blocks than half the resident ones
-/// (the block-level combination costs a few hundred instructions per thread, so each
-/// thread should accumulate many).
-const REDUCE_PER_THREAD: u64 = 64;
-
-/// The fewest elements per thread of a reduction: below [`REDUCE_PER_THREAD`] per thread
-/// it still takes up to half the resident blocks, so that every multiprocessor has work
-/// (64 per thread would leave most of a large GPU idle on a million elements).
-const REDUCE_MIN_PER_THREAD: u64 = 8;
+use dpl_core::order::{LANES, TILE};
 
 impl<'f> Gen<'f> {
-    /// A `reduce` (its start value `init`, if it has one, put first): each thread
-    /// accumulates its elements of a grid-stride loop, each block combines its threads'
-    /// results into a partial; one block then combines the partials (and the start
-    /// value), the result read back by the host (with whether there was any element).
+    /// A `reduce` (its start value `init`, if it has one, put first): the tiles' partials,
+    /// then one warp combines them (and the start value), the result read back by the
+    /// host (with whether there was any element).
     pub(super) fn reduce(&mut self, s: &Stmt, soac: &Soac, steps: &mut Vec<Step>) -> R<()> {
         let SoacKind::Reduce { op, init } = &soac.kind else {
             return unsupported("a reduction of another combinator (internal)");
@@ -27,40 +22,54 @@ impl<'f> Gen<'f> {
         let ls = leaves(ty)?;
         let comb = Comb::Op(op, ty);
         let n_count = Count::Var(var(soac.len));
-        // The partials are as many as the first pass's blocks: enough for
-        // `REDUCE_PER_THREAD` elements per thread or half the resident blocks, whichever
-        // is more, but no more than `REDUCE_MIN_PER_THREAD` elements per thread need and
-        // the resident blocks hold.
+        let m_count = cdiv(n_count.clone(), TILE as u64);
+        // One warp per tile, as many blocks as the tiles need or the device keeps resident.
         let k1_id = self.next_kernel();
         let resident = Count::Resident {
             kernel: k1_id,
             block: self.bsize(),
         };
-        let per_block = u64::from(self.bsize());
-        let wanted = Count::Max(
-            Box::new(cdiv(n_count.clone(), per_block * REDUCE_PER_THREAD)),
-            Box::new(cdiv(resident.clone(), 2)),
-        );
-        let grid = cmax1(cmin(
-            cdiv(n_count.clone(), per_block * REDUCE_MIN_PER_THREAD),
-            cmin(wanted, resident),
-        ));
-        let partials = self.alloc_leaves(&ls, &grid, steps);
-        let phas = self.alloc_leaves(&[Scalar::Bool], &grid, steps)[0];
+        let grid = cmax1(cmin(cdiv(m_count.clone(), u64::from(self.warps())), resident));
+        let partials = self.alloc_leaves(&ls, &m_count, steps);
 
-        // Pass 1: per-thread accumulation over a grid-stride loop, then the block. The
-        // thread's first element is peeled off, so the loop body combines plain values:
-        // only the thread (which may have no element) and the block tree carry a flag.
+        // Pass 1: each warp takes tiles `w, w + warps, ...`.
         let mut k = self.new_kernel("reduce");
         k.env = self.bind_captures(&mut k, &[&soac.elem, op])?;
         let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
         let pp = Self::temp_ptrs(&mut k, &partials);
-        let ph = Self::temp_ptrs(&mut k, &[phas])[0].clone();
+        let (ntid, ncta) = (k.reg(Scalar::U32), k.reg(Scalar::U32));
+        k.emit(Ins::mov(Ty::U32, &ntid, Sreg::NtidX));
+        k.emit(Ins::mov(Ty::U32, &ncta, Sreg::NctaidX));
+        let (t, warps) = (k.reg(Scalar::U64), k.reg(Scalar::U64));
+        let cta = k.reg(Scalar::U32);
+        k.emit(Ins::cvt(Ty::U32, Ty::U64, &cta, &k.ctaid64));
+        k.emit(Ins::mul_wide(Ty::U32, &t, &ntid, &cta));
+        k.emit(Ins::add(Ty::S64, &t, &t, &k.tid64));
+        k.emit(Ins::shr(Ty::U64, &t, &t, 5));
+        k.emit(Ins::mul_wide(Ty::U32, &warps, &ntid, &ncta));
+        k.emit(Ins::shr(Ty::U64, &warps, &warps, 5));
+        let m = k.reg(Scalar::U64);
+        k.emit(Ins::add(Ty::S64, &m, &n, TILE as u64 - 1));
+        k.emit(Ins::shr(Ty::U64, &m, &m, TILE.trailing_zeros()));
+        let lane64 = k.reg(Scalar::U64);
+        k.emit(Ins::cvt(Ty::U64, Ty::U32, &lane64, &k.lane));
+        let (tiles_top, tiles_end) = (k.label(), k.label());
+        k.place(&tiles_top);
+        let done = k.reg(Scalar::Bool);
+        k.emit(Ins::setp(Cmp::Ge, Ty::U64, &done, &t, &m));
+        k.emit(Ins::bra(&tiles_end).when(&done));
+        // The tile's elements `t0..t1`; this lane's first is `t0 + lane`.
+        let (i, t1) = (k.reg(Scalar::Usize), k.reg(Scalar::U64));
+        k.emit(Ins::shl(Ty::B64, &i, &t, TILE.trailing_zeros()));
+        k.emit(Ins::add(Ty::S64, &t1, &i, TILE as u64));
+        k.emit(Ins::min(Ty::U64, &t1, &t1, &n));
+        k.emit(Ins::add(Ty::S64, &i, &i, &lane64));
         let acc = self.none(&mut k, &ls);
-        let ElemLoop { i, step, end, .. } = Self::elem_loop(&mut k, &n, None);
-        // The first element (a failed check leaves the zeroed value: the error is
+        let (first_done, rest, tile_done) = (k.label(), k.label(), k.label());
+        k.emit(Ins::setp(Cmp::Lt, Ty::U64, &acc.has, &i, &t1));
+        k.emit(Ins::bra(&tile_done).unless(&acc.has));
+        // The lane's first element (a failed check leaves the value unset: the error is
         // reported, the partial never read).
-        let first_done = k.label();
         let ctx = Ctx {
             key: i.clone(),
             fail: Some(first_done.clone()),
@@ -70,14 +79,12 @@ impl<'f> Gen<'f> {
             Self::mov(&mut k, d, s);
         }
         k.place(&first_done);
-        k.emit(Ins::setp(Cmp::Eq, Ty::U32, &acc.has, 1, 1));
-        // The rest: `acc = acc op e`.
-        let rest = k.label();
+        // The rest: `acc = acc op e` every 32 elements.
         k.place(&rest);
-        k.emit(Ins::add(Ty::S64, &i, &i, &step));
-        let p = k.reg(Scalar::Bool);
-        k.emit(Ins::setp(Cmp::Ge, Ty::U64, &p, &i, &n));
-        k.emit(Ins::bra(&end).when(&p));
+        k.emit(Ins::add(Ty::S64, &i, &i, LANES as u64));
+        let out = k.reg(Scalar::Bool);
+        k.emit(Ins::setp(Cmp::Ge, Ty::U64, &out, &i, &t1));
+        k.emit(Ins::bra(&tile_done).when(&out));
         let ctx = Ctx {
             key: i.clone(),
             fail: Some(rest.clone()),
@@ -91,11 +98,20 @@ impl<'f> Gen<'f> {
         for (d, s) in acc.v.iter().zip(&next) {
             Self::mov(&mut k, d, s);
         }
-        k.emit(Ins::bra_uni(&rest));
-        k.place(&end);
-        let total = self.block_reduce(&mut k, &acc, &mut Self::fold(comb, &op_ctx))?;
-        let tile = k.ctaid64.clone();
-        self.store_if_thread0(&mut k, &pp, Some(&ph), &tile, &total);
+        k.emit(Ins::bra(&rest));
+        k.place(&tile_done);
+        self.warp_reduce_down(&mut k, &acc, false, &mut Self::fold(comb, &op_ctx))?;
+        let not0 = k.reg(Scalar::Bool);
+        k.emit(Ins::setp(Cmp::Ne, Ty::U32, &not0, &k.lane, 0));
+        let stored = k.label();
+        k.emit(Ins::bra(&stored).when(&not0));
+        for (r, ptr) in acc.v.iter().zip(&pp) {
+            self.store(&mut k, ptr, &t, r);
+        }
+        k.place(&stored);
+        k.emit(Ins::add(Ty::S64, &t, &t, &warps));
+        k.emit(Ins::bra(&tiles_top));
+        k.place(&tiles_end);
         let args = k.ptx.args.clone();
         let k1 = self.push_kernel(k);
         if k1 != k1_id {
@@ -103,44 +119,51 @@ impl<'f> Gen<'f> {
         }
         steps.push(Step::Launch(Launch {
             kernel: k1,
-            grid: grid.clone(),
+            grid,
             block: self.bsize(),
             args,
             any_grid: true,
         }));
         steps.push(Step::CheckErrors);
 
-        // Pass 2: one block combines the partials (and the start value).
+        // Pass 2: warp 0 combines the partials (lane `j`: partials `j, j + 32, ...`), then
+        // puts the start value first.
         let outs = self.alloc_leaves(&ls, &Count::Const(1), steps);
         let ohas = self.alloc_leaves(&[Scalar::Bool], &Count::Const(1), steps)[0];
         let mut k = self.new_kernel("reduce_finish");
         k.env = self.bind_captures(&mut k, &[op])?;
-        let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
-        let g = k.param(Scalar::U64, KArg::Count(grid.clone()));
+        let m = k.param(Scalar::U64, KArg::Count(m_count));
         let pp = Self::temp_ptrs(&mut k, &partials);
-        let ph = Self::temp_ptrs(&mut k, &[phas])[0].clone();
         let init_v = self.bind_init(&mut k, init)?;
         let op_ctx = Ctx {
-            key: n.clone(),
+            key: m.clone(),
             fail: None,
         };
         let op_ptrs = Self::temp_ptrs(&mut k, &outs);
         let oh = Self::temp_ptrs(&mut k, &[ohas])[0].clone();
+        let (top, end, finish) = (k.label(), k.label(), k.label());
+        let w0 = k.reg(Scalar::Bool);
+        k.emit(Ins::setp(Cmp::Eq, Ty::U32, &w0, &k.warp, 0));
+        k.emit(Ins::bra_uni(&finish).unless(&w0));
         let acc = self.none(&mut k, &ls);
         let j = k.reg(Scalar::U64);
-        k.emit(Ins::mov(Ty::U64, &j, &k.tid64));
-        let (top, end) = (k.label(), k.label());
+        k.emit(Ins::cvt(Ty::U64, Ty::U32, &j, &k.lane));
         k.place(&top);
         let p = k.reg(Scalar::Bool);
-        k.emit(Ins::setp(Cmp::Ge, Ty::U64, &p, &j, &g));
+        k.emit(Ins::setp(Cmp::Ge, Ty::U64, &p, &j, &m));
         k.emit(Ins::bra(&end).when(&p));
-        let x = self.load_opt(&mut k, &pp, &ph, &j, &ls);
+        let v = self.load_leaves(&mut k, &pp, &j, &ls);
+        let x = Opt {
+            has: self.pconst(&mut k, true),
+            v,
+        };
         let next = self.opt_combine(&mut k, comb, &acc, &x, &op_ctx)?;
         Self::mov_opt(&mut k, &acc, &next);
-        k.emit(Ins::add(Ty::S64, &j, &j, self.bsize()));
-        k.emit(Ins::bra_uni(&top));
+        k.emit(Ins::add(Ty::S64, &j, &j, LANES as u64));
+        k.emit(Ins::bra(&top));
         k.place(&end);
-        let mut total = self.block_reduce(&mut k, &acc, &mut Self::fold(comb, &op_ctx))?;
+        self.warp_reduce_down(&mut k, &acc, false, &mut Self::fold(comb, &op_ctx))?;
+        let mut total = acc;
         if let Some(iv) = init_v {
             let t = self.pconst(&mut k, true);
             let first = Opt { has: t, v: iv };
@@ -149,6 +172,7 @@ impl<'f> Gen<'f> {
         let zero = k.reg(Scalar::U64);
         k.emit(Ins::mov(Ty::U64, &zero, 0));
         self.store_if_thread0(&mut k, &op_ptrs, Some(&oh), &zero, &total);
+        k.place(&finish);
         self.launch_on(k, Count::Const(1), steps);
         steps.push(Step::CheckErrors);
         steps.push(Step::ReadScalars {
