@@ -80,6 +80,32 @@ fn row_sums(x: &Nested<f32>) -> Vec<f32> {
     map(|r| sum(r), x)
 }
 
+#[parallel(inner = "seq")]
+fn row_sums_thread(x: &Nested<f32>) -> Vec<f32> {
+    map(|r| sum(r), x)
+}
+
+#[parallel(inner = "warp")]
+fn row_sums_warp(x: &Nested<f32>) -> Vec<f32> {
+    map(|r| sum(r), x)
+}
+
+#[parallel(inner = "block")]
+fn row_sums_block(x: &Nested<f32>) -> Vec<f32> {
+    map(|r| sum(r), x)
+}
+
+/// Three warps: two take tiles (the largest power of two), one waits.
+#[parallel(inner = "block", block = 96)]
+fn row_sums_block96(x: &Nested<f32>) -> Vec<f32> {
+    map(|r| sum(r), x)
+}
+
+#[parallel(inner = "block", block = 1024)]
+fn row_sums_block1024(x: &Nested<f32>) -> Vec<f32> {
+    map(|r| reduce(|a, b| a + b, r, 0.5), x)
+}
+
 #[parallel]
 fn matrix_row_sums(m: &Matrix<f64>) -> Vec<f64> {
     map(|r| sum(r), m)
@@ -163,6 +189,10 @@ fn rows(place: Place) {
         .iter()
         .map(|r| oracle(r, |a: f32, b| a + b).unwrap_or(-0.0).to_bits())
         .collect();
+    let want_start: Vec<u32> = values
+        .iter()
+        .map(|r| oracle_init(r, 0.5, |a: f32, b| a + b).to_bits())
+        .collect();
     // Many short rows and a few long ones in one matrix, each major order.
     let (r, c) = (300, 2100);
     let m = data(&mut rng, r * c);
@@ -174,8 +204,19 @@ fn rows(place: Place) {
         .collect();
     on(place, &|| {
         let what = format!("{place:?}, {} threads", rayon::current_num_threads());
-        let got: Vec<u32> = row_sums(&nested).iter().map(|v| v.to_bits()).collect();
-        assert_eq!(got, want, "Nested rows: {what}");
+        let schedules: [(&str, fn(&Nested<f32>) -> Vec<f32>); 5] = [
+            ("auto", row_sums),
+            ("thread", row_sums_thread),
+            ("warp", row_sums_warp),
+            ("block", row_sums_block),
+            ("block of 96", row_sums_block96),
+        ];
+        for (schedule, f) in schedules {
+            let got: Vec<u32> = f(&nested).iter().map(|v| v.to_bits()).collect();
+            assert_eq!(got, want, "Nested rows, {schedule}: {what}");
+        }
+        let got: Vec<u32> = row_sums_block1024(&nested).iter().map(|v| v.to_bits()).collect();
+        assert_eq!(got, want_start, "Nested rows from 0.5, block of 1024: {what}");
         for mat in [&row_major, &col_major] {
             let got: Vec<u64> = matrix_row_sums(mat).iter().map(|v| v.to_bits()).collect();
             assert_eq!(got, want_m, "Matrix rows ({:?}): {what}", mat.strides());

@@ -189,7 +189,8 @@ impl<'f> Gen<'f> {
         fold: &mut Fold<'_, 'f>,
     ) -> R<Opt> {
         let cur = Self::copy_opt(k, x);
-        for d in [16, 8, 4, 2, 1] {
+        // Adjacent pairs first: lane 0 ends with dpl's lane tree ([`dpl_core::order`]).
+        for d in [1, 2, 4, 8, 16] {
             let y = Self::shfl_opt(k, &cur, Shfl::Bfly, d);
             let n = fold(self, k, &cur, &y)?;
             Self::mov_opt(k, &cur, &n);

@@ -365,12 +365,9 @@ impl<'f> Gen<'f> {
     }
 
     /// Runs `f` with the inner reductions split across the loop's group, if it has one
-    /// (see [`Gen::split_reduce`]).
+    /// (see [`Gen::ordered_reduce`]).
     pub(super) fn split_by<T>(&mut self, el: &ElemLoop, f: impl FnOnce(&mut Self) -> R<T>) -> R<T> {
-        self.split = el.group.as_ref().map(|g| Split {
-            block: g.block,
-            lane: g.lane.clone(),
-        });
+        self.split = el.group.as_ref().map(|g| Split { block: g.block });
         let v = f(self);
         self.split = None;
         v

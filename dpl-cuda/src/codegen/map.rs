@@ -165,7 +165,7 @@ impl<'f> Gen<'f> {
     /// 32 elements read (one coalesced load per nested sequence, lane `r` for element
     /// `r`), then evaluates the elements one after the other, every lane evaluating the
     /// element function and the inner reductions split across the lanes (see
-    /// [`Gen::split_reduce`]); lane `r` keeps element `r`'s result, and the 32 results are
+    /// [`Gen::ordered_reduce`]); lane `r` keeps element `r`'s result, and the 32 results are
     /// stored with one coalesced store.
     fn map_warp(&mut self, s: &Stmt, soac: &Soac, steps: &mut Vec<Step>) -> R<()> {
         let Some(elem_ty) = self.ty(s.var).elem() else {
@@ -289,10 +289,7 @@ impl<'f> Gen<'f> {
             key: i.clone(),
             fail: Some(rnext.clone()),
         };
-        self.split = Some(Split {
-            block: false,
-            lane: k.lane.clone(),
-        });
+        self.split = Some(Split { block: false });
         self.prefetched = Some((i.clone(), bound));
         let v = self.elem(&mut k, &soac.elem, &i, &ctx);
         self.split = None;

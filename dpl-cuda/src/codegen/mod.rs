@@ -162,8 +162,6 @@ struct KernelInfo {
 struct Split {
     /// A whole block (else a warp).
     block: bool,
-    /// The thread's position in its group.
-    lane: Reg,
 }
 
 /// A tuple type with a sequence somewhere inside.

@@ -5,6 +5,7 @@
 use super::*;
 
 mod index;
+mod ordered;
 pub(super) mod math;
 mod scalar;
 pub(super) mod stream;
@@ -299,8 +300,17 @@ impl<'f> Gen<'f> {
         let ty = self.ty(s.var);
         let ls = leaves(ty)?;
         let comb = Comb::Op(op, ty);
-        if self.split.is_some() && self.streamed_source(&k.env, soac).is_none() {
-            return self.split_reduce(k, s, soac, op, *init, ctx);
+        // Random access to the elements: dpl's order (a streamed sequence is folded in its
+        // order, below).
+        let chosen = matches!(
+            self.len_of.get(&soac.len).and_then(|v| k.env.get(v)),
+            Some(KVal::Cond(_))
+        );
+        if !chosen && self.streamed_source(&k.env, soac).is_none() {
+            let split = self.split.take();
+            let r = self.ordered_reduce(k, s, soac, op, *init, ctx, split.clone());
+            self.split = split;
+            return r;
         }
         let acc = self.none(k, &ls);
         if let Some(iv) = init {
@@ -322,98 +332,6 @@ impl<'f> Gen<'f> {
             self.check_nonempty(k, ctx, &acc.has, Self::at(s, soac));
         }
         unflatten(ty, &mut acc.v.into_iter())
-    }
-
-    /// An inner reduction split across the threads of a group (warp or block): thread
-    /// `t` takes elements `t, t + width, ...`, then the group combines the partial
-    /// results. A failed check in one thread marks it; after the loop the group agrees
-    /// (`vote` / `bar.red`) and leaves the element together.
-    #[allow(clippy::too_many_arguments)]
-    pub(in crate::codegen) fn split_reduce(
-        &mut self,
-        k: &mut Kernel,
-        s: &Stmt,
-        soac: &Soac,
-        op: &Lambda,
-        init: Option<VarId>,
-        ctx: &Ctx,
-    ) -> R<KVal> {
-        let Some(sp) = self.split.take() else {
-            return unsupported("a split reduction outside a group (internal)");
-        };
-        let ty = self.ty(s.var);
-        let ls = leaves(ty)?;
-        let comb = Comb::Op(op, ty);
-        let width = Self::group_width(k, sp.block);
-        let len = Self::get(&k.env, soac.len)?.reg()?.clone();
-        let acc = self.none(k, &ls);
-        let failed = self.pconst(k, false);
-        let j = k.reg(Scalar::Usize);
-        k.emit(Ins::cvt(Ty::U64, Ty::U32, &j, &sp.lane));
-        // In report mode every thread takes all the elements in order, so the failure
-        // recorded first is the first in sequential order (the value is not used then).
-        let rep = k.reg(Scalar::Bool);
-        k.emit(Ins::setp(Cmp::Ne, Ty::U64, &rep, &k.report, 0));
-        k.emit(Ins::selp(Ty::U64, &j, 0, &j, &rep));
-        k.emit(Ins::selp(Ty::U64, &width, 1, &width, &rep));
-        let (top, next, flag, end) = (k.label(), k.label(), k.label(), k.label());
-        k.place(&top);
-        let p = k.reg(Scalar::Bool);
-        k.emit(Ins::setp(Cmp::Ge, Ty::U64, &p, &j, &len));
-        k.emit(Ins::bra(&end).when(&p));
-        let ictx = Ctx {
-            key: ctx.key.clone(),
-            fail: Some(flag.clone()),
-        };
-        let body = (|| {
-            let e = self.elem(k, &soac.elem, &j, &ictx)?.flatten()?;
-            let t = self.pconst(k, true);
-            let n = self.opt_combine(k, comb, &acc, &Opt { has: t, v: e }, &ictx)?;
-            Self::mov_opt(k, &acc, &n);
-            Ok(())
-        })();
-        self.split = Some(sp.clone());
-        body?;
-        k.place(&next);
-        k.emit(Ins::add(Ty::S64, &j, &j, &width));
-        k.emit(Ins::bra(&top));
-        k.place(&flag);
-        k.emit(Ins::setp(Cmp::Eq, Ty::U32, &failed, 0, 0));
-        k.emit(Ins::bra(&next));
-        k.place(&end);
-        let any = k.reg(Scalar::Bool);
-        if sp.block {
-            k.emit(Ins::bar_red_or(&any, &failed));
-        } else {
-            k.emit(Ins::vote_any(&any, &failed));
-        }
-        if let Some(l) = &ctx.fail {
-            k.emit(Ins::bra(l).when(&any));
-        }
-        let op_ctx = Ctx {
-            key: ctx.key.clone(),
-            fail: None,
-        };
-        let combined = self.group_combine(k, &acc, sp.block, &mut Self::fold(comb, &op_ctx))?;
-        // In report mode each thread already has the whole reduction, in sequential order.
-        let mut total = Opt {
-            has: k.reg(Scalar::Bool),
-            v: acc.v.iter().map(|r| k.reg(r.ty)).collect(),
-        };
-        Self::select(k, &total.has, &rep, &acc.has, &combined.has);
-        for ((d, a), b) in total.v.iter().zip(&acc.v).zip(&combined.v) {
-            Self::select(k, d, &rep, a, b);
-        }
-        match init {
-            Some(iv) => {
-                let v = Self::get(&k.env, iv)?.flatten()?;
-                let t = self.pconst(k, true);
-                let first = Opt { has: t, v };
-                total = self.opt_combine(k, comb, &first, &total, &op_ctx)?;
-            }
-            None => self.check_nonempty(k, ctx, &total.has, Self::at(s, soac)),
-        }
-        unflatten(ty, &mut total.v.into_iter())
     }
 
     /// Emits `if cond { f(then's sequence) } else { f(else's sequence) }` for a sequence an
