@@ -8,12 +8,12 @@
 //!
 //! * **Lanes** ([`lanes`]): over `len` values `g(0) .. g(len - 1)`, lane `j` (of
 //!   [`LANES`] = 32) folds `g(j), g(j + 32), g(j + 64), ...` left to right; the lanes
-//!   present (the first `min(len, 32)`) are then combined by the *lane tree* of adjacent
-//!   pairs: for `d` in 1, 2, 4, 8, 16, lane `j` (a multiple of `2d`) becomes `op(lane j,
-//!   lane j + d)` when lane `j + d` is present; the result is lane 0, `((l0 l1)(l2 l3))..`.
-//!   This is a warp's pattern on the GPU (lane `j` loads element `j` of each 32-element
-//!   row, coalesced; the tree is `shfl.sync.down` by 1, 2, 4, 8, 16) and the CPU's
-//!   32-accumulator vector loop.
+//!   present (the first `min(len, 32)`) are then combined by the *lane tree* of halves:
+//!   for `s` in 16, 8, 4, 2, 1, lane `j < s` becomes `op(lane j, lane j + s)` when lane
+//!   `j + s` is present; the result is lane 0. This is a warp's pattern on the GPU (lane
+//!   `j` loads element `j` of each 32-element row, coalesced; the tree is `shfl.sync.down`
+//!   by 16, 8, 4, 2, 1) and the CPU's 32-accumulator vector loop (each step adds the upper
+//!   half of the lanes' registers to the lower half).
 //! * **Tiles** ([`reduce`]): up to [`TILE`] = 2048 elements are one tile, reduced by
 //!   [`lanes`]. A longer index space is cut into tiles of 2048 consecutive elements (the
 //!   last may be shorter); the tiles' results, in order, are reduced by [`lanes`] again (a
@@ -44,25 +44,23 @@ pub const fn tiles(n: usize) -> usize {
     n.div_ceil(TILE)
 }
 
-/// The lane tree over the first `c` lanes of `acc` (`1 <= c <= LANES`): for `d` = 1, 2, 4,
-/// 8, 16, lane `j` (a multiple of `2d`) becomes `op(lane j, lane j + d)` where lane
-/// `j + d < c`. Lanes from `c` on are not read.
-#[inline(always)]
+/// The lane tree over the first `c` lanes of `acc` (`1 <= c <= LANES`): for `s` = 16, 8,
+/// 4, 2, 1, lane `j < s` becomes `op(lane j, lane j + s)` where lane `j + s < c`. Lanes
+/// from `c` on are not read.
+#[inline]
 pub fn tree<T: Copy, Op: Fn(T, T) -> T>(acc: &mut [T], c: usize, op: &Op) -> T {
-    let mut d = 1;
-    while d < c {
-        let mut j = 0;
-        while j + d < c {
-            acc[j] = op(acc[j], acc[j + d]);
-            j += 2 * d;
+    let mut s = LANES / 2;
+    while s > 0 {
+        for j in 0..s.min(c.saturating_sub(s)) {
+            acc[j] = op(acc[j], acc[j + s]);
         }
-        d *= 2;
+        s /= 2;
     }
     acc[0]
 }
 
 /// `g(start) .. g(start + len - 1)` reduced in the lane order (module docs); `len >= 1`.
-#[inline]
+#[inline(always)]
 pub fn lanes<T, G, Op>(start: usize, len: usize, g: &G, op: &Op) -> T
 where
     T: Copy,
@@ -76,39 +74,110 @@ where
         for (j, slot) in buf.iter_mut().take(len).enumerate() {
             slot.write(g(start + j));
         }
-        let mut d = 1;
-        while d < len {
-            let mut j = 0;
-            while j + d < len {
-                // SAFETY: `j < j + d < len`: both slots were written above.
-                let (a, b) = unsafe { (buf[j].assume_init(), buf[j + d].assume_init()) };
+        let mut s = LANES / 2;
+        while s > 0 {
+            for j in 0..s.min(len.saturating_sub(s)) {
+                // SAFETY: `j < j + s < len`: both slots were written above.
+                let (a, b) = unsafe { (buf[j].assume_init(), buf[j + s].assume_init()) };
                 buf[j].write(op(a, b));
-                j += 2 * d;
             }
-            d *= 2;
+            s /= 2;
         }
         // SAFETY: `len >= 1`, so slot 0 was written.
         return unsafe { buf[0].assume_init() };
     }
-    let mut acc: [T; LANES] = std::array::from_fn(|j| g(start + j));
-    let full_end = start + len / LANES * LANES;
+    // The lanes as two halves of 16: loops of 16 are unrolled whole, so every index into
+    // the lanes is a constant, the lanes stay in registers and the loop vectorizes (a loop
+    // of 32 is not unrolled and keeps them in memory).
+    let mut lo: [T; HALF] = std::array::from_fn(|j| g(start + j));
+    let mut hi: [T; HALF] = std::array::from_fn(|j| g(start + HALF + j));
+    let (end, full_end) = (start + len, start + len / LANES * LANES);
     let mut base = start + LANES;
-    // Indexing by lane is the shape that vectorizes: `g(base + j)`.
     #[allow(clippy::needless_range_loop)]
     while base < full_end {
-        for j in 0..LANES {
-            acc[j] = op(acc[j], g(base + j));
+        for j in 0..HALF {
+            lo[j] = op(lo[j], g(base + j));
+            hi[j] = op(hi[j], g(base + HALF + j));
         }
         base += LANES;
     }
-    for (j, i) in (full_end..start + len).enumerate() {
-        acc[j] = op(acc[j], g(i));
+    if full_end < end {
+        (lo, hi) = tail(lo, hi, full_end, end, g, op);
     }
-    tree(&mut acc, LANES, op)
+    tree32(lo, hi, op)
+}
+
+/// Half the lanes.
+const HALF: usize = LANES / 2;
+
+/// The last, partial row of lanes: `g(from + j)` into lane `j` for `from + j < end`. Out of
+/// line: its lane index is not a constant, and inlined it would keep the main loop's
+/// lanes in memory instead of registers.
+#[inline(never)]
+fn tail<T, G, Op>(
+    mut lo: [T; HALF],
+    mut hi: [T; HALF],
+    from: usize,
+    end: usize,
+    g: &G,
+    op: &Op,
+) -> ([T; HALF], [T; HALF])
+where
+    T: Copy,
+    G: Fn(usize) -> T,
+    Op: Fn(T, T) -> T,
+{
+    for (a, i) in lo.iter_mut().chain(hi.iter_mut()).zip(from..end) {
+        *a = op(*a, g(i));
+    }
+    (lo, hi)
+}
+
+/// [`tree`] of 32 present lanes (`lo`: lanes 0-15, `hi`: 16-31): each step combines the
+/// lower half of the lanes with the upper half, whole registers at a time.
+#[inline(always)]
+fn tree32<T: Copy, Op: Fn(T, T) -> T>(lo: [T; HALF], hi: [T; HALF], op: &Op) -> T {
+    let a: [T; 16] = std::array::from_fn(|j| op(lo[j], hi[j]));
+    let a: [T; 8] = std::array::from_fn(|j| op(a[j], a[j + 8]));
+    let a: [T; 4] = std::array::from_fn(|j| op(a[j], a[j + 4]));
+    let a: [T; 2] = std::array::from_fn(|j| op(a[j], a[j + 2]));
+    op(a[0], a[1])
+}
+
+/// The results of the full tiles `a` and `b`, computed in lock step: twice the
+/// independent accumulators of one tile and two memory streams (the same bits as two
+/// calls of [`tile`]).
+#[inline(always)]
+pub fn tile_pair<T, F, Op>(a: usize, b: usize, f: &F, op: &Op) -> (T, T)
+where
+    T: Copy,
+    F: Fn(usize) -> T,
+    Op: Fn(T, T) -> T,
+{
+    let (a, b) = (a * TILE, b * TILE);
+    let (mut la, mut ha) = ([f(a); HALF], [f(a + HALF); HALF]);
+    let (mut lb, mut hb) = ([f(b); HALF], [f(b + HALF); HALF]);
+    for j in 1..HALF {
+        la[j] = f(a + j);
+        ha[j] = f(a + HALF + j);
+        lb[j] = f(b + j);
+        hb[j] = f(b + HALF + j);
+    }
+    let mut k = LANES;
+    while k < TILE {
+        for j in 0..HALF {
+            la[j] = op(la[j], f(a + k + j));
+            ha[j] = op(ha[j], f(a + k + HALF + j));
+            lb[j] = op(lb[j], f(b + k + j));
+            hb[j] = op(hb[j], f(b + k + HALF + j));
+        }
+        k += LANES;
+    }
+    (tree32(la, ha, op), tree32(lb, hb, op))
 }
 
 /// The result of tile `t` of an index space of `n` elements.
-#[inline]
+#[inline(always)]
 pub fn tile<T, F, Op>(n: usize, t: usize, f: &F, op: &Op) -> T
 where
     T: Copy,
@@ -140,9 +209,9 @@ where
         0 => None,
         1 => Some(lanes(0, n, f, op)),
         m => {
+            // The second level's lanes, filled as the tiles' results come, in order.
             let mut acc = [MaybeUninit::<T>::uninit(); LANES];
-            for t in 0..m {
-                let p = tile(n, t, f, op);
+            let mut put = |t: usize, p: T| {
                 let j = t % LANES;
                 if t < LANES {
                     acc[j].write(p);
@@ -151,6 +220,17 @@ where
                     let a = unsafe { acc[j].assume_init() };
                     acc[j].write(op(a, p));
                 }
+            };
+            let full = n / TILE;
+            let mut t = 0;
+            while t + 1 < full {
+                let (x, y) = tile_pair(t, t + 1, f, op);
+                put(t, x);
+                put(t + 1, y);
+                t += 2;
+            }
+            for t in t..m {
+                put(t, tile(n, t, f, op));
             }
             let c = m.min(LANES);
             // SAFETY: the first `c` lanes were written (tiles `0..c`).
@@ -195,12 +275,12 @@ fn try_lanes<T: Clone, E>(
         acc[j] = op(acc[j].clone(), x.clone())?;
     }
     let c = acc.len();
-    let mut d = 1;
-    while d < c {
-        for j in (0..c - d).step_by(2 * d) {
-            acc[j] = op(acc[j].clone(), acc[j + d].clone())?;
+    let mut s = LANES / 2;
+    while s > 0 {
+        for j in 0..s.min(c.saturating_sub(s)) {
+            acc[j] = op(acc[j].clone(), acc[j + s].clone())?;
         }
-        d *= 2;
+        s /= 2;
     }
     Ok(acc.swap_remove(0))
 }
@@ -239,14 +319,14 @@ mod tests {
         let op = |a: String, b: String| format!("({a}{b})");
         let f = |i: usize| char::from(b'a' + i as u8).to_string();
         let r = try_reduce::<String, ()>(5, &mut |i| Ok(f(i)), &mut |a, b| Ok(op(a, b)));
-        // d = 1: (ab), (cd), e; d = 2: ((ab)(cd)); d = 4: with e.
-        assert_eq!(r.unwrap().unwrap(), "(((ab)(cd))e)");
+        // s = 4: lane 0 = (ae); s = 2: lane 0 = ((ae)c), lane 1 = (bd); s = 1: both.
+        assert_eq!(r.unwrap().unwrap(), "(((ae)c)(bd))");
         let r = try_reduce::<String, ()>(34, &mut |i| Ok(format!("{i},")), &mut |a, b| {
             Ok(op(a, b))
         });
-        // Lanes 0 and 1 hold two elements (0, 32 and 1, 33), the others one.
+        // Lanes 0 and 1 hold two elements (0, 32 and 1, 33); the tree starts at s = 16.
         let r = r.unwrap().unwrap();
-        assert!(r.starts_with("((((((0,32,)(1,33,))(2,3,))((4,5,)(6,7,)))"), "{r}");
+        assert!(r.starts_with("((((((0,32,)16,)(8,24,))((4,20,)(12,28,)))"), "{r}");
     }
 
     /// Sums in this order are as accurate as pairwise summation: a million ones and

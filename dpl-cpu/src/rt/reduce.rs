@@ -10,7 +10,7 @@
 //! whose result has no order, in `u32` lanes with four streams ([`fold_range`]).
 
 use super::par;
-use dpl_core::order;
+use dpl_core::order::{self, TILE};
 use super::{At, Error, raise};
 use rayon::prelude::*;
 
@@ -38,8 +38,18 @@ where
             .par_chunks_mut(per)
             .enumerate()
             .for_each(|(c, part)| {
-                for (k, slot) in part.iter_mut().enumerate() {
-                    slot.write(order::tile(len, c * per + k, &f, &op));
+                // Tiles `k` and `k + h` of the chunk in lock step (two distant memory
+                // streams), then the rest one by one.
+                let base = c * per;
+                let full = (len / TILE).saturating_sub(base).min(part.len());
+                let h = full / 2;
+                for k in 0..h {
+                    let (x, y) = order::tile_pair(base + k, base + k + h, &f, &op);
+                    part[k].write(x);
+                    part[k + h].write(y);
+                }
+                for (k, slot) in part.iter_mut().enumerate().skip(2 * h) {
+                    slot.write(order::tile(len, base + k, &f, &op));
                 }
             });
         // SAFETY: every chunk wrote each of its slots (a panic unwinds past this point and

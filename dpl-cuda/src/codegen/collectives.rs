@@ -189,8 +189,8 @@ impl<'f> Gen<'f> {
         fold: &mut Fold<'_, 'f>,
     ) -> R<Opt> {
         let cur = Self::copy_opt(k, x);
-        // Adjacent pairs first: lane 0 ends with dpl's lane tree ([`dpl_core::order`]).
-        for d in [1, 2, 4, 8, 16] {
+        // Halves first: lane 0 ends with dpl's lane tree ([`dpl_core::order`]).
+        for d in [16, 8, 4, 2, 1] {
             let y = Self::shfl_opt(k, &cur, Shfl::Bfly, d);
             let n = fold(self, k, &cur, &y)?;
             Self::mov_opt(k, &cur, &n);
@@ -225,7 +225,8 @@ impl<'f> Gen<'f> {
     }
 
     /// Reduces the optional values `v` of a warp's lanes towards lane 0 in place (a
-    /// `shfl.sync.down` tree): lane 0 ends with the combination of all 32 in lane order
+    /// `shfl.sync.down` tree, halves first: dpl's lane tree, [`dpl_core::order`]): lane 0
+    /// ends with the combination of all 32 in lane order
     /// (`reversed`: higher lanes first). The other lanes hold partial combinations.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn warp_reduce_down(
@@ -235,7 +236,7 @@ impl<'f> Gen<'f> {
         reversed: bool,
         fold: &mut Fold<'_, 'f>,
     ) -> R<()> {
-        for d in [1u32, 2, 4, 8, 16] {
+        for d in [16u32, 8, 4, 2, 1] {
             let y = Self::shfl_opt(k, v, Shfl::Down, d);
             let inside = k.reg(Scalar::Bool);
             k.emit(Ins::setp(Cmp::Lt, Ty::U32, &inside, &k.lane, 32 - d));

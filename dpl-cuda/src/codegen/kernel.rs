@@ -96,6 +96,11 @@ impl Kernel {
         self.ptx.shared(bytes)
     }
 
+    /// Declares a per-thread `.local` array of `bytes` bytes.
+    pub(super) fn local(&mut self, bytes: u32) -> Sym {
+        self.ptx.local(bytes)
+    }
+
     /// A parameter passed as `arg`, loaded into a register of type `ty`.
     pub(super) fn param(&mut self, ty: Scalar, arg: KArg) -> Reg {
         self.ptx.param(ty, arg)

@@ -1,6 +1,6 @@
 //! `reduce` in dpl's one order ([`dpl_core::order`]): each warp reduces whole tiles of
 //! 2048 elements (lane `j` folds elements `j, j + 32, ...` of the tile, then the
-//! `shfl.sync.down` tree by 1, 2, 4, 8, 16) and writes one partial per tile; then one warp
+//! `shfl.sync.down` tree by 16, 8, 4, 2, 1) and writes one partial per tile; then one warp
 //! reduces the partials the same way (lane `j` folds partials `j, j + 32, ...`, then the
 //! tree) and puts the start value first. The grid (how many warps, which depends on the
 //! device) decides only which warp takes which tile, never the order of combination, so

@@ -33,7 +33,7 @@ pub(crate) struct Kernel {
     counts: [u32; 5],
     /// Labels used.
     labels: u32,
-    /// `.shared` declarations.
+    /// `.shared` and `.local` declarations.
     shared: Vec<String>,
     /// Threads per block it is launched with (`.maxntid`).
     pub block: u32,
@@ -92,6 +92,14 @@ impl Kernel {
     /// Places a label here.
     pub fn place(&mut self, label: &Label) {
         let _ = writeln!(self.body, "{label}:");
+    }
+
+    /// Declares a `.local` array of `bytes` bytes (per thread) and returns its name.
+    pub fn local(&mut self, bytes: u32) -> Sym {
+        let name = format!("{}_lc{}", self.name, self.shared.len());
+        self.shared
+            .push(format!("\t.local .align 8 .b8 {name}[{bytes}];"));
+        Sym(name)
     }
 
     /// Declares a `.shared` array of `bytes` bytes and returns its name.

@@ -297,41 +297,19 @@ impl<'f> Gen<'f> {
                 return Ok(KVal::Lazy(lazy));
             }
         };
-        let ty = self.ty(s.var);
-        let ls = leaves(ty)?;
-        let comb = Comb::Op(op, ty);
-        // Random access to the elements: dpl's order (a streamed sequence is folded in its
-        // order, below).
+        // dpl's order: split across the group when the elements can be read at any index,
+        // else by this thread (also every thread of a group, for a streamed sequence).
         let chosen = matches!(
             self.len_of.get(&soac.len).and_then(|v| k.env.get(v)),
             Some(KVal::Cond(_))
         );
-        if !chosen && self.streamed_source(&k.env, soac).is_none() {
-            let split = self.split.take();
-            let r = self.ordered_reduce(k, s, soac, op, *init, ctx, split.clone());
-            self.split = split;
-            return r;
-        }
-        let acc = self.none(k, &ls);
-        if let Some(iv) = init {
-            let v = Self::get(&k.env, *iv)?.flatten()?;
-            for (d, s) in acc.v.iter().zip(&v) {
-                Self::mov(k, d, s);
-            }
-            k.emit(Ins::setp(Cmp::Eq, Ty::U32, &acc.has, 0, 0));
-        }
-        let accc = acc.clone();
-        self.for_each(k, soac, Lanes::Thread(ctx), &mut |g, k, _, _, e| {
-            let e = e.flatten()?;
-            let t = g.pconst(k, true);
-            let n = g.opt_combine(k, comb, &accc, &Opt { has: t, v: e }, ctx)?;
-            Self::mov_opt(k, &accc, &n);
-            Ok(())
-        })?;
-        if init.is_none() {
-            self.check_nonempty(k, ctx, &acc.has, Self::at(s, soac));
-        }
-        unflatten(ty, &mut acc.v.into_iter())
+        let split = self.split.take();
+        let group = split
+            .clone()
+            .filter(|_| !chosen && self.streamed_source(&k.env, soac).is_none());
+        let r = self.ordered_reduce(k, s, soac, op, *init, ctx, group);
+        self.split = split;
+        r
     }
 
     /// Emits `if cond { f(then's sequence) } else { f(else's sequence) }` for a sequence an

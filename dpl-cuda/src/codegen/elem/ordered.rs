@@ -2,29 +2,24 @@
 //! one order ([`dpl_core::order`]), by one thread or by a group of threads, so a row's
 //! result has the bits of every other place whatever the schedule.
 //!
-//! * **One thread** walks the order lane by lane: lane `j` of a tile folds elements `j, j +
-//!   32, ...`; each lane's result is pushed on a binary-counter stack of registers (slot
-//!   `q` holds the tree of `2^q` consecutive lanes), which builds the lane tree of adjacent
-//!   pairs without an array; the tiles' results are folded by the second level's lanes
-//!   the same way.
+//! * **One thread** meets the elements in index order (also when they are streamed from
+//!   a lazy `filter` or `scan`) and keeps the 32 lanes of the current tile in a
+//!   per-thread `.local` array: element `e` of a tile goes to lane `e % 32`; a full tile's
+//!   lanes are combined by the lane tree (halves first) and its result goes to the second
+//!   level's lane `t % 32`, another `.local` array, reduced by the tree at the end.
 //! * **A group** (a warp, or a block's warps): each warp takes whole tiles, lane `j`
-//!   folding the tile's elements `j, j + 32, ...`; the warp's butterfly gives the tile's
-//!   result, which lane `t % 32` folds into its second-level lane. In a block, warp `w`
-//!   takes the tiles `t` with `t % W == w` (`W` the largest power of two not above the
-//!   block's warps, so it divides 32 and every second-level lane belongs to one warp);
-//!   the 32 second-level lanes then meet in shared memory for the final tree.
-//!
-//! In report mode (the run again after a failed check, [`crate::runtime`]) the loops run
-//! first with one lane and stride 1, so every thread meets the elements in index order and
-//! reports the failure the sequential reference reports first; when none fails, they run
-//! again in the order above for the value.
+//!   folding the tile's elements `j, j + 32, ...`; the warp's `shfl.down`-order butterfly
+//!   gives the tile's result, which lane `t % 32` folds into its second-level lane. In a
+//!   block, warp `w` takes the tiles `t` with `t % W == w` (`W` the largest power of two
+//!   not above the block's warps, so it divides 32 and every second-level lane belongs to
+//!   one warp); the 32 second-level lanes then meet in shared memory for the final tree.
+//!   In report mode (the run again after a failed check, [`crate::runtime`]) a group first
+//!   runs the loops with one lane and stride 1, so every thread meets the elements in
+//!   index order and reports the failure the sequential reference reports first; when
+//!   none fails, they run again in the order above for the value.
 
 use super::*;
 use dpl_core::order::{LANES, TILE};
-
-/// Slots of a binary-counter stack of lane results: slot `q` holds the tree of `2^q`
-/// lanes (32 lanes: slot 5).
-const SLOTS: u32 = 6;
 
 impl<'f> Gen<'f> {
     /// A reduction inside an element function in dpl's order: by this thread, or split
@@ -45,54 +40,13 @@ impl<'f> Gen<'f> {
         let ty = self.ty(s.var);
         let ls = leaves(ty)?;
         let comb = Comb::Op(op, ty);
-        let len = Self::get(&k.env, soac.len)?.reg()?.clone();
-        let m = k.reg(Scalar::U64);
-        k.emit(Ins::add(Ty::S64, &m, &len, TILE as u64 - 1));
-        k.emit(Ins::shr(Ty::U64, &m, &m, TILE.trailing_zeros()));
-        // Pass 0 (report mode only): sequential; pass 1: the order.
-        let rep = k.reg(Scalar::Bool);
-        k.emit(Ins::setp(Cmp::Ne, Ty::U64, &rep, &k.report, 0));
-        let pass = k.reg(Scalar::U32);
-        k.emit(Ins::selp(Ty::U32, &pass, 0, 1, &rep));
-        let failed = self.pconst(k, false);
-        let total = self.none(k, &ls);
-        let top = k.label();
-        k.place(&top);
-        let seq = k.reg(Scalar::Bool);
-        k.emit(Ins::setp(Cmp::Eq, Ty::U32, &seq, &pass, 0));
-        let lanes = k.reg(Scalar::U64);
-        k.emit(Ins::selp(Ty::U64, &lanes, 1, LANES as u64, &seq));
-        let r = match &split {
-            None => self.thread_order(k, soac, comb, &ls, &len, &m, &lanes, ctx)?,
-            Some(sp) => self.group_order(k, soac, comb, &ls, &len, &m, &lanes, &seq, sp, &failed, ctx)?,
-        };
-        Self::mov_opt(k, &total, &r);
-        k.emit(Ins::add(Ty::S32, &pass, &pass, 1));
-        let again = k.reg(Scalar::Bool);
-        k.emit(Ins::setp(Cmp::Lt, Ty::U32, &again, &pass, 2));
-        k.emit(match &split {
-            Some(_) => Ins::bra_uni(&top).when(&again),
-            None => Ins::bra(&top).when(&again),
-        });
         let op_ctx = Ctx {
             key: ctx.key.clone(),
             fail: None,
         };
         let mut total = match &split {
-            None => total,
-            Some(sp) => {
-                // The group agrees on a failure and leaves the element together.
-                let any = k.reg(Scalar::Bool);
-                if sp.block {
-                    k.emit(Ins::bar_red_or(&any, &failed));
-                } else {
-                    k.emit(Ins::vote_any(&any, &failed));
-                }
-                if let Some(l) = &ctx.fail {
-                    k.emit(Ins::bra(l).when(&any));
-                }
-                self.second_level(k, comb, &total, sp.block, &op_ctx)?
-            }
+            None => self.thread_order(k, soac, comb, &ls, ctx)?,
+            Some(sp) => self.group_passes(k, soac, comb, &ls, sp, ctx, &op_ctx)?,
         };
         match init {
             Some(iv) => {
@@ -106,74 +60,222 @@ impl<'f> Gen<'f> {
         unflatten(ty, &mut total.v.into_iter())
     }
 
-    /// One thread's pass: the tiles' results into the second level's lanes, each lane
-    /// pushed on a stack ([`Gen::push_lane`]); returns the whole reduction (none when
-    /// empty). Failed checks go to `ctx`'s label.
+    /// A group's reduction: the passes (report mode: sequential first), the group's
+    /// agreement on a failure (leaving the element together), the second level.
     #[allow(clippy::too_many_arguments)]
+    fn group_passes(
+        &mut self,
+        k: &mut Kernel,
+        soac: &Soac,
+        comb: Comb<'_>,
+        ls: &[Scalar],
+        sp: &Split,
+        ctx: &Ctx,
+        op_ctx: &Ctx,
+    ) -> R<Opt> {
+        let len = Self::get(&k.env, soac.len)?.reg()?.clone();
+        let m = k.reg(Scalar::U64);
+        k.emit(Ins::add(Ty::S64, &m, &len, TILE as u64 - 1));
+        k.emit(Ins::shr(Ty::U64, &m, &m, TILE.trailing_zeros()));
+        // Pass 0 (report mode only): sequential; pass 1: the order.
+        let rep = k.reg(Scalar::Bool);
+        k.emit(Ins::setp(Cmp::Ne, Ty::U64, &rep, &k.report, 0));
+        let pass = k.reg(Scalar::U32);
+        k.emit(Ins::selp(Ty::U32, &pass, 0, 1, &rep));
+        let failed = self.pconst(k, false);
+        let acc2 = self.none(k, ls);
+        let top = k.label();
+        k.place(&top);
+        let seq = k.reg(Scalar::Bool);
+        k.emit(Ins::setp(Cmp::Eq, Ty::U32, &seq, &pass, 0));
+        let lanes = k.reg(Scalar::U64);
+        k.emit(Ins::selp(Ty::U64, &lanes, 1, LANES as u64, &seq));
+        let r = self.group_order(k, soac, comb, ls, &len, &m, &lanes, &seq, sp, &failed, ctx)?;
+        Self::mov_opt(k, &acc2, &r);
+        k.emit(Ins::add(Ty::S32, &pass, &pass, 1));
+        let again = k.reg(Scalar::Bool);
+        k.emit(Ins::setp(Cmp::Lt, Ty::U32, &again, &pass, 2));
+        k.emit(Ins::bra_uni(&top).when(&again));
+        let any = k.reg(Scalar::Bool);
+        if sp.block {
+            k.emit(Ins::bar_red_or(&any, &failed));
+        } else {
+            k.emit(Ins::vote_any(&any, &failed));
+        }
+        if let Some(l) = &ctx.fail {
+            k.emit(Ins::bra(l).when(&any));
+        }
+        self.second_level(k, comb, &acc2, sp.block, op_ctx)
+    }
+
+    /// One thread's reduction, in index order: the current tile's lanes in a `.local`
+    /// array, each full tile's result into the second level's lanes (another), the tree of
+    /// those at the end; none when there is no element. Failed checks go to `ctx`'s label.
     fn thread_order(
         &mut self,
         k: &mut Kernel,
         soac: &Soac,
         comb: Comb<'_>,
         ls: &[Scalar],
-        len: &Reg,
-        m: &Reg,
-        lanes: &Reg,
         ctx: &Ctx,
     ) -> R<Opt> {
-        let stack2 = self.slots(k, ls);
-        let c2 = k.reg(Scalar::U64);
-        k.emit(Ins::min(Ty::U64, &c2, lanes, m));
-        let l2 = k.reg(Scalar::U64);
-        k.emit(Ins::mov(Ty::U64, &l2, 0));
-        let (l2_top, l2_end) = (k.label(), k.label());
-        k.place(&l2_top);
-        Self::exit_when_ge(k, &l2, &c2, &l2_end);
-        let acc2 = self.none(k, ls);
+        let lanes1: Vec<Sym> = ls.iter().map(|_| k.local(LANES as u32 * 8)).collect();
+        let lanes2: Vec<Sym> = ls.iter().map(|_| k.local(LANES as u32 * 8)).collect();
+        let cnt = k.reg(Scalar::U64);
+        k.emit(Ins::mov(Ty::U64, &cnt, 0));
+        let thirty_two = k.reg(Scalar::U64);
+        k.emit(Ins::mov(Ty::U64, &thirty_two, LANES as u64));
+        self.for_each(k, soac, Lanes::Thread(ctx), &mut |g, k, _, _, e| {
+            let e = e.flatten()?;
+            let inner = k.reg(Scalar::U64);
+            k.emit(Ins::and(Ty::B64, &inner, &cnt, TILE as u64 - 1));
+            g.put_lane(k, comb, &lanes1, &cnt, &inner, &e, ctx)?;
+            // A full tile: its result to the second level.
+            let (full, skip) = (k.reg(Scalar::Bool), k.label());
+            k.emit(Ins::setp(Cmp::Eq, Ty::U64, &full, &inner, TILE as u64 - 1));
+            k.emit(Ins::bra(&skip).unless(&full));
+            let p = g.local_tree(k, comb, &lanes1, ls, &thirty_two, ctx)?;
+            let t = k.reg(Scalar::U64);
+            k.emit(Ins::shr(Ty::U64, &t, &cnt, TILE.trailing_zeros()));
+            g.put_lane(k, comb, &lanes2, &t, &t, &p, ctx)?;
+            k.place(&skip);
+            k.emit(Ins::add(Ty::S64, &cnt, &cnt, 1));
+            Ok(())
+        })?;
+        // The last tile, if partial.
+        let (rem, part, after) = (k.reg(Scalar::U64), k.reg(Scalar::Bool), k.label());
+        k.emit(Ins::and(Ty::B64, &rem, &cnt, TILE as u64 - 1));
+        k.emit(Ins::setp(Cmp::Ne, Ty::U64, &part, &rem, 0));
+        k.emit(Ins::bra(&after).unless(&part));
+        let c = k.reg(Scalar::U64);
+        k.emit(Ins::min(Ty::U64, &c, &rem, LANES as u64));
+        let p = self.local_tree(k, comb, &lanes1, ls, &c, ctx)?;
         let t = k.reg(Scalar::U64);
-        k.emit(Ins::mov(Ty::U64, &t, &l2));
-        let (t_top, t_end) = (k.label(), k.label());
-        k.place(&t_top);
-        Self::exit_when_ge(k, &t, m, &t_end);
-        let (t0, tlen) = Self::tile_bounds(k, &t, len);
-        let c1 = k.reg(Scalar::U64);
-        k.emit(Ins::min(Ty::U64, &c1, lanes, &tlen));
-        let stack1 = self.slots(k, ls);
+        k.emit(Ins::shr(Ty::U64, &t, &cnt, TILE.trailing_zeros()));
+        self.put_lane(k, comb, &lanes2, &t, &t, &p, ctx)?;
+        k.place(&after);
+        let m = k.reg(Scalar::U64);
+        k.emit(Ins::add(Ty::S64, &m, &cnt, TILE as u64 - 1));
+        k.emit(Ins::shr(Ty::U64, &m, &m, TILE.trailing_zeros()));
+        let c2 = k.reg(Scalar::U64);
+        k.emit(Ins::min(Ty::U64, &c2, &m, LANES as u64));
+        let v = self.local_tree(k, comb, &lanes2, ls, &c2, ctx)?;
+        let has = k.reg(Scalar::Bool);
+        k.emit(Ins::setp(Cmp::Ne, Ty::U64, &has, &cnt, 0));
+        Ok(Opt { has, v })
+    }
+
+    /// The `.local` address of lane `idx % 32` (8-byte slots) of `array`.
+    fn lane_addr(k: &mut Kernel, array: &Sym, idx: &Reg) -> Reg {
+        let (off, addr) = (k.reg(Scalar::U32), k.reg(Scalar::U32));
+        k.emit(Ins::cvt(Ty::U32, Ty::U64, &off, idx));
+        k.emit(Ins::and(Ty::B32, &off, &off, LANES as u32 - 1));
+        k.emit(Ins::shl(Ty::B32, &off, &off, 3));
+        k.emit(Ins::mov(Ty::U32, &addr, array));
+        k.emit(Ins::add(Ty::S32, &addr, &addr, &off));
+        addr
+    }
+
+    /// Folds `v` into lane `idx % 32` of the `.local` arrays `arrays`: written when `pos`
+    /// (the position in the lanes' sequence) is below 32, else `op(lane, v)`.
+    #[allow(clippy::too_many_arguments)]
+    fn put_lane(
+        &mut self,
+        k: &mut Kernel,
+        comb: Comb<'_>,
+        arrays: &[Sym],
+        idx: &Reg,
+        pos: &Reg,
+        v: &[Reg],
+        ctx: &Ctx,
+    ) -> R<()> {
+        let addrs: Vec<Reg> = arrays.iter().map(|a| Self::lane_addr(k, a, idx)).collect();
+        let (first, rest, done) = (k.reg(Scalar::Bool), k.label(), k.label());
+        k.emit(Ins::setp(Cmp::Lt, Ty::U64, &first, pos, LANES as u64));
+        k.emit(Ins::bra(&rest).unless(&first));
+        for (a, r) in addrs.iter().zip(v) {
+            Self::st(k, Space::Local, a, r);
+        }
+        k.emit(Ins::bra(&done));
+        k.place(&rest);
+        let old: Vec<Reg> = addrs
+            .iter()
+            .zip(v)
+            .map(|(a, r)| Self::ld(k, Space::Local, a, r.ty))
+            .collect();
+        let n = self.combine(k, comb, &old, v, ctx)?;
+        for (a, r) in addrs.iter().zip(&n) {
+            Self::st(k, Space::Local, a, r);
+        }
+        k.place(&done);
+        Ok(())
+    }
+
+    /// The lane tree of the first `c` lanes (`u64`, at least 1 for a meaningful result) of
+    /// the `.local` arrays `arrays`: for `s` = 16, 8, 4, 2, 1, lane `j < s` becomes
+    /// `op(lane j, lane j + s)` where `j + s < c`; returns lane 0.
+    fn local_tree(
+        &mut self,
+        k: &mut Kernel,
+        comb: Comb<'_>,
+        arrays: &[Sym],
+        ls: &[Scalar],
+        c: &Reg,
+        ctx: &Ctx,
+    ) -> R<Vec<Reg>> {
+        let s = k.reg(Scalar::U64);
+        k.emit(Ins::mov(Ty::U64, &s, LANES as u64 / 2));
+        let (s_top, s_end, j_top, j_end) = (k.label(), k.label(), k.label(), k.label());
+        k.place(&s_top);
+        let zero = k.reg(Scalar::Bool);
+        k.emit(Ins::setp(Cmp::Eq, Ty::U64, &zero, &s, 0));
+        k.emit(Ins::bra(&s_end).when(&zero));
+        // Lanes `j < min(s, c - s)` (none when `c <= s`).
+        let (bound, over) = (k.reg(Scalar::U64), k.reg(Scalar::Bool));
+        k.emit(Ins::setp(Cmp::Gt, Ty::U64, &over, c, &s));
+        k.emit(Ins::sub(Ty::S64, &bound, c, &s));
+        k.emit(Ins::min(Ty::U64, &bound, &bound, &s));
+        k.emit(Ins::selp(Ty::U64, &bound, &bound, 0, &over));
         let j = k.reg(Scalar::U64);
         k.emit(Ins::mov(Ty::U64, &j, 0));
-        let (j_top, j_end) = (k.label(), k.label());
         k.place(&j_top);
-        Self::exit_when_ge(k, &j, &c1, &j_end);
-        let a = self.none(k, ls);
-        let e = k.reg(Scalar::U64);
-        k.emit(Ins::mov(Ty::U64, &e, &j));
-        let (e_top, e_end) = (k.label(), k.label());
-        k.place(&e_top);
-        Self::exit_when_ge(k, &e, &tlen, &e_end);
-        let i = k.reg(Scalar::Usize);
-        k.emit(Ins::add(Ty::S64, &i, &t0, &e));
-        let x = self.elem(k, &soac.elem, &i, ctx)?.flatten()?;
-        let t1 = self.pconst(k, true);
-        let n = self.opt_combine(k, comb, &a, &Opt { has: t1, v: x }, ctx)?;
-        Self::mov_opt(k, &a, &n);
-        k.emit(Ins::add(Ty::S64, &e, &e, lanes));
-        k.emit(Ins::bra(&e_top));
-        k.place(&e_end);
-        self.push_lane(k, comb, &stack1, &j, &a.v, ctx)?;
+        Self::exit_when_ge(k, &j, &bound, &j_end);
+        let js = k.reg(Scalar::U64);
+        k.emit(Ins::add(Ty::S64, &js, &j, &s));
+        let (a_addrs, b_addrs): (Vec<Reg>, Vec<Reg>) = arrays
+            .iter()
+            .map(|a| (Self::lane_addr(k, a, &j), Self::lane_addr(k, a, &js)))
+            .unzip();
+        let a: Vec<Reg> = a_addrs
+            .iter()
+            .zip(ls)
+            .map(|(x, &t)| Self::ld(k, Space::Local, x, t))
+            .collect();
+        let b: Vec<Reg> = b_addrs
+            .iter()
+            .zip(ls)
+            .map(|(x, &t)| Self::ld(k, Space::Local, x, t))
+            .collect();
+        let r = self.combine(k, comb, &a, &b, ctx)?;
+        for (x, v) in a_addrs.iter().zip(&r) {
+            Self::st(k, Space::Local, x, v);
+        }
         k.emit(Ins::add(Ty::S64, &j, &j, 1));
         k.emit(Ins::bra(&j_top));
         k.place(&j_end);
-        let tile = self.finish_lanes(k, comb, &stack1, &c1, ctx)?;
-        let n = self.opt_combine(k, comb, &acc2, &tile, ctx)?;
-        Self::mov_opt(k, &acc2, &n);
-        k.emit(Ins::add(Ty::S64, &t, &t, lanes));
-        k.emit(Ins::bra(&t_top));
-        k.place(&t_end);
-        self.push_lane(k, comb, &stack2, &l2, &acc2.v, ctx)?;
-        k.emit(Ins::add(Ty::S64, &l2, &l2, 1));
-        k.emit(Ins::bra(&l2_top));
-        k.place(&l2_end);
-        self.finish_lanes(k, comb, &stack2, &c2, ctx)
+        k.emit(Ins::shr(Ty::U64, &s, &s, 1));
+        k.emit(Ins::bra(&s_top));
+        k.place(&s_end);
+        let zero = k.reg(Scalar::U64);
+        k.emit(Ins::mov(Ty::U64, &zero, 0));
+        Ok(arrays
+            .iter()
+            .zip(ls)
+            .map(|(a, &t)| {
+                let x = Self::lane_addr(k, a, &zero);
+                Self::ld(k, Space::Local, &x, t)
+            })
+            .collect())
     }
 
     /// A group's pass: each warp's tiles, lane `t % 32` folding tile `t`'s result; returns
@@ -328,76 +430,5 @@ impl<'f> Gen<'f> {
         let p = k.reg(Scalar::Bool);
         k.emit(Ins::setp(Cmp::Ge, Ty::U64, &p, a, b));
         k.emit(Ins::bra(end).when(&p));
-    }
-
-    /// Fresh registers for the [`SLOTS`] slots of a lane stack.
-    fn slots(&mut self, k: &mut Kernel, ls: &[Scalar]) -> Vec<Vec<Reg>> {
-        (0..SLOTS)
-            .map(|_| ls.iter().map(|&s| k.reg(s)).collect())
-            .collect()
-    }
-
-    /// Pushes lane `j`'s value `v` on the stack `slots`: while bit `q` of `j` is set, the
-    /// value becomes `op(slot q, value)`; it then goes to the first slot whose bit is
-    /// clear (slot 5 after 32 lanes).
-    fn push_lane(
-        &mut self,
-        k: &mut Kernel,
-        comb: Comb<'_>,
-        slots: &[Vec<Reg>],
-        j: &Reg,
-        v: &[Reg],
-        ctx: &Ctx,
-    ) -> R<()> {
-        let done = k.label();
-        let mut cur = v.to_vec();
-        for (q, slot) in slots.iter().enumerate() {
-            if q + 1 < slots.len() {
-                let (bit, clear) = (k.reg(Scalar::U64), k.reg(Scalar::Bool));
-                k.emit(Ins::shr(Ty::U64, &bit, j, q as u32));
-                k.emit(Ins::and(Ty::B64, &bit, &bit, 1));
-                k.emit(Ins::setp(Cmp::Eq, Ty::U64, &clear, &bit, 0));
-                let merge = k.label();
-                k.emit(Ins::bra(&merge).unless(&clear));
-                for (d, s) in slot.iter().zip(&cur) {
-                    Self::mov(k, d, s);
-                }
-                k.emit(Ins::bra(&done));
-                k.place(&merge);
-                cur = self.combine(k, comb, slot, &cur, ctx)?;
-            } else {
-                for (d, s) in slot.iter().zip(&cur) {
-                    Self::mov(k, d, s);
-                }
-            }
-        }
-        k.place(&done);
-        Ok(())
-    }
-
-    /// The lane tree of the `c` lanes pushed on `slots` (none when `c == 0`): the slots of
-    /// the set bits of `c`, the later lanes' first, `op(slot q, rest)`.
-    fn finish_lanes(
-        &mut self,
-        k: &mut Kernel,
-        comb: Comb<'_>,
-        slots: &[Vec<Reg>],
-        c: &Reg,
-        ctx: &Ctx,
-    ) -> R<Opt> {
-        let ls: Vec<Scalar> = slots[0].iter().map(|r| r.ty).collect();
-        let mut cur = self.none(k, &ls);
-        for (q, slot) in slots.iter().enumerate() {
-            let (bit, has) = (k.reg(Scalar::U64), k.reg(Scalar::Bool));
-            k.emit(Ins::shr(Ty::U64, &bit, c, q as u32));
-            k.emit(Ins::and(Ty::B64, &bit, &bit, 1));
-            k.emit(Ins::setp(Cmp::Ne, Ty::U64, &has, &bit, 0));
-            let x = Opt {
-                has,
-                v: slot.clone(),
-            };
-            cur = self.opt_combine(k, comb, &x, &cur, ctx)?;
-        }
-        Ok(cur)
     }
 }

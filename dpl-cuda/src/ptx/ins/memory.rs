@@ -10,6 +10,8 @@ spelled! {
         Global = "global",
         /// `.shared`.
         Shared = "shared",
+        /// `.local` (per thread).
+        Local = "local",
         /// `.param` (a kernel parameter).
         Param = "param",
         /// `.const` (a module-scope table).
