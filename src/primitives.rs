@@ -10,7 +10,8 @@
 //! a closure written in the call or bound with `let`. Every primitive runs on every place
 //! (`Seq`, `Cpu`, `Sim`, `Gpu`, `Mpi`; the README's support table names the few nested
 //! forms a place does not distribute or compile) with the same results (floating-point
-//! `sum`, `reduce` and `scan` up to the order of combination, which the places choose),
+//! reductions bit for bit: every place combines in one order, see [`reduce`]; floating-point
+//! `scan`s up to the order of combination),
 //! and accepts rows of a `Nested`/`Matrix` wherever it accepts a sequence (inside an
 //! element function over the rows, it works per row). Violated contracts are [`Error`]s naming
 //! the primitive and the source location: returned by a function declared
@@ -159,9 +160,19 @@ pub mod scatter_reduce {}
 
 /// `reduce(op, x, init) -> T`: `init op x[0] op x[1] op ...`.
 ///
-/// `op` must be associative (the places combine in different orders: floating-point
-/// results may differ by reassociation); `init` is combined once. Tuples reduce leaf by
-/// leaf through a tuple-valued `op`.
+/// `op` must be associative; `init` is combined once. Tuples reduce leaf by leaf through a
+/// tuple-valued `op`.
+///
+/// **One order everywhere.** The order of combination depends on the length alone:
+/// tiles of 2048 elements; in a tile, lane `j` of 32 folds elements `j, j + 32, ...` left
+/// to right, then the lanes meet in a tree, halves first (lane `j < s` takes
+/// `op(lane j, lane j + s)` for `s` = 16, 8, 4, 2, 1); the tiles' results are reduced the
+/// same way (lane `j` folds tiles `j, j + 32, ...`), and `init` comes first. Every place
+/// follows it (`Seq`, `Cpu` with any number of threads, `Sim`, `Gpu`, per row inside
+/// element functions under every schedule), so floating-point results have the same bits
+/// everywhere, and a long sum is about as accurate as pairwise summation. `op`'s operands
+/// keep their index order: commutativity is not needed. (`Mpi` combines the ranks'
+/// results in rank order: the same bits for any number of threads per rank.)
 ///
 /// ```
 /// use dpl::prelude::*;
@@ -178,8 +189,8 @@ pub mod reduce {}
 
 /// `sum(x) -> T`: the sum of the elements (`0` for an empty sequence).
 ///
-/// Integers wrap, as `wrapping_add` does; floats may differ from a left-to-right sum by
-/// reassociation.
+/// Integers wrap, as `wrapping_add` does; floats are added in [`reduce`]'s one order: the
+/// same bits on every place (not a left-to-right sum, which is less accurate).
 ///
 /// ```
 /// use dpl::prelude::*;

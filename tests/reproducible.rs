@@ -135,7 +135,9 @@ fn data(rng: &mut Rng, n: usize) -> Vec<f64> {
 /// Lengths that cross each boundary of the order: the lanes, a tile, 32 tiles (the
 /// empty sum, a signed zero, is the special-value tests' business).
 fn lengths(place: Place) -> Vec<usize> {
-    let mut v = vec![1, 5, 31, 32, 33, 100, 2047, 2048, 2049, 5000, 65_536, 65_537, 70_001];
+    let mut v = vec![
+        1, 5, 31, 32, 33, 100, 2047, 2048, 2049, 5000, 65_536, 65_537, 70_001,
+    ];
     if !matches!(place, Place::Sim) {
         v.push((1 << 20) + 7);
     }
@@ -174,23 +176,41 @@ fn flat(place: Place) {
         let want_start = oracle_init(&x64, 0.25, add64);
         if n >= 100 {
             let left: f32 = x.iter().fold(-0.0, |a, b| a + b);
-            assert_ne!(left.to_bits(), want32.to_bits(), "n = {n}: the order is visible");
+            assert_ne!(
+                left.to_bits(),
+                want32.to_bits(),
+                "n = {n}: the order is visible"
+            );
         }
         on(place, &|| {
-            let what = format!("{place:?}, n = {n}, {} threads", rayon::current_num_threads());
+            let what = format!(
+                "{place:?}, n = {n}, {} threads",
+                rayon::current_num_threads()
+            );
             assert_eq!(sum32(&x).to_bits(), want32.to_bits(), "sum f32: {what}");
             assert_eq!(sum64(&x64).to_bits(), want64.to_bits(), "sum f64: {what}");
             assert_eq!(dot(&x, &y).to_bits(), want_dot.to_bits(), "dot: {what}");
-            assert_eq!(with_start(&x64).to_bits(), want_start.to_bits(), "init: {what}");
+            assert_eq!(
+                with_start(&x64).to_bits(),
+                want_start.to_bits(),
+                "init: {what}"
+            );
             let (s, q) = two(&x);
-            assert_eq!((s.to_bits(), q.to_bits()), (want32.to_bits(), want_sq.to_bits()), "two: {what}");
+            assert_eq!(
+                (s.to_bits(), q.to_bits()),
+                (want32.to_bits(), want_sq.to_bits()),
+                "two: {what}"
+            );
         });
     }
 }
 
 fn rows(place: Place) {
     let mut rng = Rng::new(0x5eed_0020);
-    let lens: Vec<usize> = lengths(place).into_iter().filter(|&n| n < 100_000).collect();
+    let lens: Vec<usize> = lengths(place)
+        .into_iter()
+        .filter(|&n| n < 100_000)
+        .collect();
     let values: Vec<Vec<f32>> = lens
         .iter()
         .map(|&n| data(&mut rng, n).iter().map(|&v| v as f32).collect())
@@ -234,10 +254,19 @@ fn rows(place: Place) {
             assert_eq!(got, want, "Nested rows, {schedule}: {what}");
         }
         // An empty row's sum is a zero whose sign the special-value tests check.
-        let got: Vec<u32> = row_positive_sums(&nested).iter().map(|&v| bits_or_zero(v)).collect();
+        let got: Vec<u32> = row_positive_sums(&nested)
+            .iter()
+            .map(|&v| bits_or_zero(v))
+            .collect();
         assert_eq!(got, want_pos, "Nested rows, positives: {what}");
-        let got: Vec<u32> = row_sums_block1024(&nested).iter().map(|v| v.to_bits()).collect();
-        assert_eq!(got, want_start, "Nested rows from 0.5, block of 1024: {what}");
+        let got: Vec<u32> = row_sums_block1024(&nested)
+            .iter()
+            .map(|v| v.to_bits())
+            .collect();
+        assert_eq!(
+            got, want_start,
+            "Nested rows from 0.5, block of 1024: {what}"
+        );
         for mat in [&row_major, &col_major] {
             let got: Vec<u64> = matrix_row_sums(mat).iter().map(|v| v.to_bits()).collect();
             assert_eq!(got, want_m, "Matrix rows ({:?}): {what}", mat.strides());

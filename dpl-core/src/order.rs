@@ -28,8 +28,9 @@
 //! rounding. Integer reductions follow the same order (their results do not depend on
 //! it).
 //!
-//! [`lanes`], [`reduce`] and [`fold_partials`] are the fast generic kernels the CPU run
-//! times call; [`try_reduce`] is the same order over fallible values for the interpreter.
+//! [`lanes`], [`tile`], [`tile_pair`], [`fold_partials`] and [`reduce`] are the fast
+//! generic kernels the CPU run times call (the lanes in registers, whole vectors at a
+//! time); [`try_reduce`] is the same order over fallible values for the interpreter.
 
 use std::mem::MaybeUninit;
 
@@ -92,18 +93,24 @@ where
     let mut lo: [T; HALF] = std::array::from_fn(|j| g(start + j));
     let mut hi: [T; HALF] = std::array::from_fn(|j| g(start + HALF + j));
     let (end, full_end) = (start + len, start + len / LANES * LANES);
-    let mut base = start + LANES;
-    #[allow(clippy::needless_range_loop)]
-    while base < full_end {
+    let mut k = LANES;
+    while k < len / LANES * LANES {
         for j in 0..HALF {
-            lo[j] = op(lo[j], g(base + j));
-            hi[j] = op(hi[j], g(base + HALF + j));
+            lo[j] = op(lo[j], g(start + k + j));
+            hi[j] = op(hi[j], g(start + k + HALF + j));
         }
-        base += LANES;
+        k += LANES;
     }
     if full_end < end {
         (lo, hi) = tail(lo, hi, full_end, end, g, op);
     }
+    tree32_out(lo, hi, op)
+}
+
+/// [`tree32`] out of line: inlined into [`lanes`], it leads LLVM to vectorize the main
+/// loop two lanes wide instead of four.
+#[inline(never)]
+fn tree32_out<T: Copy, Op: Fn(T, T) -> T>(lo: [T; HALF], hi: [T; HALF], op: &Op) -> T {
     tree32(lo, hi, op)
 }
 
@@ -235,7 +242,11 @@ where
             let c = m.min(LANES);
             // SAFETY: the first `c` lanes were written (tiles `0..c`).
             let mut acc: [T; LANES] = std::array::from_fn(|j| unsafe {
-                if j < c { acc[j].assume_init() } else { acc[0].assume_init() }
+                if j < c {
+                    acc[j].assume_init()
+                } else {
+                    acc[0].assume_init()
+                }
             });
             Some(tree(&mut acc, c, op))
         }
@@ -265,10 +276,7 @@ where
 }
 
 /// [`lanes`] over fallible combinations of the values `xs` (not empty).
-fn try_lanes<T: Clone, E>(
-    xs: &[T],
-    op: &mut dyn FnMut(T, T) -> Result<T, E>,
-) -> Result<T, E> {
+fn try_lanes<T: Clone, E>(xs: &[T], op: &mut dyn FnMut(T, T) -> Result<T, E>) -> Result<T, E> {
     let mut acc: Vec<T> = xs.iter().take(LANES).cloned().collect();
     for (i, x) in xs.iter().enumerate().skip(LANES) {
         let j = i % LANES;
@@ -293,10 +301,9 @@ mod tests {
     fn show(n: usize) -> String {
         let op = |a: u64, b: u64| a.wrapping_mul(1_000_003).wrapping_add(b ^ 0x9e37);
         let fast = reduce(n, &|i| i as u64 * 7 + 1, &op);
-        let slow = try_reduce::<u64, ()>(n, &mut |i| Ok(i as u64 * 7 + 1), &mut |a, b| {
-            Ok(op(a, b))
-        })
-        .unwrap();
+        let slow =
+            try_reduce::<u64, ()>(n, &mut |i| Ok(i as u64 * 7 + 1), &mut |a, b| Ok(op(a, b)))
+                .unwrap();
         assert_eq!(fast, slow, "n = {n}");
         format!("{fast:?}")
     }
@@ -305,9 +312,11 @@ mod tests {
     /// class: below a warp, lanes, one tile, several tiles, more than 32 tiles.
     #[test]
     fn forms_agree() {
-        for n in [0, 1, 2, 3, 5, 31, 32, 33, 63, 64, 65, 100, 2047, 2048, 2049, 4096, 5000]
-            .into_iter()
-            .chain([TILE * 32 - 1, TILE * 32, TILE * 32 + 1, TILE * 70 + 17])
+        for n in [
+            0, 1, 2, 3, 5, 31, 32, 33, 63, 64, 65, 100, 2047, 2048, 2049, 4096, 5000,
+        ]
+        .into_iter()
+        .chain([TILE * 32 - 1, TILE * 32, TILE * 32 + 1, TILE * 70 + 17])
         {
             show(n);
         }
@@ -321,12 +330,14 @@ mod tests {
         let r = try_reduce::<String, ()>(5, &mut |i| Ok(f(i)), &mut |a, b| Ok(op(a, b)));
         // s = 4: lane 0 = (ae); s = 2: lane 0 = ((ae)c), lane 1 = (bd); s = 1: both.
         assert_eq!(r.unwrap().unwrap(), "(((ae)c)(bd))");
-        let r = try_reduce::<String, ()>(34, &mut |i| Ok(format!("{i},")), &mut |a, b| {
-            Ok(op(a, b))
-        });
+        let r =
+            try_reduce::<String, ()>(34, &mut |i| Ok(format!("{i},")), &mut |a, b| Ok(op(a, b)));
         // Lanes 0 and 1 hold two elements (0, 32 and 1, 33); the tree starts at s = 16.
         let r = r.unwrap().unwrap();
-        assert!(r.starts_with("((((((0,32,)16,)(8,24,))((4,20,)(12,28,)))"), "{r}");
+        assert!(
+            r.starts_with("((((((0,32,)16,)(8,24,))((4,20,)(12,28,)))"),
+            "{r}"
+        );
     }
 
     /// Sums in this order are as accurate as pairwise summation: a million ones and

@@ -219,7 +219,11 @@ fn blocked_rows<T, A, I, E, S, O, F>(
         let i = lo + r;
         let a = match m {
             0 => init(i),
-            _ => op(i, init(i), tree(&mut gather(level2, r), m.min(LANES), &|a, b| op(i, a, b))),
+            _ => op(
+                i,
+                init(i),
+                tree(&mut gather(level2, r), m.min(LANES), &|a, b| op(i, a, b)),
+            ),
         };
         slot.write(finish(i, a));
     }

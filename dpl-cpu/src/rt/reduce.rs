@@ -10,8 +10,8 @@
 //! whose result has no order, in `u32` lanes with four streams ([`fold_range`]).
 
 use super::par;
-use dpl_core::order::{self, TILE};
 use super::{At, Error, raise};
+use dpl_core::order::{self, TILE};
 use rayon::prelude::*;
 
 /// Ranges at least this many blocks of lanes long use the 4-stream kernel.
@@ -227,7 +227,34 @@ where
 
 #[cfg(test)]
 mod tests {
-    use super::count_range;
+    use super::{count_range, reduce};
+    use dpl_core::order::try_reduce;
+
+    /// The parallel reduction follows dpl's order exactly, in pools of 1 to 5 threads: an
+    /// operator that is neither associative nor commutative shows any other tree.
+    #[test]
+    fn reduce_follows_the_order() {
+        static AT: dpl_core::run::Location = dpl_core::run::Location {
+            file: "test",
+            line: 1,
+            column: 1,
+        };
+        let op = |a: u64, b: u64| a.wrapping_mul(1_000_003).wrapping_add(b ^ 0x9e37);
+        for n in [1, 31, 2048, 4097, (1 << 17) + 5, (1 << 18) + 2048 * 7 + 3] {
+            let want =
+                try_reduce::<u64, ()>(n, &mut |i| Ok(i as u64 * 7 + 1), &mut |a, b| Ok(op(a, b)))
+                    .unwrap()
+                    .unwrap();
+            for threads in 1..=5 {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .unwrap();
+                let got = pool.install(|| reduce(n, None, |i| i as u64 * 7 + 1, op, "r", &AT));
+                assert_eq!(got, want, "n = {n}, {threads} threads");
+            }
+        }
+    }
 
     /// The ranges summed in `u32` lanes are cut at `max_range` elements (2^32 - 1 in
     /// `count`, too many to test; the cut is the same with a small one).

@@ -29,7 +29,10 @@ impl<'f> Gen<'f> {
             kernel: k1_id,
             block: self.bsize(),
         };
-        let grid = cmax1(cmin(cdiv(m_count.clone(), u64::from(self.warps())), resident));
+        let grid = cmax1(cmin(
+            cdiv(m_count.clone(), u64::from(self.warps())),
+            resident,
+        ));
         let partials = self.alloc_leaves(&ls, &m_count, steps);
 
         // Pass 1: each warp takes tiles `w, w + warps, ...`.

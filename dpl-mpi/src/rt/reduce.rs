@@ -7,8 +7,9 @@
 
 use super::call::Call;
 use super::wire::{Wire, bytes_of, values_of};
+#[cfg(doc)]
 use dpl_core::run::Error;
-use dpl_cpu::rt::{At, raise};
+use dpl_cpu::rt::{At, with_init};
 use rayon::prelude::*;
 
 /// Every rank's optional value, in rank order: carried by the agreement's records (the
@@ -37,12 +38,7 @@ pub fn reduce<T: Wire, Op: Fn(T, T) -> T>(
             .flatten()
             .reduce(&op)
     };
-    match (init, total) {
-        (Some(i), Some(t)) => op(i, t),
-        (Some(i), None) => i,
-        (None, Some(t)) => t,
-        (None, None) => raise(Error::Empty { prim, at: *at }),
-    }
+    with_init(init, total, &op, prim, at)
 }
 
 /// The combination of the values of the ranks below this one (rank order), or `None`.

@@ -5,8 +5,8 @@
 use super::*;
 
 mod index;
-mod ordered;
 pub(super) mod math;
+mod ordered;
 mod scalar;
 pub(super) mod stream;
 mod write;

@@ -53,7 +53,10 @@ impl<'f> Gen<'f> {
                 let v = Self::get(&k.env, iv)?.flatten()?;
                 let t = self.pconst(k, true);
                 let first = Opt { has: t, v };
-                total = self.opt_combine(k, comb, &first, &total, &op_ctx)?;
+                // A failed check in the operator: the thread's element fails; a group has
+                // already agreed (its operator's checks report without leaving).
+                let c = if split.is_none() { ctx } else { &op_ctx };
+                total = self.opt_combine(k, comb, &first, &total, c)?;
             }
             None => self.check_nonempty(k, ctx, &total.has, Self::at(s, soac)),
         }
@@ -84,13 +87,16 @@ impl<'f> Gen<'f> {
         k.emit(Ins::selp(Ty::U32, &pass, 0, 1, &rep));
         let failed = self.pconst(k, false);
         let acc2 = self.none(k, ls);
+        let last = self.none(k, ls);
         let top = k.label();
         k.place(&top);
         let seq = k.reg(Scalar::Bool);
         k.emit(Ins::setp(Cmp::Eq, Ty::U32, &seq, &pass, 0));
         let lanes = k.reg(Scalar::U64);
         k.emit(Ins::selp(Ty::U64, &lanes, 1, LANES as u64, &seq));
-        let r = self.group_order(k, soac, comb, ls, &len, &m, &lanes, &seq, sp, &failed, ctx)?;
+        let r = self.group_order(
+            k, soac, comb, ls, &len, &m, &lanes, &seq, sp, &failed, &last, ctx,
+        )?;
         Self::mov_opt(k, &acc2, &r);
         k.emit(Ins::add(Ty::S32, &pass, &pass, 1));
         let again = k.reg(Scalar::Bool);
@@ -105,7 +111,21 @@ impl<'f> Gen<'f> {
         if let Some(l) = &ctx.fail {
             k.emit(Ins::bra(l).when(&any));
         }
-        self.second_level(k, comb, &acc2, sp.block, op_ctx)
+        if sp.block {
+            return self.second_level(k, comb, &acc2, true, op_ctx);
+        }
+        // A warp with at most one tile (the usual row) has its result already.
+        let total = self.none(k, ls);
+        let (one, several, done) = (k.reg(Scalar::Bool), k.label(), k.label());
+        k.emit(Ins::setp(Cmp::Le, Ty::U64, &one, &m, 1));
+        k.emit(Ins::bra_uni(&several).unless(&one));
+        Self::mov_opt(k, &total, &last);
+        k.emit(Ins::bra_uni(&done));
+        k.place(&several);
+        let r = self.second_level(k, comb, &acc2, false, op_ctx)?;
+        Self::mov_opt(k, &total, &r);
+        k.place(&done);
+        Ok(total)
     }
 
     /// One thread's reduction, in index order: the current tile's lanes in a `.local`
@@ -142,7 +162,22 @@ impl<'f> Gen<'f> {
             k.emit(Ins::add(Ty::S64, &cnt, &cnt, 1));
             Ok(())
         })?;
-        // The last tile, if partial.
+        let has = k.reg(Scalar::Bool);
+        k.emit(Ins::setp(Cmp::Ne, Ty::U64, &has, &cnt, 0));
+        let v: Vec<Reg> = ls.iter().map(|&t| k.reg(t)).collect();
+        // One tile (the usual row): its lanes' tree is the result.
+        let (one, several, done) = (k.reg(Scalar::Bool), k.label(), k.label());
+        k.emit(Ins::setp(Cmp::Le, Ty::U64, &one, &cnt, TILE as u64));
+        k.emit(Ins::bra(&several).unless(&one));
+        let c = k.reg(Scalar::U64);
+        k.emit(Ins::min(Ty::U64, &c, &cnt, LANES as u64));
+        let p = self.local_tree(k, comb, &lanes1, ls, &c, ctx)?;
+        for (d, x) in v.iter().zip(&p) {
+            Self::mov(k, d, x);
+        }
+        k.emit(Ins::bra(&done));
+        k.place(&several);
+        // The last tile, if partial, then the second level's tree.
         let (rem, part, after) = (k.reg(Scalar::U64), k.reg(Scalar::Bool), k.label());
         k.emit(Ins::and(Ty::B64, &rem, &cnt, TILE as u64 - 1));
         k.emit(Ins::setp(Cmp::Ne, Ty::U64, &part, &rem, 0));
@@ -159,9 +194,11 @@ impl<'f> Gen<'f> {
         k.emit(Ins::shr(Ty::U64, &m, &m, TILE.trailing_zeros()));
         let c2 = k.reg(Scalar::U64);
         k.emit(Ins::min(Ty::U64, &c2, &m, LANES as u64));
-        let v = self.local_tree(k, comb, &lanes2, ls, &c2, ctx)?;
-        let has = k.reg(Scalar::Bool);
-        k.emit(Ins::setp(Cmp::Ne, Ty::U64, &has, &cnt, 0));
+        let p = self.local_tree(k, comb, &lanes2, ls, &c2, ctx)?;
+        for (d, x) in v.iter().zip(&p) {
+            Self::mov(k, d, x);
+        }
+        k.place(&done);
         Ok(Opt { has, v })
     }
 
@@ -279,8 +316,8 @@ impl<'f> Gen<'f> {
     }
 
     /// A group's pass: each warp's tiles, lane `t % 32` folding tile `t`'s result; returns
-    /// this thread's second-level lane. A failed check marks `failed` and skips the
-    /// element.
+    /// this thread's second-level lane (and leaves the warp's last tile's result in
+    /// `last`). A failed check marks `failed` and skips the element.
     #[allow(clippy::too_many_arguments)]
     fn group_order(
         &mut self,
@@ -294,6 +331,7 @@ impl<'f> Gen<'f> {
         seq: &Reg,
         sp: &Split,
         failed: &Reg,
+        last: &Opt,
         ctx: &Ctx,
     ) -> R<Opt> {
         // This warp's first tile and the stride between its tiles (in the sequential pass:
@@ -347,6 +385,7 @@ impl<'f> Gen<'f> {
             fail: None,
         };
         let tile = self.group_combine(k, &a, false, &mut Self::fold(comb, &op_ctx))?;
+        Self::mov_opt(k, last, &tile);
         // Lane `t % 32` folds the tile's result into its second-level lane.
         let (mine, low) = (k.reg(Scalar::Bool), k.reg(Scalar::U64));
         k.emit(Ins::and(Ty::B64, &low, &t, LANES as u64 - 1));
@@ -376,7 +415,9 @@ impl<'f> Gen<'f> {
             // Warp `l % W` writes lane `l`'s value (set or not) to slot `l`; every warp
             // reads all 32 back.
             let warps = self.tile_warps();
-            let arrays: Vec<Sym> = (0..=acc2.v.len()).map(|_| k.shared(LANES as u32 * 8)).collect();
+            let arrays: Vec<Sym> = (0..=acc2.v.len())
+                .map(|_| k.shared(LANES as u32 * 8))
+                .collect();
             let off = k.reg(Scalar::U32);
             k.emit(Ins::shl(Ty::B32, &off, &k.lane, 3));
             let (owner, writer) = (k.reg(Scalar::U32), k.reg(Scalar::Bool));
