@@ -51,7 +51,7 @@ fn functions(seed: u64) -> Result<TokenStream, String> {
     let (rt, seq_rt) = (quote!(::dpl::__private::rt), quote!(::dpl::__private::seq));
     // The loops inside elements: sequential for even seeds, parallel for odd ones (the
     // two schedules `#[parallel]` chooses between at run time).
-    let inner = if seed % 2 == 0 { &seq_rt } else { &rt };
+    let inner = if seed.is_multiple_of(2) { &seq_rt } else { &rt };
     let generate = |func, rt: &TokenStream, inner: &TokenStream, heavy| {
         std::panic::catch_unwind(|| {
             codegen::body(&FnInput {

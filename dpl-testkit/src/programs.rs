@@ -242,7 +242,8 @@ impl Gen<'_> {
         write!(text, "{z}: i64 = const 0; ").unwrap();
         let mut inner: Vec<String> = avail.to_vec();
         inner.extend([i.clone(), s.clone()]);
-        match self.rng.below(3) {
+        let carried = self.rng.below(3);
+        match carried {
             0 => {
                 // for i in 0..n { s = f(s, i, ..) }
                 let body = self.elem_body(&inner, &s1, loops - 1);
@@ -275,6 +276,7 @@ impl Gen<'_> {
             }
             _ => {
                 // (s, t) = (t, f(s, t, i, ..)): the next values must not overwrite each other.
+                debug_assert_eq!(carried, 2);
                 let (t, t0) = (self.name("u"), self.pick(avail).clone());
                 inner.push(t.clone());
                 let body = self.elem_body(&inner, &s1, loops - 1);
@@ -288,7 +290,13 @@ impl Gen<'_> {
                 .unwrap();
             }
         }
-        write!(text, "{r}: i64 = {lp}.1; ").unwrap();
+        // Mostly the value computed; sometimes the counter, or the other carried value.
+        let field = match self.rng.below(6) {
+            0 => 0,
+            1 if carried == 2 => 2,
+            _ => 1,
+        };
+        write!(text, "{r}: i64 = {lp}.{field}; ").unwrap();
     }
 
     /// Captured scalars for an element function: none, or one of the program's.
@@ -577,8 +585,8 @@ impl Gen<'_> {
                 self.push_seq(out, None);
             }
             13 => {
-                // A loop in each element reading a captured sequence by index: at most
-                // its length and 15 steps.
+                // A loop in each element reading a captured sequence by index, at most 15
+                // steps.
                 let x = self.seq();
                 let src = self.seq();
                 let (v, len, mask, lo, trip, bound, z, i, s, lp, e, ev, s1, one, i1, next, r, out) = (
@@ -604,9 +612,15 @@ impl Gen<'_> {
                 let mut inputs = vec![v.clone(), s.clone(), e.clone()];
                 inputs.extend(self.captures());
                 let body = self.elem_body(&inputs, &s1, 1);
+                // Within the length, or (one in four) not: an index out of range to agree on.
+                let limit = if self.rng.below(4) == 0 {
+                    format!("{trip}")
+                } else {
+                    format!("min {trip}, {len}")
+                };
                 self.line(&format!(
                     "{out}: [i64] = map(|{v}: i64| [] {{ {len}: usize = len {src}; {mask}: i64 = const 15; \
-                     {lo}: i64 = and {v}, {mask}; {trip}: usize = cast {lo} as usize; {bound}: usize = min {trip}, {len}; \
+                     {lo}: i64 = and {v}, {mask}; {trip}: usize = cast {lo} as usize; {bound}: usize = {limit}; \
                      {z}: usize = const 0; \
                      {lp}: (usize, i64) = loop({i}: usize = {z}, {s}: i64 = {v}) while {{ {ev}: bool = lt {i}, {bound}; {ev} }} do {{ \
                      {e}: i64 = index(index) {src}[{i}]; {body}\
