@@ -48,10 +48,16 @@ struct Gen<'r> {
     /// Nested sequences (`[[i64]]`); the class is that of the number of rows.
     nested: Vec<SeqVal>,
     scalars: Vec<String>,
-    /// Names read by a statement (the others are summed into the result).
-    used: Vec<String>,
     fresh: usize,
     classes: usize,
+}
+
+/// How many times variable `name` occurs in `text` (not counting longer names it starts).
+fn occurrences(text: &str, name: &str) -> usize {
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    text.match_indices(name)
+        .filter(|(i, _)| !text[i + name.len()..].starts_with(ident))
+        .count()
 }
 
 /// The binary operators of element functions.
@@ -75,14 +81,13 @@ impl Gen<'_> {
         &xs[self.rng.below(xs.len())]
     }
 
-    fn use_name(&mut self, name: &str) {
-        self.used.push(name.to_string());
+    /// Whether a statement reads `name`, a variable defined by the body.
+    fn is_read(&self, name: &str) -> bool {
+        occurrences(&self.body, name) > 1
     }
 
     fn seq(&mut self) -> SeqVal {
-        let s = self.seqs[self.rng.below(self.seqs.len())].clone();
-        self.use_name(&s.name);
-        s
+        self.seqs[self.rng.below(self.seqs.len())].clone()
     }
 
     /// A flat sequence of the class of `x`.
@@ -93,21 +98,15 @@ impl Gen<'_> {
             .filter(|s| s.class == x.class)
             .cloned()
             .collect();
-        let s = self.pick(&same).clone();
-        self.use_name(&s.name);
-        s
+        self.pick(&same).clone()
     }
 
     fn nested(&mut self) -> SeqVal {
-        let s = self.nested[self.rng.below(self.nested.len())].clone();
-        self.use_name(&s.name);
-        s
+        self.nested[self.rng.below(self.nested.len())].clone()
     }
 
     fn scalar(&mut self) -> String {
-        let s = self.scalars[self.rng.below(self.scalars.len())].clone();
-        self.use_name(&s);
-        s
+        self.scalars[self.rng.below(self.scalars.len())].clone()
     }
 
     /// A small constant, sometimes zero (a divisor of zero is an error to agree on).
@@ -323,12 +322,13 @@ impl Gen<'_> {
         format!("|{v}: i64| [] {{ {k}: i64 = const {threshold}; {c}: bool = {cmp} {v}, {k}; {c} }}")
     }
 
-    /// A map over one flat sequence: `|v| f(v, captures)`, loops included.
-    fn map1(&mut self, x: &SeqVal) -> String {
+    /// A map over one flat sequence: `|v| f(v, captures)`, with loops nested up to
+    /// `loops` deep.
+    fn map1(&mut self, x: &SeqVal, loops: u32) -> String {
         let (v, r, out) = (self.name("v"), self.name("r"), self.name("m"));
         let mut inputs = vec![v.clone()];
         inputs.extend(self.captures());
-        let body = self.elem_body(&inputs, &r, 2);
+        let body = self.elem_body(&inputs, &r, loops);
         self.line(&format!(
             "{out}: [i64] = map(|{v}: i64| [] {{ {body}{r} }}, {})",
             x.name
@@ -380,7 +380,7 @@ impl Gen<'_> {
         match self.rng.below(22) {
             0..=2 => {
                 let x = self.seq();
-                let out = self.map1(&x);
+                let out = self.map1(&x, 2);
                 self.push_seq(out, Some(x.class));
             }
             3 => {
@@ -702,17 +702,10 @@ impl Gen<'_> {
                 });
             }
             _ => {
-                // A map of one sequence without loops, as before loops existed (the
-                // common case of user programs).
+                // A map without loops, as before loops existed (the common case of user
+                // programs).
                 let x = self.seq();
-                let (v, r, out) = (self.name("v"), self.name("r"), self.name("m"));
-                let mut inputs = vec![v.clone()];
-                inputs.extend(self.captures());
-                let body = self.elem_body(&inputs, &r, 0);
-                self.line(&format!(
-                    "{out}: [i64] = map(|{v}: i64| [] {{ {body}{r} }}, {})",
-                    x.name
-                ));
+                let out = self.map1(&x, 0);
                 self.push_seq(out, Some(x.class));
             }
         }
@@ -779,36 +772,33 @@ impl Gen<'_> {
     /// sequence and the row sums of every nested one that no statement read (`$k` when
     /// there are none).
     fn finish(mut self, seed: u64) -> String {
-        let last = self.seqs.last().expect("the inputs at least").clone();
-        self.use_name(&last.name);
+        let last = self.seqs.last().expect("the inputs at least").name.clone();
+        let inputs = ["$a", "$b", "$k", "$rows"];
+        let unread =
+            |g: &Self, name: &str| name != last && !inputs.contains(&name) && !g.is_read(name);
         let mut parts = Vec::new();
         for x in self.nested.clone() {
-            if !self.used.contains(&x.name) {
+            if unread(&self, &x.name) {
                 let (row, s, out) = (self.name("row"), self.name("rs"), self.name("fin"));
                 self.line(&format!(
                     "{out}: [i64] = map(|{row}: [i64]| [] {{ {s}: i64 = sum({row}); {s} }}, {})",
                     x.name
                 ));
-                self.seqs.push(SeqVal {
-                    name: out,
-                    class: x.class,
-                });
+                self.push_seq(out, Some(x.class));
             }
         }
         for x in self.seqs.clone() {
-            if !self.used.contains(&x.name) {
+            if unread(&self, &x.name) {
                 let out = self.name("fin");
                 self.line(&format!("{out}: i64 = sum({})", x.name));
                 parts.push(out);
             }
         }
-        parts.extend(
-            self.scalars
-                .iter()
-                .filter(|s| !self.used.contains(s))
-                .cloned()
-                .collect::<Vec<_>>(),
-        );
+        for x in self.scalars.clone() {
+            if unread(&self, &x) {
+                parts.push(x);
+            }
+        }
         let mut scalar = parts.first().cloned().unwrap_or_else(|| "$k".to_string());
         for p in parts.iter().skip(1) {
             let out = self.name("fin");
@@ -817,11 +807,7 @@ impl Gen<'_> {
         }
         let mut text = format!("fn random{seed}({PARAMS}) -> ([i64], i64) {{\n");
         text.push_str(&self.body);
-        let _ = writeln!(
-            text,
-            "  $result: ([i64], i64) = tuple({}, {scalar})",
-            last.name
-        );
+        let _ = writeln!(text, "  $result: ([i64], i64) = tuple({last}, {scalar})");
         text.push_str("  $result\n}\n");
         text
     }
@@ -856,7 +842,6 @@ pub fn program(seed: u64) -> String {
             class: 0,
         }],
         scalars: vec!["$k".into()],
-        used: Vec::new(),
         fresh: 0,
         classes: 0,
     };
@@ -950,6 +935,19 @@ mod tests {
                 .any(|l| l.matches("loop(").count() >= 2 && l.contains("do {"))
         });
         assert!(nested);
+    }
+
+    /// Every variable a top-level statement defines is read (by a later statement or the
+    /// result).
+    #[test]
+    fn every_value_is_read() {
+        for seed in 0..300 {
+            let p = program(seed);
+            for line in p.lines().filter(|l| l.starts_with("  $")) {
+                let name = line.trim().split(':').next().unwrap();
+                assert!(occurrences(&p, name) > 1, "{name} unread in\n{p}");
+            }
+        }
     }
 
     #[test]
