@@ -614,7 +614,7 @@ impl Gen<'_> {
                 let body = self.elem_body(&inputs, &s1, 1);
                 // Within the length, or (one in four) not: an index out of range to agree on.
                 let limit = if self.rng.below(4) == 0 {
-                    format!("{trip}")
+                    trip.clone()
                 } else {
                     format!("min {trip}, {len}")
                 };

@@ -35,10 +35,11 @@ commands:
                    through the macro (default 10^6, release build, GPU and MPI code
                    generation included): no panic, no internal error, errors spanned;
                    then `fuzz-programs CASES/100`
-  fuzz-programs [N]  N random programs (default 10^4; loops and nested forms included)
-                   on the interpreter at every level and the simulator, then compiled as
-                   Rust in batches and run on Place::Seq and Place::Cpu (pools of 1, 2, 3
-                   and 5 threads): exact agreement with the interpreter
+  fuzz-programs [N]
+                   N random programs (default 10^4; loops and nested forms included) on
+                   the interpreter at every level and the simulator, then compiled as Rust
+                   in batches and run on Place::Seq and Place::Cpu (pools of 1, 2, 3 and
+                   5 threads): exact agreement with the interpreter
   soak [SECONDS]   16 threads of mixed calls on Seq, Cpu and Sim for SECONDS (default
                    180, release build): results checked, memory must stay flat";
 
