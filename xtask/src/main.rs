@@ -184,8 +184,10 @@ fn fuzz(rest: &[String]) -> Result<(), String> {
     mutations.and(fuzz_programs(&[programs]))
 }
 
-/// Programs per batch of `fuzz-programs` on the CPU places: one build of `dpl-random` each
-/// (about 0.7 s of compilation per program).
+/// Programs per batch of `fuzz-programs` on the CPU places: one build of `dpl-random` each.
+/// A batch takes about 5 minutes on a busy 2-core machine (0.7 s of compiler time per
+/// program, nearly all of it generating code for the `Place::Cpu` variant), so 10^4
+/// programs take hours there; the run prints its progress after each batch.
 const RUST_BATCH: u64 = 250;
 
 /// `cargo xtask fuzz-programs [N]`: the random programs `0..N` (10^4 by default) of
