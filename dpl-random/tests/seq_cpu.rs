@@ -7,6 +7,11 @@
 //! (which element's error a parallel loop reports first is not fixed: the index in an
 //! `index out of range` may differ). A program that panics otherwise, or that the build
 //! script could not compile, fails the test.
+//!
+//! Found and fixed with it: `Place::Cpu`'s exclusive scan did not evaluate its last input
+//! element, which no output needs, so a call whose last element fails returned a result
+//! (programs 1282, 1524, 1536: `exclusive_scan` of a map that fails on one element, length
+//! 1; regression test in `dpl-cpu/tests/rt.rs`).
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
