@@ -1002,3 +1002,38 @@ fn failing_permute_drops_the_values_it_placed() {
         }
     });
 }
+
+/// An exclusive scan's last input element is in no output, but its error is the call's
+/// (found by the random programs, program 1282: `exclusive_scan` of a map of `max(row)`
+/// returned a result on `Place::Cpu` where a last row was empty; every other place fails).
+#[test]
+fn exclusive_scan_reports_the_error_of_its_last_element() {
+    let fail = |_| {
+        rt::raise(Error::Empty {
+            prim: "max",
+            at: *AT,
+        })
+    };
+    for n in sizes() {
+        in_pools(|| {
+            let last = |i: usize| if i + 1 == n { fail(i) } else { i as i64 };
+            let e =
+                rt::run(|| rt::exclusive_scan(n, 0, last, i64::wrapping_add, "exclusive_scan", AT));
+            let mut out = vec![std::mem::MaybeUninit::uninit(); n];
+            let into = rt::run(|| rt::exclusive_scan_into(&mut out, n, 0, last, i64::wrapping_add));
+            for r in [e.map(|_| ()), into] {
+                match n {
+                    0 => assert_eq!(r, Ok(()), "n = 0"),
+                    _ => assert_eq!(
+                        r,
+                        Err(Error::Empty {
+                            prim: "max",
+                            at: *AT
+                        }),
+                        "n = {n}"
+                    ),
+                }
+            }
+        });
+    }
+}

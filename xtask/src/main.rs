@@ -34,7 +34,12 @@ commands:
   fuzz [CASES]     mutations of every #[parallel] program of the tests and examples
                    through the macro (default 10^6, release build, GPU and MPI code
                    generation included): no panic, no internal error, errors spanned;
-                   then CASES/100 random programs on the interpreter and the simulator
+                   then `fuzz-programs CASES/100`
+  fuzz-programs [N]
+                   N random programs (default 10^4; loops and nested forms included) on
+                   the interpreter at every level and the simulator, then compiled as Rust
+                   in batches and run on Place::Seq and Place::Cpu (pools of 1, 2, 3 and
+                   5 threads): exact agreement with the interpreter
   soak [SECONDS]   16 threads of mixed calls on Seq, Cpu and Sim for SECONDS (default
                    180, release build): results checked, memory must stay flat";
 
@@ -58,6 +63,7 @@ fn main() {
         Some("mpi-report") => mpi::report(rest),
         Some("soak") => soak(rest),
         Some("fuzz") => fuzz(rest),
+        Some("fuzz-programs") => fuzz_programs(rest),
         Some("help" | "--help" | "-h") => {
             println!("{USAGE}");
             Ok(())
@@ -130,9 +136,7 @@ fn test(extra: &[String]) -> Result<(), String> {
 /// `SECONDS` (180 by default) instead of the normal test command's short slice.
 fn soak(rest: &[String]) -> Result<(), String> {
     let seconds = match rest.first() {
-        Some(s) => s
-            .parse::<u64>()
-            .map_err(|_| format!("soak: `{s}` is not a number of seconds"))?,
+        Some(s) => number(s, "soak", "seconds")?,
         None => 180,
     };
     let seconds = seconds.to_string();
@@ -153,14 +157,11 @@ fn soak(rest: &[String]) -> Result<(), String> {
 
 /// `cargo xtask fuzz [CASES]`: in release builds, the mutation fuzzer of the macro
 /// (`dpl-macros/src/front/fuzz.rs`, with GPU and MPI code generation) for `CASES`
-/// mutations (10^6 by default), then the random programs of
-/// `dpl-cuda/tests/sim_random_programs.rs` (CASES / 100, at least 100) on the interpreter
-/// and the simulator; the normal test command runs 3,000 and 200 of them.
+/// mutations (10^6 by default), then [`fuzz_programs`] with CASES / 100 programs (at
+/// least 100); the normal test command runs 3,000 mutations and a slice of the programs.
 fn fuzz(rest: &[String]) -> Result<(), String> {
     let cases = match rest.first() {
-        Some(s) => s
-            .parse::<u64>()
-            .map_err(|_| format!("fuzz: `{s}` is not a number of cases"))?,
+        Some(s) => number(s, "fuzz", "cases")?,
         None => 1_000_000,
     };
     let programs = (cases / 100).max(100).to_string();
@@ -180,7 +181,30 @@ fn fuzz(rest: &[String]) -> Result<(), String> {
         ],
         &[("DPL_FUZZ_CASES", &cases)],
     );
-    let random = cargo(
+    mutations.and(fuzz_programs(&[programs]))
+}
+
+/// Programs per batch of `fuzz-programs` on the CPU places: one build of `dpl-random` each.
+/// A batch takes about 5 minutes on a busy 2-core machine (0.7 s of compiler time per
+/// program, nearly all of it in code generation: checking takes 0.1 s), so 10^4
+/// programs take hours there; the run prints its progress after each batch.
+const RUST_BATCH: u64 = 250;
+
+/// `cargo xtask fuzz-programs [N]`: the random programs `0..N` (10^4 by default) of
+/// `dpl_testkit::programs` on the interpreter at every level and the simulator
+/// (`dpl-cuda/tests/sim_random_programs.rs`, release build), then compiled as Rust by
+/// `dpl-random`'s build script in batches of [`RUST_BATCH`] and run on `Place::Seq` and
+/// `Place::Cpu` (`dpl-random/tests/seq_cpu.rs`). The batches build in a profile of their
+/// own (`random-fuzz`, in `target/random-fuzz`): dependencies optimized, the generated
+/// code without optimization or debug information, which compiles fastest.
+fn fuzz_programs(rest: &[String]) -> Result<(), String> {
+    let n = match rest.first() {
+        Some(s) => number(s, "fuzz-programs", "programs")?,
+        None => 10_000,
+    };
+    let start = std::time::Instant::now();
+    let programs = n.to_string();
+    cargo(
         &[
             "test",
             "--release",
@@ -194,8 +218,55 @@ fn fuzz(rest: &[String]) -> Result<(), String> {
             "--nocapture",
         ],
         &[("DPL_RANDOM_PROGRAMS", &programs)],
+    )?;
+    println!(
+        "xtask: {n} random programs on the interpreter and the simulator in {:.0?}",
+        start.elapsed()
     );
-    mutations.and(random)
+    let start = std::time::Instant::now();
+    let profile = [
+        "--config",
+        "profile.random-fuzz.inherits=\"dev\"",
+        "--config",
+        "profile.random-fuzz.debug=0",
+        "--config",
+        "profile.random-fuzz.package.\"*\".opt-level=3",
+        "--config",
+        "profile.random-fuzz.package.dpl-core.opt-level=3",
+        "--config",
+        "profile.random-fuzz.package.dpl-cpu.opt-level=3",
+        "--config",
+        "profile.random-fuzz.package.dpl-testkit.opt-level=3",
+        "--config",
+        "profile.random-fuzz.package.dpl.opt-level=3",
+    ];
+    let mut first = 0;
+    while first < n {
+        let count = RUST_BATCH.min(n - first);
+        let (first_text, count_text) = (first.to_string(), count.to_string());
+        let mut args = vec!["test", "--profile", "random-fuzz"];
+        args.extend(profile);
+        args.extend(["-p", "dpl-random", "--test", "seq_cpu", "--", "--nocapture"]);
+        cargo(
+            &args,
+            &[
+                ("DPL_RANDOM_RUST_FIRST", &first_text),
+                ("DPL_RANDOM_RUST_PROGRAMS", &count_text),
+            ],
+        )?;
+        first += count;
+        println!(
+            "xtask: random programs 0..{first} of {n} on Place::Seq and Place::Cpu, {:.0?}",
+            start.elapsed()
+        );
+    }
+    Ok(())
+}
+
+/// `text` as a number of `what`, for the error of command `command`.
+fn number(text: &str, command: &str, what: &str) -> Result<u64, String> {
+    text.parse::<u64>()
+        .map_err(|_| format!("{command}: `{text}` is not a number of {what}"))
 }
 
 fn cargo(args: &[&str], env: &[(&str, &str)]) -> Result<(), String> {

@@ -54,8 +54,19 @@ where
 {
     match len {
         0 => Vec::new(),
-        _ => scan_core(len, init, &|j| f(j - 1), &op, prim, at),
+        _ => {
+            let out = scan_core(len, init, &|j| f(j - 1), &op, prim, at);
+            last_for_its_errors(len, &f);
+            out
+        }
     }
+}
+
+/// Evaluates the last element of an exclusive scan's input (`len >= 1`), which no output
+/// needs: an error it raises is the call's, as on every other place (`Seq`, the GPU and
+/// the interpreter evaluate every element), after those of the elements before it.
+fn last_for_its_errors<T>(len: usize, f: &impl Fn(usize) -> T) {
+    std::hint::black_box(f(len - 1));
 }
 
 /// `out[0] = seed`, `out[j] = op(out[j - 1], h(j))` for `1 <= j < n`; `n >= 1`.
@@ -119,6 +130,9 @@ where
     Op: Fn(T, T) -> T + Sync,
 {
     row_into(out, len, || init, &|j| f(j - 1), &op);
+    if len > 0 {
+        last_for_its_errors(len, &f);
+    }
 }
 
 /// [`scan_core_into`] of a row `out` of length `len` (checked), from `seed()`, if not empty.
