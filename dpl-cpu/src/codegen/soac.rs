@@ -96,7 +96,13 @@ impl Gen<'_> {
                     None => quote!(::core::option::Option::None),
                 };
                 self.reps.insert(v, Self::default_rep(ty));
-                return quote!(let #name: #rty = #rt::reduce(#n, #work #init, #elem, #op, #what, #loc););
+                // A float `min`/`max` of one NaN applies no operator: its NaN is made
+                // canonical here, as the operator's results are.
+                let value = self.canonical(
+                    quote!(#rt::reduce(#n, #work #init, #elem, #op, #what, #loc)),
+                    ty,
+                );
+                return quote!(let #name: #rty = #value;);
             }
             SoacKind::Scan { op } => {
                 let op = self.lambda(op, false, &[]);
@@ -176,11 +182,6 @@ impl Gen<'_> {
                 quote!((#(#parts,)*))
             }
             _ => match consts.next() {
-                // `-0.0`, the identity of `+` on floats (a literal cannot carry the sign).
-                Some(Const::Float(x)) if x == 0.0 && x.is_sign_negative() => {
-                    let t = self.rep_ty(ty);
-                    quote!((-0.0 as #t))
-                }
                 Some(c) => self.constant(c, ty),
                 None => quote!(::core::panic!(
                     "dpl internal error: identity without a value"
