@@ -15,8 +15,8 @@
 //!   (whatever the host produced); values that are only moved keep their bits.
 //! * Primitives follow the table of [`Prim`]: `reduce`, `scan` and `scatter_reduce` apply
 //!   their operator left to right (in index order); `sum` starts from zero of the element type
-//!   (`-0.0` for floats, as Rust's `Iterator::sum`, so an empty sum is `-0.0`); the result
-//!   of a float `min`/`max` that is NaN is canonical even for one element; `min`/`max` of an empty sequence, mismatched lengths, indices (of any
+//!   (`-0.0` for floats, as Rust's `Iterator::sum`, so an empty sum is `-0.0`), `min`/`max`
+//!   from the first element (so the `min` of one element is that element, bits included); `min`/`max` of an empty sequence, mismatched lengths, indices (of any
 //!   integer type) that are negative or not below the length, and `permute` indices that are
 //!   not a permutation are errors; with repeated `scatter` indices the last write wins.
 //!   `any`/`all`/`count` evaluate their predicate on every element (no short circuit), so a
@@ -946,9 +946,7 @@ impl Interp<'_> {
                 let Some((first, rest)) = x.split_first() else {
                     return Err(Error::Empty { origin: name, span });
                 };
-                // A NaN result (every element NaN) is canonical even for one element, as
-                // the operator's own results are.
-                let mut acc = math(m, &[first, first], span)?;
+                let mut acc = first.clone();
                 for e in rest {
                     acc = math(m, &[&acc, e], span)?;
                 }

@@ -43,7 +43,15 @@ mod prog {
     pub fn funcs_f32(
         x: &[f32],
         y: &[f32],
-    ) -> (Vec<f32>, Vec<f32>, Vec<f32>, Vec<f32>, Vec<f32>, Vec<f32>, Vec<f32>) {
+    ) -> (
+        Vec<f32>,
+        Vec<f32>,
+        Vec<f32>,
+        Vec<f32>,
+        Vec<f32>,
+        Vec<f32>,
+        Vec<f32>,
+    ) {
         (
             map(|a| a.sqrt(), x),
             map(|a| a.abs(), x),
@@ -59,7 +67,15 @@ mod prog {
     pub fn funcs_f64(
         x: &[f64],
         y: &[f64],
-    ) -> (Vec<f64>, Vec<f64>, Vec<f64>, Vec<f64>, Vec<f64>, Vec<f64>, Vec<f64>) {
+    ) -> (
+        Vec<f64>,
+        Vec<f64>,
+        Vec<f64>,
+        Vec<f64>,
+        Vec<f64>,
+        Vec<f64>,
+        Vec<f64>,
+    ) {
         (
             map(|a| a.sqrt(), x),
             map(|a| a.abs(), x),
@@ -188,7 +204,12 @@ impl Canon for f64 {
 
 /// `got` equals `want` to the bit; on failure names the first differing element and its
 /// inputs.
-fn assert_bits<T: Canon + std::fmt::Debug>(got: &[T], want: &[T], inputs: &dyn Fn(usize) -> String, what: &str) {
+fn assert_bits<T: Canon + std::fmt::Debug>(
+    got: &[T],
+    want: &[T],
+    inputs: &dyn Fn(usize) -> String,
+    what: &str,
+) {
     assert_eq!(got.len(), want.len(), "{what}: length");
     for (i, (g, w)) in got.iter().zip(want).enumerate() {
         assert!(
@@ -265,21 +286,71 @@ fn arithmetic(place: Place) {
         let (x, y) = pairs(&specials32(), N);
         let at = |i: usize| format!("x = {:?}, y = {:?}", x[i], y[i]);
         let (add, sub, mul, div, rem, neg) = prog::arith_f32(&x, &y);
-        assert_bits(&add, &zip_with(&x, &y, |a, b| (a + b).canon()), &at, "f32 a + b");
-        assert_bits(&sub, &zip_with(&x, &y, |a, b| (a - b).canon()), &at, "f32 a - b");
-        assert_bits(&mul, &zip_with(&x, &y, |a, b| (a * b).canon()), &at, "f32 a * b");
-        assert_bits(&div, &zip_with(&x, &y, |a, b| (a / b).canon()), &at, "f32 a / b");
-        assert_bits(&rem, &zip_with(&x, &y, |a, b| (a % b).canon()), &at, "f32 a % b");
+        assert_bits(
+            &add,
+            &zip_with(&x, &y, |a, b| (a + b).canon()),
+            &at,
+            "f32 a + b",
+        );
+        assert_bits(
+            &sub,
+            &zip_with(&x, &y, |a, b| (a - b).canon()),
+            &at,
+            "f32 a - b",
+        );
+        assert_bits(
+            &mul,
+            &zip_with(&x, &y, |a, b| (a * b).canon()),
+            &at,
+            "f32 a * b",
+        );
+        assert_bits(
+            &div,
+            &zip_with(&x, &y, |a, b| (a / b).canon()),
+            &at,
+            "f32 a / b",
+        );
+        assert_bits(
+            &rem,
+            &zip_with(&x, &y, |a, b| (a % b).canon()),
+            &at,
+            "f32 a % b",
+        );
         assert_bits(&neg, &each(&x, |a| (-a).canon()), &at, "f32 -a");
 
         let (x, y) = pairs(&specials64(), N);
         let at = |i: usize| format!("x = {:?}, y = {:?}", x[i], y[i]);
         let (add, sub, mul, div, rem, neg) = prog::arith_f64(&x, &y);
-        assert_bits(&add, &zip_with(&x, &y, |a, b| (a + b).canon()), &at, "f64 a + b");
-        assert_bits(&sub, &zip_with(&x, &y, |a, b| (a - b).canon()), &at, "f64 a - b");
-        assert_bits(&mul, &zip_with(&x, &y, |a, b| (a * b).canon()), &at, "f64 a * b");
-        assert_bits(&div, &zip_with(&x, &y, |a, b| (a / b).canon()), &at, "f64 a / b");
-        assert_bits(&rem, &zip_with(&x, &y, |a, b| (a % b).canon()), &at, "f64 a % b");
+        assert_bits(
+            &add,
+            &zip_with(&x, &y, |a, b| (a + b).canon()),
+            &at,
+            "f64 a + b",
+        );
+        assert_bits(
+            &sub,
+            &zip_with(&x, &y, |a, b| (a - b).canon()),
+            &at,
+            "f64 a - b",
+        );
+        assert_bits(
+            &mul,
+            &zip_with(&x, &y, |a, b| (a * b).canon()),
+            &at,
+            "f64 a * b",
+        );
+        assert_bits(
+            &div,
+            &zip_with(&x, &y, |a, b| (a / b).canon()),
+            &at,
+            "f64 a / b",
+        );
+        assert_bits(
+            &rem,
+            &zip_with(&x, &y, |a, b| (a % b).canon()),
+            &at,
+            "f64 a % b",
+        );
         assert_bits(&neg, &each(&x, |a| (-a).canon()), &at, "f64 -a");
     });
 }
@@ -291,20 +362,45 @@ fn functions(place: Place) {
         let (sqrt, abs, min, max, floor, fma, cast) = prog::funcs_f32(&x, &y);
         assert_bits(&sqrt, &each(&x, |a| a.sqrt().canon()), &at, "f32 sqrt");
         assert_bits(&abs, &each(&x, |a| a.abs().canon()), &at, "f32 abs");
-        assert_bits(&min, &zip_with(&x, &y, |a, b| a.min(b).canon()), &at, "f32 min");
-        assert_bits(&max, &zip_with(&x, &y, |a, b| a.max(b).canon()), &at, "f32 max");
+        assert_bits(
+            &min,
+            &zip_with(&x, &y, |a, b| a.min(b).canon()),
+            &at,
+            "f32 min",
+        );
+        assert_bits(
+            &max,
+            &zip_with(&x, &y, |a, b| a.max(b).canon()),
+            &at,
+            "f32 max",
+        );
         assert_bits(&floor, &each(&x, |a| a.floor().canon()), &at, "f32 floor");
         let want = zip_with(&x, &y, |a, b| a.mul_add(b, a).canon());
         assert_bits(&fma, &want, &at, "f32 mul_add");
-        assert_bits(&cast, &each(&x, |a| (a as f64 as f32).canon()), &at, "f32 as f64 as f32");
+        assert_bits(
+            &cast,
+            &each(&x, |a| (a as f64 as f32).canon()),
+            &at,
+            "f32 as f64 as f32",
+        );
 
         let (x, y) = pairs(&specials64(), N);
         let at = |i: usize| format!("x = {:?}, y = {:?}", x[i], y[i]);
         let (sqrt, abs, min, max, floor, fma, cast) = prog::funcs_f64(&x, &y);
         assert_bits(&sqrt, &each(&x, |a| a.sqrt().canon()), &at, "f64 sqrt");
         assert_bits(&abs, &each(&x, |a| a.abs().canon()), &at, "f64 abs");
-        assert_bits(&min, &zip_with(&x, &y, |a, b| a.min(b).canon()), &at, "f64 min");
-        assert_bits(&max, &zip_with(&x, &y, |a, b| a.max(b).canon()), &at, "f64 max");
+        assert_bits(
+            &min,
+            &zip_with(&x, &y, |a, b| a.min(b).canon()),
+            &at,
+            "f64 min",
+        );
+        assert_bits(
+            &max,
+            &zip_with(&x, &y, |a, b| a.max(b).canon()),
+            &at,
+            "f64 max",
+        );
         assert_bits(&floor, &each(&x, |a| a.floor().canon()), &at, "f64 floor");
         let want = zip_with(&x, &y, |a, b| a.mul_add(b, a).canon());
         assert_bits(&fma, &want, &at, "f64 mul_add");
@@ -326,7 +422,13 @@ fn transcendental(place: Place) {
             } else {
                 (gf - wf).abs() <= 1e-6 * wf.abs()
             };
-            assert!(ok, "{what}({:?}) = {g:?} ({:#x}), want {w:?} ({:#x})", x[i], g.bits(), w.bits());
+            assert!(
+                ok,
+                "{what}({:?}) = {g:?} ({:#x}), want {w:?} ({:#x})",
+                x[i],
+                g.bits(),
+                w.bits()
+            );
         }
     }
     dpl::with_place(place, || {
@@ -364,7 +466,13 @@ fn moves_and_literals(place: Place) {
 
         let (a, b) = prog::nan_literals(&x);
         let at = |k: usize| format!("x = {:?}", x[k]);
-        let want = each(&x, |v| if v > 0.0 { f32::from_bits(0x7fff_ffff) } else { v });
+        let want = each(&x, |v| {
+            if v > 0.0 {
+                f32::from_bits(0x7fff_ffff)
+            } else {
+                v
+            }
+        });
         assert_bits(&a, &want, &at, "f32::NAN literal");
         let want = each(&x, |v| {
             if v > 0.0 {
@@ -386,21 +494,31 @@ fn sorted_nans(place: Place) {
             let got = prog::sorted_differences_f32(&x);
             let mut want = each(&x, |v| (v - v).canon());
             want.sort_by(f32::total_cmp);
-            assert_bits(&got, &want, &|k| format!("n = {n}, k = {k}"), "sort(v - v) f32");
+            assert_bits(
+                &got,
+                &want,
+                &|k| format!("n = {n}, k = {k}"),
+                "sort(v - v) f32",
+            );
             assert!(got.iter().skip_while(|v| !v.is_nan()).all(|v| v.is_nan()));
 
             let x: Vec<f64> = (0..n).map(|k| specials64()[k % 15]).collect();
             let got = prog::sorted_differences_f64(&x);
             let mut want = each(&x, |v| (v - v).canon());
             want.sort_by(f64::total_cmp);
-            assert_bits(&got, &want, &|k| format!("n = {n}, k = {k}"), "sort(v - v) f64");
+            assert_bits(
+                &got,
+                &want,
+                &|k| format!("n = {n}, k = {k}"),
+                "sort(v - v) f64",
+            );
         }
     });
 }
 
 /// `sum` (and `reduce(+)` from `-0.0`, `scan(+)`) of signed zeros, infinities and NaNs:
 /// Rust's `Iterator::sum` (`-0.0` for no elements or only `-0.0`s), NaNs canonical; `min`
-/// and `max` of NaNs only give the canonical NaN, also for one element.
+/// and `max` of NaNs only give the canonical NaN, except for one element, which is moved.
 fn signed_zeros_and_sums(place: Place) {
     fn inclusive<T: Canon + std::ops::Add<Output = T>>(x: &[T]) -> Vec<T> {
         let mut out: Vec<T> = Vec::new();
@@ -413,9 +531,21 @@ fn signed_zeros_and_sums(place: Place) {
         }
         out
     }
+    /// `min`/`max` by `op`: one element is returned as it is, a NaN made from two canonical.
+    fn min_of<T: Canon>(x: &[T], op: fn(T, T) -> T) -> T {
+        x[1..].iter().fold(x[0], |a, &b| op(a, b).canon())
+    }
     dpl::with_place(place, || {
-        assert_eq!(prog::sum_empty_f32(&[]).to_bits(), (-0.0f32).to_bits(), "empty f32 sum");
-        assert_eq!(prog::sum_empty_f64(&[]).to_bits(), (-0.0f64).to_bits(), "empty f64 sum");
+        assert_eq!(
+            prog::sum_empty_f32(&[]).to_bits(),
+            (-0.0f32).to_bits(),
+            "empty f32 sum"
+        );
+        assert_eq!(
+            prog::sum_empty_f64(&[]).to_bits(),
+            (-0.0f64).to_bits(),
+            "empty f64 sum"
+        );
         let inf = f64::INFINITY;
         let payload = f64::from_bits(0x7ff8_0000_0000_1234);
         let cases: Vec<Vec<f64>> = vec![
@@ -427,6 +557,7 @@ fn signed_zeros_and_sums(place: Place) {
             vec![inf, -inf],
             vec![1.0, inf, 2.0, -inf, 3.0],
             vec![payload],
+            vec![payload, payload],
             vec![-0.0, payload, 1.0],
             [vec![-0.0; 2000], vec![inf], vec![-0.0; 2000], vec![-inf]].concat(),
         ];
@@ -437,27 +568,59 @@ fn signed_zeros_and_sums(place: Place) {
             let (s, r, sc, mn, mx) = prog::sums_f32(&x32);
             let want = x32.iter().sum::<f32>().canon();
             assert_eq!(s.to_bits(), want.to_bits(), "f32 sum of {what}: {s:?}");
-            assert_eq!(r.to_bits(), want.to_bits(), "f32 reduce(+, -0.0) of {what}: {r:?}");
+            assert_eq!(
+                r.to_bits(),
+                want.to_bits(),
+                "f32 reduce(+, -0.0) of {what}: {r:?}"
+            );
             let want_scan = inclusive(&x32);
             // A scan's first element is the first input itself.
             assert_bits(&sc[1..], &want_scan[1..], &at, "f32 scan(+)");
-            assert_eq!(sc[0].to_bits(), x32[0].to_bits(), "f32 scan(+)[0] of {what}");
-            let fold_min = x32.iter().skip(1).fold(x32[0], |a, &b| a.min(b)).canon();
-            let fold_max = x32.iter().skip(1).fold(x32[0], |a, &b| a.max(b)).canon();
-            assert_eq!(mn.to_bits(), fold_min.to_bits(), "f32 min of {what}: {mn:?}");
-            assert_eq!(mx.to_bits(), fold_max.to_bits(), "f32 max of {what}: {mx:?}");
+            assert_eq!(
+                sc[0].to_bits(),
+                x32[0].to_bits(),
+                "f32 scan(+)[0] of {what}"
+            );
+            let fold_min = min_of(&x32, f32::min);
+            let fold_max = min_of(&x32, f32::max);
+            assert_eq!(
+                mn.to_bits(),
+                fold_min.to_bits(),
+                "f32 min of {what}: {mn:?}"
+            );
+            assert_eq!(
+                mx.to_bits(),
+                fold_max.to_bits(),
+                "f32 max of {what}: {mx:?}"
+            );
 
             let (s, r, sc, mn, mx) = prog::sums_f64(x64);
             let want = x64.iter().sum::<f64>().canon();
             assert_eq!(s.to_bits(), want.to_bits(), "f64 sum of {what}: {s:?}");
-            assert_eq!(r.to_bits(), want.to_bits(), "f64 reduce(+, -0.0) of {what}: {r:?}");
+            assert_eq!(
+                r.to_bits(),
+                want.to_bits(),
+                "f64 reduce(+, -0.0) of {what}: {r:?}"
+            );
             let want_scan = inclusive(x64);
             assert_bits(&sc[1..], &want_scan[1..], &at, "f64 scan(+)");
-            assert_eq!(sc[0].to_bits(), x64[0].to_bits(), "f64 scan(+)[0] of {what}");
-            let fold_min = x64.iter().skip(1).fold(x64[0], |a, &b| a.min(b)).canon();
-            let fold_max = x64.iter().skip(1).fold(x64[0], |a, &b| a.max(b)).canon();
-            assert_eq!(mn.to_bits(), fold_min.to_bits(), "f64 min of {what}: {mn:?}");
-            assert_eq!(mx.to_bits(), fold_max.to_bits(), "f64 max of {what}: {mx:?}");
+            assert_eq!(
+                sc[0].to_bits(),
+                x64[0].to_bits(),
+                "f64 scan(+)[0] of {what}"
+            );
+            let fold_min = min_of(x64, f64::min);
+            let fold_max = min_of(x64, f64::max);
+            assert_eq!(
+                mn.to_bits(),
+                fold_min.to_bits(),
+                "f64 min of {what}: {mn:?}"
+            );
+            assert_eq!(
+                mx.to_bits(),
+                fold_max.to_bits(),
+                "f64 max of {what}: {mx:?}"
+            );
         }
     });
 }

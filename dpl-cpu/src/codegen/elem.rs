@@ -98,13 +98,14 @@ impl Gen<'_> {
         let f = self.f;
         let id = |x: VarId| ident_of(f, x);
         let annotate = !Self::contains_seq(ty);
-        // Operations whose NaN results must be replaced by the canonical NaN (an integer
-        // cast to a float is never NaN).
-        let produces_nan = match &s.expr {
-            Expr::Unary(..) | Expr::Binary(..) | Expr::Math(..) => true,
-            Expr::Cast(a, _) => self.f.vars[*a].ty.scalar().is_some_and(|t| t.is_float()),
-            _ => false,
-        };
+        // Operations whose NaN results must be replaced by the canonical NaN where their
+        // bits can be seen (an integer cast to a float is never NaN).
+        let produces_nan = self.nan_observed.contains(&v)
+            && match &s.expr {
+                Expr::Unary(..) | Expr::Binary(..) | Expr::Math(..) => true,
+                Expr::Cast(a, _) => self.f.vars[*a].ty.scalar().is_some_and(|t| t.is_float()),
+                _ => false,
+            };
         if let Some(e) = self.subst.get(&v) {
             return quote!(let #name = #e;);
         }

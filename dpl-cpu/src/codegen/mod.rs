@@ -158,6 +158,7 @@ fn variant(
         subst: HashMap::new(),
         shared: HashSet::new(),
         hook,
+        nan_observed: dpl_core::nan::observed(input.func),
     };
     let mut prologue = TokenStream::new();
     for ((ident, repr), &v) in input.params.iter().zip(&input.func.params) {
@@ -228,6 +229,9 @@ struct Gen<'a> {
     shared: HashSet<VarId>,
     /// Generates the top-level statements another backend handles (see [`Hook`]).
     hook: Option<Hook<'a>>,
+    /// The float variables whose NaN bits can be seen ([`dpl_core::nan::observed`]): the
+    /// only ones whose NaN results are made canonical.
+    nan_observed: HashSet<VarId>,
 }
 
 /// How many times `v` is read in `b` (operands and block results, nested blocks included).

@@ -96,13 +96,7 @@ impl Gen<'_> {
                     None => quote!(::core::option::Option::None),
                 };
                 self.reps.insert(v, Self::default_rep(ty));
-                // A float `min`/`max` of one NaN applies no operator: its NaN is made
-                // canonical here, as the operator's results are.
-                let value = self.canonical(
-                    quote!(#rt::reduce(#n, #work #init, #elem, #op, #what, #loc)),
-                    ty,
-                );
-                return quote!(let #name: #rty = #value;);
+                return quote!(let #name: #rty = #rt::reduce(#n, #work #init, #elem, #op, #what, #loc););
             }
             SoacKind::Scan { op } => {
                 let op = self.lambda(op, false, &[]);
