@@ -254,20 +254,20 @@ impl<A: Into<Value>, B: Into<Value>, C: Into<Value>> From<(A, B, C)> for Value {
 impl Value {
     /// `true` when the two values are equal, floats within the relative tolerance `rel`
     /// (`|x - y| <= rel * (1 + max(|x|, |y|))`; `rel == 0` means bit-exact), a NaN equal
-    /// to any NaN: how results of places that may reassociate float operations are
+    /// only to a NaN with the same bits (every place produces the same NaN,
+    /// [`crate::nan`]): how results of places that may reassociate float operations are
     /// compared.
     pub fn close_to(&self, other: &Value, rel: f64) -> bool {
         let near = |x: f64, y: f64| {
-            (x.is_nan() && y.is_nan())
-                || if rel == 0.0 {
-                    x.to_bits() == y.to_bits()
-                } else {
-                    (x - y).abs() <= rel * (1.0 + x.abs().max(y.abs()))
-                }
+            if rel == 0.0 || x.is_nan() || y.is_nan() {
+                x.to_bits() == y.to_bits()
+            } else {
+                (x - y).abs() <= rel * (1.0 + x.abs().max(y.abs()))
+            }
         };
         match (self, other) {
-            (Value::F32(x), Value::F32(y)) if rel == 0.0 => {
-                x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan())
+            (Value::F32(x), Value::F32(y)) if rel == 0.0 || x.is_nan() || y.is_nan() => {
+                x.to_bits() == y.to_bits()
             }
             (Value::F32(x), Value::F32(y)) => near(f64::from(*x), f64::from(*y)),
             (Value::F64(x), Value::F64(y)) => near(*x, *y),
