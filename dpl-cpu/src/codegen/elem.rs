@@ -101,6 +101,7 @@ impl Gen<'_> {
         // Operations whose NaN results must be replaced by the canonical NaN where their
         // bits can be seen (an integer cast to a float is never NaN).
         let produces_nan = self.nan_observed.contains(&v)
+            && !self.nan_deferred.contains(&v)
             && match &s.expr {
                 Expr::Unary(..) | Expr::Binary(..) | Expr::Math(..) => true,
                 Expr::Cast(a, _) => self.f.vars[*a].ty.scalar().is_some_and(|t| t.is_float()),

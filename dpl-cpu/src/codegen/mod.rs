@@ -159,6 +159,7 @@ fn variant(
         shared: HashSet::new(),
         hook,
         nan_observed: dpl_core::nan::observed(input.func),
+        nan_deferred: HashSet::new(),
     };
     let mut prologue = TokenStream::new();
     for ((ident, repr), &v) in input.params.iter().zip(&input.func.params) {
@@ -232,6 +233,9 @@ struct Gen<'a> {
     /// The float variables whose NaN bits can be seen ([`dpl_core::nan::observed`]): the
     /// only ones whose NaN results are made canonical.
     nan_observed: HashSet<VarId>,
+    /// Float results of a reduction's element function and operator whose NaNs are made
+    /// canonical once, on the reduction's result (see [`Gen::deferred_reduce`]).
+    nan_deferred: HashSet<VarId>,
 }
 
 /// How many times `v` is read in `b` (operands and block results, nested blocks included).
