@@ -81,8 +81,7 @@ mod tests {
         };
         let f32t = Type::Scalar(Scalar::F32);
         let mut f = Function::new("f", f32t.clone());
-        let mut v =
-            |f: &mut Function, name: &str, ty: &Type| f.new_var(name, ty.clone(), Span::NONE);
+        let v = |f: &mut Function, name: &str, ty: &Type| f.new_var(name, ty.clone(), Span::NONE);
         let (x, y) = (v(&mut f, "x", &f32t), v(&mut f, "y", &f32t));
         f.params = vec![x, y];
         let (p, q) = (v(&mut f, "p", &f32t), v(&mut f, "q", &f32t));
