@@ -129,6 +129,7 @@ pub mod __private {
     #[cfg(any(feature = "cuda", feature = "sim"))]
     pub use crate::gpu;
     pub use crate::place::{dispatch_place as place, unavailable};
+    pub use dpl_core::nan;
     pub use dpl_core::run::{Error, Location, Place};
     pub use dpl_cpu::{heavy, rt, seq};
     #[cfg(feature = "mpi")]

@@ -3,7 +3,8 @@
 //! of row- and column-major `Matrix` rows give exactly the bits of dpl's one order (tiles
 //! of 2048 elements, 32 lanes and a tree in each, the tiles' results reduced the same
 //! way; README, "Reductions"), on every place and, on `Place::Cpu`, in rayon pools of 1 to
-//! 5 threads. The oracle below is written from that description in plain Rust.
+//! 5 threads. The oracle (`dpl_testkit::order`) is written from that description in plain
+//! Rust.
 //!
 //! The inputs mix magnitudes from 1e-3 to 1e4 with both signs, so that a different order
 //! of additions gives different bits (checked: the left-to-right sum differs).
@@ -13,42 +14,7 @@ mod common;
 use common::{Rng, available_places};
 use dpl::prelude::*;
 
-/// The elements of one tile.
-const TILE: usize = 2048;
-
-/// The lane pattern: lane `j` folds elements `j, j + 32, ...`; then the tree over the
-/// lanes present, halves first (`s` = 16, 8, 4, 2, 1).
-fn lanes<T: Copy>(xs: &[T], op: &impl Fn(T, T) -> T) -> T {
-    let mut lane: Vec<T> = xs.iter().take(32).copied().collect();
-    for (i, &x) in xs.iter().enumerate().skip(32) {
-        lane[i % 32] = op(lane[i % 32], x);
-    }
-    for s in [16, 8, 4, 2, 1] {
-        for j in 0..s {
-            if j + s < lane.len() {
-                lane[j] = op(lane[j], lane[j + s]);
-            }
-        }
-    }
-    lane[0]
-}
-
-/// dpl's order: one tile by its lanes; several tiles, their results by lanes again.
-fn oracle<T: Copy>(xs: &[T], op: impl Fn(T, T) -> T) -> Option<T> {
-    match xs.len() {
-        0 => None,
-        n if n <= TILE => Some(lanes(xs, &op)),
-        _ => {
-            let partials: Vec<T> = xs.chunks(TILE).map(|c| lanes(c, &op)).collect();
-            Some(lanes(&partials, &op))
-        }
-    }
-}
-
-/// `init op oracle(xs)`.
-fn oracle_init<T: Copy>(xs: &[T], init: T, op: impl Fn(T, T) -> T + Copy) -> T {
-    oracle(xs, op).map_or(init, |t| op(init, t))
-}
+use dpl_testkit::order::{ordered as oracle, ordered_from as oracle_init};
 
 #[parallel]
 fn sum32(x: &[f32]) -> f32 {

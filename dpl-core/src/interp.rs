@@ -10,10 +10,13 @@
 //!   [`Error::DivideByZero`], `MIN / -1` wraps; shift amounts (any integer type) are taken
 //!   modulo the bit width, as `wrapping_shl`. Floats follow IEEE as Rust does; `as` casts
 //!   are Rust's (float to integer saturates, NaN gives 0); math functions are Rust's `std`
-//!   ones (`min`/`max` of floats ignore a NaN, as `f32::min`).
+//!   ones (`min`/`max` of floats ignore a NaN, as `f32::min`). Every NaN a float operator,
+//!   math function, cast or literal produces is the canonical NaN of [`crate::nan`]
+//!   (whatever the host produced); values that are only moved keep their bits.
 //! * Primitives follow the table of [`Prim`]: `reduce`, `scan` and `scatter_reduce` apply
-//!   their operator left to right (in index order); `sum` of an empty sequence is zero of the
-//!   element type; `min`/`max` of an empty sequence, mismatched lengths, indices (of any
+//!   their operator left to right (in index order); `sum` starts from zero of the element type
+//!   (`-0.0` for floats, as Rust's `Iterator::sum`, so an empty sum is `-0.0`), `min`/`max`
+//!   from the first element (so the `min` of one element is that element, bits included); `min`/`max` of an empty sequence, mismatched lengths, indices (of any
 //!   integer type) that are negative or not below the length, and `permute` indices that are
 //!   not a permutation are errors; with repeated `scatter` indices the last write wins.
 //!   `any`/`all`/`count` evaluate their predicate on every element (no short circuit), so a
@@ -34,6 +37,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::ir::*;
+use crate::nan::{canon_f32, canon_f64};
 use crate::order;
 use crate::run;
 use crate::verify::{VerifyError, verify};
@@ -130,7 +134,8 @@ impl Value {
         })
     }
 
-    /// The zero of a numeric scalar type.
+    /// The zero of a numeric scalar type that `sum` starts from: `0`, or `-0.0` for floats
+    /// (the identity of `+`, which Rust's `Iterator::sum` starts from too).
     pub fn zero(s: Scalar) -> Option<Value> {
         Some(match s {
             Scalar::Bool => return None,
@@ -143,8 +148,8 @@ impl Value {
             Scalar::I64 => Value::I64(0),
             Scalar::U64 => Value::U64(0),
             Scalar::Usize => Value::Usize(0),
-            Scalar::F32 => Value::F32(0.0),
-            Scalar::F64 => Value::F64(0.0),
+            Scalar::F32 => Value::F32(-0.0),
+            Scalar::F64 => Value::F64(-0.0),
         })
     }
 }
@@ -250,20 +255,20 @@ impl<A: Into<Value>, B: Into<Value>, C: Into<Value>> From<(A, B, C)> for Value {
 impl Value {
     /// `true` when the two values are equal, floats within the relative tolerance `rel`
     /// (`|x - y| <= rel * (1 + max(|x|, |y|))`; `rel == 0` means bit-exact), a NaN equal
-    /// to any NaN: how results of places that may reassociate float operations are
+    /// only to a NaN with the same bits (every place produces the same NaN,
+    /// [`crate::nan`]): how results of places that may reassociate float operations are
     /// compared.
     pub fn close_to(&self, other: &Value, rel: f64) -> bool {
         let near = |x: f64, y: f64| {
-            (x.is_nan() && y.is_nan())
-                || if rel == 0.0 {
-                    x.to_bits() == y.to_bits()
-                } else {
-                    (x - y).abs() <= rel * (1.0 + x.abs().max(y.abs()))
-                }
+            if rel == 0.0 || x.is_nan() || y.is_nan() {
+                x.to_bits() == y.to_bits()
+            } else {
+                (x - y).abs() <= rel * (1.0 + x.abs().max(y.abs()))
+            }
         };
         match (self, other) {
-            (Value::F32(x), Value::F32(y)) if rel == 0.0 => {
-                x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan())
+            (Value::F32(x), Value::F32(y)) if rel == 0.0 || x.is_nan() || y.is_nan() => {
+                x.to_bits() == y.to_bits()
             }
             (Value::F32(x), Value::F32(y)) => near(f64::from(*x), f64::from(*y)),
             (Value::F64(x), Value::F64(y)) => near(*x, *y),
@@ -731,8 +736,8 @@ impl Interp<'_> {
         let bad = || internal(format!("the literal {c:?} does not fit {ty}"), span);
         Ok(match (c, ty.scalar()) {
             (Const::Bool(b), Some(Scalar::Bool)) => Value::Bool(b),
-            (Const::Float(x), Some(Scalar::F32)) => Value::F32(x as f32),
-            (Const::Float(x), Some(Scalar::F64)) => Value::F64(x),
+            (Const::Float(x), Some(Scalar::F32)) => Value::F32(canon_f32(x as f32)),
+            (Const::Float(x), Some(Scalar::F64)) => Value::F64(canon_f64(x)),
             (Const::Int(i), Some(s)) => {
                 let v = match s {
                     Scalar::I8 => i8::try_from(i).ok().map(Value::I8),
@@ -924,18 +929,18 @@ impl Interp<'_> {
                 }
             }
             Prim::Sum => {
+                // `-0.0 + (x[0] + x[1] + ...)` in dpl's order for floats, starting as Rust's
+                // `Iterator::sum` (the sum of nothing or of `-0.0`s is `-0.0`); `0 + ...`
+                // for integers.
                 let x = seq(self, 0)?;
-                match x.split_first() {
-                    None => match self.result_scalar(s.var).and_then(Value::zero) {
-                        Some(z) => z,
-                        None => {
-                            return internal(
-                                "`sum` of an empty sequence whose type is not numeric",
-                                span,
-                            );
-                        }
-                    },
-                    Some(_) => Self::fold(&x, &mut |a, b| binary(BinOp::Add, &a, &b, span))?,
+                let Some(zero) = self.result_scalar(s.var).and_then(Value::zero) else {
+                    return internal("`sum` whose type is not numeric", span);
+                };
+                if x.is_empty() {
+                    zero
+                } else {
+                    let total = Self::fold(&x, &mut |a, b| binary(BinOp::Add, &a, &b, span))?;
+                    binary(BinOp::Add, &zero, &total, span)?
                 }
             }
             Prim::Min | Prim::Max => {
@@ -1266,8 +1271,8 @@ fn unary(op: UnOp, x: &Value, span: Span) -> Result<Value> {
         (UnOp::Neg, Value::I64(x)) => Value::I64(x.wrapping_neg()),
         (UnOp::Neg, Value::U64(x)) => Value::U64(x.wrapping_neg()),
         (UnOp::Neg, Value::Usize(x)) => Value::Usize(x.wrapping_neg()),
-        (UnOp::Neg, Value::F32(x)) => Value::F32(-x),
-        (UnOp::Neg, Value::F64(x)) => Value::F64(-x),
+        (UnOp::Neg, Value::F32(x)) => Value::F32(canon_f32(-x)),
+        (UnOp::Neg, Value::F64(x)) => Value::F64(canon_f64(-x)),
         (UnOp::Not, Value::Bool(x)) => Value::Bool(!x),
         (UnOp::Not, Value::I8(x)) => Value::I8(!x),
         (UnOp::Not, Value::U8(x)) => Value::U8(!x),
@@ -1348,14 +1353,14 @@ fn binary(op: BinOp, a: &Value, b: &Value, span: Span) -> Result<Value> {
         }};
     }
     macro_rules! float {
-        ($x:expr, $y:expr, $v:ident) => {{
+        ($x:expr, $y:expr, $v:ident, $canon:ident) => {{
             let (x, y) = ($x, $y);
             match op {
-                Add => V::$v(x + y),
-                Sub => V::$v(x - y),
-                Mul => V::$v(x * y),
-                Div => V::$v(x / y),
-                Rem => V::$v(x % y),
+                Add => V::$v($canon(x + y)),
+                Sub => V::$v($canon(x - y)),
+                Mul => V::$v($canon(x * y)),
+                Div => V::$v($canon(x / y)),
+                Rem => V::$v($canon(x % y)),
                 _ => cmp!(x, y),
             }
         }};
@@ -1370,8 +1375,8 @@ fn binary(op: BinOp, a: &Value, b: &Value, span: Span) -> Result<Value> {
         (V::I64(x), V::I64(y)) => int!(*x, *y, I64),
         (V::U64(x), V::U64(y)) => int!(*x, *y, U64),
         (V::Usize(x), V::Usize(y)) => int!(*x, *y, Usize),
-        (V::F32(x), V::F32(y)) => float!(*x, *y, F32),
-        (V::F64(x), V::F64(y)) => float!(*x, *y, F64),
+        (V::F32(x), V::F32(y)) => float!(*x, *y, F32, canon_f32),
+        (V::F64(x), V::F64(y)) => float!(*x, *y, F64, canon_f64),
         (V::Bool(x), V::Bool(y)) => match op {
             BitAnd => V::Bool(x & y),
             BitOr => V::Bool(x | y),
@@ -1400,8 +1405,8 @@ fn cast(x: &Value, to: Scalar, span: Span) -> Result<Value> {
                 Scalar::I64 => Value::I64($x as i64),
                 Scalar::U64 => Value::U64($x as u64),
                 Scalar::Usize => Value::Usize($x as usize),
-                Scalar::F32 => Value::F32($x as f32),
-                Scalar::F64 => Value::F64($x as f64),
+                Scalar::F32 => Value::F32(canon_f32($x as f32)),
+                Scalar::F64 => Value::F64(canon_f64($x as f64)),
                 // Not a Rust cast (the verifier rejects it): defined as `x != 0`.
                 Scalar::Bool => Value::Bool($x as f64 != 0.0),
             }
@@ -1428,7 +1433,7 @@ fn cast(x: &Value, to: Scalar, span: Span) -> Result<Value> {
 fn math(m: MathFn, args: &[&Value], span: Span) -> Result<Value> {
     use MathFn::*;
     macro_rules! float {
-        ($v:ident, $t:ty) => {{
+        ($v:ident, $t:ty, $canon:ident) => {{
             let mut xs = [0.0 as $t; 3];
             for (slot, a) in xs.iter_mut().zip(args) {
                 match a {
@@ -1439,7 +1444,7 @@ fn math(m: MathFn, args: &[&Value], span: Span) -> Result<Value> {
                 }
             }
             let [x, y, z] = xs;
-            Value::$v(match m {
+            Value::$v($canon(match m {
                 Abs => x.abs(),
                 Sqrt => x.sqrt(),
                 Exp => x.exp(),
@@ -1456,7 +1461,7 @@ fn math(m: MathFn, args: &[&Value], span: Span) -> Result<Value> {
                 Min => x.min(y),
                 Max => x.max(y),
                 MulAdd => x.mul_add(y, z),
-            })
+            }))
         }};
     }
     macro_rules! int {
@@ -1481,8 +1486,8 @@ fn math(m: MathFn, args: &[&Value], span: Span) -> Result<Value> {
         );
     }
     Ok(match args[0] {
-        Value::F32(_) => float!(F32, f32),
-        Value::F64(_) => float!(F64, f64),
+        Value::F32(_) => float!(F32, f32, canon_f32),
+        Value::F64(_) => float!(F64, f64, canon_f64),
         Value::I8(_) => int!(I8, i8::wrapping_abs),
         Value::I16(_) => int!(I16, i16::wrapping_abs),
         Value::I32(_) => int!(I32, i32::wrapping_abs),

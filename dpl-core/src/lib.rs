@@ -8,6 +8,7 @@
 //! ```
 //!
 //! * [`ir`] — the IR: arenas and handles, single assignment, explicit lambdas.
+//! * [`nan`] — the canonical NaN every float operation produces, on every place.
 //! * [`ops`] — combining functions that apply a known operation to each scalar leaf
 //!   (`+`, `min`, `&`, ...), and their identities.
 //! * [`order`] — the one order in which reductions combine their elements, on every place.
@@ -20,6 +21,7 @@ pub mod diag;
 pub mod fuse;
 pub mod interp;
 pub mod ir;
+pub mod nan;
 pub mod normalize;
 pub mod ops;
 pub mod order;

@@ -458,8 +458,10 @@ impl Norm<'_> {
                 let (n, elem) = self.over_elements(x, span, out);
                 let (op, init) = match prim {
                     Prim::Sum => {
+                        // `-0.0` for floats, as Rust's `Iterator::sum`: the identity of `+`
+                        // (the sum of nothing or of `-0.0`s is `-0.0`).
                         let zero = if ty.scalar().is_some_and(Scalar::is_float) {
-                            Const::Float(0.0)
+                            Const::Float(-0.0)
                         } else {
                             Const::Int(0)
                         };

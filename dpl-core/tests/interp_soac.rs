@@ -5,6 +5,7 @@ use dpl_core::interp::{ConversionError, Error, Value, run};
 use dpl_core::ir::*;
 use dpl_core::run as rt;
 use dpl_core::text::parse;
+use dpl_testkit::order::{ordered, ordered_from};
 use proptest::prelude::*;
 
 fn f(text: &str) -> Function {
@@ -39,10 +40,10 @@ proptest! {
         prop_assert_eq!(got, Value::from(x.clone()));
 
         let got = go(&soac("reduce", &format!(", op: {OP}, init: %1"), "i64"), &x, z, &[]).unwrap();
-        prop_assert_eq!(got, Value::I64(x.iter().fold(z, |a, &b| op(a, b))));
+        prop_assert_eq!(got, Value::I64(ordered_from(&x, z, op)));
 
         let got = go(&soac("reduce", &format!(", op: {OP}"), "i64"), &x, z, &[]);
-        match x.iter().copied().reduce(op) {
+        match ordered(&x, op) {
             Some(want) => prop_assert_eq!(got.unwrap(), Value::I64(want)),
             None => prop_assert!(matches!(got, Err(Error::Empty { origin: "reduce", .. })), "{:?}", got),
         }

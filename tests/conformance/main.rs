@@ -20,6 +20,7 @@ mod loops;
 mod maps;
 mod math;
 mod modules;
+mod nans;
 mod operators;
 mod pipelines;
 mod reductions;

@@ -98,6 +98,15 @@ impl Gen<'_> {
         let f = self.f;
         let id = |x: VarId| ident_of(f, x);
         let annotate = !Self::contains_seq(ty);
+        // Operations whose NaN results must be replaced by the canonical NaN where their
+        // bits can be seen (an integer cast to a float is never NaN).
+        let produces_nan = self.nan_observed.contains(&v)
+            && !self.nan_deferred.contains(&v)
+            && match &s.expr {
+                Expr::Unary(..) | Expr::Binary(..) | Expr::Math(..) => true,
+                Expr::Cast(a, _) => self.f.vars[*a].ty.scalar().is_some_and(|t| t.is_float()),
+                _ => false,
+            };
         if let Some(e) = self.subst.get(&v) {
             return quote!(let #name = #e;);
         }
@@ -237,10 +246,26 @@ impl Gen<'_> {
                 })
             }
         };
+        let value = if produces_nan {
+            self.canonical(value, ty)
+        } else {
+            value
+        };
         if annotate {
             quote!(let #name: #rty = #value;)
         } else {
             quote!(let #name = #value;)
+        }
+    }
+
+    /// `value` of type `ty` with a NaN replaced by the canonical NaN ([`dpl_core::nan`]) when
+    /// `ty` is a float type; other values unchanged.
+    pub(super) fn canonical(&self, value: TokenStream, ty: &Type) -> TokenStream {
+        let private = self.private;
+        match ty.scalar() {
+            Some(Scalar::F32) => quote!(#private::nan::canon_f32(#value)),
+            Some(Scalar::F64) => quote!(#private::nan::canon_f64(#value)),
+            _ => value,
         }
     }
 
@@ -275,13 +300,21 @@ impl Gen<'_> {
                     x
                 };
                 if x.is_nan() {
-                    quote!(#t::NAN)
+                    let private = self.private;
+                    if s == Scalar::F32 {
+                        quote!(#t::from_bits(#private::nan::F32_BITS))
+                    } else {
+                        quote!(#t::from_bits(#private::nan::F64_BITS))
+                    }
                 } else if x.is_infinite() {
                     if x > 0.0 {
                         quote!(#t::INFINITY)
                     } else {
                         quote!(#t::NEG_INFINITY)
                     }
+                } else if x == 0.0 && x.is_sign_negative() {
+                    // `-0.0` (the start of a float `sum`): a literal cannot carry the sign.
+                    quote!((-0.0 as #t))
                 } else if s == Scalar::F32 {
                     let lit = proc_macro2::Literal::f32_suffixed(x as f32);
                     quote!((#lit))

@@ -158,6 +158,8 @@ fn variant(
         subst: HashMap::new(),
         shared: HashSet::new(),
         hook,
+        nan_observed: dpl_core::nan::observed(input.func),
+        nan_deferred: HashSet::new(),
     };
     let mut prologue = TokenStream::new();
     for ((ident, repr), &v) in input.params.iter().zip(&input.func.params) {
@@ -228,6 +230,12 @@ struct Gen<'a> {
     shared: HashSet<VarId>,
     /// Generates the top-level statements another backend handles (see [`Hook`]).
     hook: Option<Hook<'a>>,
+    /// The float variables whose NaN bits can be seen ([`dpl_core::nan::observed`]): the
+    /// only ones whose NaN results are made canonical.
+    nan_observed: HashSet<VarId>,
+    /// Float results of a reduction's element function and operator whose NaNs are made
+    /// canonical once, on the reduction's result (see [`Gen::deferred_reduce`]).
+    nan_deferred: HashSet<VarId>,
 }
 
 /// How many times `v` is read in `b` (operands and block results, nested blocks included).

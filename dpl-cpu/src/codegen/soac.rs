@@ -80,14 +80,23 @@ impl Gen<'_> {
             let pred = self.lambda(&pred, false, &[Rep::Value]);
             return quote!(let #name: #rty = #init.wrapping_add(#rt::count(#n, #pred) as #rty););
         }
+        let ty = &self.f.vars[v].ty;
+        let applied = match &s.kind {
+            SoacKind::Reduce { op, init } => self.deferred_reduce(s, op, init.is_some(), ty),
+            _ => None,
+        };
         let elem = self.lambda(&s.elem, false, &[Rep::Value]);
         let name = self.ident(v);
-        let ty = &self.f.vars[v].ty;
         let rty = self.rep_ty(ty);
         let value = match &s.kind {
             SoacKind::Map => quote!(#rt::map(#n, #work #elem, #what, #loc)),
             SoacKind::Reduce { op, init } => {
-                let op = self.lambda(op, false, &[]);
+                let op_fn = self.lambda(op, false, &[]);
+                // Deferred for this reduction only (dpl-mpi generates `op` again to combine
+                // the ranks' results).
+                self.nan_deferred.remove(&op.body.result);
+                self.nan_deferred.remove(&s.elem.body.result);
+                let op = op_fn;
                 let init = match init {
                     Some(i) => {
                         let i = self.ident(*i);
@@ -96,7 +105,15 @@ impl Gen<'_> {
                     None => quote!(::core::option::Option::None),
                 };
                 self.reps.insert(v, Self::default_rep(ty));
-                return quote!(let #name: #rty = #rt::reduce(#n, #work #init, #elem, #op, #what, #loc););
+                let value = quote!(#rt::reduce(#n, #work #init, #elem, #op, #what, #loc));
+                let value = match applied {
+                    Some(applied) => {
+                        let canon = self.canonical(quote!(__dpl_r), ty);
+                        quote!({ let __dpl_r = #value; if #applied { #canon } else { __dpl_r } })
+                    }
+                    None => value,
+                };
+                return quote!(let #name: #rty = #value;);
             }
             SoacKind::Scan { op } => {
                 let op = self.lambda(op, false, &[]);
@@ -159,6 +176,39 @@ impl Gen<'_> {
         }
     }
 
+    /// A float reduction by a leaf-wise operator (`+`, `*`, `min`, `max`): whatever the bits
+    /// of NaN operands, each application gives a NaN or the same number, so the operator's
+    /// results (and, with a start value, the element function's) need not be made
+    /// canonical at every element: they are marked in `nan_deferred`, and the returned
+    /// condition (the operator was applied at least once) says when the reduction's result
+    /// must be made canonical instead. Elements only moved to the result (the one element
+    /// of a `min`) keep their bits, as everywhere. `None` for other reductions.
+    fn deferred_reduce(
+        &mut self,
+        s: &Soac,
+        op: &Lambda,
+        init: bool,
+        ty: &Type,
+    ) -> Option<TokenStream> {
+        if !ty.scalar().is_some_and(|t| t.is_float()) || dpl_core::ops::leafwise(op, ty).is_none() {
+            return None;
+        }
+        // A result also read inside its own lambda is left alone.
+        let alone = |b: &dpl_core::ir::Block| super::mentions(b, b.result) == 1;
+        if alone(&op.body) {
+            self.nan_deferred.insert(op.body.result);
+        }
+        if init && alone(&s.elem.body) {
+            self.nan_deferred.insert(s.elem.body.result);
+        }
+        let n = self.ident(s.len);
+        Some(if init {
+            quote!(#n >= 1)
+        } else {
+            quote!(#n >= 2)
+        })
+    }
+
     /// The identity of the operator `op` on values of type `ty`, as a Rust value, when
     /// `dpl_core::ops` knows it.
     pub(super) fn operator_identity(&self, op: &Lambda, ty: &Type) -> Option<TokenStream> {
@@ -176,11 +226,6 @@ impl Gen<'_> {
                 quote!((#(#parts,)*))
             }
             _ => match consts.next() {
-                // `-0.0`, the identity of `+` on floats (a literal cannot carry the sign).
-                Some(Const::Float(x)) if x == 0.0 && x.is_sign_negative() => {
-                    let t = self.rep_ty(ty);
-                    quote!((-0.0 as #t))
-                }
                 Some(c) => self.constant(c, ty),
                 None => quote!(::core::panic!(
                     "dpl internal error: identity without a value"

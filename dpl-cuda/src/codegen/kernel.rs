@@ -86,6 +86,12 @@ impl Kernel {
         self.ptx.wrap(r)
     }
 
+    /// Replaces a NaN in a float register by the canonical NaN (see
+    /// [`crate::ptx::Kernel::canon`]).
+    pub(super) fn canon(&mut self, r: &Reg) {
+        self.ptx.canon(r)
+    }
+
     /// Places a label here.
     pub(super) fn place(&mut self, label: &Label) {
         self.ptx.place(label)

@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 
 use dpl_core::ir::Scalar;
 
-use super::{Cmp, Ins, Label, Reg, Space, Sym, Ty, arith, mem, narrow};
+use super::{Cmp, Ins, Label, Reg, Space, Src, Sym, Ty, arith, mem, narrow};
 use crate::plan::KArg;
 
 /// Register class index and prefix.
@@ -71,6 +71,21 @@ impl Kernel {
         if let Some(t) = narrow(r.ty) {
             self.emit(Ins::cvt(arith(r.ty), t, r, r));
         }
+    }
+
+    /// Replaces a NaN in the float register `r` by the canonical NaN ([`dpl_core::nan`]):
+    /// `setp.nan` and a predicated `mov` (nothing for other types). `f64` arithmetic on
+    /// the GPU keeps NaN payloads, and `neg`, `abs` and selections move them, where dpl
+    /// promises one NaN on every place.
+    pub fn canon(&mut self, r: &Reg) {
+        let (bty, bits) = match r.ty {
+            Scalar::F32 => (Ty::B32, u64::from(dpl_core::nan::F32_BITS)),
+            Scalar::F64 => (Ty::B64, dpl_core::nan::F64_BITS),
+            _ => return,
+        };
+        let nan = self.reg(Scalar::Bool);
+        self.emit(Ins::setp(Cmp::Nan, arith(r.ty), &nan, r, r));
+        self.emit(Ins::mov(bty, r, Src::hex(bits)).when(&nan));
     }
 
     /// A fresh label.

@@ -82,10 +82,11 @@ impl Src {
     /// A float immediate of type `ty` (`f32` or `f64`) as its bit pattern (`0f3F800000`,
     /// `0d3FF0000000000000`), so the value is exact.
     pub(crate) fn float(ty: Scalar, x: f64) -> Src {
+        // A NaN constant is the canonical NaN, as every NaN dpl produces.
         Src(if ty == Scalar::F32 {
-            format!("0f{:08X}", (x as f32).to_bits())
+            format!("0f{:08X}", dpl_core::nan::canon_f32(x as f32).to_bits())
         } else {
-            format!("0d{:016X}", x.to_bits())
+            format!("0d{:016X}", dpl_core::nan::canon_f64(x).to_bits())
         })
     }
 }

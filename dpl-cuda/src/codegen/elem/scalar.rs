@@ -32,7 +32,10 @@ impl<'f> Gen<'f> {
         match (op, x.ty) {
             (UnOp::Not, Scalar::Bool) => k.emit(Ins::not(Ty::Pred, &r, x)),
             (UnOp::Not, s) => k.emit(Ins::not(bits(s), &r, x)),
-            (UnOp::Neg, s) if s.is_float() => k.emit(Ins::neg(arith(s), &r, x)),
+            (UnOp::Neg, s) if s.is_float() => {
+                k.emit(Ins::neg(arith(s), &r, x));
+                k.canon(&r);
+            }
             (UnOp::Neg, s) => {
                 let t = if width(s) == 32 { Ty::S32 } else { Ty::S64 };
                 k.emit(Ins::neg(t, &r, x))
@@ -104,8 +107,16 @@ impl<'f> Gen<'f> {
                 Sub => k.emit(Ins::sub_rn(t, &r, a, b)),
                 Mul => k.emit(Ins::mul_rn(t, &r, a, b)),
                 Div => k.emit(Ins::div_rn(t, &r, a, b)),
-                Rem => return Ok(super::math::rem(k, a, b)),
+                Rem => {
+                    let r = super::math::rem(k, a, b);
+                    k.canon(&r);
+                    return Ok(r);
+                }
                 _ => return unsupported(format!("`{}` on floats", op.symbol())),
+            }
+            // `f32` arithmetic gives the canonical NaN itself; `f64` keeps payloads.
+            if s == Scalar::F64 {
+                k.canon(&r);
             }
             return Ok(r);
         }
@@ -233,8 +244,14 @@ impl<'f> Gen<'f> {
                 k.emit(Ins::setp(Cmp::Nan, arith(f), &nan, x, x));
                 k.emit(Ins::mov(bits(t), &r, 0).when(&nan));
             }
-            (Scalar::F32, Scalar::F64) => k.emit(Ins::cvt(Ty::F64, Ty::F32, &r, x)),
-            _ => k.emit(Ins::cvt_rnd(Rnd::Rn, Ty::F32, Ty::F64, &r, x)),
+            (Scalar::F32, Scalar::F64) => {
+                k.emit(Ins::cvt(Ty::F64, Ty::F32, &r, x));
+                k.canon(&r);
+            }
+            _ => {
+                k.emit(Ins::cvt_rnd(Rnd::Rn, Ty::F32, Ty::F64, &r, x));
+                k.canon(&r);
+            }
         }
         r
     }
@@ -299,8 +316,15 @@ impl<'f> Gen<'f> {
                 k.emit(Ins::selp(t, &r, y, x, &better));
             }
             MulAdd => k.emit(Ins::fma_rn(t, &r, x, &xs[1], &xs[2])),
-            Exp | Ln | Log2 | Sin | Cos | Tanh | Powf => return super::math::emit(k, m, xs),
+            Exp | Ln | Log2 | Sin | Cos | Tanh | Powf => {
+                let r = super::math::emit(k, m, xs)?;
+                k.canon(&r);
+                return Ok(r);
+            }
         }
+        // Selections (`min`, `max`) and sign operations move a NaN operand; `f64`
+        // arithmetic keeps its payload.
+        k.canon(&r);
         Ok(r)
     }
 }

@@ -1,0 +1,636 @@
+//! NaNs and signed zeros, to the bit: every NaN a float operation produces is the canonical
+//! NaN (`0x7fff_ffff`, `0x7fff_ffff_ffff_ffff`) on every place, values only moved keep their
+//! bits, `sort` puts produced NaNs last everywhere, and `sum` treats `-0.0` as Rust's
+//! `Iterator::sum` does (it starts from `-0.0`).
+
+use super::*;
+
+/// The programs under test, written in the DSL.
+mod prog {
+    use dpl::prelude::*;
+
+    #[parallel]
+    pub fn arith_f32(
+        x: &[f32],
+        y: &[f32],
+    ) -> (Vec<f32>, Vec<f32>, Vec<f32>, Vec<f32>, Vec<f32>, Vec<f32>) {
+        (
+            map(|a, b| a + b, x, y),
+            map(|a, b| a - b, x, y),
+            map(|a, b| a * b, x, y),
+            map(|a, b| a / b, x, y),
+            map(|a, b| a % b, x, y),
+            map(|a| -a, x),
+        )
+    }
+
+    #[parallel]
+    pub fn arith_f64(
+        x: &[f64],
+        y: &[f64],
+    ) -> (Vec<f64>, Vec<f64>, Vec<f64>, Vec<f64>, Vec<f64>, Vec<f64>) {
+        (
+            map(|a, b| a + b, x, y),
+            map(|a, b| a - b, x, y),
+            map(|a, b| a * b, x, y),
+            map(|a, b| a / b, x, y),
+            map(|a, b| a % b, x, y),
+            map(|a| -a, x),
+        )
+    }
+
+    #[parallel]
+    pub fn funcs_f32(
+        x: &[f32],
+        y: &[f32],
+    ) -> (
+        Vec<f32>,
+        Vec<f32>,
+        Vec<f32>,
+        Vec<f32>,
+        Vec<f32>,
+        Vec<f32>,
+        Vec<f32>,
+    ) {
+        (
+            map(|a| a.sqrt(), x),
+            map(|a| a.abs(), x),
+            map(|a, b| a.min(b), x, y),
+            map(|a, b| a.max(b), x, y),
+            map(|a| a.floor(), x),
+            map(|a, b| a.mul_add(b, a), x, y),
+            map(|a| (a as f64) as f32, x),
+        )
+    }
+
+    #[parallel]
+    pub fn funcs_f64(
+        x: &[f64],
+        y: &[f64],
+    ) -> (
+        Vec<f64>,
+        Vec<f64>,
+        Vec<f64>,
+        Vec<f64>,
+        Vec<f64>,
+        Vec<f64>,
+        Vec<f64>,
+    ) {
+        (
+            map(|a| a.sqrt(), x),
+            map(|a| a.abs(), x),
+            map(|a, b| a.min(b), x, y),
+            map(|a, b| a.max(b), x, y),
+            map(|a| a.floor(), x),
+            map(|a, b| a.mul_add(b, a), x, y),
+            map(|a| (a as f32) as f64, x),
+        )
+    }
+
+    #[parallel]
+    pub fn transcendental_f32(x: &[f32]) -> (Vec<f32>, Vec<f32>, Vec<f32>, Vec<f32>) {
+        (
+            map(|a| a.ln(), x),
+            map(|a| a.log2(), x),
+            map(|a| a.sin(), x),
+            map(|a| a.exp(), x),
+        )
+    }
+
+    #[parallel]
+    pub fn transcendental_f64(x: &[f64]) -> (Vec<f64>, Vec<f64>, Vec<f64>, Vec<f64>) {
+        (
+            map(|a| a.ln(), x),
+            map(|a| a.log2(), x),
+            map(|a| a.sin(), x),
+            map(|a| a.exp(), x),
+        )
+    }
+
+    /// Moves only: the values keep their bits.
+    #[parallel]
+    pub fn moved_f32(x: &[f32], i: &[usize], c: &[bool]) -> (Vec<f32>, Vec<f32>, Vec<f32>) {
+        (
+            gather(x, i),
+            map(|k, b| if b { x[k] } else { 1.0 }, i, c),
+            sort(x),
+        )
+    }
+
+    /// A NaN literal.
+    #[parallel]
+    pub fn nan_literals(x: &[f32]) -> (Vec<f32>, Vec<f64>) {
+        (
+            map(|v| if v > 0.0 { f32::NAN } else { v }, x),
+            map(|v| if v > 0.0 { f64::NAN } else { v as f64 }, x),
+        )
+    }
+
+    #[parallel]
+    pub fn sorted_differences_f32(x: &[f32]) -> Vec<f32> {
+        sort(map(|v| v - v, x))
+    }
+
+    #[parallel]
+    pub fn sorted_differences_f64(x: &[f64]) -> Vec<f64> {
+        sort(map(|v| v - v, x))
+    }
+
+    #[parallel]
+    pub fn sums_f32(x: &[f32]) -> (f32, f32, Vec<f32>, f32, f32) {
+        (
+            sum(x),
+            reduce(|a, b| a + b, x, -0.0f32),
+            scan(|a, b| a + b, x),
+            min(x),
+            max(x),
+        )
+    }
+
+    #[parallel]
+    pub fn sums_f64(x: &[f64]) -> (f64, f64, Vec<f64>, f64, f64) {
+        (
+            sum(x),
+            reduce(|a, b| a + b, x, -0.0f64),
+            scan(|a, b| a + b, x),
+            min(x),
+            max(x),
+        )
+    }
+
+    #[parallel]
+    pub fn sum_empty_f32(x: &[f32]) -> f32 {
+        sum(x)
+    }
+
+    #[parallel]
+    pub fn sum_empty_f64(x: &[f64]) -> f64 {
+        sum(x)
+    }
+}
+
+/// An independent oracle for the canonical NaN: the bit pattern NVIDIA GPUs give for every
+/// `f32` NaN, and its `f64` counterpart.
+trait Canon: Copy {
+    fn canon(self) -> Self;
+    fn bits(self) -> u64;
+}
+
+impl Canon for f32 {
+    fn canon(self) -> f32 {
+        if self.is_nan() {
+            f32::from_bits(0x7fff_ffff)
+        } else {
+            self
+        }
+    }
+    fn bits(self) -> u64 {
+        u64::from(self.to_bits())
+    }
+}
+
+impl Canon for f64 {
+    fn canon(self) -> f64 {
+        if self.is_nan() {
+            f64::from_bits(0x7fff_ffff_ffff_ffff)
+        } else {
+            self
+        }
+    }
+    fn bits(self) -> u64 {
+        self.to_bits()
+    }
+}
+
+/// `got` equals `want` to the bit; on failure names the first differing element and its
+/// inputs.
+fn assert_bits<T: Canon + std::fmt::Debug>(
+    got: &[T],
+    want: &[T],
+    inputs: &dyn Fn(usize) -> String,
+    what: &str,
+) {
+    assert_eq!(got.len(), want.len(), "{what}: length");
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        assert!(
+            g.bits() == w.bits(),
+            "{what}[{i}] at {}: got {g:?} ({:#x}), want {w:?} ({:#x})",
+            inputs(i),
+            g.bits(),
+            w.bits()
+        );
+    }
+}
+
+/// The special values: both zeros, ones, infinities, NaNs of both signs with and without
+/// payloads, a subnormal and the extremes.
+fn specials32() -> Vec<f32> {
+    vec![
+        0.0,
+        -0.0,
+        1.0,
+        -1.0,
+        2.5,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::from_bits(0x7fff_ffff),
+        f32::from_bits(0x7fc0_0000),
+        f32::from_bits(0xffc0_0000),
+        f32::from_bits(0x7fc0_1234),
+        f32::from_bits(0xff80_0001),
+        f32::from_bits(1),
+        f32::MAX,
+        f32::MIN,
+    ]
+}
+
+fn specials64() -> Vec<f64> {
+    vec![
+        0.0,
+        -0.0,
+        1.0,
+        -1.0,
+        2.5,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::from_bits(0x7fff_ffff_ffff_ffff),
+        f64::from_bits(0x7ff8_0000_0000_0000),
+        f64::from_bits(0xfff8_0000_0000_0000),
+        f64::from_bits(0x7ff8_0000_0000_1234),
+        f64::from_bits(0xfff0_0000_0000_0001),
+        f64::from_bits(1),
+        f64::MAX,
+        f64::MIN,
+    ]
+}
+
+/// Every pair of `s`, repeated to at least `n` elements (so that vector loops and several
+/// blocks see every pair).
+fn pairs<T: Copy>(s: &[T], n: usize) -> (Vec<T>, Vec<T>) {
+    let (mut x, mut y) = (Vec::new(), Vec::new());
+    while x.len() < n.max(1) {
+        for &a in s {
+            for &b in s {
+                x.push(a);
+                y.push(b);
+            }
+        }
+    }
+    (x, y)
+}
+
+const N: usize = 5003;
+
+fn arithmetic(place: Place) {
+    dpl::with_place(place, || {
+        let (x, y) = pairs(&specials32(), N);
+        let at = |i: usize| format!("x = {:?}, y = {:?}", x[i], y[i]);
+        let (add, sub, mul, div, rem, neg) = prog::arith_f32(&x, &y);
+        assert_bits(
+            &add,
+            &zip_with(&x, &y, |a, b| (a + b).canon()),
+            &at,
+            "f32 a + b",
+        );
+        assert_bits(
+            &sub,
+            &zip_with(&x, &y, |a, b| (a - b).canon()),
+            &at,
+            "f32 a - b",
+        );
+        assert_bits(
+            &mul,
+            &zip_with(&x, &y, |a, b| (a * b).canon()),
+            &at,
+            "f32 a * b",
+        );
+        assert_bits(
+            &div,
+            &zip_with(&x, &y, |a, b| (a / b).canon()),
+            &at,
+            "f32 a / b",
+        );
+        assert_bits(
+            &rem,
+            &zip_with(&x, &y, |a, b| (a % b).canon()),
+            &at,
+            "f32 a % b",
+        );
+        assert_bits(&neg, &each(&x, |a| (-a).canon()), &at, "f32 -a");
+
+        let (x, y) = pairs(&specials64(), N);
+        let at = |i: usize| format!("x = {:?}, y = {:?}", x[i], y[i]);
+        let (add, sub, mul, div, rem, neg) = prog::arith_f64(&x, &y);
+        assert_bits(
+            &add,
+            &zip_with(&x, &y, |a, b| (a + b).canon()),
+            &at,
+            "f64 a + b",
+        );
+        assert_bits(
+            &sub,
+            &zip_with(&x, &y, |a, b| (a - b).canon()),
+            &at,
+            "f64 a - b",
+        );
+        assert_bits(
+            &mul,
+            &zip_with(&x, &y, |a, b| (a * b).canon()),
+            &at,
+            "f64 a * b",
+        );
+        assert_bits(
+            &div,
+            &zip_with(&x, &y, |a, b| (a / b).canon()),
+            &at,
+            "f64 a / b",
+        );
+        assert_bits(
+            &rem,
+            &zip_with(&x, &y, |a, b| (a % b).canon()),
+            &at,
+            "f64 a % b",
+        );
+        assert_bits(&neg, &each(&x, |a| (-a).canon()), &at, "f64 -a");
+    });
+}
+
+fn functions(place: Place) {
+    dpl::with_place(place, || {
+        let (x, y) = pairs(&specials32(), N);
+        let at = |i: usize| format!("x = {:?}, y = {:?}", x[i], y[i]);
+        let (sqrt, abs, min, max, floor, fma, cast) = prog::funcs_f32(&x, &y);
+        assert_bits(&sqrt, &each(&x, |a| a.sqrt().canon()), &at, "f32 sqrt");
+        assert_bits(&abs, &each(&x, |a| a.abs().canon()), &at, "f32 abs");
+        assert_bits(
+            &min,
+            &zip_with(&x, &y, |a, b| a.min(b).canon()),
+            &at,
+            "f32 min",
+        );
+        assert_bits(
+            &max,
+            &zip_with(&x, &y, |a, b| a.max(b).canon()),
+            &at,
+            "f32 max",
+        );
+        assert_bits(&floor, &each(&x, |a| a.floor().canon()), &at, "f32 floor");
+        let want = zip_with(&x, &y, |a, b| a.mul_add(b, a).canon());
+        assert_bits(&fma, &want, &at, "f32 mul_add");
+        assert_bits(
+            &cast,
+            &each(&x, |a| (a as f64 as f32).canon()),
+            &at,
+            "f32 as f64 as f32",
+        );
+
+        let (x, y) = pairs(&specials64(), N);
+        let at = |i: usize| format!("x = {:?}, y = {:?}", x[i], y[i]);
+        let (sqrt, abs, min, max, floor, fma, cast) = prog::funcs_f64(&x, &y);
+        assert_bits(&sqrt, &each(&x, |a| a.sqrt().canon()), &at, "f64 sqrt");
+        assert_bits(&abs, &each(&x, |a| a.abs().canon()), &at, "f64 abs");
+        assert_bits(
+            &min,
+            &zip_with(&x, &y, |a, b| a.min(b).canon()),
+            &at,
+            "f64 min",
+        );
+        assert_bits(
+            &max,
+            &zip_with(&x, &y, |a, b| a.max(b).canon()),
+            &at,
+            "f64 max",
+        );
+        assert_bits(&floor, &each(&x, |a| a.floor().canon()), &at, "f64 floor");
+        let want = zip_with(&x, &y, |a, b| a.mul_add(b, a).canon());
+        assert_bits(&fma, &want, &at, "f64 mul_add");
+        let want = each(&x, |a| f64::from((a as f32).canon()).canon());
+        assert_bits(&cast, &want, &at, "f64 as f32 as f64");
+    });
+}
+
+/// `ln`, `log2`, `sin`, `exp` on the special values: the special results (NaN for a
+/// negative argument or an infinite sine, infinities, zeros) to the bit; finite results of
+/// the GPU's own routines may be an ulp off `std`, so those are compared to 1e-6.
+fn transcendental(place: Place) {
+    fn check<T: Canon + std::fmt::Debug + Into<f64>>(got: &[T], want: &[T], x: &[T], what: &str) {
+        for (i, (g, w)) in got.iter().zip(want).enumerate() {
+            let (gf, wf): (f64, f64) = ((*g).into(), (*w).into());
+            let special = wf.is_nan() || wf.is_infinite() || wf == 0.0;
+            let ok = if special {
+                g.bits() == w.bits()
+            } else {
+                (gf - wf).abs() <= 1e-6 * wf.abs()
+            };
+            assert!(
+                ok,
+                "{what}({:?}) = {g:?} ({:#x}), want {w:?} ({:#x})",
+                x[i],
+                g.bits(),
+                w.bits()
+            );
+        }
+    }
+    dpl::with_place(place, || {
+        let x = pairs(&specials32(), N).0;
+        let (ln, log2, sin, exp) = prog::transcendental_f32(&x);
+        check(&ln, &each(&x, |a| a.ln().canon()), &x, "f32 ln");
+        check(&log2, &each(&x, |a| a.log2().canon()), &x, "f32 log2");
+        check(&sin, &each(&x, |a| a.sin().canon()), &x, "f32 sin");
+        check(&exp, &each(&x, |a| a.exp().canon()), &x, "f32 exp");
+        let x = pairs(&specials64(), N).0;
+        let (ln, log2, sin, exp) = prog::transcendental_f64(&x);
+        check(&ln, &each(&x, |a| a.ln().canon()), &x, "f64 ln");
+        check(&log2, &each(&x, |a| a.log2().canon()), &x, "f64 log2");
+        check(&sin, &each(&x, |a| a.sin().canon()), &x, "f64 sin");
+        check(&exp, &each(&x, |a| a.exp().canon()), &x, "f64 exp");
+    });
+}
+
+/// Values only moved (gathered, selected, sorted) keep their bits, payloads included; NaN
+/// literals are canonical.
+fn moves_and_literals(place: Place) {
+    dpl::with_place(place, || {
+        let x = pairs(&specials32(), N).0;
+        let n = x.len();
+        let i: Vec<usize> = (0..n).map(|k| (k * 7919) % n).collect();
+        let c: Vec<bool> = (0..n).map(|k| k % 3 != 0).collect();
+        let at = |k: usize| format!("k = {k}");
+        let (g, s, sorted) = prog::moved_f32(&x, &i, &c);
+        assert_bits(&g, &each(&i, |k| x[k]), &at, "gather");
+        let want: Vec<f32> = (0..n).map(|k| if c[k] { x[i[k]] } else { 1.0 }).collect();
+        assert_bits(&s, &want, &at, "if/else of a read");
+        let mut want = x.clone();
+        want.sort_by(f32::total_cmp);
+        assert_bits(&sorted, &want, &at, "sort");
+
+        let (a, b) = prog::nan_literals(&x);
+        let at = |k: usize| format!("x = {:?}", x[k]);
+        let want = each(&x, |v| {
+            if v > 0.0 {
+                f32::from_bits(0x7fff_ffff)
+            } else {
+                v
+            }
+        });
+        assert_bits(&a, &want, &at, "f32::NAN literal");
+        let want = each(&x, |v| {
+            if v > 0.0 {
+                f64::from_bits(0x7fff_ffff_ffff_ffff)
+            } else {
+                f64::from(v).canon()
+            }
+        });
+        assert_bits(&b, &want, &at, "f64::NAN literal");
+    });
+}
+
+/// `sort(map(|v| v - v, x))` with infinities and NaNs in `x`: every NaN produced is the
+/// canonical one, so all of them sort last, after the zeros, on every place.
+#[allow(clippy::eq_op)] // `v - v` is the point: NaN for infinities and NaNs.
+fn sorted_nans(place: Place) {
+    dpl::with_place(place, || {
+        for n in [1usize, 2, 15, 1001, 70_001] {
+            let x: Vec<f32> = (0..n).map(|k| specials32()[k % 15]).collect();
+            let got = prog::sorted_differences_f32(&x);
+            let mut want = each(&x, |v| (v - v).canon());
+            want.sort_by(f32::total_cmp);
+            assert_bits(
+                &got,
+                &want,
+                &|k| format!("n = {n}, k = {k}"),
+                "sort(v - v) f32",
+            );
+            assert!(got.iter().skip_while(|v| !v.is_nan()).all(|v| v.is_nan()));
+
+            let x: Vec<f64> = (0..n).map(|k| specials64()[k % 15]).collect();
+            let got = prog::sorted_differences_f64(&x);
+            let mut want = each(&x, |v| (v - v).canon());
+            want.sort_by(f64::total_cmp);
+            assert_bits(
+                &got,
+                &want,
+                &|k| format!("n = {n}, k = {k}"),
+                "sort(v - v) f64",
+            );
+        }
+    });
+}
+
+/// `sum` (and `reduce(+)` from `-0.0`, `scan(+)`) of signed zeros, infinities and NaNs:
+/// Rust's `Iterator::sum` (`-0.0` for no elements or only `-0.0`s), NaNs canonical; `min`
+/// and `max` of NaNs only give the canonical NaN, except for one element, which is moved.
+fn signed_zeros_and_sums(place: Place) {
+    fn inclusive<T: Canon + std::ops::Add<Output = T>>(x: &[T]) -> Vec<T> {
+        let mut out: Vec<T> = Vec::new();
+        for &v in x {
+            let next = match out.last() {
+                Some(&p) => (p + v).canon(),
+                None => v,
+            };
+            out.push(next);
+        }
+        out
+    }
+    /// `min`/`max` by `op`: one element is returned as it is, a NaN made from two canonical.
+    fn min_of<T: Canon>(x: &[T], op: fn(T, T) -> T) -> T {
+        x[1..].iter().fold(x[0], |a, &b| op(a, b).canon())
+    }
+    dpl::with_place(place, || {
+        assert_eq!(
+            prog::sum_empty_f32(&[]).to_bits(),
+            (-0.0f32).to_bits(),
+            "empty f32 sum"
+        );
+        assert_eq!(
+            prog::sum_empty_f64(&[]).to_bits(),
+            (-0.0f64).to_bits(),
+            "empty f64 sum"
+        );
+        let inf = f64::INFINITY;
+        let payload = f64::from_bits(0x7ff8_0000_0000_1234);
+        let cases: Vec<Vec<f64>> = vec![
+            vec![-0.0],
+            vec![-0.0, -0.0],
+            vec![-0.0; 3000],
+            vec![0.0, -0.0],
+            vec![-0.0, 0.0, -0.0],
+            vec![inf, -inf],
+            vec![1.0, inf, 2.0, -inf, 3.0],
+            vec![payload],
+            vec![payload, payload],
+            vec![-0.0, payload, 1.0],
+            [vec![-0.0; 2000], vec![inf], vec![-0.0; 2000], vec![-inf]].concat(),
+        ];
+        for x64 in &cases {
+            let x32: Vec<f32> = each(x64, |v| v as f32);
+            let what = format!("{:?}", &x64[..x64.len().min(6)]);
+            let at = |k: usize| format!("{what}, k = {k}");
+            let (s, r, sc, mn, mx) = prog::sums_f32(&x32);
+            let want = x32.iter().sum::<f32>().canon();
+            assert_eq!(s.to_bits(), want.to_bits(), "f32 sum of {what}: {s:?}");
+            assert_eq!(
+                r.to_bits(),
+                want.to_bits(),
+                "f32 reduce(+, -0.0) of {what}: {r:?}"
+            );
+            let want_scan = inclusive(&x32);
+            // A scan's first element is the first input itself.
+            assert_bits(&sc[1..], &want_scan[1..], &at, "f32 scan(+)");
+            assert_eq!(
+                sc[0].to_bits(),
+                x32[0].to_bits(),
+                "f32 scan(+)[0] of {what}"
+            );
+            let fold_min = min_of(&x32, f32::min);
+            let fold_max = min_of(&x32, f32::max);
+            assert_eq!(
+                mn.to_bits(),
+                fold_min.to_bits(),
+                "f32 min of {what}: {mn:?}"
+            );
+            assert_eq!(
+                mx.to_bits(),
+                fold_max.to_bits(),
+                "f32 max of {what}: {mx:?}"
+            );
+
+            let (s, r, sc, mn, mx) = prog::sums_f64(x64);
+            let want = x64.iter().sum::<f64>().canon();
+            assert_eq!(s.to_bits(), want.to_bits(), "f64 sum of {what}: {s:?}");
+            assert_eq!(
+                r.to_bits(),
+                want.to_bits(),
+                "f64 reduce(+, -0.0) of {what}: {r:?}"
+            );
+            let want_scan = inclusive(x64);
+            assert_bits(&sc[1..], &want_scan[1..], &at, "f64 scan(+)");
+            assert_eq!(
+                sc[0].to_bits(),
+                x64[0].to_bits(),
+                "f64 scan(+)[0] of {what}"
+            );
+            let fold_min = min_of(x64, f64::min);
+            let fold_max = min_of(x64, f64::max);
+            assert_eq!(
+                mn.to_bits(),
+                fold_min.to_bits(),
+                "f64 min of {what}: {mn:?}"
+            );
+            assert_eq!(
+                mx.to_bits(),
+                fold_max.to_bits(),
+                "f64 max of {what}: {mx:?}"
+            );
+        }
+    });
+}
+
+on_every_place!(
+    arithmetic,
+    functions,
+    transcendental,
+    moves_and_literals,
+    sorted_nans,
+    signed_zeros_and_sums,
+);
