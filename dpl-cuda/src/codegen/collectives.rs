@@ -442,8 +442,8 @@ impl<'f> Gen<'f> {
         (skip, mine, t)
     }
 
-    /// The shared address `array + off` (a warp's 8-byte slot of a per-warp array).
-    fn shared_slot(k: &mut Kernel, array: &Sym, off: &Reg) -> Reg {
+    /// The shared address `array + off` (an 8-byte slot of a per-warp or per-lane array).
+    pub(super) fn shared_slot(k: &mut Kernel, array: &Sym, off: &Reg) -> Reg {
         let addr = k.reg(Scalar::U32);
         k.emit(Ins::mov(Ty::U32, &addr, array));
         k.emit(Ins::add(Ty::S32, &addr, &addr, off));

@@ -165,9 +165,10 @@ impl<'f> Gen<'f> {
         let has = k.reg(Scalar::Bool);
         k.emit(Ins::setp(Cmp::Ne, Ty::U64, &has, &cnt, 0));
         let v: Vec<Reg> = ls.iter().map(|&t| k.reg(t)).collect();
-        // One tile (the usual row): its lanes' tree is the result.
+        // Less than one full tile (the usual row): its lanes' tree is the result. (A full
+        // tile's tree was taken in the loop and went to the second level.)
         let (one, several, done) = (k.reg(Scalar::Bool), k.label(), k.label());
-        k.emit(Ins::setp(Cmp::Le, Ty::U64, &one, &cnt, TILE as u64));
+        k.emit(Ins::setp(Cmp::Lt, Ty::U64, &one, &cnt, TILE as u64));
         k.emit(Ins::bra(&several).unless(&one));
         let c = k.reg(Scalar::U64);
         k.emit(Ins::min(Ty::U64, &c, &cnt, LANES as u64));
@@ -426,7 +427,7 @@ impl<'f> Gen<'f> {
             let skip = k.label();
             k.emit(Ins::bra(&skip).unless(&writer));
             for (r, a) in std::iter::once(&acc2.has).chain(&acc2.v).zip(&arrays) {
-                let addr = Self::slot_addr(k, a, &off);
+                let addr = Self::shared_slot(k, a, &off);
                 Self::st(k, Space::Shared, &addr, r);
             }
             k.place(&skip);
@@ -447,14 +448,6 @@ impl<'f> Gen<'f> {
     /// above the block's warps (so it divides 32).
     fn tile_warps(&self) -> u32 {
         1 << self.warps().ilog2()
-    }
-
-    /// The shared address `array + off`.
-    fn slot_addr(k: &mut Kernel, array: &Sym, off: &Reg) -> Reg {
-        let addr = k.reg(Scalar::U32);
-        k.emit(Ins::mov(Ty::U32, &addr, array));
-        k.emit(Ins::add(Ty::S32, &addr, &addr, off));
-        addr
     }
 
     /// Tile `t`'s first element and length in an index space of `len` elements.
