@@ -160,8 +160,8 @@ pub mod scatter_reduce {}
 
 /// `reduce(op, x, init) -> T`: `init op x[0] op x[1] op ...`.
 ///
-/// `op` must be associative; `init` is combined once. Tuples reduce leaf by leaf through a
-/// tuple-valued `op`.
+/// `op` must be associative and commutative; `init` is combined once. Tuples reduce leaf
+/// by leaf through a tuple-valued `op`.
 ///
 /// **One order everywhere.** The order of combination depends on the length alone:
 /// tiles of 2048 elements; in a tile, lane `j` of 32 folds elements `j, j + 32, ...` left
@@ -170,9 +170,8 @@ pub mod scatter_reduce {}
 /// same way (lane `j` folds tiles `j, j + 32, ...`), and `init` comes first. Every place
 /// follows it (`Seq`, `Cpu` with any number of threads, `Sim`, `Gpu`, per row inside
 /// element functions under every schedule), so floating-point results have the same bits
-/// everywhere, and a long sum is about as accurate as pairwise summation. `op`'s operands
-/// keep their index order: commutativity is not needed. (`Mpi` combines the ranks'
-/// results in rank order: the same bits for any number of threads per rank.)
+/// everywhere, and a long sum is about as accurate as pairwise summation. (`Mpi` combines
+/// the ranks' results in rank order: the same bits for any number of threads per rank.)
 ///
 /// ```
 /// use dpl::prelude::*;

@@ -23,10 +23,10 @@
 //!
 //! The order also makes a long sum accurate: each addition adds values of similar
 //! magnitude (32 lanes of 64 elements, then a tree), not a running total to one element.
-//! The operands of `op` always keep their index order (`op(earlier, later)`), so an
-//! operator that is associative but not commutative gives the sequential result up to
-//! rounding. Integer reductions follow the same order (their results do not depend on
-//! it).
+//! The order interleaves the elements (lane 0 folds elements 0, 32, 64, ...), so it
+//! needs `reduce`'s contract: an operator that is associative and commutative. Within
+//! that, `op(a, b)` always gets the operand from lower indices first. Integer reductions
+//! follow the same order (their results do not depend on it).
 //!
 //! [`lanes`], [`tile`], [`tile_pair`], [`fold_partials`] and [`reduce`] are the fast
 //! generic kernels the CPU run times call (the lanes in registers, whole vectors at a

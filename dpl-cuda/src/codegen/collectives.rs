@@ -189,7 +189,8 @@ impl<'f> Gen<'f> {
         fold: &mut Fold<'_, 'f>,
     ) -> R<Opt> {
         let cur = Self::copy_opt(k, x);
-        // Halves first: lane 0 ends with dpl's lane tree ([`dpl_core::order`]).
+        // Halves first: lane 0 ends with dpl's lane tree ([`dpl_core::order`]; the
+        // split reductions' operators are commutative).
         for d in [16, 8, 4, 2, 1] {
             let y = Self::shfl_opt(k, &cur, Shfl::Bfly, d);
             let n = fold(self, k, &cur, &y)?;
@@ -225,10 +226,9 @@ impl<'f> Gen<'f> {
     }
 
     /// Reduces the optional values `v` of a warp's lanes towards lane 0 in place (a
-    /// `shfl.sync.down` tree, halves first: dpl's lane tree, [`dpl_core::order`]): lane 0
-    /// ends with the combination of all 32 in lane order
-    /// (`reversed`: higher lanes first). The other lanes hold partial combinations.
-    #[allow(clippy::too_many_arguments)]
+    /// `shfl.sync.down` tree, adjacent lanes first): lane 0 ends with the combination of
+    /// all 32 in lane order (`reversed`: higher lanes first), as an operator that is only
+    /// associative (a scan's) needs. The other lanes hold partial combinations.
     pub(super) fn warp_reduce_down(
         &mut self,
         k: &mut Kernel,
@@ -236,7 +236,32 @@ impl<'f> Gen<'f> {
         reversed: bool,
         fold: &mut Fold<'_, 'f>,
     ) -> R<()> {
-        for d in [16u32, 8, 4, 2, 1] {
+        self.warp_down_steps(k, v, [1, 2, 4, 8, 16], reversed, fold)
+    }
+
+    /// Reduces the optional values `v` of a warp's lanes towards lane 0 in place by dpl's
+    /// lane tree ([`dpl_core::order`]: `shfl.sync.down` by 16, 8, 4, 2, 1, halves first;
+    /// for a reduction's operator, which is commutative).
+    pub(super) fn warp_reduce_halves(
+        &mut self,
+        k: &mut Kernel,
+        v: &Opt,
+        fold: &mut Fold<'_, 'f>,
+    ) -> R<()> {
+        self.warp_down_steps(k, v, [16, 8, 4, 2, 1], false, fold)
+    }
+
+    /// `v = v ⊕ shfl.down(v, d)` for each distance of `ds` in turn (`reversed`: the lane
+    /// below's value first).
+    fn warp_down_steps(
+        &mut self,
+        k: &mut Kernel,
+        v: &Opt,
+        ds: [u32; 5],
+        reversed: bool,
+        fold: &mut Fold<'_, 'f>,
+    ) -> R<()> {
+        for d in ds {
             let y = Self::shfl_opt(k, v, Shfl::Down, d);
             let inside = k.reg(Scalar::Bool);
             k.emit(Ins::setp(Cmp::Lt, Ty::U32, &inside, &k.lane, 32 - d));

@@ -103,7 +103,7 @@ impl<'f> Gen<'f> {
         }
         k.emit(Ins::bra(&rest));
         k.place(&tile_done);
-        self.warp_reduce_down(&mut k, &acc, false, &mut Self::fold(comb, &op_ctx))?;
+        self.warp_reduce_halves(&mut k, &acc, &mut Self::fold(comb, &op_ctx))?;
         let not0 = k.reg(Scalar::Bool);
         k.emit(Ins::setp(Cmp::Ne, Ty::U32, &not0, &k.lane, 0));
         let stored = k.label();
@@ -165,7 +165,7 @@ impl<'f> Gen<'f> {
         k.emit(Ins::add(Ty::S64, &j, &j, LANES as u64));
         k.emit(Ins::bra(&top));
         k.place(&end);
-        self.warp_reduce_down(&mut k, &acc, false, &mut Self::fold(comb, &op_ctx))?;
+        self.warp_reduce_halves(&mut k, &acc, &mut Self::fold(comb, &op_ctx))?;
         let mut total = acc;
         if let Some(iv) = init_v {
             let t = self.pconst(&mut k, true);
