@@ -77,6 +77,9 @@ fn matrix_row_sums(m: &Matrix<f64>) -> Vec<f64> {
     map(|r| sum(r), m)
 }
 
+/// A function of per-row sums.
+type RowSums = fn(&Nested<f32>) -> Vec<f32>;
+
 /// A reduction of a streamed sequence (a lazy `filter` in the GPU's thread).
 #[parallel]
 fn row_positive_sums(x: &Nested<f32>) -> Vec<f32> {
@@ -208,7 +211,7 @@ fn rows(place: Place) {
         .collect();
     on(place, &|| {
         let what = format!("{place:?}, {} threads", rayon::current_num_threads());
-        let schedules: [(&str, fn(&Nested<f32>) -> Vec<f32>); 5] = [
+        let schedules: [(&str, RowSums); 5] = [
             ("auto", row_sums),
             ("thread", row_sums_thread),
             ("warp", row_sums_warp),
