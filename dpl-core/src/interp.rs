@@ -921,9 +921,7 @@ impl Interp<'_> {
                 let x = seq(self, 0)?;
                 let init = self.get(args[1], span)?.clone();
                 let op = &lambdas[0];
-                match order::try_reduce(x.len(), &mut |i| Ok(x[i].clone()), &mut |a, b| {
-                    self.call2(op, a, b)
-                })? {
+                match Self::fold(&x, &mut |a, b| self.call2(op, a, b))? {
                     Some(t) => self.call2(op, init, t)?,
                     None => init,
                 }
@@ -936,11 +934,9 @@ impl Interp<'_> {
                 let Some(zero) = self.result_scalar(s.var).and_then(Value::zero) else {
                     return internal("`sum` whose type is not numeric", span);
                 };
-                if x.is_empty() {
-                    zero
-                } else {
-                    let total = Self::fold(&x, &mut |a, b| binary(BinOp::Add, &a, &b, span))?;
-                    binary(BinOp::Add, &zero, &total, span)?
+                match Self::fold(&x, &mut |a, b| binary(BinOp::Add, &a, &b, span))? {
+                    Some(total) => binary(BinOp::Add, &zero, &total, span)?,
+                    None => zero,
                 }
             }
             Prim::Min | Prim::Max => {
@@ -950,10 +946,8 @@ impl Interp<'_> {
                 } else {
                     MathFn::Max
                 };
-                if x.is_empty() {
-                    return Err(Error::Empty { origin: name, span });
-                }
                 Self::fold(&x, &mut |a, b| math(m, &[&a, &b], span))?
+                    .ok_or(Error::Empty { origin: name, span })?
             }
             Prim::Any | Prim::All | Prim::Count => {
                 let x = seq(self, 0)?;
@@ -1037,10 +1031,12 @@ impl Interp<'_> {
         })
     }
 
-    /// The non-empty sequence `x` reduced by `op` in dpl's order ([`order`]).
-    fn fold(x: &[Value], op: &mut dyn FnMut(Value, Value) -> Result<Value>) -> Result<Value> {
-        let r = order::try_reduce(x.len(), &mut |i| Ok(x[i].clone()), op)?;
-        Ok(r.expect("a non-empty sequence"))
+    /// `x` reduced by `op` in dpl's order ([`order`]); `None` when empty.
+    fn fold(
+        x: &[Value],
+        op: &mut dyn FnMut(Value, Value) -> Result<Value>,
+    ) -> Result<Option<Value>> {
+        order::try_reduce(x.len(), &mut |i| Ok(x[i].clone()), op)
     }
 
     fn exclusive_scan(
@@ -1071,9 +1067,7 @@ impl Interp<'_> {
         Ok(match &s.kind {
             SoacKind::Map => Value::seq(elems),
             SoacKind::Reduce { op, init } => {
-                let total = order::try_reduce(len, &mut |i| Ok(elems[i].clone()), &mut |a, b| {
-                    self.call2(op, a, b)
-                })?;
+                let total = Self::fold(&elems, &mut |a, b| self.call2(op, a, b))?;
                 match (init, total) {
                     (Some(i), Some(t)) => {
                         let i = self.get(*i, span)?.clone();
