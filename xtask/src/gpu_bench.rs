@@ -86,6 +86,11 @@ const PLACE_SUITES: &[&str] = &[
     "example_spmv",
     "example_svm",
     "example_ragged",
+    "example_mandelbrot",
+    "differential_types",
+    "sparse_rows",
+    "structure_nested",
+    "reproducible",
 ];
 
 /// What travels to the device machine at most: the working tree and the carried paths.
