@@ -965,28 +965,15 @@ impl Interp<'_> {
                     _ => Value::Usize(count),
                 }
             }
-            Prim::Scan => {
+            Prim::Scan | Prim::ExclusiveScan => {
                 let x = seq(self, 0)?;
-                let mut out: Vec<Value> = with_capacity(x.len(), span)?;
-                for e in x.iter() {
-                    let next = match out.last() {
-                        None => e.clone(),
-                        Some(prev) => self.call2(&lambdas[0], prev.clone(), e.clone())?,
-                    };
-                    out.push(next);
-                }
-                Value::seq(out)
-            }
-            Prim::ExclusiveScan => {
-                let x = seq(self, 0)?;
-                let init = self.get(args[1], span)?.clone();
-                Value::seq(self.exclusive_scan(
-                    &lambdas[0],
-                    init,
-                    x.iter().cloned(),
-                    x.len(),
-                    span,
-                )?)
+                let mut elems = with_capacity(x.len(), span)?;
+                elems.extend(x.iter().cloned());
+                let init = match prim {
+                    Prim::Scan => None,
+                    _ => Some(self.get(args[1], span)?.clone()),
+                };
+                Value::seq(self.scan(&lambdas[0], init, elems)?)
             }
             Prim::Filter => {
                 let x = seq(self, 0)?;
@@ -1039,20 +1026,24 @@ impl Interp<'_> {
         order::try_reduce(x.len(), &mut |i| Ok(x[i].clone()), op)
     }
 
-    fn exclusive_scan(
+    /// The inclusive scan of `elems` by `op` in dpl's order ([`order::scan`]); with a start
+    /// value, the exclusive scan: `init`, then the inclusive scan from `init` of all
+    /// elements but the last.
+    fn scan(
         &mut self,
         op: &Lambda,
-        init: Value,
-        xs: impl Iterator<Item = Value>,
-        len: usize,
-        span: Span,
+        init: Option<Value>,
+        mut elems: Vec<Value>,
     ) -> Result<Vec<Value>> {
-        let mut out = with_capacity(len, span)?;
-        let mut acc = init;
-        for e in xs {
-            let next = self.call2(op, acc.clone(), e)?;
-            out.push(std::mem::replace(&mut acc, next));
+        let mut op = |a, b| self.call2(op, a, b);
+        let Some(v) = init else {
+            return order::scan::try_scan(elems, None, &mut op);
+        };
+        if elems.pop().is_none() {
+            return Ok(elems);
         }
+        let mut out = order::scan::try_scan(elems, Some(v.clone()), &mut op)?;
+        out.insert(0, v);
         Ok(out)
     }
 
@@ -1078,20 +1069,10 @@ impl Interp<'_> {
                     (None, None) => return Err(Error::Empty { origin: name, span }),
                 }
             }
-            SoacKind::Scan { op } => {
-                let mut out: Vec<Value> = with_capacity(len, span)?;
-                for e in elems {
-                    let next = match out.last() {
-                        None => e,
-                        Some(prev) => self.call2(op, prev.clone(), e)?,
-                    };
-                    out.push(next);
-                }
-                Value::seq(out)
-            }
+            SoacKind::Scan { op } => Value::seq(self.scan(op, None, elems)?),
             SoacKind::ExclusiveScan { op, init } => {
                 let init = self.get(*init, span)?.clone();
-                Value::seq(self.exclusive_scan(op, init, elems.into_iter(), len, span)?)
+                Value::seq(self.scan(op, Some(init), elems)?)
             }
             SoacKind::Filter { pred } => {
                 let mut out = Vec::new();

@@ -5,7 +5,7 @@ use dpl_core::interp::{ConversionError, Error, Value, run};
 use dpl_core::ir::*;
 use dpl_core::run as rt;
 use dpl_core::text::parse;
-use dpl_testkit::order::{ordered, ordered_from};
+use dpl_testkit::order::{ordered, ordered_from, scanned, scanned_exclusive};
 use proptest::prelude::*;
 
 fn f(text: &str) -> Function {
@@ -35,7 +35,7 @@ fn go(g: &Function, x: &[i64], z: i64, d: &[i64]) -> Result<Value, Error> {
 
 proptest! {
     #[test]
-    fn soac_map_reduce_scan(x in prop::collection::vec(-100i64..100, 0..40), z in -5i64..5) {
+    fn soac_map_reduce_scan(x in prop::collection::vec(-100i64..100, 0..150), z in -5i64..5) {
         let got = go(&soac("map", "", "[i64]"), &x, z, &[]).unwrap();
         prop_assert_eq!(got, Value::from(x.clone()));
 
@@ -49,21 +49,10 @@ proptest! {
         }
 
         let got: Vec<i64> = go(&soac("scan", &format!(", op: {OP}"), "[i64]"), &x, z, &[]).unwrap().try_into().unwrap();
-        let mut want = Vec::new();
-        for &e in &x {
-            let next = want.last().map_or(e, |&p| op(p, e));
-            want.push(next);
-        }
-        prop_assert_eq!(got, want);
+        prop_assert_eq!(got, scanned(&x, None, op));
 
         let got: Vec<i64> = go(&soac("exclusive_scan", &format!(", op: {OP}, init: %1"), "[i64]"), &x, z, &[]).unwrap().try_into().unwrap();
-        let mut want = Vec::new();
-        let mut acc = z;
-        for &e in &x {
-            want.push(acc);
-            acc = op(acc, e);
-        }
-        prop_assert_eq!(got, want);
+        prop_assert_eq!(got, scanned_exclusive(&x, z, op));
 
         let got: Vec<i64> = go(&soac("filter", ", pred: |%7 e: i64| [%1] { %8: bool = gt %7, %1; %8 }", "[i64]"), &x, z, &[]).unwrap().try_into().unwrap();
         prop_assert_eq!(got, x.iter().copied().filter(|&e| e > z).collect::<Vec<_>>());

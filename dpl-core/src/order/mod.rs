@@ -1,5 +1,5 @@
 //! The order in which a reduction combines its elements: one fixed tree per length, the
-//! same on every place, whatever the number of threads or the GPU.
+//! same on every place, whatever the number of threads or the GPU (scans: [`scan`]).
 //!
 //! Floating-point addition is not associative, so a sum's bits depend on the order of its
 //! additions. dpl fixes that order as a function of the length `n` alone, and every place
@@ -33,6 +33,8 @@
 //! time); [`try_reduce`] is the same order over fallible values for the interpreter.
 
 use std::mem::MaybeUninit;
+
+pub mod scan;
 
 /// Lanes of the lane pattern: a GPU warp.
 pub const LANES: usize = 32;
