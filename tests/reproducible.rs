@@ -1,10 +1,12 @@
-//! Reductions reproducible to the bit: float `sum`, `reduce` with a start value, a fused
-//! dot product, two reductions merged into one loop, and per-row sums of `Nested` rows and
-//! of row- and column-major `Matrix` rows give exactly the bits of dpl's one order (tiles
-//! of 2048 elements, 32 lanes and a tree in each, the tiles' results reduced the same
-//! way; README, "Reductions"), on every place and, on `Place::Cpu`, in rayon pools of 1 to
-//! 5 threads. The oracle (`dpl_testkit::order`) is written from that description in plain
-//! Rust.
+//! Reductions and scans reproducible to the bit: float `sum`, `reduce` with a start value,
+//! a fused dot product, two reductions merged into one loop, and per-row sums of `Nested`
+//! rows and of row- and column-major `Matrix` rows give exactly the bits of dpl's one
+//! order (tiles of 2048 elements, 32 lanes and a tree in each, the tiles' results reduced
+//! the same way; README, "Reductions"), on every place and, on `Place::Cpu`, in rayon
+//! pools of 1 to 5 threads; so do float `scan` and `exclusive_scan`, flat, fused and per
+//! row (README, "Scans": runs of 64 per lane, the lanes' totals scanned across the warp,
+//! the tiles' totals scanned the same way). The oracle (`dpl_testkit::order`) is written
+//! from those descriptions in plain Rust.
 //!
 //! The inputs mix magnitudes from 1e-3 to 1e4 with both signs, so that a different order
 //! of additions gives different bits (checked: the left-to-right sum differs).
@@ -14,7 +16,9 @@ mod common;
 use common::{Rng, available_places};
 use dpl::prelude::*;
 
-use dpl_testkit::order::{ordered as oracle, ordered_from as oracle_init};
+use dpl_testkit::order::{
+    ordered as oracle, ordered_from as oracle_init, scanned, scanned_exclusive,
+};
 
 #[parallel]
 fn sum32(x: &[f32]) -> f32 {
@@ -84,6 +88,32 @@ type RowSums = fn(&Nested<f32>) -> Vec<f32>;
 #[parallel]
 fn row_positive_sums(x: &Nested<f32>) -> Vec<f32> {
     map(|r| sum(filter(|v| v > 0.0, r)), x)
+}
+
+#[parallel]
+fn prefix32(x: &[f32]) -> Vec<f32> {
+    scan(|a, b| a + b, x)
+}
+
+#[parallel]
+fn prefix64_from(x: &[f64]) -> Vec<f64> {
+    exclusive_scan(|a, b| a + b, x, 0.25)
+}
+
+/// A scan of a fused map.
+#[parallel]
+fn prefix_of_squares(x: &[f32]) -> Vec<f32> {
+    scan(|a, b| a + b, map(|v| v * v, x))
+}
+
+#[parallel]
+fn row_prefixes(x: &Nested<f32>) -> Nested<f32> {
+    map(|r| scan(|a, b| a + b, r), x)
+}
+
+#[parallel]
+fn row_prefixes_from(x: &Nested<f32>) -> Nested<f32> {
+    map(|r| exclusive_scan(|a, b| a + b, r, 0.5), x)
 }
 
 /// The bits of `v`, with both zeros as 0.
@@ -258,6 +288,97 @@ impl ColMajor for Matrix<f64> {
             }
         }
         Matrix::col_major(r, c, data).unwrap()
+    }
+}
+
+/// The bits of each value.
+fn bits32(v: &[f32]) -> Vec<u32> {
+    v.iter().map(|x| x.to_bits()).collect()
+}
+
+/// The bits of each value.
+fn bits64(v: &[f64]) -> Vec<u64> {
+    v.iter().map(|x| x.to_bits()).collect()
+}
+
+/// Flat and per-row float scans against the oracle of the scan order.
+fn scans(place: Place) {
+    let mut rng = Rng::new(0x5eed_0021);
+    let mut lens = lengths(place);
+    lens.extend([0, 64, 65, 2048 * 33 + 1]);
+    let add32 = |a: f32, b: f32| a + b;
+    let add64 = |a: f64, b: f64| a + b;
+    for n in lens {
+        let x64 = data(&mut rng, n);
+        let x: Vec<f32> = x64.iter().map(|&v| v as f32).collect();
+        let want = bits32(&scanned(&x, None, add32));
+        let want_from = bits64(&scanned_exclusive(&x64, 0.25, add64));
+        let squares: Vec<f32> = x.iter().map(|v| v * v).collect();
+        let want_sq = bits32(&scanned(&squares, None, add32));
+        if n >= 100 {
+            let left: Vec<f32> = x
+                .iter()
+                .scan(0.0, |acc, v| {
+                    *acc += v;
+                    Some(*acc)
+                })
+                .collect();
+            assert_ne!(bits32(&left), want, "n = {n}: the order is visible");
+        }
+        on(place, &|| {
+            let what = format!(
+                "{place:?}, n = {n}, {} threads",
+                rayon::current_num_threads()
+            );
+            assert!(bits32(&prefix32(&x)) == want, "scan f32: {what}");
+            assert!(
+                bits64(&prefix64_from(&x64)) == want_from,
+                "exclusive f64: {what}"
+            );
+            assert!(
+                bits32(&prefix_of_squares(&x)) == want_sq,
+                "scan of map: {what}"
+            );
+        });
+    }
+    let lens = [0, 1, 63, 64, 65, 2047, 2048, 2049, 5000, 70_001];
+    let values: Vec<Vec<f32>> = lens
+        .iter()
+        .map(|&n| data(&mut rng, n).iter().map(|&v| v as f32).collect())
+        .collect();
+    let nested = Nested::from_rows(values.iter().cloned());
+    let want: Vec<Vec<u32>> = values
+        .iter()
+        .map(|r| bits32(&scanned(r, None, add32)))
+        .collect();
+    let want_from: Vec<Vec<u32>> = values
+        .iter()
+        .map(|r| bits32(&scanned_exclusive(r, 0.5, add32)))
+        .collect();
+    on(place, &|| {
+        let what = format!("{place:?}, {} threads", rayon::current_num_threads());
+        let rows = |m: Nested<f32>| -> Vec<Vec<u32>> { m.rows().map(bits32).collect() };
+        assert!(rows(row_prefixes(&nested)) == want, "row scans: {what}");
+        assert!(
+            rows(row_prefixes_from(&nested)) == want_from,
+            "row exclusive scans: {what}"
+        );
+    });
+}
+
+/// The places whose scans follow the order: the GPU's scans still combine in their own
+/// order (BENCHMARKS.md, "Reproducible scans").
+fn scan_places() -> Vec<Place> {
+    available_places()
+        .into_iter()
+        .filter(|p| matches!(p, Place::Seq | Place::Cpu))
+        .collect()
+}
+
+#[test]
+fn scans_have_one_order() {
+    for place in scan_places() {
+        scans(place);
     }
 }
 

@@ -325,6 +325,17 @@ impl Type {
         }
     }
 
+    /// Whether this type is or holds (in a tuple or sequence) a float: its reductions and
+    /// scans must combine in dpl's one order to give the same bits everywhere.
+    pub fn holds_float(&self) -> bool {
+        match self {
+            Type::Scalar(s) => s.is_float(),
+            Type::Seq(t) => t.holds_float(),
+            Type::Tuple(ts) => ts.iter().any(Type::holds_float),
+            _ => false,
+        }
+    }
+
     /// The element type of a sequence type.
     pub fn elem(&self) -> Option<&Type> {
         match self {

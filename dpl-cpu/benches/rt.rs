@@ -453,7 +453,16 @@ fn scans_and_filters(c: &mut Criterion) {
         // SAFETY (all `rt::read` below): `i < n == xs.len()`.
         let mut g = group(c, "scan_sum_f32", &label, n, 8 * n as u64);
         g.bench_function("dpl", |b| {
-            b.iter(|| rt::scan(n, |i| unsafe { rt::read(xs, i) }, |a, b| a + b, "scan", AT))
+            b.iter(|| {
+                rt::scan(
+                    n,
+                    |i| unsafe { rt::read(xs, i) },
+                    |a, b| a + b,
+                    true,
+                    "scan",
+                    AT,
+                )
+            })
         });
         g.bench_function("rayon", |b| b.iter(|| rayon_scan(xs)));
         g.bench_function("seq", |b| b.iter(|| seq_scan(xs)));
@@ -470,6 +479,7 @@ fn scans_and_filters(c: &mut Criterion) {
                     0i32,
                     |i| unsafe { rt::read(xis, i) } & 0xff,
                     i32::wrapping_add,
+                    false,
                     "exclusive_scan",
                     AT,
                 )
@@ -829,6 +839,7 @@ fn pipelines(c: &mut Criterion) {
                     n,
                     |i| unsafe { rt::read(xs, i) * rt::read(ys, i) },
                     |a, b| a + b,
+                    true,
                     "scan",
                     AT,
                 )

@@ -2,9 +2,10 @@
 //! as the plainest possible in-order loops on one thread.
 //!
 //! `Place::Seq` runs the *unfused* program on these helpers, so it serves as the
-//! deterministic reference the parallel place is compared with: reductions fold left to
-//! right starting from the start value, scans run in order, scatters apply writes in index
-//! order (the last write wins), sorts are the standard library's stable sort.
+//! deterministic reference the parallel place is compared with: reductions and scans
+//! combine in dpl's one order ([`dpl_core::order`]), as every place does, scatters apply
+//! writes in index order (the last write wins), sorts are the standard library's stable
+//! sort.
 //!
 //! The helpers are also the inner loops of nested levels on `Place::Cpu` (the default
 //! schedule runs every level below the outermost sequentially): they are `#[inline]` so
@@ -63,29 +64,28 @@ pub unsafe fn map_in_place<T: Copy, F: Fn(usize, T) -> T>(out: &mut [MaybeUninit
     }
 }
 
-/// Inclusive scan written into `out` (length `len`, checked), in order.
+/// Inclusive scan written into `out` (length `len`, checked): in dpl's order
+/// ([`dpl_core::order::scan`]) when `ordered` (a type holding floats), else left to right
+/// (an integer scan, whose result does not depend on the order).
 #[inline]
 pub fn scan_into<T: Copy, F: Fn(usize) -> T, Op: Fn(T, T) -> T>(
     out: &mut [MaybeUninit<T>],
     len: usize,
     f: F,
     op: Op,
+    ordered: bool,
 ) {
     check_row_len(out.len(), len);
-    let mut acc: Option<T> = None;
-    for (j, slot) in out.iter_mut().enumerate() {
-        let v = f(j);
-        let next = match acc {
-            Some(prev) => op(prev, v),
-            None => v,
-        };
-        acc = Some(next);
-        slot.write(next);
+    if ordered {
+        dpl_core::order::scan::scan_into(out, None, &f, &op);
+    } else if len > 0 {
+        left_to_right(out, f(0), &|j| f(j), &op);
     }
 }
 
-/// Exclusive scan written into `out` (length `len`, checked), in order: `out[0] = init`,
-/// `out[j] = op(out[j-1], f(j-1))`.
+/// Exclusive scan written into `out` (length `len`, checked): `out[0] = init`, then the
+/// inclusive scan from `init` of `f(0) .. f(len - 2)` (in dpl's order when `ordered`);
+/// `f(len - 1)` is computed for its errors.
 #[inline]
 pub fn exclusive_scan_into<T: Copy, F: Fn(usize) -> T, Op: Fn(T, T) -> T>(
     out: &mut [MaybeUninit<T>],
@@ -93,12 +93,34 @@ pub fn exclusive_scan_into<T: Copy, F: Fn(usize) -> T, Op: Fn(T, T) -> T>(
     init: T,
     f: F,
     op: Op,
+    ordered: bool,
 ) {
     check_row_len(out.len(), len);
-    let mut acc = init;
-    for (j, slot) in out.iter_mut().enumerate() {
+    if len == 0 {
+        return;
+    }
+    if ordered {
+        out[0].write(init);
+        dpl_core::order::scan::scan_into(&mut out[1..], Some(init), &f, &op);
+    } else {
+        left_to_right(out, init, &|j| f(j - 1), &op);
+    }
+    std::hint::black_box(f(len - 1));
+}
+
+/// `out[0] = seed`, `out[j] = op(out[j - 1], h(j))`; `out` not empty.
+#[inline]
+fn left_to_right<T: Copy>(
+    out: &mut [MaybeUninit<T>],
+    seed: T,
+    h: &impl Fn(usize) -> T,
+    op: &impl Fn(T, T) -> T,
+) {
+    let mut acc = seed;
+    out[0].write(acc);
+    for (j, slot) in out.iter_mut().enumerate().skip(1) {
+        acc = op(acc, h(j));
         slot.write(acc);
-        acc = op(acc, f(j));
     }
 }
 
@@ -180,43 +202,46 @@ pub fn count<F: Fn(usize) -> bool>(len: usize, f: F) -> usize {
     (0..len).filter(|&i| f(i)).count()
 }
 
-/// Inclusive scan, in order (the result of `prim` at `at`).
+/// Inclusive scan, in dpl's order when `ordered` (the result of `prim` at `at`).
 #[inline]
 pub fn scan<T: Copy, F: Fn(usize) -> T, Op: Fn(T, T) -> T>(
     len: usize,
     f: F,
     op: Op,
+    ordered: bool,
     prim: &'static str,
     at: At,
 ) -> Vec<T> {
     let mut out: Vec<T> = alloc(len, prim, at);
-    for i in 0..len {
-        let v = f(i);
-        let next = match out.last() {
-            Some(&prev) => op(prev, v),
-            None => v,
-        };
-        out.push(next);
-    }
+    scan_into(&mut out.spare_capacity_mut()[..len], len, f, op, ordered);
+    // SAFETY: `scan_into` wrote every slot; a panic unwinds past this point.
+    unsafe { out.set_len(len) };
     out
 }
 
-/// Exclusive scan, in order: `y[0] = init`, `y[i] = op(y[i-1], f(i-1))`.
+/// Exclusive scan: `y[0] = init`, then the inclusive scan from `init` of all elements but
+/// the last, in dpl's order when `ordered` (the result of `prim` at `at`).
 #[inline]
 pub fn exclusive_scan<T: Copy, F: Fn(usize) -> T, Op: Fn(T, T) -> T>(
     len: usize,
     init: T,
     f: F,
     op: Op,
+    ordered: bool,
     prim: &'static str,
     at: At,
 ) -> Vec<T> {
-    let mut out = alloc(len, prim, at);
-    let mut acc = init;
-    for i in 0..len {
-        out.push(acc);
-        acc = op(acc, f(i));
-    }
+    let mut out: Vec<T> = alloc(len, prim, at);
+    exclusive_scan_into(
+        &mut out.spare_capacity_mut()[..len],
+        len,
+        init,
+        f,
+        op,
+        ordered,
+    );
+    // SAFETY: `exclusive_scan_into` wrote every slot; a panic unwinds past this point.
+    unsafe { out.set_len(len) };
     out
 }
 

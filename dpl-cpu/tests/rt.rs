@@ -5,6 +5,7 @@
 
 use dpl_core::run::{Error, Location};
 use dpl_cpu::rt;
+use dpl_testkit::order::{scanned, scanned_exclusive};
 use dpl_testkit::{in_pools, mix};
 use proptest::prelude::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -243,59 +244,93 @@ fn seq_exclusive<T: Copy>(x: &[T], init: T, op: impl Fn(T, T) -> T) -> Vec<T> {
     out
 }
 
+/// Associative integer scans give the sequential result in either pipeline: the one in
+/// dpl's order (`ordered`, which keeps every operand pair in index order) and the faster
+/// one for types without floats.
 #[test]
 fn scans_match_sequential() {
     in_pools(|| {
         for n in sizes() {
-            let x = data_u32(n, 3);
-            assert_eq!(
-                rt::scan(n, |i| x[i], u32::wrapping_add, "scan", AT),
-                seq_inclusive(&x, u32::wrapping_add),
-                "n = {n}"
-            );
-            assert_eq!(
-                rt::exclusive_scan(n, 11, |i| x[i], u32::wrapping_add, "exclusive_scan", AT),
-                seq_exclusive(&x, 11, u32::wrapping_add),
-                "n = {n}"
-            );
-            let xi: Vec<i64> = x.iter().map(|&v| v as i32 as i64).collect();
-            assert_eq!(
-                rt::scan(n, |i| xi[i], i64::max, "scan", AT),
-                seq_inclusive(&xi, i64::max)
-            );
-            // 8-byte non-commutative elements (blocks of 8) and 16-byte ones (serial).
-            let pairs: Vec<(u32, u32)> = x.iter().map(|&v| (v | 1, v >> 3)).collect();
-            assert_eq!(
-                rt::scan(n, |i| pairs[i], compose, "scan", AT),
-                seq_inclusive(&pairs, compose),
-                "n = {n}"
-            );
-            assert_eq!(
-                rt::exclusive_scan(n, (3, 4), |i| pairs[i], compose, "exclusive_scan", AT),
-                seq_exclusive(&pairs, (3, 4), compose)
-            );
-            let wide: Vec<(u64, u64)> = pairs.iter().map(|&(a, b)| (a as u64, b as u64)).collect();
-            assert_eq!(
-                rt::scan(n, |i| wide[i], compose64, "scan", AT),
-                seq_inclusive(&wide, compose64)
-            );
+            for ordered in [false, true] {
+                let x = data_u32(n, 3);
+                let what = format!("n = {n}, ordered: {ordered}");
+                assert_eq!(
+                    rt::scan(n, |i| x[i], u32::wrapping_add, ordered, "scan", AT),
+                    seq_inclusive(&x, u32::wrapping_add),
+                    "{what}"
+                );
+                assert_eq!(
+                    rt::exclusive_scan(
+                        n,
+                        11,
+                        |i| x[i],
+                        u32::wrapping_add,
+                        ordered,
+                        "exclusive_scan",
+                        AT
+                    ),
+                    seq_exclusive(&x, 11, u32::wrapping_add),
+                    "{what}"
+                );
+                let xi: Vec<i64> = x.iter().map(|&v| v as i32 as i64).collect();
+                assert_eq!(
+                    rt::scan(n, |i| xi[i], i64::max, ordered, "scan", AT),
+                    seq_inclusive(&xi, i64::max),
+                    "{what}"
+                );
+                // 8-byte non-commutative elements (blocks of 8) and 16-byte ones (serial).
+                let pairs: Vec<(u32, u32)> = x.iter().map(|&v| (v | 1, v >> 3)).collect();
+                assert_eq!(
+                    rt::scan(n, |i| pairs[i], compose, ordered, "scan", AT),
+                    seq_inclusive(&pairs, compose),
+                    "{what}"
+                );
+                assert_eq!(
+                    rt::exclusive_scan(
+                        n,
+                        (3, 4),
+                        |i| pairs[i],
+                        compose,
+                        ordered,
+                        "exclusive_scan",
+                        AT
+                    ),
+                    seq_exclusive(&pairs, (3, 4), compose),
+                    "{what}"
+                );
+                let wide: Vec<(u64, u64)> =
+                    pairs.iter().map(|&(a, b)| (a as u64, b as u64)).collect();
+                assert_eq!(
+                    rt::scan(n, |i| wide[i], compose64, ordered, "scan", AT),
+                    seq_inclusive(&wide, compose64),
+                    "{what}"
+                );
+            }
         }
     });
 }
 
+/// Float scans give the bits of dpl's order (the oracle of `dpl_testkit::order`) in pools
+/// of every size, the sequential run time's too.
 #[test]
-fn float_scan_up_to_reassociation() {
+fn float_scans_follow_the_order() {
     for n in sizes() {
         let x = data_f32(n);
-        let got = rt::scan(n, |i| x[i], |a, b| a + b, "scan", AT);
-        let mut acc = 0.0f64;
-        for (i, v) in x.iter().enumerate() {
-            acc += *v as f64;
-            assert!(
-                (got[i] as f64 - acc).abs() <= 1e-6 * (i + 1) as f64 + 1e-5,
-                "n = {n}, i = {i}"
-            );
-        }
+        let add = |a: f32, b: f32| a + b;
+        let want: Vec<u32> = scanned(&x, None, add).iter().map(|v| v.to_bits()).collect();
+        let want_ex: Vec<u32> = scanned_exclusive(&x, 0.5, add)
+            .iter()
+            .map(|v| v.to_bits())
+            .collect();
+        let bits = |v: Vec<f32>| -> Vec<u32> { v.iter().map(|v| v.to_bits()).collect() };
+        let seq = dpl_cpu::seq::scan(n, |i| x[i], add, true, "scan", AT);
+        assert!(bits(seq) == want, "seq, n = {n}");
+        in_pools(|| {
+            let got = rt::scan(n, |i| x[i], add, true, "scan", AT);
+            assert!(bits(got) == want, "n = {n}");
+            let got = rt::exclusive_scan(n, 0.5, |i| x[i], add, true, "exclusive_scan", AT);
+            assert!(bits(got) == want_ex, "exclusive, n = {n}");
+        });
     }
 }
 
@@ -596,9 +631,9 @@ proptest! {
         let n = x.len();
         let sum = rt::reduce(n, Some(0i32), |i| x[i], i32::wrapping_add, "sum", AT);
         prop_assert_eq!(sum, x.iter().fold(0i32, |a, &b| a.wrapping_add(b)));
-        let incl = rt::scan(n, |i| x[i], i32::wrapping_add, "scan", AT);
+        let incl = rt::scan(n, |i| x[i], i32::wrapping_add, big == 1, "scan", AT);
         prop_assert_eq!(incl, seq_inclusive(&x, i32::wrapping_add));
-        let excl = rt::exclusive_scan(n, -5, |i| x[i], i32::max, "exclusive_scan", AT);
+        let excl = rt::exclusive_scan(n, -5, |i| x[i], i32::max, big != 1, "exclusive_scan", AT);
         prop_assert_eq!(excl, seq_exclusive(&x, -5, i32::max));
         let kept = rt::filter(n, |i| x[i], |v| *v > 0, "filter", AT);
         prop_assert_eq!(kept, x.iter().copied().filter(|v| *v > 0).collect::<Vec<_>>());
@@ -1017,10 +1052,12 @@ fn exclusive_scan_reports_the_error_of_its_last_element() {
     for n in sizes() {
         in_pools(|| {
             let last = |i: usize| if i + 1 == n { fail(i) } else { i as i64 };
-            let e =
-                rt::run(|| rt::exclusive_scan(n, 0, last, i64::wrapping_add, "exclusive_scan", AT));
+            let e = rt::run(|| {
+                rt::exclusive_scan(n, 0, last, i64::wrapping_add, false, "exclusive_scan", AT)
+            });
             let mut out = vec![std::mem::MaybeUninit::uninit(); n];
-            let into = rt::run(|| rt::exclusive_scan_into(&mut out, n, 0, last, i64::wrapping_add));
+            let into =
+                rt::run(|| rt::exclusive_scan_into(&mut out, n, 0, last, i64::wrapping_add, true));
             for r in [e.map(|_| ()), into] {
                 match n {
                     0 => assert_eq!(r, Ok(()), "n = 0"),

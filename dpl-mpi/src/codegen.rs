@@ -145,15 +145,16 @@ fn comm(
             let nl = cx.ident(soac.len);
             let elem = cx.lambda(&soac.elem, false);
             let what = soac.kind.origin_name();
+            let ordered = vars[v].ty.holds_float();
             let value = match &soac.kind {
                 SoacKind::Scan { op } => {
                     let op = cx.lambda(op, false);
-                    quote!(#mpi::scan(#call, #nl, #elem, #op, #what, #loc))
+                    quote!(#mpi::scan(#call, #nl, #elem, #op, #ordered, #what, #loc))
                 }
                 SoacKind::ExclusiveScan { op, init } => {
                     let op = cx.lambda(op, false);
                     let init = cx.ident(*init);
-                    quote!(#mpi::exclusive_scan(#call, #nl, #init, #elem, #op, #what, #loc))
+                    quote!(#mpi::exclusive_scan(#call, #nl, #init, #elem, #op, #ordered, #what, #loc))
                 }
                 _ => unreachable!("marked as a scan"),
             };

@@ -32,7 +32,7 @@
 //! pattern across threads with [`runs`], [`fixup`] and [`Carries`]; [`try_scan`] follows
 //! [`scan_into`]'s steps over fallible values for the interpreter.
 
-use super::{HALF, LANES, TILE};
+use super::{LANES, TILE};
 use std::mem::MaybeUninit;
 
 /// Elements of a lane's run: a tile is [`LANES`] runs.
@@ -113,8 +113,12 @@ where
     Lanes { s, c }
 }
 
-/// The runs of a full tile: the 32 lanes advance together (two halves of 16 in registers,
-/// 32 independent chains of `op`); returns the lane totals.
+/// Lanes whose runs advance together in [`full_runs`]: enough independent chains of `op`
+/// to hide its latency, few enough to stay in registers.
+const GROUP: usize = 8;
+
+/// The runs of a full tile, [`GROUP`] lanes at a time advancing together (independent
+/// chains of `op`, in registers); returns the lane totals.
 #[inline(always)]
 fn full_runs<T, H, Op>(out: &mut [MaybeUninit<T>; TILE], start: usize, h: &H, op: &Op) -> [T; LANES]
 where
@@ -122,21 +126,24 @@ where
     H: Fn(usize) -> T,
     Op: Fn(T, T) -> T,
 {
-    let mut lo: [T; HALF] = std::array::from_fn(|j| h(start + j * RUN));
-    let mut hi: [T; HALF] = std::array::from_fn(|j| h(start + (HALF + j) * RUN));
-    for j in 0..HALF {
-        out[j * RUN].write(lo[j]);
-        out[(HALF + j) * RUN].write(hi[j]);
-    }
-    for k in 1..RUN {
-        for j in 0..HALF {
-            lo[j] = op(lo[j], h(start + j * RUN + k));
-            out[j * RUN + k].write(lo[j]);
-            hi[j] = op(hi[j], h(start + (HALF + j) * RUN + k));
-            out[(HALF + j) * RUN + k].write(hi[j]);
+    let mut totals = [MaybeUninit::<T>::uninit(); LANES];
+    for g in (0..LANES).step_by(GROUP) {
+        let mut acc: [T; GROUP] = std::array::from_fn(|j| h(start + (g + j) * RUN));
+        for j in 0..GROUP {
+            out[(g + j) * RUN].write(acc[j]);
+        }
+        for k in 1..RUN {
+            for j in 0..GROUP {
+                acc[j] = op(acc[j], h(start + (g + j) * RUN + k));
+                out[(g + j) * RUN + k].write(acc[j]);
+            }
+        }
+        for j in 0..GROUP {
+            totals[g + j].write(acc[j]);
         }
     }
-    std::array::from_fn(|j| if j < HALF { lo[j] } else { hi[j - HALF] })
+    // SAFETY: every group wrote its lanes' totals.
+    totals.map(|t| unsafe { t.assume_init() })
 }
 
 /// The results of one tile from its runs `out` (as [`runs`] left them) and its carry:

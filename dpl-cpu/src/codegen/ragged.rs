@@ -191,13 +191,15 @@ impl Gen<'_> {
         let elem = self.lambda(&p.elem, false, &[Rep::Value]);
         match &p.kind {
             SoacKind::Scan { op } => {
+                let ordered = self.f.vars[op.body.result].ty.holds_float();
                 let op = self.lambda(op, false, &[]);
-                quote!(#rt::scan_into(__dpl_out, #len, #elem, #op))
+                quote!(#rt::scan_into(__dpl_out, #len, #elem, #op, #ordered))
             }
             SoacKind::ExclusiveScan { op, init } => {
+                let ordered = self.f.vars[op.body.result].ty.holds_float();
                 let op = self.lambda(op, false, &[]);
                 let init = self.ident(*init);
-                quote!(#rt::exclusive_scan_into(__dpl_out, #len, #init, #elem, #op))
+                quote!(#rt::exclusive_scan_into(__dpl_out, #len, #init, #elem, #op, #ordered))
             }
             _ => quote!(#rt::map_into(__dpl_out, #len, #elem)),
         }

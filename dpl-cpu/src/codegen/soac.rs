@@ -117,12 +117,14 @@ impl Gen<'_> {
             }
             SoacKind::Scan { op } => {
                 let op = self.lambda(op, false, &[]);
-                quote!(#rt::scan(#n, #elem, #op, #what, #loc))
+                let ordered = ty.holds_float();
+                quote!(#rt::scan(#n, #elem, #op, #ordered, #what, #loc))
             }
             SoacKind::ExclusiveScan { op, init } => {
                 let op = self.lambda(op, false, &[]);
                 let init = self.ident(*init);
-                quote!(#rt::exclusive_scan(#n, #init, #elem, #op, #what, #loc))
+                let ordered = ty.holds_float();
+                quote!(#rt::exclusive_scan(#n, #init, #elem, #op, #ordered, #what, #loc))
             }
             SoacKind::Filter { pred } => {
                 let pred = self.lambda(pred, true, &[]);

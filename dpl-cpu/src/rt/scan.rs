@@ -1,49 +1,63 @@
-//! `scan` and `exclusive_scan`: blocked scan-then-propagate.
+//! `scan` and `exclusive_scan` in dpl's order ([`dpl_core::order::scan`]), cut across
+//! threads.
 //!
-//! Both scans are one shape: `out[0] = seed` and `out[j] = op(out[j - 1], h(j))` for
-//! `1 <= j < n` (inclusive: `seed = f(0)`, `h(j) = f(j)`; exclusive: `seed = init`,
-//! `h(j) = f(j - 1)`).
+//! Both scans are one shape: the inclusive scan of `h(0) .. h(n - 1)` from an optional
+//! start value (inclusive: none, `h = f`; exclusive: `init`, written first, and `h = f`
+//! over all elements but the last). Scans of types holding floats follow the order; integer
+//! scans, whose results do not depend on it, take the faster pipeline at the end of this
+//! file ([`any_order_into`]: every block of 4 elements scanned in registers, then a carry
+//! per element, which vectorizes).
 //!
-//! Above [`GRAIN`](super::GRAIN) the output is cut into chunks of ~256 KiB (they stay in the
-//! L2 cache), grouped in blocks of two chunks per thread. For one block, in parallel:
-//! every chunk is scanned locally (the block's first chunk directly from the carry, since
-//! it is known); then, sequentially, the chunk totals give each chunk's carry; the other
-//! chunks then get `op(carry, local)` applied while they are still in cache, in the same
-//! parallel step as the local scans of the next block. `h` runs once per element, the
-//! output is written to memory once, and `op` only needs to be associative (operands stay
-//! in order). The local scans use an in-register Hillis-Steele step over blocks of 4
-//! (8-byte types: 2), so the serial dependency is one `op` per block rather than per
-//! element (measured: 22% faster than the serial loop for f32 in a baseline x86-64 build;
-//! blocks of 8 or 16 need more shuffles than they save).
+//! Below [`GRAIN`](super::GRAIN) the calling thread runs the sequential form
+//! ([`scan_into`](dpl_core::order::scan::scan_into)). Above it the output is cut into
+//! chunks of whole tiles (~256 KiB, so they stay in the L2 cache), grouped in blocks of two
+//! chunks per thread. For one block, in parallel, every tile of every chunk gets its runs
+//! (each lane's left fold of its 64 elements, written out) and the scan across its lanes;
+//! then, sequentially, the tiles' totals give each tile's carry ([`Carries`]); the tiles
+//! then get their carries applied ([`fixup`]) while they are still in cache, in the same
+//! parallel step as the runs of the next block. `h` runs once per element and the output
+//! is written to memory once; the bits are those of every other place, whatever the
+//! number of threads.
 
 use super::{At, par};
+use dpl_core::order::TILE;
+use dpl_core::order::scan::{Carries, Lanes, fixup, runs, scan_into as seq_scan_into};
 use rayon::prelude::*;
 use std::mem::MaybeUninit;
 
 /// Bytes of output per chunk of the blocked pipeline.
 const CHUNK_BYTES: usize = 256 << 10;
 
-/// Inclusive scan: `y[0] = f(0)`, `y[i] = op(y[i-1], f(i))` (`op` associative); the
-/// result of `prim` at `at`.
-pub fn scan<T, F, Op>(len: usize, f: F, op: Op, prim: &'static str, at: At) -> Vec<T>
+/// Elements per chunk of the blocked pipelines for `n` elements on `threads` threads: four
+/// chunks per thread, within the L2 cache.
+fn chunk_len<T>(n: usize, threads: usize) -> usize {
+    n.div_ceil(4 * threads)
+        .clamp(4096, par::cache_chunk::<T>(CHUNK_BYTES))
+}
+
+/// Inclusive scan: in dpl's order when `ordered` (a type holding floats), else in any
+/// order (an integer scan: its result does not depend on it); the result of `prim` at `at`.
+pub fn scan<T, F, Op>(len: usize, f: F, op: Op, ordered: bool, prim: &'static str, at: At) -> Vec<T>
 where
     T: Copy + Send + Sync,
     F: Fn(usize) -> T + Sync,
     Op: Fn(T, T) -> T + Sync,
 {
-    if len == 0 {
-        return Vec::new();
-    }
-    scan_core(len, f(0), &f, &op, prim, at)
+    let mut out: Vec<T> = super::alloc(len, prim, at);
+    scan_into(&mut out.spare_capacity_mut()[..len], len, f, op, ordered);
+    // SAFETY: `scan_into` wrote every slot; a panic unwinds past this point.
+    unsafe { out.set_len(len) };
+    out
 }
 
-/// Exclusive scan: `y[0] = init`, `y[i] = op(y[i-1], f(i-1))`; length `len`; the result
-/// of `prim` at `at`.
+/// Exclusive scan: `y[0] = init`, then the inclusive scan from `init` of `f(0) .. f(len -
+/// 2)` (in dpl's order when `ordered`); length `len`; the result of `prim` at `at`.
 pub fn exclusive_scan<T, F, Op>(
     len: usize,
     init: T,
     f: F,
     op: Op,
+    ordered: bool,
     prim: &'static str,
     at: At,
 ) -> Vec<T>
@@ -52,39 +66,165 @@ where
     F: Fn(usize) -> T + Sync,
     Op: Fn(T, T) -> T + Sync,
 {
-    match len {
-        0 => Vec::new(),
-        _ => {
-            let out = scan_core(len, init, &|j| f(j - 1), &op, prim, at);
-            last_for_its_errors(len, &f);
-            out
-        }
+    let mut out: Vec<T> = super::alloc(len, prim, at);
+    exclusive_scan_into(
+        &mut out.spare_capacity_mut()[..len],
+        len,
+        init,
+        f,
+        op,
+        ordered,
+    );
+    // SAFETY: `exclusive_scan_into` wrote every slot; a panic unwinds past this point.
+    unsafe { out.set_len(len) };
+    out
+}
+
+/// [`scan`] written into `out` (length `len`), e.g. a row of a ragged result.
+///
+/// # Panics
+///
+/// If `out.len() != len` (an internal error of the code generator).
+pub fn scan_into<T, F, Op>(out: &mut [MaybeUninit<T>], len: usize, f: F, op: Op, ordered: bool)
+where
+    T: Copy + Send + Sync,
+    F: Fn(usize) -> T + Sync,
+    Op: Fn(T, T) -> T + Sync,
+{
+    super::check_row_len(out.len(), len);
+    if ordered {
+        ordered_into(out, None, &f, &op);
+    } else if len > 0 {
+        any_order_into(out, f(0), &f, &op);
     }
 }
 
-/// Evaluates the last element of an exclusive scan's input (`len >= 1`), which no output
-/// needs: an error it raises is the call's, as on every other place (`Seq`, the GPU and
-/// the interpreter evaluate every element), after those of the elements before it.
-fn last_for_its_errors<T>(len: usize, f: &impl Fn(usize) -> T) {
+/// [`exclusive_scan`] written into `out` (length `len`), e.g. a row of a ragged result.
+///
+/// # Panics
+///
+/// If `out.len() != len` (an internal error of the code generator).
+pub fn exclusive_scan_into<T, F, Op>(
+    out: &mut [MaybeUninit<T>],
+    len: usize,
+    init: T,
+    f: F,
+    op: Op,
+    ordered: bool,
+) where
+    T: Copy + Send + Sync,
+    F: Fn(usize) -> T + Sync,
+    Op: Fn(T, T) -> T + Sync,
+{
+    super::check_row_len(out.len(), len);
+    if len == 0 {
+        return;
+    }
+    if ordered {
+        out[0].write(init);
+        ordered_into(&mut out[1..], Some(init), &f, &op);
+    } else {
+        any_order_into(out, init, &|j| f(j - 1), &op);
+    }
+    // The last element, which no output needs: an error it raises is the call's, as on
+    // every other place, after those of the elements before it.
     std::hint::black_box(f(len - 1));
 }
 
-/// `out[0] = seed`, `out[j] = op(out[j - 1], h(j))` for `1 <= j < n`; `n >= 1`.
-fn scan_core<T, H, Op>(n: usize, seed: T, h: &H, op: &Op, prim: &'static str, at: At) -> Vec<T>
+/// The inclusive scan of `h(0) .. h(out.len() - 1)` from `init` into `out`.
+fn ordered_into<T, H, Op>(out: &mut [MaybeUninit<T>], init: Option<T>, h: &H, op: &Op)
 where
     T: Copy + Send + Sync,
     H: Fn(usize) -> T + Sync,
     Op: Fn(T, T) -> T + Sync,
 {
-    let mut out: Vec<T> = super::alloc(n, prim, at);
-    scan_core_into(&mut out.spare_capacity_mut()[..n], seed, h, op);
-    // SAFETY: `scan_core_into` wrote every slot; a panic unwinds past this point.
-    unsafe { out.set_len(n) };
-    out
+    let n = out.len();
+    if n < super::GRAIN {
+        seq_scan_into(out, init, h, op);
+    } else {
+        let threads = par::threads();
+        let chunk = chunk_len::<T>(n, threads).next_multiple_of(TILE);
+        rayon::scope(|_| ordered_blocks(out, init, chunk, chunk * 2 * threads, h, op));
+    }
 }
 
-/// `out[0] = seed`, `out[j] = op(out[j - 1], h(j))` for every other slot; `out` not empty.
-fn scan_core_into<T, H, Op>(out: &mut [MaybeUninit<T>], seed: T, h: &H, op: &Op)
+/// A chunk whose tiles have their runs, with each tile's carry and lanes.
+type Pending<'a, T> = (&'a mut [T], Vec<(Option<T>, Lanes<T>)>);
+
+/// The blocked pipeline over `out` (module docs): blocks of `block` elements, chunks of
+/// `chunk` (a multiple of [`TILE`]).
+fn ordered_blocks<T, H, Op>(
+    out: &mut [MaybeUninit<T>],
+    init: Option<T>,
+    chunk: usize,
+    block: usize,
+    h: &H,
+    op: &Op,
+) where
+    T: Copy + Send + Sync,
+    H: Fn(usize) -> T + Sync,
+    Op: Fn(T, T) -> T + Sync,
+{
+    let mut carries = Carries::new(init, dpl_core::order::tiles(out.len()));
+    let (mut rest, mut pos) = (out, 0);
+    let mut pending: Vec<Pending<'_, T>> = Vec::new();
+    while !rest.is_empty() || !pending.is_empty() {
+        let block_len = block.min(rest.len());
+        let (blk, tail) = std::mem::take(&mut rest).split_at_mut(block_len);
+        rest = tail;
+        let (scanned, ()) = rayon::join(
+            || {
+                blk.par_chunks_mut(chunk)
+                    .with_max_len(1)
+                    .enumerate()
+                    .map(|(c, part)| {
+                        let start = pos + c * chunk;
+                        let lanes: Vec<Lanes<T>> = part
+                            .chunks_mut(TILE)
+                            .enumerate()
+                            .map(|(t, tile)| runs(tile, start + t * TILE, h, op))
+                            .collect();
+                        // SAFETY: `runs` wrote every slot of `part`; `MaybeUninit<T>` has
+                        // the layout of `T`.
+                        let part = unsafe { &mut *(part as *mut [MaybeUninit<T>] as *mut [T]) };
+                        (part, lanes)
+                    })
+                    .collect::<Vec<_>>()
+            },
+            || {
+                pending
+                    .into_par_iter()
+                    .with_max_len(1)
+                    .for_each(|(part, tiles)| {
+                        for (tile, (carry, lanes)) in part.chunks_mut(TILE).zip(&tiles) {
+                            fixup(tile, *carry, lanes, op);
+                        }
+                    })
+            },
+        );
+        pos += block_len;
+        pending = scanned
+            .into_iter()
+            .map(|(part, lanes)| {
+                let tiles = lanes
+                    .into_iter()
+                    .map(|l| {
+                        let carry = carries.carry();
+                        carries.push(l.total(), op);
+                        (carry, l)
+                    })
+                    .collect();
+                (part, tiles)
+            })
+            .collect();
+    }
+    carries.finish(op);
+}
+
+/// An integer scan, whose result does not depend on the order of combination: `out[0] =
+/// seed`, `out[j] = op(out[j - 1], h(j))` for every other slot (`out` not empty), by the
+/// blocked pipeline of [`blocked_scan`] over [`scan_from`]'s in-register blocks.
+fn any_order_into<T, H, Op>(out: &mut [MaybeUninit<T>], seed: T, h: &H, op: &Op)
 where
     T: Copy + Send + Sync,
     H: Fn(usize) -> T + Sync,
@@ -96,60 +236,9 @@ where
         scan_from(&mut out[1..], 1, seed, h, op);
     } else {
         let threads = par::threads();
-        let chunk = n
-            .div_ceil(4 * threads)
-            .clamp(4096, par::cache_chunk::<T>(CHUNK_BYTES));
+        let chunk = chunk_len::<T>(n, threads);
         let block = chunk * 2 * threads;
         rayon::scope(|_| blocked_scan(&mut out[1..], 1, seed, chunk, block, h, op));
-    }
-}
-
-/// [`scan`] written into `out` (length `len`), e.g. a row of a ragged result.
-///
-/// # Panics
-///
-/// If `out.len() != len` (an internal error of the code generator).
-pub fn scan_into<T, F, Op>(out: &mut [MaybeUninit<T>], len: usize, f: F, op: Op)
-where
-    T: Copy + Send + Sync,
-    F: Fn(usize) -> T + Sync,
-    Op: Fn(T, T) -> T + Sync,
-{
-    row_into(out, len, || f(0), &f, &op);
-}
-
-/// [`exclusive_scan`] written into `out` (length `len`), e.g. a row of a ragged result.
-///
-/// # Panics
-///
-/// If `out.len() != len` (an internal error of the code generator).
-pub fn exclusive_scan_into<T, F, Op>(out: &mut [MaybeUninit<T>], len: usize, init: T, f: F, op: Op)
-where
-    T: Copy + Send + Sync,
-    F: Fn(usize) -> T + Sync,
-    Op: Fn(T, T) -> T + Sync,
-{
-    row_into(out, len, || init, &|j| f(j - 1), &op);
-    if len > 0 {
-        last_for_its_errors(len, &f);
-    }
-}
-
-/// [`scan_core_into`] of a row `out` of length `len` (checked), from `seed()`, if not empty.
-fn row_into<T, H, Op>(
-    out: &mut [MaybeUninit<T>],
-    len: usize,
-    seed: impl FnOnce() -> T,
-    h: &H,
-    op: &Op,
-) where
-    T: Copy + Send + Sync,
-    H: Fn(usize) -> T + Sync,
-    Op: Fn(T, T) -> T + Sync,
-{
-    super::check_row_len(out.len(), len);
-    if len > 0 {
-        scan_core_into(out, seed(), h, op);
     }
 }
 
@@ -230,13 +319,7 @@ fn propagate<T: Copy, Op: Fn(T, T) -> T>(part: &mut [T], carry: T, op: &Op) {
 ///
 /// Never inlined, so that `out` stays a `noalias` parameter (see [`super::map`]'s `fill`).
 #[inline(never)]
-pub(crate) fn scan_from<T, H, Op>(
-    out: &mut [MaybeUninit<T>],
-    base: usize,
-    carry: T,
-    h: &H,
-    op: &Op,
-) -> T
+fn scan_from<T, H, Op>(out: &mut [MaybeUninit<T>], base: usize, carry: T, h: &H, op: &Op) -> T
 where
     T: Copy,
     H: Fn(usize) -> T,

@@ -53,15 +53,24 @@ fn carry<T: Wire>(c: &Call<'_>, mine: Option<T>, op: &impl Fn(T, T) -> T) -> Opt
 /// The rank's block of the inclusive scan of the global sequence whose block is `f(0),
 /// ..., f(len - 1)`: the local scan (dpl-cpu's), one all-gather of the block totals, and
 /// `op(carry, y)` applied to every element, `carry` being the combination of the totals of
-/// the ranks below (none on rank 0). `op` need only be associative. The result is that
-/// of `prim` at `at`.
-pub fn scan<T, F, Op>(c: &Call<'_>, len: usize, f: F, op: Op, prim: &'static str, at: At) -> Vec<T>
+/// the ranks below (none on rank 0). `op` need only be associative; the local scan
+/// follows dpl's order when `ordered` (a type holding floats). The result is that of
+/// `prim` at `at`.
+pub fn scan<T, F, Op>(
+    c: &Call<'_>,
+    len: usize,
+    f: F,
+    op: Op,
+    ordered: bool,
+    prim: &'static str,
+    at: At,
+) -> Vec<T>
 where
     T: Wire,
     F: Fn(usize) -> T + Sync,
     Op: Fn(T, T) -> T + Sync,
 {
-    let mut out = dpl_cpu::rt::scan(len, &f, &op, prim, at);
+    let mut out = dpl_cpu::rt::scan(len, &f, &op, ordered, prim, at);
     if c.size() == 1 {
         return out;
     }
@@ -75,8 +84,8 @@ where
 /// The rank's block of the exclusive scan (`y[0] = init`) of the global sequence whose
 /// block is `f(0), ..., f(len - 1)`. Rank 0 runs dpl-cpu's exclusive scan from `init`;
 /// the others scan their block inclusively, and once the totals of the ranks below are
-/// known (one all-gather) write `y[0] = carry`, `y[k] = op(carry, s[k - 1])`. The result
-/// is that of `prim` at `at`.
+/// known (one all-gather) write `y[0] = carry`, `y[k] = op(carry, s[k - 1])`. The local
+/// scans follow dpl's order when `ordered`. The result is that of `prim` at `at`.
 #[allow(clippy::too_many_arguments)]
 pub fn exclusive_scan<T, F, Op>(
     c: &Call<'_>,
@@ -84,6 +93,7 @@ pub fn exclusive_scan<T, F, Op>(
     init: T,
     f: F,
     op: Op,
+    ordered: bool,
     prim: &'static str,
     at: At,
 ) -> Vec<T>
@@ -93,10 +103,10 @@ where
     Op: Fn(T, T) -> T + Sync,
 {
     if c.size() == 1 {
-        return dpl_cpu::rt::exclusive_scan(len, init, f, op, prim, at);
+        return dpl_cpu::rt::exclusive_scan(len, init, f, op, ordered, prim, at);
     }
     if c.rank() == 0 {
-        let out = dpl_cpu::rt::exclusive_scan(len, init, &f, &op, prim, at);
+        let out = dpl_cpu::rt::exclusive_scan(len, init, &f, &op, ordered, prim, at);
         // Rank 0's total includes `init`, so every carry starts from it.
         let total = match out.last() {
             Some(&y) => op(y, f(len - 1)),
@@ -105,7 +115,7 @@ where
         carry(c, Some(total), &op);
         return out;
     }
-    let s = dpl_cpu::rt::scan(len, &f, &op, prim, at);
+    let s = dpl_cpu::rt::scan(len, &f, &op, ordered, prim, at);
     let k = carry(c, s.last().copied(), &op).expect("rank 0 always contributes a total");
     let s = &s[..];
     dpl_cpu::rt::map(
