@@ -4,9 +4,9 @@
 //! order (tiles of 2048 elements, 32 lanes and a tree in each, the tiles' results reduced
 //! the same way; README, "Reductions"), on every place and, on `Place::Cpu`, in rayon
 //! pools of 1 to 5 threads; so do float `scan` and `exclusive_scan`, flat, fused and per
-//! row (README, "Scans": runs of 64 per lane, the lanes' totals scanned across the warp,
-//! the tiles' totals scanned the same way). The oracle (`dpl_testkit::order`) is written
-//! from those descriptions in plain Rust.
+//! row (README, "Scans are reproducible too": runs of 64 per lane, the lanes' totals
+//! scanned across the warp, the tiles' totals scanned the same way). The oracle
+//! (`dpl_testkit::order`) is written from those descriptions in plain Rust.
 //!
 //! The inputs mix magnitudes from 1e-3 to 1e4 with both signs, so that a different order
 //! of additions gives different bits (checked: the left-to-right sum differs).

@@ -2,7 +2,7 @@
 //! "Reductions are reproducible to the bit") independently of `dpl_core::order`: tiles of
 //! 2048 elements; in a tile, lane `j` of 32 folds elements `j, j + 32, ...`; the lanes
 //! present meet in a tree, halves first (`s` = 16, 8, 4, 2, 1); the tiles' results are
-//! reduced the same way. Scans ([`scanned`]): the README's "Scans" order.
+//! reduced the same way. Scans ([`scanned`]): README, "Scans are reproducible too".
 
 /// The elements of one tile.
 const TILE: usize = 2048;

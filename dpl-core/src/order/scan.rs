@@ -320,14 +320,32 @@ where
     Op: Fn(T, T) -> T,
 {
     let mut carries = Carries::new(init, super::tiles(out.len()));
+    tiles_into(out, 0, &mut carries, h, op);
+    carries.finish(op);
+}
+
+/// The results of consecutive tiles, `out` holding the elements from `start` (a multiple
+/// of [`TILE`]; `out` whole tiles but for the index space's last), with `carries` at the
+/// first of them: tile by tile, the runs, the carry, the results.
+#[inline]
+pub fn tiles_into<T, H, Op>(
+    out: &mut [MaybeUninit<T>],
+    start: usize,
+    carries: &mut Carries<T>,
+    h: &H,
+    op: &Op,
+) where
+    T: Copy,
+    H: Fn(usize) -> T,
+    Op: Fn(T, T) -> T,
+{
     for (b, tile) in out.chunks_mut(TILE).enumerate() {
-        let lanes = runs(tile, b * TILE, h, op);
+        let lanes = runs(tile, start + b * TILE, h, op);
         // SAFETY: `runs` wrote every slot of the tile; `MaybeUninit<T>` has `T`'s layout.
         let tile = unsafe { &mut *(tile as *mut [MaybeUninit<T>] as *mut [T]) };
         fixup(tile, carries.carry(), &lanes, op);
         carries.push(lanes.total(), op);
     }
-    carries.finish(op);
 }
 
 /// [`scan_into`] over values that may fail to be combined (the interpreter's values): the

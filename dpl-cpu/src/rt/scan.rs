@@ -11,17 +11,18 @@
 //! Below [`GRAIN`](super::GRAIN) the calling thread runs the sequential form
 //! ([`scan_into`](dpl_core::order::scan::scan_into)). Above it the output is cut into
 //! chunks of whole tiles (~256 KiB, so they stay in the L2 cache), grouped in blocks of two
-//! chunks per thread. For one block, in parallel, every tile of every chunk gets its runs
-//! (each lane's left fold of its 64 elements, written out) and the scan across its lanes;
-//! then, sequentially, the tiles' totals give each tile's carry ([`Carries`]); the tiles
-//! then get their carries applied ([`fixup`]) while they are still in cache, in the same
-//! parallel step as the runs of the next block. `h` runs once per element and the output
+//! chunks per thread. For one block, in parallel: the first chunk, whose carry is known,
+//! is scanned tile by tile to its results ([`tiles_into`]); every tile of the other chunks
+//! gets its runs (each lane's left fold of its 64 elements, written out) and the scan
+//! across its lanes; then, sequentially, the tiles' totals give each tile's carry
+//! ([`Carries`]); those tiles get their carries applied ([`fixup`]) while they are still in
+//! cache, in the same parallel step as the next block. `h` runs once per element and the output
 //! is written to memory once; the bits are those of every other place, whatever the
 //! number of threads.
 
 use super::{At, par};
 use dpl_core::order::TILE;
-use dpl_core::order::scan::{Carries, Lanes, fixup, runs, scan_into as seq_scan_into};
+use dpl_core::order::scan::{Carries, Lanes, fixup, runs, scan_into as seq_scan_into, tiles_into};
 use rayon::prelude::*;
 use std::mem::MaybeUninit;
 
@@ -172,34 +173,44 @@ fn ordered_blocks<T, H, Op>(
         let block_len = block.min(rest.len());
         let (blk, tail) = std::mem::take(&mut rest).split_at_mut(block_len);
         rest = tail;
-        let (scanned, ()) = rayon::join(
+        // The block's first chunk follows the carry: its tiles are final at once.
+        let (first, others) = blk.split_at_mut(chunk.min(block_len));
+        let first_len = first.len();
+        let ((), (scanned, ())) = rayon::join(
+            || tiles_into(first, pos, &mut carries, h, op),
             || {
-                blk.par_chunks_mut(chunk)
-                    .with_max_len(1)
-                    .enumerate()
-                    .map(|(c, part)| {
-                        let start = pos + c * chunk;
-                        let lanes: Vec<Lanes<T>> = part
-                            .chunks_mut(TILE)
+                rayon::join(
+                    || {
+                        others
+                            .par_chunks_mut(chunk)
+                            .with_max_len(1)
                             .enumerate()
-                            .map(|(t, tile)| runs(tile, start + t * TILE, h, op))
-                            .collect();
-                        // SAFETY: `runs` wrote every slot of `part`; `MaybeUninit<T>` has
-                        // the layout of `T`.
-                        let part = unsafe { &mut *(part as *mut [MaybeUninit<T>] as *mut [T]) };
-                        (part, lanes)
-                    })
-                    .collect::<Vec<_>>()
-            },
-            || {
-                pending
-                    .into_par_iter()
-                    .with_max_len(1)
-                    .for_each(|(part, tiles)| {
-                        for (tile, (carry, lanes)) in part.chunks_mut(TILE).zip(&tiles) {
-                            fixup(tile, *carry, lanes, op);
-                        }
-                    })
+                            .map(|(c, part)| {
+                                let start = pos + first_len + c * chunk;
+                                let lanes: Vec<Lanes<T>> = part
+                                    .chunks_mut(TILE)
+                                    .enumerate()
+                                    .map(|(t, tile)| runs(tile, start + t * TILE, h, op))
+                                    .collect();
+                                // SAFETY: `runs` wrote every slot of `part`; `MaybeUninit<T>`
+                                // has the layout of `T`.
+                                let part =
+                                    unsafe { &mut *(part as *mut [MaybeUninit<T>] as *mut [T]) };
+                                (part, lanes)
+                            })
+                            .collect::<Vec<_>>()
+                    },
+                    || {
+                        pending
+                            .into_par_iter()
+                            .with_max_len(1)
+                            .for_each(|(part, tiles)| {
+                                for (tile, (carry, lanes)) in part.chunks_mut(TILE).zip(&tiles) {
+                                    fixup(tile, *carry, lanes, op);
+                                }
+                            })
+                    },
+                )
             },
         );
         pos += block_len;
