@@ -38,6 +38,30 @@ const UPPER: usize = 3;
 /// an element type with more leaves is read and written in place by each lane instead.
 const STAGED_BYTES: u64 = 48 * 1024;
 
+/// Items of a staged run unrolled at a time ([`Gen::run_items`]).
+const UNROLL: u64 = 8;
+
+/// A lane's run of a tile ([`Gen::run_items`]).
+struct Run {
+    /// Its first slot in the tile and its length (`u32`s).
+    start: Reg,
+    count: Reg,
+    /// The shared address of its first item in each staged array (none: read in place).
+    addrs: Vec<Reg>,
+    /// The leaves' slot sizes.
+    bytes: Vec<u64>,
+}
+
+/// One item of a lane's run ([`Gen::run_items`]).
+struct RunItem {
+    /// The run's first item.
+    first: bool,
+    /// Its slot in the tile (`u32`; in the loop, not in the unrolled whole runs).
+    pos: Option<Reg>,
+    /// Its address in each staged array (none when read in place).
+    addrs: Vec<Addr>,
+}
+
 /// Where the values of one level of an ordered scan come from.
 #[derive(Clone, Copy)]
 enum Source<'a> {
@@ -293,12 +317,13 @@ impl<'f> Gen<'f> {
             // The last element, evaluated for its failed checks only, by the first lane
             // of its tile.
             let (last, skip) = (k.reg(Scalar::U64), k.label());
-            let (mine, w) = (k.reg(Scalar::Bool), k.reg(Scalar::Bool));
+            // Not this thread's: the tile has no extra element, or the lane is not 0.
+            let (other, w) = (k.reg(Scalar::Bool), k.reg(Scalar::Bool));
             k.emit(Ins::sub(Ty::S64, &last, &eval, 1));
-            k.emit(Ins::setp(Cmp::Eq, Ty::U64, &mine, &tile_eval, &tile_len));
+            k.emit(Ins::setp(Cmp::Eq, Ty::U64, &other, &tile_eval, &tile_len));
             k.emit(Ins::setp(Cmp::Ne, Ty::U32, &w, &k.lane, 0));
-            k.emit(Ins::or(Ty::Pred, &mine, &mine, &w));
-            k.emit(Ins::bra(&skip).when(&mine));
+            k.emit(Ins::or(Ty::Pred, &other, &other, &w));
+            k.emit(Ins::bra(&skip).when(&other));
             value(self, &mut k, &last, &skip)?;
             k.place(&skip);
         }
@@ -313,18 +338,28 @@ impl<'f> Gen<'f> {
             k.emit(Ins::cvt(Ty::U32, Ty::U64, &c32, &c));
             c32
         };
-        // The run's item `pos` (`u32`, in the tile): staged, or evaluated in place.
-        let item = |g: &mut Self, k: &mut Kernel, pos: &Reg, fail: &Label| -> R<Vec<Reg>> {
+        let bytes: Vec<u64> = ls.iter().map(|&s| u64::from(slot_bytes(s))).collect();
+        let run = Run {
+            start: start.clone(),
+            count,
+            addrs: arrays
+                .iter()
+                .zip(&bytes)
+                .map(|(a, &b)| staged_slot(&mut k, a, &start, b))
+                .collect(),
+            bytes: bytes.clone(),
+        };
+        // The run's item: staged, or evaluated in place (at its slot `pos` of the tile).
+        let item = |g: &mut Self, k: &mut Kernel, it: &RunItem, fail: &Label| -> R<Vec<Reg>> {
             if staged {
-                return Ok(arrays
+                return Ok(it
+                    .addrs
                     .iter()
                     .zip(ls)
-                    .map(|(a, &s)| {
-                        let at = staged_slot(k, a, pos, u64::from(slot_bytes(s)));
-                        Self::ld(k, Space::Shared, &at, s)
-                    })
+                    .map(|(a, &s)| Self::ld(k, Space::Shared, a.clone(), s))
                     .collect());
             }
+            let pos = it.pos.as_ref().expect("a run read in place is looped over");
             let idx = k.reg(Scalar::U64);
             k.emit(Ins::cvt(Ty::U64, Ty::U32, &idx, pos));
             k.emit(Ins::add(Ty::S64, &idx, &idx, &base));
@@ -332,15 +367,20 @@ impl<'f> Gen<'f> {
         };
         // Fold the run (a scan pass keeps each `L_i` in its staged slot).
         let acc = self.none(&mut k, ls);
-        self.run_loop(&mut k, &start, &count, &mut |g, k, pos, next| {
-            let x = item(g, k, pos, next)?;
-            let t = g.pconst(k, true);
-            let r = g.opt_combine(k, comb, &acc, &Opt { has: t, v: x }, &op_ctx)?;
-            Self::mov_opt(k, &acc, &r);
+        self.run_items(&mut k, &run, &mut |g, k, it, next| {
+            let x = item(g, k, &it, next)?;
+            let r = if it.first {
+                k.emit(Ins::setp(Cmp::Eq, Ty::U32, &acc.has, 1, 1));
+                x
+            } else {
+                g.combine(k, comb, &acc.v, &x, &op_ctx)?
+            };
+            for (d, s) in acc.v.iter().zip(&r) {
+                Self::mov(k, d, s);
+            }
             if p.scan && staged {
-                for ((r, a), &s) in acc.v.iter().zip(&arrays).zip(ls) {
-                    let at = staged_slot(k, a, pos, u64::from(slot_bytes(s)));
-                    Self::st(k, Space::Shared, &at, r);
+                for (r, a) in acc.v.iter().zip(&it.addrs) {
+                    Self::st(k, Space::Shared, a.clone(), r);
                 }
             }
             Ok(())
@@ -399,47 +439,37 @@ impl<'f> Gen<'f> {
         }
         let before = self.opt_combine(&mut k, comb, &carry, &excl, &op_ctx)?;
         let shift = u64::from(p.shifted);
-        let run_acc = self.none(&mut k, ls);
-        self.run_loop(&mut k, &start, &count, &mut |g, k, pos, next| {
-            let l = if staged {
-                item(g, k, pos, next)?
-            } else {
-                let x = item(g, k, pos, next)?;
+        if staged {
+            // `y_i = op(before, L_i)` in the slots (with nothing before, `L_i` is there).
+            let none = k.label();
+            k.emit(Ins::bra(&none).unless(&before.has));
+            self.run_items(&mut k, &run, &mut |g, k, it, _| {
+                let l = item(g, k, &it, &none)?;
+                let y = g.combine(k, comb, &before.v, &l, &op_ctx)?;
+                for (r, a) in y.iter().zip(&it.addrs) {
+                    Self::st(k, Space::Shared, a.clone(), r);
+                }
+                Ok(())
+            })?;
+            k.place(&none);
+            k.emit(Ins::bar_sync());
+            self.staged_store(&mut k, &arrays, ls, &dst_p, &base, shift, &tile_len)?;
+        } else {
+            // The run again, each `L_i` combined with what is before and stored in place.
+            let run_acc = self.none(&mut k, ls);
+            self.run_items(&mut k, &run, &mut |g, k, it, next| {
+                let x = item(g, k, &it, next)?;
                 let t = g.pconst(k, true);
                 let r = g.opt_combine(k, comb, &run_acc, &Opt { has: t, v: x }, &op_ctx)?;
                 Self::mov_opt(k, &run_acc, &r);
-                r.v
-            };
-            let t = g.pconst(k, true);
-            let y = g.opt_combine(k, comb, &before, &Opt { has: t, v: l }, &op_ctx)?;
-            if staged {
-                for ((r, a), &s) in y.v.iter().zip(&arrays).zip(ls) {
-                    let at = staged_slot(k, a, pos, u64::from(slot_bytes(s)));
-                    Self::st(k, Space::Shared, &at, r);
-                }
-            } else {
+                let y = g.opt_combine(k, comb, &before, &r, &op_ctx)?;
+                let pos = it.pos.as_ref().expect("a run read in place is looped over");
                 let idx = k.reg(Scalar::U64);
                 k.emit(Ins::cvt(Ty::U64, Ty::U32, &idx, pos));
                 k.emit(Ins::add(Ty::S64, &idx, &idx, &base));
                 k.emit(Ins::add(Ty::S64, &idx, &idx, shift));
                 for (r, ptr) in y.v.iter().zip(&dst_p) {
                     g.store(k, ptr, &idx, r);
-                }
-            }
-            Ok(())
-        })?;
-        if staged {
-            // The results out of shared memory, in coalesced rounds.
-            k.emit(Ins::bar_sync());
-            Self::rounds(&mut k, &tile_len, &mut |k, pos| {
-                let idx = k.reg(Scalar::U64);
-                k.emit(Ins::cvt(Ty::U64, Ty::U32, &idx, pos));
-                k.emit(Ins::add(Ty::S64, &idx, &idx, &base));
-                k.emit(Ins::add(Ty::S64, &idx, &idx, shift));
-                for ((a, &s), ptr) in arrays.iter().zip(ls).zip(&dst_p) {
-                    let at = staged_slot(k, a, pos, u64::from(slot_bytes(s)));
-                    let y = Self::ld(k, Space::Shared, &at, s);
-                    self.store(k, ptr, &idx, &y);
                 }
                 Ok(())
             })?;
@@ -500,27 +530,152 @@ impl<'f> Gen<'f> {
         Ok(())
     }
 
-    /// A lane's run, in order: `body` gets each slot `start .. start + count` (`u32`s) and
-    /// a label to jump to to skip the rest of the item (a failed check).
-    fn run_loop(
+    /// A lane's run in order: `body` gets each item (see [`RunItem`]) and a label to jump
+    /// to to skip the rest of the item (a failed check). A staged run of [`RUN`] items is
+    /// unrolled by [`UNROLL`] with constant shared offsets; a shorter one, or one read in
+    /// place, is a loop.
+    fn run_items(
         &mut self,
         k: &mut Kernel,
-        start: &Reg,
-        count: &Reg,
-        body: &mut dyn FnMut(&mut Self, &mut Kernel, &Reg, &Label) -> R<()>,
+        run: &Run,
+        body: &mut dyn FnMut(&mut Self, &mut Kernel, RunItem, &Label) -> R<()>,
     ) -> R<()> {
+        let (partial, done) = (k.label(), k.label());
+        let addrs: Vec<Reg> = run.addrs.iter().map(|a| k.reg(a.ty)).collect();
+        for (d, s) in addrs.iter().zip(&run.addrs) {
+            Self::mov(k, d, s);
+        }
+        let mut items = |g: &mut Self, k: &mut Kernel, first: bool| -> R<()> {
+            for j in 0..UNROLL {
+                let next = k.label();
+                let it = RunItem {
+                    first: first && j == 0,
+                    pos: None,
+                    addrs: addrs
+                        .iter()
+                        .zip(&run.bytes)
+                        .map(|(a, &b)| Addr::from(a).plus(j * b))
+                        .collect(),
+                };
+                body(g, k, it, &next)?;
+                k.place(&next);
+            }
+            for (a, &b) in addrs.iter().zip(&run.bytes) {
+                k.emit(Ins::add(Ty::S32, a, a, UNROLL * b));
+            }
+            Ok(())
+        };
+        if !run.addrs.is_empty() {
+            let full = k.reg(Scalar::Bool);
+            k.emit(Ins::setp(Cmp::Eq, Ty::U32, &full, &run.count, RUN));
+            k.emit(Ins::bra(&partial).unless(&full));
+            items(self, k, true)?;
+            let (c, top) = (k.reg(Scalar::U32), k.label());
+            k.emit(Ins::mov(Ty::U32, &c, 1));
+            k.place(&top);
+            items(self, k, false)?;
+            k.emit(Ins::add(Ty::S32, &c, &c, 1));
+            let more = k.reg(Scalar::Bool);
+            k.emit(Ins::setp(Cmp::Lt, Ty::U32, &more, &c, RUN / UNROLL));
+            k.emit(Ins::bra(&top).when(&more));
+            k.emit(Ins::bra_uni(&done));
+        }
+        k.place(&partial);
         let (pos, end) = (k.reg(Scalar::U32), k.reg(Scalar::U32));
-        k.emit(Ins::mov(Ty::U32, &pos, start));
-        k.emit(Ins::add(Ty::S32, &end, start, count));
-        let (top, next, done) = (k.label(), k.label(), k.label());
-        k.place(&top);
+        k.emit(Ins::mov(Ty::U32, &pos, &run.start));
+        k.emit(Ins::add(Ty::S32, &end, &run.start, &run.count));
+        let (top, next) = (k.label(), k.label());
         let out = k.reg(Scalar::Bool);
         k.emit(Ins::setp(Cmp::Ge, Ty::U32, &out, &pos, &end));
         k.emit(Ins::bra(&done).when(&out));
-        body(self, k, &pos, &next)?;
-        k.place(&next);
-        k.emit(Ins::add(Ty::S32, &pos, &pos, 1));
-        k.emit(Ins::bra(&top));
+        // The first item, then the rest.
+        for first in [true, false] {
+            if !first {
+                k.place(&top);
+                k.emit(Ins::setp(Cmp::Ge, Ty::U32, &out, &pos, &end));
+                k.emit(Ins::bra(&done).when(&out));
+            }
+            let label = if first { k.label() } else { next.clone() };
+            let it = RunItem {
+                first,
+                pos: Some(pos.clone()),
+                addrs: addrs.iter().map(Addr::from).collect(),
+            };
+            body(self, k, it, &label)?;
+            k.place(&label);
+            k.emit(Ins::add(Ty::S32, &pos, &pos, 1));
+            for (a, &b) in addrs.iter().zip(&run.bytes) {
+                k.emit(Ins::add(Ty::S32, a, a, b));
+            }
+            if !first {
+                k.emit(Ins::bra(&top));
+            }
+        }
+        k.place(&done);
+        Ok(())
+    }
+
+    /// The results of a staged tile (`len` of them, `u64`) from the shared `arrays` to
+    /// index `base + slot + shift` of the leaf buffers `ptrs`, in coalesced rounds
+    /// (unrolled, with constant offsets, for a whole tile).
+    #[allow(clippy::too_many_arguments)]
+    fn staged_store(
+        &mut self,
+        k: &mut Kernel,
+        arrays: &[Sym],
+        ls: &[Scalar],
+        ptrs: &[Reg],
+        base: &Reg,
+        shift: u64,
+        len: &Reg,
+    ) -> R<()> {
+        let (part, done) = (k.label(), k.label());
+        let whole = k.reg(Scalar::Bool);
+        k.emit(Ins::setp(Cmp::Eq, Ty::U64, &whole, len, TILE as u64));
+        k.emit(Ins::bra(&part).unless(&whole));
+        let idx = k.reg(Scalar::U64);
+        k.emit(Ins::cvt(Ty::U64, Ty::U32, &idx, &k.lane));
+        k.emit(Ins::add(Ty::S64, &idx, &idx, base));
+        k.emit(Ins::add(Ty::S64, &idx, &idx, shift));
+        let lane = k.lane.clone();
+        let rows: Vec<(Reg, Reg)> = arrays
+            .iter()
+            .zip(ls)
+            .zip(ptrs)
+            .map(|((a, &s), p)| {
+                (
+                    staged_slot(k, a, &lane, u64::from(slot_bytes(s))),
+                    Self::addr(k, p, &idx, s),
+                )
+            })
+            .collect();
+        for r in 0..RUN {
+            for ((sh, g), &s) in rows.iter().zip(ls) {
+                let slot = r * LANES as u64 + r / 2;
+                let y = Self::ld(
+                    k,
+                    Space::Shared,
+                    Addr::from(sh).plus(slot * u64::from(slot_bytes(s))),
+                    s,
+                );
+                let at = Addr::from(g).plus(r * LANES as u64 * size_of(s));
+                Self::st(k, Space::Global, at, &y);
+            }
+        }
+        k.emit(Ins::bra_uni(&done));
+        k.place(&part);
+        Self::rounds(k, len, &mut |k, pos| {
+            let idx = k.reg(Scalar::U64);
+            k.emit(Ins::cvt(Ty::U64, Ty::U32, &idx, pos));
+            k.emit(Ins::add(Ty::S64, &idx, &idx, base));
+            k.emit(Ins::add(Ty::S64, &idx, &idx, shift));
+            for ((a, &s), ptr) in arrays.iter().zip(ls).zip(ptrs) {
+                let at = staged_slot(k, a, pos, u64::from(slot_bytes(s)));
+                let y = Self::ld(k, Space::Shared, &at, s);
+                self.store(k, ptr, &idx, &y);
+            }
+            Ok(())
+        })?;
         k.place(&done);
         Ok(())
     }
