@@ -220,6 +220,10 @@ impl<'f> Gen<'f> {
             shifted,
         };
         self.ordered_pass(&pass, ctx, steps)?;
+        // One read of the error record for all the passes: a failed check leaves values
+        // unspecified but no pass waits on another's, so all run, and in report mode all
+        // run again.
+        steps.push(Step::CheckErrors);
         steps.push(Self::bind_flat(s.var, elem_ty, outs, n));
         Ok(())
     }
@@ -413,7 +417,6 @@ impl<'f> Gen<'f> {
             k.place(&skip);
             k.place(&exit);
             self.launch_on(k, cmax1(cdiv(p.len.clone(), TILE as u64)), steps);
-            steps.push(Step::CheckErrors);
             return Ok(());
         }
         // The carry: the start value for tile 0, else the scanned total of the tile before.
@@ -493,7 +496,6 @@ impl<'f> Gen<'f> {
         k.place(&exit);
         let grid = cmax1(cdiv(p.eval.clone(), TILE as u64));
         self.launch_on(k, grid, steps);
-        steps.push(Step::CheckErrors);
         Ok(())
     }
 
