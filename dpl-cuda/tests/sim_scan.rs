@@ -788,3 +788,43 @@ fn fdiv_wide_exclusive_scan($x: [i32], $z: (f64, f64, f64)) -> [(f64, f64, f64)]
         }
     }
 }
+
+/// A float with narrow leaves (`bool`, `i8`) beside it: staged in 4-byte slots, stored at
+/// their own width; "the latest non-negative `x` and whether any was seen so far".
+#[test]
+fn a_float_with_narrow_leaves_follows_the_scan_order() {
+    const SRC: &str = "
+fn narrow_scan($x: [f32]) -> [(f32, bool, i8)] {
+  $p: [(f32, bool, i8)] = map(|$a: f32| [] { $z: f32 = const 0.0; $g: bool = ge $a, $z; $one: i8 = const 1; $e: (f32, bool, i8) = tuple($a, $g, $one); $e }, $x)
+  $s: [(f32, bool, i8)] = scan(|$f: (f32, bool, i8), $h: (f32, bool, i8)| [] {
+    $fa: f32 = $f.0; $fb: bool = $f.1; $fc: i8 = $f.2; $ha: f32 = $h.0; $hb: bool = $h.1; $hc: i8 = $h.2
+    $ra: f32 = add $fa, $ha
+    $rb: bool = or $fb, $hb
+    $rc: i8 = add $fc, $hc
+    $o: (f32, bool, i8) = tuple($ra, $rb, $rc)
+    $o
+  }, $p)
+  $s
+}";
+    let p = program(SRC, Scan::LookBack, None);
+    let op =
+        |f: (f32, bool, i8), h: (f32, bool, i8)| (f.0 + h.0, f.1 || h.1, f.2.wrapping_add(h.2));
+    for n in ORDER_SIZES {
+        let mut r = Rng::new(n as u64 + 21);
+        let x: Vec<f32> = (0..n).map(|_| r.f64_in(-100.0, 1.0) as f32).collect();
+        let xs: Vec<(f32, bool, i8)> = x.iter().map(|&a| (a, a >= 0.0, 1)).collect();
+        let want = scan_order::inclusive(&xs, None, &op);
+        let got = vals(&run(&p, vec![seq(x)]));
+        assert_eq!(got.len(), want.len(), "n = {n}");
+        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+            let Value::Tuple(t) = g else { panic!("{g:?}") };
+            let (Value::F32(a), Value::Bool(b), Value::I8(c)) = (&t[0], &t[1], &t[2]) else {
+                panic!("{g:?}")
+            };
+            assert!(
+                a.to_bits() == w.0.to_bits() && *b == w.1 && *c == w.2,
+                "n = {n}, at {i}: {g:?} vs {w:?}"
+            );
+        }
+    }
+}
