@@ -156,7 +156,10 @@ pub struct KernelBlock {
 pub const PTX_HEADER: &str = ".version 7.0\n.target sm_70\n.address_size 64\n";
 
 #[cfg(feature = "codegen")]
-/// The device-wide scan algorithm (`scan`, `exclusive_scan`; [`Options::scan`]).
+/// The device-wide scan algorithm (`scan`, `exclusive_scan`; [`Options::scan`]) of
+/// integers, bools and their tuples. Scans of floats (an element with an `f32` or `f64`
+/// leaf) follow dpl's one scan order whatever is asked for (a warp per tile of 2048, the
+/// tile totals scanned by the same order), so their bits are those of every other place.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Scan {
     /// One pass with decoupled look-back: each element is read and written once.

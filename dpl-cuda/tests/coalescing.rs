@@ -78,6 +78,23 @@ fn scan_is_coalesced() {
     check(source("scan_of_map"), vec![i64s(&mut r, N, -100, 100)], N);
 }
 
+/// A float scan in dpl's scan order (a warp per tile, each lane's run of 64 consecutive
+/// elements read from shared memory) stages its tiles in coalesced rounds, and the padding
+/// of the staged tile keeps both the rounds and the lanes' runs free of bank conflicts.
+#[test]
+fn ordered_float_scan_is_coalesced_without_bank_conflicts() {
+    let mut r = Rng::new(6);
+    let x = f64s(&mut r, N, 1000.0);
+    check(source("float_scan"), vec![x.clone()], N);
+    let fs = figures(source("float_scan"), vec![x], N);
+    let per: f64 = fs.iter().map(|f| f.4).sum();
+    eprintln!("float_scan: {per:.1} thread instructions per element in all");
+    for (k, _, _, conflicts, _) in fs {
+        assert!(k.contains("scan_ordered"), "{k}");
+        assert_eq!(conflicts, 0, "{k}: bank conflicts");
+    }
+}
+
 /// The single-pass scan with decoupled look-back (the default) reads each element once:
 /// it moves about 2/3 of the sectors of reduce-then-scan (which reads the input twice),
 /// for `i64` elements and for pairs, and runs fewer instructions per element.

@@ -325,7 +325,12 @@ impl<'f> Gen<'f> {
     /// An ordered scan of one value per lane over the warp (`shfl.sync.up`): returns this
     /// lane's inclusive and exclusive prefixes within the warp. Every lane of the warp must
     /// call it.
-    fn warp_scan(&mut self, k: &mut Kernel, x: &Opt, fold: &mut Fold<'_, 'f>) -> R<(Opt, Opt)> {
+    pub(super) fn warp_scan(
+        &mut self,
+        k: &mut Kernel,
+        x: &Opt,
+        fold: &mut Fold<'_, 'f>,
+    ) -> R<(Opt, Opt)> {
         let cur = Self::copy_opt(k, x);
         self.warp_scan_up(k, &cur, fold)?;
         // Exclusive within the warp.

@@ -1,10 +1,13 @@
 //! Device-wide scans (`scan`, `exclusive_scan`) and the offsets of ragged results: a
 //! single pass with decoupled look-back ([`lookback`]) or reduce-then-scan
-//! ([`reduce_then_scan`]), both over tiles staged in shared memory ([`tiles`]).
+//! ([`reduce_then_scan`]), both over tiles staged in shared memory ([`tiles`]). Scans of
+//! floats follow dpl's one scan order instead ([`ordered`]), whatever the algorithm asked
+//! for, so their bits are those of every other place.
 
 use super::*;
 
 mod lookback;
+mod ordered;
 mod reduce_then_scan;
 pub(super) mod tiles;
 
@@ -34,6 +37,9 @@ impl<'f> Gen<'f> {
             return unsupported("scan without a sequence type");
         };
         let ls = leaves(elem_ty)?;
+        if ordered::is_ordered(&ls) {
+            return self.ordered_scan(s, soac, op, init, elem_ty, steps);
+        }
         let comb = Comb::Op(op, elem_ty);
         let n_count = Count::Var(var(soac.len));
         let tile_len = u64::from(self.bsize()) * self.scan_items(&ls);
