@@ -11,7 +11,8 @@
 //! * [`nan`] — the canonical NaN every float operation produces, on every place.
 //! * [`ops`] — combining functions that apply a known operation to each scalar leaf
 //!   (`+`, `min`, `&`, ...), and their identities.
-//! * [`order`] — the one order in which reductions combine their elements, on every place.
+//! * [`order`] — the one order in which reductions and scans combine their elements, on
+//!   every place.
 //! * [`run`] — the small run-time vocabulary shared by every backend: [`run::Place`],
 //!   [`run::Error`].
 #![deny(missing_docs)]
