@@ -153,6 +153,17 @@ fn tree32<T: Copy, Op: Fn(T, T) -> T>(lo: [T; HALF], hi: [T; HALF], op: &Op) -> 
     op(a[0], a[1])
 }
 
+/// Index spaces of at least this many bytes (beyond the caches) reduce two tiles in lock
+/// step ([`tile_pair`]: two memory streams); smaller ones one tile at a time, which in cache
+/// is 10-15% faster (half the accumulators, no spills; measured for f32 at 2^12-2^20).
+pub const PAIRS_MIN_BYTES: usize = 8 << 20;
+
+/// Whether an index space of `n` elements of `T` reduces tiles in pairs.
+#[inline]
+pub const fn paired<T>(n: usize) -> bool {
+    n.saturating_mul(size_of::<T>()) >= PAIRS_MIN_BYTES
+}
+
 /// The results of the full tiles `a` and `b`, computed in lock step: twice the
 /// independent accumulators of one tile and two memory streams (the same bits as two
 /// calls of [`tile`]).
@@ -230,7 +241,7 @@ where
                     acc[j].write(op(a, p));
                 }
             };
-            let full = n / TILE;
+            let full = if paired::<T>(n) { n / TILE } else { 0 };
             let mut t = 0;
             while t + 1 < full {
                 let (x, y) = tile_pair(t, t + 1, f, op);
@@ -320,6 +331,11 @@ mod tests {
         .into_iter()
         .chain([TILE * 32 - 1, TILE * 32, TILE * 32 + 1, TILE * 70 + 17])
         {
+            show(n);
+        }
+        // Beyond the caches, tiles in pairs: an odd and an even number of full tiles.
+        for n in [PAIRS_MIN_BYTES / 8 + TILE * 3 + 5, PAIRS_MIN_BYTES / 8 + TILE * 2] {
+            assert!(paired::<u64>(n));
             show(n);
         }
     }

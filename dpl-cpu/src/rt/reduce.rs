@@ -38,10 +38,13 @@ where
             .par_chunks_mut(per)
             .enumerate()
             .for_each(|(c, part)| {
-                // Tiles `k` and `k + h` of the chunk in lock step (two distant memory
-                // streams), then the rest one by one.
+                // Beyond the caches, tiles `k` and `k + h` of the chunk in lock step (two
+                // distant memory streams), then the rest one by one.
                 let base = c * per;
-                let full = (len / TILE).saturating_sub(base).min(part.len());
+                let full = match order::paired::<T>(len) {
+                    true => (len / TILE).saturating_sub(base).min(part.len()),
+                    false => 0,
+                };
                 let h = full / 2;
                 for k in 0..h {
                     let (x, y) = order::tile_pair(base + k, base + k + h, &f, &op);
