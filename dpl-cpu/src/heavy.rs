@@ -1,7 +1,7 @@
 //! Outer loops over *heavy* elements: elements that contain loops themselves (a row of a
 //! `Nested`, a per-element reduction over a captured sequence).
 //!
-//! [`rt`](crate::rt) decides between sequential and parallel execution by the number of
+//! [`rt`] decides between sequential and parallel execution by the number of
 //! elements, which is right for flat loops but wrong when each element is itself a loop: a
 //! map over 500 long rows would run on one thread. These helpers parallelize at element
 //! granularity: contiguous chunks of elements, many per thread (rayon steals work, so
@@ -339,7 +339,7 @@ fn chunks(len: usize, work: usize) -> usize {
 /// # Safety
 ///
 /// `row(i, out)` must initialise every slot of `out` or panic (the generated code calls
-/// the `*_into` helpers of [`rt`](crate::rt) and [`seq`](crate::seq), which check the
+/// the `*_into` helpers of [`rt`] and [`seq`](crate::seq), which check the
 /// length and write every slot).
 pub unsafe fn ragged<T, S, F>(
     len: usize,

@@ -78,7 +78,7 @@ fn scanned_tile<T: Copy>(xs: &[T], carry: Option<T>, op: &impl Fn(T, T) -> T) ->
 }
 
 /// `xs` scanned (inclusive) by `op` in dpl's order, from `init` when given: tiles of 2048
-/// elements, each scanned by [`scanned_tile`] from its carry; the first tile's carry is
+/// elements, each scanned by `scanned_tile` from its carry; the first tile's carry is
 /// `init`, tile `b`'s is element `b - 1` of the tiles' totals scanned the same way.
 pub fn scanned<T: Copy>(xs: &[T], init: Option<T>, op: impl Fn(T, T) -> T + Copy) -> Vec<T> {
     if xs.len() <= TILE {

@@ -85,7 +85,7 @@ pub fn with_init<T, Op: Fn(T, T) -> T>(
 ///
 /// A `reduce` of `f(i) as usize` would sum 64-bit lanes, and the comparisons that usually
 /// make `f` (one 32-bit lane per `f32` or `i32`) would be widened element by element to fill
-/// them; here the ranges are summed in `u32` lanes ([`fold_range`], as many lanes as a 32-bit
+/// them; here the ranges are summed in `u32` lanes (`fold_range`, as many lanes as a 32-bit
 /// `reduce`) and only each range's total is widened. A range holds fewer than 2^32
 /// elements, so its lanes cannot overflow.
 pub fn count<F>(len: usize, f: F) -> usize

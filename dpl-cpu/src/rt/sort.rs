@@ -63,7 +63,7 @@ use std::ops::Range;
 pub const SORT_GRAIN: usize = 1 << 14;
 
 /// Values `sort` and `sort_by_key` can order: the scalars of the language and tuples of
-/// them, in the total order described in the [module docs](self).
+/// them, in the total order described in the module docs of `rt::sort`.
 pub trait SortKey: Copy + Send + Sync {
     /// The order `sort` sorts by.
     fn total_cmp(&self, other: &Self) -> Ordering;
