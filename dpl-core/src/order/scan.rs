@@ -245,7 +245,7 @@ impl<T: Clone> Level<T> {
     /// Takes the next value; returns the scan's element at its index.
     fn push<E>(&mut self, x: T, op: &mut dyn FnMut(T, T) -> Result<T, E>) -> Result<T, E> {
         let i = self.count;
-        if i > 0 && i % TILE == 0 {
+        if i > 0 && i.is_multiple_of(TILE) {
             // A new tile: the last one's total goes up a level and gives this one's carry.
             let total = self.scanned(op)?.pop().expect("a complete tile has lanes");
             let upper = self
@@ -254,7 +254,7 @@ impl<T: Clone> Level<T> {
             self.carry = Some(upper.push(total, op)?);
             self.totals.clear();
         }
-        let (k, run) = if i % RUN == 0 {
+        let (k, run) = if i.is_multiple_of(RUN) {
             let before = self.scanned(op)?.pop();
             let k = match (self.carry.clone(), before) {
                 (c, None) => c,
@@ -267,7 +267,7 @@ impl<T: Clone> Level<T> {
             (k, op(run, x)?)
         };
         self.count += 1;
-        if self.count % RUN == 0 {
+        if self.count.is_multiple_of(RUN) {
             self.totals.push(run.clone());
         }
         let y = match &k {
@@ -282,7 +282,7 @@ impl<T: Clone> Level<T> {
     /// level, and that level finishes in turn.
     fn finish<E>(mut self, op: &mut dyn FnMut(T, T) -> Result<T, E>) -> Result<(), E> {
         if let Some(mut upper) = self.upper.take() {
-            if self.count % RUN != 0 {
+            if !self.count.is_multiple_of(RUN) {
                 let (_, run) = self.lane.take().expect("a lane in progress");
                 self.totals.push(run);
             }
