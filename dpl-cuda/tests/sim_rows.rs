@@ -433,6 +433,48 @@ fn a_float_row_scan_of_many_tiles() {
     assert!(want.close_to(&got, 0.0), "{}", first_diff(&want, &got, 0.0));
 }
 
+/// A scan of `(f32, bool)` pairs (a float beside a narrower leaf, kept in the same
+/// `.local` and shared slots): the float summed, the flags or-ed, in the order.
+#[test]
+fn a_float_and_flag_row_scan_follows_the_order() {
+    let op = |a: (f32, bool), b: (f32, bool)| (a.0 + b.0, a.1 | b.1);
+    let pair = |p: &(f32, bool)| Value::Tuple(vec![Value::F32(p.0), Value::Bool(p.1)]);
+    let item = |r: &mut Rng| (mixed(r) as f32, r.int_in(0..50) == 0);
+    let mut cs = cases(
+        false,
+        item,
+        |rows| vec![nested(rows, pair)],
+        |rows| {
+            let s: Vec<Vec<(f32, bool)>> = rows.iter().map(|r| scanned(r, None, op)).collect();
+            Some(nested(&s, pair))
+        },
+    );
+    let mut r = Rng::new(79);
+    let rows = rows_of(&[2048 * 3 + 1, 65], &mut r, item);
+    let s: Vec<Vec<(f32, bool)>> = rows.iter().map(|r| scanned(r, None, op)).collect();
+    cs.push(Case {
+        label: "long rows".into(),
+        args: vec![nested(&rows, pair)],
+        want: Some(nested(&s, pair)),
+    });
+    check(FLOAT_FLAG_SCAN, 0.0, &cs);
+}
+
+/// A scan of `(f32, bool)` pairs per row.
+const FLOAT_FLAG_SCAN: &str = "fn float_flag_scan($x: [[(f32, bool)]]) -> [[(f32, bool)]] {
+  $r: [[(f32, bool)]] = map(|$row: [(f32, bool)]| [] {
+    $s: [(f32, bool)] = scan(|$f: (f32, bool), $g: (f32, bool)| [] {
+      $fa: f32 = $f.0; $fb: bool = $f.1; $ga: f32 = $g.0; $gb: bool = $g.1
+      $ra: f32 = add $fa, $ga
+      $rb: bool = or $fb, $gb
+      $res: (f32, bool) = tuple($ra, $rb)
+      $res
+    }, $row)
+    $s
+  }, $x)
+  $r
+}";
+
 /// A float row scan streamed into a row sum (the scan is not stored).
 const FLOAT_SCAN_SUMS: &str = "fn float_scan_sums($x: [[f32]]) -> [f32] {
   $r: [f32] = map(|$row: [f32]| [] {
