@@ -306,3 +306,34 @@ fn narrow_integers_are_coalesced_at_their_width() {
     let halves = Value::seq((0..N).map(|_| Value::I16(r.u64() as i16)).collect());
     check(sum_src, vec![halves], N);
 }
+
+/// A float row scan in dpl's order ([`dpl_cuda`]'s `elem/scan_order.rs`): one thread per
+/// row runs the order's machine (a tile's lanes in `.local`); a warp or a block per row
+/// evaluates and stores each chunk in parallel and every thread runs the machine on the
+/// chunk's values. The thread instructions per element stay bounded (and are reported).
+#[test]
+fn float_row_scan_in_order_figures() {
+    let (rows, len) = (64, 2100);
+    let n = rows * len;
+    let mut r = Rng::new(9);
+    let row = |r: &mut Rng| f64s(r, len, 100.0);
+    let args = vec![Value::seq((0..rows).map(|_| row(&mut r)).collect())];
+    for (inner, bound) in [
+        (Inner::Seq, 80.0),
+        (Inner::Warp, 2000.0),
+        (Inner::Block, 8000.0),
+    ] {
+        let opts = Options {
+            inner,
+            ..Options::default()
+        };
+        let figs = figures_with(source("float_row_scan"), &opts, args.clone(), n);
+        for (k, _, _, _, per) in figs {
+            eprintln!("{inner:?} {k}: {per:.1} thread instructions per element");
+            assert!(
+                per < bound,
+                "{inner:?} {k}: {per:.1} thread instructions per element"
+            );
+        }
+    }
+}

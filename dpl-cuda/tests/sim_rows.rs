@@ -19,6 +19,8 @@ use dpl_cuda::{GpuProgram, Inner, Options};
 use support::programs::{self, source};
 use support::*;
 
+use dpl_testkit::order::{ordered, scanned, scanned_exclusive};
+
 fn driver() -> &'static SimDriver {
     static D: OnceLock<SimDriver> = OnceLock::new();
     D.get_or_init(SimDriver::default)
@@ -326,14 +328,162 @@ fn scans_over_rows_keep_their_order() {
     );
     check(source("affine_rows"), 0.0, &cs);
 
+    // Floats: the bits of dpl's scan order (the oracle), on every schedule.
     let cs = cases(
         false,
-        |r| (r.u64() >> 11) as f64 / (1u64 << 53) as f64,
+        mixed,
         |rows| vec![nested(rows, |v| Value::F64(*v))],
-        |rows| Some(nested(&scan_rows(rows, |a, b| a + b), |v| Value::F64(*v))),
+        |rows| {
+            let s: Vec<Vec<f64>> = rows.iter().map(|r| scanned(r, None, add64)).collect();
+            Some(nested(&s, |v| Value::F64(*v)))
+        },
     );
-    check(source("float_row_scan"), 1e-9, &cs);
+    check(source("float_row_scan"), 0.0, &cs);
 }
+
+/// Values of mixed magnitude and sign, so that another order of additions gives other
+/// bits.
+fn mixed(r: &mut Rng) -> f64 {
+    let m = 10f64.powi(r.int_in(-3..5) as i32);
+    (r.f64() - 0.5) * m
+}
+
+fn add64(a: f64, b: f64) -> f64 {
+    a + b
+}
+
+fn add32(a: f32, b: f32) -> f32 {
+    a + b
+}
+
+/// Rows longer than a tile (several tiles, so the tiles' carries come from the level
+/// above), of lengths around the order's boundaries.
+fn long_rows() -> Vec<Case32> {
+    let lens = [0, 1, 63, 64, 65, 2047, 2048, 2049, 5000, 2048 * 3 + 1];
+    let mut r = Rng::new(77);
+    vec![rows_of(&lens, &mut r, |r| mixed(r) as f32)]
+}
+
+/// Rows of `f32`s.
+type Case32 = Vec<Vec<f32>>;
+
+/// Cases of `f32` rows: the usual shapes and [`long_rows`], with `want` from the rows.
+fn cases32(want: impl Fn(&[Vec<f32>]) -> Value) -> Vec<Case> {
+    let f = |v: &f32| Value::F32(*v);
+    let mut cs = cases(
+        false,
+        |r| mixed(r) as f32,
+        |rows| vec![nested(rows, f)],
+        |rows| Some(want(rows)),
+    );
+    for rows in long_rows() {
+        cs.push(Case {
+            label: "long rows".into(),
+            args: vec![nested(&rows, f)],
+            want: Some(want(&rows)),
+        });
+    }
+    cs
+}
+
+#[test]
+fn float_row_scans_follow_the_scan_order() {
+    let f = |v: &f32| Value::F32(*v);
+    let cs = cases32(|rows| {
+        let s: Vec<Vec<f32>> = rows
+            .iter()
+            .map(|r| scanned_exclusive(r, 0.5, add32))
+            .collect();
+        nested(&s, f)
+    });
+    check(source("float_row_scan_from"), 0.0, &cs);
+    // Streamed into a sum (not stored): the sum of the scan, both in the order; an
+    // empty row's sum is -0.0.
+    let cs = cases32(|rows| {
+        let s: Vec<f32> = rows
+            .iter()
+            .map(|r| ordered(&scanned(r, None, add32), add32).unwrap_or(-0.0))
+            .collect();
+        Value::from(s)
+    });
+    check(FLOAT_SCAN_SUMS, 0.0, &cs);
+    // The order is visible: a left-to-right scan differs.
+    let rows = &long_rows()[0];
+    let left = scan_rows(rows, |a, b| a + b);
+    let want: Vec<Vec<f32>> = rows.iter().map(|r| scanned(r, None, add32)).collect();
+    assert_ne!(left, want);
+}
+
+/// A row of more than 64 tiles, by one thread: the level above the values takes more
+/// than one lane (its lanes' totals scanned for the carries).
+#[test]
+fn a_float_row_scan_of_many_tiles() {
+    let c = compiled(source("float_row_scan"));
+    let opts = Options {
+        inner: Inner::Seq,
+        ..Options::default()
+    };
+    let prog = dpl_cuda::compile_with(&c.fused, &opts).expect("compiles");
+    let mut r = Rng::new(78);
+    let rows = rows_of(&[2048 * 65 + 3, 5], &mut r, mixed);
+    let f = |v: &f64| Value::F64(*v);
+    let got = dpl_cuda::run(&prog, driver(), vec![nested(&rows, f)]).expect("runs");
+    let s: Vec<Vec<f64>> = rows.iter().map(|r| scanned(r, None, add64)).collect();
+    let want = nested(&s, f);
+    assert!(want.close_to(&got, 0.0), "{}", first_diff(&want, &got, 0.0));
+}
+
+/// A scan of `(f32, bool)` pairs (a float beside a narrower leaf, kept in the same
+/// `.local` and shared slots): the float summed, the flags or-ed, in the order.
+#[test]
+fn a_float_and_flag_row_scan_follows_the_order() {
+    let op = |a: (f32, bool), b: (f32, bool)| (a.0 + b.0, a.1 | b.1);
+    let pair = |p: &(f32, bool)| Value::Tuple(vec![Value::F32(p.0), Value::Bool(p.1)]);
+    let item = |r: &mut Rng| (mixed(r) as f32, r.int_in(0..50) == 0);
+    let mut cs = cases(
+        false,
+        item,
+        |rows| vec![nested(rows, pair)],
+        |rows| {
+            let s: Vec<Vec<(f32, bool)>> = rows.iter().map(|r| scanned(r, None, op)).collect();
+            Some(nested(&s, pair))
+        },
+    );
+    let mut r = Rng::new(79);
+    let rows = rows_of(&[2048 * 3 + 1, 65], &mut r, item);
+    let s: Vec<Vec<(f32, bool)>> = rows.iter().map(|r| scanned(r, None, op)).collect();
+    cs.push(Case {
+        label: "long rows".into(),
+        args: vec![nested(&rows, pair)],
+        want: Some(nested(&s, pair)),
+    });
+    check(FLOAT_FLAG_SCAN, 0.0, &cs);
+}
+
+/// A scan of `(f32, bool)` pairs per row.
+const FLOAT_FLAG_SCAN: &str = "fn float_flag_scan($x: [[(f32, bool)]]) -> [[(f32, bool)]] {
+  $r: [[(f32, bool)]] = map(|$row: [(f32, bool)]| [] {
+    $s: [(f32, bool)] = scan(|$f: (f32, bool), $g: (f32, bool)| [] {
+      $fa: f32 = $f.0; $fb: bool = $f.1; $ga: f32 = $g.0; $gb: bool = $g.1
+      $ra: f32 = add $fa, $ga
+      $rb: bool = or $fb, $gb
+      $res: (f32, bool) = tuple($ra, $rb)
+      $res
+    }, $row)
+    $s
+  }, $x)
+  $r
+}";
+
+/// A float row scan streamed into a row sum (the scan is not stored).
+const FLOAT_SCAN_SUMS: &str = "fn float_scan_sums($x: [[f32]]) -> [f32] {
+  $r: [f32] = map(|$row: [f32]| [] {
+    $s: [f32] = scan(|$p: f32, $q: f32| [] { $t: f32 = add $p, $q; $t }, $row)
+    $m: f32 = sum($s)
+    $m
+  }, $x)
+  $r
+}";
 
 #[test]
 fn exclusive_scans_over_rows_and_their_failures() {
@@ -528,12 +678,10 @@ fn rows_get_a_warp_or_a_block_each() {
         );
         let scans = matches!(
             name,
-            "affine_rows"
-                | "div_exclusive_scan"
-                | "float_row_scan"
-                | "filter_of_scan"
-                | "scan_of_filter"
+            "affine_rows" | "div_exclusive_scan" | "filter_of_scan" | "scan_of_filter"
         );
+        // Float scans follow dpl's order in one thread, the lanes of a tile in `.local`.
+        let ordered_scans = name.starts_with("float_row_scan");
         for (inner, what) in [(Inner::Warp, "warp"), (Inner::Block, "block")] {
             let opts = Options {
                 inner,
@@ -577,6 +725,10 @@ fn rows_get_a_warp_or_a_block_each() {
                     "bar.sync"
                 };
                 assert!(text.contains(needle), "{name} {what}: no {needle}");
+            }
+            if ordered_scans {
+                assert!(text.contains(".local"), "{name} {what}: no lanes in .local");
+                assert!(!text.contains("shfl.sync.up"), "{name} {what}: a warp scan");
             }
         }
         // `auto`: the warp version and the thread version, chosen by shape.

@@ -8,6 +8,7 @@ mod index;
 pub(super) mod math;
 mod ordered;
 mod scalar;
+mod scan_order;
 pub(super) mod stream;
 mod write;
 

@@ -204,7 +204,7 @@ impl<'f> Gen<'f> {
     }
 
     /// The `.local` address of lane `idx % 32` (8-byte slots) of `array`.
-    fn lane_addr(k: &mut Kernel, array: &Sym, idx: &Reg) -> Reg {
+    pub(super) fn lane_addr(k: &mut Kernel, array: &Sym, idx: &Reg) -> Reg {
         let (off, addr) = (k.reg(Scalar::U32), k.reg(Scalar::U32));
         k.emit(Ins::cvt(Ty::U32, Ty::U64, &off, idx));
         k.emit(Ins::and(Ty::B32, &off, &off, LANES as u32 - 1));
@@ -460,7 +460,7 @@ impl<'f> Gen<'f> {
     }
 
     /// `bra end` when `a >= b` (unsigned 64-bit).
-    fn exit_when_ge(k: &mut Kernel, a: &Reg, b: &Reg, end: &Label) {
+    pub(super) fn exit_when_ge(k: &mut Kernel, a: &Reg, b: &Reg, end: &Label) {
         let p = k.reg(Scalar::Bool);
         k.emit(Ins::setp(Cmp::Ge, Ty::U64, &p, a, b));
         k.emit(Ins::bra(end).when(&p));

@@ -307,8 +307,8 @@ impl<'f> Gen<'f> {
     }
 
     /// Produces the elements of a lazy sequence in order, by `lanes`: `body(position,
-    /// valid, element)`. A `map` evaluates its element function at each position; a
-    /// `scan` carries the combination of the elements before (by a group: a group scan of
+    /// valid, element)`. A `map` evaluates its element function at each position; a float
+    /// `scan` follows dpl's order ([`Gen::stream_in_order`]); another `scan` carries the combination of the elements before (by a group: a group scan of
     /// each chunk, [`Gen::group_scan`], combined with the carry of the chunks before); a
     /// `filter` gives its survivors consecutive positions (by a group: after those of the
     /// chunks before, by a group count of its flags, [`Gen::group_count`], keeping their
@@ -326,6 +326,15 @@ impl<'f> Gen<'f> {
             SoacKind::Scan { op } | SoacKind::ExclusiveScan { op, .. } => {
                 let ls = leaves(ety)?;
                 let comb = Comb::Op(op, ety);
+                if scan::ordered::is_ordered(&ls) {
+                    let init = match &l.soac.kind {
+                        SoacKind::ExclusiveScan { init, .. } => {
+                            Some(Self::get(&k.env, *init)?.flatten()?)
+                        }
+                        _ => None,
+                    };
+                    return self.stream_in_order(k, &l.soac, comb, &ls, init, lanes, body);
+                }
                 let acc = self.none(k, &ls);
                 let exclusive = match &l.soac.kind {
                     SoacKind::ExclusiveScan { init, .. } => {
@@ -465,7 +474,7 @@ impl<'f> Gen<'f> {
 }
 
 /// The flag of a group's position (an internal error where there is none).
-fn flag(ok: Option<&Reg>) -> R<&Reg> {
+pub(super) fn flag(ok: Option<&Reg>) -> R<&Reg> {
     match ok {
         Some(ok) => Ok(ok),
         None => unsupported("a group's position without a flag (internal)"),

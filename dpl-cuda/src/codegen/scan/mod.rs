@@ -7,7 +7,7 @@
 use super::*;
 
 mod lookback;
-mod ordered;
+pub(super) mod ordered;
 mod reduce_then_scan;
 pub(super) mod tiles;
 

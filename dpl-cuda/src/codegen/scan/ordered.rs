@@ -109,7 +109,7 @@ struct Shared<'a> {
 /// Whether a scan of elements of leaves `ls` follows dpl's scan order ([`Gen::ordered_scan`]):
 /// when a leaf is a float (integer scans do not depend on the order and keep their faster
 /// tiles).
-pub(super) fn is_ordered(ls: &[Scalar]) -> bool {
+pub(in crate::codegen) fn is_ordered(ls: &[Scalar]) -> bool {
     ls.iter().any(|s| s.is_float())
 }
 
