@@ -731,12 +731,25 @@ fn rows_get_a_warp_or_a_block_each() {
                 assert!(!text.contains("shfl.sync.up"), "{name} {what}: a warp scan");
             }
         }
-        // `auto`: the warp version and the thread version, chosen by shape.
+        // `auto`: the warp version and the thread version, chosen by shape; a float scan
+        // (one stream in every thread of a group) takes a thread per row, and says so.
         let opts = Options {
             inner: Inner::Auto,
             ..Options::default()
         };
         let prog = dpl_cuda::compile_with(&c.fused, &opts).expect("compiles");
+        if ordered_scans {
+            assert!(
+                !prog.plan.steps.iter().any(|s| matches!(s, Step::ByShape { .. })),
+                "{name}: a group version"
+            );
+            assert!(
+                prog.blocks.iter().any(|b| b.why.contains("float scan")),
+                "{name}: {:?}",
+                prog.blocks
+            );
+            continue;
+        }
         let by_shape = prog.plan.steps.iter().find_map(|s| match s {
             Step::ByShape { warp, seq, .. } => Some((warp, seq)),
             _ => None,

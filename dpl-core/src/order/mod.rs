@@ -334,7 +334,10 @@ mod tests {
             show(n);
         }
         // Beyond the caches, tiles in pairs: an odd and an even number of full tiles.
-        for n in [PAIRS_MIN_BYTES / 8 + TILE * 3 + 5, PAIRS_MIN_BYTES / 8 + TILE * 2] {
+        for n in [
+            PAIRS_MIN_BYTES / 8 + TILE * 3 + 5,
+            PAIRS_MIN_BYTES / 8 + TILE * 2,
+        ] {
             assert!(paired::<u64>(n));
             show(n);
         }

@@ -4,6 +4,9 @@
 
 use super::*;
 
+/// Said when `auto` takes a thread per element because of a float scan inside.
+pub(super) const FLOAT_SCAN: &str = "a float scan in the element function runs in dpl's order as one stream, which a group would run in every thread: a thread per element";
+
 /// Said after the block-size reason of the kernels of a `map` with scalar or tuple
 /// elements that runs a thread per element although an inner schedule was asked for.
 const NOT_SPLIT: &str = "the inner schedule asked for cannot split this element function (a `sort` in it runs in one thread): a thread per element";
@@ -89,6 +92,10 @@ impl<'f> Gen<'f> {
         let shape = self.shape_source(soac);
         let block = match (self.opts.inner, shape) {
             (crate::Inner::Seq, _) | (crate::Inner::Auto, None) => {
+                return self.map(s, soac, None, steps);
+            }
+            (crate::Inner::Auto, _) if self.holds_float_scan(&soac.elem) => {
+                self.cur.note = Some(FLOAT_SCAN);
                 return self.map(s, soac, None, steps);
             }
             (crate::Inner::Warp | crate::Inner::Auto, _) => false,

@@ -95,6 +95,10 @@ impl<'f> Gen<'f> {
             crate::Inner::Seq => return rows(self, None, steps),
             crate::Inner::Warp => false,
             crate::Inner::Block => true,
+            crate::Inner::Auto if self.holds_float_scan(&soac.elem) => {
+                self.cur.note = Some(super::map::FLOAT_SCAN);
+                return rows(self, None, steps);
+            }
             crate::Inner::Auto if shape.is_some() => false,
             crate::Inner::Auto => {
                 self.cur.note = Some(THREAD_PER_ROW);

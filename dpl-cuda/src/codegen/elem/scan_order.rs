@@ -57,6 +57,24 @@ pub(super) struct ScanOrder {
 }
 
 impl<'f> Gen<'f> {
+    /// Whether the element function `l` holds a float scan: it runs in dpl's order as one
+    /// stream in every thread, so a group per row is no faster than a thread per row (the
+    /// `auto` schedule then takes a thread per row).
+    pub(in crate::codegen) fn holds_float_scan(&self, l: &Lambda) -> bool {
+        let mut found = false;
+        l.body.walk(&mut |st| {
+            if let Expr::Soac(x) = &st.expr
+                && matches!(
+                    x.kind,
+                    SoacKind::Scan { .. } | SoacKind::ExclusiveScan { .. }
+                )
+            {
+                found |= self.ty(st.var).holds_float();
+            }
+        });
+        found
+    }
+
     /// The registers of a scan in the order of values with leaves `ls` and start value
     /// `init` (every level's first carry).
     pub(super) fn order_start(
