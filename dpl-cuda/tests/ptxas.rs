@@ -134,6 +134,10 @@ fn tuned_block_sizes() {
             .unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_eq!(prog.blocks.len(), prog.kernels.len(), "{name}");
         for (k, b) in prog.kernels.iter().zip(&prog.blocks) {
+            if b.why.starts_with("fixed by the algorithm") {
+                // A warp per tile of the ordered float scans: no register counts apply.
+                continue;
+            }
             assert!([128, 256, 512].contains(&b.block), "{name} {k}: {b:?}");
             assert!(
                 b.why.contains("registers per thread"),

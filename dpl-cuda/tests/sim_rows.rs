@@ -740,7 +740,11 @@ fn rows_get_a_warp_or_a_block_each() {
         let prog = dpl_cuda::compile_with(&c.fused, &opts).expect("compiles");
         if ordered_scans {
             assert!(
-                !prog.plan.steps.iter().any(|s| matches!(s, Step::ByShape { .. })),
+                !prog
+                    .plan
+                    .steps
+                    .iter()
+                    .any(|s| matches!(s, Step::ByShape { .. })),
                 "{name}: a group version"
             );
             assert!(

@@ -7,6 +7,9 @@ use super::*;
 /// Said when `auto` takes a thread per element because of a float scan inside.
 pub(super) const FLOAT_SCAN: &str = "a float scan in the element function runs in dpl's order as one stream, which a group would run in every thread: a thread per element";
 
+/// Said when a block of more than 512 threads would spill a float scan's registers.
+const FLOAT_SCAN_WIDE: &str = "a float scan in the element function needs more than the 64 registers per thread that a block of more than 512 threads leaves: a thread per element, 512 per block";
+
 /// Said after the block-size reason of the kernels of a `map` with scalar or tuple
 /// elements that runs a thread per element although an inner schedule was asked for.
 const NOT_SPLIT: &str = "the inner schedule asked for cannot split this element function (a `sort` in it runs in one thread): a thread per element";
@@ -89,6 +92,10 @@ impl<'f> Gen<'f> {
     /// `sort` inside the element function runs in one thread), a thread per element,
     /// which the kernels' block-size reason says.
     pub(super) fn map_scheduled(&mut self, s: &Stmt, soac: &Soac, steps: &mut Vec<Step>) -> R<()> {
+        if self.float_scan_too_wide(&soac.elem) {
+            self.narrow_for_float_scan();
+            return self.map(s, soac, None, steps);
+        }
         let shape = self.shape_source(soac);
         let block = match (self.opts.inner, shape) {
             (crate::Inner::Seq, _) | (crate::Inner::Auto, None) => {
@@ -121,6 +128,19 @@ impl<'f> Gen<'f> {
             _ => steps.extend(grouped),
         }
         Ok(())
+    }
+
+    /// The kernels generated from now on run a thread per element in blocks of 512: a float
+    /// scan's stream would spill registers in the wider block asked for
+    /// ([`Gen::float_scan_too_wide`]).
+    pub(super) fn narrow_for_float_scan(&mut self) {
+        self.cur = KernelInfo {
+            block: 512,
+            default: 512,
+            note: Some(FLOAT_SCAN_WIDE),
+            fixed: true,
+            ..self.cur
+        };
     }
 
     /// Generates a group schedule with `make` into fresh steps; if it fails, undoes what it

@@ -91,6 +91,10 @@ impl<'f> Gen<'f> {
         rows: &mut RowsGen<'_, 'f>,
     ) -> R<()> {
         let shape = self.shape_source(soac);
+        if self.float_scan_too_wide(&soac.elem) {
+            self.narrow_for_float_scan();
+            return rows(self, None, steps);
+        }
         let block = match self.opts.inner {
             crate::Inner::Seq => return rows(self, None, steps),
             crate::Inner::Warp => false,

@@ -57,6 +57,16 @@ pub(super) struct ScanOrder {
 }
 
 impl<'f> Gen<'f> {
+    /// Whether a group of the inner schedule asked for cannot run the float scans of `l`:
+    /// with more than 512 threads per block (`.maxntid` then leaves ptxas at most 64
+    /// registers per thread), the levels' state of the stream spills (measured: 20 bytes
+    /// for a block of 1024 on sm_70).
+    pub(in crate::codegen) fn float_scan_too_wide(&self, l: &Lambda) -> bool {
+        self.opts.inner == crate::Inner::Block
+            && self.opts.block.is_some_and(|b| b > 512)
+            && self.holds_float_scan(l)
+    }
+
     /// Whether the element function `l` holds a float scan: it runs in dpl's order as one
     /// stream in every thread, so a group per row is no faster than a thread per row (the
     /// `auto` schedule then takes a thread per row).
