@@ -100,6 +100,7 @@ pub mod mpi;
 mod no_gpu;
 mod place;
 pub mod primitives;
+pub mod scalar;
 #[cfg(any(feature = "sprs", feature = "nalgebra-sparse", feature = "faer"))]
 #[cfg_attr(
     docsrs,
@@ -114,12 +115,15 @@ pub use dpl_macros::{inspect, parallel};
 #[cfg_attr(docsrs, doc(cfg(feature = "sim")))]
 pub use gpu::{KernelProfile, sim_profile};
 pub use place::{available_places, current_place, default_place, with_place};
+pub use scalar::{Float, Int, Num, Scalar};
 
 /// Everything a `#[parallel]` user needs: `use dpl::prelude::*;`.
 pub mod prelude {
     #[cfg(feature = "mm")]
     pub use crate::mm::CsrExt as _;
-    pub use crate::{Error, Matrix, Nested, Place, Seq, parallel, with_place};
+    pub use crate::{
+        Error, Float, Int, Matrix, Nested, Num, Place, Scalar, Seq, parallel, with_place,
+    };
 }
 
 /// Items used by generated code. Not a public API: names and signatures change without
@@ -129,6 +133,7 @@ pub mod __private {
     #[cfg(any(feature = "cuda", feature = "sim"))]
     pub use crate::gpu;
     pub use crate::place::{dispatch_place as place, unavailable};
+    pub use crate::scalar::{retype, same};
     pub use dpl_core::nan;
     pub use dpl_core::run::{Error, Location, Place};
     pub use dpl_cpu::{heavy, rt, seq};

@@ -47,9 +47,18 @@ impl Compiled {
 }
 
 /// Runs every pass on a lowered function.
-pub fn compile(mut f: Function) -> Result<Compiled, Vec<Diagnostic>> {
+pub fn compile(f: Function) -> Result<Compiled, Vec<Diagnostic>> {
+    compile_with(f, typeck::Literals::Rust)
+}
+
+/// [`compile`], with the rule for unsuffixed integer literals given (a generic function's
+/// instantiations use [`typeck::Literals::Generic`]).
+pub fn compile_with(
+    mut f: Function,
+    literals: typeck::Literals,
+) -> Result<Compiled, Vec<Diagnostic>> {
     check("lowering", &f, false)?;
-    typeck::infer(&mut f)?;
+    typeck::infer_with(&mut f, literals)?;
     check("type inference", &f, true)?;
     let normalized = normalize::normalize(&f);
     check("normalization", &normalized, true)?;

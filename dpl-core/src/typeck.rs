@@ -18,7 +18,29 @@ use crate::ir::*;
 /// Infers the type of every variable of `f` and writes it into the IR. Returns every error
 /// found (several at once where they are independent).
 pub fn infer(f: &mut Function) -> Result<(), Vec<Diagnostic>> {
+    infer_with(f, Literals::Rust)
+}
+
+/// What type an unsuffixed integer literal may take.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Literals {
+    /// As in Rust: an integer type (`1` is never a float).
+    #[default]
+    Rust,
+    /// The body of a generic function instantiated at concrete types: any number type the
+    /// context asks for (`v * 2` with `v: T`, `T: Float`), so that one body serves integer
+    /// and float instantiations. An integer literal that becomes a float is rewritten into
+    /// a float constant (exact up to 2^53).
+    Generic,
+}
+
+/// [`infer`], with the rule for unsuffixed integer literals given.
+pub fn infer_with(f: &mut Function, literals: Literals) -> Result<(), Vec<Diagnostic>> {
     let mut cx = Cx::new(f);
+    cx.int_literal = match literals {
+        Literals::Rust => Kind::Int,
+        Literals::Generic => Kind::Num,
+    };
     let body = f.body.clone();
     cx.block(f, &body);
     let ret = cx.type_term(&f.ret.clone());
@@ -62,6 +84,12 @@ pub fn infer(f: &mut Function) -> Result<(), Vec<Diagnostic>> {
             }
         }
     }
+    if literals == Literals::Generic {
+        let vars = &f.vars;
+        float_literals(&mut f.body, &|v| {
+            vars[v].ty.scalar().is_some_and(Scalar::is_float)
+        });
+    }
     if cx.errors.is_empty() {
         check_ops(f, &f.body, &mut cx.errors);
     }
@@ -69,6 +97,21 @@ pub fn infer(f: &mut Function) -> Result<(), Vec<Diagnostic>> {
         Ok(())
     } else {
         Err(dedup(cx.errors))
+    }
+}
+
+/// Rewrites each integer constant whose variable `is_float` into the same float constant.
+fn float_literals(b: &mut Block, is_float: &impl Fn(VarId) -> bool) {
+    for s in &mut b.stmts {
+        if let Expr::Const(Const::Int(i)) = s.expr
+            && is_float(s.var)
+        {
+            s.expr = Expr::Const(Const::Float(i as f64));
+        }
+        crate::captures::for_each_block_mut(&mut s.expr, &mut |b, kind| match kind {
+            crate::captures::BlockKind::Branch => float_literals(b, is_float),
+            crate::captures::BlockKind::Lambda(l) => float_literals(&mut l.body, is_float),
+        });
     }
 }
 
@@ -85,6 +128,8 @@ enum Kind {
     Any,
     Int,
     Float,
+    /// An integer or a float (an unsuffixed integer literal of a generic function).
+    Num,
 }
 
 #[derive(Clone, Debug)]
@@ -101,6 +146,8 @@ struct Cx {
     var_ty: Vec<Ty>,
     used: Vec<bool>,
     errors: Vec<Diagnostic>,
+    /// The kind of an unsuffixed integer literal (see [`Literals`]).
+    int_literal: Kind,
 }
 
 impl Cx {
@@ -111,6 +158,7 @@ impl Cx {
             var_ty: Vec::new(),
             used: vec![false; f.vars.len()],
             errors: Vec::new(),
+            int_literal: Kind::Int,
         };
         for (_, v) in f.vars.iter() {
             let t = cx.type_term(&v.ty);
@@ -179,6 +227,7 @@ impl Cx {
             (Node::Unknown(ka), Node::Unknown(kb)) => {
                 let k = match (ka, kb) {
                     (Kind::Any, k) | (k, Kind::Any) => k,
+                    (Kind::Num, k) | (k, Kind::Num) => k,
                     (x, y) if x == y => x,
                     _ => return Err(()),
                 };
@@ -191,6 +240,7 @@ impl Cx {
                     (_, Kind::Any) => true,
                     (Node::Scalar(s), Kind::Int) => s.is_int(),
                     (Node::Scalar(s), Kind::Float) => s.is_float(),
+                    (Node::Scalar(s), Kind::Num) => s.is_int() || s.is_float(),
                     _ => false,
                 };
                 if !ok {
@@ -277,6 +327,7 @@ impl Cx {
             Node::Unknown(Kind::Any) => "_".into(),
             Node::Unknown(Kind::Int) => "{integer}".into(),
             Node::Unknown(Kind::Float) => "{float}".into(),
+            Node::Unknown(Kind::Num) => "{number}".into(),
             Node::Scalar(s) => s.name().into(),
             Node::Seq(e) => format!("[{}]", self.show(e)),
             Node::Tuple(ts) => {
@@ -300,7 +351,9 @@ impl Cx {
         for i in 0..self.nodes.len() {
             if self.find(i) == i {
                 match self.nodes[i] {
-                    Node::Unknown(Kind::Int) => self.nodes[i] = Node::Scalar(Scalar::I32),
+                    Node::Unknown(Kind::Int | Kind::Num) => {
+                        self.nodes[i] = Node::Scalar(Scalar::I32)
+                    }
                     Node::Unknown(Kind::Float) => self.nodes[i] = Node::Scalar(Scalar::F64),
                     _ => {}
                 }
@@ -412,7 +465,7 @@ impl Cx {
         let t = match &s.expr {
             Expr::Const(c) => match c {
                 Const::Bool(_) => self.scalar(Scalar::Bool),
-                Const::Int(_) => self.fresh(Kind::Int),
+                Const::Int(_) => self.fresh(self.int_literal),
                 Const::Float(_) => self.fresh(Kind::Float),
             },
             Expr::Var(v) => self.ty(*v),

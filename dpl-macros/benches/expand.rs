@@ -1,6 +1,7 @@
 //! Expansion time of `#[parallel]` on synthetic bodies (`src/synthetic.rs`): nested
 //! closures (depth 10-40), independent primitives (10-200) and recurrences unrolled 5-100
-//! steps, top level and per row. Each case is the whole expansion of one function from
+//! steps, top level and per row; a generic function at 2, 11 and 18 instantiations next to
+//! the same function written for one type. Each case is the whole expansion of one function from
 //! its parsed item: the front end, the dpl-core pipeline and the generated Rust (and with
 //! `--features gpu`, the PTX). Growth should be linear in the parameter.
 //!
@@ -19,6 +20,9 @@ mod emit;
 #[allow(dead_code, unused_imports)]
 #[path = "../src/front/mod.rs"]
 mod front;
+#[allow(dead_code, unused_imports)]
+#[path = "../src/generic.rs"]
+mod generic;
 #[path = "../src/synthetic.rs"]
 mod synthetic;
 
@@ -62,5 +66,34 @@ fn benches(c: &mut Criterion) {
     );
 }
 
-criterion_group!(expand_benches, benches);
+/// A generic function (`synthetic::generic`, 8 maps, a scan and a sum) against the same
+/// function written for `f32`: the expansion is one compilation per instantiation.
+fn generics(c: &mut Criterion) {
+    let mut g = c.benchmark_group("generic");
+    g.sample_size(10)
+        .warm_up_time(Duration::from_millis(200))
+        .measurement_time(Duration::from_secs(2));
+    let written = synthetic::generic("", "f32", 8);
+    g.bench_function("written_f32", |b| b.iter(|| expand(&written)));
+    for (name, params) in [
+        ("float_2", "<T: Float>"),
+        ("num_11", "<T: Num>"),
+        ("int_float_18", "<T: Int, U: Float>"),
+    ] {
+        let src = synthetic::generic(params, "T", 8);
+        let item: syn::ItemFn = syn::parse_str(&src).expect("a synthetic function parses");
+        let opts = front::Options::default();
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                generic::expand(&opts, &item)
+                    .expect("compiles")
+                    .into_iter()
+                    .count()
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(expand_benches, benches, generics);
 criterion_main!(expand_benches);

@@ -76,7 +76,8 @@ fn diagnostics_to_error(l: &Lowered, diags: Vec<dpl_core::diag::Diagnostic>) -> 
 }
 
 fn function(opts: &Options, l: &Lowered) -> Result<TokenStream, syn::Error> {
-    let compiled = pipeline::compile(l.func.clone()).map_err(|d| diagnostics_to_error(l, d))?;
+    let compiled = pipeline::compile_with(l.func.clone(), l.literals)
+        .map_err(|d| diagnostics_to_error(l, d))?;
     l.check_loops(&compiled.typed)?;
     let mut params = Vec::new();
     let mut errors = Errors::default();
@@ -159,7 +160,7 @@ fn function(opts: &Options, l: &Lowered) -> Result<TokenStream, syn::Error> {
     let place = if gpu_summary.not_compiled.is_empty() {
         quote!(#private::place())
     } else {
-        let (name, reason) = (l.item.sig.ident.to_string(), &gpu_summary.not_compiled);
+        let (name, reason) = (&l.name, &gpu_summary.not_compiled);
         quote!(#private::gpu::cpu_instead(#private::place(), #name, #reason))
     };
     let dispatch = if l.sig.ret.result {
@@ -215,7 +216,7 @@ fn gpu_arm(
 ) -> Result<(TokenStream, GpuSummary), syn::Error> {
     let mut summary = GpuSummary::default();
     let private = quote!(::dpl::__private);
-    let name = l.item.sig.ident.to_string();
+    let name = l.name.clone();
     let block = opts.block;
     let gpu_opts = dpl_cuda::Options {
         inner: opts.inner,
@@ -406,7 +407,7 @@ fn mpi_arm(
     replicated: &[usize],
 ) -> Result<(TokenStream, MpiSummary), syn::Error> {
     let private = quote!(::dpl::__private);
-    let name = l.item.sig.ident.to_string();
+    let name = l.name.clone();
     let mut summary = MpiSummary::default();
     let body = match dpl_mpi::lower::lower(&compiled.fused, replicated) {
         Ok(d) => {
@@ -562,7 +563,7 @@ fn inspect_const(
     gpu: &GpuSummary,
     mpi: &MpiSummary,
 ) -> TokenStream {
-    let name = l.item.sig.ident.to_string();
+    let name = l.name.clone();
     let typed = dpl_core::text::print(&c.typed);
     let normalized = dpl_core::text::print(&c.normalized);
     let fused = dpl_core::text::print(&c.fused);
@@ -617,6 +618,13 @@ fn inspect_const(
 /// not overwrite each other). Failures to write are ignored: dumping is a debugging aid and
 /// must not break builds.
 fn dump(name: &str, files: &[(&str, &str)]) {
+    // `dot::<f32>` (an instantiation of a generic function) as `dot.f32`.
+    let name: String = name
+        .chars()
+        .filter(|c| !matches!(c, '<' | '>' | ' '))
+        .collect::<String>()
+        .replace("::", ".")
+        .replace(',', ".");
     let Some(dir) = std::env::var_os("DPL_DUMP") else {
         return;
     };

@@ -16,11 +16,13 @@ use quote::{ToTokens, quote};
 mod bounded;
 mod emit;
 pub(crate) mod front;
+mod generic;
 #[cfg(test)]
 mod synthetic;
 
 /// The `dpl::Inspect` record of a `#[parallel]` function: `dpl::inspect!(saxpy)` or
-/// `dpl::inspect!(module::saxpy)`.
+/// `dpl::inspect!(module::saxpy)`; for a generic function, `dpl::inspect!(dot::<f64>)` (the
+/// instantiation at `f64`; without the types, the first instantiation).
 #[proc_macro]
 pub fn inspect(input: TokenStream) -> TokenStream {
     let mut path = match syn::parse::<syn::Path>(input) {
@@ -29,8 +31,18 @@ pub fn inspect(input: TokenStream) -> TokenStream {
     };
     match path.segments.last_mut() {
         Some(last) => {
-            last.ident =
-                quote::format_ident!("__dpl_inspect_{}", last.ident, span = last.ident.span());
+            // `dot::<f64>`: the record of that instantiation of a generic function.
+            let mut ident = last.ident.clone();
+            if let syn::PathArguments::AngleBracketed(args) = &last.arguments {
+                let types: Vec<String> = args
+                    .args
+                    .iter()
+                    .map(|a| a.to_token_stream().to_string())
+                    .collect();
+                ident = generic::instance_ident(&ident, &types);
+            }
+            last.arguments = syn::PathArguments::None;
+            last.ident = quote::format_ident!("__dpl_inspect_{}", ident, span = last.ident.span());
             quote!(#path).into()
         }
         None => syn::Error::new(
@@ -63,12 +75,18 @@ fn expand(attr: TokenStream2, item: TokenStream2) -> TokenStream2 {
     // The body is checked even when the attribute is wrong, so that every error shows.
     let body_opts = opts.clone().unwrap_or_default();
     match parsed {
+        syn::Item::Fn(f) if generic::is_generic(&f) => {
+            let result = both(opts, Ok(())).and_then(|(o, ())| generic::expand(&o, &f));
+            result.unwrap_or_else(|e| error_with(e, fallback_fn(f).into_token_stream()))
+        }
         syn::Item::Fn(f) => {
+            let opts = opts.and_then(|o| generic::check_no_types(&o, "this function").map(|()| o));
             let result = both(opts, front::expand_fn(&body_opts, f.clone()))
                 .and_then(|(o, l)| generate(&o, vec![l], None));
             result.unwrap_or_else(|e| error_with(e, fallback_fn(f).into_token_stream()))
         }
         syn::Item::Mod(m) => {
+            let opts = opts.and_then(|o| generic::check_no_types(&o, "a module").map(|()| o));
             let result = both(opts, front::expand_mod(&body_opts, &m))
                 .and_then(|(o, l)| generate(&o, l, Some(&m)));
             result.unwrap_or_else(|e| error_with(e, fallback_mod(m).into_token_stream()))

@@ -58,3 +58,16 @@ pub fn row_recurrence(steps: usize) -> String {
     }
     s + &format!("sum(a{steps}) }}, x) }}")
 }
+
+/// A pipeline of `n` maps, a scan and a sum over a generic element type: `params` is the
+/// generic parameter list (`""` for the same function written for `f32`, `"<T: Num>"`,
+/// ...) and `ty` the element type (`f32` or `T`).
+pub fn generic(params: &str, ty: &str, n: usize) -> String {
+    let mut s = format!(
+        "fn gen{params}(x: &[{ty}], a: {ty}) -> ({ty}, Vec<{ty}>) {{ let y0 = map(|v| v, x); "
+    );
+    for k in 0..n {
+        s += &format!("let y{} = map(|v| v * a + {k} as {ty}, y{k}); ", k + 1);
+    }
+    s + &format!("(sum(y{n}), scan(|p, q| p.max(q), y{n})) }}")
+}

@@ -56,10 +56,13 @@ pub struct Options {
     /// `replicated(p, q)`: parameters that are whole on every rank on `Place::Mpi` (never
     /// communicated), instead of one block per rank.
     pub replicated: Vec<syn::Ident>,
+    /// `types(T = "f32, f64")`: the types a generic function is generated for, per type
+    /// parameter (instead of every type its bound admits).
+    pub types: Vec<(syn::Ident, syn::LitStr)>,
 }
 
 /// What the attribute accepts, for error messages.
-const ALLOWED: &str = "inner = \"seq\" | \"block\" | \"warp\" | \"auto\", block = N (GPU threads per block), scan = \"lookback\" | \"reduce_then_scan\", replicated(param, ...) (whole on every MPI rank)";
+const ALLOWED: &str = "inner = \"seq\" | \"block\" | \"warp\" | \"auto\", block = N (GPU threads per block), scan = \"lookback\" | \"reduce_then_scan\", replicated(param, ...) (whole on every MPI rank), types(T = \"f32, f64\") (the types a generic function is generated for)";
 
 /// The schedule of the nested level (`inner = "..."`), shared with the backends.
 pub use dpl_core::schedule::Inner;
@@ -72,7 +75,7 @@ impl Options {
             return Ok(options);
         }
         let (mut seen_inner, mut seen_block, mut seen_scan) = (false, false, false);
-        let mut seen_replicated = false;
+        let (mut seen_replicated, mut seen_types) = (false, false);
         let twice = |seen: &mut bool, path: &syn::Path| {
             if std::mem::replace(seen, true) {
                 let name = path_text(path);
@@ -140,6 +143,24 @@ impl Options {
                     }
                     _ => Err(p.error("expected parameter names: replicated(x, y)")),
                 })
+            } else if meta.path.is_ident("types") {
+                twice(&mut seen_types, &meta.path)?;
+                meta.parse_nested_meta(|p| match p.path.get_ident() {
+                    Some(id) => {
+                        let list: syn::LitStr = p.value()?.parse().map_err(|e| {
+                            syn::Error::new(
+                                e.span(),
+                                "expected a string of types: types(T = \"f32, f64\")",
+                            )
+                        })?;
+                        if options.types.iter().any(|(t, _)| t == id) {
+                            return Err(p.error(format!("`{id}` is given twice in `types`")));
+                        }
+                        options.types.push((id.clone(), list));
+                        Ok(())
+                    }
+                    None => Err(p.error("expected a type parameter: types(T = \"f32, f64\")")),
+                })
             } else if meta.path.is_ident("inner") {
                 twice(&mut seen_inner, &meta.path)?;
                 let value: syn::LitStr = meta.value()?.parse().map_err(|e| {
@@ -186,6 +207,11 @@ pub struct Lowered {
     pub sig: Signature,
     /// The original item (code generation re-emits its attributes, visibility and signature).
     pub item: syn::ItemFn,
+    /// The function's name in messages and `dpl::inspect!` records (`dot::<f32>` for an
+    /// instantiation of a generic function).
+    pub name: String,
+    /// What unsuffixed integer literals may become (floats too in a generic function).
+    pub literals: dpl_core::typeck::Literals,
 }
 
 impl Lowered {

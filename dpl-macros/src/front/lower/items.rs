@@ -34,7 +34,13 @@ impl Lowerer<'_> {
         if let Some(v) = &s.variadic {
             self.error(v, "variadic parameters are not allowed");
         }
-        self.generics(&s.generics, "a #[parallel] function");
+        // A lone generic function is instantiated before it gets here (`generic`), so these
+        // are the functions of a `#[parallel] mod`.
+        self.generics(
+            &s.generics,
+            "a function of a #[parallel] module",
+            "put `#[parallel]` on the generic function itself, outside the module",
+        );
         // Types naming a generic parameter are already reported by `generics`.
         let generic_names: Vec<String> = s
             .generics
@@ -112,12 +118,12 @@ impl Lowerer<'_> {
     }
 
     /// Rejects type and const generics (lifetimes are fine) and `where` clauses.
-    fn generics(&mut self, g: &syn::Generics, what: &str) {
+    fn generics(&mut self, g: &syn::Generics, what: &str, instead: &str) {
         for p in &g.params {
             match p {
                 syn::GenericParam::Lifetime(_) => {}
                 syn::GenericParam::Type(_) | syn::GenericParam::Const(_) => {
-                    self.error(p, format!("{what} cannot be generic: write the concrete types (lifetimes are fine)"));
+                    self.error(p, format!("{what} cannot be generic: {instead}"));
                 }
             }
         }
@@ -169,7 +175,11 @@ impl Lowerer<'_> {
             if let Some(v) = &s.variadic {
                 self.error(v, "variadic parameters are not allowed");
             }
-            self.generics(&s.generics, "a nested fn");
+            self.generics(
+                &s.generics,
+                "a nested fn",
+                "write the concrete types, or use the type parameters of the enclosing function (`fn f<T: Float>`)",
+            );
             let mut params = Vec::new();
             for arg in &s.inputs {
                 match arg {

@@ -90,10 +90,12 @@ pub(crate) fn lower_function(
         body: Block { stmts, result },
     };
     Ok(Lowered {
+        name: item.sig.ident.unraw().to_string(),
         func,
         spans: Spans(spans),
         sig,
         item,
+        literals: dpl_core::typeck::Literals::Rust,
     })
 }
 

@@ -90,6 +90,14 @@ pub(super) fn const_path(path: &syn::Path) -> Option<(Const, Scalar)> {
 }
 
 fn scalar_const(s: Scalar, name: &str) -> Option<Const> {
+    // `T::ZERO` and `T::ONE` of dpl's `Num` bound (after `T` is replaced by a type).
+    match (name, s.is_float(), s.is_int()) {
+        ("ZERO", true, _) => return Some(Const::Float(0.0)),
+        ("ONE", true, _) => return Some(Const::Float(1.0)),
+        ("ZERO", _, true) => return Some(Const::Int(0)),
+        ("ONE", _, true) => return Some(Const::Int(1)),
+        _ => {}
+    }
     macro_rules! float {
         ($t:ident) => {
             match name {

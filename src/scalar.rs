@@ -1,0 +1,130 @@
+//! The bounds of generic `#[parallel]` functions: [`Scalar`], [`Num`], [`Int`], [`Float`].
+//!
+//! ```
+//! use dpl::prelude::*;
+//!
+//! #[parallel]
+//! fn dot<T: Float>(x: &[T], y: &[T]) -> T {
+//!     sum(map(|a, b| a * b, x, y))
+//! }
+//!
+//! assert_eq!(dot(&[1.0f32, 2.0], &[3.0, 4.0]), 11.0);
+//! assert_eq!(dot(&[1.0f64, 2.0], &[3.0, 4.0]), 11.0);
+//! ```
+//!
+//! The traits are sealed: their implementations are exactly dpl's scalar types, so the set
+//! of types a bound admits is closed and `#[parallel]` generates the code (CPU, and PTX with
+//! the `gpu` features) for each of them when the function is compiled. A call picks the
+//! instantiation of its type; the choice is made by the compiler (a comparison of constant
+//! type identities), so a generic function costs nothing over the same function written for
+//! one type. `#[parallel(types(T = "f32, f64"))]` narrows the set; a call with another type
+//! is then a compile error.
+//!
+//! Inside the body, `T::ZERO`, `T::ONE`, `T::MIN` and `T::MAX` are available, `v as T`
+//! converts from any scalar, and an unsuffixed literal takes the type the context asks for
+//! (`v * 2` with `v: T` and `T: Float` multiplies by `2.0`).
+
+use core::any::TypeId;
+use core::fmt::Debug;
+
+mod sealed {
+    /// Implemented by dpl's scalar types only.
+    pub trait Sealed {}
+}
+
+/// Every scalar type of the language: `bool`, the integers `i8 u8 i16 u16 i32 u32 i64 u64
+/// usize` and the floats.
+pub trait Scalar:
+    sealed::Sealed + Copy + Send + Sync + 'static + Debug + Default + PartialEq + PartialOrd
+{
+}
+
+/// The number types: the integers and the floats (every [`Scalar`] but `bool`).
+pub trait Num: Scalar {
+    /// Zero.
+    const ZERO: Self;
+    /// One.
+    const ONE: Self;
+    /// The smallest value (for a float, the most negative finite value).
+    const MIN: Self;
+    /// The largest value (for a float, the largest finite value).
+    const MAX: Self;
+}
+
+/// The integer types; their arithmetic wraps on every place.
+pub trait Int: Num + Eq + Ord {}
+
+/// The floating-point types.
+pub trait Float: Num {}
+
+impl sealed::Sealed for bool {}
+impl Scalar for bool {}
+
+macro_rules! num {
+    ($kind:ident: $($t:ty => $zero:expr, $one:expr);* $(;)?) => {$(
+        impl sealed::Sealed for $t {}
+        impl Scalar for $t {}
+        impl Num for $t {
+            const ZERO: Self = $zero;
+            const ONE: Self = $one;
+            const MIN: Self = <$t>::MIN;
+            const MAX: Self = <$t>::MAX;
+        }
+        impl $kind for $t {}
+    )*};
+}
+
+num!(Int: i8 => 0, 1; u8 => 0, 1; i16 => 0, 1; u16 => 0, 1; i32 => 0, 1; u32 => 0, 1;
+    i64 => 0, 1; u64 => 0, 1; usize => 0, 1);
+num!(Float: f32 => 0.0, 1.0; f64 => 0.0, 1.0);
+
+/// True when `A` and `B` are the same type. Generated dispatch code of generic
+/// `#[parallel]` functions tests its type parameters with it; after monomorphization the
+/// comparison is a constant, so only the taken branch remains.
+#[doc(hidden)]
+#[inline(always)]
+pub fn same<A: 'static, B: 'static>() -> bool {
+    TypeId::of::<A>() == TypeId::of::<B>()
+}
+
+/// Moves a value of type `A` into a variable of type `B`.
+///
+/// # Safety
+///
+/// `A` and `B` must be the same type. Generated dispatch code calls it only where [`same`]
+/// has shown that the type parameters are the concrete types of the instantiation, and `A`
+/// and `B` are the same type expression with those parameters replaced.
+#[doc(hidden)]
+#[inline(always)]
+pub unsafe fn retype<A, B>(a: A) -> B {
+    assert!(core::mem::size_of::<A>() == core::mem::size_of::<B>());
+    let a = core::mem::ManuallyDrop::new(a);
+    // SAFETY: `A` and `B` are the same type (the caller's contract), so the bits of `a`
+    // are a valid `B`; `a` is not dropped, so ownership moves to the result.
+    unsafe { core::mem::transmute_copy::<A, B>(&a) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retype_moves_ownership_between_equal_types() {
+        let v = vec![String::from("a"), String::from("b")];
+        assert!(same::<Vec<String>, Vec<String>>());
+        assert!(!same::<f32, f64>());
+        // SAFETY: the same type.
+        let w: Vec<String> = unsafe { retype::<Vec<String>, Vec<String>>(v) };
+        assert_eq!(w, ["a", "b"]);
+    }
+
+    #[test]
+    fn constants_match_the_types() {
+        fn check<T: Num>(zero: T, one: T, min: T, max: T) {
+            assert_eq!((T::ZERO, T::ONE, T::MIN, T::MAX), (zero, one, min, max));
+        }
+        check(0u8, 1, u8::MIN, u8::MAX);
+        check(0i64, 1, i64::MIN, i64::MAX);
+        check(0.0f32, 1.0, f32::MIN, f32::MAX);
+    }
+}

@@ -1,0 +1,283 @@
+//! Generic `#[parallel]` functions: type parameters bounded by `Scalar`, `Num`, `Int` and
+//! `Float` (in the list and in `where` clauses, several at once), literals that take the
+//! type the context asks for, `v as T`, `T::ZERO/ONE/MIN/MAX`, `types(...)`, generic
+//! `Nested` parameters and tuple results, called at many types on every place and from
+//! generic Rust code, against plain Rust at each type.
+
+use super::*;
+
+/// The programs under test, written in the DSL.
+mod prog {
+    use dpl::prelude::*;
+
+    /// The SPEC's example.
+    #[parallel]
+    pub fn dot<T: Float>(x: &[T], y: &[T]) -> T {
+        sum(map(|a, b| a * b, x, y))
+    }
+
+    /// The same function written for `f32`: its instantiation must compile to the same code.
+    #[parallel]
+    pub fn dot_f32(x: &[f32], y: &[f32]) -> f32 {
+        sum(map(|a, b| a * b, x, y))
+    }
+
+    /// The SPEC's example.
+    #[parallel]
+    pub fn clamp_all<T: Num>(x: &[T], lo: T, hi: T) -> Vec<T> {
+        map(|v| v.max(lo).min(hi), x)
+    }
+
+    /// Unsuffixed literals become `T` (an integer or a float), and the constants of `Num`.
+    #[parallel]
+    pub fn affine<T: Num>(a: T, x: &[T]) -> (Vec<T>, T, T) {
+        let y = map(|v| v * a + 3 - T::ONE, x);
+        (
+            y,
+            reduce(|p, q| p.max(q), x, T::MIN),
+            reduce(|p, q| p.min(q), x, T::MAX) + T::ZERO,
+        )
+    }
+
+    /// Two type parameters, bounded in a `where` clause; `v as U` from an integer.
+    #[parallel]
+    pub fn scaled<T, U>(x: &[T], s: U) -> Vec<U>
+    where
+        T: Int,
+        U: Float,
+    {
+        map(|v| (v as U) * s + 0.5, x)
+    }
+
+    /// Every scalar type, `bool` included.
+    #[parallel]
+    pub fn pick<T: Scalar>(c: &[bool], a: &[T], b: &[T]) -> Vec<T> {
+        map(|c, a, b| if c { a } else { b }, c, a, b)
+    }
+
+    /// Generic rows and a tuple result.
+    #[parallel]
+    pub fn row_stats<T: Num>(rows: &Nested<T>) -> (Vec<T>, Vec<usize>) {
+        (
+            map(|r| reduce(|p, q| p + q, r, T::ZERO), rows),
+            map(|r| len(r), rows),
+        )
+    }
+
+    /// Sorting and a scan at any number type.
+    #[parallel]
+    pub fn sorted_prefix<T: Num>(x: &[T]) -> (Vec<T>, Vec<T>) {
+        (sort(x), scan(|p, q| p + q, x))
+    }
+
+    /// Generated for the listed types only.
+    #[parallel(types(T = "f32, i64"))]
+    pub fn halve<T: Num>(x: &[T]) -> Vec<T> {
+        map(|v| v / 2, x)
+    }
+
+    /// Several bounds on one parameter (their intersection).
+    #[parallel]
+    pub fn negate<T: Num + Copy>(x: &[T]) -> Vec<T>
+    where
+        T: Float,
+    {
+        map(|v| -v, x)
+    }
+}
+
+/// A generic Rust function calling a generic `#[parallel]` function: the bounds suffice.
+fn norm2<T: dpl::Float>(x: &[T]) -> T {
+    prog::dot(x, x)
+}
+
+fn dot(place: Place) {
+    each_size(place, &ALL_SIZES, |n, rng| {
+        let (x, y) = (rng.f32s(n, -1.0, 1.0), rng.f32s(n, -1.0, 1.0));
+        let products = zip_with(&x, &y, |a, b| a * b);
+        let want = dpl_testkit::order::ordered_from(&products, -0.0, |a, b| a + b);
+        assert_exact(prog::dot(&x, &y), want, "dot::<f32>");
+        assert_exact(
+            prog::dot(&x, &y),
+            prog::dot_f32(&x, &y),
+            "dot::<f32> and dot_f32",
+        );
+        let (x, y) = (rng.f64s(n, -1.0, 1.0), rng.f64s(n, -1.0, 1.0));
+        let products = zip_with(&x, &y, |a, b| a * b);
+        let want = dpl_testkit::order::ordered_from(&products, -0.0, |a, b| a + b);
+        assert_exact(prog::dot(&x, &y), want, "dot::<f64>");
+        let squares = each(&x, |a| a * a);
+        let want = dpl_testkit::order::ordered_from(&squares, -0.0, |a, b| a + b);
+        assert_exact(norm2(&x), want, "norm2::<f64>");
+    });
+}
+
+fn clamp(place: Place) {
+    each_size(place, &ALL_SIZES, |n, rng| {
+        let x: Vec<i8> = rng.vec(n, |r| r.u64() as i8);
+        let want = each(&x, |v| v.clamp(-5, 9));
+        assert_same(&prog::clamp_all(&x, -5i8, 9), &want, "clamp_all::<i8>");
+        let x: Vec<u16> = rng.vec(n, |r| r.u64() as u16);
+        let want = each(&x, |v| v.clamp(100, 60_000));
+        assert_same(
+            &prog::clamp_all(&x, 100u16, 60_000),
+            &want,
+            "clamp_all::<u16>",
+        );
+        let x = rng.u64s(n);
+        let want = each(&x, |v| v.clamp(1 << 40, 1 << 62));
+        assert_same(
+            &prog::clamp_all(&x, 1u64 << 40, 1 << 62),
+            &want,
+            "clamp_all::<u64>",
+        );
+        let x = rng.f64s(n, -3.0, 3.0);
+        let want = each(&x, |v| v.clamp(-1.0, 2.0));
+        assert_same(
+            &prog::clamp_all(&x, -1.0f64, 2.0),
+            &want,
+            "clamp_all::<f64>",
+        );
+    });
+}
+
+fn literals_and_constants(place: Place) {
+    each_size(place, &[1, 1001], |n, rng| {
+        let x = rng.i32s(n);
+        let want = (
+            each(&x, |v| v.wrapping_mul(7).wrapping_add(3).wrapping_sub(1)),
+            x.iter().copied().fold(i32::MIN, i32::max),
+            x.iter().copied().fold(i32::MAX, i32::min),
+        );
+        assert_eq!(prog::affine(7i32, &x), want, "affine::<i32>");
+        let x: Vec<u8> = rng.vec(n, |r| r.u64() as u8);
+        let want = (
+            each(&x, |v| v.wrapping_mul(3).wrapping_add(3).wrapping_sub(1)),
+            x.iter().copied().fold(u8::MIN, u8::max),
+            x.iter().copied().fold(u8::MAX, u8::min),
+        );
+        assert_eq!(prog::affine(3u8, &x), want, "affine::<u8>");
+        let x = rng.f32s(n, -10.0, 10.0);
+        let (y, hi, lo) = prog::affine(1.5f32, &x);
+        assert_same(&y, &each(&x, |v| v * 1.5 + 3.0 - 1.0), "affine::<f32>");
+        let hi_want = x.iter().copied().fold(f32::MIN, f32::max);
+        let lo_want = x.iter().copied().fold(f32::MAX, f32::min);
+        assert_exact((hi, lo), (hi_want, lo_want), "affine::<f32> extremes");
+    });
+}
+
+fn two_parameters(place: Place) {
+    each_size(place, &ALL_SIZES, |n, rng| {
+        let x = rng.i64s(n);
+        let want = each(&x, |v| (v as f32) * 0.25 + 0.5);
+        assert_same(&prog::scaled(&x, 0.25f32), &want, "scaled::<i64, f32>");
+        let x: Vec<u16> = rng.vec(n, |r| r.u64() as u16);
+        let want = each(&x, |v| f64::from(v) * -3.0 + 0.5);
+        assert_same(&prog::scaled(&x, -3.0f64), &want, "scaled::<u16, f64>");
+    });
+}
+
+fn every_scalar(place: Place) {
+    each_size(place, &[0, 1, 1001], |n, rng| {
+        let c = rng.bools(n);
+        macro_rules! check {
+            ($($t:ty: $gen:expr),*) => {$(
+                let (a, b): (Vec<$t>, Vec<$t>) = (rng.vec(n, $gen), rng.vec(n, $gen));
+                let want: Vec<$t> = (0..n).map(|i| if c[i] { a[i] } else { b[i] }).collect();
+                assert_eq!(prog::pick(&c, &a, &b), want, concat!("pick::<", stringify!($t), ">"));
+            )*};
+        }
+        check!(
+            bool: |r: &mut Rng| r.bool(), i8: |r: &mut Rng| r.u64() as i8,
+            u8: |r: &mut Rng| r.u64() as u8, i16: |r: &mut Rng| r.u64() as i16,
+            u16: |r: &mut Rng| r.u64() as u16, i32: |r: &mut Rng| r.i32(),
+            u32: |r: &mut Rng| r.u32(), i64: |r: &mut Rng| r.i64(),
+            u64: |r: &mut Rng| r.u64(), usize: |r: &mut Rng| r.u64() as usize,
+            f32: |r: &mut Rng| r.f32_in(-1.0, 1.0), f64: |r: &mut Rng| r.f64()
+        );
+    });
+}
+
+fn rows_sorts_and_scans(place: Place) {
+    each_size(place, &[0, 1, 1001], |n, rng| {
+        let rows: Vec<Vec<i16>> = (0..n)
+            .map(|_| {
+                let len = rng.below(9);
+                rng.vec(len, |r| r.u64() as i16)
+            })
+            .collect();
+        let want = (
+            rows.iter()
+                .map(|r| r.iter().fold(0i16, |s, &v| s.wrapping_add(v)))
+                .collect::<Vec<_>>(),
+            rows.iter().map(Vec::len).collect::<Vec<_>>(),
+        );
+        assert_eq!(
+            prog::row_stats(&dpl::Nested::from(rows)),
+            want,
+            "row_stats::<i16>"
+        );
+        let x = rng.u32s(n);
+        let mut sorted = x.clone();
+        sorted.sort_unstable();
+        let prefix: Vec<u32> = x
+            .iter()
+            .scan(0u32, |s, &v| {
+                *s = s.wrapping_add(v);
+                Some(*s)
+            })
+            .collect();
+        assert_eq!(
+            prog::sorted_prefix(&x),
+            (sorted, prefix),
+            "sorted_prefix::<u32>"
+        );
+        let x = rng.f64s(n, -1.0, 1.0);
+        let mut sorted = x.clone();
+        sorted.sort_by(f64::total_cmp);
+        let prefix = dpl_testkit::order::scanned(&x, None, |a, b| a + b);
+        let (got_sorted, got_prefix) = prog::sorted_prefix(&x);
+        assert_same(&got_sorted, &sorted, "sorted_prefix::<f64> sort");
+        assert_same(&got_prefix, &prefix, "sorted_prefix::<f64> scan");
+    });
+}
+
+fn listed_types_and_bounds(place: Place) {
+    each_size(place, &ALL_SIZES, |n, rng| {
+        let x = rng.f32s(n, -4.0, 4.0);
+        assert_same(&prog::halve(&x), &each(&x, |v| v / 2.0), "halve::<f32>");
+        let x = rng.i64s(n);
+        assert_same(&prog::halve(&x), &each(&x, |v| v / 2), "halve::<i64>");
+        let x = rng.f64s(n, -4.0, 4.0);
+        assert_same(&prog::negate(&x), &each(&x, |v| -v), "negate::<f64>");
+    });
+}
+
+on_every_place!(
+    dot,
+    clamp,
+    literals_and_constants,
+    two_parameters,
+    every_scalar,
+    rows_sorts_and_scans,
+    listed_types_and_bounds,
+);
+
+/// An instantiation compiles to the same IR and CPU code as the function written for its
+/// types (up to the function's name), so it runs at the same speed.
+#[test]
+fn an_instantiation_is_the_function_written_for_its_types() {
+    let generic = dpl::inspect!(prog::dot::<f32>);
+    let written = dpl::inspect!(prog::dot_f32);
+    assert_eq!(generic.name, "dot::<f32>");
+    let rename = |s: &str| s.replace("__dpl_dot__f32", "dot_f32");
+    assert_eq!(rename(generic.fused_ir), written.fused_ir);
+    assert_eq!(rename(generic.cpu_rust), written.cpu_rust);
+    assert_eq!(generic.loops, 1);
+    // Without types, the first instantiation (the bound's first type).
+    assert_eq!(dpl::inspect!(prog::dot).name, "dot::<f32>");
+    assert_eq!(
+        dpl::inspect!(prog::scaled::<u16, f64>).name,
+        "scaled::<u16, f64>"
+    );
+}
