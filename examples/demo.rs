@@ -22,9 +22,9 @@ fn saxpy(a: f32, x: &[f32], y: &[f32]) -> Vec<f32> {
     map(|xi, yi| a * xi + yi, x, y)
 }
 
-/// The dot product: one fused loop, no temporary.
+/// The dot product: one fused loop, no temporary; generic, compiled for each float type.
 #[parallel]
-fn dot(x: &[f32], y: &[f32]) -> f32 {
+fn dot<T: Float>(x: &[T], y: &[T]) -> T {
     sum(map(|a, b| a * b, x, y))
 }
 
@@ -51,6 +51,18 @@ fn running_energy(x: &[i64]) -> Vec<i64> {
 fn histogram(keys: &[u32], buckets: usize) -> Vec<u32> {
     let ones = replicate(1u32, len(keys));
     scatter_reduce(|a, b| a + b, ones, keys, replicate(0u32, buckets))
+}
+
+/// The histogram of an 8-bit image (the SPEC's example): a quarter of the bytes of `u32`
+/// keys.
+#[parallel]
+fn histogram_u8(pixels: &[u8]) -> Vec<u32> {
+    scatter_reduce(
+        |a, b| a + b,
+        map(|_p| 1u32, pixels),
+        map(|p| p as usize, pixels),
+        replicate(0u32, 256),
+    )
 }
 
 /// The number of elements above the mean, and the mean.
@@ -151,7 +163,7 @@ fn cases(n: usize, report: &mut Report) {
     );
     let want_dot: f64 = x.iter().zip(&y).map(|(a, b)| (a * b) as f64).sum();
     report.case(
-        "dot",
+        "dot::<f32>",
         || dot(&x, &y),
         || x.par_iter().zip(&y).map(|(a, b)| a * b).sum::<f32>(),
         |got| close(*got as f64, want_dot, n),
@@ -229,6 +241,44 @@ fn cases(n: usize, report: &mut Report) {
             }
             *got == h
         },
+    );
+    let pixels: Vec<u8> = keys.iter().map(|&k| k as u8).collect();
+    report.case(
+        "histogram u8",
+        || histogram_u8(&pixels),
+        || {
+            pixels
+                .par_chunks(1 << 16)
+                .map(|c| {
+                    let mut h = vec![0u32; 256];
+                    for &p in c {
+                        h[p as usize] += 1;
+                    }
+                    h
+                })
+                .reduce(
+                    || vec![0u32; 256],
+                    |mut a, b| {
+                        a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+                        a
+                    },
+                )
+        },
+        |got| {
+            let mut h = vec![0u32; 256];
+            for &p in &pixels {
+                h[p as usize] += 1;
+            }
+            *got == h
+        },
+    );
+    let want_dot: f64 = xd.iter().zip(&y).map(|(a, b)| a * *b as f64).sum();
+    let yd: Vec<f64> = y.iter().map(|&v| v as f64).collect();
+    report.case(
+        "dot::<f64>",
+        || dot(&xd, &yd),
+        || xd.par_iter().zip(&yd).map(|(a, b)| a * b).sum::<f64>(),
+        |got| close(*got, want_dot, n),
     );
     report.case(
         "sort",

@@ -15,9 +15,9 @@
 //! The traits are sealed: their implementations are exactly dpl's scalar types, so the set
 //! of types a bound admits is closed and `#[parallel]` generates the code (CPU, and PTX with
 //! the `gpu` features) for each of them when the function is compiled. A call picks the
-//! instantiation of its type; the choice is made by the compiler (a comparison of constant
-//! type identities), so a generic function costs nothing over the same function written for
-//! one type. `#[parallel(types(T = "f32, f64"))]` narrows the set; a call with another type
+//! instantiation of its type; the choice is made by the Rust compiler (on a constant of
+//! each type), so a generic function costs nothing over the same function written for one
+//! type, and only the instantiations a program calls are compiled to machine code. `#[parallel(types(T = "f32, f64"))]` narrows the set; a call with another type
 //! is then a compile error.
 //!
 //! Inside the body, `T::ZERO`, `T::ONE`, `T::MIN` and `T::MAX` are available, `v as T`
@@ -37,6 +37,34 @@ mod sealed {
 pub trait Scalar:
     sealed::Sealed + Copy + Send + Sync + 'static + Debug + Default + PartialEq + PartialOrd
 {
+    // Which type this is, one flag per type, for the dispatch of generated code: an `if`
+    // on an associated constant is decided when the caller is monomorphized, and the
+    // instantiations on the untaken branches are never compiled (a `TypeId` comparison
+    // leaves them to LLVM, which compiles them first).
+    #[doc(hidden)]
+    const __IS_BOOL: bool = false;
+    #[doc(hidden)]
+    const __IS_I8: bool = false;
+    #[doc(hidden)]
+    const __IS_U8: bool = false;
+    #[doc(hidden)]
+    const __IS_I16: bool = false;
+    #[doc(hidden)]
+    const __IS_U16: bool = false;
+    #[doc(hidden)]
+    const __IS_I32: bool = false;
+    #[doc(hidden)]
+    const __IS_U32: bool = false;
+    #[doc(hidden)]
+    const __IS_I64: bool = false;
+    #[doc(hidden)]
+    const __IS_U64: bool = false;
+    #[doc(hidden)]
+    const __IS_USIZE: bool = false;
+    #[doc(hidden)]
+    const __IS_F32: bool = false;
+    #[doc(hidden)]
+    const __IS_F64: bool = false;
 }
 
 /// The number types: the integers and the floats (every [`Scalar`] but `bool`).
@@ -58,12 +86,16 @@ pub trait Int: Num + Eq + Ord {}
 pub trait Float: Num {}
 
 impl sealed::Sealed for bool {}
-impl Scalar for bool {}
+impl Scalar for bool {
+    const __IS_BOOL: bool = true;
+}
 
 macro_rules! num {
-    ($kind:ident: $($t:ty => $zero:expr, $one:expr);* $(;)?) => {$(
+    ($kind:ident: $($t:ty, $is:ident => $zero:expr, $one:expr);* $(;)?) => {$(
         impl sealed::Sealed for $t {}
-        impl Scalar for $t {}
+        impl Scalar for $t {
+            const $is: bool = true;
+        }
         impl Num for $t {
             const ZERO: Self = $zero;
             const ONE: Self = $one;
@@ -74,9 +106,10 @@ macro_rules! num {
     )*};
 }
 
-num!(Int: i8 => 0, 1; u8 => 0, 1; i16 => 0, 1; u16 => 0, 1; i32 => 0, 1; u32 => 0, 1;
-    i64 => 0, 1; u64 => 0, 1; usize => 0, 1);
-num!(Float: f32 => 0.0, 1.0; f64 => 0.0, 1.0);
+num!(Int: i8, __IS_I8 => 0, 1; u8, __IS_U8 => 0, 1; i16, __IS_I16 => 0, 1;
+    u16, __IS_U16 => 0, 1; i32, __IS_I32 => 0, 1; u32, __IS_U32 => 0, 1;
+    i64, __IS_I64 => 0, 1; u64, __IS_U64 => 0, 1; usize, __IS_USIZE => 0, 1);
+num!(Float: f32, __IS_F32 => 0.0, 1.0; f64, __IS_F64 => 0.0, 1.0);
 
 /// True when `A` and `B` are the same type. Generated dispatch code of generic
 /// `#[parallel]` functions tests its type parameters with it; after monomorphization the
@@ -116,6 +149,46 @@ mod tests {
         // SAFETY: the same type.
         let w: Vec<String> = unsafe { retype::<Vec<String>, Vec<String>>(v) };
         assert_eq!(w, ["a", "b"]);
+    }
+
+    /// The dispatch's flags: exactly one per type, the type's own (the dispatch moves
+    /// values between types on them, so a wrong flag would be undefined behaviour).
+    #[test]
+    fn each_type_has_its_own_flag() {
+        fn flags<T: Scalar>() -> [bool; 12] {
+            [
+                T::__IS_BOOL,
+                T::__IS_I8,
+                T::__IS_U8,
+                T::__IS_I16,
+                T::__IS_U16,
+                T::__IS_I32,
+                T::__IS_U32,
+                T::__IS_I64,
+                T::__IS_U64,
+                T::__IS_USIZE,
+                T::__IS_F32,
+                T::__IS_F64,
+            ]
+        }
+        let all = [
+            flags::<bool>(),
+            flags::<i8>(),
+            flags::<u8>(),
+            flags::<i16>(),
+            flags::<u16>(),
+            flags::<i32>(),
+            flags::<u32>(),
+            flags::<i64>(),
+            flags::<u64>(),
+            flags::<usize>(),
+            flags::<f32>(),
+            flags::<f64>(),
+        ];
+        for (k, f) in all.iter().enumerate() {
+            let set: Vec<usize> = (0..f.len()).filter(|&j| f[j]).collect();
+            assert_eq!(set, [k], "type {k} in Scalar::ALL order");
+        }
     }
 
     #[test]

@@ -11,16 +11,19 @@
 //!
 //! ```text
 //! pub fn dot<T: Float>(x: &[T], y: &[T]) -> T {
-//!     if same::<T, f32>() { return unsafe { retype(__dpl_dot__f32(retype(x), retype(y))) }; }
-//!     if same::<T, f64>() { return unsafe { retype(__dpl_dot__f64(retype(x), retype(y))) }; }
+//!     if T::__IS_F32 { return unsafe { retype(__dpl_dot__f32::<()>(retype(x), retype(y))) }; }
+//!     if T::__IS_F64 { return unsafe { retype(__dpl_dot__f64::<()>(retype(x), retype(y))) }; }
 //!     unreachable!()
 //! }
 //! ```
 //!
-//! `same` compares type identities, a constant after monomorphization, so the dispatch
-//! costs nothing; `retype` moves a value between a type written with the parameters and the
-//! same type written with the concrete types (the results are owned values, so no borrow
-//! outlives its call). With `types(...)`, the signature also requires a hidden trait
+//! The conditions are the sealed `Scalar` trait's per-type flags (`<T as Scalar>::__IS_F32`),
+//! constants that the Rust compiler decides when it monomorphizes the caller, so the
+//! dispatch costs nothing and the branches not taken are not even compiled: the
+//! instantiations are themselves generic (in an unused parameter, called at `()`), so Rust
+//! generates machine code only for those a program calls. `retype` moves a value between a
+//! type written with the parameters and the same type written with the concrete types (the
+//! results are owned values, so no borrow outlives its call). With `types(...)`, the signature also requires a hidden trait
 //! implemented for the listed combinations only, so a call with another type is a compile
 //! error that names the allowed types.
 //!
@@ -336,6 +339,13 @@ pub fn expand(opts: &Options, f: &syn::ItemFn) -> Result<TokenStream, syn::Error
         let inst = instance(f, &params, &types)?;
         let lowered = front::expand_fn(opts, inst.clone()).and_then(|mut l| {
             l.literals = Literals::Generic;
+            // Generic in an unused parameter, so that Rust compiles only the instantiations
+            // a program calls (see `dispatcher`).
+            l.item
+                .sig
+                .generics
+                .params
+                .push(syn::parse_quote!(__DplOnce));
             l.name = format!(
                 "{}::<{}>",
                 f.sig.ident,
@@ -442,11 +452,16 @@ fn dispatcher(
             quote!(#private::retype::<#ty, #concrete>(#x))
         });
         let concrete_ret = substitute(ret.clone(), params, types);
+        let flags = types
+            .iter()
+            .map(|t| format_ident!("__IS_{}", t.name().to_uppercase()));
         quote! {
-            if #(#private::same::<#idents, #tys>())&&* {
-                // SAFETY: the parameters are the types of this instantiation, so each type
-                // written with them is the same as the one written with the types.
-                return unsafe { #private::retype::<#concrete_ret, #ret>(#callee(#(#passed),*)) };
+            if #(<#idents as ::dpl::Scalar>::#flags)&&* {
+                ::core::debug_assert!(#(#private::same::<#idents, #tys>())&&*);
+                // SAFETY: the parameters are the types of this instantiation (the flags of
+                // the sealed `Scalar` say so), so each type written with them is the same
+                // as the one written with the types.
+                return unsafe { #private::retype::<#concrete_ret, #ret>(#callee::<()>(#(#passed),*)) };
             }
         }
     });

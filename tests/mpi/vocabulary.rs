@@ -11,6 +11,7 @@ pub const CASES: &[Case] = &[
     ("vocabulary_arg_extremes", arg_extremes),
     ("vocabulary_scalar_forms", scalar_forms),
     ("vocabulary_flatten", flatten),
+    ("vocabulary_generic", generic),
 ];
 
 mod progs {
@@ -59,6 +60,12 @@ mod progs {
                 z,
             ),
         )
+    }
+
+    /// A generic function: each instantiation is distributed like a written one.
+    #[parallel]
+    pub fn generic_dot<T: Num>(x: &[T], y: &[T]) -> (T, Vec<T>) {
+        (sum(map(|a, b| a * b + 1, x, y)), map(|a| a - T::ONE, x))
     }
 
     #[parallel]
@@ -179,6 +186,30 @@ fn flatten(env: Env) {
                 want,
                 "n = {n}"
             );
+        }
+    }
+}
+
+fn generic(env: Env) {
+    for n in SIZES {
+        let mut rng = SplitMix64::new(n as u64 + 44);
+        let x: Vec<i32> = rng.vec(n, |r| r.int_in(-100_000..100_000) as i32);
+        let y: Vec<i32> = rng.vec(n, |r| r.int_in(-100_000..100_000) as i32);
+        let want = (0..n).fold(0i32, |s, i| {
+            s.wrapping_add(x[i].wrapping_mul(y[i]).wrapping_add(1))
+        });
+        let minus: Vec<i32> = x.iter().map(|v| v - 1).collect();
+        let p: Vec<f64> = rng.vec(n, |r| r.f64_in(-1.0, 1.0));
+        let want_f: f64 = p.iter().map(|v| v * v + 1.0).sum();
+        for lens in layouts(n, env.size) {
+            let (got, got_minus) =
+                progs::generic_dot(&block_of(&x, &lens, env), &block_of(&y, &lens, env));
+            assert_eq!(got, want, "generic_dot::<i32>, n = {n}");
+            check_block("generic_dot::<i32> map", &got_minus, &minus, &lens, env);
+            let pb = block_of(&p, &lens, env);
+            let (s, _) = progs::generic_dot(&pb, &pb);
+            close("generic_dot::<f64>", s, want_f, 1e-9);
+            same_everywhere("generic_dot::<f64>", s.to_bits());
         }
     }
 }
