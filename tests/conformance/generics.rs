@@ -76,6 +76,21 @@ mod prog {
         map(|v| v / 2, x)
     }
 
+    /// Resident sequences, a `Matrix`, a `Result` and a `Matrix` result at a type parameter.
+    #[parallel]
+    pub fn seq_and_matrix<T: Num>(
+        x: &Seq<T>,
+        m: &Matrix<T>,
+        k: usize,
+    ) -> Result<(Seq<T>, Vec<T>, T, Matrix<T>), Error> {
+        (
+            map(|v| v + T::ONE, x),
+            map(|r| sum(r), m),
+            x[k],
+            map(|r| map(|v| v * 2, r), m),
+        )
+    }
+
     /// Several bounds on one parameter (their intersection).
     #[parallel]
     pub fn negate<T: Num + Copy>(x: &[T]) -> Vec<T>
@@ -253,7 +268,56 @@ fn listed_types_and_bounds(place: Place) {
     });
 }
 
+fn resident_and_results(place: Place) {
+    each_size(place, &[1, 1001], |n, rng| {
+        let x: Vec<i16> = rng.vec(n, |r| r.u64() as i16);
+        let cols = 3;
+        let flat: Vec<i16> = rng.vec(n * cols, |r| r.u64() as i16);
+        let rows: Vec<Vec<i16>> = flat.chunks(cols).map(<[i16]>::to_vec).collect();
+        let m = dpl::Matrix::from_rows(rows.clone()).expect("rows of one length");
+        let (s, sums, at, doubled) =
+            prog::seq_and_matrix(&dpl::Seq::from(x.clone()), &m, n - 1).expect("in range");
+        assert_eq!(
+            s.to_vec(),
+            each(&x, |v| v.wrapping_add(1)),
+            "seq_and_matrix::<i16> seq"
+        );
+        let want: Vec<i16> = rows
+            .iter()
+            .map(|r| r.iter().fold(0i16, |a, &b| a.wrapping_add(b)))
+            .collect();
+        assert_eq!(sums, want, "seq_and_matrix::<i16> row sums");
+        assert_eq!(at, x[n - 1]);
+        let want: Vec<Vec<i16>> = rows
+            .iter()
+            .map(|r| each(r, |v| v.wrapping_mul(2)))
+            .collect();
+        assert_eq!(
+            doubled,
+            dpl::Matrix::from_rows(want).expect("rows"),
+            "seq_and_matrix::<i16> matrix"
+        );
+        let got = prog::seq_and_matrix(&dpl::Seq::from(x.clone()), &m, n);
+        assert!(
+            matches!(got, Err(dpl::Error::IndexOutOfRange { .. })),
+            "x[n] of a generic function: {got:?}"
+        );
+        let xf = rng.f64s(n, -2.0, 2.0);
+        let mf = dpl::Matrix::from_rows(vec![xf.clone()]).expect("one row");
+        let (s, sums, _, _) =
+            prog::seq_and_matrix(&dpl::Seq::from(xf.clone()), &mf, 0).expect("in range");
+        assert_same(
+            &s.to_vec(),
+            &each(&xf, |v| v + 1.0),
+            "seq_and_matrix::<f64> seq",
+        );
+        let want = dpl_testkit::order::ordered_from(&xf, -0.0, |a, b| a + b);
+        assert_exact(sums[0], want, "seq_and_matrix::<f64> row sum");
+    });
+}
+
 on_every_place!(
+    resident_and_results,
     dot,
     clamp,
     literals_and_constants,
