@@ -267,7 +267,8 @@ fn substitute(tokens: TokenStream, params: &[Param], types: &[Scalar]) -> TokenS
 
 /// The name of an instantiation: `__dpl_dot__f32`, `__dpl_pair__f32__i32`.
 pub fn instance_ident(name: &syn::Ident, types: &[impl std::fmt::Display]) -> syn::Ident {
-    let mut s = format!("__dpl_{name}");
+    use syn::ext::IdentExt;
+    let mut s = format!("__dpl_{}", name.unraw());
     for t in types {
         s.push_str("__");
         s.push_str(&t.to_string());

@@ -34,11 +34,29 @@ pub fn inspect(input: TokenStream) -> TokenStream {
             // `dot::<f64>`: the record of that instantiation of a generic function.
             let mut ident = last.ident.clone();
             if let syn::PathArguments::AngleBracketed(args) = &last.arguments {
-                let types: Vec<String> = args
-                    .args
-                    .iter()
-                    .map(|a| a.to_token_stream().to_string())
-                    .collect();
+                // Each argument names a scalar type (`f32`, or a path ending in one).
+                let mut types = Vec::new();
+                for a in &args.args {
+                    match a {
+                        syn::GenericArgument::Type(syn::Type::Path(p))
+                            if p.qself.is_none()
+                                && p.path
+                                    .segments
+                                    .last()
+                                    .is_some_and(|s| s.arguments.is_none()) =>
+                        {
+                            types.extend(p.path.segments.last().map(|s| s.ident.to_string()));
+                        }
+                        other => {
+                            return syn::Error::new_spanned(
+                                other,
+                                "expected a scalar type, as in `dpl::inspect!(dot::<f32>)`",
+                            )
+                            .to_compile_error()
+                            .into();
+                        }
+                    }
+                }
                 ident = generic::instance_ident(&ident, &types);
             }
             last.arguments = syn::PathArguments::None;
