@@ -1,5 +1,5 @@
 //! The CPU's formerly slow primitives next to what a user would write by hand: a 256-bin
-//! histogram (`scatter_reduce`), `permute`, `scatter` and `count`, each on `Place::Cpu`
+//! histogram (`scatter_reduce`, of `u32` keys and of `u8` pixels), `permute`, `scatter` and `count`, each on `Place::Cpu`
 //! against hand-written rayon and a sequential loop, timed in interleaved rounds (the
 //! minimum of each, the least disturbed run) and checked against the sequential result.
 //!
@@ -20,6 +20,17 @@ mod prog {
     pub fn key_counts(keys: &[u32], bins: usize) -> Vec<u32> {
         let ones = map(|_| 1u32, keys);
         scatter_reduce(|a, b| a + b, ones, keys, replicate(0u32, bins))
+    }
+
+    /// The histogram of an 8-bit image (the SPEC's example): a quarter of the key bytes.
+    #[parallel]
+    pub fn pixel_counts(pixels: &[u8]) -> Vec<u32> {
+        scatter_reduce(
+            |a, b| a + b,
+            map(|_p| 1u32, pixels),
+            map(|p| p as usize, pixels),
+            replicate(0u32, 256),
+        )
     }
 
     #[parallel]
@@ -65,12 +76,12 @@ fn rayon_scatter_into(out: &mut [f32], src: &[f32], idx: &[usize]) {
     });
 }
 
-fn rayon_histogram(keys: &[u32], bins: usize) -> Vec<u32> {
+fn rayon_histogram<K: Copy + Into<u64> + Sync>(keys: &[K], bins: usize) -> Vec<u32> {
     keys.par_chunks(1 << 14)
         .fold(
             || vec![0u32; bins],
             |mut h, chunk| {
-                chunk.iter().for_each(|&k| h[k as usize] += 1);
+                chunk.iter().for_each(|&k| h[k.into() as usize] += 1);
                 h
             },
         )
@@ -125,6 +136,24 @@ fn measure(log: u32, rounds: usize) {
                 &|| {
                     let mut h = vec![0u32; bins];
                     keys.iter().for_each(|&k| h[k as usize] += 1);
+                    std::hint::black_box(h);
+                },
+            ],
+        );
+
+        let pixels: Vec<u8> = keys.iter().map(|&k| k as u8).collect();
+        assert_eq!(prog::pixel_counts(&pixels), want);
+        assert_eq!(rayon_histogram(&pixels, bins), want);
+        report(
+            "histogram (u8 pixels)",
+            log,
+            rounds,
+            &[
+                &|| drop(std::hint::black_box(prog::pixel_counts(&pixels))),
+                &|| drop(std::hint::black_box(rayon_histogram(&pixels, bins))),
+                &|| {
+                    let mut h = vec![0u32; bins];
+                    pixels.iter().for_each(|&k| h[k as usize] += 1);
                     std::hint::black_box(h);
                 },
             ],
