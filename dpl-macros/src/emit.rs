@@ -187,6 +187,7 @@ fn function(opts: &Options, l: &Lowered) -> Result<TokenStream, syn::Error> {
         }
     };
     let inspect = inspect_const(l, &compiled, &cpu, &gpu_summary, &mpi_summary);
+    let dispatch = with_writes(l, dispatch);
     Ok(quote! {
         #(#attrs)*
         #[allow(unused_variables, unused_parens, unused_braces, unused_unsafe, non_snake_case, clippy::all)]
@@ -202,6 +203,78 @@ fn function(opts: &Options, l: &Lowered) -> Result<TokenStream, syn::Error> {
         }
         #inspect
     })
+}
+
+/// The body of a function with `&mut` parameters around its `dispatch`: the parameters
+/// are read through shared references while the result is computed (its last parts are
+/// their new values), then written back (a slice keeps its length: another is a length
+/// mismatch at the assignment, returned or raised as the function's other errors), and the
+/// declared result (if any) is returned.
+fn with_writes(l: &Lowered, dispatch: TokenStream) -> TokenStream {
+    let writes = &l.sig.writes;
+    if writes.is_empty() {
+        return dispatch;
+    }
+    let names: Vec<syn::Ident> = (0..writes.len())
+        .map(|k| format_ident!("__dpl_w{}", k))
+        .collect();
+    let params = writes.iter().map(|w| &w.ident);
+    let pattern = match (l.sig.unit, names.len()) {
+        (true, 1) => quote!(#(#names)*),
+        (true, _) => quote!((#(#names,)*)),
+        (false, _) => quote!((__dpl_ret, #(#names,)*)),
+    };
+    let result = l.sig.ret.result;
+    let fail = |e: TokenStream| {
+        if result {
+            quote!(return ::core::result::Result::Err(#e))
+        } else {
+            quote!(::core::panic!("{}", #e))
+        }
+    };
+    let unwrap = if result {
+        quote!(let __dpl_all = match __dpl_all {
+            ::core::result::Result::Ok(v) => v,
+            ::core::result::Result::Err(e) => return ::core::result::Result::Err(e),
+        };)
+    } else {
+        TokenStream::new()
+    };
+    let stores = writes.iter().zip(&names).map(|(w, n)| {
+        let y = &w.ident;
+        match w.kind {
+            crate::front::sig::Write::Slice => {
+                let at = w.at;
+                let fail = fail(quote!(e));
+                quote_spanned! {at=>
+                    if let ::core::result::Result::Err(e) = ::dpl::__private::rt::write_slice(
+                        #y,
+                        #n,
+                        ::dpl::__private::Location { file: ::core::file!(), line: ::core::line!(), column: ::core::column!() },
+                    ) {
+                        #fail;
+                    }
+                }
+            }
+            crate::front::sig::Write::Vec | crate::front::sig::Write::Seq => quote!(*#y = #n;),
+        }
+    });
+    let value = match (l.sig.unit, result) {
+        (true, false) => quote!(()),
+        (true, true) => quote!(::core::result::Result::Ok(())),
+        (false, false) => quote!(__dpl_ret),
+        (false, true) => quote!(::core::result::Result::Ok(__dpl_ret)),
+    };
+    quote! {
+        let __dpl_all = {
+            #(let #params = &*#params;)*
+            #dispatch
+        };
+        #unwrap
+        let #pattern = __dpl_all;
+        #(#stores)*
+        #value
+    }
 }
 
 /// The match arm for the GPU places (`Sim`, `Gpu(n)`): the function compiled for the GPU

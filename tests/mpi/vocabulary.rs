@@ -12,6 +12,7 @@ pub const CASES: &[Case] = &[
     ("vocabulary_scalar_forms", scalar_forms),
     ("vocabulary_flatten", flatten),
     ("vocabulary_generic", generic),
+    ("vocabulary_in_place", in_place),
 ];
 
 mod progs {
@@ -66,6 +67,13 @@ mod progs {
     #[parallel]
     pub fn generic_dot<T: Num>(x: &[T], y: &[T]) -> (T, Vec<T>) {
         (sum(map(|a, b| a * b + 1, x, y)), map(|a| a - T::ONE, x))
+    }
+
+    /// `*y = e` on a rank's block, and a declared result read from the new value.
+    #[parallel]
+    pub fn axpy_sum(a: i64, x: &[i64], y: &mut [i64]) -> i64 {
+        *y = map(|xi, yi| a * xi + yi, x, y);
+        sum(y)
     }
 
     #[parallel]
@@ -210,6 +218,22 @@ fn generic(env: Env) {
             let (s, _) = progs::generic_dot(&pb, &pb);
             close("generic_dot::<f64>", s, want_f, 1e-9);
             same_everywhere("generic_dot::<f64>", s.to_bits());
+        }
+    }
+}
+
+fn in_place(env: Env) {
+    for n in SIZES {
+        let mut rng = SplitMix64::new(n as u64 + 45);
+        let x: Vec<i64> = rng.vec(n, |r| r.int_in(-1000..1000));
+        let y: Vec<i64> = rng.vec(n, |r| r.int_in(-1000..1000));
+        let want: Vec<i64> = x.iter().zip(&y).map(|(a, b)| 3 * a + b).collect();
+        let total: i64 = want.iter().sum();
+        for lens in layouts(n, env.size) {
+            let mut yb = block_of(&y, &lens, env);
+            let got = progs::axpy_sum(3, &block_of(&x, &lens, env), &mut yb);
+            assert_eq!(got, total, "axpy_sum, n = {n}");
+            check_block("axpy_sum: y", &yb, &want, &lens, env);
         }
     }
 }

@@ -135,6 +135,22 @@ pub fn out_of_memory(bytes: u128, prim: &'static str, at: At) -> ! {
     })
 }
 
+/// `*y = v` for a `&mut [T]` parameter of a `#[parallel]` function: copies the new value
+/// into the slice, which keeps its length (another length is [`Error::LengthMismatch`] at
+/// `at`, the assignment, and the slice is left unchanged).
+pub fn write_slice<T: Copy>(y: &mut [T], v: Vec<T>, at: Location) -> Result<(), Error> {
+    if y.len() != v.len() {
+        return Err(Error::LengthMismatch {
+            prim: "*y = e",
+            left: y.len(),
+            right: v.len(),
+            at,
+        });
+    }
+    y.copy_from_slice(&v);
+    Ok(())
+}
+
 /// Runs `body`, turning an [`Error`] raised inside it (on any thread) into `Err`. Other
 /// panics pass through unchanged.
 pub fn run<T>(body: impl FnOnce() -> T) -> Result<T, Error> {

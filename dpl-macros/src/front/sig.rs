@@ -14,8 +14,50 @@ use super::errors::Errors;
 pub struct Signature {
     /// The parameters, in order.
     pub params: Vec<ParamSig>,
-    /// The result.
+    /// The result: the declared one, followed by the new values of the `&mut` parameters
+    /// (see [`Signature::writes`]); alone when there are none.
     pub ret: RetSig,
+    /// The `&mut` parameters, in order, each assigned once in the body (`*y = e;`): the
+    /// function computes their new values as the last parts of its result and writes them
+    /// back after the call.
+    pub writes: Vec<WriteSig>,
+    /// The function is declared without a result (`()`, or `Result<(), dpl::Error>`): its
+    /// IR result is the new values of its `&mut` parameters only.
+    pub unit: bool,
+}
+
+/// A `&mut` parameter and where it is assigned.
+#[derive(Clone, Debug)]
+pub struct WriteSig {
+    /// The parameter's name.
+    pub ident: syn::Ident,
+    /// Its type.
+    pub kind: Write,
+    /// The assignment `*y = e` (for the error of a length mismatch).
+    pub at: proc_macro2::Span,
+}
+
+/// The types of `&mut` parameters, which say how the new value is written back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Write {
+    /// `&mut [T]`: copied into the slice, which keeps its length (another length is a
+    /// length-mismatch error).
+    Slice,
+    /// `&mut Vec<T>`: the vector is replaced (its length may change).
+    Vec,
+    /// `&mut Seq<T>`: the sequence is replaced (on a GPU place, by the device-resident
+    /// result: nothing is copied).
+    Seq,
+}
+
+impl Write {
+    /// How the new value comes out of the generated code.
+    pub fn result_repr(self, elem: Type) -> Repr {
+        match self {
+            Write::Slice | Write::Vec => Repr::Vec(elem),
+            Write::Seq => Repr::SeqBuf(elem),
+        }
+    }
 }
 
 /// One parameter of a `#[parallel]` function.
@@ -23,8 +65,11 @@ pub struct Signature {
 pub struct ParamSig {
     /// Its name.
     pub ident: syn::Ident,
-    /// How it is represented in Rust.
+    /// How it is represented in Rust (a `&mut` parameter as the shared reference the
+    /// body reads: `&mut [T]` and `&mut Vec<T>` as `&[T]`, `&mut Seq<T>` as `&Seq<T>`).
     pub repr: Repr,
+    /// `Some` for a `&mut` parameter.
+    pub write: Option<Write>,
 }
 
 /// How a value is represented in Rust. Element types (`T` below) are scalars or tuples of
@@ -49,6 +94,14 @@ pub enum Repr {
 }
 
 impl Repr {
+    /// The element type of a sequence's representation ([`Type::Infer`] for others).
+    pub fn elem(&self) -> Type {
+        match self {
+            Repr::Slice(t) | Repr::Vec(t) | Repr::SeqBuf(t) => t.clone(),
+            _ => Type::Infer,
+        }
+    }
+
     /// The DSL type of a value with this representation.
     pub fn ir_type(&self) -> Type {
         match self {
@@ -255,6 +308,35 @@ pub(crate) fn param_repr(ty: &syn::Type, errors: &mut Errors) -> Option<Repr> {
     }
 }
 
+/// For a `&mut` parameter type, how it is written back and how the body reads it:
+/// `None` for other types, `Some(None)` after recording an error.
+pub(crate) fn mut_param(ty: &syn::Type, errors: &mut Errors) -> Option<Option<(Write, Repr)>> {
+    let syn::Type::Reference(r) = peel(ty) else {
+        return None;
+    };
+    r.mutability?;
+    let inner = peel(&r.elem);
+    if let syn::Type::Slice(s) = inner {
+        return Some(elem_type(&s.elem, errors).map(|e| (Write::Slice, Repr::Slice(e))));
+    }
+    Some(match container(inner, errors) {
+        Err(Reported) => None,
+        Ok(Some((Container::Vec, arg))) => {
+            elem_type(&arg, errors).map(|e| (Write::Vec, Repr::Slice(e)))
+        }
+        Ok(Some((Container::Seq, arg))) => {
+            elem_type(&arg, errors).map(|e| (Write::Seq, Repr::SeqBuf(e)))
+        }
+        _ => {
+            errors.at(
+                ty,
+                "a #[parallel] function changes only `&mut [T]`, `&mut Vec<T>` and `&mut Seq<T>` parameters (assigned once with `*y = e;`)",
+            );
+            None
+        }
+    })
+}
+
 /// The representation of a result type (inside any `Result`), or `None` after an error.
 fn ret_repr(ty: &syn::Type, errors: &mut Errors) -> Option<Repr> {
     if let Some(s) = scalar_of(ty) {
@@ -324,13 +406,46 @@ pub(crate) fn ret_sig(
     fn_ident: &syn::Ident,
     errors: &mut Errors,
 ) -> Option<RetSig> {
+    ret_sig_with(output, fn_ident, errors, false)
+}
+
+/// [`ret_sig`]; with `allow_unit` (a function with `&mut` parameters), no result, `()` or
+/// `Result<(), dpl::Error>` is [`Repr::Tuple`] of nothing.
+pub(crate) fn ret_sig_with(
+    output: &syn::ReturnType,
+    fn_ident: &syn::Ident,
+    errors: &mut Errors,
+    allow_unit: bool,
+) -> Option<RetSig> {
+    let is_unit = |t: &syn::Type| matches!(peel(t), syn::Type::Tuple(t) if t.elems.is_empty());
     let syn::ReturnType::Type(_, ty) = output else {
+        if allow_unit {
+            return Some(RetSig {
+                repr: Repr::Tuple(Vec::new()),
+                result: false,
+            });
+        }
         errors.at(
             fn_ident,
-            "a #[parallel] function must return a value: add `-> T`",
+            "a #[parallel] function must return a value: add `-> T` (or change a `&mut [T]` parameter with `*y = e;`)",
         );
         return None;
     };
+    if allow_unit && is_unit(ty) {
+        return Some(RetSig {
+            repr: Repr::Tuple(Vec::new()),
+            result: false,
+        });
+    }
+    if let Some((ok, _)) = result_parts(ty)
+        && allow_unit
+        && is_unit(ok)
+    {
+        return Some(RetSig {
+            repr: Repr::Tuple(Vec::new()),
+            result: true,
+        });
+    }
     if let Some((ok, err)) = result_parts(ty) {
         let is_dpl_error = match peel(err) {
             syn::Type::Path(p) => {

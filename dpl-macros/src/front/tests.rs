@@ -624,7 +624,7 @@ fn all_errors_are_collected() {
     });
     for needle in [
         "`mut` parameters are not allowed",
-        "mutable references are not allowed",
+        "`x` is `&mut` but never assigned",
         "unsupported parameter type",
         "a loop at the top level of a #[parallel] body is not yet supported",
         "`n` in a pattern is not supported",

@@ -9,6 +9,7 @@ use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 
 use super::env::{Binding, Callable, FnItem};
+use super::loops::Pending;
 use super::{Lowerer, harmless_attr};
 use crate::front::sig::{self, ParamSig, Signature};
 
@@ -80,8 +81,20 @@ impl Lowerer<'_> {
                             None
                         }
                     };
+                    let mut write = None;
                     let repr = if mentions(&pt.ty, &generic_names) {
                         None
+                    } else if let Some(m) = sig::mut_param(&pt.ty, &mut self.errors) {
+                        if self.in_module {
+                            self.error(
+                                &pt.ty,
+                                "a function of a #[parallel] module cannot take `&mut` parameters: put `#[parallel]` on the function itself, outside the module",
+                            );
+                        }
+                        m.map(|(w, repr)| {
+                            write = Some(w);
+                            repr
+                        })
                     } else {
                         sig::param_repr(&pt.ty, &mut self.errors)
                     };
@@ -94,10 +107,19 @@ impl Lowerer<'_> {
                     if let Some(ident) = &ident {
                         self.env = self.env.with(name.clone(), Binding::Value(var));
                         match repr {
-                            Some(repr) => psigs.push(ParamSig {
-                                ident: ident.clone(),
-                                repr,
-                            }),
+                            Some(repr) => {
+                                if write.is_some() {
+                                    self.writes.push(Pending {
+                                        name: name.clone(),
+                                        value: None,
+                                    });
+                                }
+                                psigs.push(ParamSig {
+                                    ident: ident.clone(),
+                                    repr,
+                                    write,
+                                })
+                            }
                             None => ok = false,
                         }
                     } else {
@@ -108,10 +130,17 @@ impl Lowerer<'_> {
         }
         let ret = match &s.output {
             syn::ReturnType::Type(_, ty) if mentions(ty, &generic_names) => None,
-            output => sig::ret_sig(output, &s.ident, &mut self.errors),
+            output => {
+                sig::ret_sig_with(output, &s.ident, &mut self.errors, !self.writes.is_empty())
+            }
         };
         let sig = match (ok, ret) {
-            (true, Some(ret)) => Some(Signature { params: psigs, ret }),
+            (true, Some(ret)) => Some(Signature {
+                unit: ret.repr == sig::Repr::Tuple(Vec::new()),
+                params: psigs,
+                ret,
+                writes: Vec::new(),
+            }),
             _ => None,
         };
         (params, sig)

@@ -365,6 +365,40 @@ impl Lowerer<'_> {
 
     // ----- assignments -----
 
+    /// `*y = e;`, the new value of the `&mut` parameter `y`: once, as a statement of the
+    /// function's own body. Later reads of `y` see the new value.
+    fn write_param(&mut self, stmt: &syn::Expr, a: &syn::ExprAssign) {
+        let Some(target) = deref_target(&a.left) else {
+            return;
+        };
+        let name = target.unraw().to_string();
+        let v = self.value(&a.right);
+        let Some(k) = self.writes.iter().position(|w| w.name == name) else {
+            self.error(
+                &a.left,
+                format!("`*{name} = ...` needs `{name}` to be a `&mut [T]`, `&mut Vec<T>` or `&mut Seq<T>` parameter of the function; for a local value, use a `let mut` variable"),
+            );
+            return;
+        };
+        let top = self.top_stmts.iter().any(|&p| std::ptr::eq(p, stmt))
+            && self.fn_depth == 0
+            && self.elem_depth == 0;
+        if !top {
+            self.error(
+                &a.left,
+                format!("assign `*{name}` as a statement of the function's body itself, not inside a loop, an `if` or a closure: compute the new value first (an `if` expression can choose it) and assign it once"),
+            );
+        } else if self.writes[k].value.is_some() {
+            self.error(
+                &a.left,
+                format!("`*{name}` is assigned twice: compute its final value and assign it once"),
+            );
+        } else {
+            self.writes[k].value = Some((v, a.eq_token.span));
+            self.env = self.env.with(name, Binding::Value(v));
+        }
+    }
+
     /// `lhs = v`, where the variables from `fresh_from` on were made for `v`.
     fn assign_to(&mut self, lhs: &syn::Expr, v: VarId, fresh_from: usize, span: Span) {
         use syn::Expr as E;
@@ -416,7 +450,7 @@ impl Lowerer<'_> {
                 ..
             }) => self.error(
                 lhs,
-                "`*r = ...` is not supported: there are no `&mut` references; use a `let mut` variable",
+                "`*r = ...` assigns only a `&mut` parameter of the function, by its name (`*y = e;`); for a local value use a `let mut` variable",
             ),
             _ => self.error(
                 lhs,
@@ -432,6 +466,7 @@ impl Lowerer<'_> {
     pub(super) fn effect(&mut self, e: &syn::Expr, can_exit: bool) {
         use syn::Expr as E;
         match peel(e) {
+            E::Assign(a) if deref_target(&a.left).is_some() => self.write_param(e, a),
             E::Assign(a) => {
                 let from = self.vars.len();
                 let v = self.value(&a.right);
@@ -1069,5 +1104,28 @@ impl Lowerer<'_> {
             ([site, ..], _) => site_value(self, site),
             ([], _) => self.poison(),
         }
+    }
+}
+
+/// A `&mut` parameter of the function and its new value once assigned (`*y = e;`).
+pub(crate) struct Pending {
+    /// The parameter's name.
+    pub(crate) name: String,
+    /// The new value and the span of the assignment's `=`.
+    pub(crate) value: Option<(VarId, Span)>,
+}
+
+/// `y` of `*y`.
+fn deref_target(lhs: &syn::Expr) -> Option<&syn::Ident> {
+    match peel(lhs) {
+        syn::Expr::Unary(syn::ExprUnary {
+            op: syn::UnOp::Deref(_),
+            expr,
+            ..
+        }) => match peel(expr) {
+            syn::Expr::Path(p) if p.qself.is_none() => p.path.get_ident(),
+            _ => None,
+        },
+        _ => None,
     }
 }

@@ -56,9 +56,23 @@ pub(crate) fn lower_function(
 ) -> Result<Lowered, syn::Error> {
     let in_module = module.len() > 1;
     let mut lw = Lowerer::new(module, index, reported, in_module);
-    let (params, sig) = lw.signature(&item);
+    let (params, mut sig) = lw.signature(&item);
     lw.stack.push(index);
-    let result = lw.block_value(&item.block);
+    lw.top_stmts = item
+        .block
+        .stmts
+        .iter()
+        .filter_map(|s| match s {
+            syn::Stmt::Expr(e, _) => Some(e as *const syn::Expr),
+            _ => None,
+        })
+        .collect();
+    let declared = if sig.as_ref().is_some_and(|s| s.unit) {
+        lw.unit_body(&item.block)
+    } else {
+        lw.block_value(&item.block)
+    };
+    let result = lw.with_writes(declared, &item, sig.as_mut());
     lw.check_unused(0);
     if lw.errors.is_empty() && lw.quiet_errors > 0 {
         lw.errors.at(
@@ -97,6 +111,79 @@ pub(crate) fn lower_function(
         item,
         literals: dpl_core::typeck::Literals::Rust,
     })
+}
+
+impl Lowerer<'_> {
+    /// The function's result with the new values of its `&mut` parameters: `declared`
+    /// alone without them; the new values (one, or a tuple) for a function declared without
+    /// a result; otherwise the tuple of `declared` and the new values. Fills in the
+    /// signature's writes and result representation.
+    fn with_writes(
+        &mut self,
+        declared: VarId,
+        item: &syn::ItemFn,
+        sig: Option<&mut sig::Signature>,
+    ) -> VarId {
+        if self.writes.is_empty() {
+            return declared;
+        }
+        let mut values = Vec::new();
+        let mut writes = Vec::new();
+        let pending = std::mem::take(&mut self.writes);
+        let params: Vec<sig::ParamSig> = sig.as_ref().map(|s| s.params.clone()).unwrap_or_default();
+        for w in &pending {
+            let p = params.iter().find(|p| p.ident.unraw() == w.name);
+            match (w.value, p) {
+                (Some((v, at)), Some(p)) => {
+                    values.push(v);
+                    if let Some(kind) = p.write {
+                        writes.push((
+                            sig::WriteSig {
+                                ident: p.ident.clone(),
+                                kind,
+                                at,
+                            },
+                            p.repr.elem(),
+                        ));
+                    }
+                }
+                (None, _) => {
+                    let at = p.map_or(item.sig.ident.span(), |p| p.ident.span());
+                    self.error_at(
+                        at,
+                        format!("`{}` is `&mut` but never assigned: assign its new value once with `*{} = e;`, or take it as `&[T]`", w.name, w.name),
+                    );
+                }
+                (Some(_), None) => {}
+            }
+        }
+        let Some(sig) = sig else {
+            return declared;
+        };
+        let span = item.sig.ident.span();
+        let mut reprs: Vec<sig::Repr> = writes
+            .iter()
+            .map(|(w, e)| w.kind.result_repr(e.clone()))
+            .collect();
+        let result = if sig.unit && values.len() == 1 {
+            values[0]
+        } else {
+            let mut parts = Vec::new();
+            if !sig.unit {
+                parts.push(declared);
+                reprs.insert(0, sig.ret.repr.clone());
+            }
+            parts.extend(values);
+            self.emit("result", Type::Infer, Expr::Tuple(parts), span)
+        };
+        sig.ret.repr = if reprs.len() == 1 {
+            reprs.remove(0)
+        } else {
+            sig::Repr::Tuple(reprs)
+        };
+        sig.writes = writes.into_iter().map(|(w, _)| w).collect();
+        result
+    }
 }
 
 /// The state of lowering one function.
@@ -144,6 +231,10 @@ struct Lowerer<'r> {
     /// Closures bound by `let` and not yet checked, innermost last (see
     /// [`Lowerer::check_unused`]).
     unchecked: Vec<Rc<env::ClosureDef>>,
+    /// The `&mut` parameters, in order, and their new values once assigned.
+    writes: Vec<loops::Pending>,
+    /// The statements of the function's own body (where `*y = e;` may be), by address.
+    top_stmts: Vec<*const syn::Expr>,
 }
 
 impl<'r> Lowerer<'r> {
@@ -214,6 +305,8 @@ impl<'r> Lowerer<'r> {
             top_loop_reported: false,
             break_scope: None,
             unchecked: Vec::new(),
+            writes: Vec::new(),
+            top_stmts: Vec::new(),
         }
     }
 

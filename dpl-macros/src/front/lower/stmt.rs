@@ -18,6 +18,17 @@ impl Lowerer<'_> {
     /// Lowers a block into the current statements (its names are scoped to it) and returns
     /// its value.
     pub(super) fn block_value(&mut self, b: &syn::Block) -> VarId {
+        self.block_value_of(b, false)
+    }
+
+    /// The body of a function declared without a result (it changes `&mut` parameters):
+    /// statements only, its value unit.
+    pub(super) fn unit_body(&mut self, b: &syn::Block) -> VarId {
+        self.block_value_of(b, true)
+    }
+
+    /// A block's value; with `unit`, a block of statements whose value is unit.
+    fn block_value_of(&mut self, b: &syn::Block, unit: bool) -> VarId {
         let (env, items) = (self.env.clone(), self.items.clone());
         self.register_consts(&b.stmts);
         self.register_items(&b.stmts);
@@ -35,7 +46,7 @@ impl Lowerer<'_> {
                 }
                 syn::Stmt::Local(l) => {
                     self.local(l);
-                    if last {
+                    if last && !unit {
                         self.error(l, "a block cannot end with `let`: end it with the expression that gives its value");
                         result = Some(self.poison());
                     }
@@ -62,6 +73,11 @@ impl Lowerer<'_> {
                         result = Some(self.poison());
                     }
                 }
+                syn::Stmt::Expr(e, None) if last && unit => {
+                    self.value(e);
+                    self.error(e, "this function has no result (it changes its `&mut` parameters): end the body with a statement, as in `*y = e;`, or declare the result type");
+                    result = Some(self.poison());
+                }
                 syn::Stmt::Expr(e, None) => {
                     if last {
                         result = Some(self.value(e));
@@ -77,13 +93,13 @@ impl Lowerer<'_> {
                     let before = self.error_count();
                     self.value(e);
                     if self.error_count() == before {
-                        if last {
+                        if last && !unit {
                             self.error(semi, "remove this `;`: the value of a block is its final expression, written without `;`");
                         } else {
                             self.error(stmt, NO_EFFECT);
                         }
                     }
-                    if last {
+                    if last && !unit {
                         result = Some(self.poison());
                     }
                 }
@@ -99,6 +115,12 @@ impl Lowerer<'_> {
         self.items = items;
         match result {
             Some(r) => r,
+            None if unit => self.emit(
+                "unit",
+                Type::unit(),
+                Expr::Tuple(Vec::new()),
+                b.brace_token.span.join(),
+            ),
             None => {
                 self.error_at(
                     b.brace_token.span.join(),
