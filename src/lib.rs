@@ -107,6 +107,9 @@ pub mod primitives;
 )]
 pub mod sparse;
 
+/// The 16-bit float types, scalar types of `#[parallel]` code like `f32` (the `half`
+/// crate's): operations on them compute in `f32` and round once, on every place.
+pub use dpl_core::float16::{bf16, f16};
 pub use dpl_core::run::Transfers;
 pub use dpl_core::run::{Error, Location, Place};
 pub use dpl_macros::{inspect, parallel};
@@ -119,7 +122,7 @@ pub use place::{available_places, current_place, default_place, with_place};
 pub mod prelude {
     #[cfg(feature = "mm")]
     pub use crate::mm::CsrExt as _;
-    pub use crate::{Error, Matrix, Nested, Place, Seq, parallel, with_place};
+    pub use crate::{Error, Matrix, Nested, Place, Seq, bf16, f16, parallel, with_place};
 }
 
 /// Items used by generated code. Not a public API: names and signatures change without
@@ -129,8 +132,8 @@ pub mod __private {
     #[cfg(any(feature = "cuda", feature = "sim"))]
     pub use crate::gpu;
     pub use crate::place::{dispatch_place as place, unavailable};
-    pub use dpl_core::nan;
     pub use dpl_core::run::{Error, Location, Place};
+    pub use dpl_core::{float16, nan};
     pub use dpl_cpu::{heavy, rt, seq};
     #[cfg(feature = "mpi")]
     pub use dpl_mpi::rt as mpi;

@@ -10,7 +10,9 @@
 //!   [`Error::DivideByZero`], `MIN / -1` wraps; shift amounts (any integer type) are taken
 //!   modulo the bit width, as `wrapping_shl`. Floats follow IEEE as Rust does; `as` casts
 //!   are Rust's (float to integer saturates, NaN gives 0); math functions are Rust's `std`
-//!   ones (`min`/`max` of floats ignore a NaN, as `f32::min`). Every NaN a float operator,
+//!   ones (`min`/`max` of floats ignore a NaN, as `f32::min`). An `f16`/`bf16` operator or
+//!   math function computes in `f32` on the exact `f32` values of its operands and rounds
+//!   the result once ([`crate::float16`]); casts to them round once. Every NaN a float operator,
 //!   math function, cast or literal produces is the canonical NaN of [`crate::nan`]
 //!   (whatever the host produced); values that are only moved keep their bits.
 //! * Primitives follow the table of [`Prim`]: `reduce`, `scan` and `scatter_reduce` apply
@@ -36,8 +38,9 @@ use std::cmp::Ordering;
 use std::fmt;
 use std::sync::Arc;
 
+use crate::float16::{self, Half, bf16, f16};
 use crate::ir::*;
-use crate::nan::{canon_f32, canon_f64};
+use crate::nan::{canon_bf16, canon_f16, canon_f32, canon_f64};
 use crate::order;
 use crate::run;
 use crate::verify::{VerifyError, verify};
@@ -65,6 +68,10 @@ pub enum Value {
     U64(u64),
     /// `usize`
     Usize(usize),
+    /// `f16`
+    F16(f16),
+    /// `bf16`
+    BF16(bf16),
     /// `f32`
     F32(f32),
     /// `f64`
@@ -99,6 +106,8 @@ impl Value {
             Value::I64(_) => Scalar::I64,
             Value::U64(_) => Scalar::U64,
             Value::Usize(_) => Scalar::Usize,
+            Value::F16(_) => Scalar::F16,
+            Value::BF16(_) => Scalar::BF16,
             Value::F32(_) => Scalar::F32,
             Value::F64(_) => Scalar::F64,
             Value::Seq(_) | Value::Tuple(_) => return None,
@@ -148,6 +157,8 @@ impl Value {
             Scalar::I64 => Value::I64(0),
             Scalar::U64 => Value::U64(0),
             Scalar::Usize => Value::Usize(0),
+            Scalar::F16 => Value::F16(f16::NEG_ZERO),
+            Scalar::BF16 => Value::BF16(bf16::NEG_ZERO),
             Scalar::F32 => Value::F32(-0.0),
             Scalar::F64 => Value::F64(-0.0),
         })
@@ -176,6 +187,8 @@ impl fmt::Display for Value {
             Value::I64(x) => write!(f, "{x}"),
             Value::U64(x) => write!(f, "{x}"),
             Value::Usize(x) => write!(f, "{x}"),
+            Value::F16(x) => write!(f, "{:?}", x.to_f32()),
+            Value::BF16(x) => write!(f, "{:?}", x.to_f32()),
             Value::F32(x) => write!(f, "{x:?}"),
             Value::F64(x) => write!(f, "{x:?}"),
             Value::Seq(s) => {
@@ -220,7 +233,7 @@ macro_rules! scalar_conversions {
         }
     )*};
 }
-scalar_conversions!(bool => Bool, i8 => I8, u8 => U8, i16 => I16, u16 => U16, i32 => I32, u32 => U32, i64 => I64, u64 => U64, usize => Usize, f32 => F32, f64 => F64);
+scalar_conversions!(bool => Bool, i8 => I8, u8 => U8, i16 => I16, u16 => U16, i32 => I32, u32 => U32, i64 => I64, u64 => U64, usize => Usize, f16 => F16, bf16 => BF16, f32 => F32, f64 => F64);
 
 impl<T: Into<Value>> From<Vec<T>> for Value {
     fn from(xs: Vec<T>) -> Value {
@@ -271,6 +284,8 @@ impl Value {
                 x.to_bits() == y.to_bits()
             }
             (Value::F32(x), Value::F32(y)) => near(f64::from(*x), f64::from(*y)),
+            (Value::F16(x), Value::F16(y)) => near(x.to_f64(), y.to_f64()),
+            (Value::BF16(x), Value::BF16(y)) => near(x.to_f64(), y.to_f64()),
             (Value::F64(x), Value::F64(y)) => near(*x, *y),
             (Value::Seq(xs), Value::Seq(ys)) => {
                 xs.len() == ys.len() && xs.iter().zip(ys.iter()).all(|(x, y)| x.close_to(y, rel))
@@ -738,6 +753,8 @@ impl Interp<'_> {
             (Const::Bool(b), Some(Scalar::Bool)) => Value::Bool(b),
             (Const::Float(x), Some(Scalar::F32)) => Value::F32(canon_f32(x as f32)),
             (Const::Float(x), Some(Scalar::F64)) => Value::F64(canon_f64(x)),
+            (Const::Float(x), Some(Scalar::F16)) => Value::F16(canon_f16(float16::from_f64(x))),
+            (Const::Float(x), Some(Scalar::BF16)) => Value::BF16(canon_bf16(float16::from_f64(x))),
             (Const::Int(i), Some(s)) => {
                 let v = match s {
                     Scalar::I8 => i8::try_from(i).ok().map(Value::I8),
@@ -749,7 +766,7 @@ impl Interp<'_> {
                     Scalar::I64 => i64::try_from(i).ok().map(Value::I64),
                     Scalar::U64 => u64::try_from(i).ok().map(Value::U64),
                     Scalar::Usize => usize::try_from(i).ok().map(Value::Usize),
-                    Scalar::Bool | Scalar::F32 | Scalar::F64 => None,
+                    Scalar::Bool | Scalar::F16 | Scalar::BF16 | Scalar::F32 | Scalar::F64 => None,
                 };
                 match v {
                     Some(v) => v,
@@ -1139,6 +1156,8 @@ pub fn total_cmp(a: &Value, b: &Value) -> Option<Ordering> {
         (Value::I64(x), Value::I64(y)) => x.cmp(y),
         (Value::U64(x), Value::U64(y)) => x.cmp(y),
         (Value::Usize(x), Value::Usize(y)) => x.cmp(y),
+        (Value::F16(x), Value::F16(y)) => x.total_cmp(y),
+        (Value::BF16(x), Value::BF16(y)) => x.total_cmp(y),
         (Value::F32(x), Value::F32(y)) => x.total_cmp(y),
         (Value::F64(x), Value::F64(y)) => x.total_cmp(y),
         (Value::Tuple(xs), Value::Tuple(ys)) if xs.len() == ys.len() => {
@@ -1235,7 +1254,41 @@ fn permute(
     Ok(Value::seq(vals))
 }
 
+/// The `f32` value of a 16-bit float, as a [`Value::F32`]; `None` for other values.
+fn widen(x: &Value) -> Option<Value> {
+    match x {
+        Value::F16(h) => Some(Value::F32(h.to_f32())),
+        Value::BF16(h) => Some(Value::F32(h.to_f32())),
+        _ => None,
+    }
+}
+
+/// `r` (computed in `f32` for operands of the type of `like`) rounded once to that 16-bit
+/// type, its NaN canonical; other values (comparisons' `bool`s) unchanged.
+fn narrow(r: Value, like: &Value) -> Value {
+    match (r, like) {
+        (Value::F32(r), Value::F16(_)) => Value::F16(canon_f16(f16::from_f32(r))),
+        (Value::F32(r), Value::BF16(_)) => Value::BF16(canon_bf16(bf16::from_f32(r))),
+        (r, _) => r,
+    }
+}
+
+/// `x as H`, rounded once ([`float16`]); `None` for values that are not scalars.
+fn to_half<H: Half>(x: &Value) -> Option<H> {
+    Some(match *x {
+        Value::F16(h) => H::from_f32(h.to_f32()),
+        Value::BF16(h) => H::from_f32(h.to_f32()),
+        Value::F32(v) => H::from_f32(v),
+        Value::F64(v) => float16::from_f64(v),
+        Value::Bool(b) => float16::from_int(b.into()),
+        ref v => float16::from_int(v.as_int()?),
+    })
+}
+
 fn unary(op: UnOp, x: &Value, span: Span) -> Result<Value> {
+    if let Some(w) = widen(x) {
+        return Ok(narrow(unary(op, &w, span)?, x));
+    }
     Ok(match (op, x) {
         (UnOp::Neg, Value::I8(x)) => Value::I8(x.wrapping_neg()),
         (UnOp::Neg, Value::U8(x)) => Value::U8(x.wrapping_neg()),
@@ -1265,6 +1318,11 @@ fn unary(op: UnOp, x: &Value, span: Span) -> Result<Value> {
 fn binary(op: BinOp, a: &Value, b: &Value, span: Span) -> Result<Value> {
     use BinOp::*;
     use Value as V;
+    if let (Some(x), Some(y)) = (widen(a), widen(b))
+        && a.scalar_type() == b.scalar_type()
+    {
+        return Ok(narrow(binary(op, &x, &y, span)?, a));
+    }
     if matches!(op, Shl | Shr) {
         // The amount modulo the width: its low 32 bits are enough, as widths divide 2^32.
         let Some(amount) = b.as_int().map(|n| n as u32) else {
@@ -1368,6 +1426,14 @@ fn binary(op: BinOp, a: &Value, b: &Value, span: Span) -> Result<Value> {
 }
 
 fn cast(x: &Value, to: Scalar, span: Span) -> Result<Value> {
+    let half = match to {
+        Scalar::F16 => to_half(x).map(|h| Value::F16(canon_f16(h))),
+        Scalar::BF16 => to_half(x).map(|h| Value::BF16(canon_bf16(h))),
+        _ => None,
+    };
+    if let Some(h) = half {
+        return Ok(h);
+    }
     macro_rules! from {
         ($x:expr) => {
             match to {
@@ -1382,6 +1448,9 @@ fn cast(x: &Value, to: Scalar, span: Span) -> Result<Value> {
                 Scalar::Usize => Value::Usize($x as usize),
                 Scalar::F32 => Value::F32(canon_f32($x as f32)),
                 Scalar::F64 => Value::F64(canon_f64($x as f64)),
+                Scalar::F16 | Scalar::BF16 => {
+                    return internal(format!("cast of {} to {to}", truncated(x)), span);
+                }
                 // Not a Rust cast (the verifier rejects it): defined as `x != 0`.
                 Scalar::Bool => Value::Bool($x as f64 != 0.0),
             }
@@ -1401,6 +1470,8 @@ fn cast(x: &Value, to: Scalar, span: Span) -> Result<Value> {
         Value::Usize(x) => from!(x),
         Value::F32(x) => from!(x),
         Value::F64(x) => from!(x),
+        Value::F16(h) => from!(h.to_f32()),
+        Value::BF16(h) => from!(h.to_f32()),
         _ => return internal(format!("cast of {} to {to}", truncated(x)), span),
     })
 }
@@ -1453,6 +1524,19 @@ fn math(m: MathFn, args: &[&Value], span: Span) -> Result<Value> {
                 _ => return internal(format!("`{}` of an integer", m.name()), span),
             })
         }};
+    }
+    if let Some(first) = args.first()
+        && first.scalar_type().is_some_and(Scalar::is_half)
+    {
+        let mut wide = Vec::with_capacity(args.len());
+        for a in args {
+            match widen(a) {
+                Some(w) if a.scalar_type() == first.scalar_type() => wide.push(w),
+                _ => return internal(format!("`{}` of {}", m.name(), truncated(a)), span),
+            }
+        }
+        let wide: Vec<&Value> = wide.iter().collect();
+        return Ok(narrow(math(m, &wide, span)?, first));
     }
     if args.len() != m.arity() {
         return internal(

@@ -15,6 +15,7 @@ mod indexed;
 
 mod filters;
 mod gather_scatter;
+mod halfs;
 mod language;
 mod loops;
 mod maps;
