@@ -13,6 +13,10 @@
 
 pub use half::{bf16, f16};
 
+use crate::interp::Value;
+use crate::ir::Scalar;
+use crate::nan::{canon_bf16, canon_f16};
+
 /// `f16` and `bf16`: conversions to and from `f32`, and their bits.
 pub trait Half: Copy + Send + Sync + PartialOrd + 'static {
     /// The bits of the canonical NaN ([`crate::nan`]).
@@ -105,6 +109,52 @@ pub fn from_f64<H: Half>(x: f64) -> H {
 #[inline]
 pub fn from_int<H: Half>(x: i128) -> H {
     H::from_f32(odd_f32_of_int(x))
+}
+
+/// How the interpreter ([`crate::interp`]) computes on 16-bit floats: `op` applied to the
+/// exact `f32` values ([`Value::F32`]) of `args`, its float result rounded once to their
+/// type and its NaN made canonical ([`crate::nan`]); a comparison's `bool` unchanged.
+/// `None` unless every argument is an `f16`, or every one a `bf16`.
+pub(crate) fn in_f32<E>(
+    args: &[&Value],
+    op: impl FnOnce(&[&Value]) -> Result<Value, E>,
+) -> Option<Result<Value, E>> {
+    let ty = args.first()?.scalar_type().filter(|s| s.is_half())?;
+    let mut wide = Vec::with_capacity(args.len());
+    for a in args {
+        match a {
+            Value::F16(h) if ty == Scalar::F16 => wide.push(Value::F32(h.to_f32())),
+            Value::BF16(h) if ty == Scalar::BF16 => wide.push(Value::F32(h.to_f32())),
+            _ => return None,
+        }
+    }
+    let wide: Vec<&Value> = wide.iter().collect();
+    Some(op(&wide).map(|r| match (r, ty) {
+        (Value::F32(r), Scalar::F16) => Value::F16(canon_f16(f16::from_f32(r))),
+        (Value::F32(r), _) => Value::BF16(canon_bf16(bf16::from_f32(r))),
+        (r, _) => r,
+    }))
+}
+
+/// `x as to` for a scalar value `x` (the interpreter's casts) when `to` is `f16` or
+/// `bf16`: rounded once, its NaN canonical. `None` for other types and for values that are
+/// not scalars.
+pub(crate) fn cast(x: &Value, to: Scalar) -> Option<Value> {
+    fn round<H: Half>(x: &Value) -> Option<H> {
+        Some(match *x {
+            Value::F16(h) => H::from_f32(h.to_f32()),
+            Value::BF16(h) => H::from_f32(h.to_f32()),
+            Value::F32(v) => H::from_f32(v),
+            Value::F64(v) => from_f64(v),
+            Value::Bool(b) => from_int(b.into()),
+            ref v => from_int(v.as_int()?),
+        })
+    }
+    match to {
+        Scalar::F16 => round(x).map(|h| Value::F16(canon_f16(h))),
+        Scalar::BF16 => round(x).map(|h| Value::BF16(canon_bf16(h))),
+        _ => None,
+    }
 }
 
 #[cfg(test)]

@@ -38,12 +38,15 @@ use std::cmp::Ordering;
 use std::fmt;
 use std::sync::Arc;
 
-use crate::float16::{self, Half, bf16, f16};
+use crate::float16::{self, bf16, f16};
 use crate::ir::*;
-use crate::nan::{canon_bf16, canon_f16, canon_f32, canon_f64};
+use crate::nan::{canon_f32, canon_f64};
 use crate::order;
 use crate::run;
 use crate::verify::{VerifyError, verify};
+
+mod values;
+pub use values::ConversionError;
 
 /// A run-time value. Sequences are shared (`Arc`), so cloning a value is cheap.
 #[derive(Clone, Debug, PartialEq)]
@@ -201,152 +204,6 @@ impl fmt::Display for Value {
                 list(f, vs)?;
                 f.write_str(if vs.len() == 1 { ",)" } else { ")" })
             }
-        }
-    }
-}
-
-/// A [`Value`] that does not have the shape a conversion to a Rust type expects.
-#[derive(Clone, Debug, PartialEq, thiserror::Error)]
-#[error("expected {expected}, found {found}")]
-pub struct ConversionError {
-    /// The Rust type asked for.
-    pub expected: &'static str,
-    /// The value found (its text form).
-    pub found: String,
-}
-
-macro_rules! scalar_conversions {
-    ($($t:ty => $v:ident),*) => {$(
-        impl From<$t> for Value {
-            fn from(x: $t) -> Value {
-                Value::$v(x)
-            }
-        }
-        impl TryFrom<Value> for $t {
-            type Error = ConversionError;
-            fn try_from(v: Value) -> Result<$t, ConversionError> {
-                match v {
-                    Value::$v(x) => Ok(x),
-                    other => Err(ConversionError { expected: stringify!($t), found: other.to_string() }),
-                }
-            }
-        }
-    )*};
-}
-scalar_conversions!(bool => Bool, i8 => I8, u8 => U8, i16 => I16, u16 => U16, i32 => I32, u32 => U32, i64 => I64, u64 => U64, usize => Usize, f16 => F16, bf16 => BF16, f32 => F32, f64 => F64);
-
-impl<T: Into<Value>> From<Vec<T>> for Value {
-    fn from(xs: Vec<T>) -> Value {
-        Value::seq(xs.into_iter().map(Into::into).collect())
-    }
-}
-
-impl<T: Clone + Into<Value>> From<&[T]> for Value {
-    fn from(xs: &[T]) -> Value {
-        Value::seq(xs.iter().cloned().map(Into::into).collect())
-    }
-}
-
-impl From<()> for Value {
-    fn from(_: ()) -> Value {
-        Value::unit()
-    }
-}
-
-impl<A: Into<Value>, B: Into<Value>> From<(A, B)> for Value {
-    fn from((a, b): (A, B)) -> Value {
-        Value::Tuple(vec![a.into(), b.into()])
-    }
-}
-
-impl<A: Into<Value>, B: Into<Value>, C: Into<Value>> From<(A, B, C)> for Value {
-    fn from((a, b, c): (A, B, C)) -> Value {
-        Value::Tuple(vec![a.into(), b.into(), c.into()])
-    }
-}
-
-impl Value {
-    /// `true` when the two values are equal, floats within the relative tolerance `rel`
-    /// (`|x - y| <= rel * (1 + max(|x|, |y|))`; `rel == 0` means bit-exact), a NaN equal
-    /// only to a NaN with the same bits (every place produces the same NaN,
-    /// [`crate::nan`]): how results of places that may reassociate float operations are
-    /// compared.
-    pub fn close_to(&self, other: &Value, rel: f64) -> bool {
-        let near = |x: f64, y: f64| {
-            if rel == 0.0 || x.is_nan() || y.is_nan() {
-                x.to_bits() == y.to_bits()
-            } else {
-                (x - y).abs() <= rel * (1.0 + x.abs().max(y.abs()))
-            }
-        };
-        match (self, other) {
-            (Value::F32(x), Value::F32(y)) if rel == 0.0 || x.is_nan() || y.is_nan() => {
-                x.to_bits() == y.to_bits()
-            }
-            (Value::F32(x), Value::F32(y)) => near(f64::from(*x), f64::from(*y)),
-            (Value::F16(x), Value::F16(y)) => near(x.to_f64(), y.to_f64()),
-            (Value::BF16(x), Value::BF16(y)) => near(x.to_f64(), y.to_f64()),
-            (Value::F64(x), Value::F64(y)) => near(*x, *y),
-            (Value::Seq(xs), Value::Seq(ys)) => {
-                xs.len() == ys.len() && xs.iter().zip(ys.iter()).all(|(x, y)| x.close_to(y, rel))
-            }
-            (Value::Tuple(xs), Value::Tuple(ys)) => {
-                xs.len() == ys.len() && xs.iter().zip(ys).all(|(x, y)| x.close_to(y, rel))
-            }
-            _ => self == other,
-        }
-    }
-}
-
-impl<T: TryFrom<Value, Error = ConversionError>> TryFrom<Value> for Vec<T> {
-    type Error = ConversionError;
-    fn try_from(v: Value) -> Result<Vec<T>, ConversionError> {
-        match v {
-            Value::Seq(s) => {
-                let items = Arc::try_unwrap(s).unwrap_or_else(|s| (*s).clone());
-                items.into_iter().map(T::try_from).collect()
-            }
-            other => Err(ConversionError {
-                expected: "a sequence",
-                found: other.to_string(),
-            }),
-        }
-    }
-}
-
-impl<A, B> TryFrom<Value> for (A, B)
-where
-    A: TryFrom<Value, Error = ConversionError>,
-    B: TryFrom<Value, Error = ConversionError>,
-{
-    type Error = ConversionError;
-    fn try_from(v: Value) -> Result<(A, B), ConversionError> {
-        match v {
-            Value::Tuple(vs) if vs.len() == 2 => {
-                let mut it = vs.into_iter();
-                let (a, b) = (
-                    it.next().unwrap_or(Value::unit()),
-                    it.next().unwrap_or(Value::unit()),
-                );
-                Ok((A::try_from(a)?, B::try_from(b)?))
-            }
-            other => Err(ConversionError {
-                expected: "a pair",
-                found: other.to_string(),
-            }),
-        }
-    }
-}
-
-impl TryFrom<Value> for () {
-    type Error = ConversionError;
-    fn try_from(v: Value) -> Result<(), ConversionError> {
-        match v {
-            Value::Tuple(vs) if vs.is_empty() => Ok(()),
-            other => Err(ConversionError {
-                expected: "()",
-                found: other.to_string(),
-            }),
         }
     }
 }
@@ -753,8 +610,9 @@ impl Interp<'_> {
             (Const::Bool(b), Some(Scalar::Bool)) => Value::Bool(b),
             (Const::Float(x), Some(Scalar::F32)) => Value::F32(canon_f32(x as f32)),
             (Const::Float(x), Some(Scalar::F64)) => Value::F64(canon_f64(x)),
-            (Const::Float(x), Some(Scalar::F16)) => Value::F16(canon_f16(float16::from_f64(x))),
-            (Const::Float(x), Some(Scalar::BF16)) => Value::BF16(canon_bf16(float16::from_f64(x))),
+            (Const::Float(x), Some(s)) if s.is_half() => {
+                float16::cast(&Value::F64(x), s).map_or_else(bad, Ok)?
+            }
             (Const::Int(i), Some(s)) => {
                 let v = match s {
                     Scalar::I8 => i8::try_from(i).ok().map(Value::I8),
@@ -1254,40 +1112,9 @@ fn permute(
     Ok(Value::seq(vals))
 }
 
-/// The `f32` value of a 16-bit float, as a [`Value::F32`]; `None` for other values.
-fn widen(x: &Value) -> Option<Value> {
-    match x {
-        Value::F16(h) => Some(Value::F32(h.to_f32())),
-        Value::BF16(h) => Some(Value::F32(h.to_f32())),
-        _ => None,
-    }
-}
-
-/// `r` (computed in `f32` for operands of the type of `like`) rounded once to that 16-bit
-/// type, its NaN canonical; other values (comparisons' `bool`s) unchanged.
-fn narrow(r: Value, like: &Value) -> Value {
-    match (r, like) {
-        (Value::F32(r), Value::F16(_)) => Value::F16(canon_f16(f16::from_f32(r))),
-        (Value::F32(r), Value::BF16(_)) => Value::BF16(canon_bf16(bf16::from_f32(r))),
-        (r, _) => r,
-    }
-}
-
-/// `x as H`, rounded once ([`float16`]); `None` for values that are not scalars.
-fn to_half<H: Half>(x: &Value) -> Option<H> {
-    Some(match *x {
-        Value::F16(h) => H::from_f32(h.to_f32()),
-        Value::BF16(h) => H::from_f32(h.to_f32()),
-        Value::F32(v) => H::from_f32(v),
-        Value::F64(v) => float16::from_f64(v),
-        Value::Bool(b) => float16::from_int(b.into()),
-        ref v => float16::from_int(v.as_int()?),
-    })
-}
-
 fn unary(op: UnOp, x: &Value, span: Span) -> Result<Value> {
-    if let Some(w) = widen(x) {
-        return Ok(narrow(unary(op, &w, span)?, x));
+    if let Some(r) = float16::in_f32(&[x], |w| unary(op, w[0], span)) {
+        return r;
     }
     Ok(match (op, x) {
         (UnOp::Neg, Value::I8(x)) => Value::I8(x.wrapping_neg()),
@@ -1318,10 +1145,8 @@ fn unary(op: UnOp, x: &Value, span: Span) -> Result<Value> {
 fn binary(op: BinOp, a: &Value, b: &Value, span: Span) -> Result<Value> {
     use BinOp::*;
     use Value as V;
-    if let (Some(x), Some(y)) = (widen(a), widen(b))
-        && a.scalar_type() == b.scalar_type()
-    {
-        return Ok(narrow(binary(op, &x, &y, span)?, a));
+    if let Some(r) = float16::in_f32(&[a, b], |w| binary(op, w[0], w[1], span)) {
+        return r;
     }
     if matches!(op, Shl | Shr) {
         // The amount modulo the width: its low 32 bits are enough, as widths divide 2^32.
@@ -1426,12 +1251,7 @@ fn binary(op: BinOp, a: &Value, b: &Value, span: Span) -> Result<Value> {
 }
 
 fn cast(x: &Value, to: Scalar, span: Span) -> Result<Value> {
-    let half = match to {
-        Scalar::F16 => to_half(x).map(|h| Value::F16(canon_f16(h))),
-        Scalar::BF16 => to_half(x).map(|h| Value::BF16(canon_bf16(h))),
-        _ => None,
-    };
-    if let Some(h) = half {
+    if let Some(h) = float16::cast(x, to) {
         return Ok(h);
     }
     macro_rules! from {
@@ -1448,9 +1268,7 @@ fn cast(x: &Value, to: Scalar, span: Span) -> Result<Value> {
                 Scalar::Usize => Value::Usize($x as usize),
                 Scalar::F32 => Value::F32(canon_f32($x as f32)),
                 Scalar::F64 => Value::F64(canon_f64($x as f64)),
-                Scalar::F16 | Scalar::BF16 => {
-                    return internal(format!("cast of {} to {to}", truncated(x)), span);
-                }
+                Scalar::F16 | Scalar::BF16 => return internal(format!("cast to {to}"), span),
                 // Not a Rust cast (the verifier rejects it): defined as `x != 0`.
                 Scalar::Bool => Value::Bool($x as f64 != 0.0),
             }
@@ -1525,18 +1343,8 @@ fn math(m: MathFn, args: &[&Value], span: Span) -> Result<Value> {
             })
         }};
     }
-    if let Some(first) = args.first()
-        && first.scalar_type().is_some_and(Scalar::is_half)
-    {
-        let mut wide = Vec::with_capacity(args.len());
-        for a in args {
-            match widen(a) {
-                Some(w) if a.scalar_type() == first.scalar_type() => wide.push(w),
-                _ => return internal(format!("`{}` of {}", m.name(), truncated(a)), span),
-            }
-        }
-        let wide: Vec<&Value> = wide.iter().collect();
-        return Ok(narrow(math(m, &wide, span)?, first));
+    if let Some(r) = float16::in_f32(args, |w| math(m, w, span)) {
+        return r;
     }
     if args.len() != m.arity() {
         return internal(

@@ -221,6 +221,12 @@ mod prog {
             0.1 as f16,
         )
     }
+
+    /// Literals with the 16-bit suffixes.
+    #[parallel]
+    pub fn suffixes(x: &[f16]) -> Vec<(f16, bf16)> {
+        map(|v| (v * 1.5f16 + 0.1f16, 2bf16 - 0.3bf16), x)
+    }
 }
 
 /// Bits of 16-bit floats, for comparisons where NaNs must match too.
@@ -262,19 +268,7 @@ impl Bits16 for bf16 {
     fn from_bits16(b: u16) -> Self {
         bf16::from_bits(b)
     }
-    const PAST_MAX: f64 = 3.402_823_669_209_384_6e38; // 2^128
-}
-
-impl Exact for f16 {
-    fn exact(&self, other: &Self) -> bool {
-        self.to_bits() == other.to_bits() || (self.is_nan() && other.is_nan())
-    }
-}
-
-impl Exact for bf16 {
-    fn exact(&self, other: &Self) -> bool {
-        self.to_bits() == other.to_bits() || (self.is_nan() && other.is_nan())
-    }
+    const PAST_MAX: f64 = f64::from_bits((1023 + 128) << 52); // 2^128
 }
 
 /// `x` (an `f64`, or an integer given exactly as `i128`) rounded to the nearest `H`, ties
@@ -751,6 +745,13 @@ fn constants(place: Place) {
         assert_exact(got.2, bf16::MIN_POSITIVE, "bf16::MIN_POSITIVE");
         assert_exact(got.3, nearest::<bf16>(3.0e38, None), "3.0e38 as bf16");
         assert_exact(got.4, nearest::<f16>(0.1, None), "0.1 as f16");
+        let x = [f16::from_f32(3.0), f16::NAN, f16::from_f32(-0.25)];
+        let tenth = nearest::<f16>(0.1, None);
+        let want_b = bf16::from_f32(2.0) - nearest::<bf16>(0.3, None);
+        for (g, v) in prog::suffixes(&x).iter().zip(&x) {
+            assert_exact(g.0, *v * f16::from_f32(1.5) + tenth, "v * 1.5f16 + 0.1f16");
+            assert_exact(g.1, want_b, "2bf16 - 0.3bf16");
+        }
     });
 }
 
@@ -787,4 +788,21 @@ fn the_nearest_oracle_rounds_to_nearest_even() {
         nearest_int::<bf16>(-(1 << 31) - (1 << 23)).to_f32(),
         -(2f32.powi(31))
     );
+}
+
+/// Not compiled to PTX yet: on the GPU places a function with `f16`/`bf16` values runs on
+/// the CPU (the `sim` variants above check its results there), and says why.
+#[cfg(feature = "sim")]
+#[test]
+fn gpu_places_run_halfs_on_the_cpu_and_say_why() {
+    for (name, why) in [
+        ("arith_f16", dpl::inspect!(prog::arith_f16).gpu_not_compiled),
+        (
+            "sort_by_bf16",
+            dpl::inspect!(prog::sort_by_bf16).gpu_not_compiled,
+        ),
+        ("row_sums", dpl::inspect!(prog::row_sums).gpu_not_compiled),
+    ] {
+        assert!(why.contains("`f16` and `bf16`"), "{name}: {why:?}");
+    }
 }

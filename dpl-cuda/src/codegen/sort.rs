@@ -90,7 +90,7 @@ const RADIX_NOTE: &str =
 fn key_repr(s: Scalar) -> (Scalar, u32) {
     match s {
         Scalar::Bool | Scalar::I8 | Scalar::U8 => (Scalar::U32, 1),
-        Scalar::I16 | Scalar::U16 => (Scalar::U32, 2),
+        Scalar::I16 | Scalar::U16 | Scalar::F16 | Scalar::BF16 => (Scalar::U32, 2),
         Scalar::I32 | Scalar::U32 | Scalar::F32 => (Scalar::U32, 32 / DIGIT_BITS),
         Scalar::I64 | Scalar::U64 | Scalar::Usize | Scalar::F64 => (Scalar::U64, 64 / DIGIT_BITS),
     }

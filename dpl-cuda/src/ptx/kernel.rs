@@ -14,7 +14,7 @@ fn class(s: Scalar) -> (usize, &'static str) {
         Scalar::I8 | Scalar::U8 | Scalar::I16 | Scalar::U16 => (1, "%r"),
         Scalar::I32 | Scalar::U32 => (1, "%r"),
         Scalar::I64 | Scalar::U64 | Scalar::Usize => (2, "%rd"),
-        Scalar::F32 => (3, "%f"),
+        Scalar::F16 | Scalar::BF16 | Scalar::F32 => (3, "%f"),
         Scalar::F64 => (4, "%fd"),
     }
 }
@@ -127,11 +127,12 @@ impl Kernel {
 
     /// Declares a parameter passed as `arg` and loads it into a register of type `ty`
     /// (`bool` is passed as a `.u32` and turned into a predicate, an 8- or 16-bit integer
-    /// as a `.s32`/`.u32` already extended to 32 bits).
+    /// as a `.s32`/`.u32` already extended to 32 bits, an `f16`/`bf16` as its `.f32`
+    /// value).
     pub fn param(&mut self, ty: Scalar, arg: KArg) -> Reg {
         let pty = match ty {
             Scalar::Bool => Ty::U32,
-            s if narrow(s).is_some() => arith(s),
+            s if narrow(s).is_some() || s.is_half() => arith(s),
             s => mem(s),
         };
         let pname = self.declare(pty, arg);
