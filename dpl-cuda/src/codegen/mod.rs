@@ -239,11 +239,6 @@ pub(crate) fn generate(
     for &p in &f.params {
         check_param_type(f.ty(p))?;
     }
-    if f.vars.iter().any(|(_, v)| holds_half(&v.ty)) {
-        return unsupported(
-            "`f16` and `bf16` values (not compiled to PTX yet: the function runs on the CPU)",
-        );
-    }
     if let Some(b) = opts.block {
         crate::check_block(b).map_err(|message| Unsupported {
             message,
@@ -344,16 +339,6 @@ fn kernel_params(name: &str, text: &str) -> R<u32> {
 /// Parameters are scalars, sequences of scalars or tuples, sequences of such sequences
 /// (`[[T]]`: `Nested` and `Matrix` values, stored as the rows' elements plus row
 /// offsets), and tuples of those.
-/// Whether `t` is or holds an `f16` or `bf16`.
-fn holds_half(t: &Type) -> bool {
-    match t {
-        Type::Scalar(s) => s.is_half(),
-        Type::Seq(e) => holds_half(e),
-        Type::Tuple(ts) => ts.iter().any(holds_half),
-        Type::Infer => false,
-    }
-}
-
 fn check_param_type(t: &Type) -> R<()> {
     match t {
         Type::Scalar(_) => Ok(()),

@@ -143,6 +143,9 @@ impl<'f> Gen<'f> {
     fn sort_leaves(&self, soac: &Soac) -> R<SortLeaves> {
         let elem_ty = self.ty(soac.elem.body.result);
         let all = leaves(elem_ty)?;
+        if all.iter().any(|s| s.is_half()) {
+            return unsupported("sorting `f16` or `bf16` values (not compiled to PTX yet)");
+        }
         let (keys, values) = match (&soac.kind, elem_ty) {
             (SoacKind::SortByKey, Type::Tuple(kv)) if kv.len() == 2 => {
                 let keys = leaves(&kv[0])?.len();

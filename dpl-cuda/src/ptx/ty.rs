@@ -28,6 +28,8 @@ spelled! {
         S32 = "s32",
         /// Signed 64-bit integer.
         S64 = "s64",
+        /// IEEE half precision (conversions only: dpl holds `f16` values as their `f32`).
+        F16 = "f16",
         /// 32-bit float.
         F32 = "f32",
         /// 64-bit float.
