@@ -9,6 +9,10 @@
 //! * `generic_clamp_u8/<n>` — `dpl`: `fn clamp_all<T: Num>(x: &[T], lo: T, hi: T) ->
 //!   Vec<T>` at `u8` (a quarter of the bytes of `u32`); `written`: the same for `u8`;
 //!   `rayon`: `par_iter().map(clamp).collect()`.
+//! * `generic_saxpy_f16/<n>` — `dpl`: `fn saxpy<T: Float>(a: T, x: &[T], y: &[T]) -> Vec<T>`
+//!   at `f16` (each operation computed in `f32` and rounded once, as the `half` crate's
+//!   operators do); `rayon`: `par_iter().zip().map(|(x, y)| a * x + y).collect()` with the
+//!   `half` crate's operators; `f32`: the same function at `f32` (twice the bytes).
 //!
 //! The instantiation compiles to the same code as the written function
 //! (`tests/conformance/generics.rs` compares them), so `written / dpl` should be 1 within
@@ -51,6 +55,11 @@ mod kernels {
     #[parallel]
     pub fn clamp_u8(x: &[u8], lo: u8, hi: u8) -> Vec<u8> {
         map(|v| v.max(lo).min(hi), x)
+    }
+
+    #[parallel]
+    pub fn saxpy<T: Float>(a: T, x: &[T], y: &[T]) -> Vec<T> {
+        map(|xi, yi| a * xi + yi, x, y)
     }
 }
 
@@ -121,6 +130,33 @@ fn generics(c: &mut Criterion) {
                         .map(|(a, b)| a * b)
                         .sum::<f32>()
                 })
+            });
+            g.finish();
+
+            let (xh, yh): (Vec<dpl::f16>, Vec<dpl::f16>) = (
+                x.iter().map(|&v| dpl::f16::from_f32(v)).collect(),
+                y.iter().map(|&v| dpl::f16::from_f32(v)).collect(),
+            );
+            let a = dpl::f16::from_f32(1.5);
+            let mut g = group(
+                c,
+                format!("generic_saxpy_f16/2^{}", n.trailing_zeros()),
+                6 * n,
+            );
+            g.bench_function("dpl", |b| {
+                b.iter(|| kernels::saxpy(a, black_box(&xh), black_box(&yh)))
+            });
+            g.bench_function("rayon", |b| {
+                b.iter(|| {
+                    black_box(&xh)
+                        .par_iter()
+                        .zip(black_box(&yh))
+                        .map(|(&xi, &yi)| a * xi + yi)
+                        .collect::<Vec<dpl::f16>>()
+                })
+            });
+            g.bench_function("f32", |b| {
+                b.iter(|| kernels::saxpy(1.5f32, black_box(&x), black_box(&y)))
             });
             g.finish();
 

@@ -16,9 +16,9 @@ use std::time::Duration;
 #[path = "shared/timing.rs"]
 mod timing;
 
-/// `a * x + y`, element-wise.
+/// `a * x + y`, element-wise; generic (f32 and f16 below).
 #[parallel]
-fn saxpy(a: f32, x: &[f32], y: &[f32]) -> Vec<f32> {
+fn saxpy<T: Float>(a: T, x: &[T], y: &[T]) -> Vec<T> {
     map(|xi, yi| a * xi + yi, x, y)
 }
 
@@ -279,6 +279,41 @@ fn cases(n: usize, report: &mut Report) {
         || dot(&xd, &yd),
         || xd.par_iter().zip(&yd).map(|(a, b)| a * b).sum::<f64>(),
         |got| close(*got, want_dot, n),
+    );
+    // Half precision: each operation computed in f32 and rounded once (the `half` crate's
+    // operators do the same), half the bytes of f32.
+    let (xh, yh): (Vec<f16>, Vec<f16>) = (
+        x.iter().map(|&v| f16::from_f32(v)).collect(),
+        y.iter().map(|&v| f16::from_f32(v)).collect(),
+    );
+    let ah = f16::from_f32(2.5);
+    report.case(
+        "saxpy::<f16>",
+        || saxpy(ah, &xh, &yh),
+        || {
+            xh.par_iter()
+                .zip(&yh)
+                .map(|(&a, &b)| ah * a + b)
+                .collect::<Vec<f16>>()
+        },
+        |got| {
+            got.iter()
+                .zip(xh.iter().zip(&yh))
+                .all(|(g, (&a, &b))| g.to_bits() == (ah * a + b).to_bits())
+        },
+    );
+    let products: Vec<f16> = xh.iter().zip(&yh).map(|(&a, &b)| a * b).collect();
+    let want_h = dpl_testkit::order::ordered_from(&products, f16::from_f32(-0.0), |a, b| a + b);
+    report.case(
+        "dot::<f16>",
+        || dot(&xh, &yh),
+        || {
+            xh.par_iter()
+                .zip(&yh)
+                .map(|(&a, &b)| a * b)
+                .reduce(|| f16::from_f32(0.0), |a, b| a + b)
+        },
+        |got| got.to_bits() == want_h.to_bits(),
     );
     report.case(
         "sort",

@@ -25,6 +25,7 @@
 //! place runs on the CPU instead ([`cpu_instead`]), which says why (through `log`) once
 //! per function (the reason is also in `dpl::inspect!(f).gpu_not_compiled`).
 
+use dpl_core::float16::{bf16, f16};
 use dpl_core::interp::Value;
 use dpl_core::ir::Type;
 pub use dpl_core::run::Transfers;
@@ -318,7 +319,9 @@ macro_rules! scalar_elem {
     )*};
 }
 
-scalar_elem!(bool, i8, u8, i16, u16, i32, u32, i64, u64, usize, f32, f64);
+scalar_elem!(
+    bool, i8, u8, i16, u16, i32, u32, i64, u64, usize, f16, bf16, f32, f64
+);
 
 /// Tuple results: each part converted on its own (a part may be left on the device).
 macro_rules! tuples {

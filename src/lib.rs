@@ -108,6 +108,9 @@ pub mod scalar;
 )]
 pub mod sparse;
 
+/// The 16-bit float types, scalar types of `#[parallel]` code like `f32` (the `half`
+/// crate's): operations on them compute in `f32` and round once, on every place.
+pub use dpl_core::float16::{bf16, f16};
 pub use dpl_core::run::Transfers;
 pub use dpl_core::run::{Error, Location, Place};
 pub use dpl_macros::{inspect, parallel};
@@ -122,7 +125,7 @@ pub mod prelude {
     #[cfg(feature = "mm")]
     pub use crate::mm::CsrExt as _;
     pub use crate::{
-        Error, Float, Int, Matrix, Nested, Num, Place, Scalar, Seq, parallel, with_place,
+        Error, Float, Int, Matrix, Nested, Num, Place, Scalar, Seq, bf16, f16, parallel, with_place,
     };
 }
 
@@ -134,8 +137,8 @@ pub mod __private {
     pub use crate::gpu;
     pub use crate::place::{dispatch_place as place, unavailable};
     pub use crate::scalar::{retype, same};
-    pub use dpl_core::nan;
     pub use dpl_core::run::{Error, Location, Place};
+    pub use dpl_core::{float16, nan};
     pub use dpl_cpu::{heavy, rt, seq};
     #[cfg(feature = "mpi")]
     pub use dpl_mpi::rt as mpi;

@@ -27,6 +27,8 @@
 use core::any::TypeId;
 use core::fmt::Debug;
 
+use crate::{bf16, f16};
+
 mod sealed {
     /// Implemented by dpl's scalar types only.
     pub trait Sealed {}
@@ -62,6 +64,10 @@ pub trait Scalar:
     #[doc(hidden)]
     const __IS_USIZE: bool = false;
     #[doc(hidden)]
+    const __IS_F16: bool = false;
+    #[doc(hidden)]
+    const __IS_BF16: bool = false;
+    #[doc(hidden)]
     const __IS_F32: bool = false;
     #[doc(hidden)]
     const __IS_F64: bool = false;
@@ -82,7 +88,7 @@ pub trait Num: Scalar {
 /// The integer types; their arithmetic wraps on every place.
 pub trait Int: Num + Eq + Ord {}
 
-/// The floating-point types.
+/// The floating-point types: `f16`, `bf16` (the `half` crate's), `f32` and `f64`.
 pub trait Float: Num {}
 
 impl sealed::Sealed for bool {}
@@ -109,7 +115,8 @@ macro_rules! num {
 num!(Int: i8, __IS_I8 => 0, 1; u8, __IS_U8 => 0, 1; i16, __IS_I16 => 0, 1;
     u16, __IS_U16 => 0, 1; i32, __IS_I32 => 0, 1; u32, __IS_U32 => 0, 1;
     i64, __IS_I64 => 0, 1; u64, __IS_U64 => 0, 1; usize, __IS_USIZE => 0, 1);
-num!(Float: f32, __IS_F32 => 0.0, 1.0; f64, __IS_F64 => 0.0, 1.0);
+num!(Float: f16, __IS_F16 => f16::ZERO, f16::ONE; bf16, __IS_BF16 => bf16::ZERO, bf16::ONE;
+    f32, __IS_F32 => 0.0, 1.0; f64, __IS_F64 => 0.0, 1.0);
 
 /// True when `A` and `B` are the same type. Generated dispatch code of generic
 /// `#[parallel]` functions tests its type parameters with it; after monomorphization the
@@ -155,7 +162,7 @@ mod tests {
     /// values between types on them, so a wrong flag would be undefined behaviour).
     #[test]
     fn each_type_has_its_own_flag() {
-        fn flags<T: Scalar>() -> [bool; 12] {
+        fn flags<T: Scalar>() -> [bool; 14] {
             [
                 T::__IS_BOOL,
                 T::__IS_I8,
@@ -167,6 +174,8 @@ mod tests {
                 T::__IS_I64,
                 T::__IS_U64,
                 T::__IS_USIZE,
+                T::__IS_F16,
+                T::__IS_BF16,
                 T::__IS_F32,
                 T::__IS_F64,
             ]
@@ -182,6 +191,8 @@ mod tests {
             flags::<i64>(),
             flags::<u64>(),
             flags::<usize>(),
+            flags::<f16>(),
+            flags::<bf16>(),
             flags::<f32>(),
             flags::<f64>(),
         ];
@@ -199,5 +210,6 @@ mod tests {
         check(0u8, 1, u8::MIN, u8::MAX);
         check(0i64, 1, i64::MIN, i64::MAX);
         check(0.0f32, 1.0, f32::MIN, f32::MAX);
+        check(f16::from_f32(0.0), f16::from_f32(1.0), f16::MIN, f16::MAX);
     }
 }

@@ -103,20 +103,23 @@ macro_rules! per_type {
 
 per_type!(i8, u8, i16, u16, i32, u32, i64, u64, usize);
 
-/// For each float type, the check of `float_mix` at that type against plain Rust (sums
-/// and scans in dpl's order, `dpl_testkit::order`) on finite inputs made of `a` and `b`.
+/// For each float type (with the conversion from `f64` that rounds to it), the check of
+/// `float_mix` at that type against plain Rust (sums and scans in dpl's order,
+/// `dpl_testkit::order`; `f16`/`bf16` through the `half` crate's operators, each computed
+/// in `f32` and rounded once, as dpl defines them) on finite inputs made of `a` and `b`.
 macro_rules! per_float {
-    ($($t:ident),* $(,)?) => {
+    ($($t:ident: $from:expr),* $(,)?) => {
         /// The check of the `i`-th float type of the list.
         fn check_float(i: usize, a: &[u64], b: &[u64], k: u64) {
             let checks: &[fn(&[u64], &[u64], u64)] = &[$(|a, b, k| {
-                let a: Vec<$t> = a.iter().map(|&v| finite(v) as $t).collect();
-                let b: Vec<$t> = b[..a.len()].iter().map(|&v| finite(v) as $t).collect();
-                let k = finite(k) as $t;
-                let mixed: Vec<$t> = a.iter().zip(&b).map(|(&x, &y)| x * y + k - x / (y + 2.0)).collect();
+                let from: fn(f64) -> $t = $from;
+                let a: Vec<$t> = a.iter().map(|&v| from(finite(v))).collect();
+                let b: Vec<$t> = b[..a.len()].iter().map(|&v| from(finite(v))).collect();
+                let (k, two) = (from(finite(k)), from(2.0));
+                let mixed: Vec<$t> = a.iter().zip(&b).map(|(&x, &y)| x * y + k - x / (y + two)).collect();
                 let mut sorted = a.clone();
                 sorted.sort_by(<$t>::total_cmp);
-                let total = dpl_testkit::order::ordered_from(&a, -0.0, |p, q| p + q);
+                let total = dpl_testkit::order::ordered_from(&a, from(-0.0), |p, q| p + q);
                 let scanned = dpl_testkit::order::scanned(&a, None, |p, q| p + q);
                 for place in available_places() {
                     let what = format!("{} on {place:?}", stringify!($t));
@@ -135,7 +138,12 @@ macro_rules! per_float {
     };
 }
 
-per_float!(f32, f64);
+per_float!(
+    f16: dpl::f16::from_f64,
+    bf16: dpl::bf16::from_f64,
+    f32: |v| v as f32,
+    f64: |v| v,
+);
 
 /// A finite value from random bits: mostly in [-1000, 1000), sometimes a signed zero or a
 /// value near the bottom of `f32`'s normal range.

@@ -10,7 +10,9 @@
 //!   [`Error::DivideByZero`], `MIN / -1` wraps; shift amounts (any integer type) are taken
 //!   modulo the bit width, as `wrapping_shl`. Floats follow IEEE as Rust does; `as` casts
 //!   are Rust's (float to integer saturates, NaN gives 0); math functions are Rust's `std`
-//!   ones (`min`/`max` of floats ignore a NaN, as `f32::min`). Every NaN a float operator,
+//!   ones (`min`/`max` of floats ignore a NaN, as `f32::min`). An `f16`/`bf16` operator or
+//!   math function computes in `f32` on the exact `f32` values of its operands and rounds
+//!   the result once ([`crate::float16`]); casts to them round once. Every NaN a float operator,
 //!   math function, cast or literal produces is the canonical NaN of [`crate::nan`]
 //!   (whatever the host produced); values that are only moved keep their bits.
 //! * Primitives follow the table of [`Prim`]: `reduce`, `scan` and `scatter_reduce` apply
@@ -36,11 +38,15 @@ use std::cmp::Ordering;
 use std::fmt;
 use std::sync::Arc;
 
+use crate::float16::{self, bf16, f16};
 use crate::ir::*;
 use crate::nan::{canon_f32, canon_f64};
 use crate::order;
 use crate::run;
 use crate::verify::{VerifyError, verify};
+
+mod values;
+pub use values::ConversionError;
 
 /// A run-time value. Sequences are shared (`Arc`), so cloning a value is cheap.
 #[derive(Clone, Debug, PartialEq)]
@@ -65,6 +71,10 @@ pub enum Value {
     U64(u64),
     /// `usize`
     Usize(usize),
+    /// `f16`
+    F16(f16),
+    /// `bf16`
+    BF16(bf16),
     /// `f32`
     F32(f32),
     /// `f64`
@@ -99,6 +109,8 @@ impl Value {
             Value::I64(_) => Scalar::I64,
             Value::U64(_) => Scalar::U64,
             Value::Usize(_) => Scalar::Usize,
+            Value::F16(_) => Scalar::F16,
+            Value::BF16(_) => Scalar::BF16,
             Value::F32(_) => Scalar::F32,
             Value::F64(_) => Scalar::F64,
             Value::Seq(_) | Value::Tuple(_) => return None,
@@ -148,6 +160,8 @@ impl Value {
             Scalar::I64 => Value::I64(0),
             Scalar::U64 => Value::U64(0),
             Scalar::Usize => Value::Usize(0),
+            Scalar::F16 => Value::F16(f16::NEG_ZERO),
+            Scalar::BF16 => Value::BF16(bf16::NEG_ZERO),
             Scalar::F32 => Value::F32(-0.0),
             Scalar::F64 => Value::F64(-0.0),
         })
@@ -176,6 +190,8 @@ impl fmt::Display for Value {
             Value::I64(x) => write!(f, "{x}"),
             Value::U64(x) => write!(f, "{x}"),
             Value::Usize(x) => write!(f, "{x}"),
+            Value::F16(x) => write!(f, "{:?}", x.to_f32()),
+            Value::BF16(x) => write!(f, "{:?}", x.to_f32()),
             Value::F32(x) => write!(f, "{x:?}"),
             Value::F64(x) => write!(f, "{x:?}"),
             Value::Seq(s) => {
@@ -188,150 +204,6 @@ impl fmt::Display for Value {
                 list(f, vs)?;
                 f.write_str(if vs.len() == 1 { ",)" } else { ")" })
             }
-        }
-    }
-}
-
-/// A [`Value`] that does not have the shape a conversion to a Rust type expects.
-#[derive(Clone, Debug, PartialEq, thiserror::Error)]
-#[error("expected {expected}, found {found}")]
-pub struct ConversionError {
-    /// The Rust type asked for.
-    pub expected: &'static str,
-    /// The value found (its text form).
-    pub found: String,
-}
-
-macro_rules! scalar_conversions {
-    ($($t:ty => $v:ident),*) => {$(
-        impl From<$t> for Value {
-            fn from(x: $t) -> Value {
-                Value::$v(x)
-            }
-        }
-        impl TryFrom<Value> for $t {
-            type Error = ConversionError;
-            fn try_from(v: Value) -> Result<$t, ConversionError> {
-                match v {
-                    Value::$v(x) => Ok(x),
-                    other => Err(ConversionError { expected: stringify!($t), found: other.to_string() }),
-                }
-            }
-        }
-    )*};
-}
-scalar_conversions!(bool => Bool, i8 => I8, u8 => U8, i16 => I16, u16 => U16, i32 => I32, u32 => U32, i64 => I64, u64 => U64, usize => Usize, f32 => F32, f64 => F64);
-
-impl<T: Into<Value>> From<Vec<T>> for Value {
-    fn from(xs: Vec<T>) -> Value {
-        Value::seq(xs.into_iter().map(Into::into).collect())
-    }
-}
-
-impl<T: Clone + Into<Value>> From<&[T]> for Value {
-    fn from(xs: &[T]) -> Value {
-        Value::seq(xs.iter().cloned().map(Into::into).collect())
-    }
-}
-
-impl From<()> for Value {
-    fn from(_: ()) -> Value {
-        Value::unit()
-    }
-}
-
-impl<A: Into<Value>, B: Into<Value>> From<(A, B)> for Value {
-    fn from((a, b): (A, B)) -> Value {
-        Value::Tuple(vec![a.into(), b.into()])
-    }
-}
-
-impl<A: Into<Value>, B: Into<Value>, C: Into<Value>> From<(A, B, C)> for Value {
-    fn from((a, b, c): (A, B, C)) -> Value {
-        Value::Tuple(vec![a.into(), b.into(), c.into()])
-    }
-}
-
-impl Value {
-    /// `true` when the two values are equal, floats within the relative tolerance `rel`
-    /// (`|x - y| <= rel * (1 + max(|x|, |y|))`; `rel == 0` means bit-exact), a NaN equal
-    /// only to a NaN with the same bits (every place produces the same NaN,
-    /// [`crate::nan`]): how results of places that may reassociate float operations are
-    /// compared.
-    pub fn close_to(&self, other: &Value, rel: f64) -> bool {
-        let near = |x: f64, y: f64| {
-            if rel == 0.0 || x.is_nan() || y.is_nan() {
-                x.to_bits() == y.to_bits()
-            } else {
-                (x - y).abs() <= rel * (1.0 + x.abs().max(y.abs()))
-            }
-        };
-        match (self, other) {
-            (Value::F32(x), Value::F32(y)) if rel == 0.0 || x.is_nan() || y.is_nan() => {
-                x.to_bits() == y.to_bits()
-            }
-            (Value::F32(x), Value::F32(y)) => near(f64::from(*x), f64::from(*y)),
-            (Value::F64(x), Value::F64(y)) => near(*x, *y),
-            (Value::Seq(xs), Value::Seq(ys)) => {
-                xs.len() == ys.len() && xs.iter().zip(ys.iter()).all(|(x, y)| x.close_to(y, rel))
-            }
-            (Value::Tuple(xs), Value::Tuple(ys)) => {
-                xs.len() == ys.len() && xs.iter().zip(ys).all(|(x, y)| x.close_to(y, rel))
-            }
-            _ => self == other,
-        }
-    }
-}
-
-impl<T: TryFrom<Value, Error = ConversionError>> TryFrom<Value> for Vec<T> {
-    type Error = ConversionError;
-    fn try_from(v: Value) -> Result<Vec<T>, ConversionError> {
-        match v {
-            Value::Seq(s) => {
-                let items = Arc::try_unwrap(s).unwrap_or_else(|s| (*s).clone());
-                items.into_iter().map(T::try_from).collect()
-            }
-            other => Err(ConversionError {
-                expected: "a sequence",
-                found: other.to_string(),
-            }),
-        }
-    }
-}
-
-impl<A, B> TryFrom<Value> for (A, B)
-where
-    A: TryFrom<Value, Error = ConversionError>,
-    B: TryFrom<Value, Error = ConversionError>,
-{
-    type Error = ConversionError;
-    fn try_from(v: Value) -> Result<(A, B), ConversionError> {
-        match v {
-            Value::Tuple(vs) if vs.len() == 2 => {
-                let mut it = vs.into_iter();
-                let (a, b) = (
-                    it.next().unwrap_or(Value::unit()),
-                    it.next().unwrap_or(Value::unit()),
-                );
-                Ok((A::try_from(a)?, B::try_from(b)?))
-            }
-            other => Err(ConversionError {
-                expected: "a pair",
-                found: other.to_string(),
-            }),
-        }
-    }
-}
-
-impl TryFrom<Value> for () {
-    type Error = ConversionError;
-    fn try_from(v: Value) -> Result<(), ConversionError> {
-        match v {
-            Value::Tuple(vs) if vs.is_empty() => Ok(()),
-            other => Err(ConversionError {
-                expected: "()",
-                found: other.to_string(),
-            }),
         }
     }
 }
@@ -738,6 +610,9 @@ impl Interp<'_> {
             (Const::Bool(b), Some(Scalar::Bool)) => Value::Bool(b),
             (Const::Float(x), Some(Scalar::F32)) => Value::F32(canon_f32(x as f32)),
             (Const::Float(x), Some(Scalar::F64)) => Value::F64(canon_f64(x)),
+            (Const::Float(x), Some(s)) if s.is_half() => {
+                float16::cast(&Value::F64(x), s).map_or_else(bad, Ok)?
+            }
             (Const::Int(i), Some(s)) => {
                 let v = match s {
                     Scalar::I8 => i8::try_from(i).ok().map(Value::I8),
@@ -749,7 +624,7 @@ impl Interp<'_> {
                     Scalar::I64 => i64::try_from(i).ok().map(Value::I64),
                     Scalar::U64 => u64::try_from(i).ok().map(Value::U64),
                     Scalar::Usize => usize::try_from(i).ok().map(Value::Usize),
-                    Scalar::Bool | Scalar::F32 | Scalar::F64 => None,
+                    Scalar::Bool | Scalar::F16 | Scalar::BF16 | Scalar::F32 | Scalar::F64 => None,
                 };
                 match v {
                     Some(v) => v,
@@ -1139,6 +1014,8 @@ pub fn total_cmp(a: &Value, b: &Value) -> Option<Ordering> {
         (Value::I64(x), Value::I64(y)) => x.cmp(y),
         (Value::U64(x), Value::U64(y)) => x.cmp(y),
         (Value::Usize(x), Value::Usize(y)) => x.cmp(y),
+        (Value::F16(x), Value::F16(y)) => x.total_cmp(y),
+        (Value::BF16(x), Value::BF16(y)) => x.total_cmp(y),
         (Value::F32(x), Value::F32(y)) => x.total_cmp(y),
         (Value::F64(x), Value::F64(y)) => x.total_cmp(y),
         (Value::Tuple(xs), Value::Tuple(ys)) if xs.len() == ys.len() => {
@@ -1236,6 +1113,9 @@ fn permute(
 }
 
 fn unary(op: UnOp, x: &Value, span: Span) -> Result<Value> {
+    if let Some(r) = float16::in_f32(&[x], |w| unary(op, w[0], span)) {
+        return r;
+    }
     Ok(match (op, x) {
         (UnOp::Neg, Value::I8(x)) => Value::I8(x.wrapping_neg()),
         (UnOp::Neg, Value::U8(x)) => Value::U8(x.wrapping_neg()),
@@ -1265,6 +1145,9 @@ fn unary(op: UnOp, x: &Value, span: Span) -> Result<Value> {
 fn binary(op: BinOp, a: &Value, b: &Value, span: Span) -> Result<Value> {
     use BinOp::*;
     use Value as V;
+    if let Some(r) = float16::in_f32(&[a, b], |w| binary(op, w[0], w[1], span)) {
+        return r;
+    }
     if matches!(op, Shl | Shr) {
         // The amount modulo the width: its low 32 bits are enough, as widths divide 2^32.
         let Some(amount) = b.as_int().map(|n| n as u32) else {
@@ -1368,6 +1251,9 @@ fn binary(op: BinOp, a: &Value, b: &Value, span: Span) -> Result<Value> {
 }
 
 fn cast(x: &Value, to: Scalar, span: Span) -> Result<Value> {
+    if let Some(h) = float16::cast(x, to) {
+        return Ok(h);
+    }
     macro_rules! from {
         ($x:expr) => {
             match to {
@@ -1382,6 +1268,7 @@ fn cast(x: &Value, to: Scalar, span: Span) -> Result<Value> {
                 Scalar::Usize => Value::Usize($x as usize),
                 Scalar::F32 => Value::F32(canon_f32($x as f32)),
                 Scalar::F64 => Value::F64(canon_f64($x as f64)),
+                Scalar::F16 | Scalar::BF16 => return internal(format!("cast to {to}"), span),
                 // Not a Rust cast (the verifier rejects it): defined as `x != 0`.
                 Scalar::Bool => Value::Bool($x as f64 != 0.0),
             }
@@ -1401,6 +1288,8 @@ fn cast(x: &Value, to: Scalar, span: Span) -> Result<Value> {
         Value::Usize(x) => from!(x),
         Value::F32(x) => from!(x),
         Value::F64(x) => from!(x),
+        Value::F16(h) => from!(h.to_f32()),
+        Value::BF16(h) => from!(h.to_f32()),
         _ => return internal(format!("cast of {} to {to}", truncated(x)), span),
     })
 }
@@ -1453,6 +1342,9 @@ fn math(m: MathFn, args: &[&Value], span: Span) -> Result<Value> {
                 _ => return internal(format!("`{}` of an integer", m.name()), span),
             })
         }};
+    }
+    if let Some(r) = float16::in_f32(args, |w| math(m, w, span)) {
+        return r;
     }
     if args.len() != m.arity() {
         return internal(

@@ -186,6 +186,12 @@ pub enum Scalar {
     U64,
     /// `usize`: lengths and indices.
     Usize,
+    /// `f16` (IEEE binary16, the `half` crate's type): operations compute in `f32` and
+    /// round once.
+    F16,
+    /// `bf16` (bfloat16, the `half` crate's type): operations compute in `f32` and round
+    /// once.
+    BF16,
     /// `f32`
     F32,
     /// `f64`
@@ -194,7 +200,7 @@ pub enum Scalar {
 
 impl Scalar {
     /// Every scalar type, in declaration order.
-    pub const ALL: [Scalar; 12] = [
+    pub const ALL: [Scalar; 14] = [
         Scalar::Bool,
         Scalar::I8,
         Scalar::U8,
@@ -205,6 +211,8 @@ impl Scalar {
         Scalar::I64,
         Scalar::U64,
         Scalar::Usize,
+        Scalar::F16,
+        Scalar::BF16,
         Scalar::F32,
         Scalar::F64,
     ];
@@ -222,6 +230,8 @@ impl Scalar {
             Scalar::I64 => "i64",
             Scalar::U64 => "u64",
             Scalar::Usize => "usize",
+            Scalar::F16 => "f16",
+            Scalar::BF16 => "bf16",
             Scalar::F32 => "f32",
             Scalar::F64 => "f64",
         }
@@ -245,7 +255,7 @@ impl Scalar {
 
     /// Signed or unsigned integer (including `usize`).
     pub fn is_int(self) -> bool {
-        !matches!(self, Scalar::Bool | Scalar::F32 | Scalar::F64)
+        !matches!(self, Scalar::Bool) && !self.is_float()
     }
 
     /// Signed integer.
@@ -265,13 +275,19 @@ impl Scalar {
             Scalar::U32 => (0, u32::MAX.into()),
             Scalar::I64 => (i64::MIN.into(), i64::MAX.into()),
             Scalar::U64 | Scalar::Usize => (0, u64::MAX.into()),
-            Scalar::Bool | Scalar::F32 | Scalar::F64 => (0, 0),
+            Scalar::Bool | Scalar::F16 | Scalar::BF16 | Scalar::F32 | Scalar::F64 => (0, 0),
         }
     }
 
-    /// `f32` or `f64`.
+    /// `f16`, `bf16`, `f32` or `f64`.
     pub fn is_float(self) -> bool {
-        matches!(self, Scalar::F32 | Scalar::F64)
+        matches!(self, Scalar::F16 | Scalar::BF16 | Scalar::F32 | Scalar::F64)
+    }
+
+    /// `f16` or `bf16`: the 16-bit floats, whose operations compute in `f32` and round
+    /// once ([`crate::float16`]).
+    pub fn is_half(self) -> bool {
+        matches!(self, Scalar::F16 | Scalar::BF16)
     }
 }
 

@@ -8,6 +8,7 @@
 //! ```
 //!
 //! * [`ir`] — the IR: arenas and handles, single assignment, explicit lambdas.
+//! * [`float16`] — `f16` and `bf16`: how every place rounds to them.
 //! * [`nan`] — the canonical NaN every float operation produces, on every place.
 //! * [`ops`] — combining functions that apply a known operation to each scalar leaf
 //!   (`+`, `min`, `&`, ...), and their identities.
@@ -19,6 +20,7 @@
 
 pub mod captures;
 pub mod diag;
+pub mod float16;
 pub mod fuse;
 pub mod interp;
 pub mod ir;

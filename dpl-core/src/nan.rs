@@ -8,10 +8,12 @@
 //! keep payloads in `f64` arithmetic; so the CPU code, the interpreter and the generated
 //! `f64` GPU code replace every NaN an operation produces by this one (see the README's
 //! contract on floats for which operations those are). Sorting by IEEE `totalOrder` then
-//! puts every produced NaN last, on every place.
+//! puts every produced NaN last, on every place. The 16-bit floats have theirs too
+//! (`0x7fff` for `f16` and `bf16`: the canonical `f32` NaN rounded).
 
 use std::collections::HashSet;
 
+use crate::float16::{Half, bf16, f16};
 use crate::ir::{Block, Expr, Function, VarId};
 
 /// The bits of the canonical `f32` NaN.
@@ -35,6 +37,32 @@ pub fn canon_f32(x: f32) -> f32 {
 pub fn canon_f64(x: f64) -> f64 {
     if x.is_nan() {
         f64::from_bits(F64_BITS)
+    } else {
+        x
+    }
+}
+
+/// The bits of the canonical `f16` NaN.
+pub const F16_BITS: u16 = <f16 as Half>::NAN_BITS;
+
+/// The bits of the canonical `bf16` NaN.
+pub const BF16_BITS: u16 = <bf16 as Half>::NAN_BITS;
+
+/// `x`, or the canonical NaN if `x` is a NaN.
+#[inline(always)]
+pub fn canon_f16(x: f16) -> f16 {
+    if x.is_nan() {
+        f16::from_bits(F16_BITS)
+    } else {
+        x
+    }
+}
+
+/// `x`, or the canonical NaN if `x` is a NaN.
+#[inline(always)]
+pub fn canon_bf16(x: bf16) -> bf16 {
+    if x.is_nan() {
+        bf16::from_bits(BF16_BITS)
     } else {
         x
     }

@@ -929,11 +929,19 @@ fn check_ops(f: &Function, b: &Block, errors: &mut Vec<Diagnostic>) {
             // As rustc's `overflowing_literals`: a finite literal that `f32` rounds to an
             // infinity.
             Expr::Const(Const::Float(x))
-                if scalar(s.var) == Some(Scalar::F32)
-                    && x.is_finite()
-                    && !(*x as f32).is_finite() =>
+                if x.is_finite()
+                    && scalar(s.var).is_some_and(|t| {
+                        let rounded = match t {
+                            Scalar::F32 => f64::from(*x as f32),
+                            Scalar::F16 => crate::float16::from_f64::<crate::float16::f16>(*x).to_f64(),
+                            Scalar::BF16 => crate::float16::from_f64::<crate::float16::bf16>(*x).to_f64(),
+                            _ => 0.0,
+                        };
+                        !rounded.is_finite()
+                    }) =>
             {
-                err(format!("the literal `{x:e}` is out of range for `f32`"))
+                let t = scalar(s.var).map_or("", Scalar::name);
+                err(format!("the literal `{x:e}` is out of range for `{t}`"))
             }
             Expr::Unary(op, v) => match (op, scalar(*v)) {
                 (UnOp::Neg, Some(t)) if t.is_float() || t.is_signed_int() => {}

@@ -375,3 +375,53 @@ fn narrow_constants_take_their_variable_type_and_range() {
         assert!(run(&f, vec![]).is_err(), "{c} as {t} accepted");
     }
 }
+
+/// Equal values, or two NaNs (the interpreter's NaNs are canonical, `half`'s are not).
+fn same_half(got: &Value, want: &Value) -> bool {
+    match (got, want) {
+        (Value::F16(a), Value::F16(b)) => a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()),
+        (Value::BF16(a), Value::BF16(b)) => {
+            a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
+        }
+        _ => got == want,
+    }
+}
+
+macro_rules! half_props {
+    ($name:ident, $t:ident) => {
+        proptest! {
+            /// Operators, math functions and casts on 16-bit floats: computed in `f32` on
+            /// the exact values and rounded once (the `half` crate's operators do so).
+            #[test]
+            fn $name(a in any::<u16>(), b in any::<u16>(), i in -(1i64 << 24)..(1 << 24)) {
+                use dpl_core::float16::$t;
+                let (x, y) = ($t::from_bits(a), $t::from_bits(b));
+                let t = stringify!($t);
+                let v = |op| run2(&binary_fn(op, t, t), x, y).unwrap();
+                for (op, want) in [("add", x + y), ("sub", x - y), ("mul", x * y), ("div", x / y), ("rem", x % y)] {
+                    prop_assert!(same_half(&v(op), &Value::from(want)), "{} {:?} {:?}: {:?}", op, x, y, v(op));
+                }
+                let c = |op| run2(&binary_fn(op, t, "bool"), x, y).unwrap();
+                prop_assert_eq!(c("lt"), Value::from(x < y));
+                prop_assert_eq!(c("eq"), Value::from(x == y));
+                prop_assert_eq!(c("ge"), Value::from(x >= y));
+                let f32of = |h: $t| h.to_f32();
+                let round = |r: f32| Value::from($t::from_f32(r));
+                let un = |op: &str| run(&parse(&format!("fn f(%0 a: {t}) -> {t} {{ %1: {t} = {op} %0; %1 }}")).unwrap(), vec![x.into()]).unwrap();
+                prop_assert!(same_half(&un("sqrt"), &round(f32of(x).sqrt())));
+                prop_assert!(same_half(&un("exp"), &round(f32of(x).exp())));
+                prop_assert!(same_half(&un("neg"), &Value::from(-x)));
+                prop_assert!(same_half(&v("min"), &round(f32of(x).min(f32of(y)))));
+                let cast = |from: &str, to: &str, v: Value| run(&parse(&format!("fn f(%0 a: {from}) -> {to} {{ %1: {to} = cast %0 as {to}; %1 }}")).unwrap(), vec![v]).unwrap();
+                prop_assert_eq!(cast(t, "i32", x.into()), Value::I32(f32of(x) as i32));
+                prop_assert!(same_half(&cast(t, "f64", x.into()), &Value::F64(f64::from(f32of(x)))) || x.is_nan());
+                // Integers below 2^24 are exact in `f32`: one rounding from there.
+                prop_assert!(same_half(&cast("i64", t, i.into()), &round(i as f32)));
+                prop_assert!(same_half(&cast("f32", t, f32of(y).into()), &Value::from(y)));
+            }
+        }
+    };
+}
+
+half_props!(f16_ops_round_once, f16);
+half_props!(bf16_ops_round_once, bf16);

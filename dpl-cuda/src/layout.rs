@@ -11,8 +11,8 @@
 //!   of `T`) plus `rows + 1` `usize` row offsets. Sequences as elements have no leaves:
 //!   nesting is only through offsets.
 //! * **Bytes.** Each leaf is stored little-endian at its device width ([`size_of`]):
-//!   `bool` one byte (0 or 1; any nonzero byte reads as `true`), `i8` and `u8` one, `i16`
-//!   and `u16` two, `i32`, `u32` and `f32` four, `i64`, `u64`, `f64` and `usize` eight (`usize` is 64-bit on the device, whatever
+//!   `bool` one byte (0 or 1; any nonzero byte reads as `true`), `i8` and `u8` one, `i16`,
+//!   `u16`, `f16` and `bf16` two (their IEEE bits), `i32`, `u32` and `f32` four, `i64`, `u64`, `f64` and `usize` eight (`usize` is 64-bit on the device, whatever
 //!   the host's width). Element `i` of a column is at byte `i * size_of(leaf)` from its
 //!   start, and buffers start at least 256-byte aligned (`cuMemAlloc`), so every access is
 //!   naturally aligned. In shared memory a leaf takes a slot of at least a 32-bit word
@@ -23,6 +23,7 @@
 //!   and into Rust values with no `Value` per element ([`Elem`], for the scalars dpl knows
 //!   and tuples of them).
 
+use dpl_core::float16::{bf16, f16};
 use dpl_core::interp::Value;
 use dpl_core::ir::{Scalar, Type};
 
@@ -32,7 +33,7 @@ use crate::Unsupported;
 pub const fn size_of(s: Scalar) -> u64 {
     match s {
         Scalar::Bool | Scalar::I8 | Scalar::U8 => 1,
-        Scalar::I16 | Scalar::U16 => 2,
+        Scalar::I16 | Scalar::U16 | Scalar::F16 | Scalar::BF16 => 2,
         Scalar::I32 | Scalar::U32 | Scalar::F32 => 4,
         Scalar::I64 | Scalar::U64 | Scalar::Usize | Scalar::F64 => 8,
     }
@@ -105,6 +106,8 @@ pub fn put_value(v: &Value, col: &mut Vec<u8>) -> bool {
         Value::U8(x) => x.put_leaf(col),
         Value::I16(x) => x.put_leaf(col),
         Value::U16(x) => x.put_leaf(col),
+        Value::F16(x) => x.put_leaf(col),
+        Value::BF16(x) => x.put_leaf(col),
         Value::I32(x) => x.put_leaf(col),
         Value::U32(x) => x.put_leaf(col),
         Value::I64(x) => x.put_leaf(col),
@@ -126,6 +129,8 @@ pub fn get_value(s: Scalar, bytes: &[u8]) -> Value {
         Scalar::U8 => Value::U8(u8::get_leaf(bytes)),
         Scalar::I16 => Value::I16(i16::get_leaf(bytes)),
         Scalar::U16 => Value::U16(u16::get_leaf(bytes)),
+        Scalar::F16 => Value::F16(f16::get_leaf(bytes)),
+        Scalar::BF16 => Value::BF16(bf16::get_leaf(bytes)),
         Scalar::I32 => Value::I32(i32::get_leaf(bytes)),
         Scalar::U32 => Value::U32(u32::get_leaf(bytes)),
         Scalar::I64 => Value::I64(i64::get_leaf(bytes)),
@@ -238,6 +243,8 @@ scalars! {
     u8 => U8, 1, u8::to_le_bytes, u8::from_le_bytes;
     i16 => I16, 2, i16::to_le_bytes, i16::from_le_bytes;
     u16 => U16, 2, u16::to_le_bytes, u16::from_le_bytes;
+    f16 => F16, 2, f16::to_le_bytes, f16::from_le_bytes;
+    bf16 => BF16, 2, bf16::to_le_bytes, bf16::from_le_bytes;
     i32 => I32, 4, i32::to_le_bytes, i32::from_le_bytes;
     u32 => U32, 4, u32::to_le_bytes, u32::from_le_bytes;
     i64 => I64, 8, i64::to_le_bytes, i64::from_le_bytes;
@@ -364,6 +371,10 @@ mod tests {
         check(&[u8::MAX, 0, 7]);
         check(&[i16::MIN, -300, i16::MAX]);
         check(&[u16::MAX, 1]);
+        check(&[
+            (f16::MAX, bf16::MIN_POSITIVE),
+            (f16::from_f32(-0.5), bf16::ONE),
+        ]);
         check(&[(7u8, (-2i16, 3u16), -5i8), (255, (i16::MIN, 0), i8::MAX)]);
         check(&[i32::MIN, -1, 0, i32::MAX]);
         check(&[u32::MAX, 3]);

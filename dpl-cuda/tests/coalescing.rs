@@ -311,6 +311,50 @@ fn narrow_integers_are_coalesced_at_their_width() {
 /// row runs the order's machine (a tile's lanes in `.local`); a warp or a block per row
 /// evaluates and stores each chunk in parallel and every thread runs the machine on the
 /// chunk's values. The thread instructions per element stay bounded (and are reported).
+/// `f16` and `bf16` sequences are read and written as their 16 bits (`ld.global.u16`),
+/// not widened in memory: a map over `f16` is as coalesced as one over `f32` and moves
+/// about half of its sectors; an ordered `bf16` sum is coalesced too.
+#[test]
+fn half_floats_are_coalesced_at_their_width() {
+    use dpl_core::float16::{bf16, f16};
+    let map_src = |t: &str| {
+        format!(
+            "fn f($x: [{t}], $y: [{t}]) -> [{t}] {{\n  $r: [{t}] = map(|$a: {t}, $b: {t}| [] {{ $p: {t} = mul $a, $b; $s: {t} = add $p, $a; $s }}, $x, $y)\n  $r\n}}"
+        )
+    };
+    let mut r = Rng::new(11);
+    let mut halves = || {
+        Value::seq(
+            (0..N)
+                .map(|_| Value::F16(f16::from_f32(r.f32_in(-4.0, 4.0))))
+                .collect(),
+        )
+    };
+    let (x16, y16) = (halves(), halves());
+    let mut r = Rng::new(12);
+    let (x32, y32) = (f32s(&mut r, N, 4.0), f32s(&mut r, N, 4.0));
+    check(&map_src("f16"), vec![x16.clone(), y16.clone()], N);
+    let moved =
+        |src: &str, args: Vec<Value>| -> u64 { figures(src, args, N).iter().map(|f| f.1).sum() };
+    let (narrow, wide) = (
+        moved(&map_src("f16"), vec![x16, y16]),
+        moved(&map_src("f32"), vec![x32, y32]),
+    );
+    eprintln!("map: f16 {narrow} sectors, f32 {wide}");
+    assert!(
+        (narrow as f64) < 0.55 * wide as f64,
+        "an f16 map moves {narrow} sectors, an f32 one {wide}"
+    );
+    let sum_src = "fn f($x: [bf16]) -> bf16 {\n  $s: bf16 = sum($x)\n  $s\n}";
+    let mut r = Rng::new(13);
+    let b = Value::seq(
+        (0..N)
+            .map(|_| Value::BF16(bf16::from_f32(r.f32_in(-4.0, 4.0))))
+            .collect(),
+    );
+    check(sum_src, vec![b], N);
+}
+
 #[test]
 fn float_row_scan_in_order_figures() {
     let (rows, len) = (64, 2100);

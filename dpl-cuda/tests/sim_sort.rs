@@ -66,6 +66,8 @@ fn bits(v: &Value) -> Vec<u64> {
         Value::Tuple(xs) => xs.iter().flat_map(bits).collect(),
         Value::F32(x) => vec![u64::from(x.to_bits())],
         Value::F64(x) => vec![x.to_bits()],
+        Value::F16(x) => vec![u64::from(x.to_bits())],
+        Value::BF16(x) => vec![u64::from(x.to_bits())],
         Value::Bool(b) => vec![u64::from(*b)],
         Value::I8(x) => vec![*x as u64],
         Value::U8(x) => vec![u64::from(*x)],

@@ -202,6 +202,18 @@ impl Exact for f64 {
     }
 }
 
+impl Exact for dpl::f16 {
+    fn exact(&self, other: &Self) -> bool {
+        self.to_bits() == other.to_bits() || (self.is_nan() && other.is_nan())
+    }
+}
+
+impl Exact for dpl::bf16 {
+    fn exact(&self, other: &Self) -> bool {
+        self.to_bits() == other.to_bits() || (self.is_nan() && other.is_nan())
+    }
+}
+
 impl<A: Exact, B: Exact> Exact for (A, B) {
     fn exact(&self, other: &Self) -> bool {
         self.0.exact(&other.0) && self.1.exact(&other.1)

@@ -121,6 +121,20 @@ fn dot(place: Place) {
         let products = zip_with(&x, &y, |a, b| a * b);
         let want = dpl_testkit::order::ordered_from(&products, -0.0, |a, b| a + b);
         assert_exact(prog::dot(&x, &y), want, "dot::<f64>");
+        // Half precision: each product and sum computed in f32 and rounded once (the
+        // `half` crate's operators), in dpl's order.
+        let (xh, yh): (Vec<dpl::f16>, Vec<dpl::f16>) =
+            (each(&x, dpl::f16::from_f64), each(&y, dpl::f16::from_f64));
+        let products = zip_with(&xh, &yh, |a, b| a * b);
+        let want =
+            dpl_testkit::order::ordered_from(&products, dpl::f16::from_f32(-0.0), |a, b| a + b);
+        assert_eq!(prog::dot(&xh, &yh).to_bits(), want.to_bits(), "dot::<f16>");
+        let (xb, yb): (Vec<dpl::bf16>, Vec<dpl::bf16>) =
+            (each(&x, dpl::bf16::from_f64), each(&y, dpl::bf16::from_f64));
+        let products = zip_with(&xb, &yb, |a, b| a * b);
+        let want =
+            dpl_testkit::order::ordered_from(&products, dpl::bf16::from_f32(-0.0), |a, b| a + b);
+        assert_eq!(prog::dot(&xb, &yb).to_bits(), want.to_bits(), "dot::<bf16>");
         let squares = each(&x, |a| a * a);
         let want = dpl_testkit::order::ordered_from(&squares, -0.0, |a, b| a + b);
         assert_exact(norm2(&x), want, "norm2::<f64>");
@@ -208,6 +222,8 @@ fn every_scalar(place: Place) {
             u16: |r: &mut Rng| r.u64() as u16, i32: |r: &mut Rng| r.i32(),
             u32: |r: &mut Rng| r.u32(), i64: |r: &mut Rng| r.i64(),
             u64: |r: &mut Rng| r.u64(), usize: |r: &mut Rng| r.u64() as usize,
+            dpl::f16: |r: &mut Rng| dpl::f16::from_f64(r.f64()),
+            dpl::bf16: |r: &mut Rng| dpl::bf16::from_f64(r.f64()),
             f32: |r: &mut Rng| r.f32_in(-1.0, 1.0), f64: |r: &mut Rng| r.f64()
         );
     });
@@ -339,7 +355,7 @@ fn an_instantiation_is_the_function_written_for_its_types() {
     assert_eq!(rename(generic.cpu_rust), written.cpu_rust);
     assert_eq!(generic.loops, 1);
     // Without types, the first instantiation (the bound's first type).
-    assert_eq!(dpl::inspect!(prog::dot).name, "dot::<f32>");
+    assert_eq!(dpl::inspect!(prog::dot).name, "dot::<f16>");
     assert_eq!(
         dpl::inspect!(prog::scaled::<u16, f64>).name,
         "scaled::<u16, f64>"

@@ -16,6 +16,7 @@ mod indexed;
 mod filters;
 mod gather_scatter;
 mod generics;
+mod halfs;
 mod in_place;
 mod language;
 mod loops;

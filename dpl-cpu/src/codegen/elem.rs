@@ -131,11 +131,7 @@ impl Gen<'_> {
                 }
             }
             Expr::Binary(op, a, b) => self.binary(*op, *a, *b, s.span),
-            Expr::Cast(a, to) => {
-                let a = id(*a);
-                let to = Self::scalar_ty(*to);
-                quote!(#a as #to)
-            }
+            Expr::Cast(a, to) => self.cast(*a, *to),
             Expr::Tuple(vs) => {
                 if Self::contains_seq(ty) {
                     let r = Rep::Tuple(vs.iter().map(|x| self.rep(*x)).collect());
@@ -265,12 +261,37 @@ impl Gen<'_> {
         match ty.scalar() {
             Some(Scalar::F32) => quote!(#private::nan::canon_f32(#value)),
             Some(Scalar::F64) => quote!(#private::nan::canon_f64(#value)),
+            Some(Scalar::F16) => quote!(#private::nan::canon_f16(#value)),
+            Some(Scalar::BF16) => quote!(#private::nan::canon_bf16(#value)),
             _ => value,
         }
     }
 
     pub(super) fn constant(&self, c: Const, ty: &Type) -> TokenStream {
         let s = ty.scalar().unwrap_or(Scalar::I32);
+        if s.is_half() {
+            // The bits, rounded here as the interpreter rounds them ([`dpl_core::float16`]).
+            use dpl_core::float16::{Half, bf16, f16, from_f64, from_int};
+            fn bits<H: Half>(c: Const) -> u16 {
+                let h: H = match c {
+                    Const::Float(x) => from_f64(x),
+                    Const::Int(i) => from_int(i),
+                    Const::Bool(b) => from_int(b.into()),
+                };
+                if h.to_f32().is_nan() {
+                    H::NAN_BITS
+                } else {
+                    h.to_bits()
+                }
+            }
+            let b = if s == Scalar::F16 {
+                bits::<f16>(c)
+            } else {
+                bits::<bf16>(c)
+            };
+            let t = self.scalar_ty(s);
+            return quote!(#t::from_bits(#b));
+        }
         match c {
             Const::Bool(b) => quote!(#b),
             Const::Int(i) => {
@@ -287,12 +308,15 @@ impl Gen<'_> {
                     Scalar::Usize => L::usize_suffixed(i as usize),
                     Scalar::F32 => L::f32_suffixed(i as f32),
                     Scalar::F64 => L::f64_suffixed(i as f64),
+                    Scalar::F16 | Scalar::BF16 => {
+                        unreachable!("16-bit float constants return above")
+                    }
                     Scalar::Bool => return if i != 0 { quote!(true) } else { quote!(false) },
                 };
                 quote!((#lit))
             }
             Const::Float(x) => {
-                let t = Self::scalar_ty(s);
+                let t = self.scalar_ty(s);
                 // The value in its type first: a finite `f64` may round to an `f32` infinity.
                 let x = if s == Scalar::F32 {
                     f64::from(x as f32)
@@ -326,9 +350,43 @@ impl Gen<'_> {
         }
     }
 
+    /// `a as to`, as Rust's `as`; conversions to `f16`/`bf16` round once
+    /// ([`dpl_core::float16`]), those from them go through their exact `f32` value.
+    fn cast(&self, a: VarId, to: Scalar) -> TokenStream {
+        let from = self.f.vars[a].ty.scalar().unwrap_or(Scalar::I32);
+        let a = self.ident(a);
+        let private = self.private;
+        let (from_ty, to_ty) = (self.scalar_ty(from), self.scalar_ty(to));
+        if !to.is_half() {
+            return if from.is_half() {
+                quote!(#from_ty::to_f32(#a) as #to_ty)
+            } else {
+                quote!(#a as #to_ty)
+            };
+        }
+        match from {
+            s if s.is_half() => quote!(#to_ty::from_f32(#from_ty::to_f32(#a))),
+            Scalar::F32 => quote!(#to_ty::from_f32(#a)),
+            Scalar::F64 => quote!(#private::float16::from_f64::<#to_ty>(#a)),
+            _ => quote!(#private::float16::from_int::<#to_ty>(#a as i128)),
+        }
+    }
+
     fn binary(&self, op: BinOp, a: VarId, b: VarId, span: Span) -> TokenStream {
         let t = self.f.vars[a].ty.scalar().unwrap_or(Scalar::I32);
         let (x, y) = (self.ident(a), self.ident(b));
+        if t.is_half() {
+            // In `f32`, rounded once (comparisons are exact in `f32`).
+            let ty = self.scalar_ty(t);
+            let sym: TokenStream = op.symbol().parse().expect("operator token");
+            let wide = quote!(#ty::to_f32(#x) #sym #ty::to_f32(#y));
+            return match op {
+                BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Rem => {
+                    quote!(#ty::from_f32(#wide))
+                }
+                _ => quote!((#wide)),
+            };
+        }
         let int = t.is_int();
         let private = self.private;
         let rt = self.rt;
@@ -364,7 +422,12 @@ impl Gen<'_> {
             .and_then(|a| self.f.vars[*a].ty.scalar())
             .unwrap_or(Scalar::F32);
         let a: Vec<Ident> = args.iter().map(|v| self.ident(*v)).collect();
-        let ty = Self::scalar_ty(t);
+        let ty = self.scalar_ty(t);
+        if t.is_half() {
+            // In `f32`, rounded once.
+            let f = format_ident!("{}", m.name());
+            return quote!(#ty::from_f32(f32::#f(#(#ty::to_f32(#a)),*)));
+        }
         if t.is_int() {
             return match m {
                 MathFn::Abs => {

@@ -40,16 +40,23 @@ impl Gen<'_> {
         format_ident!("{}__own", self.ident(v))
     }
 
-    pub(super) fn scalar_ty(s: Scalar) -> TokenStream {
+    /// The Rust type of a scalar: a primitive, or the facade's path to `f16`/`bf16`
+    /// (which the user's scope need not import).
+    pub(super) fn scalar_ty(&self, s: Scalar) -> TokenStream {
         let id = format_ident!("{}", s.name());
-        quote!(#id)
+        if s.is_half() {
+            let private = self.private;
+            quote!(#private::float16::#id)
+        } else {
+            quote!(#id)
+        }
     }
 
     /// The type of a variable's representation; `_` (left to rustc) for anything with a
     /// sequence in it, whose Rust type depends on its representation.
     pub(super) fn rep_ty(&self, t: &Type) -> TokenStream {
         match t {
-            Type::Scalar(s) => Self::scalar_ty(*s),
+            Type::Scalar(s) => self.scalar_ty(*s),
             Type::Seq(_) => quote!(_),
             Type::Tuple(ts) => {
                 let ts = ts.iter().map(|t| self.rep_ty(t));
@@ -62,7 +69,7 @@ impl Gen<'_> {
     /// The type of an owned value (sequences as `Vec`).
     pub(super) fn owned_ty(&self, t: &Type) -> TokenStream {
         match t {
-            Type::Scalar(s) => Self::scalar_ty(*s),
+            Type::Scalar(s) => self.scalar_ty(*s),
             Type::Seq(e) => {
                 let e = self.elem_ty(e);
                 quote!(::std::vec::Vec<#e>)

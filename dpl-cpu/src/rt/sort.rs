@@ -52,6 +52,7 @@
 
 use super::par::threads;
 use super::{At, map};
+use dpl_core::float16::{bf16, f16};
 use rayon::prelude::*;
 use std::cmp::Ordering;
 use std::mem::MaybeUninit;
@@ -129,7 +130,7 @@ macro_rules! float_key {
         }
     )*};
 }
-float_key!(f32 => u32, 4; f64 => u64, 8);
+float_key!(f16 => u16, 2; bf16 => u16, 2; f32 => u32, 4; f64 => u64, 8);
 
 macro_rules! tuple_key {
     ($($n:tt $t:ident),+) => {
@@ -639,6 +640,8 @@ mod tests {
             _ => (mix(i + 1) % 2000) as f64 / 8.0 - 125.0,
         });
         check_all("f64 bits", |_, i| f64::from_bits(mix(i)));
+        check_all("f16 bits", |_, i| f16::from_bits(mix(i) as u16));
+        check_all("bf16 bits", |_, i| bf16::from_bits(mix(i) as u16));
     }
 
     #[test]

@@ -86,6 +86,21 @@ impl Kernel {
         self.ptx.wrap(r)
     }
 
+    /// An `f32` value rounded to a 16-bit float (see [`crate::ptx::Kernel::round_half`]).
+    pub(super) fn round_half(&mut self, x: &Reg, to: Scalar) -> Reg {
+        self.ptx.round_half(x, to)
+    }
+
+    /// A 16-bit float's bits widened (see [`crate::ptx::Kernel::widen_half`]).
+    pub(super) fn widen_half(&mut self, b: &Reg, to: Scalar) -> Reg {
+        self.ptx.widen_half(b, to)
+    }
+
+    /// A 16-bit float's bits (see [`crate::ptx::Kernel::half_bits`]).
+    pub(super) fn half_bits(&mut self, r: &Reg) -> Reg {
+        self.ptx.half_bits(r)
+    }
+
     /// Replaces a NaN in a float register by the canonical NaN (see
     /// [`crate::ptx::Kernel::canon`]).
     pub(super) fn canon(&mut self, r: &Reg) {

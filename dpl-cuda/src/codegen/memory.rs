@@ -1,5 +1,6 @@
 //! Loads and stores of scalar leaves: addresses of elements, `bool` as a byte in memory,
-//! shared-array slots.
+//! `f16`/`bf16` as their 16 bits (held as their `f32` value in registers), shared-array
+//! slots.
 
 use super::*;
 
@@ -49,6 +50,12 @@ impl<'f> Gen<'f> {
     }
 
     pub(super) fn ld(k: &mut Kernel, space: Space, addr: impl Into<Addr>, ty: Scalar) -> Reg {
+        if ty.is_half() {
+            // 16 bits in memory, the exact `f32` value in the register.
+            let b = k.reg(Scalar::U32);
+            k.emit(Ins::ld(space, Ty::U16, &b, addr));
+            return k.widen_half(&b, ty);
+        }
         if ty == Scalar::Bool {
             let t = k.reg(Scalar::U32);
             k.emit(Ins::ld(space, Ty::U8, &t, addr));
@@ -63,6 +70,11 @@ impl<'f> Gen<'f> {
     }
 
     pub(super) fn st(k: &mut Kernel, space: Space, addr: impl Into<Addr>, r: &Reg) {
+        if r.ty.is_half() {
+            let b = k.half_bits(r);
+            k.emit(Ins::st(space, Ty::U16, addr, &b));
+            return;
+        }
         if r.ty == Scalar::Bool {
             let t = k.reg(Scalar::U32);
             k.emit(Ins::selp(Ty::U32, &t, 1, 0, r));

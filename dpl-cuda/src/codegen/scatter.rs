@@ -46,6 +46,11 @@ impl<'f> Gen<'f> {
             return unsupported("scatter without a sequence type");
         };
         let ls = leaves(elem_ty)?;
+        if op.is_some() && ls.iter().any(|s| s.is_half()) {
+            return unsupported(
+                "`scatter_reduce` of `f16` or `bf16` values (not compiled to PTX yet)",
+            );
+        }
         let dlen = Count::Len {
             var: var(dst),
             path: Vec::new(),

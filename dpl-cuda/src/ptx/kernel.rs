@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 
 use dpl_core::ir::Scalar;
 
-use super::{Cmp, Ins, Label, Reg, Space, Src, Sym, Ty, arith, mem, narrow};
+use super::{Cmp, Ins, Label, Reg, Rnd, Space, Src, Sym, Ty, arith, mem, narrow};
 use crate::plan::KArg;
 
 /// Register class index and prefix.
@@ -14,7 +14,7 @@ fn class(s: Scalar) -> (usize, &'static str) {
         Scalar::I8 | Scalar::U8 | Scalar::I16 | Scalar::U16 => (1, "%r"),
         Scalar::I32 | Scalar::U32 => (1, "%r"),
         Scalar::I64 | Scalar::U64 | Scalar::Usize => (2, "%rd"),
-        Scalar::F32 => (3, "%f"),
+        Scalar::F16 | Scalar::BF16 | Scalar::F32 => (3, "%f"),
         Scalar::F64 => (4, "%fd"),
     }
 }
@@ -79,13 +79,77 @@ impl Kernel {
     /// promises one NaN on every place.
     pub fn canon(&mut self, r: &Reg) {
         let (bty, bits) = match r.ty {
-            Scalar::F32 => (Ty::B32, u64::from(dpl_core::nan::F32_BITS)),
+            // The 16-bit floats' canonical NaNs are this one rounded.
+            Scalar::F32 | Scalar::F16 | Scalar::BF16 => {
+                (Ty::B32, u64::from(dpl_core::nan::F32_BITS))
+            }
             Scalar::F64 => (Ty::B64, dpl_core::nan::F64_BITS),
             _ => return,
         };
         let nan = self.reg(Scalar::Bool);
         self.emit(Ins::setp(Cmp::Nan, arith(r.ty), &nan, r, r));
         self.emit(Ins::mov(bty, r, Src::hex(bits)).when(&nan));
+    }
+
+    /// The exact `f32` value, in a register of type `to` (`f16` or `bf16`, which are held
+    /// that way), of the 16-bit float whose bits are the low half of the `.b32` `b` (as
+    /// `ld.u16` leaves them): `cvt.f32.f16`, or for `bf16` the bits moved to the top.
+    pub fn widen_half(&mut self, b: &Reg, to: Scalar) -> Reg {
+        let r = self.reg(to);
+        if to == Scalar::F16 {
+            self.emit(Ins::cvt(Ty::F32, Ty::F16, &r, b));
+        } else {
+            let t = self.reg(Scalar::U32);
+            self.emit(Ins::shl(Ty::B32, &t, b, 16));
+            self.emit(Ins::mov(Ty::B32, &r, &t));
+        }
+        r
+    }
+
+    /// The bits of the 16-bit float held (as its exact `f32` value) in `r`, in the low
+    /// half of a `.b32` (for `st.u16`).
+    pub fn half_bits(&mut self, r: &Reg) -> Reg {
+        let b = self.reg(Scalar::U32);
+        if r.ty == Scalar::F16 {
+            self.emit(Ins::cvt_rnd(Rnd::Rn, Ty::F16, Ty::F32, &b, r));
+        } else {
+            self.emit(Ins::mov(Ty::B32, &b, r));
+            self.emit(Ins::shr(Ty::B32, &b, &b, 16));
+        }
+        b
+    }
+
+    /// The `f32` value `x` rounded once, to nearest with ties to even, to the 16-bit float
+    /// `to` ([`dpl_core::float16`]), held as its `f32` value with a NaN canonical:
+    /// `cvt.rn.f16.f32` and back for `f16`; for `bf16` (whose `cvt` needs sm_80) in
+    /// integer arithmetic on the bits, `bits + 0x7fff + (bit 16)` with the low half
+    /// cleared (a carry makes the next binade or infinity), a NaN set apart.
+    pub fn round_half(&mut self, x: &Reg, to: Scalar) -> Reg {
+        let x = Reg {
+            ty: Scalar::F32,
+            ..x.clone()
+        };
+        let r = if to == Scalar::F16 {
+            let b = self.reg(Scalar::U32);
+            self.emit(Ins::cvt_rnd(Rnd::Rn, Ty::F16, Ty::F32, &b, &x));
+            self.widen_half(&b, to)
+        } else {
+            let (b, lsb) = (self.reg(Scalar::U32), self.reg(Scalar::U32));
+            self.emit(Ins::mov(Ty::B32, &b, &x));
+            self.emit(Ins::shr(Ty::B32, &lsb, &b, 16));
+            self.emit(Ins::and(Ty::B32, &lsb, &lsb, 1));
+            self.emit(Ins::add(Ty::U32, &b, &b, &lsb));
+            self.emit(Ins::add(Ty::U32, &b, &b, Src::hex(0x7fff)));
+            self.emit(Ins::and(Ty::B32, &b, &b, Src::hex(0xffff_0000)));
+            let r = self.reg(to);
+            self.emit(Ins::mov(Ty::B32, &r, &b));
+            let nan = self.reg(Scalar::Bool);
+            self.emit(Ins::setp(Cmp::Nan, Ty::F32, &nan, &x, &x));
+            self.emit(Ins::mov(Ty::B32, &r, &x).when(&nan));
+            r
+        };
+        self.canon(&r);
+        r
     }
 
     /// A fresh label.
@@ -127,11 +191,12 @@ impl Kernel {
 
     /// Declares a parameter passed as `arg` and loads it into a register of type `ty`
     /// (`bool` is passed as a `.u32` and turned into a predicate, an 8- or 16-bit integer
-    /// as a `.s32`/`.u32` already extended to 32 bits).
+    /// as a `.s32`/`.u32` already extended to 32 bits, an `f16`/`bf16` as its `.f32`
+    /// value).
     pub fn param(&mut self, ty: Scalar, arg: KArg) -> Reg {
         let pty = match ty {
             Scalar::Bool => Ty::U32,
-            s if narrow(s).is_some() => arith(s),
+            s if narrow(s).is_some() || s.is_half() => arith(s),
             s => mem(s),
         };
         let pname = self.declare(pty, arg);

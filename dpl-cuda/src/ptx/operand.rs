@@ -83,7 +83,8 @@ impl Src {
     /// `0d3FF0000000000000`), so the value is exact.
     pub(crate) fn float(ty: Scalar, x: f64) -> Src {
         // A NaN constant is the canonical NaN, as every NaN dpl produces.
-        Src(if ty == Scalar::F32 {
+        // The 16-bit floats are held as their `f32` value.
+        Src(if ty == Scalar::F32 || ty.is_half() {
             format!("0f{:08X}", dpl_core::nan::canon_f32(x as f32).to_bits())
         } else {
             format!("0d{:016X}", dpl_core::nan::canon_f64(x).to_bits())

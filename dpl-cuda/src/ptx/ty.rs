@@ -28,6 +28,8 @@ spelled! {
         S32 = "s32",
         /// Signed 64-bit integer.
         S64 = "s64",
+        /// IEEE half precision (conversions only: dpl holds `f16` values as their `f32`).
+        F16 = "f16",
         /// 32-bit float.
         F32 = "f32",
         /// 64-bit float.
@@ -45,7 +47,8 @@ pub(crate) fn arith(s: Scalar) -> Ty {
         Scalar::U8 | Scalar::U16 | Scalar::U32 => Ty::U32,
         Scalar::I64 => Ty::S64,
         Scalar::U64 | Scalar::Usize => Ty::U64,
-        Scalar::F32 => Ty::F32,
+        // The 16-bit floats are held as their (exact) `f32` value.
+        Scalar::F16 | Scalar::BF16 | Scalar::F32 => Ty::F32,
         Scalar::F64 => Ty::F64,
     }
 }
@@ -56,6 +59,7 @@ pub(crate) fn bits(s: Scalar) -> Ty {
         Scalar::Bool => Ty::Pred,
         Scalar::I8 | Scalar::U8 | Scalar::I16 | Scalar::U16 => Ty::B32,
         Scalar::I32 | Scalar::U32 | Scalar::F32 => Ty::B32,
+        Scalar::F16 | Scalar::BF16 => Ty::B32,
         Scalar::I64 | Scalar::U64 | Scalar::Usize | Scalar::F64 => Ty::B64,
     }
 }
@@ -81,13 +85,13 @@ pub(crate) fn narrow(s: Scalar) -> Option<Ty> {
 }
 
 /// The type used in memory (loads, stores, buffers): `bool` is one byte, the 8- and 16-bit
-/// integers their own width.
+/// integers their own width, `f16` and `bf16` their 16 bits.
 pub(crate) fn mem(s: Scalar) -> Ty {
     match s {
         Scalar::Bool | Scalar::U8 => Ty::U8,
         Scalar::I8 => Ty::S8,
         Scalar::I16 => Ty::S16,
-        Scalar::U16 => Ty::U16,
+        Scalar::U16 | Scalar::F16 | Scalar::BF16 => Ty::U16,
         Scalar::I32 | Scalar::U32 => Ty::U32,
         Scalar::I64 | Scalar::U64 | Scalar::Usize => Ty::U64,
         Scalar::F32 => Ty::F32,

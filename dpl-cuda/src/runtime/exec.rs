@@ -600,6 +600,9 @@ impl<D: Driver> Exec<'_, D> {
                         (Scalar::Bool, Value::Bool(b)) => LaunchArg::U32(u32::from(b)),
                         (Scalar::F32, Value::F32(x)) => LaunchArg::F32(x),
                         (Scalar::F64, Value::F64(x)) => LaunchArg::F64(x),
+                        // Held in `f32` registers: passed as their exact `f32` value.
+                        (Scalar::F16, Value::F16(x)) => LaunchArg::F32(x.to_f32()),
+                        (Scalar::BF16, Value::BF16(x)) => LaunchArg::F32(x.to_f32()),
                         (Scalar::I32, Value::I32(x)) => LaunchArg::U32(x as u32),
                         (Scalar::U32, Value::U32(x)) => LaunchArg::U32(x),
                         // Extended to 32 bits as the kernel holds them (`ptx::narrow`).

@@ -7,6 +7,8 @@
 
 use std::borrow::Cow;
 
+use dpl_core::float16::{bf16, f16};
+
 /// A value that can be sent to another rank of the same program.
 pub trait Wire: Copy + Send + Sync + 'static {
     /// Bytes of one value on the wire.
@@ -38,7 +40,9 @@ macro_rules! scalar_wire {
         }
     )*};
 }
-scalar_wire!(i8, u8, i16, u16, i32, u32, i64, u64, usize, f32, f64);
+scalar_wire!(
+    i8, u8, i16, u16, i32, u32, i64, u64, usize, f16, bf16, f32, f64
+);
 
 impl Wire for bool {
     const BYTES: usize = 1;
@@ -175,5 +179,19 @@ mod tests {
         assert_eq!(values_of::<(i8, u8, i16, u16)>(&bytes_of(&narrow)), narrow);
         let pixels = [0u8, 255, 17];
         assert_eq!(values_of::<u8>(&bytes_of(&pixels)), pixels);
+        // 16-bit floats keep their bits (a NaN's payload and the sign of zero included).
+        let halfs = [
+            (f16::from_bits(0x7e01), bf16::NEG_ZERO),
+            (f16::MAX, bf16::from_bits(1)),
+        ];
+        let back = values_of::<(f16, bf16)>(&bytes_of(&halfs));
+        let bits = |v: &[(f16, bf16)]| {
+            v.iter()
+                .map(|p| (p.0.to_bits(), p.1.to_bits()))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(bits(&back), bits(&halfs));
+        let h = [f16::from_f32(-1.5), f16::INFINITY];
+        assert_eq!(values_of::<f16>(&bytes_of(&h)), h);
     }
 }

@@ -1,7 +1,17 @@
 //! Scalar operations: constants, unary and binary operators (wrapping integers, checked
-//! division), Rust's `as` casts, and math functions (see [`super::math`]).
+//! division), Rust's `as` casts, and math functions (see [`super::math`]). `f16` and `bf16`
+//! are held as their exact `f32` value: an operation on them is the `f32` one on the same
+//! register, rounded once ([`Kernel::round_half`]).
 
 use super::*;
+
+/// The register of a 16-bit float (held as its `f32` value) seen as an `f32`.
+fn f32_of(r: &Reg) -> Reg {
+    Reg {
+        ty: Scalar::F32,
+        ..r.clone()
+    }
+}
 
 impl<'f> Gen<'f> {
     pub(super) fn constant(k: &mut Kernel, s: Scalar, c: Const) -> R<Reg> {
@@ -13,6 +23,15 @@ impl<'f> Gen<'f> {
             }
             (Const::Float(x), Scalar::F32 | Scalar::F64) => {
                 k.emit(Ins::mov(arith(s), &r, Src::float(s, x)))
+            }
+            (Const::Float(x), s) if s.is_half() => {
+                // Rounded here as every place rounds it.
+                let v = if s == Scalar::F16 {
+                    dpl_core::float16::from_f64::<dpl_core::float16::f16>(x).to_f64()
+                } else {
+                    dpl_core::float16::from_f64::<dpl_core::float16::bf16>(x).to_f64()
+                };
+                k.emit(Ins::mov(Ty::F32, &r, Src::float(s, v)))
             }
             (Const::Int(i), s) if s.is_int() => {
                 let bitsv = if width(s) == 32 {
@@ -28,6 +47,10 @@ impl<'f> Gen<'f> {
     }
 
     pub(super) fn unary(k: &mut Kernel, op: UnOp, x: &Reg) -> Reg {
+        if x.ty.is_half() {
+            let w = Self::unary(k, op, &f32_of(x));
+            return k.round_half(&w, x.ty);
+        }
         let r = k.reg(x.ty);
         match (op, x.ty) {
             (UnOp::Not, Scalar::Bool) => k.emit(Ins::not(Ty::Pred, &r, x)),
@@ -57,6 +80,14 @@ impl<'f> Gen<'f> {
     ) -> R<Reg> {
         use BinOp::*;
         let s = a.ty;
+        if s.is_half() {
+            let r = self.binary(k, ctx, op, &f32_of(a), &f32_of(b), span)?;
+            return Ok(if op.is_comparison() {
+                r
+            } else {
+                k.round_half(&r, s)
+            });
+        }
         if op.is_comparison() {
             let r = k.reg(Scalar::Bool);
             if s == Scalar::Bool {
@@ -198,6 +229,15 @@ impl<'f> Gen<'f> {
     /// Rust's `as` between scalar types.
     pub(super) fn cast(k: &mut Kernel, x: &Reg, to: Scalar) -> Reg {
         let from = x.ty;
+        if from != to && to.is_half() {
+            let w = Self::to_f32_odd(k, x, to);
+            return k.round_half(&w, to);
+        }
+        if from != to && from.is_half() {
+            let r = Self::cast(k, &f32_of(x), to);
+            k.canon(&r);
+            return r;
+        }
         let r = k.reg(to);
         if from == to {
             Self::mov(k, &r, x);
@@ -256,11 +296,56 @@ impl<'f> Gen<'f> {
         r
     }
 
+    /// `x` as an `f32` from which rounding to the 16-bit float `to` gives `x as to`
+    /// rounded once: the `f32` value itself when exact; else, from an `f64` or a 32/64-bit
+    /// integer (for `bf16`; an integer that `f32` cannot hold exactly is beyond `f16`'s
+    /// range anyway), rounded towards zero with its last bit set when inexact ("to odd",
+    /// as [`dpl_core::float16`] does on the CPU).
+    fn to_f32_odd(k: &mut Kernel, x: &Reg, to: Scalar) -> Reg {
+        let from = x.ty;
+        let exact = from.is_half()
+            || from == Scalar::F32
+            || from == Scalar::Bool
+            || (from.is_int() && (to == Scalar::F16 || narrow(from).is_some()));
+        if exact {
+            return if from.is_half() {
+                f32_of(x)
+            } else {
+                Self::cast(k, x, Scalar::F32)
+            };
+        }
+        let t = k.reg(Scalar::F32);
+        k.emit(Ins::cvt_rnd(Rnd::Rz, Ty::F32, arith(from), &t, x));
+        let back = k.reg(from);
+        if from == Scalar::F64 {
+            k.emit(Ins::cvt(Ty::F64, Ty::F32, &back, &t));
+        } else {
+            k.emit(Ins::cvt_rnd(Rnd::Rzi, arith(from), Ty::F32, &back, &t));
+        }
+        let inexact = k.reg(Scalar::Bool);
+        let cmp = if from == Scalar::F64 {
+            Cmp::Neu
+        } else {
+            Cmp::Ne
+        };
+        k.emit(Ins::setp(cmp, arith(from), &inexact, &back, x));
+        let b = k.reg(Scalar::U32);
+        k.emit(Ins::mov(Ty::B32, &b, &t));
+        k.emit(Ins::or(Ty::B32, &b, &b, 1).when(&inexact));
+        k.emit(Ins::mov(Ty::B32, &t, &b));
+        t
+    }
+
     pub(super) fn math(&mut self, k: &mut Kernel, m: MathFn, xs: &[Reg]) -> R<Reg> {
         use MathFn::*;
         let Some(x) = xs.first() else {
             return unsupported("a math function without arguments");
         };
+        if x.ty.is_half() {
+            let wide: Vec<Reg> = xs.iter().map(f32_of).collect();
+            let r = self.math(k, m, &wide)?;
+            return Ok(k.round_half(&r, x.ty));
+        }
         if xs.len() != m.arity() {
             return unsupported(format!("`{}` with {} arguments", m.name(), xs.len()));
         }

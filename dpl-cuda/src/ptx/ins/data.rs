@@ -9,6 +9,8 @@ spelled! {
     pub(crate) enum Rnd {
         /// `.rn`: to the nearest, ties to even (to a float).
         Rn = "rn",
+        /// `.rz`: towards zero (to a float).
+        Rz = "rz",
         /// `.rni`: to the nearest integer, ties to even.
         Rni = "rni",
         /// `.rzi`: to the integer towards zero.

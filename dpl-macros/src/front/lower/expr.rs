@@ -122,7 +122,7 @@ impl Lowerer<'_> {
             syn::Lit::Bool(b) => self.emit("lit", Type::bool(), Expr::Const(Const::Bool(b.value)), span),
             syn::Lit::Int(li) => {
                 let suffix = li.suffix();
-                if suffix == "f32" || suffix == "f64" {
+                if Scalar::from_name(suffix).is_some_and(Scalar::is_float) {
                     return self.float_literal(li.base10_digits(), suffix, negate, lit);
                 }
                 let scalar = match suffix {
@@ -150,8 +150,9 @@ impl Lowerer<'_> {
             }
             syn::Lit::Float(lf) => {
                 let suffix = lf.suffix();
-                if !matches!(suffix, "" | "f32" | "f64") {
-                    return self.fail(lit, format!("unsupported literal suffix `{suffix}`; allowed: f32, f64"));
+                if !(suffix.is_empty() || Scalar::from_name(suffix).is_some_and(Scalar::is_float)) {
+                    let allowed = Scalar::names_where(Scalar::is_float);
+                    return self.fail(lit, format!("unsupported literal suffix `{suffix}`; allowed: {allowed}"));
                 }
                 self.float_literal(lf.base10_digits(), suffix, negate, lit)
             }
@@ -160,14 +161,23 @@ impl Lowerer<'_> {
     }
 
     fn float_literal(&mut self, digits: &str, suffix: &str, negate: bool, lit: &syn::Lit) -> VarId {
-        let parsed = if suffix == "f32" {
-            digits
+        use dpl_core::float16::{bf16, f16, from_f64};
+        let parsed = match suffix {
+            "f32" => digits
                 .parse::<f32>()
                 .ok()
                 .filter(|v| v.is_finite())
-                .map(f64::from)
-        } else {
-            digits.parse::<f64>().ok().filter(|v| v.is_finite())
+                .map(f64::from),
+            // The value rounds to the 16-bit type where it is used (from this `f64`).
+            "f16" => digits
+                .parse::<f64>()
+                .ok()
+                .filter(|&v| from_f64::<f16>(v).is_finite()),
+            "bf16" => digits
+                .parse::<f64>()
+                .ok()
+                .filter(|&v| from_f64::<bf16>(v).is_finite()),
+            _ => digits.parse::<f64>().ok().filter(|v| v.is_finite()),
         };
         let Some(v) = parsed else {
             return self.fail(lit, "floating-point literal out of range");

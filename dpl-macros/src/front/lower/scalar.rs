@@ -45,7 +45,8 @@ impl ScalarFn {
     fn unsupported_for(self, ty: Scalar) -> Option<String> {
         match self {
             ScalarFn::Math(m) if m.float_only() && !ty.is_float() => {
-                Some(format!("`{}` is only defined for f32 and f64", m.name()))
+                let allowed = Scalar::names_where(Scalar::is_float);
+                Some(format!("`{}` is only defined for {allowed}", m.name()))
             }
             ScalarFn::Math(MathFn::Abs) if !(ty.is_float() || ty.is_signed_int()) => {
                 let allowed = Scalar::names_where(|s| s.is_float() || s.is_signed_int());
@@ -123,7 +124,26 @@ fn scalar_const(s: Scalar, name: &str) -> Option<Const> {
             .map(Const::Int)
         };
     }
+    macro_rules! half {
+        ($t:ident) => {{
+            use dpl_core::float16::$t;
+            match name {
+                "MAX" => Some($t::MAX.to_f64()),
+                "MIN" => Some($t::MIN.to_f64()),
+                "EPSILON" => Some($t::EPSILON.to_f64()),
+                "INFINITY" => Some(f64::INFINITY),
+                "NEG_INFINITY" => Some(f64::NEG_INFINITY),
+                "NAN" => Some(f64::NAN),
+                "MIN_POSITIVE" => Some($t::MIN_POSITIVE.to_f64()),
+                // The `half` crate's constants (`f16::PI`), rounded where they are used.
+                _ => float_const(Scalar::F64, name),
+            }
+            .map(Const::Float)
+        }};
+    }
     match s {
+        Scalar::F16 => half!(f16),
+        Scalar::BF16 => half!(bf16),
         Scalar::F32 => float!(f32),
         Scalar::F64 => float!(f64),
         Scalar::I8 => int!(i8),
