@@ -143,9 +143,6 @@ impl<'f> Gen<'f> {
     fn sort_leaves(&self, soac: &Soac) -> R<SortLeaves> {
         let elem_ty = self.ty(soac.elem.body.result);
         let all = leaves(elem_ty)?;
-        if all.iter().any(|s| s.is_half()) {
-            return unsupported("sorting `f16` or `bf16` values (not compiled to PTX yet)");
-        }
         let (keys, values) = match (&soac.kind, elem_ty) {
             (SoacKind::SortByKey, Type::Tuple(kv)) if kv.len() == 2 => {
                 let keys = leaves(&kv[0])?.len();
@@ -466,6 +463,19 @@ impl<'f> Gen<'f> {
     /// The radix key of `v` (of type `s`): an unsigned integer ([`key_repr`]) whose order
     /// is `total_cmp`'s.
     fn radix_key(k: &mut Kernel, v: &Reg, s: Scalar) -> Reg {
+        if s.is_half() {
+            // The 16 bits, all flipped when the sign is set, else the sign bit alone.
+            let raw = k.half_bits(v);
+            k.emit(Ins::and(Ty::B32, &raw, &raw, Src::hex(0xffff)));
+            let mask = k.reg(Scalar::U32);
+            k.emit(Ins::shl(Ty::B32, &mask, &raw, 16));
+            k.emit(Ins::shr(Ty::S32, &mask, &mask, 31));
+            k.emit(Ins::or(Ty::B32, &mask, &mask, Src::hex(0x8000)));
+            k.emit(Ins::and(Ty::B32, &mask, &mask, Src::hex(0xffff)));
+            let key = k.reg(Scalar::U32);
+            k.emit(Ins::xor(Ty::B32, &key, &raw, &mask));
+            return key;
+        }
         let (kty, _) = key_repr(s);
         let (b, top) = key_bits(kty);
         let raw = k.reg(kty);
@@ -502,6 +512,19 @@ impl<'f> Gen<'f> {
 
     /// The value of type `s` whose [radix key](Gen::radix_key) is `key`.
     fn from_radix_key(k: &mut Kernel, key: &Reg, s: Scalar) -> Reg {
+        if s.is_half() {
+            // A set bit 15 was a positive value (flip it back), a clear one a negative
+            // value (flip all 16 back).
+            let mask = k.reg(Scalar::U32);
+            k.emit(Ins::shl(Ty::B32, &mask, key, 16));
+            k.emit(Ins::shr(Ty::S32, &mask, &mask, 31));
+            k.emit(Ins::not(Ty::B32, &mask, &mask));
+            k.emit(Ins::or(Ty::B32, &mask, &mask, Src::hex(0x8000)));
+            k.emit(Ins::and(Ty::B32, &mask, &mask, Src::hex(0xffff)));
+            let bits = k.reg(Scalar::U32);
+            k.emit(Ins::xor(Ty::B32, &bits, key, &mask));
+            return k.widen_half(&bits, s);
+        }
         let (b, top) = key_bits(key.ty);
         let bits = match s {
             Scalar::Bool => {
