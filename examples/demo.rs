@@ -145,7 +145,7 @@ fn cases(n: usize, report: &mut Report) {
     let xd: Vec<f64> = x.iter().map(|&v| v as f64).collect();
 
     report.case(
-        "saxpy",
+        "saxpy::<f32>",
         || saxpy(2.5, &x, &y),
         || {
             x.par_iter()

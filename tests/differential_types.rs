@@ -8,7 +8,7 @@
 mod common;
 
 use common::{assert_same, available_places};
-use dpl::with_place;
+use dpl::{bf16, f16, with_place};
 use proptest::collection::vec;
 use proptest::prelude::*;
 
@@ -139,8 +139,8 @@ macro_rules! per_float {
 }
 
 per_float!(
-    f16: dpl::f16::from_f64,
-    bf16: dpl::bf16::from_f64,
+    f16: f16::from_f64,
+    bf16: bf16::from_f64,
     f32: |v| v as f32,
     f64: |v| v,
 );

@@ -1,6 +1,6 @@
 //! Expansion time of `#[parallel]` on synthetic bodies (`src/synthetic.rs`): nested
 //! closures (depth 10-40), independent primitives (10-200) and recurrences unrolled 5-100
-//! steps, top level and per row; a generic function at 2, 11 and 18 instantiations next to
+//! steps, top level and per row; a generic function at 4, 13 and 36 instantiations next to
 //! the same function written for one type. Each case is the whole expansion of one function from
 //! its parsed item: the front end, the dpl-core pipeline and the generated Rust (and with
 //! `--features gpu`, the PTX). Growth should be linear in the parameter.
@@ -76,9 +76,9 @@ fn generics(c: &mut Criterion) {
     let written = synthetic::generic("", "f32", 8);
     g.bench_function("written_f32", |b| b.iter(|| expand(&written)));
     for (name, params) in [
-        ("float_2", "<T: Float>"),
-        ("num_11", "<T: Num>"),
-        ("int_float_18", "<T: Int, U: Float>"),
+        ("float_4", "<T: Float>"),
+        ("num_13", "<T: Num>"),
+        ("int_float_36", "<T: Int, U: Float>"),
     ] {
         let src = synthetic::generic(params, "T", 8);
         let item: syn::ItemFn = syn::parse_str(&src).expect("a synthetic function parses");
