@@ -217,60 +217,15 @@ fn cases(n: usize, report: &mut Report) {
     report.case(
         "histogram",
         || histogram(&keys, 256),
-        || {
-            keys.par_chunks(1 << 16)
-                .map(|c| {
-                    let mut h = vec![0u32; 256];
-                    for &k in c {
-                        h[k as usize] += 1;
-                    }
-                    h
-                })
-                .reduce(
-                    || vec![0u32; 256],
-                    |mut a, b| {
-                        a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
-                        a
-                    },
-                )
-        },
-        |got| {
-            let mut h = vec![0u32; 256];
-            for &k in &keys {
-                h[k as usize] += 1;
-            }
-            *got == h
-        },
+        || rayon_histogram(&keys),
+        |got| *got == seq_histogram(&keys),
     );
     let pixels: Vec<u8> = keys.iter().map(|&k| k as u8).collect();
     report.case(
         "histogram u8",
         || histogram_u8(&pixels),
-        || {
-            pixels
-                .par_chunks(1 << 16)
-                .map(|c| {
-                    let mut h = vec![0u32; 256];
-                    for &p in c {
-                        h[p as usize] += 1;
-                    }
-                    h
-                })
-                .reduce(
-                    || vec![0u32; 256],
-                    |mut a, b| {
-                        a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
-                        a
-                    },
-                )
-        },
-        |got| {
-            let mut h = vec![0u32; 256];
-            for &p in &pixels {
-                h[p as usize] += 1;
-            }
-            *got == h
-        },
+        || rayon_histogram(&pixels),
+        |got| *got == seq_histogram(&pixels),
     );
     let want_dot: f64 = xd.iter().zip(&y).map(|(a, b)| a * *b as f64).sum();
     let yd: Vec<f64> = y.iter().map(|&v| v as f64).collect();
@@ -494,6 +449,27 @@ impl Report {
 /// Closeness for f32 reductions against an f64 reference: reassociation is allowed, and the
 /// sequential reference accumulates in f32 from left to right, whose relative error grows
 /// with the length (about 1e-3 at 2^24 elements).
+/// The 256-bin histogram of `keys` as a rayon user writes it: a histogram per chunk,
+/// then the chunks' histograms added up.
+fn rayon_histogram<K: Copy + Into<u64> + Sync>(keys: &[K]) -> Vec<u32> {
+    keys.par_chunks(1 << 16).map(seq_histogram).reduce(
+        || vec![0u32; 256],
+        |mut a, b| {
+            a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+            a
+        },
+    )
+}
+
+/// The 256-bin histogram of `keys`, sequentially (keys below 256).
+fn seq_histogram<K: Copy + Into<u64>>(keys: &[K]) -> Vec<u32> {
+    let mut h = vec![0u32; 256];
+    for &k in keys {
+        h[k.into() as usize] += 1;
+    }
+    h
+}
+
 fn close(got: f64, want: f64, n: usize) -> bool {
     let _ = n;
     (got - want).abs() <= 5e-3 * want.abs().max(1.0)

@@ -118,9 +118,8 @@ num!(Int: i8, __IS_I8 => 0, 1; u8, __IS_U8 => 0, 1; i16, __IS_I16 => 0, 1;
 num!(Float: f16, __IS_F16 => f16::ZERO, f16::ONE; bf16, __IS_BF16 => bf16::ZERO, bf16::ONE;
     f32, __IS_F32 => 0.0, 1.0; f64, __IS_F64 => 0.0, 1.0);
 
-/// True when `A` and `B` are the same type. Generated dispatch code of generic
-/// `#[parallel]` functions tests its type parameters with it; after monomorphization the
-/// comparison is a constant, so only the taken branch remains.
+/// True when `A` and `B` are the same type: the debug-build check of the dispatch code of
+/// generic `#[parallel]` functions (which branches on the flags of [`Scalar`]).
 #[doc(hidden)]
 #[inline(always)]
 pub fn same<A: 'static, B: 'static>() -> bool {
@@ -131,9 +130,10 @@ pub fn same<A: 'static, B: 'static>() -> bool {
 ///
 /// # Safety
 ///
-/// `A` and `B` must be the same type. Generated dispatch code calls it only where [`same`]
-/// has shown that the type parameters are the concrete types of the instantiation, and `A`
-/// and `B` are the same type expression with those parameters replaced.
+/// `A` and `B` must be the same type. Generated dispatch code calls it only where the
+/// per-type flags of [`Scalar`] (checked against [`same`] in debug builds) have shown that
+/// the type parameters are the concrete types of the instantiation, and `A` and `B` are
+/// the same type expression with those parameters replaced.
 #[doc(hidden)]
 #[inline(always)]
 pub unsafe fn retype<A, B>(a: A) -> B {

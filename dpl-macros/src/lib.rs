@@ -76,8 +76,10 @@ pub fn inspect(input: TokenStream) -> TokenStream {
 ///
 /// `#[parallel]` or `#[parallel(inner = "seq" | "block" | "warp" | "auto")]`, optionally
 /// with the GPU options `block = N` (threads per block of the kernels: a multiple of 32
-/// from 32 to 1024) and `scan = "lookback" | "reduce_then_scan"` (the device-wide scan);
-/// see the `dpl` crate for the language.
+/// from 32 to 1024) and `scan = "lookback" | "reduce_then_scan"` (the device-wide scan),
+/// `replicated(p, ...)` (parameters whole on every MPI rank) and, for a generic function,
+/// `types(T = "f32, f64")` (the types it is generated for); see the `dpl` crate for the
+/// language.
 #[proc_macro_attribute]
 pub fn parallel(attr: TokenStream, item: TokenStream) -> TokenStream {
     expand(attr.into(), item.into()).into()
