@@ -156,6 +156,28 @@ pub enum Step {
         /// The variable holding the `else` branch's value.
         else_result: u32,
     },
+    /// `var = loop(params = inits) while cond do body`, a loop at the top level of the
+    /// body ([`dpl_core::ir::Loop`]) as host control flow: the params start as the inits;
+    /// while `cond`'s steps give `true` in `cond_result`, `body`'s steps compute the next
+    /// values of the params (the fields of `body_result`, in order). `var` is the tuple of
+    /// their final values. Sequences carried stay on the device; what an iteration
+    /// allocated and the next one does not carry is freed at its end.
+    Loop {
+        /// The variable defined.
+        var: u32,
+        /// The loop-carried variables.
+        params: Vec<u32>,
+        /// Their values before the first iteration.
+        inits: Vec<u32>,
+        /// Steps of the condition.
+        cond: Vec<Step>,
+        /// The variable holding the condition (a `bool`).
+        cond_result: u32,
+        /// Steps of the body.
+        body: Vec<Step>,
+        /// The variable holding the params' next values (a tuple).
+        body_result: u32,
+    },
 }
 
 /// Threads a GPU of the class dpl targets keeps resident (80 SMs of 2048 threads, a
@@ -582,6 +604,10 @@ impl Verifier<'_> {
             Step::If { then, else_, .. } => {
                 self.steps(then)?;
                 self.steps(else_)
+            }
+            Step::Loop { cond, body, .. } => {
+                self.steps(cond)?;
+                self.steps(body)
             }
         }
     }

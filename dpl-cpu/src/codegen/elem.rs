@@ -29,10 +29,13 @@ impl Gen<'_> {
         out
     }
 
-    /// A block as an expression producing an owned value.
+    /// A block as an expression producing an owned value: the owned locals the block
+    /// defines are moved into it, anything else is copied.
     pub(super) fn block_owned(&mut self, b: &Block) -> TokenStream {
         let stmts = self.stmts(b);
-        let r = self.owned_value(b.result);
+        let mut movable = super::block_vars(b);
+        movable.retain(|x| self.owned.contains(x));
+        let r = self.moved_value(b.result, &movable);
         quote!({ #stmts #r })
     }
 
@@ -218,9 +221,7 @@ impl Gen<'_> {
             Expr::Soac(soac) => return self.soac(v, soac, s.span),
             Expr::Assert(a) => return self.assertion(a, s.span),
             Expr::Loop(l) if l.params.iter().any(|p| Self::contains_seq(&f.vars[*p].ty)) => {
-                quote!(::core::panic!(
-                    "dpl internal error: a loop carrying a sequence reached CPU code generation"
-                ))
+                return self.seq_loop(v, l);
             }
             Expr::Loop(l) => {
                 // The params as mutable locals; the condition and the body are blocks over
@@ -252,6 +253,52 @@ impl Gen<'_> {
         } else {
             quote!(let #name = #value;)
         }
+    }
+
+    /// A loop at the top level of the body that carries sequences: its params live in one
+    /// owned state tuple (sequences as `Vec`s), viewed as the usual representations at the
+    /// start of each iteration; the body's next values move the sequences it computes into
+    /// the state (the others, carried unchanged, are copied: [`Gen::block_owned`]). The
+    /// loop's value is the final state.
+    fn seq_loop(&mut self, v: VarId, l: &dpl_core::ir::Loop) -> TokenStream {
+        let state = format_ident!("__dpl_state_{}", v.index());
+        // An owned local read by nothing else moves into the state.
+        let inits: Vec<TokenStream> = l
+            .inits
+            .iter()
+            .map(|x| {
+                if self.owned.contains(x) && super::mentions(&self.f.body, *x) == 1 {
+                    self.owned_value(*x)
+                } else {
+                    let name = self.ident(*x);
+                    Self::to_owned_expr(quote!(#name), &self.rep(*x))
+                }
+            })
+            .collect();
+        let mut views = TokenStream::new();
+        for (k, p) in l.params.iter().enumerate() {
+            let ty = &self.f.vars[*p].ty;
+            let name = self.ident(*p);
+            let k = syn_index(k);
+            let view = Self::borrow_expr(quote!(#state.#k), ty);
+            self.reps.insert(*p, Self::default_rep(ty));
+            views.extend(quote!(let #name = #view;));
+        }
+        let cond = self.block_owned(&l.cond);
+        let next = self.block_owned(&l.body);
+        let value = quote!({
+            let mut #state = (#(#inits,)*);
+            loop {
+                #views
+                let __dpl_go: bool = #cond;
+                if !__dpl_go {
+                    break;
+                }
+                #state = #next;
+            }
+            #state
+        });
+        self.bind_owned(v, value)
     }
 
     /// `value` of type `ty` with a NaN replaced by the canonical NaN ([`dpl_core::nan`]) when

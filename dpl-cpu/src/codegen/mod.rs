@@ -248,6 +248,11 @@ fn mentions(b: &Block, v: VarId) -> usize {
     n
 }
 
+/// The variables the statements of `b` define (not those of blocks inside them).
+fn block_vars(b: &Block) -> HashSet<VarId> {
+    b.stmts.iter().map(|s| s.var).collect()
+}
+
 /// True when `e` is or contains a combinator (a loop).
 fn contains_soac(e: &Expr) -> bool {
     if matches!(e, Expr::Soac(_) | Expr::Prim { .. }) {

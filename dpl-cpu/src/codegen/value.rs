@@ -2,7 +2,7 @@
 //! its Rust types, reading an element of a sequence, and turning values into owned results
 //! (moving owned locals out where possible) and back into borrowed views.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use dpl_core::ir::{Scalar, Type, VarId};
 use proc_macro2::{Ident, TokenStream};
@@ -163,30 +163,44 @@ impl Gen<'_> {
     /// where it appears last (tuple fields are evaluated left to right); anything else is
     /// copied.
     pub(super) fn result_value(&self, v: VarId) -> TokenStream {
+        self.moved_value(v, &self.owned)
+    }
+
+    /// [`Gen::result_value`] moving only the owned locals in `movable` (those a loop body
+    /// defines: the ones defined outside it are read again in the next iteration).
+    pub(super) fn moved_value(&self, v: VarId, movable: &HashSet<VarId>) -> TokenStream {
         let mut leaves = Vec::new();
-        self.result_leaves(v, &mut leaves);
+        self.result_leaves(v, movable, &mut leaves);
         let mut last: HashMap<VarId, usize> = HashMap::new();
         for (k, l) in leaves.iter().enumerate() {
             last.insert(*l, k);
         }
         let mut next = 0;
-        self.result_expr(v, &last, &mut next)
+        self.result_expr(v, movable, &last, &mut next)
     }
 
     /// The variables that the result is made of, in evaluation order.
-    fn result_leaves(&self, v: VarId, out: &mut Vec<VarId>) {
-        if self.owned.contains(&v) {
+    fn result_leaves(&self, v: VarId, movable: &HashSet<VarId>, out: &mut Vec<VarId>) {
+        if movable.contains(&v) {
             return out.push(v);
         }
         match (self.parts.get(&v), &self.f.vars[v].ty) {
-            (Some(ps), Type::Tuple(_)) => ps.iter().for_each(|p| self.result_leaves(*p, out)),
-            (Some(ps), _) if ps.len() == 1 => self.result_leaves(ps[0], out),
+            (Some(ps), Type::Tuple(_)) => {
+                ps.iter().for_each(|p| self.result_leaves(*p, movable, out))
+            }
+            (Some(ps), _) if ps.len() == 1 => self.result_leaves(ps[0], movable, out),
             _ => out.push(v),
         }
     }
 
-    fn result_expr(&self, v: VarId, last: &HashMap<VarId, usize>, next: &mut usize) -> TokenStream {
-        if self.owned.contains(&v) {
+    fn result_expr(
+        &self,
+        v: VarId,
+        movable: &HashSet<VarId>,
+        last: &HashMap<VarId, usize>,
+        next: &mut usize,
+    ) -> TokenStream {
+        if movable.contains(&v) {
             let k = *next;
             *next += 1;
             if last.get(&v) == Some(&k) {
@@ -200,11 +214,11 @@ impl Gen<'_> {
             (Some(ps), Type::Tuple(_)) => {
                 let ps: Vec<TokenStream> = ps
                     .iter()
-                    .map(|p| self.result_expr(*p, last, next))
+                    .map(|p| self.result_expr(*p, movable, last, next))
                     .collect();
                 quote!((#(#ps,)*))
             }
-            (Some(ps), _) if ps.len() == 1 => self.result_expr(ps[0], last, next),
+            (Some(ps), _) if ps.len() == 1 => self.result_expr(ps[0], movable, last, next),
             _ => {
                 *next += 1;
                 self.owned_value(v)
@@ -231,7 +245,8 @@ impl Gen<'_> {
         Self::to_owned_expr(quote!(#name), &self.rep(v))
     }
 
-    fn to_owned_expr(e: TokenStream, r: &Rep) -> TokenStream {
+    /// An owned copy of `e`, a value of representation `r`.
+    pub(super) fn to_owned_expr(e: TokenStream, r: &Rep) -> TokenStream {
         match r {
             Rep::Value => e,
             Rep::Slice | Rep::Rows => quote!(<[_]>::to_vec(#e)),

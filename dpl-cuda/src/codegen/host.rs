@@ -1,4 +1,5 @@
-//! The host level: the top-level statements become [`Step`]s of the plan, and bounds on
+//! The host level: the top-level statements become [`Step`]s of the plan (top-level `if`s
+//! and loops host control flow over steps of their own), and bounds on
 //! lengths known before a launch ([`Gen::host_seq_len`]) for per-thread temporaries.
 
 use super::*;
@@ -90,10 +91,18 @@ impl<'f> Gen<'f> {
                     else_result: var(e.result),
                 });
             }
-            Expr::Loop(_) => {
-                return unsupported(
-                    "a loop at the top level of a body (outside element functions)",
-                );
+            Expr::Loop(l) => {
+                let cond = self.host_block(&l.cond)?;
+                let body = self.host_block(&l.body)?;
+                steps.push(Step::Loop {
+                    var: v,
+                    params: l.params.iter().map(|p| var(*p)).collect(),
+                    inits: l.inits.iter().map(|p| var(*p)).collect(),
+                    cond,
+                    cond_result: var(l.cond.result),
+                    body,
+                    body_result: var(l.body.result),
+                });
             }
             Expr::Assert(a) => {
                 let check = match a {

@@ -194,14 +194,22 @@ fn collect_defs<'a>(b: &'a Block, defs: &mut HashMap<VarId, &'a Expr>, used: &mu
     }
 }
 
-/// Adds the variables a top-level block (and the branches of its top-level `if`s)
-/// defines.
+/// Adds the variables a top-level block (and the branches of its top-level `if`s, the
+/// params and blocks of its top-level loops) defines.
 fn host_block_vars(b: &Block, out: &mut HashSet<VarId>) {
     for st in &b.stmts {
         out.insert(st.var);
-        if let Expr::If(_, t, e) = &st.expr {
-            host_block_vars(t, out);
-            host_block_vars(e, out);
+        match &st.expr {
+            Expr::If(_, t, e) => {
+                host_block_vars(t, out);
+                host_block_vars(e, out);
+            }
+            Expr::Loop(l) => {
+                out.extend(l.params.iter().copied());
+                host_block_vars(&l.cond, out);
+                host_block_vars(&l.body, out);
+            }
+            _ => {}
         }
     }
 }

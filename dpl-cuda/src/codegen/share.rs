@@ -55,10 +55,7 @@ impl Sizes {
     fn top(&mut self, b: &Block) {
         for st in &b.stmts {
             match &st.expr {
-                Expr::If(_, t, e) => {
-                    self.top(t);
-                    self.top(e);
-                }
+                Expr::If(..) | Expr::Loop(_) => st.expr.for_each_block(&mut |b| self.top(b)),
                 e => e.for_each_block(&mut |b| self.inner(b)),
             }
         }

@@ -52,6 +52,7 @@ pub fn run_resident<D: Driver>(
         env: Vec::new(),
         temps: vec![None; plan.temps as usize],
         allocs: Vec::new(),
+        sizes: Default::default(),
         pending: Vec::new(),
         err: 0,
         shapes: Vec::new(),
@@ -140,6 +141,9 @@ pub(super) struct Exec<'a, D: Driver> {
     pub(super) temps: Vec<Option<TempV>>,
     /// Every buffer this run allocated (freed when it ends, unless handed over).
     pub(super) allocs: Vec<u64>,
+    /// The size in bytes of each buffer [`Exec::alloc`] made, by address (what a top-level
+    /// loop may free between iterations, [`Exec::release_since`]).
+    pub(super) sizes: std::collections::HashMap<u64, usize>,
     /// Launches since the last check: kernel, grid, resolved arguments and the position
     /// of the report key among them.
     pub(super) pending: Vec<Pending>,
@@ -175,6 +179,7 @@ impl<D: Driver> Exec<'_, D> {
     fn try_alloc(&mut self, bytes: usize) -> Result<u64, String> {
         let a = self.driver.alloc_zeroed(bytes.max(1))?;
         self.allocs.push(a);
+        self.sizes.insert(a, bytes.max(1));
         Ok(a)
     }
 
@@ -533,7 +538,78 @@ impl<D: Driver> Exec<'_, D> {
                 let v = self.get(*r)?.clone();
                 self.set(*var, v);
             }
+            Step::Loop {
+                var,
+                params,
+                inits,
+                cond,
+                cond_result,
+                body,
+                body_result,
+            } => {
+                let mut state = inits
+                    .iter()
+                    .map(|v| self.get(*v).cloned())
+                    .collect::<Result<Vec<_>, _>>()?;
+                let base = self.allocs.len();
+                loop {
+                    for (p, x) in params.iter().zip(&state) {
+                        self.set(*p, x.clone());
+                    }
+                    self.steps(cond)?;
+                    if !matches!(self.value(*cond_result)?, Value::Bool(true)) {
+                        break;
+                    }
+                    self.steps(body)?;
+                    state = (0..params.len() as u32)
+                        .map(|k| self.path(*body_result, &[k]))
+                        .collect::<Result<_, _>>()?;
+                    self.release_since(base, &state)?;
+                }
+                let value = if state.iter().all(|x| matches!(x, Rt::Val(_))) {
+                    Rt::Val(Value::Tuple(
+                        state
+                            .into_iter()
+                            .map(|x| if let Rt::Val(v) = x { v } else { Value::unit() })
+                            .collect(),
+                    ))
+                } else {
+                    Rt::Tup(state)
+                };
+                self.set(*var, value);
+            }
         }
+        Ok(())
+    }
+
+    /// The end of an iteration of a top-level loop: frees the buffers allocated since
+    /// `allocs[base]` (in this iteration, or kept by the ones before it) that the carried
+    /// values `live` do not use, after checking the launches that used them. Buffers of
+    /// unknown size (uploads) are kept.
+    fn release_since(&mut self, base: usize, live: &[Rt]) -> Result<(), Error> {
+        if !self.pending.is_empty() {
+            self.check_errors()?;
+        }
+        let mut used = Vec::new();
+        for x in live {
+            buffers_of(x, &mut used);
+        }
+        let mut kept = Vec::new();
+        for a in self.allocs.split_off(base) {
+            let keep = match self.sizes.get(&a) {
+                Some(&n) => used.iter().any(|p| (a..a + n as u64).contains(p)),
+                None => true,
+            };
+            if keep {
+                kept.push(a);
+            } else {
+                let _ = self.driver.free(a);
+                self.sizes.remove(&a);
+                self.shapes.retain(|s| s.0 != a);
+                self.host_offsets.retain(|(_, o)| *o != a);
+            }
+        }
+        self.allocs.extend(kept);
         Ok(())
     }
 
@@ -691,5 +767,17 @@ impl<D: Driver> Exec<'_, D> {
                 at,
             },
         })
+    }
+}
+
+/// Adds the device buffers a value uses (leaves and row offsets).
+fn buffers_of(x: &Rt, out: &mut Vec<u64>) {
+    match x {
+        Rt::Val(_) => {}
+        Rt::Seq { bufs, offs, .. } => {
+            out.extend(bufs);
+            out.extend(offs);
+        }
+        Rt::Tup(xs) => xs.iter().for_each(|x| buffers_of(x, out)),
     }
 }

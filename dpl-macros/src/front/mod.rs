@@ -215,25 +215,47 @@ pub struct Lowered {
 }
 
 impl Lowered {
-    /// Checks what only the types show: a loop (they are all inside element functions)
-    /// carries scalars and tuples of them, not sequences. `typed` is [`Lowered::func`] after
-    /// type inference.
+    /// Checks what only the types show: a loop inside an element function carries scalars
+    /// and tuples of them, not sequences (a loop at the top level of the body, which
+    /// iterates whole parallel steps, may carry sequences). `typed` is [`Lowered::func`]
+    /// after type inference.
     pub fn check_loops(&self, typed: &ir::Function) -> Result<(), syn::Error> {
         let mut all = errors::Errors::default();
-        typed.body.walk(&mut |s| {
-            if let ir::Expr::Loop(l) = &s.expr {
-                for &p in &l.params {
-                    let var = &typed.vars[p];
-                    if var.ty.holds_seq() {
-                        all.push(syn::Error::new(
-                            self.spans.get(var.span),
-                            format!("the loop changes `{}`, a sequence: a loop inside an element function can only change scalars and tuples of them; build the sequence with primitives instead (such as `map` over `range(n)`)", var.name),
-                        ));
-                    }
-                }
-            }
-        });
+        self.check_top_block(typed, &typed.body, &mut all);
         all.finish()
+    }
+
+    /// [`Lowered::check_loops`] over a block at the top level (the body, the branches of a
+    /// top-level `if`, the blocks of a top-level loop): the element functions inside it.
+    fn check_top_block(&self, typed: &ir::Function, b: &ir::Block, all: &mut errors::Errors) {
+        for s in &b.stmts {
+            match &s.expr {
+                ir::Expr::If(..) | ir::Expr::Loop(_) => {
+                    s.expr
+                        .for_each_block(&mut |b| self.check_top_block(typed, b, all));
+                }
+                e => e.for_each_block(&mut |b| {
+                    b.walk(&mut |s| {
+                        if let ir::Expr::Loop(l) = &s.expr {
+                            self.check_elem_loop(typed, l, all);
+                        }
+                    })
+                }),
+            }
+        }
+    }
+
+    /// The error for each sequence a loop inside an element function carries.
+    fn check_elem_loop(&self, typed: &ir::Function, l: &ir::Loop, all: &mut errors::Errors) {
+        for &p in &l.params {
+            let var = &typed.vars[p];
+            if var.ty.holds_seq() {
+                all.push(syn::Error::new(
+                    self.spans.get(var.span),
+                    format!("the loop changes `{}`, a sequence: a loop inside an element function can only change scalars and tuples of them; build the sequence with primitives instead (such as `map` over `range(n)`), or move the loop to the top level of the body", var.name),
+                ));
+            }
+        }
     }
 }
 

@@ -626,7 +626,6 @@ fn all_errors_are_collected() {
         "`mut` parameters are not allowed",
         "`x` is `&mut` but never assigned",
         "unsupported parameter type",
-        "a loop at the top level of a #[parallel] body is not yet supported",
         "`n` in a pattern is not supported",
         "macros are not supported",
         "unknown method `foo`",

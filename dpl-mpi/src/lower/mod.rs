@@ -600,6 +600,12 @@ impl Lower {
                 }
             }
             Expr::Soac(soac) => self.soac(var, span, *soac, out, None)?,
+            Expr::Loop(_) => {
+                return Err(
+                    "a loop at the top level of the body (one that iterates whole parallel steps) is not distributed yet"
+                        .into(),
+                );
+            }
             Expr::Prim { prim, .. } => {
                 return Err(format!(
                     "internal: primitive `{}` after normalization",

@@ -112,6 +112,7 @@ impl Lowerer<'_> {
                                     self.writes.push(Pending {
                                         name: name.clone(),
                                         value: None,
+                                        misplaced: false,
                                     });
                                 }
                                 psigs.push(ParamSig {

@@ -1,4 +1,4 @@
-//! Mutable variables, assignments, statements and loops (inside element functions).
+//! Mutable variables, assignments, statements and loops.
 //!
 //! # `let mut` and assignment
 //!
@@ -44,8 +44,11 @@
 //!   read only variables declared outside the loop (its `mut` variables included). A
 //!   carried break value would need an initial value, of a type only inference knows.
 //!
-//! Loops run per element: they are accepted inside element functions (closures and
-//! functions given to primitives), not at the top level of a `#[parallel]` body.
+//! Inside element functions (closures and functions given to primitives) a loop runs
+//! sequentially for each element and carries scalars and tuples of them; at the top level
+//! of a body it iterates whole parallel steps and may carry sequences too (checked after
+//! type inference, [`crate::front::Lowered::check_loops`]). The IR is the same `Expr::Loop`
+//! in both places; the backends tell them apart by where the loop is.
 
 use dpl_core::ir::{BinOp, Block, Const, Expr, Loop, Scalar, Stmt, Type, UnOp, VarId};
 use proc_macro2::Span;
@@ -57,7 +60,6 @@ use super::env::{Binding, Env};
 use super::expr::op_name;
 use super::{Lowerer, cheap_span, peel};
 
-const TOP_LEVEL_LOOP: &str = "a loop at the top level of a #[parallel] body is not yet supported: put the loop inside the closure of a `map` (or of another primitive), where it runs once per element";
 const NOT_A_STATEMENT: &str = "this expression has no effect: the body of a loop or of an `if` used as a statement is made of `let` bindings, assignments, `if`s and loops";
 
 /// A `let mut` variable.
@@ -384,6 +386,7 @@ impl Lowerer<'_> {
             && self.fn_depth == 0
             && self.elem_depth == 0;
         if !top {
+            self.writes[k].misplaced = true;
             self.error(
                 &a.left,
                 format!("assign `*{name}` as a statement of the function's body itself, not inside a loop, an `if` or a closure: compute the new value first (an `if` expression can choose it) and assign it once"),
@@ -757,25 +760,6 @@ impl Lowerer<'_> {
 
     // ----- loops -----
 
-    /// Whether a loop may be written here (reports it once, even quietly, if not).
-    fn loop_allowed(&mut self, span: Span) -> bool {
-        if self.elem_depth > 0 {
-            return true;
-        }
-        if !std::mem::replace(&mut self.top_loop_reported, true) {
-            let msg = if self.in_module {
-                format!(
-                    "{TOP_LEVEL_LOOP} (every function of a #[parallel] mod is also compiled on its own: write a helper with a loop as a nested `fn` inside the functions that use it)"
-                )
-            } else {
-                TOP_LEVEL_LOOP.to_string()
-            };
-            self.errors.push(syn::Error::new(span, msg));
-        }
-        self.quiet_errors += usize::from(self.quiet > 0);
-        false
-    }
-
     /// Rejects a loop label.
     fn no_label(&mut self, label: Option<&syn::Label>) {
         if let Some(l) = label {
@@ -786,9 +770,6 @@ impl Lowerer<'_> {
     fn for_loop(&mut self, f: &syn::ExprForLoop) {
         let span = f.for_token.span;
         self.no_label(f.label.as_ref());
-        if !self.loop_allowed(span) {
-            return;
-        }
         let r = match range_of(&f.expr) {
             Ok(r) => r,
             Err((at, msg)) => return self.error_at(at, msg),
@@ -879,9 +860,6 @@ impl Lowerer<'_> {
     fn while_loop(&mut self, w: &syn::ExprWhile) {
         let span = w.while_token.span;
         self.no_label(w.label.as_ref());
-        if !self.loop_allowed(span) {
-            return;
-        }
         let scan = Scan::of_block(&w.body);
         self.lower_loop(
             span,
@@ -900,9 +878,6 @@ impl Lowerer<'_> {
     pub(super) fn loop_loop(&mut self, l: &syn::ExprLoop) -> Option<VarId> {
         let span = l.loop_token.span;
         self.no_label(l.label.as_ref());
-        if !self.loop_allowed(span) {
-            return None;
-        }
         let scan = Scan::of_block(&l.body);
         self.lower_loop(
             span,
@@ -1113,6 +1088,8 @@ pub(crate) struct Pending {
     pub(crate) name: String,
     /// The new value and the span of the assignment's `=`.
     pub(crate) value: Option<(VarId, Span)>,
+    /// An assignment in the wrong place was reported (so "never assigned" is not).
+    pub(crate) misplaced: bool,
 }
 
 /// `y` of `*y`.

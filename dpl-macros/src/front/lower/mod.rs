@@ -147,6 +147,7 @@ impl Lowerer<'_> {
                         ));
                     }
                 }
+                (None, _) if w.misplaced => {}
                 (None, _) => {
                     let at = p.map_or(item.sig.ident.span(), |p| p.ident.span());
                     self.error_at(
@@ -222,10 +223,8 @@ struct Lowerer<'r> {
     muts: Vec<loops::Slot>,
     /// The loops being lowered, innermost last.
     loops: Vec<loops::LoopCtx>,
-    /// Depth of element-function bodies (lambdas) being lowered: loops need one.
+    /// Depth of element-function bodies (lambdas) being lowered (0: the top level).
     elem_depth: u32,
-    /// Whether a loop at the top level of the body has been reported (once, even quietly).
-    top_loop_reported: bool,
     /// While the value of a `break` is lowered after its loop: what it may not read.
     break_scope: Option<loops::BreakScope>,
     /// Closures bound by `let` and not yet checked, innermost last (see
@@ -302,7 +301,6 @@ impl<'r> Lowerer<'r> {
             muts: Vec::new(),
             loops: Vec::new(),
             elem_depth: 0,
-            top_loop_reported: false,
             break_scope: None,
             unchecked: Vec::new(),
             writes: Vec::new(),

@@ -1,8 +1,0 @@
-use dpl::prelude::*;
-
-#[parallel]
-fn f(n: usize) -> usize {
-    loop {}
-}
-
-fn main() {}
