@@ -30,6 +30,7 @@ mod reductions;
 mod scans;
 mod sequences;
 mod small_ints;
+mod top_loops;
 mod vocabulary;
 
 use common::*;
