@@ -7,6 +7,9 @@
 //!
 //! * `pcg_optical_flow_f32/2^18` — [`ITERATIONS`] PCG iterations from `x = 0` (the
 //!   preconditioner formed beforehand, not timed); a fixed count so the timing is stable.
+//! * `pcg_solve_one_call_f32/2^18` — the same, the dpl solver being one `#[parallel]`
+//!   function with its loop inside (`pcg::solve`), against the host loops over the rayon
+//!   and sequential kernels.
 //! * `pcg_apply_f32/2^18` — `q = A p` (the coupled 5-point stencil).
 //! * `pcg_precondition_f32/2^18` — `z = M^-1 r` (Figure 6's block Jacobi).
 //! * `pcg_dot_f32/2^18` — the dot product of two fields.
@@ -81,6 +84,30 @@ fn three_ways(
     g.finish();
 }
 
+/// The same solve with its loop inside one `#[parallel]` function ([`Dpl::solve`]) against
+/// the host loop over the rayon and sequential kernels.
+fn one_call(c: &mut Criterion, problem: &Problem) {
+    let dpl = with_place(Place::Cpu, || Dpl::new(problem));
+    let (rayon, seq) = (Plain::rayon(problem), Plain::sequential(problem));
+    let opts = Options::fixed(ITERATIONS);
+    let mut g = group(c, "pcg_solve_one_call_f32", ITERATIONS as u64 * 44);
+    g.bench_function("dpl", |b| {
+        with_place(Place::Cpu, || {
+            b.iter(|| {
+                let s = dpl.solve(&problem.rhs, opts).expect("no breakdown");
+                assert_eq!(s.iterations, ITERATIONS);
+                black_box(s.x)
+            })
+        })
+    });
+    for (name, k) in [("rayon", &rayon), ("seq", &seq)] {
+        g.bench_function(name, |b| {
+            b.iter(|| black_box(pcg(k, &problem.rhs, opts).expect("no breakdown").x))
+        });
+    }
+    g.finish();
+}
+
 fn benches(c: &mut Criterion) {
     let problem = Problem::optical_flow(SIDE, SIDE, 0.01).expect("a valid problem");
     let x = {
@@ -101,6 +128,7 @@ fn benches(c: &mut Criterion) {
             *out = s.x;
         },
     );
+    one_call(c, &problem);
     three_ways(c, "pcg_apply_f32", 9, &problem, |k, out| k.apply(&x, out));
     three_ways(c, "pcg_precondition_f32", 7, &problem, |k, out| {
         k.precondition(&x, out)

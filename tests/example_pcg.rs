@@ -29,8 +29,13 @@ fn random_field(pixels: usize, seed: u64) -> Field {
     Field { u, v }
 }
 
+/// Held by whatever runs on `Place::Sim`, so that a test counting the transfers of the
+/// process sees only its own.
+static SIM: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn each_place(f: impl Fn(Place)) {
     for p in dpl::available_places() {
+        let _sim = (p == Place::Sim).then(|| SIM.lock().unwrap_or_else(|e| e.into_inner()));
         with_place(p, || f(p));
     }
 }
@@ -362,4 +367,78 @@ fn kernels_reject_mismatched_lengths() {
             "{place}: {msg}"
         );
     });
+}
+
+/// The solver as one `#[parallel]` function (its loop inside) runs the iterations of the
+/// host loop over the same kernels, on every place, and agrees with it and with plain Rust;
+/// a zero right-hand side and a breakdown behave as in the host loop.
+#[test]
+fn the_solver_in_one_call_agrees_with_the_host_loop() {
+    for (w, h, opts) in [
+        (32, 32, Options::converge(TOLERANCE, 10_000)),
+        (48, 20, Options::converge(TOLERANCE, 10_000)),
+        (40, 24, Options::fixed(7)),
+    ] {
+        let problem = Problem::optical_flow(w, h, 0.01).unwrap();
+        let seq = pcg(&Plain::sequential(&problem), &problem.rhs, opts).unwrap();
+        each_place(|place| {
+            let k = Dpl::new(&problem);
+            let host = pcg(&k, &problem.rhs, opts).unwrap();
+            let one = k.solve(&problem.rhs, opts).unwrap();
+            assert_eq!(one.iterations, host.iterations, "{w}x{h} {place}");
+            assert_eq!(one.converged, host.converged, "{w}x{h} {place}");
+            let d = relative_distance(&one.x, &host.x);
+            assert!(d < 1e-6, "{w}x{h} {place}: {d:e} from the host loop");
+            let d = relative_distance(&one.x, &seq.x);
+            assert!(d < 1e-4, "{w}x{h} {place}: {d:e} from sequential Rust");
+            assert!((one.residual - host.residual).abs() <= 1e-6 * host.residual);
+        });
+    }
+    let problem = Problem::optical_flow(8, 8, 0.01).unwrap();
+    let zero = Field::zeros(problem.pixels());
+    let mut indefinite = problem.clone();
+    for v in indefinite.a.iter_mut().chain(indefinite.c.iter_mut()) {
+        *v = -*v;
+    }
+    each_place(|place| {
+        let s = Dpl::new(&problem)
+            .solve(&zero, Options::converge(TOLERANCE, 100))
+            .unwrap();
+        assert!(s.converged && s.iterations == 0 && s.x == zero, "{place}");
+        let e = Dpl::new(&indefinite)
+            .solve(&indefinite.rhs, Options::converge(TOLERANCE, 1000))
+            .unwrap_err();
+        assert!(e.contains("breakdown"), "{place}: {e}");
+    });
+}
+
+/// On the simulated GPU the one-call solver moves no vector per iteration: a solve of 40
+/// iterations uploads what one of 5 does, and downloads only the dot products and the
+/// error records per iteration, never a vector.
+#[cfg(feature = "sim")]
+#[test]
+fn the_solver_in_one_call_moves_no_vector_per_iteration() {
+    let _sim = SIM.lock().unwrap_or_else(|e| e.into_inner());
+    let problem = Problem::optical_flow(32, 32, 0.01).unwrap();
+    let k = with_place(Place::Sim, || Dpl::new(&problem));
+    let moved = |iters: usize| {
+        let before = dpl::transfers(Place::Sim);
+        let s = with_place(Place::Sim, || k.solve(&problem.rhs, Options::fixed(iters)));
+        assert_eq!(s.unwrap().iterations, iters);
+        let after = dpl::transfers(Place::Sim);
+        (
+            after.to_device_bytes - before.to_device_bytes,
+            after.to_host_bytes - before.to_host_bytes,
+        )
+    };
+    let (up5, down5) = moved(5);
+    let (up40, down40) = moved(40);
+    assert_eq!(up40, up5, "uploads");
+    let vector = 4 * problem.pixels() as u64;
+    let per_iteration = (down40 - down5) / 35;
+    eprintln!("{per_iteration} bytes to the host per iteration (a vector is {vector})");
+    assert!(
+        per_iteration < vector / 8,
+        "{per_iteration} bytes per iteration"
+    );
 }

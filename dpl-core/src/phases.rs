@@ -137,16 +137,58 @@ fn uses_loop_result(s: &Stmt, loops: &HashSet<VarId>) -> bool {
 
 /// Merges reductions with start values over the same index space that run in the same
 /// phase into one reduction of a tuple.
+///
+/// The blocks of the top level's `if`s and loops are top levels of their own (their
+/// statements run as phases of the host code too): they are merged the same way.
 pub fn horizontal(f: &Function) -> Function {
     let mut out = f.clone();
-    while let Some((a, b)) = merge_candidate(&out) {
-        merge(&mut out, a, b);
-    }
-    while let Some((a, b)) = map_merge_candidate(&out) {
-        merge_maps(&mut out, a, b);
-    }
+    horizontal_host(&mut out);
     fix_captures(&mut out);
     out
+}
+
+/// An empty block (a placeholder while a block is moved out).
+fn empty() -> Block {
+    Block {
+        stmts: Vec::new(),
+        result: VarId::new(0),
+    }
+}
+
+/// Moves a block out, leaving [`empty`].
+fn take(b: &mut Block) -> Block {
+    std::mem::replace(b, empty())
+}
+
+/// [`horizontal`] in `f.body`, then in each block of its `if`s and loops, each in turn
+/// made the body (the statements of a block see the enclosing ones as complete).
+fn horizontal_host(f: &mut Function) {
+    while let Some((a, b)) = merge_candidate(f) {
+        merge(f, a, b);
+    }
+    while let Some((a, b)) = map_merge_candidate(f) {
+        merge_maps(f, a, b);
+    }
+    for k in 0..f.body.stmts.len() {
+        let blocks = match &mut f.body.stmts[k].expr {
+            Expr::If(_, t, e) => vec![take(t), take(e)],
+            Expr::Loop(l) => vec![take(&mut l.cond), take(&mut l.body)],
+            _ => continue,
+        };
+        let mut done = Vec::new();
+        for b in blocks {
+            let outer = std::mem::replace(&mut f.body, b);
+            horizontal_host(f);
+            done.push(std::mem::replace(&mut f.body, outer));
+        }
+        let mut done = done.into_iter();
+        let mut next = || done.next().unwrap_or_else(empty);
+        match &mut f.body.stmts[k].expr {
+            Expr::If(_, t, e) => (*t, *e) = (next(), next()),
+            Expr::Loop(l) => (l.cond, l.body) = (next(), next()),
+            _ => {}
+        }
+    }
 }
 
 /// Two top-level reductions `a < b` (statement indices) with the same length variable and

@@ -52,10 +52,7 @@ pub struct BoundedRead {
 /// top-level combinator bound to `at` (a statement of `f.body`), whose `usize` index is
 /// provably below the combinator's length. Empty if `at` is not a top-level combinator.
 pub fn bounded_reads(f: &Function, at: VarId) -> Vec<BoundedRead> {
-    let Some(pos) = f.body.stmts.iter().position(|s| s.var == at) else {
-        return Vec::new();
-    };
-    let Expr::Soac(s) = &f.body.stmts[pos].expr else {
+    let Some((before, s)) = host_soac(f, at) else {
         return Vec::new();
     };
     let Some(&i) = s.elem.params.first() else {
@@ -63,11 +60,10 @@ pub fn bounded_reads(f: &Function, at: VarId) -> Vec<BoundedRead> {
     };
     let usize_ty = Type::usize();
     let is_usize = |v: VarId| f.vars[v].ty == usize_ty;
-    let before = &f.body.stmts[..pos];
-    let same = same_length(before, s.len);
+    let same = same_length(&before, s.len);
     // Lengths of the sequences read: `len(x)` variables of the top level.
     let mut len_of: HashMap<VarId, VarId> = HashMap::new();
-    for st in before {
+    for st in &before {
         if let Expr::Len(x) = st.expr {
             len_of.entry(x).or_insert(st.var);
         }
@@ -75,7 +71,7 @@ pub fn bounded_reads(f: &Function, at: VarId) -> Vec<BoundedRead> {
     let body = &s.elem.body;
     let mut consts: HashMap<VarId, i128> = HashMap::new();
     let mut defs: HashMap<VarId, &Expr> = HashMap::new();
-    for st in before.iter().chain(&body.stmts) {
+    for st in before.iter().copied().chain(&body.stmts) {
         if let Expr::Const(Const::Int(k)) = st.expr {
             consts.insert(st.var, k);
         }
@@ -146,10 +142,7 @@ pub struct RowIndexRead {
 /// Every such read is in range when all values of `P` are in `0..len(x)`. Empty if `at` is
 /// not a top-level combinator.
 pub fn row_index_reads(f: &Function, at: VarId) -> Vec<RowIndexRead> {
-    let Some(pos) = f.body.stmts.iter().position(|s| s.var == at) else {
-        return Vec::new();
-    };
-    let Expr::Soac(s) = &f.body.stmts[pos].expr else {
+    let Some((before, s)) = host_soac(f, at) else {
         return Vec::new();
     };
     let nested_int = |v: VarId| match &f.vars[v].ty {
@@ -160,7 +153,7 @@ pub fn row_index_reads(f: &Function, at: VarId) -> Vec<RowIndexRead> {
         .params
         .iter()
         .copied()
-        .chain(f.body.stmts[..pos].iter().map(|st| st.var))
+        .chain(before.iter().map(|st| st.var))
         .collect();
     // Rows of a nested parameter, then their elements, in definition order.
     let mut row_of: HashMap<VarId, VarId> = HashMap::new();
@@ -231,18 +224,14 @@ pub enum Clamp {
 /// loop bound to `at` (see [`Clamp`]), in statement order. Inside the interior
 /// `max(Low c) <= i < n - max(High c)` each equals its simpler form.
 pub fn clamps(f: &Function, at: VarId) -> Vec<Clamp> {
-    let Some(pos) = f.body.stmts.iter().position(|s| s.var == at) else {
-        return Vec::new();
-    };
-    let Expr::Soac(s) = &f.body.stmts[pos].expr else {
+    let Some((before, s)) = host_soac(f, at) else {
         return Vec::new();
     };
     let Some(&i) = s.elem.params.first() else {
         return Vec::new();
     };
     let usize_ty = Type::usize();
-    let before = &f.body.stmts[..pos];
-    let same = same_length(before, s.len);
+    let same = same_length(&before, s.len);
     let body = &s.elem.body;
     let mut inner: HashMap<VarId, &Expr> = HashMap::new();
     for st in &body.stmts {
@@ -319,7 +308,44 @@ pub fn clamps(f: &Function, at: VarId) -> Vec<Clamp> {
 
 /// The variables of `stmts` (top-level statements before a loop) proven equal to `n`:
 /// copies, and lengths joined by `eq_len` assertions.
-fn same_length(stmts: &[Stmt], n: VarId) -> HashSet<VarId> {
+/// The combinator bound to `at` by a statement of the function's top level (the body, the
+/// branches of a top-level `if`, the blocks of a top-level loop) and the statements that
+/// run before it on every path to it: those before it in its block and before the
+/// enclosing statement in each enclosing block. `None` if there is no such combinator.
+fn host_soac(f: &Function, at: VarId) -> Option<(Vec<&Stmt>, &Soac)> {
+    fn find<'a>(b: &'a Block, at: VarId, before: &mut Vec<&'a Stmt>) -> Option<&'a Soac> {
+        for st in &b.stmts {
+            if st.var == at {
+                return match &st.expr {
+                    Expr::Soac(s) => Some(s),
+                    _ => None,
+                };
+            }
+            if matches!(st.expr, Expr::If(..) | Expr::Loop(_)) {
+                let mut found = None;
+                st.expr.for_each_block(&mut |inner| {
+                    if found.is_none() {
+                        let n = before.len();
+                        found = find(inner, at, before);
+                        if found.is_none() {
+                            before.truncate(n);
+                        }
+                    }
+                });
+                if found.is_some() {
+                    return found;
+                }
+            }
+            before.push(st);
+        }
+        None
+    }
+    let mut before = Vec::new();
+    let s = find(&f.body, at, &mut before)?;
+    Some((before, s))
+}
+
+fn same_length(stmts: &[&Stmt], n: VarId) -> HashSet<VarId> {
     let mut same: HashSet<VarId> = HashSet::from([n]);
     loop {
         let size = same.len();

@@ -1,6 +1,7 @@
 //! The dpl kernels of the `pcg` example: one `#[parallel] mod` ([`pcg`]), so that calls
 //! between its functions are inlined and fused, and the [`Dpl`] kernel set that the PCG
-//! loop calls.
+//! loop calls. [`pcg::solve`] is the whole solver as one `#[parallel]` function, its loop
+//! inside ([`Dpl::solve`] calls it).
 //!
 //! [`pcg::form_preconditioner`] and [`pcg::precondition`] are Copperhead's Figure 6 as
 //! written there. Each output of `precondition` fuses into one loop (`vadd(vmul(p_a, u),
@@ -14,8 +15,10 @@
 
 use dpl::prelude::*;
 
+use std::time::Instant;
+
 use crate::problem::{Field, Problem};
-use crate::solver::Kernels;
+use crate::solver::{Kernels, Options, Solution};
 
 /// The kernels, compiled by dpl.
 #[parallel]
@@ -177,6 +180,72 @@ pub mod pcg {
     pub fn axpy(s: f32, x: &[f32], y: &[f32]) -> Vec<f32> {
         map(|a, b| a + s * b, x, y)
     }
+
+    /// The whole solve in one call, its loop inside: `solver::pcg` with these kernels (the
+    /// same operations in the same order), from `x = 0` until `|r| / |b| <= tolerance` or
+    /// `max_iterations`. Returns `x`'s two components, the iterations run, the relative
+    /// residual, and `(0, 0.0)` or the breakdown: `(1, r . z)` or `(2, p . A p)` when that
+    /// product was not positive and finite. On a GPU place every vector stays on the
+    /// device for the whole solve; only the dot products come back.
+    pub fn solve(
+        a: &[f32],
+        b: &[f32],
+        c: &[f32],
+        left: &[f32],
+        right: &[f32],
+        up: &[f32],
+        down: &[f32],
+        width: usize,
+        p_a: &[f32],
+        p_b: &[f32],
+        p_c: &[f32],
+        rhs_u: &[f32],
+        rhs_v: &[f32],
+        tolerance: f64,
+        max_iterations: usize,
+    ) -> (Vec<f32>, Vec<f32>, usize, f64, (u32, f64)) {
+        let b_norm = dot(rhs_u, rhs_v, rhs_u, rhs_v).sqrt();
+        let mut xu = map(|_| 0.0f32, rhs_u);
+        let mut xv = map(|_| 0.0f32, rhs_v);
+        let mut ru = rhs_u.to_vec();
+        let mut rv = rhs_v.to_vec();
+        let (zu, zv) = precondition(ru, rv, p_a, p_b, p_c);
+        let mut rz = dot(ru, rv, zu, zv);
+        let mut pu = zu;
+        let mut pv = zv;
+        let mut residual = if b_norm == 0.0 { 0.0 } else { 1.0 };
+        let mut iterations = 0usize;
+        let mut breakdown = (0u32, 0.0);
+        while iterations < max_iterations && residual > tolerance {
+            if !(rz > 0.0 && rz < f64::INFINITY) {
+                breakdown = (1u32, rz);
+                break;
+            }
+            let (qu, qv) = apply(a, b, c, pu, pv, left, right, up, down, width);
+            let pq = dot(pu, pv, qu, qv);
+            if !(pq > 0.0 && pq < f64::INFINITY) {
+                breakdown = (2u32, pq);
+                break;
+            }
+            let alpha = rz / pq;
+            xu = axpy(alpha as f32, xu, pu);
+            xv = axpy(alpha as f32, xv, pv);
+            ru = axpy(-alpha as f32, ru, qu);
+            rv = axpy(-alpha as f32, rv, qv);
+            iterations += 1;
+            residual = dot(ru, rv, ru, rv).sqrt() / b_norm;
+            if residual <= tolerance || iterations == max_iterations {
+                break;
+            }
+            let (zu, zv) = precondition(ru, rv, p_a, p_b, p_c);
+            let rz_next = dot(ru, rv, zu, zv);
+            let beta = rz_next / rz;
+            rz = rz_next;
+            pu = axpy(beta as f32, zu, pu);
+            pv = axpy(beta as f32, zv, pv);
+        }
+        (xu, xv, iterations, residual, breakdown)
+    }
 }
 
 /// The PCG kernels as dpl calls: every method calls `#[parallel]` functions of [`pcg`], run
@@ -219,6 +288,46 @@ impl<'a> Dpl<'a> {
             left,
             up,
         }
+    }
+
+    /// Solves `A x = rhs` from `x = 0` in one call of [`pcg::solve`] (the loop inside the
+    /// `#[parallel]` function), with the options and the errors of `solver::pcg`.
+    pub fn solve(&self, rhs: &Field, opts: Options) -> Result<Solution, String> {
+        let s = self.problem;
+        let start = Instant::now();
+        let (u, v, iterations, residual, (breakdown, product)) = pcg::solve(
+            &s.a,
+            &s.b,
+            &s.c,
+            &self.left,
+            &s.right,
+            &self.up,
+            &s.down,
+            s.width,
+            &self.p_a,
+            &self.p_b,
+            &self.p_c,
+            &rhs.u,
+            &rhs.v,
+            opts.tolerance,
+            opts.max_iterations,
+        );
+        let what = match breakdown {
+            0 => {
+                return Ok(Solution {
+                    x: Field { u, v },
+                    iterations,
+                    residual,
+                    converged: residual <= opts.tolerance,
+                    elapsed: start.elapsed(),
+                });
+            }
+            1 => "r . z",
+            _ => "p . Ap",
+        };
+        Err(format!(
+            "dpl (one call): breakdown at iteration {iterations}: {what} = {product}"
+        ))
     }
 
     /// The preconditioner's three distinct entries per pixel.

@@ -152,6 +152,9 @@ impl Gen<'_> {
                 {
                     self.reps.insert(v, r.clone());
                 }
+                if self.owned.contains(t) && Self::contains_seq(ty) {
+                    self.fields.insert(v, (*t, *k));
+                }
                 let t = id(*t);
                 let k = syn_index(*k as usize);
                 quote!(#t.#k)

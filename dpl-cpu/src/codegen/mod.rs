@@ -150,6 +150,7 @@ fn variant(
         private: &input.private,
         owned: HashSet::new(),
         parts: HashMap::new(),
+        fields: HashMap::new(),
         unzips: HashMap::new(),
         projections: HashSet::new(),
         reps: HashMap::new(),
@@ -209,6 +210,10 @@ struct Gen<'a> {
     /// The components of tuples with sequences in them, and the targets of copies
     /// (one component), so that the function's result can move owned locals out.
     parts: HashMap<VarId, Vec<VarId>>,
+    /// Fields of owned tuples (an `if` or a loop with sequences in its value) that hold
+    /// sequences: `v -> (t, k)` for `v = t.k`, so that a result can move the field out of
+    /// `t`'s owned local instead of copying it.
+    fields: HashMap<VarId, (VarId, u32)>,
     /// `unzip(map(f))` written as one loop: the map's variable -> the variable of each
     /// component's projection (`None`: component unused).
     unzips: HashMap<VarId, Vec<Option<VarId>>>,

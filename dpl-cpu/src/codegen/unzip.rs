@@ -9,7 +9,7 @@ use super::value::Rep;
 use super::{Gen, contains_soac, mentions};
 
 impl Gen<'_> {
-    /// Finds `unzip(map(f))` in `b`: a `map` producing tuples of 2 or 3 scalars, with no
+    /// Finds `unzip(map(f))` in `b` (and in the blocks of its `if`s and loops): a `map` producing tuples of 2 or 3 scalars, with no
     /// loop inside its element function, read only by projection maps `map(|i| m[i].k)`
     /// over the same length (what `unzip` becomes). Such a map and its projections are
     /// generated as one loop writing one vector per component (`map_unzip2`/`3`).
@@ -47,6 +47,12 @@ impl Gen<'_> {
             }
             self.projections.extend(parts.iter().flatten());
             self.unzips.insert(m, parts);
+        }
+        // The blocks of top-level `if`s and loops are generated like the body.
+        for st in &b.stmts {
+            if matches!(st.expr, Expr::If(..) | Expr::Loop(_)) {
+                st.expr.for_each_block(&mut |inner| self.plan_unzips(inner));
+            }
         }
     }
 

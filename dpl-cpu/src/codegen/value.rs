@@ -166,30 +166,56 @@ impl Gen<'_> {
         self.moved_value(v, &self.owned)
     }
 
-    /// [`Gen::result_value`] moving only the owned locals in `movable` (those a loop body
-    /// defines: the ones defined outside it are read again in the next iteration).
+    /// [`Gen::result_value`] moving only the owned locals in `movable` (and the fields of
+    /// owned tuples in it: [`Gen::fields`]), e.g. those a block defines: the ones defined
+    /// outside a loop's body are read again in its next iteration.
     pub(super) fn moved_value(&self, v: VarId, movable: &HashSet<VarId>) -> TokenStream {
         let mut leaves = Vec::new();
         self.result_leaves(v, movable, &mut leaves);
-        let mut last: HashMap<VarId, usize> = HashMap::new();
+        // A tuple moved whole is not also moved a field at a time.
+        let whole: HashSet<VarId> = leaves
+            .iter()
+            .filter(|(_, k)| k.is_none())
+            .map(|(t, _)| *t)
+            .collect();
+        let mut last: HashMap<(VarId, Option<u32>), usize> = HashMap::new();
         for (k, l) in leaves.iter().enumerate() {
-            last.insert(*l, k);
+            if l.1.is_none() || !whole.contains(&l.0) {
+                last.insert(*l, k);
+            }
         }
         let mut next = 0;
         self.result_expr(v, movable, &last, &mut next)
     }
 
-    /// The variables that the result is made of, in evaluation order.
-    fn result_leaves(&self, v: VarId, movable: &HashSet<VarId>, out: &mut Vec<VarId>) {
+    /// The owned tuple in `movable` and the field that `v` is, if it is one.
+    fn movable_field(&self, v: VarId, movable: &HashSet<VarId>) -> Option<(VarId, u32)> {
+        self.fields
+            .get(&v)
+            .copied()
+            .filter(|(t, _)| movable.contains(t))
+    }
+
+    /// What the result is made of, in evaluation order: owned locals `(v, None)`, fields
+    /// of owned tuples `(t, Some(k))`, and other variables `(v, None)`.
+    fn result_leaves(
+        &self,
+        v: VarId,
+        movable: &HashSet<VarId>,
+        out: &mut Vec<(VarId, Option<u32>)>,
+    ) {
         if movable.contains(&v) {
-            return out.push(v);
+            return out.push((v, None));
+        }
+        if let Some((t, k)) = self.movable_field(v, movable) {
+            return out.push((t, Some(k)));
         }
         match (self.parts.get(&v), &self.f.vars[v].ty) {
             (Some(ps), Type::Tuple(_)) => {
                 ps.iter().for_each(|p| self.result_leaves(*p, movable, out))
             }
             (Some(ps), _) if ps.len() == 1 => self.result_leaves(ps[0], movable, out),
-            _ => out.push(v),
+            _ => out.push((v, None)),
         }
     }
 
@@ -197,15 +223,26 @@ impl Gen<'_> {
         &self,
         v: VarId,
         movable: &HashSet<VarId>,
-        last: &HashMap<VarId, usize>,
+        last: &HashMap<(VarId, Option<u32>), usize>,
         next: &mut usize,
     ) -> TokenStream {
-        if movable.contains(&v) {
+        let leaf = if movable.contains(&v) {
+            Some((v, None))
+        } else {
+            self.movable_field(v, movable).map(|(t, k)| (t, Some(k)))
+        };
+        if let Some(key) = leaf {
             let k = *next;
             *next += 1;
-            if last.get(&v) == Some(&k) {
-                let own = self.own_ident(v);
-                return quote!(#own);
+            if last.get(&key) == Some(&k) {
+                let own = self.own_ident(key.0);
+                return match key.1 {
+                    None => quote!(#own),
+                    Some(f) => {
+                        let f = syn_index(f as usize);
+                        quote!(#own.#f)
+                    }
+                };
             }
             let name = self.ident(v);
             return Self::to_owned_expr(quote!(#name), &self.rep(v));
