@@ -2,7 +2,8 @@
 //! functions computed in `f32` and rounded once, comparisons, casts to and from every
 //! scalar type, sums, reductions and scans in dpl's order, sorts in IEEE `totalOrder` (NaNs,
 //! `±0`, infinities), tuples mixing them with other types, scalar parameters and results,
-//! `Nested` rows.
+//! `Nested` rows, `scatter_reduce` into them (sums, `min`/`max` among NaNs, `±0` and
+//! infinities, tuples).
 //!
 //! The oracles are plain Rust on the `half` crate's types: its operators compute in `f32`
 //! and round to nearest-even, as dpl's contract says; conversions from `f64` and from
@@ -864,13 +865,13 @@ fn bits_of<H: Bits16>(v: &[H]) -> Vec<u16> {
     v.iter().map(|h| h.bits()).collect()
 }
 
-/// A value of `special` with probability 1/100, else `k / 2` (`f16`) or `k` (`bf16`) for a
+/// A value of `special` with probability 1/300, else `k / 2` (`f16`) or `k` (`bf16`) for a
 /// small integer `k` of either sign (zero included with a random sign): sums of a few
 /// hundred of them are exact in the type, so any combination order gives the same
 /// result, and infinities and NaNs give the same result in any order too.
 fn exact_terms<H: Bits16>(rng: &mut Rng, n: usize, step: f32, special: &[H]) -> Vec<H> {
     rng.vec(n, |r| {
-        if r.chance(1) {
+        if r.below(300) == 0 {
             special[r.below(special.len())]
         } else {
             let k = r.int_in(-4..=4) as f32 * step;
