@@ -902,7 +902,7 @@ fn extreme_terms<H: Bits16>(rng: &mut Rng, keys: &[u32], nans: &[H]) -> Vec<H> {
 /// `v`, or the zero of bin `k`'s sign when `v` is a zero (see [`extreme_terms`]).
 fn signed_zero<H: Bits16>(v: H, k: u32) -> H {
     if v.to_f32() == 0.0 {
-        H::from_f32(if k % 2 == 0 { 0.0 } else { -0.0 })
+        H::from_f32(if k & 1 == 0 { 0.0 } else { -0.0 })
     } else {
         v
     }
