@@ -211,16 +211,12 @@ fn scatter_reduce_of_tuples_with_bools_under_locks() {
 /// (mostly zeros of either sign, at most one in 32 a multiple of 0.5 up to 1 in size: a
 /// partial sum of 20 000 stays a multiple of 0.5 below 1024).
 fn exact_halves(r: &mut Rng) -> f16 {
-    let v = if r.u64() % 32 == 0 {
+    let v = if r.u64().is_multiple_of(32) {
         (r.int_in(-2..3) as f32) / 2.0
     } else {
         0.0
     };
-    f16::from_f32(if v == 0.0 && r.u64() % 2 == 0 {
-        -0.0
-    } else {
-        v
-    })
+    f16::from_f32(if v == 0.0 && r.bool() { -0.0 } else { v })
 }
 
 /// `bf16`s for `max`: NaNs (with payloads), infinities, `+0` and a few finite values (no
