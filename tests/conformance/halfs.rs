@@ -866,9 +866,9 @@ fn bits_of<H: Bits16>(v: &[H]) -> Vec<u16> {
 }
 
 /// A value of `special` with probability 1/300, else `k / 2` (`f16`) or `k` (`bf16`) for a
-/// small integer `k` of either sign (zero included with a random sign): sums of a few
-/// hundred of them are exact in the type, so any combination order gives the same
-/// result, and infinities and NaNs give the same result in any order too.
+/// small integer `k` of either sign (zero included with a random sign): sums of up to 64
+/// of them (a bin gets about 16) are exact in the type, so any combination order gives the
+/// same result, and infinities and NaNs give the same result in any order too.
 fn exact_terms<H: Bits16>(rng: &mut Rng, n: usize, step: f32, special: &[H]) -> Vec<H> {
     rng.vec(n, |r| {
         if r.below(300) == 0 {
