@@ -1,7 +1,8 @@
 //! Forms the GPU backend compiles beyond the common ones, on the simulated GPU against the
 //! reference interpreter: top-level `scatter_reduce` of `bool`s (atomics on the byte's
-//! 32-bit word) and of tuples (one atomic per leaf when the operator is component-wise,
-//! else a lock per destination slot). Inputs: 0, 1, 31, 32, 33, 1000 and 20 000 elements
+//! 32-bit word), of `f16`/`bf16` (a compare-and-swap loop on the slot's 32-bit word) and
+//! of tuples (one atomic per leaf when the operator is component-wise and every leaf has
+//! one, else a lock per destination slot). Inputs: 0, 1, 31, 32, 33, 1000 and 20 000 elements
 //! into destinations of 1 slot (every index equal), a few slots (many collisions), lengths
 //! that are not a multiple of 4 (bytes sharing a word) and as many slots as elements; an
 //! index out of range gives the interpreter's error.
@@ -11,6 +12,7 @@ mod support;
 
 use std::sync::OnceLock;
 
+use dpl_core::float16::{bf16, f16};
 use dpl_core::interp::{self, Value};
 use dpl_cuda::sim::SimDriver;
 use dpl_cuda::{Inner, Options};
@@ -202,6 +204,68 @@ fn scatter_reduce_of_tuples_with_bools_under_locks() {
                 .collect::<Vec<_>>())
         };
         vec![pairs(r, n), slots(r, n, d), pairs(r, d)]
+    });
+}
+
+/// Half values whose sums are exact in `f16` whatever the order, however many collide
+/// (mostly zeros of either sign, at most one in 32 a multiple of 0.5 up to 1 in size: a
+/// partial sum of 20 000 stays a multiple of 0.5 below 1024).
+fn exact_halves(r: &mut Rng) -> f16 {
+    let v = if r.u64().is_multiple_of(32) {
+        (r.int_in(-2..3) as f32) / 2.0
+    } else {
+        0.0
+    };
+    f16::from_f32(if v == 0.0 && r.bool() { -0.0 } else { v })
+}
+
+/// `bf16`s for `max`: NaNs (with payloads), infinities, `+0` and a few finite values (no
+/// `-0`, whose order against `+0` would show).
+fn max_terms(r: &mut Rng) -> bf16 {
+    let v = [
+        f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        0.0,
+        -3.0,
+        1.5,
+        7.0,
+    ];
+    match r.u64() % 9 {
+        0 => bf16::from_bits(0xff81),
+        k => bf16::from_f32(v[k as usize % v.len()]),
+    }
+}
+
+#[test]
+fn scatter_reduce_of_16_bit_floats() {
+    // Single `f16`/`bf16` leaves: a CAS loop on the slot's 32-bit word (two slots share
+    // one); the `(f16, u32)` pair has a leaf without an atomic form: the slot's lock. The
+    // results are the interpreter's to the bit (NaNs included).
+    let ptx_ok = |p: &str| {
+        p.contains("atom.global.cas.b32")
+            && p.contains("cvt.rn.f16.f32")
+            && p.contains("atom.acquire.gpu.global.cas.b32")
+    };
+    check(source("half_slots"), 0.0, ptx_ok, |r, n, d| {
+        let halves =
+            |r: &mut Rng, n: usize| seq((0..n).map(|_| exact_halves(r)).collect::<Vec<f16>>());
+        let maxes =
+            |r: &mut Rng, n: usize| seq((0..n).map(|_| max_terms(r)).collect::<Vec<bf16>>());
+        let pairs = |r: &mut Rng, n: usize| {
+            seq((0..n)
+                .map(|_| Value::Tuple(vec![exact_halves(r).into(), r.u32().into()]))
+                .collect::<Vec<Value>>())
+        };
+        vec![
+            halves(r, n),
+            maxes(r, n),
+            pairs(r, n),
+            slots(r, n, d),
+            halves(r, d),
+            maxes(r, d),
+            pairs(r, d),
+        ]
     });
 }
 

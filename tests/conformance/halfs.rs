@@ -2,7 +2,8 @@
 //! functions computed in `f32` and rounded once, comparisons, casts to and from every
 //! scalar type, sums, reductions and scans in dpl's order, sorts in IEEE `totalOrder` (NaNs,
 //! `±0`, infinities), tuples mixing them with other types, scalar parameters and results,
-//! `Nested` rows.
+//! `Nested` rows, `scatter_reduce` into them (sums, `min`/`max` among NaNs, `±0` and
+//! infinities, tuples).
 //!
 //! The oracles are plain Rust on the `half` crate's types: its operators compute in `f32`
 //! and round to nearest-even, as dpl's contract says; conversions from `f64` and from
@@ -217,6 +218,72 @@ mod prog {
             bf16::MIN_POSITIVE,
             3.0e38 as bf16,
             0.1 as f16,
+        )
+    }
+
+    /// Per-bin sums of `f16` and `bf16` values into `dst`'s slots (a compare-and-swap loop
+    /// on the slot's 32-bit word on the GPU places).
+    #[parallel]
+    pub fn scatter_sums(
+        keys: &[u32],
+        x: &[f16],
+        y: &[bf16],
+        dx: &[f16],
+        dy: &[bf16],
+    ) -> (Vec<f16>, Vec<bf16>) {
+        (
+            scatter_reduce(|a, b| a + b, x, keys, dx),
+            scatter_reduce(|a, b| a + b, y, keys, dy),
+        )
+    }
+
+    /// Per-bin minima and maxima (the second with the slot on the right of `max`).
+    #[parallel]
+    pub fn scatter_min_max(
+        keys: &[u32],
+        x: &[f16],
+        y: &[bf16],
+        dx: &[f16],
+        dy: &[bf16],
+    ) -> (Vec<f16>, Vec<f16>, Vec<bf16>, Vec<bf16>) {
+        (
+            scatter_reduce(|a, b| a.min(b), x, keys, dx),
+            scatter_reduce(|a, b| b.max(a), x, keys, dx),
+            scatter_reduce(|a, b| a.min(b), y, keys, dy),
+            scatter_reduce(|a, b| b.max(a), y, keys, dy),
+        )
+    }
+
+    /// Tuples holding 16-bit floats (combined under a lock per slot on the GPU places): a
+    /// sum and a count, and the largest `bf16` with the smallest `f16` among its ties.
+    #[parallel]
+    pub fn scatter_pairs(
+        keys: &[u32],
+        x: &[f16],
+        c: &[u32],
+        y: &[bf16],
+        w: &[f16],
+        bins: usize,
+    ) -> (Vec<(f16, u32)>, Vec<(bf16, f16)>) {
+        (
+            scatter_reduce(
+                |a, b| (a.0 + b.0, a.1 + b.1),
+                zip(x, c),
+                keys,
+                replicate((0.0f16, 0u32), bins),
+            ),
+            scatter_reduce(
+                |a, b| {
+                    if b.0 > a.0 || (b.0 == a.0 && b.1 < a.1) {
+                        b
+                    } else {
+                        a
+                    }
+                },
+                zip(y, w),
+                keys,
+                replicate((bf16::NEG_INFINITY, f16::INFINITY), bins),
+            ),
         )
     }
 
@@ -770,7 +837,196 @@ fn constants(place: Place) {
     });
 }
 
+/// `v` with a NaN replaced by the canonical NaN `0x7fff`, as dpl's float operations give.
+fn canonical<H: Bits16>(v: H) -> H {
+    if v.to_f32().is_nan() {
+        H::from_bits16(0x7fff)
+    } else {
+        v
+    }
+}
+
+/// `dst` with `dst[k] = op(dst[k], v)` for each `(k, v)`, in order, as plain Rust.
+fn by_bins<T: Copy, U: Copy>(
+    keys: &[u32],
+    vals: &[U],
+    dst: &[T],
+    op: impl Fn(T, U) -> T,
+) -> Vec<T> {
+    let mut out = dst.to_vec();
+    for (&k, &v) in keys.iter().zip(vals) {
+        out[k as usize] = op(out[k as usize], v);
+    }
+    out
+}
+
+/// The bits of 16-bit floats, to compare results NaN payloads included.
+fn bits_of<H: Bits16>(v: &[H]) -> Vec<u16> {
+    v.iter().map(|h| h.bits()).collect()
+}
+
+/// A value of `special` with probability 1/300, else `k / 2` (`f16`) or `k` (`bf16`) for a
+/// small integer `k` of either sign (zero included with a random sign): sums of up to 64
+/// of them (a bin gets about 16) are exact in the type, so any combination order gives the
+/// same result, and infinities and NaNs give the same result in any order too.
+fn exact_terms<H: Bits16>(rng: &mut Rng, n: usize, step: f32, special: &[H]) -> Vec<H> {
+    rng.vec(n, |r| {
+        if r.below(300) == 0 {
+            special[r.below(special.len())]
+        } else {
+            let k = r.int_in(-4..=4) as f32 * step;
+            let v = if k == 0.0 && r.bool() { -0.0 } else { k };
+            H::from_f32(v)
+        }
+    })
+}
+
+/// Values for per-bin minima and maxima: NaNs, `±0`, infinities and a few finite values,
+/// each zero given the sign of its bin's parity (`+0` in even bins, `-0` in odd ones) so
+/// that no bin meets both zeros, whose order `min`/`max` would show.
+fn extreme_terms<H: Bits16>(rng: &mut Rng, keys: &[u32], nans: &[H]) -> Vec<H> {
+    keys.iter()
+        .map(|&k| {
+            let v = match rng.below(10) {
+                0 => nans[rng.below(nans.len())],
+                1 => H::from_f32(f32::INFINITY),
+                2 => H::from_f32(f32::NEG_INFINITY),
+                3 | 4 => H::from_f32(0.0),
+                _ => H::from_f32(rng.int_in(-50..=50) as f32 / 8.0),
+            };
+            signed_zero(v, k)
+        })
+        .collect()
+}
+
+/// `v`, or the zero of bin `k`'s sign when `v` is a zero (see [`extreme_terms`]).
+fn signed_zero<H: Bits16>(v: H, k: u32) -> H {
+    if v.to_f32() == 0.0 {
+        H::from_f32(if k & 1 == 0 { 0.0 } else { -0.0 })
+    } else {
+        v
+    }
+}
+
+/// Starting slots: each bin's from a few values (its zero signed as in [`extreme_terms`]).
+fn slots<H: Bits16>(rng: &mut Rng, bins: usize, from: &[f32]) -> Vec<H> {
+    (0..bins as u32)
+        .map(|k| signed_zero(H::from_f32(from[rng.below(from.len())]), k))
+        .collect()
+}
+
+/// `scatter_reduce` into `f16` and `bf16` slots: sums, `min`/`max` with NaNs, `±0` and
+/// infinities, tuples; results bit for bit (NaNs canonical where an operation made them).
+fn scatter_reduce_halfs(place: Place) {
+    let add16 = |a: f16, b: f16| canonical(a + b);
+    let addb = |a: bf16, b: bf16| canonical(a + b);
+    each_size(place, &ALL_SIZES, |n, rng| {
+        let bins = 1 + n / 16;
+        let keys: Vec<u32> = rng.vec(n, |r| r.below(bins) as u32);
+        let x = exact_terms(rng, n, 0.5, &[f16::INFINITY, f16::NEG_INFINITY, f16::NAN]);
+        let y = exact_terms(
+            rng,
+            n,
+            1.0,
+            &[bf16::INFINITY, bf16::NEG_INFINITY, bf16::NAN],
+        );
+        let (dx, dy) = (
+            slots::<f16>(rng, bins, &[0.0, 1.5, -3.0]),
+            slots::<bf16>(rng, bins, &[0.0, 2.0, -8.0]),
+        );
+        let (sx, sy) = prog::scatter_sums(&keys, &x, &y, &dx, &dy);
+        assert_eq!(
+            bits_of(&sx),
+            bits_of(&by_bins(&keys, &x, &dx, add16)),
+            "f16 sums"
+        );
+        assert_eq!(
+            bits_of(&sy),
+            bits_of(&by_bins(&keys, &y, &dy, addb)),
+            "bf16 sums"
+        );
+        let x = extreme_terms(rng, &keys, &[f16::NAN, f16::from_bits(0xfe01)]);
+        let y = extreme_terms(rng, &keys, &[bf16::NAN, bf16::from_bits(0xff81)]);
+        let from = [f32::INFINITY, f32::NEG_INFINITY, 0.0, 1.0, -2.5];
+        let (dx, dy) = (
+            slots::<f16>(rng, bins, &from),
+            slots::<bf16>(rng, bins, &from),
+        );
+        // `f32`'s `min`/`max` ignore a NaN operand; no bin holds both zeros (see above).
+        fn min<H: Bits16>(a: H, b: H) -> H {
+            canonical(H::from_f32(a.to_f32().min(b.to_f32())))
+        }
+        fn max<H: Bits16>(a: H, b: H) -> H {
+            canonical(H::from_f32(a.to_f32().max(b.to_f32())))
+        }
+        let got = prog::scatter_min_max(&keys, &x, &y, &dx, &dy);
+        assert_eq!(
+            bits_of(&got.0),
+            bits_of(&by_bins(&keys, &x, &dx, min)),
+            "f16 min"
+        );
+        assert_eq!(
+            bits_of(&got.1),
+            bits_of(&by_bins(&keys, &x, &dx, max)),
+            "f16 max"
+        );
+        assert_eq!(
+            bits_of(&got.2),
+            bits_of(&by_bins(&keys, &y, &dy, min)),
+            "bf16 min"
+        );
+        assert_eq!(
+            bits_of(&got.3),
+            bits_of(&by_bins(&keys, &y, &dy, max)),
+            "bf16 max"
+        );
+    });
+    each_size(place, &SMALL_SIZES, |n, rng| {
+        let bins = 1 + n / 16;
+        let keys: Vec<u32> = rng.vec(n, |r| r.below(bins) as u32);
+        let x = exact_terms(rng, n, 0.5, &[f16::INFINITY]);
+        let c: Vec<u32> = rng.vec(n, |r| r.u32());
+        // Few distinct `bf16`s, so that ties on them show; no zeros nor NaNs, so that the
+        // operator is commutative to the bit.
+        let y: Vec<bf16> = rng.vec(n, |r| {
+            let v = [-2.0, 0.5, 3.0, f32::INFINITY, f32::NEG_INFINITY];
+            bf16::from_f32(v[r.below(v.len())])
+        });
+        let w: Vec<f16> = rng.vec(n, |r| {
+            let k = r.int_in(1..=40) as f32 / 4.0;
+            f16::from_f32(if r.bool() { k } else { -k })
+        });
+        let (sums, best) = prog::scatter_pairs(&keys, &x, &c, &y, &w, bins);
+        let xc: Vec<(f16, u32)> = x.iter().copied().zip(c.iter().copied()).collect();
+        let want = by_bins(&keys, &xc, &vec![(f16::ZERO, 0u32); bins], |a, b| {
+            (add16(a.0, b.0), a.1.wrapping_add(b.1))
+        });
+        let pairs = |v: &[(f16, u32)]| v.iter().map(|p| (p.0.bits(), p.1)).collect::<Vec<_>>();
+        assert_eq!(pairs(&sums), pairs(&want), "(f16, u32) sums and counts");
+        let yw: Vec<(bf16, f16)> = y.iter().copied().zip(w.iter().copied()).collect();
+        let start = vec![(bf16::NEG_INFINITY, f16::INFINITY); bins];
+        let want = by_bins(&keys, &yw, &start, |a, b| {
+            if b.0 > a.0 || (b.0 == a.0 && b.1 < a.1) {
+                b
+            } else {
+                a
+            }
+        });
+        let pairs = |v: &[(bf16, f16)]| {
+            v.iter()
+                .map(|p| (p.0.bits(), p.1.bits()))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            pairs(&best),
+            pairs(&want),
+            "(bf16, f16) largest, ties to the smallest"
+        );
+    });
+}
+
 on_every_place!(
+    scatter_reduce_halfs,
     arithmetic,
     math,
     casts,
@@ -834,10 +1090,26 @@ fn programs_compile_to_ptx_with_16_bit_accesses() {
         ("sort_f16", dpl::inspect!(prog::sort_f16)),
         ("sort_by_bf16", dpl::inspect!(prog::sort_by_bf16)),
         ("sort_pairs", dpl::inspect!(prog::sort_pairs)),
+        ("scatter_sums", dpl::inspect!(prog::scatter_sums)),
+        ("scatter_min_max", dpl::inspect!(prog::scatter_min_max)),
+        ("scatter_pairs", dpl::inspect!(prog::scatter_pairs)),
     ];
     for (name, i) in &compiled {
         assert_eq!(i.gpu_not_compiled, "", "{name} does not compile to PTX");
     }
+    // A `scatter_reduce` into 16-bit floats swaps their containing 32-bit word (no 16-bit
+    // atomics); one into tuples holding them takes the slot's lock.
+    let ptx = |name: &str| compiled.iter().find(|(n, _)| *n == name).unwrap().1.ptx;
+    for name in ["scatter_sums", "scatter_min_max"] {
+        assert!(
+            ptx(name).contains("atom.global.cas.b32"),
+            "{name}: no word CAS"
+        );
+    }
+    assert!(
+        ptx("scatter_pairs").contains("atom.acquire.gpu.global.cas.b32"),
+        "scatter_pairs: no lock"
+    );
     for name in ["arith_f16", "arith_bf16", "scans"] {
         let ptx = compiled.iter().find(|(n, _)| *n == name).unwrap().1.ptx;
         assert!(ptx.contains("ld.global.u16"), "{name}: no 16-bit loads");

@@ -46,20 +46,15 @@ impl<'f> Gen<'f> {
             return unsupported("scatter without a sequence type");
         };
         let ls = leaves(elem_ty)?;
-        if op.is_some() && ls.iter().any(|s| s.is_half()) {
-            return unsupported(
-                "`scatter_reduce` of `f16` or `bf16` values (not compiled to PTX yet)",
-            );
-        }
         let dlen = Count::Len {
             var: var(dst),
             path: Vec::new(),
         };
         let scheme = op.map(|op| combine_scheme(op, elem_ty, &ls));
         let outs: Vec<u32> = match &scheme {
-            // `bool`, 8- and 16-bit leaves combined by atomics on their containing 32-bit
-            // word: the buffer is rounded up to whole words, so that word is always inside
-            // the allocation.
+            // `bool`, 8- and 16-bit leaves (`f16`/`bf16` included) combined by atomics on
+            // their containing 32-bit word: the buffer is rounded up to whole words, so
+            // that word is always inside the allocation.
             Some(Combine::Atomic(_) | Combine::Cas) => ls
                 .iter()
                 .map(|&l| {
@@ -201,9 +196,12 @@ impl<'f> Gen<'f> {
     }
 
     /// `slot = op(slot, v)` at `addr` by a compare-and-swap loop with the operator
-    /// inline: on the value's own 32/64-bit word, or for a `bool` or an 8- or 16-bit
-    /// integer on its bytes inside their 32-bit word (the other bytes kept as the swap
-    /// found them; PTX has no 8- or 16-bit compare-and-swap).
+    /// inline: on the value's own 32/64-bit word, or for a `bool`, an 8- or 16-bit
+    /// integer or an `f16`/`bf16` on its bytes inside their 32-bit word (the other bytes
+    /// kept as the swap found them; PTX has no 8- or 16-bit compare-and-swap). A 16-bit
+    /// float's bits are widened to the `f32` register it is held in
+    /// ([`Kernel::widen_half`]), the operator computes and rounds as everywhere else
+    /// ([`Kernel::round_half`]), and the result's bits go back ([`Kernel::half_bits`]).
     #[allow(clippy::too_many_arguments)]
     fn cas_combine(
         &mut self,
@@ -227,20 +225,32 @@ impl<'f> Gen<'f> {
         k.emit(Ins::ld(Space::Global, mem(raw), &old, at));
         let (lp, done) = (k.label(), k.label());
         k.place(&lp);
-        let cur = k.reg(v.ty);
-        match &byte {
-            Some((_, shift)) if v.ty == Scalar::Bool => {
+        let cur = match &byte {
+            Some((_, shift)) if v.ty.is_half() => {
                 let t = k.reg(Scalar::U32);
+                k.emit(Ins::shr(Ty::B32, &t, &old, shift));
+                k.emit(Ins::and(Ty::B32, &t, &t, ones));
+                k.widen_half(&t, v.ty)
+            }
+            Some((_, shift)) if v.ty == Scalar::Bool => {
+                let (t, cur) = (k.reg(Scalar::U32), k.reg(v.ty));
                 k.emit(Ins::shr(Ty::B32, &t, &old, shift));
                 k.emit(Ins::and(Ty::B32, &t, &t, 255));
                 k.emit(Ins::setp(Cmp::Ne, Ty::U32, &cur, &t, 0));
+                cur
             }
             Some((_, shift)) => {
+                let cur = k.reg(v.ty);
                 k.emit(Ins::shr(Ty::B32, &cur, &old, shift));
                 k.wrap(&cur);
+                cur
             }
-            None => k.emit(Ins::mov(b, &cur, &old)),
-        }
+            None => {
+                let cur = k.reg(v.ty);
+                k.emit(Ins::mov(b, &cur, &old));
+                cur
+            }
+        };
         k.env.insert(op.params[0], KVal::S(cur));
         k.env.insert(op.params[1], KVal::S(v.clone()));
         let new = self.block(k, &op.body, ctx)?;
@@ -254,6 +264,9 @@ impl<'f> Gen<'f> {
                 k.emit(Ins::and(Ty::B32, &keep, &old, &keep));
                 if new.ty == Scalar::Bool {
                     k.emit(Ins::selp(Ty::U32, &put, 1, 0, &new));
+                } else if new.ty.is_half() {
+                    let hb = k.half_bits(&new);
+                    k.emit(Ins::and(Ty::B32, &put, &hb, ones));
                 } else {
                     k.emit(Ins::and(Ty::B32, &put, &new, ones));
                 }
@@ -358,10 +371,13 @@ enum Combine {
     /// `red.global` per leaf (the operations of [`leaf_atomic`]).
     Atomic(Vec<AtomOp>),
     /// One scalar leaf: a compare-and-swap loop with the operator inline (on the
-    /// containing 32-bit word for a `bool` or an 8- or 16-bit integer).
+    /// containing 32-bit word for a `bool`, an 8- or 16-bit integer, an `f16` or a
+    /// `bf16`).
     Cas,
-    /// Anything else (tuples with a general operator): the slot's lock, taken with a
-    /// compare-and-swap, the leaves read, combined and written while it is held.
+    /// Anything else (tuples with a general operator, or a component-wise one with a
+    /// leaf that has no atomic form: `*`, a float `min`/`max`, an 8- or 16-bit leaf such
+    /// as an `f16`): the slot's lock, taken with a compare-and-swap, the leaves read,
+    /// combined and written while it is held.
     Lock,
 }
 
