@@ -832,6 +832,33 @@ fn scatter_reduce_identity_matches_sequential() {
     });
 }
 
+/// A destination slot holding a NaN that nothing combines into keeps it, through private
+/// copies too (there `min`'s identity `+inf` is not one: `min(NaN, +inf)` is `+inf`).
+#[test]
+fn scatter_reduce_keeps_a_nan_slot_nothing_reaches() {
+    in_pools(|| {
+        let (n, m) = (1 << 18, 64);
+        let idx: Vec<u32> = (0..n)
+            .map(|i| 1 + (mix(i as u64) % (m - 1)) as u32)
+            .collect();
+        let x = |i: usize| (mix(i as u64 + 3) % 2001) as f32 / 1000.0 - 1.0;
+        let mut dst = vec![0.5f32; m as usize];
+        dst[0] = f32::NAN;
+        for (op, id) in [
+            (f32::min as fn(f32, f32) -> f32, f32::INFINITY),
+            (f32::max, f32::NEG_INFINITY),
+        ] {
+            let got = rt::scatter_reduce_identity(n, |i| (idx[i], x(i)), &dst, op, id, "sr", AT);
+            let mut want = dst.clone();
+            for (i, &k) in idx.iter().enumerate() {
+                want[k as usize] = op(want[k as usize], x(i));
+            }
+            assert!(got[0].is_nan(), "slot 0: {}", got[0]);
+            assert_eq!(got[1..], want[1..]);
+        }
+    });
+}
+
 /// Floating-point `+` through private copies: the sums are reassociated (range by range),
 /// so they match the in-order sums up to rounding; with integral values they are exact,
 /// and `-0.0`, the identity, keeps the sign of slots that receive only `-0.0`s.

@@ -72,7 +72,7 @@ pub fn scatter_reduce<I, T, F, Op>(
 ) -> Vec<T>
 where
     I: Idx,
-    T: Copy + Send + Sync,
+    T: Copy + Send + Sync + PartialEq,
     F: Fn(usize) -> (I, T) + Sync,
     Op: Fn(T, T) -> T + Sync,
 {
@@ -92,7 +92,7 @@ pub fn scatter_reduce_identity<I, T, F, Op>(
 ) -> Vec<T>
 where
     I: Idx,
-    T: Copy + Send + Sync,
+    T: Copy + Send + Sync + PartialEq,
     F: Fn(usize) -> (I, T) + Sync,
     Op: Fn(T, T) -> T + Sync,
 {
@@ -111,7 +111,7 @@ fn reduce_by_index<I, T, F, Op>(
 ) -> Vec<T>
 where
     I: Idx,
-    T: Copy + Send + Sync,
+    T: Copy + Send + Sync + PartialEq,
     F: Fn(usize) -> (I, T) + Sync,
     Op: Fn(T, T) -> T + Sync,
 {
@@ -359,11 +359,14 @@ fn private_copies<I, T, F, Op>(
 ) -> Vec<T>
 where
     I: Idx,
-    T: Copy + Send + Sync,
+    T: Copy + Send + Sync + PartialEq,
     F: Fn(usize) -> (I, T) + Sync,
     Op: Fn(T, T) -> T + Sync,
 {
     let n = dst.len();
+    // An identity that is not one for some destination value (`min(NaN, +inf)` is `+inf`
+    // where the NaN must stay when nothing combines into its slot): slots start empty.
+    let identity = identity.filter(|&id| dst.iter().all(|&d| op(d, id) == d));
     let threads = par::threads();
     let ranges = (len / (PRIVATE_RATIO * n)).clamp(threads, RANGES_PER_THREAD * threads);
     let range_len = len.div_ceil(ranges);
