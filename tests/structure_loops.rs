@@ -1,6 +1,9 @@
-//! Structure of programs with per-element loops, read with `dpl::inspect!`: a loop inside
-//! an element function is an ordinary part of that function, so the maps around it still
-//! fuse into one pass (on the CPU it is a Rust `loop` inside the fused closure).
+//! Structure of programs with loops, read with `dpl::inspect!`: a loop inside an element
+//! function is an ordinary part of that function, so the maps around it still fuse into one
+//! pass (on the CPU it is a Rust `loop` inside the fused closure); a loop at the top level
+//! of a body fuses the steps inside its body as a body's are fused, merges sibling maps
+//! there, does not pull a producer defined before it into its iterations (that would
+//! recompute it at each one), and carries its vectors without copying them.
 
 mod common_structure;
 use common_structure::{flat, rt_calls, shape, soacs};
@@ -46,6 +49,70 @@ mod prog {
         );
         map(|s| s * 2, steps)
     }
+}
+
+/// Top-level loops.
+mod top {
+    use dpl::prelude::*;
+
+    /// The SPEC's power iteration.
+    #[parallel]
+    pub fn power_iteration(a: &Matrix<f64>, v0: &[f64], iters: usize) -> (Vec<f64>, f64) {
+        let mut v = v0.to_vec();
+        let mut lambda = 0.0;
+        for _ in 0..iters {
+            let w = map(|row| sum(map(|aij, vj| aij * vj, row, v)), a);
+            lambda = sum(map(|wi| wi * wi, w)).sqrt();
+            v = map(|wi| wi / lambda, w);
+        }
+        (v, lambda)
+    }
+
+    /// A scaling computed once before the loop, chains of maps and two sibling maps in it.
+    #[parallel]
+    pub fn relax(a: &[f32], b: &[f32], v0: &[f32], n: u32) -> (Vec<f32>, Vec<f32>) {
+        let s = map(|x| x.sqrt() + 1.0f32, a);
+        let mut u = v0.to_vec();
+        let mut w = v0.to_vec();
+        for _ in 0..n {
+            let t = map(|ui, si| ui * si, map(|ui| ui + 1.0f32, u), s);
+            u = map(|ti, bi| ti - bi, t, b);
+            w = map(|ti, wi| ti + wi, t, w);
+        }
+        (u, w)
+    }
+}
+
+#[test]
+fn a_top_level_loop_fuses_its_body_and_moves_what_it_carries() {
+    let i = dpl::inspect!(top::power_iteration);
+    // Per iteration: the row products (a map of sums), the sum of squares and the
+    // normalization: three loops, the map inside the sum fused into it.
+    assert_eq!(i.fused_ir.matches("loop(").count(), 1, "{}", i.fused_ir);
+    assert_eq!(soacs(i.fused_ir, "reduce"), 2, "{}", i.fused_ir);
+    assert_eq!(soacs(i.fused_ir, "map"), 2, "{}", i.fused_ir);
+    // `v0.to_vec()` is the only copy (in each variant of the body: contiguous and strided
+    // matrix rows): the loop's vectors move from one iteration to the next and into the
+    // result.
+    let rust = flat(i.cpu_rust);
+    let copies = rust.matches("to_vec").count();
+    assert_eq!(copies, 2, "{}", i.cpu_rust);
+    assert_eq!(rust.matches("to_vec(v1_v0)").count(), copies, "{}", i.cpu_rust);
+}
+
+#[test]
+fn a_producer_before_a_top_level_loop_is_computed_once_and_siblings_merge() {
+    let i = dpl::inspect!(top::relax);
+    let ir = i.fused_ir;
+    let (before, inside) = ir.split_at(ir.find("loop(").expect("a loop"));
+    // `s` stays a loop of its own before the loop, not recomputed in each iteration.
+    assert_eq!(soacs(before, "map"), 1, "{ir}");
+    // Inside: `t` (two maps fused into one) is read by the next two maps, which run over
+    // the same length in the same phase: they merge into one loop of pairs and its two
+    // projections (on the CPU one loop writing two vectors).
+    assert_eq!(soacs(inside, "map"), 4, "{ir}");
+    assert!(inside.contains("both: [(f32, f32)] = soac map"), "{ir}");
+    assert_eq!(rt_calls(i.cpu_rust, "map_unzip2"), 1, "{}", i.cpu_rust);
 }
 
 #[test]
