@@ -14,7 +14,9 @@
 //! loop-carried `i64` variables: counted loops (`for i in 0..n`), while-loops that stop on
 //! a condition (`break`), loops that carry two values and read both, loops nested in loops
 //! and in `if` branches, and loops reading a row or a captured sequence by index. Every
-//! trip count is bounded (at most 15, 7 inside another loop), so programs terminate. Division and
+//! trip count is bounded (at most 15, 7 inside another loop), so programs terminate. One
+//! program in four ends with a loop at the top level of its body that carries a sequence
+//! (replaced at each of up to 4 iterations by a map, a filter or a scan of it) and a sum. Division and
 //! remainder by zero, reductions without a start value of empty sequences and indices out
 //! of range are possible: errors to agree on.
 //!
@@ -768,6 +770,70 @@ impl Gen<'_> {
         self.push_seq(out, Some(x.class));
     }
 
+    /// A loop at the top level of the body: `trip` (0 to 4) iterations, each replacing the
+    /// carried sequence by a map, a filter (its length changes) or a scan of it, and adding
+    /// the new sequence's sum to a carried scalar. The final sequence (of a new length
+    /// class) and scalar join the program's values.
+    fn top_loop(&mut self) {
+        let x = self.seq();
+        let acc0 = self.scalar();
+        let (zero, trip, lp, v, i, acc, c) = (
+            self.name("lz"),
+            self.name("trip"),
+            self.name("lp"),
+            self.name("lv"),
+            self.name("li"),
+            self.name("lacc"),
+            self.name("lc"),
+        );
+        let t = self.rng.int_in(0..=4);
+        self.line(&format!("{zero}: i64 = const 0"));
+        self.line(&format!("{trip}: i64 = const {t}"));
+        self.line(&format!(
+            "{lp}: ([i64], i64, i64) = loop({v}: [i64] = {}, {i}: i64 = {zero}, {acc}: i64 = {acc0}) while {{ {c}: bool = lt {i}, {trip}; {c} }} do {{",
+            x.name
+        ));
+        // What the body defines is not visible after the loop.
+        let (seqs, scalars) = (self.seqs.clone(), self.scalars.clone());
+        self.push_seq(v.clone(), None);
+        let carried = self.seqs.last().cloned().expect("just pushed");
+        let next = match self.rng.below(3) {
+            0 => self.map1(&carried, 1),
+            1 => {
+                let (pred, out) = (self.predicate(), self.name("f"));
+                self.line(&format!("{out}: [i64] = filter({pred}, {v})"));
+                out
+            }
+            _ => {
+                let (lambda, out) = (self.op_lambda(), self.name("s"));
+                self.line(&format!("{out}: [i64] = scan({lambda}, {v})"));
+                out
+            }
+        };
+        let (sum, acc1, one, i1, nx) = (
+            self.name("ls"),
+            self.name("lacc"),
+            self.name("one"),
+            self.name("li"),
+            self.name("lnext"),
+        );
+        self.line(&format!("{sum}: i64 = sum({next})"));
+        self.line(&format!("{acc1}: i64 = add {acc}, {sum}"));
+        self.line(&format!("{one}: i64 = const 1"));
+        self.line(&format!("{i1}: i64 = add {i}, {one}"));
+        self.line(&format!(
+            "{nx}: ([i64], i64, i64) = tuple({next}, {i1}, {acc1})"
+        ));
+        self.line(&nx);
+        self.line("}");
+        (self.seqs, self.scalars) = (seqs, scalars);
+        let (out, total) = (self.name("lout"), self.name("ltotal"));
+        self.line(&format!("{out}: [i64] = {lp}.0"));
+        self.line(&format!("{total}: i64 = {lp}.2"));
+        self.push_seq(out, None);
+        self.scalars.push(total);
+    }
+
     /// The result: the last flat sequence made, and the sum of every scalar and flat
     /// sequence and the row sums of every nested one that no statement read (`$k` when
     /// there are none).
@@ -848,6 +914,11 @@ pub fn program(seed: u64) -> String {
     for _ in 0..steps {
         g.step();
     }
+    // One program in four ends with a loop at the top level (after the other steps, so
+    // that the programs before it are unchanged).
+    if seed % 4 == 3 {
+        g.top_loop();
+    }
     g.finish(seed)
 }
 
@@ -925,6 +996,16 @@ mod tests {
         ] {
             assert!(text.contains(needle), "no `{needle}` in 300 programs");
         }
+    }
+
+    /// One program in four has a loop at the top level carrying a sequence.
+    #[test]
+    fn top_level_loops_carry_sequences() {
+        let with: Vec<u64> = (0..300)
+            .filter(|&s| program(s).contains("= loop($lv"))
+            .collect();
+        assert_eq!(with.len(), 75);
+        assert!(with.iter().all(|s| s % 4 == 3));
     }
 
     /// Loops nest: a loop inside the body of another.
