@@ -34,3 +34,31 @@ fn asking_for_mpi_without_it_is_a_clear_error() {
     let msg = panic.downcast_ref::<String>().cloned().unwrap_or_default();
     assert_eq!(msg, text);
 }
+
+/// A loop at the top level of the body (the SPEC's power iteration's form).
+#[parallel]
+fn halve_until_small(x: &[f64], limit: f64) -> Result<Vec<f64>, dpl::Error> {
+    let mut v = x.to_vec();
+    while sum(v) > limit {
+        v = map(|e| e * 0.5, v);
+    }
+    v
+}
+
+/// `Place::Mpi` does not distribute loops at the top level of a body yet: the compiled
+/// function says why, and a call there is that error (the other places run it).
+#[test]
+fn a_top_level_loop_is_not_distributed_yet() {
+    let i = dpl::inspect!(halve_until_small);
+    if cfg!(feature = "mpi") {
+        assert!(
+            i.mpi_not_compiled.contains("a loop at the top level"),
+            "{}",
+            i.mpi_not_compiled
+        );
+    }
+    let e = with_place(Place::Mpi, || halve_until_small(&[1.0, 2.0], 1.0)).unwrap_err();
+    assert!(matches!(e, dpl::Error::PlaceUnavailable { .. }), "{e}");
+    let got = with_place(Place::Cpu, || halve_until_small(&[1.0, 2.0], 1.0));
+    assert_eq!(got, Ok(vec![0.25, 0.5]));
+}

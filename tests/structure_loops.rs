@@ -97,7 +97,12 @@ fn a_top_level_loop_fuses_its_body_and_moves_what_it_carries() {
     let rust = flat(i.cpu_rust);
     let copies = rust.matches("to_vec").count();
     assert_eq!(copies, 2, "{}", i.cpu_rust);
-    assert_eq!(rust.matches("to_vec(v1_v0)").count(), copies, "{}", i.cpu_rust);
+    assert_eq!(
+        rust.matches("to_vec(v1_v0)").count(),
+        copies,
+        "{}",
+        i.cpu_rust
+    );
 }
 
 #[test]

@@ -136,7 +136,7 @@ pub fn scatter_reduce<I, T, F, Op>(
 ) -> Vec<T>
 where
     I: Idx,
-    T: Wire,
+    T: Wire + PartialEq,
     F: Fn(usize) -> (I, T) + Sync,
     Op: Fn(T, T) -> T + Sync,
 {
