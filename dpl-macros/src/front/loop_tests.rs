@@ -309,7 +309,7 @@ fn a_top_level_loop_carries_sequences_and_runs_whole_parallel_steps() {
             (v, lambda)
         }
     };
-    let rows = vec![
+    let rows = [
         vec![2.0, 1.0, 0.0],
         vec![1.0, 3.0, 1.0],
         vec![0.0, 1.0, 4.0],
