@@ -419,7 +419,7 @@ fn the_solver_in_one_call_agrees_with_the_host_loop() {
 #[test]
 fn the_solver_in_one_call_moves_no_vector_per_iteration() {
     let _sim = SIM.lock().unwrap_or_else(|e| e.into_inner());
-    let problem = Problem::optical_flow(32, 32, 0.01).unwrap();
+    let problem = Problem::optical_flow(64, 64, 0.01).unwrap();
     let k = with_place(Place::Sim, || Dpl::new(&problem));
     let moved = |iters: usize| {
         let before = dpl::transfers(Place::Sim);
