@@ -196,10 +196,25 @@ fn jacobi() {
         want.1
     );
     compare(
-        "Jacobi",
+        "Jacobi until convergence",
         &|| drop(programs::jacobi_poisson(&f, width, tol, max_sweeps)),
         &|| drop(baselines::jacobi_rayon(&f, width, tol, max_sweeps)),
         &|| drop(baselines::jacobi_seq(&f, width, tol, max_sweeps)),
+    );
+    // A small grid's sweeps are short next to the cost of a parallel step: also a larger
+    // grid, a fixed number of sweeps (a zero tolerance).
+    let (side, sweeps) = (512, 50);
+    let f = SplitMix64::new(17).f64s(side * side, -1.0, 1.0);
+    let want = baselines::jacobi_seq(&f, side, 0.0, sweeps);
+    let got = with_place(Place::Cpu, || {
+        programs::jacobi_poisson(&f, side, 0.0, sweeps)
+    });
+    assert!(got == want, "Cpu: dpl and plain Rust disagree");
+    compare(
+        &format!("{sweeps} sweeps on {side} x {side}"),
+        &|| drop(programs::jacobi_poisson(&f, side, 0.0, sweeps)),
+        &|| drop(baselines::jacobi_rayon(&f, side, 0.0, sweeps)),
+        &|| drop(baselines::jacobi_seq(&f, side, 0.0, sweeps)),
     );
 }
 
