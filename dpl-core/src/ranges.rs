@@ -49,7 +49,8 @@ pub struct BoundedRead {
 }
 
 /// The checked reads, among the statements directly in the element function of the
-/// top-level combinator bound to `at` (a statement of `f.body`), whose `usize` index is
+/// top-level combinator bound to `at` (a statement of the body, or of the blocks of its
+/// top-level `if`s and loops: [`host_soac`]), whose `usize` index is
 /// provably below the combinator's length. Empty if `at` is not a top-level combinator.
 pub fn bounded_reads(f: &Function, at: VarId) -> Vec<BoundedRead> {
     let Some((before, s)) = host_soac(f, at) else {
@@ -306,8 +307,6 @@ pub fn clamps(f: &Function, at: VarId) -> Vec<Clamp> {
     out
 }
 
-/// The variables of `stmts` (top-level statements before a loop) proven equal to `n`:
-/// copies, and lengths joined by `eq_len` assertions.
 /// The combinator bound to `at` by a statement of the function's top level (the body, the
 /// branches of a top-level `if`, the blocks of a top-level loop) and the statements that
 /// run before it on every path to it: those before it in its block and before the
@@ -345,6 +344,8 @@ fn host_soac(f: &Function, at: VarId) -> Option<(Vec<&Stmt>, &Soac)> {
     Some((before, s))
 }
 
+/// The variables of `stmts` (the statements that run before a loop, [`host_soac`]) proven
+/// equal to `n`: copies, and lengths joined by `eq_len` assertions.
 fn same_length(stmts: &[&Stmt], n: VarId) -> HashSet<VarId> {
     let mut same: HashSet<VarId> = HashSet::from([n]);
     loop {

@@ -9,9 +9,10 @@ use super::value::Rep;
 use super::{Gen, contains_soac, mentions};
 
 impl Gen<'_> {
-    /// Finds `unzip(map(f))` in `b` (and in the blocks of its `if`s and loops): a `map` producing tuples of 2 or 3 scalars, with no
-    /// loop inside its element function, read only by projection maps `map(|i| m[i].k)`
-    /// over the same length (what `unzip` becomes). Such a map and its projections are
+    /// Finds `unzip(map(f))` in `b` (and in the blocks of its `if`s and loops): a `map`
+    /// producing tuples of 2 or 3 scalars, with no loop inside its element function, read
+    /// only by projection maps `map(|i| m[i].k)` over the same length (what `unzip`
+    /// becomes). Such a map and its projections are
     /// generated as one loop writing one vector per component (`map_unzip2`/`3`).
     pub(super) fn plan_unzips(&mut self, b: &Block) {
         for (mi, st) in b.stmts.iter().enumerate() {

@@ -98,6 +98,22 @@ pub(super) enum Rt {
     Tup(Vec<Rt>),
 }
 
+impl Rt {
+    /// A tuple of values: a host value when every part is one, else a tuple holding
+    /// sequences.
+    pub(super) fn tuple(xs: Vec<Rt>) -> Rt {
+        if xs.iter().all(|x| matches!(x, Rt::Val(_))) {
+            Rt::Val(Value::Tuple(
+                xs.into_iter()
+                    .map(|x| if let Rt::Val(v) = x { v } else { Value::unit() })
+                    .collect(),
+            ))
+        } else {
+            Rt::Tup(xs)
+        }
+    }
+}
+
 /// The strides of a matrix given as its storage ([`Input::Matrix`]), in elements.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct Strides {
@@ -566,17 +582,7 @@ impl<D: Driver> Exec<'_, D> {
                         .collect::<Result<_, _>>()?;
                     self.release_since(base, &state)?;
                 }
-                let value = if state.iter().all(|x| matches!(x, Rt::Val(_))) {
-                    Rt::Val(Value::Tuple(
-                        state
-                            .into_iter()
-                            .map(|x| if let Rt::Val(v) = x { v } else { Value::unit() })
-                            .collect(),
-                    ))
-                } else {
-                    Rt::Tup(state)
-                };
-                self.set(*var, value);
+                self.set(*var, Rt::tuple(state));
             }
         }
         Ok(())

@@ -81,21 +81,11 @@ impl<D: Driver> Exec<'_, D> {
     pub(super) fn host(&mut self, ty: &Type, expr: &HostExpr, span: u32) -> Result<Rt, Error> {
         Ok(match expr {
             HostExpr::Var(v) => self.get(*v)?.clone(),
-            HostExpr::Tuple(vs) => {
-                let xs: Vec<Rt> = vs
-                    .iter()
+            HostExpr::Tuple(vs) => Rt::tuple(
+                vs.iter()
                     .map(|v| self.get(*v).cloned())
-                    .collect::<Result<_, _>>()?;
-                if xs.iter().all(|x| matches!(x, Rt::Val(_))) {
-                    Rt::Val(Value::Tuple(
-                        xs.into_iter()
-                            .map(|x| if let Rt::Val(v) = x { v } else { Value::unit() })
-                            .collect(),
-                    ))
-                } else {
-                    Rt::Tup(xs)
-                }
-            }
+                    .collect::<Result<_, _>>()?,
+            ),
             HostExpr::Field(v, n) => self.path(*v, &[*n])?,
             HostExpr::Len(v) => match self.get(*v)? {
                 Rt::Seq { len, .. } => Rt::Val(Value::Usize(*len)),
