@@ -80,10 +80,15 @@ fn saxpy() {
 /// counted loop whose body swaps its variables (Fibonacci), against the interpreter.
 #[test]
 fn per_element_loops() {
-    check(source("loop_collatz"), 0.0, |r, n| {
+    // Every thread runs up to a thousand iterations: 10,000 elements (40 blocks) instead
+    // of the usual 100,000 keep the simulation to seconds.
+    const LOOP_SIZES: [usize; 7] = [0, 1, 31, 32, 33, 1000, 10_000];
+    check_sizes(source("loop_collatz"), &LOOP_SIZES, 0.0, 7, |r, n| {
         vec![u32s(r, n, 1, 1 << 20)]
     });
-    check(source("loop_fib"), 0.0, |r, n| vec![u32s(r, n, 0, 1 << 30)]);
+    check_sizes(source("loop_fib"), &LOOP_SIZES, 0.0, 7, |r, n| {
+        vec![u32s(r, n, 0, 1 << 30)]
+    });
 }
 
 #[test]
