@@ -3,7 +3,8 @@
 //! pass (on the CPU it is a Rust `loop` inside the fused closure); a loop at the top level
 //! of a body fuses the steps inside its body as a body's are fused, merges sibling maps
 //! there, does not pull a producer defined before it into its iterations (that would
-//! recompute it at each one), and carries its vectors without copying them.
+//! recompute it at each one), and carries its vectors without copying them. A map whose
+//! element holds a loop is balanced by its estimated work.
 
 mod common_structure;
 use common_structure::{flat, rt_calls, shape, soacs};
@@ -48,6 +49,17 @@ mod prog {
             x,
         );
         map(|s| s * 2, steps)
+    }
+
+    /// The same arithmetic on `f16` (software on the CPU) and on `f32` (one instruction).
+    #[parallel]
+    pub fn poly_f16(x: &[f16]) -> Vec<f16> {
+        map(|v| v * v + v, x)
+    }
+
+    #[parallel]
+    pub fn poly_f32(x: &[f32]) -> Vec<f32> {
+        map(|v| v * v + v, x)
     }
 }
 
@@ -139,4 +151,22 @@ fn maps_around_a_loop_fuse_into_one_map() {
     shape(i, (2, 1, 1, 0));
     assert_eq!(soacs(i.fused_ir, "map"), 1, "{}", i.fused_ir);
     assert_eq!(rt_calls(i.cpu_rust, "map"), 1, "{}", i.cpu_rust);
+}
+
+/// A map whose element holds a loop, or arithmetic done in software, is costly: it goes
+/// parallel by its estimated work and balances it in small chunks (`heavy::map`), where a
+/// streaming map goes parallel only from `rt::GRAIN` elements (`rt::map`).
+#[test]
+fn costly_elements_are_balanced_by_their_estimated_work() {
+    for (name, i, costly) in [
+        ("a loop", dpl::inspect!(prog::steps_doubled), true),
+        ("f16 arithmetic", dpl::inspect!(prog::poly_f16), true),
+        ("f32 arithmetic", dpl::inspect!(prog::poly_f32), false),
+    ] {
+        let s = flat(i.cpu_rust);
+        let heavy = s.matches("heavy :: map(").count();
+        assert_eq!(heavy, usize::from(costly), "{name}: {s}");
+        assert_eq!(s.contains("saturating_mul("), costly, "{name}: {s}");
+        assert_eq!(rt_calls(i.cpu_rust, "map"), 1, "{name}: {s}");
+    }
 }

@@ -1,5 +1,7 @@
 //! Outer loops over *heavy* elements: elements that contain loops themselves (a row of a
-//! `Nested`, a per-element reduction over a captured sequence).
+//! `Nested`, a per-element reduction over a captured sequence), or whose estimated cost is
+//! high (a per-element `for`/`while` loop, software arithmetic: the code generator's
+//! `cost` module, which passes the estimate as the `work`).
 //!
 //! [`rt`] decides between sequential and parallel execution by the number of
 //! elements, which is right for flat loops but wrong when each element is itself a loop: a

@@ -32,6 +32,7 @@
 
 mod blocked;
 mod bounded;
+mod cost;
 mod elem;
 mod hook;
 mod ragged;

@@ -7,28 +7,39 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 use super::value::Rep;
-use super::{Gen, contains_soac};
+use super::{Gen, contains_soac, cost};
 
 impl Gen<'_> {
     pub(super) fn soac(&mut self, v: VarId, s: &Soac, span: Span) -> TokenStream {
         // Loops inside loops use the inner schedule's run time; an outer loop whose elements
         // contain loops balances load per element (the `heavy` helpers).
         let nested = s.elem.body.stmts.iter().any(|st| contains_soac(&st.expr));
-        let heavy = self.depth == 0
-            && self.heavy.is_some()
-            && nested
+        let outer = self.depth == 0 && self.heavy.is_some();
+        // A flat map of costly elements (loops, software arithmetic) balances load per
+        // element too, and goes parallel by its estimated work (see `cost`).
+        let costly = (outer && !nested && s.kind == SoacKind::Map)
+            .then(|| cost::block(self.f, &s.elem.body))
+            .filter(|&c| c >= cost::COSTLY);
+        let heavy = outer
+            && (nested || costly.is_some())
             && matches!(s.kind, SoacKind::Map | SoacKind::Reduce { .. });
         let rt = match (self.depth, self.heavy) {
             (0, Some(h)) if heavy => h,
             (0, _) => self.rt,
             _ => self.inner_rt,
         };
-        // The `heavy` helpers take the number of inner elements of all elements together.
-        let work = if heavy {
-            let w = self.work(s);
-            quote!(#w,)
-        } else {
-            TokenStream::new()
+        // The `heavy` helpers take the work of all elements together: the number of inner
+        // elements, or the elements' estimated cost.
+        let work = match costly {
+            _ if !heavy => TokenStream::new(),
+            Some(c) => {
+                let (n, per) = (self.ident(s.len), c.div_ceil(cost::PER_WORK) as usize);
+                quote!(#n.saturating_mul(#per),)
+            }
+            None => {
+                let w = self.work(s);
+                quote!(#w,)
+            }
         };
         if heavy && s.kind == SoacKind::Map {
             if let Some(code) = self.ragged_map(v, s, span) {

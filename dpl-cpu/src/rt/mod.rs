@@ -91,7 +91,9 @@ pub type At = &'static Location;
 /// took 20.7 us against 8.8 us sequentially (rayon's own `par_iter` 19.7 us), and a
 /// parallel copy lost likewise. With ~9 us of sequential work per 2^16 elements and a
 /// call cost of that order, the break-even is near 2^17 for the cheapest streaming loops.
-/// Costlier element functions would pay off earlier, but their cost is not known here.
+/// Costlier element functions pay off earlier: the code generator sends maps of elements
+/// it estimates costly (a loop, software arithmetic) to `heavy::map`, which goes parallel
+/// by their estimated work instead.
 pub const GRAIN: usize = 1 << 17;
 
 /// Raises a contract violation: unwinds to the nearest [`run`] with `e` as payload.
