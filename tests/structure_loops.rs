@@ -161,5 +161,9 @@ fn floats_a_loop_carries_are_made_canonical_after_it_not_at_every_iteration() {
         i.cpu_rust
     );
     let after = rust.rfind("canon_f32(").unwrap_or(0);
-    assert!(rust.find("loop {").is_some_and(|l| l < after), "{}", i.cpu_rust);
+    assert!(
+        rust.find("loop {").is_some_and(|l| l < after),
+        "{}",
+        i.cpu_rust
+    );
 }
