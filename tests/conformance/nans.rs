@@ -300,6 +300,21 @@ mod prog {
         )
     }
 
+    /// A loop at the top level carrying a float and a vector: `s` becomes `inf - inf` at
+    /// the first iteration when `x` sums to an infinity.
+    #[parallel]
+    pub fn top_loop_nans(x: &[f32], n: u32) -> (Vec<f32>, f32) {
+        let mut v = map(|a| a * 1.0f32, x);
+        let mut s = sum(x) * 1.0f32;
+        let mut i = 0u32;
+        while i < n {
+            s = s * 1.5f32 - s * 0.5f32;
+            v = map(|a| a * 1.5f32 - a * 0.5f32, v);
+            i += 1;
+        }
+        (v, s)
+    }
+
     /// (a) of [`loop_nans_f32`] in `f16`, sorted.
     #[parallel]
     pub fn loop_nans_f16(x: &[f16], k: &[u32]) -> Vec<f16> {
@@ -856,6 +871,29 @@ fn loop_nans(place: Place) {
         assert_bits(&got_looped, &looped, &at, "f64 carried, returned");
         assert_bits(&got_broken, &broken, &at, "f64 0 / 0 carried, break");
         assert_bits(&got_taken, &taken, &at, "f64 carried, taken in the loop");
+
+        // At the top level of the body.
+        for n in 0..3 {
+            let x = [f32::INFINITY, 1.0, f32::from_bits(0xffc0_0001)];
+            let step = |v: f32| (v * 1.5 - v * 0.5).canon();
+            let (v, s) = prog::top_loop_nans(&x[..2], n);
+            let want_s = (0..n).fold(f32::INFINITY, |s, _| step(s));
+            assert_eq!(
+                s.to_bits(),
+                want_s.to_bits(),
+                "top-level loop, n = {n}: {s:?}"
+            );
+            let want_v = each(&x[..2], |a| (0..n).fold(a, |v, _| step(v)));
+            assert_bits(
+                &v,
+                &want_v,
+                &|k| format!("n = {n}, k = {k}"),
+                "top-level loop",
+            );
+            let (v, s) = prog::top_loop_nans(&x, n);
+            assert_eq!(s.to_bits(), 0x7fff_ffff, "a NaN sum, n = {n}: {s:?}");
+            assert_eq!(v[2].to_bits(), 0x7fff_ffff, "n = {n}");
+        }
 
         // `f16`: its operators compute in `f32` and round once; the canonical NaN `0x7fff`.
         use dpl::f16;
