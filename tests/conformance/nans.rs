@@ -795,6 +795,7 @@ fn signed_zeros_and_sums(place: Place) {
 /// value made canonical once after its loop (see `dpl_core::nan::plan`) gives the bits of
 /// making every iteration's value canonical; a carried value read other than by arithmetic
 /// inside its loop is canonical there; an input moved into a carried value keeps its bits.
+#[allow(clippy::eq_op)] // `d / d` and `v - v` are the point: NaN for zeros and infinities.
 fn loop_nans(place: Place) {
     dpl::with_place(place, || {
         // Every special value with 0 to 3 iterations (and `inf - inf` or `0 / 0` on the way).
