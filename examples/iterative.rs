@@ -23,12 +23,13 @@
 //!
 //! # Where dpl loses time against the hand-written code
 //!
-//! * Binomial pricing: every floating-point `+`, `*` and `/` that could make a NaN goes
-//!   through NaN canonicalization in the generated code (`dpl_core::nan::canon_f64`, so
-//!   that every place gives the same NaN bits), a compare and a select on the loop's chain
-//!   of dependent operations. The same loop in plain Rust with the same canonicalization
-//!   added takes the time dpl takes (measured on `Place::Seq`: about 1.6 times the plain
-//!   loop's).
+//! * Binomial pricing used to: every floating-point `+`, `*` and `/` on the loop's chain
+//!   of dependent operations went through NaN canonicalization (`dpl_core::nan::canon_f64`,
+//!   a compare and a select, so that every place gives the same NaN bits), because the
+//!   loop carries its values. The values a loop carries are now made canonical once, after
+//!   the loop, where that gives the same bits (`dpl_core::nan::plan`: each carried value is
+//!   read only by arithmetic and comparisons in the loop and its next value is an
+//!   operation's result), and the loop runs at the hand-written one's speed.
 //! * Jacobi: each sweep is two passes (the new grid, then the `max` of the changes, which
 //!   reads both grids) and a new vector, where the hand-written sweep computes both in one
 //!   pass into a reused buffer. On a small grid the cost of each parallel step dominates

@@ -170,3 +170,30 @@ fn costly_elements_are_balanced_by_their_estimated_work() {
         assert_eq!(rt_calls(i.cpu_rust, "map"), 1, "{name}: {s}");
     }
 }
+
+#[test]
+fn floats_a_loop_carries_are_made_canonical_after_it_not_at_every_iteration() {
+    let i = dpl::inspect!(prog::total_escape);
+    let rust = flat(i.cpu_rust);
+    // `x` and `y` are read only by arithmetic and comparisons in the loop, and their next
+    // values are arithmetic results: no operation in the loop makes its NaN canonical,
+    // the two carried values are made canonical once, after it (the reduce's element
+    // function returns only the count).
+    let canon: Vec<&str> = rust
+        .split("canon_f32(")
+        .skip(1)
+        .map(|s| s.split(')').next().unwrap_or(""))
+        .collect();
+    assert_eq!(canon.len(), 2, "{}", i.cpu_rust);
+    assert!(
+        canon.iter().all(|a| a.starts_with('v') && !a.contains(' ')),
+        "{canon:?} in {}",
+        i.cpu_rust
+    );
+    let after = rust.rfind("canon_f32(").unwrap_or(0);
+    assert!(
+        rust.find("loop {").is_some_and(|l| l < after),
+        "{}",
+        i.cpu_rust
+    );
+}

@@ -167,6 +167,171 @@ mod prog {
     pub fn sum_empty_f64(x: &[f64]) -> f64 {
         sum(x)
     }
+
+    /// Loops in element functions whose carried floats become NaNs by arithmetic (`inf -
+    /// inf`, `0 / 0`), with `n` iterations per element: (a) a carried value read only by
+    /// arithmetic, returned; (b) `0 / 0` on the chain of a loop ended by a `break`; (c) a
+    /// carried value taken inside the loop at its second iteration (read other than by
+    /// arithmetic there); (d) an input moved into a carried value (its bits kept); (e) the
+    /// values of (a), sorted.
+    #[parallel]
+    pub fn loop_nans_f32(
+        x: &[f32],
+        k: &[u32],
+    ) -> (Vec<f32>, Vec<f32>, Vec<f32>, Vec<f32>, Vec<f32>) {
+        let looped = map(
+            |a, n| {
+                let mut v = a * 1.0f32;
+                let mut i = 0u32;
+                while i < n {
+                    v = v * 1.5f32 - v * 0.5f32;
+                    i += 1;
+                }
+                v
+            },
+            x,
+            k,
+        );
+        let broken = map(
+            |a, n| {
+                let mut w = a + 0.0f32;
+                let mut i = 0u32;
+                loop {
+                    if i >= n {
+                        break;
+                    }
+                    w = (w - i as f32) / (w - i as f32) + w;
+                    i += 1;
+                }
+                w
+            },
+            x,
+            k,
+        );
+        let taken = map(
+            |a, n| {
+                let mut v = a * 1.0f32;
+                let mut snap = -1.0f32;
+                let mut i = 0u32;
+                while i < n {
+                    if i == 1 {
+                        snap = v;
+                    }
+                    v = v * 1.5f32 - v * 0.5f32;
+                    i += 1;
+                }
+                snap
+            },
+            x,
+            k,
+        );
+        let moved = map(
+            |a, n| {
+                let mut snap = -1.0f32;
+                let mut v = a * 2.0f32;
+                let mut i = 0u32;
+                while i < n {
+                    if i == 0 {
+                        snap = a;
+                    } else {
+                        snap = snap + v;
+                    }
+                    v = v - v;
+                    i += 1;
+                }
+                snap
+            },
+            x,
+            k,
+        );
+        (looped, broken, taken, moved, sort(looped))
+    }
+
+    /// (a), (b) and (c) of [`loop_nans_f32`] in `f64`.
+    #[parallel]
+    pub fn loop_nans_f64(x: &[f64], k: &[u32]) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+        (
+            map(
+                |a, n| {
+                    let mut v = a * 1.0;
+                    let mut i = 0u32;
+                    while i < n {
+                        v = v * 1.5 - v * 0.5;
+                        i += 1;
+                    }
+                    v
+                },
+                x,
+                k,
+            ),
+            map(
+                |a, n| {
+                    let mut w = a + 0.0;
+                    let mut i = 0u32;
+                    loop {
+                        if i >= n {
+                            break;
+                        }
+                        w = (w - i as f64) / (w - i as f64) + w;
+                        i += 1;
+                    }
+                    w
+                },
+                x,
+                k,
+            ),
+            map(
+                |a, n| {
+                    let mut v = a * 1.0;
+                    let mut snap = -1.0;
+                    let mut i = 0u32;
+                    while i < n {
+                        if i == 1 {
+                            snap = v;
+                        }
+                        v = v * 1.5 - v * 0.5;
+                        i += 1;
+                    }
+                    snap
+                },
+                x,
+                k,
+            ),
+        )
+    }
+
+    /// A loop at the top level carrying a float and a vector: `s` becomes `inf - inf` at
+    /// the first iteration when `x` sums to an infinity.
+    #[parallel]
+    pub fn top_loop_nans(x: &[f32], n: u32) -> (Vec<f32>, f32) {
+        let mut v = map(|a| a * 1.0f32, x);
+        let mut s = sum(x) * 1.0f32;
+        let mut i = 0u32;
+        while i < n {
+            s = s * 1.5f32 - s * 0.5f32;
+            v = map(|a| a * 1.5f32 - a * 0.5f32, v);
+            i += 1;
+        }
+        (v, s)
+    }
+
+    /// (a) of [`loop_nans_f32`] in `f16`, sorted.
+    #[parallel]
+    pub fn loop_nans_f16(x: &[f16], k: &[u32]) -> Vec<f16> {
+        sort(map(
+            |a, n| {
+                let mut v = a * 1.0;
+                let mut i = 0u32;
+                while i < n {
+                    v = v * 1.5 - v * 0.5;
+                    i += 1;
+                }
+                v
+            },
+            x,
+            k,
+        ))
+    }
 }
 
 /// An independent oracle for the canonical NaN: the bit pattern NVIDIA GPUs give for every
@@ -626,6 +791,145 @@ fn signed_zeros_and_sums(place: Place) {
     });
 }
 
+/// NaNs made by arithmetic in loops inside element functions, to the bit: each carried
+/// value made canonical once after its loop (see `dpl_core::nan::plan`) gives the bits of
+/// making every iteration's value canonical; a carried value read other than by arithmetic
+/// inside its loop is canonical there; an input moved into a carried value keeps its bits.
+#[allow(clippy::eq_op)] // `d / d` and `v - v` are the point: NaN for zeros and infinities.
+fn loop_nans(place: Place) {
+    dpl::with_place(place, || {
+        // Every special value with 0 to 3 iterations (and `inf - inf` or `0 / 0` on the way).
+        let specials = specials32();
+        let x: Vec<f32> = (0..4 * specials.len()).map(|k| specials[k / 4]).collect();
+        let k: Vec<u32> = (0..x.len()).map(|i| (i % 4) as u32).collect();
+        let at = |i: usize| format!("x = {:?} ({:#x}), n = {}", x[i], x[i].to_bits(), k[i]);
+        let step32 = |v: f32| (v * 1.5 - v * 0.5).canon();
+        let looped = zip_with(&x, &k, |a, n| {
+            (0..n).fold((a * 1.0).canon(), |v, _| step32(v))
+        });
+        let broken = zip_with(&x, &k, |a, n| {
+            (0..n).fold((a + 0.0).canon(), |w, i| {
+                let d = w - i as f32;
+                (d / d + w).canon()
+            })
+        });
+        let taken = zip_with(&x, &k, |a, n| {
+            if n > 1 {
+                step32((a * 1.0).canon())
+            } else {
+                -1.0
+            }
+        });
+        let moved = zip_with(&x, &k, |a, n| {
+            let v = (a * 2.0 - a * 2.0).canon();
+            match n {
+                0 => -1.0,
+                1 => a,
+                _ => (1..n).fold(a, |s, _| (s + v).canon()),
+            }
+        });
+        let (got_looped, got_broken, got_taken, got_moved, got_sorted) =
+            prog::loop_nans_f32(&x, &k);
+        assert_bits(&got_looped, &looped, &at, "f32 carried, returned");
+        assert_bits(&got_broken, &broken, &at, "f32 0 / 0 carried, break");
+        assert_bits(&got_taken, &taken, &at, "f32 carried, taken in the loop");
+        assert_bits(
+            &got_moved,
+            &moved,
+            &at,
+            "f32 input moved into a carried value",
+        );
+        let mut sorted = looped.clone();
+        sorted.sort_by(f32::total_cmp);
+        assert_bits(
+            &got_sorted,
+            &sorted,
+            &|i| format!("k = {i}"),
+            "f32 carried, sorted",
+        );
+        assert!(got_looped.iter().any(|v| v.is_nan()) && got_broken.iter().any(|v| v.is_nan()));
+
+        let x: Vec<f64> = specials64().iter().flat_map(|&v| [v; 4]).collect();
+        let at = |i: usize| format!("x = {:?} ({:#x}), n = {}", x[i], x[i].to_bits(), k[i]);
+        let step64 = |v: f64| (v * 1.5 - v * 0.5).canon();
+        let looped = zip_with(&x, &k, |a, n| {
+            (0..n).fold((a * 1.0).canon(), |v, _| step64(v))
+        });
+        let broken = zip_with(&x, &k, |a, n| {
+            (0..n).fold((a + 0.0).canon(), |w, i| {
+                let d = w - f64::from(i);
+                (d / d + w).canon()
+            })
+        });
+        let taken = zip_with(&x, &k, |a, n| {
+            if n > 1 {
+                step64((a * 1.0).canon())
+            } else {
+                -1.0
+            }
+        });
+        let (got_looped, got_broken, got_taken) = prog::loop_nans_f64(&x, &k);
+        assert_bits(&got_looped, &looped, &at, "f64 carried, returned");
+        assert_bits(&got_broken, &broken, &at, "f64 0 / 0 carried, break");
+        assert_bits(&got_taken, &taken, &at, "f64 carried, taken in the loop");
+
+        // At the top level of the body.
+        for n in 0..3 {
+            let x = [f32::INFINITY, 1.0, f32::from_bits(0xffc0_0001)];
+            let step = |v: f32| (v * 1.5 - v * 0.5).canon();
+            let (v, s) = prog::top_loop_nans(&x[..2], n);
+            let want_s = (0..n).fold(f32::INFINITY, |s, _| step(s));
+            assert_eq!(
+                s.to_bits(),
+                want_s.to_bits(),
+                "top-level loop, n = {n}: {s:?}"
+            );
+            let want_v = each(&x[..2], |a| (0..n).fold(a, |v, _| step(v)));
+            assert_bits(
+                &v,
+                &want_v,
+                &|k| format!("n = {n}, k = {k}"),
+                "top-level loop",
+            );
+            let (v, s) = prog::top_loop_nans(&x, n);
+            assert_eq!(s.to_bits(), 0x7fff_ffff, "a NaN sum, n = {n}: {s:?}");
+            assert_eq!(v[2].to_bits(), 0x7fff_ffff, "n = {n}");
+        }
+
+        // `f16`: its operators compute in `f32` and round once; the canonical NaN `0x7fff`.
+        use dpl::f16;
+        let canon16 = |v: f16| {
+            if v.is_nan() {
+                f16::from_bits(0x7fff)
+            } else {
+                v
+            }
+        };
+        let h = |v: f32| f16::from_f32(v);
+        let x: Vec<f16> = [0.0, -0.0, 1.0, 2.5, f32::INFINITY, f32::NEG_INFINITY]
+            .into_iter()
+            .map(h)
+            .chain([0x7e00, 0xfe01, 0x7d23].map(f16::from_bits))
+            .flat_map(|v| [v; 4])
+            .collect();
+        let k = &k[..x.len()];
+        let mut want: Vec<f16> = zip_with(&x, k, |a, n| {
+            (0..n).fold(canon16(a * h(1.0)), |v, _| canon16(v * h(1.5) - v * h(0.5)))
+        });
+        want.sort_by(|a, b| {
+            let key = |v: &f16| {
+                let b = v.to_bits() as i16;
+                b ^ (((b >> 15) as u16) >> 1) as i16
+            };
+            key(a).cmp(&key(b))
+        });
+        let got = prog::loop_nans_f16(&x, k);
+        let bits = |v: &[f16]| v.iter().map(|v| v.to_bits()).collect::<Vec<u16>>();
+        assert_eq!(bits(&got), bits(&want), "f16 carried, sorted");
+        assert!(got.iter().any(|v| v.to_bits() == 0x7fff));
+    });
+}
+
 on_every_place!(
     arithmetic,
     functions,
@@ -633,4 +937,5 @@ on_every_place!(
     moves_and_literals,
     sorted_nans,
     signed_zeros_and_sums,
+    loop_nans,
 );

@@ -233,6 +233,11 @@ impl Gen<'_> {
                 let inits: Vec<Ident> = l.inits.iter().map(|p| self.ident(*p)).collect();
                 let cond = self.block_owned(&l.cond);
                 let body = self.block_owned(&l.body);
+                // The carried floats whose NaNs were left as they came: canonical once, here.
+                let outputs = self.loop_outputs(v, l, |k| {
+                    let p = &params[k];
+                    quote!(#p)
+                });
                 quote!({
                     let (#(mut #params,)*) = (#(#inits,)*);
                     loop {
@@ -242,7 +247,7 @@ impl Gen<'_> {
                         }
                         (#(#params,)*) = #body;
                     }
-                    (#(#params,)*)
+                    (#(#outputs,)*)
                 })
             }
         };
@@ -289,6 +294,15 @@ impl Gen<'_> {
         }
         let cond = self.block_owned(&l.cond);
         let next = self.block_owned(&l.body);
+        let fin = if self.nan_loops.contains_key(&v) {
+            let outputs = self.loop_outputs(v, l, |k| {
+                let k = syn_index(k);
+                quote!(#state.#k)
+            });
+            quote!((#(#outputs,)*))
+        } else {
+            quote!(#state)
+        };
         let value = quote!({
             let mut #state = (#(#inits,)*);
             loop {
@@ -299,9 +313,33 @@ impl Gen<'_> {
                 }
                 #state = #next;
             }
-            #state
+            #fin
         });
         self.bind_owned(v, value)
+    }
+
+    /// The final values of the params of the loop of statement `v`, each `read(k)`; those
+    /// whose next values were not made canonical at each iteration
+    /// ([`dpl_core::nan::plan`]) made canonical.
+    fn loop_outputs(
+        &self,
+        v: VarId,
+        l: &dpl_core::ir::Loop,
+        read: impl Fn(usize) -> TokenStream,
+    ) -> Vec<TokenStream> {
+        let deferred = self.nan_loops.get(&v);
+        l.params
+            .iter()
+            .enumerate()
+            .map(|(k, p)| {
+                let value = read(k);
+                if deferred.is_some_and(|d| d.contains(&k)) {
+                    self.canonical(value, &self.f.vars[*p].ty)
+                } else {
+                    value
+                }
+            })
+            .collect()
     }
 
     /// `value` of type `ty` with a NaN replaced by the canonical NaN ([`dpl_core::nan`]) when

@@ -142,6 +142,7 @@ fn variant(
     contiguous: bool,
     shared: bool,
 ) -> TokenStream {
+    let nan = dpl_core::nan::plan(input.func);
     let mut g = Gen {
         f: input.func,
         span: input.span,
@@ -160,8 +161,9 @@ fn variant(
         subst: HashMap::new(),
         shared: HashSet::new(),
         hook,
-        nan_observed: dpl_core::nan::observed(input.func),
+        nan_observed: nan.observed,
         nan_deferred: HashSet::new(),
+        nan_loops: nan.loop_outputs,
     };
     let mut prologue = TokenStream::new();
     for ((ident, repr), &v) in input.params.iter().zip(&input.func.params) {
@@ -236,12 +238,16 @@ struct Gen<'a> {
     shared: HashSet<VarId>,
     /// Generates the top-level statements another backend handles (see [`Hook`]).
     hook: Option<Hook<'a>>,
-    /// The float variables whose NaN bits can be seen ([`dpl_core::nan::observed`]): the
+    /// The float variables whose NaN bits can be seen ([`dpl_core::nan::plan`]): the
     /// only ones whose NaN results are made canonical.
     nan_observed: HashSet<VarId>,
     /// Float results of a reduction's element function and operator whose NaNs are made
     /// canonical once, on the reduction's result (see [`Gen::deferred_reduce`]).
     nan_deferred: HashSet<VarId>,
+    /// For each loop statement, the positions of the float params whose next values are
+    /// not made canonical at each iteration: the loop's value is made canonical there once,
+    /// after the loop ([`dpl_core::nan::plan`]).
+    nan_loops: HashMap<VarId, Vec<usize>>,
 }
 
 /// How many times `v` is read in `b` (operands and block results, nested blocks included).
