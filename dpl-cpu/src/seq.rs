@@ -64,6 +64,15 @@ pub unsafe fn map_in_place<T: Copy, F: Fn(usize, T) -> T>(out: &mut [MaybeUninit
     }
 }
 
+/// `y[j] = f(j, y[j])` for every element, in order: the new value of a `&mut` parameter
+/// written in place (see [`rt::update`](crate::rt::update)).
+#[inline]
+pub fn update<T: Copy, F: Fn(usize, T) -> T>(y: &mut [T], f: F) {
+    for (j, slot) in y.iter_mut().enumerate() {
+        *slot = f(j, *slot);
+    }
+}
+
 /// Inclusive scan written into `out` (length `len`, checked): in dpl's order
 /// ([`dpl_core::order::scan`]) when `ordered` (a type holding floats), else left to right
 /// (an integer scan, whose result does not depend on the order).

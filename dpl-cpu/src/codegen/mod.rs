@@ -34,6 +34,7 @@ mod blocked;
 mod bounded;
 mod elem;
 mod hook;
+mod in_place;
 mod ragged;
 mod soac;
 mod unzip;
@@ -47,6 +48,7 @@ use std::collections::{HashMap, HashSet};
 use value::Rep;
 
 pub use hook::{Hook, HookCx};
+pub use in_place::{Write, in_place};
 
 /// How a parameter arrives in Rust.
 #[derive(Clone, Debug, PartialEq)]
@@ -78,6 +80,10 @@ pub struct FnInput<'a> {
     /// Whether outer loops over elements that contain loops themselves use the
     /// load-balancing `heavy` helpers (one task per element where work allows).
     pub heavy: Option<TokenStream>,
+    /// The `&mut` parameters whose new values are written in place, each one for which
+    /// [`in_place`] said so (the others go through the function's result). Their parameter
+    /// identifiers in `params` must be `&mut` references to what slices to `[E]`.
+    pub in_place: Vec<Write>,
 }
 
 /// The body of the function as an expression producing its (inner) result.
@@ -161,7 +167,14 @@ fn variant(
         hook,
         nan_observed: dpl_core::nan::observed(input.func),
         nan_deferred: HashSet::new(),
+        in_place: HashMap::new(),
     };
+    for w in &input.in_place {
+        if let Some(r) = in_place::in_place_value(input.func, w) {
+            let (y, p) = (input.params[w.param].0.clone(), input.func.params[w.param]);
+            g.in_place.insert(r, (y, p));
+        }
+    }
     let mut prologue = TokenStream::new();
     for ((ident, repr), &v) in input.params.iter().zip(&input.func.params) {
         let name = g.ident(v);
@@ -241,6 +254,9 @@ struct Gen<'a> {
     /// Float results of a reduction's element function and operator whose NaNs are made
     /// canonical once, on the reduction's result (see [`Gen::deferred_reduce`]).
     nan_deferred: HashSet<VarId>,
+    /// The new values of `&mut` parameters written in place: the map's variable -> the
+    /// parameter's Rust identifier and variable (see [`Gen::update`]).
+    in_place: HashMap<VarId, (Ident, VarId)>,
 }
 
 /// How many times `v` is read in `b` (operands and block results, nested blocks included).

@@ -92,6 +92,35 @@ where
     }
 }
 
+/// `y[j] = f(j, y[j])` for every element of `y`: the new value of a `&mut` parameter
+/// written in place, when each of its elements depends only on the same element of the
+/// old value (see [`codegen`](crate::codegen)'s in-place writes). In parallel above
+/// [`GRAIN`](super::GRAIN), like [`map`].
+pub fn update<T, F>(y: &mut [T], f: F)
+where
+    T: Copy + Send,
+    F: Fn(usize, T) -> T + Sync,
+{
+    if y.len() < super::GRAIN {
+        update_part(y, 0, &f);
+    } else {
+        let chunk = par::chunk_len(y.len(), super::GRAIN / 4);
+        y.par_chunks_mut(chunk)
+            .with_max_len(1)
+            .enumerate()
+            .for_each(|(c, part)| update_part(part, c * chunk, &f));
+    }
+}
+
+/// `part[j] = f(base + j, part[j])` for every element of `part`; never inlined, for the
+/// reason given at [`fill`]: `part` stays a `noalias` parameter, so the loop vectorizes.
+#[inline(never)]
+fn update_part<T: Copy, F: Fn(usize, T) -> T>(part: &mut [T], base: usize, f: &F) {
+    for (j, slot) in part.iter_mut().enumerate() {
+        *slot = f(base + j, *slot);
+    }
+}
+
 /// [`map`] with two element functions: `interior` for the indices in `lo..hi`, `edge` for
 /// the others (they must compute the same values; `interior` is a form the compiler
 /// simplified for that range, e.g. a stencil's neighbours without their clamps, so that it
