@@ -103,6 +103,14 @@ mod prog {
         *y = map(|yi, k| yi + x[k], y, idx);
     }
 
+    /// The new value of `a` and the result are one loop (horizontal fusion) writing a
+    /// new vector: `a`'s part is copied into it.
+    #[parallel]
+    pub fn one_of_two(a: &mut [i64], b: &[i64]) -> Vec<i64> {
+        *a = map(|x, y| x + y, a, b);
+        map(|y| y * 2, b)
+    }
+
     /// A statement after the assignment that can fail: through the temporary.
     #[parallel]
     pub fn double_then_pick(y: &mut [f32], k: usize) -> Result<f32, Error> {
@@ -115,7 +123,7 @@ mod prog {
 /// (`rt::update`) instead of into a temporary.
 fn updates_in_place(cpu_rust: &str) -> bool {
     let code: String = cpu_rust.split_whitespace().collect();
-    code.contains("rt::update(&mut")
+    code.contains("rt::update(&mut") || code.contains("rt::update_unzip2(&mut")
 }
 
 #[test]
@@ -130,8 +138,10 @@ fn which_assignments_are_in_place() {
         ("grow", dpl::inspect!(prog::grow), false),
         ("keep_positive", dpl::inspect!(prog::keep_positive), false),
         ("only_positive", dpl::inspect!(prog::only_positive), false),
-        // Both maps are one loop writing two results (`unzip`), not yet in place.
-        ("two", dpl::inspect!(prog::two), false),
+        // Both maps are one loop writing both parameters (`unzip`).
+        ("two", dpl::inspect!(prog::two), true),
+        // One loop writing a parameter and a new vector: the parameter's part is copied.
+        ("one_of_two", dpl::inspect!(prog::one_of_two), false),
         // Other indices of `y`, the old value read later, something that can fail.
         ("add_reversed", dpl::inspect!(prog::add_reversed), false),
         ("permute_by", dpl::inspect!(prog::permute_by), false),
@@ -191,6 +201,12 @@ fn in_place_or_not(place: Place) {
         let want: Vec<i32> = idx.iter().map(|&k| y[k]).collect();
         prog::permute_by(&mut y, &idx).expect("permute_by");
         assert_eq!(y, want, "permute_by");
+
+        let (mut a, b) = (rng.i64s(n), rng.i64s(n));
+        let want_a = zip_with(&a, &b, |p, q| p.wrapping_add(q));
+        let doubled = prog::one_of_two(&mut a, &b);
+        assert_eq!(a, want_a, "one_of_two");
+        assert_eq!(doubled, each(&b, |q| q.wrapping_mul(2)), "one_of_two: the result");
 
         let mut y = rng.f32s(n, -1.0, 1.0);
         let x = rng.f32s(n, -1.0, 1.0);
@@ -341,6 +357,7 @@ fn every_program_compiles_for_the_gpu() {
         ("double_keep_tail", dpl::inspect!(prog::double_keep_tail)),
         ("add_gathered", dpl::inspect!(prog::add_gathered)),
         ("double_then_pick", dpl::inspect!(prog::double_then_pick)),
+        ("one_of_two", dpl::inspect!(prog::one_of_two)),
     ] {
         assert_eq!(i.gpu_not_compiled, "", "{name}");
     }

@@ -50,19 +50,30 @@ pub(super) fn in_place_value(func: &Function, w: &Write) -> Option<VarId> {
             _ => None,
         })?,
     };
-    let at = body.stmts.iter().position(|s| s.var == r)?;
-    let Expr::Soac(s) = &body.stmts[at].expr else {
+    let at_r = body.stmts.iter().position(|s| s.var == r)?;
+    let Expr::Soac(s) = &body.stmts[at_r].expr else {
         return None;
     };
+    // The loop that computes the new value: the map itself, or for a component of a map of
+    // tuples (`unzip`, one loop writing every component), that map.
+    let (at, m) = match s.projection() {
+        Some((t, _)) => {
+            let at = body.stmts.iter().position(|st| st.var == t)?;
+            match &body.stmts[at].expr {
+                Expr::Soac(m) if m.len == s.len && at < at_r => (at, &**m),
+                _ => return None,
+            }
+        }
+        None => (at_r, &**s),
+    };
     let elem_ty = func.vars[p].ty.elem()?;
-    // A projection of a map of tuples is written with that map (`unzip`), not by itself.
     if s.kind != SoacKind::Map
-        || s.projection().is_some()
+        || m.kind != SoacKind::Map
         || func.vars[r].ty != func.vars[p].ty
         || elem_ty.scalar().is_none()
-        || s.elem.params.len() != 1
-        || !same_length(body, at, s.len, p)
-        || !reads_only_at(&s.elem.body, p, &mut HashSet::from([s.elem.params[0]]))
+        || m.elem.params.len() != 1
+        || !same_length(body, at, m.len, p)
+        || !reads_only_at(&m.elem.body, p, &mut HashSet::from([m.elem.params[0]]))
         || body.result == p
     {
         return None;
@@ -70,23 +81,21 @@ pub(super) fn in_place_value(func: &Function, w: &Write) -> Option<VarId> {
     for (k, st) in body.stmts.iter().enumerate() {
         let reads = reads_of(&st.expr);
         if k < at {
-            // Before the map: `y` is read only by what cannot be a view of it.
+            // Before the loop: `y` is read only by what cannot be a view of it.
             if reads.contains(&p) && !fresh(func, st) {
                 return None;
             }
-        } else if k > at {
-            // After it: the old value is gone, the new one is read only by what cannot be
-            // a view of it (besides the result), and nothing fails.
-            let is_result = st.var == body.result && matches!(st.expr, Expr::Tuple(_));
-            if reads.contains(&p)
-                || (reads.contains(&r) && !is_result && !fresh(func, st))
-                || (is_result
-                    && matches!(&st.expr, Expr::Tuple(ps) if ps.iter().filter(|&&x| x == r).count() != 1))
-                || can_fail(func, &st.expr)
-            {
-                return None;
-            }
-        } else if can_fail(func, &st.expr) {
+            continue;
+        }
+        // From the loop on: the old value is gone, the new one is read only by what
+        // cannot be a view of it (besides the result), and nothing fails.
+        let is_result = st.var == body.result && matches!(st.expr, Expr::Tuple(_));
+        if (k > at && reads.contains(&p))
+            || (k > at_r && reads.contains(&r) && !is_result && !fresh(func, st))
+            || (is_result
+                && matches!(&st.expr, Expr::Tuple(ps) if ps.iter().filter(|&&x| x == r).count() != 1))
+            || can_fail(func, &st.expr)
+        {
             return None;
         }
     }
@@ -239,6 +248,64 @@ impl Gen<'_> {
             #rt::update(&mut #y[..], move |#ip: usize, __dpl_old: #e| -> #e #g);
             let #own: ::std::vec::Vec<#e> = ::std::vec::Vec::new();
             let #name = &#y[..];
+        }
+    }
+    /// `unzip(map(f))` whose every component is the new value of a `&mut` parameter
+    /// written in place (`targets`: each one's Rust identifier and variable): one loop
+    /// `(y0[i], y1[i], ...) = f(i, y0[i], y1[i], ...)`, the reads of `yk[i]` in `f`
+    /// replaced by the old values; each projection is then its parameter.
+    pub(super) fn update_unzip(
+        &mut self,
+        s: &Soac,
+        parts: &[Option<VarId>],
+        targets: &[(proc_macro2::Ident, VarId)],
+    ) -> TokenStream {
+        let i = s.elem.params[0];
+        self.reps.insert(i, Rep::Value);
+        let ip = self.ident(i);
+        let olds: Vec<proc_macro2::Ident> = (0..targets.len())
+            .map(|k| quote::format_ident!("__dpl_old{}", k))
+            .collect();
+        let mut reads = Vec::new();
+        s.elem.body.walk(&mut |st| {
+            if let Expr::Index { seq, .. } = &st.expr
+                && let Some(k) = targets.iter().position(|(_, p)| p == seq)
+            {
+                reads.push((st.var, k));
+            }
+        });
+        for (r, k) in reads {
+            let old = &olds[k];
+            self.subst.insert(r, quote!(#old));
+        }
+        let tys: Vec<TokenStream> = parts
+            .iter()
+            .map(|p| {
+                let t = p.and_then(|p| self.f.vars[p].ty.elem().cloned());
+                t.map(|t| self.rep_ty(&t)).unwrap_or_default()
+            })
+            .collect();
+        self.depth += 1;
+        let g = self.block_owned(&s.elem.body);
+        self.depth -= 1;
+        self.subst.clear();
+        let helper = quote::format_ident!("update_unzip{}", targets.len());
+        let rt = self.rt;
+        let ys = targets.iter().map(|(y, _)| y);
+        let mut bind = TokenStream::new();
+        for (p, ((y, _), t)) in parts.iter().zip(targets.iter().zip(&tys)) {
+            let Some(p) = p else { continue };
+            let (name, own) = (self.ident(*p), self.own_ident(*p));
+            self.owned.insert(*p);
+            self.reps.insert(*p, Rep::Slice);
+            bind.extend(quote! {
+                let #own: ::std::vec::Vec<#t> = ::std::vec::Vec::new();
+                let #name = &#y[..];
+            });
+        }
+        quote! {
+            #rt::#helper(#(&mut #ys[..],)* move |#ip: usize, #(#olds: #tys),*| -> (#(#tys,)*) #g);
+            #bind
         }
     }
 }

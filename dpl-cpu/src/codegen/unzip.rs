@@ -70,6 +70,15 @@ impl Gen<'_> {
         } else {
             self.inner_rt
         };
+        // The components that are new values of `&mut` parameters written in place.
+        let targets: Vec<Option<(proc_macro2::Ident, VarId)>> = parts
+            .iter()
+            .map(|p| p.and_then(|p| self.in_place.get(&p).cloned()))
+            .collect();
+        if self.depth == 0 && targets.iter().all(Option::is_some) {
+            let targets: Vec<_> = targets.into_iter().flatten().collect();
+            return self.update_unzip(s, parts, &targets);
+        }
         let n = self.ident(s.len);
         let (what, loc) = (s.kind.origin_name(), self.loc(span));
         let helper = format_ident!("map_unzip{}", parts.len());
@@ -113,6 +122,13 @@ impl Gen<'_> {
                     self.reps.insert(*p, Rep::Slice);
                 }
                 None => names.push(quote!(_)),
+            }
+        }
+        // Some components written in place, not all: copied into their parameters.
+        for (p, t) in parts.iter().zip(&targets) {
+            if let (Some(p), Some((y, _))) = (p, t) {
+                let name = self.ident(*p);
+                borrows.extend(quote!(#y.copy_from_slice(#name);));
             }
         }
         quote! {
