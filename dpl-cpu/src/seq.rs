@@ -76,7 +76,11 @@ pub fn update<T: Copy, F: Fn(usize, T) -> T>(y: &mut [T], f: F) {
 /// `(a[j], b[j]) = f(j, a[j], b[j])` for every `j`, in order: two `&mut` parameters
 /// written in place by one loop (see [`rt::update_unzip2`](crate::rt::update_unzip2)).
 #[inline]
-pub fn update_unzip2<A: Copy, B: Copy, F: Fn(usize, A, B) -> (A, B)>(a: &mut [A], b: &mut [B], f: F) {
+pub fn update_unzip2<A: Copy, B: Copy, F: Fn(usize, A, B) -> (A, B)>(
+    a: &mut [A],
+    b: &mut [B],
+    f: F,
+) {
     check_row_len(b.len(), a.len());
     for j in 0..a.len() {
         (a[j], b[j]) = f(j, a[j], b[j]);

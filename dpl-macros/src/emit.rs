@@ -239,7 +239,8 @@ impl InPlace {
                     (true, _) => Some(k),
                     (false, _) => Some(k + 1),
                 };
-                Some(codegen::Write { param, part })
+                let slice = w.kind == crate::front::sig::Write::Slice;
+                Some(codegen::Write { param, part, slice })
             })
             .collect();
         // A write whose parameter was not found (not expected) is never in place.

@@ -61,6 +61,12 @@ mod prog {
         *y = map(|xi, yi| a * xi + yi, x, y);
     }
 
+    /// A new value that does not read `y`: in place, its length checked first.
+    #[parallel]
+    pub fn doubled_into(x: &[f32], y: &mut [f32]) -> Result<(), Error> {
+        *y = map(|v| v * 2.0, x);
+    }
+
     /// A chain of maps: one pass in place on `Place::Cpu` (fused).
     #[parallel]
     pub fn scale_shift(y: &mut Vec<f64>, k: f64, c: f64) {
@@ -134,6 +140,7 @@ fn which_assignments_are_in_place() {
         ("scale_seq", dpl::inspect!(prog::scale_seq), true),
         ("scale_shift", dpl::inspect!(prog::scale_shift), true),
         ("doubled_sum", dpl::inspect!(prog::doubled_sum), true),
+        ("doubled_into", dpl::inspect!(prog::doubled_into), true),
         // Not a map, or not the same length.
         ("grow", dpl::inspect!(prog::grow), false),
         ("keep_positive", dpl::inspect!(prog::keep_positive), false),
@@ -206,7 +213,11 @@ fn in_place_or_not(place: Place) {
         let want_a = zip_with(&a, &b, |p, q| p.wrapping_add(q));
         let doubled = prog::one_of_two(&mut a, &b);
         assert_eq!(a, want_a, "one_of_two");
-        assert_eq!(doubled, each(&b, |q| q.wrapping_mul(2)), "one_of_two: the result");
+        assert_eq!(
+            doubled,
+            each(&b, |q| q.wrapping_mul(2)),
+            "one_of_two: the result"
+        );
 
         let mut y = rng.f32s(n, -1.0, 1.0);
         let x = rng.f32s(n, -1.0, 1.0);
@@ -235,6 +246,19 @@ fn in_place_or_not(place: Place) {
             other => panic!("axpy_checked with x shorter: {other:?}"),
         }
         assert_same(&y, &before, "axpy_checked: unchanged after the error");
+        match prog::doubled_into(&x, &mut y) {
+            Err(dpl::Error::LengthMismatch {
+                prim: "*y = e",
+                left,
+                right,
+                ..
+            }) => assert_eq!((left, right), (n, n - 1), "doubled_into"),
+            other => panic!("doubled_into with x shorter: {other:?}"),
+        }
+        assert_same(&y, &before, "doubled_into: unchanged after the error");
+        let mut z = vec![0.0f32; n - 1];
+        prog::doubled_into(&x, &mut z).expect("doubled_into");
+        assert_same(&z, &each(&x, |v| v * 2.0), "doubled_into");
 
         let mut idx: Vec<usize> = (0..n).collect();
         idx[n - 1] = n;
@@ -358,6 +382,7 @@ fn every_program_compiles_for_the_gpu() {
         ("add_gathered", dpl::inspect!(prog::add_gathered)),
         ("double_then_pick", dpl::inspect!(prog::double_then_pick)),
         ("one_of_two", dpl::inspect!(prog::one_of_two)),
+        ("doubled_into", dpl::inspect!(prog::doubled_into)),
     ] {
         assert_eq!(i.gpu_not_compiled, "", "{name}");
     }

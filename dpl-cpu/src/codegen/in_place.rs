@@ -26,6 +26,10 @@ pub struct Write {
     /// Where its new value is in the function's result: `None` when it is the whole
     /// result, `Some(k)` when it is the `k`-th element of the result tuple.
     pub part: Option<usize>,
+    /// A `&mut [T]`, whose length cannot change: a new value of another length is a
+    /// length mismatch (`*y = e`), checked before anything is written. (A `Vec` or a
+    /// `Seq` is written in place only when the new value has its length by construction.)
+    pub slice: bool,
 }
 
 /// For each of `writes`, whether `func` (Soac level, typed) lets its new value be written
@@ -39,8 +43,9 @@ pub fn in_place(func: &Function, writes: &[Write]) -> Vec<bool> {
         .collect()
 }
 
-/// The variable of `w`'s new value, when it can be written in place.
-pub(super) fn in_place_value(func: &Function, w: &Write) -> Option<VarId> {
+/// The variable of `w`'s new value, when it can be written in place, and whether its length
+/// must be checked against the parameter's first (not known to be equal).
+pub(super) fn in_place_value(func: &Function, w: &Write) -> Option<(VarId, bool)> {
     let body = &func.body;
     let p = *func.params.get(w.param)?;
     let r = match w.part {
@@ -72,7 +77,6 @@ pub(super) fn in_place_value(func: &Function, w: &Write) -> Option<VarId> {
         || func.vars[r].ty != func.vars[p].ty
         || elem_ty.scalar().is_none()
         || m.elem.params.len() != 1
-        || !same_length(body, at, m.len, p)
         || !reads_only_at(&m.elem.body, p, &mut HashSet::from([m.elem.params[0]]))
         || body.result == p
     {
@@ -99,7 +103,8 @@ pub(super) fn in_place_value(func: &Function, w: &Write) -> Option<VarId> {
             return None;
         }
     }
-    Some(r)
+    let check = !same_length(body, at, m.len, p);
+    (w.slice || !check).then_some((r, check))
 }
 
 /// Whether the length `len` is `p`'s length: `len p`, or equal to it by an `eq_len`
@@ -217,9 +222,10 @@ impl Gen<'_> {
         &mut self,
         v: VarId,
         s: &Soac,
-        y: &proc_macro2::Ident,
-        p: VarId,
+        (y, p, check): (proc_macro2::Ident, VarId, bool),
+        span: Span,
     ) -> TokenStream {
+        let check = self.write_check(&y, s.len, check, span);
         let i = s.elem.params[0];
         self.reps.insert(i, Rep::Value);
         let ip = self.ident(i);
@@ -245,11 +251,27 @@ impl Gen<'_> {
         self.owned.insert(v);
         self.reps.insert(v, Rep::Slice);
         quote! {
+            #check
             #rt::update(&mut #y[..], move |#ip: usize, __dpl_old: #e| -> #e #g);
             let #own: ::std::vec::Vec<#e> = ::std::vec::Vec::new();
             let #name = &#y[..];
         }
     }
+    /// With `check`, the length mismatch of `*y = e` unless `y` has the length `n`.
+    pub(super) fn write_check(
+        &self,
+        y: &proc_macro2::Ident,
+        n: VarId,
+        check: bool,
+        span: Span,
+    ) -> TokenStream {
+        if !check {
+            return TokenStream::new();
+        }
+        let (rt, n, loc) = (self.rt, self.ident(n), self.loc(span));
+        quote!(#rt::check_eq_len("*y = e", #y.len(), #n, #loc);)
+    }
+
     /// `unzip(map(f))` whose every component is the new value of a `&mut` parameter
     /// written in place (`targets`: each one's Rust identifier and variable): one loop
     /// `(y0[i], y1[i], ...) = f(i, y0[i], y1[i], ...)`, the reads of `yk[i]` in `f`
@@ -258,8 +280,13 @@ impl Gen<'_> {
         &mut self,
         s: &Soac,
         parts: &[Option<VarId>],
-        targets: &[(proc_macro2::Ident, VarId)],
+        targets: &[(proc_macro2::Ident, VarId, bool)],
+        span: Span,
     ) -> TokenStream {
+        let checks: Vec<TokenStream> = targets
+            .iter()
+            .map(|(y, _, check)| self.write_check(y, s.len, *check, span))
+            .collect();
         let i = s.elem.params[0];
         self.reps.insert(i, Rep::Value);
         let ip = self.ident(i);
@@ -269,7 +296,7 @@ impl Gen<'_> {
         let mut reads = Vec::new();
         s.elem.body.walk(&mut |st| {
             if let Expr::Index { seq, .. } = &st.expr
-                && let Some(k) = targets.iter().position(|(_, p)| p == seq)
+                && let Some(k) = targets.iter().position(|(_, p, _)| p == seq)
             {
                 reads.push((st.var, k));
             }
@@ -291,9 +318,9 @@ impl Gen<'_> {
         self.subst.clear();
         let helper = quote::format_ident!("update_unzip{}", targets.len());
         let rt = self.rt;
-        let ys = targets.iter().map(|(y, _)| y);
+        let ys = targets.iter().map(|(y, _, _)| y);
         let mut bind = TokenStream::new();
-        for (p, ((y, _), t)) in parts.iter().zip(targets.iter().zip(&tys)) {
+        for (p, ((y, _, _), t)) in parts.iter().zip(targets.iter().zip(&tys)) {
             let Some(p) = p else { continue };
             let (name, own) = (self.ident(*p), self.own_ident(*p));
             self.owned.insert(*p);
@@ -304,6 +331,7 @@ impl Gen<'_> {
             });
         }
         quote! {
+            #(#checks)*
             #rt::#helper(#(&mut #ys[..],)* move |#ip: usize, #(#olds: #tys),*| -> (#(#tys,)*) #g);
             #bind
         }

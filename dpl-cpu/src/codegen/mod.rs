@@ -170,9 +170,9 @@ fn variant(
         in_place: HashMap::new(),
     };
     for w in &input.in_place {
-        if let Some(r) = in_place::in_place_value(input.func, w) {
+        if let Some((r, check)) = in_place::in_place_value(input.func, w) {
             let (y, p) = (input.params[w.param].0.clone(), input.func.params[w.param]);
-            g.in_place.insert(r, (y, p));
+            g.in_place.insert(r, (y, p, check));
         }
     }
     let mut prologue = TokenStream::new();
@@ -255,8 +255,9 @@ struct Gen<'a> {
     /// canonical once, on the reduction's result (see [`Gen::deferred_reduce`]).
     nan_deferred: HashSet<VarId>,
     /// The new values of `&mut` parameters written in place: the map's variable -> the
-    /// parameter's Rust identifier and variable (see [`Gen::update`]).
-    in_place: HashMap<VarId, (Ident, VarId)>,
+    /// parameter's Rust identifier and variable, and whether the length of the new value
+    /// is checked against it first (see [`Gen::update`]).
+    in_place: HashMap<VarId, (Ident, VarId, bool)>,
 }
 
 /// How many times `v` is read in `b` (operands and block results, nested blocks included).

@@ -71,13 +71,13 @@ impl Gen<'_> {
             self.inner_rt
         };
         // The components that are new values of `&mut` parameters written in place.
-        let targets: Vec<Option<(proc_macro2::Ident, VarId)>> = parts
+        let targets: Vec<Option<(proc_macro2::Ident, VarId, bool)>> = parts
             .iter()
             .map(|p| p.and_then(|p| self.in_place.get(&p).cloned()))
             .collect();
         if self.depth == 0 && targets.iter().all(Option::is_some) {
             let targets: Vec<_> = targets.into_iter().flatten().collect();
-            return self.update_unzip(s, parts, &targets);
+            return self.update_unzip(s, parts, &targets, span);
         }
         let n = self.ident(s.len);
         let (what, loc) = (s.kind.origin_name(), self.loc(span));
@@ -126,9 +126,10 @@ impl Gen<'_> {
         }
         // Some components written in place, not all: copied into their parameters.
         for (p, t) in parts.iter().zip(&targets) {
-            if let (Some(p), Some((y, _))) = (p, t) {
+            if let (Some(p), Some((y, _, check))) = (p, t) {
                 let name = self.ident(*p);
-                borrows.extend(quote!(#y.copy_from_slice(#name);));
+                let check = self.write_check(y, s.len, *check, span);
+                borrows.extend(quote!(#check #y.copy_from_slice(#name);));
             }
         }
         quote! {
