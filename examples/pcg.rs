@@ -281,7 +281,8 @@ fn in_place_times(problem: &Problem, x: &Field) {
         "\n{:<14} {:>13} {:>13} {:>11} {:>10} {:>10}",
         "kernel", "dpl in place", "dpl new vec", "rayon", "in place", "new vec"
     );
-    let kernels: [(&str, [&dyn Fn(); 3]); 2] = [
+    type Three<'f> = [&'f dyn Fn(); 3];
+    let kernels: [(&str, Three<'_>); 2] = [
         ("axpy", [&axpy_in_place, &axpy_new, &axpy_rayon]),
         ("precondition", [&pre_in_place, &pre_new, &pre_rayon]),
     ];

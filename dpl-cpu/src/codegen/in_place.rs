@@ -118,11 +118,11 @@ fn same_length(body: &Block, at: usize, len: VarId, p: VarId) -> bool {
     loop {
         let before = equal.len();
         for s in &body.stmts[..at] {
-            if let Expr::Assert(Assertion::EqLen { a, b, .. }) = &s.expr {
-                if equal.contains(a) || equal.contains(b) {
-                    equal.insert(*a);
-                    equal.insert(*b);
-                }
+            if let Expr::Assert(Assertion::EqLen { a, b, .. }) = &s.expr
+                && (equal.contains(a) || equal.contains(b))
+            {
+                equal.insert(*a);
+                equal.insert(*b);
             }
         }
         if equal.len() == before {
