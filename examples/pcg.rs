@@ -37,8 +37,9 @@
 //!   (no fusion of sibling maps), and a tuple result is copied once more on return, so the
 //!   solver calls one single-result function per component; the hand-written kernels
 //!   compute both components in one pass.
-//! * `axpy`: a `#[parallel]` function returns a new vector where the hand-written code
-//!   updates in place (an extra stream written, and an allocation per call).
+//! * `axpy`: written in place (`*x = map(...)`, [`kernels::axpy_in_place`]), as the
+//!   hand-written code does; still a little slower than rayon's loop (the last table of the
+//!   output, and BENCHMARKS.md, "In-place `*y = e`").
 
 #[path = "pcg/baselines.rs"]
 mod baselines;
