@@ -62,6 +62,7 @@ fn functions(seed: u64) -> Result<TokenStream, String> {
                 private: private.clone(),
                 inner_rt: inner.clone(),
                 heavy,
+                in_place: Vec::new(),
             })
         })
         .map_err(|p| {

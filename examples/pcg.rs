@@ -37,8 +37,9 @@
 //!   (no fusion of sibling maps), and a tuple result is copied once more on return, so the
 //!   solver calls one single-result function per component; the hand-written kernels
 //!   compute both components in one pass.
-//! * `axpy`: a `#[parallel]` function returns a new vector where the hand-written code
-//!   updates in place (an extra stream written, and an allocation per call).
+//! * `axpy`: written in place (`*x = map(...)`, [`kernels::axpy_in_place`]), as the
+//!   hand-written code does; still a little slower than rayon's loop (the last table of the
+//!   output, and BENCHMARKS.md, "In-place `*y = e`").
 
 #[path = "pcg/baselines.rs"]
 mod baselines;
@@ -160,6 +161,7 @@ fn main() {
     );
 
     kernel_times(&problem, &reference.x);
+    in_place_times(&problem, &reference.x);
 
     if failures.is_empty() {
         println!(
@@ -241,6 +243,69 @@ fn kernel_times(problem: &Problem, x: &Field) {
         );
     }
 }
+
+/// The kernels that update a vector, dpl on `Place::Cpu` writing into the existing vector
+/// (`*y = e;`, what the solver calls) and returning a new one (the `#[parallel] mod`'s
+/// functions), against rayon's in-place loops: minima of interleaved rounds.
+fn in_place_times(problem: &Problem, x: &Field) {
+    use std::cell::RefCell;
+    let dpl = with_place(Place::Cpu, || Dpl::new(problem));
+    let rayon = Plain::rayon(problem);
+    let (p_a, p_b, p_c) = dpl.preconditioner();
+    let outs: [RefCell<Field>; 3] = std::array::from_fn(|_| RefCell::new(problem.rhs.clone()));
+    let axpy_in_place = || {
+        with_place(Place::Cpu, || {
+            dpl.add_scaled(&mut outs[0].borrow_mut(), 1e-3, x)
+        })
+    };
+    let axpy_new = || {
+        with_place(Place::Cpu, || {
+            let out = &mut *outs[1].borrow_mut();
+            out.u = dk::axpy(1e-3, &out.u, &x.u);
+            out.v = dk::axpy(1e-3, &out.v, &x.v);
+        })
+    };
+    let axpy_rayon = || rayon.add_scaled(&mut outs[2].borrow_mut(), 1e-3, x);
+    let pre_in_place = || {
+        with_place(Place::Cpu, || {
+            dpl.precondition(x, &mut outs[0].borrow_mut())
+        })
+    };
+    let pre_new = || {
+        with_place(Place::Cpu, || {
+            let out = &mut *outs[1].borrow_mut();
+            (out.u, out.v) = dk::precondition(&x.u, &x.v, p_a, p_b, p_c);
+        })
+    };
+    let pre_rayon = || rayon.precondition(x, &mut outs[2].borrow_mut());
+    println!(
+        "\n{:<14} {:>13} {:>13} {:>11} {:>10} {:>10}",
+        "kernel", "dpl in place", "dpl new vec", "rayon", "in place", "new vec"
+    );
+    type Three<'f> = [&'f dyn Fn(); 3];
+    let kernels: [(&str, Three<'_>); 2] = [
+        ("axpy", [&axpy_in_place, &axpy_new, &axpy_rayon]),
+        ("precondition", [&pre_in_place, &pre_new, &pre_rayon]),
+    ];
+    for (name, fs) in kernels {
+        let t = timing::interleaved(&fs, IN_PLACE_ROUNDS);
+        let ratio = |k: usize| t[2].0.as_secs_f64() / t[k].0.as_secs_f64();
+        println!(
+            "{name:<14} {:>13} {:>13} {:>11} {:>9.2}x {:>9.2}x",
+            timing::fmt(t[0].0),
+            timing::fmt(t[1].0),
+            timing::fmt(t[2].0),
+            ratio(0),
+            ratio(1)
+        );
+    }
+    println!(
+        "(minima of {IN_PLACE_ROUNDS} interleaved rounds; the ratios are rayon's time over dpl's)"
+    );
+}
+
+/// Rounds of [`in_place_times`].
+const IN_PLACE_ROUNDS: usize = 201;
 
 /// Runs of each kernel (taking turns); the median is reported.
 const KERNEL_RUNS: usize = 21;

@@ -64,6 +64,45 @@ pub unsafe fn map_in_place<T: Copy, F: Fn(usize, T) -> T>(out: &mut [MaybeUninit
     }
 }
 
+/// `y[j] = f(j, y[j])` for every element, in order: the new value of a `&mut` parameter
+/// written in place (see [`rt::update`](crate::rt::update)).
+#[inline]
+pub fn update<T: Copy, F: Fn(usize, T) -> T>(y: &mut [T], f: F) {
+    for (j, slot) in y.iter_mut().enumerate() {
+        *slot = f(j, *slot);
+    }
+}
+
+/// `(a[j], b[j]) = f(j, a[j], b[j])` for every `j`, in order: two `&mut` parameters
+/// written in place by one loop (see [`rt::update_unzip2`](crate::rt::update_unzip2)).
+#[inline]
+pub fn update_unzip2<A: Copy, B: Copy, F: Fn(usize, A, B) -> (A, B)>(
+    a: &mut [A],
+    b: &mut [B],
+    f: F,
+) {
+    check_row_len(b.len(), a.len());
+    for j in 0..a.len() {
+        (a[j], b[j]) = f(j, a[j], b[j]);
+    }
+}
+
+/// `(a[j], b[j], c[j]) = f(j, a[j], b[j], c[j])` for every `j`, in order (see
+/// [`rt::update_unzip3`](crate::rt::update_unzip3)).
+#[inline]
+pub fn update_unzip3<A: Copy, B: Copy, C: Copy, F: Fn(usize, A, B, C) -> (A, B, C)>(
+    a: &mut [A],
+    b: &mut [B],
+    c: &mut [C],
+    f: F,
+) {
+    check_row_len(b.len(), a.len());
+    check_row_len(c.len(), a.len());
+    for j in 0..a.len() {
+        (a[j], b[j], c[j]) = f(j, a[j], b[j], c[j]);
+    }
+}
+
 /// Inclusive scan written into `out` (length `len`, checked): in dpl's order
 /// ([`dpl_core::order::scan`]) when `ordered` (a type holding floats), else left to right
 /// (an integer scan, whose result does not depend on the order).

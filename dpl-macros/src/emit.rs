@@ -102,15 +102,17 @@ fn function(opts: &Options, l: &Lowered) -> Result<TokenStream, syn::Error> {
     let private = quote!(::dpl::__private);
     let rt = quote!(::dpl::__private::rt);
     let seq_rt = quote!(::dpl::__private::seq);
+    let writes = InPlace::new(l, &params, &compiled);
     let cpu_body = |inner: &TokenStream| {
         codegen::body(&FnInput {
             func: &compiled.fused,
-            params: params.clone(),
+            params: writes.params(&params, &writes.cpu),
             span: &span_of,
             rt: rt.clone(),
             private: private.clone(),
             inner_rt: inner.clone(),
             heavy: Some(quote!(::dpl::__private::heavy)),
+            in_place: writes.accepted(&writes.cpu),
         })
     };
     let cpu = match opts.inner {
@@ -137,12 +139,13 @@ fn function(opts: &Options, l: &Lowered) -> Result<TokenStream, syn::Error> {
     };
     let seq = codegen::body(&FnInput {
         func: &compiled.normalized,
-        params: params.clone(),
+        params: writes.params(&params, &writes.seq),
         span: &span_of,
         rt: seq_rt.clone(),
         private: private.clone(),
         inner_rt: seq_rt.clone(),
         heavy: None,
+        in_place: writes.accepted(&writes.seq),
     });
     let cpu = convert_result(cpu, &l.sig.ret.repr, &ret_location(l));
     let seq = convert_result(seq, &l.sig.ret.repr, &ret_location(l));
@@ -163,11 +166,16 @@ fn function(opts: &Options, l: &Lowered) -> Result<TokenStream, syn::Error> {
         let (name, reason) = (&l.name, &gpu_summary.not_compiled);
         quote!(#private::gpu::cpu_instead(#private::place(), #name, #reason))
     };
+    // The arm that writes parameters in place says so (see `with_writes`).
+    let (cpu_ran, seq_ran) = (
+        writes.ran(&writes.cpu, "cpu"),
+        writes.ran(&writes.seq, "seq"),
+    );
     let dispatch = if l.sig.ret.result {
         quote_spanned! {span=>
             match #place {
-                #private::Place::Cpu => #private::rt::run(move || #cpu),
-                #private::Place::Seq => #private::rt::run(move || #seq),
+                #private::Place::Cpu => { #cpu_ran #private::rt::run(move || #cpu) }
+                #private::Place::Seq => { #seq_ran #private::rt::run(move || #seq) }
                 #gpu
                 #mpi
                 #[allow(unreachable_patterns)]
@@ -177,8 +185,8 @@ fn function(opts: &Options, l: &Lowered) -> Result<TokenStream, syn::Error> {
     } else {
         quote_spanned! {span=>
             match #place {
-                #private::Place::Cpu => #private::rt::run_or_panic(move || #cpu),
-                #private::Place::Seq => #private::rt::run_or_panic(move || #seq),
+                #private::Place::Cpu => { #cpu_ran #private::rt::run_or_panic(move || #cpu) }
+                #private::Place::Seq => { #seq_ran #private::rt::run_or_panic(move || #seq) }
                 #gpu
                 #mpi
                 #[allow(unreachable_patterns)]
@@ -187,7 +195,7 @@ fn function(opts: &Options, l: &Lowered) -> Result<TokenStream, syn::Error> {
         }
     };
     let inspect = inspect_const(l, &compiled, &cpu, &gpu_summary, &mpi_summary);
-    let dispatch = with_writes(l, dispatch);
+    let dispatch = with_writes(l, dispatch, &writes);
     Ok(quote! {
         #(#attrs)*
         #[allow(unused_variables, unused_parens, unused_braces, unused_unsafe, non_snake_case, clippy::all)]
@@ -205,12 +213,96 @@ fn function(opts: &Options, l: &Lowered) -> Result<TokenStream, syn::Error> {
     })
 }
 
+/// Which `&mut` parameters each CPU place writes in place (`*y = e;` computed straight
+/// into `y`: [`codegen::in_place`]), one flag per write of the signature.
+struct InPlace {
+    /// The writes as the code generator sees them (parameter, part of the result).
+    writes: Vec<codegen::Write>,
+    /// Written in place on `Place::Cpu` (the fused function).
+    cpu: Vec<bool>,
+    /// Written in place on `Place::Seq` (the unfused one).
+    seq: Vec<bool>,
+}
+
+impl InPlace {
+    fn new(l: &Lowered, params: &[(syn::Ident, ParamRepr)], compiled: &Compiled) -> InPlace {
+        let n = l.sig.writes.len();
+        let writes: Vec<codegen::Write> = l
+            .sig
+            .writes
+            .iter()
+            .enumerate()
+            .filter_map(|(k, w)| {
+                let param = params.iter().position(|(p, _)| *p == w.ident)?;
+                let part = match (l.sig.unit, n) {
+                    (true, 1) => None,
+                    (true, _) => Some(k),
+                    (false, _) => Some(k + 1),
+                };
+                let slice = w.kind == crate::front::sig::Write::Slice;
+                Some(codegen::Write { param, part, slice })
+            })
+            .collect();
+        // A write whose parameter was not found (not expected) is never in place.
+        let (cpu, seq) = if writes.len() == n {
+            (
+                codegen::in_place(&compiled.fused, &writes),
+                codegen::in_place(&compiled.normalized, &writes),
+            )
+        } else {
+            (vec![false; n], vec![false; n])
+        };
+        InPlace { writes, cpu, seq }
+    }
+
+    /// The mutable reborrow of the parameter `y` that an in-place body writes.
+    fn mut_ident(y: &syn::Ident) -> syn::Ident {
+        format_ident!("__dpl_mut_{}", y)
+    }
+
+    /// The parameters as a body that writes `flags` in place sees them.
+    fn params(
+        &self,
+        params: &[(syn::Ident, ParamRepr)],
+        flags: &[bool],
+    ) -> Vec<(syn::Ident, ParamRepr)> {
+        let mut out = params.to_vec();
+        for (w, _) in self.writes.iter().zip(flags).filter(|(_, f)| **f) {
+            out[w.param].0 = Self::mut_ident(&params[w.param].0);
+        }
+        out
+    }
+
+    /// The writes in place among `flags`.
+    fn accepted(&self, flags: &[bool]) -> Vec<codegen::Write> {
+        self.writes
+            .iter()
+            .zip(flags)
+            .filter(|(_, f)| **f)
+            .map(|(w, _)| *w)
+            .collect()
+    }
+
+    /// The statement of the dispatch arm of a place whose body writes `flags` in place:
+    /// records that it ran (the stores after the call skip those parameters).
+    fn ran(&self, flags: &[bool], place: &str) -> TokenStream {
+        if flags.iter().any(|&b| b) {
+            let flag = format_ident!("__dpl_ran_{}", place);
+            quote!(#flag = true;)
+        } else {
+            TokenStream::new()
+        }
+    }
+}
+
 /// The body of a function with `&mut` parameters around its `dispatch`: the parameters
 /// are read through shared references while the result is computed (its last parts are
 /// their new values), then written back (a slice keeps its length: another is a length
 /// mismatch at the assignment, returned or raised as the function's other errors), and the
-/// declared result (if any) is returned.
-fn with_writes(l: &Lowered, dispatch: TokenStream) -> TokenStream {
+/// declared result (if any) is returned. A parameter that a CPU place writes in place
+/// ([`InPlace`]) is also reborrowed mutably as `__dpl_mut_<name>`, which that place's body
+/// writes; its part of the result is then not stored.
+fn with_writes(l: &Lowered, dispatch: TokenStream, in_place: &InPlace) -> TokenStream {
     let writes = &l.sig.writes;
     if writes.is_empty() {
         return dispatch;
@@ -218,7 +310,15 @@ fn with_writes(l: &Lowered, dispatch: TokenStream) -> TokenStream {
     let names: Vec<syn::Ident> = (0..writes.len())
         .map(|k| format_ident!("__dpl_w{}", k))
         .collect();
-    let params = writes.iter().map(|w| &w.ident);
+    let params = writes.iter().enumerate().map(|(k, w)| {
+        let y = &w.ident;
+        if in_place.cpu[k] || in_place.seq[k] {
+            let m = InPlace::mut_ident(y);
+            quote!(let #m = &mut *#y; let #y = &*#m;)
+        } else {
+            quote!(let #y = &*#y;)
+        }
+    });
     let pattern = match (l.sig.unit, names.len()) {
         (true, 1) => quote!(#(#names)*),
         (true, _) => quote!((#(#names,)*)),
@@ -240,9 +340,9 @@ fn with_writes(l: &Lowered, dispatch: TokenStream) -> TokenStream {
     } else {
         TokenStream::new()
     };
-    let stores = writes.iter().zip(&names).map(|(w, n)| {
+    let stores = writes.iter().zip(&names).enumerate().map(|(k, (w, n))| {
         let y = &w.ident;
-        match w.kind {
+        let store = match w.kind {
             crate::front::sig::Write::Slice => {
                 let at = w.at;
                 let fail = fail(quote!(e));
@@ -257,8 +357,27 @@ fn with_writes(l: &Lowered, dispatch: TokenStream) -> TokenStream {
                 }
             }
             crate::front::sig::Write::Vec | crate::front::sig::Write::Seq => quote!(*#y = #n;),
+        };
+        let mut written = Vec::new();
+        if in_place.cpu[k] {
+            written.push(quote!(__dpl_ran_cpu));
+        }
+        if in_place.seq[k] {
+            written.push(quote!(__dpl_ran_seq));
+        }
+        if written.is_empty() {
+            store
+        } else {
+            quote!(if !(#(#written)||*) { #store })
         }
     });
+    let flags = [(&in_place.cpu, "cpu"), (&in_place.seq, "seq")]
+        .into_iter()
+        .filter(|(f, _)| f.iter().any(|&b| b))
+        .map(|(_, place)| {
+            let flag = format_ident!("__dpl_ran_{}", place);
+            quote!(let mut #flag = false;)
+        });
     let value = match (l.sig.unit, result) {
         (true, false) => quote!(()),
         (true, true) => quote!(::core::result::Result::Ok(())),
@@ -266,8 +385,9 @@ fn with_writes(l: &Lowered, dispatch: TokenStream) -> TokenStream {
         (false, true) => quote!(::core::result::Result::Ok(__dpl_ret)),
     };
     quote! {
+        #(#flags)*
         let __dpl_all = {
-            #(let #params = &*#params;)*
+            #(#params)*
             #dispatch
         };
         #unwrap
@@ -501,6 +621,7 @@ fn mpi_arm(
                     private: private.clone(),
                     inner_rt,
                     heavy: Some(quote!(::dpl::__private::heavy)),
+                    in_place: Vec::new(),
                 },
                 &d,
                 &quote!(#private::mpi),

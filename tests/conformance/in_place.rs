@@ -2,7 +2,9 @@
 //! functions without a result and with one, `Result<(), dpl::Error>`, reads of the new
 //! value after the assignment, two parameters changed by one call, a `Vec` whose length
 //! changes, a resident `Seq`, and a slice given a value of another length (a length
-//! mismatch at the assignment, the slice unchanged), on every place.
+//! mismatch at the assignment, the slice unchanged), on every place. Which assignments the
+//! CPU writes in place (no temporary) and which through a temporary, and that both give
+//! the same answers and the same errors (a failing call leaves the parameter unchanged).
 
 use super::*;
 
@@ -51,7 +53,250 @@ mod prog {
     pub fn only_positive_or_panic(y: &mut [f32]) {
         *y = filter(|v| v > 0.0, y);
     }
+
+    /// [`axpy`] returning its errors: `x` of another length is a length mismatch of the map
+    /// (checked before anything is written).
+    #[parallel]
+    pub fn axpy_checked(a: f32, x: &[f32], y: &mut [f32]) -> Result<(), Error> {
+        *y = map(|xi, yi| a * xi + yi, x, y);
+    }
+
+    /// A new value that does not read `y`: in place, its length checked first.
+    #[parallel]
+    pub fn doubled_into(x: &[f32], y: &mut [f32]) -> Result<(), Error> {
+        *y = map(|v| v * 2.0, x);
+    }
+
+    /// A chain of maps: one pass in place on `Place::Cpu` (fused).
+    #[parallel]
+    pub fn scale_shift(y: &mut Vec<f64>, k: f64, c: f64) {
+        *y = map(|v| v + c, map(|v| v * k, y));
+    }
+
+    /// The new value read after the assignment (in place: it is `y` itself).
+    #[parallel]
+    pub fn doubled_sum(y: &mut [f32]) -> f32 {
+        *y = map(|v| v * 2.0, y);
+        sum(y)
+    }
+
+    /// Element `i` reads `y` at another index: through the temporary.
+    #[parallel]
+    pub fn add_reversed(x: &[f32], y: &mut [f32]) {
+        *y = map(|xi, yi| xi + yi, x, reverse(y));
+    }
+
+    /// A gather of `y` (checked reads at any index): through the temporary; an index out
+    /// of range is an error, the slice unchanged.
+    #[parallel]
+    pub fn permute_by(y: &mut [i32], idx: &[usize]) -> Result<(), Error> {
+        *y = map(|k| y[k], idx);
+    }
+
+    /// The old value read after the assignment, through a view taken before it: through
+    /// the temporary.
+    #[parallel]
+    pub fn double_keep_tail(y: &mut [f32]) -> f32 {
+        let tail = y[1..];
+        *y = map(|v| v * 2.0, y);
+        sum(tail)
+    }
+
+    /// An element function that can fail (a checked read of another input): through the
+    /// temporary, so that an index out of range leaves `y` unchanged.
+    #[parallel]
+    pub fn add_gathered(y: &mut [f32], x: &[f32], idx: &[usize]) -> Result<(), Error> {
+        *y = map(|yi, k| yi + x[k], y, idx);
+    }
+
+    /// The new value of `a` and the result are one loop (horizontal fusion) writing a
+    /// new vector: `a`'s part is copied into it.
+    #[parallel]
+    pub fn one_of_two(a: &mut [i64], b: &[i64]) -> Vec<i64> {
+        *a = map(|x, y| x + y, a, b);
+        map(|y| y * 2, b)
+    }
+
+    /// A statement after the assignment that can fail: through the temporary.
+    #[parallel]
+    pub fn double_then_pick(y: &mut [f32], k: usize) -> Result<f32, Error> {
+        *y = map(|v| v * 2.0, y);
+        y[k]
+    }
 }
+
+/// Whether the generated code for `Place::Cpu` writes a parameter in place
+/// (`rt::update`) instead of into a temporary.
+fn updates_in_place(cpu_rust: &str) -> bool {
+    let code: String = cpu_rust.split_whitespace().collect();
+    code.contains("rt::update(&mut") || code.contains("rt::update_unzip2(&mut")
+}
+
+#[test]
+fn which_assignments_are_in_place() {
+    for (name, i, in_place) in [
+        ("axpy", dpl::inspect!(prog::axpy), true),
+        ("axpy_checked", dpl::inspect!(prog::axpy_checked), true),
+        ("scale_seq", dpl::inspect!(prog::scale_seq), true),
+        ("scale_shift", dpl::inspect!(prog::scale_shift), true),
+        ("doubled_sum", dpl::inspect!(prog::doubled_sum), true),
+        ("doubled_into", dpl::inspect!(prog::doubled_into), true),
+        // Not a map, or not the same length.
+        ("grow", dpl::inspect!(prog::grow), false),
+        ("keep_positive", dpl::inspect!(prog::keep_positive), false),
+        ("only_positive", dpl::inspect!(prog::only_positive), false),
+        // Both maps are one loop writing both parameters (`unzip`).
+        ("two", dpl::inspect!(prog::two), true),
+        // One loop writing a parameter and a new vector: the parameter's part is copied.
+        ("one_of_two", dpl::inspect!(prog::one_of_two), false),
+        // Other indices of `y`, the old value read later, something that can fail.
+        ("add_reversed", dpl::inspect!(prog::add_reversed), false),
+        ("permute_by", dpl::inspect!(prog::permute_by), false),
+        (
+            "double_keep_tail",
+            dpl::inspect!(prog::double_keep_tail),
+            false,
+        ),
+        ("add_gathered", dpl::inspect!(prog::add_gathered), false),
+        (
+            "double_then_pick",
+            dpl::inspect!(prog::double_then_pick),
+            false,
+        ),
+    ] {
+        assert_eq!(
+            updates_in_place(i.cpu_rust),
+            in_place,
+            "{name}:\n{}",
+            i.cpu_rust
+        );
+    }
+    // In place: one pass, no allocation for the new value.
+    let axpy: String = dpl::inspect!(prog::axpy)
+        .cpu_rust
+        .split_whitespace()
+        .collect();
+    assert!(!axpy.contains("rt::map("), "{axpy}");
+}
+
+/// In place and through a temporary give the same values and the same errors.
+fn in_place_or_not(place: Place) {
+    each_size(place, &ALL_SIZES, |n, rng| {
+        let mut y = rng.f64s(n, -1.0, 1.0);
+        let want = each(&y, |v| v * 1.5 + 0.25);
+        prog::scale_shift(&mut y, 1.5, 0.25);
+        assert_same(&y, &want, "scale_shift");
+
+        let mut y = rng.f32s(n, -1.0, 1.0);
+        let want = each(&y, |v| v * 2.0);
+        let total = prog::doubled_sum(&mut y);
+        assert_same(&y, &want, "doubled_sum");
+        let want_total = dpl_testkit::order::ordered_from(&want, -0.0, |a, b| a + b);
+        assert_exact(total, want_total, "doubled_sum: the sum of the new value");
+
+        let x = rng.f32s(n, -1.0, 1.0);
+        let mut y = rng.f32s(n, -1.0, 1.0);
+        let rev: Vec<f32> = y.iter().rev().copied().collect();
+        let want = zip_with(&x, &rev, |a, b| a + b);
+        prog::add_reversed(&x, &mut y);
+        assert_same(&y, &want, "add_reversed");
+
+        // A rotation by one: element `i` reads `y[i + 1]`, which the loop would already
+        // have overwritten had it been written in place.
+        let mut y: Vec<i32> = rng.i32s(n);
+        let idx: Vec<usize> = (0..n).map(|i| (i + 1) % n).collect();
+        let want: Vec<i32> = idx.iter().map(|&k| y[k]).collect();
+        prog::permute_by(&mut y, &idx).expect("permute_by");
+        assert_eq!(y, want, "permute_by");
+
+        let (mut a, b) = (rng.i64s(n), rng.i64s(n));
+        let want_a = zip_with(&a, &b, |p, q| p.wrapping_add(q));
+        let doubled = prog::one_of_two(&mut a, &b);
+        assert_eq!(a, want_a, "one_of_two");
+        assert_eq!(
+            doubled,
+            each(&b, |q| q.wrapping_mul(2)),
+            "one_of_two: the result"
+        );
+
+        let mut y = rng.f32s(n, -1.0, 1.0);
+        let x = rng.f32s(n, -1.0, 1.0);
+        let idx: Vec<usize> = (0..n).map(|i| (i * 7) % n).collect();
+        let want = zip_with(&y, &idx, |a, k| a + x[k]);
+        prog::add_gathered(&mut y, &x, &idx).expect("add_gathered");
+        assert_same(&y, &want, "add_gathered");
+    });
+    each_size(place, &NONEMPTY_SIZES, |n, rng| {
+        let mut y = rng.f32s(n, -1.0, 1.0);
+        let want_tail = dpl_testkit::order::ordered_from(&y[1..], -0.0, |a, b| a + b);
+        let want = each(&y, |v| v * 2.0);
+        let tail = prog::double_keep_tail(&mut y);
+        assert_same(&y, &want, "double_keep_tail");
+        assert_exact(tail, want_tail, "double_keep_tail: the old tail");
+
+        // Errors leave the parameter unchanged: a length mismatch before the in-place
+        // loop, an index out of range inside a loop or after it.
+        let x = rng.f32s(n - 1, -1.0, 1.0);
+        let mut y = rng.f32s(n, -1.0, 1.0);
+        let before = y.clone();
+        match prog::axpy_checked(2.0, &x, &mut y) {
+            Err(dpl::Error::LengthMismatch { left, right, .. }) => {
+                assert_eq!((left, right), (n - 1, n), "axpy_checked");
+            }
+            other => panic!("axpy_checked with x shorter: {other:?}"),
+        }
+        assert_same(&y, &before, "axpy_checked: unchanged after the error");
+        match prog::doubled_into(&x, &mut y) {
+            Err(dpl::Error::LengthMismatch {
+                prim: "*y = e",
+                left,
+                right,
+                ..
+            }) => assert_eq!((left, right), (n, n - 1), "doubled_into"),
+            other => panic!("doubled_into with x shorter: {other:?}"),
+        }
+        assert_same(&y, &before, "doubled_into: unchanged after the error");
+        let mut z = vec![0.0f32; n - 1];
+        prog::doubled_into(&x, &mut z).expect("doubled_into");
+        assert_same(&z, &each(&x, |v| v * 2.0), "doubled_into");
+
+        let mut idx: Vec<usize> = (0..n).collect();
+        idx[n - 1] = n;
+        let mut p: Vec<i32> = rng.i32s(n);
+        let p_before = p.clone();
+        assert!(
+            matches!(
+                prog::permute_by(&mut p, &idx),
+                Err(dpl::Error::IndexOutOfRange { .. })
+            ),
+            "permute_by out of range"
+        );
+        assert_eq!(p, p_before, "permute_by: unchanged after the error");
+
+        assert!(
+            matches!(
+                prog::add_gathered(&mut y, &x, &idx),
+                Err(dpl::Error::IndexOutOfRange { .. })
+            ),
+            "add_gathered out of range"
+        );
+        assert_same(&y, &before, "add_gathered: unchanged after the error");
+
+        assert!(
+            matches!(
+                prog::double_then_pick(&mut y, n),
+                Err(dpl::Error::IndexOutOfRange { .. })
+            ),
+            "double_then_pick out of range"
+        );
+        assert_same(&y, &before, "double_then_pick: unchanged after the error");
+        let picked = prog::double_then_pick(&mut y, n - 1).expect("double_then_pick");
+        assert_exact(picked, before[n - 1] * 2.0, "double_then_pick");
+        assert_same(&y, &each(&before, |v| v * 2.0), "double_then_pick: doubled");
+    });
+}
+
+on_every_place!(in_place_or_not);
 
 fn in_place(place: Place) {
     each_size(place, &ALL_SIZES, |n, rng| {
@@ -128,6 +373,16 @@ fn every_program_compiles_for_the_gpu() {
         ("scale_seq", dpl::inspect!(prog::scale_seq)),
         ("two", dpl::inspect!(prog::two)),
         ("only_positive", dpl::inspect!(prog::only_positive)),
+        ("axpy_checked", dpl::inspect!(prog::axpy_checked)),
+        ("scale_shift", dpl::inspect!(prog::scale_shift)),
+        ("doubled_sum", dpl::inspect!(prog::doubled_sum)),
+        ("add_reversed", dpl::inspect!(prog::add_reversed)),
+        ("permute_by", dpl::inspect!(prog::permute_by)),
+        ("double_keep_tail", dpl::inspect!(prog::double_keep_tail)),
+        ("add_gathered", dpl::inspect!(prog::add_gathered)),
+        ("double_then_pick", dpl::inspect!(prog::double_then_pick)),
+        ("one_of_two", dpl::inspect!(prog::one_of_two)),
+        ("doubled_into", dpl::inspect!(prog::doubled_into)),
     ] {
         assert_eq!(i.gpu_not_compiled, "", "{name}");
     }

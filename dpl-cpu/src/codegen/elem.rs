@@ -91,6 +91,11 @@ impl Gen<'_> {
         {
             return code;
         }
+        if let (0, Some((y, p, check)), Expr::Soac(soac)) =
+            (self.depth, self.in_place.get(&v).cloned(), &s.expr)
+        {
+            return self.update(v, soac, (y, p, check), s.span);
+        }
         if let (Some(parts), Expr::Soac(soac)) = (self.unzips.get(&v).cloned(), &s.expr) {
             return self.map_unzip(v, soac, &parts, s.span);
         }

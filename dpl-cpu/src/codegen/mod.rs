@@ -35,6 +35,7 @@ mod bounded;
 mod cost;
 mod elem;
 mod hook;
+mod in_place;
 mod ragged;
 mod soac;
 mod unzip;
@@ -48,6 +49,7 @@ use std::collections::{HashMap, HashSet};
 use value::Rep;
 
 pub use hook::{Hook, HookCx};
+pub use in_place::{Write, in_place};
 
 /// How a parameter arrives in Rust.
 #[derive(Clone, Debug, PartialEq)]
@@ -79,6 +81,10 @@ pub struct FnInput<'a> {
     /// Whether outer loops over elements that contain loops themselves use the
     /// load-balancing `heavy` helpers (one task per element where work allows).
     pub heavy: Option<TokenStream>,
+    /// The `&mut` parameters whose new values are written in place, each one for which
+    /// [`in_place`] said so (the others go through the function's result). Their parameter
+    /// identifiers in `params` must be `&mut` references to what slices to `[E]`.
+    pub in_place: Vec<Write>,
 }
 
 /// The body of the function as an expression producing its (inner) result.
@@ -164,7 +170,14 @@ fn variant(
         nan_observed: nan.observed,
         nan_deferred: HashSet::new(),
         nan_loops: nan.loop_outputs,
+        in_place: HashMap::new(),
     };
+    for w in &input.in_place {
+        if let Some((r, check)) = in_place::in_place_value(input.func, w) {
+            let (y, p) = (input.params[w.param].0.clone(), input.func.params[w.param]);
+            g.in_place.insert(r, (y, p, check));
+        }
+    }
     let mut prologue = TokenStream::new();
     for ((ident, repr), &v) in input.params.iter().zip(&input.func.params) {
         let name = g.ident(v);
@@ -248,6 +261,10 @@ struct Gen<'a> {
     /// not made canonical at each iteration: the loop's value is made canonical there once,
     /// after the loop ([`dpl_core::nan::plan`]).
     nan_loops: HashMap<VarId, Vec<usize>>,
+    /// The new values of `&mut` parameters written in place: the map's variable -> the
+    /// parameter's Rust identifier and variable, and whether the length of the new value
+    /// is checked against it first (see [`Gen::update`]).
+    in_place: HashMap<VarId, (Ident, VarId, bool)>,
 }
 
 /// How many times `v` is read in `b` (operands and block results, nested blocks included).

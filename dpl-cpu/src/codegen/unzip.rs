@@ -70,6 +70,15 @@ impl Gen<'_> {
         } else {
             self.inner_rt
         };
+        // The components that are new values of `&mut` parameters written in place.
+        let targets: Vec<Option<(proc_macro2::Ident, VarId, bool)>> = parts
+            .iter()
+            .map(|p| p.and_then(|p| self.in_place.get(&p).cloned()))
+            .collect();
+        if self.depth == 0 && targets.iter().all(Option::is_some) {
+            let targets: Vec<_> = targets.into_iter().flatten().collect();
+            return self.update_unzip(s, parts, &targets, span);
+        }
         let n = self.ident(s.len);
         let (what, loc) = (s.kind.origin_name(), self.loc(span));
         let helper = format_ident!("map_unzip{}", parts.len());
@@ -113,6 +122,14 @@ impl Gen<'_> {
                     self.reps.insert(*p, Rep::Slice);
                 }
                 None => names.push(quote!(_)),
+            }
+        }
+        // Some components written in place, not all: copied into their parameters.
+        for (p, t) in parts.iter().zip(&targets) {
+            if let (Some(p), Some((y, _, check))) = (p, t) {
+                let name = self.ident(*p);
+                let check = self.write_check(y, s.len, *check, span);
+                borrows.extend(quote!(#check #y.copy_from_slice(#name);));
             }
         }
         quote! {

@@ -92,6 +92,35 @@ where
     }
 }
 
+/// `y[j] = f(j, y[j])` for every element of `y`: the new value of a `&mut` parameter
+/// written in place, when each of its elements depends only on the same element of the
+/// old value (see [`codegen`](crate::codegen)'s in-place writes). In parallel above
+/// [`GRAIN`](super::GRAIN), like [`map`].
+pub fn update<T, F>(y: &mut [T], f: F)
+where
+    T: Copy + Send,
+    F: Fn(usize, T) -> T + Sync,
+{
+    if y.len() < super::GRAIN {
+        update_part(y, 0, &f);
+    } else {
+        let chunk = par::chunk_len(y.len(), super::GRAIN / 4);
+        y.par_chunks_mut(chunk)
+            .with_max_len(1)
+            .enumerate()
+            .for_each(|(c, part)| update_part(part, c * chunk, &f));
+    }
+}
+
+/// `part[j] = f(base + j, part[j])` for every element of `part`; never inlined, for the
+/// reason given at [`fill`]: `part` stays a `noalias` parameter, so the loop vectorizes.
+#[inline(never)]
+fn update_part<T: Copy, F: Fn(usize, T) -> T>(part: &mut [T], base: usize, f: &F) {
+    for (j, slot) in part.iter_mut().enumerate() {
+        *slot = f(base + j, *slot);
+    }
+}
+
 /// [`map`] with two element functions: `interior` for the indices in `lo..hi`, `edge` for
 /// the others (they must compute the same values; `interior` is a form the compiler
 /// simplified for that range, e.g. a stencil's neighbours without their clamps, so that it
@@ -243,3 +272,55 @@ macro_rules! itertools_zip {
 
 map_unzip!(map_unzip2, map_unzip2_split, fill_unzip2, A a sa 0, B b sb 1);
 map_unzip!(map_unzip3, map_unzip3_split, fill_unzip3, A a sa 0, B b sb 1, C c sc 2);
+
+/// [`update`] for `unzip(map(f))`: `f(i, y0[i], y1[i], ...)` is a tuple whose components
+/// are the new `y0[i]`, `y1[i]`, ... (several `&mut` parameters written in place by one
+/// loop).
+macro_rules! update_unzip {
+    ($name:ident, $part:ident, $($T:ident $y:ident $k:tt),+) => {
+        /// `(y0[j], y1[j], ...) = f(j, y0[j], y1[j], ...)` for every `j`: several `&mut`
+        /// parameters written in place by one loop. In parallel above
+        /// [`GRAIN`](super::GRAIN).
+        ///
+        /// # Panics
+        ///
+        /// If the slices differ in length (a bug of the code generator, reported as an
+        /// internal error).
+        pub fn $name<$($T: Copy + Send,)+ F>($($y: &mut [$T],)+ f: F)
+        where
+            F: Fn(usize, $($T,)+) -> ($($T,)+) + Sync,
+        {
+            let lens = [$($y.len()),+];
+            lens.iter().for_each(|&n| super::check_row_len(n, lens[0]));
+            let len = lens[0];
+            if len < super::GRAIN {
+                $part($($y,)+ 0, &f);
+            } else {
+                let chunk = par::chunk_len(len, super::GRAIN / 4);
+                let parts: Vec<($(&mut [$T],)+)> = itertools_zip!($($y.chunks_mut(chunk)),+);
+                parts
+                    .into_par_iter()
+                    .with_max_len(1)
+                    .enumerate()
+                    .for_each(|(c, ($($y,)+))| $part($($y,)+ c * chunk, &f));
+            }
+        }
+
+        /// One chunk of the loop; never inlined, for the reason given on [`fill`].
+        #[inline(never)]
+        fn $part<$($T: Copy,)+ F>($($y: &mut [$T],)+ base: usize, f: &F)
+        where
+            F: Fn(usize, $($T,)+) -> ($($T,)+),
+        {
+            let n = [$($y.len()),+][0];
+            $(let $y = &mut $y[..n];)+
+            for j in 0..n {
+                let t = f(base + j, $($y[j],)+);
+                $($y[j] = t.$k;)+
+            }
+        }
+    };
+}
+
+update_unzip!(update_unzip2, update_unzip2_part, A a 0, B b 1);
+update_unzip!(update_unzip3, update_unzip3_part, A a 0, B b 1, C c 2);
