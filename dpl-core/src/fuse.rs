@@ -390,8 +390,10 @@ fn forward_copies(f: &mut Function) {
 /// True when evaluating `e` may raise a contract violation (a checked index, an assertion,
 /// an integer division, a reduction without start value, a scatter or permutation), here or
 /// in a nested block. Such statements are kept even when their value is unused, so that
-/// every place reports the same errors.
-fn may_fail(f: &Function, e: &Expr) -> bool {
+/// every place reports the same errors; and an in-place write of a `&mut` parameter on the
+/// CPU is allowed only when nothing after it may fail (the parameter is left unchanged by
+/// a failing call). Running out of memory is not counted.
+pub fn may_fail(f: &Function, e: &Expr) -> bool {
     let here = match e {
         Expr::Assert(_)
         | Expr::Index {

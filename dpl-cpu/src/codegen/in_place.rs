@@ -98,7 +98,7 @@ pub(super) fn in_place_value(func: &Function, w: &Write) -> Option<(VarId, bool)
             || (k > at_r && reads.contains(&r) && !is_result && !fresh(func, st))
             || (is_result
                 && matches!(&st.expr, Expr::Tuple(ps) if ps.iter().filter(|&&x| x == r).count() != 1))
-            || can_fail(func, &st.expr)
+            || dpl_core::fuse::may_fail(func, &st.expr)
         {
             return None;
         }
@@ -176,41 +176,6 @@ fn reads_of(e: &Expr) -> HashSet<VarId> {
 /// combinator's new sequence.
 fn fresh(func: &Function, s: &Stmt) -> bool {
     !func.vars[s.var].ty.holds_seq() || matches!(s.expr, Expr::Soac(_) | Expr::Assert(_))
-}
-
-/// Whether evaluating `e` may raise an error (conservatively: a checked read, an
-/// assertion, an integer division or shift, an integer math function, a combinator that
-/// checks anything). Running out of memory is not counted.
-fn can_fail(func: &Function, e: &Expr) -> bool {
-    let int = |v: &VarId| func.vars[*v].ty.scalar().is_some_and(|t| !t.is_float());
-    let here = match e {
-        Expr::Const(_)
-        | Expr::Var(_)
-        | Expr::Unary(..)
-        | Expr::Cast(..)
-        | Expr::Tuple(_)
-        | Expr::Field(..)
-        | Expr::Len(_)
-        | Expr::If(..)
-        | Expr::Loop(_) => false,
-        Expr::Binary(op, a, _) => {
-            matches!(op, BinOp::Div | BinOp::Rem | BinOp::Shl | BinOp::Shr) && int(a)
-        }
-        Expr::Math(_, args) => args.iter().any(int),
-        Expr::Index { checked, .. } => checked.is_some(),
-        Expr::Prim { .. } | Expr::Assert(_) => true,
-        Expr::Soac(s) => !matches!(
-            s.kind,
-            SoacKind::Map
-                | SoacKind::Scan { .. }
-                | SoacKind::ExclusiveScan { .. }
-                | SoacKind::Filter { .. }
-                | SoacKind::Reduce { init: Some(_), .. }
-        ),
-    };
-    let mut inner = false;
-    e.for_each_block(&mut |b| inner |= b.stmts.iter().any(|s| can_fail(func, &s.expr)));
-    here || inner
 }
 
 impl Gen<'_> {
