@@ -71,6 +71,16 @@ fn sizes() -> Vec<usize> {
     }
 }
 
+/// `v` rounded to `f16`.
+fn halves(v: &[f32]) -> Vec<dpl::f16> {
+    v.iter().map(|&v| dpl::f16::from_f32(v)).collect()
+}
+
+/// The f16 saxpy a rayon user writes, with the `half` crate's operators.
+fn saxpy_f16_rayon(a: dpl::f16, x: &[dpl::f16], y: &[dpl::f16]) -> Vec<dpl::f16> {
+    x.par_iter().zip(y).map(|(&xi, &yi)| a * xi + yi).collect()
+}
+
 /// The generic and the written function in interleaved rounds (load on the shared machine
 /// hits both alike): `written / generic` of the least disturbed calls, printed.
 fn interleaved_ratios() {
@@ -79,6 +89,8 @@ fn interleaved_ratios() {
             let mut rng = SplitMix64::new(n as u64 + 1);
             let (x, y) = (rng.f32s(n, -1.0, 1.0), rng.f32s(n, -1.0, 1.0));
             let p: Vec<u8> = rng.vec(n, |r| r.u64() as u8);
+            let (xh, yh) = (halves(&x), halves(&y));
+            let a = dpl::f16::from_f32(1.5);
             let rounds = if quick() { 20 } else { 100 };
             let t = timing::interleaved(
                 &[
@@ -90,15 +102,25 @@ fn interleaved_ratios() {
                     },
                     &|| drop(black_box(kernels::clamp_all(black_box(&p), 20u8, 200))),
                     &|| drop(black_box(kernels::clamp_u8(black_box(&p), 20, 200))),
+                    &|| drop(black_box(kernels::saxpy(a, black_box(&xh), black_box(&yh)))),
+                    &|| {
+                        drop(black_box(saxpy_f16_rayon(
+                            a,
+                            black_box(&xh),
+                            black_box(&yh),
+                        )))
+                    },
                 ],
                 rounds,
             );
             let ratio = |w: usize, g: usize| t[w].0.as_secs_f64() / t[g].0.as_secs_f64();
             eprintln!(
-                "interleaved, n = 2^{}: written / generic = {:.3} (dot f32), {:.3} (clamp u8)",
+                "interleaved, n = 2^{}: written / generic = {:.3} (dot f32), {:.3} (clamp u8); \
+                 rayon / dpl = {:.3} (saxpy f16)",
                 n.trailing_zeros(),
                 ratio(1, 0),
-                ratio(3, 2)
+                ratio(3, 2),
+                ratio(5, 4)
             );
         }
     });
@@ -133,10 +155,7 @@ fn generics(c: &mut Criterion) {
             });
             g.finish();
 
-            let (xh, yh): (Vec<dpl::f16>, Vec<dpl::f16>) = (
-                x.iter().map(|&v| dpl::f16::from_f32(v)).collect(),
-                y.iter().map(|&v| dpl::f16::from_f32(v)).collect(),
-            );
+            let (xh, yh) = (halves(&x), halves(&y));
             let a = dpl::f16::from_f32(1.5);
             let mut g = group(
                 c,
@@ -147,13 +166,7 @@ fn generics(c: &mut Criterion) {
                 b.iter(|| kernels::saxpy(a, black_box(&xh), black_box(&yh)))
             });
             g.bench_function("rayon", |b| {
-                b.iter(|| {
-                    black_box(&xh)
-                        .par_iter()
-                        .zip(black_box(&yh))
-                        .map(|(&xi, &yi)| a * xi + yi)
-                        .collect::<Vec<dpl::f16>>()
-                })
+                b.iter(|| saxpy_f16_rayon(a, black_box(&xh), black_box(&yh)))
             });
             g.bench_function("f32", |b| {
                 b.iter(|| kernels::saxpy(1.5f32, black_box(&x), black_box(&y)))
