@@ -6,16 +6,19 @@
 use std::time::{Duration, Instant};
 
 /// Times every function of `fs` in `rounds` interleaved rounds (each round calls each
-/// function once, in order, after one warm-up call of each) and returns each function's
-/// minimum and median. The minimum is the least disturbed run, the figure to compare.
+/// function once, after one warm-up call of each) and returns each function's minimum and
+/// median. The minimum is the least disturbed run, the figure to compare. Round `r` starts
+/// at function `r % fs.len()`, so that no function always runs right after the same one
+/// (which would leave it the caches another function's data filled).
 pub fn interleaved(fs: &[&dyn Fn()], rounds: usize) -> Vec<(Duration, Duration)> {
     fs.iter().for_each(|f| f());
     let mut times = vec![Vec::with_capacity(rounds); fs.len()];
-    for _ in 0..rounds.max(1) {
-        for (f, t) in fs.iter().zip(&mut times) {
+    for r in 0..rounds.max(1) {
+        for k in 0..fs.len() {
+            let j = (r + k) % fs.len();
             let start = Instant::now();
-            f();
-            t.push(start.elapsed());
+            fs[j]();
+            times[j].push(start.elapsed());
         }
     }
     times
