@@ -361,6 +361,23 @@ mod prog {
         )
     }
 
+    /// Follows `table` from each element `steps` times: indices the loop computes, out of
+    /// range for some elements (a map of costly elements: on the CPU it is balanced by
+    /// its estimated work, and its first error must still be the first in index order).
+    #[parallel]
+    pub fn walks(x: &[u32], table: &[u32], steps: u32) -> Result<Vec<u32>, Error> {
+        map(
+            |v| {
+                let mut at = v;
+                for _ in 0..steps {
+                    at = table[at as usize];
+                }
+                at
+            },
+            x,
+        )
+    }
+
     /// `let mut` and `if` statements at the top level (no loop there).
     #[parallel]
     pub fn top_level_mut(x: &[f64], scale: bool) -> (f64, Vec<f64>) {
@@ -376,6 +393,43 @@ mod prog {
 
 /// Sizes for the loop programs: each element runs a loop, so the big size is modest.
 const SIZES: [usize; 4] = [0, 1, 1001, 4099];
+
+/// The walks of `x` through `table`, or the first out-of-range read in index order.
+fn walks_ref(x: &[u32], table: &[u32], steps: u32) -> Result<Vec<u32>, (i128, usize)> {
+    x.iter()
+        .map(|&v| {
+            let mut at = v;
+            for _ in 0..steps {
+                at = *table.get(at as usize).ok_or((at as i128, table.len()))?;
+            }
+            Ok(at)
+        })
+        .collect()
+}
+
+fn walks(place: Place) {
+    // 2^16 elements: past the size where the CPU runs such a map in parallel.
+    each_size(place, &[1, 1001, 1 << 16], |n, rng| {
+        let table: Vec<u32> = rng.vec(n, |r| r.below(n) as u32);
+        let mut x: Vec<u32> = rng.vec(n, |r| r.below(n) as u32);
+        assert_eq!(
+            prog::walks(&x, &table, 3).ok(),
+            walks_ref(&x, &table, 3).ok()
+        );
+        // Two elements read out of range, the later one in a later chunk: the earlier
+        // one is reported, whichever finished first.
+        let (p1, p2) = (n / 4, 3 * n / 4);
+        x[p2] = n as u32 + 5;
+        x[p1] = n as u32 + 11;
+        let want = walks_ref(&x, &table, 3).expect_err("two reads out of range");
+        match prog::walks(&x, &table, 3) {
+            Err(dpl::Error::IndexOutOfRange { index, len, .. }) => {
+                assert_eq!((index, len), want, "n = {n}")
+            }
+            other => panic!("n = {n}: {other:?}"),
+        }
+    });
+}
 
 fn mandelbrot(place: Place) {
     each_size(place, &SIZES, |n, rng| {
@@ -707,6 +761,7 @@ fn every_loop_program_compiles_for_the_gpu() {
 
 on_every_place!(
     mandelbrot,
+    walks,
     collatz,
     newton,
     powers,
