@@ -57,11 +57,12 @@ pub fn map_into<T, F: Fn(usize) -> T>(out: &mut [MaybeUninit<T>], len: usize, f:
 /// Every slot of `out` is initialised.
 #[inline]
 pub unsafe fn map_in_place<T: Copy, F: Fn(usize, T) -> T>(out: &mut [MaybeUninit<T>], f: F) {
-    for (j, slot) in out.iter_mut().enumerate() {
-        // SAFETY: initialised (the caller's contract); `T: Copy`, overwritten right after.
-        let old = unsafe { slot.assume_init() };
-        slot.write(f(j, old));
-    }
+    // SAFETY: every slot is initialised (the caller's contract), and `MaybeUninit<T>` has
+    // the layout of `T`; `update` writes only values of `T`.
+    update(
+        unsafe { &mut *(out as *mut [MaybeUninit<T>] as *mut [T]) },
+        f,
+    )
 }
 
 /// `y[j] = f(j, y[j])` for every element, in order: the new value of a `&mut` parameter

@@ -73,23 +73,10 @@ where
     T: Copy + Send,
     F: Fn(usize, T) -> T + Sync,
 {
-    let run = |part: &mut [MaybeUninit<T>], base: usize| {
-        for (j, slot) in part.iter_mut().enumerate() {
-            // SAFETY: the caller guarantees that every slot is initialised; `T: Copy`, so
-            // reading it leaves it valid, and it is overwritten right after.
-            let old = unsafe { slot.assume_init() };
-            slot.write(f(base + j, old));
-        }
-    };
-    if out.len() < super::GRAIN {
-        run(out, 0);
-    } else {
-        let chunk = par::chunk_len(out.len(), super::GRAIN / 4);
-        out.par_chunks_mut(chunk)
-            .with_max_len(1)
-            .enumerate()
-            .for_each(|(c, part)| run(part, c * chunk));
-    }
+    // SAFETY: every slot is initialised (the caller's contract), and `MaybeUninit<T>` has
+    // the layout of `T`; `update` writes only values of `T`.
+    let out = unsafe { &mut *(out as *mut [MaybeUninit<T>] as *mut [T]) };
+    update(out, f)
 }
 
 /// `y[j] = f(j, y[j])` for every element of `y`: the new value of a `&mut` parameter
