@@ -31,6 +31,10 @@
 //!
 //! The analysis and the rewriting of the reads are in `reads`.
 //!
+//! A loop at the top level of the body (`Expr::Loop`, whole parallel steps) is run by every
+//! rank; its blocks are lowered as the top level is, and each carried sequence is carried
+//! as the rank's block with its layout as one more carried value (`Lower::top_loop`).
+//!
 //! `len(x)` of a distributed `x` is its layout's last entry. Reductions, scans, scatters,
 //! permutes and sorts keep their loop in the IR (over the rank's block) and are marked in
 //! the table; the code generator wraps them in their communication.
@@ -208,11 +212,9 @@ pub fn lower(f: &Function, replicated: &[usize]) -> Result<Distributed, String> 
         notes: Vec::new(),
         // Checked reads that the CPU backend proves in range (clamped neighbours of a
         // sequence as long as the loop): their windows cover them, no check is needed.
-        proven: f
-            .body
-            .stmts
-            .iter()
-            .flat_map(|s| dpl_core::ranges::bounded_reads(f, s.var))
+        proven: top_level_vars(&f.body)
+            .into_iter()
+            .flat_map(|v| dpl_core::ranges::bounded_reads(f, v))
             .filter(|r| r.same_len)
             .map(|r| r.stmt)
             .collect(),
@@ -313,6 +315,27 @@ fn needs_block(k: &Kind, t: &Type) -> bool {
         (Kind::Repl, Type::Tuple(ts)) => ts.iter().any(|t| matches!(t, Type::Seq(_))),
         _ => false,
     }
+}
+
+/// The variables of the statements of `b` and of the blocks of its `if`s and loops (not
+/// of element functions): the statements every rank runs.
+fn top_level_vars(b: &Block) -> Vec<VarId> {
+    let mut vars = Vec::new();
+    for s in &b.stmts {
+        vars.push(s.var);
+        match &s.expr {
+            Expr::If(_, x, y) => {
+                vars.extend(top_level_vars(x));
+                vars.extend(top_level_vars(y));
+            }
+            Expr::Loop(l) => {
+                vars.extend(top_level_vars(&l.cond));
+                vars.extend(top_level_vars(&l.body));
+            }
+            _ => {}
+        }
+    }
+    vars
 }
 
 /// Whether values of type `t` can travel between ranks: scalars and tuples of them.
@@ -600,12 +623,7 @@ impl Lower {
                 }
             }
             Expr::Soac(soac) => self.soac(var, span, *soac, out, None)?,
-            Expr::Loop(_) => {
-                return Err(
-                    "a loop at the top level of the body (one that iterates whole parallel steps) is not distributed yet"
-                        .into(),
-                );
-            }
+            Expr::Loop(lp) => self.top_loop(var, span, *lp, out)?,
             Expr::Prim { prim, .. } => {
                 return Err(format!(
                     "internal: primitive `{}` after normalization",
@@ -642,6 +660,146 @@ impl Lower {
         }
         self.scopes.pop();
         Ok(Block { stmts: out, result })
+    }
+
+    /// A loop at the top level of the body (one that iterates whole parallel steps): every
+    /// rank runs it with the same control flow, since its condition reads scalars only and
+    /// every scalar is the same on every rank. A carried sequence is carried as the rank's
+    /// block together with its layout, a carried value of its own (its length may change
+    /// from one iteration to the next); a replicated start or next value is cut to the
+    /// rank's balanced block. The loop's value is then `var`'s tuple followed by the final
+    /// layouts, so `var` becomes a tuple of its first parts.
+    fn top_loop(
+        &mut self,
+        var: VarId,
+        span: Span,
+        mut lp: dpl_core::ir::Loop,
+        out: &mut Vec<Stmt>,
+    ) -> Result<(), String> {
+        let n = lp.params.len();
+        let mut seqs = Vec::new();
+        for (k, &p) in lp.params.iter().enumerate() {
+            let ty = &self.f.vars[p].ty;
+            if matches!(ty, Type::Seq(_)) {
+                seqs.push(k);
+            } else if ty.holds_seq() {
+                return Err(
+                    "a loop that carries a tuple with sequences in it is not distributed".into(),
+                );
+            }
+        }
+        let Type::Tuple(mut tys) = self.f.vars[var].ty.clone() else {
+            return Err("internal: a loop whose value is not a tuple".into());
+        };
+        let mut lays = Vec::new();
+        for &k in &seqs {
+            let (block, lay) = self.as_block(out, lp.inits[k], span);
+            lp.inits[k] = block;
+            let name = format!("lay_{}", self.f.vars[lp.params[k]].name);
+            let param = self.new_var(&name, lay_ty());
+            self.kinds.insert(lp.params[k], Kind::Dist(param));
+            lays.push((param, lay));
+        }
+        lp.cond = self.top_block(lp.cond, |_, _, _| Ok(()))?;
+        let params = lp.params.clone();
+        let seqs_in = seqs.clone();
+        let lay_params: Vec<VarId> = lays.iter().map(|l| l.0).collect();
+        lp.body = self.top_block(lp.body, move |l, stmts, result| {
+            // The next values, each sequence a block with its layout, then the layouts.
+            let mut parts = Vec::new();
+            for (k, &p) in params.iter().enumerate() {
+                let part = l.new_var("next", l.f.vars[p].ty.clone());
+                l.stmt(
+                    Stmt {
+                        var: part,
+                        expr: Expr::Field(*result, k as u32),
+                        span: Span::NONE,
+                    },
+                    stmts,
+                )?;
+                parts.push(part);
+            }
+            let mut next_lays = Vec::new();
+            for &k in &seqs_in {
+                let (block, lay) = l.as_block(stmts, parts[k], span);
+                parts[k] = block;
+                next_lays.push(lay);
+            }
+            parts.extend(next_lays);
+            let mut tys: Vec<Type> = params.iter().map(|p| l.f.vars[*p].ty.clone()).collect();
+            tys.extend(lay_params.iter().map(|_| lay_ty()));
+            *result = l.push(stmts, "next", Type::Tuple(tys), Expr::Tuple(parts));
+            Ok(())
+        })?;
+        lp.params.extend(lays.iter().map(|l| l.0));
+        lp.inits.extend(lays.iter().map(|l| l.1));
+        if seqs.is_empty() {
+            out.push(Stmt {
+                var,
+                expr: Expr::Loop(Box::new(lp)),
+                span,
+            });
+            return Ok(());
+        }
+        tys.extend(lays.iter().map(|_| lay_ty()));
+        let all = self.new_var("loop", Type::Tuple(tys.clone()));
+        out.push(Stmt {
+            var: all,
+            expr: Expr::Loop(Box::new(lp)),
+            span,
+        });
+        let mut parts = Vec::new();
+        let mut kinds = Vec::new();
+        for (k, t) in tys.iter().take(n).enumerate() {
+            parts.push(self.push(out, "final", t.clone(), Expr::Field(all, k as u32)));
+            kinds.push(Kind::Repl);
+        }
+        for (j, &k) in seqs.iter().enumerate() {
+            let lay = self.push(out, "lay", lay_ty(), Expr::Field(all, (n + j) as u32));
+            self.kinds.insert(parts[k], Kind::Dist(lay));
+            kinds[k] = Kind::Dist(lay);
+        }
+        out.push(Stmt {
+            var,
+            expr: Expr::Tuple(parts),
+            span,
+        });
+        self.kinds.insert(var, Kind::Tuple(kinds));
+        Ok(())
+    }
+
+    /// A block of a top-level loop, lowered in a scope of its own; `finish` may add
+    /// statements after it and change its result.
+    fn top_block(
+        &mut self,
+        b: Block,
+        finish: impl FnOnce(&mut Self, &mut Vec<Stmt>, &mut VarId) -> Result<(), String>,
+    ) -> Result<Block, String> {
+        self.scopes.push(Scope::default());
+        let mut stmts = Vec::new();
+        let mut result = b.result;
+        let lowered = b
+            .stmts
+            .into_iter()
+            .try_for_each(|s| self.stmt(s, &mut stmts))
+            .and_then(|()| finish(self, &mut stmts, &mut result));
+        self.scopes.pop();
+        lowered.map(|()| Block { stmts, result })
+    }
+
+    /// The sequence `x` as the rank's block and its layout: itself if it is distributed,
+    /// else (whole on every rank) its balanced block.
+    fn as_block(&mut self, out: &mut Vec<Stmt>, x: VarId, span: Span) -> (VarId, VarId) {
+        if let Some(lay) = self.dist(x) {
+            return (x, lay);
+        }
+        let m = self.push(out, "len", Type::usize(), Expr::Len(x));
+        let lay = self.comm(out, "lay", lay_ty(), Comm::Balanced { n: m }, vec![m], span);
+        self.kinds.insert(lay, Kind::Repl);
+        let ty = self.f.vars[x].ty.clone();
+        let block = self.comm(out, "block", ty, Comm::BlockOf { x }, vec![x], span);
+        self.kinds.insert(block, Kind::Dist(lay));
+        (block, lay)
     }
 
     /// The function's result: replicated sequences become the rank's block.
@@ -933,7 +1091,7 @@ impl Lower {
             _ => false,
         };
         let mut inner = false;
-        let branches = matches!(e, Expr::If(..));
+        let branches = matches!(e, Expr::If(..) | Expr::Loop(_));
         e.for_each_block(&mut |b| {
             inner |= b
                 .stmts
