@@ -30,9 +30,9 @@
 //! The kernel table of the output (a quiet 2-core machine, 2026-11-29): the operator
 //! (`apply`; `apply_half` is one loop after fusion, as the structure lines of the output
 //! say) and `dot` are faster than rayon's (1.26x, 1.38x);
-//! `precondition` is at parity (0.98x; [`kernels::precondition_into`] writes both
+//! `precondition` is at parity (0.98x; [`kernels::pcg::precondition_into`] writes both
 //! components in place in one loop); `axpy`, written in place (`*x = map(...)`,
-//! [`kernels::axpy_in_place`]) as the hand-written code does, is still a little slower
+//! [`kernels::pcg::axpy_in_place`]) as the hand-written code does, is still a little slower
 //! (0.91x: one call per component, each with its dispatch, and the results made
 //! NaN-canonical; the last table of the output, and BENCHMARKS.md, "In-place `*y = e`").
 //! The mod's own `precondition` returns two new vectors (3 loops and 1 temporary after

@@ -276,6 +276,36 @@ fn figure6_precondition_is_one_loop() {
     one_loop(&dpl::inspect!(dk::apply));
 }
 
+/// The kernels that update the solver's vectors (functions of the module with `&mut`
+/// parameters, written with its other functions) write them in place on the CPU: one
+/// `rt::update` loop (two outputs: `rt::update_unzip2`), no new vector.
+#[test]
+fn updates_are_written_in_place() {
+    for (name, i, helper) in [
+        (
+            "axpy_in_place",
+            dpl::inspect!(dk::axpy_in_place),
+            "rt::update(",
+        ),
+        (
+            "scale_add_in_place",
+            dpl::inspect!(dk::scale_add_in_place),
+            "rt::update(",
+        ),
+        (
+            "precondition_into",
+            dpl::inspect!(dk::precondition_into),
+            "rt::update_unzip2(",
+        ),
+    ] {
+        let rust: String = i.cpu_rust.chars().filter(|c| !c.is_whitespace()).collect();
+        assert_eq!(rust.matches(helper).count(), 1, "{name}: {}", i.cpu_rust);
+        for fresh in ["rt::map(", "rt::map_unzip2(", "heavy::map("] {
+            assert!(!rust.contains(fresh), "{name}: {}", i.cpu_rust);
+        }
+    }
+}
+
 /// Results returned in a tuple are moved out of the generated code's locals, not copied.
 #[test]
 fn tuple_results_are_moved_not_copied() {

@@ -181,6 +181,33 @@ pub mod pcg {
         map(|a, b| a + s * b, x, y)
     }
 
+    /// `x = x + s * y`, written into `x` ([`axpy`]: one pass on the CPU, no new vector).
+    pub fn axpy_in_place(s: f32, x: &mut [f32], y: &[f32]) {
+        *x = axpy(s, x, y);
+    }
+
+    /// `y = x + s * y`, written into `y`.
+    pub fn scale_add_in_place(x: &[f32], s: f32, y: &mut [f32]) {
+        *y = axpy(s, x, y);
+    }
+
+    /// [`precondition`] written into `e` and `f`: the two maps fuse into one loop, which on
+    /// the CPU writes both in place (no new vectors).
+    #[allow(clippy::too_many_arguments)]
+    pub fn precondition_into(
+        u: &[f32],
+        v: &[f32],
+        p_a: &[f32],
+        p_b: &[f32],
+        p_c: &[f32],
+        e: &mut [f32],
+        f: &mut [f32],
+    ) {
+        let (pe, pf) = precondition(u, v, p_a, p_b, p_c);
+        *e = pe;
+        *f = pf;
+    }
+
     /// The whole solve in one call, its loop inside: `solver::pcg` with these kernels (the
     /// same operations in the same order), from `x = 0` until `|r| / |b| <= tolerance` or
     /// `max_iterations`. Returns `x`'s two components, the iterations run, the relative
@@ -246,36 +273,6 @@ pub mod pcg {
         }
         (xu, xv, iterations, residual, breakdown)
     }
-}
-
-/// `x = x + s * y`, written into `x` (one pass on the CPU, no new vector). Functions with
-/// `&mut` parameters are `#[parallel]` on their own, outside the module.
-#[parallel]
-pub fn axpy_in_place(s: f32, x: &mut [f32], y: &[f32]) {
-    *x = map(|a, b| a + s * b, x, y);
-}
-
-/// `y = x + s * y`, written into `y`.
-#[parallel]
-pub fn scale_add_in_place(x: &[f32], s: f32, y: &mut [f32]) {
-    *y = map(|a, b| a + s * b, x, y);
-}
-
-/// [`pcg::precondition`] written into `e` and `f`: the two maps fuse into one loop, which
-/// on the CPU writes both in place (no new vectors).
-#[parallel]
-#[allow(clippy::too_many_arguments)]
-pub fn precondition_into(
-    u: &[f32],
-    v: &[f32],
-    p_a: &[f32],
-    p_b: &[f32],
-    p_c: &[f32],
-    e: &mut [f32],
-    f: &mut [f32],
-) {
-    *e = map(|a, b, ui, vi| a * ui + b * vi, p_a, p_b, u, v);
-    *f = map(|b, c, ui, vi| b * ui + c * vi, p_b, p_c, u, v);
 }
 
 /// The PCG kernels as dpl calls: every method calls `#[parallel]` functions of [`pcg`], run
@@ -383,7 +380,7 @@ impl Kernels for Dpl<'_> {
     fn precondition(&self, r: &Field, z: &mut Field) {
         if (z.u.len(), z.v.len()) == (r.u.len(), r.v.len()) {
             let (p_a, p_b, p_c) = (&self.p_a, &self.p_b, &self.p_c);
-            precondition_into(&r.u, &r.v, p_a, p_b, p_c, &mut z.u, &mut z.v);
+            pcg::precondition_into(&r.u, &r.v, p_a, p_b, p_c, &mut z.u, &mut z.v);
         } else {
             (z.u, z.v) = pcg::precondition(&r.u, &r.v, &self.p_a, &self.p_b, &self.p_c);
         }
@@ -394,12 +391,12 @@ impl Kernels for Dpl<'_> {
     }
 
     fn add_scaled(&self, x: &mut Field, s: f32, y: &Field) {
-        axpy_in_place(s, &mut x.u, &y.u);
-        axpy_in_place(s, &mut x.v, &y.v);
+        pcg::axpy_in_place(s, &mut x.u, &y.u);
+        pcg::axpy_in_place(s, &mut x.v, &y.v);
     }
 
     fn scale_add(&self, z: &Field, s: f32, p: &mut Field) {
-        scale_add_in_place(&z.u, s, &mut p.u);
-        scale_add_in_place(&z.v, s, &mut p.v);
+        pcg::scale_add_in_place(&z.u, s, &mut p.u);
+        pcg::scale_add_in_place(&z.v, s, &mut p.v);
     }
 }

@@ -5,6 +5,7 @@
 //! mismatch at the assignment, the slice unchanged), on every place. Which assignments the
 //! CPU writes in place (no temporary) and which through a temporary, and that both give
 //! the same answers and the same errors (a failing call leaves the parameter unchanged).
+//! Functions of a `#[parallel] mod` take `&mut` parameters too.
 
 use super::*;
 
@@ -125,6 +126,33 @@ mod prog {
     }
 }
 
+/// Functions of a `#[parallel] mod` change their `&mut` parameters as lone functions do,
+/// and may call the module's other functions.
+#[dpl::parallel]
+mod solver {
+    use dpl::prelude::*;
+
+    fn scaled(a: f32, x: &[f32]) -> Vec<f32> {
+        map(|v| a * v, x)
+    }
+
+    /// Calls `scaled` (inlined and fused): in place on `Place::Cpu`.
+    pub fn axpy(a: f32, x: &[f32], y: &mut [f32]) {
+        *y = map(|s, yi| s + yi, scaled(a, x), y);
+    }
+
+    pub fn norm2(x: &[f32]) -> f32 {
+        sum(map(|v| v * v, x))
+    }
+
+    /// Two parameters and a result computed by another function from the new values.
+    pub fn step(a: f32, p: &mut Vec<f32>, r: &mut [f32]) -> f32 {
+        *r = map(|ri, pi| ri - a * pi, r, p);
+        *p = map(|pi, ri| ri + 0.5 * pi, p, r);
+        norm2(r)
+    }
+}
+
 /// Whether the generated code for `Place::Cpu` writes a parameter in place
 /// (`rt::update`) instead of into a temporary.
 fn updates_in_place(cpu_rust: &str) -> bool {
@@ -141,6 +169,7 @@ fn which_assignments_are_in_place() {
         ("scale_shift", dpl::inspect!(prog::scale_shift), true),
         ("doubled_sum", dpl::inspect!(prog::doubled_sum), true),
         ("doubled_into", dpl::inspect!(prog::doubled_into), true),
+        ("solver::axpy", dpl::inspect!(solver::axpy), true),
         // Not a map, or not the same length.
         ("grow", dpl::inspect!(prog::grow), false),
         ("keep_positive", dpl::inspect!(prog::keep_positive), false),
@@ -362,6 +391,30 @@ fn in_place(place: Place) {
 
 on_every_place!(in_place);
 
+fn in_a_module(place: Place) {
+    each_size(place, &ALL_SIZES, |n, rng| {
+        let x = rng.f32s(n, -1.0, 1.0);
+        let mut y = rng.f32s(n, -1.0, 1.0);
+        let want = zip_with(&x, &y, |a, b| 2.5 * a + b);
+        solver::axpy(2.5, &x, &mut y);
+        assert_same(&y, &want, "solver::axpy");
+
+        let mut p = rng.f32s(n, -1.0, 1.0);
+        let mut r = rng.f32s(n, -1.0, 1.0);
+        let want_r = zip_with(&r, &p, |ri, pi| ri - 0.75 * pi);
+        let want_p = zip_with(&p, &want_r, |pi, ri| ri + 0.5 * pi);
+        let squares = each(&want_r, |v| v * v);
+        let want_norm = dpl_testkit::order::ordered_from(&squares, -0.0, |a, b| a + b);
+        let norm = solver::step(0.75, &mut p, &mut r);
+        assert_same(&r, &want_r, "solver::step: r");
+        assert_same(&p, &want_p, "solver::step: p");
+        assert_exact(norm, want_norm, "solver::step: the norm of the new r");
+        assert_exact(solver::norm2(&r), want_norm, "solver::norm2");
+    });
+}
+
+on_every_place!(in_a_module);
+
 /// Every program compiles to PTX (no CPU fallback on the GPU places).
 #[cfg(feature = "sim")]
 #[test]
@@ -383,6 +436,8 @@ fn every_program_compiles_for_the_gpu() {
         ("double_then_pick", dpl::inspect!(prog::double_then_pick)),
         ("one_of_two", dpl::inspect!(prog::one_of_two)),
         ("doubled_into", dpl::inspect!(prog::doubled_into)),
+        ("solver::axpy", dpl::inspect!(solver::axpy)),
+        ("solver::step", dpl::inspect!(solver::step)),
     ] {
         assert_eq!(i.gpu_not_compiled, "", "{name}");
     }

@@ -348,6 +348,23 @@ impl Lowerer<'_> {
                 ),
             );
         }
+        if let Callable::Fn(id) = c
+            && let Some(f) = self.fns.get(*id).filter(|f| !f.nested)
+            && let Some(y) = f.item.sig.inputs.iter().find_map(|a| match a {
+                syn::FnArg::Typed(pt) if matches!(&*pt.ty, syn::Type::Reference(r) if r.mutability.is_some()) => {
+                    Some(pt.pat.to_token_stream().to_string())
+                }
+                _ => None,
+            })
+        {
+            let name = f.name.clone();
+            return self.fail(
+                call,
+                format!(
+                    "`{name}` changes its `&mut` parameter `{y}`, so it cannot be called from #[parallel] code: call a function of the module that returns the new value instead (`{name}` itself can assign it: `*{y} = f(...);`)"
+                ),
+            );
+        }
         let mut copies = Vec::new();
         for a in &call.args {
             let v = self.value(a);

@@ -85,12 +85,6 @@ impl Lowerer<'_> {
                     let repr = if mentions(&pt.ty, &generic_names) {
                         None
                     } else if let Some(m) = sig::mut_param(&pt.ty, &mut self.errors) {
-                        if self.in_module {
-                            self.error(
-                                &pt.ty,
-                                "a function of a #[parallel] module cannot take `&mut` parameters: put `#[parallel]` on the function itself, outside the module",
-                            );
-                        }
                         m.map(|(w, repr)| {
                             write = Some(w);
                             repr
