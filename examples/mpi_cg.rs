@@ -6,6 +6,10 @@
 //! product combines one partial per rank in rank order. The host loop is plain Rust;
 //! each step is one fused `#[parallel]` call.
 //!
+//! The same solve then runs as one `#[parallel]` call with its loop inside
+//! (`kernels::solve`: every rank runs the loop, the vectors stay its blocks) and must give
+//! the same iterations and the same bits.
+//!
 //! The same solver then runs on one node (`Place::Cpu`, whole vectors, on rank 0): it
 //! must take the same number of iterations and reach the same solution.
 //!
@@ -72,6 +76,42 @@ mod kernels {
     pub fn norm2(v: &[f64]) -> f64 {
         sum(map(|a| a * a, v))
     }
+
+    /// The whole solve in one call, its loop inside (the host loop of [`super::pcg`] with
+    /// the same operations in the same order): `(u, iterations, residual)`. On
+    /// `Place::Mpi` every rank runs the loop; the vectors stay the ranks' blocks.
+    pub fn solve(
+        b: &[f64],
+        c: &[f64],
+        width: usize,
+        tol: f64,
+        max_iter: usize,
+    ) -> (Vec<f64>, usize, f64) {
+        let bb = norm2(b).sqrt();
+        let mut u = map(|_v| 0.0, b);
+        let mut r = b.to_vec();
+        let (z0, rz0) = precondition(r, c);
+        let mut p = z0;
+        let mut rz = rz0;
+        let mut iterations = 0;
+        let mut residual = 1.0;
+        while iterations < max_iter {
+            let (q, pq) = apply_dot(p, c, width);
+            let alpha = rz / pq;
+            let (u2, r2, rr) = update(u, r, p, q, alpha);
+            u = u2;
+            r = r2;
+            iterations += 1;
+            residual = rr.sqrt() / bb;
+            if residual < tol {
+                break;
+            }
+            let (z, rz2) = precondition(r, c);
+            p = direction(z, p, rz2 / rz);
+            rz = rz2;
+        }
+        (u, iterations, residual)
+    }
 }
 
 /// The solution, the iterations and the final relative residual.
@@ -129,6 +169,26 @@ fn main() {
         }));
     });
     let dist = dist.expect("solved");
+    // The solver as one call, its loop inside: the same iterations and the same bits.
+    let mut one_call = None;
+    let t_one = job_time(3, &mut || {
+        one_call = Some(with_place(Place::Mpi, || {
+            kernels::solve(&b, &c, width, tol, 10 * width)
+        }));
+    });
+    let (u_one, iterations_one, residual_one) = one_call.expect("solved");
+    assert_eq!(
+        (iterations_one, residual_one.to_bits()),
+        (dist.iterations, dist.residual.to_bits()),
+        "the one-call solve took another path than the host loop"
+    );
+    assert!(
+        u_one
+            .iter()
+            .zip(&dist.u)
+            .all(|(a, b)| a.to_bits() == b.to_bits()),
+        "the one-call solve's solution differs from the host loop's"
+    );
     let per_iteration = ms(t) / dist.iterations as f64;
     if rank == 0 {
         println!(
@@ -140,7 +200,15 @@ fn main() {
             per_iteration
         );
     }
+    if rank == 0 {
+        println!(
+            "the same solve as one #[parallel] call (its loop inside): {:.1} ms, {:.2}x the host loop's time; the same iterations and bits",
+            ms(t_one),
+            ms(t_one) / ms(t)
+        );
+    }
     report(rank, "cg", "time", ms(t), "ms");
+    report(rank, "cg", "one_call_time", ms(t_one), "ms");
     report(rank, "cg", "iterations", dist.iterations as f64, "count");
     // The single-node solver on the whole problem: the same iterations, the same solution.
     let u = dpl::mpi::gather_to_root(&dist.u, 0);

@@ -87,6 +87,19 @@ fn all_pairs_replicated(x: &[i32], y: &[i32]) -> Vec<usize> {
     map(|a| count(|b| b < a, y), x)
 }
 
+/// A loop at the top level of the body: the power iteration's form, a carried vector.
+#[parallel]
+fn normalized_steps(x: &[f64], steps: usize) -> (Vec<f64>, f64) {
+    let mut v = x.to_vec();
+    let mut norm = 0.0;
+    for _ in 0..steps {
+        let w = map(|e| e * 0.5 + 1.0, v);
+        norm = sum(map(|e| e * e, w)).sqrt();
+        v = map(|e| e / norm, w);
+    }
+    (v, norm)
+}
+
 /// Top-level loops of an IR text (`soac` statements at the first indentation level).
 fn loops(ir: &str) -> usize {
     ir.lines()
@@ -190,6 +203,38 @@ fn element_wise_chains_stay_local() {
     assert_eq!(
         helper_calls(f.mpi_rust, "reduce"),
         helper_calls(f.cpu_rust, "reduce")
+    );
+}
+
+/// A loop at the top level: the rank runs it over its blocks; each iteration's
+/// communication is its reduction's exchange (the carried vector keeps its layout, so
+/// nothing is realigned), and the loop's body holds the fused loops of the function.
+#[test]
+fn a_top_level_loop_runs_over_the_blocks() {
+    let f = dpl::inspect!(normalized_steps);
+    assert_eq!(f.mpi_not_compiled, "");
+    let got = comms(f.mpi_ir);
+    let windows = got.iter().filter(|c| c.starts_with("window")).count();
+    let reduces = got.iter().filter(|c| c.starts_with("reduce")).count();
+    assert_eq!(reduces, 1, "{got:?}\n{}", f.mpi_ir);
+    assert!(
+        got.iter().all(|c| c.starts_with("window")
+            || c.starts_with("reduce")
+            || c.starts_with("layouts")),
+        "{got:?}"
+    );
+    // Reads of the carried vector at the loop index with its own layout: windows of equal
+    // layouts (borrowed at run time, no message), one per loop that reads another's block.
+    assert!(windows <= 2, "{got:?}\n{}", f.mpi_ir);
+    assert!(!f.mpi_rust.contains("all_gather"), "{}", f.mpi_rust);
+    // The fused loops inside the loop's body, each once.
+    let inner = |ir: &str| ir.matches(" = soac ").count();
+    assert_eq!(
+        inner(f.mpi_ir),
+        inner(f.fused_ir),
+        "{}\n{}",
+        f.fused_ir,
+        f.mpi_ir
     );
 }
 

@@ -130,8 +130,6 @@ mod prog {
 /// and may call the module's other functions.
 #[dpl::parallel]
 mod solver {
-    use dpl::prelude::*;
-
     fn scaled(a: f32, x: &[f32]) -> Vec<f32> {
         map(|v| a * v, x)
     }

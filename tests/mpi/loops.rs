@@ -4,7 +4,8 @@
 //! top level of a body, which iterate whole parallel steps: a carried sequence whose
 //! condition is a reduction, one whose length changes at every iteration (a filter), one
 //! started from a replicated parameter, one that reads its sequence at other positions,
-//! and an error raised on one rank inside an iteration.
+//! a `break` between the updates of two carried sequences, and an error raised on one rank
+//! inside an iteration.
 
 use crate::harness::*;
 
@@ -92,6 +93,24 @@ mod top {
         v
     }
 
+    /// Two carried sequences and a `break` between their updates (the loop's `if` then
+    /// carries sequences), one of them filtered (uneven blocks).
+    #[parallel]
+    pub fn shrink(x: &[i64], limit: i64) -> (Vec<i64>, Vec<i64>, usize) {
+        let mut v = x.to_vec();
+        let mut w = x.to_vec();
+        let mut k = 0usize;
+        while k < 40 {
+            v = map(|e| e / 3 + e / 5, v);
+            k += 1;
+            if sum(v) < limit {
+                break;
+            }
+            w = filter(|e| e % 7 != 0, map(|e| e + 1, w));
+        }
+        (v, w, k)
+    }
+
     /// An index out of range at iteration `bad_step` only (on the rank that owns it).
     #[parallel]
     pub fn walk(x: &[i64], idx: &[usize], steps: usize, bad_step: usize) -> Result<i64, Error> {
@@ -130,6 +149,15 @@ fn top_level(env: Env) {
                 .map(|i| smoothed[i] + smoothed[if i + 1 < n { i + 1 } else { i }])
                 .collect();
         }
+        let (mut sv, mut sw, mut sk) = (x.clone(), x.clone(), 0usize);
+        while sk < 40 {
+            sv = sv.iter().map(|e| e / 3 + e / 5).collect();
+            sk += 1;
+            if sv.iter().sum::<i64>() < 5000 {
+                break;
+            }
+            sw = sw.iter().map(|e| e + 1).filter(|e| e % 7 != 0).collect();
+        }
         let idx: Vec<usize> = (0..n).map(|i| (i * 7 + 3) % n.max(1)).collect();
         let mut walked = x.clone();
         for _ in 0..3 {
@@ -145,6 +173,11 @@ fn top_level(env: Env) {
             assert_eq!(k, kept, "sieve: kept");
             let all = dpl::mpi::gather_to_all(&v);
             assert_eq!(all, sieved, "sieve: the survivors in the global order");
+
+            let (v, w, k) = top::shrink(&xb, 5000);
+            assert_eq!(k, sk, "shrink: iterations");
+            check_block("shrink: v", &v, &sv, &lens, env);
+            assert_eq!(dpl::mpi::gather_to_all(&w), sw, "shrink: w");
 
             let ib = block_of(&idx, &lens, env);
             assert_eq!(

@@ -317,6 +317,49 @@ fn needs_block(k: &Kind, t: &Type) -> bool {
     }
 }
 
+/// Whether `v` (a tuple) is read in `b` (at any depth) other than by taking a field, or is
+/// its result.
+fn used_whole(b: &Block, v: VarId) -> bool {
+    b.result == v
+        || b.stmts.iter().any(|s| {
+            let direct = match &s.expr {
+                Expr::Field(..) => false,
+                e => e.operands().contains(&v),
+            };
+            let mut inner = false;
+            s.expr
+                .for_each_block(&mut |blk| inner |= used_whole(blk, v));
+            s.expr.for_each_lambda(&mut |l| {
+                inner |= l.captures.contains(&v) || used_whole(&l.body, v)
+            });
+            direct || inner
+        })
+}
+
+/// The parts of a tuple type (none for another type).
+fn tuple_parts(t: &Type) -> Vec<Type> {
+    match t {
+        Type::Tuple(ts) => ts.clone(),
+        _ => Vec::new(),
+    }
+}
+
+/// The positions of the sequences among the parts `tys` of a tuple; `Err` for a part that
+/// is a tuple with sequences in it (`what` says whose).
+fn seq_parts(tys: &[Type], what: &str) -> Result<Vec<usize>, String> {
+    let mut seqs = Vec::new();
+    for (k, t) in tys.iter().enumerate() {
+        if matches!(t, Type::Seq(_)) {
+            seqs.push(k);
+        } else if t.holds_seq() {
+            return Err(format!(
+                "{what} a tuple with sequences in it, inside a tuple, is not distributed"
+            ));
+        }
+    }
+    Ok(seqs)
+}
+
 /// The variables of the statements of `b` and of the blocks of its `if`s and loops (not
 /// of element functions): the statements every rank runs.
 fn top_level_vars(b: &Block) -> Vec<VarId> {
@@ -604,6 +647,25 @@ impl Lower {
                     );
                 }
             }
+            Expr::If(c, a, b)
+                if matches!(self.f.vars[var].ty, Type::Tuple(_))
+                    && self.f.vars[var].ty.holds_seq() =>
+            {
+                // Each branch gives its sequences as blocks with their layouts.
+                let tys = tuple_parts(&self.f.vars[var].ty);
+                let seqs = seq_parts(&tys, "an `if` whose value is")?;
+                let (t, u) = (tys.clone(), seqs.clone());
+                let a = self.top_block(a, move |l, stmts, r| {
+                    *r = l.with_layouts(stmts, *r, &t, &u, span)?;
+                    Ok(())
+                })?;
+                let (t, u) = (tys.clone(), seqs.clone());
+                let b = self.top_block(b, move |l, stmts, r| {
+                    *r = l.with_layouts(stmts, *r, &t, &u, span)?;
+                    Ok(())
+                })?;
+                self.split_layouts(out, var, Expr::If(c, a, b), &seqs, span);
+            }
             Expr::If(c, a, b) => {
                 let ty = self.f.vars[var].ty.clone();
                 let a = self.branch(a, &ty)?;
@@ -615,11 +677,6 @@ impl Lower {
                 });
                 if matches!(ty, Type::Seq(_)) {
                     self.distributed(out, var, span);
-                } else if ty.holds_seq() {
-                    return Err(
-                        "an `if` whose value is a tuple with sequences in it is not distributed"
-                            .into(),
-                    );
                 }
             }
             Expr::Soac(soac) => self.soac(var, span, *soac, out, None)?,
@@ -676,21 +733,12 @@ impl Lower {
         mut lp: dpl_core::ir::Loop,
         out: &mut Vec<Stmt>,
     ) -> Result<(), String> {
-        let n = lp.params.len();
-        let mut seqs = Vec::new();
-        for (k, &p) in lp.params.iter().enumerate() {
-            let ty = &self.f.vars[p].ty;
-            if matches!(ty, Type::Seq(_)) {
-                seqs.push(k);
-            } else if ty.holds_seq() {
-                return Err(
-                    "a loop that carries a tuple with sequences in it is not distributed".into(),
-                );
-            }
-        }
-        let Type::Tuple(mut tys) = self.f.vars[var].ty.clone() else {
-            return Err("internal: a loop whose value is not a tuple".into());
-        };
+        let tys: Vec<Type> = lp
+            .params
+            .iter()
+            .map(|p| self.f.vars[*p].ty.clone())
+            .collect();
+        let seqs = seq_parts(&tys, "a loop that carries")?;
         let mut lays = Vec::new();
         for &k in &seqs {
             let (block, lay) = self.as_block(out, lp.inits[k], span);
@@ -701,34 +749,9 @@ impl Lower {
             lays.push((param, lay));
         }
         lp.cond = self.top_block(lp.cond, |_, _, _| Ok(()))?;
-        let params = lp.params.clone();
-        let seqs_in = seqs.clone();
-        let lay_params: Vec<VarId> = lays.iter().map(|l| l.0).collect();
-        lp.body = self.top_block(lp.body, move |l, stmts, result| {
-            // The next values, each sequence a block with its layout, then the layouts.
-            let mut parts = Vec::new();
-            for (k, &p) in params.iter().enumerate() {
-                let part = l.new_var("next", l.f.vars[p].ty.clone());
-                l.stmt(
-                    Stmt {
-                        var: part,
-                        expr: Expr::Field(*result, k as u32),
-                        span: Span::NONE,
-                    },
-                    stmts,
-                )?;
-                parts.push(part);
-            }
-            let mut next_lays = Vec::new();
-            for &k in &seqs_in {
-                let (block, lay) = l.as_block(stmts, parts[k], span);
-                parts[k] = block;
-                next_lays.push(lay);
-            }
-            parts.extend(next_lays);
-            let mut tys: Vec<Type> = params.iter().map(|p| l.f.vars[*p].ty.clone()).collect();
-            tys.extend(lay_params.iter().map(|_| lay_ty()));
-            *result = l.push(stmts, "next", Type::Tuple(tys), Expr::Tuple(parts));
+        let (t, u) = (tys.clone(), seqs.clone());
+        lp.body = self.top_block(lp.body, move |l, stmts, r| {
+            *r = l.with_layouts(stmts, *r, &t, &u, span)?;
             Ok(())
         })?;
         lp.params.extend(lays.iter().map(|l| l.0));
@@ -741,19 +764,102 @@ impl Lower {
             });
             return Ok(());
         }
-        tys.extend(lays.iter().map(|_| lay_ty()));
-        let all = self.new_var("loop", Type::Tuple(tys.clone()));
+        self.split_layouts(out, var, Expr::Loop(Box::new(lp)), &seqs, span);
+        Ok(())
+    }
+
+    /// The tuple `t` (of types `tys`, sequences at `seqs`) with each sequence made the
+    /// rank's block, followed by their layouts: a new tuple variable.
+    fn with_layouts(
+        &mut self,
+        out: &mut Vec<Stmt>,
+        t: VarId,
+        tys: &[Type],
+        seqs: &[usize],
+        span: Span,
+    ) -> Result<VarId, String> {
+        // The parts themselves when the block ends by making the tuple (so the CPU code
+        // moves the sequences it computed instead of copying them), else its fields.
+        let mut parts = match out.last() {
+            Some(Stmt {
+                var,
+                expr: Expr::Tuple(vs),
+                ..
+            }) if *var == t && vs.len() == tys.len() => {
+                let vs = vs.clone();
+                out.pop();
+                vs
+            }
+            _ => Vec::new(),
+        };
+        if parts.is_empty() {
+            for (k, ty) in tys.iter().enumerate() {
+                let part = self.new_var("part", ty.clone());
+                self.stmt(
+                    Stmt {
+                        var: part,
+                        expr: Expr::Field(t, k as u32),
+                        span: Span::NONE,
+                    },
+                    out,
+                )?;
+                parts.push(part);
+            }
+        }
+        let mut lays = Vec::new();
+        for &k in seqs {
+            let (block, lay) = self.as_block(out, parts[k], span);
+            parts[k] = block;
+            lays.push(lay);
+        }
+        parts.extend(lays);
+        let mut all = tys.to_vec();
+        all.extend(seqs.iter().map(|_| lay_ty()));
+        Ok(self.push(out, "with_layouts", Type::Tuple(all), Expr::Tuple(parts)))
+    }
+
+    /// Pushes `expr` (an `if` or a loop whose value is `var`'s tuple, with sequences at
+    /// `seqs`, followed by their layouts: [`Lower::with_layouts`]) and defines `var`, each
+    /// sequence distributed with its layout. When nothing reads `var` but its fields, `var`
+    /// is the value itself (its last fields unread); else `var` is a tuple of the first
+    /// fields (which copies its sequences).
+    fn split_layouts(
+        &mut self,
+        out: &mut Vec<Stmt>,
+        var: VarId,
+        expr: Expr,
+        seqs: &[usize],
+        span: Span,
+    ) {
+        let tys = tuple_parts(&self.f.vars[var].ty);
+        let n = tys.len();
+        let all_ty = match &expr {
+            Expr::If(_, a, _) => self.f.vars[a.result].ty.clone(),
+            Expr::Loop(l) => self.f.vars[l.body.result].ty.clone(),
+            _ => unreachable!("an `if` or a loop"),
+        };
+        if !used_whole(&self.fused.body, var) {
+            self.f.vars[var].ty = all_ty;
+            out.push(Stmt { var, expr, span });
+            let mut kinds = vec![Kind::Repl; n];
+            for (j, &k) in seqs.iter().enumerate() {
+                let lay = self.push(out, "lay", lay_ty(), Expr::Field(var, (n + j) as u32));
+                kinds[k] = Kind::Dist(lay);
+            }
+            self.kinds.insert(var, Kind::Tuple(kinds));
+            return;
+        }
+        let all = self.new_var("all", all_ty);
         out.push(Stmt {
             var: all,
-            expr: Expr::Loop(Box::new(lp)),
+            expr,
             span,
         });
         let mut parts = Vec::new();
-        let mut kinds = Vec::new();
-        for (k, t) in tys.iter().take(n).enumerate() {
-            parts.push(self.push(out, "final", t.clone(), Expr::Field(all, k as u32)));
-            kinds.push(Kind::Repl);
+        for (k, t) in tys.iter().enumerate() {
+            parts.push(self.push(out, "part", t.clone(), Expr::Field(all, k as u32)));
         }
+        let mut kinds = vec![Kind::Repl; n];
         for (j, &k) in seqs.iter().enumerate() {
             let lay = self.push(out, "lay", lay_ty(), Expr::Field(all, (n + j) as u32));
             self.kinds.insert(parts[k], Kind::Dist(lay));
@@ -765,7 +871,6 @@ impl Lower {
             span,
         });
         self.kinds.insert(var, Kind::Tuple(kinds));
-        Ok(())
     }
 
     /// A block of a top-level loop, lowered in a scope of its own; `finish` may add
