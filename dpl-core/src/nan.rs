@@ -68,6 +68,38 @@ pub fn canon_bf16(x: bf16) -> bf16 {
     }
 }
 
+/// The floats whose NaNs a loop may store as the arithmetic made them and make canonical
+/// afterwards (see `dpl-cpu`'s `rt::map_canon`): checking a stored run for NaNs costs less
+/// than choosing the canonical NaN at every element.
+pub trait Canonical: Copy {
+    /// Whether `self` is a NaN.
+    fn is_nan(self) -> bool;
+    /// `self`, or the canonical NaN if `self` is a NaN.
+    fn canonical(self) -> Self;
+}
+
+impl Canonical for f32 {
+    #[inline(always)]
+    fn is_nan(self) -> bool {
+        f32::is_nan(self)
+    }
+    #[inline(always)]
+    fn canonical(self) -> Self {
+        canon_f32(self)
+    }
+}
+
+impl Canonical for f64 {
+    #[inline(always)]
+    fn is_nan(self) -> bool {
+        f64::is_nan(self)
+    }
+    #[inline(always)]
+    fn canonical(self) -> Self {
+        canon_f64(self)
+    }
+}
+
 /// The variables of `f` whose NaN bits can be seen: all those read other than as an operand
 /// of an operator, a math function or a cast, or that are the value of a block.
 ///

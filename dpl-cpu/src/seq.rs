@@ -11,6 +11,7 @@
 //! schedule runs every level below the outermost sequentially): they are `#[inline]` so
 //! that a per-row loop compiles into the row's closure instead of a call per row.
 
+use dpl_core::nan::Canonical;
 use dpl_core::run::Error;
 use std::mem::MaybeUninit;
 
@@ -37,6 +38,18 @@ pub fn map<T, F: Fn(usize) -> T>(len: usize, f: F, prim: &'static str, at: At) -
     // A `Range` is `TrustedLen`: `extend` writes without capacity checks.
     out.extend((0..len).map(f));
     out
+}
+
+/// [`map`] of `|i| f(i).canonical()`: the float element function's NaNs made canonical
+/// (see [`rt::map_canon`](crate::rt::map_canon)).
+#[inline]
+pub fn map_canon<T: Canonical, F: Fn(usize) -> T>(
+    len: usize,
+    f: F,
+    prim: &'static str,
+    at: At,
+) -> Vec<T> {
+    map(len, |i| f(i).canonical(), prim, at)
 }
 
 /// `out[j] = f(j)` for every slot of `out` (length `len`, checked): a row of a ragged
@@ -72,6 +85,13 @@ pub fn update<T: Copy, F: Fn(usize, T) -> T>(y: &mut [T], f: F) {
     for (j, slot) in y.iter_mut().enumerate() {
         *slot = f(j, *slot);
     }
+}
+
+/// [`update`] of `|j, v| f(j, v).canonical()` (see
+/// [`rt::update_canon`](crate::rt::update_canon)).
+#[inline]
+pub fn update_canon<T: Canonical, F: Fn(usize, T) -> T>(y: &mut [T], f: F) {
+    update(y, |j, v| f(j, v).canonical())
 }
 
 /// `(a[j], b[j]) = f(j, a[j], b[j])` for every `j`, in order: two `&mut` parameters

@@ -80,6 +80,65 @@ fn map_matches_sequential() {
     });
 }
 
+/// `map_canon` and `update_canon` (and their `seq` forms) give the values of the element
+/// function with every NaN canonical: NaNs of other signs and payloads (as x86 arithmetic
+/// makes them) in one chunk of many, or in none, at every size, in every pool.
+#[test]
+fn canonical_maps_make_every_nan_canonical() {
+    const CANON32: u32 = dpl_core::nan::F32_BITS;
+    const CANON64: u64 = dpl_core::nan::F64_BITS;
+    // Element i: a number, or a NaN with one of several bit patterns where `i % k == 0`.
+    let value32 = |i: usize, k: usize| -> f32 {
+        match (i.is_multiple_of(k), i % 3) {
+            (true, 0) => f32::from_bits(0xffc0_0000),
+            (true, 1) => f32::from_bits(0x7fc0_1234),
+            (true, _) => f32::from_bits(0xff80_0001),
+            (false, _) => i as f32 * 0.5 - 7.0,
+        }
+    };
+    let canon32 = |v: f32| if v.is_nan() { CANON32 } else { v.to_bits() };
+    in_pools(|| {
+        for n in sizes() {
+            // No NaN at all, NaNs in one place (the last chunk), NaNs everywhere.
+            for k in [usize::MAX, n.max(1) - 1, 5] {
+                let k = k.max(1);
+                let want: Vec<u32> = (0..n).map(|i| canon32(value32(i, k))).collect();
+                let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<u32>>();
+                let got = rt::map_canon(n, |i| value32(i, k), "map", AT);
+                assert_eq!(bits(&got), want, "map_canon n = {n} k = {k}");
+                let got = dpl_cpu::seq::map_canon(n, |i| value32(i, k), "map", AT);
+                assert_eq!(bits(&got), want, "seq::map_canon n = {n} k = {k}");
+                let mut y: Vec<f32> = (0..n).map(|i| i as f32).collect();
+                rt::update_canon(&mut y, |i, old| value32(i, k) + (old - i as f32));
+                assert_eq!(bits(&y), want, "update_canon n = {n} k = {k}");
+                let mut y: Vec<f32> = (0..n).map(|i| i as f32).collect();
+                dpl_cpu::seq::update_canon(&mut y, |i, old| value32(i, k) + (old - i as f32));
+                assert_eq!(bits(&y), want, "seq::update_canon n = {n} k = {k}");
+                let got = rt::map_canon(
+                    n,
+                    |i| {
+                        if i.is_multiple_of(k) {
+                            f64::from_bits(0xfff8_0000_0000_0000)
+                        } else {
+                            i as f64
+                        }
+                    },
+                    "map",
+                    AT,
+                );
+                assert!(
+                    got.iter().enumerate().all(|(i, v)| if i.is_multiple_of(k) {
+                        v.to_bits() == CANON64
+                    } else {
+                        *v == i as f64
+                    }),
+                    "map_canon f64 n = {n} k = {k}"
+                );
+            }
+        }
+    });
+}
+
 #[test]
 fn map_of_owned_values() {
     for n in [0, 5, rt::GRAIN + 3] {

@@ -39,9 +39,12 @@ pub fn flat(rust: &str) -> String {
 }
 
 /// Occurrences of a call `<module> :: <name>(` into any module of the run-time support
-/// (`::dpl::__private::rt`, `::dpl::__private::heavy`, ...) in generated Rust.
+/// (`::dpl::__private::rt`, `::dpl::__private::heavy`, ...) in generated Rust. A helper's
+/// `_canon` form (`map_canon`: the same loop, its float results made NaN-canonical
+/// afterwards) counts as the helper.
 pub fn rt_calls(cpu_rust: &str, name: &str) -> usize {
     let call = format!("{name}(");
+    let canon = format!("{name}_canon(");
     flat(cpu_rust)
         .split("__private :: ")
         .skip(1)
@@ -51,7 +54,7 @@ pub fn rt_calls(cpu_rust: &str, name: &str) -> usize {
                     && module
                         .chars()
                         .all(|c| c.is_ascii_alphanumeric() || c == '_')
-                    && after.starts_with(&call)
+                    && (after.starts_with(&call) || after.starts_with(&canon))
             }
             None => false,
         })

@@ -207,17 +207,26 @@ impl Gen<'_> {
             self.subst.insert(r, quote!(__dpl_old));
         }
         let e = self.rep_ty(&self.f.vars[s.elem.body.result].ty);
+        let canon = self.defer_output_nan(s);
         self.depth += 1;
         let g = self.block_owned(&s.elem.body);
         self.depth -= 1;
+        if canon {
+            self.nan_deferred.remove(&s.elem.body.result);
+        }
         self.subst.clear();
         let rt = self.rt;
         let (name, own) = (self.ident(v), self.own_ident(v));
         self.owned.insert(v);
         self.reps.insert(v, Rep::Slice);
+        let update = if canon {
+            quote!(update_canon)
+        } else {
+            quote!(update)
+        };
         quote! {
             #check
-            #rt::update(&mut #y[..], move |#ip: usize, __dpl_old: #e| -> #e #g);
+            #rt::#update(&mut #y[..], move |#ip: usize, __dpl_old: #e| -> #e #g);
             let #own: ::std::vec::Vec<#e> = ::std::vec::Vec::new();
             let #name = &#y[..];
         }

@@ -96,10 +96,15 @@ impl Gen<'_> {
             SoacKind::Reduce { op, init } => self.deferred_reduce(s, op, init.is_some(), ty),
             _ => None,
         };
+        let canon = s.kind == SoacKind::Map && !heavy && self.defer_output_nan(s);
         let elem = self.lambda(&s.elem, false, &[Rep::Value]);
+        if canon {
+            self.nan_deferred.remove(&s.elem.body.result);
+        }
         let name = self.ident(v);
         let rty = self.rep_ty(ty);
         let value = match &s.kind {
+            SoacKind::Map if canon => quote!(#rt::map_canon(#n, #elem, #what, #loc)),
             SoacKind::Map => quote!(#rt::map(#n, #work #elem, #what, #loc)),
             SoacKind::Reduce { op, init } => {
                 let op_fn = self.lambda(op, false, &[]);
@@ -186,6 +191,41 @@ impl Gen<'_> {
                 Some(pred)
             }
             _ => None,
+        }
+    }
+
+    /// Whether the element function of the map `s` returns an `f32`/`f64` that an
+    /// operation computes (not a value moved: it keeps its bits) and that would be made
+    /// NaN-canonical as its last step: it is then
+    /// marked in `nan_deferred` (the caller removes it once the element function is
+    /// generated), and the run time makes the stored values canonical instead
+    /// (`rt::map_canon`, `rt::update_canon`), which costs less per element.
+    pub(super) fn defer_output_nan(&mut self, s: &Soac) -> bool {
+        let body = &s.elem.body;
+        let r = body.result;
+        let float = matches!(
+            self.f.vars[r].ty.scalar(),
+            Some(dpl_core::ir::Scalar::F32 | dpl_core::ir::Scalar::F64)
+        );
+        // Made by an operation whose NaNs are replaced (as in `Gen::stmt`), not moved.
+        let computed = body.stmts.iter().any(|st| {
+            st.var == r
+                && match &st.expr {
+                    Expr::Unary(..) | Expr::Binary(..) | Expr::Math(..) => true,
+                    Expr::Cast(a, _) => self.f.vars[*a].ty.scalar().is_some_and(|t| t.is_float()),
+                    _ => false,
+                }
+        });
+        if float
+            && computed
+            && self.nan_observed.contains(&r)
+            && !self.nan_deferred.contains(&r)
+            && super::mentions(body, r) == 1
+        {
+            self.nan_deferred.insert(r);
+            true
+        } else {
+            false
         }
     }
 
