@@ -145,9 +145,13 @@ impl Kernel {
 
     /// The `f32` value `x` rounded once, to nearest with ties to even, to the 16-bit float
     /// `to` ([`dpl_core::float16`]), held as its `f32` value with a NaN canonical:
-    /// `cvt.rn.f16.f32` and back for `f16`; for `bf16` (whose `cvt` needs sm_80) in
-    /// integer arithmetic on the bits, `bits + 0x7fff + (bit 16)` with the low half
-    /// cleared (a carry makes the next binade or infinity), a NaN set apart.
+    /// `cvt.rn.f16.f32` and back (`cvt.f32.f16`) for `f16`; for `bf16` (whose `cvt` needs
+    /// sm_80) in integer arithmetic on the bits, `bits + 0x7fff + (bit 16)` with the low
+    /// half cleared (a carry makes the next binade or infinity), a NaN set apart.
+    ///
+    /// The value is the result of an operation, whose NaN is canonical whatever its bits
+    /// were, so the way back needs none of [`Kernel::widen_half`]'s care for a NaN's
+    /// payload (which is for values only moved, as loaded from memory).
     pub fn round_half(&mut self, x: &Reg, to: Scalar) -> Reg {
         let x = Reg {
             ty: Scalar::F32,
@@ -156,7 +160,9 @@ impl Kernel {
         let r = if to == Scalar::F16 {
             let b = self.reg(Scalar::U32);
             self.emit(Ins::cvt_rnd(Rnd::Rn, Ty::F16, Ty::F32, &b, &x));
-            self.widen_half(&b, to)
+            let r = self.reg(to);
+            self.emit(Ins::cvt(Ty::F32, Ty::F16, &r, &b));
+            r
         } else {
             let (b, lsb) = (self.reg(Scalar::U32), self.reg(Scalar::U32));
             self.emit(Ins::mov(Ty::B32, &b, &x));

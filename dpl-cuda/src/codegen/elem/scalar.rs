@@ -1,7 +1,8 @@
 //! Scalar operations: constants, unary and binary operators (wrapping integers, checked
 //! division), Rust's `as` casts, and math functions (see [`super::math`]). `f16` and `bf16`
 //! are held as their exact `f32` value: an operation on them is the `f32` one on the same
-//! register, rounded once ([`Kernel::round_half`]).
+//! register, rounded once ([`Kernel::round_half`], whose NaN is canonical; only loads and
+//! stores keep a moved NaN's payload, see "16-bit floats" in `codegen/README.md`).
 
 use super::*;
 
