@@ -418,4 +418,4 @@ fn f16_saxpy_instructions_per_element() {
 
 /// The most thread instructions per element an `f16` saxpy may run (see
 /// [`f16_saxpy_instructions_per_element`]).
-const BOUND_F16_SAXPY: f64 = 71.0;
+const BOUND_F16_SAXPY: f64 = 62.0;

@@ -1,6 +1,6 @@
 //! `f16` and `bf16` operations on the simulator give the reference interpreter's bits
-//! exactly, NaNs included: `+ - * /`, `neg`, `min`, `max`, `sqrt`, `mul_add`, comparisons
-//! and a value only moved, on every pair of special operands (signed zeros, subnormals,
+//! exactly, NaNs included: `+ - * /`, `neg`, `abs`, `min`, `max`, `floor`, `round`, `sqrt`,
+//! `mul_add`, comparisons and a value only moved, on every pair of special operands (signed zeros, subnormals,
 //! the extremes of each binade class, infinities, NaNs with and without payloads) and on
 //! many random bit patterns (some NaNs and infinities among them) and random close pairs
 //! (whose sums and differences round at ties). The interpreter computes in `f32` and
@@ -17,8 +17,8 @@ use support::*;
 /// Every operation on a pair `(a, b)`, as a tuple per element.
 fn program(t: &str) -> String {
     format!(
-        "fn ops($x: [{t}], $y: [{t}]) -> [({t}, {t}, {t}, {t}, {t}, {t}, {t}, {t}, {t}, {t}, bool, bool)] {{
-  $r: [({t}, {t}, {t}, {t}, {t}, {t}, {t}, {t}, {t}, {t}, bool, bool)] = map(|$a: {t}, $b: {t}| [] {{
+        "fn ops($x: [{t}], $y: [{t}]) -> [({t}, {t}, {t}, {t}, {t}, {t}, {t}, {t}, {t}, {t}, {t}, {t}, {t}, bool, bool)] {{
+  $r: [({t}, {t}, {t}, {t}, {t}, {t}, {t}, {t}, {t}, {t}, {t}, {t}, {t}, bool, bool)] = map(|$a: {t}, $b: {t}| [] {{
     $s: {t} = add $a, $b
     $d: {t} = sub $a, $b
     $p: {t} = mul $a, $b
@@ -26,11 +26,14 @@ fn program(t: &str) -> String {
     $n: {t} = neg $a
     $lo: {t} = min $a, $b
     $hi: {t} = max $a, $b
+    $ab: {t} = abs $a
+    $fl: {t} = floor $a
+    $ro: {t} = round $a
     $sq: {t} = sqrt $a
     $f: {t} = mul_add $a, $b, $b
     $lt: bool = lt $a, $b
     $eq: bool = eq $a, $b
-    $res: ({t}, {t}, {t}, {t}, {t}, {t}, {t}, {t}, {t}, {t}, bool, bool) = tuple($s, $d, $p, $q, $n, $lo, $hi, $sq, $f, $a, $lt, $eq)
+    $res: ({t}, {t}, {t}, {t}, {t}, {t}, {t}, {t}, {t}, {t}, {t}, {t}, {t}, bool, bool) = tuple($s, $d, $p, $q, $n, $lo, $hi, $ab, $fl, $ro, $sq, $f, $a, $lt, $eq)
     $res
   }}, $x, $y)
   $r
@@ -85,8 +88,9 @@ fn bits(v: &Value) -> u16 {
 /// Runs the program over `t` on the simulator and in the interpreter and compares every
 /// leaf's bits.
 fn check(t: &str, specials: &[u16], make: fn(u16) -> Value, seed: u64) {
-    const NAMES: [&str; 12] = [
-        "add", "sub", "mul", "div", "neg", "min", "max", "sqrt", "mul_add", "moved", "lt", "eq",
+    const NAMES: [&str; 15] = [
+        "add", "sub", "mul", "div", "neg", "min", "max", "abs", "floor", "round", "sqrt",
+        "mul_add", "moved", "lt", "eq",
     ];
     let src = program(t);
     let c = compiled(&src);

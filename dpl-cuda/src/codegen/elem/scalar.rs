@@ -14,6 +14,17 @@ fn f32_of(r: &Reg) -> Reg {
     }
 }
 
+/// Whether the math function `m` of 16-bit floats gives a 16-bit float of the same type
+/// when computed in `f32`, its NaN canonical: then it needs no rounding. `abs` and the
+/// selections `min` and `max` give an operand's value; `floor ceil trunc round` an
+/// integer no larger in magnitude than the next one up, and every integer up to the point
+/// where the type's values are all integers (2^11 for `f16`, 2^8 for `bf16`) is one of
+/// its values.
+fn exact_on_halves(m: MathFn) -> bool {
+    use MathFn::*;
+    matches!(m, Abs | Min | Max | Floor | Ceil | Trunc | Round)
+}
+
 impl<'f> Gen<'f> {
     pub(super) fn constant(k: &mut Kernel, s: Scalar, c: Const) -> R<Reg> {
         let r = k.reg(s);
@@ -49,8 +60,9 @@ impl<'f> Gen<'f> {
 
     pub(super) fn unary(k: &mut Kernel, op: UnOp, x: &Reg) -> Reg {
         if x.ty.is_half() {
+            // `-x` is exact and its NaN already canonical: no rounding.
             let w = Self::unary(k, op, &f32_of(x));
-            return k.round_half(&w, x.ty);
+            return Reg { ty: x.ty, ..w };
         }
         let r = k.reg(x.ty);
         match (op, x.ty) {
@@ -345,7 +357,11 @@ impl<'f> Gen<'f> {
         if x.ty.is_half() {
             let wide: Vec<Reg> = xs.iter().map(f32_of).collect();
             let r = self.math(k, m, &wide)?;
-            return Ok(k.round_half(&r, x.ty));
+            return Ok(if exact_on_halves(m) {
+                Reg { ty: x.ty, ..r }
+            } else {
+                k.round_half(&r, x.ty)
+            });
         }
         if xs.len() != m.arity() {
             return unsupported(format!("`{}` with {} arguments", m.name(), xs.len()));
