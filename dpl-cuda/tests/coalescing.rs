@@ -381,3 +381,41 @@ fn float_row_scan_in_order_figures() {
         }
     }
 }
+
+/// The thread instructions per element of a saxpy over `f16` (`alpha * x + y`, each
+/// operation rounded once to `f16`), reported next to the same saxpy over `f32`: the cost
+/// of holding the 16-bit floats as `f32` values, rounding after each operation and
+/// widening and narrowing them in memory. The bound keeps the measured figure.
+#[test]
+fn f16_saxpy_instructions_per_element() {
+    use dpl_core::float16::f16;
+    let src = |t: &str| {
+        format!(
+            "fn saxpy($alpha: {t}, $x: [{t}], $y: [{t}]) -> [{t}] {{\n  $r: [{t}] = map(|$a: {t}, $b: {t}| [] {{ $t: {t} = mul $alpha, $a; $u: {t} = add $t, $b; $u }}, $x, $y)\n  $r\n}}"
+        )
+    };
+    let mut r = Rng::new(14);
+    let mut halves = || {
+        Value::seq(
+            (0..N)
+                .map(|_| Value::F16(f16::from_f32(r.f32_in(-4.0, 4.0))))
+                .collect(),
+        )
+    };
+    let (x16, y16) = (halves(), halves());
+    let mut r = Rng::new(15);
+    let (x32, y32) = (f32s(&mut r, N, 4.0), f32s(&mut r, N, 4.0));
+    let per =
+        |src: &str, args: Vec<Value>| -> f64 { figures(src, args, N).iter().map(|f| f.4).sum() };
+    let half = per(&src("f16"), vec![Value::F16(f16::from_f32(1.5)), x16, y16]);
+    let single = per(&src("f32"), vec![Value::F32(1.5), x32, y32]);
+    eprintln!("saxpy: f16 {half:.1} thread instructions per element, f32 {single:.1}");
+    assert!(
+        half < BOUND_F16_SAXPY,
+        "an f16 saxpy runs {half:.1} thread instructions per element"
+    );
+}
+
+/// The most thread instructions per element an `f16` saxpy may run (see
+/// [`f16_saxpy_instructions_per_element`]).
+const BOUND_F16_SAXPY: f64 = 62.0;

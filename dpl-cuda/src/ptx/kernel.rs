@@ -99,15 +99,16 @@ impl Kernel {
         if to == Scalar::F16 {
             self.emit(Ins::cvt(Ty::F32, Ty::F16, &r, b));
             // A NaN keeps its sign and payload (a value only moved keeps its bits): the
-            // payload's 10 bits on top of the `f32`'s, built in integer arithmetic.
+            // payload's 10 bits on top of the `f32`'s, built in integer arithmetic. The
+            // bits moved to the top and shifted back arithmetically by 3 leave the sign on
+            // top (copied into the 3 bits below it), the all-ones exponent under those and
+            // the payload right under the `f32`'s exponent; setting the `f32`'s exponent
+            // then leaves the sign alone on top.
             let nan = self.reg(Scalar::Bool);
             self.emit(Ins::setp(Cmp::Nan, Ty::F32, &nan, &r, &r));
-            let (m, s) = (self.reg(Scalar::U32), self.reg(Scalar::U32));
-            self.emit(Ins::and(Ty::B32, &m, b, Src::hex(0x3ff)));
-            self.emit(Ins::shl(Ty::B32, &m, &m, 13));
-            self.emit(Ins::and(Ty::B32, &s, b, Src::hex(0x8000)));
-            self.emit(Ins::shl(Ty::B32, &s, &s, 16));
-            self.emit(Ins::or(Ty::B32, &m, &m, &s));
+            let m = self.reg(Scalar::I32);
+            self.emit(Ins::shl(Ty::B32, &m, b, 16));
+            self.emit(Ins::shr(Ty::S32, &m, &m, 3));
             self.emit(Ins::or(Ty::B32, &m, &m, Src::hex(0x7f80_0000)));
             self.emit(Ins::mov(Ty::B32, &r, &m).when(&nan));
         } else {
@@ -124,17 +125,17 @@ impl Kernel {
         let b = self.reg(Scalar::U32);
         if r.ty == Scalar::F16 {
             self.emit(Ins::cvt_rnd(Rnd::Rn, Ty::F16, Ty::F32, &b, r));
-            // A NaN's sign and the top 10 bits of its payload, as `widen_half` put them.
+            // A NaN's sign and the top 10 bits of its payload, as `widen_half` put them:
+            // the bits shifted down by 13 hold the payload and, above it, the all-ones
+            // exponent; their low 15 bits go under the sign, which is bit 15 of the bits
+            // shifted down by 16 (`bfi`; nothing above bit 15 is set).
             let nan = self.reg(Scalar::Bool);
             self.emit(Ins::setp(Cmp::Nan, Ty::F32, &nan, r, r));
             let (m, s) = (self.reg(Scalar::U32), self.reg(Scalar::U32));
             self.emit(Ins::mov(Ty::B32, &m, r));
             self.emit(Ins::shr(Ty::B32, &s, &m, 16));
-            self.emit(Ins::and(Ty::B32, &s, &s, Src::hex(0x8000)));
             self.emit(Ins::shr(Ty::B32, &m, &m, 13));
-            self.emit(Ins::and(Ty::B32, &m, &m, Src::hex(0x3ff)));
-            self.emit(Ins::or(Ty::B32, &m, &m, &s));
-            self.emit(Ins::or(Ty::B32, &m, &m, Src::hex(0x7c00)));
+            self.emit(Ins::bfi(Ty::B32, &m, &m, &s, 0, 15));
             self.emit(Ins::mov(Ty::B32, &b, &m).when(&nan));
         } else {
             self.emit(Ins::mov(Ty::B32, &b, r));
@@ -145,9 +146,13 @@ impl Kernel {
 
     /// The `f32` value `x` rounded once, to nearest with ties to even, to the 16-bit float
     /// `to` ([`dpl_core::float16`]), held as its `f32` value with a NaN canonical:
-    /// `cvt.rn.f16.f32` and back for `f16`; for `bf16` (whose `cvt` needs sm_80) in
-    /// integer arithmetic on the bits, `bits + 0x7fff + (bit 16)` with the low half
-    /// cleared (a carry makes the next binade or infinity), a NaN set apart.
+    /// `cvt.rn.f16.f32` and back (`cvt.f32.f16`) for `f16`; for `bf16` (whose `cvt` needs
+    /// sm_80) in integer arithmetic on the bits, `bits + 0x7fff + (bit 16)` with the low
+    /// half cleared (a carry makes the next binade or infinity), a NaN set apart.
+    ///
+    /// The value is the result of an operation, whose NaN is canonical whatever its bits
+    /// were, so the way back needs none of [`Kernel::widen_half`]'s care for a NaN's
+    /// payload (which is for values only moved, as loaded from memory).
     pub fn round_half(&mut self, x: &Reg, to: Scalar) -> Reg {
         let x = Reg {
             ty: Scalar::F32,
@@ -156,7 +161,9 @@ impl Kernel {
         let r = if to == Scalar::F16 {
             let b = self.reg(Scalar::U32);
             self.emit(Ins::cvt_rnd(Rnd::Rn, Ty::F16, Ty::F32, &b, &x));
-            self.widen_half(&b, to)
+            let r = self.reg(to);
+            self.emit(Ins::cvt(Ty::F32, Ty::F16, &r, &b));
+            r
         } else {
             let (b, lsb) = (self.reg(Scalar::U32), self.reg(Scalar::U32));
             self.emit(Ins::mov(Ty::B32, &b, &x));

@@ -1,7 +1,8 @@
 //! Scalar operations: constants, unary and binary operators (wrapping integers, checked
 //! division), Rust's `as` casts, and math functions (see [`super::math`]). `f16` and `bf16`
 //! are held as their exact `f32` value: an operation on them is the `f32` one on the same
-//! register, rounded once ([`Kernel::round_half`]).
+//! register, rounded once ([`Kernel::round_half`], whose NaN is canonical; only loads and
+//! stores keep a moved NaN's payload, see "16-bit floats" in `codegen/README.md`).
 
 use super::*;
 
@@ -11,6 +12,17 @@ fn f32_of(r: &Reg) -> Reg {
         ty: Scalar::F32,
         ..r.clone()
     }
+}
+
+/// Whether the math function `m` of 16-bit floats gives a 16-bit float of the same type
+/// when computed in `f32`, its NaN canonical: then it needs no rounding. `abs` and the
+/// selections `min` and `max` give an operand's value; `floor ceil trunc round` an
+/// integer no larger in magnitude than the next one up, and every integer up to the point
+/// where the type's values are all integers (2^11 for `f16`, 2^8 for `bf16`) is one of
+/// its values.
+fn exact_on_halves(m: MathFn) -> bool {
+    use MathFn::*;
+    matches!(m, Abs | Min | Max | Floor | Ceil | Trunc | Round)
 }
 
 impl<'f> Gen<'f> {
@@ -48,8 +60,9 @@ impl<'f> Gen<'f> {
 
     pub(super) fn unary(k: &mut Kernel, op: UnOp, x: &Reg) -> Reg {
         if x.ty.is_half() {
+            // `-x` is exact and its NaN already canonical: no rounding.
             let w = Self::unary(k, op, &f32_of(x));
-            return k.round_half(&w, x.ty);
+            return Reg { ty: x.ty, ..w };
         }
         let r = k.reg(x.ty);
         match (op, x.ty) {
@@ -344,7 +357,11 @@ impl<'f> Gen<'f> {
         if x.ty.is_half() {
             let wide: Vec<Reg> = xs.iter().map(f32_of).collect();
             let r = self.math(k, m, &wide)?;
-            return Ok(k.round_half(&r, x.ty));
+            return Ok(if exact_on_halves(m) {
+                Reg { ty: x.ty, ..r }
+            } else {
+                k.round_half(&r, x.ty)
+            });
         }
         if xs.len() != m.arity() {
             return unsupported(format!("`{}` with {} arguments", m.name(), xs.len()));

@@ -159,6 +159,22 @@ impl Ins {
         Ins::new(format!("setp.{cmp}.and.{ty}"), &[p, &src(a), &src(b), q])
     }
 
+    /// `bfi.ty d, a, b, pos, len`: `b` with its `len` bits from bit `pos` replaced by the
+    /// low `len` bits of `a`.
+    pub(crate) fn bfi(
+        ty: Ty,
+        d: &Reg,
+        a: impl Into<Src>,
+        b: impl Into<Src>,
+        pos: impl Into<Src>,
+        len: impl Into<Src>,
+    ) -> Ins {
+        Ins::new(
+            format!("bfi.{ty}"),
+            &[d, &src(a), &src(b), &src(pos), &src(len)],
+        )
+    }
+
     /// `selp.ty d, a, b, p`: `p ? a : b`.
     pub(crate) fn selp(ty: Ty, d: &Reg, a: impl Into<Src>, b: impl Into<Src>, p: &Reg) -> Ins {
         Ins::new(format!("selp.{ty}"), &[d, &src(a), &src(b), p])
