@@ -29,15 +29,14 @@
 //!
 //! The kernel table of the output (a quiet 2-core machine, 2026-11-29): the operator
 //! (`apply`; `apply_half` is one loop after fusion, as the structure lines of the output
-//! say) and `dot` are faster than rayon's (1.26x, 1.38x);
-//! `precondition` is at parity (0.98x; [`kernels::pcg::precondition_into`] writes both
-//! components in place in one loop); `axpy`, written in place (`*x = map(...)`,
-//! [`kernels::pcg::axpy_in_place`]) as the hand-written code does, is still a little slower
-//! (0.91x: one call per component, each with its dispatch, and the results made
-//! NaN-canonical; the last table of the output, and BENCHMARKS.md, "In-place `*y = e`").
-//! The mod's own `precondition` returns two new vectors (3 loops and 1 temporary after
-//! fusion); the in-place kernels live outside the mod because a `#[parallel] mod` cannot
-//! take `&mut` parameters yet.
+//! say) and `dot` are faster than rayon's (1.19x, 1.44x); `precondition`, written in place
+//! ([`kernels::pcg::precondition_into`]: both components in one loop), is at parity
+//! (1.00x); `axpy`, written in place (`*x = axpy(s, x, y);`, [`kernels::pcg::axpy_in_place`])
+//! as the hand-written code does, is a little slower (0.91x): its results are made
+//! NaN-canonical (dpl's contract on every place; the stored values are checked for NaNs in
+//! the same loop and rewritten only if one is there), which costs about as much at these
+//! in-cache sizes (1 MiB per component) as the gap. The mod's own `precondition` returns two
+//! new vectors (3 loops and 1 temporary after fusion).
 
 #[path = "pcg/baselines.rs"]
 mod baselines;
