@@ -35,14 +35,21 @@ where
     F: Fn(usize) -> T + Sync,
 {
     super::check_row_len(out.len(), len);
-    if len < super::GRAIN {
-        fill(out, 0, &f);
+    in_chunks(out, |part, base| fill(part, base, &f));
+}
+
+/// `part(chunk, base)` for consecutive chunks of `y` (`base`: the chunk's first index): one
+/// chunk below [`GRAIN`](super::GRAIN), else chunks of a quarter of it in parallel, one
+/// task each.
+fn in_chunks<T: Send, P: Fn(&mut [T], usize) + Sync>(y: &mut [T], part: P) {
+    if y.len() < super::GRAIN {
+        part(y, 0);
     } else {
-        let chunk = par::chunk_len(len, super::GRAIN / 4);
-        out.par_chunks_mut(chunk)
+        let chunk = par::chunk_len(y.len(), super::GRAIN / 4);
+        y.par_chunks_mut(chunk)
             .with_max_len(1)
             .enumerate()
-            .for_each(|(c, part)| fill(part, c * chunk, &f));
+            .for_each(|(c, p)| part(p, c * chunk));
     }
 }
 
@@ -73,17 +80,9 @@ where
     F: Fn(usize) -> T + Sync,
 {
     let mut out: Vec<T> = super::alloc(len, prim, at);
-    let spare = &mut out.spare_capacity_mut()[..len];
-    if len < super::GRAIN {
-        fill_canon(spare, 0, &f);
-    } else {
-        let chunk = par::chunk_len(len, super::GRAIN / 4);
-        spare
-            .par_chunks_mut(chunk)
-            .with_max_len(1)
-            .enumerate()
-            .for_each(|(c, part)| fill_canon(part, c * chunk, &f));
-    }
+    in_chunks(&mut out.spare_capacity_mut()[..len], |part, base| {
+        fill_canon(part, base, &f)
+    });
     // SAFETY: every slot of the first `len` was written (as in `map`).
     unsafe { out.set_len(len) };
     out
@@ -115,15 +114,7 @@ where
     T: Canonical + Send,
     F: Fn(usize, T) -> T + Sync,
 {
-    if y.len() < super::GRAIN {
-        update_part_canon(y, 0, &f);
-    } else {
-        let chunk = par::chunk_len(y.len(), super::GRAIN / 4);
-        y.par_chunks_mut(chunk)
-            .with_max_len(1)
-            .enumerate()
-            .for_each(|(c, part)| update_part_canon(part, c * chunk, &f));
-    }
+    in_chunks(y, |part, base| update_part_canon(part, base, &f));
 }
 
 /// [`update_part`], then the NaNs of `part` made canonical; never inlined (see [`fill`]).
@@ -169,15 +160,7 @@ where
     T: Copy + Send,
     F: Fn(usize, T) -> T + Sync,
 {
-    if y.len() < super::GRAIN {
-        update_part(y, 0, &f);
-    } else {
-        let chunk = par::chunk_len(y.len(), super::GRAIN / 4);
-        y.par_chunks_mut(chunk)
-            .with_max_len(1)
-            .enumerate()
-            .for_each(|(c, part)| update_part(part, c * chunk, &f));
-    }
+    in_chunks(y, |part, base| update_part(part, base, &f));
 }
 
 /// `part[j] = f(base + j, part[j])` for every element of `part`; never inlined, for the
@@ -220,16 +203,7 @@ where
         fill(p1, base + a, &interior);
         fill(p2, base + b, &edge);
     };
-    if len < super::GRAIN {
-        run(spare, 0);
-    } else {
-        let chunk = par::chunk_len(len, super::GRAIN / 4);
-        spare
-            .par_chunks_mut(chunk)
-            .with_max_len(1)
-            .enumerate()
-            .for_each(|(c, part)| run(part, c * chunk));
-    }
+    in_chunks(spare, run);
     // SAFETY: the three fills of each chunk wrote every one of its slots (see `map`).
     unsafe { out.set_len(len) };
     out
