@@ -31,7 +31,8 @@ fn expand(src: &str) -> usize {
     let item: syn::ItemFn = syn::parse_str(src).expect("a synthetic function parses");
     let opts = front::Options::default();
     let lowered = front::expand_fn(&opts, item).expect("a synthetic function compiles");
-    let code = emit::emit(&opts, vec![lowered], None).expect("a synthetic function compiles");
+    let code = emit::emit(&opts, vec![lowered], None, proc_macro2::TokenStream::new())
+        .expect("a synthetic function compiles");
     code.into_iter().count()
 }
 

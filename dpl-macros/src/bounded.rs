@@ -17,7 +17,8 @@ fn expand(src: &str) -> (usize, usize, Duration) {
     let opts = Options::default();
     let lowered = front::expand_fn(&opts, item).unwrap_or_else(|e| panic!("{e}: {src}"));
     let vars = lowered.func.vars.len();
-    let code = crate::emit::emit(&opts, vec![lowered], None).unwrap_or_else(|e| panic!("{e}"));
+    let code = crate::emit::emit(&opts, vec![lowered], None, proc_macro2::TokenStream::new())
+        .unwrap_or_else(|e| panic!("{e}"));
     (vars, code.to_string().len(), start.elapsed())
 }
 
@@ -164,7 +165,8 @@ fn ptx_past_the_limit_is_a_compile_error() {
     let item: syn::ItemFn = syn::parse_str(&src).expect("parses");
     let opts = Options::default();
     let lowered = front::expand_fn(&opts, item).expect("the front end accepts it");
-    let e = crate::emit::emit(&opts, vec![lowered], None).expect_err("2^40 copies of a step");
+    let e = crate::emit::emit(&opts, vec![lowered], None, proc_macro2::TokenStream::new())
+        .expect_err("2^40 copies of a step");
     let msg = e.to_string();
     for part in [
         "the GPU code of `halves` is larger than 8 MiB of PTX",

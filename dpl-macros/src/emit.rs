@@ -25,11 +25,13 @@ use dpl_cpu::codegen::{self, FnInput, ParamRepr};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
 
-/// Emits the items for every lowered function (inside the module when `module` is given).
+/// Emits the items for every lowered function (inside the module when `module` is given,
+/// followed there by `extra`, the items of its generic functions).
 pub fn emit(
     opts: &Options,
     lowered: Vec<Lowered>,
     module: Option<&syn::ItemMod>,
+    extra: TokenStream,
 ) -> Result<TokenStream, syn::Error> {
     let mut items = TokenStream::new();
     let mut errors = Errors::default();
@@ -55,6 +57,7 @@ pub fn emit(
                 #vis mod #ident {
                     #(#uses)*
                     #items
+                    #extra
                 }
             }
         }

@@ -27,6 +27,11 @@
 //! implemented for the listed combinations only, so a call with another type is a compile
 //! error that names the allowed types.
 //!
+//! In a `#[parallel] mod`, each generic function is expanded the same way inside the module
+//! ([`expand_module_fns`]); its instantiations are lowered with the module's other
+//! functions in scope, so they may call them (calls of a generic function from `#[parallel]`
+//! code are a spanned error: the call would need its type arguments inferred first).
+//!
 //! Errors are reported once: the instantiations are compiled in order and the first that
 //! fails gives its errors, each saying which types it was compiled for (a bound violation
 //! such as `v & w` with `T: Float` shows as the error of `T = f32`, at `&`).
@@ -333,12 +338,39 @@ fn instance(
 /// The whole expansion of a generic function: the instantiations, then the function that
 /// dispatches to them.
 pub fn expand(opts: &Options, f: &syn::ItemFn) -> Result<TokenStream, syn::Error> {
+    expand_with(opts, f, |inst| front::expand_fn(opts, inst))
+}
+
+/// The generic functions of the `#[parallel] mod` `m`, each expanded as a lone one is (its
+/// instantiations and the function that dispatches to them, placed in the module), its
+/// instantiations lowered with the module's other functions in scope, so that they can
+/// call them.
+pub fn expand_module_fns(opts: &Options, m: &syn::ItemMod) -> Result<TokenStream, syn::Error> {
+    let fns = front::module_fns(m);
+    let mut out = TokenStream::new();
+    let mut errors = crate::front::errors::Errors::default();
+    for (i, f) in fns.iter().enumerate().filter(|(_, f)| is_generic(f)) {
+        let items = expand_with(opts, f, |inst| front::expand_instance(inst, &fns, i));
+        if let Some(items) = errors.ok(items) {
+            out.extend(items);
+        }
+    }
+    errors.finish()?;
+    Ok(out)
+}
+
+/// [`expand`], each instantiation lowered by `lower`.
+fn expand_with(
+    opts: &Options,
+    f: &syn::ItemFn,
+    lower: impl Fn(syn::ItemFn) -> Result<front::Lowered, syn::Error>,
+) -> Result<TokenStream, syn::Error> {
     let params = params(f, opts)?;
     let mut items = TokenStream::new();
     let mut instances = Vec::new();
     for types in combinations(&params) {
         let inst = instance(f, &params, &types)?;
-        let lowered = front::expand_fn(opts, inst.clone()).and_then(|mut l| {
+        let lowered = lower(inst.clone()).and_then(|mut l| {
             l.literals = Literals::Generic;
             // Generic in an unused parameter, so that Rust compiles only the instantiations
             // a program calls (see `dispatcher`).
@@ -356,7 +388,7 @@ pub fn expand(opts: &Options, f: &syn::ItemFn) -> Result<TokenStream, syn::Error
                     .collect::<Vec<_>>()
                     .join(", ")
             );
-            crate::emit::emit(opts, vec![l], None)
+            crate::emit::emit(opts, vec![l], None, TokenStream::new())
         });
         items.extend(lowered.map_err(|e| in_instance(e, &params, &types))?);
         instances.push((types, inst));

@@ -102,13 +102,15 @@ fn expand(attr: TokenStream2, item: TokenStream2) -> TokenStream2 {
         syn::Item::Fn(f) => {
             let opts = opts.and_then(|o| generic::check_no_types(&o, "this function").map(|()| o));
             let result = both(opts, front::expand_fn(&body_opts, f.clone()))
-                .and_then(|(o, l)| generate(&o, vec![l], None));
+                .and_then(|(o, l)| emit::emit(&o, vec![l], None, TokenStream2::new()));
             result.unwrap_or_else(|e| error_with(e, fallback_fn(f).into_token_stream()))
         }
         syn::Item::Mod(m) => {
             let opts = opts.and_then(|o| generic::check_no_types(&o, "a module").map(|()| o));
-            let result = both(opts, front::expand_mod(&body_opts, &m))
-                .and_then(|(o, l)| generate(&o, l, Some(&m)));
+            let result = both(opts, front::expand_mod(&body_opts, &m)).and_then(|(o, l)| {
+                let generic = generic::expand_module_fns(&o, &m)?;
+                emit::emit(&o, l, Some(&m), generic)
+            });
             result.unwrap_or_else(|e| error_with(e, fallback_mod(m).into_token_stream()))
         }
         other => error_with(
@@ -119,15 +121,6 @@ fn expand(attr: TokenStream2, item: TokenStream2) -> TokenStream2 {
             other.into_token_stream(),
         ),
     }
-}
-
-/// Code generation for the lowered functions (see `emit`).
-fn generate(
-    opts: &front::Options,
-    lowered: Vec<front::Lowered>,
-    module: Option<&syn::ItemMod>,
-) -> Result<TokenStream2, syn::Error> {
-    emit::emit(opts, lowered, module)
 }
 
 /// The errors, then `item` (what stays of the user's code so that callers type-check).

@@ -101,6 +101,65 @@ mod prog {
     }
 }
 
+/// Generic functions in a `#[parallel] mod`: instantiated as lone ones are, calling the
+/// module's other functions (inlined and fused), next to non-generic functions.
+#[dpl::parallel]
+mod linalg {
+    use dpl::prelude::*;
+
+    fn squares(x: &[f64]) -> Vec<f64> {
+        map(|v| v * v, x)
+    }
+
+    /// Calls a non-generic function of the module.
+    pub fn weighted<T: Num>(x: &[T], w: &[f64]) -> (Vec<T>, f64) {
+        (map(|v| v + v, x), sum(squares(w)))
+    }
+
+    pub fn dot<T: Float>(x: &[T], y: &[T]) -> T {
+        sum(map(|a, b| a * b, x, y))
+    }
+
+    /// Not generic, next to the generic ones.
+    pub fn norm2(x: &[f64]) -> f64 {
+        sum(squares(x))
+    }
+
+    /// Another parameter bound, used at two types.
+    pub fn scaled_products<T: Int>(x: &[T], y: &[T], k: T) -> Vec<T> {
+        map(|a, b| a * b * k, x, y)
+    }
+}
+
+fn in_a_module(place: Place) {
+    each_size(place, &ALL_SIZES, |n, rng| {
+        let (x, w) = (rng.f32s(n, -1.0, 1.0), rng.f64s(n, -1.0, 1.0));
+        let squares = each(&w, |a| a * a);
+        let want_norm = dpl_testkit::order::ordered_from(&squares, -0.0, |a, b| a + b);
+        let (doubled, norm) = linalg::weighted(&x, &w);
+        assert_same(&doubled, &each(&x, |v| v + v), "weighted::<f32>");
+        assert_exact(norm, want_norm, "weighted::<f32>: the norm");
+        assert_exact(linalg::norm2(&w), want_norm, "norm2");
+        let products = zip_with(&x, &x, |a, b| a * b);
+        let want = dpl_testkit::order::ordered_from(&products, -0.0, |a, b| a + b);
+        assert_exact(linalg::dot(&x, &x), want, "dot::<f32>");
+        let (a, b) = (rng.i32s(n), rng.i32s(n));
+        let want: Vec<i32> = zip_with(&a, &b, |p, q| p.wrapping_mul(q).wrapping_mul(3));
+        assert_eq!(
+            linalg::scaled_products(&a, &b, 3),
+            want,
+            "scaled_products::<i32>"
+        );
+        let (a, b): (Vec<u8>, Vec<u8>) = (each(&a, |v| v as u8), each(&b, |v| v as u8));
+        let want: Vec<u8> = zip_with(&a, &b, |p, q| p.wrapping_mul(q).wrapping_mul(7));
+        assert_eq!(
+            linalg::scaled_products(&a, &b, 7),
+            want,
+            "scaled_products::<u8>"
+        );
+    });
+}
+
 /// A generic Rust function calling a generic `#[parallel]` function: the bounds suffice.
 fn norm2<T: dpl::Float>(x: &[T]) -> T {
     prog::dot(x, x)
@@ -341,6 +400,7 @@ on_every_place!(
     every_scalar,
     rows_sorts_and_scans,
     listed_types_and_bounds,
+    in_a_module,
 );
 
 /// An instantiation compiles to the same IR and CPU code as the function written for its

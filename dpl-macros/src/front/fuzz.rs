@@ -557,7 +557,12 @@ fn judge(src: &str, whole: bool) -> Option<String> {
         }
         if whole {
             // Code generation for every place this build has, as the attribute runs it.
-            let out = match crate::emit::emit(&Options::default(), lowered, module.as_ref()) {
+            let out = match crate::emit::emit(
+                &Options::default(),
+                lowered,
+                module.as_ref(),
+                proc_macro2::TokenStream::new(),
+            ) {
                 Ok(code) => code.to_string(),
                 Err(e) => e.to_string(),
             };

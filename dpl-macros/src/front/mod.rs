@@ -327,6 +327,10 @@ pub fn expand_mod(opts: &Options, item: &syn::ItemMod) -> Result<Vec<Lowered>, s
     let mut recursion = lower::Reported::default();
     let mut out = Vec::new();
     for (i, f) in fns.iter().enumerate() {
+        // Generic functions are instantiated (`generic::expand_module_fns`).
+        if crate::generic::is_generic(f) {
+            continue;
+        }
         match lower::lower_function(f.clone(), &fns, i, &mut recursion) {
             Ok(l) => out.push(l),
             Err(e) => errors.push(e),
@@ -334,6 +338,31 @@ pub fn expand_mod(opts: &Options, item: &syn::ItemMod) -> Result<Vec<Lowered>, s
     }
     errors.finish()?;
     Ok(out)
+}
+
+/// The `fn` items of a `#[parallel] mod` (what [`expand_mod`] lowers and checks).
+pub fn module_fns(item: &syn::ItemMod) -> Vec<syn::ItemFn> {
+    item.content
+        .iter()
+        .flat_map(|(_, items)| items)
+        .filter_map(|i| match i {
+            syn::Item::Fn(f) => Some(f.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Lowers `item`, an instantiation of the generic function `module[index]` of a
+/// `#[parallel] mod` (see `generic`): the module's other functions are in scope.
+pub fn expand_instance(
+    item: syn::ItemFn,
+    module: &[syn::ItemFn],
+    index: usize,
+) -> Result<Lowered, syn::Error> {
+    let mut fns = module.to_vec();
+    fns[index] = item.clone();
+    let mut recursion = lower::Reported::default();
+    lower::lower_function(item, &fns, index, &mut recursion)
 }
 
 /// True for `#[parallel]`, `#[parallel(...)]` and `#[dpl::parallel ...]`.

@@ -350,6 +350,18 @@ impl Lowerer<'_> {
         }
         if let Callable::Fn(id) = c
             && let Some(f) = self.fns.get(*id).filter(|f| !f.nested)
+            && crate::generic::is_generic(&f.item)
+        {
+            let name = f.name.clone();
+            return self.fail(
+                call,
+                format!(
+                    "`{name}` is generic, and calls of generic functions from #[parallel] code are not supported yet: call it from Rust, or write a version of it for the types needed"
+                ),
+            );
+        }
+        if let Callable::Fn(id) = c
+            && let Some(f) = self.fns.get(*id).filter(|f| !f.nested)
             && let Some(y) = f.item.sig.inputs.iter().find_map(|a| match a {
                 syn::FnArg::Typed(pt) if matches!(&*pt.ty, syn::Type::Reference(r) if r.mutability.is_some()) => {
                     Some(pt.pat.to_token_stream().to_string())

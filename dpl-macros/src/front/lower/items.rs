@@ -35,12 +35,12 @@ impl Lowerer<'_> {
         if let Some(v) = &s.variadic {
             self.error(v, "variadic parameters are not allowed");
         }
-        // A lone generic function is instantiated before it gets here (`generic`), so these
-        // are the functions of a `#[parallel] mod`.
+        // Generic functions (lone or in a module) are instantiated before they get here
+        // (`generic`): what remains to report is a `where` clause without type parameters.
         self.generics(
             &s.generics,
-            "a function of a #[parallel] module",
-            "put `#[parallel]` on the generic function itself, outside the module",
+            "a #[parallel] function",
+            "bound its type parameters by dpl's traits (`T: Float`)",
         );
         // Types naming a generic parameter are already reported by `generics`.
         let generic_names: Vec<String> = s
