@@ -19,6 +19,12 @@ mod prog {
         *y = map(|xi, yi| a * xi + yi, x, y);
     }
 
+    /// Generic, at `f32`, `f64` and `f16`: each instantiation writes in place.
+    #[parallel]
+    pub fn axpy_generic<T: Float>(a: T, x: &[T], y: &mut [T]) {
+        *y = map(|xi, yi| a * xi + yi, x, y);
+    }
+
     /// The new value is read after the assignment; the result is declared too.
     #[parallel]
     pub fn grow(v: &mut Vec<i32>, extra: &[i32]) -> usize {
@@ -170,6 +176,11 @@ fn which_assignments_are_in_place() {
         ("doubled_sum", dpl::inspect!(prog::doubled_sum), true),
         ("doubled_into", dpl::inspect!(prog::doubled_into), true),
         ("solver::axpy", dpl::inspect!(solver::axpy), true),
+        (
+            "axpy_generic::<f64>",
+            dpl::inspect!(prog::axpy_generic::<f64>),
+            true,
+        ),
         // Not a map, or not the same length.
         ("grow", dpl::inspect!(prog::grow), false),
         ("keep_positive", dpl::inspect!(prog::keep_positive), false),
@@ -334,6 +345,19 @@ fn in_place(place: Place) {
         let want = zip_with(&x, &y, |a, b| 2.5 * a + b);
         prog::axpy(2.5, &x, &mut y);
         assert_same(&y, &want, "axpy");
+        let mut z = each(&want, |v| v - 1.0);
+        let want_z = zip_with(&x, &z, |a, b| 2.5 * a + b);
+        prog::axpy_generic(2.5f32, &x, &mut z);
+        assert_same(&z, &want_z, "axpy_generic::<f32>");
+        let (xd, mut yd) = (each(&x, |v| v as f64), each(&y, |v| v as f64));
+        let want_d = zip_with(&xd, &yd, |a, b| 0.5 * a + b);
+        prog::axpy_generic(0.5f64, &xd, &mut yd);
+        assert_same(&yd, &want_d, "axpy_generic::<f64>");
+        let (xh, mut yh) = (each(&x, dpl::f16::from_f32), each(&y, dpl::f16::from_f32));
+        let a = dpl::f16::from_f32(0.5);
+        let want_h: Vec<u16> = zip_with(&xh, &yh, |p, q| (a * p + q).to_bits());
+        prog::axpy_generic(a, &xh, &mut yh);
+        assert_eq!(each(&yh, |v| v.to_bits()), want_h, "axpy_generic::<f16>");
 
         let mut v: Vec<i32> = rng.vec(n, |r| r.i32());
         let extra: Vec<i32> = rng.vec(n / 2 + 1, |r| r.i32());
