@@ -80,7 +80,7 @@ fn map_matches_sequential() {
     });
 }
 
-/// `map_canon` and `update_canon` (and their `seq` forms) give the values of the element
+/// `map_canon`, `map_split_canon` and `update_canon` (and their `seq` forms) give the values of the element
 /// function with every NaN canonical: NaNs of other signs and payloads (as x86 arithmetic
 /// makes them) in one chunk of many, or in none, at every size, in every pool.
 #[test]
@@ -106,6 +106,16 @@ fn canonical_maps_make_every_nan_canonical() {
                 let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<u32>>();
                 let got = rt::map_canon(n, |i| value32(i, k), "map", AT);
                 assert_eq!(bits(&got), want, "map_canon n = {n} k = {k}");
+                let got = rt::map_split_canon(
+                    n,
+                    n / 4,
+                    n / 2,
+                    |i| value32(i, k),
+                    |i| value32(i, k),
+                    "map",
+                    AT,
+                );
+                assert_eq!(bits(&got), want, "map_split_canon n = {n} k = {k}");
                 let got = dpl_cpu::seq::map_canon(n, |i| value32(i, k), "map", AT);
                 assert_eq!(bits(&got), want, "seq::map_canon n = {n} k = {k}");
                 let mut y: Vec<f32> = (0..n).map(|i| i as f32).collect();

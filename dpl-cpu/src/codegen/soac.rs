@@ -53,26 +53,39 @@ impl Gen<'_> {
         // Every helper that allocates a result names the primitive and its location.
         let what = s.kind.origin_name();
         let loc = self.loc(span);
-        if s.kind == SoacKind::Map
-            && self.depth == 0
-            && let Some(vs) = self.bounded_variant(v, s)
-        {
-            let edge = vs.fast;
-            // Loops over heavy elements keep one element function (`heavy::map`).
-            let fast = match vs.interior.filter(|_| !heavy) {
-                Some((lo, hi, int)) => {
-                    quote!(#rt::map_split(#n, #lo, #hi, #edge, #int, #what, #loc))
-                }
-                None => quote!(#rt::map(#n, #work #edge, #what, #loc)),
-            };
-            let value = match vs.cond {
-                None => fast,
-                Some(cond) => {
-                    let slow = self.lambda(&s.elem, false, &[Rep::Value]);
-                    quote!(if #cond { #fast } else { #rt::map(#n, #work #slow, #what, #loc) })
-                }
-            };
-            return self.bind_owned(v, value);
+        if s.kind == SoacKind::Map && self.depth == 0 {
+            // The element functions' NaNs made canonical after the loops, as below.
+            let canon = !heavy && self.defer_output_nan(s);
+            let variants = self.bounded_variant(v, s);
+            let slow = variants
+                .as_ref()
+                .and_then(|vs| vs.cond.as_ref())
+                .map(|_| self.lambda(&s.elem, false, &[Rep::Value]));
+            if canon {
+                self.nan_deferred.remove(&s.elem.body.result);
+            }
+            if let Some(vs) = variants {
+                let (map, split) = if canon {
+                    (quote!(map_canon), quote!(map_split_canon))
+                } else {
+                    (quote!(map), quote!(map_split))
+                };
+                let edge = vs.fast;
+                // Loops over heavy elements keep one element function (`heavy::map`).
+                let fast = match vs.interior.filter(|_| !heavy) {
+                    Some((lo, hi, int)) => {
+                        quote!(#rt::#split(#n, #lo, #hi, #edge, #int, #what, #loc))
+                    }
+                    None => quote!(#rt::#map(#n, #work #edge, #what, #loc)),
+                };
+                let value = match (vs.cond, slow) {
+                    (Some(cond), Some(slow)) => {
+                        quote!(if #cond { #fast } else { #rt::#map(#n, #work #slow, #what, #loc) })
+                    }
+                    _ => fast,
+                };
+                return self.bind_owned(v, value);
+            }
         }
         if let (
             SoacKind::Reduce {

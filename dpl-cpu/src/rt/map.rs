@@ -192,6 +192,70 @@ where
     E: Fn(usize) -> T + Sync,
     I: Fn(usize) -> T + Sync,
 {
+    split_with::<T, E, I, Plain>(len, lo, hi, edge, interior, prim, at)
+}
+
+/// [`map_split`] whose float results are made NaN-canonical after each piece's loop (see
+/// [`map_canon`]).
+#[allow(clippy::too_many_arguments)]
+pub fn map_split_canon<T, E, I>(
+    len: usize,
+    lo: usize,
+    hi: usize,
+    edge: E,
+    interior: I,
+    prim: &'static str,
+    at: At,
+) -> Vec<T>
+where
+    T: Canonical + Send,
+    E: Fn(usize) -> T + Sync,
+    I: Fn(usize) -> T + Sync,
+{
+    split_with::<T, E, I, Canon>(len, lo, hi, edge, interior, prim, at)
+}
+
+/// How a piece of a map's output is written: [`fill`] ([`Plain`]) or [`fill_canon`]
+/// ([`Canon`]).
+trait Filler<T> {
+    fn fill<F: Fn(usize) -> T>(out: &mut [MaybeUninit<T>], base: usize, f: &F);
+}
+
+/// [`fill`].
+struct Plain;
+
+impl<T> Filler<T> for Plain {
+    fn fill<F: Fn(usize) -> T>(out: &mut [MaybeUninit<T>], base: usize, f: &F) {
+        fill(out, base, f)
+    }
+}
+
+/// [`fill_canon`].
+struct Canon;
+
+impl<T: Canonical> Filler<T> for Canon {
+    fn fill<F: Fn(usize) -> T>(out: &mut [MaybeUninit<T>], base: usize, f: &F) {
+        fill_canon(out, base, f)
+    }
+}
+
+/// [`map_split`], each piece written by `W`.
+#[allow(clippy::too_many_arguments)]
+fn split_with<T, E, I, W>(
+    len: usize,
+    lo: usize,
+    hi: usize,
+    edge: E,
+    interior: I,
+    prim: &'static str,
+    at: At,
+) -> Vec<T>
+where
+    T: Send,
+    E: Fn(usize) -> T + Sync,
+    I: Fn(usize) -> T + Sync,
+    W: Filler<T>,
+{
     let (lo, hi) = split_range(len, lo, hi);
     let mut out: Vec<T> = super::alloc(len, prim, at);
     let spare = &mut out.spare_capacity_mut()[..len];
@@ -199,9 +263,9 @@ where
         let (a, b) = cut(base, part.len(), lo, hi);
         let (p0, rest) = part.split_at_mut(a);
         let (p1, p2) = rest.split_at_mut(b - a);
-        fill(p0, base, &edge);
-        fill(p1, base + a, &interior);
-        fill(p2, base + b, &edge);
+        W::fill(p0, base, &edge);
+        W::fill(p1, base + a, &interior);
+        W::fill(p2, base + b, &edge);
     };
     in_chunks(spare, run);
     // SAFETY: the three fills of each chunk wrote every one of its slots (see `map`).
