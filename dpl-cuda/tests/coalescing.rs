@@ -316,21 +316,14 @@ fn narrow_integers_are_coalesced_at_their_width() {
 /// about half of its sectors; an ordered `bf16` sum is coalesced too.
 #[test]
 fn half_floats_are_coalesced_at_their_width() {
-    use dpl_core::float16::{bf16, f16};
+    use dpl_core::float16::bf16;
     let map_src = |t: &str| {
         format!(
             "fn f($x: [{t}], $y: [{t}]) -> [{t}] {{\n  $r: [{t}] = map(|$a: {t}, $b: {t}| [] {{ $p: {t} = mul $a, $b; $s: {t} = add $p, $a; $s }}, $x, $y)\n  $r\n}}"
         )
     };
     let mut r = Rng::new(11);
-    let mut halves = || {
-        Value::seq(
-            (0..N)
-                .map(|_| Value::F16(f16::from_f32(r.f32_in(-4.0, 4.0))))
-                .collect(),
-        )
-    };
-    let (x16, y16) = (halves(), halves());
+    let (x16, y16) = (f16s(&mut r, N, 4.0), f16s(&mut r, N, 4.0));
     let mut r = Rng::new(12);
     let (x32, y32) = (f32s(&mut r, N, 4.0), f32s(&mut r, N, 4.0));
     check(&map_src("f16"), vec![x16.clone(), y16.clone()], N);
@@ -395,14 +388,7 @@ fn f16_saxpy_instructions_per_element() {
         )
     };
     let mut r = Rng::new(14);
-    let mut halves = || {
-        Value::seq(
-            (0..N)
-                .map(|_| Value::F16(f16::from_f32(r.f32_in(-4.0, 4.0))))
-                .collect(),
-        )
-    };
-    let (x16, y16) = (halves(), halves());
+    let (x16, y16) = (f16s(&mut r, N, 4.0), f16s(&mut r, N, 4.0));
     let mut r = Rng::new(15);
     let (x32, y32) = (f32s(&mut r, N, 4.0), f32s(&mut r, N, 4.0));
     let per =

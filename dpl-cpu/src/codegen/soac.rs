@@ -53,18 +53,19 @@ impl Gen<'_> {
         // Every helper that allocates a result names the primitive and its location.
         let what = s.kind.origin_name();
         let loc = self.loc(span);
+        // A map's float results made NaN-canonical by the run time after the loop instead of
+        // by the element function (`defer_output_nan`; undone once its lambdas are made).
+        let canon = s.kind == SoacKind::Map && !heavy && self.defer_output_nan(s);
         if s.kind == SoacKind::Map && self.depth == 0 {
-            // The element functions' NaNs made canonical after the loops, as below.
-            let canon = !heavy && self.defer_output_nan(s);
             let variants = self.bounded_variant(v, s);
             let slow = variants
                 .as_ref()
                 .and_then(|vs| vs.cond.as_ref())
                 .map(|_| self.lambda(&s.elem, false, &[Rep::Value]));
-            if canon {
-                self.nan_deferred.remove(&s.elem.body.result);
-            }
             if let Some(vs) = variants {
+                if canon {
+                    self.nan_deferred.remove(&s.elem.body.result);
+                }
                 let (map, split) = if canon {
                     (quote!(map_canon), quote!(map_split_canon))
                 } else {
@@ -109,7 +110,6 @@ impl Gen<'_> {
             SoacKind::Reduce { op, init } => self.deferred_reduce(s, op, init.is_some(), ty),
             _ => None,
         };
-        let canon = s.kind == SoacKind::Map && !heavy && self.defer_output_nan(s);
         let elem = self.lambda(&s.elem, false, &[Rep::Value]);
         if canon {
             self.nan_deferred.remove(&s.elem.body.result);

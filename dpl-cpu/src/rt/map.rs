@@ -79,13 +79,8 @@ where
     T: Canonical + Send,
     F: Fn(usize) -> T + Sync,
 {
-    let mut out: Vec<T> = super::alloc(len, prim, at);
-    in_chunks(&mut out.spare_capacity_mut()[..len], |part, base| {
-        fill_canon(part, base, &f)
-    });
-    // SAFETY: every slot of the first `len` was written (as in `map`).
-    unsafe { out.set_len(len) };
-    out
+    // The split loop with an empty interior: every slot is written by `f`.
+    split_with::<T, &F, &F, Canon>(len, 0, 0, &f, &f, prim, at)
 }
 
 /// [`fill`], then the NaNs of `out` made canonical (see [`map_canon`]); never inlined, for

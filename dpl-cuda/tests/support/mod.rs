@@ -90,6 +90,15 @@ pub fn f32s(r: &mut Rng, n: usize, scale: f64) -> Value {
         .collect::<Vec<f32>>())
 }
 
+/// `n` random `f16` values in `[-scale, scale)` (drawn as `f32`, rounded once).
+pub fn f16s(r: &mut Rng, n: usize, scale: f32) -> Value {
+    Value::seq(
+        (0..n)
+            .map(|_| Value::F16(dpl_core::float16::f16::from_f32(r.f32_in(-scale, scale))))
+            .collect(),
+    )
+}
+
 pub fn f64s(r: &mut Rng, n: usize, scale: f64) -> Value {
     seq((0..n)
         .map(|_| r.f64_in(-scale, scale))

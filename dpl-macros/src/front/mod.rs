@@ -299,7 +299,6 @@ pub fn expand_mod(opts: &Options, item: &syn::ItemMod) -> Result<Vec<Lowered>, s
             "#[parallel] on a module needs an inline module: `mod name { ... }`",
         ));
     };
-    let mut fns = Vec::new();
     for it in items {
         match it {
             syn::Item::Fn(f) => {
@@ -309,7 +308,6 @@ pub fn expand_mod(opts: &Options, item: &syn::ItemMod) -> Result<Vec<Lowered>, s
                         "remove this attribute: `#[parallel]` on the module already compiles every function in it",
                     ));
                 }
-                fns.push(f.clone());
             }
             syn::Item::Use(_) => {}
             other => errors.push(syn::Error::new_spanned(
@@ -318,6 +316,7 @@ pub fn expand_mod(opts: &Options, item: &syn::ItemMod) -> Result<Vec<Lowered>, s
             )),
         }
     }
+    let fns = module_fns(item);
     if fns.is_empty() && errors.is_empty() {
         errors.push(syn::Error::new_spanned(
             &item.ident,

@@ -348,34 +348,33 @@ impl Lowerer<'_> {
                 ),
             );
         }
+        // A function of the module that the call cannot inline as a value.
         if let Callable::Fn(id) = c
-            && let Some(f) = self.fns.get(*id).filter(|f| !f.nested)
-            && crate::generic::is_generic(&f.item)
+            && let Some(f) = self.fns.get(*id).filter(|f| !f.nested).cloned()
         {
-            let name = f.name.clone();
-            return self.fail(
-                call,
-                format!(
-                    "`{name}` is generic, and calls of generic functions from #[parallel] code are not supported yet: call it from Rust, or write a version of it for the types needed"
-                ),
-            );
-        }
-        if let Callable::Fn(id) = c
-            && let Some(f) = self.fns.get(*id).filter(|f| !f.nested)
-            && let Some(y) = f.item.sig.inputs.iter().find_map(|a| match a {
+            let name = &f.name;
+            let mutated = f.item.sig.inputs.iter().find_map(|a| match a {
                 syn::FnArg::Typed(pt) if matches!(&*pt.ty, syn::Type::Reference(r) if r.mutability.is_some()) => {
                     Some(pt.pat.to_token_stream().to_string())
                 }
                 _ => None,
-            })
-        {
-            let name = f.name.clone();
-            return self.fail(
-                call,
-                format!(
-                    "`{name}` changes its `&mut` parameter `{y}`, so it cannot be called from #[parallel] code: call a function of the module that returns the new value instead (`{name}` itself can assign it: `*{y} = f(...);`)"
-                ),
-            );
+            });
+            if crate::generic::is_generic(&f.item) {
+                return self.fail(
+                    call,
+                    format!(
+                        "`{name}` is generic, and calls of generic functions from #[parallel] code are not supported yet: call it from Rust, or write a version of it for the types needed"
+                    ),
+                );
+            }
+            if let Some(y) = mutated {
+                return self.fail(
+                    call,
+                    format!(
+                        "`{name}` changes its `&mut` parameter `{y}`, so it cannot be called from #[parallel] code: call a function of the module that returns the new value instead (`{name}` itself can assign it: `*{y} = f(...);`)"
+                    ),
+                );
+            }
         }
         let mut copies = Vec::new();
         for a in &call.args {
