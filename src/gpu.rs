@@ -39,7 +39,7 @@ use dpl_cuda::{
     StridedMatrix,
 };
 
-use crate::{Error, Matrix, Nested, Place, Seq};
+use crate::{Error, Matrix, MatrixView, Nested, Place, Seq};
 
 /// The device of `place`, or why there is none (the place's backend is not built, or its
 /// device cannot be opened).
@@ -429,6 +429,27 @@ impl<T: Elem> Arg for Matrix<T> {
                     cols: self.cols(),
                     row_stride,
                     col_stride,
+                })),
+                temp: Some(seq),
+            },
+            Err(e) => In::uploaded(Err(e)),
+        }
+    }
+}
+
+impl<T: Elem + Clone> Arg for MatrixView<'_, T> {
+    /// The addressed elements packed row after row (a view's buffer may hold elements it
+    /// does not address, which are not uploaded), copied as typed bytes for this call.
+    fn input(&self, place: Place) -> In {
+        let packed: Vec<T> = self.iter().flat_map(|r| r.iter().cloned()).collect();
+        match upload_items(place, &packed) {
+            Ok(seq) => In {
+                arg: Ok(Input::Matrix(StridedMatrix {
+                    storage: MatrixStorage::Device(seq.clone()),
+                    rows: self.rows(),
+                    cols: self.cols(),
+                    row_stride: self.cols(),
+                    col_stride: 1,
                 })),
                 temp: Some(seq),
             },

@@ -55,11 +55,13 @@
 //! ## Data
 //!
 //! Parameters are scalars, slices and `&Vec`s, [`Nested`] (ragged rows: flat values and
-//! row offsets), [`Matrix`] (uniform rows with any strides), [`Seq`] (a sequence that
-//! knows where it is: a result left on a GPU stays there for the next call) and tuples of
-//! them; results are scalars, `Vec`s, `Nested`, `Matrix`, `Seq` and tuples. Element types
-//! are the scalar types and tuples of them. Every constructor validates its invariants
-//! and reports a violation as [`Error::Malformed`].
+//! row offsets), [`Matrix`] (uniform rows with any strides; [`MatrixView`] is one over a
+//! buffer the caller keeps), [`Seq`] (a sequence that knows where it is: a result left on
+//! a GPU stays there for the next call), `ndarray` arrays and views (feature `ndarray`)
+//! and tuples of them; results are scalars, `Vec`s, `Nested`, `Matrix`, `Seq`, `ndarray`'s
+//! `Array1`/`Array2` and tuples. Element types are the scalar types and tuples of them.
+//! Every constructor validates its invariants and reports a violation as
+//! [`Error::Malformed`].
 //!
 //! ## Errors
 //!
@@ -78,6 +80,7 @@
 //! | `mpi` | [`Place::Mpi`] and `dpl::mpi` (needs an MPI library) |
 //! | `serde` | `Serialize`/`Deserialize` for [`Nested`], [`Matrix`], [`Seq`] |
 //! | `sprs`, `nalgebra-sparse`, `faer` | `dpl::sparse::SparseRows`: those crates' sparse matrices as [`Nested`] rows |
+//! | `ndarray` | `ArrayView1`/`&Array1` and `ArrayView2`/`&Array2` parameters (read in place with their strides) and `Array1`/`Array2` results; `dpl::ndarray` |
 //!
 //! With the default features no GPU code generator, simulator, CUDA, MPI or serde crate is
 //! compiled. The repository's README describes the places, the schedules of nested code
@@ -86,7 +89,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod data;
-pub use data::{Matrix, MatrixRows, Nested, RowView, RowViewIter, Rows, Seq};
+pub use data::{Matrix, MatrixRows, MatrixView, Nested, RowView, RowViewIter, Rows, Seq};
 #[cfg(any(feature = "cuda", feature = "sim"))]
 #[doc(hidden)]
 pub mod gpu;
@@ -96,6 +99,8 @@ pub mod mm;
 #[cfg(feature = "mpi")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mpi")))]
 pub mod mpi;
+#[doc(hidden)]
+pub mod nd;
 #[cfg(not(any(feature = "cuda", feature = "sim")))]
 mod no_gpu;
 mod place;
@@ -117,6 +122,12 @@ pub use dpl_macros::{inspect, parallel};
 #[cfg(feature = "sim")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sim")))]
 pub use gpu::{KernelProfile, sim_profile};
+/// The `ndarray` crate dpl reads and returns (feature `ndarray`): `#[parallel]` functions
+/// take `ArrayView1<T>` / `&Array1<T>` and `ArrayView2<T>` / `&Array2<T>` parameters and
+/// return `Array1<T>` and `Array2<T>`.
+#[cfg(feature = "ndarray")]
+#[cfg_attr(docsrs, doc(cfg(feature = "ndarray")))]
+pub use ndarray;
 pub use place::{available_places, current_place, default_place, with_place};
 pub use scalar::{Float, Int, Num, Scalar};
 
@@ -135,6 +146,7 @@ pub mod prelude {
 pub mod __private {
     #[cfg(any(feature = "cuda", feature = "sim"))]
     pub use crate::gpu;
+    pub use crate::nd;
     pub use crate::place::{dispatch_place as place, unavailable};
     pub use crate::scalar::{retype, same};
     pub use dpl_core::run::{Error, Location, Place};

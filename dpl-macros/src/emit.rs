@@ -18,6 +18,7 @@
 //! and launch plan) are written to files there.
 
 use crate::front::errors::Errors;
+use crate::front::sig;
 use crate::front::{Inner, Lowered, Options, Repr};
 use dpl_core::ir;
 use dpl_core::pipeline::{self, Compiled};
@@ -198,7 +199,7 @@ fn function(opts: &Options, l: &Lowered) -> Result<TokenStream, syn::Error> {
         }
     };
     let inspect = inspect_const(l, &compiled, &cpu, &gpu_summary, &mpi_summary);
-    let dispatch = with_writes(l, dispatch, &writes);
+    let dispatch = with_nd_arrays(l, with_writes(l, dispatch, &writes));
     Ok(quote! {
         #(#attrs)*
         #[allow(unused_variables, unused_parens, unused_braces, unused_unsafe, non_snake_case, clippy::all)]
@@ -213,6 +214,63 @@ fn function(opts: &Options, l: &Lowered) -> Result<TokenStream, syn::Error> {
             #dispatch
         }
         #inspect
+    })
+}
+
+/// `dispatch` with the `ndarray` parameters rebound before it (a 1-D array as a slice, a
+/// 2-D one or a `MatrixView` as a `MatrixView`: [`sig::adapter`]) and its value converted
+/// into the declared `ndarray` results after it ([`sig::nd_result`]).
+fn with_nd_arrays(l: &Lowered, dispatch: TokenStream) -> TokenStream {
+    let nd = quote!(::dpl::__private::nd);
+    let rebind = l.item.sig.inputs.iter().filter_map(|a| {
+        let syn::FnArg::Typed(pt) = a else {
+            return None;
+        };
+        let syn::Pat::Ident(p) = &*pt.pat else {
+            return None;
+        };
+        let x = &p.ident;
+        let held = format_ident!("__dpl_nd_{}", x);
+        Some(match sig::adapter(&pt.ty)? {
+            sig::Adapter::Flat => quote! {
+                let #held = { use #nd::Flat as _; #x.__dpl_flat() };
+                let #x = &*#held;
+            },
+            sig::Adapter::Matrix => quote! {
+                let #held = { use #nd::View2 as _; #x.__dpl_matrix() };
+                let #x = &#held;
+            },
+        })
+    });
+    let rebind: TokenStream = rebind.collect();
+    let Some((inner, out)) = sig::nd_result(&l.item.sig.output) else {
+        return quote!({ #rebind #dispatch });
+    };
+    fn conv(e: TokenStream, out: &sig::NdResult) -> TokenStream {
+        let nd = quote!(::dpl::__private::nd);
+        match out {
+            sig::NdResult::Same => e,
+            sig::NdResult::Array1 => quote!(#nd::array1(#e)),
+            sig::NdResult::Array2 => quote!(#nd::array2(#e)),
+            sig::NdResult::Tuple(parts) => {
+                let names: Vec<_> = (0..parts.len())
+                    .map(|k| format_ident!("__dpl_nd{}", k))
+                    .collect();
+                let parts = names.iter().zip(parts).map(|(n, p)| conv(quote!(#n), p));
+                quote!({ let (#(#names,)*) = #e; (#(#parts,)*) })
+            }
+        }
+    }
+    let value = conv(quote!(__dpl_v), &out);
+    let convert = if l.sig.ret.result {
+        quote!(::core::result::Result::map(__dpl_out, |__dpl_v| #value))
+    } else {
+        quote!({ let __dpl_v = __dpl_out; #value })
+    };
+    quote!({
+        #rebind
+        let __dpl_out: #inner = #dispatch;
+        #convert
     })
 }
 
@@ -637,6 +695,19 @@ fn mpi_arm(
             } else {
                 quote!(#private::mpi::call_or_panic(#plan, move |#call: &#private::mpi::Call<'_>| #body))
             };
+            // A `MatrixView` (an ndarray 2-D parameter) is copied into the rank's `Matrix`
+            // block: the run time builds realigned windows of the parameter's own type.
+            let owned = params
+                .iter()
+                .filter(|(_, r)| *r == ParamRepr::Matrix)
+                .map(|(x, _)| {
+                    let held = format_ident!("__dpl_mpi_{}", x);
+                    quote! {
+                        let #held = { use #private::nd::AsMatrix as _; #x.__dpl_as_matrix() };
+                        let #x = &*#held;
+                    }
+                });
+            let run = quote!({ #(#owned)* #run });
             summary.rust = run.to_string();
             dump(&name, &[("mpi.rs", &summary.rust)]);
             run

@@ -4,12 +4,12 @@
 //! (this module is private; the type is re-exported at the crate root).
 
 use std::fmt;
-use std::ops::Index;
 
 use dpl_core::run::{Error, Location};
 
 use super::IndexBound;
 use super::nested::Nested;
+use super::view::{MatrixRows, MatrixView, RowView};
 use dpl_cpu::rt::Idx;
 
 /// A uniform 2-D sequence with explicit strides (row-major, column-major or custom).
@@ -275,11 +275,29 @@ impl<T> Matrix<T> {
     /// Element `(r, c)`, or `None` if `r >= rows()` or `c >= cols()`.
     #[inline]
     pub fn get(&self, r: usize, c: usize) -> Option<&T> {
-        if r < self.rows && c < self.cols {
-            // In range by the construction invariant.
-            Some(&self.data[r * self.row_stride + c * self.col_stride])
-        } else {
-            None
+        self.view().get(r, c)
+    }
+
+    /// The whole matrix as a borrowed [`MatrixView`] (what a `#[parallel]` function reads
+    /// through; no copy).
+    ///
+    /// ```
+    /// let m = dpl::Matrix::col_major(2, 2, vec![1, 2, 3, 4]).unwrap();
+    /// assert_eq!(m.view().to_row_vecs(), m.to_row_vecs());
+    /// ```
+    #[inline]
+    pub fn view(&self) -> MatrixView<'_, T> {
+        // SAFETY: every addressed offset is at most the last one, inside `data` (the
+        // construction invariant), so it fits an `isize`; a stride above `isize::MAX` only
+        // occurs with one row or column, where it never multiplies a position above 0.
+        unsafe {
+            MatrixView::from_raw(
+                self.data.as_ptr(),
+                self.rows,
+                self.cols,
+                self.row_stride as isize,
+                self.col_stride as isize,
+            )
         }
     }
 
@@ -298,10 +316,7 @@ impl<T> Matrix<T> {
     #[inline]
     #[track_caller]
     pub fn row(&self, r: usize) -> RowView<'_, T> {
-        if r >= self.rows {
-            index_out_of_range("row", r, self.rows);
-        }
-        self.view(r * self.row_stride, self.cols, self.col_stride)
+        self.view().row(r)
     }
 
     /// Row `r` without the range check: what generated code uses for reads that the
@@ -318,8 +333,8 @@ impl<T> Matrix<T> {
     /// ```
     #[inline]
     pub unsafe fn row_unchecked(&self, r: usize) -> RowView<'_, T> {
-        debug_assert!(r < self.rows);
-        self.view(r * self.row_stride, self.cols, self.col_stride)
+        // SAFETY: the caller's promise.
+        unsafe { self.view().row_unchecked(r) }
     }
 
     /// Column `c`, a strided view (the same type as a row: it is a row of the transpose).
@@ -335,20 +350,7 @@ impl<T> Matrix<T> {
     #[inline]
     #[track_caller]
     pub fn col(&self, c: usize) -> RowView<'_, T> {
-        if c >= self.cols {
-            index_out_of_range("column", c, self.cols);
-        }
-        self.view(c * self.col_stride, self.rows, self.row_stride)
-    }
-
-    #[inline]
-    fn view(&self, start: usize, len: usize, stride: usize) -> RowView<'_, T> {
-        RowView {
-            data: &self.data,
-            start,
-            len,
-            stride,
-        }
+        self.view().col(c)
     }
 
     /// Row `r` as a contiguous slice, if the columns are adjacent in memory
@@ -362,11 +364,7 @@ impl<T> Matrix<T> {
     /// ```
     #[inline]
     pub fn row_slice(&self, r: usize) -> Option<&[T]> {
-        if r < self.rows {
-            self.row(r).as_slice()
-        } else {
-            None
-        }
+        self.view().row_slice(r)
     }
 
     /// `true` if every row is contiguous in memory (`col_stride == 1`, or rows of at most
@@ -396,20 +394,13 @@ impl<T> Matrix<T> {
     /// ```
     #[inline]
     pub unsafe fn row_slice_unchecked(&self, r: usize) -> &[T] {
-        debug_assert!(r < self.rows && self.rows_are_slices());
-        if self.cols == 0 {
-            return &[];
-        }
-        let start = r * self.row_stride;
-        // SAFETY: with `r < rows` and `cols > 0` the construction invariant puts the row's
-        // last element, `start + (cols - 1) * col_stride`, inside `data`; with contiguous
-        // rows (`col_stride == 1` or `cols == 1`) that is `start + cols - 1`.
-        unsafe { self.data.get_unchecked(start..start + self.cols) }
+        // SAFETY: the caller's promise.
+        unsafe { self.view().row_slice_unchecked(r) }
     }
 
     /// An iterator over the rows, as [`RowView`]s.
     pub fn iter(&self) -> MatrixRows<'_, T> {
-        MatrixRows::new(self, self.rows)
+        self.view().iter()
     }
 
     /// `true` if the layout is exactly row-major without padding (`data().len() ==
@@ -501,29 +492,7 @@ impl<T> Parts<T> {
     /// Checks that every addressed element is inside `data`.
     fn strided(self, row_stride: usize, col_stride: usize) -> Result<Matrix<T>, Error> {
         let Parts { rows, cols, data } = self;
-        if rows > 0 && cols > 0 {
-            let last = (rows - 1).checked_mul(row_stride).and_then(|a| {
-                (cols - 1)
-                    .checked_mul(col_stride)
-                    .and_then(|b| a.checked_add(b))
-            });
-            match last {
-                Some(last) if last < data.len() => {}
-                Some(last) => {
-                    return Err(malformed(format!(
-                        "{rows} x {cols} with strides ({row_stride}, {col_stride}) reads \
-                         data[{last}] but data has {} elements",
-                        data.len()
-                    )));
-                }
-                None => {
-                    return Err(malformed(format!(
-                        "{rows} x {cols} with strides ({row_stride}, {col_stride}) \
-                         overflows usize"
-                    )));
-                }
-            }
-        }
+        check_extent(rows, cols, row_stride, col_stride, data.len())?;
         Ok(Matrix {
             data,
             rows,
@@ -535,10 +504,39 @@ impl<T> Parts<T> {
     }
 }
 
+/// Checks that a `rows x cols` layout with these strides addresses only elements below
+/// `len` (the invariant of [`Matrix`] and [`MatrixView`]).
+pub(super) fn check_extent(
+    rows: usize,
+    cols: usize,
+    row_stride: usize,
+    col_stride: usize,
+    len: usize,
+) -> Result<(), Error> {
+    if rows == 0 || cols == 0 {
+        return Ok(());
+    }
+    let last = (rows - 1).checked_mul(row_stride).and_then(|a| {
+        (cols - 1)
+            .checked_mul(col_stride)
+            .and_then(|b| a.checked_add(b))
+    });
+    match last {
+        Some(last) if last < len => Ok(()),
+        Some(last) => Err(malformed(format!(
+            "{rows} x {cols} with strides ({row_stride}, {col_stride}) reads \
+             data[{last}] but data has {len} elements"
+        ))),
+        None => Err(malformed(format!(
+            "{rows} x {cols} with strides ({row_stride}, {col_stride}) overflows usize"
+        ))),
+    }
+}
+
 #[cold]
 #[inline(never)]
 #[track_caller]
-fn index_out_of_range(what: &str, i: usize, n: usize) -> ! {
+pub(super) fn index_out_of_range(what: &str, i: usize, n: usize) -> ! {
     panic!("Matrix: {what} index {i} out of range for {n} {what}s")
 }
 
@@ -568,183 +566,6 @@ impl<'a, T> IntoIterator for &'a Matrix<T> {
         self.iter()
     }
 }
-
-/// A strided view of one row (or column) of a [`Matrix`]: element `j` is
-/// `data[start + j * stride]`.
-///
-/// Cheap to copy; indexing is one multiply-add and a bounds check.
-///
-/// ```
-/// let m = dpl::Matrix::col_major(3, 2, vec![1, 2, 3, 4, 5, 6]).unwrap();
-/// let r = m.row(2);
-/// assert_eq!(r.len(), 2);
-/// assert_eq!((r[0], r[1]), (3, 6));
-/// assert_eq!(r.get(2), None);
-/// assert_eq!(r, [3, 6][..]);
-/// ```
-pub struct RowView<'a, T> {
-    /// The whole matrix buffer; `start + (len - 1) * stride < data.len()` when `len > 0`.
-    data: &'a [T],
-    start: usize,
-    len: usize,
-    stride: usize,
-}
-
-// Manual impls: a view is copyable whatever `T` is (derive would require `T: Copy`).
-impl<T> Clone for RowView<'_, T> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-
-impl<T> Copy for RowView<'_, T> {}
-
-impl<'a, T> RowView<'a, T> {
-    /// The number of elements.
-    #[inline]
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// `true` if the view has no elements.
-    #[inline]
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// The distance in the matrix buffer between consecutive elements.
-    #[inline]
-    pub fn stride(&self) -> usize {
-        self.stride
-    }
-
-    /// Element `j`, or `None` if `j >= len()`.
-    #[inline]
-    pub fn get(&self, j: usize) -> Option<&'a T> {
-        if j < self.len {
-            Some(&self.data[self.start + j * self.stride])
-        } else {
-            None
-        }
-    }
-
-    /// Element `j` without the range check: what generated code uses for reads that the
-    /// compiler proved in range.
-    ///
-    /// # Safety
-    ///
-    /// `j < self.len()`, and the view comes from a row or column of a [`Matrix`] in range
-    /// ([`Matrix::row_unchecked`] with a row in range counts).
-    ///
-    /// ```
-    /// let m = dpl::Matrix::col_major(2, 2, vec![1, 2, 3, 4]).unwrap();
-    /// // SAFETY: 1 < 2 elements.
-    /// assert_eq!(unsafe { *m.row(0).get_unchecked(1) }, 3);
-    /// ```
-    #[inline]
-    pub unsafe fn get_unchecked(&self, j: usize) -> &'a T {
-        debug_assert!(j < self.len);
-        // SAFETY: a view of a row or column in range of a matrix addresses only elements
-        // inside `data` (the matrix invariant), and `j < len` by the caller's promise.
-        unsafe { self.data.get_unchecked(self.start + j * self.stride) }
-    }
-
-    /// An iterator over the elements, in order.
-    pub fn iter(&self) -> RowViewIter<'a, T> {
-        RowViewIter::new(*self, self.len)
-    }
-
-    /// The elements as a contiguous slice, if they are adjacent in memory (stride 1, or at
-    /// most one element).
-    #[inline]
-    pub fn as_slice(&self) -> Option<&'a [T]> {
-        if self.len == 0 {
-            Some(&[])
-        } else if self.stride == 1 || self.len == 1 {
-            Some(&self.data[self.start..self.start + self.len])
-        } else {
-            None
-        }
-    }
-
-    /// The elements copied into a `Vec`.
-    pub fn to_vec(&self) -> Vec<T>
-    where
-        T: Clone,
-    {
-        self.iter().cloned().collect()
-    }
-}
-
-impl<T> Index<usize> for RowView<'_, T> {
-    type Output = T;
-
-    #[inline]
-    #[track_caller]
-    fn index(&self, j: usize) -> &T {
-        match self.get(j) {
-            Some(v) => v,
-            None => index_out_of_range("element", j, self.len),
-        }
-    }
-}
-
-impl<T: PartialEq> PartialEq for RowView<'_, T> {
-    fn eq(&self, other: &Self) -> bool {
-        self.len == other.len && self.iter().eq(other.iter())
-    }
-}
-
-impl<T: Eq> Eq for RowView<'_, T> {}
-
-impl<T: PartialEq> PartialEq<[T]> for RowView<'_, T> {
-    fn eq(&self, other: &[T]) -> bool {
-        self.len == other.len() && self.iter().eq(other.iter())
-    }
-}
-
-impl<T: PartialEq> PartialEq<Vec<T>> for RowView<'_, T> {
-    fn eq(&self, other: &Vec<T>) -> bool {
-        *self == other[..]
-    }
-}
-
-impl<T: fmt::Debug> fmt::Debug for RowView<'_, T> {
-    /// Formats as a list of the elements.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_list().entries(self.iter()).finish()
-    }
-}
-
-impl<'a, T> IntoIterator for RowView<'a, T> {
-    type Item = &'a T;
-    type IntoIter = RowViewIter<'a, T>;
-
-    fn into_iter(self) -> RowViewIter<'a, T> {
-        self.iter()
-    }
-}
-
-impl<'a, T> IntoIterator for &RowView<'a, T> {
-    type Item = &'a T;
-    type IntoIter = RowViewIter<'a, T>;
-
-    fn into_iter(self) -> RowViewIter<'a, T> {
-        self.iter()
-    }
-}
-
-position_iterator!(
-    /// The iterator over the elements of a [`RowView`].
-    RowViewIter<'a>, view: RowView<'a, T>, &'a T,
-    |v, j| &v.data[v.start + j * v.stride]
-);
-
-position_iterator!(
-    /// The iterator over the rows of a [`Matrix`], from [`Matrix::iter`].
-    MatrixRows<'a>, matrix: &'a Matrix<T>, RowView<'a, T>,
-    |m, r| m.row(r)
-);
 
 #[cfg(test)]
 mod tests {

@@ -98,10 +98,12 @@ mod nested;
 mod seq;
 #[cfg(feature = "serde")]
 mod serde;
+mod view;
 
-pub use matrix::{Matrix, MatrixRows, RowView, RowViewIter};
+pub use matrix::Matrix;
 pub use nested::{Nested, Rows};
 pub use seq::Seq;
+pub use view::{MatrixRows, MatrixView, RowView, RowViewIter};
 
 use std::sync::OnceLock;
 

@@ -51,6 +51,12 @@ mod progs {
         map(|row, s| sum(row) * s, m, w)
     }
 
+    /// As `matrix_rows`, through a borrowed view (what ndarray parameters become).
+    #[parallel]
+    pub fn view_rows(m: dpl::MatrixView<'_, f64>, w: &[f64]) -> Vec<f64> {
+        map(|r, s| sum(r) * s, m, w)
+    }
+
     #[parallel]
     pub fn csr(vals: &Nested<f64>, cols: &Nested<u32>, x: &[f64]) -> Vec<f64> {
         map(
@@ -173,6 +179,11 @@ fn rows_of_two_inputs(env: Env) {
                 })
                 .collect();
             check_block("matrix_rows", &got, &want, la, env);
+            // The same block stored column by column, read through a view.
+            let by_cols: Vec<f64> = (0..cols).flat_map(|c| m.col(c).to_vec()).collect();
+            let cm = Matrix::col_major(la[env.rank], cols, by_cols).unwrap();
+            let got = progs::view_rows(cm.view(), &block_of(&w, lb, env));
+            check_block("view_rows", &got, &want, la, env);
         }
     }
 }

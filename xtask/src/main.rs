@@ -104,7 +104,7 @@ fn test(extra: &[String]) -> Result<(), String> {
         "--workspace",
         "--no-fail-fast",
         "--features",
-        "dpl/sim,dpl/cuda,dpl/serde,dpl/sprs,dpl/nalgebra-sparse,dpl/faer",
+        "dpl/sim,dpl/cuda,dpl/serde,dpl/sprs,dpl/nalgebra-sparse,dpl/faer,dpl/ndarray",
     ];
     args.extend(extra.iter().map(String::as_str));
     cargo(&args, &env)?;

@@ -159,6 +159,16 @@ enum Container {
     Nested,
     Matrix,
     Seq,
+    /// `ndarray`'s `Array1` (a `Vec` as a result; read as a slice as a parameter).
+    Array1,
+    /// `ndarray`'s `Array2` (a `Matrix` as a result, rows of one length; read in place as a
+    /// parameter).
+    Array2,
+    /// `ndarray`'s `ArrayView1`: a parameter read as a slice.
+    View1,
+    /// `ndarray`'s `ArrayView2` or dpl's `MatrixView`: a parameter read in place as a
+    /// `Matrix`.
+    View2,
 }
 
 /// `Vec<T>`, `dpl::Nested<T>`, ...: the container and its one type argument. `Ok(None)` for
@@ -181,13 +191,24 @@ fn container(
         "Nested" => Container::Nested,
         "Matrix" => Container::Matrix,
         "Seq" => Container::Seq,
+        "Array1" => Container::Array1,
+        "Array2" => Container::Array2,
+        "ArrayView1" => Container::View1,
+        "ArrayView2" | "MatrixView" => Container::View2,
         _ => return Ok(None),
     };
+    // Lifetimes (`ArrayView1<'a, T>`) are not the element type.
     let arg = match &last.arguments {
-        syn::PathArguments::AngleBracketed(a) if a.args.len() == 1 => match a.args.first() {
-            Some(syn::GenericArgument::Type(t)) => Some(t.clone()),
-            _ => None,
-        },
+        syn::PathArguments::AngleBracketed(a) => {
+            let mut types = a
+                .args
+                .iter()
+                .filter(|g| !matches!(g, syn::GenericArgument::Lifetime(_)));
+            match (types.next(), types.next()) {
+                (Some(syn::GenericArgument::Type(t)), None) => Some(t.clone()),
+                _ => None,
+            }
+        }
         _ => None,
     };
     match arg {
@@ -246,7 +267,7 @@ fn elem_type(ty: &syn::Type, errors: &mut Errors) -> Option<Type> {
 
 /// The representation of a parameter type, or `None` after recording an error.
 pub(crate) fn param_repr(ty: &syn::Type, errors: &mut Errors) -> Option<Repr> {
-    const ALLOWED: &str = "allowed parameter types: scalars, &[T], &Vec<T>, Vec<T>, &Nested<T>, &Matrix<T>, &Seq<T> and tuples of them";
+    const ALLOWED: &str = "allowed parameter types: scalars, &[T], &Vec<T>, Vec<T>, &Nested<T>, &Matrix<T>, MatrixView<T>, &Seq<T>, ndarray's ArrayView1<T>, &Array1<T>, ArrayView2<T>, &Array2<T>, and tuples of them";
     if let Some(s) = scalar_of(ty) {
         return Some(Repr::Scalar(s));
     }
@@ -276,9 +297,11 @@ pub(crate) fn param_repr(ty: &syn::Type, errors: &mut Errors) -> Option<Repr> {
                 Ok(Some((kind, arg))) => {
                     let elem = elem_type(&arg, errors)?;
                     Some(match kind {
-                        Container::Vec => Repr::Slice(elem),
+                        Container::Vec | Container::Array1 | Container::View1 => Repr::Slice(elem),
                         Container::Nested => Repr::Nested(elem),
-                        Container::Matrix => Repr::Matrix(elem),
+                        Container::Matrix | Container::Array2 | Container::View2 => {
+                            Repr::Matrix(elem)
+                        }
                         Container::Seq => Repr::SeqBuf(elem),
                     })
                 }
@@ -291,6 +314,12 @@ pub(crate) fn param_repr(ty: &syn::Type, errors: &mut Errors) -> Option<Repr> {
         other => match container(other, errors) {
             Err(Reported) => None,
             Ok(Some((Container::Vec, arg))) => elem_type(&arg, errors).map(Repr::Vec),
+            Ok(Some((Container::Array1 | Container::View1, arg))) => {
+                elem_type(&arg, errors).map(Repr::Slice)
+            }
+            Ok(Some((Container::Array2 | Container::View2, arg))) => {
+                elem_type(&arg, errors).map(Repr::Matrix)
+            }
             Ok(Some((kind, _))) => {
                 let name = match kind {
                     Container::Nested => "Nested",
@@ -366,11 +395,21 @@ fn ret_repr(ty: &syn::Type, errors: &mut Errors) -> Option<Repr> {
             Ok(Some((Container::Vec, arg))) => elem_type(&arg, errors).map(Repr::Vec),
             Ok(Some((Container::Nested, arg))) => elem_type(&arg, errors).map(Repr::Nested),
             Ok(Some((Container::Seq, arg))) => elem_type(&arg, errors).map(Repr::SeqBuf),
-            Ok(Some((Container::Matrix, arg))) => elem_type(&arg, errors).map(Repr::Matrix),
+            Ok(Some((Container::Matrix | Container::Array2, arg))) => {
+                elem_type(&arg, errors).map(Repr::Matrix)
+            }
+            Ok(Some((Container::Array1, arg))) => elem_type(&arg, errors).map(Repr::Vec),
+            Ok(Some((Container::View1 | Container::View2, _))) => {
+                errors.at(
+                    ty,
+                    "a view borrows its data: return owned data (Vec<T>, Matrix<T>, or ndarray's Array1<T> or Array2<T>)",
+                );
+                None
+            }
             Ok(None) => {
                 errors.at(
                     ty,
-                    "unsupported result type; allowed: scalars, Vec<T>, Nested<T>, Matrix<T>, Seq<T>, tuples of them, and Result<_, dpl::Error> around any of these",
+                    "unsupported result type; allowed: scalars, Vec<T>, Nested<T>, Matrix<T>, Seq<T>, ndarray's Array1<T> and Array2<T>, tuples of them, and Result<_, dpl::Error> around any of these",
                 );
                 None
             }
@@ -485,10 +524,14 @@ pub(crate) fn annotation(ty: &syn::Type, errors: &mut Errors) -> Type {
         }
         other => match container(other, errors) {
             Err(Reported) => Type::Infer,
-            Ok(Some((Container::Vec | Container::Seq, arg))) => Type::seq(annotation(&arg, errors)),
-            Ok(Some((Container::Nested | Container::Matrix, arg))) => {
-                Type::seq(Type::seq(annotation(&arg, errors)))
-            }
+            Ok(Some((
+                Container::Vec | Container::Seq | Container::Array1 | Container::View1,
+                arg,
+            ))) => Type::seq(annotation(&arg, errors)),
+            Ok(Some((
+                Container::Nested | Container::Matrix | Container::Array2 | Container::View2,
+                arg,
+            ))) => Type::seq(Type::seq(annotation(&arg, errors))),
             Ok(None) => {
                 errors.at(
                     ty,
@@ -500,4 +543,84 @@ pub(crate) fn annotation(ty: &syn::Type, errors: &mut Errors) -> Type {
             }
         },
     }
+}
+
+/// How a parameter whose Rust type is not one the generated code reads is rebound at the
+/// start of the call (its name then stands for the rebound value).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Adapter {
+    /// An `ndarray` 1-D array or view: read as a slice (borrowed when its elements are
+    /// contiguous and in order, else copied once).
+    Flat,
+    /// An `ndarray` 2-D array or view, or a `MatrixView`: read in place as a `MatrixView`.
+    Matrix,
+}
+
+/// The rebinding a parameter of type `ty` needs, if any.
+pub(crate) fn adapter(ty: &syn::Type) -> Option<Adapter> {
+    let inner = match peel(ty) {
+        syn::Type::Reference(r) if r.mutability.is_none() => peel(&r.elem),
+        other => other,
+    };
+    match container(inner, &mut Errors::default()) {
+        Ok(Some((Container::Array1 | Container::View1, _))) => Some(Adapter::Flat),
+        Ok(Some((Container::Array2 | Container::View2, _))) => Some(Adapter::Matrix),
+        _ => None,
+    }
+}
+
+/// Where a declared result holds `ndarray` arrays, which the generated code builds as a
+/// `Vec` or a `Matrix` and converts at the end.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NdResult {
+    /// Returned as computed.
+    Same,
+    /// An `Array1<T>`, computed as a `Vec<T>`.
+    Array1,
+    /// An `Array2<T>`, computed as a `Matrix<T>`.
+    Array2,
+    /// A tuple, part by part.
+    Tuple(Vec<NdResult>),
+}
+
+/// For a declared result type holding `ndarray` arrays: the type the generated code
+/// computes (each `Array1<T>` as `Vec<T>`, each `Array2<T>` as `dpl::Matrix<T>`, inside
+/// tuples and `Result`) and where the arrays are. `None` when there is none.
+pub(crate) fn nd_result(output: &syn::ReturnType) -> Option<(syn::Type, NdResult)> {
+    fn walk(ty: &syn::Type) -> (syn::Type, NdResult) {
+        match peel(ty) {
+            syn::Type::Tuple(t) if !t.elems.is_empty() => {
+                let (types, parts): (Vec<syn::Type>, Vec<NdResult>) =
+                    t.elems.iter().map(walk).unzip();
+                (syn::parse_quote!((#(#types,)*)), NdResult::Tuple(parts))
+            }
+            other => match container(other, &mut Errors::default()) {
+                Ok(Some((Container::Array1, arg))) => {
+                    (syn::parse_quote!(::std::vec::Vec<#arg>), NdResult::Array1)
+                }
+                Ok(Some((Container::Array2, arg))) => {
+                    (syn::parse_quote!(::dpl::Matrix<#arg>), NdResult::Array2)
+                }
+                _ => (ty.clone(), NdResult::Same),
+            },
+        }
+    }
+    let syn::ReturnType::Type(_, ty) = output else {
+        return None;
+    };
+    let (inner, nd) = match result_parts(ty) {
+        Some((ok, err)) => {
+            let (ok, nd) = walk(ok);
+            (syn::parse_quote!(::core::result::Result<#ok, #err>), nd)
+        }
+        None => walk(ty),
+    };
+    fn holds(nd: &NdResult) -> bool {
+        match nd {
+            NdResult::Same => false,
+            NdResult::Array1 | NdResult::Array2 => true,
+            NdResult::Tuple(ps) => ps.iter().any(holds),
+        }
+    }
+    holds(&nd).then_some((inner, nd))
 }
