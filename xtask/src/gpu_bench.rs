@@ -28,7 +28,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::bench::{GPU_END as END, GPU_START as START, json};
+use crate::bench::{GPU_END as END, GPU_START as START};
 use crate::ptx;
 
 /// Release of the compiler wheels (`nvidia-cuda-nvcc`, `nvidia-cuda-crt`, `nvidia-nvvm`).
@@ -484,12 +484,13 @@ fn test_binaries(
 fn test_executables(json_lines: &str) -> Vec<(String, String)> {
     json_lines
         .lines()
-        .filter_map(|l| json::parse(l).ok())
-        .filter(|m| m.get("reason").and_then(json::Value::as_str) == Some("compiler-artifact"))
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|m| m["reason"] == "compiler-artifact")
         .filter_map(|m| {
             let target = m.get("target")?;
-            let is_test = matches!(target.get("kind"), Some(json::Value::Arr(k))
-                if k.iter().any(|k| k.as_str() == Some("test")));
+            let is_test = target["kind"]
+                .as_array()
+                .is_some_and(|k| k.iter().any(|k| k == "test"));
             let name = target.get("name")?.as_str()?;
             let exe = m.get("executable")?.as_str()?;
             is_test.then(|| (name.to_string(), exe.to_string()))

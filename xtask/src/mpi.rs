@@ -133,17 +133,10 @@ fn build_test_program() -> Result<PathBuf, String> {
     }
     String::from_utf8_lossy(&out.stdout)
         .lines()
-        .filter(|l| l.contains("\"name\":\"mpi\"") && l.contains("\"test\":true"))
-        .find_map(|l| json_string(l, "executable"))
-        .map(PathBuf::from)
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|m| m["target"]["name"] == "mpi" && m["profile"]["test"] == true)
+        .find_map(|m| m["executable"].as_str().map(PathBuf::from))
         .ok_or_else(|| "cargo did not report the MPI test program".into())
-}
-
-/// The string value of `"key":"..."` in one line of cargo's JSON (paths have no quotes).
-fn json_string(line: &str, key: &str) -> Option<String> {
-    let start = line.find(&format!("\"{key}\":\""))? + key.len() + 4;
-    let end = line[start..].find('"')?;
-    Some(line[start..start + end].replace("\\\\", "\\"))
 }
 
 /// `timeout <secs> mpirun -n <ranks> <exe> <args>`.
