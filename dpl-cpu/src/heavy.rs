@@ -20,7 +20,7 @@
 use rayon::prelude::*;
 use std::mem::MaybeUninit;
 
-use crate::rt::{self, At, fill};
+use crate::rt::{self, At, Keep, fill};
 
 /// Below this many inner elements in all (the `work` of [`map`] and [`reduce`]), a loop
 /// over heavy elements runs on the calling thread.
@@ -80,13 +80,13 @@ where
     let mut out: Vec<T> = rt::alloc(len, prim, at);
     let spare = &mut out.spare_capacity_mut()[..len];
     if sequential(len, work) {
-        fill(spare, 0, &f);
+        fill(spare, 0, &f, Keep);
     } else {
         let chunk = chunk_len(len, work);
         spare
             .par_chunks_mut(chunk)
             .enumerate()
-            .for_each(|(c, part)| fill(part, c * chunk, &f));
+            .for_each(|(c, part)| fill(part, c * chunk, &f, Keep));
     }
     // SAFETY: `fill` wrote every one of the first `len` slots (it returned normally; a
     // panic in `f` unwinds past this point and the Vec is dropped with length 0, leaking

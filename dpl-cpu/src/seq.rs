@@ -16,8 +16,8 @@ use dpl_core::run::Error;
 use std::mem::MaybeUninit;
 
 pub use crate::rt::{
-    At, Idx, SortKey, alloc, check_eq_len, check_non_empty, check_row_len, index, index_error,
-    raise, read, run, run_or_panic,
+    At, Canon, Idx, Keep, Nans, SortKey, alloc, check_eq_len, check_non_empty, check_row_len,
+    index, index_error, raise, read, run, run_or_panic,
 };
 
 /// Raises [`Error::IndexOutOfRange`] for the first element of `idx` not below `len`.
@@ -122,6 +122,41 @@ pub fn update_unzip3<A: Copy, B: Copy, C: Copy, F: Fn(usize, A, B, C) -> (A, B, 
     for j in 0..a.len() {
         (a[j], b[j], c[j]) = f(j, a[j], b[j], c[j]);
     }
+}
+
+/// [`update_unzip2`] with each component's NaNs treated by its part of `nans`, at every
+/// element (see [`rt::update_unzip2_canon`](crate::rt::update_unzip2_canon)).
+#[inline]
+pub fn update_unzip2_canon<A: Copy, B: Copy, NA: Nans<A>, NB: Nans<B>, F>(
+    a: &mut [A],
+    b: &mut [B],
+    f: F,
+    _: (NA, NB),
+) where
+    F: Fn(usize, A, B) -> (A, B),
+{
+    update_unzip2(a, b, |j, x, y| {
+        let (x, y) = f(j, x, y);
+        (NA::canonical(x), NB::canonical(y))
+    })
+}
+
+/// [`update_unzip3`] with each component's NaNs treated by its part of `nans`, at every
+/// element (see [`rt::update_unzip3_canon`](crate::rt::update_unzip3_canon)).
+#[inline]
+pub fn update_unzip3_canon<A: Copy, B: Copy, C: Copy, NA: Nans<A>, NB: Nans<B>, NC: Nans<C>, F>(
+    a: &mut [A],
+    b: &mut [B],
+    c: &mut [C],
+    f: F,
+    _: (NA, NB, NC),
+) where
+    F: Fn(usize, A, B, C) -> (A, B, C),
+{
+    update_unzip3(a, b, c, |j, x, y, z| {
+        let (x, y, z) = f(j, x, y, z);
+        (NA::canonical(x), NB::canonical(y), NC::canonical(z))
+    })
 }
 
 /// Inclusive scan written into `out` (length `len`, checked): in dpl's order
@@ -240,6 +275,46 @@ pub fn map_unzip3<A, B, C, F: Fn(usize) -> (A, B, C)>(
         c.push(z);
     }
     (a, b, c)
+}
+
+/// [`map_unzip2`] with each component's NaNs treated by its part of `nans`, at every
+/// element (see [`rt::map_unzip2_canon`](crate::rt::map_unzip2_canon)).
+#[inline]
+pub fn map_unzip2_canon<A, B, NA: Nans<A>, NB: Nans<B>, F: Fn(usize) -> (A, B)>(
+    len: usize,
+    f: F,
+    _: (NA, NB),
+    prim: &'static str,
+    at: At,
+) -> (Vec<A>, Vec<B>) {
+    let g = |i| {
+        let (x, y) = f(i);
+        (NA::canonical(x), NB::canonical(y))
+    };
+    map_unzip2(len, g, prim, at)
+}
+
+/// [`map_unzip3`] with each component's NaNs treated by its part of `nans`, at every
+/// element (see [`rt::map_unzip3_canon`](crate::rt::map_unzip3_canon)).
+#[inline]
+pub fn map_unzip3_canon<A, B, C, NA, NB, NC, F>(
+    len: usize,
+    f: F,
+    _: (NA, NB, NC),
+    prim: &'static str,
+    at: At,
+) -> (Vec<A>, Vec<B>, Vec<C>)
+where
+    NA: Nans<A>,
+    NB: Nans<B>,
+    NC: Nans<C>,
+    F: Fn(usize) -> (A, B, C),
+{
+    let g = |i| {
+        let (x, y, z) = f(i);
+        (NA::canonical(x), NB::canonical(y), NC::canonical(z))
+    };
+    map_unzip3(len, g, prim, at)
 }
 
 /// `init op f(0) op f(1) ...` in dpl's order ([`dpl_core::order`]), as on every place.

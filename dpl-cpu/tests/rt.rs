@@ -80,9 +80,13 @@ fn map_matches_sequential() {
     });
 }
 
-/// `map_canon`, `map_split_canon` and `update_canon` (and their `seq` forms) give the values of the element
-/// function with every NaN canonical: NaNs of other signs and payloads (as x86 arithmetic
-/// makes them) in one chunk of many, or in none, at every size, in every pool.
+/// `map_canon`, `map_split_canon` and `update_canon` (and their `seq` forms) give the values
+/// of the element function with every NaN canonical: NaNs of other signs and payloads (as
+/// x86 arithmetic makes them) in one chunk of many, or in none, at every size, in every
+/// pool. The loops of tuples (`map_unzip2_canon`, `map_unzip3_split_canon`,
+/// `update_unzip2_canon`, ... and their `seq` forms) do so for the components marked
+/// `Canon` only: a float component marked `Keep` keeps its NaNs' bits, an integer one its
+/// values.
 #[test]
 fn canonical_maps_make_every_nan_canonical() {
     const CANON32: u32 = dpl_core::nan::F32_BITS;
@@ -124,6 +128,7 @@ fn canonical_maps_make_every_nan_canonical() {
                 let mut y: Vec<f32> = (0..n).map(|i| i as f32).collect();
                 dpl_cpu::seq::update_canon(&mut y, |i, old| value32(i, k) + (old - i as f32));
                 assert_eq!(bits(&y), want, "seq::update_canon n = {n} k = {k}");
+                unzips(n, &|i| value32(i, k), &want, &format!("n = {n} k = {k}"));
                 let got = rt::map_canon(
                     n,
                     |i| {
@@ -147,6 +152,78 @@ fn canonical_maps_make_every_nan_canonical() {
             }
         }
     });
+}
+
+/// The loops of tuples of [`canonical_maps_make_every_nan_canonical`]: `value(i)` in
+/// components marked `Canon` (whose bits must be `want[i]`) and `Keep` (its own bits), next
+/// to an integer component.
+fn unzips(n: usize, value: &(dyn Fn(usize) -> f32 + Sync), want: &[u32], at: &str) {
+    use dpl_cpu::seq;
+    use rt::{Canon, Keep};
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<u32>>();
+    let raw: Vec<u32> = (0..n).map(|i| value(i).to_bits()).collect();
+    let int = |i: usize| i as u32 ^ 0x5555;
+    let ints: Vec<u32> = (0..n).map(int).collect();
+    let pair = |i: usize| (int(i), value(i));
+    let triple = |i: usize| (value(i), value(i), int(i));
+    let check2 = |(a, b): (Vec<u32>, Vec<f32>), what: &str| {
+        assert!(a == ints && bits(&b) == want, "{what} {at}");
+    };
+    let check3 = |(a, b, c): (Vec<f32>, Vec<f32>, Vec<u32>), what: &str| {
+        assert!(
+            bits(&a) == want && bits(&b) == raw && c == ints,
+            "{what} {at}"
+        );
+    };
+    let (lo, hi) = (n / 4, n / 2);
+    let nans2 = (Keep, Canon);
+    let nans3 = (Canon, Keep, Keep);
+    check2(
+        rt::map_unzip2_canon(n, pair, nans2, "map", AT),
+        "map_unzip2_canon",
+    );
+    let got = rt::map_unzip2_split_canon(n, lo, hi, pair, pair, nans2, "map", AT);
+    check2(got, "map_unzip2_split_canon");
+    check2(
+        seq::map_unzip2_canon(n, pair, nans2, "map", AT),
+        "seq::map_unzip2_canon",
+    );
+    check3(
+        rt::map_unzip3_canon(n, triple, nans3, "map", AT),
+        "map_unzip3_canon",
+    );
+    let got = rt::map_unzip3_split_canon(n, lo, hi, triple, triple, nans3, "map", AT);
+    check3(got, "map_unzip3_split_canon");
+    check3(
+        seq::map_unzip3_canon(n, triple, nans3, "map", AT),
+        "seq::map_unzip3_canon",
+    );
+    // In place: the new values computed from the old ones.
+    let old2 = || -> (Vec<u32>, Vec<f32>) {
+        ((0..n as u32).collect(), (0..n).map(|i| i as f32).collect())
+    };
+    let step2 = |i: usize, a: u32, b: f32| (a ^ 0x5555, value(i) + (b - i as f32));
+    let (mut a, mut b) = old2();
+    rt::update_unzip2_canon(&mut a, &mut b, step2, nans2);
+    check2((a, b), "update_unzip2_canon");
+    let (mut a, mut b) = old2();
+    seq::update_unzip2_canon(&mut a, &mut b, step2, nans2);
+    check2((a, b), "seq::update_unzip2_canon");
+    let old3 = || -> (Vec<f32>, Vec<f32>, Vec<u32>) {
+        let (c, a) = old2();
+        (a.clone(), a, c)
+    };
+    let step3 =
+        |i: usize, a: f32, _: f32, c: u32| (value(i) + (a - i as f32), value(i), c ^ 0x5555);
+    let (mut a, mut b, mut c) = old3();
+    rt::update_unzip3_canon(&mut a, &mut b, &mut c, step3, nans3);
+    check3((a, b, c), "update_unzip3_canon");
+    let (mut a, mut b, mut c) = old3();
+    seq::update_unzip3_canon(&mut a, &mut b, &mut c, step3, nans3);
+    check3((a, b, c), "seq::update_unzip3_canon");
+    // Every component kept: the loops without `_canon`, NaNs as made.
+    let (a, b) = rt::map_unzip2(n, pair, "map", AT);
+    assert!(a == ints && bits(&b) == raw, "map_unzip2 {at}");
 }
 
 #[test]

@@ -164,6 +164,7 @@ fn updates_in_place(cpu_rust: &str) -> bool {
     code.contains("rt::update(&mut")
         || code.contains("rt::update_canon(&mut")
         || code.contains("rt::update_unzip2(&mut")
+        || code.contains("rt::update_unzip2_canon(&mut")
 }
 
 #[test]

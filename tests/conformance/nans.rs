@@ -117,6 +117,45 @@ mod prog {
         )
     }
 
+    /// A map of pairs, one loop writing one vector per component (`unzip`): a computed
+    /// float (its NaNs made canonical) and a float only moved (its bits kept).
+    #[parallel]
+    pub fn unzip_f32(x: &[f32], y: &[f32]) -> (Vec<f32>, Vec<f32>) {
+        unzip(map(|a, b| (a * b, if a < b { a } else { b }), x, y))
+    }
+
+    /// A computed float next to an integer.
+    #[parallel]
+    pub fn unzip_f64(x: &[f64], y: &[f64], k: &[i32]) -> (Vec<f64>, Vec<i32>) {
+        unzip(map(|a, b, c| (a / b, c + 1), x, y, k))
+    }
+
+    /// Sibling maps that horizontal fusion merges into one loop of pairs, next to a map
+    /// of its own.
+    #[parallel]
+    pub fn siblings_f32(x: &[f32], y: &[f32]) -> (Vec<f32>, Vec<u32>, Vec<f32>) {
+        (
+            map(|a, b| a - b, x, y),
+            map(|a, b| if a < b { 1 } else { 0 }, x, y),
+            map(|a, b| a * b + 1.0, x, y),
+        )
+    }
+
+    /// A map of triples read only by its projections: one loop writing three vectors.
+    #[parallel]
+    pub fn triples_f32(x: &[f32], y: &[f32]) -> (Vec<f32>, Vec<u32>, Vec<f32>) {
+        let t = map(|a, b| (a * b + 1.0, if a < b { 1 } else { 0 }, b), x, y);
+        (map(|p| p.0, t), map(|p| p.1, t), map(|p| p.2, t))
+    }
+
+    /// Two `&mut` parameters written in place by one loop: a computed float and a float
+    /// moved or computed in a branch.
+    #[parallel]
+    pub fn pair_in_place(x: &mut [f32], y: &mut [f32]) {
+        *x = map(|a, b| a * b, x, y);
+        *y = map(|b| if b > 0.0 { b } else { b - 1.0 }, y);
+    }
+
     /// A NaN literal.
     #[parallel]
     pub fn nan_literals(x: &[f32]) -> (Vec<f32>, Vec<f64>) {
@@ -930,7 +969,111 @@ fn loop_nans(place: Place) {
     });
 }
 
+/// Maps of tuples written as one loop per tuple (`unzip`, sibling maps, two `&mut`
+/// parameters in place), at a size with several parallel chunks: the computed float
+/// components' NaNs are canonical, floats only moved keep their bits, integers their values.
+fn tuple_maps(place: Place) {
+    dpl::with_place(place, || {
+        for n in [N, (1 << 17) + 7] {
+            let (mut x, mut y) = pairs(&specials32(), n);
+            x.truncate(n);
+            y.truncate(n);
+            let at = |i: usize| format!("n = {n}, x = {:?}, y = {:?}", x[i], y[i]);
+            let (p, q) = prog::unzip_f32(&x, &y);
+            assert_bits(
+                &p,
+                &zip_with(&x, &y, |a, b| (a * b).canon()),
+                &at,
+                "unzip a * b",
+            );
+            let moved = zip_with(&x, &y, |a, b| if a < b { a } else { b });
+            assert_bits(&q, &moved, &at, "unzip, moved");
+
+            let (s, c, m) = prog::siblings_f32(&x, &y);
+            assert_bits(&s, &zip_with(&x, &y, |a, b| (a - b).canon()), &at, "a - b");
+            assert_eq!(c, zip_with(&x, &y, |a, b| u32::from(a < b)), "a < b");
+            let mul_add = zip_with(&x, &y, |a, b| (a * b + 1.0).canon());
+            assert_bits(&m, &mul_add, &at, "a * b + 1");
+
+            let (m, c, b) = prog::triples_f32(&x, &y);
+            assert_bits(&m, &mul_add, &at, "triples, a * b + 1");
+            assert_eq!(
+                c,
+                zip_with(&x, &y, |a, b| u32::from(a < b)),
+                "triples, a < b"
+            );
+            assert_bits(&b, &y, &at, "triples, moved");
+
+            let (mut u, mut v) = (x.clone(), y.clone());
+            prog::pair_in_place(&mut u, &mut v);
+            assert_bits(
+                &u,
+                &zip_with(&x, &y, |a, b| (a * b).canon()),
+                &at,
+                "*x = a * b",
+            );
+            let want = each(&y, |b| if b > 0.0 { b } else { (b - 1.0).canon() });
+            assert_bits(&v, &want, &at, "*y = if ..");
+
+            let (x, y) = pairs(&specials64(), n);
+            let k: Vec<i32> = (0..x.len() as i32).collect();
+            let at = |i: usize| format!("n = {n}, x = {:?}, y = {:?}", x[i], y[i]);
+            let (p, q) = prog::unzip_f64(&x, &y, &k);
+            assert_bits(
+                &p,
+                &zip_with(&x, &y, |a, b| (a / b).canon()),
+                &at,
+                "unzip a / b",
+            );
+            assert_eq!(q, each(&k, |c| c + 1), "unzip, c + 1");
+        }
+    });
+}
+
+/// On the CPU, those loops leave the computed float components' NaNs to the run time,
+/// which makes them canonical after each chunk's loop (the loops' `_canon` forms, `Canon`
+/// for those components, `Keep` for the others).
+#[test]
+fn tuple_maps_make_nans_canonical_after_the_loop() {
+    let code = |rust: &str| -> String { rust.split_whitespace().collect() };
+    let unzip = code(dpl::inspect!(prog::unzip_f32).cpu_rust);
+    assert!(unzip.contains("rt::map_unzip2_canon("), "{unzip}");
+    assert!(
+        unzip.contains("(::dpl::__private::rt::Canon,::dpl::__private::rt::Keep,)"),
+        "{unzip}"
+    );
+    let unzip = code(dpl::inspect!(prog::unzip_f64).cpu_rust);
+    assert!(
+        unzip.contains("(::dpl::__private::rt::Canon,::dpl::__private::rt::Keep,)"),
+        "{unzip}"
+    );
+    let canon = "::dpl::__private::rt::Canon";
+    let keep = "::dpl::__private::rt::Keep";
+    let siblings = code(dpl::inspect!(prog::siblings_f32).cpu_rust);
+    assert!(siblings.contains("rt::map_unzip2_canon("), "{siblings}");
+    assert!(
+        siblings.contains(&format!("({canon},{keep},)")),
+        "{siblings}"
+    );
+    let triples = code(dpl::inspect!(prog::triples_f32).cpu_rust);
+    assert!(triples.contains("rt::map_unzip3_canon("), "{triples}");
+    assert!(
+        triples.contains(&format!("({canon},{keep},{keep},)")),
+        "{triples}"
+    );
+    let in_place = code(dpl::inspect!(prog::pair_in_place).cpu_rust);
+    assert!(
+        in_place.contains("rt::update_unzip2_canon(&mut"),
+        "{in_place}"
+    );
+    assert!(
+        in_place.contains(&format!("({canon},{keep},)")),
+        "{in_place}"
+    );
+}
+
 on_every_place!(
+    tuple_maps,
     arithmetic,
     functions,
     transcendental,

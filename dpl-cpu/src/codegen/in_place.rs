@@ -286,12 +286,24 @@ impl Gen<'_> {
                 t.map(|t| self.rep_ty(&t)).unwrap_or_default()
             })
             .collect();
+        // The float components' NaNs made canonical after the loop (as in `map_unzip`).
+        let deferred = self.defer_output_nans(s, targets.len());
         self.depth += 1;
         let g = self.block_owned(&s.elem.body);
         self.depth -= 1;
+        self.undefer(&deferred);
         self.subst.clear();
-        let helper = quote::format_ident!("update_unzip{}", targets.len());
         let rt = self.rt;
+        let (helper, nans) = match super::unzip::nan_treatments(rt, &deferred) {
+            Some(nans) => (
+                quote::format_ident!("update_unzip{}_canon", targets.len()),
+                nans,
+            ),
+            None => (
+                quote::format_ident!("update_unzip{}", targets.len()),
+                TokenStream::new(),
+            ),
+        };
         let ys = targets.iter().map(|(y, _, _)| y);
         let mut bind = TokenStream::new();
         for (p, ((y, _, _), t)) in parts.iter().zip(targets.iter().zip(&tys)) {
@@ -306,7 +318,7 @@ impl Gen<'_> {
         }
         quote! {
             #(#checks)*
-            #rt::#helper(#(&mut #ys[..],)* move |#ip: usize, #(#olds: #tys),*| -> (#(#tys,)*) #g);
+            #rt::#helper(#(&mut #ys[..],)* move |#ip: usize, #(#olds: #tys),*| -> (#(#tys,)*) #g, #nans);
             #bind
         }
     }

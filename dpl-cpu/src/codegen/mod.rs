@@ -255,7 +255,9 @@ struct Gen<'a> {
     /// only ones whose NaN results are made canonical.
     nan_observed: HashSet<VarId>,
     /// Float results of a reduction's element function and operator whose NaNs are made
-    /// canonical once, on the reduction's result (see [`Gen::deferred_reduce`]).
+    /// canonical once, on the reduction's result (see [`Gen::deferred_reduce`]), and those
+    /// of a map's element function (its result, or components of the tuple it makes) that
+    /// the run time makes canonical after the loop (see [`Gen::defer_output_nan`]).
     nan_deferred: HashSet<VarId>,
     /// For each loop statement, the positions of the float params whose next values are
     /// not made canonical at each iteration: the loop's value is made canonical there once,

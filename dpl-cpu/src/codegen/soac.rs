@@ -2,7 +2,7 @@
 //! load-balancing `heavy` one, with the work estimate it takes), `count` as a count of
 //! flags, and the identity passed to `scatter_reduce` where the operator has one.
 
-use dpl_core::ir::{Const, Expr, Lambda, Soac, SoacKind, Span, Type, VarId};
+use dpl_core::ir::{Block, Const, Expr, Lambda, Soac, SoacKind, Span, Type, VarId};
 use proc_macro2::TokenStream;
 use quote::quote;
 
@@ -214,8 +214,36 @@ impl Gen<'_> {
     /// generated), and the run time makes the stored values canonical instead
     /// (`rt::map_canon`, `rt::update_canon`), which costs less per element.
     pub(super) fn defer_output_nan(&mut self, s: &Soac) -> bool {
+        self.defer_nan(&s.elem.body, s.elem.body.result)
+    }
+
+    /// [`Gen::defer_output_nan`] for a map generated as one loop writing one vector per
+    /// component of its tuples (`unzip`, `n` components): for each component, the variable
+    /// marked in `nan_deferred` (the caller removes them once the element function is
+    /// generated) if the run time makes its NaNs canonical instead (`rt::map_unzip2_canon`,
+    /// `rt::update_unzip2_canon`, ...). Those are the float components that
+    /// `defer_output_nan`'s rule defers, of a tuple made last by the element function and
+    /// read by nothing else; integer components and values moved keep their bits.
+    pub(super) fn defer_output_nans(&mut self, s: &Soac, n: usize) -> Vec<Option<VarId>> {
         let body = &s.elem.body;
         let r = body.result;
+        let parts = body.stmts.iter().find_map(|st| match &st.expr {
+            Expr::Tuple(vs) if st.var == r && vs.len() == n => Some(vs),
+            _ => None,
+        });
+        match parts {
+            Some(vs) if super::mentions(body, r) == 1 => vs
+                .iter()
+                .map(|&x| self.defer_nan(body, x).then_some(x))
+                .collect(),
+            _ => vec![None; n],
+        }
+    }
+
+    /// Whether the value `r` of `body` (its result, or a component of the tuple that is)
+    /// is an `f32`/`f64` computed by an operation whose NaN would be made canonical (as in
+    /// `Gen::stmt`), read by nothing else in `body`: if so, marked in `nan_deferred`.
+    fn defer_nan(&mut self, body: &Block, r: VarId) -> bool {
         let float = matches!(
             self.f.vars[r].ty.scalar(),
             Some(dpl_core::ir::Scalar::F32 | dpl_core::ir::Scalar::F64)

@@ -81,8 +81,21 @@ impl Gen<'_> {
         }
         let n = self.ident(s.len);
         let (what, loc) = (s.kind.origin_name(), self.loc(span));
-        let helper = format_ident!("map_unzip{}", parts.len());
-        let split = format_ident!("map_unzip{}_split", parts.len());
+        // The float components' NaNs made canonical by the run time after the loop instead
+        // of by the element function (undone once its lambdas are made).
+        let deferred = self.defer_output_nans(s, parts.len());
+        let (helper, split, nans) = match nan_treatments(rt, &deferred) {
+            Some(nans) => (
+                format_ident!("map_unzip{}_canon", parts.len()),
+                format_ident!("map_unzip{}_split_canon", parts.len()),
+                nans,
+            ),
+            None => (
+                format_ident!("map_unzip{}", parts.len()),
+                format_ident!("map_unzip{}_split", parts.len()),
+                TokenStream::new(),
+            ),
+        };
         let vs = if self.depth == 0 {
             self.bounded_variant(m, s)
         } else {
@@ -93,23 +106,24 @@ impl Gen<'_> {
                 let edge = vs.fast;
                 let fast = match vs.interior {
                     Some((lo, hi, int)) => {
-                        quote!(#rt::#split(#n, #lo, #hi, #edge, #int, #what, #loc))
+                        quote!(#rt::#split(#n, #lo, #hi, #edge, #int, #nans #what, #loc))
                     }
-                    None => quote!(#rt::#helper(#n, #edge, #what, #loc)),
+                    None => quote!(#rt::#helper(#n, #edge, #nans #what, #loc)),
                 };
                 match vs.cond {
                     None => fast,
                     Some(cond) => {
                         let slow = self.lambda(&s.elem, false, &[Rep::Value]);
-                        quote!(if #cond { #fast } else { #rt::#helper(#n, #slow, #what, #loc) })
+                        quote!(if #cond { #fast } else { #rt::#helper(#n, #slow, #nans #what, #loc) })
                     }
                 }
             }
             None => {
                 let elem = self.lambda(&s.elem, false, &[Rep::Value]);
-                quote!(#rt::#helper(#n, #elem, #what, #loc))
+                quote!(#rt::#helper(#n, #elem, #nans #what, #loc))
             }
         };
+        self.undefer(&deferred);
         let mut names = Vec::new();
         let mut borrows = TokenStream::new();
         for p in parts {
@@ -137,6 +151,28 @@ impl Gen<'_> {
             #borrows
         }
     }
+
+    /// Ends the deferral of [`Gen::defer_output_nans`], once the element function is made.
+    pub(super) fn undefer(&mut self, deferred: &[Option<VarId>]) {
+        for v in deferred.iter().flatten() {
+            self.nan_deferred.remove(v);
+        }
+    }
+}
+
+/// The argument of a `_canon` loop of tuples (`map_unzip2_canon`, `update_unzip2_canon`, ...)
+/// that says how each component's NaNs are treated, given which components
+/// [`Gen::defer_output_nans`] deferred: `(rt::Canon, rt::Keep, ...),` (with its comma);
+/// `None` when none is, for the loop without `_canon`.
+pub(super) fn nan_treatments(rt: &TokenStream, deferred: &[Option<VarId>]) -> Option<TokenStream> {
+    let nans = deferred.iter().map(|d| match d {
+        Some(_) => quote!(#rt::Canon),
+        None => quote!(#rt::Keep),
+    });
+    deferred
+        .iter()
+        .any(Option::is_some)
+        .then(|| quote!((#(#nans,)*),))
 }
 
 /// If `p` is `map(n, |i| m[i].k)` (a projection of `unzip`), the component `k`.

@@ -35,71 +35,174 @@ where
     F: Fn(usize) -> T + Sync,
 {
     super::check_row_len(out.len(), len);
-    in_chunks(out, |part, base| fill(part, base, &f));
+    in_chunks(out, |part, base| fill(part, base, &f, Keep));
+}
+
+/// Slices cut into chunks together, at the same indices: one slice, or the outputs of one
+/// loop (those of `unzip(map(f))`, one per component, all of one length).
+trait Parts: Sized + Send {
+    /// The length (of the first slice).
+    fn len(&self) -> usize;
+    /// The parts before `mid` and from `mid` on.
+    fn split_at(self, mid: usize) -> (Self, Self);
+}
+
+impl<T: Send> Parts for &mut [T] {
+    fn len(&self) -> usize {
+        <[T]>::len(self)
+    }
+    fn split_at(self, mid: usize) -> (Self, Self) {
+        self.split_at_mut(mid)
+    }
+}
+
+impl<A: Parts, B: Parts> Parts for (A, B) {
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+    fn split_at(self, mid: usize) -> (Self, Self) {
+        let ((a0, a1), (b0, b1)) = (self.0.split_at(mid), self.1.split_at(mid));
+        ((a0, b0), (a1, b1))
+    }
+}
+
+impl<A: Parts, B: Parts, C: Parts> Parts for (A, B, C) {
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+    fn split_at(self, mid: usize) -> (Self, Self) {
+        let ((a0, a1), (b0, b1)) = (self.0.split_at(mid), self.1.split_at(mid));
+        let (c0, c1) = self.2.split_at(mid);
+        ((a0, b0, c0), (a1, b1, c1))
+    }
 }
 
 /// `part(chunk, base)` for consecutive chunks of `y` (`base`: the chunk's first index): one
 /// chunk below [`GRAIN`](super::GRAIN), else chunks of a quarter of it in parallel, one
 /// task each.
-fn in_chunks<T: Send, P: Fn(&mut [T], usize) + Sync>(y: &mut [T], part: P) {
-    if y.len() < super::GRAIN {
-        part(y, 0);
-    } else {
-        let chunk = par::chunk_len(y.len(), super::GRAIN / 4);
-        y.par_chunks_mut(chunk)
-            .with_max_len(1)
-            .enumerate()
-            .for_each(|(c, p)| part(p, c * chunk));
+fn in_chunks<S: Parts, P: Fn(S, usize) + Sync>(y: S, part: P) {
+    let len = y.len();
+    if len < super::GRAIN {
+        return part(y, 0);
+    }
+    let chunk = par::chunk_len(len, super::GRAIN / 4);
+    let mut chunks = Vec::with_capacity(len.div_ceil(chunk));
+    let mut rest = y;
+    while rest.len() > chunk {
+        let (head, tail) = rest.split_at(chunk);
+        chunks.push(head);
+        rest = tail;
+    }
+    chunks.push(rest);
+    chunks
+        .into_par_iter()
+        .with_max_len(1)
+        .enumerate()
+        .for_each(|(c, p)| part(p, c * chunk));
+}
+
+/// How a loop treats the NaNs of the float values it stores. [`Keep`]: as they are (values
+/// only moved keep their bits; other types have no NaNs). [`Canon`]: the values an element
+/// function computed are stored as the arithmetic made them, the loop notes whether the run
+/// it wrote holds a NaN, and only then rewrites the run with every NaN canonical
+/// ([`Canonical`]): the same values as making each element canonical, cheaper, as the check
+/// vectorizes into two instructions per vector of elements where choosing the canonical NaN
+/// takes five. The loops writing one output per component (`map_unzip2_canon`, ...) take
+/// one per component, e.g. `(Canon, Keep)` for a computed float and an integer.
+pub trait Nans<T>: Copy + Send + Sync {
+    /// Whether `v` is a NaN that this treatment rewrites (never, for [`Keep`]).
+    fn nan(v: &T) -> bool;
+    /// `v` as stored: canonical if a NaN, for [`Canon`] (the per-element form of the
+    /// sequential run time, [`seq`](crate::seq)).
+    fn canonical(v: T) -> T;
+    /// Makes every value of `run` as stored (after a loop that found a NaN in it).
+    fn rewrite(run: &mut [T]);
+}
+
+/// NaNs stored as they are (see [`Nans`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Keep;
+
+impl<T> Nans<T> for Keep {
+    #[inline(always)]
+    fn nan(_: &T) -> bool {
+        false
+    }
+    #[inline(always)]
+    fn canonical(v: T) -> T {
+        v
+    }
+    #[inline(always)]
+    fn rewrite(_: &mut [T]) {}
+}
+
+/// NaNs made canonical after the loop (see [`Nans`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Canon;
+
+impl<T: Canonical> Nans<T> for Canon {
+    #[inline(always)]
+    fn nan(v: &T) -> bool {
+        v.is_nan()
+    }
+    #[inline(always)]
+    fn canonical(v: T) -> T {
+        v.canonical()
+    }
+    #[inline]
+    fn rewrite(run: &mut [T]) {
+        for v in run {
+            *v = v.canonical();
+        }
     }
 }
 
-/// `out[j] = f(base + j)` for every slot of `out`.
+/// `run`, every slot of which a loop wrote, as its values.
+///
+/// # Safety
+///
+/// Every slot of `run` is initialised.
+#[inline(always)]
+unsafe fn written<T>(run: &mut [MaybeUninit<T>]) -> &mut [T] {
+    // SAFETY: every slot is initialised (the caller's contract), and `MaybeUninit<T>` has
+    // the layout of `T`.
+    unsafe { &mut *(run as *mut [MaybeUninit<T>] as *mut [T]) }
+}
+
+/// `out[j] = f(base + j)` for every slot of `out`, its NaNs treated by `W` ([`Nans`]).
 ///
 /// Never inlined, on purpose: as a function of its own, `out` is a `noalias` parameter, so
 /// LLVM knows that the stores cannot change the slices that `f` captured and hoists their
 /// loads out of the loop, which is what lets the loop vectorize. Inlined into rayon's
 /// closures, that knowledge was lost and the loop ran scalar (measured 2-4x slower).
 #[inline(never)]
-pub(crate) fn fill<T, F>(out: &mut [MaybeUninit<T>], base: usize, f: &F)
+pub(crate) fn fill<T, F, W>(out: &mut [MaybeUninit<T>], base: usize, f: &F, _: W)
 where
     F: Fn(usize) -> T,
+    W: Nans<T>,
 {
+    let mut nan = false;
     for (j, slot) in out.iter_mut().enumerate() {
-        slot.write(f(base + j));
+        let v = f(base + j);
+        nan |= W::nan(&v);
+        slot.write(v);
+    }
+    if nan {
+        // SAFETY: the loop above wrote every slot.
+        W::rewrite(unsafe { written(out) });
     }
 }
 
 /// [`map`] of a float element function whose NaNs are left as the arithmetic made them:
 /// each task's chunk is written, checked for NaNs in the same loop, and made canonical only
-/// if it holds one ([`Canonical`]). The same values as `map` of `|i| f(i).canonical()`;
-/// cheaper, as the check vectorizes into two instructions per vector of elements where
-/// choosing the canonical NaN takes five.
+/// if it holds one ([`Canon`]). The same values as `map` of `|i| f(i).canonical()`.
 pub fn map_canon<T, F>(len: usize, f: F, prim: &'static str, at: At) -> Vec<T>
 where
     T: Canonical + Send,
     F: Fn(usize) -> T + Sync,
 {
     // The split loop with an empty interior: every slot is written by `f`.
-    split_with::<T, &F, &F, Canon>(len, 0, 0, &f, &f, prim, at)
-}
-
-/// [`fill`], then the NaNs of `out` made canonical (see [`map_canon`]); never inlined, for
-/// the reason given at [`fill`].
-#[inline(never)]
-fn fill_canon<T: Canonical, F: Fn(usize) -> T>(out: &mut [MaybeUninit<T>], base: usize, f: &F) {
-    let mut nan = false;
-    for (j, slot) in out.iter_mut().enumerate() {
-        let v = f(base + j);
-        nan |= v.is_nan();
-        slot.write(v);
-    }
-    if nan {
-        for slot in out.iter_mut() {
-            // SAFETY: the loop above wrote every slot.
-            let v = unsafe { slot.assume_init_read() };
-            slot.write(v.canonical());
-        }
-    }
+    split_with(len, 0, 0, &f, &f, Canon, prim, at)
 }
 
 /// [`update`] of a float element function whose NaNs are left as the arithmetic made
@@ -109,23 +212,7 @@ where
     T: Canonical + Send,
     F: Fn(usize, T) -> T + Sync,
 {
-    in_chunks(y, |part, base| update_part_canon(part, base, &f));
-}
-
-/// [`update_part`], then the NaNs of `part` made canonical; never inlined (see [`fill`]).
-#[inline(never)]
-fn update_part_canon<T: Canonical, F: Fn(usize, T) -> T>(part: &mut [T], base: usize, f: &F) {
-    let mut nan = false;
-    for (j, slot) in part.iter_mut().enumerate() {
-        let v = f(base + j, *slot);
-        nan |= v.is_nan();
-        *slot = v;
-    }
-    if nan {
-        for slot in part.iter_mut() {
-            *slot = slot.canonical();
-        }
-    }
+    in_chunks(y, |part, base| update_part(part, base, &f, Canon));
 }
 
 /// `out[j] = f(j, out[j])` for every slot: a `map` over a row just written into `out`
@@ -140,10 +227,9 @@ where
     T: Copy + Send,
     F: Fn(usize, T) -> T + Sync,
 {
-    // SAFETY: every slot is initialised (the caller's contract), and `MaybeUninit<T>` has
-    // the layout of `T`; `update` writes only values of `T`.
-    let out = unsafe { &mut *(out as *mut [MaybeUninit<T>] as *mut [T]) };
-    update(out, f)
+    // SAFETY: every slot is initialised (the caller's contract); `update` writes only
+    // values of `T`.
+    update(unsafe { written(out) }, f)
 }
 
 /// `y[j] = f(j, y[j])` for every element of `y`: the new value of a `&mut` parameter
@@ -155,15 +241,27 @@ where
     T: Copy + Send,
     F: Fn(usize, T) -> T + Sync,
 {
-    in_chunks(y, |part, base| update_part(part, base, &f));
+    in_chunks(y, |part, base| update_part(part, base, &f, Keep));
 }
 
-/// `part[j] = f(base + j, part[j])` for every element of `part`; never inlined, for the
-/// reason given at [`fill`]: `part` stays a `noalias` parameter, so the loop vectorizes.
+/// `part[j] = f(base + j, part[j])` for every element of `part`, its NaNs treated by `W`;
+/// never inlined, for the reason given at [`fill`]: `part` stays a `noalias` parameter, so
+/// the loop vectorizes.
 #[inline(never)]
-fn update_part<T: Copy, F: Fn(usize, T) -> T>(part: &mut [T], base: usize, f: &F) {
+fn update_part<T: Copy, F: Fn(usize, T) -> T, W: Nans<T>>(
+    part: &mut [T],
+    base: usize,
+    f: &F,
+    _: W,
+) {
+    let mut nan = false;
     for (j, slot) in part.iter_mut().enumerate() {
-        *slot = f(base + j, *slot);
+        let v = f(base + j, *slot);
+        nan |= W::nan(&v);
+        *slot = v;
+    }
+    if nan {
+        W::rewrite(part);
     }
 }
 
@@ -187,7 +285,7 @@ where
     E: Fn(usize) -> T + Sync,
     I: Fn(usize) -> T + Sync,
 {
-    split_with::<T, E, I, Plain>(len, lo, hi, edge, interior, prim, at)
+    split_with(len, lo, hi, edge, interior, Keep, prim, at)
 }
 
 /// [`map_split`] whose float results are made NaN-canonical after each piece's loop (see
@@ -207,34 +305,10 @@ where
     E: Fn(usize) -> T + Sync,
     I: Fn(usize) -> T + Sync,
 {
-    split_with::<T, E, I, Canon>(len, lo, hi, edge, interior, prim, at)
+    split_with(len, lo, hi, edge, interior, Canon, prim, at)
 }
 
-/// How a piece of a map's output is written: [`fill`] ([`Plain`]) or [`fill_canon`]
-/// ([`Canon`]).
-trait Filler<T> {
-    fn fill<F: Fn(usize) -> T>(out: &mut [MaybeUninit<T>], base: usize, f: &F);
-}
-
-/// [`fill`].
-struct Plain;
-
-impl<T> Filler<T> for Plain {
-    fn fill<F: Fn(usize) -> T>(out: &mut [MaybeUninit<T>], base: usize, f: &F) {
-        fill(out, base, f)
-    }
-}
-
-/// [`fill_canon`].
-struct Canon;
-
-impl<T: Canonical> Filler<T> for Canon {
-    fn fill<F: Fn(usize) -> T>(out: &mut [MaybeUninit<T>], base: usize, f: &F) {
-        fill_canon(out, base, f)
-    }
-}
-
-/// [`map_split`], each piece written by `W`.
+/// [`map_split`], the NaNs of each piece treated by `nans`.
 #[allow(clippy::too_many_arguments)]
 fn split_with<T, E, I, W>(
     len: usize,
@@ -242,6 +316,7 @@ fn split_with<T, E, I, W>(
     hi: usize,
     edge: E,
     interior: I,
+    nans: W,
     prim: &'static str,
     at: At,
 ) -> Vec<T>
@@ -249,7 +324,7 @@ where
     T: Send,
     E: Fn(usize) -> T + Sync,
     I: Fn(usize) -> T + Sync,
-    W: Filler<T>,
+    W: Nans<T>,
 {
     let (lo, hi) = split_range(len, lo, hi);
     let mut out: Vec<T> = super::alloc(len, prim, at);
@@ -258,9 +333,9 @@ where
         let (a, b) = cut(base, part.len(), lo, hi);
         let (p0, rest) = part.split_at_mut(a);
         let (p1, p2) = rest.split_at_mut(b - a);
-        W::fill(p0, base, &edge);
-        W::fill(p1, base + a, &interior);
-        W::fill(p2, base + b, &edge);
+        fill(p0, base, &edge, nans);
+        fill(p1, base + a, &interior, nans);
+        fill(p2, base + b, &edge, nans);
     };
     in_chunks(spare, run);
     // SAFETY: the three fills of each chunk wrote every one of its slots (see `map`).
@@ -282,8 +357,18 @@ fn cut(base: usize, n: usize, lo: usize, hi: usize) -> (usize, usize) {
     (lo.clamp(base, end) - base, hi.clamp(base, end) - base)
 }
 
+/// [`Keep`], once per component named (the NaN treatment of the loops without `_canon`).
+macro_rules! keep {
+    ($T:ident) => {
+        Keep
+    };
+}
+
 macro_rules! map_unzip {
-    ($name:ident, $split:ident, $fill:ident, $($T:ident $v:ident $s:ident $k:tt),+) => {
+    (
+        $name:ident, $canon:ident, $split:ident, $split_canon:ident, $fill:ident,
+        $($T:ident $N:ident $v:ident $s:ident $nan:ident $k:tt),+
+    ) => {
         /// [`map_split`] for `unzip(map(f))`: `interior` on `lo..hi`, `edge` elsewhere.
         #[allow(clippy::too_many_arguments)]
         pub fn $split<$($T: Send,)+ E, I>(
@@ -299,33 +384,41 @@ macro_rules! map_unzip {
             E: Fn(usize) -> ($($T,)+) + Sync,
             I: Fn(usize) -> ($($T,)+) + Sync,
         {
+            $split_canon(len, lo, hi, edge, interior, ($(keep!($T),)+), prim, at)
+        }
+
+        /// [`map_split`] for `unzip(map(f))`, the NaNs of each component treated by its
+        /// part of `nans` ([`Nans`]: [`Canon`] for the float components whose NaNs the
+        /// element function leaves as the arithmetic made them, [`Keep`] for the others),
+        /// after each piece's loop.
+        #[allow(clippy::too_many_arguments)]
+        pub fn $split_canon<$($T: Send, $N: Nans<$T>,)+ E, I>(
+            len: usize,
+            lo: usize,
+            hi: usize,
+            edge: E,
+            interior: I,
+            nans: ($($N,)+),
+            prim: &'static str,
+            at: At,
+        ) -> ($(Vec<$T>,)+)
+        where
+            E: Fn(usize) -> ($($T,)+) + Sync,
+            I: Fn(usize) -> ($($T,)+) + Sync,
+        {
             let (lo, hi) = split_range(len, lo, hi);
-            let run = |$($s: &mut [MaybeUninit<$T>],)+ base: usize| {
+            let run = |($($s,)+): ($(&mut [MaybeUninit<$T>],)+), base: usize| {
                 let n = [$($s.len()),+][0];
                 let (a, b) = cut(base, n, lo, hi);
                 $(let ($s, rest) = $s.split_at_mut(a);
                 let (mid, tail) = rest.split_at_mut(b - a);
                 let $s = ($s, mid, tail);)+
-                $fill($($s.0,)+ base, &edge);
-                $fill($($s.1,)+ base + a, &interior);
-                $fill($($s.2,)+ base + b, &edge);
+                $fill($($s.0,)+ base, &edge, nans);
+                $fill($($s.1,)+ base + a, &interior, nans);
+                $fill($($s.2,)+ base + b, &edge, nans);
             };
             $(let mut $v: Vec<$T> = super::alloc(len, prim, at);)+
-            {
-                $(let $s = &mut $v.spare_capacity_mut()[..len];)+
-                if len < super::GRAIN {
-                    run($($s,)+ 0);
-                } else {
-                    let chunk = par::chunk_len(len, super::GRAIN / 4);
-                    let parts: Vec<($(&mut [MaybeUninit<$T>],)+)> =
-                        itertools_zip!($($s.chunks_mut(chunk)),+);
-                    parts
-                        .into_par_iter()
-                        .with_max_len(1)
-                        .enumerate()
-                        .for_each(|(c, ($($s,)+))| run($($s,)+ c * chunk));
-                }
-            }
+            in_chunks(($(&mut $v.spare_capacity_mut()[..len],)+), run);
             // SAFETY: the three fills of each chunk wrote every slot of every vector.
             unsafe {
                 $($v.set_len(len);)+
@@ -341,44 +434,67 @@ macro_rules! map_unzip {
             F: Fn(usize) -> ($($T,)+) + Sync,
         {
             // The split loop with an empty interior: every slot is filled by `f`.
-            $split(len, 0, 0, &f, &f, prim, at)
+            $split_canon(len, 0, 0, &f, &f, ($(keep!($T),)+), prim, at)
         }
 
-        /// Writes `f(base + j)`'s components to slot `j` of each output; never inlined,
-        /// for the reason given on [`fill`].
+        /// The `unzip(map(f))` loop, the NaNs of each component treated by its part of
+        /// `nans` (see the split form).
+        pub fn $canon<$($T: Send, $N: Nans<$T>,)+ F>(
+            len: usize,
+            f: F,
+            nans: ($($N,)+),
+            prim: &'static str,
+            at: At,
+        ) -> ($(Vec<$T>,)+)
+        where
+            F: Fn(usize) -> ($($T,)+) + Sync,
+        {
+            $split_canon(len, 0, 0, &f, &f, nans, prim, at)
+        }
+
+        /// Writes `f(base + j)`'s components to slot `j` of each output, then rewrites the
+        /// outputs in which their treatment found a NaN ([`Nans`]); never inlined, for the
+        /// reason given on [`fill`].
         #[inline(never)]
-        fn $fill<$($T,)+ F>($($s: &mut [MaybeUninit<$T>],)+ base: usize, f: &F)
+        fn $fill<$($T, $N: Nans<$T>,)+ F>(
+            $($s: &mut [MaybeUninit<$T>],)+
+            base: usize,
+            f: &F,
+            _: ($($N,)+),
+        )
         where
             F: Fn(usize) -> ($($T,)+),
         {
             let n = [$($s.len()),+][0];
-            $(let $s = &mut $s[..n];)+
+            $(let $s = &mut $s[..n];
+            let mut $nan = false;)+
             for j in 0..n {
                 let t = f(base + j);
-                $($s[j].write(t.$k);)+
+                $($nan |= $N::nan(&t.$k);
+                $s[j].write(t.$k);)+
             }
+            $(if $nan {
+                // SAFETY: the loop above wrote every slot.
+                $N::rewrite(unsafe { written($s) });
+            })+
         }
     };
 }
 
-/// Zips 2 or 3 iterators of equal length into a `Vec` of tuples.
-macro_rules! itertools_zip {
-    ($a:expr, $b:expr) => {
-        $a.zip($b).map(|(a, b)| (a, b)).collect()
-    };
-    ($a:expr, $b:expr, $c:expr) => {
-        $a.zip($b).zip($c).map(|((a, b), c)| (a, b, c)).collect()
-    };
-}
-
-map_unzip!(map_unzip2, map_unzip2_split, fill_unzip2, A a sa 0, B b sb 1);
-map_unzip!(map_unzip3, map_unzip3_split, fill_unzip3, A a sa 0, B b sb 1, C c sc 2);
+map_unzip!(
+    map_unzip2, map_unzip2_canon, map_unzip2_split, map_unzip2_split_canon, fill_unzip2,
+    A NA a sa na 0, B NB b sb nb 1
+);
+map_unzip!(
+    map_unzip3, map_unzip3_canon, map_unzip3_split, map_unzip3_split_canon, fill_unzip3,
+    A NA a sa na 0, B NB b sb nb 1, C NC c sc nc 2
+);
 
 /// [`update`] for `unzip(map(f))`: `f(i, y0[i], y1[i], ...)` is a tuple whose components
 /// are the new `y0[i]`, `y1[i]`, ... (several `&mut` parameters written in place by one
 /// loop).
 macro_rules! update_unzip {
-    ($name:ident, $part:ident, $($T:ident $y:ident $k:tt),+) => {
+    ($name:ident, $canon:ident, $part:ident, $($T:ident $N:ident $y:ident $nan:ident $k:tt),+) => {
         /// `(y0[j], y1[j], ...) = f(j, y0[j], y1[j], ...)` for every `j`: several `&mut`
         /// parameters written in place by one loop. In parallel above
         /// [`GRAIN`](super::GRAIN).
@@ -391,37 +507,58 @@ macro_rules! update_unzip {
         where
             F: Fn(usize, $($T,)+) -> ($($T,)+) + Sync,
         {
-            let lens = [$($y.len()),+];
-            lens.iter().for_each(|&n| super::check_row_len(n, lens[0]));
-            let len = lens[0];
-            if len < super::GRAIN {
-                $part($($y,)+ 0, &f);
-            } else {
-                let chunk = par::chunk_len(len, super::GRAIN / 4);
-                let parts: Vec<($(&mut [$T],)+)> = itertools_zip!($($y.chunks_mut(chunk)),+);
-                parts
-                    .into_par_iter()
-                    .with_max_len(1)
-                    .enumerate()
-                    .for_each(|(c, ($($y,)+))| $part($($y,)+ c * chunk, &f));
-            }
+            $canon($($y,)+ f, ($(keep!($T),)+))
         }
 
-        /// One chunk of the loop; never inlined, for the reason given on [`fill`].
+        /// The in-place loop of several `&mut` parameters, the NaNs of each component
+        /// treated by its part of `nans` after each chunk's loop ([`Nans`]; as
+        /// [`update_canon`] for one).
+        ///
+        /// # Panics
+        ///
+        /// If the slices differ in length (see the form without `_canon`).
+        pub fn $canon<$($T: Copy + Send, $N: Nans<$T>,)+ F>(
+            $($y: &mut [$T],)+
+            f: F,
+            nans: ($($N,)+),
+        )
+        where
+            F: Fn(usize, $($T,)+) -> ($($T,)+) + Sync,
+        {
+            let lens = [$($y.len()),+];
+            lens.iter().for_each(|&n| super::check_row_len(n, lens[0]));
+            in_chunks(($($y,)+), |($($y,)+), base| $part($($y,)+ base, &f, nans));
+        }
+
+        /// One chunk of the loop, then the components in which their treatment found a NaN
+        /// rewritten; never inlined, for the reason given on [`fill`].
         #[inline(never)]
-        fn $part<$($T: Copy,)+ F>($($y: &mut [$T],)+ base: usize, f: &F)
+        fn $part<$($T: Copy, $N: Nans<$T>,)+ F>(
+            $($y: &mut [$T],)+
+            base: usize,
+            f: &F,
+            _: ($($N,)+),
+        )
         where
             F: Fn(usize, $($T,)+) -> ($($T,)+),
         {
             let n = [$($y.len()),+][0];
-            $(let $y = &mut $y[..n];)+
+            $(let $y = &mut $y[..n];
+            let mut $nan = false;)+
             for j in 0..n {
                 let t = f(base + j, $($y[j],)+);
-                $($y[j] = t.$k;)+
+                $($nan |= $N::nan(&t.$k);
+                $y[j] = t.$k;)+
             }
+            $(if $nan {
+                $N::rewrite($y);
+            })+
         }
     };
 }
 
-update_unzip!(update_unzip2, update_unzip2_part, A a 0, B b 1);
-update_unzip!(update_unzip3, update_unzip3_part, A a 0, B b 1, C c 2);
+update_unzip!(update_unzip2, update_unzip2_canon, update_unzip2_part, A NA a na 0, B NB b nb 1);
+update_unzip!(
+    update_unzip3, update_unzip3_canon, update_unzip3_part,
+    A NA a na 0, B NB b nb 1, C NC c nc 2
+);

@@ -66,9 +66,10 @@ pub(crate) use filter::compact;
 pub use filter::{filter, filter_push};
 pub(crate) use map::fill;
 pub use map::{
-    map, map_canon, map_in_place, map_into, map_split, map_split_canon, map_unzip2,
-    map_unzip2_split, map_unzip3, map_unzip3_split, update, update_canon, update_unzip2,
-    update_unzip3,
+    Canon, Keep, Nans, map, map_canon, map_in_place, map_into, map_split, map_split_canon,
+    map_unzip2, map_unzip2_canon, map_unzip2_split, map_unzip2_split_canon, map_unzip3,
+    map_unzip3_canon, map_unzip3_split, map_unzip3_split_canon, update, update_canon,
+    update_unzip2, update_unzip2_canon, update_unzip3, update_unzip3_canon,
 };
 pub use reduce::{count, reduce, with_init};
 pub use scan::{exclusive_scan, exclusive_scan_into, scan, scan_into};
