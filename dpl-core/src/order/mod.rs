@@ -71,6 +71,9 @@ where
     Op: Fn(T, T) -> T,
 {
     debug_assert!(len >= 1);
+    if len <= SHORT {
+        return short(start, len, g, op);
+    }
     if len < LANES {
         // One element per lane: the tree alone.
         let mut buf = [MaybeUninit::<T>::uninit(); LANES];
@@ -107,6 +110,56 @@ where
         (lo, hi) = tail(lo, hi, full_end, end, g, op);
     }
     tree32_out(lo, hi, op)
+}
+
+/// Lengths up to this are reduced by straight-line code per length ([`short`]): the rows
+/// of sparse matrices and other short inner sequences, where the loops of the general
+/// tree (trip counts that depend on the length) cost more than the additions.
+const SHORT: usize = 8;
+
+/// [`lanes`] for `1 <= len <= SHORT`: the same tree, with the length a constant in each
+/// arm so that its loops unroll into the few operations that length needs.
+#[inline(always)]
+fn short<T, G, Op>(start: usize, len: usize, g: &G, op: &Op) -> T
+where
+    T: Copy,
+    G: Fn(usize) -> T,
+    Op: Fn(T, T) -> T,
+{
+    match len {
+        1 => g(start),
+        2 => fixed::<2, T, G, Op>(start, g, op),
+        3 => fixed::<3, T, G, Op>(start, g, op),
+        4 => fixed::<4, T, G, Op>(start, g, op),
+        5 => fixed::<5, T, G, Op>(start, g, op),
+        6 => fixed::<6, T, G, Op>(start, g, op),
+        7 => fixed::<7, T, G, Op>(start, g, op),
+        _ => fixed::<8, T, G, Op>(start, g, op),
+    }
+}
+
+/// The lane tree over `g(start) .. g(start + N - 1)`, one element per lane (`N <= SHORT`):
+/// the loop of [`lanes`]' short path with `N` a constant.
+#[inline(always)]
+fn fixed<const N: usize, T, G, Op>(start: usize, g: &G, op: &Op) -> T
+where
+    T: Copy,
+    G: Fn(usize) -> T,
+    Op: Fn(T, T) -> T,
+{
+    let first = g(start);
+    let mut buf = [first; N];
+    for (j, slot) in buf.iter_mut().enumerate().skip(1) {
+        *slot = g(start + j);
+    }
+    let mut s = LANES / 2;
+    while s > 0 {
+        for j in 0..s.min(N.saturating_sub(s)) {
+            buf[j] = op(buf[j], buf[j + s]);
+        }
+        s /= 2;
+    }
+    buf[0]
 }
 
 /// [`tree32`] out of line: inlined into [`lanes`], it leads LLVM to vectorize the main
@@ -326,7 +379,8 @@ mod tests {
     #[test]
     fn forms_agree() {
         for n in [
-            0, 1, 2, 3, 5, 31, 32, 33, 63, 64, 65, 100, 2047, 2048, 2049, 4096, 5000,
+            0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 16, 17, 31, 32, 33, 63, 64, 65, 100, 2047, 2048, 2049,
+            4096, 5000,
         ]
         .into_iter()
         .chain([TILE * 32 - 1, TILE * 32, TILE * 32 + 1, TILE * 70 + 17])
