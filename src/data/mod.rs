@@ -1,6 +1,7 @@
 //! The data types of dpl: [`Nested`] (ragged sequences of sequences), [`Matrix`] (uniform
-//! 2-D sequences with explicit strides, whose rows are [`RowView`]s) and [`Seq`] (owned
-//! sequences that know their place).
+//! 2-D sequences with explicit strides, whose rows are [`RowView`]s), [`MatrixView`] (the
+//! same over a buffer the caller keeps) and [`Seq`] (owned sequences that know their
+//! place).
 //!
 //! Together with slices and `Vec`s these are the types a `#[parallel]` function takes and
 //! returns. Each validates its invariants on construction and reports a violation as

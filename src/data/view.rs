@@ -23,7 +23,8 @@ use super::nested::Nested;
 /// A `#[parallel]` function takes one as `MatrixView<T>` (by value: it is `Copy`), exactly
 /// like a `&Matrix<T>` (a `[[T]]` whose elements are the rows); with the feature `ndarray`
 /// an `ArrayView2<T>` or `&Array2<T>` parameter is read through one, with its strides.
-/// Nothing is copied on the CPU places; the GPU places upload the addressed elements.
+/// Nothing is copied on `Place::Seq` and `Place::Cpu`; the GPU places upload the addressed
+/// elements, and `Place::Mpi` copies the rank's block into a `Matrix` once per call.
 ///
 /// ```
 /// use dpl::MatrixView;
