@@ -55,11 +55,15 @@ pub enum Step {
         /// The statement's span.
         span: u32,
     },
-    /// Allocates a zeroed device buffer of `count` elements of type `elem` as temporary
-    /// `temp`.
+    /// Allocates a device buffer of `count` elements of type `elem` as temporary `temp`,
+    /// zeroed unless the kernels write every element before any is read.
     Alloc {
         /// The temporary that receives the buffer.
         temp: u32,
+        /// Whether the buffer starts zeroed. `false` only for a result that one kernel
+        /// writes at every index (a `map`'s, a scan's), so the contents the allocation
+        /// had are never seen: zeroing it would move its bytes once more for nothing.
+        zeroed: bool,
         /// Element type.
         elem: Scalar,
         /// Number of elements.
@@ -725,6 +729,7 @@ mod tests {
                 origin: None,
                 span: 0,
                 temp: 0,
+                zeroed: true,
                 elem: Scalar::U64,
                 count: Count::Resident {
                     kernel: resident,

@@ -285,6 +285,9 @@ impl Driver for FewBlocks {
     fn alloc_zeroed(&self, bytes: usize) -> Result<u64, String> {
         self.sim.alloc_zeroed(bytes)
     }
+    fn alloc(&self, bytes: usize) -> Result<u64, String> {
+        self.sim.alloc(bytes)
+    }
     fn write(&self, dst: u64, data: &[u8]) -> Result<(), String> {
         self.sim.write(dst, data)
     }

@@ -16,8 +16,8 @@
 mod support;
 
 use dpl_core::interp::{self, Value};
-use dpl_cuda::Driver;
 use dpl_cuda::cuda::{CudaDriver, device_count};
+use dpl_cuda::{Driver, Input, Output};
 use support::programs::source;
 use support::*;
 
@@ -280,6 +280,7 @@ mod fake {
     use std::sync::OnceLock;
 
     use super::*;
+    use dpl_core::ir::{Scalar, Type};
 
     /// The target folder of this test binary (`<target>/<profile>/deps/<exe>`).
     fn target_dir() -> PathBuf {
@@ -394,6 +395,11 @@ mod fake {
     }
 
     #[test]
+    fn a_resident_call_queues_its_kernels_without_waiting() {
+        child("fake::fake_inner_stream_order", fake_library(), &[]);
+    }
+
+    #[test]
     fn no_device_and_old_gpus_are_refused_on_the_fake_library() {
         child(
             "fake::fake_inner_no_device",
@@ -431,6 +437,106 @@ mod fake {
             f(c.as_mut_ptr());
             c
         }
+    }
+
+    /// The fake's call counts: synchronisations, memsets and their bytes, copies to the
+    /// device and their bytes, copies to the host and their bytes, device-to-device copies,
+    /// `cuMemAlloc`s.
+    fn calls() -> [u64; 9] {
+        // SAFETY: as in `counts`; `fake_cuda_calls` writes nine `u64`s.
+        unsafe {
+            let lib = libloading::Library::new("libcuda.so").expect("the fake libcuda");
+            let f = lib
+                .get::<unsafe extern "C" fn(*mut u64)>(b"fake_cuda_calls")
+                .expect("fake_cuda_calls");
+            let mut c = [0u64; 9];
+            f(c.as_mut_ptr());
+            c
+        }
+    }
+
+    /// The driver calls one call of `prog` on `args` makes (after a first call that loads
+    /// the module and leaves the freed buffers in the pool), its launches first; the result
+    /// it leaves on the device, read back.
+    fn one_call(d: &CudaDriver, prog: &dpl_cuda::GpuProgram, args: &[Input]) -> ([u64; 10], Value) {
+        let run = || {
+            dpl_cuda::run_resident(prog, d, args.to_vec(), true, &|_| dpl_cuda::UNKNOWN_LOCATION)
+                .unwrap()
+        };
+        let take = |out: Output| match out {
+            Output::Device(seq) => {
+                let v = dpl_cuda::download(d, &seq).unwrap();
+                seq.bufs.iter().for_each(|&b| d.free(b).unwrap());
+                v
+            }
+            Output::Host(v) => v,
+            other => panic!("a flat or host result: {other:?}"),
+        };
+        take(run());
+        let (launches, before) = (counts()[3], calls());
+        let out = run();
+        let (launches, after) = (counts()[3] - launches, calls());
+        let mut c = [launches; 10];
+        for i in 0..9 {
+            c[i + 1] = after[i] - before[i];
+        }
+        (c, take(out))
+    }
+
+    #[test]
+    #[ignore = "run by a_resident_call_queues_its_kernels_without_waiting in a child process"]
+    fn fake_inner_stream_order() {
+        assert!(in_child());
+        let d = CudaDriver::new(0).unwrap();
+        let n = 5000;
+        let mut r = Rng::new(17);
+        let on_device = |v: &Value| {
+            let Value::Seq(items) = v else { panic!("a sequence") };
+            let elem = match items.first() {
+                Some(Value::I64(_)) => Type::Scalar(Scalar::I64),
+                _ => Type::Scalar(Scalar::F32),
+            };
+            Input::Device(dpl_cuda::upload(&d, &elem, items).unwrap())
+        };
+        // saxpy on resident vectors: one launch, nothing else: no synchronisation, no
+        // zeroing (the result is written whole), no copy, no allocation (the pool).
+        let (x, y) = (f32s(&mut r, n, 9.0), f32s(&mut r, n, 9.0));
+        let saxpy = dpl_cuda::compile(&compiled(source("saxpy")).fused).unwrap();
+        let args = [Input::Host(Value::F32(1.5)), on_device(&x), on_device(&y)];
+        let (c, got) = one_call(&d, &saxpy, &args);
+        assert_eq!(c, [1, 0, 0, 0, 0, 0, 0, 0, 0, 0], "saxpy's calls");
+        let want = interp::run(
+            &compiled(source("saxpy")).fused,
+            vec![Value::F32(1.5), x, y],
+        )
+        .unwrap();
+        assert!(want.close_to(&got, 0.0), "{}", first_diff(&want, &got, 0.0));
+
+        // A sum of resident integers: its kernels, then one wait, the read-back of its
+        // 8-byte result; the partials' buffer is zeroed (the result's slot is what the
+        // last kernel accumulates into).
+        let v = i64s(&mut r, n, i64::MIN, i64::MAX);
+        let sum = dpl_cuda::compile(&compiled(source("sum_i64")).fused).unwrap();
+        let (c, got) = one_call(&d, &sum, &[on_device(&v)]);
+        let want = interp::run(&compiled(source("sum_i64")).fused, vec![v]).unwrap();
+        assert_eq!(want, got);
+        let [launches, syncs, _, _, to_device, _, to_host, to_host_bytes, copies, allocs] = c;
+        assert_eq!(
+            (syncs, to_device, to_host, to_host_bytes, copies, allocs),
+            (0, 0, 1, 8, 0, 0),
+            "sum's calls ({launches} launches)"
+        );
+
+        // A failed check in a queued kernel: the error record's read-back waits for it,
+        // and the failure is the interpreter's.
+        let gather = dpl_cuda::compile(&compiled(source("sum_map_gather")).fused).unwrap();
+        let m = 100;
+        let idx: Vec<usize> = (0..n).map(|i| (i * 7) % (m + 1)).collect();
+        let args = vec![i64s(&mut r, m, -5, 5), usizes(idx)];
+        let want = interp::run(&compiled(source("sum_map_gather")).fused, args.clone());
+        let got = dpl_cuda::run(&gather, &d, args);
+        let want = want.unwrap_err().to_run_error(dpl_cuda::UNKNOWN_LOCATION).unwrap();
+        assert_eq!(got.unwrap_err(), want, "an index out of range, reported as before");
     }
 
     /// A program's PTX wrapped as a cubin of the fake driver.

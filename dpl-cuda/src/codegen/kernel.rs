@@ -295,10 +295,34 @@ impl<'f> Gen<'f> {
             .collect()
     }
 
+    /// Zeroed buffers of `count` elements, one per leaf type of `ls`, as temporaries.
     pub(super) fn alloc_leaves(
         &mut self,
         ls: &[Scalar],
         count: &Count,
+        steps: &mut Vec<Step>,
+    ) -> Vec<u32> {
+        self.alloc_buffers(ls, count, true, steps)
+    }
+
+    /// [`Gen::alloc_leaves`] for a result that one kernel writes at every index before
+    /// anything reads it: not zeroed ([`Step::Alloc`]'s `zeroed`). The simulator fills
+    /// such buffers with a pattern, so a kernel that leaves an element unwritten gives a
+    /// wrong result in the tests instead of a zero that happens to be right.
+    pub(super) fn alloc_written(
+        &mut self,
+        ls: &[Scalar],
+        count: &Count,
+        steps: &mut Vec<Step>,
+    ) -> Vec<u32> {
+        self.alloc_buffers(ls, count, false, steps)
+    }
+
+    fn alloc_buffers(
+        &mut self,
+        ls: &[Scalar],
+        count: &Count,
+        zeroed: bool,
         steps: &mut Vec<Step>,
     ) -> Vec<u32> {
         ls.iter()
@@ -306,6 +330,7 @@ impl<'f> Gen<'f> {
                 let temp = self.temp();
                 steps.push(Step::Alloc {
                     temp,
+                    zeroed,
                     elem,
                     count: count.clone(),
                     origin: self.stmt_origin.0,

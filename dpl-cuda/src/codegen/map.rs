@@ -67,7 +67,7 @@ impl<'f> Gen<'f> {
         steps: &mut Vec<Step>,
     ) -> R<Vec<u32>> {
         let n_count = Count::Var(var(soac.len));
-        let outs = self.alloc_leaves(ls, &n_count, steps);
+        let outs = self.alloc_written(ls, &n_count, steps);
         let mut k = self.new_kernel(what);
         k.env = self.bind_captures(&mut k, &[&soac.elem])?;
         let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
@@ -200,7 +200,7 @@ impl<'f> Gen<'f> {
         };
         let ls = leaves(elem_ty)?;
         let n_count = Count::Var(var(soac.len));
-        let outs = self.alloc_leaves(&ls, &n_count, steps);
+        let outs = self.alloc_written(&ls, &n_count, steps);
         let mut k = self.new_kernel("map_warp");
         k.env = self.bind_captures(&mut k, &[&soac.elem])?;
         let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));

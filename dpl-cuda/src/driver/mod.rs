@@ -32,14 +32,21 @@ pub trait Driver {
     }
     /// Allocates `bytes` zeroed bytes (at least 1).
     fn alloc_zeroed(&self, bytes: usize) -> Result<u64, String>;
+    /// Allocates `bytes` bytes (at least 1) whose contents are unspecified, for a buffer
+    /// the kernels write whole before anything reads it. The default zeroes them.
+    fn alloc(&self, bytes: usize) -> Result<u64, String> {
+        self.alloc_zeroed(bytes)
+    }
     /// Copies host bytes to device address `dst`.
     fn write(&self, dst: u64, data: &[u8]) -> Result<(), String>;
     /// Copies device bytes at `src` to the host.
     fn read(&self, src: u64, out: &mut [u8]) -> Result<(), String>;
     /// Copies `bytes` bytes between device addresses.
     fn copy(&self, src: u64, dst: u64, bytes: usize) -> Result<(), String>;
-    /// Launches `kernel` over `grid` blocks of `block` threads (one dimension) and waits
-    /// for it.
+    /// Launches `kernel` over `grid` blocks of `block` threads (one dimension). It may
+    /// return before the kernel has run: the driver's operations take effect in the order
+    /// they are called (a launch sees what the calls before it wrote), and [`Driver::read`]
+    /// waits for everything before it, reporting a fault of a kernel it waited for.
     fn launch(
         &self,
         module: &Self::Module,

@@ -11,6 +11,11 @@ use dpl_sim::{Arg, Device, Module, Report};
 
 use super::{Driver, LaunchArg};
 
+/// The byte [`SimDriver`] fills an allocation with when its contents are unspecified
+/// ([`Driver::alloc`]): all ones, so an unwritten `f32`/`f64` reads as a NaN, an integer as
+/// -1 (its maximum), a `bool` as an invalid byte.
+pub const UNWRITTEN: u8 = 0xff;
+
 /// A [`Driver`] backed by a simulated GPU.
 pub struct SimDriver {
     dev: Device,
@@ -62,6 +67,17 @@ impl Driver for SimDriver {
         self.dev
             .alloc_bytes(bytes.max(1))
             .map_err(|e| e.to_string())
+    }
+
+    /// Filled with [`UNWRITTEN`] bytes, so that a kernel that leaves an element of such
+    /// a buffer unwritten gives a visibly wrong result (NaN, -1, true) rather than a zero
+    /// that may happen to be right.
+    fn alloc(&self, bytes: usize) -> Result<u64, String> {
+        let a = self.alloc_zeroed(bytes)?;
+        self.dev
+            .write_bytes(a, &vec![UNWRITTEN; bytes.max(1)])
+            .map_err(|e| e.to_string())?;
+        Ok(a)
     }
 
     fn write(&self, dst: u64, data: &[u8]) -> Result<(), String> {

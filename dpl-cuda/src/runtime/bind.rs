@@ -13,10 +13,13 @@ use crate::driver::Driver;
 use crate::layout::size_of;
 
 impl<D: Driver> Exec<'_, D> {
-    /// Allocates the error record and binds the plan's parameters to the arguments
+    /// Allocates the error record (none for a program without checks, whose kernels never
+    /// touch it: they get address 0) and binds the plan's parameters to the arguments
     /// (uploading host columns, viewing device-resident ones).
     pub(super) fn start(&mut self, args: Vec<Input>) -> Result<(), Error> {
-        self.err = self.alloc(32)?;
+        if !self.program.plan.sites.is_empty() {
+            self.err = self.alloc(32)?;
+        }
         let params = self.program.plan.params.clone();
         for ((v, ty), a) in params.iter().zip(args) {
             let a = match a {

@@ -63,6 +63,10 @@ impl<D: Driver> Driver for Counted<D> {
         self.inner.alloc_zeroed(bytes)
     }
 
+    fn alloc(&self, bytes: usize) -> Result<u64, String> {
+        self.inner.alloc(bytes)
+    }
+
     fn write(&self, dst: u64, data: &[u8]) -> Result<(), String> {
         self.add(0, data.len());
         self.inner.write(dst, data)

@@ -50,7 +50,7 @@ impl<'f> Gen<'f> {
         } else {
             Earlier::Totals(self.tile_totals(soac, op, comb, &ls, &grid, &n_count, steps)?)
         };
-        let outs = self.alloc_leaves(&ls, &n_count, steps);
+        let outs = self.alloc_written(&ls, &n_count, steps);
 
         let mut k = self.new_kernel(if lookback { "scan_lookback" } else { "scan" });
         k.env = self.bind_captures(&mut k, &[&soac.elem, op])?;

@@ -170,7 +170,7 @@ impl<'f> Gen<'f> {
             totals.push(self.alloc_leaves(&ls, &cmax1(m.clone()), steps));
             lens.push(m);
         }
-        let outs = self.alloc_leaves(&ls, &n, steps);
+        let outs = self.alloc_written(&ls, &n, steps);
         let ctx = Shared {
             op,
             comb,

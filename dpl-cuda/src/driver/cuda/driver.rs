@@ -159,6 +159,12 @@ impl CudaDriver {
         self.ctx.live_bytes()
     }
 
+    /// Waits until everything queued on the device so far has run ([`Driver::launch`]
+    /// returns before its kernel has), reporting a fault of any of it.
+    pub fn synchronize(&self) -> Result<(), String> {
+        Ok(self.ctx.synchronize("the kernels queued before it")?)
+    }
+
     /// Frees the allocations kept for reuse: [`Driver::free`] keeps up to 1 GiB of freed
     /// allocations for the next ones of the same sizes (`cuMemAlloc`/`cuMemFree` cost more
     /// than a call's kernels on millions of elements); this gives that memory back to
@@ -262,9 +268,20 @@ impl Driver for CudaDriver {
     }
 
     fn alloc_zeroed(&self, bytes: usize) -> Result<u64, String> {
+        let addr = self.alloc(bytes)?;
+        if let Err(e) = self.ctx.zero(addr, bytes.max(1)) {
+            let _ = self.ctx.free(addr);
+            return Err(e.into());
+        }
+        Ok(addr)
+    }
+
+    /// From the pool when it holds an allocation of this size, else a fresh one (the pool
+    /// given back first when the device is out of memory); not zeroed.
+    fn alloc(&self, bytes: usize) -> Result<u64, String> {
         let bytes = bytes.max(1);
         self.ctx.bind()?;
-        let addr = match self.pooled(bytes) {
+        Ok(match self.pooled(bytes) {
             Some(spare) => self.ctx.revive(spare),
             None => match self.ctx.alloc(bytes) {
                 Ok(addr) => addr,
@@ -274,12 +291,7 @@ impl Driver for CudaDriver {
                     self.ctx.alloc(bytes)?
                 }
             },
-        };
-        if let Err(e) = self.ctx.zero(addr, bytes) {
-            let _ = self.ctx.free(addr);
-            return Err(e.into());
-        }
-        Ok(addr)
+        })
     }
 
     fn write(&self, dst: u64, data: &[u8]) -> Result<(), String> {
@@ -319,8 +331,10 @@ impl Driver for CudaDriver {
         Ok(per_sm.saturating_mul(self.sms))
     }
 
-    /// Launches the kernel, then waits for it (`cuCtxSynchronize`), so that a fault inside
-    /// it is reported by this launch.
+    /// Queues the kernel on the context's default stream without waiting for it: the
+    /// copies and launches after it queue behind it, and a copy to the host waits for it
+    /// (a fault inside it is reported there, and by every later call: CUDA's faults are
+    /// sticky).
     fn launch(
         &self,
         module: &Arc<CudaModule>,
@@ -329,8 +343,7 @@ impl Driver for CudaDriver {
         block: u32,
         args: &[LaunchArg],
     ) -> Result<(), String> {
-        self.ctx.launch(&module.module, kernel, grid, block, args)?;
-        Ok(self.ctx.synchronize(kernel)?)
+        Ok(self.ctx.launch(&module.module, kernel, grid, block, args)?)
     }
 
     fn free(&self, addr: u64) -> Result<(), String> {

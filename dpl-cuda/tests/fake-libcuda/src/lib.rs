@@ -8,12 +8,15 @@
 //! before `cuInit` and with `CUDA_ERROR_INVALID_CONTEXT` when the calling thread has no
 //! current context; the driver reads each kernel parameter's size from the kernel (here:
 //! from the PTX) through the pointers it is given; a fault in a kernel is reported by the
-//! next `cuCtxSynchronize`; `cuModuleLoadDataEx` writes the compiler's message into the
+//! next call that waits for the device (`cuCtxSynchronize`, a copy to the host: launches
+//! are queued, not waited for); `cuModuleLoadDataEx` writes the compiler's message into the
 //! error log buffer. A "cubin" is `\x7fELFdplfake:` followed by PTX text and a NUL byte.
 //!
 //! Configuration (read by `cuInit`): `FAKE_CUDA_DEVICES` (device count, default 1) and
 //! `FAKE_CUDA_CC` (compute capability as `10 * major + minor`, default 80).
-//! `fake_cuda_counts` reports live context references, allocations, modules and launches.
+//! `fake_cuda_counts` reports live context references, allocations, modules and launches;
+//! `fake_cuda_calls` how often the calls that cost a round trip or a pass over memory were
+//! made (a test counts what one call of a program does).
 #![allow(non_snake_case, clippy::missing_safety_doc)]
 
 use std::cell::Cell;
@@ -49,7 +52,29 @@ struct State {
     functions: HashMap<usize, (usize, String)>,
     next_handle: usize,
     launches: u64,
+    /// [`Calls`] so far.
+    calls: Calls,
     pending: Option<String>,
+}
+
+/// How often the calls that cost a round trip or a pass over device memory were made.
+#[derive(Clone, Copy, Default)]
+struct Calls {
+    /// `cuCtxSynchronize`.
+    syncs: u64,
+    /// `cuMemsetD8_v2` and its bytes.
+    memsets: u64,
+    memset_bytes: u64,
+    /// `cuMemcpyHtoD_v2` and its bytes.
+    to_device: u64,
+    to_device_bytes: u64,
+    /// `cuMemcpyDtoH_v2` (each waits for the device) and its bytes.
+    to_host: u64,
+    to_host_bytes: u64,
+    /// `cuMemcpyDtoD_v2`.
+    device_copies: u64,
+    /// `cuMemAlloc_v2`.
+    allocs: u64,
 }
 
 static STATE: Mutex<Option<State>> = Mutex::new(None);
@@ -117,6 +142,7 @@ pub extern "C" fn cuInit(flags: c_uint) -> CUresult {
             functions: HashMap::new(),
             next_handle: 1,
             launches: 0,
+            calls: Calls::default(),
             pending: None,
         });
     }
@@ -209,13 +235,21 @@ pub extern "C" fn cuCtxSetCurrent(ctx: *mut c_void) -> CUresult {
 
 #[unsafe(no_mangle)]
 pub extern "C" fn cuCtxSynchronize() -> CUresult {
-    with(true, |s| match s.pending.take() {
+    with(true, |s| {
+        s.calls.syncs += 1;
+        waited(s)
+    })
+}
+
+/// What a call that waits for the queued kernels returns: the fault of one of them.
+fn waited(s: &mut State) -> CUresult {
+    match s.pending.take() {
         Some(msg) => {
             eprintln!("fake libcuda: kernel failed: {msg}");
             LAUNCH_FAILED
         }
         None => SUCCESS,
-    })
+    }
 }
 
 #[unsafe(no_mangle)]
@@ -224,6 +258,7 @@ pub unsafe extern "C" fn cuMemAlloc_v2(p: *mut u64, bytes: usize) -> CUresult {
         if bytes == 0 {
             return INVALID_VALUE;
         }
+        s.calls.allocs += 1;
         match s.dev.alloc_bytes(bytes) {
             Ok(a) => {
                 s.allocs.insert(a);
@@ -250,15 +285,21 @@ pub extern "C" fn cuMemFree_v2(a: u64) -> CUresult {
 
 #[unsafe(no_mangle)]
 pub extern "C" fn cuMemsetD8_v2(a: u64, byte: u8, n: usize) -> CUresult {
-    with(true, |s| match s.dev.write_bytes(a, &vec![byte; n]) {
-        Ok(()) => SUCCESS,
-        Err(_) => INVALID_VALUE,
+    with(true, |s| {
+        s.calls.memsets += 1;
+        s.calls.memset_bytes += n as u64;
+        match s.dev.write_bytes(a, &vec![byte; n]) {
+            Ok(()) => SUCCESS,
+            Err(_) => INVALID_VALUE,
+        }
     })
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuMemcpyHtoD_v2(dst: u64, src: *const c_void, n: usize) -> CUresult {
     with(true, |s| {
+        s.calls.to_device += 1;
+        s.calls.to_device_bytes += n as u64;
         let data = unsafe { std::slice::from_raw_parts(src.cast::<u8>(), n) };
         match s.dev.write_bytes(dst, data) {
             Ok(()) => SUCCESS,
@@ -270,6 +311,12 @@ pub unsafe extern "C" fn cuMemcpyHtoD_v2(dst: u64, src: *const c_void, n: usize)
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuMemcpyDtoH_v2(dst: *mut c_void, src: u64, n: usize) -> CUresult {
     with(true, |s| {
+        s.calls.to_host += 1;
+        s.calls.to_host_bytes += n as u64;
+        let status = waited(s);
+        if status != SUCCESS {
+            return status;
+        }
         let out = unsafe { std::slice::from_raw_parts_mut(dst.cast::<u8>(), n) };
         match s.dev.read_bytes(src, out) {
             Ok(()) => SUCCESS,
@@ -280,9 +327,12 @@ pub unsafe extern "C" fn cuMemcpyDtoH_v2(dst: *mut c_void, src: u64, n: usize) -
 
 #[unsafe(no_mangle)]
 pub extern "C" fn cuMemcpyDtoD_v2(dst: u64, src: u64, n: usize) -> CUresult {
-    with(true, |s| match s.dev.copy_bytes(src, dst, n) {
-        Ok(()) => SUCCESS,
-        Err(_) => INVALID_VALUE,
+    with(true, |s| {
+        s.calls.device_copies += 1;
+        match s.dev.copy_bytes(src, dst, n) {
+            Ok(()) => SUCCESS,
+            Err(_) => INVALID_VALUE,
+        }
     })
 }
 
@@ -497,4 +547,25 @@ pub unsafe extern "C" fn fake_cuda_counts(out: *mut u64) {
         None => [0; 4],
     };
     unsafe { std::ptr::copy_nonoverlapping(c.as_ptr(), out, 4) };
+}
+
+/// Test hook: writes the [`Calls`] so far (syncs, memsets and their bytes, copies to the
+/// device and their bytes, copies to the host and their bytes, device copies,
+/// allocations) into `out[0..9]`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fake_cuda_calls(out: *mut u64) {
+    let g = state();
+    let c = g.as_ref().map(|s| s.calls).unwrap_or_default();
+    let words = [
+        c.syncs,
+        c.memsets,
+        c.memset_bytes,
+        c.to_device,
+        c.to_device_bytes,
+        c.to_host,
+        c.to_host_bytes,
+        c.device_copies,
+        c.allocs,
+    ];
+    unsafe { std::ptr::copy_nonoverlapping(words.as_ptr(), out, words.len()) };
 }
