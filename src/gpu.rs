@@ -67,6 +67,15 @@ pub fn transfers(place: Place) -> Transfers {
         .unwrap_or_default()
 }
 
+/// Waits for the work queued on `place`'s device ([`crate::synchronize`]); nothing for a
+/// place without a usable device.
+pub fn synchronize(place: Place) -> Result<(), Error> {
+    match dpl_cuda::runtime::device(place) {
+        Ok(d) => d.synchronize(),
+        Err(_) => Ok(()),
+    }
+}
+
 /// Bytes of simulated device memory in use by the process's `Place::Sim` calls (buffers of
 /// `Seq`s kept there, plus anything leaked): for tests that check device copies are freed.
 #[cfg(feature = "sim")]

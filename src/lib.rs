@@ -176,6 +176,27 @@ pub fn transfers(place: Place) -> Transfers {
     }
 }
 
+/// Waits until the work queued on `place`'s device has finished. A call on `Place::Gpu`
+/// queues its kernels and returns without waiting when its result stays on the device (a
+/// [`Seq`]); reading that result back, or any call that needs a value from the device,
+/// waits by itself. This is for timing such calls, or for handing their device buffers
+/// (`dpl::gpu::device_buffers`) to code that does not queue behind them. Nothing to wait for
+/// on the other places (`Place::Sim` runs its kernels during the call). An error when a
+/// queued kernel failed on the device.
+///
+/// ```
+/// dpl::synchronize(dpl::Place::Cpu).unwrap();
+/// ```
+pub fn synchronize(place: Place) -> Result<(), Error> {
+    #[cfg(any(feature = "cuda", feature = "sim"))]
+    return gpu::synchronize(place);
+    #[cfg(not(any(feature = "cuda", feature = "sim")))]
+    {
+        let _ = place;
+        Ok(())
+    }
+}
+
 /// Whether `Place::Mpi` can run calls now (feature `mpi`, between `dpl::mpi::init` and the
 /// drop of its guard).
 fn mpi_running() -> bool {

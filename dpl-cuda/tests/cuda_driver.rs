@@ -460,8 +460,10 @@ mod fake {
     /// it leaves on the device, read back.
     fn one_call(d: &CudaDriver, prog: &dpl_cuda::GpuProgram, args: &[Input]) -> ([u64; 10], Value) {
         let run = || {
-            dpl_cuda::run_resident(prog, d, args.to_vec(), true, &|_| dpl_cuda::UNKNOWN_LOCATION)
-                .unwrap()
+            dpl_cuda::run_resident(prog, d, args.to_vec(), true, &|_| {
+                dpl_cuda::UNKNOWN_LOCATION
+            })
+            .unwrap()
         };
         let take = |out: Output| match out {
             Output::Device(seq) => {
@@ -491,7 +493,9 @@ mod fake {
         let n = 5000;
         let mut r = Rng::new(17);
         let on_device = |v: &Value| {
-            let Value::Seq(items) = v else { panic!("a sequence") };
+            let Value::Seq(items) = v else {
+                panic!("a sequence")
+            };
             let elem = match items.first() {
                 Some(Value::I64(_)) => Type::Scalar(Scalar::I64),
                 _ => Type::Scalar(Scalar::F32),
@@ -520,7 +524,18 @@ mod fake {
         let (c, got) = one_call(&d, &sum, &[on_device(&v)]);
         let want = interp::run(&compiled(source("sum_i64")).fused, vec![v]).unwrap();
         assert_eq!(want, got);
-        let [launches, syncs, _, _, to_device, _, to_host, to_host_bytes, copies, allocs] = c;
+        let [
+            launches,
+            syncs,
+            _,
+            _,
+            to_device,
+            _,
+            to_host,
+            to_host_bytes,
+            copies,
+            allocs,
+        ] = c;
         assert_eq!(
             (syncs, to_device, to_host, to_host_bytes, copies, allocs),
             (0, 0, 1, 8, 0, 0),
@@ -535,8 +550,15 @@ mod fake {
         let args = vec![i64s(&mut r, m, -5, 5), usizes(idx)];
         let want = interp::run(&compiled(source("sum_map_gather")).fused, args.clone());
         let got = dpl_cuda::run(&gather, &d, args);
-        let want = want.unwrap_err().to_run_error(dpl_cuda::UNKNOWN_LOCATION).unwrap();
-        assert_eq!(got.unwrap_err(), want, "an index out of range, reported as before");
+        let want = want
+            .unwrap_err()
+            .to_run_error(dpl_cuda::UNKNOWN_LOCATION)
+            .unwrap();
+        assert_eq!(
+            got.unwrap_err(),
+            want,
+            "an index out of range, reported as before"
+        );
     }
 
     /// A program's PTX wrapped as a cubin of the fake driver.

@@ -165,6 +165,17 @@ impl Device {
     pub fn transfers(self) -> Transfers {
         on!(self, d => d.transfers())
     }
+
+    /// Waits until everything queued on this device has run: a call returns a result it
+    /// leaves on the device before its kernels have run (the simulator runs them at once).
+    pub fn synchronize(self) -> Result<(), Error> {
+        match self {
+            #[cfg(feature = "sim")]
+            Device::Sim(_) => Ok(()),
+            #[cfg(feature = "cuda")]
+            Device::Cuda(d) => d.inner().synchronize().map_err(Error::Device),
+        }
+    }
 }
 
 /// What names a driver's place.

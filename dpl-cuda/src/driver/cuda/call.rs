@@ -110,6 +110,15 @@ impl Device {
         u32::try_from(v).map_err(|_| CudaError::Attribute { what, value: v })
     }
 
+    /// The device's memory in bytes.
+    pub(super) fn total_memory(&self) -> Result<usize> {
+        let mut bytes = 0usize;
+        // SAFETY: the device came from cuDeviceGet; `bytes` is a valid out-pointer.
+        let r = unsafe { sys::cuDeviceTotalMem_v2(&mut bytes, self.0) };
+        check(r, || "cuDeviceTotalMem_v2".into())?;
+        Ok(bytes)
+    }
+
     /// The device's name.
     pub(super) fn name(&self) -> Result<String> {
         let mut buf = [0u8; 256];

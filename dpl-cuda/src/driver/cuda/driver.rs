@@ -20,16 +20,64 @@ pub struct CudaDriver {
     /// Multiprocessors of the device.
     sms: u32,
     ctx: Context,
-    modules: Mutex<HashMap<String, Arc<CudaModule>>>,
+    modules: Mutex<Modules>,
     /// Freed allocations kept for reuse ([`Pool`]).
     pool: Mutex<Pool>,
+    /// The most bytes the pool keeps ([`pool_limit`]).
+    pool_bytes: usize,
 }
 
-/// Allocations freed by [`Driver::free`] and kept for the next [`Driver::alloc_zeroed`] of
-/// the same size, up to [`POOL_BYTES`] in all. `cuMemAlloc` and `cuMemFree` (which also
+/// The loaded modules, by PTX text. Finding a text in a hash map hashes all of it, and a
+/// scan's or a sort's PTX is about 100 KB: tens of microseconds on every call, more than a
+/// resident call's kernels on a million elements. So the module found for a text at the
+/// same address and of the same length is tried first, by comparing the texts (a
+/// program's text stays where it is between calls; the comparison, a `memcmp`, is ten
+/// times faster than the hash).
+#[derive(Default)]
+struct Modules {
+    by_text: HashMap<Arc<str>, Arc<CudaModule>>,
+    /// `(address, length)` of a text looked up -> the text and its module.
+    by_place: HashMap<(usize, usize), (Arc<str>, Arc<CudaModule>)>,
+}
+
+impl Modules {
+    /// The module of `ptx`, if loaded.
+    fn get(&mut self, ptx: &str) -> Option<Arc<CudaModule>> {
+        let place = (ptx.as_ptr().addr(), ptx.len());
+        if let Some((text, m)) = self.by_place.get(&place)
+            && **text == *ptx
+        {
+            return Some(m.clone());
+        }
+        let (text, m) = self.by_text.get_key_value(ptx)?;
+        let found = (text.clone(), m.clone());
+        self.remember(place, found.clone());
+        Some(found.1)
+    }
+
+    /// Adds the module of `ptx`.
+    fn insert(&mut self, ptx: &str, m: Arc<CudaModule>) {
+        let text: Arc<str> = ptx.into();
+        self.by_text.insert(text.clone(), m.clone());
+        self.remember((ptx.as_ptr().addr(), ptx.len()), (text, m));
+    }
+
+    fn remember(&mut self, place: (usize, usize), entry: (Arc<str>, Arc<CudaModule>)) {
+        // Texts built and dropped call after call (a test compiling programs) would grow
+        // it without end.
+        if self.by_place.len() >= 4096 {
+            self.by_place.clear();
+        }
+        self.by_place.insert(place, entry);
+    }
+}
+
+/// Allocations freed by [`Driver::free`] and kept for the next [`Driver::alloc`] of the
+/// same size, up to [`pool_limit`] bytes in all. `cuMemAlloc` and `cuMemFree` (which also
 /// waits for the device) cost more than the kernels of a call on millions of elements: on
 /// an H100, a resident `saxpy` of 2^20 to 2^24 elements took 0.3-0.45 ms per call with
-/// them, most of it fixed cost. A pooled allocation is zeroed again when reused.
+/// them, most of it fixed cost. A pooled allocation is zeroed again when reused by
+/// [`Driver::alloc_zeroed`].
 #[derive(Default)]
 struct Pool {
     /// Size in bytes -> allocations.
@@ -38,8 +86,14 @@ struct Pool {
     bytes: usize,
 }
 
-/// The most bytes a [`CudaDriver`] keeps in its pool of freed allocations.
-const POOL_BYTES: usize = 1 << 30;
+/// The most bytes a [`CudaDriver`] keeps in its pool of freed allocations: an eighth of
+/// the device's memory, at least 1 GiB. (With 1 GiB on an H200, the 1 GiB result of a
+/// triad of 2^28 `f32` did not fit beside the other buffers kept, and each call allocated
+/// and freed it: 4.2 times CUB's time.) When an allocation fails for want of memory, the
+/// pool is given back and the allocation tried again.
+fn pool_limit(device_memory: usize) -> usize {
+    (device_memory / 8).max(1 << 30)
+}
 
 /// A loaded module of a [`CudaDriver`]: the kernels of one program, compiled from its PTX
 /// or loaded from one of its cubins.
@@ -122,6 +176,7 @@ impl CudaDriver {
             });
         }
         let name = device.name()?;
+        let pool_bytes = pool_limit(device.total_memory()?);
         let ctx = Context::retain(&device)?;
         Ok(CudaDriver {
             ordinal,
@@ -129,8 +184,9 @@ impl CudaDriver {
             name,
             sms: sms.max(1),
             ctx,
-            modules: Mutex::new(HashMap::new()),
+            modules: Mutex::new(Modules::default()),
             pool: Mutex::new(Pool::default()),
+            pool_bytes,
         })
     }
 
@@ -165,7 +221,7 @@ impl CudaDriver {
         Ok(self.ctx.synchronize("the kernels queued before it")?)
     }
 
-    /// Frees the allocations kept for reuse: [`Driver::free`] keeps up to 1 GiB of freed
+    /// Frees the allocations kept for reuse: [`Driver::free`] keeps up to an eighth of the device's memory (at least 1 GiB) of freed
     /// allocations for the next ones of the same sizes (`cuMemAlloc`/`cuMemFree` cost more
     /// than a call's kernels on millions of elements); this gives that memory back to
     /// the device. Allocating also does it when the device is out of memory.
@@ -234,7 +290,7 @@ impl CudaDriver {
             },
         };
         let m = Arc::new(CudaModule { module, cubin });
-        cache.insert(ptx.to_string(), m.clone());
+        cache.insert(ptx, m.clone());
         Ok(m)
     }
 }
@@ -250,7 +306,8 @@ impl Drop for CudaDriver {
                 .get_mut()
                 .unwrap_or_else(PoisonError::into_inner),
         );
-        for m in modules.into_values() {
+        drop(modules.by_place);
+        for m in modules.by_text.into_values() {
             self.ctx.unload(&m.module);
         }
     }
@@ -350,7 +407,7 @@ impl Driver for CudaDriver {
         let spare = self.ctx.retire(addr)?;
         {
             let mut pool = self.pool.lock().unwrap_or_else(PoisonError::into_inner);
-            if pool.bytes + spare.bytes() <= POOL_BYTES {
+            if pool.bytes + spare.bytes() <= self.pool_bytes {
                 pool.bytes += spare.bytes();
                 pool.free.entry(spare.bytes()).or_default().push(spare);
                 return Ok(());

@@ -24,10 +24,12 @@
 //!   [`Driver::load_program`](crate::Driver::load_program) loads the program's cubin for
 //!   the device's compute capability when there is one ([`crate::cubin::select`]), else
 //!   the PTX, which the driver compiles (JIT, with its error log in the message). A freed
-//!   allocation is kept for the next allocation of the same size (up to 1 GiB in all,
-//!   zeroed again when reused, given back by [`CudaDriver::release_pool`] or when the
-//!   device runs out of memory). Each launch is waited for (`cuCtxSynchronize`), so a fault
-//!   inside a kernel is reported by its launch. A device fault
+//!   allocation is kept for the next allocation of the same size (up to an eighth of the
+//!   device's memory in all, at least 1 GiB; zeroed again when reused unless unzeroed
+//!   memory was asked for; given back by [`CudaDriver::release_pool`] or when the device
+//!   runs out of memory). Launches are queued on the context's default stream, not waited
+//!   for: a copy to the host waits for everything before it (and reports a fault of a
+//!   kernel it waited for), and [`CudaDriver::synchronize`] waits on request. A device fault
 //!   (`CUDA_ERROR_ILLEGAL_ADDRESS`, ...) is sticky in CUDA: every later call on the
 //!   context fails with it too.
 //!

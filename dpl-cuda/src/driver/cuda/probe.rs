@@ -16,6 +16,7 @@ const SYMBOLS: &[&str] = &[
     "cuDeviceGet",
     "cuDeviceGetAttribute",
     "cuDeviceGetName",
+    "cuDeviceTotalMem_v2",
     "cuDevicePrimaryCtxRetain",
     "cuDevicePrimaryCtxRelease_v2",
     "cuCtxSetCurrent",

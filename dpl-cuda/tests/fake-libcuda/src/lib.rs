@@ -200,6 +200,18 @@ pub unsafe extern "C" fn cuDeviceGetName(name: *mut c_char, len: c_int, d: c_int
 }
 
 #[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuDeviceTotalMem_v2(bytes: *mut usize, d: c_int) -> CUresult {
+    with(false, |s| {
+        if d < 0 || d >= s.devices {
+            return INVALID_VALUE;
+        }
+        // The simulated device's memory is only bounded by the host's; say 4 GiB.
+        unsafe { *bytes = 4 << 30 };
+        SUCCESS
+    })
+}
+
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuDevicePrimaryCtxRetain(ctx: *mut *mut c_void, d: c_int) -> CUresult {
     with(false, |s| {
         if d != 0 {
