@@ -368,11 +368,21 @@ pub trait Arg {
     /// The argument for a call on `place`: the host value, a device copy already there,
     /// or one made for the call.
     fn input(&self, place: Place) -> In;
+
+    /// Whether the argument has a copy on a CUDA device (what the default placement asks,
+    /// [`crate::__private::gpu_dispatch`]).
+    fn on_gpu(&self) -> bool {
+        false
+    }
 }
 
 impl<A: Arg + ?Sized> Arg for &A {
     fn input(&self, place: Place) -> In {
         (**self).input(place)
+    }
+
+    fn on_gpu(&self) -> bool {
+        (**self).on_gpu()
     }
 }
 
@@ -406,6 +416,11 @@ impl<T: Elem> Arg for Seq<T> {
             // The device copy is on another place: a copy for this call only.
             _ => In::uploaded(upload_items(place, self.as_slice())),
         }
+    }
+
+    fn on_gpu(&self) -> bool {
+        self.device()
+            .is_some_and(|d| matches!(d.place(), Place::Gpu(_)))
     }
 }
 

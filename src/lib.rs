@@ -147,7 +147,7 @@ pub mod __private {
     #[cfg(any(feature = "cuda", feature = "sim"))]
     pub use crate::gpu;
     pub use crate::nd;
-    pub use crate::place::{dispatch_place as place, unavailable};
+    pub use crate::place::{dispatch_place as place, gpu_dispatch, unavailable};
     pub use crate::scalar::{retype, same};
     pub use dpl_core::run::{Error, Location, Place};
     pub use dpl_core::{float16, nan};
@@ -239,6 +239,11 @@ pub struct Inspect {
     /// Compute capabilities (`10 * major + minor`) of the cubins embedded next to the PTX
     /// (see the `dpl-build` crate); empty when only PTX is embedded.
     pub cubins: &'static [u32],
+    /// Whether the function does much work per element of its data (costly elements, a
+    /// sort, a loop at the top level): on a GPU found by default rather than asked for, its
+    /// calls run there even on host data; other functions' calls run there only with data
+    /// already on the device (see [`Place`], "Placement by default").
+    pub compute_bound: bool,
     /// The program each rank runs on `Place::Mpi`: the local IR (the fused loops over the
     /// rank's blocks) followed by its communication points, one per line (empty without
     /// the `mpi` feature, or when the function is not distributed).

@@ -14,8 +14,17 @@ thread_local! {
 ///
 /// An unparsable `DPL_PLACE` is reported once (through the `log` crate, level `warn`) and
 /// ignored.
+///
+/// When the default is the GPU because one was found (not because `DPL_PLACE` says so),
+/// a call whose data are all on the host and whose work per element is low runs on the
+/// CPU: see [`Place`](crate::Place)'s "Placement by default".
 pub fn default_place() -> Place {
-    static DEFAULT: OnceLock<Place> = OnceLock::new();
+    defaults().0
+}
+
+/// The default place, and whether `DPL_PLACE` chose it.
+fn defaults() -> (Place, bool) {
+    static DEFAULT: OnceLock<(Place, bool)> = OnceLock::new();
     *DEFAULT.get_or_init(|| {
         let fallback = || {
             if gpu_status(0).is_ok() {
@@ -25,13 +34,46 @@ pub fn default_place() -> Place {
             }
         };
         match std::env::var("DPL_PLACE") {
-            Ok(text) => Place::parse(&text).unwrap_or_else(|e| {
-                log::warn!("ignoring DPL_PLACE: {e}");
-                fallback()
-            }),
-            Err(_) => fallback(),
+            Ok(text) => match Place::parse(&text) {
+                Ok(p) => (p, true),
+                Err(e) => {
+                    log::warn!("ignoring DPL_PLACE: {e}");
+                    (fallback(), false)
+                }
+            },
+            Err(_) => (fallback(), false),
         }
     })
+}
+
+/// Whether the current place was asked for (a [`with_place`] scope or `DPL_PLACE`), rather
+/// than found (the GPU by default because there is one).
+fn asked_for() -> bool {
+    SCOPED.with(Cell::get).is_some() || defaults().1
+}
+
+/// The place a call of a function compiled for the GPU runs on: [`dispatch_place`], except
+/// that a GPU found by default, not asked for, runs only the calls that pay for the trip:
+/// those of a `compute_bound` function ([`dpl_cpu::codegen::compute_bound`]: costly
+/// elements, a sort, a loop at the top level) or with data already on the device
+/// (`resident`, asked only then); the others run on the CPU (a `saxpy` of host vectors
+/// took 100-400 ms on an H100 against 1-75 ms on its 16 CPU cores, nearly all of it
+/// PCIe transfers).
+pub fn gpu_dispatch(compute_bound: bool, resident: impl FnOnce() -> bool) -> Place {
+    decide(dispatch_place(), asked_for(), compute_bound, resident)
+}
+
+/// [`gpu_dispatch`]'s rule on its inputs.
+fn decide(
+    place: Place,
+    asked_for: bool,
+    compute_bound: bool,
+    resident: impl FnOnce() -> bool,
+) -> Place {
+    match place {
+        Place::Gpu(_) if !asked_for && !compute_bound && !resident() => Place::Cpu,
+        other => other,
+    }
 }
 
 /// The place a call made now actually runs on: [`current_place`], except that with the
@@ -146,4 +188,31 @@ pub fn available_places() -> Vec<Place> {
         n += 1;
     }
     places
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_gpu_found_by_default_runs_only_what_pays_for_the_trip() {
+        let g = Place::Gpu(0);
+        // Asked for: always there.
+        assert_eq!(decide(g, true, false, || false), g);
+        // Found: compute-bound functions and resident data go there, the rest to the CPU.
+        assert_eq!(decide(g, false, true, || false), g);
+        assert_eq!(decide(g, false, false, || true), g);
+        assert_eq!(decide(g, false, false, || false), Place::Cpu);
+        // Other places are never changed, nor asked about their data.
+        for p in [Place::Cpu, Place::Seq, Place::Sim, Place::Mpi] {
+            assert_eq!(decide(p, false, false, || unreachable!()), p);
+        }
+        // A compute-bound call does not look at its arguments.
+        assert_eq!(decide(g, false, true, || unreachable!()), g);
+    }
+
+    #[test]
+    fn a_scope_asks_for_its_place() {
+        with_place(Place::Seq, || assert!(asked_for()));
+    }
 }

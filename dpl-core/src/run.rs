@@ -8,6 +8,19 @@ use std::fmt;
 ///
 /// Every variant always exists; choosing one whose backend is not compiled in is reported
 /// as [`Error::PlaceUnavailable`] (or a panic saying so).
+///
+/// # Placement by default
+///
+/// A call runs on the place asked for: a `dpl::with_place` scope, else the `DPL_PLACE`
+/// environment variable. When neither asks, the default is `Gpu(0)` if the `cuda` feature
+/// is on and a device is usable, else `Cpu`; but a GPU found this way runs only the calls
+/// that pay for moving their data over PCIe: those whose data are already on the device
+/// (a `dpl::Seq` left there by an earlier call), and those of *compute-bound* functions,
+/// which do much work per element (an element costing a loop or software arithmetic, a
+/// sort, a loop at the top level of the body). The other calls — a `saxpy` on host
+/// vectors, which took 100-400 ms on an H100 against 1-75 ms on its 16 CPU cores — run
+/// on `Cpu`. `dpl::inspect!(f).compute_bound` tells which kind a function is. Asking for
+/// `Gpu(n)` always runs there.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Place {
     /// All CPU cores, through rayon.

@@ -164,11 +164,20 @@ fn function(opts: &Options, l: &Lowered) -> Result<TokenStream, syn::Error> {
     let span = item.sig.ident.span();
     let (gpu, gpu_summary) = gpu_arm(opts, l, &compiled)?;
     // A function the GPU backend did not compile runs on the CPU when called on a GPU place.
-    let place = if gpu_summary.not_compiled.is_empty() {
-        quote!(#private::place())
-    } else {
+    // One it compiled runs on a GPU found by default (not asked for) only when the call pays
+    // for the trip: a compute-bound function, or data already there (`gpu_dispatch`).
+    let place = if !gpu_summary.not_compiled.is_empty() {
         let (name, reason) = (&l.name, &gpu_summary.not_compiled);
         quote!(#private::gpu::cpu_instead(#private::place(), #name, #reason))
+    } else if gpu.is_empty() {
+        quote!(#private::place())
+    } else {
+        let bound = codegen::compute_bound(&compiled.fused);
+        let on_gpu = l.sig.params.iter().map(|p| {
+            let x = &p.ident;
+            quote!(#private::gpu::Arg::on_gpu(&#x))
+        });
+        quote!(#private::gpu_dispatch(#bound, || false #(|| #on_gpu)*))
     };
     // The arm that writes parameters in place says so (see `with_writes`).
     let (cpu_ran, seq_ran) = (
@@ -855,6 +864,7 @@ fn inspect_const(
         after.temporaries,
     );
     let phases = c.phases().len();
+    let bound = codegen::compute_bound(&c.fused);
     let (ptx, not_compiled, cubins) = (&gpu.ptx, &gpu.not_compiled, &gpu.cubins);
     let (mpi_ir, mpi_not_compiled, mpi_rust) = (&mpi.ir, &mpi.not_compiled, &mpi.rust);
     quote! {
@@ -874,6 +884,7 @@ fn inspect_const(
             ptx: #ptx,
             gpu_not_compiled: #not_compiled,
             cubins: &[#(#cubins),*],
+            compute_bound: #bound,
             mpi_ir: #mpi_ir,
             mpi_not_compiled: #mpi_not_compiled,
             mpi_rust: #mpi_rust,

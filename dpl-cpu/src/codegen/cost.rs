@@ -12,7 +12,7 @@
 //! simple operation each) on the machine the grains were tuned on, passed to `heavy` in
 //! its units of work.
 
-use dpl_core::ir::{Block, Expr, Function, MathFn};
+use dpl_core::ir::{Block, Expr, Function, MathFn, SoacKind};
 
 /// The units of [`block`]'s estimate per unit of work of the `heavy` helpers (about a
 /// nanosecond): a simple operation is one unit, an eighth of a nanosecond.
@@ -54,4 +54,25 @@ pub(super) fn block(f: &Function, b: &Block) -> u64 {
         };
         sum.saturating_add(if half { cost.max(SOFTWARE) } else { cost })
     })
+}
+
+/// Whether `f` does much work per element of its data: a top-level combinator whose
+/// element is estimated costly (at least [`COSTLY`]: a loop, software arithmetic), a sort,
+/// or a loop at the top level of the body (the same data visited again and again). The
+/// default placement on a GPU uses it (`dpl::Place`'s documentation): moving host data to
+/// the device and back pays for such a call, not for a streaming one (a `saxpy` moves 12
+/// bytes over PCIe for 2 operations).
+pub fn compute_bound(f: &Function) -> bool {
+    fn top(f: &Function, b: &Block) -> bool {
+        b.stmts.iter().any(|st| match &st.expr {
+            Expr::Loop(_) => true,
+            Expr::Soac(s) => {
+                matches!(s.kind, SoacKind::Sort | SoacKind::SortByKey)
+                    || block(f, &s.elem.body) >= COSTLY
+            }
+            Expr::If(_, a, b) => top(f, a) || top(f, b),
+            _ => false,
+        })
+    }
+    top(f, &f.body)
 }

@@ -41,6 +41,8 @@ mod soac;
 mod unzip;
 mod value;
 
+pub use cost::compute_bound;
+
 use dpl_core::ir::*;
 use proc_macro2::{Ident, Span as PmSpan, TokenStream};
 use quote::{format_ident, quote};

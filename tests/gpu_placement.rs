@@ -1,0 +1,190 @@
+//! Placement by default (`Place`'s documentation) on the stand-in `libcuda`
+//! (`dpl-cuda/tests/fake-libcuda`, a CUDA driver library built on dpl-sim that counts
+//! launches): with a usable device that nobody asked for, a streaming call on host data
+//! runs on the CPU, a compute-bound one (a sort, costly elements) and one whose data are
+//! already on the device run on the GPU, and a GPU asked for runs everything. The test
+//! builds the stand-in with cargo, then runs this binary again with it first on
+//! `LD_LIBRARY_PATH` (the `#[ignore]`d `inner` test); results are checked against plain
+//! Rust wherever the calls ran.
+#![cfg(all(feature = "cuda", target_os = "linux"))]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use dpl::prelude::*;
+
+#[parallel]
+fn saxpy(a: f32, x: &[f32], y: &[f32]) -> Vec<f32> {
+    map(|xi, yi| a * xi + yi, x, y)
+}
+
+#[parallel]
+fn sorted(keys: &[u32]) -> Vec<u32> {
+    sort(keys)
+}
+
+/// An element with a loop: costly, so compute-bound.
+#[parallel]
+fn powers(x: &[f32]) -> Vec<f32> {
+    map(
+        |v| {
+            let mut p = 1.0f32;
+            let mut q = 0.0f32;
+            let mut k = 0u32;
+            while k < 20 {
+                p = p * v + 0.5;
+                q = q * 0.25 + p;
+                k += 1;
+            }
+            q
+        },
+        x,
+    )
+}
+
+#[parallel]
+fn scaled(a: f32, x: &Seq<f32>) -> Seq<f32> {
+    map(|v| a * v, x)
+}
+
+/// Builds the stand-in library (into `<target>/fake-libcuda`, where dpl-cuda's driver
+/// tests build it too); its folder.
+fn fake_library() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let target = exe
+        .ancestors()
+        .nth(3)
+        .expect("the test binary lies in <target>/<profile>/deps")
+        .join("fake-libcuda");
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("dpl-cuda")
+        .join("tests")
+        .join("fake-libcuda")
+        .join("Cargo.toml");
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let out = Command::new(cargo)
+        .args(["build", "--quiet", "--manifest-path"])
+        .arg(&manifest)
+        .arg("--target-dir")
+        .arg(&target)
+        .env_remove("RUSTFLAGS")
+        .output()
+        .expect("run cargo to build the stand-in libcuda");
+    assert!(
+        out.status.success(),
+        "building the stand-in libcuda failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    target.join("debug")
+}
+
+#[test]
+fn a_gpu_found_by_default_runs_the_calls_that_pay_for_the_trip() {
+    let lib = fake_library();
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let out = Command::new(exe)
+        .args(["--ignored", "--exact", "inner", "--nocapture"])
+        .env("LD_LIBRARY_PATH", &lib)
+        .env("DPL_FAKE_CUDA", "1")
+        .env_remove("DPL_PLACE")
+        .output()
+        .expect("run the test binary again");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("1 passed"),
+        "the placement checks on the stand-in libcuda failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Kernels launched so far on the stand-in device.
+fn launches() -> u64 {
+    // SAFETY: the stand-in library is already loaded by dpl's driver (this takes one more
+    // reference); `fake_cuda_counts` has this signature and writes four `u64`s.
+    unsafe {
+        let lib = libloading::Library::new("libcuda.so").expect("the stand-in libcuda");
+        let f = lib
+            .get::<unsafe extern "C" fn(*mut u64)>(b"fake_cuda_counts")
+            .expect("fake_cuda_counts");
+        let mut c = [0u64; 4];
+        f(c.as_mut_ptr());
+        c[3]
+    }
+}
+
+#[test]
+#[ignore = "run by a_gpu_found_by_default_runs_the_calls_that_pay_for_the_trip"]
+fn inner() {
+    assert!(std::env::var_os("DPL_FAKE_CUDA").is_some());
+    assert_eq!(dpl::default_place(), Place::Gpu(0), "the stand-in device");
+    assert!(!dpl::inspect!(saxpy).compute_bound);
+    assert!(!dpl::inspect!(scaled).compute_bound);
+    assert!(dpl::inspect!(sorted).compute_bound);
+    assert!(dpl::inspect!(powers).compute_bound);
+
+    let n = 3000;
+    let x: Vec<f32> = (0..n).map(|i| (i % 13) as f32 * 0.25 - 1.0).collect();
+    let y: Vec<f32> = (0..n).map(|i| (i % 7) as f32).collect();
+    let keys: Vec<u32> = (0..n as u32)
+        .map(|i| i.wrapping_mul(2_654_435_761))
+        .collect();
+    let want_saxpy: Vec<f32> = x.iter().zip(&y).map(|(a, b)| 2.0 * a + b).collect();
+    let mut want_sorted = keys.clone();
+    want_sorted.sort_unstable();
+    let want_powers: Vec<f32> = x
+        .iter()
+        .map(|&v| {
+            let (mut p, mut q) = (1.0f32, 0.0f32);
+            for _ in 0..20 {
+                p = p * v + 0.5;
+                q = q * 0.25 + p;
+            }
+            q
+        })
+        .collect();
+
+    // A streaming call on host data: the CPU, nothing launched or moved.
+    let (k, t) = (launches(), dpl::transfers(Place::Gpu(0)));
+    assert_eq!(saxpy(2.0, &x, &y), want_saxpy);
+    assert_eq!(launches(), k, "saxpy on host vectors launched kernels");
+    assert_eq!(dpl::transfers(Place::Gpu(0)), t);
+
+    // Compute-bound calls on host data: the GPU.
+    let k = launches();
+    assert_eq!(sorted(&keys), want_sorted);
+    assert!(launches() > k, "the sort ran on the CPU");
+    let k = launches();
+    assert_eq!(powers(&x), want_powers);
+    assert!(launches() > k, "the costly map ran on the CPU");
+
+    // A streaming call on a host-only Seq: the CPU, and no device copy is made.
+    let host = Seq::from(x.clone());
+    let k = launches();
+    let doubled = scaled(2.0, &host);
+    assert_eq!(launches(), k, "scaled on a host Seq launched kernels");
+    let want: Vec<f32> = x.iter().map(|v| 2.0 * v).collect();
+    assert_eq!(doubled.to_vec(), want);
+
+    // Data on the device: the same streaming call goes there, and leaves its result there.
+    let resident = with_place(Place::Gpu(0), || scaled(1.0, &host));
+    let (k, t) = (launches(), dpl::transfers(Place::Gpu(0)));
+    let tripled = scaled(3.0, &resident);
+    assert_eq!(
+        launches(),
+        k + 1,
+        "scaled on a resident Seq did not run there"
+    );
+    assert_eq!(
+        dpl::transfers(Place::Gpu(0)),
+        t,
+        "a resident call moved data"
+    );
+    let want: Vec<f32> = x.iter().map(|v| 3.0 * v).collect();
+    assert_eq!(tripled.to_vec(), want);
+
+    // Asked for, the GPU runs everything.
+    let k = launches();
+    let got = with_place(Place::Gpu(0), || saxpy(2.0, &x, &y));
+    assert_eq!(got, want_saxpy);
+    assert!(launches() > k, "saxpy asked on the GPU did not run there");
+}
