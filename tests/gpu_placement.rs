@@ -117,10 +117,12 @@ fn launches() -> u64 {
 fn inner() {
     assert!(std::env::var_os("DPL_FAKE_CUDA").is_some());
     assert_eq!(dpl::default_place(), Place::Gpu(0), "the stand-in device");
-    assert!(!dpl::inspect!(saxpy).compute_bound);
-    assert!(!dpl::inspect!(scaled).compute_bound);
-    assert!(dpl::inspect!(sorted).compute_bound);
-    assert!(dpl::inspect!(powers).compute_bound);
+    const {
+        assert!(!dpl::inspect!(saxpy).compute_bound);
+        assert!(!dpl::inspect!(scaled).compute_bound);
+        assert!(dpl::inspect!(sorted).compute_bound);
+        assert!(dpl::inspect!(powers).compute_bound);
+    }
 
     let n = 3000;
     let x: Vec<f32> = (0..n).map(|i| (i % 13) as f32 * 0.25 - 1.0).collect();
