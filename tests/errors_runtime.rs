@@ -563,8 +563,11 @@ fn impossible_sizes(place: Place) {
                     if *bytes == n as u128 * 8)
             });
         }
-        // 2^40 rows of nothing: the rows are free, the 8 TiB of results are not.
-        let m = Matrix::<f64>::row_major(1 << 40, 0, Vec::new()).expect("a valid shape");
+        // 2^46 rows of nothing: the rows are free, the 512 TiB of results are not, past the
+        // 47-bit address space of x86-64 user code. (2^40 rows, 8 TiB, were allocated on a
+        // machine that overcommits memory without limit, and filling them got the process
+        // killed.)
+        let m = Matrix::<f64>::row_major(1 << 46, 0, Vec::new()).expect("a valid shape");
         assert_err_at(prog::row_sums(&m), prog::HUGE_ROWS_LINE, |e| {
             matches!(e, Error::OutOfMemory { prim: "map", .. })
         });

@@ -23,23 +23,32 @@ pub const F32_BITS: u32 = 0x7fff_ffff;
 pub const F64_BITS: u64 = 0x7fff_ffff_ffff_ffff;
 
 /// `x`, or the canonical NaN if `x` is a NaN.
+///
+/// The test is on the bits, not `x.is_nan()`: LLVM treats the NaNs an operation makes as
+/// interchangeable, and in optimized builds it turned `if s.is_nan() { canonical } else
+/// { s }` for an `f32` square root `s` into `s` itself, keeping x86's `0xffc0_0000` (caught
+/// by the release build of the conformance suite on a GPU machine: the GPU gave the
+/// canonical NaN, the test's own expectation did not). An integer comparison of the bits
+/// is not a float operation, so nothing is folded.
 #[inline(always)]
 pub fn canon_f32(x: f32) -> f32 {
-    if x.is_nan() {
-        f32::from_bits(F32_BITS)
+    let b = x.to_bits();
+    f32::from_bits(if b & !(1 << 31) > 0x7f80_0000 {
+        F32_BITS
     } else {
-        x
-    }
+        b
+    })
 }
 
-/// `x`, or the canonical NaN if `x` is a NaN.
+/// `x`, or the canonical NaN if `x` is a NaN (tested on the bits, as [`canon_f32`]).
 #[inline(always)]
 pub fn canon_f64(x: f64) -> f64 {
-    if x.is_nan() {
-        f64::from_bits(F64_BITS)
+    let b = x.to_bits();
+    f64::from_bits(if b & !(1 << 63) > 0x7ff0_0000_0000_0000 {
+        F64_BITS
     } else {
-        x
-    }
+        b
+    })
 }
 
 /// The bits of the canonical `f16` NaN.

@@ -380,13 +380,17 @@ trait Canon: Copy {
     fn bits(self) -> u64;
 }
 
+// The NaN tests are on the bits: in optimized builds LLVM folded `if s.is_nan() {
+// canonical } else { s }` for an `f32` square root `s` into `s` (see `dpl::nan`), so the
+// expectation itself kept x86's NaN.
 impl Canon for f32 {
     fn canon(self) -> f32 {
-        if self.is_nan() {
-            f32::from_bits(0x7fff_ffff)
+        let b = self.to_bits();
+        f32::from_bits(if b & 0x7fff_ffff > 0x7f80_0000 {
+            0x7fff_ffff
         } else {
-            self
-        }
+            b
+        })
     }
     fn bits(self) -> u64 {
         u64::from(self.to_bits())
@@ -395,11 +399,12 @@ impl Canon for f32 {
 
 impl Canon for f64 {
     fn canon(self) -> f64 {
-        if self.is_nan() {
-            f64::from_bits(0x7fff_ffff_ffff_ffff)
+        let b = self.to_bits();
+        f64::from_bits(if b & 0x7fff_ffff_ffff_ffff > 0x7ff0_0000_0000_0000 {
+            0x7fff_ffff_ffff_ffff
         } else {
-            self
-        }
+            b
+        })
     }
     fn bits(self) -> u64 {
         self.to_bits()
