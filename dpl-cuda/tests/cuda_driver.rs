@@ -541,6 +541,19 @@ mod fake {
             (0, 0, 1, 8, 0, 0),
             "sum's calls ({launches} launches)"
         );
+        // An `f32` sum (in dpl's one order): one 4-byte read-back.
+        let v = f32s(&mut r, n, 100.0);
+        let sum = dpl_cuda::compile(&compiled(source("sum_f32")).fused).unwrap();
+        let (c, got) = one_call(&d, &sum, &[on_device(&v)]);
+        let want = interp::run(&compiled(source("sum_f32")).fused, vec![v]).unwrap();
+        assert_eq!(want, got);
+        assert_eq!(
+            (c[1], c[4], c[6], c[7], c[8], c[9]),
+            (0, 0, 1, 4, 0, 0),
+            "sum_f32's synchronisations, copies to the device, copies to the host and their \
+             bytes, device copies, allocations ({} launches)",
+            c[0]
+        );
 
         // A failed check in a queued kernel: the error record's read-back waits for it,
         // and the failure is the interpreter's.
