@@ -12,9 +12,21 @@ use std::fmt::Write as _;
 
 use dpl_core::pipeline::compile;
 use dpl_cpu::codegen::{self, FnInput, ParamRepr};
-use dpl_testkit::programs;
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
+
+// The generator is dpl-testkit's, compiled into this script from its source files (linked
+// into `generator/`, so they travel with the package): a build-dependency on dpl-testkit,
+// which is not published, would keep `cargo package --workspace` from packaging this crate
+// (a packaged crate's dependencies are resolved as if published). `programs.rs` names its
+// random number generator `crate::SplitMix64`.
+#[allow(dead_code)]
+#[path = "generator/programs.rs"]
+mod programs;
+#[allow(dead_code)]
+#[path = "generator/rng.rs"]
+mod rng;
+use rng::SplitMix64;
 
 /// Programs compiled when `DPL_RANDOM_RUST_PROGRAMS` is unset: the slice of the normal test
 /// command.

@@ -85,9 +85,11 @@ fn main() {
 /// of every `#[parallel]` function is dumped (`DPL_DUMP`) while the tests are built. The
 /// place-error tests run once more without the GPU features. Then every dumped kernel is
 /// assembled with ptxas for sm_70/80/90 (warnings and spills are errors) and the register
-/// report `target/ptx-report.md` is written, the MPI tests run (see [`mpi::test`]), and
+/// report `target/ptx-report.md` is written, the MPI tests run (see [`mpi::test`]),
 /// clippy checks every crate with every feature (warnings and APIs newer than the
-/// declared `rust-version` are errors).
+/// declared `rust-version` are errors), and every crate of the workspace is packaged as
+/// `cargo publish` would (`cargo package --workspace`: a version on every path dependency,
+/// each package built alone from its `.crate` file).
 fn test(extra: &[String]) -> Result<(), String> {
     let tools = ptx::install_tools()?;
     let tools = tools.to_string_lossy().into_owned();
@@ -129,7 +131,9 @@ fn test(extra: &[String]) -> Result<(), String> {
             "clippy::incompatible_msrv",
         ],
         &env,
-    )
+    )?;
+    // `--allow-dirty`: a run on a working tree with uncommitted changes packages them too.
+    cargo(&["package", "--workspace", "--allow-dirty"], &env)
 }
 
 /// `cargo xtask soak [SECONDS]`: the soak test (`tests/soak.rs`) in a release build for

@@ -1,0 +1,1 @@
+../../dpl-testkit/src/rng.rs
