@@ -8,7 +8,7 @@
 //! Rust wherever the calls ran.
 #![cfg(all(feature = "cuda", target_os = "linux"))]
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use dpl::prelude::*;
@@ -47,40 +47,10 @@ fn scaled(a: f32, x: &Seq<f32>) -> Seq<f32> {
     map(|v| a * v, x)
 }
 
-/// Builds the stand-in library (into `<target>/fake-libcuda`, where dpl-cuda's driver
-/// tests build it too); its folder.
-fn fake_library() -> PathBuf {
-    let exe = std::env::current_exe().expect("the test binary's path");
-    let target = exe
-        .ancestors()
-        .nth(3)
-        .expect("the test binary lies in <target>/<profile>/deps")
-        .join("fake-libcuda");
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("dpl-cuda")
-        .join("tests")
-        .join("fake-libcuda")
-        .join("Cargo.toml");
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let out = Command::new(cargo)
-        .args(["build", "--quiet", "--manifest-path"])
-        .arg(&manifest)
-        .arg("--target-dir")
-        .arg(&target)
-        .env_remove("RUSTFLAGS")
-        .output()
-        .expect("run cargo to build the stand-in libcuda");
-    assert!(
-        out.status.success(),
-        "building the stand-in libcuda failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    target.join("debug")
-}
-
 #[test]
 fn a_gpu_found_by_default_runs_the_calls_that_pay_for_the_trip() {
-    let lib = fake_library();
+    let lib =
+        dpl_testkit::fake_cuda::build(&Path::new(env!("CARGO_MANIFEST_DIR")).join("dpl-cuda"));
     let exe = std::env::current_exe().expect("the test binary's path");
     let out = Command::new(exe)
         .args(["--ignored", "--exact", "inner", "--nocapture"])
@@ -99,17 +69,7 @@ fn a_gpu_found_by_default_runs_the_calls_that_pay_for_the_trip() {
 
 /// Kernels launched so far on the stand-in device.
 fn launches() -> u64 {
-    // SAFETY: the stand-in library is already loaded by dpl's driver (this takes one more
-    // reference); `fake_cuda_counts` has this signature and writes four `u64`s.
-    unsafe {
-        let lib = libloading::Library::new("libcuda.so").expect("the stand-in libcuda");
-        let f = lib
-            .get::<unsafe extern "C" fn(*mut u64)>(b"fake_cuda_counts")
-            .expect("fake_cuda_counts");
-        let mut c = [0u64; 4];
-        f(c.as_mut_ptr());
-        c[3]
-    }
+    dpl_testkit::fake_cuda::counts()[3]
 }
 
 #[test]

@@ -281,47 +281,12 @@ mod fake {
 
     use super::*;
     use dpl_core::ir::{Scalar, Type};
-
-    /// The target folder of this test binary (`<target>/<profile>/deps/<exe>`).
-    fn target_dir() -> PathBuf {
-        let exe = std::env::current_exe().expect("the test binary's path");
-        exe.ancestors()
-            .nth(3)
-            .expect("the test binary lies in <target>/<profile>/deps")
-            .to_path_buf()
-    }
+    use dpl_testkit::fake_cuda::{calls, counts, target_dir};
 
     /// Builds `tests/fake-libcuda` (once per process); returns the folder of `libcuda.so`.
     fn fake_library() -> &'static Path {
         static DIR: OnceLock<PathBuf> = OnceLock::new();
-        DIR.get_or_init(|| {
-            let manifest = Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("tests")
-                .join("fake-libcuda")
-                .join("Cargo.toml");
-            let target = target_dir().join("fake-libcuda");
-            let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-            let out = Command::new(cargo)
-                .args(["build", "--quiet", "--manifest-path"])
-                .arg(&manifest)
-                .arg("--target-dir")
-                .arg(&target)
-                .env_remove("RUSTFLAGS")
-                .output()
-                .expect("run cargo to build tests/fake-libcuda");
-            assert!(
-                out.status.success(),
-                "building tests/fake-libcuda failed:\n{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            let dir = target.join("debug");
-            assert!(
-                dir.join("libcuda.so").is_file(),
-                "no libcuda.so in {}",
-                dir.display()
-            );
-            dir
-        })
+        DIR.get_or_init(|| dpl_testkit::fake_cuda::build(Path::new(env!("CARGO_MANIFEST_DIR"))))
     }
 
     /// Compiles `tests/fake-libcuda/old.rs` (a library lacking most functions); returns
@@ -421,38 +386,6 @@ mod fake {
     /// Whether this process is a child started by [`child`].
     fn in_child() -> bool {
         std::env::var_os("DPL_FAKE_CUDA").is_some()
-    }
-
-    /// Live context references, allocations, modules and launches, from the fake.
-    fn counts() -> [u64; 4] {
-        // SAFETY: the fake library is already loaded by the driver (this only takes one
-        // more reference); `fake_cuda_counts` has exactly this signature and writes four
-        // `u64`s into the array given.
-        unsafe {
-            let lib = libloading::Library::new("libcuda.so").expect("the fake libcuda");
-            let f = lib
-                .get::<unsafe extern "C" fn(*mut u64)>(b"fake_cuda_counts")
-                .expect("fake_cuda_counts");
-            let mut c = [0u64; 4];
-            f(c.as_mut_ptr());
-            c
-        }
-    }
-
-    /// The fake's call counts: synchronisations, memsets and their bytes, copies to the
-    /// device and their bytes, copies to the host and their bytes, device-to-device copies,
-    /// `cuMemAlloc`s.
-    fn calls() -> [u64; 9] {
-        // SAFETY: as in `counts`; `fake_cuda_calls` writes nine `u64`s.
-        unsafe {
-            let lib = libloading::Library::new("libcuda.so").expect("the fake libcuda");
-            let f = lib
-                .get::<unsafe extern "C" fn(*mut u64)>(b"fake_cuda_calls")
-                .expect("fake_cuda_calls");
-            let mut c = [0u64; 9];
-            f(c.as_mut_ptr());
-            c
-        }
     }
 
     /// The driver calls one call of `prog` on `args` makes (after a first call that loads
