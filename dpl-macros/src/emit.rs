@@ -163,6 +163,7 @@ fn function(opts: &Options, l: &Lowered) -> Result<TokenStream, syn::Error> {
     let (vis, sig) = (&item.vis, &item.sig);
     let span = item.sig.ident.span();
     let (gpu, gpu_summary) = gpu_arm(opts, l, &compiled)?;
+    let bound = codegen::compute_bound(&compiled.fused);
     // A function the GPU backend did not compile runs on the CPU when called on a GPU place.
     // One it compiled runs on a GPU found by default (not asked for) only when the call pays
     // for the trip: a compute-bound function, or data already there (`gpu_dispatch`).
@@ -172,7 +173,6 @@ fn function(opts: &Options, l: &Lowered) -> Result<TokenStream, syn::Error> {
     } else if gpu.is_empty() {
         quote!(#private::place())
     } else {
-        let bound = codegen::compute_bound(&compiled.fused);
         let on_gpu = l.sig.params.iter().map(|p| {
             let x = &p.ident;
             quote!(#private::gpu::Arg::on_gpu(&#x))
@@ -207,7 +207,7 @@ fn function(opts: &Options, l: &Lowered) -> Result<TokenStream, syn::Error> {
             }
         }
     };
-    let inspect = inspect_const(l, &compiled, &cpu, &gpu_summary, &mpi_summary);
+    let inspect = inspect_const(l, &compiled, &cpu, &gpu_summary, &mpi_summary, bound);
     let dispatch = with_nd_arrays(l, with_writes(l, dispatch, &writes));
     Ok(quote! {
         #(#attrs)*
@@ -839,6 +839,7 @@ fn inspect_const(
     cpu: &TokenStream,
     gpu: &GpuSummary,
     mpi: &MpiSummary,
+    bound: bool,
 ) -> TokenStream {
     let name = l.name.clone();
     let typed = dpl_core::text::print(&c.typed);
@@ -864,7 +865,6 @@ fn inspect_const(
         after.temporaries,
     );
     let phases = c.phases().len();
-    let bound = codegen::compute_bound(&c.fused);
     let (ptx, not_compiled, cubins) = (&gpu.ptx, &gpu.not_compiled, &gpu.cubins);
     let (mpi_ir, mpi_not_compiled, mpi_rust) = (&mpi.ir, &mpi.not_compiled, &mpi.rust);
     quote! {
