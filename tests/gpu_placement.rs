@@ -13,6 +13,14 @@ use std::process::Command;
 
 use dpl::prelude::*;
 
+// The iterative examples (`power_iteration`, a loop at the top level of its body, which
+// makes a call compute-bound) and their plain-Rust versions.
+#[path = "../examples/iterative/baselines.rs"]
+mod baselines;
+#[allow(dead_code)]
+#[path = "../examples/iterative/programs.rs"]
+mod programs;
+
 #[parallel]
 fn saxpy(a: f32, x: &[f32], y: &[f32]) -> Vec<f32> {
     map(|xi, yi| a * xi + yi, x, y)
@@ -149,4 +157,51 @@ fn inner() {
     let got = with_place(Place::Gpu(0), || saxpy(2.0, &x, &y));
     assert_eq!(got, want_saxpy);
     assert!(launches() > k, "saxpy asked on the GPU did not run there");
+
+    top_level_loop_moves_only_its_scalars();
+}
+
+/// A top-level loop runs on the device by default (it is compute-bound) with its vectors
+/// resident: 10 steps and 50 steps make the same copies to the device (the matrix and
+/// the start vector, once), and each further step copies to the host only the one 8-byte
+/// scalar the host needs (`lambda`'s sum), in the same read as the error record of the
+/// step's checked kernel (one round trip), and waits nowhere else: the driver calls of
+/// the stand-in library, counted.
+fn top_level_loop_moves_only_its_scalars() {
+    let n = 200;
+    let a = dpl_testkit::sparse::tridiagonal(n);
+    let m = Matrix::row_major(n, n, a.clone()).expect("a matrix");
+    let v0 = vec![1.0; n];
+    let run = |iters: usize| {
+        let (k, before) = (launches(), dpl_testkit::fake_cuda::calls());
+        let (v, lambda) = programs::power_iteration(&m, &v0, iters);
+        let (k, after) = (launches() - k, dpl_testkit::fake_cuda::calls());
+        assert!(k > 0, "the top-level loop did not run on the GPU");
+        // The example's plain Rust (sums reassociated: equal to rounding).
+        let (w_v, w_l) = baselines::power_seq(&a, &v0, iters);
+        assert!((lambda - w_l).abs() < 1e-12 * w_l, "{lambda} against {w_l}");
+        assert!(v.iter().zip(&w_v).all(|(g, w)| (g - w).abs() < 1e-12));
+        let mut c = [0u64; 9];
+        for i in 0..9 {
+            c[i] = after[i] - before[i];
+        }
+        c
+    };
+    run(3);
+    let (c10, c50) = (run(10), run(50));
+    // Synchronisations, memsets and bytes, copies to the device and bytes, copies to the
+    // host and bytes, device copies, allocations: per step of the 40 more.
+    let per_step: Vec<u64> = c50.iter().zip(&c10).map(|(b, a)| b - a).collect();
+    assert_eq!(
+        [
+            per_step[0],
+            per_step[3],
+            per_step[4],
+            per_step[5],
+            per_step[6]
+        ],
+        [0, 0, 0, 40, 40 * (32 + 8)],
+        "per 40 steps: synchronisations, copies to the device and their bytes, copies to \
+         the host and their bytes (10 steps: {c10:?}, 50 steps: {c50:?})"
+    );
 }

@@ -186,19 +186,6 @@ fn power_iteration(a: &Matrix<f64>, v0: &[f64], iters: usize) -> (Vec<f64>, f64)
     (v, lambda)
 }
 
-/// `n x n`, `2 + i / n` on the diagonal and `-0.5` beside it, row-major.
-fn tridiagonal(n: usize) -> Vec<f64> {
-    let mut a = vec![0.0; n * n];
-    for i in 0..n {
-        a[i * n + i] = 2.0 + i as f64 / n as f64;
-        if i + 1 < n {
-            a[i * n + i + 1] = -0.5;
-            a[(i + 1) * n + i] = -0.5;
-        }
-    }
-    a
-}
-
 /// Power iteration on the simulated GPU moves the matrix and the start vector to the
 /// device once and the result back once: 10 steps and 50 steps upload the same bytes, and
 /// each step downloads only `lambda`'s sum (a scalar from which the host computes the next
@@ -207,7 +194,7 @@ fn tridiagonal(n: usize) -> Vec<f64> {
 fn a_top_level_loop_moves_its_matrix_and_vector_once() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let n = 256;
-    let a = tridiagonal(n);
+    let a = dpl_testkit::sparse::tridiagonal(n);
     let m = Matrix::row_major(n, n, a.clone()).expect("a matrix");
     let v0 = vec![1.0; n];
     let moved = |iters: usize| {

@@ -99,9 +99,12 @@ pub enum Step {
     },
     /// Launches a kernel of the module.
     Launch(Launch),
-    /// Reads the error record; if a kernel recorded a failed check since the last
-    /// `CheckErrors`, re-runs those launches in report mode to learn the first failure's
-    /// details and fails with it.
+    /// The launches since the last `CheckErrors` are checked: the error record is read
+    /// before anything uses their results, and if a kernel recorded a failed check, those
+    /// launches run again in report mode to learn the first failure's details and the run
+    /// fails with it. The read may be deferred past launches safe on any data
+    /// ([`Launch::any_data`]) to the next value the host reads, and made in the same round
+    /// trip.
     CheckErrors,
     /// Makes `var` a device sequence made of the buffers `bufs` (one per scalar leaf of
     /// the element type `elem`) of length `len`.
@@ -217,6 +220,13 @@ pub struct Launch {
     /// device keeps resident ([`Count::Resident`]), a number known only at run time.
     /// Kernels with a block per tile, or a single block, have `false`.
     pub any_grid: bool,
+    /// The kernel is safe whatever values its inputs hold: it records no failed check,
+    /// addresses memory only at offsets the host knows and loops only as many times as
+    /// the host knows. A failed check leaves unspecified values behind it, so only such a
+    /// launch may be queued before the error record of the launches before it has been
+    /// read: the run time then reads the record together with the next value the host
+    /// needs, in one round trip ([`Step::CheckErrors`]).
+    pub any_data: bool,
 }
 
 /// Streaming multiprocessors of the modelled GPU (a V100) for [`model_resident_blocks`].
@@ -707,6 +717,7 @@ mod tests {
             block: 32,
             args,
             any_grid: false,
+            any_data: false,
         })
     }
 

@@ -431,6 +431,7 @@ mod fake {
             };
             let elem = match items.first() {
                 Some(Value::I64(_)) => Type::Scalar(Scalar::I64),
+                Some(Value::Usize(_)) => Type::Scalar(Scalar::Usize),
                 _ => Type::Scalar(Scalar::F32),
             };
             Input::Device(dpl_cuda::upload(&d, &elem, items).unwrap())
@@ -485,6 +486,31 @@ mod fake {
             (0, 0, 1, 4, 0, 0),
             "sum_f32's synchronisations, copies to the device, copies to the host and their \
              bytes, device copies, allocations ({} launches)",
+            c[0]
+        );
+
+        // A sum with checks (a gather's bounds): the check of its first kernel is read
+        // with the result, in one round trip: the 8-byte result is copied on the device
+        // behind the 32-byte error record and both come back in one read.
+        let m = 100;
+        let idx: Vec<usize> = (0..n).map(|i| (i * 7) % m).collect();
+        let args = [on_device(&i64s(&mut r, m, -5, 5)), on_device(&usizes(idx))];
+        let checked = dpl_cuda::compile(&compiled(source("sum_map_gather")).fused).unwrap();
+        let (c, got) = one_call(&d, &checked, &args);
+        let host_args = args
+            .iter()
+            .map(|a| match a {
+                Input::Device(seq) => dpl_cuda::download(&d, seq).unwrap(),
+                _ => unreachable!(),
+            })
+            .collect();
+        let want = interp::run(&compiled(source("sum_map_gather")).fused, host_args).unwrap();
+        assert_eq!(want, got);
+        assert_eq!(
+            (c[1], c[4], c[6], c[7], c[8]),
+            (0, 0, 1, 40, 1),
+            "a checked sum's synchronisations, copies to the device, copies to the host and \
+             their bytes, device copies ({} launches)",
             c[0]
         );
 

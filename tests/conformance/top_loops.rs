@@ -122,20 +122,6 @@ mod prog {
     }
 }
 
-/// A symmetric `n x n` matrix with a dominant eigenvalue: `2 + i / n` on the diagonal,
-/// `-0.5` beside it.
-fn tridiagonal(n: usize) -> Vec<f64> {
-    let mut a = vec![0.0; n * n];
-    for i in 0..n {
-        a[i * n + i] = 2.0 + i as f64 / n as f64;
-        if i + 1 < n {
-            a[i * n + i + 1] = -0.5;
-            a[(i + 1) * n + i] = -0.5;
-        }
-    }
-    a
-}
-
 fn power_iteration_ref(a: &[f64], n: usize, iters: usize) -> (Vec<f64>, f64) {
     let (mut v, mut lambda) = (vec![1.0f64; n], 0.0f64);
     for _ in 0..iters {
@@ -151,7 +137,7 @@ fn power_iteration_ref(a: &[f64], n: usize, iters: usize) -> (Vec<f64>, f64) {
 fn power_iteration(place: Place) {
     for n in [0usize, 1, 2, 37, 300] {
         eprintln!("place {place:?}, n = {n}");
-        let a = tridiagonal(n);
+        let a = dpl_testkit::sparse::tridiagonal(n);
         let m = dpl::Matrix::row_major(n, n, a.clone()).expect("a matrix");
         let (v, lambda) = dpl::with_place(place, || prog::power_iteration(&m, &vec![1.0; n], 20));
         let (want_v, want_lambda) = power_iteration_ref(&a, n, 20);

@@ -122,6 +122,7 @@ impl<'f> Gen<'f> {
     /// parameter is that negation), the thread with that key also writes the site and the
     /// two values; the first site it reaches wins (`atom.cas` on the site word).
     fn record(&mut self, k: &mut Kernel, ctx: &Ctx, site: u64, a: &Reg, b: &Reg) {
+        k.any_data = false;
         let nk = k.reg(Scalar::U64);
         k.emit(Ins::not(Ty::B64, &nk, &ctx.key));
         k.emit(Ins::red(Space::Global, AtomOp::Max, Ty::U64, &k.err, &nk));

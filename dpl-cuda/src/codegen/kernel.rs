@@ -63,6 +63,11 @@ pub(super) struct Kernel {
     pub(super) ctaid64: Reg,
     /// The variables bound in the kernel.
     pub(super) env: Env,
+    /// The kernel is safe whatever values its inputs hold
+    /// ([`Launch::any_data`](crate::plan::Launch::any_data)): set by
+    /// the generator of a kernel that addresses memory only through host counts, cleared
+    /// again by a recorded check ([`Gen::record`]) or a loop in an element function.
+    pub(super) any_data: bool,
 }
 
 impl Kernel {
@@ -163,6 +168,7 @@ impl<'f> Gen<'f> {
             warp,
             ctaid64,
             env: Env::new(),
+            any_data: false,
         }
     }
 
@@ -462,8 +468,13 @@ impl<'f> Gen<'f> {
     /// Ends kernel `k` and launches it on `grid` blocks ([`Gen::launch`]).
     pub(super) fn launch_on(&mut self, k: Kernel, grid: Count, steps: &mut Vec<Step>) {
         let args = k.ptx.args.clone();
+        let any_data = k.any_data;
         let id = self.push_kernel(k);
-        steps.push(self.launch(id, grid, args));
+        let mut step = self.launch(id, grid, args);
+        if let Step::Launch(l) = &mut step {
+            l.any_data = any_data;
+        }
+        steps.push(step);
     }
 
     /// Ends kernel `k` and launches it as a grid-stride kernel over `n` items, `per_block`
@@ -476,8 +487,13 @@ impl<'f> Gen<'f> {
         steps: &mut Vec<Step>,
     ) {
         let args = k.ptx.args.clone();
+        let any_data = k.any_data;
         let id = self.push_kernel(k);
-        steps.push(self.stride_launch(id, n, per_block, args));
+        let mut step = self.stride_launch(id, n, per_block, args);
+        if let Step::Launch(l) = &mut step {
+            l.any_data = any_data;
+        }
+        steps.push(step);
     }
 
     /// A launch of a kernel whose results depend on its grid size (one block per tile,
@@ -489,6 +505,7 @@ impl<'f> Gen<'f> {
             block: self.bsize(),
             args,
             any_grid: false,
+            any_data: false,
         })
     }
 
@@ -507,6 +524,7 @@ impl<'f> Gen<'f> {
             block: self.bsize(),
             args,
             any_grid: true,
+            any_data: false,
         })
     }
 

@@ -69,6 +69,9 @@ impl<'f> Gen<'f> {
         let n_count = Count::Var(var(soac.len));
         let outs = self.alloc_written(ls, &n_count, steps);
         let mut k = self.new_kernel(what);
+        // Element `i` written at `i < n` (unless the element function records checks or
+        // loops).
+        k.any_data = true;
         k.env = self.bind_captures(&mut k, &[&soac.elem])?;
         let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
         let ptrs = Self::temp_ptrs(&mut k, &outs);

@@ -37,6 +37,8 @@ impl<'f> Gen<'f> {
 
         // Pass 1: each warp takes tiles `w, w + warps, ...`.
         let mut k = self.new_kernel("reduce");
+        // Tiles of host-known counts (unless the element function records checks or loops).
+        k.any_data = true;
         k.env = self.bind_captures(&mut k, &[&soac.elem, op])?;
         let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
         let pp = Self::temp_ptrs(&mut k, &partials);
@@ -157,6 +159,7 @@ impl<'f> Gen<'f> {
         k.emit(Ins::bra(&tiles_top));
         k.place(&tiles_end);
         let args = k.ptx.args.clone();
+        let any_data = k.any_data;
         let k1 = self.push_kernel(k);
         if k1 != k1_id {
             return unsupported("a kernel was generated out of order (internal)");
@@ -167,6 +170,7 @@ impl<'f> Gen<'f> {
             block: self.bsize(),
             args,
             any_grid: true,
+            any_data,
         }));
         steps.push(Step::CheckErrors);
 
@@ -175,6 +179,10 @@ impl<'f> Gen<'f> {
         let outs = self.alloc_leaves(&ls, &Count::Const(1), steps);
         let ohas = self.alloc_leaves(&[Scalar::Bool], &Count::Const(1), steps)[0];
         let mut k = self.new_kernel("reduce_finish");
+        // It reads the `m` partials and writes one value: whatever a failed check of the
+        // first pass left in them, so the first pass's check can wait for the result's
+        // read-back (unless the operator records checks or loops).
+        k.any_data = true;
         k.env = self.bind_captures(&mut k, &[op])?;
         let m = k.param(Scalar::U64, KArg::Count(m_count));
         let pp = Self::temp_ptrs(&mut k, &partials);

@@ -7,7 +7,7 @@ use dpl_core::run::Error;
 
 use super::columns::{HostColumns, check_offsets, type_leaves, upload_columns};
 use super::error::{RunError, dev, internal};
-use super::exec::{Exec, Rt, Strides};
+use super::exec::{Exec, RECORD_BYTES, Rt, Strides};
 use super::io::*;
 use crate::driver::Driver;
 use crate::layout::size_of;
@@ -18,7 +18,7 @@ impl<D: Driver> Exec<'_, D> {
     /// (uploading host columns, viewing device-resident ones).
     pub(super) fn start(&mut self, args: Vec<Input>) -> Result<(), Error> {
         if !self.program.plan.sites.is_empty() {
-            self.err = self.alloc(32)?;
+            self.err = self.alloc(RECORD_BYTES)?;
         }
         let params = self.program.plan.params.clone();
         for ((v, ty), a) in params.iter().zip(args) {

@@ -18,6 +18,10 @@ use crate::plan::*;
 /// block).
 const SCRATCH_BUDGET: u64 = 256 << 20;
 
+/// Bytes of the error record's allocation: the record's 32, then room for the values a
+/// deferred check reads back with it ([`Exec::read_checked`]).
+pub(super) const RECORD_BYTES: usize = 256;
+
 /// Runs `program` on `args`, some of which may already be on the device. With
 /// `keep_on_device`, flat and nested sequences in the result stay on the device
 /// ([`Output::Device`], [`Output::Nested`]: fresh buffers owned by the caller, even when
@@ -55,6 +59,7 @@ pub fn run_resident<D: Driver>(
         sizes: Default::default(),
         pending: Vec::new(),
         err: 0,
+        due: false,
         shapes: Vec::new(),
         host_offsets: Vec::new(),
         given: Vec::new(),
@@ -62,6 +67,7 @@ pub fn run_resident<D: Driver>(
     };
     let result = ex.start(args).and_then(|()| {
         ex.steps(&plan.steps)?;
+        ex.settle()?;
         let r = ex.get(plan.result)?.clone();
         if keep_on_device {
             ex.take_output(&r)
@@ -141,9 +147,10 @@ pub(super) enum TempV {
     Num(u64),
 }
 
-/// A launch since the last check: kernel, grid, block, resolved arguments and the
-/// position of the report key among them.
-type Pending = (usize, u32, u32, Vec<LaunchArg>, Option<usize>);
+/// A launch since the last check: kernel, grid, block, resolved arguments, the position
+/// of the report key among them, and whether it is safe on any data (so records no check,
+/// [`Launch::any_data`]).
+type Pending = (usize, u32, u32, Vec<LaunchArg>, Option<usize>, bool);
 
 /// One run of a program: its driver and module, its environment (one value per IR
 /// variable) and temporaries, and what it allocated.
@@ -163,8 +170,12 @@ pub(super) struct Exec<'a, D: Driver> {
     /// Launches since the last check: kernel, grid, resolved arguments and the position
     /// of the report key among them.
     pub(super) pending: Vec<Pending>,
-    /// The error record (32 bytes, see the run time's module documentation).
+    /// The error record (see the run time's module documentation): [`RECORD_BYTES`]
+    /// bytes, the record's 32 and room for the values read back with it.
     pub(super) err: u64,
+    /// A `CheckErrors` whose read of the error record is deferred (past launches safe on
+    /// any data, [`Launch::any_data`]) to where the host next needs a value.
+    pub(super) due: bool,
     /// The source location of a span, for error messages.
     pub(super) locate: &'a dyn Fn(u32) -> Location,
     /// `(total, longest row)` of the nested sequences uploaded by this run, by the address
@@ -394,7 +405,28 @@ impl<D: Driver> Exec<'_, D> {
     /// Runs the plan's steps in order.
     pub(super) fn steps(&mut self, steps: &[Step]) -> Result<(), Error> {
         for s in steps {
-            self.step(s)?;
+            // A deferred check is settled before any step that reads the device (but the
+            // combined read-backs) or runs a kernel not safe on any data; and a step's own
+            // error comes second to a failed check of the launches before it.
+            let defers = match s {
+                Step::Launch(l) => l.any_data,
+                Step::Host { .. }
+                | Step::Assert { .. }
+                | Step::Alloc { .. }
+                | Step::Copy { .. }
+                | Step::CheckErrors
+                | Step::BindSeq { .. }
+                | Step::ReadCount { .. }
+                | Step::ReadScalars { .. } => true,
+                Step::ByShape { .. } | Step::If { .. } | Step::Loop { .. } => false,
+            };
+            if !defers {
+                self.settle()?;
+            }
+            if let Err(e) = self.step(s) {
+                self.settle()?;
+                return Err(e);
+            }
         }
         Ok(())
     }
@@ -458,16 +490,14 @@ impl<D: Driver> Exec<'_, D> {
                 let x = if self.count(guard)? == 0 {
                     0
                 } else {
-                    let mut b = [0u8; 8];
-                    self.driver
-                        .read(self.buf(src)? + 8 * self.count(index)?, &mut b)
-                        .map_err(dev)?;
-                    u64::from_le_bytes(b)
+                    let at = self.buf(src)? + 8 * self.count(index)?;
+                    let b = self.read_checked(&[(at, 8)])?;
+                    u64::from_le_bytes(b[..8].try_into().map_err(|_| internal("a count"))?)
                 };
                 self.temps[*temp as usize] = Some(TempV::Num(x));
             }
             Step::Launch(l) => self.launch(l)?,
-            Step::CheckErrors => self.check_errors()?,
+            Step::CheckErrors => self.check_errors(),
             Step::BindSeq {
                 var,
                 elem,
@@ -497,21 +527,34 @@ impl<D: Driver> Exec<'_, D> {
                 origin,
                 span,
             } => {
+                // The flag and the leaves, with the error record, in one round trip.
+                let ls = type_leaves(ty)?;
+                let mut parts = Vec::with_capacity(ls.len() + 1);
                 if let Some(h) = has {
-                    let mut b = [0u8; 1];
-                    self.driver.read(self.buf(h)?, &mut b).map_err(dev)?;
-                    if b[0] == 0 {
+                    parts.push((self.buf(h)?, 1));
+                }
+                for (b, &l) in bufs.iter().zip(&ls) {
+                    parts.push((self.buf(b)?, size_of(l) as usize));
+                }
+                let bytes = self.read_checked(&parts)?;
+                let mut at = 0;
+                if has.is_some() {
+                    at = 1;
+                    if bytes.first() == Some(&0) {
                         return Err(Error::Empty {
                             prim: origin.name(),
                             at: self.at(*span),
                         });
                     }
                 }
-                let bufs = bufs
-                    .iter()
-                    .map(|b| self.buf(b))
-                    .collect::<Result<Vec<_>, _>>()?;
-                let v = self.read_element(&bufs, 0, ty)?;
+                let mut vals = Vec::with_capacity(ls.len());
+                for &l in &ls {
+                    let sz = size_of(l) as usize;
+                    let b = bytes.get(at..at + sz).ok_or_else(|| internal("a scalar"))?;
+                    vals.push(layout::get_value(l, b));
+                    at += sz;
+                }
+                let v = assemble(ty, &mut vals.into_iter())?;
                 self.set(*var, Rt::Val(v));
             }
             Step::ByShape { rows, warp, seq } => {
@@ -599,7 +642,8 @@ impl<D: Driver> Exec<'_, D> {
     /// unknown size (uploads) are kept.
     fn release_since(&mut self, base: usize, live: &[Rt]) -> Result<(), Error> {
         if !self.pending.is_empty() {
-            self.check_errors()?;
+            self.check_errors();
+            self.settle()?;
         }
         let mut used = Vec::new();
         for x in live {
@@ -704,7 +748,8 @@ impl<D: Driver> Exec<'_, D> {
         }
         let kernel = l.kernel as usize;
         self.raw_launch(kernel, grid, l.block, &args)?;
-        self.pending.push((kernel, grid, l.block, args, report));
+        self.pending
+            .push((kernel, grid, l.block, args, report, l.any_data));
         Ok(())
     }
 
@@ -725,30 +770,82 @@ impl<D: Driver> Exec<'_, D> {
             .map_err(dev)
     }
 
-    /// Reads the error record; when a check failed, runs the pending launches again in
-    /// report mode and returns the failure the sequential reference reports first. A
-    /// program without checks ([`crate::plan::Plan::sites`] empty) never writes the
-    /// record: then nothing is read, so the host does not wait for the kernels.
-    fn check_errors(&mut self) -> Result<(), Error> {
-        let pending = std::mem::take(&mut self.pending);
+    /// A `CheckErrors`: the launches since the last one are to be checked before anything
+    /// uses their results ([`Exec::settle`] or [`Exec::read_checked`]). Launches that
+    /// record no check (a program without checks, [`crate::plan::Plan::sites`] empty,
+    /// or kernels safe on any data) never write the record: then nothing is to be read,
+    /// so the host does not wait for them.
+    fn check_errors(&mut self) {
         if self.program.plan.sites.is_empty() {
+            self.pending.clear();
+        } else if self.pending.iter().any(|p| !p.5) {
+            self.due = true;
+        } else if !self.due {
+            self.pending.clear();
+        }
+    }
+
+    /// Reads the error record if a check is due (see [`Exec::failed`]).
+    pub(super) fn settle(&mut self) -> Result<(), Error> {
+        if !self.due {
             return Ok(());
         }
+        self.due = false;
         let mut rec = [0u8; 32];
         self.driver.read(self.err, &mut rec).map_err(dev)?;
+        self.failed(&rec)
+    }
+
+    /// Reads the device bytes `parts` (address, length) and returns them one after the
+    /// other. When a check is due, the parts are first copied on the device behind the
+    /// error record and read back with it in one round trip (the host waits once), and a
+    /// failed check is the error ([`Exec::failed`]).
+    fn read_checked(&mut self, parts: &[(u64, usize)]) -> Result<Vec<u8>, Error> {
+        let total: usize = parts.iter().map(|p| p.1).sum();
+        if self.due && 32 + total <= RECORD_BYTES {
+            self.due = false;
+            let mut at = self.err + 32;
+            for &(src, len) in parts {
+                self.driver.copy(src, at, len).map_err(dev)?;
+                at += len as u64;
+            }
+            let mut bytes = vec![0u8; 32 + total];
+            self.driver.read(self.err, &mut bytes).map_err(dev)?;
+            let rec: [u8; 32] = bytes[..32].try_into().map_err(|_| internal("a record"))?;
+            self.failed(&rec)?;
+            return Ok(bytes.split_off(32));
+        }
+        self.settle()?;
+        let mut bytes = vec![0u8; total];
+        let mut at = 0;
+        for &(src, len) in parts {
+            self.driver
+                .read(src, &mut bytes[at..at + len])
+                .map_err(dev)?;
+            at += len;
+        }
+        Ok(bytes)
+    }
+
+    /// Given the error record as read: when a check failed, runs the pending launches
+    /// again in report mode and returns the failure the sequential reference reports
+    /// first.
+    fn failed(&mut self, rec: &[u8; 32]) -> Result<(), Error> {
+        let pending = std::mem::take(&mut self.pending);
         fn word(rec: &[u8; 32], i: usize) -> u64 {
             u64::from_le_bytes(rec[i * 8..i * 8 + 8].try_into().unwrap_or([0; 8]))
         }
-        let nk = word(&rec, 0);
+        let nk = word(rec, 0);
         if nk == 0 {
             return Ok(());
         }
-        for (kernel, grid, block, mut args, report) in pending {
+        for (kernel, grid, block, mut args, report, _) in pending {
             if let Some(r) = report {
                 args[r] = LaunchArg::U64(nk);
             }
             self.raw_launch(kernel, grid, block, &args)?;
         }
+        let mut rec = [0u8; 32];
         self.driver.read(self.err, &mut rec).map_err(dev)?;
         let (site, a, b) = (word(&rec, 1), word(&rec, 2), word(&rec, 3));
         let Some(site) = site

@@ -17,7 +17,13 @@
 //!
 //! Failed checks inside kernels are kept in a 32-byte error record: word 0 holds the
 //! bitwise negation of the smallest failing key (0: none), written with an atomic max.
-//! At a [`Step::CheckErrors`](crate::plan::Step::CheckErrors) the executor reads it; when set, it launches the kernels of
+//! After a [`Step::CheckErrors`](crate::plan::Step::CheckErrors) the executor reads it
+//! before anything uses the checked launches' results: at once, unless only launches safe
+//! on any data ([`Launch::any_data`](crate::plan::Launch::any_data)) come before the next
+//! value the host needs (a reduction's scalar, a data-dependent size); then that value is
+//! copied on the device behind the record and both come back in one read, one round trip
+//! (a failed check leaves unspecified values, which only such launches may see). When the
+//! record is set, it launches the kernels of
 //! the checked group again in *report mode* (the report key parameter is that word), where
 //! only the thread with that key writes its site and values (words 1-3), and turns them
 //! into the [`Error`] the interpreter gives. Keys are element indices (then `len + i` for

@@ -32,6 +32,8 @@ impl<'f> Gen<'f> {
     /// condition is evaluated at the top, the body's next values go through temporaries
     /// (a body may swap params) back into the params' registers.
     fn loop_(&mut self, k: &mut Kernel, l: &Loop, ctx: &Ctx) -> R<KVal> {
+        // Its trip count may come from the data (see `Kernel::any_data`).
+        k.any_data = false;
         let mut params = Vec::with_capacity(l.params.len());
         let mut regs = Vec::new();
         for (&p, &init) in l.params.iter().zip(&l.inits) {
