@@ -432,6 +432,7 @@ mod fake {
             let elem = match items.first() {
                 Some(Value::I64(_)) => Type::Scalar(Scalar::I64),
                 Some(Value::Usize(_)) => Type::Scalar(Scalar::Usize),
+                Some(Value::F64(_)) => Type::Scalar(Scalar::F64),
                 _ => Type::Scalar(Scalar::F32),
             };
             Input::Device(dpl_cuda::upload(&d, &elem, items).unwrap())
@@ -511,6 +512,22 @@ mod fake {
             (0, 0, 1, 40, 1),
             "a checked sum's synchronisations, copies to the device, copies to the host and \
              their bytes, device copies ({} launches)",
+            c[0]
+        );
+
+        // A minimum (no start value: whether there is one, then the value): both copied
+        // on the device into one area and read back together, one round trip.
+        let v = seq((0..n)
+            .map(|i| (i * 37 % 101) as f64 - 50.5)
+            .collect::<Vec<_>>());
+        let min = dpl_cuda::compile(&compiled(source("min_f64")).fused).unwrap();
+        let (c, got) = one_call(&d, &min, &[on_device(&v)]);
+        assert_eq!(got, Value::F64(-50.5));
+        assert_eq!(
+            (c[1], c[4], c[6], c[7], c[8], c[9]),
+            (0, 0, 1, 32 + 1 + 8, 2, 0),
+            "min_f64's synchronisations, copies to the device, copies to the host and their \
+             bytes, device copies, allocations ({} launches)",
             c[0]
         );
 

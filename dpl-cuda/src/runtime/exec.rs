@@ -651,10 +651,12 @@ impl<D: Driver> Exec<'_, D> {
         }
         let mut kept = Vec::new();
         for a in self.allocs.split_off(base) {
-            let keep = match self.sizes.get(&a) {
-                Some(&n) => used.iter().any(|p| (a..a + n as u64).contains(p)),
-                None => true,
-            };
+            // The record area, which a read may have allocated in the loop, lives on.
+            let keep = a == self.err
+                || match self.sizes.get(&a) {
+                    Some(&n) => used.iter().any(|p| (a..a + n as u64).contains(p)),
+                    None => true,
+                };
             if keep {
                 kept.push(a);
             } else {
@@ -797,13 +799,18 @@ impl<D: Driver> Exec<'_, D> {
     }
 
     /// Reads the device bytes `parts` (address, length) and returns them one after the
-    /// other. When a check is due, the parts are first copied on the device behind the
-    /// error record and read back with it in one round trip (the host waits once), and a
-    /// failed check is the error ([`Exec::failed`]).
+    /// other, in one round trip when they fit behind the error record: they are first
+    /// copied on the device behind it and read back with it (the host waits once). When a
+    /// check is due, a failed check is the error ([`Exec::failed`]). A program without
+    /// checks that reads several parts gets a record area for this (its kernels never
+    /// write the record itself).
     fn read_checked(&mut self, parts: &[(u64, usize)]) -> Result<Vec<u8>, Error> {
         let total: usize = parts.iter().map(|p| p.1).sum();
-        if self.due && 32 + total <= RECORD_BYTES {
-            self.due = false;
+        if (self.due || parts.len() > 1) && 32 + total <= RECORD_BYTES {
+            if self.err == 0 {
+                self.err = self.try_alloc(RECORD_BYTES, false).map_err(dev)?;
+            }
+            let due = std::mem::take(&mut self.due);
             let mut at = self.err + 32;
             for &(src, len) in parts {
                 self.driver.copy(src, at, len).map_err(dev)?;
@@ -811,8 +818,10 @@ impl<D: Driver> Exec<'_, D> {
             }
             let mut bytes = vec![0u8; 32 + total];
             self.driver.read(self.err, &mut bytes).map_err(dev)?;
-            let rec: [u8; 32] = bytes[..32].try_into().map_err(|_| internal("a record"))?;
-            self.failed(&rec)?;
+            if due {
+                let rec: [u8; 32] = bytes[..32].try_into().map_err(|_| internal("a record"))?;
+                self.failed(&rec)?;
+            }
             return Ok(bytes.split_off(32));
         }
         self.settle()?;

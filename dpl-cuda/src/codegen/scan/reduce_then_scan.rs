@@ -183,6 +183,8 @@ impl<'f> Gen<'f> {
         steps: &mut Vec<Step>,
     ) -> R<()> {
         let mut k = self.new_kernel("scan_totals");
+        // The `grid` totals, at host-known places (see `Kernel::any_data`).
+        k.any_data = true;
         if let Some(op) = op {
             k.env = self.bind_captures(&mut k, &[op])?;
         }
