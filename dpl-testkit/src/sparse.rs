@@ -167,6 +167,20 @@ pub fn random_vector(len: usize, seed: u64) -> Vec<f64> {
     (0..len).map(|_| 2.0 * rng.f64() - 1.0).collect()
 }
 
+/// A symmetric `n x n` matrix with a dominant eigenvalue, dense and row-major: `2 + i / n`
+/// on the diagonal and `-0.5` beside it (what the power-iteration tests run on).
+pub fn tridiagonal(n: usize) -> Vec<f64> {
+    let mut a = vec![0.0; n * n];
+    for i in 0..n {
+        a[i * n + i] = 2.0 + i as f64 / n as f64;
+        if i + 1 < n {
+            a[i * n + i + 1] = -0.5;
+            a[(i + 1) * n + i] = -0.5;
+        }
+    }
+    a
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -210,18 +224,4 @@ mod tests {
         assert!(short > 1500, "{short} short rows");
         assert!(lens.iter().any(|&n| n > 100));
     }
-}
-
-/// A symmetric `n x n` matrix with a dominant eigenvalue, dense and row-major: `2 + i / n`
-/// on the diagonal and `-0.5` beside it (what the power-iteration tests run on).
-pub fn tridiagonal(n: usize) -> Vec<f64> {
-    let mut a = vec![0.0; n * n];
-    for i in 0..n {
-        a[i * n + i] = 2.0 + i as f64 / n as f64;
-        if i + 1 < n {
-            a[i * n + i + 1] = -0.5;
-            a[(i + 1) * n + i] = -0.5;
-        }
-    }
-    a
 }
