@@ -467,14 +467,9 @@ impl<'f> Gen<'f> {
 
     /// Ends kernel `k` and launches it on `grid` blocks ([`Gen::launch`]).
     pub(super) fn launch_on(&mut self, k: Kernel, grid: Count, steps: &mut Vec<Step>) {
-        let args = k.ptx.args.clone();
-        let any_data = k.any_data;
+        let (args, any_data) = (k.ptx.args.clone(), k.any_data);
         let id = self.push_kernel(k);
-        let mut step = self.launch(id, grid, args);
-        if let Step::Launch(l) = &mut step {
-            l.any_data = any_data;
-        }
-        steps.push(step);
+        steps.push(self.launch(id, grid, args, any_data));
     }
 
     /// Ends kernel `k` and launches it as a grid-stride kernel over `n` items, `per_block`
@@ -486,37 +481,33 @@ impl<'f> Gen<'f> {
         per_block: u64,
         steps: &mut Vec<Step>,
     ) {
-        let args = k.ptx.args.clone();
-        let any_data = k.any_data;
+        let (args, any_data) = (k.ptx.args.clone(), k.any_data);
         let id = self.push_kernel(k);
-        let mut step = self.stride_launch(id, n, per_block, args);
-        if let Step::Launch(l) = &mut step {
-            l.any_data = any_data;
-        }
-        steps.push(step);
+        steps.push(self.stride_launch(id, n, per_block, args, any_data));
     }
 
     /// A launch of a kernel whose results depend on its grid size (one block per tile,
-    /// one block in all).
-    pub(super) fn launch(&self, kernel: u32, grid: Count, args: Vec<KArg>) -> Step {
+    /// one block in all); `any_data`: [`Launch::any_data`].
+    pub(super) fn launch(&self, kernel: u32, grid: Count, args: Vec<KArg>, any_data: bool) -> Step {
         Step::Launch(Launch {
             kernel,
             grid,
             block: self.bsize(),
             args,
             any_grid: false,
-            any_data: false,
+            any_data,
         })
     }
 
     /// A launch of a grid-stride kernel (see [`Gen::stride_grid`]) over `n` items,
-    /// `per_block` per block and turn.
+    /// `per_block` per block and turn; `any_data`: [`Launch::any_data`].
     pub(super) fn stride_launch(
         &self,
         kernel: u32,
         n: &Count,
         per_block: u64,
         args: Vec<KArg>,
+        any_data: bool,
     ) -> Step {
         Step::Launch(Launch {
             kernel,
@@ -524,7 +515,7 @@ impl<'f> Gen<'f> {
             block: self.bsize(),
             args,
             any_grid: true,
-            any_data: false,
+            any_data,
         })
     }
 
