@@ -3,7 +3,7 @@
 //! against hand-written rayon and a sequential loop, timed in interleaved rounds (the
 //! minimum of each, the least disturbed run) and checked against the sequential result.
 //!
-//! `cargo run --release --example cpu_prims [rounds]`
+//! `cargo run --release --example cpu_prims [rounds] [log2 sizes, e.g. 10,16,20]`
 
 use dpl::prelude::*;
 use dpl_testkit::SplitMix64;
@@ -103,8 +103,12 @@ fn main() {
         "| primitive | n | dpl (Cpu) | rayon | sequential | dpl vs rayon | dpl vs sequential |"
     );
     println!("|---|---|---|---|---|---|---|");
+    let logs: Vec<u32> = std::env::args()
+        .nth(2)
+        .map(|a| a.split(',').filter_map(|l| l.trim().parse().ok()).collect())
+        .unwrap_or_else(|| vec![16, 20, 24]);
     with_place(Place::Cpu, || {
-        (16u32..=24).step_by(4).for_each(|log| measure(log, rounds))
+        logs.iter().for_each(|&log| measure(log, rounds))
     });
 }
 

@@ -1161,7 +1161,17 @@ fn count_matches_sequential() {
 #[test]
 fn permute_errors_are_the_sequential_ones() {
     in_pools(|| {
-        for n in [10, 200, rt::GRAIN - 1, rt::GRAIN + 5, 3 * rt::GRAIN + 17] {
+        // A byte per slot up to 4,096 slots, a bit beyond; owners (2-4 threads) from
+        // `GRAIN` on; the shared bitmap with 5 threads.
+        for n in [
+            10,
+            200,
+            4096,
+            4097,
+            rt::GRAIN - 1,
+            rt::GRAIN + 5,
+            3 * rt::GRAIN + 17,
+        ] {
             let base = permutation(n, 13);
             // (position, new index) changes; each set is applied to a fresh permutation.
             let cases: Vec<Vec<(usize, i64)>> = vec![
