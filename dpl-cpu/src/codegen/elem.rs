@@ -83,8 +83,18 @@ impl Gen<'_> {
 
     pub(super) fn stmt(&mut self, s: &Stmt) -> TokenStream {
         let v = s.var;
-        if self.projections.contains(&v) {
+        if self.projections.contains(&v) || self.hoisted.contains(&v) {
             return TokenStream::new();
+        }
+        if let (0, Expr::Soac(soac)) = (self.depth, &s.expr) {
+            if self.map_reduces.contains_key(&v)
+                && let Some(code) = self.map_reduce(v, soac, s.span)
+            {
+                return code;
+            }
+            if let Some(optional) = self.fused_reduces.remove(&v) {
+                return self.fused_reduce(v, soac, optional, s.span);
+            }
         }
         if let (0, Some(hook)) = (self.depth, self.hook)
             && let Some(code) = hook(&mut HookCx(self), s)

@@ -133,7 +133,7 @@ fn same_length(body: &Block, at: usize, len: VarId, p: VarId) -> bool {
 
 /// Whether `b` (and every block inside it) reads `p` only as `p[i]` (unchecked) with `i`
 /// one of `index` (the element function's index and its copies, added to as found).
-fn reads_only_at(b: &Block, p: VarId, index: &mut HashSet<VarId>) -> bool {
+pub(super) fn reads_only_at(b: &Block, p: VarId, index: &mut HashSet<VarId>) -> bool {
     for s in &b.stmts {
         match &s.expr {
             Expr::Var(w) if index.contains(w) => {
@@ -160,7 +160,7 @@ fn reads_only_at(b: &Block, p: VarId, index: &mut HashSet<VarId>) -> bool {
 }
 
 /// Every variable `e` reads, in its blocks and the captures of its lambdas included.
-fn reads_of(e: &Expr) -> HashSet<VarId> {
+pub(super) fn reads_of(e: &Expr) -> HashSet<VarId> {
     let mut out: HashSet<VarId> = e.operands().into_iter().collect();
     e.for_each_lambda(&mut |l| out.extend(l.captures.iter().copied()));
     e.for_each_block(&mut |b| {

@@ -17,7 +17,9 @@
 //! `&'static Location`, so the check costs a compare and a cold branch.
 //!
 //! Beyond one call per combinator: `unzip(map(f))` (a map of 2 or 3 scalars read only by
-//! its projections) is one `map_unzip` call writing one vector per component; the function's
+//! its projections) is one `map_unzip` call writing one vector per component; a kept map
+//! and a later reduction that reads it element by element are one `map_reduce` call
+//! (`map_reduce`: a Jacobi sweep and its largest change); the function's
 //! result moves the owned locals it is made of, through tuples; and with `Matrix`
 //! parameters the body is generated twice, once with matrix rows as plain slices (run when
 //! every matrix has contiguous rows) and once with strided row views; with several `Nested`
@@ -27,7 +29,8 @@
 //! The generator is one `Gen` per body variant, its methods grouped by concern: `value`
 //! (the representation of values), `elem` (statements and scalar expressions), `soac` (one
 //! helper call per combinator), `unzip` (`unzip(map(f))` as one loop), `bounded` (loop
-//! variants from range facts), `ragged` and `blocked` (maps over heavy elements). The IR
+//! variants from range facts), `ragged` and `blocked` (maps over heavy elements),
+//! `map_reduce` (a kept map with its reduction), `in_place` (`&mut` writes). The IR
 //! queries they share are the free functions here.
 
 mod blocked;
@@ -36,6 +39,7 @@ mod cost;
 mod elem;
 mod hook;
 mod in_place;
+mod map_reduce;
 mod ragged;
 mod soac;
 mod unzip;
@@ -173,6 +177,9 @@ fn variant(
         nan_deferred: HashSet::new(),
         nan_loops: nan.loop_outputs,
         in_place: HashMap::new(),
+        map_reduces: HashMap::new(),
+        fused_reduces: HashMap::new(),
+        hoisted: HashSet::new(),
     };
     for w in &input.in_place {
         if let Some((r, check)) = in_place::in_place_value(input.func, w) {
@@ -209,6 +216,7 @@ fn variant(
         prologue.extend(binding);
     }
     g.plan_unzips(&input.func.body);
+    g.plan_map_reduces(&input.func.body);
     let stmts = g.stmts(&input.func.body);
     let result = g.result_value(input.func.body.result);
     quote! {{ #prologue #stmts #result }}
@@ -269,6 +277,14 @@ struct Gen<'a> {
     /// parameter's Rust identifier and variable, and whether the length of the new value
     /// is checked against it first (see [`Gen::update`]).
     in_place: HashMap<VarId, (Ident, VarId, bool)>,
+    /// Kept maps generated as one loop with a later reduction that reads them (see
+    /// [`map_reduce`]): the map's variable -> the pair, until the map is generated.
+    map_reduces: HashMap<VarId, map_reduce::Pair<'a>>,
+    /// The reductions of those pairs generated with their map: the reduction's variable
+    /// -> whether its result is optional (see [`Gen::fused_reduce`]).
+    fused_reduces: HashMap<VarId, bool>,
+    /// Statements generated early, before such a pair: nothing to generate where they stand.
+    hoisted: HashSet<VarId>,
 }
 
 /// How many times `v` is read in `b` (operands and block results, nested blocks included).

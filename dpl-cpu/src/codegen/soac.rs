@@ -186,7 +186,7 @@ impl Gen<'_> {
     /// If `s` is a `reduce` with `+` over an integer type of an element function whose
     /// result is a `bool` cast to that type (what `count` becomes), the element function
     /// returning the `bool` instead.
-    fn count_predicate(&self, s: &Soac, op: &Lambda) -> Option<Lambda> {
+    pub(super) fn count_predicate(&self, s: &Soac, op: &Lambda) -> Option<Lambda> {
         let t = &self.f.vars[s.elem.body.result].ty;
         if !t.scalar()?.is_int() || dpl_core::ops::leafwise(op, t)? != [dpl_core::ops::LeafOp::Add]
         {
@@ -277,7 +277,7 @@ impl Gen<'_> {
     /// condition (the operator was applied at least once) says when the reduction's result
     /// must be made canonical instead. Elements only moved to the result (the one element
     /// of a `min`) keep their bits, as everywhere. `None` for other reductions.
-    fn deferred_reduce(
+    pub(super) fn deferred_reduce(
         &mut self,
         s: &Soac,
         op: &Lambda,

@@ -71,7 +71,7 @@ pub use map::{
     map_unzip3_canon, map_unzip3_split, map_unzip3_split_canon, update, update_canon,
     update_unzip2, update_unzip2_canon, update_unzip3, update_unzip3_canon,
 };
-pub use reduce::{count, reduce, with_init};
+pub use reduce::{count, map_reduce, reduce, with_init};
 pub use scan::{exclusive_scan, exclusive_scan_into, scan, scan_into};
 pub use scatter::{permute, scatter, scatter_reduce, scatter_reduce_identity};
 pub use sort::{

@@ -9,10 +9,12 @@
 //! of 2048 elements), so its bits do not depend on the threads; `count` sums integers,
 //! whose result has no order, in `u32` lanes with four streams ([`fold_range`]).
 
+use super::map::{Nans, fill};
 use super::par;
 use super::{At, Error, raise};
 use dpl_core::order::{self, TILE};
 use rayon::prelude::*;
+use std::mem::MaybeUninit;
 
 /// Ranges at least this many blocks of lanes long use the 4-stream kernel.
 const STREAMS_MIN_BLOCKS: usize = 64;
@@ -61,6 +63,95 @@ where
         Some(order::fold_partials(&partials, &op))
     };
     with_init(init, total, &op, prim, at)
+}
+
+/// A kept `map` and a reduction that reads it element by element, in one pass:
+/// `(y, r)` with `y = [f(0), ..., f(len - 1)]` (its NaNs treated by `W`, as
+/// [`map`](super::map) or [`map_canon`](super::map_canon) would) and `r = init op g(0,
+/// y[0]) op g(1, y[1]) ...` in dpl's order, the same bits as [`reduce`] of `|i| g(i,
+/// y[i])` after the map (e.g. a Jacobi sweep and its largest change, or `exp(x)` and its
+/// sum). Each tile of [`TILE`] elements is written by the map's loop and then reduced
+/// while it is still in the L1 cache, so the map's result is read from memory zero times
+/// instead of once, and both run in one parallel region.
+///
+/// `f` raising an error stops the call (as a `map` would); `g` and `op` must not raise
+/// (the code generator fuses only reductions that cannot fail), so every error is the
+/// map's, as in the unfused program. Without `init`, an empty index space raises
+/// [`Error::Empty`] for `prim` at `at`; `map_prim` and `map_at` name the map's result where
+/// it cannot be allocated.
+#[allow(clippy::too_many_arguments)]
+pub fn map_reduce<T, W, F, R, G, Op>(
+    len: usize,
+    f: F,
+    nans: W,
+    init: Option<R>,
+    g: G,
+    op: Op,
+    (map_prim, map_at): (&'static str, At),
+    prim: &'static str,
+    at: At,
+) -> (Vec<T>, R)
+where
+    T: Copy + Send,
+    W: Nans<T>,
+    F: Fn(usize) -> T + Sync,
+    R: Copy + Send,
+    G: Fn(usize, T) -> R + Sync,
+    Op: Fn(R, R) -> R + Sync,
+{
+    let mut out: Vec<T> = super::alloc(len, map_prim, map_at);
+    let m = order::tiles(len);
+    // Tile `t` (its slots `slots`): written by the map's loop, then reduced.
+    let tile = |t: usize, slots: &mut [MaybeUninit<T>]| -> R {
+        let start = t * TILE;
+        fill(slots, start, &f, nans);
+        // SAFETY: `fill` wrote every slot of the tile; `MaybeUninit<T>` has the layout
+        // of `T`.
+        let ys = unsafe { &*(slots as *const [MaybeUninit<T>] as *const [T]) };
+        // SAFETY: `order::tile` passes the tile's indices `start..start + ys.len()`.
+        order::tile(
+            len,
+            t,
+            &|i| g(i, *unsafe { ys.get_unchecked(i - start) }),
+            &op,
+        )
+    };
+    let spare = &mut out.spare_capacity_mut()[..len];
+    let total = if len < super::GRAIN {
+        match m {
+            0 => None,
+            1 => Some(tile(0, spare)),
+            _ => {
+                let partials: Vec<R> = spare
+                    .chunks_mut(TILE)
+                    .enumerate()
+                    .map(|(t, slots)| tile(t, slots))
+                    .collect();
+                Some(order::fold_partials(&partials, &op))
+            }
+        }
+    } else {
+        let mut partials: Vec<R> = super::alloc(m, prim, at);
+        let per = m.div_ceil(4 * par::threads());
+        spare
+            .par_chunks_mut(per * TILE)
+            .zip(partials.spare_capacity_mut()[..m].par_chunks_mut(per))
+            .enumerate()
+            .with_max_len(1)
+            .for_each(|(c, (slots, part))| {
+                for (k, (tile_slots, slot)) in slots.chunks_mut(TILE).zip(part).enumerate() {
+                    slot.write(tile(c * per + k, tile_slots));
+                }
+            });
+        // SAFETY: every chunk wrote each of its slots (a panic unwinds past this point and
+        // drops `partials` with length 0).
+        unsafe { partials.set_len(m) };
+        Some(order::fold_partials(&partials, &op))
+    };
+    // SAFETY: every tile's slots were written (a panic unwinds past this point and drops
+    // `out` with length 0; `T: Copy` needs no drop).
+    unsafe { out.set_len(len) };
+    (out, with_init(init, total, &op, prim, at))
 }
 
 /// A reduction's result from its start value and the reduction of its elements:

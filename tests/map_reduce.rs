@@ -1,0 +1,270 @@
+//! A kept `map` and a later reduction that reads it element by element, generated as one
+//! loop on `Place::Cpu` (`rt::map_reduce`): which programs get it (the structure of the
+//! generated Rust), and that their results are those of the two loops on every place:
+//! against plain Rust, the reduction's bits those of dpl's order (the same sum over the
+//! same vector by a separate `sum`), NaNs canonical, errors the map's, at sizes around a
+//! tile (2048 elements) and the parallel grain (2^17), in pools of 1, 2, 3 and 5 threads.
+
+mod common;
+mod common_structure;
+
+use common::*;
+use common_structure::rt_calls;
+use dpl::Place;
+
+/// dpl's canonical NaN (every significand bit set, positive), which every NaN that a float
+/// operation produces is on every place.
+const CANONICAL_NAN: u64 = 0x7fff_ffff_ffff_ffff;
+
+/// The wrapping sum of `v` (dpl's integer arithmetic wraps).
+fn wrapping_sum(v: &[i64]) -> i64 {
+    v.iter().fold(0, |a, b| a.wrapping_add(*b))
+}
+
+mod prog {
+    use dpl::prelude::*;
+
+    /// `x / 4 + 1` and its sum: the map's result is also returned.
+    #[parallel]
+    pub fn scaled_and_sum(x: &[f32]) -> (Vec<f32>, f32) {
+        let e = map(|v| v * 0.25 + 1.0, x);
+        let s = sum(e);
+        (e, s)
+    }
+
+    /// The softmax of `x / 4` (without the shift by the maximum): the exponentials are read
+    /// again after their sum. `exp` is costly, so its map keeps the load-balanced loop of
+    /// costly elements (`heavy::map`) instead.
+    #[parallel]
+    pub fn softmax(x: &[f32]) -> Vec<f32> {
+        let e = map(|v| (v * 0.25).exp(), x);
+        let s = sum(e);
+        map(|v| v / s, e)
+    }
+
+    /// A relaxation step and its largest change (a Jacobi sweep's shape): the reduction
+    /// reads the new vector and the old one, whose lengths are asserted equal between the
+    /// two loops.
+    #[parallel]
+    pub fn step_and_change(x: &[f64], y: &[f64]) -> (Vec<f64>, f64) {
+        let next = map(|a, b| 0.5 * a + b, x, y);
+        let change = reduce(|p, q| p.max(q), map(|p, q| (p - q).abs(), next, x), 0.0);
+        (next, change)
+    }
+
+    /// `3x + 1` and its minimum (a reduction without a start value: empty is an error).
+    #[parallel]
+    pub fn tripled_and_min(x: &[i64]) -> (Vec<i64>, i64) {
+        let t = map(|v| v * 3 + 1, x);
+        let m = min(t);
+        (t, m)
+    }
+
+    /// A checked gather and its sum: the map can fail.
+    #[parallel]
+    pub fn picked_and_sum(x: &[i64], idx: &[usize]) -> Result<(Vec<i64>, i64), Error> {
+        let p = map(|i| x[i], idx);
+        let s = sum(p);
+        (p, s)
+    }
+
+    /// Square roots and their sum: NaNs where `x` is negative.
+    #[parallel]
+    pub fn roots_and_sum(x: &[f64]) -> (Vec<f64>, f64) {
+        let r = map(|v| v.sqrt(), x);
+        let s = sum(r);
+        (r, s)
+    }
+
+    /// A reduction that can fail (an integer division): not generated with its map.
+    #[parallel]
+    pub fn doubled_and_quotients(x: &[i64], d: i64) -> (Vec<i64>, i64) {
+        let t = map(|v| v.wrapping_mul(2), x);
+        let q = sum(map(|v| v / d, t));
+        (t, q)
+    }
+
+    /// The sum of `x`, alone: the bits of dpl's order for a given vector.
+    #[parallel]
+    pub fn total_f32(x: &[f32]) -> f32 {
+        sum(x)
+    }
+
+    /// The sum of `x`, alone (`f64`).
+    #[parallel]
+    pub fn total_f64(x: &[f64]) -> f64 {
+        sum(x)
+    }
+}
+
+#[test]
+fn a_kept_map_and_its_reduction_are_one_call() {
+    for (name, i, fused) in [
+        ("scaled_and_sum", dpl::inspect!(prog::scaled_and_sum), 1),
+        ("softmax", dpl::inspect!(prog::softmax), 0),
+        ("step_and_change", dpl::inspect!(prog::step_and_change), 1),
+        ("tripled_and_min", dpl::inspect!(prog::tripled_and_min), 1),
+        ("picked_and_sum", dpl::inspect!(prog::picked_and_sum), 1),
+        ("roots_and_sum", dpl::inspect!(prog::roots_and_sum), 1),
+        (
+            "doubled_and_quotients",
+            dpl::inspect!(prog::doubled_and_quotients),
+            0,
+        ),
+    ] {
+        assert_eq!(
+            rt_calls(i.cpu_rust, "map_reduce"),
+            fused,
+            "{name}: {}",
+            i.cpu_rust
+        );
+    }
+    // Without assertions between the two loops, nothing else is generated for them.
+    let i = dpl::inspect!(prog::scaled_and_sum);
+    assert_eq!(rt_calls(i.cpu_rust, "map"), 0, "{}", i.cpu_rust);
+    assert_eq!(rt_calls(i.cpu_rust, "reduce"), 0, "{}", i.cpu_rust);
+}
+
+/// Sizes around a tile of the reduction's order and the CPU's parallel grain.
+const SIZES: [usize; 9] = [0, 1, 2, 2047, 2048, 2049, (1 << 17) - 1, (1 << 17) + 1, BIG];
+
+/// Runs `check` on `place` for every size, and on `Place::Cpu` in pools of 1, 2, 3 and 5
+/// threads.
+fn on(place: Place, check: impl Fn(usize, &mut Rng) + Sync) {
+    if place == Place::Cpu {
+        dpl_testkit::in_pools(|| each_size(place, &SIZES, &check));
+    } else {
+        each_size(place, &SIZES, &check);
+    }
+}
+
+fn scaled_and_sum(place: Place) {
+    on(place, |n, rng| {
+        let x = rng.f32s(n, -8.0, 8.0);
+        let (e, s) = prog::scaled_and_sum(&x);
+        let want: Vec<f32> = x.iter().map(|v| v * 0.25 + 1.0).collect();
+        assert_same(&e, &want, "x / 4 + 1");
+        let (sum, magnitude) = f64_sum(e.iter().copied());
+        assert_reduced(s, sum, magnitude, n, "sum");
+        assert_exact(s, prog::total_f32(&e), "the sum's bits");
+    });
+}
+
+fn softmax(place: Place) {
+    on(place, |n, rng| {
+        let x = rng.f32s(n, -8.0, 8.0);
+        let e: Vec<f32> = x.iter().map(|v| (v * 0.25).exp()).collect();
+        let s = prog::total_f32(&e);
+        let want: Vec<f32> = e.iter().map(|v| v / s).collect();
+        let ulps = math_ulps(place) + u64::from(place != Place::Seq && place != Place::Cpu);
+        assert_ulps(&prog::softmax(&x), &want, ulps, "softmax");
+    });
+}
+
+fn step_and_change(place: Place) {
+    on(place, |n, rng| {
+        let x = rng.f64s(n, -1.0, 1.0);
+        let y = rng.f64s(n, -1.0, 1.0);
+        let (next, change) = prog::step_and_change(&x, &y);
+        let want: Vec<f64> = x.iter().zip(&y).map(|(a, b)| 0.5 * a + b).collect();
+        assert_same(&next, &want, "next");
+        let largest = want
+            .iter()
+            .zip(&x)
+            .map(|(p, q)| (p - q).abs())
+            .fold(0.0, f64::max);
+        assert_exact(change, largest, "change");
+        if n > 0 {
+            let msg = panic_message(|| prog::step_and_change(&x, &y[1..]));
+            assert!(msg.contains("length"), "{msg}");
+        }
+    });
+}
+
+fn tripled_and_min(place: Place) {
+    on(place, |n, rng| {
+        let x: Vec<i64> = (0..n).map(|_| rng.u64() as i64 >> 3).collect();
+        let want: Vec<i64> = x
+            .iter()
+            .map(|v| v.wrapping_mul(3).wrapping_add(1))
+            .collect();
+        if n == 0 {
+            let msg = panic_message(|| prog::tripled_and_min(&x));
+            assert!(msg.contains("empty"), "{msg}");
+            return;
+        }
+        let (t, m) = prog::tripled_and_min(&x);
+        assert_eq!(t, want);
+        assert_eq!(Some(m), want.iter().copied().min());
+    });
+}
+
+fn picked_and_sum(place: Place) {
+    on(place, |n, rng| {
+        let x: Vec<i64> = (0..n.max(1)).map(|_| rng.u64() as i64 >> 20).collect();
+        let mut idx: Vec<usize> = (0..n).map(|_| rng.below(x.len())).collect();
+        let got = prog::picked_and_sum(&x, &idx).expect("indices in range");
+        let want: Vec<i64> = idx.iter().map(|&i| x[i]).collect();
+        assert_eq!(got.1, wrapping_sum(&want));
+        assert_eq!(got.0, want);
+        if n > 0 {
+            let bad = n / 2;
+            idx[bad] = x.len() + 3;
+            let err = prog::picked_and_sum(&x, &idx).expect_err("an index out of range");
+            match err {
+                dpl::Error::IndexOutOfRange { index, len, .. } => {
+                    assert_eq!((index, len), ((x.len() + 3) as i128, x.len()));
+                }
+                e => panic!("{e}"),
+            }
+        }
+    });
+}
+
+fn roots_and_sum(place: Place) {
+    on(place, |n, rng| {
+        let x = rng.f64s(n, -0.5, 4.0);
+        let (r, s) = prog::roots_and_sum(&x);
+        // Negative values give the canonical NaN on every place, and so does their sum.
+        let nan = f64::from_bits(CANONICAL_NAN);
+        let want: Vec<f64> = x
+            .iter()
+            .map(|v| if *v < 0.0 { nan } else { v.sqrt() })
+            .collect();
+        assert_same(&r, &want, "roots");
+        assert!(
+            r.iter()
+                .filter(|v| v.is_nan())
+                .all(|v| v.to_bits() == CANONICAL_NAN)
+        );
+        assert_exact(s, prog::total_f64(&r), "the sum's bits");
+        if x.iter().any(|v| *v < 0.0) {
+            assert_eq!(s.to_bits(), CANONICAL_NAN);
+        }
+    });
+}
+
+fn doubled_and_quotients(place: Place) {
+    on(place, |n, rng| {
+        let x: Vec<i64> = (0..n).map(|_| rng.u64() as i64 >> 4).collect();
+        let (t, q) = prog::doubled_and_quotients(&x, 7);
+        let want: Vec<i64> = x.iter().map(|v| v.wrapping_mul(2)).collect();
+        let quotients: Vec<i64> = want.iter().map(|v| v / 7).collect();
+        assert_eq!(q, wrapping_sum(&quotients));
+        assert_eq!(t, want);
+        if n > 0 {
+            let msg = panic_message(|| prog::doubled_and_quotients(&x, 0));
+            assert!(msg.contains("divi"), "{msg}");
+        }
+    });
+}
+
+on_every_place!(
+    scaled_and_sum,
+    softmax,
+    step_and_change,
+    tripled_and_min,
+    picked_and_sum,
+    roots_and_sum,
+    doubled_and_quotients
+);
