@@ -84,6 +84,51 @@ mod prog {
         (t, q)
     }
 
+    /// `x` scaled to sum 1: the map's cheap elements are computed again by both of its
+    /// consumers (fusion keeps no vector), so there is no pair.
+    #[parallel]
+    pub fn normalized(x: &[f32]) -> Vec<f32> {
+        let e = map(|v| v * v + 1.0, x);
+        let s = sum(e);
+        map(|v| v / s, e)
+    }
+
+    /// A pair inside a branch of a top-level `if`.
+    #[parallel]
+    pub fn branch_pair(x: &[i64], square: bool) -> (Vec<i64>, i64) {
+        if square {
+            let y = map(|v| v * v, x);
+            let s = sum(y);
+            (y, s)
+        } else {
+            let y = map(|v| v + 1, x);
+            let m = reduce(|a, b| a.max(b), y, 0);
+            (y, m)
+        }
+    }
+
+    /// A pair inside a top-level loop whose next vector is the map: `x <- x / 2 + 1` and
+    /// its sum, `steps` times.
+    #[parallel]
+    pub fn halvings(x: &[f64], steps: u32) -> (Vec<f64>, f64) {
+        let mut y = map(|v| v, x);
+        let mut total = 0.0;
+        for _k in 0..steps {
+            let next = map(|v| v * 0.5 + 1.0, y);
+            total = sum(next);
+            y = next;
+        }
+        (y, total)
+    }
+
+    /// A reduction that reads the map at another index: not generated with its map.
+    #[parallel]
+    pub fn neighbour_sum(x: &[i64]) -> (Vec<i64>, i64) {
+        let y = map(|v| v * 2, x);
+        let s = sum(map(|i| if i + 1 < len(y) { y[i + 1] } else { 0 }, indices(y)));
+        (y, s)
+    }
+
     /// The sum of `x`, alone: the bits of dpl's order for a given vector.
     #[parallel]
     pub fn total_f32(x: &[f32]) -> f32 {
@@ -111,6 +156,10 @@ fn a_kept_map_and_its_reduction_are_one_call() {
             dpl::inspect!(prog::doubled_and_quotients),
             0,
         ),
+        ("normalized", dpl::inspect!(prog::normalized), 0),
+        ("branch_pair", dpl::inspect!(prog::branch_pair), 2),
+        ("halvings", dpl::inspect!(prog::halvings), 1),
+        ("neighbour_sum", dpl::inspect!(prog::neighbour_sum), 0),
     ] {
         assert_eq!(
             rt_calls(i.cpu_rust, "map_reduce"),
@@ -258,6 +307,59 @@ fn doubled_and_quotients(place: Place) {
         }
     });
 }
+
+fn normalized(place: Place) {
+    on(place, |n, rng| {
+        let x = rng.f32s(n, -2.0, 2.0);
+        let e: Vec<f32> = x.iter().map(|v| v * v + 1.0).collect();
+        let s = prog::total_f32(&e);
+        let want: Vec<f32> = e.iter().map(|v| v / s).collect();
+        assert_same(&prog::normalized(&x), &want, "normalized");
+    });
+}
+
+fn branch_pair(place: Place) {
+    on(place, |n, rng| {
+        let x: Vec<i64> = (0..n).map(|_| (rng.u64() >> 40) as i64 - (1 << 23)).collect();
+        let squares: Vec<i64> = x.iter().map(|v| v * v).collect();
+        assert_eq!(prog::branch_pair(&x, true), (squares.clone(), wrapping_sum(&squares)));
+        let plus: Vec<i64> = x.iter().map(|v| v + 1).collect();
+        let largest = plus.iter().copied().fold(0, i64::max);
+        assert_eq!(prog::branch_pair(&x, false), (plus, largest));
+    });
+}
+
+fn halvings(place: Place) {
+    on(place, |n, rng| {
+        let x = rng.f64s(n, 0.0, 100.0);
+        let (mut y, mut total) = (x.clone(), 0.0);
+        for _ in 0..3 {
+            y = y.iter().map(|v| v * 0.5 + 1.0).collect();
+            total = prog::total_f64(&y);
+        }
+        let (got, got_total) = prog::halvings(&x, 3);
+        assert_same(&got, &y, "x after three steps");
+        assert_exact(got_total, total, "the last sum's bits");
+        let (sum, magnitude) = f64_sum(y.iter().copied());
+        assert_reduced(got_total, sum, magnitude, n, "the last sum");
+    });
+}
+
+fn neighbour_sum(place: Place) {
+    on(place, |n, rng| {
+        let x: Vec<i64> = (0..n).map(|_| (rng.u64() >> 8) as i64).collect();
+        let y: Vec<i64> = x.iter().map(|v| v.wrapping_mul(2)).collect();
+        let s = wrapping_sum(&y[y.len().min(1)..]);
+        assert_eq!(prog::neighbour_sum(&x), (y, s));
+    });
+}
+
+on_every_place!(
+    normalized,
+    branch_pair,
+    halvings,
+    neighbour_sum,
+);
 
 on_every_place!(
     scaled_and_sum,
