@@ -125,8 +125,59 @@ mod prog {
     #[parallel]
     pub fn neighbour_sum(x: &[i64]) -> (Vec<i64>, i64) {
         let y = map(|v| v * 2, x);
-        let s = sum(map(|i| if i + 1 < len(y) { y[i + 1] } else { 0 }, indices(y)));
+        let s = sum(map(
+            |i| if i + 1 < len(y) { y[i + 1] } else { 0 },
+            indices(y),
+        ));
         (y, s)
+    }
+
+    /// A three-point average with clamped neighbours (a stencil: its loop has a clamp-free
+    /// interior) and its largest change: the pair in variants (`map_reduce_split` where
+    /// `z` is long enough for its reads to go unchecked, the checked map otherwise).
+    #[parallel]
+    pub fn smoothed_and_change(x: &[f64], z: &[f64]) -> (Vec<f64>, f64) {
+        let n = len(x);
+        let s = map(
+            |i| {
+                let last = n - 1;
+                (x[i.max(1) - 1] + z[i] + x[(i + 1).min(last)]) / 3.0
+            },
+            indices(x),
+        );
+        let c = reduce(|p, q| p.max(q), map(|a, b| (a - b).abs(), s, x), 0.0);
+        (s, c)
+    }
+
+    /// The difference and the sum of `x` and `y`, one vector each (`unzip(map(f))`), and
+    /// the sum of their squares: the pair writes both components (`map_unzip2_reduce`).
+    #[parallel]
+    pub fn rotated_and_norm(x: &[f32], y: &[f32]) -> (Vec<f32>, Vec<f32>, f32) {
+        let (u, v) = unzip(map(|a, b| (a - b, a + b), x, y));
+        let s = sum(map(|p, q| p * p + q * q, u, v));
+        (u, v, s)
+    }
+
+    /// Three components, the reduction reading two of them, the third a float computed
+    /// to a NaN where `x` is negative (made canonical).
+    #[parallel]
+    pub fn three_and_max(x: &[f64]) -> (Vec<f64>, Vec<i64>, Vec<f64>, i64) {
+        let (a, b, c) = unzip(map(|v| (v * 2.0, (v * 4.0) as i64, v.sqrt()), x));
+        let m = reduce(|p, q| p.max(q), map(|p, q| q + (p > 0.0) as i64, a, b), 0);
+        (a, b, c, m)
+    }
+
+    /// Statements between the map and its reduction that cannot fail stay where they are:
+    /// the pair when the reduction does not read them (`k2`), not when it does (`c`).
+    #[parallel]
+    pub fn with_scalars_between(x: &[f64], k: u32) -> (Vec<f64>, u32, f64, f64) {
+        let y = map(|v| v + 1.0, x);
+        let k2 = k * 2 + 1;
+        let s = sum(y);
+        let z = map(|v| v * 3.0, x);
+        let c = k as f64 * 0.5;
+        let t = sum(map(|v| v * c, z));
+        (y, k2, s + t, z[0])
     }
 
     /// The sum of `x`, alone: the bits of dpl's order for a given vector.
@@ -160,14 +211,42 @@ fn a_kept_map_and_its_reduction_are_one_call() {
         ("branch_pair", dpl::inspect!(prog::branch_pair), 2),
         ("halvings", dpl::inspect!(prog::halvings), 1),
         ("neighbour_sum", dpl::inspect!(prog::neighbour_sum), 0),
+        (
+            "smoothed_and_change",
+            dpl::inspect!(prog::smoothed_and_change),
+            1,
+        ),
+        ("rotated_and_norm", dpl::inspect!(prog::rotated_and_norm), 1),
+        (
+            "with_scalars_between",
+            dpl::inspect!(prog::with_scalars_between),
+            1,
+        ),
+        ("three_and_max", dpl::inspect!(prog::three_and_max), 1),
     ] {
-        assert_eq!(
-            rt_calls(i.cpu_rust, "map_reduce"),
-            fused,
-            "{name}: {}",
-            i.cpu_rust
-        );
+        // One call per pair (a pair in loop variants: one per variant, see below).
+        let pairs: usize = ["map_reduce", "map_unzip2_reduce", "map_unzip3_reduce"]
+            .iter()
+            .map(|h| rt_calls(i.cpu_rust, h))
+            .sum();
+        assert_eq!(pairs, fused, "{name}: {}", i.cpu_rust);
     }
+    // An unzipped map's pair writes one vector per component.
+    for (name, i, k) in [
+        ("rotated_and_norm", dpl::inspect!(prog::rotated_and_norm), 2),
+        ("three_and_max", dpl::inspect!(prog::three_and_max), 3),
+    ] {
+        let helper = format!("map_unzip{k}_reduce");
+        assert_eq!(rt_calls(i.cpu_rust, &helper), 1, "{name}: {}", i.cpu_rust);
+    }
+    // A stencil's pair keeps the clamp-free interior of its map.
+    let i = dpl::inspect!(prog::smoothed_and_change);
+    assert_eq!(
+        rt_calls(i.cpu_rust, "map_reduce_split"),
+        1,
+        "{}",
+        i.cpu_rust
+    );
     // Without assertions between the two loops, nothing else is generated for them.
     let i = dpl::inspect!(prog::scaled_and_sum);
     assert_eq!(rt_calls(i.cpu_rust, "map"), 0, "{}", i.cpu_rust);
@@ -320,9 +399,14 @@ fn normalized(place: Place) {
 
 fn branch_pair(place: Place) {
     on(place, |n, rng| {
-        let x: Vec<i64> = (0..n).map(|_| (rng.u64() >> 40) as i64 - (1 << 23)).collect();
+        let x: Vec<i64> = (0..n)
+            .map(|_| (rng.u64() >> 40) as i64 - (1 << 23))
+            .collect();
         let squares: Vec<i64> = x.iter().map(|v| v * v).collect();
-        assert_eq!(prog::branch_pair(&x, true), (squares.clone(), wrapping_sum(&squares)));
+        assert_eq!(
+            prog::branch_pair(&x, true),
+            (squares.clone(), wrapping_sum(&squares))
+        );
         let plus: Vec<i64> = x.iter().map(|v| v + 1).collect();
         let largest = plus.iter().copied().fold(0, i64::max);
         assert_eq!(prog::branch_pair(&x, false), (plus, largest));
@@ -354,7 +438,94 @@ fn neighbour_sum(place: Place) {
     });
 }
 
+fn smoothed_and_change(place: Place) {
+    on(place, |n, rng| {
+        let x = rng.f64s(n, -1.0, 1.0);
+        let z = rng.f64s(n + 1, -1.0, 1.0);
+        let want: Vec<f64> = (0..n)
+            .map(|i| (x[i.max(1) - 1] + z[i] + x[(i + 1).min(n - 1)]) / 3.0)
+            .collect();
+        let change = want
+            .iter()
+            .zip(&x)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max);
+        let (s, c) = prog::smoothed_and_change(&x, &z);
+        assert_same(&s, &want, "smoothed");
+        assert_exact(c, change, "change");
+        // A `z` too short for the unchecked variant: the checked one, and its error.
+        if n > 1 {
+            let msg = panic_message(|| prog::smoothed_and_change(&x[..n - 1], &z[..n - 2]));
+            assert!(msg.contains(&format!("index {}", n - 2)), "{msg}");
+        }
+    });
+}
+
+fn rotated_and_norm(place: Place) {
+    on(place, |n, rng| {
+        let x = rng.f32s(n, -4.0, 4.0);
+        let y = rng.f32s(n, -4.0, 4.0);
+        let u: Vec<f32> = x.iter().zip(&y).map(|(a, b)| a - b).collect();
+        let v: Vec<f32> = x.iter().zip(&y).map(|(a, b)| a + b).collect();
+        let squares: Vec<f32> = u.iter().zip(&v).map(|(p, q)| p * p + q * q).collect();
+        let (gu, gv, s) = prog::rotated_and_norm(&x, &y);
+        assert_same(&gu, &u, "u");
+        assert_same(&gv, &v, "v");
+        assert_exact(s, prog::total_f32(&squares), "the sum's bits");
+        let (sum, magnitude) = f64_sum(squares.iter().copied());
+        assert_reduced(s, sum, magnitude, n, "sum");
+    });
+}
+
+fn three_and_max(place: Place) {
+    on(place, |n, rng| {
+        let x = rng.f64s(n, -1.0, 1.0);
+        let a: Vec<f64> = x.iter().map(|v| v * 2.0).collect();
+        let b: Vec<i64> = x.iter().map(|v| (v * 4.0) as i64).collect();
+        let nan = f64::from_bits(CANONICAL_NAN);
+        let c: Vec<f64> = x
+            .iter()
+            .map(|v| if *v < 0.0 { nan } else { v.sqrt() })
+            .collect();
+        let m = a
+            .iter()
+            .zip(&b)
+            .map(|(p, q)| q + (*p > 0.0) as i64)
+            .fold(0, i64::max);
+        let got = prog::three_and_max(&x);
+        assert_same(&got.0, &a, "a");
+        assert_eq!(got.1, b);
+        assert_same(&got.2, &c, "c");
+        assert!(
+            got.2
+                .iter()
+                .filter(|v| v.is_nan())
+                .all(|v| v.to_bits() == CANONICAL_NAN)
+        );
+        assert_eq!(got.3, m);
+    });
+}
+
+fn with_scalars_between(place: Place) {
+    on(place, |n, rng| {
+        let x = rng.f64s(n.max(1), -1.0, 1.0);
+        let y: Vec<f64> = x.iter().map(|v| v + 1.0).collect();
+        let z: Vec<f64> = x.iter().map(|v| v * 3.0).collect();
+        let scaled: Vec<f64> = z.iter().map(|v| v * (7.0 * 0.5)).collect();
+        let want = prog::total_f64(&y) + prog::total_f64(&scaled);
+        let got = prog::with_scalars_between(&x, 7);
+        assert_same(&got.0, &y, "y");
+        assert_eq!(got.1, 15);
+        assert_exact(got.2, want, "the sums' bits");
+        assert_exact(got.3, z[0], "z[0]");
+    });
+}
+
 on_every_place!(
+    with_scalars_between,
+    rotated_and_norm,
+    three_and_max,
+    smoothed_and_change,
     normalized,
     branch_pair,
     halvings,

@@ -1,5 +1,5 @@
 //! A kept `map` and a later reduction that reads it element by element, as one loop
-//! (`rt::map_reduce`): a Jacobi sweep and its largest change, `exp(x)` and its sum.
+//! (`rt::map_reduce`): a Jacobi sweep and its largest change, a residual and its norm.
 //!
 //! Fusion (`dpl_core::fuse`) moves a map into its one consumer; a map whose result is also
 //! kept (returned, carried by a loop, read again later) stays a loop of its own, and a
@@ -7,15 +7,20 @@
 //! generated as one call that writes each tile of the map's result and reduces it while it
 //! is in the L1 cache, in dpl's order (the same bits as the two loops).
 //!
-//! The pair: a top-level `map` `y` over `n` of scalars, and the first later statement that
-//! reads `y`, a `reduce` over the same `n` whose element function reads `y` only at its
-//! own index and which, like its operator, cannot fail (so every error is still the map's,
-//! and comes first). The statements between the two may only be constants and lengths,
-//! which are generated before the pair, and length assertions: the pair is then generated
-//! only when they hold (otherwise the map alone, and each assertion raises where it
-//! stands, before the reduction). Maps with loop variants from range facts (`bounded`),
-//! costly elements (`heavy`) or in-place writes keep their own loops. Only on
-//! `Place::Cpu` without a backend's hook (MPI's reductions communicate).
+//! The pair: a top-level `map` `y` over `n` of scalars or tuples of them (an
+//! `unzip(map(f))` written as one vector per component included: `rt::map_unzip2_reduce`),
+//! and the first later statement that reads `y` (its components) other than for its
+//! length: a `reduce` over `n`, or over a length that the assertions between make equal to
+//! it, whose element function reads `y` (its components) only at its own index and which,
+//! like its operator, cannot fail (so every error is still the map's, and comes first).
+//! Between the two may stand constants and lengths, which are generated before the pair,
+//! length assertions: the pair is then generated only when they hold (otherwise the map
+//! alone, and each assertion raises where it stands, before the reduction), and other
+//! statements that cannot fail and that the pair does not read, left where they stand. A map's loop variants from range facts (`bounded`: unchecked reads under a
+//! condition, a stencil's clamp-free interior) become variants of the pair
+//! (`rt::map_reduce_split`). Maps of costly elements (`heavy`) or written in place keep
+//! their own loops. Only on `Place::Cpu` without a backend's hook (MPI's reductions
+//! communicate).
 
 use std::collections::HashSet;
 
@@ -31,11 +36,17 @@ use super::{Gen, contains_soac, cost};
 pub(super) struct Pair<'a> {
     /// The reduction's statement.
     reduce: &'a Stmt,
+    /// For an `unzip(map(f))`, the variable of each component (`None`: unused); empty for
+    /// a map written as one vector.
+    parts: Vec<Option<VarId>>,
     /// The constants and lengths between the two, generated before the pair.
     hoisted: Vec<&'a Stmt>,
     /// The length assertions between the two: `(a, b)` for `a == b`.
     conds: Vec<(VarId, VarId)>,
 }
+
+/// A loop's element function `interior` on `lo..hi` (`(lo, hi, interior)`).
+type Interior = (TokenStream, TokenStream, TokenStream);
 
 impl<'a> Gen<'a> {
     /// Finds the pairs of `b` (and of the blocks of its top-level `if`s and loops).
@@ -60,23 +71,39 @@ impl<'a> Gen<'a> {
     fn pair(&self, b: &'a Block, ai: usize, a: &'a Stmt) -> Option<Pair<'a>> {
         let Expr::Soac(m) = &a.expr else { return None };
         let y = a.var;
-        let scalar_elems = self.f.vars[y]
+        // Elements of scalars or tuples of them.
+        let flat_elems = self.f.vars[y]
             .ty
             .elem()
-            .is_some_and(|e| e.scalar().is_some());
+            .is_some_and(|e| !Self::contains_seq(e));
         if m.kind != SoacKind::Map
-            || !scalar_elems
+            || !flat_elems
             || m.elem.body.stmts.iter().any(|st| contains_soac(&st.expr))
-            || self.unzips.contains_key(&y)
             || self.in_place.contains_key(&y)
+            || self.projections.contains(&y)
         {
             return None;
         }
+        // What the reduction reads: the map, or the components of an unzipped one (which
+        // nothing else reads; none of them written in place).
+        let parts = self.unzips.get(&y).cloned().unwrap_or_default();
+        let read: Vec<VarId> = if parts.is_empty() {
+            vec![y]
+        } else {
+            parts.iter().flatten().copied().collect()
+        };
+        if read.iter().any(|x| self.in_place.contains_key(x)) {
+            return None;
+        }
+        // The first statement after the map that reads it, other than its projections and
+        // its length.
         let bi = ai
             + 1
-            + b.stmts[ai + 1..]
-                .iter()
-                .position(|st| reads_of(&st.expr).contains(&y))?;
+            + b.stmts[ai + 1..].iter().position(|st| {
+                !self.projections.contains(&st.var)
+                    && !matches!(st.expr, Expr::Len(x) if read.contains(&x))
+                    && reads_of(&st.expr).iter().any(|x| read.contains(x))
+            })?;
         let r = &b.stmts[bi];
         let Expr::Soac(s) = &r.expr else { return None };
         let SoacKind::Reduce { op, init } = &s.kind else {
@@ -87,107 +114,191 @@ impl<'a> Gen<'a> {
                 .iter()
                 .any(|st| dpl_core::fuse::may_fail(self.f, &st.expr))
         };
-        if s.len != m.len
-            || self.f.vars[r.var].ty.scalar().is_none()
+        let at_index =
+            |x: &VarId| reads_only_at(&s.elem.body, *x, &mut HashSet::from([s.elem.params[0]]));
+        if self.f.vars[r.var].ty.scalar().is_none()
             || s.elem.params.len() != 1
             || s.elem.body.stmts.iter().any(|st| contains_soac(&st.expr))
-            || !reads_only_at(&s.elem.body, y, &mut HashSet::from([s.elem.params[0]]))
-            || op.captures.contains(&y)
+            || !read.iter().all(at_index)
+            || read.iter().any(|x| op.captures.contains(x))
             || fails(&s.elem.body)
             || fails(&op.body)
             || (init.is_some() && self.count_predicate(s, op).is_some())
         {
             return None;
         }
-        // Between the two: constants and lengths (generated before the pair) and length
-        // assertions (its condition); nothing else.
+        // Between the two: constants and lengths (generated before the pair; the map's own
+        // length is its loop's), length assertions (its condition) and the map's
+        // projections; nothing else.
         let mut hoisted = Vec::new();
         let mut conds = Vec::new();
+        let mut own_len = HashSet::from([m.len]);
+        // Statements that cannot fail, left where they stand: the pair must not need them.
+        let mut left = HashSet::new();
         for st in &b.stmts[ai + 1..bi] {
             match &st.expr {
+                _ if self.projections.contains(&st.var) => {}
+                Expr::Len(x) if read.contains(x) => {
+                    own_len.insert(st.var);
+                    hoisted.push(st);
+                }
                 Expr::Const(_) | Expr::Len(_) => hoisted.push(st),
                 Expr::Assert(Assertion::EqLen { a, b, .. }) => conds.push((*a, *b)),
+                e if !dpl_core::fuse::may_fail(self.f, e) => {
+                    left.insert(st.var);
+                }
                 _ => return None,
             }
         }
+        let needed = s
+            .elem
+            .captures
+            .iter()
+            .chain(&op.captures)
+            .chain(init)
+            .chain([&s.len])
+            .chain(conds.iter().flat_map(|(a, b)| [a, b]));
+        let hoisted_reads = hoisted.iter().flat_map(|st| st.expr.operands());
+        if needed.into_iter().any(|x| left.contains(x))
+            || hoisted_reads.into_iter().any(|x| left.contains(&x))
+        {
+            return None;
+        }
+        // The reduction runs over the map's length, or one that the assertions between
+        // make equal to it where the pair runs.
+        let mut equal = own_len;
+        while conds
+            .iter()
+            .any(|(a, b)| equal.contains(a) != equal.contains(b))
+        {
+            for (a, b) in &conds {
+                if equal.contains(a) || equal.contains(b) {
+                    equal.extend([*a, *b]);
+                }
+            }
+        }
+        if !equal.contains(&s.len) {
+            return None;
+        }
         Some(Pair {
             reduce: r,
+            parts,
             hoisted,
             conds,
         })
     }
 
     /// The map `v` (over `m`) of a planned pair and its reduction as one call: binds `v`
-    /// and the reduction's result (`__dpl_mr_<r>`, read where the reduction stands, see
-    /// [`Gen::fused_reduce`]). `None` (nothing generated, the pair dropped) when the map
-    /// has costly elements or loop variants under a condition after all.
+    /// (or its components) and the reduction's result (`__dpl_mr_<r>`, read where the
+    /// reduction stands, see [`Gen::fused_reduce`]). `None` (nothing generated, the pair
+    /// dropped) when the map has costly elements after all (the load-balanced loop of
+    /// `heavy` stays). Loop variants from range facts (`Gen::bounded_variant`) are kept: a
+    /// pair per variant.
     pub(super) fn map_reduce(&mut self, v: VarId, m: &Soac, span: Span) -> Option<TokenStream> {
         if self.depth != 0 || cost::block(self.f, &m.elem.body) >= cost::COSTLY {
             self.map_reduces.remove(&v);
             return None;
         }
-        let rt = self.rt;
-        let n = self.ident(m.len);
-        let (map_what, map_loc) = (m.kind.origin_name(), self.loc(span));
-        // The map's element function, its NaNs made canonical after each tile's loop where
-        // `rt::map_canon` would; with reads that range facts prove in range unchecked, when
-        // that needs no run-time condition (`Gen::bounded_variant`; a map with conditional
-        // or interior variants keeps its own loops).
-        let canon = self.defer_output_nan(m);
-        let elem = match self.bounded_variant(v, m) {
-            None => Some(self.lambda(&m.elem, false, &[Rep::Value])),
-            Some(vs) if vs.cond.is_none() && vs.interior.is_none() => Some(vs.fast),
-            Some(_) => None,
-        };
-        if canon {
-            self.nan_deferred.remove(&m.elem.body.result);
-        }
-        let Some(elem) = elem else {
-            self.map_reduces.remove(&v);
-            return None;
-        };
         let pair = self.map_reduces.remove(&v)?;
         let r = pair.reduce;
         let Expr::Soac(s) = &r.expr else { return None };
         let SoacKind::Reduce { op, init } = &s.kind else {
             return None;
         };
+        let rt = self.rt;
+        let n = self.ident(m.len);
+        let (map_what, map_loc) = (m.kind.origin_name(), self.loc(span));
         let (what, loc) = (s.kind.origin_name(), self.loc(r.span));
         let mut hoisted = TokenStream::new();
         for st in &pair.hoisted {
+            // The length of the map (of a component) is its loop's.
+            let own_len = matches!(&st.expr, Expr::Len(x)
+                if *x == v || pair.parts.contains(&Some(*x)));
+            if own_len {
+                self.subst.insert(st.var, quote!(#n));
+            }
             hoisted.extend(self.stmt(st));
+            self.subst.remove(&st.var);
             self.hoisted.insert(st.var);
         }
-        let nans = if canon {
-            quote!(#rt::Canon)
+        let unzip = pair.parts.len();
+        // The map's NaNs made canonical after each tile's loop where `rt::map_canon` (or the
+        // `unzip` loop, per component) would.
+        let (canon, deferred) = if unzip == 0 {
+            (self.defer_output_nan(m), Vec::new())
         } else {
-            quote!(#rt::Keep)
+            (false, self.defer_output_nans(m, unzip))
         };
-        // The reduction's element function, its reads of `v[i]` given the value just
-        // written (`__dpl_y`).
+        // The map's element functions, with its variants from range facts.
+        let (cond, fast, interior, slow) = match self.bounded_variant(v, m) {
+            None => (None, self.lambda(&m.elem, false, &[Rep::Value]), None, None),
+            Some(vs) => {
+                let slow = vs
+                    .cond
+                    .as_ref()
+                    .map(|_| self.lambda(&m.elem, false, &[Rep::Value]));
+                (vs.cond, vs.fast, vs.interior, slow)
+            }
+        };
+        if canon {
+            self.nan_deferred.remove(&m.elem.body.result);
+        }
+        self.undefer(&deferred);
+        let nans = if unzip == 0 {
+            if canon {
+                quote!(#rt::Canon)
+            } else {
+                quote!(#rt::Keep)
+            }
+        } else {
+            let each = deferred.iter().map(|d| match d {
+                Some(_) => quote!(#rt::Canon),
+                None => quote!(#rt::Keep),
+            });
+            quote!((#(#each,)*))
+        };
+        // The reduction's element function, its reads of the map (of component `k`) at its
+        // index given the value just written (`__dpl_y`, `__dpl_y<k>`).
         let rty = &self.f.vars[r.var].ty;
         let applied = self.deferred_reduce(s, op, init.is_some(), rty);
         let i = s.elem.params[0];
         self.reps.insert(i, Rep::Value);
         let ip = self.ident(i);
+        let sources: Vec<(VarId, proc_macro2::Ident)> = if unzip == 0 {
+            vec![(v, format_ident!("__dpl_y"))]
+        } else {
+            pair.parts
+                .iter()
+                .enumerate()
+                .map(|(k, p)| (p.unwrap_or(v), format_ident!("__dpl_y{}", k)))
+                .collect()
+        };
         let mut reads = Vec::new();
         s.elem.body.walk(&mut |st| {
-            if matches!(&st.expr, Expr::Index { seq, .. } if *seq == v) {
-                reads.push(st.var);
+            if let Expr::Index { seq, .. } = &st.expr
+                && let Some((_, y)) = sources.iter().find(|(x, _)| x == seq)
+            {
+                reads.push((st.var, y.clone()));
             }
         });
-        for x in &reads {
-            self.subst.insert(*x, quote!(__dpl_y));
+        for (x, y) in &reads {
+            self.subst.insert(*x, quote!(#y));
         }
-        let ety = self.rep_ty(self.f.vars[v].ty.elem()?);
+        let elem_ty = self.f.vars[v].ty.elem()?;
+        let tys: Vec<TokenStream> = match (unzip, elem_ty) {
+            (0, t) => vec![self.rep_ty(t)],
+            (_, dpl_core::ir::Type::Tuple(ts)) => ts.iter().map(|t| self.rep_ty(t)).collect(),
+            _ => return None,
+        };
+        let ys = sources.iter().map(|(_, y)| y);
         let gty = self.owned_ty(&self.f.vars[s.elem.body.result].ty);
         self.depth += 1;
         let gbody = self.block_owned(&s.elem.body);
         self.depth -= 1;
-        for x in &reads {
+        for (x, _) in &reads {
             self.subst.remove(x);
         }
-        let g = quote!(move |#ip: usize, __dpl_y: #ety| -> #gty #gbody);
+        let g = quote!(move |#ip: usize, #(#ys: #tys),*| -> #gty #gbody);
         let op_fn = self.lambda(op, false, &[]);
         self.nan_deferred.remove(&op.body.result);
         self.nan_deferred.remove(&s.elem.body.result);
@@ -205,10 +316,70 @@ impl<'a> Gen<'a> {
             }
             None => quote!(__dpl_r),
         };
+        // The pair with the map's element functions `edge` (and `interior` on `lo..hi`).
+        let pair_call = |edge: &TokenStream, int: Option<&Interior>| {
+            if let (0, None) = (unzip, int) {
+                return quote!(#rt::map_reduce(
+                    #n, #edge, #nans, #init, #g, #op_fn, (#map_what, #map_loc), #what, #loc,
+                ));
+            }
+            let (range, int) = match int {
+                Some((lo, hi, int)) => (quote!((#lo, #hi)), int),
+                None => (quote!((0usize, 0usize)), edge),
+            };
+            let helper = match unzip {
+                0 => format_ident!("map_reduce_split"),
+                k => format_ident!("map_unzip{}_reduce", k),
+            };
+            quote!(#rt::#helper(
+                #n, #range, #edge, #int, #nans, #init, #g, #op_fn,
+                (#map_what, #map_loc), #what, #loc,
+            ))
+        };
+        // The map alone (where an assertion between fails: it raises after the map).
+        let map_alone = |edge: &TokenStream, int: Option<&Interior>| {
+            match (unzip, int) {
+                (0, None) if canon => {
+                    return quote!(#rt::map_canon(#n, #edge, #map_what, #map_loc));
+                }
+                (0, None) => return quote!(#rt::map(#n, #edge, #map_what, #map_loc)),
+                _ => {}
+            }
+            let (lo, hi, int) = match int {
+                Some((lo, hi, int)) => (lo.clone(), hi.clone(), int),
+                None => (quote!(0usize), quote!(0usize), edge),
+            };
+            match unzip {
+                0 if canon => quote!(#rt::map_split_canon(
+                    #n, #lo, #hi, #edge, #int, #map_what, #map_loc
+                )),
+                0 => quote!(#rt::map_split(#n, #lo, #hi, #edge, #int, #map_what, #map_loc)),
+                k => {
+                    let helper = format_ident!("map_unzip{}_split_canon", k);
+                    quote!(#rt::#helper(#n, #lo, #hi, #edge, #int, #nans, #map_what, #map_loc))
+                }
+            }
+        };
+        // With reads proven in range under a condition, the checked element function where
+        // it does not hold (as `Gen::soac` does).
+        let (call, alone) = match (&cond, &slow) {
+            (Some(c), Some(slow)) => {
+                let (fast_pair, slow_pair) =
+                    (pair_call(&fast, interior.as_ref()), pair_call(slow, None));
+                let (fast_map, slow_map) =
+                    (map_alone(&fast, interior.as_ref()), map_alone(slow, None));
+                (
+                    quote!(if #c { #fast_pair } else { #slow_pair }),
+                    quote!(if #c { #fast_map } else { #slow_map }),
+                )
+            }
+            _ => (
+                pair_call(&fast, interior.as_ref()),
+                map_alone(&fast, interior.as_ref()),
+            ),
+        };
         let fused = quote! {{
-            let (__dpl_v, __dpl_r) = #rt::map_reduce(
-                #n, #elem, #nans, #init, #g, #op_fn, (#map_what, #map_loc), #what, #loc,
-            );
+            let (__dpl_v, __dpl_r) = #call;
             (__dpl_v, #result)
         }};
         let value = if pair.conds.is_empty() {
@@ -218,31 +389,48 @@ impl<'a> Gen<'a> {
                 let (a, b) = (self.ident(a), self.ident(b));
                 quote!(#a == #b)
             });
-            let map = if canon {
-                quote!(map_canon)
-            } else {
-                quote!(map)
-            };
             quote! {
                 if #(#conds)&&* {
                     let (__dpl_v, __dpl_r) = #fused;
                     (__dpl_v, ::core::option::Option::Some(__dpl_r))
                 } else {
-                    (#rt::#map(#n, #elem, #map_what, #map_loc), ::core::option::Option::None)
+                    (#alone, ::core::option::Option::None)
                 }
             }
         };
-        let ty = &self.f.vars[v].ty;
-        let (name, own) = (self.ident(v), self.own_ident(v));
-        let borrow = Self::borrow_expr(quote!(#own), ty);
         let mr = format_ident!("__dpl_mr_{}", r.var.index());
-        self.owned.insert(v);
-        self.reps.insert(v, Self::default_rep(ty));
         self.fused_reduces.insert(r.var, !pair.conds.is_empty());
+        // Bind the map's vector, or its components' vectors.
+        let bound: Vec<Option<VarId>> = if unzip == 0 {
+            vec![Some(v)]
+        } else {
+            pair.parts.clone()
+        };
+        let mut names = Vec::new();
+        let mut borrows = TokenStream::new();
+        for p in &bound {
+            match p {
+                Some(p) => {
+                    let ty = &self.f.vars[*p].ty;
+                    let (name, own) = (self.ident(*p), self.own_ident(*p));
+                    let borrow = Self::borrow_expr(quote!(#own), ty);
+                    names.push(quote!(#own));
+                    borrows.extend(quote!(let #name = #borrow;));
+                    self.owned.insert(*p);
+                    self.reps.insert(*p, Self::default_rep(ty));
+                }
+                None => names.push(quote!(_)),
+            }
+        }
+        let pattern = if unzip == 0 {
+            quote!(#(#names)*)
+        } else {
+            quote!((#(#names,)*))
+        };
         Some(quote! {
             #hoisted
-            let (#own, #mr) = #value;
-            let #name = #borrow;
+            let (#pattern, #mr) = #value;
+            #borrows
         })
     }
 

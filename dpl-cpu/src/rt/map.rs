@@ -40,7 +40,7 @@ where
 
 /// Slices cut into chunks together, at the same indices: one slice, or the outputs of one
 /// loop (those of `unzip(map(f))`, one per component, all of one length).
-trait Parts: Sized + Send {
+pub(crate) trait Parts: Sized + Send {
     /// The length (of the first slice).
     fn len(&self) -> usize;
     /// The parts before `mid` and from `mid` on.
@@ -326,18 +326,12 @@ where
     I: Fn(usize) -> T + Sync,
     W: Nans<T>,
 {
-    let (lo, hi) = split_range(len, lo, hi);
+    let range = split_range(len, lo, hi);
     let mut out: Vec<T> = super::alloc(len, prim, at);
     let spare = &mut out.spare_capacity_mut()[..len];
-    let run = |part: &mut [MaybeUninit<T>], base: usize| {
-        let (a, b) = cut(base, part.len(), lo, hi);
-        let (p0, rest) = part.split_at_mut(a);
-        let (p1, p2) = rest.split_at_mut(b - a);
-        fill(p0, base, &edge, nans);
-        fill(p1, base + a, &interior, nans);
-        fill(p2, base + b, &edge, nans);
-    };
-    in_chunks(spare, run);
+    in_chunks(spare, |part, base| {
+        fill_split(part, base, range, &edge, &interior, nans)
+    });
     // SAFETY: the three fills of each chunk wrote every one of its slots (see `map`).
     unsafe { out.set_len(len) };
     out
@@ -345,9 +339,32 @@ where
 
 /// `lo..hi` made a (possibly empty) sub-range of `0..len`.
 #[inline]
-fn split_range(len: usize, lo: usize, hi: usize) -> (usize, usize) {
+pub(crate) fn split_range(len: usize, lo: usize, hi: usize) -> (usize, usize) {
     let hi = hi.min(len);
     (lo.min(hi), hi)
+}
+
+/// `part[j] = f(base + j)` for every slot of `part`, with `f` the element function
+/// `interior` on `lo..hi` (`(lo, hi)`: from [`split_range`]) and `edge` elsewhere, the NaNs
+/// of each piece treated by `W` after its loop ([`fill`]).
+pub(crate) fn fill_split<T, E, I, W>(
+    part: &mut [MaybeUninit<T>],
+    base: usize,
+    (lo, hi): (usize, usize),
+    edge: &E,
+    interior: &I,
+    nans: W,
+) where
+    E: Fn(usize) -> T,
+    I: Fn(usize) -> T,
+    W: Nans<T>,
+{
+    let (a, b) = cut(base, part.len(), lo, hi);
+    let (p0, rest) = part.split_at_mut(a);
+    let (p1, p2) = rest.split_at_mut(b - a);
+    fill(p0, base, edge, nans);
+    fill(p1, base + a, interior, nans);
+    fill(p2, base + b, edge, nans);
 }
 
 /// Where `lo..hi` cuts the chunk `base..base + n`, relative to `base`: `(a, b)`, `a <= b`.
@@ -367,6 +384,7 @@ macro_rules! keep {
 macro_rules! map_unzip {
     (
         $name:ident, $canon:ident, $split:ident, $split_canon:ident, $fill:ident,
+        $fill_split:ident, $reduce:ident,
         $($T:ident $N:ident $v:ident $s:ident $nan:ident $k:tt),+
     ) => {
         /// [`map_split`] for `unzip(map(f))`: `interior` on `lo..hi`, `edge` elsewhere.
@@ -406,16 +424,9 @@ macro_rules! map_unzip {
             E: Fn(usize) -> ($($T,)+) + Sync,
             I: Fn(usize) -> ($($T,)+) + Sync,
         {
-            let (lo, hi) = split_range(len, lo, hi);
-            let run = |($($s,)+): ($(&mut [MaybeUninit<$T>],)+), base: usize| {
-                let n = [$($s.len()),+][0];
-                let (a, b) = cut(base, n, lo, hi);
-                $(let ($s, rest) = $s.split_at_mut(a);
-                let (mid, tail) = rest.split_at_mut(b - a);
-                let $s = ($s, mid, tail);)+
-                $fill($($s.0,)+ base, &edge, nans);
-                $fill($($s.1,)+ base + a, &interior, nans);
-                $fill($($s.2,)+ base + b, &edge, nans);
+            let range = split_range(len, lo, hi);
+            let run = |slots: ($(&mut [MaybeUninit<$T>],)+), base: usize| {
+                $fill_split(slots, base, range, &edge, &interior, nans)
             };
             $(let mut $v: Vec<$T> = super::alloc(len, prim, at);)+
             in_chunks(($(&mut $v.spare_capacity_mut()[..len],)+), run);
@@ -452,6 +463,85 @@ macro_rules! map_unzip {
             $split_canon(len, 0, 0, &f, &f, nans, prim, at)
         }
 
+        /// [`fill_split`] for `unzip(map(f))`: the slots `base..` of every output written
+        /// by `interior` on `lo..hi` (from [`split_range`]), by `edge` elsewhere.
+        fn $fill_split<$($T, $N: Nans<$T>,)+ E, I>(
+            ($($s,)+): ($(&mut [MaybeUninit<$T>],)+),
+            base: usize,
+            (lo, hi): (usize, usize),
+            edge: &E,
+            interior: &I,
+            nans: ($($N,)+),
+        )
+        where
+            E: Fn(usize) -> ($($T,)+),
+            I: Fn(usize) -> ($($T,)+),
+        {
+            let n = [$($s.len()),+][0];
+            let (a, b) = cut(base, n, lo, hi);
+            $(let ($s, rest) = $s.split_at_mut(a);
+            let (mid, tail) = rest.split_at_mut(b - a);
+            let $s = ($s, mid, tail);)+
+            $fill($($s.0,)+ base, edge, nans);
+            $fill($($s.1,)+ base + a, interior, nans);
+            $fill($($s.2,)+ base + b, edge, nans);
+        }
+
+        /// [`map_reduce_split`](super::map_reduce_split) for `unzip(map(f))`: the map's
+        /// components written to one vector each (their NaNs treated by `nans`, as in the
+        /// split form), and the reduction `g(i, y0[i], y1[i], ...)` of each tile while it is
+        /// in the cache, in dpl's order.
+        #[allow(clippy::too_many_arguments)]
+        pub fn $reduce<$($T: Copy + Send, $N: Nans<$T>,)+ E, I, R, G, Op>(
+            len: usize,
+            (lo, hi): (usize, usize),
+            edge: E,
+            interior: I,
+            nans: ($($N,)+),
+            init: Option<R>,
+            g: G,
+            op: Op,
+            (map_prim, map_at): (&'static str, At),
+            prim: &'static str,
+            at: At,
+        ) -> (($(Vec<$T>,)+), R)
+        where
+            E: Fn(usize) -> ($($T,)+) + Sync,
+            I: Fn(usize) -> ($($T,)+) + Sync,
+            R: Copy + Send,
+            G: Fn(usize, $($T,)+) -> R + Sync,
+            Op: Fn(R, R) -> R + Sync,
+        {
+            let range = split_range(len, lo, hi);
+            $(let mut $v: Vec<$T> = super::alloc(len, map_prim, map_at);)+
+            let tile = |t: usize, ($($s,)+): ($(&mut [MaybeUninit<$T>],)+)| -> R {
+                let start = t * dpl_core::order::TILE;
+                $fill_split(($(&mut *$s,)+), start, range, &edge, &interior, nans);
+                $(
+                    // SAFETY: the fill wrote every slot of the tile's outputs;
+                    // `MaybeUninit<T>` has the layout of `T`.
+                    let $s = unsafe { &*(&*$s as *const [MaybeUninit<$T>] as *const [$T]) };
+                )+
+                let element = |i: usize| {
+                    $(
+                        // SAFETY: `order::tile` passes the tile's indices, `start` to
+                        // `start` + the tile's length.
+                        let $nan = *unsafe { $s.get_unchecked(i - start) };
+                    )+
+                    g(i, $($nan,)+)
+                };
+                dpl_core::order::tile(len, t, &element, &op)
+            };
+            let slots = ($(&mut $v.spare_capacity_mut()[..len],)+);
+            let total = super::reduce::reduce_tiles(len, slots, tile, &op, prim, at);
+            // SAFETY: every tile's slots were written (a panic unwinds past this point and
+            // drops the vectors with length 0; the components are `Copy`).
+            unsafe {
+                $($v.set_len(len);)+
+            }
+            (($($v,)+), super::with_init(init, total, &op, prim, at))
+        }
+
         /// Writes `f(base + j)`'s components to slot `j` of each output, then rewrites the
         /// outputs in which their treatment found a NaN ([`Nans`]); never inlined, for the
         /// reason given on [`fill`].
@@ -483,10 +573,12 @@ macro_rules! map_unzip {
 
 map_unzip!(
     map_unzip2, map_unzip2_canon, map_unzip2_split, map_unzip2_split_canon, fill_unzip2,
+    fill_split_unzip2, map_unzip2_reduce,
     A NA a sa na 0, B NB b sb nb 1
 );
 map_unzip!(
     map_unzip3, map_unzip3_canon, map_unzip3_split, map_unzip3_split_canon, fill_unzip3,
+    fill_split_unzip3, map_unzip3_reduce,
     A NA a sa na 0, B NB b sb nb 1, C NC c sc nc 2
 );
 

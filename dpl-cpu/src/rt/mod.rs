@@ -15,11 +15,13 @@
 //! outside the pool, and a memory system that one core cannot saturate. The shapes that
 //! reach its bandwidth (measured, see `BENCHMARKS.md` and `benches/notes.md`) are:
 //!
-//! * **reduce** ([`reduce`]): per task, an array of `L` independent accumulators over
-//!   blocks of `L` consecutive elements (`L` = 32 four-byte or 16 eight-byte lanes), seeded
-//!   with the first block (there is no identity element), combined sequentially at the end;
-//!   long ranges run 4 contiguous sub-streams in lock step, so the hardware prefetcher
-//!   follows four streams. Tasks are contiguous chunks, a few per thread.
+//! * **reduce** ([`reduce`]): dpl's one order ([`dpl_core::order`]: tiles of 2048
+//!   elements, 32 lanes and a tree in each, the tiles' results reduced the same way), so
+//!   the bits do not depend on the threads; a tile's 32 lanes are independent
+//!   accumulators over consecutive elements, the loop LLVM vectorizes. Tiles are the
+//!   tasks, a few chunks of them per thread.
+//! * **a kept map and its reduction** ([`map_reduce`], [`map_reduce_split`]): each tile is
+//!   written by the map's loop and reduced in the same order while it is in the L1 cache.
 //! * **map** ([`map`]): each task writes its chunk of the uninitialised output `Vec`
 //!   exactly once (no zero-filling, no `collect` machinery).
 //! * **unzip of a map** ([`map_unzip2`], [`map_unzip3`]): the same, writing each component
@@ -36,12 +38,16 @@
 //!   branch-free into a reusable buffer, the counts give the output offsets, and the
 //!   buffers move into place in the next step.
 //! * **scatter** ([`scatter`], [`scatter_reduce`]): the destination is split into one part
-//!   per thread; source chunks are bucketed by part in parallel, then each thread applies
-//!   the buckets of its part in source order (so the result is exactly the sequential one,
-//!   also for floating-point `scatter_reduce`). Small destinations (histograms) use one
-//!   private copy per contiguous source range instead, merged in order.
-//! * **permute** ([`permute`]): a shared bitmap, claimed with atomic `fetch_or`, gives each
-//!   destination slot to exactly one writer; a duplicate stops the call.
+//!   per thread, each with one writer that applies the pairs landing in it in source
+//!   order (so the result is exactly the sequential one, also for floating-point
+//!   `scatter_reduce`): with up to 4 threads each owner runs through the whole source,
+//!   with more the source is bucketed by part first. Small destinations (histograms) use
+//!   one private copy per contiguous source range instead, merged in order.
+//! * **permute** ([`permute`]): as `scatter`, each slot marked when written (a byte per
+//!   slot up to 4,096 slots, a bit beyond) and the marks counted at the end: `len` indices
+//!   below `len` are a permutation exactly when every slot was marked. With more than 4
+//!   threads, a shared bitmap claimed with atomic `fetch_or` gives each slot to exactly one
+//!   writer; a duplicate stops the call.
 //! * **sort** ([`sort`], [`sort_by_key`]): the elements are materialised like a map, then
 //!   ordered in the total order of [`SortKey`]: scalar keys by a stable [`radix_sort`]
 //!   (least significant byte first for small inputs; large ones partition by the top byte,
@@ -67,11 +73,11 @@ pub use filter::{filter, filter_push};
 pub(crate) use map::fill;
 pub use map::{
     Canon, Keep, Nans, map, map_canon, map_in_place, map_into, map_split, map_split_canon,
-    map_unzip2, map_unzip2_canon, map_unzip2_split, map_unzip2_split_canon, map_unzip3,
-    map_unzip3_canon, map_unzip3_split, map_unzip3_split_canon, update, update_canon,
-    update_unzip2, update_unzip2_canon, update_unzip3, update_unzip3_canon,
+    map_unzip2, map_unzip2_canon, map_unzip2_reduce, map_unzip2_split, map_unzip2_split_canon,
+    map_unzip3, map_unzip3_canon, map_unzip3_reduce, map_unzip3_split, map_unzip3_split_canon,
+    update, update_canon, update_unzip2, update_unzip2_canon, update_unzip3, update_unzip3_canon,
 };
-pub use reduce::{count, map_reduce, reduce, with_init};
+pub use reduce::{count, map_reduce, map_reduce_split, reduce, with_init};
 pub use scan::{exclusive_scan, exclusive_scan_into, scan, scan_into};
 pub use scatter::{permute, scatter, scatter_reduce, scatter_reduce_identity};
 pub use sort::{

@@ -9,7 +9,7 @@
 //! of 2048 elements), so its bits do not depend on the threads; `count` sums integers,
 //! whose result has no order, in `u32` lanes with four streams ([`fold_range`]).
 
-use super::map::{Nans, fill};
+use super::map::{Nans, Parts, fill_split, split_range};
 use super::par;
 use super::{At, Error, raise};
 use dpl_core::order::{self, TILE};
@@ -87,7 +87,7 @@ pub fn map_reduce<T, W, F, R, G, Op>(
     init: Option<R>,
     g: G,
     op: Op,
-    (map_prim, map_at): (&'static str, At),
+    map_at: (&'static str, At),
     prim: &'static str,
     at: At,
 ) -> (Vec<T>, R)
@@ -99,14 +99,42 @@ where
     G: Fn(usize, T) -> R + Sync,
     Op: Fn(R, R) -> R + Sync,
 {
+    map_reduce_split(len, (0, 0), &f, &f, nans, init, g, op, map_at, prim, at)
+}
+
+/// [`map_reduce`] of a map split as [`map_split`](super::map_split) is: the element
+/// function `interior` on `lo..hi`, `edge` elsewhere.
+#[allow(clippy::too_many_arguments)]
+pub fn map_reduce_split<T, W, E, I, R, G, Op>(
+    len: usize,
+    (lo, hi): (usize, usize),
+    edge: E,
+    interior: I,
+    nans: W,
+    init: Option<R>,
+    g: G,
+    op: Op,
+    (map_prim, map_at): (&'static str, At),
+    prim: &'static str,
+    at: At,
+) -> (Vec<T>, R)
+where
+    T: Copy + Send,
+    W: Nans<T>,
+    E: Fn(usize) -> T + Sync,
+    I: Fn(usize) -> T + Sync,
+    R: Copy + Send,
+    G: Fn(usize, T) -> R + Sync,
+    Op: Fn(R, R) -> R + Sync,
+{
+    let range = split_range(len, lo, hi);
     let mut out: Vec<T> = super::alloc(len, map_prim, map_at);
-    let m = order::tiles(len);
-    // Tile `t` (its slots `slots`): written by the map's loop, then reduced.
+    let spare = &mut out.spare_capacity_mut()[..len];
     let tile = |t: usize, slots: &mut [MaybeUninit<T>]| -> R {
         let start = t * TILE;
-        fill(slots, start, &f, nans);
-        // SAFETY: `fill` wrote every slot of the tile; `MaybeUninit<T>` has the layout
-        // of `T`.
+        fill_split(slots, start, range, &edge, &interior, nans);
+        // SAFETY: `fill_split` wrote every slot of the tile; `MaybeUninit<T>` has the
+        // layout of `T`.
         let ys = unsafe { &*(slots as *const [MaybeUninit<T>] as *const [T]) };
         // SAFETY: `order::tile` passes the tile's indices `start..start + ys.len()`.
         order::tile(
@@ -116,42 +144,83 @@ where
             &op,
         )
     };
-    let spare = &mut out.spare_capacity_mut()[..len];
-    let total = if len < super::GRAIN {
-        match m {
-            0 => None,
-            1 => Some(tile(0, spare)),
-            _ => {
-                let partials: Vec<R> = spare
-                    .chunks_mut(TILE)
-                    .enumerate()
-                    .map(|(t, slots)| tile(t, slots))
-                    .collect();
-                Some(order::fold_partials(&partials, &op))
-            }
-        }
-    } else {
-        let mut partials: Vec<R> = super::alloc(m, prim, at);
-        let per = m.div_ceil(4 * par::threads());
-        spare
-            .par_chunks_mut(per * TILE)
-            .zip(partials.spare_capacity_mut()[..m].par_chunks_mut(per))
-            .enumerate()
-            .with_max_len(1)
-            .for_each(|(c, (slots, part))| {
-                for (k, (tile_slots, slot)) in slots.chunks_mut(TILE).zip(part).enumerate() {
-                    slot.write(tile(c * per + k, tile_slots));
-                }
-            });
-        // SAFETY: every chunk wrote each of its slots (a panic unwinds past this point and
-        // drops `partials` with length 0).
-        unsafe { partials.set_len(m) };
-        Some(order::fold_partials(&partials, &op))
-    };
+    let total = reduce_tiles(len, spare, tile, &op, prim, at);
     // SAFETY: every tile's slots were written (a panic unwinds past this point and drops
     // `out` with length 0; `T: Copy` needs no drop).
     unsafe { out.set_len(len) };
     (out, with_init(init, total, &op, prim, at))
+}
+
+/// The tiles of the `map_reduce` helpers: `slots` (the map's uninitialised outputs, one or
+/// several of `len` slots, cut together) is cut into tiles of [`TILE`] slots, `tile(t,
+/// slots of tile t)` fills tile `t` and returns its reduction, and the tiles' results are
+/// reduced in dpl's order (`None` without tiles). Below [`GRAIN`](super::GRAIN) on the
+/// calling thread, beyond in chunks of consecutive tiles, a few per thread, as [`reduce`].
+pub(crate) fn reduce_tiles<S, R, Op>(
+    len: usize,
+    slots: S,
+    tile: impl Fn(usize, S) -> R + Sync,
+    op: &Op,
+    prim: &'static str,
+    at: At,
+) -> Option<R>
+where
+    S: Parts,
+    R: Copy + Send,
+    Op: Fn(R, R) -> R + Sync,
+{
+    /// `s` (starting at tile `first`) cut into its tiles: `(tile number, slots)`.
+    fn tiles_of<S: Parts>(s: S, first: usize) -> Vec<(usize, S)> {
+        let mut out = Vec::with_capacity(s.len().div_ceil(TILE));
+        let mut rest = s;
+        while rest.len() > TILE {
+            let (head, tail) = rest.split_at(TILE);
+            out.push((first + out.len(), head));
+            rest = tail;
+        }
+        if rest.len() > 0 {
+            out.push((first + out.len(), rest));
+        }
+        out
+    }
+    let m = order::tiles(len);
+    if len < super::GRAIN {
+        return match m {
+            0 => None,
+            1 => Some(tile(0, slots)),
+            _ => {
+                let partials: Vec<R> = tiles_of(slots, 0)
+                    .into_iter()
+                    .map(|(t, s)| tile(t, s))
+                    .collect();
+                Some(order::fold_partials(&partials, op))
+            }
+        };
+    }
+    let per = m.div_ceil(4 * par::threads());
+    let mut chunks = Vec::with_capacity(m.div_ceil(per));
+    let mut rest = slots;
+    while rest.len() > per * TILE {
+        let (head, tail) = rest.split_at(per * TILE);
+        chunks.push(head);
+        rest = tail;
+    }
+    chunks.push(rest);
+    let mut partials: Vec<R> = super::alloc(m, prim, at);
+    partials.spare_capacity_mut()[..m]
+        .par_chunks_mut(per)
+        .zip(chunks)
+        .enumerate()
+        .with_max_len(1)
+        .for_each(|(c, (part, s))| {
+            for (slot, (t, ts)) in part.iter_mut().zip(tiles_of(s, c * per)) {
+                slot.write(tile(t, ts));
+            }
+        });
+    // SAFETY: every chunk wrote each of its slots (a panic unwinds past this point and
+    // drops `partials` with length 0).
+    unsafe { partials.set_len(m) };
+    Some(order::fold_partials(&partials, op))
 }
 
 /// A reduction's result from its start value and the reduction of its elements:
@@ -324,16 +393,21 @@ mod tests {
     use super::{count_range, reduce};
     use dpl_core::order::try_reduce;
 
+    static AT: dpl_core::run::Location = dpl_core::run::Location {
+        file: "test",
+        line: 1,
+        column: 1,
+    };
+
+    /// An operator that is neither associative nor commutative: any other tree shows.
+    fn op(a: u64, b: u64) -> u64 {
+        a.wrapping_mul(1_000_003).wrapping_add(b ^ 0x9e37)
+    }
+
     /// The parallel reduction follows dpl's order exactly, in pools of 1 to 5 threads: an
     /// operator that is neither associative nor commutative shows any other tree.
     #[test]
     fn reduce_follows_the_order() {
-        static AT: dpl_core::run::Location = dpl_core::run::Location {
-            file: "test",
-            line: 1,
-            column: 1,
-        };
-        let op = |a: u64, b: u64| a.wrapping_mul(1_000_003).wrapping_add(b ^ 0x9e37);
         for n in [1, 31, 2048, 4097, (1 << 17) + 5, (1 << 18) + 2048 * 7 + 3] {
             let want =
                 try_reduce::<u64, ()>(n, &mut |i| Ok(i as u64 * 7 + 1), &mut |a, b| Ok(op(a, b)))
@@ -346,6 +420,53 @@ mod tests {
                     .unwrap();
                 let got = pool.install(|| reduce(n, None, |i| i as u64 * 7 + 1, op, "r", &AT));
                 assert_eq!(got, want, "n = {n}, {threads} threads");
+            }
+        }
+    }
+
+    /// A map and its reduction in one pass follow the same order, in pools of 1 to 5
+    /// threads, and write every element of the map (one vector, and one per component).
+    #[test]
+    fn map_reduce_follows_the_order() {
+        use crate::rt::{Keep, map_reduce, map_reduce_split, map_unzip2_reduce};
+        let f = |i: usize| (i as u64).wrapping_mul(0x9e37_79b9) >> 7;
+        let g = |i: usize, y: u64| y ^ (i as u64 * 3);
+        for n in [1, 31, 2048, 4097, (1 << 17) + 5, (1 << 18) + 2048 * 7 + 3] {
+            let want = try_reduce::<u64, ()>(n, &mut |i| Ok(g(i, f(i))), &mut |a, b| Ok(op(a, b)))
+                .unwrap()
+                .unwrap();
+            let ys: Vec<u64> = (0..n).map(f).collect();
+            for threads in 1..=5 {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .unwrap();
+                let (y, r) =
+                    pool.install(|| map_reduce(n, f, Keep, None, g, op, ("m", &AT), "r", &AT));
+                assert_eq!((r, &y), (want, &ys), "n = {n}, {threads} threads");
+                // An interior that computes the same values by another closure.
+                let (y, r) = pool.install(|| {
+                    map_reduce_split(n, (3, n / 2), f, f, Keep, None, g, op, ("m", &AT), "r", &AT)
+                });
+                assert_eq!((r, &y), (want, &ys), "split, n = {n}, {threads} threads");
+                let ((a, b), r) = pool.install(|| {
+                    map_unzip2_reduce(
+                        n,
+                        (0, 0),
+                        |i| (f(i), i as u32),
+                        |i| (f(i), i as u32),
+                        (Keep, Keep),
+                        Some(5),
+                        |i, y, k: u32| g(i, y) + u64::from(k) - i as u64,
+                        op,
+                        ("m", &AT),
+                        "r",
+                        &AT,
+                    )
+                });
+                assert_eq!(r, op(5, want), "unzip, n = {n}, {threads} threads");
+                assert_eq!(a, ys);
+                assert!(b.iter().enumerate().all(|(i, &k)| k as usize == i));
             }
         }
     }
