@@ -76,9 +76,11 @@ impl<'a> Gen<'a> {
             .ty
             .elem()
             .is_some_and(|e| !Self::contains_seq(e));
+        // Costly elements keep the load-balanced loop of `heavy` (as `Gen::soac` decides).
         if m.kind != SoacKind::Map
             || !flat_elems
             || m.elem.body.stmts.iter().any(|st| contains_soac(&st.expr))
+            || cost::block(self.f, &m.elem.body) >= cost::COSTLY
             || self.in_place.contains_key(&y)
             || self.projections.contains(&y)
         {
@@ -190,20 +192,24 @@ impl<'a> Gen<'a> {
 
     /// The map `v` (over `m`) of a planned pair and its reduction as one call: binds `v`
     /// (or its components) and the reduction's result (`__dpl_mr_<r>`, read where the
-    /// reduction stands, see [`Gen::fused_reduce`]). `None` (nothing generated, the pair
-    /// dropped) when the map has costly elements after all (the load-balanced loop of
-    /// `heavy` stays). Loop variants from range facts (`Gen::bounded_variant`) are kept: a
+    /// reduction stands, see [`Gen::fused_reduce`]); `None` (nothing generated) when `v`
+    /// has no pair. Loop variants from range facts (`Gen::bounded_variant`) are kept: a
     /// pair per variant.
     pub(super) fn map_reduce(&mut self, v: VarId, m: &Soac, span: Span) -> Option<TokenStream> {
-        if self.depth != 0 || cost::block(self.f, &m.elem.body) >= cost::COSTLY {
-            self.map_reduces.remove(&v);
-            return None;
-        }
         let pair = self.map_reduces.remove(&v)?;
         let r = pair.reduce;
-        let Expr::Soac(s) = &r.expr else { return None };
+        let (Expr::Soac(s), Some(elem_ty)) = (&r.expr, self.f.vars[v].ty.elem()) else {
+            return None;
+        };
         let SoacKind::Reduce { op, init } = &s.kind else {
             return None;
+        };
+        let unzip = pair.parts.len();
+        // The types of the values the reduction gets: the map's element, or its components.
+        let tys: Vec<TokenStream> = match (unzip, elem_ty) {
+            (0, t) => vec![self.rep_ty(t)],
+            (_, dpl_core::ir::Type::Tuple(ts)) => ts.iter().map(|t| self.rep_ty(t)).collect(),
+            _ => return None,
         };
         let rt = self.rt;
         let n = self.ident(m.len);
@@ -221,7 +227,6 @@ impl<'a> Gen<'a> {
             self.subst.remove(&st.var);
             self.hoisted.insert(st.var);
         }
-        let unzip = pair.parts.len();
         // The map's NaNs made canonical after each tile's loop where `rt::map_canon` (or the
         // `unzip` loop, per component) would.
         let (canon, deferred) = if unzip == 0 {
@@ -264,19 +269,21 @@ impl<'a> Gen<'a> {
         let i = s.elem.params[0];
         self.reps.insert(i, Rep::Value);
         let ip = self.ident(i);
-        let sources: Vec<(VarId, proc_macro2::Ident)> = if unzip == 0 {
-            vec![(v, format_ident!("__dpl_y"))]
+        // Each value the reduction gets: the map's vector (a component's, `None` if unused)
+        // and the closure parameter that holds its element.
+        let sources: Vec<(Option<VarId>, proc_macro2::Ident)> = if unzip == 0 {
+            vec![(Some(v), format_ident!("__dpl_y"))]
         } else {
             pair.parts
                 .iter()
                 .enumerate()
-                .map(|(k, p)| (p.unwrap_or(v), format_ident!("__dpl_y{}", k)))
+                .map(|(k, p)| (*p, format_ident!("__dpl_y{}", k)))
                 .collect()
         };
         let mut reads = Vec::new();
         s.elem.body.walk(&mut |st| {
             if let Expr::Index { seq, .. } = &st.expr
-                && let Some((_, y)) = sources.iter().find(|(x, _)| x == seq)
+                && let Some((_, y)) = sources.iter().find(|(x, _)| *x == Some(*seq))
             {
                 reads.push((st.var, y.clone()));
             }
@@ -284,12 +291,6 @@ impl<'a> Gen<'a> {
         for (x, y) in &reads {
             self.subst.insert(*x, quote!(#y));
         }
-        let elem_ty = self.f.vars[v].ty.elem()?;
-        let tys: Vec<TokenStream> = match (unzip, elem_ty) {
-            (0, t) => vec![self.rep_ty(t)],
-            (_, dpl_core::ir::Type::Tuple(ts)) => ts.iter().map(|t| self.rep_ty(t)).collect(),
-            _ => return None,
-        };
         let ys = sources.iter().map(|(_, y)| y);
         let gty = self.owned_ty(&self.f.vars[s.elem.body.result].ty);
         self.depth += 1;
@@ -338,13 +339,6 @@ impl<'a> Gen<'a> {
         };
         // The map alone (where an assertion between fails: it raises after the map).
         let map_alone = |edge: &TokenStream, int: Option<&Interior>| {
-            match (unzip, int) {
-                (0, None) if canon => {
-                    return quote!(#rt::map_canon(#n, #edge, #map_what, #map_loc));
-                }
-                (0, None) => return quote!(#rt::map(#n, #edge, #map_what, #map_loc)),
-                _ => {}
-            }
             let (lo, hi, int) = match int {
                 Some((lo, hi, int)) => (lo.clone(), hi.clone(), int),
                 None => (quote!(0usize), quote!(0usize), edge),

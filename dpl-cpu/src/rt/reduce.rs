@@ -69,8 +69,8 @@ where
 /// `(y, r)` with `y = [f(0), ..., f(len - 1)]` (its NaNs treated by `W`, as
 /// [`map`](super::map) or [`map_canon`](super::map_canon) would) and `r = init op g(0,
 /// y[0]) op g(1, y[1]) ...` in dpl's order, the same bits as [`reduce`] of `|i| g(i,
-/// y[i])` after the map (e.g. a Jacobi sweep and its largest change, or `exp(x)` and its
-/// sum). Each tile of [`TILE`] elements is written by the map's loop and then reduced
+/// y[i])` after the map (e.g. a Jacobi sweep and its largest change, or a residual and
+/// its norm). Each tile of [`TILE`] elements is written by the map's loop and then reduced
 /// while it is still in the L1 cache, so the map's result is read from memory zero times
 /// instead of once, and both run in one parallel region.
 ///
