@@ -297,12 +297,52 @@ impl fmt::Display for Scalar {
     }
 }
 
+/// The scalar types a [`Type::Param`] may become (dpl's bounds of generic functions).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub enum Bound {
+    /// Any scalar type (`bool` included).
+    Scalar,
+    /// An integer or float type.
+    Num,
+    /// An integer type.
+    Int,
+    /// A float type.
+    Float,
+}
+
+impl Bound {
+    /// Whether `s` satisfies the bound.
+    pub fn admits(self, s: Scalar) -> bool {
+        match self {
+            Bound::Scalar => true,
+            Bound::Num => s.is_int() || s.is_float(),
+            Bound::Int => s.is_int(),
+            Bound::Float => s.is_float(),
+        }
+    }
+
+    /// The bound's name (`Num`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Bound::Scalar => "Scalar",
+            Bound::Num => "Num",
+            Bound::Int => "Int",
+            Bound::Float => "Float",
+        }
+    }
+}
+
 /// The type of a value.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Type {
     /// Not known yet; type inference replaces every `Infer`.
     Infer,
+    /// Not known yet, and one of the scalar types of `Bound`: every `Param` with the same
+    /// number in a function is the same type (a type parameter of a generic function
+    /// called from the body); type inference replaces it like [`Type::Infer`].
+    Param(u32, Bound),
     /// A scalar.
     Scalar(Scalar),
     /// A sequence of elements of the given type (`[T]`; `[[T]]` is a nested sequence).
@@ -368,10 +408,10 @@ impl Type {
         }
     }
 
-    /// True when no part of the type is [`Type::Infer`].
+    /// True when no part of the type is [`Type::Infer`] or [`Type::Param`].
     pub fn is_known(&self) -> bool {
         match self {
-            Type::Infer => false,
+            Type::Infer | Type::Param(..) => false,
             Type::Scalar(_) => true,
             Type::Seq(t) => t.is_known(),
             Type::Tuple(ts) => ts.iter().all(Type::is_known),
@@ -383,6 +423,7 @@ impl fmt::Display for Type {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Type::Infer => f.write_str("_"),
+            Type::Param(n, b) => write!(f, "_{n}: {}", b.name()),
             Type::Scalar(s) => write!(f, "{s}"),
             Type::Seq(t) => write!(f, "[{t}]"),
             Type::Tuple(ts) => {

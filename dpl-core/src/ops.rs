@@ -66,7 +66,7 @@ pub fn scalar_leaves(ty: &Type) -> Option<Vec<Scalar>> {
         match ty {
             Type::Scalar(s) => out.push(*s),
             Type::Tuple(ts) => ts.iter().try_for_each(|t| walk(t, out))?,
-            Type::Seq(_) | Type::Infer => return None,
+            Type::Seq(_) | Type::Infer | Type::Param(..) => return None,
         }
         Some(())
     }

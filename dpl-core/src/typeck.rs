@@ -36,6 +36,18 @@ pub enum Literals {
 
 /// [`infer`], with the rule for unsuffixed integer literals given.
 pub fn infer_with(f: &mut Function, literals: Literals) -> Result<(), Vec<Diagnostic>> {
+    infer_params(f, literals).map(|_| ())
+}
+
+/// [`infer_with`], also giving the type each [`Type::Param`] number became (none for one
+/// that nothing decided; its variables are then errors unless unused). A `Param` is
+/// decided by what it meets, like [`Type::Infer`], but only within its bound; it is not
+/// defaulted the way a literal is unless it meets one (`f(1)` with `fn f<T: Num>(x: T)`
+/// makes `T` an `i32`, as in Rust).
+pub fn infer_params(
+    f: &mut Function,
+    literals: Literals,
+) -> Result<std::collections::BTreeMap<u32, Scalar>, Vec<Diagnostic>> {
     let mut cx = Cx::new(f);
     cx.int_literal = match literals {
         Literals::Rust => Kind::Int,
@@ -60,15 +72,24 @@ pub fn infer_with(f: &mut Function, literals: Literals) -> Result<(), Vec<Diagno
         cx.errors.push(Diagnostic::new(result_span, message));
     }
     cx.default_literals();
+    let params: Vec<(u32, Ty)> = cx.params.iter().map(|(&n, &t)| (n, t)).collect();
+    let mut decided = std::collections::BTreeMap::new();
+    for (n, t) in params {
+        if let Some(Type::Scalar(s)) = cx.resolve(t) {
+            decided.insert(n, s);
+        }
+    }
     let types: Vec<Option<Type>> = (0..f.vars.len())
         .map(|i| cx.resolve(cx.var_ty[i]))
         .collect();
+    // A mismatch leaves the types it met undecided: only the mismatch is reported.
+    let mismatched = !cx.errors.is_empty();
     for (i, t) in types.iter().enumerate() {
         match t {
             Some(t) => f.vars[Handle::new(i)].ty = t.clone(),
             None => {
                 let var = &f.vars[Handle::new(i)];
-                if cx.used[i] {
+                if cx.used[i] && !mismatched {
                     cx.errors.push(Diagnostic::new(
                         var.span,
                         format!(
@@ -84,17 +105,17 @@ pub fn infer_with(f: &mut Function, literals: Literals) -> Result<(), Vec<Diagno
             }
         }
     }
-    if literals == Literals::Generic {
-        let vars = &f.vars;
-        float_literals(&mut f.body, &|v| {
-            vars[v].ty.scalar().is_some_and(Scalar::is_float)
-        });
-    }
+    // An integer literal can become a float where it may take any number type (a generic
+    // function's body, or a function called from one).
+    let vars = &f.vars;
+    float_literals(&mut f.body, &|v| {
+        vars[v].ty.scalar().is_some_and(Scalar::is_float)
+    });
     if cx.errors.is_empty() {
         check_ops(f, &f.body, &mut cx.errors);
     }
     if cx.errors.is_empty() {
-        Ok(())
+        Ok(decided)
     } else {
         Err(dedup(cx.errors))
     }
@@ -126,6 +147,8 @@ type Ty = usize;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
     Any,
+    /// Any scalar type (a type parameter bounded by `Scalar`).
+    Scalar,
     Int,
     Float,
     /// An integer or a float (an unsuffixed integer literal of a generic function).
@@ -148,6 +171,11 @@ struct Cx {
     errors: Vec<Diagnostic>,
     /// The kind of an unsuffixed integer literal (see [`Literals`]).
     int_literal: Kind,
+    /// The term of each [`Type::Param`] number.
+    params: std::collections::HashMap<u32, Ty>,
+    /// Per term: whether a class it roots may be given a default type (it holds a literal;
+    /// meaningful at roots).
+    defaultable: Vec<bool>,
 }
 
 impl Cx {
@@ -159,6 +187,8 @@ impl Cx {
             used: vec![false; f.vars.len()],
             errors: Vec::new(),
             int_literal: Kind::Int,
+            params: std::collections::HashMap::new(),
+            defaultable: Vec::new(),
         };
         for (_, v) in f.vars.iter() {
             let t = cx.type_term(&v.ty);
@@ -172,6 +202,7 @@ impl Cx {
 
     fn node(&mut self, n: Node) -> Ty {
         self.nodes.push(n);
+        self.defaultable.push(true);
         self.parent.push(self.parent.len());
         self.parent.len() - 1
     }
@@ -179,6 +210,21 @@ impl Cx {
     fn type_term(&mut self, t: &Type) -> Ty {
         match t {
             Type::Infer => self.node(Node::Unknown(Kind::Any)),
+            Type::Param(n, b) => {
+                if let Some(&t) = self.params.get(n) {
+                    return t;
+                }
+                let kind = match b {
+                    Bound::Scalar => Kind::Scalar,
+                    Bound::Num => Kind::Num,
+                    Bound::Int => Kind::Int,
+                    Bound::Float => Kind::Float,
+                };
+                let t = self.node(Node::Unknown(kind));
+                self.defaultable[t] = false;
+                self.params.insert(*n, t);
+                t
+            }
             Type::Scalar(s) => self.node(Node::Scalar(*s)),
             Type::Seq(e) => {
                 let e = self.type_term(e);
@@ -227,17 +273,20 @@ impl Cx {
             (Node::Unknown(ka), Node::Unknown(kb)) => {
                 let k = match (ka, kb) {
                     (Kind::Any, k) | (k, Kind::Any) => k,
+                    (Kind::Scalar, k) | (k, Kind::Scalar) => k,
                     (Kind::Num, k) | (k, Kind::Num) => k,
                     (x, y) if x == y => x,
                     _ => return Err(()),
                 };
                 self.nodes[b] = Node::Unknown(k);
+                self.defaultable[b] |= self.defaultable[a];
                 self.parent[a] = b;
                 Ok(())
             }
             (Node::Unknown(k), other) | (other, Node::Unknown(k)) => {
                 let ok = match (&other, k) {
                     (_, Kind::Any) => true,
+                    (Node::Scalar(_), Kind::Scalar) => true,
                     (Node::Scalar(s), Kind::Int) => s.is_int(),
                     (Node::Scalar(s), Kind::Float) => s.is_float(),
                     (Node::Scalar(s), Kind::Num) => s.is_int() || s.is_float(),
@@ -325,6 +374,7 @@ impl Cx {
         let t = self.find(t);
         match self.nodes[t].clone() {
             Node::Unknown(Kind::Any) => "_".into(),
+            Node::Unknown(Kind::Scalar) => "{scalar}".into(),
             Node::Unknown(Kind::Int) => "{integer}".into(),
             Node::Unknown(Kind::Float) => "{float}".into(),
             Node::Unknown(Kind::Num) => "{number}".into(),
@@ -349,7 +399,7 @@ impl Cx {
 
     fn default_literals(&mut self) {
         for i in 0..self.nodes.len() {
-            if self.find(i) == i {
+            if self.find(i) == i && self.defaultable[i] {
                 match self.nodes[i] {
                     Node::Unknown(Kind::Int | Kind::Num) => {
                         self.nodes[i] = Node::Scalar(Scalar::I32)
@@ -465,7 +515,12 @@ impl Cx {
         let t = match &s.expr {
             Expr::Const(c) => match c {
                 Const::Bool(_) => self.scalar(Scalar::Bool),
-                Const::Int(_) => self.fresh(self.int_literal),
+                // A literal declared as any number (`Type::Param` bounded by `Num`: one
+                // in a generic body inlined into this one) may become a float.
+                Const::Int(_) => match f.vars[s.var].ty {
+                    Type::Param(_, Bound::Num) => self.fresh(Kind::Num),
+                    _ => self.fresh(self.int_literal),
+                },
                 Const::Float(_) => self.fresh(Kind::Float),
             },
             Expr::Var(v) => self.ty(*v),
@@ -582,7 +637,7 @@ impl Cx {
                 }
                 if m.float_only()
                     && let Some(t0) = ts.first()
-                    && let Node::Unknown(Kind::Any) = self.get(*t0)
+                    && let Node::Unknown(Kind::Any | Kind::Scalar | Kind::Num) = self.get(*t0)
                 {
                     let fl = self.fresh(Kind::Float);
                     let _ = self.unify(*t0, fl);
@@ -1074,14 +1129,14 @@ fn sort_elems(name: &str, key: Option<&Type>, val: Option<&Type>) -> Option<Stri
         match t {
             Type::Scalar(_) => true,
             Type::Tuple(ts) => !ts.is_empty() && ts.iter().all(orderable),
-            Type::Seq(_) | Type::Infer => false,
+            Type::Seq(_) | Type::Infer | Type::Param(..) => false,
         }
     }
     fn flat(t: &Type) -> bool {
         match t {
             Type::Scalar(_) => true,
             Type::Tuple(ts) => ts.iter().all(flat),
-            Type::Seq(_) | Type::Infer => false,
+            Type::Seq(_) | Type::Infer | Type::Param(..) => false,
         }
     }
     let shown = |t: Option<&Type>| t.map(|t| format!("[{t}]")).unwrap_or_default();

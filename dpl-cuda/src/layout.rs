@@ -65,7 +65,7 @@ pub fn scalar_leaves(ty: &Type, skip_seqs: bool) -> Result<Vec<Scalar>, Unsuppor
             Type::Tuple(ts) => return ts.iter().try_for_each(|t| go(t, skip, out)),
             Type::Seq(_) if skip => return Ok(()),
             Type::Seq(_) => format!("sequences as elements ({t})"),
-            Type::Infer => "an untyped variable".to_string(),
+            Type::Infer | Type::Param(..) => "an untyped variable".to_string(),
         };
         Err(Unsupported {
             message,

@@ -65,7 +65,11 @@ pub fn emit(
     })
 }
 
-fn diagnostics_to_error(l: &Lowered, diags: Vec<dpl_core::diag::Diagnostic>) -> syn::Error {
+/// The diagnostics of the IR pipeline on `l` as one error, each at its source span.
+pub(crate) fn diagnostics_to_error(
+    l: &Lowered,
+    diags: Vec<dpl_core::diag::Diagnostic>,
+) -> syn::Error {
     let mut all = Errors::default();
     for d in diags {
         let span = if d.span == ir::Span::NONE {

@@ -29,8 +29,9 @@
 //!
 //! In a `#[parallel] mod`, each generic function is expanded the same way inside the module
 //! ([`expand_module_fns`]); its instantiations are lowered with the module's other
-//! functions in scope, so they may call them (calls of a generic function from `#[parallel]`
-//! code are a spanned error: the call would need its type arguments inferred first).
+//! functions in scope, so they may call them. A call of a generic function from
+//! `#[parallel]` code is inlined at the types the call gives it, found by type inference
+//! over the caller (`front::lower::generic_call`).
 //!
 //! Errors are reported once: the instantiations are compiled in order and the first that
 //! fails gives its errors, each saying which types it was compiled for (a bound violation
@@ -235,6 +236,29 @@ fn params(f: &syn::ItemFn, opts: &Options) -> Result<Vec<Param>, syn::Error> {
     Ok(params)
 }
 
+/// A generic function of a `#[parallel] mod` as a call from `#[parallel]` code sees it:
+/// each type parameter's name and the types it is generated for (`front::lower`'s generic
+/// calls).
+pub(crate) fn callee_params(
+    f: &syn::ItemFn,
+    opts: &Options,
+) -> Result<Vec<(String, Vec<Scalar>)>, syn::Error> {
+    Ok(params(f, opts)?
+        .into_iter()
+        .map(|p| (p.ident.to_string(), p.types))
+        .collect())
+}
+
+/// `f` with its type parameters replaced by `types` (a call from `#[parallel]` code inlines
+/// it); its name is that of the instantiation.
+pub(crate) fn callee_instance(
+    f: &syn::ItemFn,
+    opts: &Options,
+    types: &[Scalar],
+) -> Result<syn::ItemFn, syn::Error> {
+    instance(f, &params(f, opts)?, types)
+}
+
 /// Every combination of the parameters' types, the first parameter varying slowest.
 fn combinations(params: &[Param]) -> Vec<Vec<Scalar>> {
     params.iter().fold(vec![Vec::new()], |acc, p| {
@@ -350,7 +374,7 @@ pub fn expand_module_fns(opts: &Options, m: &syn::ItemMod) -> Result<TokenStream
     let mut out = TokenStream::new();
     let mut errors = crate::front::errors::Errors::default();
     for (i, f) in fns.iter().enumerate().filter(|(_, f)| is_generic(f)) {
-        let items = expand_with(opts, f, |inst| front::expand_instance(inst, &fns, i));
+        let items = expand_with(opts, f, |inst| front::expand_instance(opts, inst, &fns, i));
         if let Some(items) = errors.ok(items) {
             out.extend(items);
         }

@@ -131,6 +131,114 @@ mod linalg {
     }
 }
 
+/// Generic functions called from `#[parallel]` code: inlined at the types each call gives
+/// them (found by type inference over the caller), from non-generic and generic callers,
+/// inside a closure, as a primitive's function, and two levels deep.
+#[dpl::parallel]
+mod calls {
+    use dpl::prelude::*;
+
+    pub fn dot<T: Num>(x: &[T], y: &[T]) -> T {
+        sum(map(|a, b| a * b, x, y))
+    }
+
+    /// Literals, `T::ZERO` and `as T` in a callee.
+    pub fn doubled_clamped<T: Num>(x: &[T], hi: T) -> (Vec<T>, T) {
+        (map(|v| (v * 2).min(hi).max(T::ZERO), x), x.len() as T)
+    }
+
+    /// Generic, calling a generic function.
+    pub fn norm<T: Float>(x: &[T]) -> T {
+        dot(x, x).sqrt()
+    }
+
+    pub fn square<T: Num>(v: T) -> T {
+        v * v
+    }
+
+    /// A non-generic caller, at several types.
+    pub fn stats(x: &[f64], k: &[i32], b: &[u8]) -> (f64, i32, (Vec<u8>, u8), f64) {
+        (dot(x, x), dot(k, k), doubled_clamped(b, 200), norm(x))
+    }
+
+    /// Per row, inside a closure.
+    pub fn row_norms(rows: &Nested<f32>) -> Vec<f32> {
+        map(|r| norm(r), rows)
+    }
+
+    /// The same, written out for `f32`: the call compiles to what it stands for.
+    pub fn row_norms_written(rows: &Nested<f32>) -> Vec<f32> {
+        map(|r| sum(map(|a, b| a * b, r, r)).sqrt(), rows)
+    }
+
+    /// As a primitive's function.
+    pub fn squares(x: &[i16]) -> Vec<i16> {
+        map(square, x)
+    }
+
+    /// In a loop at the top level, and from a `let`-bound closure used at two types.
+    pub fn iterated(x: &[f64], k: &[f32]) -> (f64, f32) {
+        let norm_of = |v| norm(v);
+        let mut y = x.to_vec();
+        for _ in 0..3 {
+            y = map(|v| v * 0.5, y);
+        }
+        (norm_of(y) + dot(y, y), norm_of(k))
+    }
+
+    /// A generic caller: each instantiation calls at its own types; the literal `2.0`
+    /// takes `T`.
+    pub fn energy<T: Float>(x: &[T]) -> T {
+        norm(x) * 0.5 + dot(x, map(|v| v * 2.0, x))
+    }
+}
+
+fn generic_calls(place: Place) {
+    use dpl_testkit::order::ordered_from;
+    each_size(place, &ALL_SIZES, |n, rng| {
+        let x = rng.f64s(n, -1.0, 1.0);
+        let k: Vec<i32> = each(&rng.i32s(n), |v| v % 1000);
+        let b: Vec<u8> = each(&rng.i32s(n), |v| v as u8);
+        let dot_x = ordered_from(&each(&x, |v| v * v), -0.0, |p, q| p + q);
+        let dot_k = k
+            .iter()
+            .fold(0i32, |s, v| s.wrapping_add(v.wrapping_mul(*v)));
+        let clamped: Vec<u8> = each(&b, |v| v.wrapping_mul(2).min(200));
+        let (d, i, (c, len), nrm) = calls::stats(&x, &k, &b);
+        assert_exact(d, dot_x, "dot::<f64> called from stats");
+        assert_eq!(i, dot_k, "dot::<i32> called from stats");
+        assert_eq!(c, clamped, "doubled_clamped::<u8> called from stats");
+        assert_eq!(len, n as u8, "x.len() as u8");
+        assert_exact(nrm, dot_x.sqrt(), "norm::<f64> called from stats");
+        let h: Vec<i16> = each(&k, |v| v as i16);
+        assert_eq!(
+            calls::squares(&h),
+            each(&h, |v| v.wrapping_mul(v)),
+            "map(square, x)"
+        );
+        let xf = rng.f32s(n, -1.0, 1.0);
+        let y = each(&x, |v| v * 0.125);
+        let dot_y = ordered_from(&each(&y, |v| v * v), -0.0, |p, q| p + q);
+        let dot_xf = ordered_from(&each(&xf, |v| v * v), -0.0, |p, q| p + q);
+        let (a, c) = calls::iterated(&x, &xf);
+        assert_exact(a, dot_y.sqrt() + dot_y, "iterated: norm and dot at f64");
+        assert_exact(c, dot_xf.sqrt(), "iterated: norm at f32");
+        let twice = each(&xf, |v| v * 2.0);
+        let want = ordered_from(&each(&xf, |v| v * v), -0.0, |p, q| p + q).sqrt() * 0.5
+            + ordered_from(&zip_with(&xf, &twice, |p, q| p * q), -0.0, |p, q| p + q);
+        assert_exact(calls::energy(&xf), want, "energy::<f32>");
+        let lens: Vec<usize> = (0..n.min(300)).map(|i| (i * 7) % 13).collect();
+        let rows: Vec<Vec<f32>> = lens.iter().map(|&l| rng.f32s(l, -1.0, 1.0)).collect();
+        let want: Vec<f32> = rows
+            .iter()
+            .map(|r| ordered_from(&each(r, |v| v * v), -0.0, |p, q| p + q).sqrt())
+            .collect();
+        let rows = dpl::Nested::from_rows(rows);
+        assert_same(&calls::row_norms(&rows), &want, "map(|r| norm(r), rows)");
+        assert_same(&calls::row_norms_written(&rows), &want, "row_norms_written");
+    });
+}
+
 fn in_a_module(place: Place) {
     each_size(place, &ALL_SIZES, |n, rng| {
         let (x, w) = (rng.f32s(n, -1.0, 1.0), rng.f64s(n, -1.0, 1.0));
@@ -401,6 +509,7 @@ on_every_place!(
     rows_sorts_and_scans,
     listed_types_and_bounds,
     in_a_module,
+    generic_calls,
 );
 
 /// An instantiation compiles to the same IR and CPU code as the function written for its
@@ -420,4 +529,18 @@ fn an_instantiation_is_the_function_written_for_its_types() {
         dpl::inspect!(prog::scaled::<u16, f64>).name,
         "scaled::<u16, f64>"
     );
+}
+
+/// A call of a generic function from `#[parallel]` code is inlined at its types and fused
+/// like any call: the same loops as the body written out.
+#[test]
+fn a_generic_call_is_the_body_written_out() {
+    let called = dpl::inspect!(calls::row_norms);
+    let written = dpl::inspect!(calls::row_norms_written);
+    assert_eq!(called.loops, written.loops);
+    assert_eq!(called.temporaries, written.temporaries);
+    assert_eq!(called.phases, written.phases);
+    // The body, as inlined at `f32`, inside the rows' map (not a call).
+    assert!(called.fused_ir.contains("sqrt %"), "{}", called.fused_ir);
+    assert!(!called.cpu_rust.contains("norm"), "{}", called.cpu_rust);
 }

@@ -1,25 +1,30 @@
 use dpl::prelude::*;
 
-// A generic function of a module is instantiated like a lone one and may call the
-// module's other functions; another function of the module cannot call it (yet).
+// Calls of a module's generic functions from #[parallel] code take their types from the
+// arguments; a type outside the callee's bound is an error at the argument, and a type
+// nothing decides is an error at the call.
 #[parallel]
 mod m {
     use dpl::prelude::*;
-
-    fn twice(x: &[f64]) -> Vec<f64> {
-        map(|v| v * 2.0, x)
-    }
 
     pub fn scaled<T: Float>(x: &[T], k: T) -> Vec<T> {
         map(|v| v * k, x)
     }
 
-    pub fn uses_twice<T: Float>(x: &[f64], y: &[T]) -> (Vec<f64>, T) {
-        (twice(x), sum(y))
+    pub fn count<T: Num>(n: usize) -> usize {
+        n + 1
     }
 
-    pub fn caller(x: &[f32]) -> Vec<f32> {
+    pub fn ok(x: &[f32]) -> Vec<f32> {
         scaled(x, 2.0)
+    }
+
+    pub fn outside_the_bound(x: &[i32]) -> Vec<i32> {
+        scaled(x, 2)
+    }
+
+    pub fn undecided(n: usize) -> usize {
+        count(n)
     }
 }
 

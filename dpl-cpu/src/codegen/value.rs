@@ -62,7 +62,7 @@ impl Gen<'_> {
                 let ts = ts.iter().map(|t| self.rep_ty(t));
                 quote!((#(#ts,)*))
             }
-            Type::Infer => quote!(_),
+            Type::Infer | Type::Param(..) => quote!(_),
         }
     }
 
@@ -78,7 +78,7 @@ impl Gen<'_> {
                 let ts = ts.iter().map(|t| self.owned_ty(t));
                 quote!((#(#ts,)*))
             }
-            Type::Infer => quote!(_),
+            Type::Infer | Type::Param(..) => quote!(_),
         }
     }
 

@@ -255,7 +255,7 @@ impl<'f> Gen<'f> {
                     step: None,
                 }
             }
-            Type::Infer => return unsupported("an untyped variable"),
+            Type::Infer | Type::Param(..) => return unsupported("an untyped variable"),
         })
     }
 

@@ -362,7 +362,7 @@ fn check_param_type(t: &Type) -> R<()> {
                 ))
             })
         }
-        Type::Infer => unsupported("an untyped parameter"),
+        Type::Infer | Type::Param(..) => unsupported("an untyped parameter"),
     }
 }
 

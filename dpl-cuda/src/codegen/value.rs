@@ -185,7 +185,7 @@ pub(super) fn unflatten_with(
             KVal::Tup(vs)
         }
         Type::Seq(_) => seq(path)?,
-        Type::Infer => return unsupported("an untyped variable"),
+        Type::Infer | Type::Param(..) => return unsupported("an untyped variable"),
     })
 }
 

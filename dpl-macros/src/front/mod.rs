@@ -37,6 +37,7 @@ mod loop_tests;
 mod tests;
 
 use dpl_core::ir;
+use dpl_core::typeck::Literals;
 use proc_macro2::TokenStream;
 
 pub use sig::{Repr, Signature};
@@ -282,16 +283,14 @@ impl Spans {
 
 /// Lowers one `#[parallel] fn`.
 pub fn expand_fn(opts: &Options, item: syn::ItemFn) -> Result<Lowered, syn::Error> {
-    let _ = opts;
     let mut recursion = lower::Reported::default();
     let module = [item.clone()];
-    lower::lower_function(item, &module, 0, &mut recursion)
+    lower::lower_function(item, &module, 0, &mut recursion, opts, Literals::Rust)
 }
 
 /// Lowers every `fn` of a `#[parallel] mod m { ... }`. Calls between the module's functions
 /// are inlined; `use` items are left to code generation; other items are errors.
 pub fn expand_mod(opts: &Options, item: &syn::ItemMod) -> Result<Vec<Lowered>, syn::Error> {
-    let _ = opts;
     let mut errors = errors::Errors::default();
     let Some((_, items)) = &item.content else {
         return Err(syn::Error::new_spanned(
@@ -330,7 +329,7 @@ pub fn expand_mod(opts: &Options, item: &syn::ItemMod) -> Result<Vec<Lowered>, s
         if crate::generic::is_generic(f) {
             continue;
         }
-        match lower::lower_function(f.clone(), &fns, i, &mut recursion) {
+        match lower::lower_function(f.clone(), &fns, i, &mut recursion, opts, Literals::Rust) {
             Ok(l) => out.push(l),
             Err(e) => errors.push(e),
         }
@@ -354,6 +353,7 @@ pub fn module_fns(item: &syn::ItemMod) -> Vec<syn::ItemFn> {
 /// Lowers `item`, an instantiation of the generic function `module[index]` of a
 /// `#[parallel] mod` (see `generic`): the module's other functions are in scope.
 pub fn expand_instance(
+    opts: &Options,
     item: syn::ItemFn,
     module: &[syn::ItemFn],
     index: usize,
@@ -361,7 +361,7 @@ pub fn expand_instance(
     let mut fns = module.to_vec();
     fns[index] = item.clone();
     let mut recursion = lower::Reported::default();
-    lower::lower_function(item, &fns, index, &mut recursion)
+    lower::lower_function(item, &fns, index, &mut recursion, opts, Literals::Generic)
 }
 
 /// True for `#[parallel]`, `#[parallel(...)]` and `#[dpl::parallel ...]`.

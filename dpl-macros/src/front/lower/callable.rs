@@ -177,7 +177,9 @@ impl Lowerer<'_> {
     /// then drops what was produced.
     pub(super) fn check(&mut self, c: &Callable, site: &(impl ToTokens + ?Sized), span: Span) {
         let (nv, ns) = (self.vars.len(), self.spans.len());
+        self.generic.discarding += 1;
         let _ = self.lambda(c, site, span, false);
+        self.generic.discarding -= 1;
         self.vars.truncate(nv);
         self.spans.truncate(ns);
     }
@@ -291,6 +293,9 @@ impl Lowerer<'_> {
                     }
                     return self.poison();
                 }
+                if crate::generic::is_generic(&f.item) {
+                    return self.generic_apply(*id, &f, args, site, span, quiet);
+                }
                 if quiet {
                     self.quiet += 1;
                 }
@@ -359,14 +364,6 @@ impl Lowerer<'_> {
                 }
                 _ => None,
             });
-            if crate::generic::is_generic(&f.item) {
-                return self.fail(
-                    call,
-                    format!(
-                        "`{name}` is generic, and calls of generic functions from #[parallel] code are not supported yet: call it from Rust, or write a version of it for the types needed"
-                    ),
-                );
-            }
             if let Some(y) = mutated {
                 return self.fail(
                     call,

@@ -1,6 +1,6 @@
 //! Expressions: literals, names and constants, operators, casts, `if`, blocks, tuples and indexing.
 
-use dpl_core::ir::{BinOp, Const, Expr, Origin, Prim, Scalar, Type, UnOp, VarId};
+use dpl_core::ir::{BinOp, Bound, Const, Expr, Origin, Prim, Scalar, Type, UnOp, VarId};
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 
@@ -145,7 +145,14 @@ impl Lowerer<'_> {
                     let ty = scalar.map_or("any dpl integer type".to_string(), |s| format!("`{s}`"));
                     return self.fail(lit, format!("literal out of range for {ty}"));
                 }
-                let ty = scalar.map_or(Type::Infer, Type::Scalar);
+                let ty = match scalar {
+                    Some(s) => Type::Scalar(s),
+                    // In an inlined generic body: any number type (see `generic_call`).
+                    None if self.generic.depth > 0 => {
+                        Type::Param(self.generic.fresh_param(), Bound::Num)
+                    }
+                    None => Type::Infer,
+                };
                 self.emit("lit", ty, Expr::Const(Const::Int(v)), span)
             }
             syn::Lit::Float(lf) => {

@@ -31,6 +31,7 @@ mod call;
 mod callable;
 mod env;
 mod expr;
+mod generic_call;
 mod items;
 mod loops;
 mod scalar;
@@ -45,17 +46,87 @@ use env::{Binding, Callable, Env, FnItem};
 #[derive(Default)]
 pub(crate) struct Reported(HashSet<(usize, usize, usize)>);
 
+/// The most rounds of lowering one function (levels of generic calls inside each other).
+const MAX_ROUNDS: usize = 32;
+
 /// Lowers one function. `module` holds every function of the compilation unit (the
 /// function itself for a lone `#[parallel] fn`; all functions of a `#[parallel] mod`) and
-/// `index` says which one is lowered.
+/// `index` says which one is lowered; `literals` says what its integer literals may become.
+/// A body that calls generic functions of the module is lowered in rounds, each deciding
+/// the types of the calls the one before met ([`generic_call`]).
 pub(crate) fn lower_function(
     item: syn::ItemFn,
     module: &[syn::ItemFn],
     index: usize,
     reported: &mut Reported,
+    opts: &super::Options,
+    literals: dpl_core::typeck::Literals,
 ) -> Result<Lowered, syn::Error> {
+    let mut decided = generic_call::Decided::new();
+    for _ in 0..MAX_ROUNDS {
+        let (mut lowered, pending) = lower_round(
+            item.clone(),
+            module,
+            index,
+            reported,
+            opts,
+            Rc::new(decided.clone()),
+        )?;
+        lowered.literals = literals;
+        if pending.is_empty() {
+            return Ok(lowered);
+        }
+        let mut typed = lowered.func.clone();
+        let types = dpl_core::typeck::infer_params(&mut typed, literals)
+            .map_err(|d| crate::emit::diagnostics_to_error(&lowered, d))?;
+        let mut errors = Errors::default();
+        for p in pending {
+            let mut chosen = Vec::new();
+            for (n, name, allowed) in &p.params {
+                match types.get(n) {
+                    Some(s) if allowed.contains(s) => chosen.push(*s),
+                    Some(s) => errors.push(syn::Error::new(
+                        p.span,
+                        format!(
+                            "this call of `{}` needs `{name} = {s}`, and `{}` is generated for `{name}` = {} only",
+                            p.callee,
+                            p.callee,
+                            allowed.iter().map(|t| t.name()).collect::<Vec<_>>().join(", ")
+                        ),
+                    )),
+                    None => errors.push(syn::Error::new(
+                        p.span,
+                        format!(
+                            "cannot tell which type `{name}` of `{}` is at this call: neither its arguments nor the use of its result decide it (where `{name}` is in the result type, annotate the value: `let v: f32 = ...`)",
+                            p.callee
+                        ),
+                    )),
+                }
+            }
+            decided.insert(p.key, chosen);
+        }
+        errors.finish()?;
+    }
+    Err(syn::Error::new_spanned(
+        &item.sig.ident,
+        format!("generic calls are nested more than {MAX_ROUNDS} levels deep"),
+    ))
+}
+
+/// One round of [`lower_function`]: the body with the generic calls of `decided` inlined,
+/// and the stubs of the others.
+fn lower_round(
+    item: syn::ItemFn,
+    module: &[syn::ItemFn],
+    index: usize,
+    reported: &mut Reported,
+    opts: &super::Options,
+    decided: Rc<generic_call::Decided>,
+) -> Result<(Lowered, Vec<generic_call::Pending>), syn::Error> {
     let in_module = module.len() > 1;
     let mut lw = Lowerer::new(module, index, reported, in_module);
+    lw.generic.opts = opts.clone();
+    lw.generic.decided = decided;
     let (params, mut sig) = lw.signature(&item);
     lw.stack.push(index);
     lw.top_stmts = item
@@ -85,6 +156,7 @@ pub(crate) fn lower_function(
         vars,
         spans,
         errors,
+        generic,
         ..
     } = lw;
     errors.finish()?;
@@ -103,14 +175,15 @@ pub(crate) fn lower_function(
         ret: sig.ret.repr.ir_type(),
         body: Block { stmts, result },
     };
-    Ok(Lowered {
+    let lowered = Lowered {
         name: item.sig.ident.unraw().to_string(),
         func,
         spans: Spans(spans),
         sig,
         item,
         literals: dpl_core::typeck::Literals::Rust,
-    })
+    };
+    Ok((lowered, generic.pending))
 }
 
 impl Lowerer<'_> {
@@ -234,6 +307,8 @@ struct Lowerer<'r> {
     writes: Vec<loops::Pending>,
     /// The statements of the function's own body (where `*y = e;` may be), by address.
     top_stmts: Vec<*const syn::Expr>,
+    /// Calls of generic functions of the module ([`generic_call`]).
+    generic: generic_call::GenericCalls,
 }
 
 impl<'r> Lowerer<'r> {
@@ -305,6 +380,7 @@ impl<'r> Lowerer<'r> {
             unchecked: Vec::new(),
             writes: Vec::new(),
             top_stmts: Vec::new(),
+            generic: generic_call::GenericCalls::default(),
         }
     }
 
