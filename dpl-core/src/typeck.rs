@@ -173,9 +173,10 @@ struct Cx {
     int_literal: Kind,
     /// The term of each [`Type::Param`] number.
     params: std::collections::HashMap<u32, Ty>,
-    /// Per term: whether a class it roots may be given a default type (it holds a literal;
-    /// meaningful at roots).
-    defaultable: Vec<bool>,
+    /// Per term (meaningful at roots): whether its class holds a [`Type::Param`], and
+    /// whether it holds a literal. A class is given a default type (`i32`, `f64`) unless
+    /// it holds a param and no literal.
+    holds: Vec<(bool, bool)>,
 }
 
 impl Cx {
@@ -188,7 +189,7 @@ impl Cx {
             errors: Vec::new(),
             int_literal: Kind::Int,
             params: std::collections::HashMap::new(),
-            defaultable: Vec::new(),
+            holds: Vec::new(),
         };
         for (_, v) in f.vars.iter() {
             let t = cx.type_term(&v.ty);
@@ -202,7 +203,7 @@ impl Cx {
 
     fn node(&mut self, n: Node) -> Ty {
         self.nodes.push(n);
-        self.defaultable.push(true);
+        self.holds.push((false, false));
         self.parent.push(self.parent.len());
         self.parent.len() - 1
     }
@@ -221,7 +222,7 @@ impl Cx {
                     Bound::Float => Kind::Float,
                 };
                 let t = self.node(Node::Unknown(kind));
-                self.defaultable[t] = false;
+                self.holds[t].0 = true;
                 self.params.insert(*n, t);
                 t
             }
@@ -279,7 +280,8 @@ impl Cx {
                     _ => return Err(()),
                 };
                 self.nodes[b] = Node::Unknown(k);
-                self.defaultable[b] |= self.defaultable[a];
+                self.holds[b].0 |= self.holds[a].0;
+                self.holds[b].1 |= self.holds[a].1;
                 self.parent[a] = b;
                 Ok(())
             }
@@ -399,7 +401,7 @@ impl Cx {
 
     fn default_literals(&mut self) {
         for i in 0..self.nodes.len() {
-            if self.find(i) == i && self.defaultable[i] {
+            if self.find(i) == i && (!self.holds[i].0 || self.holds[i].1) {
                 match self.nodes[i] {
                     Node::Unknown(Kind::Int | Kind::Num) => {
                         self.nodes[i] = Node::Scalar(Scalar::I32)
@@ -517,11 +519,19 @@ impl Cx {
                 Const::Bool(_) => self.scalar(Scalar::Bool),
                 // A literal declared as any number (`Type::Param` bounded by `Num`: one
                 // in a generic body inlined into this one) may become a float.
-                Const::Int(_) => match f.vars[s.var].ty {
-                    Type::Param(_, Bound::Num) => self.fresh(Kind::Num),
-                    _ => self.fresh(self.int_literal),
-                },
-                Const::Float(_) => self.fresh(Kind::Float),
+                Const::Int(_) => {
+                    let t = match f.vars[s.var].ty {
+                        Type::Param(_, Bound::Num) => self.fresh(Kind::Num),
+                        _ => self.fresh(self.int_literal),
+                    };
+                    self.holds[t].1 = true;
+                    t
+                }
+                Const::Float(_) => {
+                    let t = self.fresh(Kind::Float);
+                    self.holds[t].1 = true;
+                    t
+                }
             },
             Expr::Var(v) => self.ty(*v),
             Expr::Unary(_, v) => self.ty(*v),
@@ -1175,4 +1185,116 @@ fn tuple_hint(m: MathFn, found: Option<&Type>) -> String {
             "largest"
         }
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `fn f(x: param) -> ret { let a: declared = x; ...extra; result }`: `a` stands for a
+    /// generic call's argument, typed by the callee's signature.
+    fn copy_of(param: Type, declared: Type) -> (Function, VarId) {
+        let mut f = Function::new("f", Type::Infer);
+        let x = f.new_var("x", param, Span::NONE);
+        f.params.push(x);
+        let a = f.new_var("a", declared, Span::NONE);
+        f.body.stmts.push(Stmt {
+            var: a,
+            expr: Expr::Var(x),
+            span: Span::NONE,
+        });
+        f.body.result = a;
+        (f, a)
+    }
+
+    fn f32s() -> Type {
+        Type::seq(Type::Scalar(Scalar::F32))
+    }
+
+    #[test]
+    fn a_param_takes_the_type_it_meets_within_its_bound() {
+        let (mut f, a) = copy_of(f32s(), Type::seq(Type::Param(0, Bound::Float)));
+        let decided = infer_params(&mut f, Literals::Rust).unwrap();
+        assert_eq!(decided.get(&0), Some(&Scalar::F32));
+        assert_eq!(f.vars[a].ty, f32s());
+        // Outside the bound: a mismatch, reported once (no "cannot infer" after it).
+        let ints = Type::seq(Type::Scalar(Scalar::I32));
+        let (mut f, _) = copy_of(ints.clone(), Type::seq(Type::Param(0, Bound::Float)));
+        let e = infer_params(&mut f, Literals::Rust).unwrap_err();
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert!(e[0].message.contains("expected `[{float}]`"), "{e:?}");
+        // `Scalar` admits `bool` and every number, not a sequence.
+        let (mut f, _) = copy_of(Type::bool(), Type::Param(0, Bound::Scalar));
+        assert_eq!(
+            infer_params(&mut f, Literals::Rust).unwrap().get(&0),
+            Some(&Scalar::Bool)
+        );
+        let (mut f, _) = copy_of(ints, Type::Param(0, Bound::Scalar));
+        assert!(infer_params(&mut f, Literals::Rust).is_err());
+    }
+
+    #[test]
+    fn a_param_is_defaulted_only_with_a_literal() {
+        // A `Num` parameter that meets only an integer literal becomes `i32`, as in Rust.
+        let mut f = Function::new("f", Type::Infer);
+        let one = f.new_var("one", Type::Infer, Span::NONE);
+        let a = f.new_var("a", Type::Param(0, Bound::Num), Span::NONE);
+        f.body.stmts.push(Stmt {
+            var: one,
+            expr: Expr::Const(Const::Int(1)),
+            span: Span::NONE,
+        });
+        f.body.stmts.push(Stmt {
+            var: a,
+            expr: Expr::Var(one),
+            span: Span::NONE,
+        });
+        f.body.result = a;
+        let decided = infer_params(&mut f, Literals::Rust).unwrap();
+        assert_eq!(decided.get(&0), Some(&Scalar::I32));
+        // Nothing but the bound: undecided, and the value that needs it is an error.
+        let mut f = Function::new("f", Type::Infer);
+        let a = f.new_var("a", Type::Param(0, Bound::Float), Span::NONE);
+        f.body.result = a;
+        let e = infer_params(&mut f, Literals::Rust).unwrap_err();
+        assert!(e[0].message.contains("cannot infer"), "{e:?}");
+    }
+
+    #[test]
+    fn a_literal_declared_as_any_number_can_become_a_float() {
+        // `v * 2` from an inlined generic body, with `v: f32`.
+        let (mut f, a) = copy_of(Type::Scalar(Scalar::F32), Type::Infer);
+        let two = f.new_var("two", Type::Param(1, Bound::Num), Span::NONE);
+        let r = f.new_var("r", Type::Infer, Span::NONE);
+        f.body.stmts.push(Stmt {
+            var: two,
+            expr: Expr::Const(Const::Int(2)),
+            span: Span::NONE,
+        });
+        f.body.stmts.push(Stmt {
+            var: r,
+            expr: Expr::Binary(BinOp::Mul, a, two),
+            span: Span::NONE,
+        });
+        f.body.result = r;
+        infer_params(&mut f, Literals::Rust).unwrap();
+        assert_eq!(f.vars[two].ty, Type::Scalar(Scalar::F32));
+        assert_eq!(f.body.stmts[1].expr, Expr::Const(Const::Float(2.0)));
+        // The same literal undeclared is an integer, as in Rust.
+        let (mut f, a) = copy_of(Type::Scalar(Scalar::F32), Type::Infer);
+        let two = f.new_var("two", Type::Infer, Span::NONE);
+        let r = f.new_var("r", Type::Infer, Span::NONE);
+        f.body.stmts.push(Stmt {
+            var: two,
+            expr: Expr::Const(Const::Int(2)),
+            span: Span::NONE,
+        });
+        f.body.stmts.push(Stmt {
+            var: r,
+            expr: Expr::Binary(BinOp::Mul, a, two),
+            span: Span::NONE,
+        });
+        f.body.result = r;
+        assert!(infer_params(&mut f, Literals::Rust).is_err());
+    }
 }
