@@ -156,6 +156,16 @@ mod calls {
         v * v
     }
 
+    /// `T` only in the result: decided by a turbofish or by the use of the result.
+    pub fn halves<T: Float>(n: usize) -> Vec<T> {
+        map(|i| (i as T) * 0.5, range(n))
+    }
+
+    pub fn named(n: usize) -> (Vec<f32>, f64) {
+        let h: Vec<f64> = halves(n);
+        (halves::<f32>(n), sum(h) + dot::<f64>(h, h))
+    }
+
     /// A non-generic caller, at several types.
     pub fn stats(x: &[f64], k: &[i32], b: &[u8]) -> (f64, i32, (Vec<u8>, u8), f64) {
         (dot(x, x), dot(k, k), doubled_clamped(b, 200), norm(x))
@@ -215,6 +225,16 @@ fn generic_calls(place: Place) {
             calls::squares(&h),
             each(&h, |v| v.wrapping_mul(v)),
             "map(square, x)"
+        );
+        let (h32, total) = calls::named(n);
+        let h: Vec<f64> = (0..n).map(|i| i as f64 * 0.5).collect();
+        assert_eq!(h32, each(&h, |v| v as f32), "halves::<f32>");
+        let want = ordered_from(&h, -0.0, |p, q| p + q)
+            + ordered_from(&each(&h, |v| v * v), -0.0, |p, q| p + q);
+        assert_exact(
+            total,
+            want,
+            "halves at f64 decided by an annotation, dot::<f64>",
         );
         let xf = rng.f32s(n, -1.0, 1.0);
         let y = each(&x, |v| v * 0.125);

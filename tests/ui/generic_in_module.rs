@@ -1,8 +1,8 @@
 use dpl::prelude::*;
 
 // Calls of a module's generic functions from #[parallel] code take their types from the
-// arguments; a type outside the callee's bound is an error at the argument, and a type
-// nothing decides is an error at the call.
+// arguments or a turbofish; a type outside the callee's bound is an error at the
+// argument or in the turbofish, and a type nothing decides is an error at the call.
 #[parallel]
 mod m {
     use dpl::prelude::*;
@@ -25,6 +25,14 @@ mod m {
 
     pub fn undecided(n: usize) -> usize {
         count(n)
+    }
+
+    pub fn named(n: usize) -> usize {
+        count::<u8>(n) + count::<bool>(n) + count::<f32, f64>(n) + twice::<f32>(n)
+    }
+
+    fn twice(n: usize) -> usize {
+        n * 2
     }
 }
 

@@ -135,6 +135,9 @@ impl Lowerer<'_> {
                     ),
                 );
             }
+            if let Some(v) = self.turbofish_call(p, c) {
+                return v;
+            }
             if let Some(callable @ Callable::Scalar(f, Some(_))) = self.as_callable(func) {
                 if c.args.len() != f.arity() {
                     let n = f.arity();

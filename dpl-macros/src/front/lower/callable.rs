@@ -335,6 +335,16 @@ impl Lowerer<'_> {
 
     /// Calls a callable on argument expressions: the body is inlined.
     pub(super) fn inline_call(&mut self, c: &Callable, call: &syn::ExprCall) -> VarId {
+        self.inline_call_at(c, call, None)
+    }
+
+    /// [`Lowerer::inline_call`], a generic callee at the types of a turbofish when given.
+    pub(super) fn inline_call_at(
+        &mut self,
+        c: &Callable,
+        call: &syn::ExprCall,
+        types: Option<Vec<Scalar>>,
+    ) -> VarId {
         let n = self.arity(c);
         if call.args.len() != n {
             let what = match (c, peel(&call.func)) {
@@ -385,6 +395,10 @@ impl Lowerer<'_> {
             });
         }
         let quiet = c.checked();
-        self.apply(c, &copies, call, call_span(call), quiet)
+        self.generic.explicit = types;
+        let r = self.apply(c, &copies, call, call_span(call), quiet);
+        // Taken by the generic call, unless it stopped before (recursion).
+        self.generic.explicit = None;
+        r
     }
 }

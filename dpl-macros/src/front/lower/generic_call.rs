@@ -79,6 +79,8 @@ pub(super) struct GenericCalls {
     pub(super) discarding: u32,
     /// The instantiations inlined so far: the callee and the types, to its entry in `fns`.
     instances: HashMap<(usize, Vec<Scalar>), usize>,
+    /// The types of the turbofish of the call being inlined (`dot::<f32>(x, y)`).
+    pub(super) explicit: Option<Vec<Scalar>>,
 }
 
 impl GenericCalls {
@@ -181,13 +183,14 @@ impl Lowerer<'_> {
         span: Span,
         quiet: bool,
     ) -> VarId {
+        let explicit = self.generic.explicit.take();
         let key = self.generic.next_key();
         let Ok(params) = generic::callee_params(&f.item, &self.generic.opts) else {
             // The callee's own expansion reports its bounds.
             self.quiet_errors += 1;
             return self.poison();
         };
-        let decided = self.generic.decided.get(&key).cloned();
+        let decided = explicit.or_else(|| self.generic.decided.get(&key).cloned());
         match decided {
             Some(types) => self.generic_inline(id, f, types, key, args, site, span, quiet),
             None => self.generic_stub(f, &params, key, args, span),
@@ -298,5 +301,79 @@ impl Lowerer<'_> {
             });
         }
         self.new_var(&f.name, ret, span)
+    }
+}
+
+impl Lowerer<'_> {
+    /// `f::<T, ...>(args)` where `f` is a generic function of the module: the call at those
+    /// types (checked against the callee's bounds). `None` for a path without a turbofish;
+    /// an error for a turbofish on anything else.
+    pub(super) fn turbofish_call(&mut self, p: &syn::ExprPath, c: &syn::ExprCall) -> Option<VarId> {
+        let [seg] = p.path.segments.iter().collect::<Vec<_>>()[..] else {
+            return None;
+        };
+        let syn::PathArguments::AngleBracketed(args) = &seg.arguments else {
+            return None;
+        };
+        if p.path.leading_colon.is_some() {
+            return None;
+        }
+        let name = seg.ident.to_string();
+        let callee = match self.env.lookup(&name) {
+            Some(super::Binding::Callable(super::Callable::Fn(id))) => self
+                .fns
+                .get(*id)
+                .filter(|f| generic::is_generic(&f.item))
+                .map(|f| (*id, f.clone())),
+            _ => None,
+        };
+        let Some((id, f)) = callee else {
+            return Some(self.fail(
+                args,
+                format!("`::<...>` names the types of a generic function of the module; `{name}` is not one"),
+            ));
+        };
+        let Ok(params) = generic::callee_params(&f.item, &self.generic.opts) else {
+            self.quiet_errors += 1;
+            return Some(self.poison());
+        };
+        if args.args.len() != params.len() {
+            return Some(self.fail(
+                args,
+                format!(
+                    "`{name}` has {} type parameter{}, and {} {} given",
+                    params.len(),
+                    if params.len() == 1 { "" } else { "s" },
+                    args.args.len(),
+                    if args.args.len() == 1 { "is" } else { "are" }
+                ),
+            ));
+        }
+        let mut types = Vec::new();
+        for (a, (pname, allowed)) in args.args.iter().zip(&params) {
+            let s = match a {
+                syn::GenericArgument::Type(t) => sig::scalar_of(t),
+                _ => None,
+            };
+            match s {
+                Some(s) if allowed.contains(&s) => types.push(s),
+                Some(s) => {
+                    return Some(self.fail(
+                        a,
+                        format!(
+                            "`{s}` is not one of the types `{name}` is generated for: `{pname}` is one of {}",
+                            allowed.iter().map(|t| t.name()).collect::<Vec<_>>().join(", ")
+                        ),
+                    ));
+                }
+                None => {
+                    return Some(self.fail(
+                        a,
+                        format!("`{pname}` must be a scalar type here, such as `f32`"),
+                    ));
+                }
+            }
+        }
+        Some(self.inline_call_at(&super::Callable::Fn(id), c, Some(types)))
     }
 }

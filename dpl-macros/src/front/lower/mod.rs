@@ -97,8 +97,8 @@ pub(crate) fn lower_function(
                     None => errors.push(syn::Error::new(
                         p.span,
                         format!(
-                            "cannot tell which type `{name}` of `{}` is at this call: neither its arguments nor the use of its result decide it (where `{name}` is in the result type, annotate the value: `let v: f32 = ...`)",
-                            p.callee
+                            "cannot tell which type `{name}` of `{}` is at this call: neither its arguments nor the use of its result decide it; name the types: `{}::<f32>(...)`",
+                            p.callee, p.callee
                         ),
                     )),
                 }
