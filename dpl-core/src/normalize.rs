@@ -23,6 +23,7 @@ pub fn normalize(f: &Function) -> Function {
     let mut n = Norm {
         f: &mut out,
         scopes: Vec::new(),
+        copies: HashMap::new(),
     };
     let body = n.block(Block {
         stmts: body,
@@ -37,6 +38,10 @@ struct Norm<'f> {
     f: &'f mut Function,
     /// Symbolic lengths known in each enclosing scope, innermost last.
     scopes: Vec<HashMap<VarId, VarId>>,
+    /// Sequences that are copies of another (`y = x`, as an inlined call binds its
+    /// arguments), to the sequence they copy: they share its length, so `dot(x, x)` needs
+    /// no check that its two arguments have the same length.
+    copies: HashMap<VarId, VarId>,
 }
 
 impl Norm<'_> {
@@ -66,11 +71,18 @@ impl Norm<'_> {
         }
     }
 
+    /// The sequence `seq` copies, or `seq`.
+    fn original(&self, seq: VarId) -> VarId {
+        self.copies.get(&seq).copied().unwrap_or(seq)
+    }
+
     fn known_len(&self, seq: VarId) -> Option<VarId> {
+        let seq = self.original(seq);
         self.scopes.iter().rev().find_map(|s| s.get(&seq).copied())
     }
 
     fn record_len(&mut self, seq: VarId, len: VarId) {
+        let seq = self.original(seq);
         if let Some(s) = self.scopes.last_mut() {
             s.insert(seq, len);
         }
@@ -81,6 +93,7 @@ impl Norm<'_> {
         if let Some(n) = self.known_len(seq) {
             return n;
         }
+        let seq = self.original(seq);
         let name = format!("len_{}", self.f.vars[seq].name);
         let n = self.var(&name, Type::usize(), span);
         out.push(Stmt {
@@ -266,9 +279,8 @@ impl Norm<'_> {
                 });
             }
             Expr::Var(x) if self.f.vars[x].ty.elem().is_some() => {
-                if let Some(n) = self.known_len(x) {
-                    self.record_len(var, n);
-                }
+                let original = self.original(x);
+                self.copies.insert(var, original);
                 out.push(Stmt {
                     var,
                     expr: Expr::Var(x),
