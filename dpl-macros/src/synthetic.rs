@@ -71,3 +71,18 @@ pub fn generic(params: &str, ty: &str, n: usize) -> String {
     }
     s + &format!("(sum(y{n}), scan(|p, q| p.max(q), y{n})) }}")
 }
+
+/// A `#[parallel] mod` whose function `f` calls a chain of `depth` generic functions, each
+/// calling the next (`g{k}` maps, then calls `g{k-1}`): `f` is lowered in `depth + 1`
+/// rounds (`front::lower::generic_call`).
+pub fn generic_calls(depth: usize) -> String {
+    let mut s = String::from("mod m { use dpl::prelude::*; ");
+    s += "pub fn g0<T: Num>(x: &[T], a: T) -> T { sum(map(|v| v * a, x)) } ";
+    for k in 1..=depth {
+        s += &format!(
+            "pub fn g{k}<T: Num>(x: &[T], a: T) -> T {{ g{}(map(|v| v + a * {k}, x), a) }} ",
+            k - 1
+        );
+    }
+    s + &format!("pub fn f(x: &[f32]) -> f32 {{ g{depth}(x, 2.0) }} }}")
+}
