@@ -69,6 +69,20 @@ mod progs {
         (sum(map(|a, b| a * b + 1, x, y)), map(|a| a - T::ONE, x))
     }
 
+    /// Generic functions called from `#[parallel]` code, inlined at the callers' types.
+    #[parallel]
+    pub mod calls {
+        use dpl::prelude::*;
+
+        pub fn dot<T: Num>(x: &[T], y: &[T]) -> T {
+            sum(map(|a, b| a * b + 1, x, y))
+        }
+
+        pub fn both(x: &[i32], p: &[f64]) -> (i32, f64) {
+            (dot(x, x), dot(p, p))
+        }
+    }
+
     /// `*y = e` on a rank's block, and a declared result read from the new value.
     #[parallel]
     pub fn axpy_sum(a: i64, x: &[i64], y: &mut [i64]) -> i64 {
@@ -218,6 +232,17 @@ fn generic(env: Env) {
             let (s, _) = progs::generic_dot(&pb, &pb);
             close("generic_dot::<f64>", s, want_f, 1e-9);
             same_everywhere("generic_dot::<f64>", s.to_bits());
+            let xb = block_of(&x, &lens, env);
+            let (i, f) = progs::calls::both(&xb, &pb);
+            let want_i = (0..n).fold(0i32, |s, k| {
+                s.wrapping_add(x[k].wrapping_mul(x[k]).wrapping_add(1))
+            });
+            assert_eq!(i, want_i, "dot::<i32> called from both, n = {n}");
+            assert_eq!(
+                f.to_bits(),
+                s.to_bits(),
+                "dot::<f64> called from both, n = {n}"
+            );
         }
     }
 }
