@@ -39,7 +39,7 @@ use dpl_cuda::{
     StridedMatrix,
 };
 
-use crate::{Error, Matrix, MatrixView, Nested, Place, Seq};
+use crate::{Error, Matrix, MatrixView, Nested, Place, RowView, Seq};
 
 /// The device of `place`, or why there is none (the place's backend is not built, or its
 /// device cannot be opened).
@@ -457,6 +457,17 @@ impl<T: Elem> Arg for Matrix<T> {
                 temp: Some(seq),
             },
             Err(e) => In::uploaded(Err(e)),
+        }
+    }
+}
+
+impl<T: Elem + Clone> Arg for RowView<'_, T> {
+    /// The addressed elements, in order (an `ndarray` 1-D view read in place on the CPU),
+    /// copied as typed bytes for this call.
+    fn input(&self, place: Place) -> In {
+        match self.as_slice() {
+            Some(s) => s.input(place),
+            None => self.to_vec().as_slice().input(place),
         }
     }
 }

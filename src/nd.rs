@@ -1,9 +1,14 @@
 //! How `#[parallel]` functions read `ndarray` arrays and `MatrixView`s and return `ndarray`
 //! arrays (the `ndarray` parts need the feature `ndarray`).
 //!
-//! A parameter of type `ArrayView1<T>` or `&Array1<T>` is a `[T]` in the body: it is read
-//! in place when its elements are contiguous and in order, and copied once into a `Vec`
-//! otherwise (a strided column, a reversed view). A parameter of type `ArrayView2<T>` or
+//! A parameter of type `ArrayView1<T>` or `&Array1<T>` is a `[T]` in the body. When the
+//! body only reads its elements one by one (`x[i]`, and every primitive that reads
+//! element `i` of its input: `map`, `zip`, `reduce`, `scan`, `sort`, ... ) it is read in
+//! place on the CPU places, with its stride (a column, a reversed view: a [`RowView`]),
+//! the body being generated once for a contiguous view and once for a strided one; the
+//! GPU places upload the addressed elements, and `Place::Mpi` copies them. A body that
+//! passes the sequence on whole (as a `scatter` destination, a result, a loop's initial
+//! value) reads it as a slice: in place when contiguous and in order, else copied once. A parameter of type `ArrayView2<T>` or
 //! `&Array2<T>` is a `[[T]]` whose elements are the rows, read in place with its strides
 //! (any layout: row-major, column-major, a slice of a bigger array, reversed axes) through
 //! a [`MatrixView`]: nothing is copied on the CPU places, the GPU places upload the
@@ -18,13 +23,30 @@
 use std::borrow::Cow;
 
 use crate::Matrix;
-use crate::data::MatrixView;
+use crate::data::{MatrixView, RowView};
 
 /// A parameter read as a slice (an `ndarray` 1-D array or view). Not part of the API.
 #[doc(hidden)]
 pub trait Flat<T: Clone> {
     /// The elements in order: borrowed when they are contiguous, else copied.
     fn __dpl_flat(&self) -> Cow<'_, [T]>;
+}
+
+/// A parameter read in place with its stride (an `ndarray` 1-D array or view). Not part of
+/// the API.
+#[doc(hidden)]
+pub trait Strided<T> {
+    /// The elements, in place.
+    fn __dpl_strided(&self) -> RowView<'_, T>;
+}
+
+impl<T: Clone> Flat<T> for RowView<'_, T> {
+    fn __dpl_flat(&self) -> Cow<'_, [T]> {
+        match self.as_slice() {
+            Some(s) => Cow::Borrowed(s),
+            None => Cow::Owned(self.to_vec()),
+        }
+    }
 }
 
 /// A parameter read as a [`MatrixView`] (an `ndarray` 2-D array or view, or a
@@ -68,7 +90,7 @@ mod arrays {
 
     use ndarray::{Array1, Array2, ArrayRef, ArrayView2, Ix1, Ix2};
 
-    use super::{Flat, View2};
+    use super::{Flat, Strided, View2};
     use crate::Matrix;
     use crate::data::MatrixView;
 
@@ -78,6 +100,17 @@ mod arrays {
                 Some(s) => Cow::Borrowed(s),
                 None => Cow::Owned(self.iter().cloned().collect()),
             }
+        }
+    }
+
+    impl<T> Strided<T> for ArrayRef<T, Ix1> {
+        fn __dpl_strided(&self) -> crate::data::RowView<'_, T> {
+            let n = self.len();
+            let stride = self.strides()[0];
+            // SAFETY: an ndarray array addresses element `j` at `as_ptr() + j * stride`,
+            // initialised and readable while it is borrowed: the one row of this 1 x n
+            // view is those elements.
+            unsafe { MatrixView::from_raw(self.as_ptr(), 1, n, 0, stride).row_unchecked(0) }
         }
     }
 

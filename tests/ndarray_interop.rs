@@ -1,5 +1,6 @@
-//! `ndarray` parameters and results (feature `ndarray`): `ArrayView1`/`&Array1` read as a
-//! slice, `ArrayView2`/`&Array2` and dpl's `MatrixView` read in place with their strides,
+//! `ndarray` parameters and results (feature `ndarray`): `ArrayView1`/`&Array1` read in
+//! place with their stride when the body reads them element by element (as a slice
+//! otherwise), `ArrayView2`/`&Array2` and dpl's `MatrixView` read in place with their strides,
 //! `Array1`/`Array2` results, on every place, against plain Rust over the same arrays.
 //! Layouts: standard, column-major, transposed, sliced with steps, reversed axes,
 //! broadcast (stride 0) and empty; a ragged `Array2` result is the usual length-mismatch
@@ -51,6 +52,30 @@ fn col_maxes(m: MatrixView<'_, i32>) -> Vec<i32> {
 #[parallel]
 fn total<T: Num>(x: ArrayView1<'_, T>) -> T {
     sum(x)
+}
+
+/// Read element by element: on the CPU places in place with its stride.
+#[parallel]
+fn vocabulary(
+    x: ArrayView1<'_, i64>,
+    idx: &[usize],
+    k: i64,
+) -> (Vec<i64>, i64, Vec<i64>, Vec<i64>, Vec<i64>, Vec<i64>, usize) {
+    (
+        map(|v| v * k, x),
+        sum(x),
+        scan(|a, b| a + b, x),
+        sort(x),
+        filter(|v| v % 2 == 0, x),
+        gather(x, idx),
+        len(x),
+    )
+}
+
+/// Passed on whole (a `scatter` destination): read as a slice, copied when strided.
+#[parallel]
+fn scattered(x: ArrayView1<'_, i64>, idx: &[usize], v: &[i64]) -> Vec<i64> {
+    scatter(v, idx, x)
 }
 
 /// 2-D layouts of the same kind of data: `(what, array)`, element `(r, c)` of the logical
@@ -240,4 +265,62 @@ fn contiguous_inputs_are_read_in_place() {
     let x = Array1::from_vec(vec![1.0f32, 2.0, 3.0]);
     assert!(matches!(x.view().__dpl_flat(), Cow::Borrowed(_)));
     assert!(matches!(a.column(0).__dpl_flat(), Cow::Owned(_)));
+}
+
+#[test]
+fn one_d_views_read_element_by_element_are_not_copied() {
+    let a = Array2::from_shape_fn((301, 3), |(r, c)| ((r * 7 + c * 13) % 41) as i64 - 20);
+    let c = Array1::from_shape_fn(301, |i| (i % 17) as i64 - 8);
+    let five = Array1::from_vec(vec![5i64]);
+    let xs: Vec<(&str, ArrayView1<'_, i64>)> = vec![
+        ("a column (stride 3)", a.column(1)),
+        ("reversed", a.column(2).slice_move(s![..;-1])),
+        ("every other, reversed", c.slice(s![..;-2])),
+        ("broadcast (stride 0)", five.broadcast(40).unwrap()),
+        ("contiguous", c.view()),
+        ("empty", c.slice(s![0..0])),
+    ];
+    for (what, x) in xs {
+        let plain: Vec<i64> = x.iter().copied().collect();
+        let n = plain.len();
+        let idx: Vec<usize> = (0..n).map(|i| (i * 5 + 3) % n.max(1)).collect();
+        let mut sorted = plain.clone();
+        sorted.sort();
+        let scan: Vec<i64> = plain
+            .iter()
+            .scan(0i64, |s, v| {
+                *s += v;
+                Some(*s)
+            })
+            .collect();
+        let want = (
+            plain.iter().map(|v| v * 3).collect::<Vec<_>>(),
+            plain.iter().sum::<i64>(),
+            scan,
+            sorted,
+            plain
+                .iter()
+                .copied()
+                .filter(|v| v % 2 == 0)
+                .collect::<Vec<_>>(),
+            idx.iter().map(|&i| plain[i]).collect::<Vec<_>>(),
+            n,
+        );
+        let src: Vec<i64> = (0..n as i64).map(|v| 1000 + v).collect();
+        let perm: Vec<usize> = (0..n).rev().collect();
+        let mut perm_want = plain.clone();
+        for (k, &i) in perm.iter().enumerate() {
+            perm_want[i] = src[k];
+        }
+        for place in places() {
+            let got = with_place(place, || vocabulary(x, &idx, 3));
+            assert_eq!(got, want, "{what} on {place}");
+            let got = with_place(place, || scattered(x, &perm, &src));
+            assert_eq!(got, perm_want, "scatter into {what} on {place}");
+        }
+    }
+    // The CPU body reads `x` as a slice when it is one and with its stride otherwise; a
+    // destination of `scatter` is not read element by element, so it stays a slice.
+    assert!(dpl::inspect!(vocabulary).cpu_rust.contains("as_slice"));
+    assert!(!dpl::inspect!(scattered).cpu_rust.contains("as_slice"));
 }

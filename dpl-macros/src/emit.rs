@@ -89,9 +89,11 @@ fn function(opts: &Options, l: &Lowered) -> Result<TokenStream, syn::Error> {
     l.check_loops(&compiled.typed)?;
     let mut params = Vec::new();
     let mut errors = Errors::default();
+    let strided = strided_params(l, &compiled);
     for p in &l.sig.params {
         let repr = match &p.repr {
             Repr::Scalar(_) => ParamRepr::Scalar,
+            Repr::Slice(_) if strided.contains(&p.ident) => ParamRepr::Strided,
             Repr::Slice(_) | Repr::Vec(_) | Repr::SeqBuf(_) => ParamRepr::Slice,
             Repr::Nested(_) => ParamRepr::Nested,
             Repr::Matrix(_) => ParamRepr::Matrix,
@@ -212,7 +214,7 @@ fn function(opts: &Options, l: &Lowered) -> Result<TokenStream, syn::Error> {
         }
     };
     let inspect = inspect_const(l, &compiled, &cpu, &gpu_summary, &mpi_summary, bound);
-    let dispatch = with_nd_arrays(l, with_writes(l, dispatch, &writes));
+    let dispatch = with_nd_arrays(l, with_writes(l, dispatch, &writes), &strided);
     Ok(quote! {
         #(#attrs)*
         #[allow(unused_variables, unused_parens, unused_braces, unused_unsafe, non_snake_case, clippy::all)]
@@ -230,10 +232,37 @@ fn function(opts: &Options, l: &Lowered) -> Result<TokenStream, syn::Error> {
     })
 }
 
-/// `dispatch` with the `ndarray` parameters rebound before it (a 1-D array as a slice, a
-/// 2-D one or a `MatrixView` as a `MatrixView`: [`sig::adapter`]) and its value converted
-/// into the declared `ndarray` results after it ([`sig::nd_result`]).
-fn with_nd_arrays(l: &Lowered, dispatch: TokenStream) -> TokenStream {
+/// The `ndarray` 1-D parameters read in place with their strides ([`ParamRepr::Strided`]):
+/// those that both CPU bodies read element by element only.
+fn strided_params(l: &Lowered, compiled: &Compiled) -> Vec<syn::Ident> {
+    let mut out = Vec::new();
+    for (k, a) in l.item.sig.inputs.iter().enumerate() {
+        let syn::FnArg::Typed(pt) = a else {
+            continue;
+        };
+        let syn::Pat::Ident(p) = &*pt.pat else {
+            continue;
+        };
+        let by_index = |f: &ir::Function| {
+            f.params
+                .get(k)
+                .is_some_and(|&v| codegen::read_by_index_only(f, v))
+        };
+        if sig::adapter(&pt.ty) == Some(sig::Adapter::Flat)
+            && by_index(&compiled.fused)
+            && by_index(&compiled.normalized)
+        {
+            out.push(p.ident.clone());
+        }
+    }
+    out
+}
+
+/// `dispatch` with the `ndarray` parameters rebound before it (a 1-D array as a slice, or
+/// in place as a `RowView` when it is one of `strided`; a 2-D one or a `MatrixView` as a
+/// `MatrixView`: [`sig::adapter`]) and its value converted into the declared `ndarray`
+/// results after it ([`sig::nd_result`]).
+fn with_nd_arrays(l: &Lowered, dispatch: TokenStream, strided: &[syn::Ident]) -> TokenStream {
     let nd = quote!(::dpl::__private::nd);
     let rebind = l.item.sig.inputs.iter().filter_map(|a| {
         let syn::FnArg::Typed(pt) = a else {
@@ -245,6 +274,9 @@ fn with_nd_arrays(l: &Lowered, dispatch: TokenStream) -> TokenStream {
         let x = &p.ident;
         let held = format_ident!("__dpl_nd_{}", x);
         Some(match sig::adapter(&pt.ty)? {
+            sig::Adapter::Flat if strided.contains(x) => quote! {
+                let #x = { use #nd::Strided as _; #x.__dpl_strided() };
+            },
             sig::Adapter::Flat => quote! {
                 let #held = { use #nd::Flat as _; #x.__dpl_flat() };
                 let #x = &*#held;
@@ -686,10 +718,18 @@ fn mpi_arm(
                 Inner::Seq | Inner::Auto => quote!(::dpl::__private::seq),
             };
             let call = format_ident!("__dpl_call");
+            // A strided view is copied into the rank's block as a slice (`flat` below).
+            let as_slices: Vec<(syn::Ident, ParamRepr)> = params
+                .iter()
+                .map(|(x, r)| match r {
+                    ParamRepr::Strided => (x.clone(), ParamRepr::Slice),
+                    _ => (x.clone(), r.clone()),
+                })
+                .collect();
             let body = dpl_mpi::codegen::body(
                 &FnInput {
                     func: &d.func,
-                    params: params.to_vec(),
+                    params: as_slices,
                     span: &span_of,
                     rt: quote!(::dpl::__private::rt),
                     private: private.clone(),
@@ -720,7 +760,17 @@ fn mpi_arm(
                         let #x = &*#held;
                     }
                 });
-            let run = quote!({ #(#owned)* #run });
+            let flat = params
+                .iter()
+                .filter(|(_, r)| *r == ParamRepr::Strided)
+                .map(|(x, _)| {
+                    let held = format_ident!("__dpl_mpi_{}", x);
+                    quote! {
+                        let #held = { use #private::nd::Flat as _; #x.__dpl_flat() };
+                        let #x = &*#held;
+                    }
+                });
+            let run = quote!({ #(#owned)* #(#flat)* #run });
             summary.rust = run.to_string();
             dump(&name, &[("mpi.rs", &summary.rust)]);
             run

@@ -68,6 +68,30 @@ pub enum ParamRepr {
     Nested,
     /// `&Matrix<E>`: rows are strided views (`row(i)`, a `RowView`).
     Matrix,
+    /// A `RowView<E>` (an `ndarray` 1-D view, read in place with its stride): only for a
+    /// parameter that the body reads element by element ([`read_by_index_only`]). The body
+    /// is generated twice, as for a `Matrix`: with the view as a slice (run when its
+    /// elements are adjacent) and with strided reads.
+    Strided,
+}
+
+/// Whether the body uses `p` (a sequence parameter) only to read its elements (`p[i]`) and
+/// its length, at any depth: then a strided view can stand for it without a copy.
+pub fn read_by_index_only(f: &Function, p: VarId) -> bool {
+    fn block(b: &Block, p: VarId) -> bool {
+        b.result != p && b.stmts.iter().all(|s| stmt(s, p))
+    }
+    fn stmt(s: &Stmt, p: VarId) -> bool {
+        let direct = match &s.expr {
+            Expr::Index { index, .. } => *index != p,
+            Expr::Len(_) => true,
+            e => !e.operands().contains(&p),
+        };
+        let mut inner = true;
+        s.expr.for_each_block(&mut |b| inner &= block(b, p));
+        direct && inner
+    }
+    block(&f.body, p)
 }
 
 /// Everything the generator needs to know about one function.
@@ -116,7 +140,13 @@ pub fn body_with(input: &FnInput<'_>, hook: Option<Hook<'_>>) -> TokenStream {
         .filter(|(_, r)| *r == ParamRepr::Matrix)
         .map(|(i, _)| i)
         .collect();
-    if matrices.is_empty() {
+    let strided: Vec<&Ident> = input
+        .params
+        .iter()
+        .filter(|(_, r)| *r == ParamRepr::Strided)
+        .map(|(i, _)| i)
+        .collect();
+    if matrices.is_empty() && strided.is_empty() {
         let nested: Vec<&Ident> = input
             .params
             .iter()
@@ -139,13 +169,18 @@ pub fn body_with(input: &FnInput<'_>, hook: Option<Hook<'_>>) -> TokenStream {
     }
     let contiguous = variant(input, hook, true, false);
     let general = variant(input, hook, false, false);
+    let tests = matrices
+        .iter()
+        .map(|m| quote!(#m.rows_are_slices()))
+        .chain(strided.iter().map(|x| quote!(#x.as_slice().is_some())));
     // A block, like every body: callers splice it where a block is expected.
     quote! {{
-        if #(#matrices.rows_are_slices())&&* #contiguous else #general
+        if #(#tests)&&* #contiguous else #general
     }}
 }
 
-/// One variant of the body; `contiguous`: the rows of every `Matrix` parameter are slices;
+/// One variant of the body; `contiguous`: the rows of every `Matrix` parameter are slices,
+/// and so is every strided view;
 /// `shared`: every `Nested` parameter shares the offsets of the first (tested by the
 /// caller), so rows are read from those offsets and the values of each.
 fn variant(
@@ -211,6 +246,17 @@ fn variant(
             }
             ParamRepr::Nested => (Rep::Nested, quote! { let #name = &*#ident; }),
             ParamRepr::Matrix => (Rep::Matrix(contiguous), quote! { let #name = &*#ident; }),
+            ParamRepr::Strided if contiguous => (
+                Rep::Slice,
+                quote! {
+                    let #name: &[_] = match #ident.as_slice() {
+                        ::core::option::Option::Some(s) => s,
+                        // The caller tested it.
+                        ::core::option::Option::None => ::core::unreachable!(),
+                    };
+                },
+            ),
+            ParamRepr::Strided => (Rep::RowView, quote! { let #name = #ident; }),
         };
         g.reps.insert(v, rep);
         prologue.extend(binding);

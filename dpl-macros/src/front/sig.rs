@@ -549,8 +549,9 @@ pub(crate) fn annotation(ty: &syn::Type, errors: &mut Errors) -> Type {
 /// start of the call (its name then stands for the rebound value).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Adapter {
-    /// An `ndarray` 1-D array or view: read as a slice (borrowed when its elements are
-    /// contiguous and in order, else copied once).
+    /// An `ndarray` 1-D array or view: read in place with its stride on the CPU places when
+    /// the body reads it element by element (`emit`'s `strided_params`), else as a slice
+    /// (borrowed when its elements are contiguous and in order, else copied once).
     Flat,
     /// An `ndarray` 2-D array or view, or a `MatrixView`: read in place as a `MatrixView`.
     Matrix,
