@@ -236,16 +236,29 @@ fn params(f: &syn::ItemFn, opts: &Options) -> Result<Vec<Param>, syn::Error> {
     Ok(params)
 }
 
-/// A generic function of a `#[parallel] mod` as a call from `#[parallel]` code sees it:
-/// each type parameter's name and the types it is generated for (`front::lower`'s generic
-/// calls).
+/// A type parameter of a generic function as a call from `#[parallel]` code sees it
+/// (`front::lower`'s generic calls).
+pub(crate) struct CalleeParam {
+    /// Its name.
+    pub(crate) name: String,
+    /// The types it is generated for.
+    pub(crate) types: Vec<Scalar>,
+    /// What admits them, for messages (`T: Float`).
+    pub(crate) origin: String,
+}
+
+/// The type parameters of a generic function of a `#[parallel] mod`.
 pub(crate) fn callee_params(
     f: &syn::ItemFn,
     opts: &Options,
-) -> Result<Vec<(String, Vec<Scalar>)>, syn::Error> {
+) -> Result<Vec<CalleeParam>, syn::Error> {
     Ok(params(f, opts)?
         .into_iter()
-        .map(|p| (p.ident.to_string(), p.types))
+        .map(|p| CalleeParam {
+            name: p.ident.to_string(),
+            types: p.types,
+            origin: p.origin,
+        })
         .collect())
 }
 

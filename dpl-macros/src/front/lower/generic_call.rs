@@ -251,7 +251,7 @@ impl Lowerer<'_> {
     fn generic_stub(
         &mut self,
         f: &FnItem,
-        params: &[(String, Vec<Scalar>)],
+        params: &[generic::CalleeParam],
         key: Key,
         args: &[VarId],
         span: Span,
@@ -272,10 +272,10 @@ impl Lowerer<'_> {
         };
         let mut numbered = Vec::new();
         let mut marks = Vec::new();
-        for (name, types) in params {
+        for p in params {
             let n = self.generic.fresh_param();
-            marks.push(Type::Param(n, bound_of(types)));
-            numbered.push((n, name.clone(), types.clone()));
+            marks.push(Type::Param(n, bound_of(&p.types)));
+            numbered.push((n, p.name.clone(), p.types.clone()));
         }
         let (base_params, base_ret) = &sigs[0];
         for (k, v) in args.iter().enumerate() {
@@ -350,26 +350,23 @@ impl Lowerer<'_> {
             ));
         }
         let mut types = Vec::new();
-        for (a, (pname, allowed)) in args.args.iter().zip(&params) {
+        for (a, p) in args.args.iter().zip(&params) {
             let s = match a {
                 syn::GenericArgument::Type(t) => sig::scalar_of(t),
                 _ => None,
             };
             match s {
-                Some(s) if allowed.contains(&s) => types.push(s),
+                Some(s) if p.types.contains(&s) => types.push(s),
                 Some(s) => {
                     return Some(self.fail(
                         a,
-                        format!(
-                            "`{s}` is not one of the types `{name}` is generated for: `{pname}` is one of {}",
-                            allowed.iter().map(|t| t.name()).collect::<Vec<_>>().join(", ")
-                        ),
+                        format!("`{s}` does not satisfy `{}` of `{name}`", p.origin),
                     ));
                 }
                 None => {
                     return Some(self.fail(
                         a,
-                        format!("`{pname}` must be a scalar type here, such as `f32`"),
+                        format!("`{}` must be a scalar type here, such as `f32`", p.name),
                     ));
                 }
             }
