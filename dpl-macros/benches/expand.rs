@@ -1,7 +1,7 @@
 //! Expansion time of `#[parallel]` on synthetic bodies (`src/synthetic.rs`): nested
 //! closures (depth 10-40), independent primitives (10-200) and recurrences unrolled 5-100
 //! steps, top level and per row; a generic function at 4, 13 and 36 instantiations next to
-//! the same function written for one type. Each case is the whole expansion of one function from
+//! the same function written for one type; a chain of 4-16 generic calls. Each case is the whole expansion of one function from
 //! its parsed item: the front end, the dpl-core pipeline and the generated Rust (and with
 //! `--features gpu`, the PTX). Growth should be linear in the parameter.
 //!
@@ -96,5 +96,30 @@ fn generics(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(expand_benches, benches, generics);
+/// The function at the end of a chain of generic calls (`synthetic::generic_calls`, depth
+/// 4-16): lowered once per level (the calls inlined one level further each round).
+fn generic_call_chains(c: &mut Criterion) {
+    let mut g = c.benchmark_group("generic_calls");
+    g.sample_size(10)
+        .warm_up_time(Duration::from_millis(200))
+        .measurement_time(Duration::from_secs(1));
+    for depth in [4, 8, 16] {
+        let src = synthetic::generic_calls(depth);
+        let m: syn::ItemMod = syn::parse_str(&src).expect("a synthetic module parses");
+        let opts = front::Options::default();
+        g.bench_with_input(BenchmarkId::from_parameter(depth), &m, |b, m| {
+            b.iter(|| {
+                let lowered = front::expand_mod(&opts, m).expect("compiles");
+                let f: Vec<_> = lowered.into_iter().filter(|l| l.name == "f").collect();
+                emit::emit(&opts, f, None, proc_macro2::TokenStream::new())
+                    .expect("compiles")
+                    .into_iter()
+                    .count()
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(expand_benches, benches, generics, generic_call_chains);
 criterion_main!(expand_benches);
