@@ -54,7 +54,7 @@ fn asked_for() -> bool {
 
 /// The place a call of a function compiled for the GPU runs on: [`dispatch_place`], except
 /// that a GPU found by default, not asked for, runs only the calls that pay for the trip:
-/// those of a `compute_bound` function ([`dpl_cpu::codegen::compute_bound`]: costly
+/// those of a `compute_bound` function (`dpl_cpu::codegen::compute_bound`: costly
 /// elements, a sort, a loop at the top level) or with data already on the device
 /// (`resident`, asked only then); the others run on the CPU (a `saxpy` of host vectors
 /// took 100-400 ms on an H100 against 1-75 ms on its 16 CPU cores, nearly all of it

@@ -50,7 +50,7 @@ pub struct BoundedRead {
 
 /// The checked reads, among the statements directly in the element function of the
 /// top-level combinator bound to `at` (a statement of the body, or of the blocks of its
-/// top-level `if`s and loops: [`host_soac`]), whose `usize` index is
+/// top-level `if`s and loops: `host_soac`), whose `usize` index is
 /// provably below the combinator's length. Empty if `at` is not a top-level combinator.
 pub fn bounded_reads(f: &Function, at: VarId) -> Vec<BoundedRead> {
     let Some((before, s)) = host_soac(f, at) else {
