@@ -1260,11 +1260,11 @@ mod tests {
         assert!(e[0].message.contains("cannot infer"), "{e:?}");
     }
 
-    #[test]
-    fn a_literal_declared_as_any_number_can_become_a_float() {
-        // `v * 2` from an inlined generic body, with `v: f32`.
+    /// `v * 2` with `v: f32` and the literal `2` declared as `declared`: the function and
+    /// the literal's variable.
+    fn times_two(declared: Type) -> (Function, VarId) {
         let (mut f, a) = copy_of(Type::Scalar(Scalar::F32), Type::Infer);
-        let two = f.new_var("two", Type::Param(1, Bound::Num), Span::NONE);
+        let two = f.new_var("two", declared, Span::NONE);
         let r = f.new_var("r", Type::Infer, Span::NONE);
         f.body.stmts.push(Stmt {
             var: two,
@@ -1277,24 +1277,18 @@ mod tests {
             span: Span::NONE,
         });
         f.body.result = r;
+        (f, two)
+    }
+
+    #[test]
+    fn a_literal_declared_as_any_number_can_become_a_float() {
+        // From an inlined generic body: any number type.
+        let (mut f, two) = times_two(Type::Param(1, Bound::Num));
         infer_params(&mut f, Literals::Rust).unwrap();
         assert_eq!(f.vars[two].ty, Type::Scalar(Scalar::F32));
         assert_eq!(f.body.stmts[1].expr, Expr::Const(Const::Float(2.0)));
         // The same literal undeclared is an integer, as in Rust.
-        let (mut f, a) = copy_of(Type::Scalar(Scalar::F32), Type::Infer);
-        let two = f.new_var("two", Type::Infer, Span::NONE);
-        let r = f.new_var("r", Type::Infer, Span::NONE);
-        f.body.stmts.push(Stmt {
-            var: two,
-            expr: Expr::Const(Const::Int(2)),
-            span: Span::NONE,
-        });
-        f.body.stmts.push(Stmt {
-            var: r,
-            expr: Expr::Binary(BinOp::Mul, a, two),
-            span: Span::NONE,
-        });
-        f.body.result = r;
+        let (mut f, _) = times_two(Type::Infer);
         assert!(infer_params(&mut f, Literals::Rust).is_err());
     }
 }
