@@ -170,9 +170,13 @@ where
     out
 }
 
-/// One block of [`map_reduce_blocked`]: rows `lo..lo + out.len()`. `acc` holds the lanes,
-/// lane-major (`acc[q * rows + r]`: one column of the block updates a contiguous run),
-/// then the second level's lanes over the tiles' results.
+/// One block of [`map_reduce_blocked`]: rows `lo..lo + out.len()`. `acc` holds the lanes
+/// present (`min(inner, LANES)` of them), lane-major (`acc[q * rows + r]`: one column of the
+/// block updates a contiguous run), then, when the row spans more than one tile, the
+/// second level's lanes over the tiles' results. Every slot read is written first in the
+/// same block, so `acc` is only grown, never cleared: a block costs its columns, not the
+/// 32 lanes of the pattern (a row of an ELL matrix holds a few columns). The lane trees of
+/// the block's rows are computed together, lane against lane ([`column_tree`]).
 #[inline(never)]
 fn blocked_rows<T, A, I, E, S, O, F>(
     out: &mut [MaybeUninit<T>],
@@ -190,44 +194,95 @@ fn blocked_rows<T, A, I, E, S, O, F>(
     O: Fn(usize, A, A) -> A,
     F: Fn(usize, A) -> T,
 {
-    use dpl_core::order::{LANES, TILE, tiles, tree};
+    use dpl_core::order::{LANES, TILE, tiles};
     let rows = out.len();
-    let first = init(lo);
-    acc.clear();
-    acc.resize(2 * LANES * rows, first);
-    let (lanes, level2) = acc.split_at_mut(LANES * rows);
     let m = tiles(inner);
-    let gather = |v: &[A], r: usize| -> [A; LANES] { std::array::from_fn(|q| v[q * rows + r]) };
+    if m == 0 {
+        for (r, slot) in out.iter_mut().enumerate() {
+            slot.write(finish(lo + r, init(lo + r)));
+        }
+        return;
+    }
+    let width = inner.min(LANES);
+    let second = if m > 1 { m.min(LANES) } else { 0 };
+    let need = (width + second) * rows;
+    if acc.len() < need {
+        acc.resize(need, init(lo));
+    }
+    let (lanes, level2) = acc.split_at_mut(width * rows);
     for t in 0..m {
         let (t0, t1) = (t * TILE, (t * TILE + TILE).min(inner));
         let c = (t1 - t0).min(LANES);
         for k in t0..t0 + c {
-            let lane = &mut lanes[(k - t0) * rows..(k - t0 + 1) * rows];
-            for (r, a) in lane.iter_mut().enumerate() {
-                *a = elem(lo + r, k);
-            }
+            column_first(
+                &mut lanes[(k - t0) * rows..(k - t0 + 1) * rows],
+                lo,
+                k,
+                elem,
+            );
         }
         for k in t0 + c..t1 {
             let q = (k - t0) % LANES;
             column_step(&mut lanes[q * rows..(q + 1) * rows], lo, k, step);
         }
-        for r in 0..rows {
-            let p = tree(&mut gather(lanes, r), c, &|a, b| op(lo + r, a, b));
-            let slot = &mut level2[(t % LANES) * rows + r];
-            *slot = if t < LANES { p } else { op(lo + r, *slot, p) };
+        column_tree(lanes, rows, c, lo, op);
+        let p = &lanes[..rows];
+        if m == 1 {
+            for (r, slot) in out.iter_mut().enumerate() {
+                let i = lo + r;
+                slot.write(finish(i, op(i, init(i), p[r])));
+            }
+            return;
+        }
+        let slot = &mut level2[(t % LANES) * rows..(t % LANES + 1) * rows];
+        if t < LANES {
+            slot.copy_from_slice(p);
+        } else {
+            for (r, (s, &p)) in slot.iter_mut().zip(p).enumerate() {
+                *s = op(lo + r, *s, p);
+            }
         }
     }
+    column_tree(level2, rows, second, lo, op);
     for (r, slot) in out.iter_mut().enumerate() {
         let i = lo + r;
-        let a = match m {
-            0 => init(i),
-            _ => op(
-                i,
-                init(i),
-                tree(&mut gather(level2, r), m.min(LANES), &|a, b| op(i, a, b)),
-            ),
-        };
-        slot.write(finish(i, a));
+        slot.write(finish(i, op(i, init(i), level2[r])));
+    }
+}
+
+/// The lane tree ([`dpl_core::order::tree`]) of every row of a block at once: `acc` holds
+/// `c` lanes of `rows` values, lane-major; for `s` = 16, 8, 4, 2, 1, lane `j < s` becomes
+/// `op(lane j, lane j + s)` where lane `j + s < c`, row by row, so each row's result (in
+/// lane 0) has the bits of the tree over its own lanes, and each step is a loop along
+/// the rows (vectorized when `op` is an arithmetic operator).
+#[inline(always)]
+fn column_tree<A, O>(acc: &mut [A], rows: usize, c: usize, lo: usize, op: &O)
+where
+    A: Copy,
+    O: Fn(usize, A, A) -> A,
+{
+    let mut s = dpl_core::order::LANES / 2;
+    while s > 0 {
+        for j in 0..s.min(c.saturating_sub(s)) {
+            let (low, high) = acc.split_at_mut((j + s) * rows);
+            let dst = &mut low[j * rows..(j + 1) * rows];
+            for (r, (a, &b)) in dst.iter_mut().zip(&high[..rows]).enumerate() {
+                *a = op(lo + r, *a, b);
+            }
+        }
+        s /= 2;
+    }
+}
+
+/// The first column of a lane in a block: `acc[r] = elem(lo + r, k)`. Never inlined, for
+/// the reason given at [`column_step`].
+#[inline(never)]
+fn column_first<A, E>(acc: &mut [A], lo: usize, k: usize, elem: &E)
+where
+    E: Fn(usize, usize) -> A,
+{
+    for (r, a) in acc.iter_mut().enumerate() {
+        *a = elem(lo + r, k);
     }
 }
 
@@ -528,4 +583,91 @@ fn split_by<'a, T>(mut out: &'a mut [T], sums: &[(usize, usize)]) -> Vec<&'a mut
         out = rest;
     }
     parts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    static AT: dpl_core::run::Location = dpl_core::run::Location {
+        file: "test",
+        line: 1,
+        column: 1,
+    };
+
+    /// Row `i`'s operator: neither associative nor commutative (any other tree shows),
+    /// and different per row (the row index reaches it).
+    fn op(i: usize, a: u64, b: u64) -> u64 {
+        a.wrapping_mul(1_000_003 + i as u64)
+            .wrapping_add(b ^ 0x9e37)
+    }
+
+    /// Element `(i, k)` of the rows.
+    fn elem(i: usize, k: usize) -> u64 {
+        ((i * 7919 + k) as u64).wrapping_mul(0x9e37_79b9) >> 5
+    }
+
+    /// Each row reduced by the blocked traversal has the bits of the reference order
+    /// (`try_reduce`, then the start value), for widths around the lane count and the
+    /// tile (one tile, several, more than 32 of them: the second level's lanes wrap),
+    /// block counts around `BLOCK_ROWS`, and pools of 1 to 3 threads.
+    #[test]
+    fn blocked_rows_follow_the_order() {
+        let widths = [
+            0,
+            1,
+            2,
+            5,
+            8,
+            9,
+            31,
+            32,
+            33,
+            100,
+            2048,
+            2049,
+            4096 + 7,
+            33 * 2048 + 3,
+        ];
+        for inner in widths {
+            let rows_set: &[usize] = match inner {
+                0..=100 => &[1, 255, 256, 257, 700],
+                _ => &[1, 3, 257],
+            };
+            for &len in rows_set {
+                let want: Vec<u64> = (0..len)
+                    .map(|i| {
+                        let start = i as u64 + 11;
+                        let total = dpl_core::order::try_reduce::<u64, ()>(
+                            inner,
+                            &mut |k| Ok(elem(i, k)),
+                            &mut |a, b| Ok(op(i, a, b)),
+                        )
+                        .unwrap();
+                        total.map_or(start, |t| op(i, start, t)) ^ 1
+                    })
+                    .collect();
+                for threads in 1..=3 {
+                    let pool = rayon::ThreadPoolBuilder::new()
+                        .num_threads(threads)
+                        .build()
+                        .unwrap();
+                    let got = pool.install(|| {
+                        map_reduce_blocked(
+                            len,
+                            len * inner.max(1) * 64,
+                            inner,
+                            |i| i as u64 + 11,
+                            (elem, |i, k, acc| op(i, acc, elem(i, k)), op),
+                            |_, a| a ^ 1,
+                            |_| unreachable!("no row fails"),
+                            "map",
+                            &AT,
+                        )
+                    });
+                    assert!(got == want, "{len} rows of {inner}, {threads} threads");
+                }
+            }
+        }
+    }
 }

@@ -4,6 +4,7 @@
 //! `Iterator::sum` does (it starts from `-0.0`).
 
 use super::*;
+use dpl::Matrix;
 
 /// The programs under test, written in the DSL.
 mod prog {
@@ -352,6 +353,16 @@ mod prog {
             i += 1;
         }
         (v, s)
+    }
+
+    /// Row sums of a matrix and an ELL product, whose rows may be strided (read down the
+    /// columns in blocks on the CPU).
+    #[parallel]
+    pub fn matrix_rows_f32(m: &Matrix<f32>, c: &Matrix<u32>, x: &[f32]) -> (Vec<f32>, Vec<f32>) {
+        (
+            map(|r| sum(r), m),
+            map(|a, k| sum(map(|v, j| v * x[j], a, k)), m, c),
+        )
     }
 
     /// (a) of [`loop_nans_f32`] in `f16`, sorted.
@@ -1035,6 +1046,66 @@ fn tuple_maps(place: Place) {
     });
 }
 
+/// Row sums and ELL products over matrices of special values, in both layouts: a row
+/// whose sum is a NaN gives the canonical NaN, other rows their exact sum (the values are
+/// integers, zeros and infinities, so every order gives the same sum), `-0.0` rows `-0.0`.
+fn matrix_rows(place: Place) {
+    let sp: Vec<f32> = specials32()
+        .into_iter()
+        .filter(|v| !v.is_finite() || v.fract() == 0.0 && v.abs() <= 2.0)
+        .collect();
+    dpl::with_place(place, || {
+        for (rows, width) in [(300, 5), (7, 1), (300, 40), (3, 0)] {
+            let at = |i: usize, k: usize| sp[(i * 5 + k * 3 + i / 7) % sp.len()];
+            let cols = |i: usize, k: usize| ((i + 3 * k) % sp.len()) as u32;
+            let data: Vec<Vec<f32>> = (0..rows)
+                .map(|i| (0..width).map(|k| at(i, k)).collect())
+                .collect();
+            let x = sp.clone();
+            let sum = |r: &mut dyn Iterator<Item = f32>| r.fold(-0.0f32, |a, b| a + b).canon();
+            let sums: Vec<f32> = data.iter().map(|r| sum(&mut r.iter().copied())).collect();
+            let products: Vec<f32> = (0..rows)
+                .map(|i| sum(&mut (0..width).map(|k| at(i, k) * x[cols(i, k) as usize])))
+                .collect();
+            let row_major = |f: &dyn Fn(usize, usize) -> f32| -> Vec<f32> {
+                (0..rows)
+                    .flat_map(|i| (0..width).map(move |k| f(i, k)))
+                    .collect()
+            };
+            let col_major = |f: &dyn Fn(usize, usize) -> f32| -> Vec<f32> {
+                (0..width)
+                    .flat_map(|k| (0..rows).map(move |i| f(i, k)))
+                    .collect()
+            };
+            let c_row: Vec<u32> = (0..rows)
+                .flat_map(|i| (0..width).map(move |k| cols(i, k)))
+                .collect();
+            let c_col: Vec<u32> = (0..width)
+                .flat_map(|k| (0..rows).map(move |i| cols(i, k)))
+                .collect();
+            let layouts = [
+                (
+                    "row-major",
+                    Matrix::row_major(rows, width, row_major(&at)).unwrap(),
+                    Matrix::row_major(rows, width, c_row).unwrap(),
+                ),
+                (
+                    "column-major",
+                    Matrix::col_major(rows, width, col_major(&at)).unwrap(),
+                    Matrix::col_major(rows, width, c_col).unwrap(),
+                ),
+            ];
+            for (layout, m, c) in &layouts {
+                let what = format!("{layout} {rows} x {width}");
+                let inputs = |i: usize| format!("row {i}: {:?}", data[i]);
+                let (s, p) = prog::matrix_rows_f32(m, c, &x);
+                assert_bits(&s, &sums, &inputs, &format!("row sums, {what}"));
+                assert_bits(&p, &products, &inputs, &format!("ELL product, {what}"));
+            }
+        }
+    });
+}
+
 /// On the CPU, those loops leave the computed float components' NaNs to the run time,
 /// which makes them canonical after each chunk's loop (the loops' `_canon` forms, `Canon`
 /// for those components, `Keep` for the others).
@@ -1079,6 +1150,7 @@ fn tuple_maps_make_nans_canonical_after_the_loop() {
 
 on_every_place!(
     tuple_maps,
+    matrix_rows,
     arithmetic,
     functions,
     transcendental,

@@ -91,8 +91,21 @@ impl Gen<'_> {
                 stmts: keep.iter().map(|&k| prefix[k].clone()).collect(),
                 result: body.result,
             });
+            // NaNs made canonical once, on each row's result, as for a reduction row by row.
+            let red_ty = g.f.vars[red_stmt.var].ty.clone();
+            let applied = g.deferred_reduce(red, op, true, &red_ty);
             let elem = g.lambda(&red.elem, false, &[Rep::Value]);
-            let op = g.lambda(op, false, &[]);
+            let op_fn = g.lambda(op, false, &[]);
+            g.nan_deferred.remove(&op.body.result);
+            g.nan_deferred.remove(&red.elem.body.result);
+            let total = match applied {
+                Some(applied) => {
+                    let canon = g.canonical(quote!(__dpl_acc), &red_ty);
+                    quote!(if #applied { #canon } else { __dpl_acc })
+                }
+                None => quote!(__dpl_acc),
+            };
+            let op = op_fn;
             let post = g.stmts(&Block {
                 stmts: suffix.to_vec(),
                 result: body.result,
@@ -117,7 +130,7 @@ impl Gen<'_> {
                     ),
                     move |#ip: usize, __dpl_acc: #acc_ty| -> #out_ty {
                         #pre
-                        let #red_name: #acc_ty = __dpl_acc;
+                        let #red_name: #acc_ty = #total;
                         #post
                         #result
                     },
