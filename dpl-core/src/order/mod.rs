@@ -76,21 +76,10 @@ where
     }
     if len < LANES {
         // One element per lane: the tree alone.
-        let mut buf = [MaybeUninit::<T>::uninit(); LANES];
-        for (j, slot) in buf.iter_mut().take(len).enumerate() {
-            slot.write(g(start + j));
-        }
-        let mut s = LANES / 2;
-        while s > 0 {
-            for j in 0..s.min(len.saturating_sub(s)) {
-                // SAFETY: `j < j + s < len`: both slots were written above.
-                let (a, b) = unsafe { (buf[j].assume_init(), buf[j + s].assume_init()) };
-                buf[j].write(op(a, b));
-            }
-            s /= 2;
-        }
-        // SAFETY: `len >= 1`, so slot 0 was written.
-        return unsafe { buf[0].assume_init() };
+        return match len <= 2 * SHORT {
+            true => folded::<SHORT, T, G, Op>(start, len, g, op),
+            false => folded::<{ 2 * SHORT }, T, G, Op>(start, len, g, op),
+        };
     }
     // The lanes as two halves of 16: loops of 16 are unrolled whole, so every index into
     // the lanes is a constant, the lanes stay in registers and the loop vectorizes (a loop
@@ -162,6 +151,34 @@ where
         s /= 2;
     }
     buf[0]
+}
+
+/// The lane tree over `g(start) .. g(start + len - 1)`, one element per lane, for
+/// `N < len <= 2 * N` (`N` = 8 or 16, `len < LANES`): the tree's steps above `N` combine
+/// lane `j` with lane `j + N` for the lanes `j + N` present (one loop over the extra
+/// elements), and the `N` lanes, all present, then meet in a tree of constant shape (no
+/// loop whose trip count depends on the length: the rows of 9 to 31 entries of sparse
+/// matrices).
+#[inline(always)]
+fn folded<const N: usize, T, G, Op>(start: usize, len: usize, g: &G, op: &Op) -> T
+where
+    T: Copy,
+    G: Fn(usize) -> T,
+    Op: Fn(T, T) -> T,
+{
+    debug_assert!(N < len && len <= 2 * N && len < LANES);
+    let mut a: [T; N] = std::array::from_fn(|j| g(start + j));
+    for (j, lane) in a.iter_mut().enumerate().take(len - N) {
+        *lane = op(*lane, g(start + N + j));
+    }
+    let mut s = N / 2;
+    while s > 0 {
+        for j in 0..s {
+            a[j] = op(a[j], a[j + s]);
+        }
+        s /= 2;
+    }
+    a[0]
 }
 
 /// [`tree32`] out of line: inlined into [`lanes`], it leads LLVM to vectorize the main
@@ -377,16 +394,16 @@ mod tests {
     }
 
     /// The fast sequential form and the fallible one follow the same tree at every length
-    /// class: below a warp, lanes, one tile, several tiles, more than 32 tiles.
+    /// class: every length up to two warps (straight-line, folded, lanes), one tile,
+    /// several tiles, more than 32 tiles.
     #[test]
     fn forms_agree() {
-        for n in [
-            0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 16, 17, 31, 32, 33, 63, 64, 65, 100, 2047, 2048, 2049,
-            4096, 5000,
-        ]
-        .into_iter()
-        .chain([TILE * 32 - 1, TILE * 32, TILE * 32 + 1, TILE * 70 + 17])
-        {
+        for n in (0..=65).chain([100, 2047, 2048, 2049, 4096, 5000]).chain([
+            TILE * 32 - 1,
+            TILE * 32,
+            TILE * 32 + 1,
+            TILE * 70 + 17,
+        ]) {
             show(n);
         }
         // Beyond the caches, tiles in pairs: an odd and an even number of full tiles.
