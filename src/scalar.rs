@@ -17,8 +17,9 @@
 //! the `gpu` features) for each of them when the function is compiled. A call picks the
 //! instantiation of its type; the choice is made by the Rust compiler (on a constant of
 //! each type), so a generic function costs nothing over the same function written for one
-//! type, and only the instantiations a program calls are compiled to machine code. `#[parallel(types(T = "f32, f64"))]` narrows the set; a call with another type
-//! is then a compile error.
+//! type, and only the instantiations a program calls are compiled to machine code. `#[parallel(types(T = "f32, f64"))]` narrows the set (on a generic function
+//! of a `#[parallel] mod`, as an attribute of the function itself); a call with another
+//! type is then a compile error.
 //!
 //! Inside the body, `T::ZERO`, `T::ONE`, `T::MIN` and `T::MAX` are available, `v as T`
 //! converts from any scalar, and an unsuffixed literal takes the type the context asks for

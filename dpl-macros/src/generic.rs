@@ -252,7 +252,7 @@ pub(crate) fn callee_params(
     f: &syn::ItemFn,
     opts: &Options,
 ) -> Result<Vec<CalleeParam>, syn::Error> {
-    Ok(params(f, opts)?
+    Ok(params(f, &with_own_types(opts, f))?
         .into_iter()
         .map(|p| CalleeParam {
             name: p.ident.to_string(),
@@ -269,7 +269,23 @@ pub(crate) fn callee_instance(
     opts: &Options,
     types: &[Scalar],
 ) -> Result<syn::ItemFn, syn::Error> {
-    instance(f, &params(f, opts)?, types)
+    instance(f, &params(f, &with_own_types(opts, f))?, types)
+}
+
+/// `opts` with the `types(...)` of `f`'s own `#[parallel(types(...))]` added: a generic
+/// function of a `#[parallel] mod` names its types there (the module's attribute holds
+/// the other options; `front::expand_mod` rejects anything else on a function). A lone
+/// function's attribute is the macro's own, already in `opts`.
+pub(crate) fn with_own_types(opts: &Options, f: &syn::ItemFn) -> Options {
+    let mut opts = opts.clone();
+    for attr in f.attrs.iter().filter(|a| front::is_parallel_attr(a)) {
+        if let syn::Meta::List(list) = &attr.meta
+            && let Ok(own) = Options::parse(list.tokens.clone())
+        {
+            opts.types.extend(own.types);
+        }
+    }
+    opts
 }
 
 /// Every combination of the parameters' types, the first parameter varying slowest.
@@ -402,6 +418,7 @@ fn expand_with(
     f: &syn::ItemFn,
     lower: impl Fn(syn::ItemFn) -> Result<front::Lowered, syn::Error>,
 ) -> Result<TokenStream, syn::Error> {
+    let opts = &with_own_types(opts, f);
     let params = params(f, opts)?;
     let mut items = TokenStream::new();
     let mut instances = Vec::new();

@@ -196,6 +196,18 @@ mod calls {
         (norm_of(y) + dot(y, y), norm_of(k))
     }
 
+    /// Generated for `f32` and `f64` only: a generic function of a module names its types
+    /// in an attribute of its own.
+    #[parallel(types(T = "f32, f64"))]
+    pub fn axpy<T: Float>(a: T, x: &[T], y: &[T]) -> Vec<T> {
+        map(|u, v| a * u + v, x, y)
+    }
+
+    /// Calls the narrowed function at both its types.
+    pub fn axpys(x: &[f32], w: &[f64]) -> (Vec<f32>, Vec<f64>) {
+        (axpy(2.0, x, x), axpy(0.5, w, map(|v| v * 3.0, w)))
+    }
+
     /// A generic caller: each instantiation calls at its own types; the literal `2.0`
     /// takes `T`.
     pub fn energy<T: Float>(x: &[T]) -> T {
@@ -247,6 +259,19 @@ fn generic_calls(place: Place) {
         let want = ordered_from(&each(&xf, |v| v * v), -0.0, |p, q| p + q).sqrt() * 0.5
             + ordered_from(&zip_with(&xf, &twice, |p, q| p * q), -0.0, |p, q| p + q);
         assert_exact(calls::energy(&xf), want, "energy::<f32>");
+        let (p, q) = calls::axpys(&xf, &x);
+        assert_eq!(
+            p,
+            each(&xf, |v| 2.0 * v + v),
+            "axpy::<f32> called from axpys"
+        );
+        let want_q = each(&x, |v| 0.5 * v + v * 3.0);
+        assert_eq!(q, want_q, "axpy::<f64> called from axpys");
+        assert_eq!(
+            calls::axpy(0.5, &x, &each(&x, |v| v * 3.0)),
+            want_q,
+            "axpy::<f64>"
+        );
         let lens: Vec<usize> = (0..n.min(300)).map(|i| (i * 7) % 13).collect();
         let rows: Vec<Vec<f32>> = lens.iter().map(|&l| rng.f32s(l, -1.0, 1.0)).collect();
         let want: Vec<f32> = rows

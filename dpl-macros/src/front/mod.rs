@@ -288,6 +288,36 @@ pub fn expand_fn(opts: &Options, item: syn::ItemFn) -> Result<Lowered, syn::Erro
     lower::lower_function(item, &module, 0, &mut recursion, opts, Literals::Rust)
 }
 
+/// Checks a `#[parallel(...)]` on a function `f` of a `#[parallel] mod`: only a generic
+/// function may carry one, naming the types it is generated for (`types(T = "f32, f64")`,
+/// read by `generic::with_own_types`); the other options are the module's.
+fn function_attr(f: &syn::ItemFn, attr: &syn::Attribute) -> Result<(), syn::Error> {
+    let remove = || {
+        syn::Error::new_spanned(
+            attr,
+            "remove this attribute: `#[parallel]` on the module already compiles every function in it",
+        )
+    };
+    if !crate::generic::is_generic(f) {
+        return Err(remove());
+    }
+    let syn::Meta::List(list) = &attr.meta else {
+        return Err(remove());
+    };
+    let own = Options::parse(list.tokens.clone())?;
+    let types_only = Options {
+        types: own.types.clone(),
+        ..Options::default()
+    };
+    if own.types.is_empty() || own != types_only {
+        return Err(syn::Error::new_spanned(
+            attr,
+            "inside a #[parallel] module, a function's own attribute only names the types of a generic function, `#[parallel(types(T = \"f32, f64\"))]`; the other options are given on the module",
+        ));
+    }
+    Ok(())
+}
+
 /// Lowers every `fn` of a `#[parallel] mod m { ... }`. Calls between the module's functions
 /// are inlined; `use` items are left to code generation; other items are errors.
 pub fn expand_mod(opts: &Options, item: &syn::ItemMod) -> Result<Vec<Lowered>, syn::Error> {
@@ -301,11 +331,10 @@ pub fn expand_mod(opts: &Options, item: &syn::ItemMod) -> Result<Vec<Lowered>, s
     for it in items {
         match it {
             syn::Item::Fn(f) => {
-                if let Some(attr) = f.attrs.iter().find(|a| is_parallel_attr(a)) {
-                    errors.push(syn::Error::new_spanned(
-                        attr,
-                        "remove this attribute: `#[parallel]` on the module already compiles every function in it",
-                    ));
+                for attr in f.attrs.iter().filter(|a| is_parallel_attr(a)) {
+                    if let Err(e) = function_attr(f, attr) {
+                        errors.push(e);
+                    }
                 }
             }
             syn::Item::Use(_) => {}
