@@ -36,16 +36,16 @@ pub trait Half: Copy + Send + Sync + PartialOrd + 'static {
 }
 
 macro_rules! half_impl {
-    ($($t:ident),*) => {$(
+    ($($t:ident: $widen:ident, $narrow:ident;)*) => {$(
         impl Half for $t {
             const NAN_BITS: u16 = 0x7fff;
             #[inline(always)]
             fn from_f32(x: f32) -> $t {
-                $t::from_f32(x)
+                $t::from_bits($narrow(x))
             }
             #[inline(always)]
             fn to_f32(self) -> f32 {
-                $t::to_f32(self)
+                $widen($t::to_bits(self))
             }
             #[inline(always)]
             fn from_bits(bits: u16) -> $t {
@@ -58,7 +58,98 @@ macro_rules! half_impl {
         }
     )*};
 }
-half_impl!(f16, bf16);
+half_impl!(f16: f16_to_f32, f32_to_f16; bf16: bf16_to_f32, f32_to_bf16;);
+
+/// `h` (the value of a `H`) as an `f32`, exactly: what generated code calls for every
+/// operand of a 16-bit float operation.
+#[inline(always)]
+pub fn widen<H: Half>(h: H) -> f32 {
+    h.to_f32()
+}
+
+/// `x` rounded to `H`, to nearest with ties to even: what generated code calls for every
+/// result of a 16-bit float operation.
+#[inline(always)]
+pub fn narrow<H: Half>(x: f32) -> H {
+    H::from_f32(x)
+}
+
+// The conversions below give the bits of the `half` crate's, NaN payloads included (the
+// tests compare them on every 16-bit value and on the `f32` values around every rounding
+// boundary), but without branches: each case is computed and the right one selected, so
+// a loop over a slice of 16-bit floats vectorizes (`half` without its `std` feature takes
+// a branch per case, one conversion at a time).
+
+/// The `f32` value of the `f16` with bits `h`: exact.
+#[inline(always)]
+fn f16_to_f32(h: u16) -> f32 {
+    let h = u32::from(h);
+    let sign = (h & 0x8000) << 16;
+    let mag = h & 0x7fff;
+    // Exponent and significand moved to an `f32`'s places: read as an `f32` the value is
+    // 2^-112 times the `f16`'s (subnormals included), so one exact multiplication by 2^112
+    // (bits 0x7780_0000) makes it right.
+    let finite = (f32::from_bits(mag << 13) * f32::from_bits(0x7780_0000)).to_bits();
+    // Infinities and NaNs (all exponent bits set): all of the `f32`'s set too, and a NaN
+    // made quiet.
+    let quiet = if mag > 0x7c00 {
+        0x7fc0_0000
+    } else {
+        0x7f80_0000
+    };
+    let special = (mag << 13) | quiet;
+    f32::from_bits(sign | if mag >= 0x7c00 { special } else { finite })
+}
+
+/// The bits of `x` rounded to an `f16`, to nearest with ties to even.
+#[inline(always)]
+fn f32_to_f16(x: f32) -> u16 {
+    let bits = x.to_bits();
+    let sign = (bits >> 16) & 0x8000;
+    let mag = bits & 0x7fff_ffff;
+    // Normal results: the exponent rebiased from 127 to 15 (minus 112 << 23), then the 13
+    // bits below the `f16`'s significand rounded away, ties to even (adding just under a
+    // half, plus one when the kept part is odd; a carry runs into the exponent, up to
+    // infinity at 0x7c00).
+    let rebiased = mag.wrapping_sub(112 << 23);
+    let normal = rebiased.wrapping_add(0x0fff + ((rebiased >> 13) & 1)) >> 13;
+    // Subnormal results (below 2^-14): adding 0.5, whose ulp is the `f16`'s subnormal
+    // step 2^-24, makes the hardware round the value to that step; the significand then
+    // holds the `f16`'s bits (0x400 when it rounds up to the smallest normal).
+    let tiny = (f32::from_bits(mag) + 0.5)
+        .to_bits()
+        .wrapping_sub(0x3f00_0000);
+    // Infinities, and NaNs keeping their top significand bits, made quiet.
+    let nan = if mag > 0x7f80_0000 { 0x0200 } else { 0 };
+    let special = 0x7c00 | nan | ((mag & 0x007f_ffff) >> 13);
+    let h = if mag < 113 << 23 { tiny } else { normal };
+    // At 2^16 and above (and at infinity), infinity; NaNs.
+    let h = if mag >= 143 << 23 { 0x7c00 } else { h };
+    let h = if mag >= 0x7f80_0000 { special } else { h };
+    (sign | h) as u16
+}
+
+/// The `f32` value of the `bf16` with bits `h` (its upper half): exact, a NaN made quiet.
+#[inline(always)]
+fn bf16_to_f32(h: u16) -> f32 {
+    let h = u32::from(h);
+    let quiet = if h & 0x7fff > 0x7f80 { 0x0040 } else { 0 };
+    f32::from_bits((h | quiet) << 16)
+}
+
+/// The bits of `x` rounded to a `bf16` (the upper half of an `f32`), to nearest with ties
+/// to even; a NaN keeps its top significand bits, made quiet.
+#[inline(always)]
+fn f32_to_bf16(x: f32) -> u16 {
+    let bits = x.to_bits();
+    let rounded = bits.wrapping_add(0x7fff + ((bits >> 16) & 1)) >> 16;
+    let nan = (bits >> 16) | 0x0040;
+    (if bits & 0x7fff_ffff > 0x7f80_0000 {
+        nan
+    } else {
+        rounded
+    }) as u16
+}
 
 /// `x` rounded to an `f32` toward zero, with the last significand bit set when inexact
 /// ("round to odd"): rounding the result to nearest at a precision at least two bits
@@ -195,6 +286,47 @@ mod tests {
                     assert_eq!(from_int::<H>(i).to_bits(), even | sign, "int {i}");
                 }
             }
+        }
+    }
+
+    /// The branch-free conversions give the `half` crate's bits: widening every 16-bit
+    /// value, and narrowing every `f32` whose low 13 bits (below an `f16`'s significand)
+    /// or low 16 bits (below a `bf16`'s) sit at a rounding boundary (zero, the tie and its
+    /// neighbours, the top), at every sign, exponent and upper significand: subnormals,
+    /// overflow, infinities and NaN payloads included; and a sweep of other values.
+    #[test]
+    fn conversions_match_the_half_crate() {
+        for h in 0..=u16::MAX {
+            let (a, b) = (f16_to_f32(h), f16::from_bits(h).to_f32());
+            assert_eq!(a.to_bits(), b.to_bits(), "f16 {h:#06x}");
+            let (a, b) = (bf16_to_f32(h), bf16::from_bits(h).to_f32());
+            assert_eq!(a.to_bits(), b.to_bits(), "bf16 {h:#06x}");
+        }
+        let check = |x: u32| {
+            let f = f32::from_bits(x);
+            assert_eq!(
+                f32_to_f16(f),
+                f16::from_f32(f).to_bits(),
+                "f32 {x:#010x} to f16"
+            );
+            assert_eq!(
+                f32_to_bf16(f),
+                bf16::from_f32(f).to_bits(),
+                "f32 {x:#010x} to bf16"
+            );
+        };
+        for high in 0..1u32 << 19 {
+            for low in [0, 1, 0x7ff, 0xfff, 0x1000, 0x1001, 0x17ff, 0x1fff] {
+                check(high << 13 | low);
+            }
+        }
+        for high in 0..1u32 << 16 {
+            for low in [0x7fff, 0x8000, 0x8001, 0xffff] {
+                check(high << 16 | low);
+            }
+        }
+        for x in (0..=u32::MAX).step_by(65_521) {
+            check(x);
         }
     }
 

@@ -462,14 +462,16 @@ impl Gen<'_> {
         let (from_ty, to_ty) = (self.scalar_ty(from), self.scalar_ty(to));
         if !to.is_half() {
             return if from.is_half() {
-                quote!(#from_ty::to_f32(#a) as #to_ty)
+                quote!(#private::float16::widen::<#from_ty>(#a) as #to_ty)
             } else {
                 quote!(#a as #to_ty)
             };
         }
         match from {
-            s if s.is_half() => quote!(#to_ty::from_f32(#from_ty::to_f32(#a))),
-            Scalar::F32 => quote!(#to_ty::from_f32(#a)),
+            s if s.is_half() => quote!(#private::float16::narrow::<#to_ty>(
+                #private::float16::widen::<#from_ty>(#a)
+            )),
+            Scalar::F32 => quote!(#private::float16::narrow::<#to_ty>(#a)),
             Scalar::F64 => quote!(#private::float16::from_f64::<#to_ty>(#a)),
             _ => quote!(#private::float16::from_int::<#to_ty>(#a as i128)),
         }
@@ -482,10 +484,12 @@ impl Gen<'_> {
             // In `f32`, rounded once (comparisons are exact in `f32`).
             let ty = self.scalar_ty(t);
             let sym: TokenStream = op.symbol().parse().expect("operator token");
-            let wide = quote!(#ty::to_f32(#x) #sym #ty::to_f32(#y));
+            let private = self.private;
+            let widen = quote!(#private::float16::widen::<#ty>);
+            let wide = quote!(#widen(#x) #sym #widen(#y));
             return match op {
                 BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Rem => {
-                    quote!(#ty::from_f32(#wide))
+                    quote!(#private::float16::narrow::<#ty>(#wide))
                 }
                 _ => quote!((#wide)),
             };
@@ -529,7 +533,12 @@ impl Gen<'_> {
         if t.is_half() {
             // In `f32`, rounded once.
             let f = format_ident!("{}", m.name());
-            return quote!(#ty::from_f32(f32::#f(#(#ty::to_f32(#a)),*)));
+            let private = self.private;
+            let (widen, narrow) = (
+                quote!(#private::float16::widen::<#ty>),
+                quote!(#private::float16::narrow::<#ty>),
+            );
+            return quote!(#narrow(f32::#f(#(#widen(#a)),*)));
         }
         if t.is_int() {
             return match m {
