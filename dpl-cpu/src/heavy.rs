@@ -589,11 +589,7 @@ fn split_by<'a, T>(mut out: &'a mut [T], sums: &[(usize, usize)]) -> Vec<&'a mut
 mod tests {
     use super::*;
 
-    static AT: dpl_core::run::Location = dpl_core::run::Location {
-        file: "test",
-        line: 1,
-        column: 1,
-    };
+    use crate::rt::TEST_AT as AT;
 
     /// Row `i`'s operator: neither associative nor commutative (any other tree shows),
     /// and different per row (the row index reaches it).

@@ -92,6 +92,15 @@ pub use sort::{
 /// fields.
 pub type At = &'static Location;
 
+/// The location the unit tests of the run time pass where generated code passes the
+/// user's.
+#[cfg(test)]
+pub(crate) static TEST_AT: Location = Location {
+    file: "test",
+    line: 1,
+    column: 1,
+};
+
 /// Index spaces smaller than this run sequentially on the calling thread.
 ///
 /// Measured on the 2-core machine (min-of-N timings, called from outside the pool): a

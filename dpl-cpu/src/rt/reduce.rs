@@ -393,11 +393,7 @@ mod tests {
     use super::{count_range, reduce};
     use dpl_core::order::try_reduce;
 
-    static AT: dpl_core::run::Location = dpl_core::run::Location {
-        file: "test",
-        line: 1,
-        column: 1,
-    };
+    use crate::rt::TEST_AT as AT;
 
     /// An operator that is neither associative nor commutative: any other tree shows.
     fn op(a: u64, b: u64) -> u64 {
