@@ -226,27 +226,27 @@ fn blocked_rows<T, A, I, E, S, O, F>(
             column_step(&mut lanes[q * rows..(q + 1) * rows], lo, k, step);
         }
         column_tree(lanes, rows, c, lo, op);
-        let p = &lanes[..rows];
-        if m == 1 {
-            for (r, slot) in out.iter_mut().enumerate() {
-                let i = lo + r;
-                slot.write(finish(i, op(i, init(i), p[r])));
-            }
-            return;
-        }
-        let slot = &mut level2[(t % LANES) * rows..(t % LANES + 1) * rows];
-        if t < LANES {
-            slot.copy_from_slice(p);
-        } else {
-            for (r, (s, &p)) in slot.iter_mut().zip(p).enumerate() {
-                *s = op(lo + r, *s, p);
+        if m > 1 {
+            let (p, slot) = (&lanes[..rows], &mut level2[(t % LANES) * rows..][..rows]);
+            if t < LANES {
+                slot.copy_from_slice(p);
+            } else {
+                for (r, (s, &p)) in slot.iter_mut().zip(p).enumerate() {
+                    *s = op(lo + r, *s, p);
+                }
             }
         }
     }
-    column_tree(level2, rows, second, lo, op);
+    // Each row's total: its one tile's tree, or the second level's over the tiles.
+    let totals = if m == 1 {
+        &lanes[..rows]
+    } else {
+        column_tree(level2, rows, second, lo, op);
+        &level2[..rows]
+    };
     for (r, slot) in out.iter_mut().enumerate() {
         let i = lo + r;
-        slot.write(finish(i, op(i, init(i), level2[r])));
+        slot.write(finish(i, op(i, init(i), totals[r])));
     }
 }
 
