@@ -1,5 +1,6 @@
 //! `map`: every task writes its chunk of the uninitialised output once.
 
+use super::isa::chunk_loop;
 use super::{At, par};
 use dpl_core::nan::Canonical;
 use rayon::prelude::*;
@@ -169,27 +170,23 @@ unsafe fn written<T>(run: &mut [MaybeUninit<T>]) -> &mut [T] {
     unsafe { &mut *(run as *mut [MaybeUninit<T>] as *mut [T]) }
 }
 
-/// `out[j] = f(base + j)` for every slot of `out`, its NaNs treated by `W` ([`Nans`]).
-///
-/// Never inlined, on purpose: as a function of its own, `out` is a `noalias` parameter, so
-/// LLVM knows that the stores cannot change the slices that `f` captured and hoists their
-/// loads out of the loop, which is what lets the loop vectorize. Inlined into rayon's
-/// closures, that knowledge was lost and the loop ran scalar (measured 2-4x slower).
-#[inline(never)]
-pub(crate) fn fill<T, F, W>(out: &mut [MaybeUninit<T>], base: usize, f: &F, _: W)
-where
-    F: Fn(usize) -> T,
-    W: Nans<T>,
-{
-    let mut nan = false;
-    for (j, slot) in out.iter_mut().enumerate() {
-        let v = f(base + j);
-        nan |= W::nan(&v);
-        slot.write(v);
-    }
-    if nan {
-        // SAFETY: the loop above wrote every slot.
-        W::rewrite(unsafe { written(out) });
+chunk_loop! {
+    /// `out[j] = f(base + j)` for every slot of `out`, its NaNs treated by `W` ([`Nans`]);
+    /// never inlined, and compiled twice ([`chunk_loop!`]).
+    pub(crate) fn fill[T, F, W](out: &mut [MaybeUninit<T>], base: usize, f: &F, nans: W)
+    where [F: Fn(usize) -> T, W: Nans<T>]
+    {
+        let _ = nans;
+        let mut nan = false;
+        for (j, slot) in out.iter_mut().enumerate() {
+            let v = f(base + j);
+            nan |= W::nan(&v);
+            slot.write(v);
+        }
+        if nan {
+            // SAFETY: the loop above wrote every slot.
+            W::rewrite(unsafe { written(out) });
+        }
     }
 }
 
@@ -244,24 +241,26 @@ where
     in_chunks(y, |part, base| update_part(part, base, &f, Keep));
 }
 
-/// `part[j] = f(base + j, part[j])` for every element of `part`, its NaNs treated by `W`;
-/// never inlined, for the reason given at [`fill`]: `part` stays a `noalias` parameter, so
-/// the loop vectorizes.
-#[inline(never)]
-fn update_part<T: Copy, F: Fn(usize, T) -> T, W: Nans<T>>(
-    part: &mut [T],
-    base: usize,
-    f: &F,
-    _: W,
-) {
-    let mut nan = false;
-    for (j, slot) in part.iter_mut().enumerate() {
-        let v = f(base + j, *slot);
-        nan |= W::nan(&v);
-        *slot = v;
-    }
-    if nan {
-        W::rewrite(part);
+chunk_loop! {
+    /// `part[j] = f(base + j, part[j])` for every element of `part`, its NaNs treated by
+    /// `W`; never inlined, and compiled twice ([`chunk_loop!`]), as [`fill`].
+    fn update_part[T: Copy, F: Fn(usize, T) -> T, W: Nans<T>](
+        part: &mut [T],
+        base: usize,
+        f: &F,
+        nans: W,
+    ) where []
+    {
+        let _ = nans;
+        let mut nan = false;
+        for (j, slot) in part.iter_mut().enumerate() {
+            let v = f(base + j, *slot);
+            nan |= W::nan(&v);
+            *slot = v;
+        }
+        if nan {
+            W::rewrite(part);
+        }
     }
 }
 
@@ -542,31 +541,32 @@ macro_rules! map_unzip {
             (($($v,)+), super::with_init(init, total, &op, prim, at))
         }
 
-        /// Writes `f(base + j)`'s components to slot `j` of each output, then rewrites the
-        /// outputs in which their treatment found a NaN ([`Nans`]); never inlined, for the
-        /// reason given on [`fill`].
-        #[inline(never)]
-        fn $fill<$($T, $N: Nans<$T>,)+ F>(
-            $($s: &mut [MaybeUninit<$T>],)+
-            base: usize,
-            f: &F,
-            _: ($($N,)+),
-        )
-        where
-            F: Fn(usize) -> ($($T,)+),
-        {
-            let n = [$($s.len()),+][0];
-            $(let $s = &mut $s[..n];
-            let mut $nan = false;)+
-            for j in 0..n {
-                let t = f(base + j);
-                $($nan |= $N::nan(&t.$k);
-                $s[j].write(t.$k);)+
+        chunk_loop! {
+            /// Writes `f(base + j)`'s components to slot `j` of each output, then rewrites
+            /// the outputs in which their treatment found a NaN ([`Nans`]); never inlined,
+            /// and compiled twice ([`chunk_loop!`]), as [`fill`].
+            fn $fill[$($T, $N: Nans<$T>,)+ F](
+                $($s: &mut [MaybeUninit<$T>],)+
+                base: usize,
+                f: &F,
+                nans: ($($N,)+),
+            )
+            where [F: Fn(usize) -> ($($T,)+)]
+            {
+                let _ = nans;
+                let n = [$($s.len()),+][0];
+                $(let $s = &mut $s[..n];
+                let mut $nan = false;)+
+                for j in 0..n {
+                    let t = f(base + j);
+                    $($nan |= $N::nan(&t.$k);
+                    $s[j].write(t.$k);)+
+                }
+                $(if $nan {
+                    // SAFETY: the loop above wrote every slot.
+                    $N::rewrite(unsafe { written($s) });
+                })+
             }
-            $(if $nan {
-                // SAFETY: the loop above wrote every slot.
-                $N::rewrite(unsafe { written($s) });
-            })+
         }
     };
 }
@@ -622,29 +622,31 @@ macro_rules! update_unzip {
             in_chunks(($($y,)+), |($($y,)+), base| $part($($y,)+ base, &f, nans));
         }
 
-        /// One chunk of the loop, then the components in which their treatment found a NaN
-        /// rewritten; never inlined, for the reason given on [`fill`].
-        #[inline(never)]
-        fn $part<$($T: Copy, $N: Nans<$T>,)+ F>(
-            $($y: &mut [$T],)+
-            base: usize,
-            f: &F,
-            _: ($($N,)+),
-        )
-        where
-            F: Fn(usize, $($T,)+) -> ($($T,)+),
-        {
-            let n = [$($y.len()),+][0];
-            $(let $y = &mut $y[..n];
-            let mut $nan = false;)+
-            for j in 0..n {
-                let t = f(base + j, $($y[j],)+);
-                $($nan |= $N::nan(&t.$k);
-                $y[j] = t.$k;)+
+        chunk_loop! {
+            /// One chunk of the loop, then the components in which their treatment found a
+            /// NaN rewritten; never inlined, and compiled twice ([`chunk_loop!`]), as
+            /// [`fill`].
+            fn $part[$($T: Copy, $N: Nans<$T>,)+ F](
+                $($y: &mut [$T],)+
+                base: usize,
+                f: &F,
+                nans: ($($N,)+),
+            )
+            where [F: Fn(usize, $($T,)+) -> ($($T,)+)]
+            {
+                let _ = nans;
+                let n = [$($y.len()),+][0];
+                $(let $y = &mut $y[..n];
+                let mut $nan = false;)+
+                for j in 0..n {
+                    let t = f(base + j, $($y[j],)+);
+                    $($nan |= $N::nan(&t.$k);
+                    $y[j] = t.$k;)+
+                }
+                $(if $nan {
+                    $N::rewrite($y);
+                })+
             }
-            $(if $nan {
-                $N::rewrite($y);
-            })+
         }
     };
 }
