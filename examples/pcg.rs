@@ -29,13 +29,17 @@
 //!
 //! The kernel table of the output (a quiet 2-core machine, 2026-11-29): the operator
 //! (`apply`; `apply_half` is one loop after fusion, as the structure lines of the output
-//! say) and `dot` are faster than rayon's (1.19x, 1.44x); `precondition`, written in place
-//! ([`kernels::pcg::precondition_into`]: both components in one loop), is at parity
-//! (1.00x); `axpy`, written in place (`*x = axpy(s, x, y);`, [`kernels::pcg::axpy_in_place`])
-//! as the hand-written code does, is a little slower (0.91x): its results are made
-//! NaN-canonical (dpl's contract on every place; the stored values are checked for NaNs in
-//! the same loop and rewritten only if one is there), which costs about as much at these
-//! in-cache sizes (1 MiB per component) as the gap. The mod's own `precondition` returns two
+//! say) and `dot` are faster than rayon's (1.19x, 1.44x). The in-place kernels, in the
+//! interleaved table (2026-12-07, six runs on a busy machine): `precondition`, written in
+//! place ([`kernels::pcg::precondition_into`]: both components in one loop), 1.05-1.16x
+//! rayon; `axpy`, written in place (`*x = axpy(s, x, y);`,
+//! [`kernels::pcg::axpy_in_place`]) as the hand-written code does, 1.05-1.23x. Both run
+//! dpl's AVX2 loops (`dpl_cpu::rt::isa`: this crate is built for the baseline x86-64, as
+//! the rayon kernels are); with `DPL_CPU_WIDE=0` (the baseline loops) they were at
+//! 0.94-1.08x and 0.88-1.00x: dpl's results are made NaN-canonical (its contract on every
+//! place; the stored values are checked for NaNs in the same loop and rewritten only if
+//! one is there), which at these in-cache sizes (1 MiB per component) costs about the
+//! gap. The mod's own `precondition` returns two
 //! new vectors (3 loops and 1 temporary after fusion).
 
 #[path = "pcg/baselines.rs"]
