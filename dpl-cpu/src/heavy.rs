@@ -20,6 +20,7 @@
 use rayon::prelude::*;
 use std::mem::MaybeUninit;
 
+use crate::rt::isa::chunk_loop;
 use crate::rt::{self, At, Keep, fill};
 
 /// Below this many inner elements in all (the `work` of [`map`] and [`reduce`]), a loop
@@ -274,29 +275,29 @@ where
     }
 }
 
-/// The first column of a lane in a block: `acc[r] = elem(lo + r, k)`. Never inlined, for
-/// the reason given at [`column_step`].
-#[inline(never)]
-fn column_first<A, E>(acc: &mut [A], lo: usize, k: usize, elem: &E)
-where
-    E: Fn(usize, usize) -> A,
-{
-    for (r, a) in acc.iter_mut().enumerate() {
-        *a = elem(lo + r, k);
+chunk_loop! {
+    /// The first column of a lane in a block: `acc[r] = elem(lo + r, k)`. Never inlined,
+    /// for the reason given at [`column_step`], and compiled twice ([`chunk_loop!`]).
+    fn column_first[A, E](acc: &mut [A], lo: usize, k: usize, elem: &E)
+    where [E: Fn(usize, usize) -> A]
+    {
+        for (r, a) in acc.iter_mut().enumerate() {
+            *a = elem(lo + r, k);
+        }
     }
 }
 
-/// One column of a block: `acc[r] = step(lo + r, k, acc[r])`. Never inlined, so that
-/// `acc` is a `noalias` parameter: the stores cannot change what `step` reads (the
-/// matrices' pointers and strides), whose loads LLVM then hoists out of the loop.
-#[inline(never)]
-fn column_step<A, S>(acc: &mut [A], lo: usize, k: usize, step: &S)
-where
-    A: Copy,
-    S: Fn(usize, usize, A) -> A,
-{
-    for (r, a) in acc.iter_mut().enumerate() {
-        *a = step(lo + r, k, *a);
+chunk_loop! {
+    /// One column of a block: `acc[r] = step(lo + r, k, acc[r])`. Never inlined, so that
+    /// `acc` is a `noalias` parameter: the stores cannot change what `step` reads (the
+    /// matrices' pointers and strides), whose loads LLVM then hoists out of the loop; and
+    /// compiled twice ([`chunk_loop!`]).
+    fn column_step[A: Copy, S](acc: &mut [A], lo: usize, k: usize, step: &S)
+    where [S: Fn(usize, usize, A) -> A]
+    {
+        for (r, a) in acc.iter_mut().enumerate() {
+            *a = step(lo + r, k, *a);
+        }
     }
 }
 

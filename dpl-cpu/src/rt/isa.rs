@@ -2,8 +2,9 @@
 //! x86-64 built without AVX2 (the default target), for AVX2, chosen at run time.
 //!
 //! A user's crate is compiled for the baseline x86-64 (SSE2) unless it asks for more, so
-//! the loops that a `map` or an in-place `*y = e` runs would use vectors of four `f32`
-//! even on a CPU with eight. [`chunk_loop!`] declares such a loop once and compiles its
+//! the loops that a `map`, an in-place `*y = e` or the blocked row reductions of
+//! [`heavy`](crate::heavy) run would use vectors of four `f32` even on a CPU with eight
+//! (dpl's reductions are not among them: measured, their lane loops gained nothing). [`chunk_loop!`] declares such a loop once and compiles its
 //! body a second time inside a `#[target_feature(enable = "avx2")]` function, called when
 //! [`wide`] says the CPU has AVX2. The body is the same Rust code, and LLVM neither
 //! reorders floating-point operations nor fuses a multiply and an add (`fma` is a feature
@@ -148,7 +149,7 @@ mod tests {
     }
 
     /// Every element-wise loop of the run time (`map`, `map_canon`, the unzips, the
-    /// in-place updates) over element functions that exercise rounding, NaNs, casts,
+    /// in-place updates, the column loops of `heavy::map_reduce_blocked`) over element functions that exercise rounding, NaNs, casts,
     /// math functions, 16-bit floats and wrapping integers: the bits of each result.
     fn results(x: &[f32], y: &[f32]) -> Vec<Vec<u64>> {
         let n = x.len();
@@ -199,6 +200,27 @@ mod tests {
         rt::update_unzip2_canon(&mut p, &mut q, |_, a, b| (a * b - a, b / a), (Canon, Canon));
         out.push(bits32(&p));
         out.push(bits32(&q));
+        // Rows reduced down the columns of blocks (ELL products: `heavy`'s column loops).
+        for inner in [5, 40] {
+            let elem = |i: usize, k: usize| x[(i * 7 + k * 13) % n] * y[(i + k) % n];
+            let fns = (
+                elem,
+                |i, k, a: f32| a + elem(i, k),
+                |_, a: f32, b: f32| a + b,
+            );
+            let rows = crate::heavy::map_reduce_blocked(
+                n,
+                n * inner * 64,
+                inner,
+                |_| -0.0f32,
+                fns,
+                |_, a| a,
+                |_| unreachable!("no row fails"),
+                "map",
+                at,
+            );
+            out.push(bits32(&rows));
+        }
         out
     }
 

@@ -26,8 +26,9 @@
 //!   exactly once (no zero-filling, no `collect` machinery).
 //! * **AVX2 where the CPU has it** ([`isa`]): a user's crate is built for the baseline
 //!   x86-64 (SSE2, four `f32` per vector) unless it asks for more; the chunk loops of the
-//!   maps, unzips and in-place writes are compiled a second time for AVX2 and chosen at
-//!   run time, computing the same bits.
+//!   maps, unzips and in-place writes (and the column loops of `heavy`'s blocked row
+//!   reductions) are compiled a second time for AVX2 and chosen at run time, computing the
+//!   same bits.
 //! * **unzip of a map** ([`map_unzip2`], [`map_unzip3`]): the same, writing each component
 //!   of the element function's tuple to its own output (`unzip(map(f))`, and the maps that
 //!   horizontal fusion merged) in one loop.
