@@ -4,7 +4,7 @@
 //! A user's crate is compiled for the baseline x86-64 (SSE2) unless it asks for more, so
 //! the loops that a `map`, an in-place `*y = e` or the blocked row reductions of
 //! [`heavy`](crate::heavy) run would use vectors of four `f32` even on a CPU with eight
-//! (dpl's reductions are not among them: measured, their lane loops gained nothing). [`chunk_loop!`] declares such a loop once and compiles its
+//! (dpl's reductions are not among them: measured, their lane loops gained nothing). `chunk_loop!` declares such a loop once and compiles its
 //! body a second time inside a `#[target_feature(enable = "avx2")]` function, called when
 //! [`wide`] says the CPU has AVX2. The body is the same Rust code, and LLVM neither
 //! reorders floating-point operations nor fuses a multiply and an add (`fma` is a feature
