@@ -340,6 +340,41 @@ mod prog {
         )
     }
 
+    /// (a) of [`loop_nans_f32`] as a component of a map's pairs (`unzip`: the run time
+    /// makes the stored component canonical, not the element after its loop), next to the
+    /// iteration count; and in `f64`, the carried value both returned and read after the
+    /// loop (`w + 1`).
+    #[parallel]
+    pub fn loop_nans_unzip(x: &[f32], k: &[u32]) -> (Vec<f32>, Vec<u32>, Vec<f64>, Vec<f64>) {
+        let (v, i) = unzip(map(
+            |a, n| {
+                let mut v = a * 1.0f32;
+                let mut i = 0u32;
+                while i < n {
+                    v = v * 1.5f32 - v * 0.5f32;
+                    i += 1;
+                }
+                (v, i)
+            },
+            x,
+            k,
+        ));
+        let (w, u) = unzip(map(
+            |a, n| {
+                let mut w = a as f64 * 1.0;
+                let mut i = 0u32;
+                while i < n {
+                    w = w * 1.5 - w * 0.5;
+                    i += 1;
+                }
+                (w, w + 1.0)
+            },
+            x,
+            k,
+        ));
+        (v, i, w, u)
+    }
+
     /// A loop at the top level carrying a float and a vector: `s` becomes `inf - inf` at
     /// the first iteration when `x` sums to an infinity.
     #[parallel]
@@ -927,6 +962,23 @@ fn loop_nans(place: Place) {
         assert_bits(&got_looped, &looped, &at, "f64 carried, returned");
         assert_bits(&got_broken, &broken, &at, "f64 0 / 0 carried, break");
         assert_bits(&got_taken, &taken, &at, "f64 carried, taken in the loop");
+
+        // A carried value as a component of a map's pairs.
+        let x: Vec<f32> = (0..4 * specials.len()).map(|k| specials[k / 4]).collect();
+        let at = |i: usize| format!("x = {:?} ({:#x}), n = {}", x[i], x[i].to_bits(), k[i]);
+        let (got_v, got_i, got_w, got_u) = prog::loop_nans_unzip(&x, &k);
+        let looped = zip_with(&x, &k, |a, n| {
+            (0..n).fold((a * 1.0).canon(), |v, _| step32(v))
+        });
+        assert_bits(&got_v, &looped, &at, "f32 carried, a component of pairs");
+        assert_eq!(got_i, k, "the iteration counts");
+        let wide = zip_with(&x, &k, |a, n| {
+            (0..n).fold((a as f64 * 1.0).canon(), |w, _| step64(w))
+        });
+        let plus = each(&wide, |w| (w + 1.0).canon());
+        assert_bits(&got_w, &wide, &at, "f64 carried, a component of pairs");
+        assert_bits(&got_u, &plus, &at, "f64 carried, read after the loop");
+        assert!(got_v.iter().any(|v| v.is_nan()) && got_w.iter().any(|v| v.is_nan()));
 
         // At the top level of the body.
         for n in 0..3 {

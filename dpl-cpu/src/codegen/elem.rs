@@ -335,7 +335,8 @@ impl Gen<'_> {
 
     /// The final values of the params of the loop of statement `v`, each `read(k)`; those
     /// whose next values were not made canonical at each iteration
-    /// ([`dpl_core::nan::plan`]) made canonical.
+    /// ([`dpl_core::nan::plan`]) made canonical, unless the run time does it where the
+    /// map stores them (`nan_loop_outputs_deferred`).
     fn loop_outputs(
         &self,
         v: VarId,
@@ -348,7 +349,11 @@ impl Gen<'_> {
             .enumerate()
             .map(|(k, p)| {
                 let value = read(k);
-                if deferred.is_some_and(|d| d.contains(&k)) {
+                let at_store = self
+                    .nan_loop_outputs_deferred
+                    .iter()
+                    .any(|(r, &out)| out == (v, k) && self.nan_deferred.contains(r));
+                if deferred.is_some_and(|d| d.contains(&k)) && !at_store {
                     self.canonical(value, &self.f.vars[*p].ty)
                 } else {
                     value

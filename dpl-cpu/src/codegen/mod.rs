@@ -211,6 +211,7 @@ fn variant(
         nan_observed: nan.observed,
         nan_deferred: HashSet::new(),
         nan_loops: nan.loop_outputs,
+        nan_loop_outputs_deferred: HashMap::new(),
         in_place: HashMap::new(),
         map_reduces: HashMap::new(),
         fused_reduces: HashMap::new(),
@@ -319,6 +320,12 @@ struct Gen<'a> {
     /// not made canonical at each iteration: the loop's value is made canonical there once,
     /// after the loop ([`dpl_core::nan::plan`]).
     nan_loops: HashMap<VarId, Vec<usize>>,
+    /// Outputs of those loops read by one projection that is a component of a map's
+    /// result whose NaNs the run time makes canonical ([`Gen::defer_output_nans`]): the
+    /// projection's variable -> the loop statement and the param's position. Such an
+    /// output is not made canonical after the loop while the projection is in
+    /// `nan_deferred` (so its value stays in a float register through the loop).
+    nan_loop_outputs_deferred: HashMap<VarId, (VarId, usize)>,
     /// The new values of `&mut` parameters written in place: the map's variable -> the
     /// parameter's Rust identifier and variable, and whether the length of the new value
     /// is checked against it first (see [`Gen::update`]).

@@ -156,6 +156,7 @@ impl Gen<'_> {
     pub(super) fn undefer(&mut self, deferred: &[Option<VarId>]) {
         for v in deferred.iter().flatten() {
             self.nan_deferred.remove(v);
+            self.nan_loop_outputs_deferred.remove(v);
         }
     }
 }
