@@ -9,7 +9,7 @@
 //! [`wide`] says the CPU has AVX2. The body is the same Rust code, and LLVM neither
 //! reorders floating-point operations nor fuses a multiply and an add (`fma` is a feature
 //! of its own, not enabled here), so both versions compute the same bits: only the width
-//! of the vectors differs. The unit tests of `map` compare the two on every loop.
+//! of the vectors differs. This module's unit test compares the two on every such loop.
 //!
 //! `DPL_CPU_WIDE=0` in the environment keeps the baseline loops (read once per process),
 //! e.g. to measure what the wide loops gain.
@@ -63,7 +63,7 @@ pub(crate) fn set_wide(on: bool) {
 
 /// Declares a loop over one chunk of an element-wise primitive, compiled twice (see the
 /// module docs). Written like a function, with its generic parameters and its `where`
-/// clause in brackets:
+/// clause in brackets, every parameter named (`_nans` for one the body does not read):
 ///
 /// ```text
 /// chunk_loop! {

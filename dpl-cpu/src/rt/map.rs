@@ -173,10 +173,9 @@ unsafe fn written<T>(run: &mut [MaybeUninit<T>]) -> &mut [T] {
 chunk_loop! {
     /// `out[j] = f(base + j)` for every slot of `out`, its NaNs treated by `W` ([`Nans`]);
     /// never inlined, and compiled twice ([`chunk_loop!`]).
-    pub(crate) fn fill[T, F, W](out: &mut [MaybeUninit<T>], base: usize, f: &F, nans: W)
+    pub(crate) fn fill[T, F, W](out: &mut [MaybeUninit<T>], base: usize, f: &F, _nans: W)
     where [F: Fn(usize) -> T, W: Nans<T>]
     {
-        let _ = nans;
         let mut nan = false;
         for (j, slot) in out.iter_mut().enumerate() {
             let v = f(base + j);
@@ -248,10 +247,9 @@ chunk_loop! {
         part: &mut [T],
         base: usize,
         f: &F,
-        nans: W,
+        _nans: W,
     ) where []
     {
-        let _ = nans;
         let mut nan = false;
         for (j, slot) in part.iter_mut().enumerate() {
             let v = f(base + j, *slot);
@@ -549,12 +547,11 @@ macro_rules! map_unzip {
                 $($s: &mut [MaybeUninit<$T>],)+
                 base: usize,
                 f: &F,
-                nans: ($($N,)+),
+                _nans: ($($N,)+),
             )
             where [F: Fn(usize) -> ($($T,)+)]
             {
-                let _ = nans;
-                let n = [$($s.len()),+][0];
+                        let n = [$($s.len()),+][0];
                 $(let $s = &mut $s[..n];
                 let mut $nan = false;)+
                 for j in 0..n {
@@ -630,12 +627,11 @@ macro_rules! update_unzip {
                 $($y: &mut [$T],)+
                 base: usize,
                 f: &F,
-                nans: ($($N,)+),
+                _nans: ($($N,)+),
             )
             where [F: Fn(usize, $($T,)+) -> ($($T,)+)]
             {
-                let _ = nans;
-                let n = [$($y.len()),+][0];
+                        let n = [$($y.len()),+][0];
                 $(let $y = &mut $y[..n];
                 let mut $nan = false;)+
                 for j in 0..n {
