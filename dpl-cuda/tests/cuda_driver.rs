@@ -451,30 +451,19 @@ mod fake {
         .unwrap();
         assert!(want.close_to(&got, 0.0), "{}", first_diff(&want, &got, 0.0));
 
-        // A sum of resident integers: its kernels, then one wait, the read-back of its
-        // 8-byte result; the partials' buffer is zeroed (the result's slot is what the
-        // last kernel accumulates into).
+        // A sum of resident integers: one kernel (its last block combines the tiles'
+        // partials), then the read-back of its 8-byte result; the only memory zeroed is
+        // the 4-byte count of blocks done (the partials and the result are written whole).
         let v = i64s(&mut r, n, i64::MIN, i64::MAX);
         let sum = dpl_cuda::compile(&compiled(source("sum_i64")).fused).unwrap();
         let (c, got) = one_call(&d, &sum, &[on_device(&v)]);
         let want = interp::run(&compiled(source("sum_i64")).fused, vec![v]).unwrap();
         assert_eq!(want, got);
-        let [
-            launches,
-            syncs,
-            _,
-            _,
-            to_device,
-            _,
-            to_host,
-            to_host_bytes,
-            copies,
-            allocs,
-        ] = c;
         assert_eq!(
-            (syncs, to_device, to_host, to_host_bytes, copies, allocs),
-            (0, 0, 1, 8, 0, 0),
-            "sum's calls ({launches} launches)"
+            c,
+            [1, 0, 1, 4, 0, 0, 1, 8, 0, 0],
+            "sum's launches, synchronisations, memsets and their bytes, copies to the device \
+             and their bytes, copies to the host and their bytes, device copies, allocations"
         );
         // An `f32` sum (in dpl's one order): one 4-byte read-back.
         let v = f32s(&mut r, n, 100.0);
@@ -483,11 +472,11 @@ mod fake {
         let want = interp::run(&compiled(source("sum_f32")).fused, vec![v]).unwrap();
         assert_eq!(want, got);
         assert_eq!(
-            (c[1], c[4], c[6], c[7], c[8], c[9]),
-            (0, 0, 1, 4, 0, 0),
-            "sum_f32's synchronisations, copies to the device, copies to the host and their \
-             bytes, device copies, allocations ({} launches)",
-            c[0]
+            c,
+            [1, 0, 1, 4, 0, 0, 1, 4, 0, 0],
+            "sum_f32's launches, synchronisations, memsets and their bytes, copies to the \
+             device and their bytes, copies to the host and their bytes, device copies, \
+             allocations"
         );
 
         // A sum with checks (a gather's bounds): the check of its first kernel is read
@@ -529,6 +518,27 @@ mod fake {
             "min_f64's synchronisations, copies to the device, copies to the host and their \
              bytes, device copies, allocations ({} launches)",
             c[0]
+        );
+
+        // A scan of resident data, its result left on the device: one kernel (the look-back
+        // scan), no wait, no copy; zeroed are only the tile counter and the tiles' flags
+        // (4 bytes each), not the tiles' aggregates and prefixes nor the result.
+        let v = i64s(&mut r, n, -1000, 1000);
+        let scan = dpl_cuda::compile(&compiled(source("scan_of_map")).fused).unwrap();
+        let (c, got) = one_call(&d, &scan, &[on_device(&v)]);
+        let want = interp::run(&compiled(source("scan_of_map")).fused, vec![v]).unwrap();
+        assert_eq!(want, got);
+        let Value::Seq(items) = &got else {
+            panic!("a sequence")
+        };
+        let tile = 256 * dpl_cuda::scan_items(256, &[Scalar::I64]) as usize;
+        let tiles = items.len().div_ceil(tile) as u64;
+        assert_eq!(
+            c,
+            [1, 0, 2, 4 + 4 * tiles, 0, 0, 0, 0, 0, 0],
+            "scan_of_map's launches, synchronisations, memsets and their bytes, copies to \
+             the device and their bytes, copies to the host and their bytes, device copies, \
+             allocations"
         );
 
         // A failed check in a queued kernel: the error record's read-back waits for it,

@@ -22,10 +22,11 @@ impl<'f> Gen<'f> {
         let at = Self::at(s, soac);
         let n_count = Count::Var(var(soac.len));
         let owner = self.alloc_leaves(&[Scalar::U64], &n_count, steps)[0];
-        // The elements, or the rows' lengths.
+        // The elements, or the rows' lengths: not zeroed, each target is claimed once, so
+        // every one is written (else a check fails and the result is never read).
         let outs = match row {
-            None => self.alloc_leaves(&ls, &n_count, steps),
-            Some(_) => self.alloc_leaves(&[Scalar::U64], &n_count, steps),
+            None => self.alloc_written(&ls, &n_count, steps),
+            Some(_) => self.alloc_written(&[Scalar::U64], &n_count, steps),
         };
         let per_block = u64::from(self.bsize());
         for pass in 0..2 {
@@ -96,7 +97,7 @@ impl<'f> Gen<'f> {
 
         // Rows: every target is valid and claimed once (the errors were checked).
         let (offs, total) = self.offsets(outs[0], &n_count, steps)?;
-        let values = self.alloc_leaves(&ls, &Count::Temp(total), steps);
+        let values = self.alloc_written(&ls, &Count::Temp(total), steps);
         let mut k = self.new_kernel("permute_row_fill");
         k.env = self.bind_captures(&mut k, &[&soac.elem])?;
         let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));

@@ -1,18 +1,21 @@
 //! `reduce` in dpl's one order ([`dpl_core::order`]): each warp reduces whole tiles of
 //! 2048 elements (lane `j` folds elements `j, j + 32, ...` of the tile, then the
-//! `shfl.sync.down` tree by 16, 8, 4, 2, 1) and writes one partial per tile; then one warp
-//! reduces the partials the same way (lane `j` folds partials `j, j + 32, ...`, then the
-//! tree) and puts the start value first. The grid (how many warps, which depends on the
-//! device) decides only which warp takes which tile, never the order of combination, so
-//! the bits are those of every other place.
+//! `shfl.sync.down` tree by 16, 8, 4, 2, 1) and writes one partial per tile; then, in the
+//! same kernel, the last block to finish (counted with an atomic, after a fence) has one
+//! warp reduce the partials the same way (lane `j` folds partials `j, j + 32, ...`, then
+//! the tree) and put the start value first: one launch, no second kernel. The grid (how
+//! many warps, which depends on the device) decides only which warp takes which tile and
+//! which block finishes, never the order of combination, so the bits are those of every
+//! other place.
 
 use super::*;
 use dpl_core::order::{LANES, TILE};
 
 impl<'f> Gen<'f> {
-    /// A `reduce` (its start value `init`, if it has one, put first): the tiles' partials,
-    /// then one warp combines them (and the start value), the result read back by the
-    /// host (with whether there was any element).
+    /// A `reduce` (its start value `init`, if it has one, put first) in one kernel: the
+    /// tiles' partials, then one warp of the last block to finish combines them (and the
+    /// start value); the result is read back by the host (with whether there was any
+    /// element).
     pub(super) fn reduce(&mut self, s: &Stmt, soac: &Soac, steps: &mut Vec<Step>) -> R<()> {
         let SoacKind::Reduce { op, init } = &soac.kind else {
             return unsupported("a reduction of another combinator (internal)");
@@ -33,11 +36,18 @@ impl<'f> Gen<'f> {
             cdiv(m_count.clone(), u64::from(self.warps())),
             resident,
         ));
-        let partials = self.alloc_leaves(&ls, &m_count, steps);
+        // Every tile's partial, the result and its flag are written before they are read;
+        // the count of blocks done starts at 0 (and the last block sets it back to 0).
+        let partials = self.alloc_written(&ls, &m_count, steps);
+        let counter = self.alloc_leaves(&[Scalar::U32], &Count::Const(1), steps)[0];
+        let outs = self.alloc_written(&ls, &Count::Const(1), steps);
+        let ohas = self.alloc_written(&[Scalar::Bool], &Count::Const(1), steps)[0];
 
-        // Pass 1: each warp takes tiles `w, w + warps, ...`.
+        // Each warp takes tiles `w, w + warps, ...`.
         let mut k = self.new_kernel("reduce");
-        // Tiles of host-known counts (unless the element function records checks or loops).
+        // Tiles of host-known counts (unless the element function records checks or loops);
+        // the last block reads the `m` partials, whatever a failed check left in them, and
+        // writes one value, so the check can wait for the result's read-back.
         k.any_data = true;
         k.env = self.bind_captures(&mut k, &[&soac.elem, op])?;
         let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
@@ -158,6 +168,9 @@ impl<'f> Gen<'f> {
         k.emit(Ins::add(Ty::S64, &t, &t, &warps));
         k.emit(Ins::bra(&tiles_top));
         k.place(&tiles_end);
+        // The pointers the last block needs are loaded there, not held through the tiles.
+        let counter = Self::temp_ptrs(&mut k, &[counter])[0].clone();
+        self.finish_in_last_block(&mut k, comb, init, &ls, &pp, &m, &counter, &outs, ohas)?;
         let args = k.ptx.args.clone();
         let any_data = k.any_data;
         let k1 = self.push_kernel(k);
@@ -173,87 +186,6 @@ impl<'f> Gen<'f> {
             any_data,
         }));
         steps.push(Step::CheckErrors);
-
-        // Pass 2: warp 0 combines the partials (lane `j`: partials `j, j + 32, ...`), then
-        // puts the start value first.
-        let outs = self.alloc_leaves(&ls, &Count::Const(1), steps);
-        let ohas = self.alloc_leaves(&[Scalar::Bool], &Count::Const(1), steps)[0];
-        let mut k = self.new_kernel("reduce_finish");
-        // It reads the `m` partials and writes one value: whatever a failed check of the
-        // first pass left in them, so the first pass's check can wait for the result's
-        // read-back (unless the operator records checks or loops).
-        k.any_data = true;
-        k.env = self.bind_captures(&mut k, &[op])?;
-        let m = k.param(Scalar::U64, KArg::Count(m_count));
-        let pp = Self::temp_ptrs(&mut k, &partials);
-        let init_v = self.bind_init(&mut k, init)?;
-        let op_ctx = Ctx {
-            key: m.clone(),
-            fail: None,
-        };
-        let op_ptrs = Self::temp_ptrs(&mut k, &outs);
-        let oh = Self::temp_ptrs(&mut k, &[ohas])[0].clone();
-        let (top, end, finish) = (k.label(), k.label(), k.label());
-        let w0 = k.reg(Scalar::Bool);
-        k.emit(Ins::setp(Cmp::Eq, Ty::U32, &w0, &k.warp, 0));
-        k.emit(Ins::bra_uni(&finish).unless(&w0));
-        let acc = self.none(&mut k, &ls);
-        let j = k.reg(Scalar::U64);
-        k.emit(Ins::cvt(Ty::U64, Ty::U32, &j, &k.lane));
-        // Runs of 8 partials loaded together, then combined in order, as in the first pass:
-        // one load at a time, the one warp waited about 0.15 us (an L2 hit) per 32
-        // partials, some 600 us for the 2^17 partials of 2^28 elements on an H200.
-        let (runs, singles) = (k.label(), k.label());
-        k.place(&runs);
-        let last = k.reg(Scalar::U64);
-        k.emit(Ins::add(Ty::S64, &last, &j, 7 * LANES as u64));
-        let short = k.reg(Scalar::Bool);
-        k.emit(Ins::setp(Cmp::Ge, Ty::U64, &short, &last, &m));
-        k.emit(Ins::bra(&singles).when(&short));
-        let mut xs = Vec::new();
-        for u in 0..8u64 {
-            let ju = k.reg(Scalar::U64);
-            k.emit(Ins::add(Ty::S64, &ju, &j, u * LANES as u64));
-            xs.push(self.load_leaves(&mut k, &pp, &ju, &ls));
-        }
-        for v in xs {
-            let x = Opt {
-                has: self.pconst(&mut k, true),
-                v,
-            };
-            let next = self.opt_combine(&mut k, comb, &acc, &x, &op_ctx)?;
-            Self::mov_opt(&mut k, &acc, &next);
-        }
-        k.emit(Ins::add(Ty::S64, &j, &j, 8 * LANES as u64));
-        k.emit(Ins::bra(&runs));
-        k.place(&singles);
-        k.place(&top);
-        let p = k.reg(Scalar::Bool);
-        k.emit(Ins::setp(Cmp::Ge, Ty::U64, &p, &j, &m));
-        k.emit(Ins::bra(&end).when(&p));
-        let v = self.load_leaves(&mut k, &pp, &j, &ls);
-        let x = Opt {
-            has: self.pconst(&mut k, true),
-            v,
-        };
-        let next = self.opt_combine(&mut k, comb, &acc, &x, &op_ctx)?;
-        Self::mov_opt(&mut k, &acc, &next);
-        k.emit(Ins::add(Ty::S64, &j, &j, LANES as u64));
-        k.emit(Ins::bra(&top));
-        k.place(&end);
-        self.warp_reduce_halves(&mut k, &acc, &mut Self::fold(comb, &op_ctx))?;
-        let mut total = acc;
-        if let Some(iv) = init_v {
-            let t = self.pconst(&mut k, true);
-            let first = Opt { has: t, v: iv };
-            total = self.opt_combine(&mut k, comb, &first, &total, &op_ctx)?;
-        }
-        let zero = k.reg(Scalar::U64);
-        k.emit(Ins::mov(Ty::U64, &zero, 0));
-        self.store_if_thread0(&mut k, &op_ptrs, Some(&oh), &zero, &total);
-        k.place(&finish);
-        self.launch_on(k, Count::Const(1), steps);
-        steps.push(Step::CheckErrors);
         steps.push(Step::ReadScalars {
             var: var(s.var),
             ty: ty.clone(),
@@ -266,6 +198,154 @@ impl<'f> Gen<'f> {
             origin: origin_of(&soac.kind),
             span: s.span.0,
         });
+        Ok(())
+    }
+}
+
+impl<'f> Gen<'f> {
+    /// The end of [`Gen::reduce`]'s kernel: the last block to finish combines the tiles'
+    /// partials (`pp`, `m` of them, leaves `ls`), puts the start value first and stores the
+    /// result (temporaries `outs`, and whether there was any element, `ohas`). Every thread fences its stores
+    /// (`membar.gl`), the block waits, thread 0 counts the block done (`atom.add` on
+    /// `counter`); the block that counts last (its number `nctaid - 1`, whichever it is)
+    /// sets the counter back to 0 and its warp 0 reads the partials, after a fence, at the
+    /// device scope: lane `j` takes partials `j, j + 32, ...`, 8 loads issued before they
+    /// are combined, then the tree, as a tile's lanes are. No block waits for another, so
+    /// the blocks need not all be resident at once.
+    #[allow(clippy::too_many_arguments)]
+    fn finish_in_last_block(
+        &mut self,
+        k: &mut Kernel,
+        comb: Comb<'_>,
+        init: Option<VarId>,
+        ls: &[Scalar],
+        pp: &[Reg],
+        m: &Reg,
+        counter: &Reg,
+        outs: &[u32],
+        ohas: u32,
+    ) -> R<()> {
+        k.emit(Ins::membar_gl());
+        k.emit(Ins::bar_sync());
+        let last_sh = k.shared(4);
+        // The thread's index read again: `k.tid` and `k.warp` are not kept alive through
+        // the tiles for this (registers: a kernel of 1024 threads has 64 per thread).
+        let tid = k.reg(Scalar::U32);
+        k.emit(Ins::mov(Ty::U32, &tid, Sreg::TidX));
+        let is0 = k.reg(Scalar::Bool);
+        k.emit(Ins::setp(Cmp::Eq, Ty::U32, &is0, &tid, 0));
+        let counted = k.label();
+        k.emit(Ins::bra(&counted).unless(&is0));
+        let before = k.reg(Scalar::U32);
+        k.emit(Ins::atom(
+            Space::Global,
+            AtomOp::Add,
+            Ty::U32,
+            &before,
+            counter,
+            1,
+        ));
+        let ncta = k.reg(Scalar::U32);
+        k.emit(Ins::mov(Ty::U32, &ncta, Sreg::NctaidX));
+        k.emit(Ins::sub(Ty::S32, &ncta, &ncta, 1));
+        let last = k.reg(Scalar::Bool);
+        k.emit(Ins::setp(Cmp::Eq, Ty::U32, &last, &before, &ncta));
+        let flag = k.reg(Scalar::U32);
+        k.emit(Ins::selp(Ty::U32, &flag, 1, 0, &last));
+        k.emit(Ins::st(Space::Shared, Ty::U32, &last_sh, &flag));
+        // Every block has counted itself: back to 0, so that the launch run again in report
+        // mode finishes too (a failure of the operator's checks may be in the finish).
+        let reset = k.label();
+        k.emit(Ins::bra(&reset).unless(&last));
+        k.emit(Ins::st(Space::Global, Ty::U32, counter, 0));
+        k.place(&reset);
+        k.place(&counted);
+        k.emit(Ins::bar_sync());
+        let got = k.reg(Scalar::U32);
+        k.emit(Ins::ld(Space::Shared, Ty::U32, &got, &last_sh));
+        let finish = k.label();
+        let not_last = k.reg(Scalar::Bool);
+        k.emit(Ins::setp(Cmp::Eq, Ty::U32, &not_last, &got, 0));
+        k.emit(Ins::bra_uni(&finish).when(&not_last));
+        k.emit(Ins::membar_gl());
+        let w0 = k.reg(Scalar::Bool);
+        k.emit(Ins::setp(Cmp::Lt, Ty::U32, &w0, &tid, LANES as u64));
+        k.emit(Ins::bra_uni(&finish).unless(&w0));
+
+        let op_ctx = Ctx {
+            key: m.clone(),
+            fail: None,
+        };
+        let load = |k: &mut Kernel, j: &Reg| -> Vec<Reg> {
+            pp.iter()
+                .zip(ls)
+                .map(|(p, &s)| {
+                    let a = Self::addr(k, p, j, s);
+                    Self::ld(k, Space::RelaxedGpuGlobal, &a, s)
+                })
+                .collect()
+        };
+        let acc = self.none(k, ls);
+        let j = k.reg(Scalar::U64);
+        k.emit(Ins::cvt(Ty::U64, Ty::U32, &j, &tid));
+        // Runs of 8 partials loaded together, then combined in order: one load at a time,
+        // the one warp waited about 0.15 us (an L2 hit) per 32 partials, some 600 us for
+        // the 2^17 partials of 2^28 elements on an H200.
+        let (runs, singles, end) = (k.label(), k.label(), k.label());
+        k.place(&runs);
+        let last_j = k.reg(Scalar::U64);
+        k.emit(Ins::add(Ty::S64, &last_j, &j, 7 * LANES as u64));
+        let short = k.reg(Scalar::Bool);
+        k.emit(Ins::setp(Cmp::Ge, Ty::U64, &short, &last_j, m));
+        k.emit(Ins::bra(&singles).when(&short));
+        let mut xs = Vec::new();
+        for u in 0..8u64 {
+            let ju = k.reg(Scalar::U64);
+            k.emit(Ins::add(Ty::S64, &ju, &j, u * LANES as u64));
+            xs.push(load(k, &ju));
+        }
+        for v in xs {
+            let x = Opt {
+                has: self.pconst(k, true),
+                v,
+            };
+            let next = self.opt_combine(k, comb, &acc, &x, &op_ctx)?;
+            Self::mov_opt(k, &acc, &next);
+        }
+        k.emit(Ins::add(Ty::S64, &j, &j, 8 * LANES as u64));
+        k.emit(Ins::bra(&runs));
+        k.place(&singles);
+        let p = k.reg(Scalar::Bool);
+        k.emit(Ins::setp(Cmp::Ge, Ty::U64, &p, &j, m));
+        k.emit(Ins::bra(&end).when(&p));
+        let v = load(k, &j);
+        let x = Opt {
+            has: self.pconst(k, true),
+            v,
+        };
+        let next = self.opt_combine(k, comb, &acc, &x, &op_ctx)?;
+        Self::mov_opt(k, &acc, &next);
+        k.emit(Ins::add(Ty::S64, &j, &j, LANES as u64));
+        k.emit(Ins::bra(&singles));
+        k.place(&end);
+        self.warp_reduce_halves(k, &acc, &mut Self::fold(comb, &op_ctx))?;
+        let mut total = acc;
+        if let Some(iv) = self.bind_init(k, init)? {
+            let t = self.pconst(k, true);
+            let first = Opt { has: t, v: iv };
+            total = self.opt_combine(k, comb, &first, &total, &op_ctx)?;
+        }
+        // Thread 0 stores the result (the leaves of `none` are zeroed registers).
+        k.emit(Ins::bra(&finish).unless(&is0));
+        let zero = k.reg(Scalar::U64);
+        k.emit(Ins::mov(Ty::U64, &zero, 0));
+        let outs = Self::temp_ptrs(k, outs);
+        let oh = Self::temp_ptrs(k, &[ohas])[0].clone();
+        for (r, ptr) in total.v.iter().zip(&outs) {
+            self.store(k, ptr, &zero, r);
+        }
+        self.store(k, &oh, &zero, &total.has);
+        k.place(&finish);
         Ok(())
     }
 }

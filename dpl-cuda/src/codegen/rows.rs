@@ -161,7 +161,8 @@ impl<'f> Gen<'f> {
     /// the row cannot be written by a group.
     fn nested_map(&mut self, s: &Stmt, soac: &Soac, r: &Rows<'_>, steps: &mut Vec<Step>) -> R<()> {
         let (ls, n_count, group) = (&r.ls, &r.n_count, r.group);
-        let sizes = self.alloc_leaves(&[Scalar::U64], n_count, steps)[0];
+        // Not zeroed: each row's size is stored, then each row written whole.
+        let sizes = self.alloc_written(&[Scalar::U64], n_count, steps)[0];
 
         let sized_by = group.filter(|_| !self.lengths_only(&soac.elem.body));
         let mut k = self.new_kernel(&Self::loop_name("row_sizes", sized_by));
@@ -183,7 +184,7 @@ impl<'f> Gen<'f> {
         steps.push(Step::CheckErrors);
 
         let (offs, total) = self.offsets(sizes, n_count, steps)?;
-        let outs = self.alloc_leaves(ls, &Count::Temp(total), steps);
+        let outs = self.alloc_written(ls, &Count::Temp(total), steps);
         let mut has_permute = false;
         soac.elem.body.walk(&mut |st| {
             if let Expr::Soac(x) = &st.expr {

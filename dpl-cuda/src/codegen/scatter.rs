@@ -51,6 +51,8 @@ impl<'f> Gen<'f> {
             path: Vec::new(),
         };
         let scheme = op.map(|op| combine_scheme(op, elem_ty, &ls));
+        // Not zeroed: `dst` is copied into the result before the kernel runs (for words of
+        // narrow leaves, the bytes past the end are never part of the result).
         let outs: Vec<u32> = match &scheme {
             // `bool`, 8- and 16-bit leaves (`f16`/`bf16` included) combined by atomics on
             // their containing 32-bit word: the buffer is rounded up to whole words, so
@@ -67,10 +69,10 @@ impl<'f> Gen<'f> {
                     } else {
                         (l, dlen.clone())
                     };
-                    self.alloc_leaves(&[elem], &count, steps)[0]
+                    self.alloc_written(&[elem], &count, steps)[0]
                 })
                 .collect(),
-            _ => self.alloc_leaves(&ls, &dlen, steps),
+            _ => self.alloc_written(&ls, &dlen, steps),
         };
         let lock = matches!(scheme, Some(Combine::Lock))
             .then(|| self.alloc_leaves(&[Scalar::U32], &dlen, steps)[0]);

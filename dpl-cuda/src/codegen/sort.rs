@@ -344,7 +344,9 @@ impl<'f> Gen<'f> {
             .map(|&l| size_of(key_repr(l).0))
             .max();
         let tiles = Tiles::new(&n, widest.unwrap_or(4), !scalars);
-        let counts = self.alloc_leaves(
+        // Nothing is zeroed: `sort_hist` writes every (digit, tile) count, `sort_keys` and
+        // each pass write every key (and index) of their buffer, the last pass every value.
+        let counts = self.alloc_written(
             &[Scalar::U64],
             &Count::Mul(Box::new(tiles.count.clone()), u64::from(RADIX)),
             steps,
@@ -353,8 +355,8 @@ impl<'f> Gen<'f> {
             // A sort of scalars: the keys are the values, sorted without indices; the
             // element function runs in `sort_keys` and the last pass writes the values.
             let (kty, digits) = key_repr(s1);
-            let kb = self.alloc_leaves(&[kty, kty], &n, steps);
-            let out = self.alloc_leaves(&[s1], &n, steps)[0];
+            let kb = self.alloc_written(&[kty, kty], &n, steps);
+            let out = self.alloc_written(&[s1], &n, steps)[0];
             self.sort_keys(KeySource::Elem(soac), s1, None, kb[0], &n, steps)?;
             for d in 0..digits {
                 let cur = (d % 2) as usize;
@@ -368,7 +370,7 @@ impl<'f> Gen<'f> {
             vec![out]
         } else {
             let elems = self.map_to_temps(soac, &ls, "sort_elems", None, steps)?;
-            let idx = self.alloc_leaves(&[Scalar::U32, Scalar::U32], &n, steps);
+            let idx = self.alloc_written(&[Scalar::U32, Scalar::U32], &n, steps);
             let mut keys: HashMap<Scalar, Vec<u32>> = HashMap::new();
             // Which buffer of each pair holds the current keys and indices.
             let mut cur = 0;
@@ -377,7 +379,7 @@ impl<'f> Gen<'f> {
                 let kb = match keys.get(&kty) {
                     Some(kb) => kb.clone(),
                     None => {
-                        let kb = self.alloc_leaves(&[kty, kty], &n, steps);
+                        let kb = self.alloc_written(&[kty, kty], &n, steps);
                         keys.insert(kty, kb.clone());
                         kb
                     }
@@ -909,7 +911,8 @@ impl<'f> Gen<'f> {
         steps: &mut Vec<Step>,
     ) -> Vec<u32> {
         let vls = &ls[values.clone()];
-        let outs = self.alloc_leaves(vls, n_count, steps);
+        // Every output element is written.
+        let outs = self.alloc_written(vls, n_count, steps);
         let mut k = self.new_kernel("sort_gather");
         let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
         let ip = Self::temp_ptrs(&mut k, &[idx]);

@@ -39,7 +39,8 @@ pub(super) struct StatusPtrs {
 impl<'f> Gen<'f> {
     /// The row offsets of a ragged result from the row sizes (`sizes`, `n` of them, `u64`)
     /// in one pass with decoupled look-back: `offs[i + 1]` is the inclusive sum up to `i`
-    /// (`offs[0]` is 0 from the zeroed allocation). Returns the offsets.
+    /// and thread 0 of tile 0 writes `offs[0] = 0` (the allocation is not zeroed). Returns
+    /// the offsets.
     pub(super) fn offsets_lookback(
         &mut self,
         sizes: u32,
@@ -51,7 +52,7 @@ impl<'f> Gen<'f> {
         let grid = cmax1(cdiv(n_count.clone(), tile_len));
         let status = self.alloc_status(&ls, &grid, steps);
         let n1 = Count::Add(Box::new(n_count.clone()), Box::new(Count::Const(1)));
-        let offs = self.alloc_leaves(&[Scalar::U64], &n1, steps)[0];
+        let offs = self.alloc_written(&[Scalar::U64], &n1, steps)[0];
 
         let mut k = self.new_kernel("offsets_lookback");
         let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
@@ -67,6 +68,15 @@ impl<'f> Gen<'f> {
         };
         let comb = Comb::AddU64;
         let (tile, is0) = Self::take_tile(&mut k, &st);
+        let first = k.reg(Scalar::Bool);
+        k.emit(Ins::setp(Cmp::Eq, Ty::U64, &first, &tile, 0));
+        k.emit(Ins::and(Ty::Pred, &first, &first, &is0));
+        let written = k.label();
+        k.emit(Ins::bra(&written).unless(&first));
+        let zero = k.reg(Scalar::U64);
+        k.emit(Ins::mov(Ty::U64, &zero, 0));
+        self.store(&mut k, &opp, &zero, &zero);
+        k.place(&written);
         let (t, mine) = self.tile_reduced(&mut k, comb, &op_ctx, &ls, &tile, &n, &mut elem)?;
         let (before, excl) = self.tile_look_back(&mut k, &st, &tile, &is0, &mine, comb, &op_ctx)?;
         let prefix = self.opt_combine(&mut k, comb, &before, &excl, &op_ctx)?;
@@ -83,8 +93,9 @@ impl<'f> Gen<'f> {
     }
 
     /// Allocates the look-back status of `grid` tiles for elements of leaves `ls`: the
-    /// tile counter, the flags, the aggregates and inclusive prefixes (each with its "has"
-    /// flags), all zeroed.
+    /// tile counter and the flags, zeroed; the aggregates and inclusive prefixes (each with
+    /// its "has" flags), not zeroed: a tile's entry is written before its flag says so,
+    /// and read only after.
     pub(super) fn alloc_status(
         &mut self,
         ls: &[Scalar],
@@ -94,10 +105,10 @@ impl<'f> Gen<'f> {
         Status {
             counter: self.alloc_leaves(&[Scalar::U32], &Count::Const(1), steps)[0],
             flags: self.alloc_leaves(&[Scalar::U32], grid, steps)[0],
-            aggs: self.alloc_leaves(ls, grid, steps),
-            agg_has: self.alloc_leaves(&[Scalar::Bool], grid, steps)[0],
-            incs: self.alloc_leaves(ls, grid, steps),
-            inc_has: self.alloc_leaves(&[Scalar::Bool], grid, steps)[0],
+            aggs: self.alloc_written(ls, grid, steps),
+            agg_has: self.alloc_written(&[Scalar::Bool], grid, steps)[0],
+            incs: self.alloc_written(ls, grid, steps),
+            inc_has: self.alloc_written(&[Scalar::Bool], grid, steps)[0],
         }
     }
 
