@@ -541,6 +541,25 @@ mod fake {
              allocations"
         );
 
+        // A filter of resident data: two kernels (the chunks' counts, scanned by the last
+        // block of the same launch; the survivors written). Its remainder records checks:
+        // the 8-byte total comes back behind the 32-byte error record (one device copy),
+        // and the end of the call reads the record of the second kernel. Zeroed: the
+        // error record's 256-byte area, the chunks' counts and the count of blocks done.
+        let v = i64s(&mut r, n, -1000, 1000);
+        let filter = dpl_cuda::compile(&compiled(source("filter_of_map")).fused).unwrap();
+        let (c, got) = one_call(&d, &filter, &[on_device(&v)]);
+        let want = interp::run(&compiled(source("filter_of_map")).fused, vec![v]).unwrap();
+        assert_eq!(want, got);
+        let chunks = n.div_ceil(512) as u64;
+        assert_eq!(
+            c,
+            [2, 0, 3, 256 + 8 * chunks + 4, 0, 0, 2, 40 + 32, 1, 0],
+            "filter_of_map's launches, synchronisations, memsets and their bytes, copies to \
+             the device and their bytes, copies to the host and their bytes, device copies, \
+             allocations"
+        );
+
         // A failed check in a queued kernel: the error record's read-back waits for it,
         // and the failure is the interpreter's.
         let gather = dpl_cuda::compile(&compiled(source("sum_map_gather")).fused).unwrap();

@@ -427,6 +427,58 @@ impl<'f> Gen<'f> {
         k.place(&skip);
     }
 
+    /// The start of a tail that only the last block of the grid to get here runs (the
+    /// threadfence-reduction pattern): every thread fences its stores (`membar.gl`), the
+    /// block waits, thread 0 counts the block done (`atom.add` on the zeroed `u32` at
+    /// `counter`); the block that counts `nctaid - 1` (whichever it is) sets the counter
+    /// back to 0, so that the launch can run again (report mode), and goes on after a
+    /// second fence, the others jump to the returned label (the caller places it after
+    /// the tail; the branch is uniform over the block). No block waits for another, so the
+    /// blocks need not all be resident at once. The tail reads what other blocks wrote at
+    /// the device scope (`ld.relaxed.gpu`). Also returns `%tid.x`, read again (the
+    /// kernel's `tid` and `warp` need not be kept alive until the tail: a kernel of 1024
+    /// threads has 64 registers per thread).
+    pub(super) fn last_block(k: &mut Kernel, counter: &Reg) -> (Label, Reg) {
+        k.emit(Ins::membar_gl());
+        k.emit(Ins::bar_sync());
+        let last_sh = k.shared(4);
+        let tid = k.reg(Scalar::U32);
+        k.emit(Ins::mov(Ty::U32, &tid, Sreg::TidX));
+        let is0 = k.reg(Scalar::Bool);
+        k.emit(Ins::setp(Cmp::Eq, Ty::U32, &is0, &tid, 0));
+        let counted = k.label();
+        k.emit(Ins::bra(&counted).unless(&is0));
+        let before = k.reg(Scalar::U32);
+        k.emit(Ins::atom(
+            Space::Global,
+            AtomOp::Add,
+            Ty::U32,
+            &before,
+            counter,
+            1,
+        ));
+        let ncta = k.reg(Scalar::U32);
+        k.emit(Ins::mov(Ty::U32, &ncta, Sreg::NctaidX));
+        k.emit(Ins::sub(Ty::S32, &ncta, &ncta, 1));
+        let last = k.reg(Scalar::Bool);
+        k.emit(Ins::setp(Cmp::Eq, Ty::U32, &last, &before, &ncta));
+        let flag = k.reg(Scalar::U32);
+        k.emit(Ins::selp(Ty::U32, &flag, 1, 0, &last));
+        k.emit(Ins::st(Space::Shared, Ty::U32, &last_sh, &flag));
+        k.emit(Ins::bra(&counted).unless(&last));
+        k.emit(Ins::st(Space::Global, Ty::U32, counter, 0));
+        k.place(&counted);
+        k.emit(Ins::bar_sync());
+        let got = k.reg(Scalar::U32);
+        k.emit(Ins::ld(Space::Shared, Ty::U32, &got, &last_sh));
+        let finish = k.label();
+        let not_last = k.reg(Scalar::Bool);
+        k.emit(Ins::setp(Cmp::Eq, Ty::U32, &not_last, &got, 0));
+        k.emit(Ins::bra_uni(&finish).when(&not_last));
+        k.emit(Ins::membar_gl());
+        (finish, tid)
+    }
+
     /// Lane `lane` of every warp stores its optional value `v` (the flag, then each leaf)
     /// into the warp's 8-byte slot of fresh per-warp shared arrays, then the block waits
     /// (`bar.sync`); returns the arrays (read back with [`Gen::warp_partial`]). The

@@ -1,5 +1,6 @@
 //! Flat `filter`: a chunk of `32 * FILTER_ROUNDS` consecutive elements per warp, counted
-//! with `vote.ballot`/`popc`, the chunk counts scanned, the survivors written in order.
+//! with `vote.ballot`/`popc`, the chunk counts scanned by the last block of the same
+//! launch ([`Gen::last_block`]), the survivors written in order by a second launch.
 
 use super::*;
 
@@ -49,19 +50,18 @@ impl<'f> Gen<'f> {
         k.emit(Ins::bra(&end).unless(&lane0));
         self.store(&mut k, &cp, &wc, &count);
         k.place(&end);
+        // Then the last block to finish scans the chunks' counts in place (inclusive): the
+        // offsets of the chunks; the last one is the result's length.
+        let counter = self.alloc_leaves(&[Scalar::U32], &Count::Const(1), steps)[0];
+        let counter = Self::temp_ptrs(&mut k, &[counter])[0].clone();
+        let (scanned, _) = Self::last_block(&mut k, &counter);
+        let g = k.param(Scalar::U64, KArg::Count(chunks.clone()));
+        let (ls_c, tp) = ([Scalar::U64], [cp]);
+        let global = Space::RelaxedGpuGlobal;
+        self.scan_totals_in(&mut k, &ls_c, Comb::AddU64, &tp, &n, &g, global)?;
+        k.place(&scanned);
         self.launch_on(k, grid.clone(), steps);
         steps.push(Step::CheckErrors);
-
-        // Pass 2: offsets of the chunks; the last one is the result's length.
-        self.scan_totals(
-            &[Scalar::U64],
-            Comb::AddU64,
-            None,
-            &counts,
-            &chunks,
-            &n_count,
-            steps,
-        )?;
         let total_t = self.temp();
         steps.push(Step::ReadCount {
             temp: total_t,
@@ -70,9 +70,10 @@ impl<'f> Gen<'f> {
             guard: n_count.clone(),
         });
         let out_len = Count::Temp(total_t);
-        let outs = self.alloc_leaves(&ls, &out_len, steps);
+        // Every survivor is written: not zeroed.
+        let outs = self.alloc_written(&ls, &out_len, steps);
 
-        // Pass 3: survivors written at their offsets: after the chunks before, the
+        // Pass 2: survivors written at their offsets: after the chunks before, the
         // warp's earlier rounds and the lanes below in the round.
         let mut k = self.new_kernel("filter");
         k.env = self.bind_captures(&mut k, &[&soac.elem, pred])?;

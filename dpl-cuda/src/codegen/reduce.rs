@@ -203,15 +203,13 @@ impl<'f> Gen<'f> {
 }
 
 impl<'f> Gen<'f> {
-    /// The end of [`Gen::reduce`]'s kernel: the last block to finish combines the tiles'
-    /// partials (`pp`, `m` of them, leaves `ls`), puts the start value first and stores the
-    /// result (temporaries `outs`, and whether there was any element, `ohas`). Every thread fences its stores
-    /// (`membar.gl`), the block waits, thread 0 counts the block done (`atom.add` on
-    /// `counter`); the block that counts last (its number `nctaid - 1`, whichever it is)
-    /// sets the counter back to 0 and its warp 0 reads the partials, after a fence, at the
-    /// device scope: lane `j` takes partials `j, j + 32, ...`, 8 loads issued before they
-    /// are combined, then the tree, as a tile's lanes are. No block waits for another, so
-    /// the blocks need not all be resident at once.
+    /// The end of [`Gen::reduce`]'s kernel: the last block to finish ([`Gen::last_block`])
+    /// combines the tiles' partials (`pp`, `m` of them, leaves `ls`), puts the start value
+    /// first and stores the result (temporaries `outs`, and whether there was any element,
+    /// `ohas`). Its warp 0 reads the partials at the device scope: lane `j` takes partials
+    /// `j, j + 32, ...`, 8 loads issued before they are combined, then the tree, as a
+    /// tile's lanes are. (The counter is set back to 0 so that the launch run again in
+    /// report mode finishes too: the operator's checks may fail in the finish.)
     #[allow(clippy::too_many_arguments)]
     fn finish_in_last_block(
         &mut self,
@@ -225,49 +223,9 @@ impl<'f> Gen<'f> {
         outs: &[u32],
         ohas: u32,
     ) -> R<()> {
-        k.emit(Ins::membar_gl());
-        k.emit(Ins::bar_sync());
-        let last_sh = k.shared(4);
-        // The thread's index read again: `k.tid` and `k.warp` are not kept alive through
-        // the tiles for this (registers: a kernel of 1024 threads has 64 per thread).
-        let tid = k.reg(Scalar::U32);
-        k.emit(Ins::mov(Ty::U32, &tid, Sreg::TidX));
+        let (finish, tid) = Self::last_block(k, counter);
         let is0 = k.reg(Scalar::Bool);
         k.emit(Ins::setp(Cmp::Eq, Ty::U32, &is0, &tid, 0));
-        let counted = k.label();
-        k.emit(Ins::bra(&counted).unless(&is0));
-        let before = k.reg(Scalar::U32);
-        k.emit(Ins::atom(
-            Space::Global,
-            AtomOp::Add,
-            Ty::U32,
-            &before,
-            counter,
-            1,
-        ));
-        let ncta = k.reg(Scalar::U32);
-        k.emit(Ins::mov(Ty::U32, &ncta, Sreg::NctaidX));
-        k.emit(Ins::sub(Ty::S32, &ncta, &ncta, 1));
-        let last = k.reg(Scalar::Bool);
-        k.emit(Ins::setp(Cmp::Eq, Ty::U32, &last, &before, &ncta));
-        let flag = k.reg(Scalar::U32);
-        k.emit(Ins::selp(Ty::U32, &flag, 1, 0, &last));
-        k.emit(Ins::st(Space::Shared, Ty::U32, &last_sh, &flag));
-        // Every block has counted itself: back to 0, so that the launch run again in report
-        // mode finishes too (a failure of the operator's checks may be in the finish).
-        let reset = k.label();
-        k.emit(Ins::bra(&reset).unless(&last));
-        k.emit(Ins::st(Space::Global, Ty::U32, counter, 0));
-        k.place(&reset);
-        k.place(&counted);
-        k.emit(Ins::bar_sync());
-        let got = k.reg(Scalar::U32);
-        k.emit(Ins::ld(Space::Shared, Ty::U32, &got, &last_sh));
-        let finish = k.label();
-        let not_last = k.reg(Scalar::Bool);
-        k.emit(Ins::setp(Cmp::Eq, Ty::U32, &not_last, &got, 0));
-        k.emit(Ins::bra_uni(&finish).when(&not_last));
-        k.emit(Ins::membar_gl());
         let w0 = k.reg(Scalar::Bool);
         k.emit(Ins::setp(Cmp::Lt, Ty::U32, &w0, &tid, LANES as u64));
         k.emit(Ins::bra_uni(&finish).unless(&w0));

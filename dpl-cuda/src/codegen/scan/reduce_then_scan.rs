@@ -170,7 +170,7 @@ impl<'f> Gen<'f> {
     }
 
     /// One block scans the `grid` tile totals in place (inclusive), in chunks of a block's
-    /// threads.
+    /// threads: a kernel of one block ([`Gen::scan_totals_in`]).
     #[allow(clippy::too_many_arguments)]
     pub(in crate::codegen) fn scan_totals(
         &mut self,
@@ -191,42 +191,71 @@ impl<'f> Gen<'f> {
         let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
         let g = k.param(Scalar::U64, KArg::Count(grid.clone()));
         let tp = Self::temp_ptrs(&mut k, totals);
-        let op_ctx = Ctx { key: n, fail: None };
-        let carry = self.none(&mut k, ls);
+        self.scan_totals_in(&mut k, ls, comb, &tp, &n, &g, Space::Global)?;
+        self.launch_on(k, Count::Const(1), steps);
+        Ok(())
+    }
+
+    /// The scan of [`Gen::scan_totals`] emitted into kernel `k`, run by its whole block:
+    /// the `g` totals at `tp` (leaves `ls`) scanned in place, loaded from `space` (at the
+    /// device scope where other blocks of the same launch wrote them); `n` keys the
+    /// operator's failures.
+    #[allow(clippy::too_many_arguments)]
+    pub(in crate::codegen) fn scan_totals_in(
+        &mut self,
+        k: &mut Kernel,
+        ls: &[Scalar],
+        comb: Comb<'_>,
+        tp: &[Reg],
+        n: &Reg,
+        g: &Reg,
+        space: Space,
+    ) -> R<()> {
+        let op_ctx = Ctx {
+            key: n.clone(),
+            fail: None,
+        };
+        let carry = self.none(k, ls);
         let cbase = k.reg(Scalar::U64);
         k.emit(Ins::mov(Ty::U64, &cbase, 0));
         let (top, end) = (k.label(), k.label());
         k.place(&top);
         let p = k.reg(Scalar::Bool);
-        k.emit(Ins::setp(Cmp::Ge, Ty::U64, &p, &cbase, &g));
+        k.emit(Ins::setp(Cmp::Ge, Ty::U64, &p, &cbase, g));
         k.emit(Ins::bra_uni(&end).when(&p));
         let j = k.reg(Scalar::U64);
         k.emit(Ins::add(Ty::S64, &j, &cbase, &k.tid64));
         let valid = k.reg(Scalar::Bool);
-        k.emit(Ins::setp(Cmp::Lt, Ty::U64, &valid, &j, &g));
-        let x = self.none(&mut k, ls);
+        k.emit(Ins::setp(Cmp::Lt, Ty::U64, &valid, &j, g));
+        let x = self.none(k, ls);
         let skip = k.label();
         k.emit(Ins::bra(&skip).unless(&valid));
-        let v = self.load_leaves(&mut k, &tp, &j, ls);
+        let v: Vec<Reg> = tp
+            .iter()
+            .zip(ls)
+            .map(|(p, &s)| {
+                let a = Self::addr(k, p, &j, s);
+                Self::ld(k, space, &a, s)
+            })
+            .collect();
         for (d, s) in x.v.iter().zip(&v) {
-            Self::mov(&mut k, d, s);
+            Self::mov(k, d, s);
         }
         k.emit(Ins::setp(Cmp::Eq, Ty::U32, &x.has, 1, 1));
         k.place(&skip);
-        let (incl, _, total) = self.block_scan(&mut k, &x, &mut Self::fold(comb, &op_ctx))?;
-        let res = self.opt_combine(&mut k, comb, &carry, &incl, &op_ctx)?;
+        let (incl, _, total) = self.block_scan(k, &x, &mut Self::fold(comb, &op_ctx))?;
+        let res = self.opt_combine(k, comb, &carry, &incl, &op_ctx)?;
         let skipw = k.label();
         k.emit(Ins::bra(&skipw).unless(&valid));
-        for (rg, ptr) in res.v.iter().zip(&tp) {
-            self.store(&mut k, ptr, &j, rg);
+        for (rg, ptr) in res.v.iter().zip(tp) {
+            self.store(k, ptr, &j, rg);
         }
         k.place(&skipw);
-        let next = self.opt_combine(&mut k, comb, &carry, &total, &op_ctx)?;
-        Self::mov_opt(&mut k, &carry, &next);
+        let next = self.opt_combine(k, comb, &carry, &total, &op_ctx)?;
+        Self::mov_opt(k, &carry, &next);
         k.emit(Ins::add(Ty::S64, &cbase, &cbase, self.bsize()));
         k.emit(Ins::bra_uni(&top));
         k.place(&end);
-        self.launch_on(k, Count::Const(1), steps);
         Ok(())
     }
 }
