@@ -5,9 +5,22 @@
 use super::*;
 
 impl<'f> Gen<'f> {
+    /// Element `idx` of each leaf buffer `ptrs` (leaves `ls`), loaded from global memory.
     pub(super) fn load_leaves(
         &mut self,
         k: &mut Kernel,
+        ptrs: &[Reg],
+        idx: &Reg,
+        ls: &[Scalar],
+    ) -> Vec<Reg> {
+        Self::load_leaves_in(k, Space::Global, ptrs, idx, ls)
+    }
+
+    /// [`Gen::load_leaves`] from state space `space` (`ld.relaxed.gpu` where other blocks
+    /// of the same launch wrote the values).
+    pub(super) fn load_leaves_in(
+        k: &mut Kernel,
+        space: Space,
         ptrs: &[Reg],
         idx: &Reg,
         ls: &[Scalar],
@@ -16,7 +29,7 @@ impl<'f> Gen<'f> {
             .zip(ls)
             .map(|(p, &s)| {
                 let a = Self::addr(k, p, idx, s);
-                Self::ld(k, Space::Global, &a, s)
+                Self::ld(k, space, &a, s)
             })
             .collect()
     }

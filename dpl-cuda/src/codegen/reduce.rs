@@ -200,9 +200,7 @@ impl<'f> Gen<'f> {
         });
         Ok(())
     }
-}
 
-impl<'f> Gen<'f> {
     /// The end of [`Gen::reduce`]'s kernel: the last block to finish ([`Gen::last_block`])
     /// combines the tiles' partials (`pp`, `m` of them, leaves `ls`), puts the start value
     /// first and stores the result (temporaries `outs`, and whether there was any element,
@@ -234,15 +232,8 @@ impl<'f> Gen<'f> {
             key: m.clone(),
             fail: None,
         };
-        let load = |k: &mut Kernel, j: &Reg| -> Vec<Reg> {
-            pp.iter()
-                .zip(ls)
-                .map(|(p, &s)| {
-                    let a = Self::addr(k, p, j, s);
-                    Self::ld(k, Space::RelaxedGpuGlobal, &a, s)
-                })
-                .collect()
-        };
+        let load =
+            |k: &mut Kernel, j: &Reg| Self::load_leaves_in(k, Space::RelaxedGpuGlobal, pp, j, ls);
         let acc = self.none(k, ls);
         let j = k.reg(Scalar::U64);
         k.emit(Ins::cvt(Ty::U64, Ty::U32, &j, &tid));

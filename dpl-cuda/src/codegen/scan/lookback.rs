@@ -346,14 +346,7 @@ impl<'f> Gen<'f> {
     /// Loads entry `j` of a status array (leaves `ptrs`, flags `has`) coherently at the
     /// device scope.
     fn load_status(k: &mut Kernel, ptrs: &[Reg], has: &Reg, j: &Reg, ls: &[Scalar]) -> Opt {
-        let v = ptrs
-            .iter()
-            .zip(ls)
-            .map(|(p, &s)| {
-                let a = Self::addr(k, p, j, s);
-                Self::ld(k, Space::RelaxedGpuGlobal, &a, s)
-            })
-            .collect();
+        let v = Self::load_leaves_in(k, Space::RelaxedGpuGlobal, ptrs, j, ls);
         let a = Self::addr(k, has, j, Scalar::Bool);
         let h = Self::ld(k, Space::RelaxedGpuGlobal, &a, Scalar::Bool);
         Opt { has: h, v }

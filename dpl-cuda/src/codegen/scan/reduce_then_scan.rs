@@ -230,14 +230,7 @@ impl<'f> Gen<'f> {
         let x = self.none(k, ls);
         let skip = k.label();
         k.emit(Ins::bra(&skip).unless(&valid));
-        let v: Vec<Reg> = tp
-            .iter()
-            .zip(ls)
-            .map(|(p, &s)| {
-                let a = Self::addr(k, p, &j, s);
-                Self::ld(k, space, &a, s)
-            })
-            .collect();
+        let v = Self::load_leaves_in(k, space, tp, &j, ls);
         for (d, s) in x.v.iter().zip(&v) {
             Self::mov(k, d, s);
         }
