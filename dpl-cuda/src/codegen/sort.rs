@@ -17,23 +17,40 @@
 //!
 //! A leaf is sorted by one digit of [`DIGIT_BITS`] bits per pass, from the lowest: 1 pass
 //! for `bool` and 8-bit leaves, 2 for 16-bit ones, 4 for 32-bit ones, 8 for 64-bit ones (8-
-//! and 16-bit keys are held as `u32`s). A pass is three steps over tiles of
-//! consecutive elements ([`Tiles`]), one block of [`RADIX`] threads per tile:
+//! and 16-bit keys are held as `u32`s). The sort is *onesweep* (Adinets and Merrill):
+//! `sort_keys`, which makes a leaf's keys, also counts the values of every digit of the
+//! leaf over all elements (a shared histogram per digit in each block, added into the
+//! sort's [`Sweep`] state when the block is done), and each pass is then one kernel,
+//! `sort_pass`, with one block of [`RADIX`] threads per tile of consecutive elements
+//! ([`Tiles`]), the tile taken from the pass's counter (so a block waits only for tiles
+//! taken before its own, which are running or done):
 //!
-//! 1. `sort_hist`: each tile's digit counts (`red.shared.add` into a shared histogram),
-//!    stored digit-major (`counts[d * tiles + t]`);
-//! 2. the exclusive scan of the counts ([`Gen::exclusive_offsets`]: the look-back scan, or
-//!    reduce-then-scan when asked for), so the elements of digit `d` in tile `t` start
-//!    after those of smaller digits and of the same digit in earlier tiles;
-//! 3. `sort_scatter`: each tile again, in rounds of [`SUB_ROUNDS`] sub-rounds of 32
-//!    consecutive elements per warp: `match.any` gives each lane the lanes of its warp
-//!    holding the same digit, so its rank among them is a `popc`, plus the warp's running
-//!    count of the digit in shared memory; after the round, thread `d` turns the warps'
-//!    counts of digit `d` into per-warp offsets; each element (key and index) is placed
-//!    in shared memory at its digit's running start in the tile plus its warp's offset
-//!    plus its rank, and after the last round the tile is written out from there in
-//!    order (consecutive threads write runs of equal digits). Rounds, warps, sub-rounds
-//!    and lanes follow the element order, so the pass is stable.
+//! 1. thread `d` reads how many elements have digit `d`; when that is all of them (every
+//!    key has the same digit, `bar.red.or` tells the block), the pass would keep the
+//!    order, and the tile is copied instead;
+//! 2. the exclusive scan of those counts says where digit `d`'s elements start; the tile's
+//!    own count of each digit (`red.shared.add` into a shared histogram, over the tile's
+//!    keys) is published in the tile's look-back status, and its exclusive scan says where
+//!    the digit starts in the tile;
+//! 3. in rounds of [`SUB_ROUNDS`] sub-rounds of 32 consecutive elements per warp:
+//!    `match.any` gives each lane the lanes of its warp holding the same digit, so its
+//!    rank among them is a `popc`, plus the warp's running count of the digit in shared
+//!    memory; after the round, thread `d` turns the warps' counts of digit `d` into
+//!    per-warp offsets; each element (key and index) is placed in shared memory at its
+//!    digit's running start in the tile plus its warp's offset plus its rank;
+//! 4. thread `d` looks back over the tiles before, adding their counts of digit `d` until
+//!    one that has published its inclusive prefix, and publishes its own;
+//! 5. the tile is written out from shared memory in order: element `p` at its digit's
+//!    start plus the digit's count in the tiles before plus its rank in the tile
+//!    (consecutive threads write runs of equal digits). Rounds, warps, sub-rounds and
+//!    lanes follow the element order, so the pass is stable.
+//!
+//! A status is one `u64` per pass, tile and digit value: the count in the low 32 bits,
+//! in the high ones [`OWN`] (the tile's own count) or [`INCLUSIVE`] (the count in the
+//! tiles up to this one), written and read whole by atomics (`atom.exch`, `atom.or` of
+//! 0), so a reader never sees a flag with a count it was not written with. The run time may
+//! launch the kernels of a call again, in order, in report mode (after a failed check
+//! elsewhere): every launch of the sort then gives the same results ([`Sweep`]).
 //!
 //! The keys (and indices) move between two pairs of buffers.
 
@@ -54,7 +71,13 @@ const MAX_TILE: u64 = 8192;
 /// (but each holds an element in registers).
 const SUB_ROUNDS: u32 = 4;
 
-/// The tiles of a sort: one block of the histogram and scatter kernels each.
+/// A look-back status (the high half of its `u64`; the low half is a count): the tile's
+/// own count of the digit value.
+const OWN: u64 = 1 << 32;
+/// A look-back status: the count of the digit value in the tiles up to this one.
+const INCLUSIVE: u64 = 2 << 32;
+
+/// The tiles of a sort: one block of `sort_pass` each.
 struct Tiles {
     /// Rounds of `RADIX * SUB_ROUNDS` elements per tile: as many as the staging area
     /// holds (the longer the tile, the longer the runs of equal digits written together),
@@ -116,6 +139,60 @@ struct Pass {
     /// For the last pass of a sort of scalars: instead of keys, the values of this type
     /// they stand for are written, into this temporary.
     out: Option<(Scalar, u32)>,
+}
+
+/// The onesweep state of a sort: one zeroed `u64` temporary holding, for each of its
+/// `passes` passes, the counts of the digit's values over all elements ([`RADIX`] each,
+/// written by the last block of `sort_keys`), then as many counts that the blocks of
+/// `sort_keys` add to (cleared again by that last block), then each pass's tile counter,
+/// then the count of `sort_keys`' blocks done, then each pass's look-back statuses of
+/// each tile and digit value (see the [module docs](self)). Every launch of the sort
+/// gives the same results when the run time launches it again, in order, in report
+/// mode: the added counts and the blocks done are set back to zero, a pass takes its
+/// tiles modulo the grid, and finds the statuses its first run left, the same values.
+struct Sweep {
+    /// The temporary.
+    temp: u32,
+    /// The passes of the whole sort (over every leaf of the key).
+    passes: u32,
+}
+
+impl Sweep {
+    /// The elements of the state of a sort of `passes` passes over `tiles` tiles.
+    fn len(passes: u32, tiles: &Count) -> Count {
+        let head = Sweep { temp: 0, passes }.status();
+        let per_tile = u64::from(passes) * u64::from(RADIX);
+        Count::Add(
+            Box::new(Count::Const(head)),
+            Box::new(Count::Mul(Box::new(tiles.clone()), per_tile)),
+        )
+    }
+
+    /// The index of pass `p`'s count of digit value 0.
+    fn counts(p: u32) -> u64 {
+        u64::from(p) * u64::from(RADIX)
+    }
+
+    /// The index of the count of digit value 0 that `sort_keys` adds to for pass `p`.
+    fn added(&self, p: u32) -> u64 {
+        u64::from(self.passes + p) * u64::from(RADIX)
+    }
+
+    /// The index of pass `p`'s tile counter (its low 32 bits).
+    fn counter(&self, p: u32) -> u64 {
+        u64::from(2 * self.passes) * u64::from(RADIX) + u64::from(p)
+    }
+
+    /// The index of the count of `sort_keys`' blocks done (its low 32 bits).
+    fn done(&self) -> u64 {
+        self.counter(self.passes)
+    }
+
+    /// The index of pass 0's status of tile 0 and digit value 0 (pass `p`'s statuses
+    /// follow those of the passes before it, tile by tile).
+    fn status(&self) -> u64 {
+        self.done() + 1
+    }
 }
 
 /// Where `sort_keys` finds the elements it makes keys of.
@@ -344,20 +421,22 @@ impl<'f> Gen<'f> {
             .map(|&l| size_of(key_repr(l).0))
             .max();
         let tiles = Tiles::new(&n, widest.unwrap_or(4), !scalars);
-        // Nothing is zeroed: `sort_hist` writes every (digit, tile) count, `sort_keys` and
-        // each pass write every key (and index) of their buffer, the last pass every value.
-        let counts = self.alloc_written(
-            &[Scalar::U64],
-            &Count::Mul(Box::new(tiles.count.clone()), u64::from(RADIX)),
-            steps,
-        )[0];
+        // The onesweep state is zeroed (one memset); nothing else is: `sort_keys` and each
+        // pass write every key (and index) of their buffer, the last pass every value.
+        let passes = ls[..key_leaves].iter().map(|&l| key_repr(l).1).sum();
+        let len = Sweep::len(passes, &tiles.count);
+        let sweep = Sweep {
+            temp: self.alloc_leaves(&[Scalar::U64], &len, steps)[0],
+            passes,
+        };
         let outs = if let [s1] = ls[..] {
             // A sort of scalars: the keys are the values, sorted without indices; the
             // element function runs in `sort_keys` and the last pass writes the values.
             let (kty, digits) = key_repr(s1);
             let kb = self.alloc_written(&[kty, kty], &n, steps);
             let out = self.alloc_written(&[s1], &n, steps)[0];
-            self.sort_keys(KeySource::Elem(soac), s1, None, kb[0], &n, steps)?;
+            let source = KeySource::Elem(soac);
+            self.sort_keys(source, s1, None, kb[0], (&sweep, 0), &n, steps)?;
             for d in 0..digits {
                 let cur = (d % 2) as usize;
                 let pass = Pass {
@@ -365,7 +444,7 @@ impl<'f> Gen<'f> {
                     idx: None,
                     out: (d + 1 == digits).then_some((s1, out)),
                 };
-                self.sort_pass(kty, d * DIGIT_BITS, &pass, counts, &tiles, &n, steps)?;
+                self.sort_pass(kty, d * DIGIT_BITS, &pass, &sweep, d, &tiles, &n, steps)?;
             }
             vec![out]
         } else {
@@ -374,6 +453,8 @@ impl<'f> Gen<'f> {
             let mut keys: HashMap<Scalar, Vec<u32>> = HashMap::new();
             // Which buffer of each pair holds the current keys and indices.
             let mut cur = 0;
+            // The sort's passes so far.
+            let mut p = 0;
             for (i, leaf) in (0..key_leaves).rev().enumerate() {
                 let (kty, digits) = key_repr(ls[leaf]);
                 let kb = match keys.get(&kty) {
@@ -386,15 +467,16 @@ impl<'f> Gen<'f> {
                 };
                 let source = KeySource::Leaf(elems[leaf]);
                 let ids = (idx[cur], i == 0);
-                self.sort_keys(source, ls[leaf], Some(ids), kb[cur], &n, steps)?;
+                self.sort_keys(source, ls[leaf], Some(ids), kb[cur], (&sweep, p), &n, steps)?;
                 for d in 0..digits {
                     let pass = Pass {
                         keys: [kb[cur], kb[1 - cur]],
                         idx: Some([idx[cur], idx[1 - cur]]),
                         out: None,
                     };
-                    self.sort_pass(kty, d * DIGIT_BITS, &pass, counts, &tiles, &n, steps)?;
+                    self.sort_pass(kty, d * DIGIT_BITS, &pass, &sweep, p, &tiles, &n, steps)?;
                     cur = 1 - cur;
+                    p += 1;
                 }
             }
             self.sort_gather(&ls, &elems, values, idx[cur], &n, steps)
@@ -405,13 +487,17 @@ impl<'f> Gen<'f> {
 
     /// `sort_keys`: `keys[j]` = the radix key of element `j` of `source` (a scalar of type
     /// `s`), or with indices `Some((idx, first))` of element `idx[j]`; for the first leaf
-    /// sorted (`first`), `idx[j] = j` is stored and the element read at `j`.
+    /// sorted (`first`), `idx[j] = j` is stored and the element read at `j`. The counts of
+    /// the values of each of the key's digits are added into the passes' counts in
+    /// `sweep`, from pass `p0` on (per block in shared memory first).
+    #[allow(clippy::too_many_arguments)]
     fn sort_keys(
         &mut self,
         source: KeySource<'_>,
         s: Scalar,
         idx: Option<(u32, bool)>,
         keys: u32,
+        (sweep, p0): (&Sweep, u32),
         n_count: &Count,
         steps: &mut Vec<Step>,
     ) -> R<()> {
@@ -420,7 +506,17 @@ impl<'f> Gen<'f> {
             k.env = self.bind_captures(&mut k, &[&soac.elem])?;
         }
         let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
-        let kp = Self::temp_ptrs(&mut k, &[keys])[0].clone();
+        let [kp, sp] = [keys, sweep.temp].map(|t| Self::temp_ptrs(&mut k, &[t])[0].clone());
+        // Digit `dd`'s histogram is row `dd` of `hist`; thread `d` clears column `d`.
+        let digits = key_repr(s).1;
+        let row = u64::from(RADIX * 4);
+        let hist = k.shared(digits * RADIX * 4);
+        let mine = Self::thread_slot(&mut k, &hist, 4);
+        for dd in 0..digits {
+            let at = Addr::from(&mine).plus(u64::from(dd) * row);
+            k.emit(Ins::st(Space::Shared, Ty::U32, at, 0));
+        }
+        k.emit(Ins::bar_sync());
         let el = Self::elem_loop(&mut k, &n, None);
         let j = el.i.clone();
         let src = match idx {
@@ -454,7 +550,46 @@ impl<'f> Gen<'f> {
         };
         let key = Self::radix_key(&mut k, &value, s);
         self.store(&mut k, &kp, &j, &key);
+        for dd in 0..digits {
+            let d = Self::digit(&mut k, &key, dd * DIGIT_BITS);
+            let at = Self::shared_at(&mut k, &hist, &d, 4);
+            let at = Addr::from(&at).plus(u64::from(dd) * row);
+            k.emit(Ins::red(Space::Shared, AtomOp::Add, Ty::U32, at, 1));
+        }
         Self::elem_loop_end(&mut k, &el);
+        // The block's counts into the sort's; the last block to be done moves them to the
+        // passes' counts and clears them.
+        k.emit(Ins::bar_sync());
+        let (c, c64, some) = (k.reg(Scalar::U32), k.reg(Scalar::U64), k.reg(Scalar::Bool));
+        let tid = k.tid64.clone();
+        let col = Self::addr(&mut k, &sp, &tid, Scalar::U64);
+        for dd in 0..digits {
+            let at = Addr::from(&mine).plus(u64::from(dd) * row);
+            k.emit(Ins::ld(Space::Shared, Ty::U32, &c, at));
+            k.emit(Ins::setp(Cmp::Ne, Ty::U32, &some, &c, 0));
+            k.emit(Ins::cvt(Ty::U64, Ty::U32, &c64, &c));
+            let to = Addr::from(&col).plus(8 * sweep.added(p0 + dd));
+            k.emit(Ins::red(Space::Global, AtomOp::Add, Ty::U64, to, &c64).when(&some));
+        }
+        let done = k.reg(Scalar::U64);
+        k.emit(Ins::add(Ty::S64, &done, &sp, 8 * sweep.done()));
+        let (finish, tid) = Self::last_block(&mut k, &done);
+        let tid64 = k.reg(Scalar::U64);
+        k.emit(Ins::cvt(Ty::U64, Ty::U32, &tid64, &tid));
+        let col = Self::addr(&mut k, &sp, &tid64, Scalar::U64);
+        for dd in 0..digits {
+            let from = Addr::from(&col).plus(8 * sweep.added(p0 + dd));
+            k.emit(Ins::ld(
+                Space::RelaxedGpuGlobal,
+                Ty::U64,
+                &c64,
+                from.clone(),
+            ));
+            let to = Addr::from(&col).plus(8 * Sweep::counts(p0 + dd));
+            k.emit(Ins::st(Space::Global, Ty::U64, to, &c64));
+            k.emit(Ins::st(Space::Global, Ty::U64, from, 0));
+        }
+        k.place(&finish);
         self.launch_stride(k, n_count, u64::from(RADIX), steps);
         if matches!(source, KeySource::Elem(_)) {
             steps.push(Step::CheckErrors);
@@ -578,13 +713,11 @@ impl<'f> Gen<'f> {
         d
     }
 
-    /// The index of this thread's first element in its block's tile: in each round (of
-    /// `RADIX * SUB_ROUNDS` elements) warp `w` takes the `32 * SUB_ROUNDS` consecutive
-    /// elements after those of the warps before it, 32 per sub-round, lane `l` the
-    /// `l`-th of each.
-    fn tile_first(k: &mut Kernel, tiles: &Tiles) -> Reg {
-        let first = k.reg(Scalar::U64);
-        k.emit(Ins::mul_lo(Ty::U64, &first, &k.ctaid64, tiles.len()));
+    /// The index of this thread's first element in the tile starting at `tile0`: in each
+    /// round (of `RADIX * SUB_ROUNDS` elements) warp `w` takes the `32 * SUB_ROUNDS`
+    /// consecutive elements after those of the warps before it, 32 per sub-round, lane `l`
+    /// the `l`-th of each.
+    fn tile_first(k: &mut Kernel, tile0: &Reg) -> Reg {
         let within = k.reg(Scalar::U32);
         k.emit(Ins::mad_lo(
             Ty::U32,
@@ -593,9 +726,9 @@ impl<'f> Gen<'f> {
             32 * SUB_ROUNDS,
             &k.lane,
         ));
-        let within64 = k.reg(Scalar::U64);
-        k.emit(Ins::cvt(Ty::U64, Ty::U32, &within64, &within));
-        k.emit(Ins::add(Ty::S64, &first, &first, &within64));
+        let first = k.reg(Scalar::U64);
+        k.emit(Ins::cvt(Ty::U64, Ty::U32, &first, &within));
+        k.emit(Ins::add(Ty::S64, &first, &first, tile0));
         first
     }
 
@@ -613,76 +746,25 @@ impl<'f> Gen<'f> {
         (i, valid)
     }
 
-    /// One pass over the digit at `shift`: `sort_hist`, the exclusive scan of the counts,
-    /// `sort_scatter`.
+    /// `sort_pass`: pass `p` of the sort, over the digit at `shift` (see the
+    /// [module docs](self)).
     #[allow(clippy::too_many_arguments)]
     fn sort_pass(
         &mut self,
         kty: Scalar,
         shift: u32,
         pass: &Pass,
-        counts: u32,
+        sweep: &Sweep,
+        p: u32,
         tiles: &Tiles,
         n_count: &Count,
         steps: &mut Vec<Step>,
     ) -> R<()> {
-        // 1. The tile's histogram.
-        let mut k = self.new_kernel("sort_hist");
+        let mut k = self.new_kernel("sort_pass");
         let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
         let g = k.param(Scalar::U64, KArg::Count(tiles.count.clone()));
-        let [kp, cp] = [pass.keys[0], counts].map(|t| Self::temp_ptrs(&mut k, &[t])[0].clone());
-        let hist = k.shared(RADIX * 4);
-        let mine = Self::thread_slot(&mut k, &hist, 4);
-        k.emit(Ins::st(Space::Shared, Ty::U32, &mine, 0));
-        k.emit(Ins::bar_sync());
-        let first = Self::tile_first(&mut k, tiles);
-        let (r, top, end) = Self::rounds_head(&mut k, tiles.rounds);
-        for q in 0..SUB_ROUNDS {
-            let (i, valid) = Self::tile_index(&mut k, &first, &n, &r, q);
-            let skip = k.label();
-            k.emit(Ins::bra(&skip).unless(&valid));
-            let key = self.load_leaves(&mut k, std::slice::from_ref(&kp), &i, &[kty]);
-            let d = Self::digit(&mut k, &key[0], shift);
-            let at = Self::shared_at(&mut k, &hist, &d, 4);
-            k.emit(Ins::red(Space::Shared, AtomOp::Add, Ty::U32, &at, 1));
-            k.place(&skip);
-        }
-        Self::rounds_tail(&mut k, &r, &top, &end);
-        k.emit(Ins::bar_sync());
-        let count = k.reg(Scalar::U32);
-        k.emit(Ins::ld(Space::Shared, Ty::U32, &count, &mine));
-        let count64 = k.reg(Scalar::U64);
-        k.emit(Ins::cvt(Ty::U64, Ty::U32, &count64, &count));
-        let slot = k.reg(Scalar::U64);
-        k.emit(Ins::mad_lo(Ty::U64, &slot, &k.tid64, &g, &k.ctaid64));
-        self.store(&mut k, &cp, &slot, &count64);
-        self.launch_on(k, tiles.count.clone(), steps);
-        // 2. Where each (digit, tile) starts.
-        let ncounts = Count::Mul(Box::new(tiles.count.clone()), u64::from(RADIX));
-        let offs = self.exclusive_offsets(counts, &ncounts, steps)?;
-        // 3. The tile's elements at their places.
-        self.sort_scatter(kty, shift, pass, offs, tiles, n_count, steps)
-    }
-
-    /// `sort_scatter` (see the [module docs](self)): the tile's elements are ranked round
-    /// by round into shared memory in the pass's order, then written out from there, so
-    /// that consecutive threads write consecutive places (runs of equal digits).
-    #[allow(clippy::too_many_arguments)]
-    fn sort_scatter(
-        &mut self,
-        kty: Scalar,
-        shift: u32,
-        pass: &Pass,
-        offs: u32,
-        tiles: &Tiles,
-        n_count: &Count,
-        steps: &mut Vec<Step>,
-    ) -> R<()> {
-        let mut k = self.new_kernel("sort_scatter");
-        let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
-        let g = k.param(Scalar::U64, KArg::Count(tiles.count.clone()));
-        let [kin, kout, op] =
-            [pass.keys[0], pass.keys[1], offs].map(|t| Self::temp_ptrs(&mut k, &[t])[0].clone());
+        let [kin, kout, sp] = [pass.keys[0], pass.keys[1], sweep.temp]
+            .map(|t| Self::temp_ptrs(&mut k, &[t])[0].clone());
         let idx = pass
             .idx
             .map(|ix| ix.map(|t| Self::temp_ptrs(&mut k, &[t])[0].clone()));
@@ -692,55 +774,105 @@ impl<'f> Gen<'f> {
         let kbytes = size_of(kty) as u32;
         let warps = RADIX / 32;
         // Per digit: where its elements of this tile go in the output (`u64`), where they
-        // start in the tile's order, and where the next round's start (`u32` each); per
-        // warp and digit the warp's count, then its offset among the round's elements of
-        // the digit; the tile in the pass's order (keys and indices).
+        // start in the tile's order, and where the next round's start (`u32` each; first
+        // the tile's histogram); per warp and digit the warp's count, then its offset among
+        // the round's elements of the digit; the tile in the pass's order (keys and
+        // indices).
         let gstart = k.shared(RADIX * 8);
         let lbase = k.shared(RADIX * 4);
         let lnext = k.shared(RADIX * 4);
         let wcount = k.shared(RADIX * warps * 4);
-        let tile = tiles.len() as u32;
-        let skeys = k.shared(tile * kbytes);
-        let sidx = idx.is_some().then(|| k.shared(tile * 4));
-        // Thread d: digit d's place in the output and count in this tile, from the
-        // exclusive offsets of its slot and the next.
-        let slot = k.reg(Scalar::U64);
-        k.emit(Ins::mad_lo(Ty::U64, &slot, &k.tid64, &g, &k.ctaid64));
-        let here = self.load_leaves(&mut k, std::slice::from_ref(&op), &slot, &[Scalar::U64]);
-        let next_slot = k.reg(Scalar::U64);
-        k.emit(Ins::add(Ty::S64, &next_slot, &slot, 1));
-        let next = self.load_leaves(
-            &mut k,
-            std::slice::from_ref(&op),
-            &next_slot,
-            &[Scalar::U64],
-        );
+        let tile_len = tiles.len() as u32;
+        let skeys = k.shared(tile_len * kbytes);
+        let sidx = idx.is_some().then(|| k.shared(tile_len * 4));
+        // Thread 0 takes the tile from the pass's counter (the look-back scan's way).
+        let counter = k.reg(Scalar::U64);
+        k.emit(Ins::add(Ty::S64, &counter, &sp, 8 * sweep.counter(p)));
+        let (tile, _) = Self::take_tile(&mut k, &counter);
+        // Thread d: how many elements have digit d; whether some digit value has them all.
+        let at = k.reg(Scalar::U64);
+        k.emit(Ins::add(Ty::S64, &at, &k.tid64, Sweep::counts(p)));
+        let total = self.load_leaves(&mut k, std::slice::from_ref(&sp), &at, &[Scalar::U64]);
+        let all = k.reg(Scalar::Bool);
+        k.emit(Ins::setp(Cmp::Eq, Ty::U64, &all, &total[0], &n));
+        let same = k.reg(Scalar::Bool);
+        k.emit(Ins::bar_red_or(&same, &all));
+        // The tile's elements: `m` from `tile * tile_len`.
+        let tile0 = k.reg(Scalar::U64);
+        k.emit(Ins::mul_lo(Ty::U64, &tile0, &tile, u64::from(tile_len)));
+        let m = k.reg(Scalar::U64);
+        k.emit(Ins::sub(Ty::S64, &m, &n, &tile0));
+        k.emit(Ins::min(Ty::U64, &m, &m, u64::from(tile_len)));
+        let m32 = k.reg(Scalar::U32);
+        k.emit(Ins::cvt(Ty::U32, Ty::U64, &m32, &m));
+        let (copy, done) = (k.label(), k.label());
+        k.emit(Ins::bra_uni(&copy).when(&same));
+        // Where digit d starts in the output.
+        let dstart = self.digit_starts(&mut k, &total[0], &n)?;
+        // The tile's count of each digit, in `lnext`.
+        let my_next = Self::thread_slot(&mut k, &lnext, 4);
+        k.emit(Ins::st(Space::Shared, Ty::U32, &my_next, 0));
+        k.emit(Ins::bar_sync());
+        let first = Self::tile_first(&mut k, &tile0);
+        let (r, top, end) = Self::rounds_head(&mut k, tiles.rounds);
+        for q in 0..SUB_ROUNDS {
+            let (i, valid) = Self::tile_index(&mut k, &first, &n, &r, q);
+            let skip = k.label();
+            k.emit(Ins::bra(&skip).unless(&valid));
+            let key = self.load_leaves(&mut k, std::slice::from_ref(&kin), &i, &[kty]);
+            let d = Self::digit(&mut k, &key[0], shift);
+            let at = Self::shared_at(&mut k, &lnext, &d, 4);
+            k.emit(Ins::red(Space::Shared, AtomOp::Add, Ty::U32, &at, 1));
+            k.place(&skip);
+        }
+        Self::rounds_tail(&mut k, &r, &top, &end);
+        k.emit(Ins::bar_sync());
+        let count32 = k.reg(Scalar::U32);
+        k.emit(Ins::ld(Space::Shared, Ty::U32, &count32, &my_next));
         let count = k.reg(Scalar::U64);
-        k.emit(Ins::sub(Ty::S64, &count, &next[0], &here[0]));
-        let at = Self::thread_slot(&mut k, &gstart, 8);
-        k.emit(Ins::st(Space::Shared, Ty::U64, &at, &here[0]));
-        let t = self.pconst(&mut k, true);
-        let x = Opt {
-            has: t,
-            v: vec![count.clone()],
-        };
-        let ctx = Ctx {
-            key: n.clone(),
-            fail: None,
-        };
-        let mut sum = Self::fold(Comb::AddU64, &ctx);
-        let (incl, _, _) = self.block_scan(&mut k, &x, &mut sum)?;
-        let first = k.reg(Scalar::U64);
-        k.emit(Ins::sub(Ty::S64, &first, &incl.v[0], &count));
+        k.emit(Ins::cvt(Ty::U64, Ty::U32, &count, &count32));
+        // Published at once (tile 0: as its inclusive prefix), so that the tiles after
+        // look back past this one while it ranks. Pass p's statuses start after those of
+        // the passes before it (`tiles` each).
+        let statuses = k.reg(Scalar::U64);
+        k.emit(Ins::mul_lo(
+            Ty::U64,
+            &statuses,
+            &g,
+            u64::from(p * RADIX * 8),
+        ));
+        k.emit(Ins::add(Ty::S64, &statuses, &statuses, &sp));
+        k.emit(Ins::add(Ty::S64, &statuses, &statuses, 8 * sweep.status()));
+        let slot = k.reg(Scalar::U64);
+        k.emit(Ins::mad_lo(
+            Ty::U64,
+            &slot,
+            &tile,
+            u64::from(RADIX),
+            &k.tid64,
+        ));
+        let status = Self::addr(&mut k, &statuses, &slot, Scalar::U64);
+        let is_first = k.reg(Scalar::Bool);
+        k.emit(Ins::setp(Cmp::Eq, Ty::U64, &is_first, &tile, 0));
+        let word = k.reg(Scalar::U64);
+        k.emit(Ins::selp(
+            Ty::B64,
+            &word,
+            Src::hex(INCLUSIVE),
+            Src::hex(OWN),
+            &is_first,
+        ));
+        k.emit(Ins::or(Ty::B64, &word, &word, &count));
+        Self::set_status(&mut k, &status, &word, None);
+        // Where digit d starts in the tile's order.
+        let lstart = self.digit_starts(&mut k, &count, &n)?;
         let first32 = k.reg(Scalar::U32);
-        k.emit(Ins::cvt(Ty::U32, Ty::U64, &first32, &first));
+        k.emit(Ins::cvt(Ty::U32, Ty::U64, &first32, &lstart));
         let my_base = Self::thread_slot(&mut k, &lbase, 4);
         k.emit(Ins::st(Space::Shared, Ty::U32, &my_base, &first32));
-        let my_next = Self::thread_slot(&mut k, &lnext, 4);
         k.emit(Ins::st(Space::Shared, Ty::U32, &my_next, &first32));
         // Thread d's column of `wcount`: warp w's slot of digit d is at `w * RADIX + d`.
         let column = Self::thread_slot(&mut k, &wcount, 4);
-        let first = Self::tile_first(&mut k, tiles);
         let (r, top, end) = Self::rounds_head(&mut k, tiles.rounds);
         for w in 0..warps {
             k.emit(Ins::st(
@@ -849,54 +981,178 @@ impl<'f> Gen<'f> {
         k.emit(Ins::add(Ty::S32, &mine, &mine, &total));
         k.emit(Ins::st(Space::Shared, Ty::U32, &my_next, &mine));
         Self::rounds_tail(&mut k, &r, &top, &end);
+        // Thread d: digit d's elements in the tiles before, then its own inclusive prefix.
+        let before = Self::digit_look_back(&mut k, &statuses, &tile, &is_first);
+        let inclusive = k.reg(Scalar::U64);
+        k.emit(Ins::add(Ty::S64, &inclusive, &before, &count));
+        k.emit(Ins::or(
+            Ty::B64,
+            &inclusive,
+            &inclusive,
+            Src::hex(INCLUSIVE),
+        ));
+        Self::set_status(&mut k, &status, &inclusive, Some(&is_first));
+        k.emit(Ins::add(Ty::S64, &before, &before, &dstart));
+        let at = Self::thread_slot(&mut k, &gstart, 8);
+        k.emit(Ins::st(Space::Shared, Ty::U64, &at, &before));
         k.emit(Ins::bar_sync());
         // The tile in order: element p goes to its digit's place plus its rank in the
         // digit (p minus the digit's start in the tile).
-        let m = k.reg(Scalar::U64);
-        k.emit(Ins::mul_lo(Ty::U64, &m, &k.ctaid64, tile));
-        k.emit(Ins::sub(Ty::S64, &m, &n, &m));
-        k.emit(Ins::min(Ty::U64, &m, &m, tile));
-        let m32 = k.reg(Scalar::U32);
-        k.emit(Ins::cvt(Ty::U32, Ty::U64, &m32, &m));
-        let p = k.reg(Scalar::U32);
-        k.emit(Ins::mov(Ty::U32, &p, &k.tid));
+        let pos = k.reg(Scalar::U32);
+        k.emit(Ins::mov(Ty::U32, &pos, &k.tid));
         let (top, end) = (k.label(), k.label());
         k.place(&top);
-        let done = k.reg(Scalar::Bool);
-        k.emit(Ins::setp(Cmp::Ge, Ty::U32, &done, &p, &m32));
-        k.emit(Ins::bra(&end).when(&done));
-        let kat = Self::shared_at(&mut k, &skeys, &p, u64::from(kbytes));
+        let over = k.reg(Scalar::Bool);
+        k.emit(Ins::setp(Cmp::Ge, Ty::U32, &over, &pos, &m32));
+        k.emit(Ins::bra(&end).when(&over));
+        let kat = Self::shared_at(&mut k, &skeys, &pos, u64::from(kbytes));
         let key = k.reg(kty);
         k.emit(Ins::ld(Space::Shared, bits(kty), &key, &kat));
         let d = Self::digit(&mut k, &key, shift);
         let dbase = Self::shared_at(&mut k, &lbase, &d, 4);
         let rank = k.reg(Scalar::U32);
         k.emit(Ins::ld(Space::Shared, Ty::U32, &rank, &dbase));
-        k.emit(Ins::sub(Ty::S32, &rank, &p, &rank));
+        k.emit(Ins::sub(Ty::S32, &rank, &pos, &rank));
         let dstart = Self::shared_at(&mut k, &gstart, &d, 8);
-        let pos = k.reg(Scalar::U64);
-        k.emit(Ins::ld(Space::Shared, Ty::U64, &pos, &dstart));
+        let to = k.reg(Scalar::U64);
+        k.emit(Ins::ld(Space::Shared, Ty::U64, &to, &dstart));
         let rank64 = k.reg(Scalar::U64);
         k.emit(Ins::cvt(Ty::U64, Ty::U32, &rank64, &rank));
-        k.emit(Ins::add(Ty::S64, &pos, &pos, &rank64));
-        match &out {
-            Some((s, ptr)) => {
-                let v = Self::from_radix_key(&mut k, &key, *s);
-                self.store(&mut k, ptr, &pos, &v);
+        k.emit(Ins::add(Ty::S64, &to, &to, &rank64));
+        let ix = match (&idx, &sidx) {
+            (Some(_), Some(sidx)) => {
+                let iat = Self::shared_at(&mut k, sidx, &pos, 4);
+                let ix = k.reg(Scalar::U32);
+                k.emit(Ins::ld(Space::Shared, Ty::U32, &ix, &iat));
+                Some(ix)
             }
-            None => self.store(&mut k, &kout, &pos, &key),
-        }
-        if let (Some([_, iout]), Some(sidx)) = (&idx, &sidx) {
-            let iat = Self::shared_at(&mut k, sidx, &p, 4);
-            let ix = k.reg(Scalar::U32);
-            k.emit(Ins::ld(Space::Shared, Ty::U32, &ix, &iat));
-            self.store(&mut k, iout, &pos, &ix);
-        }
-        k.emit(Ins::add(Ty::S32, &p, &p, RADIX));
+            _ => None,
+        };
+        self.sort_put(&mut k, &kout, &out, &idx, &to, &key, ix.as_ref());
+        k.emit(Ins::add(Ty::S32, &pos, &pos, RADIX));
         k.emit(Ins::bra_uni(&top));
         k.place(&end);
+        k.emit(Ins::bra_uni(&done));
+        // Every key has the same digit: the tile is copied (its place in the order).
+        k.place(&copy);
+        k.emit(Ins::mov(Ty::U32, &pos, &k.tid));
+        let (top, end) = (k.label(), k.label());
+        k.place(&top);
+        k.emit(Ins::setp(Cmp::Ge, Ty::U32, &over, &pos, &m32));
+        k.emit(Ins::bra(&end).when(&over));
+        let i = k.reg(Scalar::U64);
+        k.emit(Ins::cvt(Ty::U64, Ty::U32, &i, &pos));
+        k.emit(Ins::add(Ty::S64, &i, &i, &tile0));
+        let key = self.load_leaves(&mut k, std::slice::from_ref(&kin), &i, &[kty]);
+        let ix = idx.as_ref().map(|[iin, _]| {
+            let ip = std::slice::from_ref(iin);
+            self.load_leaves(&mut k, ip, &i, &[Scalar::U32]).remove(0)
+        });
+        self.sort_put(&mut k, &kout, &out, &idx, &i, &key[0], ix.as_ref());
+        k.emit(Ins::add(Ty::S32, &pos, &pos, RADIX));
+        k.emit(Ins::bra_uni(&top));
+        k.place(&end);
+        k.place(&done);
         self.launch_on(k, tiles.count.clone(), steps);
         Ok(())
+    }
+
+    /// Writes a pass's element at `to`: its key to `kout` (or, on the last pass of a sort
+    /// of scalars, the value it stands for to `out`) and its index `ix` to the pass's
+    /// output indices.
+    #[allow(clippy::too_many_arguments)]
+    fn sort_put(
+        &mut self,
+        k: &mut Kernel,
+        kout: &Reg,
+        out: &Option<(Scalar, Reg)>,
+        idx: &Option<[Reg; 2]>,
+        to: &Reg,
+        key: &Reg,
+        ix: Option<&Reg>,
+    ) {
+        match out {
+            Some((s, ptr)) => {
+                let v = Self::from_radix_key(k, key, *s);
+                self.store(k, ptr, to, &v);
+            }
+            None => self.store(k, kout, to, key),
+        }
+        if let (Some([_, iout]), Some(ix)) = (idx, ix) {
+            self.store(k, iout, to, ix);
+        }
+    }
+
+    /// The exclusive sum over the block's threads (thread `d` for digit `d`) of the `u64`
+    /// `count`: where digit `d` starts, after the smaller ones.
+    fn digit_starts(&mut self, k: &mut Kernel, count: &Reg, n: &Reg) -> R<Reg> {
+        let t = self.pconst(k, true);
+        let x = Opt {
+            has: t,
+            v: vec![count.clone()],
+        };
+        let ctx = Ctx {
+            key: n.clone(),
+            fail: None,
+        };
+        let mut sum = Self::fold(Comb::AddU64, &ctx);
+        let (incl, _, _) = self.block_scan(k, &x, &mut sum)?;
+        let start = k.reg(Scalar::U64);
+        k.emit(Ins::sub(Ty::S64, &start, &incl.v[0], count));
+        Ok(start)
+    }
+
+    /// Sets the status at `at` to `word` (unless `skip` holds) with an atomic exchange,
+    /// so that a look-back, which reads it atomically, sees the flag and the count
+    /// together.
+    fn set_status(k: &mut Kernel, at: &Reg, word: &Reg, skip: Option<&Reg>) {
+        let old = k.reg(Scalar::U64);
+        let ins = Ins::atom(Space::Global, AtomOp::Exch, Ty::B64, &old, at, word);
+        k.emit(match skip {
+            Some(p) => ins.unless(p),
+            None => ins,
+        });
+    }
+
+    /// Step 4 of a pass (see the [module docs](self)), by thread `d`: how many elements
+    /// have digit `d` in the tiles before `tile` (none before the first), from the pass's
+    /// statuses at `statuses`: their own counts back to the nearest tile that has
+    /// published its inclusive prefix.
+    fn digit_look_back(k: &mut Kernel, statuses: &Reg, tile: &Reg, is_first: &Reg) -> Reg {
+        let before = k.reg(Scalar::U64);
+        k.emit(Ins::mov(Ty::U64, &before, 0));
+        let (top, spin, first_try, done) = (k.label(), k.label(), k.label(), k.label());
+        k.emit(Ins::bra(&done).when(is_first));
+        let j = k.reg(Scalar::U64);
+        k.emit(Ins::mov(Ty::U64, &j, tile));
+        k.place(&top);
+        k.emit(Ins::sub(Ty::S64, &j, &j, 1));
+        let slot = k.reg(Scalar::U64);
+        k.emit(Ins::mad_lo(Ty::U64, &slot, &j, u64::from(RADIX), &k.tid64));
+        let at = Self::addr(k, statuses, &slot, Scalar::U64);
+        let word = k.reg(Scalar::U64);
+        k.emit(Ins::bra(&first_try));
+        k.place(&spin);
+        // Back off before reading again (that tile has not published yet).
+        k.emit(Ins::nanosleep(64));
+        k.place(&first_try);
+        k.emit(Ins::atom(Space::Global, AtomOp::Or, Ty::B64, &word, &at, 0));
+        let waiting = k.reg(Scalar::Bool);
+        k.emit(Ins::setp(Cmp::Lt, Ty::U64, &waiting, &word, Src::hex(OWN)));
+        k.emit(Ins::bra(&spin).when(&waiting));
+        let own = k.reg(Scalar::Bool);
+        k.emit(Ins::setp(
+            Cmp::Lt,
+            Ty::U64,
+            &own,
+            &word,
+            Src::hex(INCLUSIVE),
+        ));
+        k.emit(Ins::and(Ty::B64, &word, &word, Src::hex(0xffff_ffff)));
+        k.emit(Ins::add(Ty::S64, &before, &before, &word));
+        k.emit(Ins::bra(&top).when(&own));
+        k.place(&done);
+        before
     }
 
     /// `sort_gather`: output element `j` is made of the leaves `values` of element

@@ -28,7 +28,8 @@ pub(super) struct Status {
 
 /// [`Status`] as kernel parameters.
 pub(super) struct StatusPtrs {
-    counter: Reg,
+    /// The tile counter.
+    pub(super) counter: Reg,
     flags: Reg,
     aggs: Vec<Reg>,
     agg_has: Reg,
@@ -67,7 +68,7 @@ impl<'f> Gen<'f> {
             Ok(g.load_leaves(k, std::slice::from_ref(&sp), idx, &[Scalar::U64]))
         };
         let comb = Comb::AddU64;
-        let (tile, is0) = Self::take_tile(&mut k, &st);
+        let (tile, is0) = Self::take_tile(&mut k, &st.counter);
         let first = k.reg(Scalar::Bool);
         k.emit(Ins::setp(Cmp::Eq, Ty::U64, &first, &tile, 0));
         k.emit(Ins::and(Ty::Pred, &first, &first, &is0));
@@ -124,11 +125,11 @@ impl<'f> Gen<'f> {
         }
     }
 
-    /// Takes the block's tile: thread 0 takes the next number from the tile counter
-    /// (modulo the grid, so a launch again in report mode takes each tile once more), the
-    /// block reads it from shared memory. Returns the tile (`u64`) and whether the thread
-    /// is thread 0.
-    pub(super) fn take_tile(k: &mut Kernel, st: &StatusPtrs) -> (Reg, Reg) {
+    /// Takes the block's tile: thread 0 takes the next number from the zeroed `u32` tile
+    /// counter at `counter` (modulo the grid, so a launch again in report mode takes each
+    /// tile once more), the block reads it from shared memory. Returns the tile (`u64`)
+    /// and whether the thread is thread 0.
+    pub(in crate::codegen) fn take_tile(k: &mut Kernel, counter: &Reg) -> (Reg, Reg) {
         let tsh = k.shared(8);
         let is0 = k.reg(Scalar::Bool);
         k.emit(Ins::setp(Cmp::Eq, Ty::U32, &is0, &k.tid, 0));
@@ -140,7 +141,7 @@ impl<'f> Gen<'f> {
             AtomOp::Add,
             Ty::U32,
             &t,
-            &st.counter,
+            counter,
             1,
         ));
         let ncta = k.reg(Scalar::U32);

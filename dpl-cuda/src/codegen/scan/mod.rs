@@ -70,7 +70,7 @@ impl<'f> Gen<'f> {
         // tiles before.
         let (tile, taken) = match &status {
             Some(st) => {
-                let (tile, is0) = Self::take_tile(&mut k, st);
+                let (tile, is0) = Self::take_tile(&mut k, &st.counter);
                 (tile, Some((st, is0)))
             }
             None => (k.ctaid64.clone(), None),

@@ -18,6 +18,8 @@ spelled! {
         Min = "min",
         /// `.max`.
         Max = "max",
+        /// `.exch`: `*a = b`.
+        Exch = "exch",
     }
 }
 
