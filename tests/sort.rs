@@ -574,9 +574,9 @@ fn inspect_shows_the_sort() {
     assert!(i.fused_ir.contains("soac sort_by_key("), "{}", i.fused_ir);
     if cfg!(any(feature = "sim", feature = "cuda")) {
         assert!(i.gpu_not_compiled.is_empty(), "{}", i.gpu_not_compiled);
-        assert!(i.ptx.contains("_sort_scatter"), "{}", i.ptx);
+        assert!(i.ptx.contains("_sort_pass"), "{}", i.ptx);
         let r = dpl::inspect!(prog::sort_rows);
         assert!(r.gpu_not_compiled.is_empty(), "{}", r.gpu_not_compiled);
-        assert!(!r.ptx.contains("_sort_scatter"), "{}", r.ptx);
+        assert!(!r.ptx.contains("_sort_pass"), "{}", r.ptx);
     }
 }

@@ -60,7 +60,7 @@ use super::*;
 const DIGIT_BITS: u32 = 8;
 /// Values of a digit, and the threads per block of the radix kernels (one per value).
 const RADIX: u32 = 1 << DIGIT_BITS;
-/// Shared memory of `sort_scatter` for its tile in the pass's order (keys, and indices
+/// Shared memory of `sort_pass` for its tile in the pass's order (keys, and indices
 /// where there are): what is left of the 48 KiB a block can declare after its other
 /// arrays (12 KiB) and the block scan's.
 const STAGING_BYTES: u64 = 34 * 1024;
