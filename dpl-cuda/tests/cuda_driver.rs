@@ -563,8 +563,8 @@ mod fake {
         // A sort of resident data (onesweep): the keys made with the digits' counts, then
         // one kernel per byte of the f32 keys; no wait, no copy; zeroed only the sort's
         // state (per pass twice 256 counts and a tile counter, the count of blocks done,
-        // per pass and tile 256 look-back statuses: 8 bytes each), not the keys' buffers
-        // nor the result.
+        // per tile 256 look-back statuses shared by the passes: 8 bytes each), not the
+        // keys' buffers nor the result.
         let v = f32s(&mut r, n, 100.0);
         let sort = dpl_cuda::compile(&compiled(source("sort_of_map")).fused).unwrap();
         let (c, got) = one_call(&d, &sort, &[on_device(&v)]);
@@ -573,18 +573,7 @@ mod fake {
         let tiles = n.div_ceil(8192) as u64;
         assert_eq!(
             c,
-            [
-                5,
-                0,
-                1,
-                8 * (4 * 513 + 1 + 4 * 256 * tiles),
-                0,
-                0,
-                0,
-                0,
-                0,
-                0
-            ],
+            [5, 0, 1, 8 * (4 * 513 + 1 + 256 * tiles), 0, 0, 0, 0, 0, 0],
             "sort_of_map's launches, synchronisations, memsets and their bytes, copies to \
              the device and their bytes, copies to the host and their bytes, device copies, \
              allocations"

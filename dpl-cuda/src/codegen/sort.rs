@@ -45,12 +45,14 @@
 //!    (consecutive threads write runs of equal digits). Rounds, warps, sub-rounds and
 //!    lanes follow the element order, so the pass is stable.
 //!
-//! A status is one `u64` per pass, tile and digit value: the count in the low 32 bits,
-//! in the high ones [`OWN`] (the tile's own count) or [`INCLUSIVE`] (the count in the
-//! tiles up to this one), written and read whole by atomics (`atom.exch`, `atom.or` of
-//! 0), so a reader never sees a flag with a count it was not written with. The run time may
-//! launch the kernels of a call again, in order, in report mode (after a failed check
-//! elsewhere): every launch of the sort then gives the same results ([`Sweep`]).
+//! A status is one `u64` per tile and digit value, shared by the passes: the count in
+//! the low 32 bits, in the high ones pass `p`'s flag, [`own`] (`2p + 1`: the tile's own
+//! count) or [`inclusive`] (`2p + 2`: the count in the tiles up to this one); a pass waits
+//! while a status holds any other flag (0, or another pass's). Statuses are written and
+//! read whole by atomics (`atom.exch`, `atom.or` of 0), so a reader never sees a flag
+//! with a count it was not written with. The run time may launch the kernels of a call
+//! again, in order, in report mode (after a failed check later in the call): every
+//! launch of the sort then gives the same results ([`Sweep`]).
 //!
 //! The keys (and indices) move between two pairs of buffers.
 
@@ -71,11 +73,17 @@ const MAX_TILE: u64 = 8192;
 /// (but each holds an element in registers).
 const SUB_ROUNDS: u32 = 4;
 
-/// A look-back status (the high half of its `u64`; the low half is a count): the tile's
-/// own count of the digit value.
-const OWN: u64 = 1 << 32;
-/// A look-back status: the count of the digit value in the tiles up to this one.
-const INCLUSIVE: u64 = 2 << 32;
+/// A look-back status of pass `p` (the high half of its `u64`; the low half is a count):
+/// the tile's own count of the digit value.
+fn own(p: u32) -> u64 {
+    u64::from(2 * p + 1) << 32
+}
+
+/// A look-back status of pass `p`: the count of the digit value in the tiles up to this
+/// one.
+fn inclusive(p: u32) -> u64 {
+    u64::from(2 * p + 2) << 32
+}
 
 /// The tiles of a sort: one block of `sort_pass` each.
 struct Tiles {
@@ -145,11 +153,12 @@ struct Pass {
 /// `passes` passes, the counts of the digit's values over all elements ([`RADIX`] each,
 /// written by the last block of `sort_keys`), then as many counts that the blocks of
 /// `sort_keys` add to (cleared again by that last block), then each pass's tile counter,
-/// then the count of `sort_keys`' blocks done, then each pass's look-back statuses of
-/// each tile and digit value (see the [module docs](self)). Every launch of the sort
-/// gives the same results when the run time launches it again, in order, in report
-/// mode: the added counts and the blocks done are set back to zero, a pass takes its
-/// tiles modulo the grid, and finds the statuses its first run left, the same values.
+/// then the count of `sort_keys`' blocks done, then the look-back status of each tile and
+/// digit value (see the [module docs](self)). Every launch of the sort gives the same
+/// results when the run time launches it again, in order, in report mode: the added
+/// counts and the blocks done are set back to zero, a pass takes its tiles modulo the
+/// grid, and it waits for statuses with its own flags, which (as the first run left them
+/// or written again) hold the same counts.
 struct Sweep {
     /// The temporary.
     temp: u32,
@@ -161,10 +170,9 @@ impl Sweep {
     /// The elements of the state of a sort of `passes` passes over `tiles` tiles.
     fn len(passes: u32, tiles: &Count) -> Count {
         let head = Sweep { temp: 0, passes }.status();
-        let per_tile = u64::from(passes) * u64::from(RADIX);
         Count::Add(
             Box::new(Count::Const(head)),
-            Box::new(Count::Mul(Box::new(tiles.clone()), per_tile)),
+            Box::new(Count::Mul(Box::new(tiles.clone()), u64::from(RADIX))),
         )
     }
 
@@ -188,8 +196,8 @@ impl Sweep {
         self.counter(self.passes)
     }
 
-    /// The index of pass 0's status of tile 0 and digit value 0 (pass `p`'s statuses
-    /// follow those of the passes before it, tile by tile).
+    /// The index of the status of tile 0 and digit value 0 (the passes share the
+    /// statuses: each writes and waits for its own flags).
     fn status(&self) -> u64 {
         self.done() + 1
     }
@@ -762,7 +770,6 @@ impl<'f> Gen<'f> {
     ) -> R<()> {
         let mut k = self.new_kernel("sort_pass");
         let n = k.param(Scalar::U64, KArg::Count(n_count.clone()));
-        let g = k.param(Scalar::U64, KArg::Count(tiles.count.clone()));
         let [kin, kout, sp] = [pass.keys[0], pass.keys[1], sweep.temp]
             .map(|t| Self::temp_ptrs(&mut k, &[t])[0].clone());
         let idx = pass
@@ -832,17 +839,9 @@ impl<'f> Gen<'f> {
         let count = k.reg(Scalar::U64);
         k.emit(Ins::cvt(Ty::U64, Ty::U32, &count, &count32));
         // Published at once (tile 0: as its inclusive prefix), so that the tiles after
-        // look back past this one while it ranks. Pass p's statuses start after those of
-        // the passes before it (`tiles` each).
+        // look back past this one while it ranks.
         let statuses = k.reg(Scalar::U64);
-        k.emit(Ins::mul_lo(
-            Ty::U64,
-            &statuses,
-            &g,
-            u64::from(p * RADIX * 8),
-        ));
-        k.emit(Ins::add(Ty::S64, &statuses, &statuses, &sp));
-        k.emit(Ins::add(Ty::S64, &statuses, &statuses, 8 * sweep.status()));
+        k.emit(Ins::add(Ty::S64, &statuses, &sp, 8 * sweep.status()));
         let slot = k.reg(Scalar::U64);
         k.emit(Ins::mad_lo(
             Ty::U64,
@@ -858,8 +857,8 @@ impl<'f> Gen<'f> {
         k.emit(Ins::selp(
             Ty::B64,
             &word,
-            Src::hex(INCLUSIVE),
-            Src::hex(OWN),
+            Src::hex(inclusive(p)),
+            Src::hex(own(p)),
             &is_first,
         ));
         k.emit(Ins::or(Ty::B64, &word, &word, &count));
@@ -982,16 +981,11 @@ impl<'f> Gen<'f> {
         k.emit(Ins::st(Space::Shared, Ty::U32, &my_next, &mine));
         Self::rounds_tail(&mut k, &r, &top, &end);
         // Thread d: digit d's elements in the tiles before, then its own inclusive prefix.
-        let before = Self::digit_look_back(&mut k, &statuses, &tile, &is_first);
-        let inclusive = k.reg(Scalar::U64);
-        k.emit(Ins::add(Ty::S64, &inclusive, &before, &count));
-        k.emit(Ins::or(
-            Ty::B64,
-            &inclusive,
-            &inclusive,
-            Src::hex(INCLUSIVE),
-        ));
-        Self::set_status(&mut k, &status, &inclusive, Some(&is_first));
+        let before = Self::digit_look_back(&mut k, &statuses, p, &tile, &is_first);
+        let incl = k.reg(Scalar::U64);
+        k.emit(Ins::add(Ty::S64, &incl, &before, &count));
+        k.emit(Ins::or(Ty::B64, &incl, &incl, Src::hex(inclusive(p))));
+        Self::set_status(&mut k, &status, &incl, Some(&is_first));
         k.emit(Ins::add(Ty::S64, &before, &before, &dstart));
         let at = Self::thread_slot(&mut k, &gstart, 8);
         k.emit(Ins::st(Space::Shared, Ty::U64, &at, &before));
@@ -1118,7 +1112,7 @@ impl<'f> Gen<'f> {
     /// have digit `d` in the tiles before `tile` (none before the first), from the pass's
     /// statuses at `statuses`: their own counts back to the nearest tile that has
     /// published its inclusive prefix.
-    fn digit_look_back(k: &mut Kernel, statuses: &Reg, tile: &Reg, is_first: &Reg) -> Reg {
+    fn digit_look_back(k: &mut Kernel, statuses: &Reg, p: u32, tile: &Reg, is_first: &Reg) -> Reg {
         let before = k.reg(Scalar::U64);
         k.emit(Ins::mov(Ty::U64, &before, 0));
         let (top, spin, first_try, done) = (k.label(), k.label(), k.label(), k.label());
@@ -1137,17 +1131,16 @@ impl<'f> Gen<'f> {
         k.emit(Ins::nanosleep(64));
         k.place(&first_try);
         k.emit(Ins::atom(Space::Global, AtomOp::Or, Ty::B64, &word, &at, 0));
+        // Pass p's flags, 2p + 1 and 2p + 2, as 0 and 1; anything else (0, or what
+        // another pass left) means that the tile has not published in this pass yet.
+        let e = k.reg(Scalar::U64);
+        k.emit(Ins::shr(Ty::B64, &e, &word, 32));
+        k.emit(Ins::sub(Ty::S64, &e, &e, u64::from(2 * p + 1)));
         let waiting = k.reg(Scalar::Bool);
-        k.emit(Ins::setp(Cmp::Lt, Ty::U64, &waiting, &word, Src::hex(OWN)));
+        k.emit(Ins::setp(Cmp::Ge, Ty::U64, &waiting, &e, 2));
         k.emit(Ins::bra(&spin).when(&waiting));
         let own = k.reg(Scalar::Bool);
-        k.emit(Ins::setp(
-            Cmp::Lt,
-            Ty::U64,
-            &own,
-            &word,
-            Src::hex(INCLUSIVE),
-        ));
+        k.emit(Ins::setp(Cmp::Eq, Ty::U64, &own, &e, 0));
         k.emit(Ins::and(Ty::B64, &word, &word, Src::hex(0xffff_ffff)));
         k.emit(Ins::add(Ty::S64, &before, &before, &word));
         k.emit(Ins::bra(&top).when(&own));
