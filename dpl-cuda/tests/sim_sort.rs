@@ -3,8 +3,10 @@
 //! interpreter: every scalar key type with extremes, `-0.0`, `+0.0`, NaNs and infinities;
 //! sizes around a round (256 elements) and a tile (4096); stability through distinct
 //! values; tuple keys (lexicographic, one radix sort per leaf from the last); tuple values;
-//! sorts of computed elements and the errors of their element functions; blocks run by 8
-//! host threads.
+//! sorts of computed elements and the errors of their element functions; keys that agree
+//! on some or all digits (onesweep passes skipped on the device); 40 tiles and more (the
+//! passes' look-back); sorts launched again in report mode after a later failed check;
+//! blocks run by 8 host threads.
 #![cfg(feature = "sim")]
 
 mod support;
