@@ -169,9 +169,8 @@ struct Sweep {
 impl Sweep {
     /// The elements of the state of a sort of `passes` passes over `tiles` tiles.
     fn len(passes: u32, tiles: &Count) -> Count {
-        let head = Sweep { temp: 0, passes }.status();
         Count::Add(
-            Box::new(Count::Const(head)),
+            Box::new(Count::Const(Self::head(passes))),
             Box::new(Count::Mul(Box::new(tiles.clone()), u64::from(RADIX))),
         )
     }
@@ -199,7 +198,13 @@ impl Sweep {
     /// The index of the status of tile 0 and digit value 0 (the passes share the
     /// statuses: each writes and waits for its own flags).
     fn status(&self) -> u64 {
-        self.done() + 1
+        Self::head(self.passes)
+    }
+
+    /// The elements before the statuses of a sort of `passes` passes: per pass two rows of
+    /// counts and a tile counter, then the count of blocks done.
+    fn head(passes: u32) -> u64 {
+        u64::from(passes) * (2 * u64::from(RADIX) + 1) + 1
     }
 }
 
