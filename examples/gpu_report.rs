@@ -8,7 +8,8 @@
 //! look-back scan 60, reduce-then-scan 100, filter 80, all passes), and the
 //! vector-CSR (`inner = "warp"`) and ELL SpMV kernels below scalar CSR in sectors per
 //! nonzero on the 5-point Laplacian; and a ragged result (the rows of a power-law matrix
-//! scaled) with a thread, a warp and a block per row, and a 2-D `stencil` (the 5-point
+//! scaled) with a thread, a warp and a block per row, a sort per row with the same three
+//! schedules, and a 2-D `stencil` (the 5-point
 //! Laplacian of a grid) with a thread and a warp per row. Every result is checked against
 //! plain Rust first.
 //!
@@ -99,6 +100,27 @@ mod ragged {
     }
 }
 
+/// A sort per row of a `Nested`: with a thread per row (a merge sort in the thread), a
+/// warp per row and a block per row (merges of runs placed by binary search, in parallel).
+mod row_sorts {
+    use dpl::prelude::*;
+
+    #[parallel(inner = "seq")]
+    pub fn sort_rows(rows: &Nested<f32>) -> Nested<f32> {
+        map(|r| sort(r), rows)
+    }
+
+    #[parallel(inner = "warp")]
+    pub fn sort_rows_warp(rows: &Nested<f32>) -> Nested<f32> {
+        map(|r| sort(r), rows)
+    }
+
+    #[parallel(inner = "block")]
+    pub fn sort_rows_block(rows: &Nested<f32>) -> Nested<f32> {
+        map(|r| sort(r), rows)
+    }
+}
+
 /// The 5-point Laplacian as a 2-D `stencil` over a row-major `Matrix`: a thread per row
 /// (the default) and a warp per row.
 mod grid {
@@ -137,6 +159,8 @@ fn spmv_csr_warp(vals: &Nested<f32>, cols: &Nested<u32>, x: &[f32]) -> Vec<f32> 
 type Variant<F> = (dpl::Inspect, &'static str, F);
 /// The ragged cases' functions.
 type RowsFn = fn(&Nested<f32>, f32) -> Nested<f32>;
+/// The per-row sort cases' functions.
+type SortRowsFn = fn(&Nested<f32>) -> Nested<f32>;
 /// The 2-D stencil cases' functions.
 type GridFn = fn(&Matrix<f32>) -> Nested<f32>;
 
@@ -433,6 +457,54 @@ fn main() {
             false,
             || f(&pv, 1.5),
             |r| r.to_vecs() == scaled,
+        ));
+    }
+
+    // A sort per row: 128 rows of 2,048 random f32 (a thread per row runs 128 threads;
+    // a warp per row 4,096).
+    let (nrows, row_len) = (128usize, 2048usize);
+    let unsorted: Vec<Vec<f32>> = (0..nrows)
+        .map(|r| {
+            (0..row_len)
+                .map(|c| ((r * row_len + c) as u32).wrapping_mul(2_654_435_761) as f32 / 1e6)
+                .collect()
+        })
+        .collect();
+    let sorted: Vec<Vec<f32>> = unsorted
+        .iter()
+        .map(|r| {
+            let mut r = r.clone();
+            r.sort_by(f32::total_cmp);
+            r
+        })
+        .collect();
+    let unsorted = Nested::from_rows(unsorted);
+    let sorts: [Variant<SortRowsFn>; 3] = [
+        (
+            dpl::inspect!(row_sorts::sort_rows),
+            "thread per row",
+            row_sorts::sort_rows,
+        ),
+        (
+            dpl::inspect!(row_sorts::sort_rows_warp),
+            "warp per row",
+            row_sorts::sort_rows_warp,
+        ),
+        (
+            dpl::inspect!(row_sorts::sort_rows_block),
+            "block per row",
+            row_sorts::sort_rows_block,
+        ),
+    ];
+    for (info, how, f) in sorts {
+        cases.push(measure(
+            info,
+            format!("sort per row: {nrows} rows of {row_len} random f32, {how}"),
+            (nrows * row_len) as u64,
+            None,
+            false,
+            || f(&unsorted),
+            |r| r.to_vecs() == sorted,
         ));
     }
 

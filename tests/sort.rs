@@ -7,8 +7,9 @@
 //! functions (empty rows included); and the length-mismatch error of `sort_by_key`.
 //!
 //! On `Place::Sim` the top-level sorts run the GPU backend's radix sort and sorts inside
-//! element functions (per row) a merge sort in each thread (the last test checks that
-//! both are compiled for the GPU).
+//! element functions (per row) a merge sort by the row's thread, or by its warp or block
+//! under `inner = "warp"` / `"block"` (the last test checks that all are compiled for
+//! the GPU, with the schedule asked for).
 
 mod common;
 
@@ -133,6 +134,21 @@ mod prog {
     #[parallel]
     pub fn sort_rows(x: &Nested<i32>) -> Nested<i32> {
         map(|r| sort(r), x)
+    }
+
+    #[parallel(inner = "warp")]
+    pub fn sort_rows_warp(x: &Nested<i32>) -> Nested<i32> {
+        map(|r| sort(r), x)
+    }
+
+    #[parallel(inner = "block")]
+    pub fn row_argsort_block(x: &Nested<u32>) -> Nested<usize> {
+        map(|r| sort_by_key(r, indices(r)), x)
+    }
+
+    #[parallel(inner = "warp")]
+    pub fn row_median_warp(m: &Matrix<f32>) -> Vec<f32> {
+        map(|r| sort(r)[len(r) / 2], m)
     }
 
     #[parallel]
@@ -461,7 +477,10 @@ fn rows_of_nested(place: Place) {
             })
             .collect();
         let got = prog::sort_rows(&Nested::from_rows(x.clone()));
-        assert_eq!(got, Nested::from_rows(want), "sorted rows");
+        let want = Nested::from_rows(want);
+        assert_eq!(got, want, "sorted rows");
+        let got = prog::sort_rows_warp(&Nested::from_rows(x.clone()));
+        assert_eq!(got, want, "sorted rows, a warp per row");
 
         let top3: Vec<i64> = x
             .iter()
@@ -501,10 +520,12 @@ fn rows_of_nested(place: Place) {
                 ix
             })
             .collect();
+        let (u, want) = (Nested::from_rows(u), Nested::from_rows(want));
+        assert_eq!(prog::row_argsort(&u), want, "argsort per row");
         assert_eq!(
-            prog::row_argsort(&Nested::from_rows(u)),
-            Nested::from_rows(want),
-            "argsort per row"
+            prog::row_argsort_block(&u),
+            want,
+            "argsort per row, a block per row"
         );
     });
 }
@@ -523,6 +544,11 @@ fn rows_of_matrix(place: Place) {
                 .collect();
             let m = Matrix::row_major(n, cols, data.clone()).expect("a valid matrix");
             assert_eq!(prog::row_median(&m), want, "row-major, {cols} columns");
+            assert_eq!(
+                prog::row_median_warp(&m),
+                want,
+                "row-major, {cols} columns, a warp per row"
+            );
             // The same values stored column-major: rows are strided views.
             let t: Vec<f32> = (0..n * cols)
                 .map(|k| data[(k % n) * cols + k / n])
@@ -566,7 +592,8 @@ on_every_place!(
 );
 
 /// The inspected IR shows the sort; top-level sorts are compiled for the GPU as a radix
-/// sort, sorts inside element functions as a merge sort in each thread.
+/// sort, sorts inside element functions as merge sorts, by a warp or a block per row when
+/// that schedule is asked for (its kernels say so, and they hold the group's barriers).
 #[test]
 fn inspect_shows_the_sort() {
     let i = dpl::inspect!(prog::sort_by_key_i64);
@@ -578,5 +605,13 @@ fn inspect_shows_the_sort() {
         let r = dpl::inspect!(prog::sort_rows);
         assert!(r.gpu_not_compiled.is_empty(), "{}", r.gpu_not_compiled);
         assert!(!r.ptx.contains("_sort_pass"), "{}", r.ptx);
+        let w = dpl::inspect!(prog::sort_rows_warp);
+        assert!(w.gpu_not_compiled.is_empty(), "{}", w.gpu_not_compiled);
+        assert!(w.ptx.contains("row_fill_warp"), "{}", w.ptx);
+        assert!(w.ptx.contains("bar.warp.sync"), "{}", w.ptx);
+        let b = dpl::inspect!(prog::row_argsort_block);
+        assert!(b.gpu_not_compiled.is_empty(), "{}", b.gpu_not_compiled);
+        assert!(b.ptx.contains("row_fill_block"), "{}", b.ptx);
+        assert!(b.ptx.contains("bar.sync"), "{}", b.ptx);
     }
 }

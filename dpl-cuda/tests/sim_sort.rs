@@ -6,7 +6,8 @@
 //! sorts of computed elements and the errors of their element functions; keys that agree
 //! on some or all digits (onesweep passes skipped on the device); 40 tiles and more (the
 //! passes' look-back); sorts launched again in report mode after a later failed check;
-//! blocks run by 8 host threads.
+//! blocks run by 8 host threads; sorts inside element functions (`codegen/row_sort.rs`) by
+//! a thread and by a warp or a block per element.
 #![cfg(feature = "sim")]
 
 mod support;
@@ -555,11 +556,92 @@ fn sorted_pairs_sum($x: [[f64]]) -> [i64] {
   $r
 }";
 
-/// Sorts inside element functions (a thread sorts its row by a merge sort in a per-thread
-/// temporary; an inner schedule asked for falls back to a thread per element): rows written out, read at an index (empty rows
-/// fail as in the interpreter), `sort_by_key` with the row's indices, tuple keys feeding
-/// an (integer, so exact in any order) reduction; short and long rows, floats with NaNs
-/// and signed zeros.
+const SORT_LOOKED_UP: &str = "
+fn looked_up($x: [[i32]]) -> [[i32]] {
+  $r: [[i32]] = map(|$row: [i32]| [] {
+    $q: [i32] = map(|$v: i32| [$row] { $i: usize = cast $v as usize; $t: i32 = index(index) $row[$i]; $t }, $row)
+    $s: [i32] = sort($q)
+    $s
+  }, $x)
+  $r
+}";
+
+const SORT_ODD: &str = "
+fn odd($x: [[i32]]) -> [[i32]] {
+  $r: [[i32]] = map(|$row: [i32]| [] {
+    $f: [i32] = filter(|$v: i32| [] { $two: i32 = const 2; $m: i32 = rem $v, $two; $z: i32 = const 0; $o: bool = ne $m, $z; $o }, $row)
+    $s: [i32] = sort($f)
+    $s
+  }, $x)
+  $r
+}";
+
+/// Per-row sorts of computed elements by every schedule: elements that index the row
+/// (out of range at some: the error of the first failing row and element, as the
+/// interpreter reports it, its index telling which element failed; a group evaluates the
+/// elements again one by one in report mode) and the survivors of a `filter` (a group
+/// places them by a group count).
+#[test]
+fn sorts_per_row_of_computed_elements() {
+    use dpl_cuda::{Inner, Options};
+    let mut failed = 0;
+    for src in [SORT_LOOKED_UP, SORT_ODD] {
+        let c = compiled(src);
+        for inner in [Inner::Seq, Inner::Warp, Inner::Block] {
+            let opts = Options {
+                inner,
+                ..Default::default()
+            };
+            let p = dpl_cuda::compile_with(&c.fused, &opts)
+                .unwrap_or_else(|e| panic!("{inner:?}: {e}\n{src}"));
+            for (rows, longest, bad) in [
+                (0, 1, 0),
+                (1, 300, 0),
+                (200, 9, 0),
+                (200, 9, 100),
+                (37, 70, 0),
+                (37, 70, 300),
+                (3, 1500, 0),
+                (3, 1500, 2000),
+            ] {
+                // Indices into the row, one in `bad` out of range (negative).
+                let mut r = Rng::new(rows as u64 * 11 + longest as u64 + bad);
+                let x = Value::seq(
+                    (0..rows)
+                        .map(|_| {
+                            let len = r.int_in(0..longest) as usize;
+                            Value::seq(
+                                (0..len)
+                                    .map(|_| {
+                                        let out = bad > 0 && r.u64().is_multiple_of(bad);
+                                        Value::from(if out {
+                                            -(r.int_in(1..1_000_000) as i32)
+                                        } else {
+                                            r.int_in(0..len as i64) as i32
+                                        })
+                                    })
+                                    .collect(),
+                            )
+                        })
+                        .collect(),
+                );
+                let case = format!(
+                    "{} {inner:?}, {rows} rows up to {longest}, bad 1/{bad}",
+                    p.name
+                );
+                failed += usize::from(interp::run(&c.fused, vec![x.clone()]).is_err());
+                check(&c, &p, vec![x], &case);
+            }
+        }
+    }
+    assert!(failed >= 6, "cases that fail: {failed}");
+}
+
+/// Sorts inside element functions, by a thread (a merge sort in a per-thread temporary)
+/// and by a warp or a block per element (merges of runs placed by binary search, a
+/// barrier per round): rows written out, read at an index (empty rows fail as in the
+/// interpreter), `sort_by_key` with the row's indices, tuple keys feeding an (integer, so
+/// exact in any order) reduction; short and long rows, floats with NaNs and signed zeros.
 #[test]
 fn sorts_per_row() {
     use dpl_cuda::{Inner, Options};
@@ -572,16 +654,12 @@ fn sorts_per_row() {
             };
             let p = dpl_cuda::compile_with(&c.fused, &opts)
                 .unwrap_or_else(|e| panic!("{inner:?}: {e}\n{src}"));
-            // A sort runs in one thread: a group schedule falls back to a thread per
-            // element and says so.
-            if inner != Inner::Seq {
-                assert!(
-                    p.blocks
-                        .iter()
-                        .all(|b| b.why.contains("a thread per element")),
-                    "{inner:?}: {:?}",
-                    p.blocks
-                );
+            // The schedule asked for is applied: a group sorts its element's row.
+            let grouped = |what: &str| p.kernels.iter().any(|k| k.ends_with(what));
+            match inner {
+                Inner::Seq => assert!(!grouped("_warp") && !grouped("_block"), "{:?}", p.kernels),
+                Inner::Warp | Inner::Auto => assert!(grouped("_warp"), "{:?}", p.kernels),
+                Inner::Block => assert!(grouped("_block"), "{:?}", p.kernels),
             }
             for (rows, longest) in [(0, 1), (1, 300), (200, 9), (37, 70), (3, 1500)] {
                 let mut r = Rng::new(rows as u64 * 7 + longest as u64);

@@ -36,6 +36,7 @@ mod map;
 mod memory;
 mod permute;
 mod reduce;
+mod row_sort;
 mod rows;
 mod scan;
 mod scatter;

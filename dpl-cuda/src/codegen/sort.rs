@@ -1,6 +1,5 @@
-//! `sort` and `sort_by_key`: a stable least-significant-digit radix sort for top-level
-//! sorts, a merge sort in the thread for sorts inside element functions
-//! ([`Gen::sort_in_thread`]).
+//! Top-level `sort` and `sort_by_key`: a stable least-significant-digit radix sort (sorts
+//! inside element functions are merge sorts, [`super::row_sort`]).
 //!
 //! Each scalar leaf of the key is mapped to an unsigned integer of the same order
 //! ([`Gen::radix_key`]: `bool` and unsigned integers as they are, signed ones with the sign
@@ -219,18 +218,18 @@ enum KeySource<'s> {
 
 /// The scalar leaves of a sort's elements (`sort`) or `(key, value)` pairs
 /// (`sort_by_key`).
-struct SortLeaves {
+pub(super) struct SortLeaves {
     /// All of them, in order.
-    all: Vec<Scalar>,
+    pub(super) all: Vec<Scalar>,
     /// How many of the first ones are the key's.
-    keys: usize,
+    pub(super) keys: usize,
     /// Which ones are the result's.
-    values: std::ops::Range<usize>,
+    pub(super) values: std::ops::Range<usize>,
 }
 
 impl<'f> Gen<'f> {
     /// The leaves of `soac`'s elements (a `sort` or `sort_by_key`).
-    fn sort_leaves(&self, soac: &Soac) -> R<SortLeaves> {
+    pub(super) fn sort_leaves(&self, soac: &Soac) -> R<SortLeaves> {
         let elem_ty = self.ty(soac.elem.body.result);
         let all = leaves(elem_ty)?;
         let (keys, values) = match (&soac.kind, elem_ty) {
@@ -244,162 +243,6 @@ impl<'f> Gen<'f> {
             _ => (all.len(), 0..all.len()),
         };
         Ok(SortLeaves { all, keys, values })
-    }
-
-    /// A `sort` / `sort_by_key` inside an element function, in the thread: the elements
-    /// are written to a per-thread temporary ([`KArg::Scratch`], as long as the bound on
-    /// the sequence's length known before the launch), then sorted there by a bottom-up
-    /// merge sort (stable: of two equal keys the left one is taken first) between it and
-    /// a second one; the result is a view of the sorted values.
-    pub(super) fn sort_in_thread(
-        &mut self,
-        k: &mut Kernel,
-        s: &Stmt,
-        soac: &Soac,
-        ctx: &Ctx,
-    ) -> R<KVal> {
-        if self.split.is_some() {
-            // The caller falls back to a thread per element (`Gen::try_grouped`).
-            return unsupported(format!(
-                "`{}` by a group of threads (it runs in one thread)",
-                soac.kind.name()
-            ));
-        }
-        let Some(per) = self.host_soac_len(soac) else {
-            return unsupported(format!(
-                "`{}` inside an element function of a sequence whose length has no bound \
-                 known before the launch",
-                soac.kind.name()
-            ));
-        };
-        let Some(out_elem) = self.ty(s.var).elem().cloned() else {
-            return unsupported("a sort without a sequence type");
-        };
-        let SortLeaves {
-            all: ls,
-            keys,
-            values,
-        } = self.sort_leaves(soac)?;
-        let base = Self::scratch_base(k, &per);
-        let mut halves = [(); 2].map(|()| {
-            ls.iter()
-                .map(|&l| {
-                    let p = k.pointer(KArg::Scratch {
-                        elem: l,
-                        per_thread: per.clone(),
-                    });
-                    Self::addr(k, &p, &base, l)
-                })
-                .collect::<Vec<Reg>>()
-        });
-        // The elements, in order.
-        let m = k.reg(Scalar::Usize);
-        k.emit(Ins::mov(Ty::U64, &m, 0));
-        let dst = halves[0].clone();
-        self.for_each(k, soac, Lanes::Thread(ctx), &mut |g, k, _, _, e| {
-            for (r, p) in e.flatten()?.iter().zip(&dst) {
-                g.store(k, p, &m, r);
-            }
-            k.emit(Ins::add(Ty::S64, &m, &m, 1));
-            Ok(())
-        })?;
-        // Runs of `width` sorted elements merged in pairs from one half into the other,
-        // for width = 1, 2, 4, ...; the halves' pointers are swapped after each round.
-        let [src, dst] = &mut halves;
-        let width = k.reg(Scalar::U64);
-        k.emit(Ins::mov(Ty::U64, &width, 1));
-        let (wtop, wend) = (k.label(), k.label());
-        k.place(&wtop);
-        let p = k.reg(Scalar::Bool);
-        k.emit(Ins::setp(Cmp::Ge, Ty::U64, &p, &width, &m));
-        k.emit(Ins::bra(&wend).when(&p));
-        let lo = k.reg(Scalar::U64);
-        k.emit(Ins::mov(Ty::U64, &lo, 0));
-        let (ltop, lend) = (k.label(), k.label());
-        k.place(&ltop);
-        k.emit(Ins::setp(Cmp::Ge, Ty::U64, &p, &lo, &m));
-        k.emit(Ins::bra(&lend).when(&p));
-        let (mid, hi) = (k.reg(Scalar::U64), k.reg(Scalar::U64));
-        k.emit(Ins::add(Ty::S64, &mid, &lo, &width));
-        k.emit(Ins::min(Ty::U64, &mid, &mid, &m));
-        k.emit(Ins::add(Ty::S64, &hi, &mid, &width));
-        k.emit(Ins::min(Ty::U64, &hi, &hi, &m));
-        let (i, j, o) = (k.reg(Scalar::U64), k.reg(Scalar::U64), k.reg(Scalar::U64));
-        k.emit(Ins::mov(Ty::U64, &i, &lo));
-        k.emit(Ins::mov(Ty::U64, &j, &mid));
-        k.emit(Ins::mov(Ty::U64, &o, &lo));
-        let (otop, oend, left, right, next) =
-            (k.label(), k.label(), k.label(), k.label(), k.label());
-        k.place(&otop);
-        k.emit(Ins::setp(Cmp::Ge, Ty::U64, &p, &o, &hi));
-        k.emit(Ins::bra(&oend).when(&p));
-        k.emit(Ins::setp(Cmp::Ge, Ty::U64, &p, &i, &mid));
-        k.emit(Ins::bra(&right).when(&p));
-        k.emit(Ins::setp(Cmp::Ge, Ty::U64, &p, &j, &hi));
-        k.emit(Ins::bra(&left).when(&p));
-        // The right element goes first only when its key is smaller.
-        let a = self.load_leaves(k, &src[..keys], &i, &ls[..keys]);
-        let b = self.load_leaves(k, &src[..keys], &j, &ls[..keys]);
-        let smaller = Self::key_less(k, &b, &a);
-        k.emit(Ins::bra(&right).when(&smaller));
-        for (label, from) in [(&left, &i), (&right, &j)] {
-            k.place(label);
-            let v = self.load_leaves(k, src, from, &ls);
-            for (r, ptr) in v.iter().zip(dst.iter()) {
-                self.store(k, ptr, &o, r);
-            }
-            k.emit(Ins::add(Ty::S64, from, from, 1));
-            k.emit(Ins::bra(&next));
-        }
-        k.place(&next);
-        k.emit(Ins::add(Ty::S64, &o, &o, 1));
-        k.emit(Ins::bra(&otop));
-        k.place(&oend);
-        k.emit(Ins::mov(Ty::U64, &lo, &hi));
-        k.emit(Ins::bra(&ltop));
-        k.place(&lend);
-        for (a, b) in src.iter().zip(dst.iter()) {
-            let t = k.reg(Scalar::U64);
-            k.emit(Ins::mov(Ty::U64, &t, a));
-            k.emit(Ins::mov(Ty::U64, a, b));
-            k.emit(Ins::mov(Ty::U64, b, &t));
-        }
-        k.emit(Ins::shl(Ty::B64, &width, &width, 1));
-        k.emit(Ins::bra(&wtop));
-        k.place(&wend);
-        let [src, _] = halves;
-        Ok(KVal::Seq {
-            ptrs: src[values].to_vec(),
-            len: m,
-            elem: out_elem,
-            offs: None,
-            layout: None,
-            step: None,
-        })
-    }
-
-    /// Whether the key with leaves `a` comes before the one with leaves `b` in the sort
-    /// order (lexicographic over the leaves, each by its [radix key](Gen::radix_key)).
-    fn key_less(k: &mut Kernel, a: &[Reg], b: &[Reg]) -> Reg {
-        let mut less: Option<Reg> = None;
-        for (x, y) in a.iter().zip(b).rev() {
-            let (kx, ky) = (Self::radix_key(k, x, x.ty), Self::radix_key(k, y, y.ty));
-            let ty = mem(kx.ty);
-            let lt = k.reg(Scalar::Bool);
-            k.emit(Ins::setp(Cmp::Lt, ty, &lt, &kx, &ky));
-            if let Some(later) = less {
-                let eq = k.reg(Scalar::Bool);
-                k.emit(Ins::setp(Cmp::Eq, ty, &eq, &kx, &ky));
-                k.emit(Ins::and(Ty::Pred, &eq, &eq, &later));
-                k.emit(Ins::or(Ty::Pred, &lt, &lt, &eq));
-            }
-            less = Some(lt);
-        }
-        less.unwrap_or_else(|| {
-            let f = k.reg(Scalar::Bool);
-            k.emit(Ins::setp(Cmp::Ne, Ty::U32, &f, 0, 0));
-            f
-        })
     }
 
     /// `sort` / `sort_by_key` (see the [module docs](self)).
@@ -612,7 +455,7 @@ impl<'f> Gen<'f> {
 
     /// The radix key of `v` (of type `s`): an unsigned integer ([`key_repr`]) whose order
     /// is `total_cmp`'s.
-    fn radix_key(k: &mut Kernel, v: &Reg, s: Scalar) -> Reg {
+    pub(super) fn radix_key(k: &mut Kernel, v: &Reg, s: Scalar) -> Reg {
         if s.is_half() {
             // The 16 bits, all flipped when the sign is set, else the sign bit alone.
             let raw = k.half_bits(v);

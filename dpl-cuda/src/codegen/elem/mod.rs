@@ -272,7 +272,7 @@ impl<'f> Gen<'f> {
             return unsupported("an element function without exactly one index parameter");
         }
         if matches!(soac.kind, SoacKind::Sort | SoacKind::SortByKey) {
-            return self.sort_in_thread(k, s, soac, ctx);
+            return self.sort_in_row(k, s, soac, ctx);
         }
         let (op, init) = match &soac.kind {
             SoacKind::Reduce { op, init } => (op, init),

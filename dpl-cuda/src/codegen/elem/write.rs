@@ -108,7 +108,7 @@ impl<'f> Gen<'f> {
         };
         let ptrs: Vec<Reg> = ls.iter().map(|&e| scratch(k, e)).collect();
         let owner = matches!(l.soac.kind, SoacKind::Permute).then(|| scratch(k, Scalar::Bool));
-        let base = Self::scratch_base(k, &per);
+        let base = Self::scratch_base(k, &per, &k.tid64.clone());
         if matches!(l.soac.kind, SoacKind::Map) {
             let lv = KVal::Lazy(l.clone());
             self.write_seq(k, &lv, &ptrs, &base, Lanes::Thread(ctx), None)?;
@@ -131,18 +131,13 @@ impl<'f> Gen<'f> {
         )
     }
 
-    /// Where this thread's part of a per-thread temporary ([`KArg::Scratch`]) of `per`
-    /// elements per thread starts: the thread's index in the launch times `per`.
-    pub(in crate::codegen) fn scratch_base(k: &mut Kernel, per: &Count) -> Reg {
+    /// Where the part of thread `tid` of the block (a `u64`) of a per-thread temporary
+    /// ([`KArg::Scratch`]) of `per` elements per thread starts: the thread's index in the
+    /// launch times `per`.
+    pub(in crate::codegen) fn scratch_base(k: &mut Kernel, per: &Count, tid: &Reg) -> Reg {
         let per_reg = k.param(Scalar::U64, KArg::Count(per.clone()));
         let (thread, base) = (k.reg(Scalar::U64), k.reg(Scalar::U64));
-        k.emit(Ins::mad_lo(
-            Ty::U64,
-            &thread,
-            &k.ctaid64,
-            k.ptx.block,
-            &k.tid64,
-        ));
+        k.emit(Ins::mad_lo(Ty::U64, &thread, &k.ctaid64, k.ptx.block, tid));
         k.emit(Ins::mul_lo(Ty::U64, &base, &thread, &per_reg));
         base
     }
