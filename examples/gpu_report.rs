@@ -101,7 +101,8 @@ mod ragged {
 }
 
 /// A sort per row of a `Nested`: with a thread per row (a merge sort in the thread), a
-/// warp per row and a block per row (merges of runs placed by binary search, in parallel).
+/// warp per row and a block per row (each thread merges its share of every round, found
+/// by a binary search along the merge path).
 mod row_sorts {
     use dpl::prelude::*;
 

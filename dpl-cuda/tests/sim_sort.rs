@@ -638,8 +638,8 @@ fn sorts_per_row_of_computed_elements() {
 }
 
 /// Sorts inside element functions, by a thread (a merge sort in a per-thread temporary)
-/// and by a warp or a block per element (merges of runs placed by binary search, a
-/// barrier per round): rows written out, read at an index (empty rows fail as in the
+/// and by a warp or a block per element (each thread merges its share of a round from a
+/// binary search along the merge path, a barrier per round): rows written out, read at an index (empty rows fail as in the
 /// interpreter), `sort_by_key` with the row's indices, tuple keys feeding an (integer, so
 /// exact in any order) reduction; short and long rows, floats with NaNs and signed zeros.
 #[test]

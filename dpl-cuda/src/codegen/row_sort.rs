@@ -4,24 +4,27 @@
 //! it into a second one and back; the result is a view of the sorted values. The sort is
 //! stable: of two equal keys, the one from the left run goes first.
 //!
-//! * **By one thread** (a thread per element, or in report mode): each pair of runs is
-//!   merged sequentially (a bottom-up merge sort), in the thread's part of per-thread
-//!   temporaries ([`KArg::Scratch`]).
-//! * **By a group** (a warp or a block per element, the schedules long rows get): every
-//!   element of a round is placed at once, thread `lane` taking the positions `lane,
-//!   lane + width, ...`. An element's place in its merged pair of runs is its position
-//!   plus the number of elements of the other run that go before it, found by a binary
-//!   search over that run in the order of (key, position), so a left run's equal keys go
-//!   first; a round ends at a group barrier. The elements are written in chunks of the
-//!   group's width (a `filter`'s survivors placed by a group count); the temporary is
-//!   that of the group's first thread, whose part spans the group's (each thread's part
-//!   holds a 32nd of the bound). In report mode (the run again after a failed check,
-//!   [`crate::runtime`]) every thread evaluates the elements alone, in order, so the
-//!   failure reported first is the first in sequential order, and the group's first
-//!   thread writes them.
+//! * **By one thread** (a thread per element): each pair of runs is merged sequentially
+//!   (a bottom-up merge sort), in the thread's part of per-thread temporaries
+//!   ([`KArg::Scratch`]).
+//! * **By a group** (a warp or a block per element, the schedules long rows get): each
+//!   thread of the group takes an equal share of every round's output, the consecutive
+//!   positions `[lane * s, (lane + 1) * s)` with `s = ceil(m / width)`; it finds where
+//!   the merge of its pair of runs stands at its first position by a binary search along
+//!   the merge path (how many of the outputs before it come from the left run), then
+//!   merges sequentially to the end of its share (into the next pair of runs, where its
+//!   share spans several). A round ends at a group barrier. The elements are written
+//!   first in chunks of the group's width (a `filter`'s survivors placed by a group
+//!   count); the temporary is that of the group's first thread, whose part spans the
+//!   group's (each thread's part holds a 32nd of the bound). In report mode (the run
+//!   again after a failed check, [`crate::runtime`]) every thread evaluates the elements
+//!   alone, in order, so the failure reported first is the first in sequential order,
+//!   and the group's first thread writes them.
 //!
-//! A row of `m` elements takes `ceil(log2 m)` rounds: one thread makes `m` steps in each,
-//! a group of `w` threads `m / w` placements of at most `log2` of the runs' width steps.
+//! A row of `m` elements takes `ceil(log2 m)` rounds: one thread makes `m` merge steps in
+//! each, a thread of a group of `w` about `m / w` and one binary search of at most
+//! `log2(2 * width)` steps. (Placing every element by its own binary search over the other
+//! run, a first version, executed 6.5 times the instructions of the thread per row.)
 
 use super::sort::SortLeaves;
 use super::*;
@@ -134,33 +137,7 @@ impl<'f> Gen<'f> {
         k.emit(Ins::mov(Ty::U64, &i, &lo));
         k.emit(Ins::mov(Ty::U64, &j, &mid));
         k.emit(Ins::mov(Ty::U64, &o, &lo));
-        let (otop, oend, left, right, next) =
-            (k.label(), k.label(), k.label(), k.label(), k.label());
-        k.place(&otop);
-        k.emit(Ins::setp(Cmp::Ge, Ty::U64, &p, &o, &hi));
-        k.emit(Ins::bra(&oend).when(&p));
-        k.emit(Ins::setp(Cmp::Ge, Ty::U64, &p, &i, &mid));
-        k.emit(Ins::bra(&right).when(&p));
-        k.emit(Ins::setp(Cmp::Ge, Ty::U64, &p, &j, &hi));
-        k.emit(Ins::bra(&left).when(&p));
-        // The right element goes first only when its key is smaller.
-        let a = self.load_leaves(k, &src[..*keys], &i, &ls[..*keys]);
-        let b = self.load_leaves(k, &src[..*keys], &j, &ls[..*keys]);
-        let smaller = Self::key_less(k, &b, &a);
-        k.emit(Ins::bra(&right).when(&smaller));
-        for (label, from) in [(&left, &i), (&right, &j)] {
-            k.place(label);
-            let v = self.load_leaves(k, src, from, ls);
-            for (r, ptr) in v.iter().zip(dst.iter()) {
-                self.store(k, ptr, &o, r);
-            }
-            k.emit(Ins::add(Ty::S64, from, from, 1));
-            k.emit(Ins::bra(&next));
-        }
-        k.place(&next);
-        k.emit(Ins::add(Ty::S64, &o, &o, 1));
-        k.emit(Ins::bra(&otop));
-        k.place(&oend);
+        self.merge_steps(k, (src, dst), (ls, *keys), [&i, &j, &o], [&hi, &mid, &hi]);
         k.emit(Ins::mov(Ty::U64, &lo, &hi));
         k.emit(Ins::bra(&ltop));
         k.place(&lend);
@@ -247,6 +224,14 @@ impl<'f> Gen<'f> {
         })?;
         k.place(&filled);
         sync(k);
+        // This thread's share of each round's output: positions [start, stop).
+        let (start, stop, share) = (k.reg(Scalar::U64), k.reg(Scalar::U64), k.reg(Scalar::U64));
+        k.emit(Ins::add(Ty::S64, &share, &m, &grp.width));
+        k.emit(Ins::sub(Ty::S64, &share, &share, 1));
+        k.emit(Ins::div(Ty::U64, &share, &share, &grp.width));
+        k.emit(Ins::mul_lo(Ty::U64, &start, &lane, &share));
+        k.emit(Ins::add(Ty::S64, &stop, &start, &share));
+        k.emit(Ins::min(Ty::U64, &stop, &stop, &m));
         // Rounds of merges of runs of `width` elements, the halves swapped after each.
         let width = k.reg(Scalar::U64);
         k.emit(Ins::mov(Ty::U64, &width, 1));
@@ -255,20 +240,26 @@ impl<'f> Gen<'f> {
         let p = k.reg(Scalar::Bool);
         k.emit(Ins::setp(Cmp::Ge, Ty::U64, &p, &width, &m));
         k.emit(Ins::bra_uni(&end).when(&p));
-        self.positions(k, Lanes::Group(&grp), &m, &mut |g, k, j, ok| {
-            let Some(ok) = ok else {
-                return unsupported("a group's position without a flag (internal)");
-            };
-            let skip = k.label();
-            k.emit(Ins::bra(&skip).unless(ok));
-            let at = g.merged_place(k, (&src[..keys], &ls[..keys]), j, &width, &m);
-            let v = g.load_leaves(k, &src, j, ls);
-            for (r, d) in v.iter().zip(&dst) {
-                g.store(k, d, &at, r);
-            }
-            k.place(&skip);
-            Ok(())
-        })?;
+        // The share may span several pairs of runs: one merge per pair.
+        let o = k.reg(Scalar::U64);
+        k.emit(Ins::mov(Ty::U64, &o, &start));
+        let (ptop, pend) = (k.label(), k.label());
+        k.place(&ptop);
+        k.emit(Ins::setp(Cmp::Ge, Ty::U64, &p, &o, &stop));
+        k.emit(Ins::bra(&pend).when(&p));
+        let [lo, mid, hi] = Self::pair_at(k, &o, &width, &m);
+        let upto = k.reg(Scalar::U64);
+        k.emit(Ins::min(Ty::U64, &upto, &stop, &hi));
+        let (i, j) = self.merge_path(k, (&src[..keys], &ls[..keys]), &o, [&lo, &mid, &hi]);
+        self.merge_steps(
+            k,
+            (&src, &dst),
+            (ls, keys),
+            [&i, &j, &o],
+            [&upto, &mid, &hi],
+        );
+        k.emit(Ins::bra(&ptop));
+        k.place(&pend);
         sync(k);
         Self::next_round(k, &src, &dst, &width);
         k.emit(Ins::bra_uni(&top));
@@ -288,75 +279,106 @@ impl<'f> Gen<'f> {
         k.emit(Ins::shl(Ty::B64, width, width, 1));
     }
 
-    /// Where the element at position `j` of a round of merges of runs of `width` (of a row
-    /// of `m` elements, keys at `keys`) goes: its position plus the number of elements of
-    /// the run it is merged with that come before it in the order of (key, position),
-    /// counted by a binary search.
-    fn merged_place(
-        &mut self,
-        k: &mut Kernel,
-        (keys, ls): (&[Reg], &[Scalar]),
-        j: &Reg,
-        width: &Reg,
-        m: &Reg,
-    ) -> Reg {
-        // The pair of runs: [lo, mid) and [mid, hi); j is in the left one when its
-        // `width` bit is clear.
-        let (lo, mid, hi, t) = (
-            k.reg(Scalar::U64),
-            k.reg(Scalar::U64),
-            k.reg(Scalar::U64),
-            k.reg(Scalar::U64),
-        );
-        k.emit(Ins::shl(Ty::B64, &t, width, 1));
-        k.emit(Ins::sub(Ty::S64, &t, &t, 1));
-        k.emit(Ins::and(Ty::B64, &t, j, &t));
-        k.emit(Ins::sub(Ty::S64, &lo, j, &t));
+    /// The pair of runs of `width` elements (of a row of `m`) that output position `o` of
+    /// a round belongs to: `[lo, mid)` and `[mid, hi)`.
+    fn pair_at(k: &mut Kernel, o: &Reg, width: &Reg, m: &Reg) -> [Reg; 3] {
+        let [lo, mid, hi] = [(); 3].map(|()| k.reg(Scalar::U64));
+        k.emit(Ins::shl(Ty::B64, &lo, width, 1));
+        k.emit(Ins::sub(Ty::S64, &lo, &lo, 1));
+        k.emit(Ins::and(Ty::B64, &lo, o, &lo));
+        k.emit(Ins::sub(Ty::S64, &lo, o, &lo));
         k.emit(Ins::add(Ty::S64, &mid, &lo, width));
         k.emit(Ins::min(Ty::U64, &mid, &mid, m));
         k.emit(Ins::add(Ty::S64, &hi, &mid, width));
         k.emit(Ins::min(Ty::U64, &hi, &hi, m));
-        let left = k.reg(Scalar::Bool);
-        k.emit(Ins::and(Ty::B64, &t, j, width));
-        k.emit(Ins::setp(Cmp::Eq, Ty::U64, &left, &t, 0));
-        // The other run: [a, b), searched over [c, d).
-        let (a, c, d) = (k.reg(Scalar::U64), k.reg(Scalar::U64), k.reg(Scalar::U64));
-        k.emit(Ins::selp(Ty::U64, &a, &mid, &lo, &left));
-        k.emit(Ins::selp(Ty::U64, &d, &hi, &mid, &left));
-        k.emit(Ins::mov(Ty::U64, &c, &a));
-        let mut mine = self.load_leaves(k, keys, j, ls);
-        mine.push(Self::position(k, j));
+        [lo, mid, hi]
+    }
+
+    /// Where the merge of runs `[lo, mid)` and `[mid, hi)` (keys at `keys`) stands at
+    /// output position `o`: the positions `(i, j)` of the next elements of each run. A
+    /// binary search along the merge path: of the first `d = o - lo` outputs, `i - lo`
+    /// come from the left run, the most for which the left run's element `i - 1` goes
+    /// before the right run's element `mid + d - (i - lo)` (its key is not larger).
+    fn merge_path(
+        &mut self,
+        k: &mut Kernel,
+        (keys, ls): (&[Reg], &[Scalar]),
+        o: &Reg,
+        [lo, mid, hi]: [&Reg; 3],
+    ) -> (Reg, Reg) {
+        // From the left run: between d - min(d, hi - mid) and min(d, mid - lo).
+        let [d, s, e, t] = [(); 4].map(|()| k.reg(Scalar::U64));
+        k.emit(Ins::sub(Ty::S64, &d, o, lo));
+        k.emit(Ins::sub(Ty::S64, &t, hi, mid));
+        k.emit(Ins::min(Ty::U64, &t, &t, &d));
+        k.emit(Ins::sub(Ty::S64, &s, &d, &t));
+        k.emit(Ins::sub(Ty::S64, &t, mid, lo));
+        k.emit(Ins::min(Ty::U64, &e, &t, &d));
         let (top, end) = (k.label(), k.label());
         k.place(&top);
         let p = k.reg(Scalar::Bool);
-        k.emit(Ins::setp(Cmp::Ge, Ty::U64, &p, &c, &d));
+        k.emit(Ins::setp(Cmp::Ge, Ty::U64, &p, &s, &e));
         k.emit(Ins::bra(&end).when(&p));
-        let h = k.reg(Scalar::U64);
-        k.emit(Ins::add(Ty::S64, &h, &c, &d));
+        // h in [s, e): the left run's element lo + h against the right run's mid + d - 1 - h.
+        let [h, a, b] = [(); 3].map(|()| k.reg(Scalar::U64));
+        k.emit(Ins::add(Ty::S64, &h, &s, &e));
         k.emit(Ins::shr(Ty::U64, &h, &h, 1));
-        let mut other = self.load_leaves(k, keys, &h, ls);
-        other.push(Self::position(k, &h));
-        let before = Self::key_less(k, &other, &mine);
-        let h1 = k.reg(Scalar::U64);
-        k.emit(Ins::add(Ty::S64, &h1, &h, 1));
-        k.emit(Ins::selp(Ty::U64, &c, &h1, &c, &before));
-        k.emit(Ins::selp(Ty::U64, &d, &d, &h, &before));
+        k.emit(Ins::add(Ty::S64, &a, lo, &h));
+        k.emit(Ins::add(Ty::S64, &b, mid, &d));
+        k.emit(Ins::sub(Ty::S64, &b, &b, &h));
+        k.emit(Ins::sub(Ty::S64, &b, &b, 1));
+        let x = self.load_leaves(k, keys, &a, ls);
+        let y = self.load_leaves(k, keys, &b, ls);
+        let right_first = Self::key_less(k, &y, &x);
+        k.emit(Ins::add(Ty::S64, &t, &h, 1));
+        k.emit(Ins::selp(Ty::U64, &s, &s, &t, &right_first));
+        k.emit(Ins::selp(Ty::U64, &e, &h, &e, &right_first));
         k.emit(Ins::bra(&top));
         k.place(&end);
-        // j + (c - a), less the width for the right run (j - mid + lo).
-        let at = k.reg(Scalar::Usize);
-        k.emit(Ins::sub(Ty::S64, &at, &c, &a));
-        k.emit(Ins::add(Ty::S64, &at, &at, j));
-        k.emit(Ins::selp(Ty::U64, &t, 0, width, &left));
-        k.emit(Ins::sub(Ty::S64, &at, &at, &t));
-        at
+        let (i, j) = (k.reg(Scalar::U64), k.reg(Scalar::U64));
+        k.emit(Ins::add(Ty::S64, &i, lo, &s));
+        k.emit(Ins::add(Ty::S64, &j, mid, &d));
+        k.emit(Ins::sub(Ty::S64, &j, &j, &s));
+        (i, j)
     }
 
-    /// Position `j` as a `u64` leaf of a key (the last, so it breaks ties).
-    fn position(k: &mut Kernel, j: &Reg) -> Reg {
-        let r = k.reg(Scalar::U64);
-        k.emit(Ins::mov(Ty::U64, &r, j));
-        r
+    /// Merges runs `[i, mid)` and `[j, hi)` of `src` (the first `keys` leaves the key) into
+    /// `dst` from position `o` until `stop`: at each step the left run's element, unless
+    /// the right one's key is smaller (so the merge is stable). Advances `i`, `j`, `o`.
+    fn merge_steps(
+        &mut self,
+        k: &mut Kernel,
+        (src, dst): (&[Reg], &[Reg]),
+        (ls, keys): (&[Scalar], usize),
+        [i, j, o]: [&Reg; 3],
+        [stop, mid, hi]: [&Reg; 3],
+    ) {
+        let p = k.reg(Scalar::Bool);
+        let (top, end, left, right, next) = (k.label(), k.label(), k.label(), k.label(), k.label());
+        k.place(&top);
+        k.emit(Ins::setp(Cmp::Ge, Ty::U64, &p, o, stop));
+        k.emit(Ins::bra(&end).when(&p));
+        k.emit(Ins::setp(Cmp::Ge, Ty::U64, &p, i, mid));
+        k.emit(Ins::bra(&right).when(&p));
+        k.emit(Ins::setp(Cmp::Ge, Ty::U64, &p, j, hi));
+        k.emit(Ins::bra(&left).when(&p));
+        let a = self.load_leaves(k, &src[..keys], i, &ls[..keys]);
+        let b = self.load_leaves(k, &src[..keys], j, &ls[..keys]);
+        let smaller = Self::key_less(k, &b, &a);
+        k.emit(Ins::bra(&right).when(&smaller));
+        for (label, from) in [(&left, i), (&right, j)] {
+            k.place(label);
+            let v = self.load_leaves(k, src, from, ls);
+            for (r, ptr) in v.iter().zip(dst) {
+                self.store(k, ptr, o, r);
+            }
+            k.emit(Ins::add(Ty::S64, from, from, 1));
+            k.emit(Ins::bra(&next));
+        }
+        k.place(&next);
+        k.emit(Ins::add(Ty::S64, o, o, 1));
+        k.emit(Ins::bra(&top));
+        k.place(&end);
     }
 
     /// Whether the key with leaves `a` comes before the one with leaves `b` in the sort
