@@ -12,7 +12,7 @@ const FLOAT_SCAN_WIDE: &str = "a float scan in the element function needs more t
 
 /// Said after the block-size reason of the kernels of a `map` with scalar or tuple
 /// elements that runs a thread per element although an inner schedule was asked for.
-const NOT_SPLIT: &str = "the inner schedule asked for cannot split this element function (a `sort` in it runs in one thread): a thread per element";
+const NOT_SPLIT: &str = "the inner schedule asked for cannot split this element function (a part of it has no version for a group of threads, such as a `sort` of a sequence an `if` chooses): a thread per element";
 
 impl<'f> Gen<'f> {
     /// A `map` whose elements are scalars or tuples, with a thread (`per` is `None`), a
@@ -92,8 +92,8 @@ impl<'f> Gen<'f> {
     /// ([`Gen::map`] with `Some(true)`) per element, or with `inner = "auto"` both a warp and a
     /// thread per element, chosen at run time from the shape of the rows the element
     /// function reads ([`Step::ByShape`]). Where the group version cannot be generated (a
-    /// `sort` inside the element function runs in one thread), a thread per element,
-    /// which the kernels' block-size reason says.
+    /// part of the element function has none, such as a `sort` of a sequence an `if`
+    /// chooses), a thread per element, which the kernels' block-size reason says.
     pub(super) fn map_scheduled(&mut self, s: &Stmt, soac: &Soac, steps: &mut Vec<Step>) -> R<()> {
         if self.float_scan_too_wide(&soac.elem) {
             self.narrow_for_float_scan();
