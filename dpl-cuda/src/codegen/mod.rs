@@ -46,7 +46,7 @@ mod value;
 
 pub(crate) use crate::layout::{leaves, scalar_leaves, slot_bytes};
 use checks::{At, Ctx};
-use elem::stream::Lanes;
+use elem::stream::{Lanes, flag};
 use kernel::{ElemLoop, GroupLoop, Kernel};
 use rows::Group;
 pub use scan::tiles::scan_items;

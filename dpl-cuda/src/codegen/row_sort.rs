@@ -195,9 +195,7 @@ impl<'f> Gen<'f> {
         let rep = Self::report_mode(k);
         k.emit(Ins::bra_uni(&alone).when(&rep));
         self.for_each(k, soac, Lanes::Group(&grp), &mut |g, k, j, ok, e| {
-            let Some(ok) = ok else {
-                return unsupported("a group's position without a flag (internal)");
-            };
+            let ok = flag(ok)?;
             let (_, n) = g.group_count(k, &grp, ok, false)?;
             k.emit(Ins::add(Ty::S64, &m, &m, &n));
             let skip = k.label();

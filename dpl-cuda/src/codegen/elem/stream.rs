@@ -474,7 +474,7 @@ impl<'f> Gen<'f> {
 }
 
 /// The flag of a group's position (an internal error where there is none).
-pub(super) fn flag(ok: Option<&Reg>) -> R<&Reg> {
+pub(in crate::codegen) fn flag(ok: Option<&Reg>) -> R<&Reg> {
     match ok {
         Some(ok) => Ok(ok),
         None => unsupported("a group's position without a flag (internal)"),
