@@ -365,6 +365,11 @@ mod fake {
     }
 
     #[test]
+    fn transfers_go_through_page_locked_memory() {
+        child("fake::fake_inner_staging", fake_library(), &[]);
+    }
+
+    #[test]
     fn no_device_and_old_gpus_are_refused_on_the_fake_library() {
         child(
             "fake::fake_inner_no_device",
@@ -452,8 +457,10 @@ mod fake {
         assert!(want.close_to(&got, 0.0), "{}", first_diff(&want, &got, 0.0));
 
         // A sum of resident integers: one kernel (its last block combines the tiles'
-        // partials), then the read-back of its 8-byte result; the only memory zeroed is
-        // the 4-byte count of blocks done (the partials and the result are written whole).
+        // partials), then the read-back of its 8-byte result (queued behind the kernel into
+        // page-locked memory, and one wait for it: a synchronisation); the only memory
+        // zeroed is the 4-byte count of blocks done (the partials and the result are
+        // written whole).
         let v = i64s(&mut r, n, i64::MIN, i64::MAX);
         let sum = dpl_cuda::compile(&compiled(source("sum_i64")).fused).unwrap();
         let (c, got) = one_call(&d, &sum, &[on_device(&v)]);
@@ -461,11 +468,11 @@ mod fake {
         assert_eq!(want, got);
         assert_eq!(
             c,
-            [1, 0, 1, 4, 0, 0, 1, 8, 0, 0],
+            [1, 1, 1, 4, 0, 0, 1, 8, 0, 0],
             "sum's launches, synchronisations, memsets and their bytes, copies to the device \
              and their bytes, copies to the host and their bytes, device copies, allocations"
         );
-        // An `f32` sum (in dpl's one order): one 4-byte read-back.
+        // An `f32` sum (in dpl's one order): one 4-byte read-back, one wait.
         let v = f32s(&mut r, n, 100.0);
         let sum = dpl_cuda::compile(&compiled(source("sum_f32")).fused).unwrap();
         let (c, got) = one_call(&d, &sum, &[on_device(&v)]);
@@ -473,7 +480,7 @@ mod fake {
         assert_eq!(want, got);
         assert_eq!(
             c,
-            [1, 0, 1, 4, 0, 0, 1, 4, 0, 0],
+            [1, 1, 1, 4, 0, 0, 1, 4, 0, 0],
             "sum_f32's launches, synchronisations, memsets and their bytes, copies to the \
              device and their bytes, copies to the host and their bytes, device copies, \
              allocations"
@@ -481,7 +488,7 @@ mod fake {
 
         // A sum with checks (a gather's bounds): the check of its first kernel is read
         // with the result, in one round trip: the 8-byte result is copied on the device
-        // behind the 32-byte error record and both come back in one read.
+        // behind the 32-byte error record and both come back in one read, one wait.
         let m = 100;
         let idx: Vec<usize> = (0..n).map(|i| (i * 7) % m).collect();
         let args = [on_device(&i64s(&mut r, m, -5, 5)), on_device(&usizes(idx))];
@@ -498,14 +505,14 @@ mod fake {
         assert_eq!(want, got);
         assert_eq!(
             (c[1], c[4], c[6], c[7], c[8]),
-            (0, 0, 1, 40, 1),
+            (1, 0, 1, 40, 1),
             "a checked sum's synchronisations, copies to the device, copies to the host and \
              their bytes, device copies ({} launches)",
             c[0]
         );
 
         // A minimum (no start value: whether there is one, then the value): both copied
-        // on the device into one area and read back together, one round trip.
+        // on the device into one area and read back together, one round trip (one wait).
         let v = seq((0..n)
             .map(|i| (i * 37 % 101) as f64 - 50.5)
             .collect::<Vec<_>>());
@@ -514,7 +521,7 @@ mod fake {
         assert_eq!(got, Value::F64(-50.5));
         assert_eq!(
             (c[1], c[4], c[6], c[7], c[8], c[9]),
-            (0, 0, 1, 32 + 1 + 8, 2, 0),
+            (1, 0, 1, 32 + 1 + 8, 2, 0),
             "min_f64's synchronisations, copies to the device, copies to the host and their \
              bytes, device copies, allocations ({} launches)",
             c[0]
@@ -544,7 +551,8 @@ mod fake {
         // A filter of resident data: two kernels (the chunks' counts, scanned by the last
         // block of the same launch; the survivors written). Its remainder records checks:
         // the 8-byte total comes back behind the 32-byte error record (one device copy),
-        // and the end of the call reads the record of the second kernel. Zeroed: the
+        // and the end of the call reads the record of the second kernel: two reads, each
+        // waited for. Zeroed: the
         // error record's 256-byte area, the chunks' counts and the count of blocks done.
         let v = i64s(&mut r, n, -1000, 1000);
         let filter = dpl_cuda::compile(&compiled(source("filter_of_map")).fused).unwrap();
@@ -554,7 +562,7 @@ mod fake {
         let chunks = n.div_ceil(512) as u64;
         assert_eq!(
             c,
-            [2, 0, 3, 256 + 8 * chunks + 4, 0, 0, 2, 40 + 32, 1, 0],
+            [2, 2, 3, 256 + 8 * chunks + 4, 0, 0, 2, 40 + 32, 1, 0],
             "filter_of_map's launches, synchronisations, memsets and their bytes, copies to \
              the device and their bytes, copies to the host and their bytes, device copies, \
              allocations"
@@ -596,6 +604,127 @@ mod fake {
             want,
             "an index out of range, reported as before"
         );
+    }
+
+    /// The driver calls `f` makes: synchronisations, memsets and their bytes, copies to the
+    /// device and their bytes, copies to the host and their bytes, device copies,
+    /// allocations.
+    fn calls_of(f: impl FnOnce()) -> [u64; 9] {
+        let before = calls();
+        f();
+        let after = calls();
+        std::array::from_fn(|i| after[i] - before[i])
+    }
+
+    #[test]
+    #[ignore = "run by transfers_go_through_page_locked_memory in a child process"]
+    fn fake_inner_staging() {
+        assert!(in_child());
+        let d = CudaDriver::new(0).unwrap();
+        assert!(d.staging(), "staging is on by default");
+        // The stand-in runs a queued copy only when something waits for it or a later
+        // operation of the stream runs, so a host access to page-locked memory before its
+        // copy has run, or a chunk written over one not yet copied, gives wrong bytes here.
+        let bytes = |n: usize, seed: u64| -> Vec<u8> {
+            let mut r = Rng::new(seed);
+            (0..n).map(|_| r.u32() as u8).collect()
+        };
+        // A small write returns without waiting (its copy is queued); the read waits once.
+        let small = bytes(1000, 1);
+        let a = d.alloc(small.len()).unwrap();
+        let c = calls_of(|| d.write(a, &small).unwrap());
+        assert_eq!(c, [0, 0, 0, 1, 1000, 0, 0, 0, 0], "a small write's calls");
+        let mut back = vec![0u8; small.len()];
+        let c = calls_of(|| d.read(a, &mut back).unwrap());
+        assert_eq!(c, [1, 0, 0, 0, 0, 1, 1000, 0, 0], "a small read's calls");
+        assert_eq!(back, small);
+        // Small writes in a row, more than there are small buffers, each to its own place:
+        // the host waits only where a buffer's turn comes again and its copy has not run
+        // (here never before something waits for it; a GPU has mostly copied by then, and
+        // the driver asks before it waits).
+        let slots = 8;
+        let many: Vec<Vec<u8>> = (0..2 * slots + 3)
+            .map(|i| bytes(100 + i, 10 + i as u64))
+            .collect();
+        let dst: Vec<u64> = many.iter().map(|m| d.alloc(m.len()).unwrap()).collect();
+        let c = calls_of(|| {
+            for (m, &at) in many.iter().zip(&dst) {
+                d.write(at, m).unwrap();
+            }
+        });
+        assert_eq!(
+            (c[3], c[5]),
+            (many.len() as u64, 0),
+            "one copy per write, no read"
+        );
+        assert_eq!(
+            c[0],
+            (many.len() - slots) as u64,
+            "waits for {} writes",
+            many.len()
+        );
+        for (m, &at) in many.iter().zip(&dst) {
+            let mut got = vec![0u8; m.len()];
+            d.read(at, &mut got).unwrap();
+            assert_eq!(&got, m);
+        }
+
+        // A large transfer: chunks of 8 MiB through two buffers in turn. Three chunks:
+        // the third waits for the first's copy, nothing else waits.
+        let chunk = 8 << 20;
+        let big = bytes(2 * chunk + 12_345, 2);
+        let b = d.alloc(big.len()).unwrap();
+        let c = calls_of(|| d.write(b, &big).unwrap());
+        assert_eq!(
+            c,
+            [1, 0, 0, 3, big.len() as u64, 0, 0, 0, 0],
+            "a large write's calls"
+        );
+        let mut back = vec![0u8; big.len()];
+        let c = calls_of(|| d.read(b, &mut back).unwrap());
+        assert_eq!(
+            c,
+            [3, 0, 0, 0, 0, 3, big.len() as u64, 0, 0],
+            "a large read's calls: each chunk waited for once"
+        );
+        assert!(back == big, "a large transfer's bytes");
+        // Parts across the chunks' bounds, at odd places.
+        for (at, len) in [
+            (1, chunk + 3),
+            (chunk - 5, chunk + 10),
+            (7, 2 * chunk + 100),
+        ] {
+            let mut part = vec![0u8; len];
+            d.read(b + at as u64, &mut part).unwrap();
+            assert!(part == big[at..at + len], "bytes {at}..{}", at + len);
+        }
+        // A write after a kernel and a read before the next: stream order keeps them.
+        let n = 3_000_000;
+        let mut r = Rng::new(5);
+        let (x, y) = (f32s(&mut r, n, 9.0), f32s(&mut r, n, 9.0));
+        let saxpy = dpl_cuda::compile(&compiled(source("saxpy")).fused).unwrap();
+        let want = interp::run(
+            &compiled(source("saxpy")).fused,
+            vec![Value::F32(0.5), x.clone(), y.clone()],
+        )
+        .unwrap();
+        let got = dpl_cuda::run(&saxpy, &d, vec![Value::F32(0.5), x.clone(), y.clone()]).unwrap();
+        assert!(want.close_to(&got, 0.0), "{}", first_diff(&want, &got, 0.0));
+
+        // Switched off: the driver's synchronous copies, one per transfer.
+        d.set_staging(false);
+        assert!(!d.staging());
+        let c = calls_of(|| d.write(b, &big).unwrap());
+        assert_eq!(c, [0, 0, 0, 1, big.len() as u64, 0, 0, 0, 0]);
+        let c = calls_of(|| d.read(b, &mut back).unwrap());
+        assert_eq!(c, [0, 0, 0, 0, 0, 1, big.len() as u64, 0, 0]);
+        assert!(back == big);
+        let got = dpl_cuda::run(&saxpy, &d, vec![Value::F32(0.5), x, y]).unwrap();
+        assert!(want.close_to(&got, 0.0), "{}", first_diff(&want, &got, 0.0));
+        d.set_staging(true);
+        for at in [a, b].into_iter().chain(dst) {
+            d.free(at).unwrap();
+        }
     }
 
     /// A program's PTX wrapped as a cubin of the fake driver.

@@ -12,6 +12,8 @@
 //!   writes, copies and zeroing must lie inside one of them, frees take only them, and
 //!   an allocation can be retired from the table without being freed ([`Spare`], what the
 //!   driver's pool keeps) and revived later.
+//! * [`Pinned`]: page-locked host memory of a context with the event behind its last
+//!   queued copy; its bytes are reachable only after that copy has run.
 //! * [`Module`]: a module loaded in a context, launched only through that context and only
 //!   while loaded, with the parameter lists of its kernels read from its PTX: a launch's
 //!   arguments are checked against them (count and types), since the driver copies each
@@ -321,6 +323,130 @@ impl Context {
         })
     }
 
+    /// Page-locked host memory of `bytes` bytes (`cuMemAllocHost`) with its event, for
+    /// copies queued on the default stream without waiting ([`Context::write_pinned`],
+    /// [`Context::read_pinned`]).
+    pub(super) fn alloc_pinned(&self, bytes: usize) -> Result<Pinned> {
+        self.bind()?;
+        let mut ptr: *mut c_void = std::ptr::null_mut();
+        // SAFETY: the context is current; `ptr` is a valid out-pointer.
+        let r = unsafe { sys::cuMemAllocHost_v2(&mut ptr, bytes) };
+        check(r, || format!("cuMemAllocHost_v2({bytes} bytes)"))?;
+        let mut event: sys::CUevent = std::ptr::null_mut();
+        // SAFETY: the context is current; `event` is a valid out-pointer; timing is not
+        // needed (events without it are cheaper to record and wait for).
+        let r = unsafe {
+            sys::cuEventCreate(
+                &mut event,
+                sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as c_uint,
+            )
+        };
+        if let Err(e) = check(r, || "cuEventCreate".into()) {
+            // SAFETY: `ptr` was allocated just above by cuMemAllocHost and is unused.
+            let _ = unsafe { sys::cuMemFreeHost(ptr) };
+            return Err(e);
+        }
+        Ok(Pinned {
+            ptr: ptr.cast(),
+            bytes,
+            event,
+            busy: false,
+        })
+    }
+
+    /// Frees page-locked memory, after waiting for the copies that use it (ignoring
+    /// failures: for cleanup).
+    pub(super) fn free_pinned(&self, mut p: Pinned) {
+        let _ = self.wait_pinned(&mut p);
+        if self.bind().is_err() {
+            return;
+        }
+        // SAFETY: the context is current; the event and the memory were made by
+        // `alloc_pinned` and are destroyed once (`p` is consumed); no copy uses the memory
+        // any more (waited for above; a failed wait means the context is broken, and its
+        // copies will never run).
+        unsafe {
+            let _ = sys::cuEventDestroy_v2(p.event);
+            let _ = sys::cuMemFreeHost(p.ptr.cast());
+        }
+    }
+
+    /// Waits until the copies queued with `p` have run (asking first, so that the host
+    /// does not block on one that has).
+    fn wait_pinned(&self, p: &mut Pinned) -> Result<()> {
+        if p.busy {
+            self.bind()?;
+            // SAFETY: the context is current and the event was recorded on it.
+            let r = unsafe { sys::cuEventQuery(p.event) };
+            if r == sys::CUresult::CUDA_ERROR_NOT_READY {
+                // SAFETY: as above.
+                check(unsafe { sys::cuEventSynchronize(p.event) }, || {
+                    "cuEventSynchronize (after a copy through page-locked memory)".into()
+                })?;
+            } else {
+                check(r, || "cuEventQuery".into())?;
+            }
+            p.busy = false;
+        }
+        Ok(())
+    }
+
+    /// The host side of `p`, once the copies queued with it have run (waiting for them).
+    pub(super) fn pinned_bytes<'p>(&self, p: &'p mut Pinned) -> Result<&'p mut [u8]> {
+        self.wait_pinned(p)?;
+        // SAFETY: `ptr` is `bytes` bytes of page-locked host memory owned by `p` and
+        // borrowed mutably with it; no copy is queued on it (waited for above), so nothing
+        // else reads or writes it while the slice lives. (Fresh memory from
+        // cuMemAllocHost is not initialised: `alloc_pinned`'s callers write before they
+        // read, and bytes are valid for any contents the driver leaves.)
+        Ok(unsafe { std::slice::from_raw_parts_mut(p.ptr, p.bytes) })
+    }
+
+    /// Queues the copy of the first `len` bytes of `p` to `dst` on the default stream
+    /// (behind every launch and copy before it) and returns without waiting; `p` is busy
+    /// until it has run ([`Context::pinned_bytes`] waits).
+    pub(super) fn write_pinned(&self, dst: u64, p: &mut Pinned, len: usize) -> Result<()> {
+        self.check_range("a write", dst, len)?;
+        p.holds("a write's staging memory", dst, len)?;
+        self.wait_pinned(p)?;
+        self.bind()?;
+        // SAFETY: the context is current; `[dst, dst + len)` lies inside a live allocation
+        // (checked above); `p.ptr` is page-locked memory of at least `len` bytes that stays
+        // allocated and untouched by the host until the event recorded next has been
+        // waited for (`p.busy`: `pinned_bytes` and `free_pinned` wait first).
+        let r = unsafe { sys::cuMemcpyHtoDAsync_v2(dst, p.ptr.cast(), len, std::ptr::null_mut()) };
+        check(r, || "cuMemcpyHtoDAsync_v2".into())?;
+        self.record(p)
+    }
+
+    /// Queues the copy of `len` bytes at `src` into the start of `p` on the default stream
+    /// (behind every launch and copy before it, those with `p` included, so there is
+    /// nothing to wait for first); the bytes are there once [`Context::pinned_bytes`]
+    /// returns.
+    pub(super) fn read_pinned(&self, src: u64, p: &mut Pinned, len: usize) -> Result<()> {
+        self.check_range("a read", src, len)?;
+        p.holds("a read's staging memory", src, len)?;
+        self.bind()?;
+        // SAFETY: the context is current; `[src, src + len)` lies inside a live allocation
+        // (checked above); `p.ptr` is page-locked memory of at least `len` bytes, written
+        // by the copy after the copies queued with it before (one stream runs in order)
+        // and left alone by the host until the event recorded next has been waited for
+        // (`p.busy`).
+        let r = unsafe { sys::cuMemcpyDtoHAsync_v2(p.ptr.cast(), src, len, std::ptr::null_mut()) };
+        check(r, || "cuMemcpyDtoHAsync_v2".into())?;
+        self.record(p)
+    }
+
+    /// Records `p`'s event on the default stream, behind the copy just queued.
+    fn record(&self, p: &mut Pinned) -> Result<()> {
+        // SAFETY: the context is current (the caller bound it) and the event was made on
+        // it.
+        let r = unsafe { sys::cuEventRecord(p.event, std::ptr::null_mut()) };
+        check(r, || "cuEventRecord".into())?;
+        p.busy = true;
+        Ok(())
+    }
+
     /// Loads `image` (a NUL-terminated PTX text or a cubin), collecting the JIT error log
     /// on failure; `what` names the image in errors.
     fn load_image(&self, image: &[u8], what: &str) -> Result<sys::CUmodule> {
@@ -548,6 +674,36 @@ impl Drop for Context {
         }
         // SAFETY: releases the reference retained in `retain`, once.
         let _ = unsafe { sys::cuDevicePrimaryCtxRelease_v2(self.device) };
+    }
+}
+
+/// Page-locked host memory of a [`Context`] (`cuMemAllocHost`) and the event recorded on
+/// the default stream behind the last copy queued with it: the staging memory of the
+/// driver's transfers. Only the context makes, uses and frees one
+/// ([`Context::alloc_pinned`], [`Context::free_pinned`]); its bytes are reached through
+/// [`Context::pinned_bytes`], which waits for the copies first.
+pub(super) struct Pinned {
+    ptr: *mut u8,
+    bytes: usize,
+    event: sys::CUevent,
+    /// A copy was queued with it since the last wait.
+    busy: bool,
+}
+
+// SAFETY: the memory and the event are plain driver objects usable from any thread once
+// their context is current (which every `Context` method ensures); a `Pinned` is reached
+// only through `&mut` (one thread at a time).
+unsafe impl Send for Pinned {}
+
+impl Pinned {
+    /// `Ok` when `len` bytes fit in it, else an error naming `what` and the device address
+    /// the copy was for.
+    fn holds(&self, what: &'static str, addr: u64, len: usize) -> Result<()> {
+        if len <= self.bytes {
+            Ok(())
+        } else {
+            Err(CudaError::OutOfRange { what, addr, len })
+        }
     }
 }
 

@@ -9,6 +9,7 @@ use cudarc::driver::sys::CUdevice_attribute as Attr;
 
 use super::call::{self, Context, Device, Module, Source, Spare};
 use super::error::CudaError;
+use super::staging::Staging;
 use crate::GpuProgram;
 use crate::driver::{Driver, LaunchArg};
 
@@ -25,6 +26,8 @@ pub struct CudaDriver {
     pool: Mutex<Pool>,
     /// The most bytes the pool keeps ([`pool_limit`]).
     pool_bytes: usize,
+    /// The page-locked buffers transfers go through ([`Staging`]).
+    staging: Staging,
 }
 
 /// The loaded modules, by PTX text. Finding a text in a hash map hashes all of it, and a
@@ -187,6 +190,7 @@ impl CudaDriver {
             modules: Mutex::new(Modules::default()),
             pool: Mutex::new(Pool::default()),
             pool_bytes,
+            staging: Staging::default(),
         })
     }
 
@@ -219,6 +223,22 @@ impl CudaDriver {
     /// returns before its kernel has), reporting a fault of any of it.
     pub fn synchronize(&self) -> Result<(), String> {
         Ok(self.ctx.synchronize("the kernels queued before it")?)
+    }
+
+    /// Whether host transfers go through the driver's page-locked staging buffers (on
+    /// unless switched off, or when the system refused page-locked memory): copies to the
+    /// device queued behind the kernels without waiting for them, large transfers in
+    /// chunks with the host's side copied by the rayon pool. Switched off
+    /// ([`CudaDriver::set_staging`]), transfers are the CUDA driver's synchronous copies
+    /// from pageable memory (for comparing the two; `examples/gpu_bench.rs` does).
+    pub fn staging(&self) -> bool {
+        self.staging.active()
+    }
+
+    /// Switches staging on or off (see [`CudaDriver::staging`]); a transfer under way
+    /// finishes as it started.
+    pub fn set_staging(&self, on: bool) {
+        self.staging.set_enabled(on);
     }
 
     /// Frees the allocations kept for reuse: [`Driver::free`] keeps up to an eighth of the device's memory (at least 1 GiB) of freed
@@ -296,10 +316,11 @@ impl CudaDriver {
 }
 
 impl Drop for CudaDriver {
-    /// Frees the pooled allocations and unloads the modules (a module kept by a caller
-    /// can no longer be launched); the context then frees what is still allocated and is
-    /// released.
+    /// Frees the staging buffers (after their copies) and the pooled allocations and
+    /// unloads the modules (a module kept by a caller can no longer be launched); the
+    /// context then frees what is still allocated and is released.
     fn drop(&mut self) {
+        self.staging.release(&self.ctx);
         self.release_pool();
         let modules = std::mem::take(
             self.modules
@@ -355,14 +376,14 @@ impl Driver for CudaDriver {
         if data.is_empty() {
             return Ok(());
         }
-        Ok(self.ctx.write(dst, data)?)
+        Ok(self.staging.write(&self.ctx, dst, data)?)
     }
 
     fn read(&self, src: u64, out: &mut [u8]) -> Result<(), String> {
         if out.is_empty() {
             return Ok(());
         }
-        Ok(self.ctx.read(src, out)?)
+        Ok(self.staging.read(&self.ctx, src, out)?)
     }
 
     fn copy(&self, src: u64, dst: u64, bytes: usize) -> Result<(), String> {

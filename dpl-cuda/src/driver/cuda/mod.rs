@@ -28,8 +28,10 @@
 //!   device's memory in all, at least 1 GiB; zeroed again when reused unless unzeroed
 //!   memory was asked for; given back by [`CudaDriver::release_pool`] or when the device
 //!   runs out of memory). Launches are queued on the context's default stream, not waited
-//!   for: a copy to the host waits for everything before it (and reports a fault of a
-//!   kernel it waited for), and [`CudaDriver::synchronize`] waits on request. A device fault
+//!   for, and so are copies to the device: the host's bytes go through page-locked
+//!   staging buffers (`staging`), so a write returns once they are there; a copy to the
+//!   host waits for everything before it (and reports a fault of a kernel it waited
+//!   for), and [`CudaDriver::synchronize`] waits on request. A device fault
 //!   (`CUDA_ERROR_ILLEGAL_ADDRESS`, ...) is sticky in CUDA: every later call on the
 //!   context fails with it too.
 //!
@@ -41,5 +43,6 @@ mod call;
 mod driver;
 mod error;
 mod probe;
+mod staging;
 
 pub use driver::{CudaDriver, CudaModule, device_count};

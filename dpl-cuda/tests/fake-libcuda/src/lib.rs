@@ -12,6 +12,15 @@
 //! are queued, not waited for); `cuModuleLoadDataEx` writes the compiler's message into the
 //! error log buffer. A "cubin" is `\x7fELFdplfake:` followed by PTX text and a NUL byte.
 //!
+//! Copies queued on the default stream (`cuMemcpyHtoDAsync_v2`, `cuMemcpyDtoHAsync_v2`,
+//! only from or into page-locked memory of `cuMemAllocHost_v2`) and event records are
+//! *deferred* as far as the real driver may defer them: they run when something waits
+//! for them (`cuEventSynchronize` runs the queue up to the event's last record,
+//! `cuCtxSynchronize` all of it) or when a later operation of the stream runs (a launch,
+//! a memset, a synchronous copy, a free). So a caller that touches page-locked memory
+//! before waiting for the copy that uses it, or frees it under a queued copy (an error
+//! here), is caught by the tests.
+//!
 //! Configuration (read by `cuInit`): `FAKE_CUDA_DEVICES` (device count, default 1) and
 //! `FAKE_CUDA_CC` (compute capability as `10 * major + minor`, default 80).
 //! `fake_cuda_counts` reports live context references, allocations, modules and launches;
@@ -20,7 +29,7 @@
 #![allow(non_snake_case, clippy::missing_safety_doc)]
 
 use std::cell::Cell;
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::ffi::{CStr, c_char, c_int, c_uint, c_void};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
@@ -36,6 +45,7 @@ const INVALID_CONTEXT: CUresult = 201;
 const INVALID_PTX: CUresult = 218;
 const INVALID_HANDLE: CUresult = 400;
 const NOT_FOUND: CUresult = 500;
+const NOT_READY: CUresult = 600;
 const LAUNCH_FAILED: CUresult = 719;
 
 /// The one context handle (a dummy, never dereferenced).
@@ -55,20 +65,73 @@ struct State {
     /// [`Calls`] so far.
     calls: Calls,
     pending: Option<String>,
+    /// Page-locked allocations: address -> size.
+    pinned: HashMap<usize, usize>,
+    /// Events made and not destroyed.
+    events: HashSet<usize>,
+    /// Copies and event records queued on the default stream, not run yet.
+    queue: VecDeque<Queued>,
+}
+
+/// An operation queued on the default stream.
+enum Queued {
+    /// Page-locked host bytes to the device: `(dst, src, n)`.
+    ToDevice(u64, usize, usize),
+    /// Device bytes into page-locked host memory: `(dst, src, n)`.
+    ToHost(usize, u64, usize),
+    /// An event's record.
+    Record(usize),
+}
+
+impl State {
+    /// Runs the first `k` queued operations, in order.
+    fn run_queued(&mut self, k: usize) -> CUresult {
+        let mut status = SUCCESS;
+        for op in self.queue.drain(..k).collect::<Vec<_>>() {
+            let ok = match op {
+                Queued::ToDevice(dst, src, n) => {
+                    let data = unsafe { std::slice::from_raw_parts(src as *const u8, n) };
+                    self.dev.write_bytes(dst, data).is_ok()
+                }
+                Queued::ToHost(dst, src, n) => {
+                    let out = unsafe { std::slice::from_raw_parts_mut(dst as *mut u8, n) };
+                    self.dev.read_bytes(src, out).is_ok()
+                }
+                Queued::Record(_) => true,
+            };
+            if !ok {
+                status = INVALID_VALUE;
+            }
+        }
+        status
+    }
+
+    /// Runs everything queued (before an operation of the stream that runs at once).
+    fn flush(&mut self) -> CUresult {
+        self.run_queued(self.queue.len())
+    }
+
+    /// Whether `[p, p + n)` lies in one page-locked allocation.
+    fn is_pinned(&self, p: usize, n: usize) -> bool {
+        self.pinned
+            .iter()
+            .any(|(&a, &len)| p >= a && p.saturating_add(n) <= a + len)
+    }
 }
 
 /// How often the calls that cost a round trip or a pass over device memory were made.
 #[derive(Clone, Copy, Default)]
 struct Calls {
-    /// `cuCtxSynchronize`.
+    /// `cuCtxSynchronize` and `cuEventSynchronize`.
     syncs: u64,
     /// `cuMemsetD8_v2` and its bytes.
     memsets: u64,
     memset_bytes: u64,
-    /// `cuMemcpyHtoD_v2` and its bytes.
+    /// `cuMemcpyHtoD_v2` and `cuMemcpyHtoDAsync_v2` and their bytes.
     to_device: u64,
     to_device_bytes: u64,
-    /// `cuMemcpyDtoH_v2` (each waits for the device) and its bytes.
+    /// `cuMemcpyDtoH_v2` (each waits for the device) and `cuMemcpyDtoHAsync_v2` and their
+    /// bytes.
     to_host: u64,
     to_host_bytes: u64,
     /// `cuMemcpyDtoD_v2`.
@@ -118,6 +181,7 @@ pub unsafe extern "C" fn cuGetErrorName(error: CUresult, p: *mut *const c_char) 
         218 => c"CUDA_ERROR_INVALID_PTX",
         400 => c"CUDA_ERROR_INVALID_HANDLE",
         500 => c"CUDA_ERROR_NOT_FOUND",
+        600 => c"CUDA_ERROR_NOT_READY",
         719 => c"CUDA_ERROR_LAUNCH_FAILED",
         _ => return INVALID_VALUE,
     };
@@ -144,6 +208,9 @@ pub extern "C" fn cuInit(flags: c_uint) -> CUresult {
             launches: 0,
             calls: Calls::default(),
             pending: None,
+            pinned: HashMap::new(),
+            events: HashSet::new(),
+            queue: VecDeque::new(),
         });
     }
     SUCCESS
@@ -249,7 +316,11 @@ pub extern "C" fn cuCtxSetCurrent(ctx: *mut c_void) -> CUresult {
 pub extern "C" fn cuCtxSynchronize() -> CUresult {
     with(true, |s| {
         s.calls.syncs += 1;
-        waited(s)
+        let status = s.flush();
+        match waited(s) {
+            SUCCESS => status,
+            fault => fault,
+        }
     })
 }
 
@@ -285,6 +356,9 @@ pub unsafe extern "C" fn cuMemAlloc_v2(p: *mut u64, bytes: usize) -> CUresult {
 #[unsafe(no_mangle)]
 pub extern "C" fn cuMemFree_v2(a: u64) -> CUresult {
     with(true, |s| {
+        if s.flush() != SUCCESS {
+            return INVALID_VALUE;
+        }
         if !s.allocs.remove(&a) {
             return INVALID_VALUE;
         }
@@ -298,6 +372,9 @@ pub extern "C" fn cuMemFree_v2(a: u64) -> CUresult {
 #[unsafe(no_mangle)]
 pub extern "C" fn cuMemsetD8_v2(a: u64, byte: u8, n: usize) -> CUresult {
     with(true, |s| {
+        if s.flush() != SUCCESS {
+            return INVALID_VALUE;
+        }
         s.calls.memsets += 1;
         s.calls.memset_bytes += n as u64;
         match s.dev.write_bytes(a, &vec![byte; n]) {
@@ -310,6 +387,9 @@ pub extern "C" fn cuMemsetD8_v2(a: u64, byte: u8, n: usize) -> CUresult {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuMemcpyHtoD_v2(dst: u64, src: *const c_void, n: usize) -> CUresult {
     with(true, |s| {
+        if s.flush() != SUCCESS {
+            return INVALID_VALUE;
+        }
         s.calls.to_device += 1;
         s.calls.to_device_bytes += n as u64;
         let data = unsafe { std::slice::from_raw_parts(src.cast::<u8>(), n) };
@@ -323,6 +403,9 @@ pub unsafe extern "C" fn cuMemcpyHtoD_v2(dst: u64, src: *const c_void, n: usize)
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuMemcpyDtoH_v2(dst: *mut c_void, src: u64, n: usize) -> CUresult {
     with(true, |s| {
+        if s.flush() != SUCCESS {
+            return INVALID_VALUE;
+        }
         s.calls.to_host += 1;
         s.calls.to_host_bytes += n as u64;
         let status = waited(s);
@@ -340,10 +423,157 @@ pub unsafe extern "C" fn cuMemcpyDtoH_v2(dst: *mut c_void, src: u64, n: usize) -
 #[unsafe(no_mangle)]
 pub extern "C" fn cuMemcpyDtoD_v2(dst: u64, src: u64, n: usize) -> CUresult {
     with(true, |s| {
+        if s.flush() != SUCCESS {
+            return INVALID_VALUE;
+        }
         s.calls.device_copies += 1;
         match s.dev.copy_bytes(src, dst, n) {
             Ok(()) => SUCCESS,
             Err(_) => INVALID_VALUE,
+        }
+    })
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuMemAllocHost_v2(p: *mut *mut c_void, bytes: usize) -> CUresult {
+    with(true, |s| {
+        if bytes == 0 {
+            return INVALID_VALUE;
+        }
+        // Not zeroed by the real driver either: filled so that a read before a copy shows.
+        let mem = Box::into_raw(vec![0xA5u8; bytes].into_boxed_slice()).cast::<u8>();
+        s.pinned.insert(mem.addr(), bytes);
+        unsafe { *p = mem.cast() };
+        SUCCESS
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn cuMemFreeHost(p: *mut c_void) -> CUresult {
+    with(true, |s| {
+        let Some(&len) = s.pinned.get(&p.addr()) else {
+            return INVALID_VALUE;
+        };
+        // Freeing memory a queued copy still uses is the caller's bug: refused.
+        let used = s.queue.iter().any(|q| match *q {
+            Queued::ToDevice(_, h, n) | Queued::ToHost(h, _, n) => {
+                h < p.addr() + len && p.addr() < h + n
+            }
+            Queued::Record(_) => false,
+        });
+        if used {
+            eprintln!("fake libcuda: cuMemFreeHost of memory a queued copy uses");
+            return INVALID_VALUE;
+        }
+        s.pinned.remove(&p.addr());
+        drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(p.cast::<u8>(), len)) });
+        SUCCESS
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn cuMemcpyHtoDAsync_v2(
+    dst: u64,
+    src: *const c_void,
+    n: usize,
+    stream: *mut c_void,
+) -> CUresult {
+    with(true, |s| {
+        if !stream.is_null() || !s.is_pinned(src.addr(), n) {
+            return INVALID_VALUE;
+        }
+        s.calls.to_device += 1;
+        s.calls.to_device_bytes += n as u64;
+        s.queue.push_back(Queued::ToDevice(dst, src.addr(), n));
+        SUCCESS
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn cuMemcpyDtoHAsync_v2(
+    dst: *mut c_void,
+    src: u64,
+    n: usize,
+    stream: *mut c_void,
+) -> CUresult {
+    with(true, |s| {
+        if !stream.is_null() || !s.is_pinned(dst.addr(), n) {
+            return INVALID_VALUE;
+        }
+        s.calls.to_host += 1;
+        s.calls.to_host_bytes += n as u64;
+        s.queue.push_back(Queued::ToHost(dst.addr(), src, n));
+        SUCCESS
+    })
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuEventCreate(e: *mut *mut c_void, _flags: c_uint) -> CUresult {
+    with(true, |s| {
+        let h = s.next_handle;
+        s.next_handle += 1;
+        s.events.insert(h);
+        unsafe { *e = std::ptr::without_provenance_mut(h) };
+        SUCCESS
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn cuEventRecord(e: *mut c_void, stream: *mut c_void) -> CUresult {
+    with(true, |s| {
+        if !stream.is_null() || !s.events.contains(&e.addr()) {
+            return INVALID_HANDLE;
+        }
+        s.queue.push_back(Queued::Record(e.addr()));
+        SUCCESS
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn cuEventQuery(e: *mut c_void) -> CUresult {
+    with(true, |s| {
+        if !s.events.contains(&e.addr()) {
+            INVALID_HANDLE
+        } else if s
+            .queue
+            .iter()
+            .any(|q| matches!(*q, Queued::Record(h) if h == e.addr()))
+        {
+            NOT_READY
+        } else {
+            SUCCESS
+        }
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn cuEventSynchronize(e: *mut c_void) -> CUresult {
+    with(true, |s| {
+        if !s.events.contains(&e.addr()) {
+            return INVALID_HANDLE;
+        }
+        s.calls.syncs += 1;
+        // Waits for the event's last record (and what is queued before it).
+        let upto = s
+            .queue
+            .iter()
+            .rposition(|q| matches!(*q, Queued::Record(h) if h == e.addr()))
+            .map_or(0, |i| i + 1);
+        let status = s.run_queued(upto);
+        match waited(s) {
+            SUCCESS => status,
+            fault => fault,
+        }
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn cuEventDestroy_v2(e: *mut c_void) -> CUresult {
+    with(true, |s| {
+        if s.events.remove(&e.addr()) {
+            SUCCESS
+        } else {
+            INVALID_HANDLE
         }
     })
 }
@@ -507,7 +737,7 @@ pub unsafe extern "C" fn cuLaunchKernel(
     extra: *mut *mut c_void,
 ) -> CUresult {
     with(true, |s| {
-        if !stream.is_null() || !extra.is_null() {
+        if !stream.is_null() || !extra.is_null() || s.flush() != SUCCESS {
             return INVALID_VALUE;
         }
         let Some((mh, name)) = s.functions.get(&f.addr()).cloned() else {
