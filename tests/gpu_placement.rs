@@ -164,9 +164,10 @@ fn inner() {
 /// A top-level loop runs on the device by default (it is compute-bound) with its vectors
 /// resident: 10 steps and 50 steps make the same copies to the device (the matrix and
 /// the start vector, once), and each further step copies to the host only the one 8-byte
-/// scalar the host needs (`lambda`'s sum), in the same read as the error record of the
-/// step's checked kernel (one round trip, the one wait: for that copy), and waits nowhere
-/// else: the driver calls of the stand-in library, counted.
+/// scalar the host needs (`lambda`'s sum), in the same round trip as the error record of
+/// the step's checked kernel (two copies into one page-locked buffer, the one wait), and
+/// waits, zeroes and copies on the device nowhere else: the driver calls of the stand-in
+/// library, counted.
 fn top_level_loop_moves_only_its_scalars() {
     let n = 200;
     let a = dpl_testkit::sparse::tridiagonal(n);
@@ -195,13 +196,16 @@ fn top_level_loop_moves_only_its_scalars() {
     assert_eq!(
         [
             per_step[0],
+            per_step[1],
             per_step[3],
             per_step[4],
             per_step[5],
-            per_step[6]
+            per_step[6],
+            per_step[7]
         ],
-        [40, 0, 0, 40, 40 * (32 + 8)],
-        "per 40 steps: synchronisations, copies to the device and their bytes, copies to \
-         the host and their bytes (10 steps: {c10:?}, 50 steps: {c50:?})"
+        [40, 0, 0, 0, 2 * 40, 40 * (32 + 8), 0],
+        "per 40 steps: synchronisations, memsets, copies to the device and their bytes, \
+         copies to the host and their bytes, device copies (10 steps: {c10:?}, 50 steps: \
+         {c50:?})"
     );
 }

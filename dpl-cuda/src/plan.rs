@@ -64,6 +64,11 @@ pub enum Step {
         /// writes at every index (a `map`'s, a scan's), so the contents the allocation
         /// had are never seen: zeroing it would move its bytes once more for nothing.
         zeroed: bool,
+        /// Whether the kernels set a zeroed buffer back to zero when they are done with it
+        /// (a count of blocks done, [`crate::codegen`]'s last-block tail): the run time
+        /// may then take it from, and give it back to, buffers kept zeroed
+        /// ([`crate::Driver::alloc_kept_zero`]), with no zeroing per call.
+        kept_zero: bool,
         /// Element type.
         elem: Scalar,
         /// Number of elements.
@@ -741,6 +746,7 @@ mod tests {
                 span: 0,
                 temp: 0,
                 zeroed: true,
+                kept_zero: false,
                 elem: Scalar::U64,
                 count: Count::Resident {
                     kernel: resident,

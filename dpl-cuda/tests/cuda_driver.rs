@@ -458,9 +458,10 @@ mod fake {
 
         // A sum of resident integers: one kernel (its last block combines the tiles'
         // partials), then the read-back of its 8-byte result (queued behind the kernel into
-        // page-locked memory, and one wait for it: a synchronisation); the only memory
-        // zeroed is the 4-byte count of blocks done (the partials and the result are
-        // written whole).
+        // page-locked memory, and one wait for it: a synchronisation); nothing zeroed: the
+        // partials and the result are written whole, and the 4-byte count of blocks done,
+        // which the last block sets back to zero, is one the driver kept zeroed from the
+        // call before.
         let v = i64s(&mut r, n, i64::MIN, i64::MAX);
         let sum = dpl_cuda::compile(&compiled(source("sum_i64")).fused).unwrap();
         let (c, got) = one_call(&d, &sum, &[on_device(&v)]);
@@ -468,7 +469,7 @@ mod fake {
         assert_eq!(want, got);
         assert_eq!(
             c,
-            [1, 1, 1, 4, 0, 0, 1, 8, 0, 0],
+            [1, 1, 0, 0, 0, 0, 1, 8, 0, 0],
             "sum's launches, synchronisations, memsets and their bytes, copies to the device \
              and their bytes, copies to the host and their bytes, device copies, allocations"
         );
@@ -480,15 +481,16 @@ mod fake {
         assert_eq!(want, got);
         assert_eq!(
             c,
-            [1, 1, 1, 4, 0, 0, 1, 4, 0, 0],
+            [1, 1, 0, 0, 0, 0, 1, 4, 0, 0],
             "sum_f32's launches, synchronisations, memsets and their bytes, copies to the \
              device and their bytes, copies to the host and their bytes, device copies, \
              allocations"
         );
 
         // A sum with checks (a gather's bounds): the check of its first kernel is read
-        // with the result, in one round trip: the 8-byte result is copied on the device
-        // behind the 32-byte error record and both come back in one read, one wait.
+        // with the result, in one round trip: the 32-byte error record and the 8-byte
+        // result are queued into one page-locked buffer, and waited for once. Nothing is
+        // zeroed: the record, which no check wrote, is one the driver kept zeroed.
         let m = 100;
         let idx: Vec<usize> = (0..n).map(|i| (i * 7) % m).collect();
         let args = [on_device(&i64s(&mut r, m, -5, 5)), on_device(&usizes(idx))];
@@ -504,15 +506,15 @@ mod fake {
         let want = interp::run(&compiled(source("sum_map_gather")).fused, host_args).unwrap();
         assert_eq!(want, got);
         assert_eq!(
-            (c[1], c[4], c[6], c[7], c[8]),
-            (1, 0, 1, 40, 1),
-            "a checked sum's synchronisations, copies to the device, copies to the host and \
-             their bytes, device copies ({} launches)",
+            (c[1], c[2], c[4], c[6], c[7], c[8]),
+            (1, 0, 0, 2, 40, 0),
+            "a checked sum's synchronisations, memsets, copies to the device, copies to the \
+             host and their bytes, device copies ({} launches)",
             c[0]
         );
 
-        // A minimum (no start value: whether there is one, then the value): both copied
-        // on the device into one area and read back together, one round trip (one wait).
+        // A minimum (no start value: whether there is one, then the value): both queued
+        // into one page-locked buffer and waited for once (one round trip).
         let v = seq((0..n)
             .map(|i| (i * 37 % 101) as f64 - 50.5)
             .collect::<Vec<_>>());
@@ -521,7 +523,7 @@ mod fake {
         assert_eq!(got, Value::F64(-50.5));
         assert_eq!(
             (c[1], c[4], c[6], c[7], c[8], c[9]),
-            (1, 0, 1, 32 + 1 + 8, 2, 0),
+            (1, 0, 2, 1 + 8, 0, 0),
             "min_f64's synchronisations, copies to the device, copies to the host and their \
              bytes, device copies, allocations ({} launches)",
             c[0]
@@ -550,10 +552,10 @@ mod fake {
 
         // A filter of resident data: two kernels (the chunks' counts, scanned by the last
         // block of the same launch; the survivors written). Its remainder records checks:
-        // the 8-byte total comes back behind the 32-byte error record (one device copy),
-        // and the end of the call reads the record of the second kernel: two reads, each
-        // waited for. Zeroed: the
-        // error record's 256-byte area, the chunks' counts and the count of blocks done.
+        // the 32-byte error record and the 8-byte total come back together (two copies
+        // into one page-locked buffer, one wait), and the end of the call reads the record
+        // of the second kernel (one more wait). Zeroed: only the chunks' counts (the error
+        // record and the count of blocks done are kept zeroed between calls).
         let v = i64s(&mut r, n, -1000, 1000);
         let filter = dpl_cuda::compile(&compiled(source("filter_of_map")).fused).unwrap();
         let (c, got) = one_call(&d, &filter, &[on_device(&v)]);
@@ -562,7 +564,7 @@ mod fake {
         let chunks = n.div_ceil(512) as u64;
         assert_eq!(
             c,
-            [2, 2, 3, 256 + 8 * chunks + 4, 0, 0, 2, 40 + 32, 1, 0],
+            [2, 2, 1, 8 * chunks, 0, 0, 3, 32 + 8 + 32, 0, 0],
             "filter_of_map's launches, synchronisations, memsets and their bytes, copies to \
              the device and their bytes, copies to the host and their bytes, device copies, \
              allocations"

@@ -52,7 +52,7 @@ impl<'f> Gen<'f> {
         k.place(&end);
         // Then the last block to finish scans the chunks' counts in place (inclusive): the
         // offsets of the chunks; the last one is the result's length.
-        let counter = self.alloc_leaves(&[Scalar::U32], &Count::Const(1), steps)[0];
+        let counter = self.alloc_blocks_done(steps);
         let counter = Self::temp_ptrs(&mut k, &[counter])[0].clone();
         let (scanned, _) = Self::last_block(&mut k, &counter);
         let g = k.param(Scalar::U64, KArg::Count(chunks.clone()));

@@ -308,7 +308,14 @@ impl<'f> Gen<'f> {
         count: &Count,
         steps: &mut Vec<Step>,
     ) -> Vec<u32> {
-        self.alloc_buffers(ls, count, true, steps)
+        self.alloc_buffers(ls, count, (true, false), steps)
+    }
+
+    /// A zeroed `u32` count of blocks done, as a temporary, for [`Gen::last_block`], whose
+    /// last block sets it back to zero: so it is kept zeroed between calls
+    /// ([`Step::Alloc`]'s `kept_zero`), not zeroed by each.
+    pub(super) fn alloc_blocks_done(&mut self, steps: &mut Vec<Step>) -> u32 {
+        self.alloc_buffers(&[Scalar::U32], &Count::Const(1), (true, true), steps)[0]
     }
 
     /// [`Gen::alloc_leaves`] for a result that one kernel writes at every index before
@@ -321,14 +328,16 @@ impl<'f> Gen<'f> {
         count: &Count,
         steps: &mut Vec<Step>,
     ) -> Vec<u32> {
-        self.alloc_buffers(ls, count, false, steps)
+        self.alloc_buffers(ls, count, (false, false), steps)
     }
 
+    /// Buffers of `count` elements, one per leaf type of `ls`, as temporaries; `(zeroed,
+    /// kept_zero)` as in [`Step::Alloc`].
     fn alloc_buffers(
         &mut self,
         ls: &[Scalar],
         count: &Count,
-        zeroed: bool,
+        (zeroed, kept_zero): (bool, bool),
         steps: &mut Vec<Step>,
     ) -> Vec<u32> {
         ls.iter()
@@ -337,6 +346,7 @@ impl<'f> Gen<'f> {
                 steps.push(Step::Alloc {
                     temp,
                     zeroed,
+                    kept_zero,
                     elem,
                     count: count.clone(),
                     origin: self.stmt_origin.0,

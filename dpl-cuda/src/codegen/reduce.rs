@@ -39,7 +39,7 @@ impl<'f> Gen<'f> {
         // Every tile's partial, the result and its flag are written before they are read;
         // the count of blocks done starts at 0 (and the last block sets it back to 0).
         let partials = self.alloc_written(&ls, &m_count, steps);
-        let counter = self.alloc_leaves(&[Scalar::U32], &Count::Const(1), steps)[0];
+        let counter = self.alloc_blocks_done(steps);
         let outs = self.alloc_written(&ls, &Count::Const(1), steps);
         let ohas = self.alloc_written(&[Scalar::Bool], &Count::Const(1), steps)[0];
 

@@ -37,10 +37,40 @@ pub trait Driver {
     fn alloc(&self, bytes: usize) -> Result<u64, String> {
         self.alloc_zeroed(bytes)
     }
+    /// Allocates `bytes` zeroed bytes (at least 1) that the caller promises to give back
+    /// zeroed, with [`Driver::free_kept_zero`] (a count the kernels set back to zero when
+    /// they are done with it; an error record no check wrote). A driver may keep them and
+    /// hand them out again without zeroing: the default is [`Driver::alloc_zeroed`].
+    fn alloc_kept_zero(&self, bytes: usize) -> Result<u64, String> {
+        self.alloc_zeroed(bytes)
+    }
+    /// Gives back an allocation of [`Driver::alloc_kept_zero`] whose bytes are all zero
+    /// once the work queued before this call has run. The default is [`Driver::free`].
+    fn free_kept_zero(&self, addr: u64) -> Result<(), String> {
+        self.free(addr)
+    }
     /// Copies host bytes to device address `dst`.
     fn write(&self, dst: u64, data: &[u8]) -> Result<(), String>;
     /// Copies device bytes at `src` to the host.
     fn read(&self, src: u64, out: &mut [u8]) -> Result<(), String>;
+    /// Copies the device ranges `parts` (address, length) to the host, one after the other
+    /// into `out` (as long as their lengths together). A driver may queue them all and wait
+    /// once (one round trip); the default reads them one by one.
+    fn read_parts(&self, parts: &[(u64, usize)], out: &mut [u8]) -> Result<(), String> {
+        let mut at = 0;
+        for &(src, len) in parts {
+            let Some(dst) = out.get_mut(at..at + len) else {
+                return Err(format!(
+                    "{} bytes of parts read into {} bytes",
+                    at + len,
+                    out.len()
+                ));
+            };
+            self.read(src, dst)?;
+            at += len;
+        }
+        Ok(())
+    }
     /// Copies `bytes` bytes between device addresses.
     fn copy(&self, src: u64, dst: u64, bytes: usize) -> Result<(), String>;
     /// Launches `kernel` over `grid` blocks of `block` threads (one dimension). It may

@@ -21,6 +21,8 @@ pub struct SimDriver {
     dev: Device,
     modules: Mutex<HashMap<String, Arc<Module>>>,
     reports: Mutex<Vec<(String, Report)>>,
+    /// The sizes of the live allocations of [`Driver::alloc_kept_zero`], by address.
+    kept_zero: Mutex<HashMap<u64, usize>>,
 }
 
 impl Default for SimDriver {
@@ -36,6 +38,7 @@ impl SimDriver {
             dev,
             modules: Mutex::new(HashMap::new()),
             reports: Mutex::new(Vec::new()),
+            kept_zero: Mutex::new(HashMap::new()),
         }
     }
 
@@ -78,6 +81,40 @@ impl Driver for SimDriver {
             .write_bytes(a, &vec![UNWRITTEN; bytes.max(1)])
             .map_err(|e| e.to_string())?;
         Ok(a)
+    }
+
+    fn alloc_kept_zero(&self, bytes: usize) -> Result<u64, String> {
+        let a = self.alloc_zeroed(bytes)?;
+        self.kept_zero
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(a, bytes.max(1));
+        Ok(a)
+    }
+
+    /// Checks the promise (every byte zero again), then frees: the simulator keeps no
+    /// buffers between calls (its memory in use is what tests compare), but every run on
+    /// it checks that the kernels set such buffers back to zero, as a driver that reuses
+    /// them without zeroing ([`crate::cuda::CudaDriver`]) relies on.
+    fn free_kept_zero(&self, addr: u64) -> Result<(), String> {
+        let bytes = self
+            .kept_zero
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&addr);
+        let Some(bytes) = bytes else {
+            return Err(format!("{addr:#x} was not allocated to be kept zeroed"));
+        };
+        let mut now = vec![0u8; bytes];
+        self.read(addr, &mut now)?;
+        self.free(addr)?;
+        match now.iter().position(|&b| b != 0) {
+            None => Ok(()),
+            Some(i) => Err(format!(
+                "a buffer of {bytes} byte(s) given back as zeroed holds {:#04x} at byte {i}",
+                now[i]
+            )),
+        }
     }
 
     fn write(&self, dst: u64, data: &[u8]) -> Result<(), String> {

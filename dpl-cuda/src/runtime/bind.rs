@@ -7,18 +7,19 @@ use dpl_core::run::Error;
 
 use super::columns::{HostColumns, check_offsets, type_leaves, upload_columns};
 use super::error::{RunError, dev, internal};
-use super::exec::{Exec, RECORD_BYTES, Rt, Strides};
+use super::exec::{Exec, Init, RECORD_BYTES, Rt, Strides};
 use super::io::*;
 use crate::driver::Driver;
 use crate::layout::size_of;
 
 impl<D: Driver> Exec<'_, D> {
     /// Allocates the error record (none for a program without checks, whose kernels never
-    /// touch it: they get address 0) and binds the plan's parameters to the arguments
+    /// touch it: they get address 0; kept zeroed between runs, since only a failed check
+    /// writes it, and a run with one gives it back as any other buffer) and binds the plan's parameters to the arguments
     /// (uploading host columns, viewing device-resident ones).
     pub(super) fn start(&mut self, args: Vec<Input>) -> Result<(), Error> {
         if !self.program.plan.sites.is_empty() {
-            self.err = self.alloc(RECORD_BYTES)?;
+            self.err = self.try_alloc(RECORD_BYTES, Init::KeptZero).map_err(dev)?;
         }
         let params = self.program.plan.params.clone();
         for ((v, ty), a) in params.iter().zip(args) {

@@ -67,6 +67,14 @@ impl<D: Driver> Driver for Counted<D> {
         self.inner.alloc(bytes)
     }
 
+    fn alloc_kept_zero(&self, bytes: usize) -> Result<u64, String> {
+        self.inner.alloc_kept_zero(bytes)
+    }
+
+    fn free_kept_zero(&self, addr: u64) -> Result<(), String> {
+        self.inner.free_kept_zero(addr)
+    }
+
     fn write(&self, dst: u64, data: &[u8]) -> Result<(), String> {
         self.add(0, data.len());
         self.inner.write(dst, data)
@@ -75,6 +83,12 @@ impl<D: Driver> Driver for Counted<D> {
     fn read(&self, src: u64, out: &mut [u8]) -> Result<(), String> {
         self.add(2, out.len());
         self.inner.read(src, out)
+    }
+
+    /// Counted as one copy (one round trip) of all the parts' bytes.
+    fn read_parts(&self, parts: &[(u64, usize)], out: &mut [u8]) -> Result<(), String> {
+        self.add(2, out.len());
+        self.inner.read_parts(parts, out)
     }
 
     fn copy(&self, src: u64, dst: u64, bytes: usize) -> Result<(), String> {
@@ -135,6 +149,16 @@ mod tests {
         fn resident_blocks(&self, _: &(), kernel: &str, block: u32) -> Result<u32, String> {
             Ok(kernel.len() as u32 * 1000 + block)
         }
+        fn alloc_kept_zero(&self, bytes: usize) -> Result<u64, String> {
+            Ok(bytes as u64 + 2000)
+        }
+        fn free_kept_zero(&self, addr: u64) -> Result<(), String> {
+            Err(format!("kept-zero free of {addr} reached the probe"))
+        }
+        fn read_parts(&self, parts: &[(u64, usize)], out: &mut [u8]) -> Result<(), String> {
+            out.fill(parts.len() as u8);
+            Ok(())
+        }
     }
 
     /// The counting wrapper forwards every operation, including those with a default in
@@ -160,5 +184,15 @@ mod tests {
             (t.to_device, t.to_device_bytes, t.to_host, t.to_host_bytes),
             (1, 3, 1, 4)
         );
+        assert_eq!(c.alloc_kept_zero(4), Ok(2004));
+        assert_eq!(
+            c.free_kept_zero(3),
+            Err("kept-zero free of 3 reached the probe".into())
+        );
+        let mut out = [0u8; 6];
+        c.read_parts(&[(1, 2), (9, 4)], &mut out).unwrap();
+        assert_eq!(out, [2; 6], "the parts reached the probe together");
+        let t = c.transfers();
+        assert_eq!((t.to_host, t.to_host_bytes), (2, 10), "one round trip");
     }
 }

@@ -18,9 +18,9 @@ use crate::plan::*;
 /// block).
 const SCRATCH_BUDGET: u64 = 256 << 20;
 
-/// Bytes of the error record's allocation: the record's 32, then room for the values a
-/// deferred check reads back with it ([`Exec::read_checked`]).
-pub(super) const RECORD_BYTES: usize = 256;
+/// Bytes of the error record: four words (the negated key of the first failure, then
+/// the site and two values the report mode writes).
+pub(super) const RECORD_BYTES: usize = 32;
 
 /// Runs `program` on `args`, some of which may already be on the device. With
 /// `keep_on_device`, flat and nested sequences in the result stay on the device
@@ -56,6 +56,7 @@ pub fn run_resident<D: Driver>(
         env: Vec::new(),
         temps: vec![None; plan.temps as usize],
         allocs: Vec::new(),
+        kept_zero: Vec::new(),
         sizes: Default::default(),
         pending: Vec::new(),
         err: 0,
@@ -75,10 +76,34 @@ pub fn run_resident<D: Driver>(
             ex.to_value(&r).map(Output::Host)
         }
     });
-    // Everything this run allocated is freed, except what a successful run hands over.
+    // After a successful run, the buffers the kernels set back to zero (and the error
+    // record, which no check wrote) are given back as such. A driver that checks the
+    // promise (the simulator) reports a kernel that did not keep it: a bug of the code
+    // generator, which fails the run.
+    let mut kept = Vec::new();
+    let result = match result {
+        Ok(out) => {
+            let mut broken = None;
+            for &a in &ex.kept_zero {
+                kept.push(a);
+                if let Err(e) = driver.free_kept_zero(a) {
+                    broken.get_or_insert(e);
+                }
+            }
+            match broken {
+                Some(e) => Err(internal(format!("{}: {e}", program.name))),
+                None => Ok(out),
+            }
+        }
+        failed => failed,
+    };
+    // Everything else this run allocated is freed, except what a successful run hands
+    // over.
     let given = if result.is_ok() { &ex.given[..] } else { &[] };
-    for &a in ex.allocs.iter().filter(|a| !given.contains(a)) {
-        let _ = driver.free(a);
+    for &a in ex.allocs.iter() {
+        if !given.contains(&a) && !kept.contains(&a) {
+            let _ = driver.free(a);
+        }
     }
     result
 }
@@ -152,6 +177,17 @@ pub(super) enum TempV {
 /// [`Launch::any_data`]).
 type Pending = (usize, u32, u32, Vec<LaunchArg>, Option<usize>, bool);
 
+/// How a buffer of [`Exec::try_alloc`] starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Init {
+    /// Contents unspecified: the kernels write it whole first ([`Driver::alloc`]).
+    Written,
+    /// Zeroed ([`Driver::alloc_zeroed`]).
+    Zeroed,
+    /// Zeroed, and zero again when the run is done with it ([`Driver::alloc_kept_zero`]).
+    KeptZero,
+}
+
 /// One run of a program: its driver and module, its environment (one value per IR
 /// variable) and temporaries, and what it allocated.
 pub(super) struct Exec<'a, D: Driver> {
@@ -164,6 +200,9 @@ pub(super) struct Exec<'a, D: Driver> {
     pub(super) temps: Vec<Option<TempV>>,
     /// Every buffer this run allocated (freed when it ends, unless handed over).
     pub(super) allocs: Vec<u64>,
+    /// The buffers of `allocs` from [`Driver::alloc_kept_zero`], given back with
+    /// [`Driver::free_kept_zero`] when the run succeeds.
+    pub(super) kept_zero: Vec<u64>,
     /// The size in bytes of each buffer [`Exec::alloc`] made, by address (what a top-level
     /// loop may free between iterations, [`Exec::release_since`]).
     pub(super) sizes: std::collections::HashMap<u64, usize>,
@@ -171,7 +210,7 @@ pub(super) struct Exec<'a, D: Driver> {
     /// of the report key among them.
     pub(super) pending: Vec<Pending>,
     /// The error record (see the run time's module documentation): [`RECORD_BYTES`]
-    /// bytes, the record's 32 and room for the values read back with it.
+    /// bytes, zero until a check fails (kept zeroed between runs).
     pub(super) err: u64,
     /// A `CheckErrors` whose read of the error record is deferred (past launches safe on
     /// any data, [`Launch::any_data`]) to where the host next needs a value.
@@ -198,16 +237,20 @@ impl<D: Driver> Exec<'_, D> {
     /// A zeroed device allocation of `bytes` (at least one), freed when the run ends
     /// unless it is handed over in the result.
     pub(super) fn alloc(&mut self, bytes: usize) -> Result<u64, Error> {
-        self.try_alloc(bytes, true).map_err(dev)
+        self.try_alloc(bytes, Init::Zeroed).map_err(dev)
     }
 
     /// [`Exec::alloc`] with the driver's own error, for callers that tell an exhausted
-    /// device from other failures; not zeroed unless `zeroed` ([`Driver::alloc`]).
-    fn try_alloc(&mut self, bytes: usize, zeroed: bool) -> Result<u64, String> {
-        let a = if zeroed {
-            self.driver.alloc_zeroed(bytes.max(1))?
-        } else {
-            self.driver.alloc(bytes.max(1))?
+    /// device from other failures; zeroed or not as `init` says.
+    pub(super) fn try_alloc(&mut self, bytes: usize, init: Init) -> Result<u64, String> {
+        let a = match init {
+            Init::Written => self.driver.alloc(bytes.max(1))?,
+            Init::Zeroed => self.driver.alloc_zeroed(bytes.max(1))?,
+            Init::KeptZero => {
+                let a = self.driver.alloc_kept_zero(bytes.max(1))?;
+                self.kept_zero.push(a);
+                a
+            }
         };
         self.allocs.push(a);
         self.sizes.insert(a, bytes.max(1));
@@ -446,6 +489,7 @@ impl<D: Driver> Exec<'_, D> {
             Step::Alloc {
                 temp,
                 zeroed,
+                kept_zero,
                 elem,
                 count,
                 origin,
@@ -461,7 +505,12 @@ impl<D: Driver> Exec<'_, D> {
                 let Ok(bytes) = usize::try_from(want) else {
                     return Err(out_of_memory(self));
                 };
-                let a = match self.try_alloc(bytes, *zeroed) {
+                let init = match (*zeroed, *kept_zero) {
+                    (false, _) => Init::Written,
+                    (true, false) => Init::Zeroed,
+                    (true, true) => Init::KeptZero,
+                };
+                let a = match self.try_alloc(bytes, init) {
                     Ok(a) => a,
                     Err(e) if is_out_of_memory(&e) => return Err(out_of_memory(self)),
                     Err(e) => return Err(dev(e)),
@@ -649,9 +698,9 @@ impl<D: Driver> Exec<'_, D> {
         for x in live {
             buffers_of(x, &mut used);
         }
-        let mut kept = Vec::new();
+        let (mut kept, mut broken) = (Vec::new(), None);
         for a in self.allocs.split_off(base) {
-            // The record area, which a read may have allocated in the loop, lives on.
+            // The error record lives on.
             let keep = a == self.err
                 || match self.sizes.get(&a) {
                     Some(&n) => used.iter().any(|p| (a..a + n as u64).contains(p)),
@@ -660,14 +709,27 @@ impl<D: Driver> Exec<'_, D> {
             if keep {
                 kept.push(a);
             } else {
-                let _ = self.driver.free(a);
+                // The iteration went through (its checks settled above), so a buffer its
+                // kernels set back to zero is zero (a driver that checks it reports one
+                // that is not, as at the end of a run).
+                if let Some(i) = self.kept_zero.iter().position(|&k| k == a) {
+                    self.kept_zero.swap_remove(i);
+                    if let Err(e) = self.driver.free_kept_zero(a) {
+                        broken.get_or_insert(e);
+                    }
+                } else {
+                    let _ = self.driver.free(a);
+                }
                 self.sizes.remove(&a);
                 self.shapes.retain(|s| s.0 != a);
                 self.host_offsets.retain(|(_, o)| *o != a);
             }
         }
         self.allocs.extend(kept);
-        Ok(())
+        match broken {
+            Some(e) => Err(internal(format!("{}: {e}", self.program.name))),
+            None => Ok(()),
+        }
     }
 
     fn launch(&mut self, l: &Launch) -> Result<(), Error> {
@@ -793,45 +855,27 @@ impl<D: Driver> Exec<'_, D> {
             return Ok(());
         }
         self.due = false;
-        let mut rec = [0u8; 32];
+        let mut rec = [0u8; RECORD_BYTES];
         self.driver.read(self.err, &mut rec).map_err(dev)?;
         self.failed(&rec)
     }
 
     /// Reads the device bytes `parts` (address, length) and returns them one after the
-    /// other, in one round trip when they fit behind the error record: they are first
-    /// copied on the device behind it and read back with it (the host waits once). When a
-    /// check is due, a failed check is the error ([`Exec::failed`]). A program without
-    /// checks that reads several parts gets a record area for this (its kernels never
-    /// write the record itself).
+    /// other, with the error record first when a check is due, in one round trip
+    /// ([`Driver::read_parts`]: the host waits once). When a check is due, a failed check
+    /// is the error ([`Exec::failed`]).
     fn read_checked(&mut self, parts: &[(u64, usize)]) -> Result<Vec<u8>, Error> {
-        let total: usize = parts.iter().map(|p| p.1).sum();
-        if (self.due || parts.len() > 1) && 32 + total <= RECORD_BYTES {
-            if self.err == 0 {
-                self.err = self.try_alloc(RECORD_BYTES, false).map_err(dev)?;
-            }
-            let due = std::mem::take(&mut self.due);
-            let mut at = self.err + 32;
-            for &(src, len) in parts {
-                self.driver.copy(src, at, len).map_err(dev)?;
-                at += len as u64;
-            }
-            let mut bytes = vec![0u8; 32 + total];
-            self.driver.read(self.err, &mut bytes).map_err(dev)?;
-            if due {
-                let rec: [u8; 32] = bytes[..32].try_into().map_err(|_| internal("a record"))?;
-                self.failed(&rec)?;
-            }
-            return Ok(bytes.split_off(32));
-        }
-        self.settle()?;
-        let mut bytes = vec![0u8; total];
-        let mut at = 0;
-        for &(src, len) in parts {
-            self.driver
-                .read(src, &mut bytes[at..at + len])
-                .map_err(dev)?;
-            at += len;
+        let due = std::mem::take(&mut self.due);
+        let record = due.then_some((self.err, RECORD_BYTES));
+        let all: Vec<(u64, usize)> = record.into_iter().chain(parts.iter().copied()).collect();
+        let mut bytes = vec![0u8; all.iter().map(|p| p.1).sum()];
+        self.driver.read_parts(&all, &mut bytes).map_err(dev)?;
+        if due {
+            let rec: [u8; RECORD_BYTES] = bytes[..RECORD_BYTES]
+                .try_into()
+                .map_err(|_| internal("a record"))?;
+            self.failed(&rec)?;
+            return Ok(bytes.split_off(RECORD_BYTES));
         }
         Ok(bytes)
     }
@@ -839,9 +883,9 @@ impl<D: Driver> Exec<'_, D> {
     /// Given the error record as read: when a check failed, runs the pending launches
     /// again in report mode and returns the failure the sequential reference reports
     /// first.
-    fn failed(&mut self, rec: &[u8; 32]) -> Result<(), Error> {
+    fn failed(&mut self, rec: &[u8; RECORD_BYTES]) -> Result<(), Error> {
         let pending = std::mem::take(&mut self.pending);
-        fn word(rec: &[u8; 32], i: usize) -> u64 {
+        fn word(rec: &[u8; RECORD_BYTES], i: usize) -> u64 {
             u64::from_le_bytes(rec[i * 8..i * 8 + 8].try_into().unwrap_or([0; 8]))
         }
         let nk = word(rec, 0);
@@ -854,7 +898,7 @@ impl<D: Driver> Exec<'_, D> {
             }
             self.raw_launch(kernel, grid, block, &args)?;
         }
-        let mut rec = [0u8; 32];
+        let mut rec = [0u8; RECORD_BYTES];
         self.driver.read(self.err, &mut rec).map_err(dev)?;
         let (site, a, b) = (word(&rec, 1), word(&rec, 2), word(&rec, 3));
         let Some(site) = site

@@ -407,7 +407,7 @@ impl Context {
     /// until it has run ([`Context::pinned_bytes`] waits).
     pub(super) fn write_pinned(&self, dst: u64, p: &mut Pinned, len: usize) -> Result<()> {
         self.check_range("a write", dst, len)?;
-        p.holds("a write's staging memory", dst, len)?;
+        p.holds("a write", len)?;
         self.wait_pinned(p)?;
         self.bind()?;
         // SAFETY: the context is current; `[dst, dst + len)` lies inside a live allocation
@@ -419,20 +419,29 @@ impl Context {
         self.record(p)
     }
 
-    /// Queues the copy of `len` bytes at `src` into the start of `p` on the default stream
+    /// Queues the copy of `len` bytes at `src` into `p` at byte `at` on the default stream
     /// (behind every launch and copy before it, those with `p` included, so there is
     /// nothing to wait for first); the bytes are there once [`Context::pinned_bytes`]
     /// returns.
-    pub(super) fn read_pinned(&self, src: u64, p: &mut Pinned, len: usize) -> Result<()> {
+    pub(super) fn read_pinned(
+        &self,
+        src: u64,
+        p: &mut Pinned,
+        at: usize,
+        len: usize,
+    ) -> Result<()> {
         self.check_range("a read", src, len)?;
-        p.holds("a read's staging memory", src, len)?;
+        p.holds("a read", at.saturating_add(len))?;
         self.bind()?;
         // SAFETY: the context is current; `[src, src + len)` lies inside a live allocation
-        // (checked above); `p.ptr` is page-locked memory of at least `len` bytes, written
-        // by the copy after the copies queued with it before (one stream runs in order)
+        // (checked above); `p.ptr + at` starts `len` bytes of page-locked memory (`at + len`
+        // fits, checked above), written by the copy after the copies queued with it
+        // before (one stream runs in order)
         // and left alone by the host until the event recorded next has been waited for
         // (`p.busy`).
-        let r = unsafe { sys::cuMemcpyDtoHAsync_v2(p.ptr.cast(), src, len, std::ptr::null_mut()) };
+        let r = unsafe {
+            sys::cuMemcpyDtoHAsync_v2(p.ptr.add(at).cast(), src, len, std::ptr::null_mut())
+        };
         check(r, || "cuMemcpyDtoHAsync_v2".into())?;
         self.record(p)
     }
@@ -696,13 +705,16 @@ pub(super) struct Pinned {
 unsafe impl Send for Pinned {}
 
 impl Pinned {
-    /// `Ok` when `len` bytes fit in it, else an error naming `what` and the device address
-    /// the copy was for.
-    fn holds(&self, what: &'static str, addr: u64, len: usize) -> Result<()> {
+    /// `Ok` when `len` bytes fit in it, else an error naming `what`.
+    fn holds(&self, what: &'static str, len: usize) -> Result<()> {
         if len <= self.bytes {
             Ok(())
         } else {
-            Err(CudaError::OutOfRange { what, addr, len })
+            Err(CudaError::Staging {
+                what,
+                len,
+                bytes: self.bytes,
+            })
         }
     }
 }

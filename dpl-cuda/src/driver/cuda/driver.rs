@@ -87,7 +87,17 @@ struct Pool {
     free: HashMap<usize, Vec<Spare>>,
     /// Bytes held.
     bytes: usize,
+    /// Size in bytes -> allocations given back zeroed ([`Driver::free_kept_zero`]: counts
+    /// the kernels set back to zero, clean error records), handed out again by
+    /// [`Driver::alloc_kept_zero`] without zeroing; at most [`KEPT_ZERO`] of them.
+    zero: HashMap<usize, Vec<Spare>>,
+    /// How many `zero` holds.
+    zero_count: usize,
 }
+
+/// The most allocations a [`CudaDriver`] keeps zeroed for [`Driver::alloc_kept_zero`]
+/// (each a few bytes: a count of blocks done, an error record).
+const KEPT_ZERO: usize = 256;
 
 /// The most bytes a [`CudaDriver`] keeps in its pool of freed allocations: an eighth of
 /// the device's memory, at least 1 GiB. (With 1 GiB on an H200, the 1 GiB result of a
@@ -246,13 +256,18 @@ impl CudaDriver {
     /// than a call's kernels on millions of elements); this gives that memory back to
     /// the device. Allocating also does it when the device is out of memory.
     pub fn release_pool(&self) {
-        let free = {
+        let (free, zero) = {
             let mut pool = self.pool.lock().unwrap_or_else(PoisonError::into_inner);
             pool.bytes = 0;
-            std::mem::take(&mut pool.free)
+            pool.zero_count = 0;
+            (
+                std::mem::take(&mut pool.free),
+                std::mem::take(&mut pool.zero),
+            )
         };
-        if !free.is_empty() {
-            self.ctx.release_all(free.into_values().flatten());
+        if !free.is_empty() || !zero.is_empty() {
+            self.ctx
+                .release_all(free.into_values().chain(zero.into_values()).flatten());
         }
     }
 
@@ -370,6 +385,42 @@ impl Driver for CudaDriver {
                 }
             },
         })
+    }
+
+    /// From the allocations given back zeroed when one of this size is kept (no zeroing:
+    /// what a resident sum's count of blocks done costs was a memset per call), else a
+    /// zeroed one.
+    fn alloc_kept_zero(&self, bytes: usize) -> Result<u64, String> {
+        let bytes = bytes.max(1);
+        let kept = {
+            let mut pool = self.pool.lock().unwrap_or_else(PoisonError::into_inner);
+            let spare = pool.zero.get_mut(&bytes).and_then(Vec::pop);
+            if spare.is_some() {
+                pool.zero_count -= 1;
+            }
+            spare
+        };
+        match kept {
+            Some(spare) => Ok(self.ctx.revive(spare)),
+            None => self.alloc_zeroed(bytes),
+        }
+    }
+
+    fn free_kept_zero(&self, addr: u64) -> Result<(), String> {
+        let spare = self.ctx.retire(addr)?;
+        {
+            let mut pool = self.pool.lock().unwrap_or_else(PoisonError::into_inner);
+            if pool.zero_count < KEPT_ZERO {
+                pool.zero_count += 1;
+                pool.zero.entry(spare.bytes()).or_default().push(spare);
+                return Ok(());
+            }
+        }
+        Ok(self.ctx.release(spare)?)
+    }
+
+    fn read_parts(&self, parts: &[(u64, usize)], out: &mut [u8]) -> Result<(), String> {
+        Ok(self.staging.read_parts(&self.ctx, parts, out)?)
     }
 
     fn write(&self, dst: u64, data: &[u8]) -> Result<(), String> {

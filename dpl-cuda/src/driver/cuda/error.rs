@@ -111,6 +111,25 @@ pub enum CudaError {
         /// Its length in bytes.
         len: usize,
     },
+    /// A copy through page-locked staging memory larger than the buffer (an internal
+    /// error of the staging).
+    #[error("{what}: {len} byte(s) do not fit in a staging buffer of {bytes}")]
+    Staging {
+        /// What was attempted.
+        what: &'static str,
+        /// The bytes asked for.
+        len: usize,
+        /// The buffer's size.
+        bytes: usize,
+    },
+    /// A read of several parts into a host buffer of another length.
+    #[error("a read of parts of {parts} byte(s) in all into {out} byte(s)")]
+    PartsLength {
+        /// The parts' lengths together.
+        parts: usize,
+        /// The host buffer's length.
+        out: usize,
+    },
     /// A free of something that is not a live allocation.
     #[error("free of device address {0:#x}, which is not a live allocation of this driver")]
     NotLive(u64),

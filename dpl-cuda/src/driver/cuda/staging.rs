@@ -139,7 +139,7 @@ impl Staging {
             let Some(p) = slot.as_mut() else {
                 return ctx.read(src, out);
             };
-            ctx.read_pinned(src, p, out.len())?;
+            ctx.read_pinned(src, p, 0, out.len())?;
             out.copy_from_slice(&ctx.pinned_bytes(p)?[..out.len()]);
             return Ok(());
         }
@@ -150,12 +150,12 @@ impl Staging {
         let total = out.len();
         let chunks = total.div_ceil(CHUNK);
         let len = |k: usize| CHUNK.min(total - k * CHUNK);
-        ctx.read_pinned(src, &mut large[0], len(0))?;
+        ctx.read_pinned(src, &mut large[0], 0, len(0))?;
         for (k, chunk) in out.chunks_mut(CHUNK).enumerate() {
             // The next chunk's copy runs on the device while this one is copied out.
             if k + 1 < chunks {
                 let at = src + ((k + 1) * CHUNK) as u64;
-                ctx.read_pinned(at, &mut large[(k + 1) % 2], len(k + 1))?;
+                ctx.read_pinned(at, &mut large[(k + 1) % 2], 0, len(k + 1))?;
             }
             copy_bytes(chunk, &ctx.pinned_bytes(&mut large[k % 2])?[..chunk.len()]);
         }
@@ -171,6 +171,44 @@ impl Staging {
             *slot = self.pinned(ctx, SMALL);
         }
         slot
+    }
+
+    /// Copies the device ranges `parts` into `out`, one after the other: when they fit in
+    /// a small buffer, all queued into it and waited for once (one round trip); else one
+    /// by one.
+    pub(super) fn read_parts(
+        &self,
+        ctx: &Context,
+        parts: &[(u64, usize)],
+        out: &mut [u8],
+    ) -> Result<()> {
+        let total: usize = parts.iter().map(|p| p.1).sum();
+        if total != out.len() {
+            return Err(CudaError::PartsLength {
+                parts: total,
+                out: out.len(),
+            });
+        }
+        if total == 0 {
+            return Ok(());
+        }
+        let mut slot = (self.active() && total <= SMALL).then(|| self.small_slot(ctx));
+        if let Some(p) = slot.as_mut().and_then(|s| s.as_mut()) {
+            let mut at = 0;
+            for &(src, len) in parts {
+                ctx.read_pinned(src, p, at, len)?;
+                at += len;
+            }
+            out.copy_from_slice(&ctx.pinned_bytes(p)?[..total]);
+            return Ok(());
+        }
+        drop(slot);
+        let mut at = 0;
+        for &(src, len) in parts {
+            self.read(ctx, src, &mut out[at..at + len])?;
+            at += len;
+        }
+        Ok(())
     }
 
     /// Makes sure the two large buffers exist; false when they cannot be allocated.
