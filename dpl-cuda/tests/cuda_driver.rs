@@ -531,7 +531,8 @@ mod fake {
 
         // A scan of resident data, its result left on the device: one kernel (the look-back
         // scan), no wait, no copy; zeroed are only the tile counter and the tiles' flags
-        // (4 bytes each), not the tiles' aggregates and prefixes nor the result.
+        // (4 bytes each, one buffer: one memset), not the tiles' aggregates and prefixes
+        // nor the result.
         let v = i64s(&mut r, n, -1000, 1000);
         let scan = dpl_cuda::compile(&compiled(source("scan_of_map")).fused).unwrap();
         let (c, got) = one_call(&d, &scan, &[on_device(&v)]);
@@ -544,7 +545,7 @@ mod fake {
         let tiles = items.len().div_ceil(tile) as u64;
         assert_eq!(
             c,
-            [1, 0, 2, 4 + 4 * tiles, 0, 0, 0, 0, 0, 0],
+            [1, 0, 1, 4 + 4 * tiles, 0, 0, 0, 0, 0, 0],
             "scan_of_map's launches, synchronisations, memsets and their bytes, copies to \
              the device and their bytes, copies to the host and their bytes, device copies, \
              allocations"

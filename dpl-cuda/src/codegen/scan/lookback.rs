@@ -14,12 +14,12 @@
 
 use super::*;
 
-/// The look-back status of a scan's tiles (temporaries): the tile counter, one flag per
-/// tile, the aggregates and the inclusive prefixes (one buffer per leaf, plus the "has"
-/// bytes).
+/// The look-back status of a scan's tiles (temporaries): the tile counter and one flag per
+/// tile (one zeroed buffer, so one memset per call), the aggregates and the inclusive
+/// prefixes (one buffer per leaf, plus the "has" bytes).
 pub(super) struct Status {
-    counter: u32,
-    flags: u32,
+    /// The tile counter (word 0), then the tiles' flags.
+    counter_flags: u32,
     aggs: Vec<u32>,
     agg_has: u32,
     incs: Vec<u32>,
@@ -94,7 +94,7 @@ impl<'f> Gen<'f> {
     }
 
     /// Allocates the look-back status of `grid` tiles for elements of leaves `ls`: the
-    /// tile counter and the flags, zeroed; the aggregates and inclusive prefixes (each with
+    /// tile counter and the flags, zeroed, in one buffer; the aggregates and inclusive prefixes (each with
     /// its "has" flags), not zeroed: a tile's entry is written before its flag says so,
     /// and read only after.
     pub(super) fn alloc_status(
@@ -104,8 +104,11 @@ impl<'f> Gen<'f> {
         steps: &mut Vec<Step>,
     ) -> Status {
         Status {
-            counter: self.alloc_leaves(&[Scalar::U32], &Count::Const(1), steps)[0],
-            flags: self.alloc_leaves(&[Scalar::U32], grid, steps)[0],
+            counter_flags: self.alloc_leaves(
+                &[Scalar::U32],
+                &Count::Add(Box::new(Count::Const(1)), Box::new(grid.clone())),
+                steps,
+            )[0],
             aggs: self.alloc_written(ls, grid, steps),
             agg_has: self.alloc_written(&[Scalar::Bool], grid, steps)[0],
             incs: self.alloc_written(ls, grid, steps),
@@ -115,9 +118,12 @@ impl<'f> Gen<'f> {
 
     /// The look-back status buffers as kernel parameters.
     pub(super) fn status_ptrs(k: &mut Kernel, s: &Status) -> StatusPtrs {
+        let counter = Self::temp_ptrs(k, &[s.counter_flags])[0].clone();
+        let flags = k.reg(Scalar::U64);
+        k.emit(Ins::add(Ty::S64, &flags, &counter, 4));
         StatusPtrs {
-            counter: Self::temp_ptrs(k, &[s.counter])[0].clone(),
-            flags: Self::temp_ptrs(k, &[s.flags])[0].clone(),
+            counter,
+            flags,
             aggs: Self::temp_ptrs(k, &s.aggs),
             agg_has: Self::temp_ptrs(k, &[s.agg_has])[0].clone(),
             incs: Self::temp_ptrs(k, &s.incs),
