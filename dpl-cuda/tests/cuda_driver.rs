@@ -691,6 +691,13 @@ mod fake {
             "a large read's calls: each chunk waited for once"
         );
         assert!(back == big, "a large transfer's bytes");
+        // A large transfer reaching past its allocation is refused whole, nothing written.
+        let e = d.write(b + 1, &big).unwrap_err();
+        assert!(e.contains("outside"), "{e}");
+        let e = d.read(b + 1, &mut back).unwrap_err();
+        assert!(e.contains("outside"), "{e}");
+        d.read(b, &mut back).unwrap();
+        assert!(back == big, "nothing written by the refused write");
         // Parts across the chunks' bounds, at odd places.
         for (at, len) in [
             (1, chunk + 3),

@@ -200,7 +200,7 @@ impl Context {
     }
 
     /// Checks that `[addr, addr + len)` lies inside one live allocation.
-    fn check_range(&self, what: &'static str, addr: u64, len: usize) -> Result<()> {
+    pub(super) fn check_range(&self, what: &'static str, addr: u64, len: usize) -> Result<()> {
         let inside = self
             .live()
             .range(..=addr)

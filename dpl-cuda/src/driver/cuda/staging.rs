@@ -116,6 +116,8 @@ impl Staging {
             ctx.pinned_bytes(p)?[..data.len()].copy_from_slice(data);
             return ctx.write_pinned(dst, p, data.len());
         }
+        // The whole range first: a chunk out of range must not follow chunks written.
+        ctx.check_range("a write", dst, data.len())?;
         let mut large = self.large.lock().unwrap_or_else(PoisonError::into_inner);
         if !self.large_buffers(ctx, &mut large) {
             return ctx.write(dst, data);
@@ -143,6 +145,7 @@ impl Staging {
             out.copy_from_slice(&ctx.pinned_bytes(p)?[..out.len()]);
             return Ok(());
         }
+        ctx.check_range("a read", src, out.len())?;
         let mut large = self.large.lock().unwrap_or_else(PoisonError::into_inner);
         if !self.large_buffers(ctx, &mut large) {
             return ctx.read(src, out);
