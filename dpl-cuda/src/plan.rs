@@ -65,7 +65,7 @@ pub enum Step {
         /// had are never seen: zeroing it would move its bytes once more for nothing.
         zeroed: bool,
         /// Whether the kernels set a zeroed buffer back to zero when they are done with it
-        /// (a count of blocks done, [`crate::codegen`]'s last-block tail): the run time
+        /// (a count of blocks done, which the last block of its kernel resets): the run time
         /// may then take it from, and give it back to, buffers kept zeroed
         /// ([`crate::Driver::alloc_kept_zero`]), with no zeroing per call.
         kept_zero: bool,

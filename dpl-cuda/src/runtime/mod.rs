@@ -20,10 +20,12 @@
 //! After a [`Step::CheckErrors`](crate::plan::Step::CheckErrors) the executor reads it
 //! before anything uses the checked launches' results: at once, unless only launches safe
 //! on any data ([`Launch::any_data`](crate::plan::Launch::any_data)) come before the next
-//! value the host needs (a reduction's scalar, a data-dependent size); then that value is
-//! copied on the device behind the record and both come back in one read, one round trip
-//! (a failed check leaves unspecified values, which only such launches may see); reads of
-//! several parts (a flag and a value, a tuple) are gathered there too. When the
+//! value the host needs (a reduction's scalar, a data-dependent size); then the record and
+//! that value come back together ([`Driver::read_parts`]), one
+//! round trip (a failed check leaves unspecified values, which only such launches may
+//! see); reads of several parts (a flag and a value, a tuple) go the same way. The record
+//! is zero until a check fails, so the driver may keep it zeroed between runs
+//! ([`Driver::alloc_kept_zero`]). When the
 //! record is set, it launches the kernels of
 //! the checked group again in *report mode* (the report key parameter is that word), where
 //! only the thread with that key writes its site and values (words 1-3), and turns them
