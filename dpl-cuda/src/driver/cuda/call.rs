@@ -346,6 +346,9 @@ impl Context {
             let _ = unsafe { sys::cuMemFreeHost(ptr) };
             return Err(e);
         }
+        // SAFETY: `ptr` is `bytes` bytes of host memory just allocated, used by nothing
+        // else yet; zeroed once so that its bytes are always initialised.
+        unsafe { std::ptr::write_bytes(ptr.cast::<u8>(), 0, bytes) };
         Ok(Pinned {
             ptr: ptr.cast(),
             bytes,
@@ -395,10 +398,9 @@ impl Context {
     pub(super) fn pinned_bytes<'p>(&self, p: &'p mut Pinned) -> Result<&'p mut [u8]> {
         self.wait_pinned(p)?;
         // SAFETY: `ptr` is `bytes` bytes of page-locked host memory owned by `p` and
-        // borrowed mutably with it; no copy is queued on it (waited for above), so nothing
-        // else reads or writes it while the slice lives. (Fresh memory from
-        // cuMemAllocHost is not initialised: `alloc_pinned`'s callers write before they
-        // read, and bytes are valid for any contents the driver leaves.)
+        // borrowed mutably with it, initialised (zeroed when allocated, then written only
+        // by copies); no copy is queued on it (waited for above), so nothing else reads or
+        // writes it while the slice lives.
         Ok(unsafe { std::slice::from_raw_parts_mut(p.ptr, p.bytes) })
     }
 
@@ -435,10 +437,9 @@ impl Context {
         self.bind()?;
         // SAFETY: the context is current; `[src, src + len)` lies inside a live allocation
         // (checked above); `p.ptr + at` starts `len` bytes of page-locked memory (`at + len`
-        // fits, checked above), written by the copy after the copies queued with it
-        // before (one stream runs in order)
-        // and left alone by the host until the event recorded next has been waited for
-        // (`p.busy`).
+        // fits, checked above), written by the copy after the copies queued with it before
+        // (one stream runs in order) and left alone by the host until the event recorded
+        // next has been waited for (`p.busy`).
         let r = unsafe {
             sys::cuMemcpyDtoHAsync_v2(p.ptr.add(at).cast(), src, len, std::ptr::null_mut())
         };
