@@ -60,15 +60,8 @@ pub enum Step {
     Alloc {
         /// The temporary that receives the buffer.
         temp: u32,
-        /// Whether the buffer starts zeroed. `false` only for a result that one kernel
-        /// writes at every index (a `map`'s, a scan's), so the contents the allocation
-        /// had are never seen: zeroing it would move its bytes once more for nothing.
-        zeroed: bool,
-        /// Whether the kernels set a zeroed buffer back to zero when they are done with it
-        /// (a count of blocks done, which the last block of its kernel resets): the run time
-        /// may then take it from, and give it back to, buffers kept zeroed
-        /// ([`crate::Driver::alloc_kept_zero`]), with no zeroing per call.
-        kept_zero: bool,
+        /// How the buffer starts.
+        init: Init,
         /// Element type.
         elem: Scalar,
         /// Number of elements.
@@ -244,6 +237,22 @@ pub const MODEL_SMS: u32 = 80;
 pub fn model_resident_blocks(block: u32) -> u32 {
     let per_sm = (2048 / block.max(1)).clamp(1, 32);
     MODEL_SMS * per_sm
+}
+
+/// How a buffer of [`Step::Alloc`] starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Init {
+    /// Contents unspecified: only for a result that one kernel writes at every index (a
+    /// `map`'s, a scan's), so the contents the allocation had are never seen: zeroing it
+    /// would move its bytes once more for nothing ([`crate::Driver::alloc`]).
+    Written,
+    /// Zeroed ([`crate::Driver::alloc_zeroed`]).
+    Zeroed,
+    /// Zeroed, and set back to zero by the kernels when they are done with it (a count of
+    /// blocks done, which the last block of its kernel resets): the run time may take it
+    /// from, and give it back to, buffers kept zeroed ([`crate::Driver::alloc_kept_zero`]),
+    /// with no zeroing per call.
+    KeptZero,
 }
 
 /// A number known on the host at run time.
@@ -745,8 +754,7 @@ mod tests {
                 origin: None,
                 span: 0,
                 temp: 0,
-                zeroed: true,
-                kept_zero: false,
+                init: Init::Zeroed,
                 elem: Scalar::U64,
                 count: Count::Resident {
                     kernel: resident,

@@ -308,18 +308,18 @@ impl<'f> Gen<'f> {
         count: &Count,
         steps: &mut Vec<Step>,
     ) -> Vec<u32> {
-        self.alloc_buffers(ls, count, (true, false), steps)
+        self.alloc_buffers(ls, count, Init::Zeroed, steps)
     }
 
     /// A zeroed `u32` count of blocks done, as a temporary, for [`Gen::last_block`], whose
     /// last block sets it back to zero: so it is kept zeroed between calls
-    /// ([`Step::Alloc`]'s `kept_zero`), not zeroed by each.
+    /// ([`Init::KeptZero`]), not zeroed by each.
     pub(super) fn alloc_blocks_done(&mut self, steps: &mut Vec<Step>) -> u32 {
-        self.alloc_buffers(&[Scalar::U32], &Count::Const(1), (true, true), steps)[0]
+        self.alloc_buffers(&[Scalar::U32], &Count::Const(1), Init::KeptZero, steps)[0]
     }
 
     /// [`Gen::alloc_leaves`] for a result that one kernel writes at every index before
-    /// anything reads it: not zeroed ([`Step::Alloc`]'s `zeroed`). The simulator fills
+    /// anything reads it: not zeroed ([`Init::Written`]). The simulator fills
     /// such buffers with a pattern, so a kernel that leaves an element unwritten gives a
     /// wrong result in the tests instead of a zero that happens to be right.
     pub(super) fn alloc_written(
@@ -328,16 +328,16 @@ impl<'f> Gen<'f> {
         count: &Count,
         steps: &mut Vec<Step>,
     ) -> Vec<u32> {
-        self.alloc_buffers(ls, count, (false, false), steps)
+        self.alloc_buffers(ls, count, Init::Written, steps)
     }
 
-    /// Buffers of `count` elements, one per leaf type of `ls`, as temporaries; `(zeroed,
-    /// kept_zero)` as in [`Step::Alloc`].
+    /// Buffers of `count` elements, one per leaf type of `ls`, as temporaries, starting as
+    /// `init` says.
     fn alloc_buffers(
         &mut self,
         ls: &[Scalar],
         count: &Count,
-        (zeroed, kept_zero): (bool, bool),
+        init: Init,
         steps: &mut Vec<Step>,
     ) -> Vec<u32> {
         ls.iter()
@@ -345,8 +345,7 @@ impl<'f> Gen<'f> {
                 let temp = self.temp();
                 steps.push(Step::Alloc {
                     temp,
-                    zeroed,
-                    kept_zero,
+                    init,
                     elem,
                     count: count.clone(),
                     origin: self.stmt_origin.0,

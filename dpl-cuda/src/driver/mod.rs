@@ -57,19 +57,7 @@ pub trait Driver {
     /// into `out` (as long as their lengths together). A driver may queue them all and wait
     /// once (one round trip); the default reads them one by one.
     fn read_parts(&self, parts: &[(u64, usize)], out: &mut [u8]) -> Result<(), String> {
-        let mut at = 0;
-        for &(src, len) in parts {
-            let Some(dst) = out.get_mut(at..at + len) else {
-                return Err(format!(
-                    "{} bytes of parts read into {} bytes",
-                    at + len,
-                    out.len()
-                ));
-            };
-            self.read(src, dst)?;
-            at += len;
-        }
-        Ok(())
+        read_one_by_one(self, parts, out)
     }
     /// Copies `bytes` bytes between device addresses.
     fn copy(&self, src: u64, dst: u64, bytes: usize) -> Result<(), String>;
@@ -102,6 +90,28 @@ pub trait Driver {
         let _ = (module, kernel);
         Ok(crate::plan::model_resident_blocks(block))
     }
+}
+
+/// [`Driver::read_parts`] by one [`Driver::read`] per part (the default, and a driver's
+/// fallback).
+pub(crate) fn read_one_by_one<D: Driver + ?Sized>(
+    driver: &D,
+    parts: &[(u64, usize)],
+    out: &mut [u8],
+) -> Result<(), String> {
+    let total: usize = parts.iter().map(|p| p.1).sum();
+    if total != out.len() {
+        return Err(format!(
+            "a read of parts of {total} byte(s) in all into {} byte(s)",
+            out.len()
+        ));
+    }
+    let mut at = 0;
+    for &(src, len) in parts {
+        driver.read(src, &mut out[at..at + len])?;
+        at += len;
+    }
+    Ok(())
 }
 
 #[cfg(feature = "cuda")]

@@ -7,10 +7,11 @@ use dpl_core::run::Error;
 
 use super::columns::{HostColumns, check_offsets, type_leaves, upload_columns};
 use super::error::{RunError, dev, internal};
-use super::exec::{Exec, Init, RECORD_BYTES, Rt, Strides};
+use super::exec::{Exec, RECORD_BYTES, Rt, Strides};
 use super::io::*;
 use crate::driver::Driver;
 use crate::layout::size_of;
+use crate::plan::Init;
 
 impl<D: Driver> Exec<'_, D> {
     /// Allocates the error record (none for a program without checks, whose kernels never

@@ -77,35 +77,38 @@ pub fn run_resident<D: Driver>(
         }
     });
     // After a successful run, the buffers the kernels set back to zero (and the error
-    // record, which no check wrote) are given back as such. A driver that checks the
-    // promise (the simulator) reports a kernel that did not keep it: a bug of the code
-    // generator, which fails the run.
-    let mut kept = Vec::new();
-    let result = match result {
-        Ok(out) => {
-            let mut broken = None;
-            for &a in &ex.kept_zero {
-                kept.push(a);
-                if let Err(e) = driver.free_kept_zero(a) {
-                    broken.get_or_insert(e);
-                }
-            }
-            match broken {
-                Some(e) => Err(internal(format!("{}: {e}", program.name))),
-                None => Ok(out),
-            }
-        }
-        failed => failed,
-    };
+    // record, which no check wrote) are given back as such.
+    let returned = result.is_ok();
+    let result =
+        result.and_then(|out| give_back_zeroed(driver, program, &ex.kept_zero).map(|()| out));
     // Everything else this run allocated is freed, except what a successful run hands
     // over.
     let given = if result.is_ok() { &ex.given[..] } else { &[] };
-    for &a in ex.allocs.iter() {
+    let kept: &[u64] = if returned { &ex.kept_zero } else { &[] };
+    for &a in &ex.allocs {
         if !given.contains(&a) && !kept.contains(&a) {
             let _ = driver.free(a);
         }
     }
     result
+}
+
+/// Gives back `bufs`, buffers of [`Driver::alloc_kept_zero`] the kernels have set back to
+/// zero, with [`Driver::free_kept_zero`]. A driver that checks the promise (the
+/// simulator) reports a kernel that did not keep it: a bug of the code generator, an
+/// internal error of `program`'s run.
+fn give_back_zeroed<D: Driver>(
+    driver: &D,
+    program: &GpuProgram,
+    bufs: &[u64],
+) -> Result<(), Error> {
+    let mut broken = None;
+    for &a in bufs {
+        if let Err(e) = driver.free_kept_zero(a) {
+            broken.get_or_insert(e);
+        }
+    }
+    broken.map_or(Ok(()), |e| Err(internal(format!("{}: {e}", program.name))))
 }
 
 /// A value of the environment.
@@ -176,17 +179,6 @@ pub(super) enum TempV {
 /// of the report key among them, and whether it is safe on any data (so records no check,
 /// [`Launch::any_data`]).
 type Pending = (usize, u32, u32, Vec<LaunchArg>, Option<usize>, bool);
-
-/// How a buffer of [`Exec::try_alloc`] starts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Init {
-    /// Contents unspecified: the kernels write it whole first ([`Driver::alloc`]).
-    Written,
-    /// Zeroed ([`Driver::alloc_zeroed`]).
-    Zeroed,
-    /// Zeroed, and zero again when the run is done with it ([`Driver::alloc_kept_zero`]).
-    KeptZero,
-}
 
 /// One run of a program: its driver and module, its environment (one value per IR
 /// variable) and temporaries, and what it allocated.
@@ -488,8 +480,7 @@ impl<D: Driver> Exec<'_, D> {
             Step::Assert { check, span } => self.assert(check, *span)?,
             Step::Alloc {
                 temp,
-                zeroed,
-                kept_zero,
+                init,
                 elem,
                 count,
                 origin,
@@ -505,12 +496,7 @@ impl<D: Driver> Exec<'_, D> {
                 let Ok(bytes) = usize::try_from(want) else {
                     return Err(out_of_memory(self));
                 };
-                let init = match (*zeroed, *kept_zero) {
-                    (false, _) => Init::Written,
-                    (true, false) => Init::Zeroed,
-                    (true, true) => Init::KeptZero,
-                };
-                let a = match self.try_alloc(bytes, init) {
+                let a = match self.try_alloc(bytes, *init) {
                     Ok(a) => a,
                     Err(e) if is_out_of_memory(&e) => return Err(out_of_memory(self)),
                     Err(e) => return Err(dev(e)),
@@ -698,7 +684,7 @@ impl<D: Driver> Exec<'_, D> {
         for x in live {
             buffers_of(x, &mut used);
         }
-        let (mut kept, mut broken) = (Vec::new(), None);
+        let (mut kept, mut zeroed) = (Vec::new(), Vec::new());
         for a in self.allocs.split_off(base) {
             // The error record lives on.
             let keep = a == self.err
@@ -710,13 +696,9 @@ impl<D: Driver> Exec<'_, D> {
                 kept.push(a);
             } else {
                 // The iteration went through (its checks settled above), so a buffer its
-                // kernels set back to zero is zero (a driver that checks it reports one
-                // that is not, as at the end of a run).
+                // kernels set back to zero is zero: given back as such below.
                 if let Some(i) = self.kept_zero.iter().position(|&k| k == a) {
-                    self.kept_zero.swap_remove(i);
-                    if let Err(e) = self.driver.free_kept_zero(a) {
-                        broken.get_or_insert(e);
-                    }
+                    zeroed.push(self.kept_zero.swap_remove(i));
                 } else {
                     let _ = self.driver.free(a);
                 }
@@ -726,10 +708,7 @@ impl<D: Driver> Exec<'_, D> {
             }
         }
         self.allocs.extend(kept);
-        match broken {
-            Some(e) => Err(internal(format!("{}: {e}", self.program.name))),
-            None => Ok(()),
-        }
+        give_back_zeroed(self.driver, self.program, &zeroed)
     }
 
     fn launch(&mut self, l: &Launch) -> Result<(), Error> {

@@ -420,7 +420,10 @@ impl Driver for CudaDriver {
     }
 
     fn read_parts(&self, parts: &[(u64, usize)], out: &mut [u8]) -> Result<(), String> {
-        Ok(self.staging.read_parts(&self.ctx, parts, out)?)
+        if self.staging.read_together(&self.ctx, parts, out)? {
+            return Ok(());
+        }
+        crate::driver::read_one_by_one(self, parts, out)
     }
 
     fn write(&self, dst: u64, data: &[u8]) -> Result<(), String> {

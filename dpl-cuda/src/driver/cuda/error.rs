@@ -122,14 +122,6 @@ pub enum CudaError {
         /// The buffer's size.
         bytes: usize,
     },
-    /// A read of several parts into a host buffer of another length.
-    #[error("a read of parts of {parts} byte(s) in all into {out} byte(s)")]
-    PartsLength {
-        /// The parts' lengths together.
-        parts: usize,
-        /// The host buffer's length.
-        out: usize,
-    },
     /// A free of something that is not a live allocation.
     #[error("free of device address {0:#x}, which is not a live allocation of this driver")]
     NotLive(u64),

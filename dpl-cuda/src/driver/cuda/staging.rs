@@ -176,42 +176,30 @@ impl Staging {
         slot
     }
 
-    /// Copies the device ranges `parts` into `out`, one after the other: when they fit in
-    /// a small buffer, all queued into it and waited for once (one round trip); else one
-    /// by one.
-    pub(super) fn read_parts(
+    /// Copies the device ranges `parts` into `out` (as long as they are together), one
+    /// after the other, all queued into one small buffer and waited for once (one round
+    /// trip). `Ok(false)`, with nothing read, when they do not fit one or staging is off.
+    pub(super) fn read_together(
         &self,
         ctx: &Context,
         parts: &[(u64, usize)],
         out: &mut [u8],
-    ) -> Result<()> {
+    ) -> Result<bool> {
         let total: usize = parts.iter().map(|p| p.1).sum();
-        if total != out.len() {
-            return Err(CudaError::PartsLength {
-                parts: total,
-                out: out.len(),
-            });
+        if !self.active() || total != out.len() || total == 0 || total > SMALL {
+            return Ok(false);
         }
-        if total == 0 {
-            return Ok(());
-        }
-        let mut slot = (self.active() && total <= SMALL).then(|| self.small_slot(ctx));
-        if let Some(p) = slot.as_mut().and_then(|s| s.as_mut()) {
-            let mut at = 0;
-            for &(src, len) in parts {
-                ctx.read_pinned(src, p, at, len)?;
-                at += len;
-            }
-            out.copy_from_slice(&ctx.pinned_bytes(p)?[..total]);
-            return Ok(());
-        }
-        drop(slot);
+        let mut slot = self.small_slot(ctx);
+        let Some(p) = slot.as_mut() else {
+            return Ok(false);
+        };
         let mut at = 0;
         for &(src, len) in parts {
-            self.read(ctx, src, &mut out[at..at + len])?;
+            ctx.read_pinned(src, p, at, len)?;
             at += len;
         }
-        Ok(())
+        out.copy_from_slice(&ctx.pinned_bytes(p)?[..total]);
+        Ok(true)
     }
 
     /// Makes sure the two large buffers exist; false when they cannot be allocated.
